@@ -1,0 +1,141 @@
+// Package dryfire tests LLM agents offline, deterministically and fast.
+//
+// A suite file (*.dryfire.yaml) declares an agent, the tools it may call,
+// deterministic mocks for those tools, and cases with checks. Load reads
+// and validates suites; Project.Run runs their cases and returns a Report,
+// the same one `dryfire run --json` writes:
+//
+//	p, err := dryfire.Load("examples/quickstart")
+//	if err != nil {
+//		log.Fatal(err) // a Diagnostics lists every problem as FILE:LINE:COL: message
+//	}
+//	rep, err := p.Run(ctx, dryfire.RunOptions{})
+//	fmt.Println(rep.Summary.Passed, rep.Summary.Failed)
+//
+// The dryfire command is a thin layer over this package.
+package dryfire
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+
+	"github.com/dryfire-dev/dryfire/internal/report"
+	"github.com/dryfire-dev/dryfire/internal/runner"
+	"github.com/dryfire-dev/dryfire/internal/spec"
+)
+
+type (
+	// Diagnostic is one problem in a suite file, with its position.
+	Diagnostic = spec.Diagnostic
+	// Diagnostics is every problem of a load; it is the error Load returns
+	// when a suite has errors.
+	Diagnostics = spec.Diagnostics
+	// Pos is a FILE:LINE:COL position.
+	Pos = spec.Pos
+
+	// Report is the result of a run, as `dryfire run --json` writes it.
+	Report = report.Report
+	// Summary counts cases by status.
+	Summary = report.Summary
+	// CaseResult is the result of one case.
+	CaseResult = report.Case
+	// CheckResult is the result of one check.
+	CheckResult = report.Check
+	// ToolCall is one tool call of a case and what it got back.
+	ToolCall = report.ToolCall
+	// Status is a case's status: passed, failed, error or skipped.
+	Status = report.Status
+
+	// TextPrinter prints progress and results for people; it implements
+	// Progress.
+	TextPrinter = report.Text
+	// TextOptions shape a TextPrinter.
+	TextOptions = report.TextOptions
+)
+
+// NewTextPrinter returns a printer writing to w.
+var NewTextPrinter = report.NewText
+
+// Case statuses.
+const (
+	Passed  = report.Passed
+	Failed  = report.Failed
+	Errored = report.Errored
+	Skipped = report.Skipped
+)
+
+// Severities of a Diagnostic.
+const (
+	SeverityError   = spec.Error
+	SeverityWarning = spec.Warning
+)
+
+// Project is a set of loaded, valid suites.
+type Project struct {
+	suites []*spec.Suite
+	// Warnings found while loading; they do not stop a run.
+	Warnings Diagnostics
+	// Files are the suite files loaded, in run order.
+	Files []string
+}
+
+// Load reads the suites at paths: files, or directories searched for
+// *.dryfire.yaml and *.dryfire.yml. When any file has errors it returns
+// them all as a Diagnostics (warnings included) and no project.
+func Load(paths ...string) (*Project, error) {
+	if len(paths) == 0 {
+		return nil, fmt.Errorf("loading suites: no paths given")
+	}
+	files, err := spec.Expand(paths)
+	if err != nil {
+		return nil, err
+	}
+	suites, ds := spec.LoadFiles(files, &spec.Options{})
+	if ds.HasErrors() {
+		return nil, ds
+	}
+	return &Project{suites: suites, Warnings: ds, Files: files}, nil
+}
+
+// CaseCount is the number of cases in the project.
+func (p *Project) CaseCount() int {
+	n := 0
+	for _, s := range p.suites {
+		n += len(s.Cases)
+	}
+	return n
+}
+
+// RunOptions control Project.Run.
+type RunOptions struct {
+	// Concurrency is how many cases run at once (default 8). Results do
+	// not depend on it.
+	Concurrency int
+	// Filter, a regular expression, selects cases by name.
+	Filter string
+	// Progress hears about cases as they start and finish.
+	Progress Progress
+}
+
+// Progress receives run events; calls are serialised.
+type Progress interface {
+	Start(total int)
+	CaseStarted(index int, suite, name string)
+	CaseDone(index int, c *CaseResult)
+}
+
+// Run runs the project's cases. The error is for a run that could not
+// start (a bad filter, a provider this build cannot run); failing cases
+// are in the report, not in the error.
+func (p *Project) Run(ctx context.Context, opts RunOptions) (*Report, error) {
+	ro := runner.Options{Concurrency: opts.Concurrency, Progress: opts.Progress}
+	if opts.Filter != "" {
+		re, err := regexp.Compile(opts.Filter)
+		if err != nil {
+			return nil, fmt.Errorf("invalid --filter: %w", err)
+		}
+		ro.Filter = re
+	}
+	return runner.Run(ctx, p.suites, ro)
+}

@@ -1,0 +1,86 @@
+// Package agent is dryfire's built-in agent loop: send the conversation to
+// the model, run each tool call it asks for through the tool session in
+// order, append the results, and repeat until the model answers without
+// tool calls or the turn limit is reached.
+package agent
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/dryfire-dev/dryfire/internal/model"
+	"github.com/dryfire-dev/dryfire/internal/tool"
+)
+
+// Config is what the loop needs besides the model and the tools.
+type Config struct {
+	Model    string
+	System   string
+	Input    string
+	Tools    []model.ToolDef
+	Params   map[string]any
+	MaxTurns int
+}
+
+// Transcript is what happened in one run of the loop.
+type Transcript struct {
+	Output   string // the final text (the last text seen, on error)
+	Turns    int    // model calls made
+	Usage    model.Usage
+	Messages []model.Message
+}
+
+// MaxTurnsError says the model still wanted tools after the last allowed turn.
+type MaxTurnsError struct{ Max int }
+
+func (e *MaxTurnsError) Error() string {
+	return fmt.Sprintf("max_turns (%d) reached: turn %d still called tools, and a further model call is not allowed", e.Max, e.Max)
+}
+
+// Run drives one case. The error, if any, is the reason the case could not
+// finish; the transcript holds what happened up to then.
+func Run(ctx context.Context, m model.Model, tools tool.Session, cfg Config) (*Transcript, error) {
+	t := &Transcript{}
+	req := &model.Request{
+		Model:    cfg.Model,
+		System:   cfg.System,
+		Tools:    cfg.Tools,
+		Params:   cfg.Params,
+		Messages: []model.Message{{Role: model.User, Text: cfg.Input}},
+	}
+	for {
+		if t.Turns >= cfg.MaxTurns {
+			t.Messages = req.Messages
+			return t, &MaxTurnsError{Max: cfg.MaxTurns}
+		}
+		resp, err := m.Generate(ctx, req)
+		if err != nil {
+			t.Messages = req.Messages
+			return t, err
+		}
+		t.Turns++
+		t.Usage.InputTokens += resp.Usage.InputTokens
+		t.Usage.OutputTokens += resp.Usage.OutputTokens
+		if resp.Text != "" {
+			t.Output = resp.Text
+		}
+		calls := resp.ToolCalls
+		for i := range calls {
+			calls[i].Turn = t.Turns
+		}
+		req.Messages = append(req.Messages, model.Message{Role: model.Assistant, Text: resp.Text, ToolCalls: calls})
+		if len(calls) == 0 {
+			t.Output = resp.Text
+			t.Messages = req.Messages
+			return t, nil
+		}
+		for _, c := range calls {
+			if err := ctx.Err(); err != nil {
+				t.Messages = req.Messages
+				return t, err
+			}
+			r := tools.Call(ctx, c)
+			req.Messages = append(req.Messages, model.Message{Role: model.ToolRole, CallID: c.ID, Text: r.Content, IsError: r.IsError})
+		}
+	}
+}

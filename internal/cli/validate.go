@@ -1,0 +1,63 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/dryfire-dev/dryfire"
+	"github.com/dryfire-dev/dryfire/internal/report"
+)
+
+func newValidateCommand(e *env) *cobra.Command {
+	return &cobra.Command{
+		Use:   "validate PATH...",
+		Short: "Check suite files and report every problem with its position",
+		Long: `Check suite files without running anything.
+
+Every problem of every file is printed at once as FILE:LINE:COL: message,
+warnings marked "warning:". PATH is a suite file or a directory, searched
+for *.dryfire.yaml and *.dryfire.yml files.
+
+Exit status: 0 no errors (warnings allowed); 2 errors found.`,
+		Example: `  dryfire validate examples/quickstart
+  dryfire validate support.dryfire.yaml billing.dryfire.yaml`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runValidate(e, args)
+		},
+	}
+}
+
+func runValidate(e *env, args []string) error {
+	p, err := dryfire.Load(args...)
+	var ds dryfire.Diagnostics
+	switch {
+	case errors.As(err, &ds):
+		for _, d := range ds {
+			fmt.Fprintln(e.stderr, d)
+		}
+		errs, warns := ds.Count()
+		fmt.Fprintf(e.stderr, "%s, %s\n", count(errs, "error"), count(warns, "warning"))
+		return &exitError{code: report.ExitUsage}
+	case err != nil:
+		return &exitError{code: report.ExitUsage, err: err}
+	}
+	for _, d := range p.Warnings {
+		fmt.Fprintln(e.stderr, d)
+	}
+	fmt.Fprintf(e.stdout, "%s, %s: ok", count(len(p.Files), "file"), count(p.CaseCount(), "case"))
+	if n := len(p.Warnings); n > 0 {
+		fmt.Fprintf(e.stdout, " (%s)", count(n, "warning"))
+	}
+	fmt.Fprintln(e.stdout)
+	return nil
+}
+
+func count(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}

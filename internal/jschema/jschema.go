@@ -1,0 +1,134 @@
+// Package jschema compiles and applies JSON Schemas (2020-12 by default)
+// for dryfire: the suite format itself, tools' input schemas and the
+// output check's json_schema. It keeps the library's types in one place
+// and turns its error tree into flat, positioned leaves.
+package jschema
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"sync/atomic"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+	"golang.org/x/text/language"
+	"golang.org/x/text/message"
+)
+
+var printer = message.NewPrinter(language.English)
+
+// Schema is a compiled JSON Schema.
+type Schema struct{ s *jsonschema.Schema }
+
+var counter atomic.Int64
+
+// noLoader refuses every external reference: a suite never reaches the
+// network or the file system through a schema.
+type noLoader struct{}
+
+func (noLoader) Load(url string) (any, error) {
+	return nil, fmt.Errorf("external $ref %q is not allowed", url)
+}
+
+// Compile compiles a schema given as a JSON value. url names it in
+// messages; empty means a generated in-memory name.
+func Compile(v any, url string) (*Schema, error) {
+	if url == "" {
+		url = fmt.Sprintf("mem://schema/%d.json", counter.Add(1))
+	}
+	c := jsonschema.NewCompiler()
+	c.DefaultDraft(jsonschema.Draft2020)
+	c.UseLoader(noLoader{})
+	if err := c.AddResource(url, v); err != nil {
+		return nil, clean(err)
+	}
+	s, err := c.Compile(url)
+	if err != nil {
+		return nil, clean(err)
+	}
+	return &Schema{s: s}, nil
+}
+
+func clean(err error) error {
+	var se *jsonschema.SchemaValidationError
+	if errors.As(err, &se) {
+		var ve *jsonschema.ValidationError
+		if errors.As(se.Err, &ve) {
+			leaves := Leaves(ve)
+			if len(leaves) > 0 {
+				l := leaves[0]
+				return fmt.Errorf("not a valid JSON Schema: at %s: %s", Pointer(l.Path), l.Message)
+			}
+		}
+		return fmt.Errorf("not a valid JSON Schema")
+	}
+	msg := err.Error()
+	msg = strings.ReplaceAll(msg, "jsonschema: ", "")
+	return errors.New(msg)
+}
+
+// A Leaf is one concrete failure of a value against a schema.
+type Leaf struct {
+	Path    []string // instance location
+	Keyword string   // absolute keyword location (schema URL + fragment)
+	Kind    jsonschema.ErrorKind
+	Message string
+}
+
+// Validate applies the schema; it returns the failures, nil when v is valid.
+func (s *Schema) Validate(v any) []Leaf {
+	err := s.s.Validate(v)
+	if err == nil {
+		return nil
+	}
+	var ve *jsonschema.ValidationError
+	if !errors.As(err, &ve) {
+		return []Leaf{{Message: err.Error()}}
+	}
+	return Leaves(ve)
+}
+
+// Leaves flattens an error tree, in instance order, dropping the grouping
+// nodes (allOf, $ref, ...) that carry no message of their own.
+func Leaves(ve *jsonschema.ValidationError) []Leaf {
+	var out []Leaf
+	var walk func(e *jsonschema.ValidationError)
+	walk = func(e *jsonschema.ValidationError) {
+		if len(e.Causes) == 0 {
+			out = append(out, Leaf{
+				Path:    e.InstanceLocation,
+				Keyword: e.SchemaURL,
+				Kind:    e.ErrorKind,
+				Message: e.ErrorKind.LocalizedString(printer),
+			})
+			return
+		}
+		for _, c := range e.Causes {
+			walk(c)
+		}
+	}
+	walk(ve)
+	sort.SliceStable(out, func(i, j int) bool {
+		a, b := strings.Join(out[i].Path, "\x00"), strings.Join(out[j].Path, "\x00")
+		if a != b {
+			return a < b
+		}
+		return out[i].Message < out[j].Message
+	})
+	return out
+}
+
+// Pointer renders an instance location as a JSON Pointer ("" is the root).
+func Pointer(path []string) string {
+	if len(path) == 0 {
+		return "(root)"
+	}
+	var b strings.Builder
+	for _, p := range path {
+		b.WriteByte('/')
+		p = strings.ReplaceAll(p, "~", "~0")
+		b.WriteString(strings.ReplaceAll(p, "/", "~1"))
+	}
+	return b.String()
+}

@@ -1,0 +1,254 @@
+// Package mock answers tool calls from a suite's rules, with the semantics
+// of the seed exactly: rules in file order, first `when` match wins, one
+// outcome per rule, sequences consumed one entry per matching call with
+// the last repeating, and state per case.
+package mock
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/dryfire-dev/dryfire/internal/spec"
+	"github.com/dryfire-dev/dryfire/internal/suggest"
+	"github.com/dryfire-dev/dryfire/internal/tool"
+	"github.com/dryfire-dev/dryfire/internal/value"
+)
+
+// Set is the compiled rules of a suite or a case: immutable, shared by
+// every session that uses it.
+type Set struct {
+	tools map[string][]*rule
+	names []string // every tool name with rules, sorted
+	n     int      // rules numbered 0..n-1
+}
+
+type rule struct {
+	id      int
+	spec    *spec.Rule
+	where   string // FILE:LINE
+	single  outcome
+	seq     []outcome // non-nil for sequence rules
+	timeout time.Duration
+}
+
+type outcome struct {
+	kind    tool.Outcome
+	content string
+	isError bool
+	impl    string
+}
+
+// DefaultImplTimeout bounds an impl call whose rule sets no timeout_s.
+const DefaultImplTimeout = 30 * time.Second
+
+func compileOutcome(o spec.Outcome) outcome {
+	switch o.Kind {
+	case spec.Fail:
+		return outcome{kind: tool.Error, content: o.Message, isError: true}
+	case spec.Impl:
+		return outcome{kind: tool.Impl, impl: o.Impl}
+	}
+	return outcome{kind: tool.Return, content: value.Render(o.Value)}
+}
+
+func (s *Set) add(name string, rules []*spec.Rule) {
+	list := make([]*rule, 0, len(rules))
+	for _, r := range rules {
+		cr := &rule{id: s.n, spec: r, where: r.Pos.FileLine(), timeout: DefaultImplTimeout}
+		if r.TimeoutS > 0 {
+			cr.timeout = time.Duration(r.TimeoutS * float64(time.Second))
+		}
+		s.n++
+		if r.Outcome.Kind == spec.Sequence {
+			cr.seq = make([]outcome, len(r.Outcome.Sequence))
+			for i, e := range r.Outcome.Sequence {
+				cr.seq[i] = compileOutcome(e)
+			}
+			if len(cr.seq) == 0 { // only from the Go API; the loader rejects it
+				cr.seq = []outcome{{kind: tool.Error, content: "empty sequence", isError: true}}
+			}
+		} else {
+			cr.single = compileOutcome(r.Outcome)
+		}
+		list = append(list, cr)
+	}
+	s.tools[name] = list
+}
+
+func (s *Set) index() {
+	s.names = s.names[:0]
+	for n := range s.tools {
+		s.names = append(s.names, n)
+	}
+	sort.Strings(s.names)
+}
+
+// Compile builds the suite-level rule set.
+func Compile(suite *spec.Suite) *Set {
+	s := &Set{tools: map[string][]*rule{}}
+	for _, name := range suite.MockOrder {
+		s.add(name, suite.Mocks[name])
+	}
+	s.index()
+	return s
+}
+
+// ForCase returns the rules one case sees: its own mocks replace the
+// suite's whole list for each tool they name; other tools keep theirs.
+func (s *Set) ForCase(c *spec.Case) *Set {
+	if len(c.Mocks) == 0 {
+		return s
+	}
+	out := &Set{tools: make(map[string][]*rule, len(s.tools)+len(c.Mocks)), n: s.n}
+	for k, v := range s.tools {
+		out.tools[k] = v
+	}
+	for _, name := range c.MockOrder {
+		out.add(name, c.Mocks[name])
+	}
+	out.index()
+	return out
+}
+
+// Match returns the first rule of tool whose when matches args, or nil.
+func (s *Set) match(name string, args any) *rule {
+	for _, r := range s.tools[name] {
+		if r.spec.When == nil || r.spec.When.Match(args) {
+			return r
+		}
+	}
+	return nil
+}
+
+// Impl runs passthrough code for an impl outcome.
+type Impl interface {
+	Call(ctx context.Context, ref string, args string, timeout time.Duration) (content string, isError bool)
+}
+
+// Session holds one case's mock state: sequence positions and the record
+// of calls. Selection, sequence advance and the record happen in one
+// critical section, so counts are exact under any concurrency.
+type Session struct {
+	set  *Set
+	impl Impl
+
+	mu      sync.Mutex
+	used    []int // per rule id: matching calls so far
+	records []tool.Record
+}
+
+// NewSession starts a case's state over a rule set. impl may be nil.
+func NewSession(set *Set, impl Impl) *Session {
+	return &Session{set: set, impl: impl, used: make([]int, set.n)}
+}
+
+var _ tool.Session = (*Session)(nil)
+
+// Call answers one tool call.
+func (s *Session) Call(ctx context.Context, c tool.Call) tool.Result {
+	args, perr := value.Parse([]byte(c.Args))
+	var recArgs any = args
+	if perr != nil {
+		recArgs = c.Args
+	}
+
+	s.mu.Lock()
+	r := s.set.match(c.Name, args)
+	var res tool.Result
+	var o outcome
+	if r == nil {
+		res = s.miss(c, args, perr)
+	} else {
+		res.Rule, res.Entry = r.where, -1
+		o = r.single
+		if r.seq != nil {
+			i := min(s.used[r.id], len(r.seq)-1)
+			o, res.Entry = r.seq[i], i
+		}
+		s.used[r.id]++
+		res.Outcome, res.Content, res.IsError = o.kind, o.content, o.isError
+	}
+	idx := len(s.records)
+	s.records = append(s.records, tool.Record{Call: c, Args: recArgs, Result: res})
+	s.mu.Unlock()
+
+	if r != nil && o.kind == tool.Impl {
+		res.Content, res.IsError = s.runImpl(ctx, o.impl, c.Args, r.timeout)
+		s.mu.Lock()
+		s.records[idx].Result = res
+		s.mu.Unlock()
+	}
+	return res
+}
+
+func (s *Session) runImpl(ctx context.Context, ref, args string, timeout time.Duration) (string, bool) {
+	if s.impl == nil {
+		return fmt.Sprintf("dryfire: impl %s: passthrough mocks are not available in this version", ref), true
+	}
+	return s.impl.Call(ctx, ref, args, timeout)
+}
+
+// miss builds the answer to an unmatched call, with its near miss.
+// It runs only on a miss, never on the matching path.
+func (s *Session) miss(c tool.Call, args any, perr error) tool.Result {
+	nm := nearMiss(s.set, c.Name, args, perr)
+	return tool.Result{
+		Outcome:  tool.Unmatched,
+		IsError:  true,
+		Entry:    -1,
+		NearMiss: nm,
+		Content:  "dryfire: " + DescribeMiss(nm),
+	}
+}
+
+func nearMiss(set *Set, name string, args any, perr error) *tool.NearMiss {
+	nm := &tool.NearMiss{Tool: name}
+	rules := set.tools[name]
+	if perr != nil {
+		nm.Note = fmt.Sprintf("the arguments are not valid JSON (%v)", perr)
+		return nm
+	}
+	if len(rules) == 0 {
+		nm.Note = "no mock rules for this tool"
+		nm.Note += suggest.DidYouMean(name, set.names)
+		return nm
+	}
+	best := -1
+	for _, r := range rules {
+		if r.spec.When == nil {
+			continue
+		}
+		n, mm := r.spec.When.Diff(args)
+		if best < 0 || n < best {
+			best = n
+			nm.Rule, nm.Path, nm.Expected, nm.Got, nm.Reason = r.where, mm.Path, mm.Expected, mm.Got, mm.Reason
+		}
+	}
+	return nm
+}
+
+// DescribeMiss renders a near miss as one sentence.
+func DescribeMiss(nm *tool.NearMiss) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "no mock rule matched this call to %q", nm.Tool)
+	if nm.Note != "" {
+		b.WriteString(": " + nm.Note)
+		return b.String()
+	}
+	fmt.Fprintf(&b, "; closest rule %s differs at %s: expected %s, got %s", nm.Rule, nm.Path, nm.Expected, nm.Got)
+	if nm.Reason != "" {
+		b.WriteString(" (" + nm.Reason + ")")
+	}
+	return b.String()
+}
+
+// Records returns a copy of the calls so far, in call order.
+func (s *Session) Records() []tool.Record {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]tool.Record(nil), s.records...)
+}

@@ -1,0 +1,64 @@
+// Package model is how the built-in agent loop talks to a model: one
+// provider-neutral request and response, and the providers behind it.
+// The offline `script` provider lives here; real providers speak their
+// own wire formats behind the same interface.
+package model
+
+import (
+	"context"
+
+	"github.com/dryfire-dev/dryfire/internal/tool"
+)
+
+// Role of a message in the conversation.
+type Role string
+
+const (
+	User      Role = "user"
+	Assistant Role = "assistant"
+	ToolRole  Role = "tool"
+)
+
+// Message is one entry of the conversation.
+type Message struct {
+	Role      Role
+	Text      string
+	ToolCalls []tool.Call // Assistant
+	// Tool result (Role tool)
+	CallID  string
+	IsError bool
+}
+
+// ToolDef is a tool the model is shown.
+type ToolDef struct {
+	Name        string
+	Description string
+	InputSchema any // JSON value
+}
+
+// Request is one model call.
+type Request struct {
+	Model    string
+	System   string
+	Messages []Message
+	Tools    []ToolDef
+	Params   map[string]any
+}
+
+// Usage counts tokens.
+type Usage struct {
+	InputTokens  int `json:"input_tokens"`
+	OutputTokens int `json:"output_tokens"`
+}
+
+// Response is the model's answer.
+type Response struct {
+	Text      string
+	ToolCalls []tool.Call // Turn is filled in by the loop
+	Usage     Usage
+}
+
+// Model answers requests. A Model value serves one case.
+type Model interface {
+	Generate(ctx context.Context, req *Request) (*Response, error)
+}

@@ -1,0 +1,118 @@
+// Package report holds the results of a run and writes them: the JSON
+// report, JUnit XML, and the lines a person reads in a terminal or a CI log.
+package report
+
+import (
+	"encoding/json"
+
+	"github.com/dryfire-dev/dryfire/internal/model"
+	"github.com/dryfire-dev/dryfire/internal/tool"
+)
+
+// Status of a case.
+type Status string
+
+const (
+	Passed  Status = "passed"
+	Failed  Status = "failed"
+	Errored Status = "error"
+	Skipped Status = "skipped"
+)
+
+// Report is the result of a run.
+type Report struct {
+	Cases   []Case  `json:"cases"`
+	Summary Summary `json:"summary"`
+}
+
+// Summary counts cases by status.
+type Summary struct {
+	Passed  int `json:"passed"`
+	Failed  int `json:"failed"`
+	Error   int `json:"error"`
+	Skipped int `json:"skipped"`
+}
+
+// Case is the result of one case.
+type Case struct {
+	Suite     string      `json:"suite"` // the suite file
+	Name      string      `json:"name"`
+	Status    Status      `json:"status"`
+	Reason    string      `json:"reason"`
+	Checks    []Check     `json:"checks"`
+	ToolCalls []ToolCall  `json:"tool_calls"`
+	Output    string      `json:"output"`
+	Turns     int         `json:"turns"`
+	Usage     model.Usage `json:"usage"`
+	Notes     []string    `json:"notes"`
+	// DurationMS is wall time; the only field that varies between runs.
+	DurationMS float64 `json:"duration_ms"`
+
+	// Infra marks an error of the surroundings (a provider unreachable, a
+	// cassette missing) rather than of the agent or the suite.
+	Infra bool `json:"-"`
+}
+
+// Check is the result of one check.
+type Check struct {
+	Check   string `json:"check"`
+	At      string `json:"at"` // FILE:LINE of the check
+	Passed  bool   `json:"passed"`
+	Message string `json:"message"`
+}
+
+// ToolCall is one call the agent made and what it got back.
+type ToolCall struct {
+	Turn     int             `json:"turn"`
+	ID       string          `json:"id"`
+	Tool     string          `json:"tool"`
+	Args     json.RawMessage `json:"args"`
+	Outcome  tool.Outcome    `json:"outcome"`
+	Rule     string          `json:"rule"`
+	IsError  bool            `json:"is_error"`
+	Result   string          `json:"result"`
+	NearMiss *tool.NearMiss  `json:"near_miss,omitempty"`
+}
+
+// Tally recomputes the summary from the cases.
+func (r *Report) Tally() {
+	r.Summary = Summary{}
+	for _, c := range r.Cases {
+		switch c.Status {
+		case Passed:
+			r.Summary.Passed++
+		case Failed:
+			r.Summary.Failed++
+		case Errored:
+			r.Summary.Error++
+		case Skipped:
+			r.Summary.Skipped++
+		}
+	}
+}
+
+// Exit codes of `dryfire run`.
+const (
+	ExitOK      = 0 // every case passed (or was skipped)
+	ExitFailed  = 1 // a case failed, or erred through the suite or the agent
+	ExitUsage   = 2 // spec or usage error; nothing ran
+	ExitInfra   = 3 // the only problems were infrastructure errors
+	ExitStopped = 130
+)
+
+// ExitCode maps the results to the exit status of `dryfire run`.
+func (r *Report) ExitCode() int {
+	infra := false
+	for _, c := range r.Cases {
+		switch {
+		case c.Status == Failed, c.Status == Errored && !c.Infra:
+			return ExitFailed
+		case c.Status == Errored:
+			infra = true
+		}
+	}
+	if infra {
+		return ExitInfra
+	}
+	return ExitOK
+}

@@ -1,0 +1,280 @@
+package spec
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/santhosh-tekuri/jsonschema/v6/kind"
+	yaml "go.yaml.in/yaml/v4"
+
+	"github.com/dryfire-dev/dryfire/internal/jschema"
+	"github.com/dryfire-dev/dryfire/internal/suggest"
+	"github.com/dryfire-dev/dryfire/internal/value"
+	"github.com/dryfire-dev/dryfire/schema"
+)
+
+var suiteSchema = sync.OnceValues(func() (*suiteSchemaT, error) {
+	raw, err := value.Parse(schema.Suite)
+	if err != nil {
+		return nil, fmt.Errorf("parsing the embedded suite schema: %w", err)
+	}
+	s, err := jschema.Compile(raw, schema.SuiteURL)
+	if err != nil {
+		return nil, fmt.Errorf("compiling the embedded suite schema: %w", err)
+	}
+	return &suiteSchemaT{s: s, raw: raw}, nil
+})
+
+type suiteSchemaT struct {
+	s   *jschema.Schema
+	raw any
+}
+
+// Where in the schema an error arose, and what to call that place.
+var schemaContexts = []struct{ prefix, label string }{
+	{"/$defs/check/properties/output", "output check"},
+	{"/$defs/call_match", "called check"},
+	{"/$defs/call_filter", "not_called check"},
+	{"/$defs/sequence_entry", "sequence entry"},
+	{"/$defs/tool_call", "tool call"},
+	{"/$defs/agent", "agent"},
+	{"/$defs/tool", "tool"},
+	{"/$defs/rule", "mock rule"},
+	{"/$defs/case", "case"},
+	{"/$defs/turn", "script turn"},
+	{"/$defs/check", "check"},
+	{"", "suite"},
+}
+
+// keywordPointer turns an absolute keyword location into a pointer within
+// the suite schema: ".../suite.schema.json#/$defs/rule/type" → "/$defs/rule/type".
+func keywordPointer(kw string) string {
+	if i := strings.IndexByte(kw, '#'); i >= 0 {
+		return kw[i+1:]
+	}
+	return ""
+}
+
+func contextOf(ptr string) (prefix, label string) {
+	for _, c := range schemaContexts {
+		if ptr == c.prefix || strings.HasPrefix(ptr, c.prefix+"/") {
+			return c.prefix, c.label
+		}
+	}
+	return "", "suite"
+}
+
+// allowedKeys lists the property names the schema object at ptr declares.
+func (ss *suiteSchemaT) allowedKeys(ptr string) []string {
+	var cur any = ss.raw
+	for _, step := range strings.Split(strings.TrimPrefix(ptr, "/"), "/") {
+		if step == "" {
+			continue
+		}
+		m, ok := cur.(map[string]any)
+		if !ok {
+			return nil
+		}
+		cur = m[step]
+	}
+	m, _ := cur.(map[string]any)
+	props, _ := m["properties"].(map[string]any)
+	keys := make([]string, 0, len(props))
+	for k := range props {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// checkSchema validates the converted document against the suite schema
+// and reports each failure at the offending key or value.
+func checkSchema(root *yaml.Node, doc any, d *diags) {
+	ss, err := suiteSchema()
+	if err != nil {
+		d.add(Error, 1, 1, "internal error: %v", err)
+		return
+	}
+	for _, l := range ss.s.Validate(doc) {
+		reportLeaf(ss, root, doc, l, d)
+	}
+}
+
+func reportLeaf(ss *suiteSchemaT, root *yaml.Node, doc any, l jschema.Leaf, d *diags) {
+	val, _ := at(root, l.Path)
+	pos := val
+	ptr := keywordPointer(l.Keyword)
+	prefix, label := contextOf(ptr)
+	name := fieldName(l.Path)
+	got := valueAt(doc, l.Path)
+
+	switch k := l.Kind.(type) {
+	case *kind.AdditionalProperties:
+		allowed := ss.allowedKeys(prefix)
+		for _, p := range k.Properties {
+			kn, _ := lookup(val, p)
+			if kn == nil {
+				kn = val
+			}
+			switch {
+			case label == "check":
+				d.add(Error, kn.Line, kn.Column, "unknown check %q%s; checks are %s", p, suggest.DidYouMean(p, allowed), strings.Join(CheckKinds, ", "))
+			case label == "sequence entry" && (p == "when" || p == "sequence" || p == "timeout_s"):
+				d.add(Error, kn.Line, kn.Column, "a sequence entry is an outcome (return, error or impl); %q belongs on the rule, not on an entry", p)
+			default:
+				if s := suggest.DidYouMean(p, allowed); s != "" {
+					d.add(Error, kn.Line, kn.Column, "unknown key %q in %s%s", p, label, s)
+				} else {
+					d.add(Error, kn.Line, kn.Column, "unknown key %q in %s; expected one of %s", p, label, strings.Join(allowed, ", "))
+				}
+			}
+		}
+	case *kind.Required:
+		for _, m := range k.Missing {
+			d.add(Error, val.Line, val.Column, "%s is missing required key %q", label, m)
+		}
+	case *kind.Type:
+		if label == "sequence entry" && len(l.Path) > 0 && isIndex(l.Path[len(l.Path)-1]) {
+			d.add(Error, pos.Line, pos.Column, "a sequence entry must be an outcome mapping such as {return: ...} or {error: ...}, not %s", describe(got))
+			return
+		}
+		d.add(Error, pos.Line, pos.Column, "%s must be %s, not %s", name, wantTypes(k.Want), describe(got))
+	case *kind.Const:
+		if name == "no_errors" {
+			d.add(Error, pos.Line, pos.Column, "no_errors takes only true; remove the check to allow errors")
+			return
+		}
+		d.add(Error, pos.Line, pos.Column, "%s must be %s, not %s", name, value.Canonical(k.Want), describe(got))
+	case *kind.Enum:
+		var opts []string
+		for _, w := range k.Want {
+			opts = append(opts, fmt.Sprint(w))
+		}
+		s, _ := got.(string)
+		d.add(Error, pos.Line, pos.Column, "unknown %s %s%s; expected one of %s", name, value.Canonical(got), suggest.DidYouMean(s, opts), strings.Join(opts, ", "))
+	case *kind.MinItems:
+		d.add(Error, pos.Line, pos.Column, "%s must not be empty", name)
+	case *kind.MinLength:
+		d.add(Error, pos.Line, pos.Column, "%s must not be empty", name)
+	case *kind.Minimum:
+		d.add(Error, pos.Line, pos.Column, "%s must be at least %s, not %s", name, ratString(k.Want), value.Canonical(got))
+	case *kind.ExclusiveMinimum:
+		d.add(Error, pos.Line, pos.Column, "%s must be greater than %s, not %s", name, ratString(k.Want), value.Canonical(got))
+	case *kind.MinProperties:
+		switch label {
+		case "output check":
+			d.add(Error, pos.Line, pos.Column, "empty output check: give contains, regex, equals or json_schema")
+		default:
+			d.add(Error, pos.Line, pos.Column, "empty check: give one of %s", strings.Join(CheckKinds, ", "))
+		}
+	case *kind.MaxProperties:
+		m, _ := got.(map[string]any)
+		keys := make([]string, 0, len(m))
+		for k := range m {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		d.add(Error, pos.Line, pos.Column, "one check per list entry; this one has %d (%s): write each as its own \"- \" item", len(keys), strings.Join(keys, ", "))
+	default:
+		d.add(Error, pos.Line, pos.Column, "%s: %s", name, l.Message)
+	}
+}
+
+func ratString(v any) string {
+	s := fmt.Sprint(v)
+	return strings.TrimSuffix(s, "/1")
+}
+
+func isIndex(s string) bool {
+	if s == "" {
+		return false
+	}
+	for _, r := range s {
+		if r < '0' || r > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// fieldName names the value at path for messages: its key, or "item N of KEY".
+func fieldName(path []string) string {
+	if len(path) == 0 {
+		return "the suite"
+	}
+	last := path[len(path)-1]
+	if isIndex(last) {
+		parent := "the list"
+		if len(path) > 1 {
+			parent = path[len(path)-2]
+		}
+		return fmt.Sprintf("%s[%s]", parent, last)
+	}
+	return last
+}
+
+func valueAt(doc any, path []string) any {
+	cur := doc
+	for _, p := range path {
+		switch x := cur.(type) {
+		case map[string]any:
+			cur = x[p]
+		case []any:
+			var i int
+			if _, err := fmt.Sscan(p, &i); err != nil || i < 0 || i >= len(x) {
+				return nil
+			}
+			cur = x[i]
+		default:
+			return nil
+		}
+	}
+	return cur
+}
+
+// describe names a value's type the YAML way, with the value when short.
+func describe(v any) string {
+	switch x := v.(type) {
+	case nil:
+		return "null"
+	case bool:
+		return fmt.Sprintf("a boolean (%v)", x)
+	case string:
+		return fmt.Sprintf("a string (%s)", value.Truncate(value.Canonical(x), 40))
+	case json.Number:
+		return fmt.Sprintf("a number (%s)", x)
+	case []any:
+		return "a list"
+	case map[string]any:
+		return "a mapping"
+	}
+	return fmt.Sprintf("%T", v)
+}
+
+func wantTypes(want []string) string {
+	var parts []string
+	for _, w := range want {
+		switch w {
+		case "object":
+			parts = append(parts, "a mapping")
+		case "array":
+			parts = append(parts, "a list")
+		case "string":
+			parts = append(parts, "a string")
+		case "integer":
+			parts = append(parts, "an integer")
+		case "number":
+			parts = append(parts, "a number")
+		case "boolean":
+			parts = append(parts, "true or false")
+		case "null":
+			parts = append(parts, "null")
+		default:
+			parts = append(parts, w)
+		}
+	}
+	return strings.Join(parts, " or ")
+}

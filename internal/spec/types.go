@@ -1,0 +1,175 @@
+// Package spec loads dryfire suite files: YAML with positions, the suite
+// JSON Schema, and the semantic rules the schema cannot say. Every problem
+// of every file comes back at once as a positioned Diagnostic, before
+// anything runs.
+package spec
+
+import (
+	"regexp"
+
+	yaml "go.yaml.in/yaml/v4"
+
+	"github.com/dryfire-dev/dryfire/internal/jschema"
+	"github.com/dryfire-dev/dryfire/internal/value"
+)
+
+// Providers a suite may name.
+const (
+	ProviderScript           = "script"
+	ProviderAnthropic        = "anthropic"
+	ProviderOpenAI           = "openai"
+	ProviderOpenAIResponses  = "openai-responses"
+	ProviderOpenAICompatible = "openai-compatible"
+)
+
+// DefaultMaxTurns bounds model calls per case when a suite does not say.
+const DefaultMaxTurns = 10
+
+// Suite is one loaded suite file.
+type Suite struct {
+	File  string // path as loaded
+	Name  string
+	Agent Agent
+	Tools []*Tool // in file order
+	// Mocks are the suite-level rules per tool name.
+	Mocks     map[string][]*Rule
+	MockOrder []string // tool names of Mocks, in file order
+	Cases     []*Case
+}
+
+// Agent is the agent under test.
+type Agent struct {
+	Provider string
+	Model    string
+	BaseURL  string
+	System   string
+	MaxTurns int
+	Params   map[string]any
+	Command  []string
+	Pos      Pos // of the agent key
+}
+
+// Tool is a tool the model is shown.
+type Tool struct {
+	Name        string
+	Description string
+	InputSchema any // JSON value; nil when not declared
+	Pos         Pos
+}
+
+// OutcomeKind is what a rule or sequence entry does.
+type OutcomeKind string
+
+const (
+	Return   OutcomeKind = "return"
+	Fail     OutcomeKind = "error"
+	Sequence OutcomeKind = "sequence"
+	Impl     OutcomeKind = "impl"
+)
+
+// Outcome is what a matching rule delivers.
+type Outcome struct {
+	Kind     OutcomeKind
+	Value    any       // Return: the value (nil for return: null)
+	Message  string    // Fail: the error message
+	Impl     string    // Impl: package.module:function
+	Sequence []Outcome // Sequence: the entries
+	Pos      Pos       // of the outcome's value
+}
+
+// Rule is one mock rule.
+type Rule struct {
+	Tool     string
+	When     *value.Pattern // nil: matches every call
+	Outcome  Outcome
+	TimeoutS float64 // impl bound; 0 means the default
+	Pos      Pos     // of the rule (its first key)
+
+	whenNode *yaml.Node
+}
+
+// Case is one case of a suite.
+type Case struct {
+	Name       string
+	Input      string
+	Skip       bool
+	SkipReason string
+	MaxTurns   int // 0: the agent's
+	// Mocks replace the suite's whole rule list for each tool they name.
+	Mocks     map[string][]*Rule
+	MockOrder []string
+	Script    []*Turn
+	Expect    []*Check
+	Pos       Pos
+}
+
+// Turn is one scripted model answer.
+type Turn struct {
+	Text      string
+	ToolCalls []*ScriptCall
+	Pos       Pos
+}
+
+// ScriptCall is one tool call of a scripted turn.
+type ScriptCall struct {
+	ID       string
+	Name     string
+	Args     any    // the arguments as a value (an object)
+	ArgsJSON string // canonical JSON of Args
+	Pos      Pos
+}
+
+// CheckKind names a check.
+type CheckKind string
+
+const (
+	CheckCalled    CheckKind = "called"
+	CheckNotCalled CheckKind = "not_called"
+	CheckOrder     CheckKind = "order"
+	CheckOutput    CheckKind = "output"
+	CheckMaxTurns  CheckKind = "max_turns"
+	CheckNoErrors  CheckKind = "no_errors"
+)
+
+// CheckKinds lists every check, in documentation order.
+var CheckKinds = []string{"called", "not_called", "order", "output", "max_turns", "no_errors"}
+
+// Check is one entry of a case's expect list.
+type Check struct {
+	Kind CheckKind
+	Pos  Pos
+	// Source is the check as written, in canonical JSON, for reports.
+	Source string
+
+	// called / not_called
+	Tool  string
+	With  *value.Pattern
+	Times *int
+	Min   *int
+	Max   *int
+
+	// order
+	Order []string
+
+	// output
+	Contains   *string
+	Regex      *regexp.Regexp
+	Equals     *string
+	JSONSchema *jschema.Schema
+
+	// max_turns
+	MaxTurns int
+
+	withNode *yaml.Node
+}
+
+// EffectiveMaxTurns is the case's bound on model calls.
+func (c *Case) EffectiveMaxTurns(a *Agent) int {
+	if c.MaxTurns > 0 {
+		return c.MaxTurns
+	}
+	if a.MaxTurns > 0 {
+		return a.MaxTurns
+	}
+	return DefaultMaxTurns
+}

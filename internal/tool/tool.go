@@ -1,0 +1,71 @@
+// Package tool is the seam between an agent and whatever answers its tool
+// calls: the mock engine today, passthrough code and simulated worlds
+// later. Every answer comes back as a Result (what the model receives,
+// plus evidence of how it was chosen), and every call is kept as a Record
+// for checks and reports.
+package tool
+
+import "context"
+
+// Call is one tool call made by the model.
+type Call struct {
+	ID   string
+	Name string
+	Args string // the arguments as JSON text, as the model sent them
+	Turn int    // 1-based model turn that made the call
+}
+
+// Outcome says how a call was answered.
+type Outcome string
+
+const (
+	Return    Outcome = "return"
+	Error     Outcome = "error"
+	Impl      Outcome = "impl"
+	Unmatched Outcome = "unmatched"
+)
+
+// Result is the answer to one call.
+type Result struct {
+	Content string // the exact text the model receives
+	IsError bool
+	Outcome Outcome
+	Rule    string // FILE:LINE of the rule that answered; empty when none
+	// Entry is the 0-based sequence entry used, or -1.
+	Entry int
+	// NearMiss explains an unmatched call.
+	NearMiss *NearMiss
+	// Notes are remarks for the report (for example, why a case is not
+	// recorded).
+	Notes []string
+	// Evidence is whatever the answering engine records beyond the above
+	// (a world's state version, override, fault); nil for plain mocks.
+	Evidence any
+}
+
+// NearMiss is the closest rule to an unmatched call.
+type NearMiss struct {
+	Tool     string `json:"tool"`
+	Rule     string `json:"rule,omitempty"` // FILE:LINE; empty when the tool has no rules
+	Path     string `json:"path,omitempty"`
+	Expected string `json:"expected,omitempty"`
+	Got      string `json:"got,omitempty"`
+	Reason   string `json:"reason,omitempty"`
+	// Note is set instead of a rule when there is nothing to compare
+	// (no rules for the tool, arguments that are not JSON).
+	Note string `json:"note,omitempty"`
+}
+
+// Record is one call and its answer, in call order.
+type Record struct {
+	Call
+	Args   any // the parsed arguments (the raw text when not JSON)
+	Result Result
+}
+
+// Session answers the tool calls of one case and keeps their record.
+// Implementations must be safe for concurrent use.
+type Session interface {
+	Call(ctx context.Context, c Call) Result
+	Records() []Record
+}

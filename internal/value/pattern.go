@@ -1,0 +1,218 @@
+package value
+
+import (
+	"encoding/json"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// A Pattern is a compiled `when` or `with`: a deep subset of a value.
+//
+// Every key of a mapping pattern must be present in the value with a
+// matching value (mappings recurse as subsets); an array pattern matches an
+// array of the same length element-wise; scalars compare as JSON values; a
+// null pattern matches only a present null.
+type Pattern struct {
+	kind   kind
+	keys   []string // object: sorted
+	vals   []*Pattern
+	elems  []*Pattern // array
+	scalar any        // nil, bool, string or json.Number
+	source any
+}
+
+type kind uint8
+
+const (
+	kScalar kind = iota
+	kObject
+	kArray
+)
+
+// Compile turns a value into a Pattern.
+func Compile(v any) *Pattern {
+	p := &Pattern{source: v}
+	switch x := v.(type) {
+	case map[string]any:
+		p.kind = kObject
+		p.keys = make([]string, 0, len(x))
+		for k := range x {
+			p.keys = append(p.keys, k)
+		}
+		sort.Strings(p.keys)
+		p.vals = make([]*Pattern, len(p.keys))
+		for i, k := range p.keys {
+			p.vals[i] = Compile(x[k])
+		}
+	case []any:
+		p.kind = kArray
+		p.elems = make([]*Pattern, len(x))
+		for i, e := range x {
+			p.elems[i] = Compile(e)
+		}
+	default:
+		p.kind = kScalar
+		p.scalar = v
+	}
+	return p
+}
+
+// Source is the value the pattern was compiled from.
+func (p *Pattern) Source() any { return p.source }
+
+// Keys lists the top-level keys of an object pattern, sorted.
+func (p *Pattern) Keys() []string { return p.keys }
+
+// Match reports whether v contains the pattern.
+func (p *Pattern) Match(v any) bool {
+	switch p.kind {
+	case kObject:
+		m, ok := v.(map[string]any)
+		if !ok {
+			return false
+		}
+		for i, k := range p.keys {
+			got, ok := m[k]
+			if !ok || !p.vals[i].Match(got) {
+				return false
+			}
+		}
+		return true
+	case kArray:
+		a, ok := v.([]any)
+		if !ok || len(a) != len(p.elems) {
+			return false
+		}
+		for i, e := range p.elems {
+			if !e.Match(a[i]) {
+				return false
+			}
+		}
+		return true
+	}
+	switch s := p.scalar.(type) {
+	case nil:
+		return v == nil
+	case string:
+		g, ok := v.(string)
+		return ok && g == s
+	case json.Number:
+		g, ok := v.(json.Number)
+		return ok && NumberEqual(s, g)
+	case bool:
+		g, ok := v.(bool)
+		return ok && g == s
+	}
+	return Equal(p.scalar, v)
+}
+
+// Absent stands for a key that is not there, in a Mismatch.
+const Absent = "(absent)"
+
+// A Mismatch is where a value first departs from a pattern.
+type Mismatch struct {
+	Path     string // JSONPath-like: $.items[0].sku
+	Expected string // canonical JSON of the pattern there
+	Got      string // canonical JSON of the value there, or Absent
+	Reason   string // optional detail, e.g. "length 2, want 3"
+}
+
+// Diff counts how many leaves of the pattern v fails, and describes the
+// first failure in key order. It is for near-miss reports, not the hot path.
+func (p *Pattern) Diff(v any) (int, Mismatch) {
+	var first Mismatch
+	n := p.diff("$", v, true, &first)
+	return n, first
+}
+
+func (p *Pattern) diff(path string, v any, present bool, first *Mismatch) int {
+	miss := func(reason string) int {
+		if first.Path == "" {
+			first.Path = path
+			first.Expected = Truncate(Canonical(p.source), 200)
+			if present {
+				first.Got = Truncate(Canonical(v), 200)
+			} else {
+				first.Got = Absent
+			}
+			first.Reason = reason
+		}
+		return p.leaves()
+	}
+	if !present {
+		return miss("")
+	}
+	switch p.kind {
+	case kObject:
+		m, ok := v.(map[string]any)
+		if !ok {
+			return miss("not an object")
+		}
+		n := 0
+		for i, k := range p.keys {
+			got, ok := m[k]
+			n += p.vals[i].diff(path+PathKey(k), got, ok, first)
+		}
+		return n
+	case kArray:
+		a, ok := v.([]any)
+		if !ok {
+			return miss("not an array")
+		}
+		if len(a) != len(p.elems) {
+			return miss("length " + strconv.Itoa(len(a)) + ", want " + strconv.Itoa(len(p.elems)))
+		}
+		n := 0
+		for i, e := range p.elems {
+			n += e.diff(path+"["+strconv.Itoa(i)+"]", a[i], true, first)
+		}
+		return n
+	}
+	if p.Match(v) {
+		return 0
+	}
+	return miss("")
+}
+
+func (p *Pattern) leaves() int {
+	switch p.kind {
+	case kObject:
+		n := 0
+		for _, c := range p.vals {
+			n += c.leaves()
+		}
+		return max(n, 1)
+	case kArray:
+		n := 0
+		for _, c := range p.elems {
+			n += c.leaves()
+		}
+		return max(n, 1)
+	}
+	return 1
+}
+
+// PathKey renders one object key as a path step: .name, or ["odd key"].
+func PathKey(k string) string {
+	if k != "" && isIdent(k) {
+		return "." + k
+	}
+	var b strings.Builder
+	b.WriteString("[")
+	writeString(&b, k)
+	b.WriteString("]")
+	return b.String()
+}
+
+func isIdent(s string) bool {
+	for i, r := range s {
+		switch {
+		case r == '_' || r == '-' || (r >= 'a' && r <= 'z') || (r >= 'A' && r <= 'Z'):
+		case r >= '0' && r <= '9' && i > 0:
+		default:
+			return false
+		}
+	}
+	return true
+}
