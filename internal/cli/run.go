@@ -3,8 +3,6 @@ package cli
 import (
 	"errors"
 	"fmt"
-	"io"
-	"os"
 
 	"github.com/spf13/cobra"
 
@@ -135,5 +133,3 @@ func writeReports(e *env, rep *dryfire.Report, o runOptions) error {
 	}
 	return nil
 }
-
-var _ io.Writer = os.Stdout
