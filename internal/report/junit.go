@@ -108,4 +108,3 @@ func (r *Report) JUnit() ([]byte, error) {
 	b.WriteByte('\n')
 	return b.Bytes(), nil
 }
-
