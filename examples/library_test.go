@@ -101,9 +101,8 @@ func TestLoadReportsEveryProblem(t *testing.T) {
 	}
 	want := []string{
 		`bad.dryfire.yaml:7:15: unknown check "calld" (did you mean "called"?); checks are called, not_called, order, output, max_turns, no_errors`,
-		`bad.dryfire.yaml:8:5: case "a" has no script: provider script needs the model's turns`,
-		`bad.dryfire.yaml:8:5: case is missing required key "input"`,
-		`bad.dryfire.yaml:8:11: duplicate case name "a" (first at line 4)`,
+		`bad.dryfire.yaml:8:5: case "a" has no script: provider script needs the model's turns (or skip: true)`,
+		`bad.dryfire.yaml:8:11: duplicate case name "a" (first at line 4); case names are unique within a suite`,
 		`bad.dryfire.yaml:9:5: unknown key "inpt" in case (did you mean "input"?)`,
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {

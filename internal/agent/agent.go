@@ -19,7 +19,7 @@ type Config struct {
 	Input    string
 	Tools    []model.ToolDef
 	Params   map[string]any
-	MaxTurns int
+	MaxTurns int // model calls allowed; at least 1
 }
 
 // Transcript is what happened in one run of the loop.
@@ -41,6 +41,9 @@ func (e *MaxTurnsError) Error() string {
 // finish; the transcript holds what happened up to then.
 func Run(ctx context.Context, m model.Model, tools tool.Session, cfg Config) (*Transcript, error) {
 	t := &Transcript{}
+	if cfg.MaxTurns < 1 {
+		return t, fmt.Errorf("agent: max_turns must be at least 1, not %d", cfg.MaxTurns)
+	}
 	req := &model.Request{
 		Model:    cfg.Model,
 		System:   cfg.System,
@@ -52,6 +55,10 @@ func Run(ctx context.Context, m model.Model, tools tool.Session, cfg Config) (*T
 		if t.Turns >= cfg.MaxTurns {
 			t.Messages = req.Messages
 			return t, &MaxTurnsError{Max: cfg.MaxTurns}
+		}
+		if err := ctx.Err(); err != nil {
+			t.Messages = req.Messages
+			return t, err
 		}
 		resp, err := m.Generate(ctx, req)
 		if err != nil {

@@ -5,7 +5,7 @@ package check
 
 import (
 	"fmt"
-	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/dryfire-dev/dryfire/internal/spec"
@@ -50,10 +50,11 @@ func one(c *spec.Check, f *Facts) (bool, string) {
 	case spec.CheckOutput:
 		return output(c, f)
 	case spec.CheckMaxTurns:
+		want := "at most " + plural(c.MaxTurns, "model turn", "model turns")
 		if f.Turns <= c.MaxTurns {
-			return true, fmt.Sprintf("took %d model turn(s), at most %d allowed", f.Turns, c.MaxTurns)
+			return true, fmt.Sprintf("took %s (expected %s)", plural(f.Turns, "model turn", "model turns"), want)
 		}
-		return false, fmt.Sprintf("expected at most %d model turn(s); took %d", c.MaxTurns, f.Turns)
+		return false, fmt.Sprintf("expected %s; took %d", want, f.Turns)
 	case spec.CheckNoErrors:
 		return noErrors(f)
 	}
@@ -94,43 +95,87 @@ func called(c *spec.Check, f *Facts) (bool, string) {
 	match, other := matching(c, f)
 	n := len(match)
 	var want string
-	var ok bool
+	lo, hi := 1, -1 // the allowed range of n; hi < 0: no upper bound
 	switch {
 	case c.Times != nil:
-		want, ok = "exactly "+plural(*c.Times, "time", "times"), n == *c.Times
+		want, lo, hi = "exactly "+plural(*c.Times, "time", "times"), *c.Times, *c.Times
 	case c.Min != nil && c.Max != nil:
-		want, ok = fmt.Sprintf("between %d and %d times", *c.Min, *c.Max), n >= *c.Min && n <= *c.Max
+		want, lo, hi = fmt.Sprintf("between %d and %d times", *c.Min, *c.Max), *c.Min, *c.Max
 	case c.Min != nil:
-		want, ok = "at least "+plural(*c.Min, "time", "times"), n >= *c.Min
+		want, lo = "at least "+plural(*c.Min, "time", "times"), *c.Min
 	case c.Max != nil:
-		want, ok = "at most "+plural(*c.Max, "time", "times"), n <= *c.Max
+		want, lo, hi = "at most "+plural(*c.Max, "time", "times"), 0, *c.Max
 	default:
-		want, ok = "at least once", n >= 1
+		want = "at least once"
 	}
-	got := fmt.Sprintf("called %s", plural(n, "time", "times"))
-	if ok {
-		return true, fmt.Sprintf("%s %s", subject(c), got)
+	if n >= lo && (hi < 0 || n <= hi) {
+		return true, fmt.Sprintf("%s was called %s (expected %s)", subject(c), plural(n, "time", "times"), want)
 	}
-	msg := fmt.Sprintf("expected %s to be called %s; %s", subject(c), want, got)
-	if n == 0 && len(other) == 0 {
-		msg += callsSummary(f)
-	}
-	if len(other) > 0 {
-		msg += fmt.Sprintf(" (%s to %s with other arguments", plural(len(other), "call", "calls"), c.Tool)
+	msg := fmt.Sprintf("expected %s to be called %s; ", subject(c), want)
+	switch {
+	case hi >= 0 && n > hi:
+		// Too often.
+		msg += fmt.Sprintf("it was called %s%s", plural(n, "time", "times"), turns(match))
+	case len(other) > 0:
+		// Too rarely, but the tool was called with other arguments: show
+		// the call that came closest.
 		best, mm := closestCall(c, other)
-		msg += fmt.Sprintf("; closest, turn %d, differs at %s: expected %s, got %s)", best.Turn, mm.Path, mm.Expected, mm.Got)
+		if n == 0 {
+			msg += fmt.Sprintf("it was called %s, never with matching arguments; ", plural(len(other), "time", "times"))
+		} else {
+			msg += fmt.Sprintf("it was called %s with matching arguments%s and %s with other arguments; ",
+				plural(n, "time", "times"), turns(match), plural(len(other), "time", "times"))
+		}
+		if !parsed(best) {
+			msg += fmt.Sprintf("the closest, in turn %d, has arguments that are not JSON: %s", best.Turn, value.Truncate(best.Call.Args, 200))
+			break
+		}
+		msg += fmt.Sprintf("the closest, in turn %d, differs at %s: expected %s, got %s", best.Turn, mm.Path, mm.Expected, mm.Got)
+		if mm.Reason != "" {
+			msg += " (" + mm.Reason + ")"
+		}
+	case len(f.Calls) == 0:
+		msg += "no tool was called at all"
+	case n == 0:
+		msg += "it was never called; the calls made were " + callsSummary(f)
+	default:
+		msg += fmt.Sprintf("it was called %s%s", plural(n, "time", "times"), turns(match))
 	}
 	return false, msg
 }
 
+// turns says in which turns the calls were made: " (turns 1, 2, 2)".
+func turns(calls []tool.Record) string {
+	if len(calls) == 0 {
+		return ""
+	}
+	const most = 10
+	parts := make([]string, 0, min(len(calls), most))
+	for _, r := range calls[:min(len(calls), most)] {
+		parts = append(parts, strconv.Itoa(r.Turn))
+	}
+	list := strings.Join(parts, ", ")
+	if len(calls) > most {
+		list += ", …"
+	}
+	if len(calls) == 1 {
+		return " (turn " + list + ")"
+	}
+	return " (turns " + list + ")"
+}
+
+// closestCall is the call whose arguments differ from c.With in the fewest
+// leaves, the earliest of equals. Calls whose arguments are JSON come
+// before those whose are not: their difference says more.
 func closestCall(c *spec.Check, calls []tool.Record) (tool.Record, value.Mismatch) {
-	bestN := -1
+	bestN, bestParsed := -1, false
 	var best tool.Record
 	var bestM value.Mismatch
 	for _, r := range calls {
 		n, mm := c.With.Diff(r.Args)
-		if bestN < 0 || n < bestN {
-			bestN, best, bestM = n, r, mm
+		p := parsed(r)
+		if bestN < 0 || (p && !bestParsed) || (p == bestParsed && n < bestN) {
+			bestN, bestParsed, best, bestM = n, p, r, mm
 		}
 	}
 	return best, bestM
@@ -138,9 +183,6 @@ func closestCall(c *spec.Check, calls []tool.Record) (tool.Record, value.Mismatc
 
 // callsSummary lists the tools that were called, for a check that found none.
 func callsSummary(f *Facts) string {
-	if len(f.Calls) == 0 {
-		return "; no tools were called"
-	}
 	counts := map[string]int{}
 	var names []string
 	for _, r := range f.Calls {
@@ -153,22 +195,32 @@ func callsSummary(f *Facts) string {
 	for i, n := range names {
 		parts[i] = fmt.Sprintf("%s ×%d", n, counts[n])
 	}
-	return "; calls made: " + strings.Join(parts, ", ")
+	return strings.Join(parts, ", ")
 }
 
 func notCalled(c *spec.Check, f *Facts) (bool, string) {
 	match, _ := matching(c, f)
 	if len(match) == 0 {
-		return true, fmt.Sprintf("%s was not called", subject(c))
+		return true, fmt.Sprintf("%s was not called (expected never)", subject(c))
 	}
 	first := match[0]
-	return false, fmt.Sprintf("expected %s not to be called; called %s, first in turn %d with %s",
-		subject(c), plural(len(match), "time", "times"), first.Turn, value.Truncate(argsText(first), 200))
+	return false, fmt.Sprintf("expected %s never to be called; it was called %s%s, first with %s",
+		subject(c), plural(len(match), "time", "times"), turns(match), value.Truncate(argsText(first), 200))
 }
 
+// parsed reports whether a call's arguments were JSON. When they were
+// not, Record.Args holds the text as sent; a JSON string argument never
+// equals its own text, which has quotes.
+func parsed(r tool.Record) bool {
+	s, ok := r.Args.(string)
+	return !ok || s != r.Call.Args
+}
+
+// argsText is a call's arguments for a message: canonical JSON when they
+// parsed, else the text as sent.
 func argsText(r tool.Record) string {
-	if s, ok := r.Args.(string); ok && r.Args == any(r.Call.Args) {
-		return s
+	if !parsed(r) {
+		return r.Call.Args
 	}
 	return value.Canonical(r.Args)
 }
@@ -185,20 +237,20 @@ func order(c *spec.Check, f *Facts) (bool, string) {
 		}
 	}
 	want := strings.Join(c.Order, " → ")
+	got := value.Truncate(strings.Join(seq, " → "), 300)
 	if i == len(c.Order) {
-		return true, fmt.Sprintf("called in order %s", want)
+		return true, fmt.Sprintf("calls were in order %s (the calls made were %s)", want, got)
 	}
-	got := strings.Join(seq, " → ")
-	if got == "" {
-		got = "no calls"
+	if len(seq) == 0 {
+		return false, fmt.Sprintf("expected calls in order %s; no tool was called at all", want)
 	}
 	var why string
 	if i == 0 {
 		why = fmt.Sprintf("%s was never called", c.Order[0])
 	} else {
-		why = fmt.Sprintf("no call to %s after %s", c.Order[i], c.Order[i-1])
+		why = fmt.Sprintf("found %s, then no later call to %s", strings.Join(c.Order[:i], " → "), c.Order[i])
 	}
-	return false, fmt.Sprintf("expected calls in order %s; %s (calls: %s)", want, why, got)
+	return false, fmt.Sprintf("expected calls in order %s; %s; the calls made were %s", want, why, got)
 }
 
 func quoteOut(s string) string {
@@ -210,7 +262,11 @@ func output(c *spec.Check, f *Facts) (bool, string) {
 	out := f.Output
 	if c.Contains != nil {
 		if !strings.Contains(out, *c.Contains) {
-			return false, fmt.Sprintf("expected output to contain %s; output was %s", value.Canonical(*c.Contains), quoteOut(out))
+			msg := fmt.Sprintf("expected output to contain %s; output was %s", value.Canonical(*c.Contains), quoteOut(out))
+			if strings.Contains(strings.ToLower(out), strings.ToLower(*c.Contains)) {
+				msg += " (it contains the text in other letter case; contains is case-sensitive)"
+			}
+			return false, msg
 		}
 		passed = append(passed, "contains "+value.Canonical(*c.Contains))
 	}
@@ -224,22 +280,24 @@ func output(c *spec.Check, f *Facts) (bool, string) {
 		if out != *c.Equals {
 			return false, fmt.Sprintf("expected output to equal %s; output was %s%s", quoteOut(*c.Equals), quoteOut(out), firstDifference(*c.Equals, out))
 		}
-		passed = append(passed, "equals the expected text")
+		passed = append(passed, "equals "+quoteOut(*c.Equals))
 	}
 	if c.JSONSchema != nil {
+		if strings.TrimSpace(out) == "" {
+			return false, "expected output to be JSON matching json_schema; the output is empty"
+		}
 		v, err := value.Parse([]byte(out))
 		if err != nil {
 			return false, fmt.Sprintf("expected output to be JSON matching json_schema; it is not JSON (%v); output was %s", err, quoteOut(out))
 		}
 		if leaves := c.JSONSchema.Validate(v); len(leaves) > 0 {
-			msgs := make([]string, 0, len(leaves))
+			msgs := make([]string, 0, len(leaves)) // in instance order, the root first
 			for _, l := range leaves {
 				msgs = append(msgs, fmt.Sprintf("%s: %s", jsonPath(l.Path), l.Message))
 			}
-			sort.Strings(msgs)
-			return false, fmt.Sprintf("expected output to match json_schema; %s; output was %s", strings.Join(msgs, "; "), quoteOut(out))
+			return false, fmt.Sprintf("expected output to match json_schema; %s; output was %s", strings.Join(msgs, "; "), value.Truncate(value.Canonical(v), 300))
 		}
-		passed = append(passed, "matches json_schema")
+		passed = append(passed, "is JSON that matches json_schema")
 	}
 	return true, "output " + strings.Join(passed, ", ")
 }
@@ -256,25 +314,36 @@ func jsonPath(path []string) string {
 	return s
 }
 
-// firstDifference points at where two texts part, for equals failures.
+// firstDifference points at where two texts part, for equals failures,
+// quoting a little of each from there so that a difference deep in a long
+// text, or in white space, is visible.
 func firstDifference(want, got string) string {
 	w, g := []rune(want), []rune(got)
 	i := 0
 	for i < len(w) && i < len(g) && w[i] == g[i] {
 		i++
 	}
-	return fmt.Sprintf(" (they differ from character %d)", i+1)
+	from := func(r []rune) string {
+		return value.Canonical(value.Truncate(string(r[i:]), 30))
+	}
+	switch {
+	case i == len(g):
+		return fmt.Sprintf(" (the output stops after character %d, where the expected text goes on with %s)", i, from(w))
+	case i == len(w):
+		return fmt.Sprintf(" (the output goes on after the expected text ends, with %s)", from(g))
+	}
+	return fmt.Sprintf(" (first difference at character %d: expected %s, got %s)", i+1, from(w), from(g))
 }
 
 func noErrors(f *Facts) (bool, string) {
 	var errs []string
 	for _, r := range f.Calls {
 		if r.Result.IsError {
-			errs = append(errs, fmt.Sprintf("%s in turn %d: %s", r.Name, r.Turn, value.Truncate(r.Result.Content, 120)))
+			errs = append(errs, fmt.Sprintf("%s in turn %d: %s", r.Name, r.Turn, value.Truncate(r.Result.Content, 200)))
 		}
 	}
 	if len(errs) == 0 {
-		return true, fmt.Sprintf("no tool errors in %s", plural(len(f.Calls), "call", "calls"))
+		return true, fmt.Sprintf("no tool call returned an error (%s)", plural(len(f.Calls), "call", "calls"))
 	}
-	return false, fmt.Sprintf("expected no tool errors; %s returned errors: %s", plural(len(errs), "call", "calls"), strings.Join(errs, "; "))
+	return false, fmt.Sprintf("expected no tool errors; %d of %s returned an error: %s", len(errs), plural(len(f.Calls), "call", "calls"), strings.Join(errs, "; "))
 }

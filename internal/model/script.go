@@ -27,7 +27,14 @@ type ErrScriptExhausted struct {
 }
 
 func (e *ErrScriptExhausted) Error() string {
-	return fmt.Sprintf("the script ran out: it has %d turn(s), and turn %d still called tools, so the loop asked for turn %d; end the script with a turn that has text and no tool_calls", e.Turns, e.Turns, e.Turns+1)
+	if e.Turns == 0 {
+		return "the script has no turns, so the loop has nothing to send for turn 1; give the case a script that ends with a turn that has text and no tool_calls"
+	}
+	turns := "turns"
+	if e.Turns == 1 {
+		turns = "turn"
+	}
+	return fmt.Sprintf("the script ran out: it has %d %s, and turn %d still called tools, so the loop asked for turn %d; end the script with a turn that has text and no tool_calls", e.Turns, turns, e.Turns, e.Turns+1)
 }
 
 // Generate returns the next scripted turn.

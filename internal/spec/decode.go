@@ -3,7 +3,10 @@ package spec
 import (
 	"encoding/json"
 	"fmt"
+	"iter"
+	"math"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -24,105 +27,179 @@ type decoder struct {
 	d    *diags
 	conv *converter
 	opts *Options
+
+	// A rule list reached again through an alias decodes quietly: its
+	// problems were reported the first time, under another tool's name.
+	ruleLists map[*yaml.Node]bool
+	quiet     int
+
+	regexes map[string]*regexp.Regexp
 }
 
-type kv struct{ k, v *yaml.Node }
+// A kv is one entry of a mapping: its key and value nodes, and the value
+// converted to JSON. The decoder reads values from their parents'
+// conversions as it walks down, so nothing converts a node twice.
+type kv struct {
+	k, v *yaml.Node
+	val  any
+}
 
-func pairs(n *yaml.Node) []kv {
+// pairs lists the entries of mapping n, whose converted value is val, in
+// file order. Keys the converter dropped (merge keys, keys that are not
+// strings, duplicates after the first) are left out, as in val.
+func pairs(n *yaml.Node, val any) []kv {
 	n = deref(n)
 	if n == nil || n.Kind != yaml.MappingNode {
 		return nil
 	}
+	m, _ := val.(map[string]any)
 	out := make([]kv, 0, len(n.Content)/2)
+next:
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k := deref(n.Content[i])
-		if k == nil || k.Kind != yaml.ScalarNode || k.ShortTag() == "!!merge" {
+		if k == nil || k.Kind != yaml.ScalarNode || isMerge(k) {
 			continue
 		}
-		out = append(out, kv{n.Content[i], n.Content[i+1]})
+		for _, p := range out {
+			if deref(p.k).Value == k.Value {
+				continue next // a duplicate key: reported, and the first wins
+			}
+		}
+		out = append(out, kv{n.Content[i], n.Content[i+1], m[k.Value]})
 	}
 	return out
 }
 
-func items(n *yaml.Node) []*yaml.Node {
-	n = deref(n)
-	if n == nil || n.Kind != yaml.SequenceNode {
-		return nil
+// An item is one entry of a list, with its converted value.
+type item struct {
+	n   *yaml.Node
+	val any
+}
+
+// items yields the index and entries of list n, whose converted value is val.
+func items(n *yaml.Node, val any) iter.Seq2[int, item] {
+	return func(yield func(int, item) bool) {
+		n = deref(n)
+		if n == nil || n.Kind != yaml.SequenceNode {
+			return
+		}
+		a, _ := val.([]any)
+		for i, e := range n.Content {
+			it := item{n: e}
+			if i < len(a) {
+				it.val = a[i]
+			}
+			if !yield(i, it) {
+				return
+			}
+		}
 	}
-	return n.Content
 }
 
 func (x *decoder) pos(n *yaml.Node) Pos {
 	return Pos{File: x.file, Line: max(n.Line, 1), Col: max(n.Column, 1)}
 }
 
-func (x *decoder) val(n *yaml.Node) any {
-	return x.conv.values[deref(n)]
-}
-
-func (x *decoder) str(n *yaml.Node) string {
-	s, _ := x.val(n).(string)
+func str(val any) string {
+	s, _ := val.(string)
 	return s
 }
 
-func (x *decoder) integer(n *yaml.Node) (int, bool) {
-	num, ok := x.val(n).(json.Number)
+// integer reads a count. The schema has checked that it is an integer,
+// which JSON Schema says 2.0 and 1e2 are too; one too large for an int is
+// reported here.
+func (x *decoder) integer(n *yaml.Node, val any) (int, bool) {
+	num, ok := val.(json.Number)
 	if !ok {
 		return 0, false
 	}
-	i, err := strconv.Atoi(string(num))
-	return i, err == nil
+	if i, err := strconv.Atoi(string(num)); err == nil {
+		return i, true
+	}
+	f, err := strconv.ParseFloat(string(num), 64)
+	switch {
+	case err == nil && f != math.Trunc(f):
+		return 0, false // not an integer: reported by the schema
+	case err != nil || f > math.MaxInt32 || f < math.MinInt32:
+		x.errorf(n, "%s is too large; counts go up to %d", value.Truncate(string(num), 40), math.MaxInt32)
+		return 0, false
+	}
+	return int(f), true
 }
 
 func (x *decoder) errorf(n *yaml.Node, format string, args ...any) {
-	x.d.add(Error, n.Line, n.Column, format, args...)
+	if x.quiet == 0 {
+		x.d.add(Error, n.Line, n.Column, format, args...)
+	}
 }
 
 func (x *decoder) warnf(n *yaml.Node, format string, args ...any) {
-	x.d.add(Warning, n.Line, n.Column, format, args...)
+	if x.quiet == 0 {
+		x.d.add(Warning, n.Line, n.Column, format, args...)
+	}
 }
 
-func (x *decoder) suite(root *yaml.Node) *Suite {
+func (x *decoder) suite(root *yaml.Node, doc any) *Suite {
 	s := &Suite{File: x.file, Mocks: map[string][]*Rule{}}
-	var casesNode, agentNode *yaml.Node
-	for _, p := range pairs(root) {
+	var cases kv
+	for _, p := range pairs(root, doc) {
 		switch deref(p.k).Value {
 		case "name":
-			s.Name = x.str(p.v)
+			s.Name = str(p.val)
 		case "agent":
-			agentNode = p.v
-			s.Agent = x.agent(p.k, p.v)
+			s.Agent = x.agent(p)
 		case "tools":
-			for _, t := range pairs(p.v) {
-				s.Tools = append(s.Tools, x.tool(t.k, t.v))
+			for _, t := range pairs(p.v, p.val) {
+				s.Tools = append(s.Tools, x.tool(t))
 			}
 		case "mocks":
-			s.Mocks, s.MockOrder = x.mocks(p.v)
+			s.Mocks, s.MockOrder = x.mocks(p.v, p.val)
 		case "cases":
-			casesNode = p.v
+			cases = p
 		}
 	}
 	if s.Name == "" {
 		s.Name = defaultName(x.file)
 	}
 	firstCase := map[string]*yaml.Node{}
-	for _, cn := range items(casesNode) {
-		c := x.caseOf(cn, s)
+	for i, cn := range items(cases.v, cases.val) {
+		c := x.caseOf(cn, i)
 		if c == nil {
 			continue
 		}
-		nameKey, nameNode := lookup(cn, "name")
+		nameKey, nameNode := lookup(cn.n, "name")
 		if c.Name != "" && nameNode != nil {
 			if f, dup := firstCase[c.Name]; dup {
-				x.errorf(nameNode, "duplicate case name %q (first at line %d)", c.Name, f.Line)
+				x.errorf(nameNode, "duplicate case name %q (first at line %d); case names are unique within a suite", c.Name, f.Line)
 			} else {
 				firstCase[c.Name] = nameKey
 			}
 		}
 		s.Cases = append(s.Cases, c)
 	}
-	x.crossCheck(s, agentNode)
+	x.crossCheck(s)
+	release(s)
 	return s
+}
+
+// release drops the suite's pointers into the YAML tree, which only
+// decoding needs, so that a loaded suite does not keep the tree alive.
+func release(s *Suite) {
+	rules := func(m map[string][]*Rule) {
+		for _, rs := range m {
+			for _, r := range rs {
+				r.whenNode = nil
+			}
+		}
+	}
+	rules(s.Mocks)
+	for _, c := range s.Cases {
+		c.node = nil
+		rules(c.Mocks)
+		for _, ch := range c.Expect {
+			ch.withNode, ch.toolNodes = nil, nil
+		}
+	}
 }
 
 func defaultName(file string) string {
@@ -138,49 +215,45 @@ func defaultName(file string) string {
 	return base
 }
 
-func (x *decoder) agent(key, n *yaml.Node) Agent {
-	a := Agent{Pos: x.pos(key)}
-	for _, p := range pairs(n) {
+func (x *decoder) agent(agent kv) Agent {
+	a := Agent{Pos: x.pos(agent.k)}
+	for _, p := range pairs(agent.v, agent.val) {
 		switch deref(p.k).Value {
 		case "provider":
-			a.Provider = x.str(p.v)
+			a.Provider = str(p.val)
 		case "model":
-			a.Model = x.str(p.v)
+			a.Model = str(p.val)
 		case "base_url":
-			a.BaseURL = x.str(p.v)
+			a.BaseURL = str(p.val)
 		case "system":
-			a.System = x.str(p.v)
+			a.System = str(p.val)
 		case "max_turns":
-			a.MaxTurns, _ = x.integer(p.v)
+			a.MaxTurns, _ = x.integer(p.v, p.val)
 		case "params":
-			a.Params, _ = x.val(p.v).(map[string]any)
+			a.Params, _ = p.val.(map[string]any)
 		case "command":
-			for _, e := range items(p.v) {
-				a.Command = append(a.Command, x.str(e))
+			for _, e := range items(p.v, p.val) {
+				a.Command = append(a.Command, str(e.val))
 			}
 			x.errorf(p.k, "agent.command (running an existing agent) is not available in this version of dryfire; use provider: script")
 		}
 	}
 	if a.Provider == ProviderOpenAICompatible && a.BaseURL == "" {
-		_, pv := lookup(n, "provider")
+		_, pv := lookup(agent.v, "provider")
 		x.errorf(pv, "provider openai-compatible needs agent.base_url (the server's URL, e.g. http://localhost:11434/v1)")
 	}
 	return a
 }
 
-func (x *decoder) tool(key, n *yaml.Node) *Tool {
-	t := &Tool{Name: deref(key).Value, Pos: x.pos(key)}
-	for _, p := range pairs(n) {
+func (x *decoder) tool(tool kv) *Tool {
+	t := &Tool{Name: deref(tool.k).Value, Pos: x.pos(tool.k)}
+	for _, p := range pairs(tool.v, tool.val) {
 		switch deref(p.k).Value {
 		case "description":
-			t.Description = x.str(p.v)
+			t.Description = str(p.val)
 		case "input_schema":
-			t.InputSchema = x.val(p.v)
-			if t.InputSchema != nil {
-				if _, err := jschema.Compile(t.InputSchema, ""); err != nil {
-					x.errorf(p.v, "input_schema of tool %q: %v", t.Name, err)
-				}
-			}
+			t.InputSchema = p.val
+			x.compileSchema(p.v, p.val, fmt.Sprintf("input_schema of tool %q", t.Name))
 		}
 	}
 	return t
@@ -188,62 +261,87 @@ func (x *decoder) tool(key, n *yaml.Node) *Tool {
 
 var outcomeKeys = []string{"return", "error", "sequence", "impl"}
 
-func (x *decoder) mocks(n *yaml.Node) (map[string][]*Rule, []string) {
+func (x *decoder) mocks(n *yaml.Node, val any) (map[string][]*Rule, []string) {
 	out := map[string][]*Rule{}
 	var order []string
-	for _, p := range pairs(n) {
+	for _, p := range pairs(n, val) {
 		name := deref(p.k).Value
 		order = append(order, name)
 		rules := []*Rule{}
-		for _, rn := range items(p.v) {
+		again := false
+		if list := deref(p.v); list != nil {
+			again = x.ruleLists[list]
+			if x.ruleLists == nil {
+				x.ruleLists = map[*yaml.Node]bool{}
+			}
+			x.ruleLists[list] = true
+		}
+		if again {
+			x.quiet++
+		}
+		for _, rn := range items(p.v, p.val) {
 			if r := x.rule(name, rn); r != nil {
 				rules = append(rules, r)
 			}
+		}
+		if again {
+			x.quiet--
 		}
 		out[name] = rules
 	}
 	return out, order
 }
 
-func (x *decoder) rule(tool string, n *yaml.Node) *Rule {
+func (x *decoder) rule(tool string, rule item) *Rule {
+	n := rule.n
 	r := &Rule{Tool: tool, Pos: x.pos(n)}
 	if deref(n) == nil || deref(n).Kind != yaml.MappingNode {
 		return nil // reported by the schema
 	}
 	var outcomes []kv
-	for _, p := range pairs(n) {
+	misspelt := false // an unknown key that is likely a misspelt outcome
+	for _, p := range pairs(n, rule.val) {
 		switch k := deref(p.k).Value; k {
 		case "when":
-			if m, ok := x.val(p.v).(map[string]any); ok {
+			if m, ok := p.val.(map[string]any); ok {
 				r.When = value.Compile(m)
 				r.whenNode = p.v
 			}
 		case "timeout_s":
-			if num, ok := x.val(p.v).(json.Number); ok {
+			if num, ok := p.val.(json.Number); ok {
 				r.TimeoutS, _ = num.Float64()
 			}
 		case "return", "error", "sequence", "impl":
 			outcomes = append(outcomes, p)
+		default:
+			misspelt = misspelt || suggest.Closest(k, outcomeKeys) != ""
 		}
 	}
 	switch len(outcomes) {
 	case 0:
-		x.errorf(n, "mock rule for %q has no outcome: give one of return, error, sequence or impl (return: null delivers null)", tool)
+		// A merge key or a misspelt outcome is reported already.
+		if !x.conv.isMerged(n) && !misspelt {
+			x.errorf(n, "mock rule for %q has no outcome: give one of return, error, sequence or impl (return: null delivers null)", tool)
+		}
 		return r
 	case 1:
 	default:
-		var names []string
-		for _, o := range outcomes {
-			names = append(names, deref(o.k).Value)
-		}
-		x.errorf(outcomes[1].k, "mock rule for %q has %d outcomes (%s); a rule has exactly one", tool, len(outcomes), strings.Join(names, ", "))
+		x.errorf(outcomes[1].k, "mock rule for %q has %d outcomes (%s); keep one, or use sequence for a different outcome on each call", tool, len(outcomes), keyNames(outcomes))
 	}
-	r.Outcome = x.outcome(outcomes[0].k, outcomes[0].v, true)
+	r.Outcome = x.outcome(outcomes[0], true)
 	if r.TimeoutS > 0 && !usesImpl(r.Outcome) {
 		_, tn := lookup(n, "timeout_s")
 		x.warnf(tn, "timeout_s only bounds impl outcomes; this rule has none")
 	}
 	return r
+}
+
+func keyNames(ps []kv) string {
+	names := make([]string, len(ps))
+	for i, p := range ps {
+		names[i] = deref(p.k).Value
+	}
+	return strings.Join(names, ", ")
 }
 
 func usesImpl(o Outcome) bool {
@@ -258,26 +356,29 @@ func usesImpl(o Outcome) bool {
 	return false
 }
 
-func (x *decoder) outcome(k, v *yaml.Node, top bool) Outcome {
-	o := Outcome{Kind: OutcomeKind(deref(k).Value), Pos: x.pos(v)}
+func (x *decoder) outcome(p kv, top bool) Outcome {
+	v := p.v
+	o := Outcome{Kind: OutcomeKind(deref(p.k).Value), Pos: x.pos(v)}
 	switch o.Kind {
 	case Return:
-		o.Value = x.val(v)
+		o.Value = p.val
 	case Fail:
-		o.Message = x.str(v)
+		o.Message = str(p.val)
 	case Impl:
-		o.Impl = x.str(v)
-		x.checkImpl(v, o.Impl)
+		o.Impl = str(p.val)
+		x.checkImpl(v, p.val)
 	case Sequence:
 		if !top {
 			return o // reported by the schema
 		}
-		for _, en := range items(v) {
+		for _, it := range items(v, p.val) {
+			en := it.n
+			entry := pairs(en, it.val)
 			var found []kv
-			for _, p := range pairs(en) {
-				switch deref(p.k).Value {
+			for _, q := range entry {
+				switch deref(q.k).Value {
 				case "return", "error", "impl":
-					found = append(found, p)
+					found = append(found, q)
 				}
 			}
 			if deref(en) == nil || deref(en).Kind != yaml.MappingNode {
@@ -285,15 +386,16 @@ func (x *decoder) outcome(k, v *yaml.Node, top bool) Outcome {
 			}
 			switch len(found) {
 			case 0:
-				if len(pairs(en)) == 0 {
+				// An entry with other keys got an unknown-key error already.
+				if len(entry) == 0 && !x.conv.isMerged(en) {
 					x.errorf(en, "sequence entry has no outcome: give return, error or impl")
 				}
 				continue
 			case 1:
 			default:
-				x.errorf(found[1].k, "sequence entry has %d outcomes; each entry is exactly one of return, error or impl", len(found))
+				x.errorf(found[1].k, "sequence entry has %d outcomes (%s); each entry is exactly one of return, error or impl", len(found), keyNames(found))
 			}
-			o.Sequence = append(o.Sequence, x.outcome(found[0].k, found[0].v, false))
+			o.Sequence = append(o.Sequence, x.outcome(found[0], false))
 		}
 	}
 	return o
@@ -301,12 +403,13 @@ func (x *decoder) outcome(k, v *yaml.Node, top bool) Outcome {
 
 var implRef = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*:[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$`)
 
-func (x *decoder) checkImpl(v *yaml.Node, ref string) {
-	if _, ok := x.val(v).(string); !ok {
+func (x *decoder) checkImpl(v *yaml.Node, val any) {
+	ref, ok := val.(string)
+	if !ok {
 		return // reported by the schema
 	}
 	if !implRef.MatchString(ref) {
-		x.errorf(v, "malformed impl reference %q: want package.module:function", ref)
+		x.errorf(v, "malformed impl reference %q: expected package.module:function, with a colon before the function", ref)
 		return
 	}
 	if x.opts.ResolveImpl == nil {
@@ -318,36 +421,37 @@ func (x *decoder) checkImpl(v *yaml.Node, ref string) {
 	}
 }
 
-func (x *decoder) caseOf(n *yaml.Node, s *Suite) *Case {
+func (x *decoder) caseOf(it item, index int) *Case {
+	n := it.n
 	if deref(n) == nil || deref(n).Kind != yaml.MappingNode {
 		return nil
 	}
-	c := &Case{Pos: x.pos(n)}
-	for _, p := range pairs(n) {
+	c := &Case{Pos: x.pos(n), node: n, index: index}
+	for _, p := range pairs(n, it.val) {
 		switch deref(p.k).Value {
 		case "name":
-			c.Name = x.str(p.v)
+			c.Name = str(p.val)
 		case "input":
-			c.Input = x.str(p.v)
+			c.Input = str(p.val)
 		case "skip":
-			switch v := x.val(p.v).(type) {
+			switch v := p.val.(type) {
 			case bool:
 				c.Skip = v
 			case string:
 				c.Skip, c.SkipReason = true, v
 			}
 		case "max_turns":
-			c.MaxTurns, _ = x.integer(p.v)
+			c.MaxTurns, _ = x.integer(p.v, p.val)
 		case "mocks":
-			c.Mocks, c.MockOrder = x.mocks(p.v)
+			c.Mocks, c.MockOrder = x.mocks(p.v, p.val)
 		case "script":
-			for ti, tn := range items(p.v) {
+			for ti, tn := range items(p.v, p.val) {
 				if t := x.turn(tn, ti); t != nil {
 					c.Script = append(c.Script, t)
 				}
 			}
 		case "expect":
-			for _, cn := range items(p.v) {
+			for _, cn := range items(p.v, p.val) {
 				if ch := x.check(cn); ch != nil {
 					c.Expect = append(c.Expect, ch)
 				}
@@ -357,31 +461,39 @@ func (x *decoder) caseOf(n *yaml.Node, s *Suite) *Case {
 	return c
 }
 
-func (x *decoder) turn(n *yaml.Node, index int) *Turn {
+func (x *decoder) turn(it item, index int) *Turn {
+	n := it.n
 	if deref(n) == nil || deref(n).Kind != yaml.MappingNode {
 		return nil
 	}
 	t := &Turn{Pos: x.pos(n)}
-	hasText := false
-	for _, p := range pairs(n) {
+	hasText, unknown := false, false
+	for _, p := range pairs(n, it.val) {
 		switch deref(p.k).Value {
+		default:
+			unknown = true
 		case "text":
-			t.Text = x.str(p.v)
+			t.Text = str(p.val)
 			hasText = true
 		case "tool_calls":
-			for ci, cn := range items(p.v) {
+			if d := deref(p.v); d == nil || d.Kind != yaml.SequenceNode {
+				t.broken = true // reported by the schema
+			}
+			for ci, call := range items(p.v, p.val) {
+				cn := call.n
 				if deref(cn) == nil || deref(cn).Kind != yaml.MappingNode {
+					t.broken = true
 					continue
 				}
 				sc := &ScriptCall{Pos: x.pos(cn), Args: map[string]any{}}
-				for _, q := range pairs(cn) {
+				for _, q := range pairs(cn, call.val) {
 					switch deref(q.k).Value {
 					case "id":
-						sc.ID = x.str(q.v)
+						sc.ID = str(q.val)
 					case "name":
-						sc.Name = x.str(q.v)
+						sc.Name = str(q.val)
 					case "args":
-						if m, ok := x.val(q.v).(map[string]any); ok {
+						if m, ok := q.val.(map[string]any); ok {
 							sc.Args = m
 						}
 					}
@@ -394,49 +506,53 @@ func (x *decoder) turn(n *yaml.Node, index int) *Turn {
 			}
 		}
 	}
+	// A turn with an unknown key got its error (and did-you-mean) already.
+	if !hasText && len(t.ToolCalls) == 0 && !t.broken && !unknown {
+		x.errorf(n, "script turn %d has neither text nor tool_calls: give the model's text, its tool calls, or both", index+1)
+	}
 	if !hasText && len(t.ToolCalls) == 0 {
-		x.errorf(n, "script turn %d has neither text nor tool_calls", index+1)
+		t.broken = true
 	}
 	return t
 }
 
-func (x *decoder) check(n *yaml.Node) *Check {
-	ps := pairs(n)
+func (x *decoder) check(it item) *Check {
+	ps := pairs(it.n, it.val)
 	if len(ps) != 1 {
 		return nil // reported by the schema
 	}
-	k, v := ps[0].k, ps[0].v
+	k, v, val := ps[0].k, ps[0].v, ps[0].val
 	c := &Check{Kind: CheckKind(deref(k).Value), Pos: x.pos(k)}
-	c.Source = string(c.Kind) + ": " + flow(v, x.conv)
+	c.Source = string(c.Kind) + ": " + flow(v, val)
 	switch c.Kind {
 	case CheckCalled, CheckNotCalled:
-		if s, ok := x.val(v).(string); ok {
-			c.Tool = s
+		if s, ok := val.(string); ok {
+			c.Tool, c.toolNodes = s, []*yaml.Node{v}
 			return c
 		}
-		if _, ok := x.val(v).(map[string]any); !ok {
+		if _, ok := val.(map[string]any); !ok {
 			return nil
 		}
 		var timesN, minN, maxN *yaml.Node
-		for _, p := range pairs(v) {
+		for _, p := range pairs(v, val) {
 			switch deref(p.k).Value {
 			case "tool":
-				c.Tool = x.str(p.v)
+				c.Tool, c.toolNodes = str(p.val), []*yaml.Node{p.v}
 			case "with":
-				if m, ok := x.val(p.v).(map[string]any); ok {
+				if m, ok := p.val.(map[string]any); ok {
 					c.With = value.Compile(m)
 					c.withNode = p.v
 				}
 			case "times":
-				if i, ok := x.integer(p.v); ok {
+				if i, ok := x.integer(p.v, p.val); ok {
 					c.Times, timesN = &i, p.k
 				}
 			case "min":
-				if i, ok := x.integer(p.v); ok {
+				if i, ok := x.integer(p.v, p.val); ok {
 					c.Min, minN = &i, p.k
 				}
 			case "max":
-				if i, ok := x.integer(p.v); ok {
+				if i, ok := x.integer(p.v, p.val); ok {
 					c.Max, maxN = &i, p.k
 				}
 			}
@@ -448,42 +564,31 @@ func (x *decoder) check(n *yaml.Node) *Check {
 			x.errorf(minN, "min (%d) is greater than max (%d)", *c.Min, *c.Max)
 		}
 	case CheckOrder:
-		for _, e := range items(v) {
-			c.Order = append(c.Order, x.str(e))
+		for _, e := range items(v, val) {
+			c.Order = append(c.Order, str(e.val))
+			c.toolNodes = append(c.toolNodes, e.n)
 		}
 	case CheckOutput:
-		for _, p := range pairs(v) {
+		for _, p := range pairs(v, val) {
 			switch deref(p.k).Value {
 			case "contains":
-				if s, ok := x.val(p.v).(string); ok {
+				if s, ok := p.val.(string); ok {
 					c.Contains = &s
 				}
 			case "equals":
-				if s, ok := x.val(p.v).(string); ok {
+				if s, ok := p.val.(string); ok {
 					c.Equals = &s
 				}
 			case "regex":
-				if s, ok := x.val(p.v).(string); ok {
-					re, err := regexp.Compile(s)
-					if err != nil {
-						x.errorf(p.v, "invalid regex: %v", strings.TrimPrefix(err.Error(), "error parsing regexp: "))
-					} else {
-						c.Regex = re
-					}
+				if s, ok := p.val.(string); ok {
+					c.Regex = x.regex(p.v, s)
 				}
 			case "json_schema":
-				if sv := x.val(p.v); sv != nil {
-					sch, err := jschema.Compile(sv, "")
-					if err != nil {
-						x.errorf(p.v, "json_schema: %v", err)
-					} else {
-						c.JSONSchema = sch
-					}
-				}
+				c.JSONSchema = x.compileSchema(p.v, p.val, "json_schema")
 			}
 		}
 	case CheckMaxTurns:
-		c.MaxTurns, _ = x.integer(v)
+		c.MaxTurns, _ = x.integer(v, val)
 	case CheckNoErrors:
 	default:
 		return nil
@@ -491,11 +596,31 @@ func (x *decoder) check(n *yaml.Node) *Check {
 	return c
 }
 
+// regex compiles an output check's regex; cases that share one share its
+// compiled form (a Regexp is safe for concurrent use).
+func (x *decoder) regex(n *yaml.Node, src string) *regexp.Regexp {
+	if re, ok := x.regexes[src]; ok {
+		return re
+	}
+	re, err := regexp.Compile(src)
+	if err != nil {
+		x.errorf(n, "invalid regex: %v", strings.TrimPrefix(err.Error(), "error parsing regexp: "))
+		return nil
+	}
+	if x.regexes == nil {
+		x.regexes = map[string]*regexp.Regexp{}
+	}
+	x.regexes[src] = re
+	return re
+}
+
 // crossCheck reports what needs the whole file: references between
 // scripts, mocks, tools and checks.
-func (x *decoder) crossCheck(s *Suite, agentNode *yaml.Node) {
+func (x *decoder) crossCheck(s *Suite) {
+	// An unknown or missing provider is reported already: judge nothing by it.
+	known := slices.Contains(providers, s.Agent.Provider)
 	scripted := s.Agent.Provider == ProviderScript
-	real := s.Agent.Provider != "" && !scripted && len(s.Agent.Command) == 0
+	real := known && !scripted && len(s.Agent.Command) == 0
 
 	declared := map[string]*Tool{}
 	for _, t := range s.Tools {
@@ -510,24 +635,30 @@ func (x *decoder) crossCheck(s *Suite, agentNode *yaml.Node) {
 				x.d.add(Warning, t.Pos.Line, t.Pos.Col, "tool %q has no input_schema: the model is shown an open object schema", t.Name)
 			}
 		}
-		for _, name := range s.MockOrder {
-			if declared[name] == nil && len(s.Mocks[name]) > 0 {
-				r := s.Mocks[name][0]
-				x.d.add(Warning, r.Pos.Line, r.Pos.Col, "tool %q is mocked but not declared under tools: the model is shown an open object schema", name)
+		warnUndeclared := func(order []string, parent *yaml.Node, suiteToo bool) {
+			_, mocks := lookup(parent, "mocks")
+			for _, name := range order {
+				if _, warned := s.Mocks[name]; declared[name] == nil && !(suiteToo && warned) {
+					k, _ := lookup(mocks, name)
+					x.warnf(k, "tool %q is mocked but not declared under tools: the model is shown an open object schema", name)
+				}
 			}
+		}
+		warnUndeclared(s.MockOrder, x.root, false)
+		for _, c := range s.Cases {
+			warnUndeclared(c.MockOrder, c.node, true)
 		}
 	}
 
-	for ci, c := range s.Cases {
-		caseNode := x.caseNode(ci)
+	for _, c := range s.Cases {
 		for _, rules := range c.Mocks {
 			x.checkWhenKeys(rules, declared)
 		}
-		known := map[string]bool{}
+		tools := map[string]bool{}
 		var knownList []string
 		addKnown := func(n string) {
-			if !known[n] {
-				known[n] = true
+			if !tools[n] {
+				tools[n] = true
 				knownList = append(knownList, n)
 			}
 		}
@@ -548,17 +679,16 @@ func (x *decoder) crossCheck(s *Suite, agentNode *yaml.Node) {
 			return s.Mocks[tool]
 		}
 
-		if sk, sn := lookup(caseNode, "script"); sk != nil && !scripted {
-			_ = sn
-			x.errorf(sk, "script is only for provider: script; this suite's provider is %q", s.Agent.Provider)
+		if sk, _ := lookup(c.node, "script"); sk != nil && known && !scripted {
+			x.errorf(sk, "script is only for provider: script; this suite's provider is %q (remove the script, or set agent.provider: script)", s.Agent.Provider)
 		}
-		if scripted && len(c.Script) == 0 && !c.Skip && caseNode != nil {
-			if _, sn := lookup(caseNode, "script"); sn == nil {
-				x.errorf(caseNode, "case %q has no script: provider script needs the model's turns", c.Name)
+		if scripted && len(c.Script) == 0 && !c.Skip {
+			if _, sn := lookup(c.node, "script"); sn == nil {
+				x.errorf(c.node, "%s has no script: provider script needs the model's turns (or skip: true)", caseLabel(c))
 			}
 		}
 		for ti, t := range c.Script {
-			if len(t.ToolCalls) == 0 && ti+1 < len(c.Script) {
+			if len(t.ToolCalls) == 0 && !t.broken && ti+1 < len(c.Script) {
 				next := c.Script[ti+1]
 				x.d.add(Warning, next.Pos.Line, next.Pos.Col, "script turn %d is never reached: turn %d has no tool calls, so the case ends there", ti+2, ti+1)
 			}
@@ -576,9 +706,13 @@ func (x *decoder) crossCheck(s *Suite, agentNode *yaml.Node) {
 			case CheckOrder:
 				names = ch.Order
 			}
-			for _, n := range names {
-				if n != "" && !known[n] {
-					x.d.add(Warning, ch.Pos.Line, ch.Pos.Col, "check names tool %q, which is neither declared nor mocked%s", n, suggest.DidYouMean(n, knownList))
+			for i, n := range names {
+				if n != "" && !tools[n] {
+					at := ch.Pos
+					if i < len(ch.toolNodes) {
+						at = x.pos(ch.toolNodes[i])
+					}
+					x.d.add(Warning, at.Line, at.Col, "check names tool %q, which is neither declared nor mocked%s", n, suggest.DidYouMean(n, knownList))
 				}
 			}
 			if ch.With != nil && declared[ch.Tool] != nil {
@@ -588,14 +722,15 @@ func (x *decoder) crossCheck(s *Suite, agentNode *yaml.Node) {
 	}
 }
 
-func (x *decoder) caseNode(i int) *yaml.Node {
-	_, cases := lookup(x.root, "cases")
-	it := items(cases)
-	if i < len(it) {
-		return it[i]
+// caseLabel names a case in messages: by name, or by place when it has none.
+func caseLabel(c *Case) string {
+	if c.Name != "" {
+		return fmt.Sprintf("case %q", c.Name)
 	}
-	return nil
+	return fmt.Sprintf("case %d", c.index+1)
 }
+
+var providers = []string{ProviderAnthropic, ProviderOpenAI, ProviderOpenAIResponses, ProviderOpenAICompatible, ProviderScript}
 
 func (x *decoder) checkWhenKeys(rules []*Rule, declared map[string]*Tool) {
 	for _, r := range rules {
@@ -628,4 +763,102 @@ func (x *decoder) checkPatternKeys(p *value.Pattern, t *Tool, n *yaml.Node, what
 			x.d.add(Warning, at.Line, at.Column, "%s key %q is not declared in the input_schema of tool %q%s", what, k, t.Name, suggest.DidYouMean(k, names))
 		}
 	}
+}
+
+// schemaURL names every JSON Schema a suite holds while it compiles; it is
+// cut from messages, which then read "#/$defs/x" rather than a made-up URL.
+const schemaURL = "mem://dryfire/schema.json"
+
+var (
+	schemaAt      = regexp.MustCompile(`^not a valid JSON Schema: at (/.*?): (.*)$`)
+	missingRef    = regexp.MustCompile(`json-pointer in "(#[^"]*)" not found`)
+	externalRef   = regexp.MustCompile(`external \$ref "([^"]*)" is not allowed`)
+	jsonTypeNames = []string{"array", "boolean", "integer", "null", "number", "object", "string"}
+)
+
+// compileSchema compiles the JSON Schema written at n (a tool's
+// input_schema, an output check's json_schema) and reports a broken one at
+// the offending key or value inside it. what names it in messages.
+func (x *decoder) compileSchema(n *yaml.Node, v any, what string) *jschema.Schema {
+	switch v.(type) {
+	case map[string]any, bool:
+	default:
+		return nil // reported by the suite schema
+	}
+	sch, err := jschema.Compile(v, schemaURL)
+	if err == nil {
+		return sch
+	}
+	msg := strings.ReplaceAll(err.Error(), schemaURL, "")
+	at := n
+	switch {
+	case schemaAt.MatchString(msg):
+		m := schemaAt.FindStringSubmatch(msg)
+		path := pointerSteps(m[1])
+		node, _ := nodeAt(n, path)
+		at = node
+		if t, ok := valueAt(v, path).(string); ok && len(path) > 0 && (path[len(path)-1] == "type" || len(path) > 1 && path[len(path)-2] == "type") && !slices.Contains(jsonTypeNames, t) {
+			msg = fmt.Sprintf("unknown type %q%s; types are %s", t, suggest.DidYouMean(t, jsonTypeNames), strings.Join(jsonTypeNames, ", "))
+		} else {
+			msg = "not a valid JSON Schema: at " + m[1] + ": " + m[2]
+		}
+	case missingRef.MatchString(msg):
+		ref := missingRef.FindStringSubmatch(msg)[1]
+		at = findRef(n, ref, at)
+		msg = fmt.Sprintf("$ref %q points at nothing in this schema", ref)
+	case externalRef.MatchString(msg):
+		ref := externalRef.FindStringSubmatch(msg)[1]
+		at = findRef(n, ref, at)
+		msg = fmt.Sprintf("$ref %q: a schema cannot refer outside itself; put the definition under $defs", ref)
+	}
+	x.errorf(at, "%s: %s", what, msg)
+	return nil
+}
+
+// pointerSteps splits a JSON Pointer into its unescaped steps.
+func pointerSteps(ptr string) []string {
+	steps := strings.Split(strings.TrimPrefix(ptr, "/"), "/")
+	for i, s := range steps {
+		steps[i] = strings.ReplaceAll(strings.ReplaceAll(s, "~1", "/"), "~0", "~")
+	}
+	return steps
+}
+
+// nodeAt is at for a path that must not leave n: it returns n itself when
+// the path cannot be followed at all.
+func nodeAt(n *yaml.Node, path []string) (*yaml.Node, *yaml.Node) {
+	v, k := at(n, path)
+	if v == nil {
+		return n, nil
+	}
+	return v, k
+}
+
+// findRef returns the value node of the first "$ref: ref" under n, or def.
+func findRef(n *yaml.Node, ref string, def *yaml.Node) *yaml.Node {
+	var walk func(n *yaml.Node, depth int) *yaml.Node
+	walk = func(n *yaml.Node, depth int) *yaml.Node {
+		n = deref(n)
+		if n == nil || depth > maxDepth {
+			return nil
+		}
+		if n.Kind == yaml.MappingNode {
+			for i := 0; i+1 < len(n.Content); i += 2 {
+				k, v := deref(n.Content[i]), deref(n.Content[i+1])
+				if k != nil && k.Value == "$ref" && v != nil && v.Kind == yaml.ScalarNode && v.Value == ref {
+					return v
+				}
+			}
+		}
+		for _, c := range n.Content {
+			if f := walk(c, depth+1); f != nil {
+				return f
+			}
+		}
+		return nil
+	}
+	if f := walk(n, 0); f != nil {
+		return f
+	}
+	return def
 }

@@ -1,7 +1,6 @@
 package spec
 
 import (
-	"regexp"
 	"strings"
 
 	yaml "go.yaml.in/yaml/v4"
@@ -10,14 +9,15 @@ import (
 )
 
 // flow renders a node on one line in YAML flow style, keys in the order
-// written: how reports quote a check back to its author.
-func flow(n *yaml.Node, conv *converter) string {
+// written: how reports quote a check back to its author. val is the node's
+// converted value, which gives each scalar its meaning.
+func flow(n *yaml.Node, val any) string {
 	var b strings.Builder
-	writeFlow(&b, n, conv, 0)
+	writeFlow(&b, n, val, 0)
 	return b.String()
 }
 
-func writeFlow(b *strings.Builder, n *yaml.Node, conv *converter, depth int) {
+func writeFlow(b *strings.Builder, n *yaml.Node, val any, depth int) {
 	n = deref(n)
 	if n == nil || depth > maxDepth {
 		b.WriteString("null")
@@ -25,27 +25,34 @@ func writeFlow(b *strings.Builder, n *yaml.Node, conv *converter, depth int) {
 	}
 	switch n.Kind {
 	case yaml.MappingNode:
+		m, _ := val.(map[string]any)
 		b.WriteByte('{')
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			if i > 0 {
 				b.WriteString(", ")
 			}
-			writeScalar(b, deref(n.Content[i]).Value)
+			k := deref(n.Content[i]).Value
+			writeScalar(b, k)
 			b.WriteString(": ")
-			writeFlow(b, n.Content[i+1], conv, depth+1)
+			writeFlow(b, n.Content[i+1], m[k], depth+1)
 		}
 		b.WriteByte('}')
 	case yaml.SequenceNode:
+		a, _ := val.([]any)
 		b.WriteByte('[')
 		for i, e := range n.Content {
 			if i > 0 {
 				b.WriteString(", ")
 			}
-			writeFlow(b, e, conv, depth+1)
+			var ev any
+			if i < len(a) {
+				ev = a[i]
+			}
+			writeFlow(b, e, ev, depth+1)
 		}
 		b.WriteByte(']')
 	default:
-		switch v := conv.values[n].(type) {
+		switch v := val.(type) {
 		case string:
 			writeScalar(b, v)
 		default:
@@ -54,12 +61,10 @@ func writeFlow(b *strings.Builder, n *yaml.Node, conv *converter, depth int) {
 	}
 }
 
-var plainScalar = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_ ./-]*$`)
-
 // writeScalar writes a string plain when YAML would read it back as the
 // same string, quoted otherwise.
 func writeScalar(b *strings.Builder, s string) {
-	if plainScalar.MatchString(s) && strings.TrimSpace(s) == s {
+	if isPlain(s) {
 		switch strings.ToLower(s) {
 		case "true", "false", "null", "yes", "no", "on", "off", "y", "n":
 		default:
@@ -68,4 +73,22 @@ func writeScalar(b *strings.Builder, s string) {
 		}
 	}
 	b.WriteString(value.Canonical(s))
+}
+
+// isPlain reports whether s matches [A-Za-z_][A-Za-z0-9_ ./-]* and does not
+// end in a space: a word YAML reads as a string without quotes.
+func isPlain(s string) bool {
+	if s == "" || s[len(s)-1] == ' ' {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c == '_':
+		case i > 0 && (c >= '0' && c <= '9' || c == ' ' || c == '.' || c == '/' || c == '-'):
+		default:
+			return false
+		}
+	}
+	return true
 }

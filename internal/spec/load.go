@@ -7,8 +7,6 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-
-	yaml "go.yaml.in/yaml/v4"
 )
 
 // Options tune loading.
@@ -110,22 +108,26 @@ func Parse(file string, data []byte, opts *Options) (*Suite, Diagnostics) {
 		opts = &Options{}
 	}
 	d := &diags{file: file}
+	s := parse(file, data, opts, d)
+	sortWithin(d.list)
+	return s, Diagnostics(d.list)
+}
+
+func parse(file string, data []byte, opts *Options, d *diags) *Suite {
 	root := parseYAML(data, d)
 	if root == nil {
-		return nil, Diagnostics(d.list)
+		return nil
 	}
-	conv := &converter{d: d, values: map[*yaml.Node]any{}}
+	conv := newConverter(d)
 	doc := conv.convert(root, 0)
-	if len(d.list) > 0 && conv.nodes > maxNodes {
-		return nil, Diagnostics(d.list)
+	if conv.large {
+		return nil
 	}
 	if _, ok := doc.(map[string]any); !ok {
 		d.add(Error, root.Line, root.Column, "a suite must be a mapping with version, agent and cases, not %s", describe(doc))
-		return nil, Diagnostics(d.list)
+		return nil
 	}
-	checkSchema(root, doc, d)
+	checkSchema(root, doc, conv, d)
 	x := &decoder{root: root, file: file, d: d, conv: conv, opts: opts}
-	s := x.suite(root)
-	sortWithin(d.list)
-	return s, Diagnostics(d.list)
+	return x.suite(root, doc)
 }

@@ -3,6 +3,7 @@ package spec
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -92,20 +93,26 @@ func (ss *suiteSchemaT) allowedKeys(ptr string) []string {
 
 // checkSchema validates the converted document against the suite schema
 // and reports each failure at the offending key or value.
-func checkSchema(root *yaml.Node, doc any, d *diags) {
+func checkSchema(root *yaml.Node, doc any, conv *converter, d *diags) {
 	ss, err := suiteSchema()
 	if err != nil {
 		d.add(Error, 1, 1, "internal error: %v", err)
 		return
 	}
 	for _, l := range ss.s.Validate(doc) {
-		reportLeaf(ss, root, doc, l, d)
+		reportLeaf(ss, root, doc, conv, l, d)
 	}
 }
 
-func reportLeaf(ss *suiteSchemaT, root *yaml.Node, doc any, l jschema.Leaf, d *diags) {
-	val, _ := at(root, l.Path)
+func reportLeaf(ss *suiteSchemaT, root *yaml.Node, doc any, conv *converter, l jschema.Leaf, d *diags) {
+	val, key := at(root, l.Path)
+	if conv.isBad(val) {
+		return // reported by the converter; its value is not what was written
+	}
 	pos := val
+	if key != nil && isEmptyNull(val) {
+		pos = key // "agent:" with nothing after it: point at the key
+	}
 	ptr := keywordPointer(l.Keyword)
 	prefix, label := contextOf(ptr)
 	name := fieldName(l.Path)
@@ -133,18 +140,41 @@ func reportLeaf(ss *suiteSchemaT, root *yaml.Node, doc any, l jschema.Leaf, d *d
 			}
 		}
 	case *kind.Required:
+		if conv.isMerged(val) {
+			return // the merge key is reported; what it holds is unknown
+		}
+		at := val
+		if key != nil {
+			at = key // agent: is missing..., not its first key
+		}
+		allowed := ss.allowedKeys(prefix)
 		for _, m := range k.Missing {
-			d.add(Error, val.Line, val.Column, "%s is missing required key %q", label, m)
+			if misspelt(val, m, allowed) {
+				continue // the unknown key's did-you-mean says it
+			}
+			d.add(Error, at.Line, at.Column, "%s is missing required key %q", label, m)
 		}
 	case *kind.Type:
+		if label == "check" && got == nil && len(l.Path) > 0 && isIndex(l.Path[len(l.Path)-1]) {
+			d.add(Error, pos.Line, pos.Column, "empty check: give one of %s", strings.Join(CheckKinds, ", "))
+			return
+		}
 		if label == "sequence entry" && len(l.Path) > 0 && isIndex(l.Path[len(l.Path)-1]) {
 			d.add(Error, pos.Line, pos.Column, "a sequence entry must be an outcome mapping such as {return: ...} or {error: ...}, not %s", describe(got))
+			return
+		}
+		if isRuleList(l.Path) {
+			hint := ""
+			if _, ok := got.(map[string]any); ok {
+				hint = ` (start each rule with "- ")`
+			}
+			d.add(Error, pos.Line, pos.Column, "%s must be a list of rules, not %s%s", name, describe(got), hint)
 			return
 		}
 		d.add(Error, pos.Line, pos.Column, "%s must be %s, not %s", name, wantTypes(k.Want), describe(got))
 	case *kind.Const:
 		if name == "no_errors" {
-			d.add(Error, pos.Line, pos.Column, "no_errors takes only true; remove the check to allow errors")
+			d.add(Error, pos.Line, pos.Column, "no_errors takes only true, not %s; remove the check to allow tool errors", describe(got))
 			return
 		}
 		d.add(Error, pos.Line, pos.Column, "%s must be %s, not %s", name, value.Canonical(k.Want), describe(got))
@@ -183,6 +213,29 @@ func reportLeaf(ss *suiteSchemaT, root *yaml.Node, doc any, l jschema.Leaf, d *d
 	}
 }
 
+// misspelt reports whether mapping n has an unknown key that is a likely
+// typo of the missing key want.
+func misspelt(n *yaml.Node, want string, allowed []string) bool {
+	for _, p := range pairs(n, nil) {
+		k := deref(p.k).Value
+		if !slices.Contains(allowed, k) && suggest.Closest(k, allowed) == want {
+			return true
+		}
+	}
+	return false
+}
+
+// isEmptyNull reports whether n is a null written as nothing at all.
+func isEmptyNull(n *yaml.Node) bool {
+	return n.Kind == yaml.ScalarNode && n.Value == "" && n.Style == 0 && n.ShortTag() == "!!null"
+}
+
+// isRuleList reports whether path leads to a tool's rule list under mocks.
+func isRuleList(path []string) bool {
+	return len(path) == 2 && path[0] == "mocks" ||
+		len(path) == 4 && path[0] == "cases" && path[2] == "mocks"
+}
+
 func ratString(v any) string {
 	s := fmt.Sprint(v)
 	return strings.TrimSuffix(s, "/1")
@@ -200,12 +253,30 @@ func isIndex(s string) bool {
 	return true
 }
 
-// fieldName names the value at path for messages: its key, or "item N of KEY".
+// fieldName names the value at path for messages: its key, or KEY[N] for
+// an item of a list. A tool's entry under tools or mocks is named with its
+// parent (mocks.lookup, mocks.lookup[0]): the tool name alone says nothing.
 func fieldName(path []string) string {
 	if len(path) == 0 {
 		return "the suite"
 	}
 	last := path[len(path)-1]
+	t := -1
+	switch {
+	case len(path) >= 2 && (path[0] == "tools" || path[0] == "mocks"):
+		t = 1
+	case len(path) >= 4 && path[0] == "cases" && path[2] == "mocks":
+		t = 3
+	}
+	if t > 0 {
+		name := path[t-1] + value.PathKey(path[t])
+		switch {
+		case t == len(path)-1:
+			return name
+		case t == len(path)-2 && path[t-1] == "mocks" && isIndex(last):
+			return name + "[" + last + "]"
+		}
+	}
 	if isIndex(last) {
 		parent := "the list"
 		if len(path) > 1 {
@@ -254,26 +325,26 @@ func describe(v any) string {
 	return fmt.Sprintf("%T", v)
 }
 
+// typeNames names the JSON Schema types the YAML way, in the order
+// messages list them.
+var typeNames = []struct{ json, yaml string }{
+	{"string", "a string"},
+	{"object", "a mapping"},
+	{"array", "a list"},
+	{"integer", "an integer"},
+	{"number", "a number"},
+	{"boolean", "a boolean"},
+	{"null", "null"},
+}
+
 func wantTypes(want []string) string {
+	if len(want) == 1 && want[0] == "boolean" {
+		return "true or false"
+	}
 	var parts []string
-	for _, w := range want {
-		switch w {
-		case "object":
-			parts = append(parts, "a mapping")
-		case "array":
-			parts = append(parts, "a list")
-		case "string":
-			parts = append(parts, "a string")
-		case "integer":
-			parts = append(parts, "an integer")
-		case "number":
-			parts = append(parts, "a number")
-		case "boolean":
-			parts = append(parts, "true or false")
-		case "null":
-			parts = append(parts, "null")
-		default:
-			parts = append(parts, w)
+	for _, t := range typeNames {
+		if slices.Contains(want, t.json) {
+			parts = append(parts, t.yaml)
 		}
 	}
 	return strings.Join(parts, " or ")

@@ -101,6 +101,9 @@ type Case struct {
 	Script    []*Turn
 	Expect    []*Check
 	Pos       Pos
+
+	node  *yaml.Node
+	index int // in the cases list, counting items that are not cases
 }
 
 // Turn is one scripted model answer.
@@ -108,6 +111,8 @@ type Turn struct {
 	Text      string
 	ToolCalls []*ScriptCall
 	Pos       Pos
+
+	broken bool // reported as an error: its reachability says nothing
 }
 
 // ScriptCall is one tool call of a scripted turn.
@@ -160,7 +165,8 @@ type Check struct {
 	// max_turns
 	MaxTurns int
 
-	withNode *yaml.Node
+	withNode  *yaml.Node
+	toolNodes []*yaml.Node // where each tool name of the check is written
 }
 
 // EffectiveMaxTurns is the case's bound on model calls.

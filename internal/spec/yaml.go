@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	yaml "go.yaml.in/yaml/v4"
 )
@@ -35,7 +36,7 @@ func parseYAML(data []byte, d *diags) *yaml.Node {
 			d.add(Error, 1, 1, "empty suite file: expected a mapping with version, agent and cases")
 			return nil
 		}
-		reportYAMLError(err, d)
+		reportYAMLError(err, data, d)
 		return nil
 	}
 	var second yaml.Node
@@ -43,7 +44,7 @@ func parseYAML(data []byte, d *diags) *yaml.Node {
 	case err == nil:
 		d.add(Error, second.Line, second.Column, "a suite file holds one YAML document; found a second one here")
 	case !errors.Is(err, io.EOF):
-		reportYAMLError(err, d)
+		reportYAMLError(err, data, d)
 		return nil
 	}
 	if doc.Kind == yaml.DocumentNode && len(doc.Content) == 1 {
@@ -53,58 +54,176 @@ func parseYAML(data []byte, d *diags) *yaml.Node {
 	return nil
 }
 
-func reportYAMLError(err error, d *diags) {
+func reportYAMLError(err error, data []byte, d *diags) {
 	var le *yaml.LoadError
 	var les *yaml.LoadErrors
 	switch {
 	case errors.As(err, &les):
 		for _, e := range les.Errors {
-			reportLoadError(e, d)
+			reportLoadError(e, data, d)
 		}
 	case errors.As(err, &le):
-		reportLoadError(le, d)
+		reportLoadError(le, data, d)
 	default:
 		d.add(Error, 1, 1, "yaml: %v", err)
 	}
 }
 
-func reportLoadError(le *yaml.LoadError, d *diags) {
+// unclosed names the constructs a file can end inside of, by the parser's
+// context message, with what closes them.
+var unclosed = map[string][2]string{
+	"while scanning a quoted scalar": {"quoted string", "closing quote"},
+	"while parsing a flow sequence":  {"flow sequence", "']'"},
+	"while parsing a flow mapping":   {"flow mapping", "'}'"},
+}
+
+func reportLoadError(le *yaml.LoadError, data []byte, d *diags) {
 	msg := strings.TrimPrefix(le.Message, "yaml: ")
+	line, col := le.Mark.Line, le.Mark.Column
+	ctx := le.ContextMark
+	hint := ""
+	switch {
+	case charAt(data, line, col) == '\t' &&
+		(strings.Contains(msg, "cannot start any token") || strings.Contains(msg, "tab character")):
+		d.add(Error, line, col, "yaml: found a tab in the indentation; YAML indents with spaces only")
+		return
+	case strings.Contains(msg, "mapping values are not allowed"):
+		hint = `; a plain value cannot contain ": " (quote it), or this line is indented wrongly`
+	case strings.Contains(msg, "did not find expected '-' indicator"), strings.Contains(msg, "did not find expected key"):
+		hint = "; check the indentation of this line"
+	case strings.HasPrefix(msg, "did not find expected ',' or '"):
+		hint = "; a ',' between entries or the closing bracket is missing"
+	case strings.HasPrefix(msg, "unknown anchor"):
+		hint = "; an alias (*name) must come after its anchor (&name)"
+	case strings.Contains(msg, "unknown escape character"):
+		hint = `; in double quotes a backslash starts an escape: write \\ or use single quotes`
+	}
+	if u, ok := unclosed[le.ContextMsg]; ok && ctx.Line > 0 && atEnd(data, line, col) {
+		// The end of the file is no place to point at: point at the opener.
+		d.add(Error, ctx.Line, ctx.Column, "yaml: this %s is never closed: the file ends before its %s", u[0], u[1])
+		return
+	}
 	if le.ContextMsg != "" {
 		msg += " (" + le.ContextMsg
-		if le.ContextMark.Line > 0 && le.ContextMark != le.Mark {
-			msg += " started at " + strconv.Itoa(le.ContextMark.Line) + ":" + strconv.Itoa(le.ContextMark.Column)
+		if ctx.Line > 0 && ctx != le.Mark {
+			msg += " started at " + strconv.Itoa(ctx.Line) + ":" + strconv.Itoa(ctx.Column)
 		}
 		msg += ")"
 	}
-	d.add(Error, le.Mark.Line, le.Mark.Column, "yaml: %s", msg)
+	d.add(Error, line, col, "yaml: %s%s", msg, hint)
+}
+
+// offset returns the byte offset of a 1-based line and column (in
+// characters) in data, or -1 when the position lies beyond the data.
+func offset(data []byte, line, col int) int {
+	if line < 1 || col < 1 {
+		return -1
+	}
+	i := 0
+	for l := 1; l < line; l++ {
+		nl := bytes.IndexByte(data[i:], '\n')
+		if nl < 0 {
+			return -1
+		}
+		i += nl + 1
+	}
+	for c := 1; c < col; c++ {
+		if i >= len(data) || data[i] == '\n' {
+			return -1
+		}
+		_, size := utf8.DecodeRune(data[i:])
+		i += size
+	}
+	return i
+}
+
+// charAt returns the byte at a position, or 0 when there is none.
+func charAt(data []byte, line, col int) byte {
+	if i := offset(data, line, col); i >= 0 && i < len(data) {
+		return data[i]
+	}
+	return 0
+}
+
+// atEnd reports whether only white space follows a position.
+func atEnd(data []byte, line, col int) bool {
+	i := offset(data, line, col)
+	return i < 0 || len(bytes.TrimSpace(data[i:])) == 0
 }
 
 // converter turns a YAML node tree into plain JSON values, reporting what
 // JSON cannot hold: duplicate keys, merge keys, non-finite numbers, binary.
 type converter struct {
 	d     *diags
-	nodes int
-	// values remembers the conversion of each node so that the decoder
-	// reads values without converting (and reporting) twice.
-	values map[*yaml.Node]any
+	nodes int  // values converted so far, counting each alias expansion
+	large bool // the document-too-large error is out
+	deep  bool // the nesting error is out
+	// anchored remembers the conversion of each anchored node, so that an
+	// alias neither converts (and reports) it again nor escapes the count
+	// of values (alias bombs).
+	anchored map[*yaml.Node]anchoredValue
+	// bad holds nodes the converter reported (a scalar JSON cannot hold,
+	// nesting too deep): later stages say nothing more of them.
+	bad map[*yaml.Node]bool
+	// merged holds mappings with a merge key (reported): keys they seem to
+	// miss may be in the merge, so later stages do not call them missing.
+	merged map[*yaml.Node]bool
+}
+
+type anchoredValue struct {
+	v    any
+	size int // values it expands to
+}
+
+func newConverter(d *diags) *converter {
+	return &converter{d: d}
+}
+
+// report reports a problem with a node and marks it bad.
+func (c *converter) report(n *yaml.Node, format string, args ...any) {
+	c.d.add(Error, n.Line, n.Column, format, args...)
+	c.markBad(n)
+}
+
+func (c *converter) markBad(n *yaml.Node) {
+	if c.bad == nil {
+		c.bad = map[*yaml.Node]bool{}
+	}
+	c.bad[n] = true
+}
+
+// isBad reports whether the converter already reported a problem with n.
+func (c *converter) isBad(n *yaml.Node) bool {
+	return c.bad[deref(n)]
+}
+
+// isMerged reports whether mapping n has a merge key.
+func (c *converter) isMerged(n *yaml.Node) bool {
+	return c.merged[deref(n)]
 }
 
 func (c *converter) convert(n *yaml.Node, depth int) any {
 	c.nodes++
 	if c.nodes > maxNodes {
-		if c.nodes == maxNodes+1 {
+		if !c.large {
+			c.large = true
 			c.d.add(Error, n.Line, n.Column, "document too large: more than %d values once aliases are expanded", maxNodes)
 		}
 		return nil
 	}
 	if depth > maxDepth {
-		c.d.add(Error, n.Line, n.Column, "nesting deeper than %d levels", maxDepth)
+		if !c.deep {
+			c.deep = true
+			c.d.add(Error, n.Line, n.Column, "nesting deeper than %d levels", maxDepth)
+		}
+		c.markBad(n)
 		return nil
 	}
-	if v, ok := c.values[n]; ok && n.Kind != yaml.AliasNode {
-		return v
+	if a, ok := c.anchored[n]; ok {
+		c.nodes += a.size // an alias expands to the whole value again
+		return a.v
 	}
+	start := c.nodes
 	var v any
 	switch n.Kind {
 	case yaml.AliasNode:
@@ -118,18 +237,22 @@ func (c *converter) convert(n *yaml.Node, depth int) any {
 		}
 	case yaml.MappingNode:
 		m := make(map[string]any, len(n.Content)/2)
-		first := map[string]*yaml.Node{}
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			k, val := n.Content[i], n.Content[i+1]
 			key, ok := c.key(k)
 			if !ok {
+				if isMerge(k) {
+					if c.merged == nil {
+						c.merged = map[*yaml.Node]bool{}
+					}
+					c.merged[n] = true
+				}
 				continue
 			}
-			if f, dup := first[key]; dup {
-				c.d.add(Error, k.Line, k.Column, "duplicate key %q (first at line %d)", key, f.Line)
+			if _, dup := m[key]; dup {
+				c.duplicate(n, i, key)
 				continue
 			}
-			first[key] = k
 			m[key] = c.convert(val, depth+1)
 		}
 		v = m
@@ -142,8 +265,36 @@ func (c *converter) convert(n *yaml.Node, depth int) any {
 	case yaml.ScalarNode:
 		v = c.scalar(n)
 	}
-	c.values[n] = v
+	if n.Anchor != "" {
+		if c.anchored == nil {
+			c.anchored = map[*yaml.Node]anchoredValue{}
+		}
+		c.anchored[n] = anchoredValue{v, c.nodes - start}
+	}
 	return v
+}
+
+// duplicate reports the key at n.Content[i], which an earlier key repeats.
+func (c *converter) duplicate(n *yaml.Node, i int, key string) {
+	k := n.Content[i]
+	for j := 0; j < i; j += 2 {
+		f := deref(n.Content[j])
+		if f == nil || f.Kind != yaml.ScalarNode || f.Value != key || isMerge(f) {
+			continue
+		}
+		f = n.Content[j]
+		if f.Line == k.Line {
+			c.d.add(Error, k.Line, k.Column, "duplicate key %q (first at column %d); remove one", key, f.Column)
+		} else {
+			c.d.add(Error, k.Line, k.Column, "duplicate key %q (first at line %d); remove one", key, f.Line)
+		}
+		return
+	}
+}
+
+func isMerge(k *yaml.Node) bool {
+	k = deref(k)
+	return k != nil && k.Kind == yaml.ScalarNode && k.ShortTag() == "!!merge"
 }
 
 func (c *converter) key(k *yaml.Node) (string, bool) {
@@ -154,14 +305,17 @@ func (c *converter) key(k *yaml.Node) (string, bool) {
 		c.d.add(Error, k.Line, k.Column, "mapping keys must be plain strings, not a %s", kindName(k))
 		return "", false
 	}
-	if k.ShortTag() == "!!merge" {
+	if isMerge(k) {
 		c.d.add(Error, k.Line, k.Column, "merge keys (<<) are not supported: write the keys out, or alias the whole value")
 		return "", false
 	}
 	return k.Value, true
 }
 
-var jsonNumber = regexp.MustCompile(`^-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?$`)
+var (
+	jsonNumber  = regexp.MustCompile(`^-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?$`)
+	leadingZero = regexp.MustCompile(`^[-+]?0[0-9_]+$`)
+)
 
 func (c *converter) scalar(n *yaml.Node) any {
 	switch n.ShortTag() {
@@ -170,7 +324,7 @@ func (c *converter) scalar(n *yaml.Node) any {
 	case "!!bool":
 		var b bool
 		if err := n.Decode(&b); err != nil {
-			c.d.add(Error, n.Line, n.Column, "invalid boolean %q", n.Value)
+			c.report(n, "invalid boolean %q: write true or false", n.Value)
 			return nil
 		}
 		return b
@@ -180,6 +334,9 @@ func (c *converter) scalar(n *yaml.Node) any {
 		}
 		var i int64
 		if err := n.Decode(&i); err == nil {
+			if n.Style == 0 && leadingZero.MatchString(n.Value) {
+				c.d.add(Warning, n.Line, n.Column, "%s is read as the number %d (a leading 0 makes it octal); quote it to keep the text", n.Value, i)
+			}
 			return json.Number(strconv.FormatInt(i, 10))
 		}
 		var u uint64
@@ -189,7 +346,7 @@ func (c *converter) scalar(n *yaml.Node) any {
 		if b, ok := new(big.Int).SetString(strings.ReplaceAll(n.Value, "_", ""), 0); ok {
 			return json.Number(b.String())
 		}
-		c.d.add(Error, n.Line, n.Column, "invalid integer %q", n.Value)
+		c.report(n, "invalid integer %q", n.Value)
 		return nil
 	case "!!float":
 		if jsonNumber.MatchString(n.Value) {
@@ -197,16 +354,16 @@ func (c *converter) scalar(n *yaml.Node) any {
 		}
 		var f float64
 		if err := n.Decode(&f); err != nil {
-			c.d.add(Error, n.Line, n.Column, "invalid number %q", n.Value)
+			c.report(n, "invalid number %q", n.Value)
 			return nil
 		}
 		if math.IsInf(f, 0) || math.IsNaN(f) {
-			c.d.add(Error, n.Line, n.Column, "%s is not a JSON number; quote it to make it a string", n.Value)
+			c.report(n, "%s is not a JSON number; quote it to make it a string", n.Value)
 			return nil
 		}
 		return json.Number(strconv.FormatFloat(f, 'g', -1, 64))
 	case "!!binary":
-		c.d.add(Error, n.Line, n.Column, "binary values (!!binary) are not supported; use a string")
+		c.report(n, "binary values (!!binary) are not supported; use a string")
 		return nil
 	}
 	// !!str, !!timestamp and any other tag: the text as written.

@@ -120,6 +120,12 @@ type Mismatch struct {
 
 // Diff counts how many leaves of the pattern v fails, and describes the
 // first failure in key order. It is for near-miss reports, not the hot path.
+//
+// A leaf is a scalar, or an empty mapping or array. A leaf under a key
+// the value lacks, or under a value of another type, fails. Arrays of
+// different lengths compare their common prefix element-wise; each
+// missing element counts its leaves and surplus elements count one. The
+// count is 0 exactly when Match(v) is true.
 func (p *Pattern) Diff(v any) (int, Mismatch) {
 	var first Mismatch
 	n := p.diff("$", v, true, &first)
@@ -127,7 +133,7 @@ func (p *Pattern) Diff(v any) (int, Mismatch) {
 }
 
 func (p *Pattern) diff(path string, v any, present bool, first *Mismatch) int {
-	miss := func(reason string) int {
+	note := func(reason string) {
 		if first.Path == "" {
 			first.Path = path
 			first.Expected = Truncate(Canonical(p.source), 200)
@@ -138,6 +144,9 @@ func (p *Pattern) diff(path string, v any, present bool, first *Mismatch) int {
 			}
 			first.Reason = reason
 		}
+	}
+	miss := func(reason string) int {
+		note(reason)
 		return p.leaves()
 	}
 	if !present {
@@ -160,11 +169,21 @@ func (p *Pattern) diff(path string, v any, present bool, first *Mismatch) int {
 		if !ok {
 			return miss("not an array")
 		}
-		if len(a) != len(p.elems) {
-			return miss("length " + strconv.Itoa(len(a)) + ", want " + strconv.Itoa(len(p.elems)))
-		}
 		n := 0
-		for i, e := range p.elems {
+		if len(a) != len(p.elems) {
+			// The length is what is reported; the count still compares
+			// the common prefix element-wise, so that [a, b] is closer to
+			// [a, b, c] (one leaf missing) than to [z] (one leaf differs,
+			// and one element too many).
+			note("length " + strconv.Itoa(len(a)) + ", want " + strconv.Itoa(len(p.elems)))
+			for _, e := range p.elems[min(len(a), len(p.elems)):] {
+				n += e.leaves()
+			}
+			if len(a) > len(p.elems) {
+				n++
+			}
+		}
+		for i, e := range p.elems[:min(len(a), len(p.elems))] {
 			n += e.diff(path+"["+strconv.Itoa(i)+"]", a[i], true, first)
 		}
 		return n
@@ -205,11 +224,13 @@ func PathKey(k string) string {
 	return b.String()
 }
 
+// isIdent reports whether a key reads unambiguously after a dot: ASCII
+// letters, digits, _ and -, starting with a letter or _.
 func isIdent(s string) bool {
 	for i, r := range s {
 		switch {
-		case r == '_' || r == '-' || (r >= 'a' && r <= 'z') || (r >= 'A' && r <= 'Z'):
-		case r >= '0' && r <= '9' && i > 0:
+		case r == '_' || (r >= 'a' && r <= 'z') || (r >= 'A' && r <= 'Z'):
+		case (r == '-' || (r >= '0' && r <= '9')) && i > 0:
 		default:
 			return false
 		}

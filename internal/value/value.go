@@ -12,8 +12,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/big"
-	"sort"
-	"strconv"
+	"slices"
 	"strings"
 	"unicode/utf8"
 )
@@ -36,6 +35,7 @@ func Parse(data []byte) (any, error) {
 // escaping: the form dryfire delivers to the model and writes to reports.
 func Canonical(v any) string {
 	var b strings.Builder
+	b.Grow(64)
 	write(&b, v)
 	return b.String()
 }
@@ -73,11 +73,12 @@ func write(b *strings.Builder, v any) {
 		}
 		b.WriteByte(']')
 	case map[string]any:
-		keys := make([]string, 0, len(x))
+		var buf [16]string // most objects are small: sort their keys without allocating
+		keys := buf[:0]
 		for k := range x {
 			keys = append(keys, k)
 		}
-		sort.Strings(keys)
+		slices.Sort(keys)
 		b.WriteByte('{')
 		for i, k := range keys {
 			if i > 0 {
@@ -195,20 +196,161 @@ func Equal(a, b any) bool {
 	return false
 }
 
-// NumberEqual compares two JSON numbers by value.
+// NumberEqual compares two JSON numbers by value, exactly: 1 == 1.0 ==
+// 1e0 == 10e-1, -0 == 0, and numbers that differ in any digit differ
+// however many digits they have. It compares digits and exponents without
+// arithmetic on the value, so it allocates nothing on ordinary numbers and
+// a huge exponent costs no more than its length. A text that is not a JSON
+// number (possible only through the Go API) equals only the same text.
 func NumberEqual(a, b json.Number) bool {
 	if a == b {
 		return true
 	}
-	fa, errA := strconv.ParseFloat(string(a), 64)
-	fb, errB := strconv.ParseFloat(string(b), 64)
-	if errA == nil && errB == nil && fa != fb {
-		// Rounding is monotonic: different floats mean different values.
+	da, okA := parseDecimal(string(a))
+	db, okB := parseDecimal(string(b))
+	if !okA || !okB {
 		return false
 	}
-	ra, okA := new(big.Rat).SetString(string(a))
-	rb, okB := new(big.Rat).SetString(string(b))
-	return okA && okB && ra.Cmp(rb) == 0
+	return da.equal(&db)
+}
+
+// decimal is a JSON number taken apart: its value is
+// ±0.D × 10^(exp + len(whole) − first), where D is the digits of
+// whole+frac from index first to last (the significant digits).
+type decimal struct {
+	neg         bool
+	whole, frac string // the digits before and after the point
+	first, last int    // significant digits, as indexes into whole+frac; first > last for zero
+	exp         string // the exponent as written after e/E, sign included; "" when none
+}
+
+func (d *decimal) digit(i int) byte {
+	if i < len(d.whole) {
+		return d.whole[i]
+	}
+	return d.frac[i-len(d.whole)]
+}
+
+func (d *decimal) zero() bool { return d.first > d.last }
+
+// parseDecimal splits a number written in JSON's grammar:
+// -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?
+func parseDecimal(s string) (decimal, bool) {
+	var d decimal
+	i := 0
+	if i < len(s) && s[i] == '-' {
+		d.neg = true
+		i++
+	}
+	start := i
+	for i < len(s) && isDigit(s[i]) {
+		i++
+	}
+	d.whole = s[start:i]
+	if len(d.whole) == 0 || (len(d.whole) > 1 && d.whole[0] == '0') {
+		return d, false
+	}
+	if i < len(s) && s[i] == '.' {
+		i++
+		start = i
+		for i < len(s) && isDigit(s[i]) {
+			i++
+		}
+		d.frac = s[start:i]
+		if len(d.frac) == 0 {
+			return d, false
+		}
+	}
+	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
+		i++
+		start = i
+		if i < len(s) && (s[i] == '+' || s[i] == '-') {
+			i++
+		}
+		digits := i
+		for i < len(s) && isDigit(s[i]) {
+			i++
+		}
+		if i == digits {
+			return d, false
+		}
+		d.exp = s[start:i]
+	}
+	if i != len(s) {
+		return d, false
+	}
+	n := len(d.whole) + len(d.frac)
+	d.first, d.last = n, -1
+	for j := 0; j < n; j++ {
+		if d.digit(j) != '0' {
+			d.first = j
+			break
+		}
+	}
+	for j := n - 1; j >= d.first; j-- {
+		if d.digit(j) != '0' {
+			d.last = j
+			break
+		}
+	}
+	return d, true
+}
+
+func isDigit(c byte) bool { return c >= '0' && c <= '9' }
+
+func (d *decimal) equal(e *decimal) bool {
+	if d.zero() || e.zero() {
+		return d.zero() && e.zero() // -0 == 0 == 0.0e7
+	}
+	if d.neg != e.neg || d.last-d.first != e.last-e.first {
+		return false
+	}
+	for i := 0; i <= d.last-d.first; i++ {
+		if d.digit(d.first+i) != e.digit(e.first+i) {
+			return false
+		}
+	}
+	// Same significant digits: equal when the point sits in the same place,
+	// exp(d) + shift(d) == exp(e) + shift(e).
+	shiftD, shiftE := int64(len(d.whole)-d.first), int64(len(e.whole)-e.first)
+	xd, okD := smallExp(d.exp)
+	xe, okE := smallExp(e.exp)
+	if okD && okE {
+		return xd+shiftD == xe+shiftE
+	}
+	bd, be := bigExp(d.exp), bigExp(e.exp)
+	bd.Add(bd, big.NewInt(shiftD))
+	be.Add(be, big.NewInt(shiftE))
+	return bd.Cmp(be) == 0
+}
+
+// smallExp reads an exponent that fits comfortably in an int64.
+func smallExp(s string) (int64, bool) {
+	neg := false
+	if s != "" && (s[0] == '+' || s[0] == '-') {
+		neg = s[0] == '-'
+		s = s[1:]
+	}
+	s = strings.TrimLeft(s, "0")
+	if len(s) > 17 {
+		return 0, false
+	}
+	var x int64
+	for i := 0; i < len(s); i++ {
+		x = x*10 + int64(s[i]-'0')
+	}
+	if neg {
+		x = -x
+	}
+	return x, true
+}
+
+func bigExp(s string) *big.Int {
+	x := new(big.Int)
+	if s != "" {
+		x.SetString(strings.TrimPrefix(s, "+"), 10)
+	}
+	return x
 }
 
 // TypeName names the JSON type of v the way error messages do.

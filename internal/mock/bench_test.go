@@ -1,0 +1,75 @@
+package mock
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/dryfire-dev/dryfire/internal/spec"
+	"github.com/dryfire-dev/dryfire/internal/tool"
+	"github.com/dryfire-dev/dryfire/internal/value"
+)
+
+// benchSet compiles n rules of one tool, each guarded by three keys. Every
+// rule agrees with the call on two keys (a number and a string) and only
+// the last agrees on the third, so each miss does the full comparison work
+// before failing.
+func benchSet(b *testing.B, n int) *Set {
+	b.Helper()
+	var src strings.Builder
+	src.WriteString("version: 1\nagent: {provider: script}\nmocks:\n  create_order:\n")
+	for i := range n {
+		fmt.Fprintf(&src, "    - when: {amount: 100, currency: EUR, sku: SKU-%d}\n      return: {ok: true, rule: %d}\n", i, i)
+	}
+	src.WriteString("cases:\n  - name: c\n    input: hi\n    script: [{text: done}]\n")
+	s, ds := spec.Parse("bench.dryfire.yaml", []byte(src.String()), nil)
+	if ds.HasErrors() {
+		b.Fatal(ds)
+	}
+	return Compile(s)
+}
+
+func benchArgs(n int) string {
+	return fmt.Sprintf(`{"amount":100,"currency":"EUR","sku":"SKU-%d","note":"deliver before noon"}`, n-1)
+}
+
+// BenchmarkMatch is rule selection alone: the arguments parsed once, the
+// matching rule last of n.
+func BenchmarkMatch(b *testing.B) {
+	for _, n := range []int{10, 100, 1000} {
+		b.Run(fmt.Sprintf("rules=%d", n), func(b *testing.B) {
+			set := benchSet(b, n)
+			args, err := value.Parse([]byte(benchArgs(n)))
+			if err != nil {
+				b.Fatal(err)
+			}
+			want := set.tools["create_order"][n-1]
+			b.ReportAllocs()
+			for b.Loop() {
+				if set.match("create_order", args) != want {
+					b.Fatal("wrong rule")
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkSessionCall is a whole call: parse the JSON arguments, select
+// the rule, and record the call, with the matching rule last of 10.
+func BenchmarkSessionCall(b *testing.B) {
+	set := benchSet(b, 10)
+	c := tool.Call{ID: "call_1", Name: "create_order", Args: benchArgs(10), Turn: 1}
+	ctx := context.Background()
+	s := NewSession(set, nil)
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		if i++; i%1024 == 0 {
+			s = NewSession(set, nil) // keep the record from growing without bound
+		}
+		if r := s.Call(ctx, c); r.Outcome != tool.Return {
+			b.Fatal(r.Content)
+		}
+	}
+}

@@ -1,0 +1,63 @@
+package spec
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+)
+
+// largeSuite generates a suite of cases × 3 scripted tool calls, 3 tools
+// with 6 rules each (suite level) and 3 checks per case.
+func largeSuite(cases int) []byte {
+	var b strings.Builder
+	b.WriteString("version: 1\nname: large\nagent:\n  provider: script\n  system: You are a support agent.\n  max_turns: 8\n")
+	tools := []string{"lookup_order", "issue_refund", "find_coupon"}
+	b.WriteString("tools:\n")
+	for _, t := range tools {
+		fmt.Fprintf(&b, "  %s:\n    description: The %s tool.\n    input_schema:\n      type: object\n      properties: {order_id: {type: string}, amount: {type: number}, note: {type: string}}\n      required: [order_id]\n", t, t)
+	}
+	b.WriteString("mocks:\n")
+	for _, t := range tools {
+		fmt.Fprintf(&b, "  %s:\n", t)
+		for r := range 4 {
+			fmt.Fprintf(&b, "    - when: {order_id: A-%d, amount: %d.5}\n      return: {ok: true, tier: gold, total: %d, items: [a, b, c]}\n", r, r, r*10)
+		}
+		b.WriteString("    - when: {order_id: B-1}\n      sequence:\n        - error: timeout\n        - return: {ok: true}\n")
+		b.WriteString("    - return: {tier: standard}\n")
+	}
+	b.WriteString("cases:\n")
+	for i := range cases {
+		fmt.Fprintf(&b, "  - name: case %d\n    input: Please look at order A-%d.\n    script:\n", i, i)
+		for _, t := range tools {
+			fmt.Fprintf(&b, "      - tool_calls: [{name: %s, args: {order_id: A-%d, amount: %d.5}}]\n", t, i%4, i%4)
+		}
+		fmt.Fprintf(&b, "      - text: Order A-%d is done.\n", i)
+		fmt.Fprintf(&b, "    expect:\n      - called: {tool: lookup_order, with: {order_id: A-%d}, times: 1}\n      - order: [lookup_order, issue_refund, find_coupon]\n      - output: {contains: done, regex: 'A-\\d+'}\n", i%4)
+	}
+	return []byte(b.String())
+}
+
+func TestLargeSuite(t *testing.T) {
+	s, ds := Parse("large.dryfire.yaml", largeSuite(50), nil)
+	if len(ds) > 0 {
+		t.Fatalf("unexpected diagnostics:\n%v", ds)
+	}
+	if len(s.Cases) != 50 || len(s.Mocks["find_coupon"]) != 6 || len(s.Cases[49].Expect) != 3 || len(s.Cases[0].Script) != 4 {
+		t.Errorf("suite has the wrong shape: %d cases", len(s.Cases))
+	}
+}
+
+// BenchmarkParseLarge parses 1,000 cases × 3 tool calls (3 tools, 6 rules
+// each, 3 checks per case): dryfire validate of such a suite should take
+// well under 100 ms.
+func BenchmarkParseLarge(b *testing.B) {
+	data := largeSuite(1000)
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	for b.Loop() {
+		_, ds := Parse("large.dryfire.yaml", data, nil)
+		if len(ds) > 0 {
+			b.Fatal(ds)
+		}
+	}
+}

@@ -1,0 +1,84 @@
+package suggest
+
+import "testing"
+
+func TestClosest(t *testing.T) {
+	keys := []string{"agent", "cases", "description", "mocks", "name", "tools", "version"}
+	providers := []string{"anthropic", "openai", "openai-responses", "openai-compatible", "script"}
+	tests := []struct {
+		s          string
+		candidates []string
+		want       string
+	}{
+		{"nmae", keys, "name"},              // swap of neighbours: one edit
+		{"verison", keys, "version"},        // swap
+		{"case", keys, "cases"},             // insertion
+		{"toolss", keys, "tools"},           // deletion
+		{"mocsk", keys, "mocks"},            // swap at the end
+		{"descripton", keys, "description"}, // long words allow more edits
+		{"descrptn", keys, "description"},   // three edits, limit 3
+		{"dscrpt", keys, ""},                // five edits: too far
+		{"Name", keys, "name"},              // case does not count
+		{"NAME", keys, "name"},
+		{"name", keys, "name"}, // an exact match is its own closest
+		{"colour", keys, ""},
+		{"temperature", keys, ""},
+		{"antropic", providers, "anthropic"},
+		{"openai-compatable", providers, "openai-compatible"},
+		{"open-ai", providers, "openai"},
+		{"scrip", providers, "script"},
+		{"gemini", providers, ""},
+		{"ab", []string{"ac", "ad"}, "ac"},                 // ties: the first candidate
+		{"abcdef", []string{"abcxyz", "abcdxy"}, "abcdxy"}, // the nearest wins, not the first
+		{"x", []string{"y"}, "y"},                          // short words still allow one edit
+		{"xy", []string{"ab"}, ""},
+		{"naïve", []string{"naive"}, "naive"}, // runes, not bytes
+		{"日本", []string{"日本語"}, "日本語"},
+		{"anything", nil, ""},
+		{"anything", []string{}, ""},
+	}
+	for _, tt := range tests {
+		if got := Closest(tt.s, tt.candidates); got != tt.want {
+			t.Errorf("Closest(%q, %q) = %q, want %q", tt.s, tt.candidates, got, tt.want)
+		}
+	}
+}
+
+func TestDidYouMean(t *testing.T) {
+	tests := []struct{ s, want string }{
+		{"nmae", ` (did you mean "name"?)`},
+		{"name", ""}, // nothing to suggest for a word that is right
+		{"Name", ` (did you mean "name"?)`},
+		{"colour", ""},
+	}
+	for _, tt := range tests {
+		if got := DidYouMean(tt.s, []string{"name", "version"}); got != tt.want {
+			t.Errorf("DidYouMean(%q) = %q, want %q", tt.s, got, tt.want)
+		}
+	}
+}
+
+func TestEditDistance(t *testing.T) {
+	tests := []struct {
+		a, b string
+		want int
+	}{
+		{"", "", 0},
+		{"", "abc", 3},
+		{"abc", "", 3},
+		{"abc", "abc", 0},
+		{"abc", "acb", 1}, // a swap is one edit
+		{"ca", "abc", 3},  // optimal string alignment, not full Damerau
+		{"kitten", "sitting", 3},
+		{"flaw", "lawn", 2},
+		{"héllo", "hello", 1},
+	}
+	for _, tt := range tests {
+		if got := editDistance(tt.a, tt.b); got != tt.want {
+			t.Errorf("editDistance(%q, %q) = %d, want %d", tt.a, tt.b, got, tt.want)
+		}
+		if got := editDistance(tt.b, tt.a); got != tt.want {
+			t.Errorf("editDistance(%q, %q) = %d, want %d (symmetric)", tt.b, tt.a, got, tt.want)
+		}
+	}
+}
