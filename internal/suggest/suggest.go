@@ -14,7 +14,8 @@ func Closest(s string, candidates []string) string {
 	for _, c := range candidates {
 		d := editDistance(strings.ToLower(s), strings.ToLower(c))
 		limit := max(1, min(3, len(c)/3))
-		if d <= limit && (bestD < 0 || d < bestD) {
+		// d < len(c): replacing every letter of a short word is no typo.
+		if d <= limit && d < len([]rune(c)) && (bestD < 0 || d < bestD) {
 			best, bestD = c, d
 		}
 	}

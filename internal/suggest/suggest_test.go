@@ -10,6 +10,8 @@ func TestClosest(t *testing.T) {
 		candidates []string
 		want       string
 	}{
+		{"a", []string{"b", "c"}, ""},       // one-letter names: no suggestion
+		{"ab", []string{"b"}, ""},           // would replace the whole word
 		{"nmae", keys, "name"},              // swap of neighbours: one edit
 		{"verison", keys, "version"},        // swap
 		{"case", keys, "cases"},             // insertion
@@ -30,7 +32,7 @@ func TestClosest(t *testing.T) {
 		{"gemini", providers, ""},
 		{"ab", []string{"ac", "ad"}, "ac"},                 // ties: the first candidate
 		{"abcdef", []string{"abcxyz", "abcdxy"}, "abcdxy"}, // the nearest wins, not the first
-		{"x", []string{"y"}, "y"},                          // short words still allow one edit
+		{"ix", []string{"id"}, "id"},                       // two-letter words allow one edit
 		{"xy", []string{"ab"}, ""},
 		{"naïve", []string{"naive"}, "naive"}, // runes, not bytes
 		{"日本", []string{"日本語"}, "日本語"},
