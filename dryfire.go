@@ -133,7 +133,7 @@ func (p *Project) Run(ctx context.Context, opts RunOptions) (*Report, error) {
 	if opts.Filter != "" {
 		re, err := regexp.Compile(opts.Filter)
 		if err != nil {
-			return nil, fmt.Errorf("invalid --filter: %w", err)
+			return nil, fmt.Errorf("invalid filter %q: %w", opts.Filter, err)
 		}
 		ro.Filter = re
 	}

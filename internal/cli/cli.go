@@ -10,12 +10,15 @@ import (
 	"os"
 	"os/signal"
 	"runtime/debug"
+	"strings"
 	"syscall"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"golang.org/x/term"
 
 	"github.com/dryfire-dev/dryfire/internal/report"
+	"github.com/dryfire-dev/dryfire/internal/suggest"
 )
 
 // Version is the dryfire version, set at build time with -ldflags.
@@ -23,8 +26,9 @@ var Version = "0.1.0-dev"
 
 // exitError carries an exit code with the error to print.
 type exitError struct {
-	code int
-	err  error // nil: nothing more to print
+	code  int
+	err   error // nil: nothing more to print
+	usage bool  // point at --help after the message
 }
 
 func (e *exitError) Error() string {
@@ -34,8 +38,10 @@ func (e *exitError) Error() string {
 	return e.err.Error()
 }
 
+// usageErr is a mistake in the command line: exit 2, with a pointer to
+// the command's help.
 func usageErr(format string, args ...any) error {
-	return &exitError{code: report.ExitUsage, err: fmt.Errorf(format, args...)}
+	return &exitError{code: report.ExitUsage, err: fmt.Errorf(format, args...), usage: true}
 }
 
 // env is what a command may touch of the outside world.
@@ -45,10 +51,18 @@ type env struct {
 	getenv         func(string) string
 }
 
-// isTerminal reports whether w is a terminal.
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	return ok && term.IsTerminal(int(f.Fd()))
+// terminalWidth returns w's width in columns when w is a terminal that
+// can redraw a line in place (not TERM=dumb), and ok.
+func (e *env) terminalWidth(w io.Writer) (width int, ok bool) {
+	f, isFile := w.(*os.File)
+	if !isFile || !term.IsTerminal(int(f.Fd())) || e.getenv("TERM") == "dumb" {
+		return 0, false
+	}
+	width, _, err := term.GetSize(int(f.Fd()))
+	if err != nil || width <= 0 {
+		width = 80
+	}
+	return width, true
 }
 
 // Main runs the command line and returns the exit code.
@@ -60,27 +74,72 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	// The first Ctrl-C stops the run gracefully (cases not started are
+	// skipped, reports are written); a second one kills the process.
+	context.AfterFunc(ctx, stop)
 	e := &env{stdin: stdin, stdout: stdout, stderr: stderr, getenv: os.Getenv}
 	root := newRootCommand(e)
 	root.SetArgs(args)
 	root.SetIn(stdin)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	err := root.ExecuteContext(ctx)
+	cmd, err := root.ExecuteContextC(ctx)
 	if err == nil {
 		return 0
 	}
 	var ee *exitError
-	if errors.As(err, &ee) {
-		if ee.err != nil {
-			fmt.Fprintln(stderr, "dryfire:", ee.err)
-		}
-		return ee.code
+	if !errors.As(err, &ee) {
+		// Anything cobra itself rejects (an unknown flag or command, a
+		// flag value of the wrong type) is a usage error.
+		ee = &exitError{code: report.ExitUsage, err: cobraError(root, cmd, args, err), usage: true}
 	}
-	// Anything cobra itself rejects (unknown flag or command) is usage.
-	fmt.Fprintln(stderr, "dryfire:", err)
-	fmt.Fprintln(stderr, "Run 'dryfire --help' for usage.")
-	return report.ExitUsage
+	if ee.err != nil {
+		fmt.Fprintln(stderr, "dryfire:", ee.err)
+	}
+	if ee.usage {
+		fmt.Fprintf(stderr, "Run '%s --help' for usage.\n", cmd.CommandPath())
+	}
+	return ee.code
+}
+
+// cobraError rewords what cobra and pflag reject, with a did-you-mean.
+func cobraError(root, cmd *cobra.Command, args []string, err error) error {
+	var notExist *pflag.NotExistError
+	var invalid *pflag.InvalidValueError
+	switch {
+	case errors.As(err, &notExist):
+		name := notExist.GetSpecifiedName()
+		if name == "" || len(name) == 1 {
+			return fmt.Errorf("unknown flag -%s for %q", notExist.GetSpecifiedShortnames(), cmd.CommandPath())
+		}
+		var names []string
+		cmd.Flags().VisitAll(func(f *pflag.Flag) { names = append(names, f.Name) })
+		hint := ""
+		if m := suggest.Closest(name, names); m != "" {
+			hint = fmt.Sprintf(" (did you mean --%s?)", m)
+		}
+		return fmt.Errorf("unknown flag --%s for %q%s", name, cmd.CommandPath(), hint)
+	case errors.As(err, &invalid):
+		f := invalid.GetFlag()
+		want := ""
+		if f.Value.Type() == "int" {
+			want = ": want a whole number"
+		}
+		return fmt.Errorf("invalid value %q for --%s%s", invalid.GetValue(), f.Name, want)
+	case cmd == root && strings.HasPrefix(err.Error(), "unknown command "):
+		var names []string
+		for _, c := range root.Commands() {
+			if c.IsAvailableCommand() {
+				names = append(names, c.Name())
+			}
+		}
+		for _, a := range args {
+			if !strings.HasPrefix(a, "-") {
+				return fmt.Errorf("unknown command %q%s; the commands are %s", a, suggest.DidYouMean(a, names), strings.Join(names, ", "))
+			}
+		}
+	}
+	return err
 }
 
 func newRootCommand(e *env) *cobra.Command {
@@ -89,18 +148,79 @@ func newRootCommand(e *env) *cobra.Command {
 		Short: "Test LLM agents offline, deterministically and fast",
 		Long: `dryfire tests LLM agents offline, deterministically and fast.
 
-Every tool the agent calls is a deterministic mock; the model is either the
-offline script model or a real one. A suite (*.dryfire.yaml) declares the
-agent, its tools, the mocks and cases with checks.
+Every tool the agent calls is a deterministic mock; the model is the
+offline script model (real providers are coming). A suite (*.dryfire.yaml)
+declares the agent, its tools, the mocks and cases with checks.
 
 Exit status: 0 all cases passed; 1 a case failed; 2 a spec or usage error
-(nothing ran); 3 only infrastructure errors.`,
-		Version:           Version,
-		SilenceErrors:     true,
-		SilenceUsage:      true,
-		CompletionOptions: cobra.CompletionOptions{HiddenDefaultCmd: true},
+(nothing ran); 3 only infrastructure errors; 130 interrupted.`,
+		Example: `  dryfire validate examples/quickstart
+  dryfire run examples/quickstart
+  dryfire run suites/ --json report.json --junit junit.xml
+  dryfire schema > suite.schema.json`,
+		Version:            Version,
+		SilenceErrors:      true,
+		SilenceUsage:       true,
+		DisableSuggestions: true, // cobraError says it on one line
+		CompletionOptions:  cobra.CompletionOptions{HiddenDefaultCmd: true},
 	}
 	root.SetVersionTemplate("dryfire {{.Version}}\n")
+	root.SetUsageFunc(usage)
 	root.AddCommand(newRunCommand(e), newValidateCommand(e), newSchemaCommand(e))
 	return root
+}
+
+// paths is the Args check of run and validate: at least one path.
+func paths(cmd *cobra.Command, args []string) error {
+	if len(args) == 0 {
+		return usageErr("%s needs at least one suite file or directory, e.g. %s examples/quickstart", cmd.Name(), cmd.CommandPath())
+	}
+	return nil
+}
+
+// noArgs is the Args check of commands that take none.
+func noArgs(cmd *cobra.Command, args []string) error {
+	if len(args) > 0 {
+		return usageErr("%s takes no arguments, got %q", cmd.Name(), args[0])
+	}
+	return nil
+}
+
+// usageWidth is the width flag descriptions are wrapped to in help.
+const usageWidth = 80
+
+// usage is cobra's usage text with the flag descriptions wrapped to 80
+// columns, so that help reads in any terminal.
+func usage(c *cobra.Command) error {
+	var b strings.Builder
+	b.WriteString("Usage:")
+	if c.Runnable() {
+		fmt.Fprintf(&b, "\n  %s", c.UseLine())
+	}
+	if c.HasAvailableSubCommands() {
+		fmt.Fprintf(&b, "\n  %s [command]", c.CommandPath())
+	}
+	if c.HasExample() {
+		fmt.Fprintf(&b, "\n\nExamples:\n%s", c.Example)
+	}
+	if c.HasAvailableSubCommands() {
+		b.WriteString("\n\nCommands:")
+		for _, sub := range c.Commands() {
+			if sub.IsAvailableCommand() || sub.Name() == "help" {
+				fmt.Fprintf(&b, "\n  %-*s %s", sub.NamePadding(), sub.Name(), sub.Short)
+			}
+		}
+	}
+	if c.HasAvailableLocalFlags() {
+		fmt.Fprintf(&b, "\n\nFlags:\n%s", strings.TrimRight(c.LocalFlags().FlagUsagesWrapped(usageWidth), " \n"))
+	}
+	if c.HasAvailableInheritedFlags() {
+		fmt.Fprintf(&b, "\n\nGlobal flags:\n%s", strings.TrimRight(c.InheritedFlags().FlagUsagesWrapped(usageWidth), " \n"))
+	}
+	if c.HasAvailableSubCommands() {
+		fmt.Fprintf(&b, "\n\nRun '%s COMMAND --help' for more about a command.", c.CommandPath())
+	}
+	b.WriteByte('\n')
+	_, err := io.WriteString(c.OutOrStderr(), b.String())
+	return err
 }

@@ -3,6 +3,11 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"regexp/syntax"
 
 	"github.com/spf13/cobra"
 
@@ -11,8 +16,6 @@ import (
 	"github.com/dryfire-dev/dryfire/internal/report"
 	"github.com/dryfire-dev/dryfire/internal/runner"
 )
-
-var cobraNoArgs = cobra.NoArgs
 
 type runOptions struct {
 	filter      string
@@ -25,36 +28,46 @@ type runOptions struct {
 func newRunCommand(e *env) *cobra.Command {
 	var o runOptions
 	cmd := &cobra.Command{
-		Use:   "run PATH...",
-		Short: "Run suites and report each case",
+		Use:   "run PATH... [flags]",
+		Short: "Validate suites, then run every case and report each one",
 		Long: `Validate, then run every case of the suites at PATH.
 
 PATH is a suite file or a directory, searched for *.dryfire.yaml and
-*.dryfire.yml files. Cases run concurrently, each with its own mock state;
-results never depend on the order they finish in. On a terminal a status
-line shows progress and only cases that did not pass are printed; in a log
-there is one line per case, in suite order. The last line is always
-"N passed, N failed" (then errors and skipped cases, when any).
-NO_COLOR turns colours off.
+*.dryfire.yml files (in lexical order; hidden directories and node_modules
+are skipped). If any suite has an error, every problem is printed as
+FILE:LINE:COL: message and nothing runs; warnings are printed to standard
+error and the run goes on.
 
-Exit status: 0 all cases passed; 1 a case failed (or erred through the
-suite or the agent); 2 a spec or usage error, nothing ran; 3 only
-infrastructure errors; 130 interrupted.`,
+Cases run concurrently, each with its own mock state; results never depend
+on the order they finish in. On a terminal a status line shows progress and
+only cases that did not pass are printed; in a log there is one line per
+case, in suite order, with the details of every case that did not pass. The
+last line is always "N passed, N failed" (then errors and skipped cases,
+when any). NO_COLOR turns colours off.
+
+Exit status: 0 all cases passed (skipped cases allowed); 1 a case failed,
+or erred through the suite or the agent; 2 a spec or usage error, nothing
+ran; 3 only infrastructure errors; 130 interrupted (Ctrl-C: cases not
+started are reported as skipped; a second Ctrl-C stops at once).`,
 		Example: `  dryfire run examples/quickstart
-  dryfire run suites/ --filter 'refund' --concurrency 16
+  dryfire run suites/ --filter 'refund|coupon'       # cases whose name matches
+  dryfire run suites/ -j 1                           # one case at a time
   dryfire run suites/ --json report.json --junit junit.xml
-  dryfire run suites/ --json - | jq .summary`,
-		Args: cobra.MinimumNArgs(1),
+  dryfire run suites/ --json - | jq .summary         # text goes to stderr
+  dryfire run suites/ -v                             # show passing checks too`,
+		Args: paths,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runRun(cmd, e, o, args)
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.filter, "filter", "", "run only cases whose name matches this regular expression, e.g. --filter 'refund|coupon'")
-	f.IntVarP(&o.concurrency, "concurrency", "j", runner.DefaultConcurrency, "how many cases run at once, e.g. -j 1 to run them one by one")
-	f.StringVar(&o.jsonOut, "json", "", "write the JSON report to FILE, or to standard output with '-' (then the text output goes to standard error)")
-	f.StringVar(&o.junitOut, "junit", "", "write a JUnit XML report to FILE, for CI test tabs, e.g. --junit junit.xml")
-	f.BoolVarP(&o.verbose, "verbose", "v", false, "print the checks of passing cases too")
+	f.SortFlags = false
+	// A `word` in a usage string names the flag's value in the help.
+	f.StringVar(&o.filter, "filter", "", "run only the cases whose name matches the regular expression `RE` (Go RE2 syntax), e.g. --filter 'refund|coupon'; the others are left out of the report")
+	f.IntVarP(&o.concurrency, "concurrency", "j", runner.DefaultConcurrency, "run `N` cases at once; results never depend on it, e.g. -j 1 to run them one by one")
+	f.StringVar(&o.jsonOut, "json", "", "write the JSON report to `FILE`, or to standard output with '-' (the text then goes to standard error), e.g. --json report.json")
+	f.StringVar(&o.junitOut, "junit", "", "write a JUnit XML report to `FILE` for CI test tabs, e.g. --junit junit.xml")
+	f.BoolVarP(&o.verbose, "verbose", "v", false, "also print the checks of passing cases, each with its message")
 	return cmd
 }
 
@@ -62,12 +75,30 @@ func runRun(cmd *cobra.Command, e *env, o runOptions, args []string) error {
 	if o.concurrency < 1 {
 		return usageErr("--concurrency must be at least 1, got %d", o.concurrency)
 	}
-	if o.jsonOut == "-" && o.junitOut == "-" {
-		return usageErr("--json and --junit cannot both write to standard output")
+	if w := stdWriter(e, o.jsonOut); w != nil && w == stdWriter(e, o.junitOut) {
+		return usageErr("--json and --junit cannot both write to standard %s", map[bool]string{true: "output", false: "error"}[w == e.stdout])
 	}
+	if o.jsonOut != "" && o.jsonOut == o.junitOut {
+		return usageErr("--json and --junit both write to %s; give each its own file", o.jsonOut)
+	}
+	// Check the report destinations now: finding out after the run that
+	// a report cannot be written wastes the run.
+	for _, d := range []struct{ flag, dest string }{{"json", o.jsonOut}, {"junit", o.junitOut}} {
+		if err := checkDest(d.dest); err != nil {
+			return usageErr("--%s %s: %v; nothing ran", d.flag, d.dest, err)
+		}
+	}
+	if o.filter != "" {
+		if _, err := regexp.Compile(o.filter); err != nil {
+			return usageErr("--filter %q is not a valid regular expression: %v", o.filter, regexpProblem(err))
+		}
+	}
+	// A report on standard output moves the text to standard error.
 	text := e.stdout
-	if o.jsonOut == "-" {
-		text = e.stderr
+	for _, dest := range []string{o.jsonOut, o.junitOut} {
+		if stdWriter(e, dest) == e.stdout {
+			text = e.stderr
+		}
 	}
 	p, err := dryfire.Load(args...)
 	var ds dryfire.Diagnostics
@@ -85,51 +116,158 @@ func runRun(cmd *cobra.Command, e *env, o runOptions, args []string) error {
 	for _, d := range p.Warnings {
 		fmt.Fprintln(e.stderr, d)
 	}
-	terminal := isTerminal(text)
+	width, terminal := e.terminalWidth(text)
 	printer := dryfire.NewTextPrinter(text, dryfire.TextOptions{
 		Terminal: terminal,
 		Color:    terminal && e.getenv("NO_COLOR") == "",
 		Verbose:  o.verbose,
+		Width:    width,
 	})
+	progress := &noneSelected{next: printer}
 	ctx := cmd.Context()
-	rep, err := p.Run(ctx, dryfire.RunOptions{Concurrency: o.concurrency, Filter: o.filter, Progress: printer})
+	rep, err := p.Run(ctx, dryfire.RunOptions{Concurrency: o.concurrency, Filter: o.filter, Progress: progress})
 	if err != nil {
-		return &exitError{code: report.ExitUsage, err: err}
+		// A suite this build cannot run (a real provider): nothing ran.
+		return &exitError{code: report.ExitUsage, err: fmt.Errorf("%w; nothing ran", err)}
+	}
+	if progress.none && o.filter != "" {
+		return usageErr("--filter %q matches none of the %s; nothing ran", o.filter, count(p.CaseCount(), "case"))
 	}
 	printer.Finish(rep)
+	code := rep.ExitCode()
 	if err := writeReports(e, rep, o); err != nil {
-		return &exitError{code: report.ExitInfra, err: err}
+		fmt.Fprintln(e.stderr, "dryfire:", err)
+		if code == report.ExitOK {
+			code = report.ExitInfra
+		}
 	}
 	if ctx.Err() != nil {
-		return &exitError{code: report.ExitStopped, err: errors.New("interrupted")}
+		return &exitError{code: report.ExitStopped, err: errors.New("interrupted; the cases not started are reported as skipped")}
 	}
-	if code := rep.ExitCode(); code != 0 {
+	if code != 0 {
 		return &exitError{code: code}
 	}
 	return nil
 }
 
-func writeReports(e *env, rep *dryfire.Report, o runOptions) error {
-	write := func(dest string, render func() ([]byte, error)) error {
-		data, err := render()
-		if err != nil {
-			return err
-		}
-		if dest == "-" {
-			_, err := e.stdout.Write(data)
-			return err
-		}
-		return atomicfile.Write(dest, data, 0o644)
+// noneSelected passes progress on, except a run of no case at all: that
+// is a filter that matched nothing, which is reported as a usage error
+// rather than as "0 passed, 0 failed".
+type noneSelected struct {
+	next dryfire.Progress
+	none bool
+}
+
+func (p *noneSelected) Start(total int) {
+	if total == 0 {
+		p.none = true
+		return
 	}
+	p.next.Start(total)
+}
+
+func (p *noneSelected) CaseStarted(i int, suite, name string) { p.next.CaseStarted(i, suite, name) }
+func (p *noneSelected) CaseDone(i int, c *dryfire.CaseResult) { p.next.CaseDone(i, c) }
+
+// checkDest reports why a report could not be written to dest: its
+// directory is missing or not writable, or dest is a directory.
+func checkDest(dest string) error {
+	if dest == "" || dest == "-" {
+		return nil
+	}
+	if st, err := os.Stat(dest); err == nil {
+		if st.IsDir() {
+			return errors.New("that is a directory, not a file")
+		}
+		if !st.Mode().IsRegular() {
+			return nil // a device or a pipe, such as /dev/stdout
+		}
+	}
+	dir := filepath.Dir(dest)
+	st, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return fmt.Errorf("directory %s does not exist", dir)
+	case err != nil:
+		return err
+	case !st.IsDir():
+		return fmt.Errorf("%s is not a directory", dir)
+	}
+	// The report is written to a temporary file beside dest, then renamed:
+	// try that now.
+	f, err := os.CreateTemp(dir, ".dryfire-check-*")
+	if err != nil {
+		return fmt.Errorf("cannot create files in %s: %w", dir, errors.Unwrap(err))
+	}
+	f.Close()
+	os.Remove(f.Name())
+	return nil
+}
+
+func writeReports(e *env, rep *dryfire.Report, o runOptions) error {
 	if o.jsonOut != "" {
-		if err := write(o.jsonOut, rep.JSON); err != nil {
+		if err := writeReport(e, o.jsonOut, rep.JSON); err != nil {
 			return fmt.Errorf("writing the JSON report: %w", err)
 		}
 	}
 	if o.junitOut != "" {
-		if err := write(o.junitOut, rep.JUnit); err != nil {
+		if err := writeReport(e, o.junitOut, rep.JUnit); err != nil {
 			return fmt.Errorf("writing the JUnit report: %w", err)
 		}
 	}
 	return nil
+}
+
+// writeReport writes a report to dest: standard output for "-", else a
+// file replaced atomically. A dest that is not a plain file (a symlink, a
+// device, a pipe) is written through, never replaced: --json /dev/stdout
+// must not swap the /dev/stdout link for a file.
+func writeReport(e *env, dest string, render func() ([]byte, error)) error {
+	data, err := render()
+	if err != nil {
+		return err
+	}
+	if w := stdWriter(e, dest); w != nil {
+		_, err := w.Write(data)
+		return err
+	}
+	if fi, err := os.Lstat(dest); err == nil && !fi.Mode().IsRegular() {
+		return os.WriteFile(dest, data, 0o644)
+	}
+	return atomicfile.Write(dest, data, 0o644)
+}
+
+// stdWriter returns our standard output or error when dest is "-" or names
+// the same file (/dev/stdout, /dev/fd/2, the file stdout is redirected
+// to): writing there through a new descriptor would overwrite what was
+// written before.
+func stdWriter(e *env, dest string) io.Writer {
+	if dest == "" {
+		return nil
+	}
+	if dest == "-" {
+		return e.stdout
+	}
+	st, err := os.Stat(dest)
+	if err != nil {
+		return nil
+	}
+	for _, w := range []io.Writer{e.stdout, e.stderr} {
+		if f, ok := w.(*os.File); ok {
+			if fst, err := f.Stat(); err == nil && os.SameFile(st, fst) {
+				return w
+			}
+		}
+	}
+	return nil
+}
+
+// regexpProblem is what is wrong with a regular expression, without the
+// "error parsing regexp:" prefix that repeats what the caller says.
+func regexpProblem(err error) string {
+	var se *syntax.Error
+	if errors.As(err, &se) {
+		return fmt.Sprintf("%s in %q", se.Code, se.Expr)
+	}
+	return err.Error()
 }

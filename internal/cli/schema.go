@@ -16,7 +16,7 @@ point a suite at it with a first line such as
 
   # yaml-language-server: $schema=./suite.schema.json`,
 		Example: `  dryfire schema > suite.schema.json`,
-		Args:    cobraNoArgs,
+		Args:    noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			_, err := e.stdout.Write(schema.Suite)
 			return err

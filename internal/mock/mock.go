@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/dryfire-dev/dryfire/internal/passthrough"
 	"github.com/dryfire-dev/dryfire/internal/spec"
 	"github.com/dryfire-dev/dryfire/internal/suggest"
 	"github.com/dryfire-dev/dryfire/internal/tool"
@@ -124,9 +125,10 @@ func (s *Set) match(name string, args any) *rule {
 	return nil
 }
 
-// Impl runs passthrough code for an impl outcome.
+// Impl runs passthrough code for an impl outcome. It never fails: every
+// problem comes back as an error result.
 type Impl interface {
-	Call(ctx context.Context, ref string, args string, timeout time.Duration) (content string, isError bool)
+	Call(ctx context.Context, req passthrough.Request) passthrough.Result
 }
 
 // Session holds one case's mock state: sequence positions and the record
@@ -135,6 +137,9 @@ type Impl interface {
 type Session struct {
 	set  *Set
 	impl Impl
+	// Label names the case in passthrough messages (which calls are still
+	// running at exit); set it before the first call.
+	Label string
 
 	mu      sync.Mutex
 	used    []int // per rule id: matching calls so far
@@ -177,7 +182,11 @@ func (s *Session) Call(ctx context.Context, c tool.Call) tool.Result {
 	s.mu.Unlock()
 
 	if r != nil && o.kind == tool.Impl {
-		res.Content, res.IsError = s.runImpl(ctx, o.impl, c.Args, r.timeout)
+		pr := s.runImpl(ctx, passthrough.Request{Ref: o.impl, Args: c.Args, Timeout: r.timeout, Label: s.callLabel(c)})
+		res.Content, res.IsError = pr.Content, pr.IsError
+		if pr.Note != "" {
+			res.Notes = append(res.Notes, pr.Note)
+		}
 		s.mu.Lock()
 		s.records[idx].Result = res
 		s.mu.Unlock()
@@ -185,11 +194,36 @@ func (s *Session) Call(ctx context.Context, c tool.Call) tool.Result {
 	return res
 }
 
-func (s *Session) runImpl(ctx context.Context, ref, args string, timeout time.Duration) (string, bool) {
+func (s *Session) runImpl(ctx context.Context, req passthrough.Request) passthrough.Result {
 	if s.impl == nil {
-		return fmt.Sprintf("dryfire: impl %s: passthrough mocks are not available in this version", ref), true
+		return passthrough.Result{Content: fmt.Sprintf("dryfire: impl %s: passthrough mocks are not available in this version", req.Ref), IsError: true}
 	}
-	return s.impl.Call(ctx, ref, args, timeout)
+	return s.impl.Call(ctx, req)
+}
+
+func (s *Session) callLabel(c tool.Call) string {
+	if s.Label == "" {
+		return c.Name
+	}
+	return fmt.Sprintf("case %q, tool %s", s.Label, c.Name)
+}
+
+// UsesImpl reports whether any rule of the set runs passthrough code: such
+// a case is never recorded into a cassette.
+func (s *Set) UsesImpl() bool {
+	for _, rules := range s.tools {
+		for _, r := range rules {
+			if r.single.kind == tool.Impl {
+				return true
+			}
+			for _, o := range r.seq {
+				if o.kind == tool.Impl {
+					return true
+				}
+			}
+		}
+	}
+	return false
 }
 
 // miss builds the answer to an unmatched call, with its near miss.

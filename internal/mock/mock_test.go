@@ -7,11 +7,11 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/dryfire-dev/dryfire/internal/mock"
+	"github.com/dryfire-dev/dryfire/internal/passthrough"
 	"github.com/dryfire-dev/dryfire/internal/spec"
 	"github.com/dryfire-dev/dryfire/internal/tool"
 )
@@ -596,14 +596,14 @@ type fakeImpl struct {
 	calls []string
 }
 
-func (f *fakeImpl) Call(_ context.Context, ref, args string, timeout time.Duration) (string, bool) {
+func (f *fakeImpl) Call(_ context.Context, req passthrough.Request) passthrough.Result {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.calls = append(f.calls, fmt.Sprintf("%s %s %v", ref, args, timeout))
-	if strings.Contains(args, "boom") {
-		return "ValueError: boom", true
+	f.calls = append(f.calls, fmt.Sprintf("%s %s %v %s", req.Ref, req.Args, req.Timeout, req.Label))
+	if strings.Contains(req.Args, "boom") {
+		return passthrough.Result{Content: "boom", IsError: true, Note: "impl raised ValueError: boom"}
 	}
-	return "impl says " + args, false
+	return passthrough.Result{Content: "impl says " + req.Args}
 }
 
 func TestImplOutcome(t *testing.T) {
@@ -621,6 +621,7 @@ func TestImplOutcome(t *testing.T) {
 
 	fi := &fakeImpl{}
 	sess := mock.NewSession(set, fi)
+	sess.Label = "c1"
 	got := []brief{
 		short(call(sess, "create_ticket", `{"title":"x"}`)),
 		short(call(sess, "create_ticket", `{"slow":true}`)),
@@ -632,7 +633,7 @@ func TestImplOutcome(t *testing.T) {
 	want := []brief{
 		{`impl says {"title":"x"}`, false, tool.Impl, def, -1},
 		{`impl says {"slow":true}`, false, tool.Impl, file + ":5", -1},
-		{"ValueError: boom", true, tool.Impl, def, -1},
+		{"boom", true, tool.Impl, def, -1},
 		{"timeout", true, tool.Error, seq, 0},
 		{`impl says {"n":1}`, false, tool.Impl, seq, 1},
 	}
@@ -640,10 +641,10 @@ func TestImplOutcome(t *testing.T) {
 		t.Errorf("results (-want +got):\n%s", diff)
 	}
 	wantCalls := []string{
-		`tools.impls:create_ticket {"title":"x"} 30s`,
-		`tools.impls:create_ticket {"slow":true} 2.5s`,
-		`tools.impls:create_ticket {"title":"boom"} 30s`,
-		`tools.impls:retry {"n":1} 30s`,
+		`tools.impls:create_ticket {"title":"x"} 30s case "c1", tool create_ticket`,
+		`tools.impls:create_ticket {"slow":true} 2.5s case "c1", tool create_ticket`,
+		`tools.impls:create_ticket {"title":"boom"} 30s case "c1", tool create_ticket`,
+		`tools.impls:retry {"n":1} 30s case "c1", tool flaky`,
 	}
 	if diff := cmp.Diff(wantCalls, fi.calls); diff != "" {
 		t.Errorf("impl calls (-want +got):\n%s", diff)
@@ -652,6 +653,17 @@ func TestImplOutcome(t *testing.T) {
 	recs := sess.Records()
 	if diff := cmp.Diff(want[2], short(recs[2].Result)); diff != "" {
 		t.Errorf("record of an impl call (-want +got):\n%s", diff)
+	}
+	// The impl's note (an exception's type) reaches the record.
+	if diff := cmp.Diff([]string{"impl raised ValueError: boom"}, recs[2].Result.Notes); diff != "" {
+		t.Errorf("notes (-want +got):\n%s", diff)
+	}
+	if !set.UsesImpl() {
+		t.Error("UsesImpl() = false for a set with impl rules")
+	}
+	plain := load(t, header+"mocks:\n  t:\n    - sequence: [{return: 1}]\n"+oneCase, nil)
+	if mock.Compile(plain).UsesImpl() {
+		t.Error("UsesImpl() = true for a set without impl rules")
 	}
 
 	// Without an Impl, an impl outcome is an error result that says why.

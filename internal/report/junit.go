@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"unicode/utf8"
 )
 
 type junitSuites struct {
@@ -42,7 +43,9 @@ type junitCase struct {
 type junitProblem struct {
 	Message string `xml:"message,attr"`
 	Type    string `xml:"type,attr"`
-	Text    string `xml:",chardata"`
+	// Text is escaped by xmlText: encoding/xml would write every newline
+	// and quote as a character reference, leaving one unreadable line.
+	Text string `xml:",innerxml"`
 }
 
 type junitSkipped struct {
@@ -50,6 +53,34 @@ type junitSkipped struct {
 }
 
 var ansi = regexp.MustCompile(`\x1b\[[0-9;]*[A-Za-z]`)
+
+// xmlText escapes s as XML character data that stays readable: only &, <
+// and > are escaped, and characters XML 1.0 cannot hold at all (control
+// characters, invalid UTF-8) become U+FFFD.
+func xmlText(s string) string {
+	var b strings.Builder
+	b.Grow(len(s))
+	for _, r := range s {
+		switch {
+		case r == '&':
+			b.WriteString("&amp;")
+		case r == '<':
+			b.WriteString("&lt;")
+		case r == '>':
+			b.WriteString("&gt;")
+		case r == '\r':
+			b.WriteString("&#xD;")
+		case r == '\t', r == '\n',
+			r >= 0x20 && r <= 0xD7FF && r != utf8.RuneError,
+			r >= 0xE000 && r <= 0xFFFD && r != utf8.RuneError,
+			r >= 0x10000 && r <= 0x10FFFF:
+			b.WriteRune(r)
+		default:
+			b.WriteRune('\uFFFD')
+		}
+	}
+	return b.String()
+}
 
 func seconds(ms float64) string { return fmt.Sprintf("%.3f", ms/1000) }
 
@@ -72,7 +103,10 @@ func (r *Report) JUnit() ([]byte, error) {
 		}
 		s := &root.Suites[si]
 		jc := junitCase{Name: c.Name, Classname: c.Suite, Time: seconds(c.DurationMS)}
-		details := ansi.ReplaceAllString(strings.Join(Details(c), "\n"), "")
+		var details string
+		if c.Status == Failed || c.Status == Errored {
+			details = xmlText(ansi.ReplaceAllString(strings.Join(Details(c), "\n"), ""))
+		}
 		switch c.Status {
 		case Failed:
 			jc.Failure = &junitProblem{Message: c.Reason, Type: "failure", Text: details}

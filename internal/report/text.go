@@ -5,6 +5,7 @@ import (
 	"io"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/dryfire-dev/dryfire/internal/tool"
 )
@@ -17,22 +18,35 @@ type TextOptions struct {
 	Color    bool
 	// Verbose prints details for passing cases too.
 	Verbose bool
+	// Width is the terminal's width in columns; the status line is cut to
+	// fit so that it never wraps (a wrapped line cannot be cleared). Zero
+	// means 80.
+	Width int
 }
+
+// statusEvery bounds how often the status line is redrawn: a run of
+// thousands of quick cases would otherwise spend its time painting.
+const statusEvery = 50 * time.Millisecond
 
 // Text prints progress and results for people. In a log (not a terminal)
 // the output is deterministic: one line per case in report order, whatever
-// order the cases finish in.
+// order the cases finish in. Output is written a case at a time, and
+// written out at once: a log line is never held back.
 type Text struct {
 	w    io.Writer
 	opts TextOptions
 
-	mu      sync.Mutex
-	total   int
-	done    []*Case
-	next    int // next index to print (log mode)
-	counts  Summary
-	running map[int]string
-	status  bool // a status line is on screen
+	mu       sync.Mutex
+	total    int
+	done     []*Case
+	next     int // next index to print (log mode)
+	counts   Summary
+	running  map[int]string
+	status   bool      // a status line is on screen
+	drawn    time.Time // when the status line was last drawn
+	redraw   *time.Timer
+	finished bool
+	buf      strings.Builder
 }
 
 // NewText writes to w.
@@ -47,6 +61,7 @@ func (t *Text) Start(total int) {
 	t.total = total
 	t.done = make([]*Case, total)
 	t.drawStatus()
+	t.flush()
 }
 
 // CaseStarted implements runner.Progress.
@@ -54,7 +69,8 @@ func (t *Text) CaseStarted(i int, suite, name string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.running[i] = name
-	t.drawStatus()
+	t.requestStatus()
+	t.flush()
 }
 
 // CaseDone implements runner.Progress.
@@ -79,22 +95,42 @@ func (t *Text) CaseDone(i int, c *Case) {
 		if c.Status != Passed || t.opts.Verbose {
 			t.clearStatus()
 			t.printCase(c)
+			t.drawStatus()
+		} else {
+			t.requestStatus()
 		}
-		t.drawStatus()
+		t.flush()
 		return
 	}
 	for t.next < len(t.done) && t.done[t.next] != nil {
 		t.printCase(t.done[t.next])
 		t.next++
 	}
+	t.flush()
 }
 
 // Finish prints the summary line, always last.
 func (t *Text) Finish(r *Report) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	t.finished = true
+	if t.redraw != nil {
+		t.redraw.Stop()
+		t.redraw = nil
+	}
 	t.clearStatus()
-	fmt.Fprintln(t.w, SummaryLine(r.Summary))
+	t.buf.WriteString(SummaryLine(r.Summary))
+	t.buf.WriteByte('\n')
+	t.flush()
+}
+
+// flush writes out what is buffered: one write per event, not per line.
+func (t *Text) flush() {
+	if t.buf.Len() == 0 {
+		return
+	}
+	io.WriteString(t.w, t.buf.String())
+	t.buf.Reset()
 }
 
 // SummaryLine is the last line of a run: "N passed, N failed", then
@@ -102,10 +138,7 @@ func (t *Text) Finish(r *Report) {
 func SummaryLine(s Summary) string {
 	line := fmt.Sprintf("%d passed, %d failed", s.Passed, s.Failed)
 	if s.Error > 0 {
-		line += fmt.Sprintf(", %d error", s.Error)
-		if s.Error > 1 {
-			line += "s"
-		}
+		line += ", " + nErrors(s.Error)
 	}
 	if s.Skipped > 0 {
 		line += fmt.Sprintf(", %d skipped", s.Skipped)
@@ -113,12 +146,18 @@ func SummaryLine(s Summary) string {
 	return line
 }
 
+func nErrors(n int) string {
+	if n == 1 {
+		return "1 error"
+	}
+	return fmt.Sprintf("%d errors", n)
+}
+
 const (
 	green  = "\x1b[32m"
 	red    = "\x1b[31m"
 	yellow = "\x1b[33m"
 	dim    = "\x1b[2m"
-	bold   = "\x1b[1m"
 	reset  = "\x1b[0m"
 )
 
@@ -142,16 +181,23 @@ func (t *Text) label(s Status) string {
 }
 
 func (t *Text) printCase(c *Case) {
-	line := fmt.Sprintf("%s %s: %s", t.label(c.Status), c.Suite, c.Name)
+	b := &t.buf
+	b.WriteString(t.label(c.Status))
+	b.WriteByte(' ')
+	b.WriteString(c.Suite)
+	b.WriteString(": ")
+	b.WriteString(c.Name)
 	if c.Status == Skipped && c.Reason != "" {
-		line += t.paint(dim, " ("+c.Reason+")")
+		b.WriteString(t.paint(dim, " ("+c.Reason+")"))
 	}
-	fmt.Fprintln(t.w, line)
+	b.WriteByte('\n')
 	if c.Status == Passed && !t.opts.Verbose || c.Status == Skipped {
 		return
 	}
 	for _, l := range Details(c) {
-		fmt.Fprintln(t.w, "      "+l)
+		b.WriteString("      ")
+		b.WriteString(l)
+		b.WriteByte('\n')
 	}
 }
 
@@ -202,23 +248,58 @@ func quote(s string) string {
 
 func (t *Text) clearStatus() {
 	if t.status {
-		fmt.Fprint(t.w, "\r\x1b[2K")
+		t.buf.WriteString("\r\x1b[2K")
 		t.status = false
 	}
 }
 
+// requestStatus redraws the status line now, or soon when it was drawn
+// moments ago.
+func (t *Text) requestStatus() {
+	if !t.opts.Terminal || t.finished {
+		return
+	}
+	wait := statusEvery - time.Since(t.drawn)
+	if wait <= 0 {
+		t.drawStatus()
+		return
+	}
+	if t.redraw == nil {
+		t.redraw = time.AfterFunc(wait, func() {
+			t.mu.Lock()
+			defer t.mu.Unlock()
+			t.redraw = nil
+			if !t.finished {
+				t.drawStatus()
+				t.flush()
+			}
+		})
+	}
+}
+
+// drawStatus replaces the status line: "3/10  2 passed, 1 failed  running:
+// NAME", cut to the terminal's width.
 func (t *Text) drawStatus() {
-	if !t.opts.Terminal {
+	if !t.opts.Terminal || t.finished {
 		return
 	}
 	t.clearStatus()
+	width := t.opts.Width
+	if width <= 0 {
+		width = 80
+	}
+	room := width - 1 // never touch the last column: some terminals wrap there
+	type part struct{ color, text string }
 	finished := t.counts.Passed + t.counts.Failed + t.counts.Error + t.counts.Skipped
-	s := fmt.Sprintf("%d/%d  %s", finished, t.total, t.paint(green, fmt.Sprintf("%d passed", t.counts.Passed)))
+	parts := []part{{"", fmt.Sprintf("%d/%d  ", finished, t.total)}, {green, fmt.Sprintf("%d passed", t.counts.Passed)}}
 	if t.counts.Failed > 0 {
-		s += ", " + t.paint(red, fmt.Sprintf("%d failed", t.counts.Failed))
+		parts = append(parts, part{"", ", "}, part{red, fmt.Sprintf("%d failed", t.counts.Failed)})
 	}
 	if t.counts.Error > 0 {
-		s += ", " + t.paint(yellow, fmt.Sprintf("%d error", t.counts.Error))
+		parts = append(parts, part{"", ", "}, part{yellow, nErrors(t.counts.Error)})
+	}
+	if t.counts.Skipped > 0 {
+		parts = append(parts, part{"", ", "}, part{dim, fmt.Sprintf("%d skipped", t.counts.Skipped)})
 	}
 	// Name the earliest running case, so the line does not flicker.
 	first := -1
@@ -228,12 +309,32 @@ func (t *Text) drawStatus() {
 		}
 	}
 	if first >= 0 {
-		name := t.running[first]
-		if r := []rune(name); len(r) > 50 {
-			name = string(r[:50]) + "…"
-		}
-		s += t.paint(dim, "  running: "+name)
+		name := strings.Map(func(r rune) rune {
+			if r < ' ' || r == 0x7f {
+				return ' '
+			}
+			return r
+		}, t.running[first])
+		parts = append(parts, part{dim, "  running: " + name})
 	}
-	fmt.Fprint(t.w, s)
+	for _, p := range parts {
+		r := []rune(p.text)
+		if len(r) > room {
+			if room < 2 {
+				break
+			}
+			r = append(r[:room-1], '…')
+		}
+		room -= len(r)
+		if p.color == "" {
+			t.buf.WriteString(string(r))
+		} else {
+			t.buf.WriteString(t.paint(p.color, string(r)))
+		}
+		if room <= 0 {
+			break
+		}
+	}
 	t.status = true
+	t.drawn = time.Now()
 }

@@ -8,8 +8,10 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/dryfire-dev/dryfire/internal/agent"
@@ -53,11 +55,18 @@ func (e *UnsupportedError) Error() string { return e.Pos.String() + ": " + e.Msg
 type job struct {
 	suite *spec.Suite
 	set   *mock.Set
+	tools []model.ToolDef // what the model is shown, shared by the suite's cases
 	c     *spec.Case
 }
 
+// interruptedReason is the reason of a case the run never started.
+const interruptedReason = "interrupted before it started"
+
 // Run runs every selected case and returns the report. It returns an
 // error, and runs nothing, when a suite cannot be run by this build.
+//
+// Cases start in report order; once ctx is done, the cases not yet
+// started are reported as skipped.
 func Run(ctx context.Context, suites []*spec.Suite, opts Options) (*report.Report, error) {
 	var jobs []job
 	for _, s := range suites {
@@ -65,11 +74,12 @@ func Run(ctx context.Context, suites []*spec.Suite, opts Options) (*report.Repor
 			return nil, err
 		}
 		set := mock.Compile(s)
+		tools := suiteToolDefs(s)
 		for _, c := range s.Cases {
 			if opts.Filter != nil && !opts.Filter.MatchString(c.Name) {
 				continue
 			}
-			jobs = append(jobs, job{suite: s, set: set, c: c})
+			jobs = append(jobs, job{suite: s, set: set, tools: tools, c: c})
 		}
 	}
 	n := opts.Concurrency
@@ -77,47 +87,41 @@ func Run(ctx context.Context, suites []*spec.Suite, opts Options) (*report.Repor
 		n = DefaultConcurrency
 	}
 	rep := &report.Report{Cases: make([]report.Case, len(jobs))}
-	var mu sync.Mutex
-	if opts.Progress != nil {
-		opts.Progress.Start(len(jobs))
+	var mu sync.Mutex // serialises Progress calls
+	progress := func(f func()) {
+		if opts.Progress != nil {
+			mu.Lock()
+			f()
+			mu.Unlock()
+		}
 	}
-	next := make(chan int)
+	progress(func() { opts.Progress.Start(len(jobs)) })
+	// Workers take the next case by index: no dispatcher goroutine, no
+	// hand-off per case.
+	var next atomic.Int64
 	var wg sync.WaitGroup
-	for range min(n, max(len(jobs), 1)) {
+	for range min(n, len(jobs)) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for i := range next {
+			for {
+				i := int(next.Add(1)) - 1
+				if i >= len(jobs) {
+					return
+				}
 				j := jobs[i]
-				if opts.Progress != nil {
-					mu.Lock()
-					opts.Progress.CaseStarted(i, j.suite.File, j.c.Name)
-					mu.Unlock()
+				if ctx.Err() != nil {
+					c := base(j)
+					c.Status, c.Reason = report.Skipped, interruptedReason
+					rep.Cases[i] = c
+				} else {
+					progress(func() { opts.Progress.CaseStarted(i, j.suite.File, j.c.Name) })
+					rep.Cases[i] = runCase(ctx, j, opts)
 				}
-				rep.Cases[i] = runCase(ctx, j, opts)
-				if opts.Progress != nil {
-					mu.Lock()
-					opts.Progress.CaseDone(i, &rep.Cases[i])
-					mu.Unlock()
-				}
+				progress(func() { opts.Progress.CaseDone(i, &rep.Cases[i]) })
 			}
 		}()
 	}
-	for i := range jobs {
-		if ctx.Err() != nil {
-			c := base(jobs[i])
-			c.Status, c.Reason = report.Skipped, "interrupted before it started"
-			rep.Cases[i] = c
-			if opts.Progress != nil {
-				mu.Lock()
-				opts.Progress.CaseDone(i, &rep.Cases[i])
-				mu.Unlock()
-			}
-			continue
-		}
-		next <- i
-	}
-	close(next)
 	wg.Wait()
 	rep.Tally()
 	return rep, nil
@@ -158,7 +162,7 @@ func runCase(ctx context.Context, j job, opts Options) report.Case {
 		Model:    j.suite.Agent.Model,
 		System:   j.suite.Agent.System,
 		Input:    j.c.Input,
-		Tools:    toolDefs(j.suite, j.c),
+		Tools:    caseToolDefs(j.tools, j.c),
 		Params:   j.suite.Agent.Params,
 		MaxTurns: j.c.EffectiveMaxTurns(&j.suite.Agent),
 	})
@@ -225,9 +229,9 @@ func toolCall(r tool.Record) report.ToolCall {
 
 var openObject = map[string]any{"type": "object"}
 
-// toolDefs is what the model is shown: the declared tools, then tools that
-// are only mocked, with an open object schema.
-func toolDefs(s *spec.Suite, c *spec.Case) []model.ToolDef {
+// suiteToolDefs is what the model is shown: the declared tools, then tools
+// that are only mocked, with an open object schema.
+func suiteToolDefs(s *spec.Suite) []model.ToolDef {
 	var defs []model.ToolDef
 	seen := map[string]bool{}
 	for _, t := range s.Tools {
@@ -238,12 +242,21 @@ func toolDefs(s *spec.Suite, c *spec.Case) []model.ToolDef {
 		defs = append(defs, model.ToolDef{Name: t.Name, Description: t.Description, InputSchema: schema})
 		seen[t.Name] = true
 	}
-	for _, order := range [][]string{s.MockOrder, c.MockOrder} {
-		for _, n := range order {
-			if !seen[n] {
-				seen[n] = true
-				defs = append(defs, model.ToolDef{Name: n, InputSchema: openObject})
-			}
+	for _, n := range s.MockOrder {
+		if !seen[n] {
+			seen[n] = true
+			defs = append(defs, model.ToolDef{Name: n, InputSchema: openObject})
+		}
+	}
+	return defs
+}
+
+// caseToolDefs adds the tools only the case mocks to the suite's.
+func caseToolDefs(suite []model.ToolDef, c *spec.Case) []model.ToolDef {
+	defs := suite
+	for _, n := range c.MockOrder {
+		if !slices.ContainsFunc(defs, func(d model.ToolDef) bool { return d.Name == n }) {
+			defs = append(slices.Clip(defs), model.ToolDef{Name: n, InputSchema: openObject})
 		}
 	}
 	return defs

@@ -1,0 +1,78 @@
+package dryfire_test
+
+import (
+	"context"
+	"errors"
+	"regexp"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/dryfire-dev/dryfire"
+)
+
+var durations = regexp.MustCompile(`"duration_ms": [0-9.e+-]+`)
+
+// TestReportDeterministic runs the examples through the public API at
+// several concurrencies: the JSON report is byte-identical once the
+// durations are removed.
+func TestReportDeterministic(t *testing.T) {
+	p, err := dryfire.Load("examples/quickstart", "examples/failing")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var first string
+	for _, n := range []int{1, 16, 3} {
+		for range 5 {
+			rep, err := p.Run(context.Background(), dryfire.RunOptions{Concurrency: n})
+			if err != nil {
+				t.Fatal(err)
+			}
+			data, err := rep.JSON()
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := durations.ReplaceAllString(string(data), `"duration_ms": 0`)
+			if first == "" {
+				first = got
+				continue
+			}
+			if diff := cmp.Diff(first, got); diff != "" {
+				t.Fatalf("concurrency %d: report differs (-first +this):\n%s", n, diff)
+			}
+		}
+	}
+}
+
+func TestRunFilter(t *testing.T) {
+	p, err := dryfire.Load("examples/quickstart")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := p.Run(context.Background(), dryfire.RunOptions{Filter: "coupon|outage"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, c := range rep.Cases {
+		names = append(names, c.Name)
+	}
+	want := []string{"refund outage is reported, not hidden", "no coupon for a standard customer"}
+	if diff := cmp.Diff(want, names); diff != "" {
+		t.Errorf("cases (-want +got):\n%s", diff)
+	}
+	if _, err := p.Run(context.Background(), dryfire.RunOptions{Filter: "("}); err == nil || err.Error() != "invalid filter \"(\": error parsing regexp: missing closing ): `(`" {
+		t.Errorf("invalid filter: err = %v", err)
+	}
+}
+
+func TestLoadErrors(t *testing.T) {
+	if _, err := dryfire.Load(); err == nil {
+		t.Error("Load() with no paths succeeded")
+	}
+	_, err := dryfire.Load("examples/does-not-exist")
+	var ds dryfire.Diagnostics
+	if err == nil || errors.As(err, &ds) {
+		t.Errorf("Load of a missing path: err = %v, want a plain error", err)
+	}
+}

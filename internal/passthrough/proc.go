@@ -1,0 +1,327 @@
+package passthrough
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os/exec"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// handshakeTimeout bounds the helper's start, Python's own start included.
+const handshakeTimeout = 20 * time.Second
+
+type response struct {
+	ID      int64   `json:"id"`
+	OK      bool    `json:"ok"`
+	Text    string  `json:"text"`
+	JSON    *string `json:"json"`
+	Kind    string  `json:"kind"`
+	Type    string  `json:"type"`
+	Message string  `json:"message"`
+	Frame   string  `json:"frame"`
+}
+
+type pending struct {
+	ch        chan response
+	label     string
+	abandoned bool // the caller stopped waiting (timeout): still running
+}
+
+// proc is one running helper process.
+type proc struct {
+	cmd   *exec.Cmd
+	stdin io.WriteCloser
+	wmu   sync.Mutex
+
+	mu      sync.Mutex
+	nextID  int64
+	pending map[int64]*pending
+	dead    chan struct{} // closed once the process has exited
+	exitErr error         // why it exited, valid after dead
+}
+
+// helper returns the running helper, starting one when there is none or
+// the last one died.
+func (r *Runner) helper() (*proc, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.proc != nil {
+		select {
+		case <-r.proc.dead:
+		default:
+			return r.proc, nil
+		}
+	}
+	if r.closed {
+		return nil, errors.New("the run is over")
+	}
+	p, err := start(r.opts)
+	if err != nil {
+		return nil, err
+	}
+	r.proc = p
+	return p, nil
+}
+
+// pythonPath finds the interpreter.
+func pythonPath(o Options) (string, error) {
+	py := o.Python
+	if py == "" {
+		py = o.Getenv("DRYFIRE_PYTHON")
+	}
+	if py == "" {
+		py = "python3"
+	}
+	path, err := exec.LookPath(py)
+	if err != nil {
+		if py == "python3" {
+			return "", errors.New("python3 not found on PATH: install Python 3, activate your virtualenv, or set --python / DRYFIRE_PYTHON")
+		}
+		return "", fmt.Errorf("python interpreter %q not found: %w", py, err)
+	}
+	return path, nil
+}
+
+func start(o Options) (*proc, error) {
+	py, err := pythonPath(o)
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(py, "-u", "-c", helperSource)
+	cmd.Dir = o.Dir
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Stderr = newPrefixWriter(o.Stderr, "python: ")
+	cmd.WaitDelay = 2 * time.Second
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, fmt.Errorf("starting the python helper: %w", err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, fmt.Errorf("starting the python helper: %w", err)
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("starting the python helper (%s): %w", py, err)
+	}
+	p := &proc{cmd: cmd, stdin: stdin, pending: map[int64]*pending{}, dead: make(chan struct{})}
+	br := bufio.NewReaderSize(stdout, 64<<10)
+
+	hs := make(chan error, 1)
+	go func() {
+		line, err := br.ReadBytes('\n')
+		if err != nil {
+			hs <- fmt.Errorf("the python helper exited before its handshake (%v); is %s Python 3.8 or later?", err, py)
+			return
+		}
+		var h struct {
+			Protocol *int   `json:"dryfire_passthrough"`
+			Python   string `json:"python"`
+		}
+		if json.Unmarshal(line, &h) != nil || h.Protocol == nil {
+			hs <- fmt.Errorf("the python helper sent no handshake, but %q", bytes.TrimSpace(line))
+			return
+		}
+		if *h.Protocol != Protocol {
+			hs <- fmt.Errorf("the python helper speaks protocol %d; this dryfire speaks %d", *h.Protocol, Protocol)
+			return
+		}
+		hs <- nil
+		p.read(br)
+	}()
+	select {
+	case err = <-hs:
+	case <-time.After(handshakeTimeout):
+		err = fmt.Errorf("the python helper did not start within %s", handshakeTimeout)
+	}
+	if err != nil {
+		p.kill()
+		go cmd.Wait()
+		return nil, err
+	}
+	return p, nil
+}
+
+// read dispatches responses until the helper's output ends, then fails
+// every call still waiting.
+func (p *proc) read(br *bufio.Reader) {
+	for {
+		line, err := br.ReadBytes('\n')
+		if len(line) > 0 {
+			var resp response
+			if json.Unmarshal(line, &resp) == nil {
+				p.mu.Lock()
+				pd := p.pending[resp.ID]
+				delete(p.pending, resp.ID)
+				live := pd != nil && !pd.abandoned
+				p.mu.Unlock()
+				if live {
+					pd.ch <- resp
+				}
+			}
+		}
+		if err != nil {
+			break
+		}
+	}
+	werr := p.cmd.Wait()
+	why := describeExit(p.cmd, werr)
+	p.mu.Lock()
+	p.exitErr = errors.New(why)
+	close(p.dead) // before failing calls, so that their callers start a new helper
+	for id, pd := range p.pending {
+		delete(p.pending, id)
+		if !pd.abandoned {
+			pd.ch <- response{ID: id, Kind: "died", Message: "the python helper " + why + " while running this call; it will be started again for later calls"}
+		}
+	}
+	p.mu.Unlock()
+}
+
+func describeExit(cmd *exec.Cmd, err error) string {
+	st := cmd.ProcessState
+	if st == nil {
+		return fmt.Sprintf("failed (%v)", err)
+	}
+	if ws, ok := st.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return fmt.Sprintf("was killed by signal %d (%s)", int(ws.Signal()), ws.Signal())
+	}
+	if st.ExitCode() == 0 {
+		return "exited"
+	}
+	return fmt.Sprintf("exited with status %d", st.ExitCode())
+}
+
+// request sends one message and waits for its answer. timeout 0 waits as
+// long as ctx allows.
+func (p *proc) request(ctx context.Context, msg map[string]any, label string, timeout time.Duration) (response, error) {
+	pd := &pending{ch: make(chan response, 1), label: label}
+	p.mu.Lock()
+	select {
+	case <-p.dead:
+		p.mu.Unlock()
+		return response{}, fmt.Errorf("the python helper %v", p.exitErr)
+	default:
+	}
+	p.nextID++
+	id := p.nextID
+	p.pending[id] = pd
+	p.mu.Unlock()
+
+	msg["id"] = id
+	data, err := json.Marshal(msg)
+	if err != nil {
+		p.forget(id)
+		return response{}, err
+	}
+	p.wmu.Lock()
+	_, err = p.stdin.Write(append(data, '\n'))
+	p.wmu.Unlock()
+	if err != nil {
+		p.forget(id)
+		return response{}, fmt.Errorf("sending to the python helper: %w", err)
+	}
+
+	var expire <-chan time.Time
+	if timeout > 0 {
+		t := time.NewTimer(timeout)
+		defer t.Stop()
+		expire = t.C
+	}
+	select {
+	case resp := <-pd.ch:
+		if resp.Kind == "died" {
+			return resp, errors.New(resp.Message)
+		}
+		return resp, nil
+	case <-expire:
+		p.abandon(id)
+		return response{}, &timeoutError{timeout}
+	case <-ctx.Done():
+		p.abandon(id)
+		return response{}, errors.New("interrupted")
+	}
+}
+
+func (p *proc) forget(id int64) {
+	p.mu.Lock()
+	delete(p.pending, id)
+	p.mu.Unlock()
+}
+
+// abandon stops waiting for a call: an async one is cancelled, a sync one
+// runs on in its thread and is counted until it returns.
+func (p *proc) abandon(id int64) {
+	p.mu.Lock()
+	pd := p.pending[id]
+	if pd != nil {
+		pd.abandoned = true
+	}
+	p.mu.Unlock()
+	if pd == nil {
+		return
+	}
+	data, _ := json.Marshal(map[string]any{"id": id, "op": "cancel"})
+	p.wmu.Lock()
+	p.stdin.Write(append(data, '\n'))
+	p.wmu.Unlock()
+}
+
+// running names the calls the helper has not answered.
+func (p *proc) running() []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var out []string
+	for _, pd := range p.pending {
+		out = append(out, pd.label)
+	}
+	return out
+}
+
+func (p *proc) closeInput() {
+	p.wmu.Lock()
+	p.stdin.Close()
+	p.wmu.Unlock()
+}
+
+func (p *proc) kill() {
+	if p.cmd.Process != nil {
+		syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+	}
+}
+
+// prefixWriter forwards output line by line, each line prefixed.
+type prefixWriter struct {
+	mu     sync.Mutex
+	w      io.Writer
+	prefix string
+	buf    []byte
+}
+
+func newPrefixWriter(w io.Writer, prefix string) io.Writer {
+	if w == nil {
+		return io.Discard
+	}
+	return &prefixWriter{w: w, prefix: prefix}
+}
+
+func (pw *prefixWriter) Write(b []byte) (int, error) {
+	pw.mu.Lock()
+	defer pw.mu.Unlock()
+	pw.buf = append(pw.buf, b...)
+	for {
+		i := bytes.IndexByte(pw.buf, '\n')
+		if i < 0 {
+			break
+		}
+		fmt.Fprintf(pw.w, "%s%s\n", pw.prefix, pw.buf[:i])
+		pw.buf = pw.buf[i+1:]
+	}
+	return len(b), nil
+}

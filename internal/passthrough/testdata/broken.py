@@ -1,0 +1,1 @@
+raise RuntimeError("top-level failure in broken.py")

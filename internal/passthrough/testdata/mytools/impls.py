@@ -1,0 +1,95 @@
+import asyncio
+import os
+import signal
+import time
+
+VALUE = 42
+calls = 0
+
+
+def echo(args):
+    return args
+
+
+def greet(args):
+    return "hello " + args["name"]
+
+
+async def aecho(args):
+    await asyncio.sleep(0)
+    return {"async": True, "args": args}
+
+
+def boom(args):
+    raise ValueError("order %s is locked" % args.get("order_id"))
+
+
+async def aboom(args):
+    raise KeyError("missing")
+
+
+def sleep1(args):
+    time.sleep(1)
+    return "slept"
+
+
+def wedge(args):
+    time.sleep(args.get("s", 2))
+    return "finally"
+
+
+async def asleep(args):
+    try:
+        await asyncio.sleep(30)
+    except asyncio.CancelledError:
+        print("cancelled cleanly")
+        raise
+    return "never"
+
+
+def noisy(args):
+    print("this goes to stderr, not the protocol")
+    os.write(1, b"even raw writes to fd 1\n")
+    return {"ok": True}
+
+
+def none(args):
+    return None
+
+
+def a_list(args):
+    return [1, "two", {"b": 2, "a": 1}]
+
+
+def an_int(args):
+    return 7
+
+
+def a_set(args):
+    return {1, 2}
+
+
+def nan(args):
+    return float("nan")
+
+
+def die(args):
+    os._exit(3)
+
+
+def segv(args):
+    os.kill(os.getpid(), signal.SIGSEGV)
+
+
+def count(args):
+    global calls
+    calls += 1
+    return calls
+
+
+class Tool:
+    def __call__(self, args):
+        return "callable object"
+
+
+tool = Tool()
