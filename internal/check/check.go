@@ -121,10 +121,10 @@ func called(c *spec.Check, f *Facts) (bool, string) {
 		// the call that came closest.
 		best, mm := closestCall(c, other)
 		if n == 0 {
-			msg += fmt.Sprintf("it was called %s, never with matching arguments; ", plural(len(other), "time", "times"))
+			msg += fmt.Sprintf("it was never called with matching arguments (%s to %s had other arguments); ", plural(len(other), "call", "calls"), c.Tool)
 		} else {
-			msg += fmt.Sprintf("it was called %s with matching arguments%s and %s with other arguments; ",
-				plural(n, "time", "times"), turns(match), plural(len(other), "time", "times"))
+			msg += fmt.Sprintf("it was called %s with matching arguments%s, and %s to %s had other arguments; ",
+				plural(n, "time", "times"), turns(match), plural(len(other), "call", "calls"), c.Tool)
 		}
 		if !parsed(best) {
 			msg += fmt.Sprintf("the closest, in turn %d, has arguments that are not JSON: %s", best.Turn, value.Truncate(best.Call.Args, 200))
