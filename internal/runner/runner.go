@@ -132,7 +132,7 @@ func supported(s *spec.Suite) error {
 	case spec.ProviderScript:
 		return nil
 	}
-	return &UnsupportedError{Pos: s.Agent.Pos, Msg: fmt.Sprintf("provider %q is not available in this version of dryfire; only provider: script runs", s.Agent.Provider)}
+	return &UnsupportedError{Pos: s.Agent.ProviderPos, Msg: fmt.Sprintf("provider %q is not available in this version of dryfire; only provider: script runs", s.Agent.Provider)}
 }
 
 func base(j job) report.Case {

@@ -270,7 +270,7 @@ func TestUnsupportedProvider(t *testing.T) {
 	if err == nil || rep != nil {
 		t.Fatalf("Run = %v, %v; want an error", rep, err)
 	}
-	want := `real.dryfire.yaml:2:1: provider "openai" is not available in this version of dryfire; only provider: script runs`
+	want := `real.dryfire.yaml:2:19: provider "openai" is not available in this version of dryfire; only provider: script runs`
 	if err.Error() != want {
 		t.Errorf("error = %q\nwant    %q", err, want)
 	}

@@ -221,6 +221,7 @@ func (x *decoder) agent(agent kv) Agent {
 		switch deref(p.k).Value {
 		case "provider":
 			a.Provider = str(p.val)
+			a.ProviderPos = x.pos(p.v)
 		case "model":
 			a.Model = str(p.val)
 		case "base_url":

@@ -1,6 +1,7 @@
 package spec
 
 import (
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -37,6 +38,9 @@ func Expand(paths []string) ([]string, error) {
 	}
 	for _, p := range paths {
 		st, err := os.Stat(p)
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("%s: no such file or directory", p)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("reading suite path: %w", err)
 		}
@@ -127,7 +131,19 @@ func parse(file string, data []byte, opts *Options, d *diags) *Suite {
 		d.add(Error, root.Line, root.Column, "a suite must be a mapping with version, agent and cases, not %s", describe(doc))
 		return nil
 	}
-	checkSchema(root, doc, conv, d)
+	// The schema check and the decoder only read the tree: run them side
+	// by side, each with its own diagnostics, merged afterwards.
+	sd := &diags{file: file}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		checkSchema(root, doc, conv, sd)
+	}()
 	x := &decoder{root: root, file: file, d: d, conv: conv, opts: opts}
-	return x.suite(root, doc)
+	s := x.suite(root, doc)
+	<-done
+	for _, dg := range sd.list {
+		d.add(dg.Severity, dg.Pos.Line, dg.Pos.Col, "%s", dg.Message)
+	}
+	return s
 }

@@ -47,6 +47,8 @@ type Agent struct {
 	Params   map[string]any
 	Command  []string
 	Pos      Pos // of the agent key
+	// ProviderPos is the position of the provider value.
+	ProviderPos Pos
 }
 
 // Tool is a tool the model is shown.
