@@ -18,8 +18,12 @@ package dryfire
 import (
 	"context"
 	"fmt"
+	"io"
+	"os"
 	"regexp"
+	"time"
 
+	"github.com/dryfire-dev/dryfire/internal/passthrough"
 	"github.com/dryfire-dev/dryfire/internal/report"
 	"github.com/dryfire-dev/dryfire/internal/runner"
 	"github.com/dryfire-dev/dryfire/internal/spec"
@@ -74,16 +78,52 @@ const (
 // Project is a set of loaded, valid suites.
 type Project struct {
 	suites []*spec.Suite
+	impl   *passthrough.Runner
 	// Warnings found while loading; they do not stop a run.
 	Warnings Diagnostics
 	// Files are the suite files loaded, in run order.
 	Files []string
 }
 
+// ImplFunc is a Go callable registered under an impl name
+// (package.module:function), used instead of Python: it gets the call's
+// arguments and returns a JSON-representable value (a string is delivered
+// verbatim) or an error, delivered as an error result. It is bounded like
+// Python code (timeout_s, default 30 s) and should honour ctx.
+type ImplFunc = passthrough.Func
+
+// Options configure LoadWith.
+type Options struct {
+	// Python is the interpreter that runs impl: mocks; empty means
+	// $DRYFIRE_PYTHON, then python3 from PATH. The helper starts only when
+	// a suite uses impl, and runs in the current directory, which is on
+	// sys.path.
+	Python string
+	// Dir is the directory the Python helper runs in, first on sys.path;
+	// empty means the current directory.
+	Dir string
+	// Impls are Go callables by impl name; they take precedence over Python.
+	Impls map[string]ImplFunc
+	// Stderr receives what the Python helper prints to stdout and stderr,
+	// each line prefixed "python: "; nil means os.Stderr.
+	Stderr io.Writer
+	// ImportTimeout bounds importing one impl module while loading
+	// (default 60 s).
+	ImportTimeout time.Duration
+}
+
 // Load reads the suites at paths: files, or directories searched for
 // *.dryfire.yaml and *.dryfire.yml. When any file has errors it returns
 // them all as a Diagnostics (warnings included) and no project.
 func Load(paths ...string) (*Project, error) {
+	return LoadWith(Options{}, paths...)
+}
+
+// LoadWith is Load with options. A suite that uses impl: has every
+// reference resolved while loading: Python modules are imported (which runs
+// their top-level code) and each attribute is checked to be callable. Call
+// Close when done with the project.
+func LoadWith(opts Options, paths ...string) (*Project, error) {
 	if len(paths) == 0 {
 		return nil, fmt.Errorf("loading suites: no paths given")
 	}
@@ -91,11 +131,40 @@ func Load(paths ...string) (*Project, error) {
 	if err != nil {
 		return nil, err
 	}
-	suites, ds := spec.LoadFiles(files, &spec.Options{})
+	stderr := opts.Stderr
+	if stderr == nil {
+		stderr = os.Stderr
+	}
+	impl := passthrough.New(passthrough.Options{Python: opts.Python, Dir: opts.Dir, Stderr: stderr, Funcs: opts.Impls})
+	importTimeout := opts.ImportTimeout
+	if importTimeout <= 0 {
+		importTimeout = 60 * time.Second
+	}
+	resolve := func(ref string) error {
+		ctx, cancel := context.WithTimeout(context.Background(), importTimeout)
+		defer cancel()
+		err := impl.Resolve(ctx, ref)
+		if ctx.Err() != nil {
+			return fmt.Errorf("importing it did not finish within %s", importTimeout)
+		}
+		return err
+	}
+	suites, ds := spec.LoadFiles(files, &spec.Options{ResolveImpl: resolve})
 	if ds.HasErrors() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		impl.Close(ctx, nil)
 		return nil, ds
 	}
-	return &Project{suites: suites, Warnings: ds, Files: files}, nil
+	return &Project{suites: suites, impl: impl, Warnings: ds, Files: files}, nil
+}
+
+// Close ends the project's passthrough code: the Python helper, if one
+// started, exits once its calls have returned. When calls are still
+// running (a wedged sync call past its bound), Close says so on w and
+// waits until they return or ctx is done; then it abandons them.
+func (p *Project) Close(ctx context.Context, w io.Writer) error {
+	return p.impl.Close(ctx, w)
 }
 
 // CaseCount is the number of cases in the project.
@@ -129,7 +198,7 @@ type Progress interface {
 // start (a bad filter, a provider this build cannot run); failing cases
 // are in the report, not in the error.
 func (p *Project) Run(ctx context.Context, opts RunOptions) (*Report, error) {
-	ro := runner.Options{Concurrency: opts.Concurrency, Progress: opts.Progress}
+	ro := runner.Options{Concurrency: opts.Concurrency, Progress: opts.Progress, Impl: p.impl}
 	if opts.Filter != "" {
 		re, err := regexp.Compile(opts.Filter)
 		if err != nil {

@@ -23,6 +23,7 @@ type runOptions struct {
 	jsonOut     string
 	junitOut    string
 	verbose     bool
+	python      string
 }
 
 func newRunCommand(e *env) *cobra.Command {
@@ -54,7 +55,8 @@ started are reported as skipped; a second Ctrl-C stops at once).`,
   dryfire run suites/ -j 1                           # one case at a time
   dryfire run suites/ --json report.json --junit junit.xml
   dryfire run suites/ --json - | jq .summary         # text goes to stderr
-  dryfire run suites/ -v                             # show passing checks too`,
+  dryfire run suites/ -v                             # show passing checks too
+  dryfire run suites/ --python .venv/bin/python      # for impl: mocks`,
 		Args: paths,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runRun(cmd, e, o, args)
@@ -68,6 +70,7 @@ started are reported as skipped; a second Ctrl-C stops at once).`,
 	f.StringVar(&o.jsonOut, "json", "", "write the JSON report to `FILE`, or to standard output with '-' (the text then goes to standard error), e.g. --json report.json")
 	f.StringVar(&o.junitOut, "junit", "", "write a JUnit XML report to `FILE` for CI test tabs, e.g. --junit junit.xml")
 	f.BoolVarP(&o.verbose, "verbose", "v", false, "also print the checks of passing cases, each with its message")
+	addPythonFlag(cmd, &o.python)
 	return cmd
 }
 
@@ -100,7 +103,7 @@ func runRun(cmd *cobra.Command, e *env, o runOptions, args []string) error {
 			text = e.stderr
 		}
 	}
-	p, err := dryfire.Load(args...)
+	p, err := dryfire.LoadWith(loadOptions(e, o.python), args...)
 	var ds dryfire.Diagnostics
 	switch {
 	case errors.As(err, &ds):
@@ -113,6 +116,7 @@ func runRun(cmd *cobra.Command, e *env, o runOptions, args []string) error {
 	case err != nil:
 		return &exitError{code: report.ExitUsage, err: err}
 	}
+	defer closeProject(e, p)
 	for _, d := range p.Warnings {
 		fmt.Fprintln(e.stderr, d)
 	}

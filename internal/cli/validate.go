@@ -1,8 +1,12 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
 
 	"github.com/spf13/cobra"
 
@@ -11,7 +15,8 @@ import (
 )
 
 func newValidateCommand(e *env) *cobra.Command {
-	return &cobra.Command{
+	var python string
+	cmd := &cobra.Command{
 		Use:   "validate PATH...",
 		Short: "Check suite files and report every problem with its position",
 		Long: `Check suite files without running anything.
@@ -22,19 +27,44 @@ load prints "N files, N cases: ok" to standard output. PATH is a suite
 file or a directory, searched for *.dryfire.yaml and *.dryfire.yml files
 (in lexical order; hidden directories and node_modules are skipped).
 
+A suite that uses impl: (passthrough mocks) has each reference resolved:
+the module is imported with Python, which runs its top-level code, and the
+attribute is checked to be callable.
+
 Exit status: 0 no errors (warnings allowed); 2 errors found, or a usage
 error.`,
 		Example: `  dryfire validate examples/quickstart
-  dryfire validate support.dryfire.yaml billing.dryfire.yaml`,
+  dryfire validate support.dryfire.yaml billing.dryfire.yaml
+  dryfire validate --python .venv/bin/python suites/`,
 		Args: paths,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runValidate(e, args)
+			return runValidate(e, python, args)
 		},
 	}
+	addPythonFlag(cmd, &python)
+	return cmd
 }
 
-func runValidate(e *env, args []string) error {
-	p, err := dryfire.Load(args...)
+// addPythonFlag adds --python, the interpreter for impl: mocks.
+func addPythonFlag(cmd *cobra.Command, python *string) {
+	cmd.Flags().StringVar(python, "python", "", "run impl: mocks with the Python interpreter at `PATH` (default $DRYFIRE_PYTHON, then python3 from PATH), e.g. --python .venv/bin/python")
+}
+
+// loadOptions are the library options the command line sets.
+func loadOptions(e *env, python string) dryfire.Options {
+	return dryfire.Options{Python: python, Stderr: e.stderr}
+}
+
+// closeProject ends passthrough code: it waits for calls still running,
+// and abandons them on Ctrl-C.
+func closeProject(e *env, p *dryfire.Project) {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	p.Close(ctx, e.stderr)
+}
+
+func runValidate(e *env, python string, args []string) error {
+	p, err := dryfire.LoadWith(loadOptions(e, python), args...)
 	var ds dryfire.Diagnostics
 	switch {
 	case errors.As(err, &ds):
@@ -47,6 +77,7 @@ func runValidate(e *env, args []string) error {
 	case err != nil:
 		return &exitError{code: report.ExitUsage, err: err}
 	}
+	defer closeProject(e, p)
 	for _, d := range p.Warnings {
 		fmt.Fprintln(e.stderr, d)
 	}

@@ -168,7 +168,11 @@ def last_frame(e):
     if not tb:
         return ""
     f = tb[-1]
-    return "%s:%d in %s" % (f.filename, f.lineno, f.name)
+    name = f.filename
+    cwd = os.getcwd() + os.sep
+    if name.startswith(cwd):
+        name = name[len(cwd):]  # relative to the run's directory: reports stay portable
+    return "%s:%d in %s" % (name, f.lineno, f.name)
 
 
 if __name__ == "__main__":

@@ -92,7 +92,7 @@ func (t *Text) CaseDone(i int, c *Case) {
 		t.done[i] = c
 	}
 	if t.opts.Terminal {
-		if c.Status != Passed || t.opts.Verbose {
+		if c.Status != Passed || t.opts.Verbose || len(c.Notes) > 0 {
 			t.clearStatus()
 			t.printCase(c)
 			t.drawStatus()
@@ -191,7 +191,17 @@ func (t *Text) printCase(c *Case) {
 		b.WriteString(t.paint(dim, " ("+c.Reason+")"))
 	}
 	b.WriteByte('\n')
-	if c.Status == Passed && !t.opts.Verbose || c.Status == Skipped {
+	if c.Status == Skipped {
+		return
+	}
+	if c.Status == Passed && !t.opts.Verbose {
+		// Notes are shown even for passing cases: they say what a pass
+		// does not, such as a case that is never recorded.
+		for _, n := range c.Notes {
+			b.WriteString("      note: ")
+			b.WriteString(n)
+			b.WriteByte('\n')
+		}
 		return
 	}
 	for _, l := range Details(c) {

@@ -24,6 +24,9 @@ import (
 	"github.com/dryfire-dev/dryfire/internal/value"
 )
 
+// NoteNeverRecorded is the note of a case that runs passthrough code.
+const NoteNeverRecorded = "this case runs passthrough code (impl), so it is never recorded into a cassette"
+
 // DefaultConcurrency is how many cases run at once unless told otherwise.
 const DefaultConcurrency = 8
 
@@ -156,7 +159,12 @@ func runCase(ctx context.Context, j job, opts Options) report.Case {
 		}
 		return c
 	}
-	sess := mock.NewSession(j.set.ForCase(j.c), opts.Impl)
+	set := j.set.ForCase(j.c)
+	if set.UsesImpl() {
+		c.Notes = append(c.Notes, NoteNeverRecorded)
+	}
+	sess := mock.NewSession(set, opts.Impl)
+	sess.Label = j.c.Name
 	m := model.NewScript(j.c.Script)
 	tr, err := agent.Run(ctx, m, sess, agent.Config{
 		Model:    j.suite.Agent.Model,
