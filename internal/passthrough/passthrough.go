@@ -76,8 +76,10 @@ type Runner struct {
 
 	mu       sync.Mutex
 	proc     *proc
+	startErr error // why the helper could not start: not tried again
 	resolved map[string]error
-	goCalls  map[int64]string // Go calls still running, by id
+	hung     map[string]string // module: the reference whose import did not finish
+	goCalls  map[int64]string  // Go calls still running, by id
 	nextGo   int64
 	closed   bool
 }
@@ -87,7 +89,7 @@ func New(opts Options) *Runner {
 	if opts.Getenv == nil {
 		opts.Getenv = os.Getenv
 	}
-	return &Runner{opts: opts, resolved: map[string]error{}, goCalls: map[int64]string{}}
+	return &Runner{opts: opts, resolved: map[string]error{}, hung: map[string]string{}, goCalls: map[int64]string{}}
 }
 
 // Resolve checks that ref names a callable, importing its module (which
@@ -96,18 +98,35 @@ func (r *Runner) Resolve(ctx context.Context, ref string) error {
 	if _, ok := r.opts.Funcs[ref]; ok {
 		return nil
 	}
+	module, _, _ := strings.Cut(ref, ":")
 	r.mu.Lock()
 	err, done := r.resolved[ref]
+	first, hung := r.hung[module]
 	r.mu.Unlock()
 	if done {
 		return err
 	}
+	if hung {
+		return fmt.Errorf("not checked: importing %s did not finish when resolving %s", module, first)
+	}
 	p, err := r.helper()
 	if err == nil {
 		var resp response
-		resp, err = p.request(ctx, map[string]any{"op": "resolve", "ref": ref}, "resolving "+ref, 0)
+		resp, err = p.request(ctx, request{Op: "resolve", Ref: ref}, "resolving "+ref, 0)
 		if err == nil && !resp.OK {
 			err = fmt.Errorf("%s", resp.Message)
+		}
+		if err != nil && ctx.Err() != nil {
+			// The import is still running and holds the helper's import
+			// lock: every later reference would wait for it in vain. That
+			// helper is ended (the next reference starts another), and
+			// this module is not imported again.
+			err = fmt.Errorf("importing %s did not finish", module)
+			r.mu.Lock()
+			r.hung[module] = ref
+			r.mu.Unlock()
+			p.kill()
+			<-p.dead
 		}
 	}
 	r.mu.Lock()
@@ -132,8 +151,7 @@ func (r *Runner) Call(ctx context.Context, req Request) Result {
 	if err != nil {
 		return Result{Content: fmt.Sprintf("dryfire: impl %s: %v", req.Ref, err), IsError: true}
 	}
-	msg := map[string]any{"op": "call", "ref": req.Ref, "args": json.RawMessage(req.Args)}
-	resp, err := p.request(ctx, msg, req.Label+" → "+req.Ref, req.Timeout)
+	resp, err := p.request(ctx, request{Op: "call", Ref: req.Ref, Args: req.Args}, req.Label+" → "+req.Ref, req.Timeout)
 	if err != nil {
 		res := Result{Content: fmt.Sprintf("dryfire: impl %s: %v", req.Ref, err), IsError: true}
 		if _, ok := err.(*timeoutError); ok {
@@ -147,7 +165,7 @@ func (r *Runner) Call(ctx context.Context, req Request) Result {
 func fromResponse(ref string, resp response) Result {
 	if resp.OK {
 		if resp.JSON != nil {
-			return render(ref, *resp.JSON)
+			return render(ref, string(resp.JSON))
 		}
 		return Result{Content: resp.Text}
 	}

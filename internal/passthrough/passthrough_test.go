@@ -122,11 +122,14 @@ func TestResolveErrors(t *testing.T) {
 	tests := []struct{ ref, want string }{
 		{"mytools.impls:echo", ""},
 		{"mytools.impls:tool", ""},
-		{"mytools.nope:f", `module 'mytools.nope' not found (searched sys.path, which starts with the current directory)`},
-		{"nosuchpkg.mod:f", `module 'nosuchpkg' not found (searched sys.path, which starts with the current directory)`},
-		{"broken:f", `importing broken raised RuntimeError: top-level failure in broken.py`},
-		{"mytools.impls:missing", `module mytools.impls has no attribute 'missing'`},
-		{"mytools.impls:VALUE", `mytools.impls:VALUE is a int, not a callable`},
+		{"mytools.nope:f", `module "mytools.nope" not found: package mytools (mytools/__init__.py) has no module "nope"`},
+		{"nosuchpkg.mod:f", `module "nosuchpkg" not found: Python looks first in the directory dryfire runs in, then in the interpreter's sys.path; run dryfire from the directory that contains nosuchpkg, or choose the interpreter that has it installed with --python`},
+		{"broken:f", `importing broken raised RuntimeError: top-level failure in broken.py (at broken.py:1 in <module>)`},
+		{"mytools.impls:missing", `module mytools.impls (mytools/impls.py) has no attribute "missing"`},
+		{"mytools.impls:VALUE", `mytools.impls:VALUE is not callable: it is a value of type int; impl names a function that takes the tool's arguments as one dict`},
+		{"mytools.impls:ecko", `module mytools.impls (mytools/impls.py) has no attribute "ecko" (did you mean "echo"?)`},
+		{"mytools:impls", `mytools:impls is a module, not a function: write mytools.impls:FUNCTION`},
+		{"mytools.impls:kwargs_only", `mytools.impls:kwargs_only(**kwargs) cannot take one positional argument: dryfire calls it with the tool's arguments as one dict, kwargs_only(args), never kwargs_only(**args)`},
 	}
 	for _, tt := range tests {
 		err := r.Resolve(context.Background(), tt.ref)
@@ -148,7 +151,7 @@ func TestPythonNotFound(t *testing.T) {
 		return ""
 	}})
 	err := r.Resolve(context.Background(), "a.b:c")
-	if err == nil || !strings.Contains(err.Error(), `python interpreter "/nonexistent/python3" not found`) {
+	if err == nil || err.Error() != `the Python interpreter "/nonexistent/python3" given by DRYFIRE_PYTHON does not exist; fix DRYFIRE_PYTHON, or unset it to use python3 from PATH` {
 		t.Fatalf("err = %v", err)
 	}
 	r2 := New(Options{Getenv: func(string) string { return "" }})
@@ -189,6 +192,14 @@ func TestTimeouts(t *testing.T) {
 	// Other calls go on while the sync one is wedged.
 	if got := r.Call(context.Background(), Request{Ref: "mytools.impls:an_int", Args: `{}`}); got.Content != "7" {
 		t.Errorf("call beside a wedged one: %+v", got)
+	}
+	// The async call, cancelled, soon stops running; the sync one runs on.
+	deadline := time.Now().Add(2 * time.Second)
+	for len(r.Running()) > 1 && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	if run := r.Running(); len(run) != 1 || run[0] != "case A / slow → mytools.impls:wedge" {
+		t.Errorf("Running() after the async cancel = %q", run)
 	}
 	var w bytes.Buffer
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)

@@ -8,24 +8,28 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"os"
 	"os/exec"
+	"strconv"
 	"sync"
 	"syscall"
 	"time"
+	"unicode/utf8"
 )
 
 // handshakeTimeout bounds the helper's start, Python's own start included.
 const handshakeTimeout = 20 * time.Second
 
 type response struct {
-	ID      int64   `json:"id"`
-	OK      bool    `json:"ok"`
-	Text    string  `json:"text"`
-	JSON    *string `json:"json"`
-	Kind    string  `json:"kind"`
-	Type    string  `json:"type"`
-	Message string  `json:"message"`
-	Frame   string  `json:"frame"`
+	ID      int64           `json:"id"`
+	OK      bool            `json:"ok"`
+	Text    string          `json:"text"`
+	JSON    json.RawMessage `json:"json"`
+	Kind    string          `json:"kind"`
+	Type    string          `json:"type"`
+	Message string          `json:"message"`
+	Frame   string          `json:"frame"`
 }
 
 type pending struct {
@@ -62,8 +66,14 @@ func (r *Runner) helper() (*proc, error) {
 	if r.closed {
 		return nil, errors.New("the run is over")
 	}
+	if r.startErr != nil {
+		// An interpreter that is missing or is not Python does not come
+		// right during a run: every reference would wait to fail again.
+		return nil, r.startErr
+	}
 	p, err := start(r.opts)
 	if err != nil {
+		r.startErr = err
 		return nil, err
 	}
 	r.proc = p
@@ -72,21 +82,35 @@ func (r *Runner) helper() (*proc, error) {
 
 // pythonPath finds the interpreter.
 func pythonPath(o Options) (string, error) {
-	py := o.Python
+	py, from := o.Python, "--python"
 	if py == "" {
-		py = o.Getenv("DRYFIRE_PYTHON")
+		py, from = o.Getenv("DRYFIRE_PYTHON"), "DRYFIRE_PYTHON"
 	}
 	if py == "" {
-		py = "python3"
+		py, from = "python3", ""
 	}
 	path, err := exec.LookPath(py)
-	if err != nil {
-		if py == "python3" {
-			return "", errors.New("python3 not found on PATH: install Python 3, activate your virtualenv, or set --python / DRYFIRE_PYTHON")
-		}
-		return "", fmt.Errorf("python interpreter %q not found: %w", py, err)
+	if err == nil {
+		return path, nil
 	}
-	return path, nil
+	if from == "" {
+		return "", errors.New("python3 not found on PATH: install Python 3, activate your virtualenv, or set --python / DRYFIRE_PYTHON")
+	}
+	why := "cannot be run (" + err.Error() + ")"
+	if st, serr := os.Stat(py); serr == nil && st.IsDir() {
+		why = "is a directory, not an interpreter"
+	} else if errors.Is(err, exec.ErrNotFound) {
+		why = "is not on PATH"
+	} else if errors.Is(err, fs.ErrNotExist) {
+		why = "does not exist"
+	} else if errors.Is(err, fs.ErrPermission) {
+		why = "is not executable"
+	}
+	msg := fmt.Sprintf("the Python interpreter %q given by %s %s", py, from, why)
+	if from == "DRYFIRE_PYTHON" {
+		msg += "; fix DRYFIRE_PYTHON, or unset it to use python3 from PATH"
+	}
+	return "", errors.New(msg)
 }
 
 func start(o Options) (*proc, error) {
@@ -117,7 +141,7 @@ func start(o Options) (*proc, error) {
 	go func() {
 		line, err := br.ReadBytes('\n')
 		if err != nil {
-			hs <- fmt.Errorf("the python helper exited before its handshake (%v); is %s Python 3.8 or later?", err, py)
+			hs <- fmt.Errorf("%s exited before the python helper's handshake: is it Python 3.8 or later?", py)
 			return
 		}
 		var h struct {
@@ -125,7 +149,7 @@ func start(o Options) (*proc, error) {
 			Python   string `json:"python"`
 		}
 		if json.Unmarshal(line, &h) != nil || h.Protocol == nil {
-			hs <- fmt.Errorf("the python helper sent no handshake, but %q", bytes.TrimSpace(line))
+			hs <- fmt.Errorf("%s is not Python 3.8 or later: instead of the python helper's handshake it printed %q", py, clip(bytes.TrimSpace(line), 60))
 			return
 		}
 		if *h.Protocol != Protocol {
@@ -171,6 +195,9 @@ func (p *proc) read(br *bufio.Reader) {
 		}
 	}
 	werr := p.cmd.Wait()
+	if pw, ok := p.cmd.Stderr.(*prefixWriter); ok {
+		pw.flush() // a last line without a newline, such as a crash's
+	}
 	why := describeExit(p.cmd, werr)
 	p.mu.Lock()
 	p.exitErr = errors.New(why)
@@ -200,7 +227,7 @@ func describeExit(cmd *exec.Cmd, err error) string {
 
 // request sends one message and waits for its answer. timeout 0 waits as
 // long as ctx allows.
-func (p *proc) request(ctx context.Context, msg map[string]any, label string, timeout time.Duration) (response, error) {
+func (p *proc) request(ctx context.Context, msg request, label string, timeout time.Duration) (response, error) {
 	pd := &pending{ch: make(chan response, 1), label: label}
 	p.mu.Lock()
 	select {
@@ -214,14 +241,9 @@ func (p *proc) request(ctx context.Context, msg map[string]any, label string, ti
 	p.pending[id] = pd
 	p.mu.Unlock()
 
-	msg["id"] = id
-	data, err := json.Marshal(msg)
-	if err != nil {
-		p.forget(id)
-		return response{}, err
-	}
+	data := encodeRequest(id, msg)
 	p.wmu.Lock()
-	_, err = p.stdin.Write(append(data, '\n'))
+	_, err := p.stdin.Write(data)
 	p.wmu.Unlock()
 	if err != nil {
 		p.forget(id)
@@ -249,6 +271,36 @@ func (p *proc) request(ctx context.Context, msg map[string]any, label string, ti
 	}
 }
 
+// encodeRequest writes one request line; args is already JSON.
+func encodeRequest(id int64, r request) []byte {
+	b := make([]byte, 0, 64+len(r.Ref)+len(r.Args))
+	b = append(b, `{"id":`...)
+	b = strconv.AppendInt(b, id, 10)
+	b = append(b, `,"op":`...)
+	b = strconv.AppendQuote(b, r.Op)
+	if r.Ref != "" {
+		b = append(b, `,"ref":`...)
+		b = appendJSONString(b, r.Ref)
+	}
+	if r.Args != "" {
+		b = append(b, `,"args":`...)
+		b = append(b, r.Args...)
+	}
+	return append(b, "}\n"...)
+}
+
+func appendJSONString(b []byte, s string) []byte {
+	q, _ := json.Marshal(s)
+	return append(b, q...)
+}
+
+// request is one message to the helper.
+type request struct {
+	Op   string // call, resolve, cancel
+	Ref  string
+	Args string // JSON text
+}
+
 func (p *proc) forget(id int64) {
 	p.mu.Lock()
 	delete(p.pending, id)
@@ -267,9 +319,8 @@ func (p *proc) abandon(id int64) {
 	if pd == nil {
 		return
 	}
-	data, _ := json.Marshal(map[string]any{"id": id, "op": "cancel"})
 	p.wmu.Lock()
-	p.stdin.Write(append(data, '\n'))
+	p.stdin.Write(encodeRequest(id, request{Op: "cancel"}))
 	p.wmu.Unlock()
 }
 
@@ -294,6 +345,17 @@ func (p *proc) kill() {
 	if p.cmd.Process != nil {
 		syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
 	}
+}
+
+// clip shortens b to at most n bytes (and a whole rune), marking the cut.
+func clip(b []byte, n int) string {
+	if len(b) <= n {
+		return string(b)
+	}
+	for n > 0 && !utf8.RuneStart(b[n]) {
+		n--
+	}
+	return string(b[:n]) + "…"
 }
 
 // prefixWriter forwards output line by line, each line prefixed.
@@ -324,4 +386,14 @@ func (pw *prefixWriter) Write(b []byte) (int, error) {
 		pw.buf = pw.buf[i+1:]
 	}
 	return len(b), nil
+}
+
+// flush writes what is left, a line without its newline.
+func (pw *prefixWriter) flush() {
+	pw.mu.Lock()
+	defer pw.mu.Unlock()
+	if len(pw.buf) > 0 {
+		fmt.Fprintf(pw.w, "%s%s\n", pw.prefix, pw.buf)
+		pw.buf = nil
+	}
 }
