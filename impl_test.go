@@ -82,7 +82,7 @@ cases:
 		`impl {"id":42,"title":"Refund"}`,
 		`impl ticket 7 does not exist`,
 		`error already closed`,
-		`impl dryfire: impl shop.tools:slow timed out after 0.2 s`,
+		`impl dryfire: impl shop.tools:slow: timed out after 0.2 s`,
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("tool calls:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))

@@ -313,7 +313,7 @@ func TestPassthroughE2E(t *testing.T) {
 				t.Errorf("case %s: %s %s %+v", c.Name, c.Status, c.Reason, c.ToolCalls)
 			}
 		}
-		if want := `dryfire: waiting for 1 passthrough call(s) to finish (Ctrl-C again to abandon them): case "wedged", tool nap → ptools:nap`; !strings.Contains(r.stderr.String(), want) {
+		if want := `dryfire: waiting for 1 passthrough call(s) to finish (Ctrl-C to abandon them): case "wedged", tool nap → ptools:nap`; !strings.Contains(r.stderr.String(), want) {
 			t.Errorf("stderr lacks %q:\n%s", want, r.stderr.String())
 		}
 	})
@@ -326,7 +326,7 @@ func TestPassthroughE2E(t *testing.T) {
 		dir := ptDir(t)
 		ptSuite(t, dir, 1, 30, "{impl: ptools:nap, timeout_s: 0.5}", "")
 		r := startBinary(t, dir, bin, nil, "run", "pt.dryfire.yaml", "--json", "report.json")
-		waiting := "dryfire: waiting for 1 passthrough call(s) to finish (Ctrl-C again to abandon them): case \"c01\", tool nap → ptools:nap\n"
+		waiting := "dryfire: waiting for 1 passthrough call(s) to finish (Ctrl-C to abandon them): case \"c01\", tool nap → ptools:nap\n"
 		r.waitFor(t, "waiting message", 10*time.Second, func() bool { return strings.Contains(r.stderr.String(), waiting) })
 		// The run is over (its report is written, its summary printed: the
 		// case fails its no_errors check): dryfire only waits for the
@@ -388,7 +388,7 @@ func TestPassthroughE2E(t *testing.T) {
 		r.signal(t, os.Interrupt)
 		// The run stops; dryfire then waits for the two sync calls, which
 		// keep their threads; a second Ctrl-C abandons them.
-		waiting := `dryfire: waiting for 2 passthrough call(s) to finish (Ctrl-C again to abandon them): case "c01", tool nap → ptools:nap; case "c02", tool nap → ptools:nap`
+		waiting := `dryfire: waiting for 2 passthrough call(s) to finish (Ctrl-C to abandon them): case "c01", tool nap → ptools:nap; case "c02", tool nap → ptools:nap`
 		r.waitFor(t, "waiting message", 10*time.Second, func() bool { return strings.Contains(r.stderr.String(), waiting) })
 		r.signal(t, os.Interrupt)
 		if code := r.wait(t, 5*time.Second); code != 130 {

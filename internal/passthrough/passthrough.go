@@ -258,7 +258,7 @@ func (r *Runner) callGo(ctx context.Context, f Func, req Request) Result {
 			return Result{Content: fmt.Sprintf("dryfire: impl %s: interrupted", req.Ref), IsError: true}
 		}
 		err := &timeoutError{req.Timeout}
-		return Result{Content: fmt.Sprintf("dryfire: impl %s %v", req.Ref, err), IsError: true,
+		return Result{Content: fmt.Sprintf("dryfire: impl %s: %v", req.Ref, err), IsError: true,
 			Note: fmt.Sprintf("impl %s (%s) %v", req.Ref, req.Label, err)}
 	}
 }
@@ -290,7 +290,7 @@ func (r *Runner) Close(ctx context.Context, w io.Writer) error {
 	p := r.proc
 	r.mu.Unlock()
 	if running := r.Running(); len(running) > 0 && w != nil {
-		fmt.Fprintf(w, "dryfire: waiting for %d passthrough call(s) to finish (Ctrl-C again to abandon them): %s\n",
+		fmt.Fprintf(w, "dryfire: waiting for %d passthrough call(s) to finish (Ctrl-C to abandon them): %s\n",
 			len(running), strings.Join(running, "; "))
 	}
 	if p != nil {

@@ -207,7 +207,7 @@ func TestTimeouts(t *testing.T) {
 	if err := r.Close(ctx, &w); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(w.String(), "waiting for 1 passthrough call(s) to finish (Ctrl-C again to abandon them): case A / slow → mytools.impls:wedge") {
+	if !strings.Contains(w.String(), "waiting for 1 passthrough call(s) to finish (Ctrl-C to abandon them): case A / slow → mytools.impls:wedge") {
 		t.Errorf("close said %q", w.String())
 	}
 	if !strings.Contains(stderr.String(), "python: cancelled cleanly") {
@@ -345,7 +345,7 @@ func TestGoFuncs(t *testing.T) {
 		{"go.tools:panic", `{}`, 0, Result{Content: `boom`, IsError: true, Note: `impl go.tools:panic panicked: boom`}},
 		{"go.tools:chan", `{}`, 0, Result{Content: `dryfire: impl go.tools:chan returned a value that is not JSON-representable: json: unsupported type: chan int`, IsError: true,
 			Note: `impl go.tools:chan returned a value that is not JSON-representable: json: unsupported type: chan int`}},
-		{"go.tools:hang", `{}`, 100 * time.Millisecond, Result{Content: `dryfire: impl go.tools:hang timed out after 0.1 s`, IsError: true,
+		{"go.tools:hang", `{}`, 100 * time.Millisecond, Result{Content: `dryfire: impl go.tools:hang: timed out after 0.1 s`, IsError: true,
 			Note: `impl go.tools:hang (c) timed out after 0.1 s`}},
 		{"go.tools:echo", `[1]`, 0, Result{Content: `dryfire: impl go.tools:echo not called: the arguments are not a JSON object`, IsError: true}},
 	}

@@ -410,7 +410,7 @@ func (x *decoder) checkImpl(v *yaml.Node, val any) {
 		return // reported by the schema
 	}
 	if !implRef.MatchString(ref) {
-		x.errorf(v, "malformed impl reference %q: expected package.module:function, with a colon before the function", ref)
+		x.errorf(v, "malformed impl reference %q: %s; write package.module:function, e.g. mytools.impls:create_ticket", ref, implRefProblem(ref))
 		return
 	}
 	if x.opts.ResolveImpl == nil {
@@ -862,4 +862,31 @@ func findRef(n *yaml.Node, ref string, def *yaml.Node) *yaml.Node {
 		return f
 	}
 	return def
+}
+
+var identifier = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+// implRefProblem says what is wrong with a malformed impl reference.
+func implRefProblem(ref string) string {
+	mod, fn, ok := strings.Cut(ref, ":")
+	switch {
+	case strings.TrimSpace(ref) == "":
+		return "it is empty"
+	case !ok:
+		return "it has no colon between the module and the function"
+	case strings.Contains(fn, ":"):
+		return "it has more than one colon"
+	case mod == "":
+		return "nothing before the colon"
+	case fn == "":
+		return "nothing after the colon"
+	case strings.ContainsAny(mod, `/\`) || strings.HasSuffix(mod, ".py"):
+		return "the module is a file path; name it with dots and no .py, as in an import"
+	}
+	for _, part := range append(strings.Split(mod, "."), strings.Split(fn, ".")...) {
+		if !identifier.MatchString(part) {
+			return fmt.Sprintf("%q is not a Python identifier", part)
+		}
+	}
+	return "it is not of the form package.module:function"
 }
