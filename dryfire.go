@@ -21,6 +21,7 @@ import (
 	"io"
 	"os"
 	"regexp"
+	"strconv"
 	"time"
 
 	"github.com/dryfire-dev/dryfire/internal/passthrough"
@@ -145,7 +146,7 @@ func LoadWith(opts Options, paths ...string) (*Project, error) {
 		defer cancel()
 		err := impl.Resolve(ctx, ref)
 		if ctx.Err() != nil {
-			return fmt.Errorf("importing it did not finish within %s", importTimeout)
+			return fmt.Errorf("importing it did not finish within %s s", strconv.FormatFloat(importTimeout.Seconds(), 'f', -1, 64))
 		}
 		return err
 	}
