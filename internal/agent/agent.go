@@ -75,7 +75,7 @@ func Run(ctx context.Context, m model.Model, tools tool.Session, cfg Config) (*T
 		for i := range calls {
 			calls[i].Turn = t.Turns
 		}
-		req.Messages = append(req.Messages, model.Message{Role: model.Assistant, Text: resp.Text, ToolCalls: calls})
+		req.Messages = append(req.Messages, model.Message{Role: model.Assistant, Text: resp.Text, ToolCalls: calls, Raw: resp.Raw})
 		if len(calls) == 0 {
 			t.Output = resp.Text
 			t.Messages = req.Messages

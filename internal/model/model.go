@@ -6,6 +6,7 @@ package model
 
 import (
 	"context"
+	"encoding/json"
 
 	"github.com/dryfire-dev/dryfire/internal/tool"
 )
@@ -27,6 +28,10 @@ type Message struct {
 	// Tool result (Role tool)
 	CallID  string
 	IsError bool
+	// Raw is the provider's own form of an assistant turn (Anthropic content
+	// blocks, Responses output items), sent back verbatim on the next call
+	// so that nothing the API needs (thinking, reasoning items) is lost.
+	Raw json.RawMessage
 }
 
 // ToolDef is a tool the model is shown.
@@ -56,6 +61,9 @@ type Response struct {
 	Text      string
 	ToolCalls []tool.Call // Turn is filled in by the loop
 	Usage     Usage
+	// Raw is the provider's form of this turn; the loop keeps it on the
+	// assistant message (see Message.Raw).
+	Raw json.RawMessage
 }
 
 // Model answers requests. A Model value serves one case.

@@ -230,6 +230,14 @@ func (x *decoder) agent(agent kv) Agent {
 			a.System = str(p.val)
 		case "max_turns":
 			a.MaxTurns, _ = x.integer(p.v, p.val)
+		case "retries":
+			if n, ok := x.integer(p.v, p.val); ok {
+				a.Retries = &n
+			}
+		case "timeout_s":
+			if num, ok := p.val.(json.Number); ok {
+				a.TimeoutS, _ = num.Float64()
+			}
 		case "params":
 			a.Params, _ = p.val.(map[string]any)
 		case "command":

@@ -44,6 +44,11 @@ type Agent struct {
 	BaseURL  string
 	System   string
 	MaxTurns int
+	// Retries is how often a failed model call is retried; nil means the
+	// default.
+	Retries *int
+	// TimeoutS bounds one model call; 0 means the default.
+	TimeoutS float64
 	Params   map[string]any
 	Command  []string
 	Pos      Pos // of the agent key

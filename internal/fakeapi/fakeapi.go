@@ -1,0 +1,199 @@
+// Package fakeapi serves strict local imitations of the model APIs dryfire
+// speaks — Anthropic Messages, OpenAI Chat Completions, OpenAI Responses —
+// for tests and for recording the examples' cassettes. Each server rejects
+// what the real API rejects, with the real error-body shapes, and answers
+// from a Brain: a deterministic stand-in for the model.
+package fakeapi
+
+import (
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"sync/atomic"
+)
+
+// ToolCall is a tool call the fake model makes, or one it sees.
+type ToolCall struct {
+	ID   string // set by the server when the model makes it
+	Name string
+	Args string // JSON object text
+}
+
+// Turn is one answer of the fake model.
+type Turn struct {
+	Text         string
+	ToolCalls    []ToolCall
+	InputTokens  int // 0: computed from the request size
+	OutputTokens int // 0: computed from the answer size
+}
+
+// Msg is one message of a conversation, provider-neutral.
+type Msg struct {
+	Role      string // user, assistant, tool
+	Text      string
+	ToolCalls []ToolCall // assistant
+	CallID    string     // tool
+	IsError   bool       // tool
+}
+
+// Conversation is what a request holds, provider-neutral.
+type Conversation struct {
+	Model    string
+	System   string
+	Messages []Msg
+	Tools    []string
+}
+
+// FirstUser is the text of the first user message.
+func (c Conversation) FirstUser() string {
+	for _, m := range c.Messages {
+		if m.Role == "user" {
+			return m.Text
+		}
+	}
+	return ""
+}
+
+// Turns counts the assistant messages so far.
+func (c Conversation) Turns() int {
+	n := 0
+	for _, m := range c.Messages {
+		if m.Role == "assistant" {
+			n++
+		}
+	}
+	return n
+}
+
+// Brain decides the model's next turn.
+type Brain interface {
+	Next(c Conversation) (Turn, error)
+}
+
+// Script is a Brain for many conversations at once: each conversation is
+// found by its first user message, and its Nth assistant turn is the Nth
+// entry. It keeps no state, so concurrent cases never interfere.
+type Script map[string][]Turn
+
+// Next implements Brain.
+func (s Script) Next(c Conversation) (Turn, error) {
+	turns, ok := s[c.FirstUser()]
+	if !ok {
+		return Turn{}, fmt.Errorf("no script for a conversation starting %q", c.FirstUser())
+	}
+	n := c.Turns()
+	if n >= len(turns) {
+		return Turn{}, fmt.Errorf("the script for %q has %d turns; turn %d was asked for", c.FirstUser(), len(turns), n+1)
+	}
+	return turns[n], nil
+}
+
+// Fault is an error the server answers instead of a turn, for the next
+// Times requests (1 when 0).
+type Fault struct {
+	Status     int    // e.g. 429, 500, 529
+	RetryAfter string // Retry-After header value, if any
+	Drop       bool   // close the connection without answering
+	Times      int
+}
+
+// Server is a running fake API with counters.
+type Server struct {
+	*httptest.Server
+	requests atomic.Int64
+	conns    atomic.Int64
+
+	mu     sync.Mutex
+	faults []Fault
+	// Log keeps the raw request bodies, in arrival order.
+	log [][]byte
+}
+
+// start serves h on loopback, counting connections.
+func start(h http.Handler) *Server {
+	s := &Server{}
+	s.Server = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.requests.Add(1)
+		if f, ok := s.nextFault(); ok {
+			if f.Drop {
+				if hj, ok := w.(http.Hijacker); ok {
+					if conn, _, err := hj.Hijack(); err == nil {
+						conn.Close()
+						return
+					}
+				}
+			}
+			if f.RetryAfter != "" {
+				w.Header().Set("Retry-After", f.RetryAfter)
+			}
+			faultBody(w, r, f.Status)
+			return
+		}
+		h.ServeHTTP(w, r)
+	}))
+	s.Server.Config.ConnState = func(_ net.Conn, st http.ConnState) {
+		if st == http.StateNew {
+			s.conns.Add(1)
+		}
+	}
+	s.Server.Start()
+	return s
+}
+
+// Fail queues faults: the next requests get them, in order.
+func (s *Server) Fail(f ...Fault) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, x := range f {
+		if x.Times <= 0 {
+			x.Times = 1
+		}
+		s.faults = append(s.faults, x)
+	}
+}
+
+func (s *Server) nextFault() (Fault, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.faults) == 0 {
+		return Fault{}, false
+	}
+	f := s.faults[0]
+	s.faults[0].Times--
+	if s.faults[0].Times <= 0 {
+		s.faults = s.faults[1:]
+	}
+	return f, true
+}
+
+// Requests is how many requests arrived.
+func (s *Server) Requests() int64 { return s.requests.Load() }
+
+// Conns is how many connections were opened.
+func (s *Server) Conns() int64 { return s.conns.Load() }
+
+// faultBody writes an error in the shape of the API the path belongs to.
+func faultBody(w http.ResponseWriter, r *http.Request, status int) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	if isAnthropic(r) {
+		typ := "api_error"
+		switch status {
+		case 429:
+			typ = "rate_limit_error"
+		case 529:
+			typ = "overloaded_error"
+		}
+		fmt.Fprintf(w, `{"type":"error","error":{"type":%q,"message":"injected fault %d"}}`, typ, status)
+		return
+	}
+	typ := "server_error"
+	if status == 429 {
+		typ = "rate_limit_exceeded"
+	}
+	fmt.Fprintf(w, `{"error":{"message":"injected fault %d","type":%q,"param":null,"code":null}}`, status, typ)
+}
+
+func isAnthropic(r *http.Request) bool { return r.URL.Path == "/v1/messages" }

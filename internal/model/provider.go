@@ -1,0 +1,260 @@
+package model
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/dryfire-dev/dryfire/internal/spec"
+)
+
+// Defaults of a real provider.
+const (
+	DefaultRetries          = 3
+	DefaultTimeout          = 120 * time.Second
+	DefaultAnthropicBaseURL = "https://api.anthropic.com"
+	DefaultOpenAIBaseURL    = "https://api.openai.com/v1"
+	DefaultMaxTokens        = 4096 // Anthropic requires max_tokens
+	maxBackoff              = 20 * time.Second
+	maxRetryAfter           = 60 * time.Second
+)
+
+// Options configure a real provider for one case.
+type Options struct {
+	Provider string // spec.ProviderAnthropic, ...
+	Model    string
+	BaseURL  string // resolved: base_url, else the environment, else the default
+	APIKey   string // may be empty when every call is replayed
+	Params   map[string]any
+	// Client carries the calls; its transport records and replays them.
+	Client *http.Client
+	// Retries after a 429, a 5xx or a dropped connection.
+	Retries int
+	// Timeout bounds one attempt.
+	Timeout time.Duration
+	// Sleep waits between attempts; nil waits on a timer, honouring ctx.
+	Sleep func(ctx context.Context, d time.Duration) error
+}
+
+// New returns the model for a real provider.
+func New(o Options) (Model, error) {
+	if o.Client == nil {
+		o.Client = http.DefaultClient
+	}
+	if o.Timeout <= 0 {
+		o.Timeout = DefaultTimeout
+	}
+	if o.Sleep == nil {
+		o.Sleep = sleep
+	}
+	c := &caller{o: o}
+	switch o.Provider {
+	case spec.ProviderAnthropic:
+		return newAnthropic(c), nil
+	case spec.ProviderOpenAI, spec.ProviderOpenAICompatible:
+		return newOpenAIChat(c), nil
+	case spec.ProviderOpenAIResponses:
+		return newOpenAIResponses(c), nil
+	}
+	return nil, fmt.Errorf("unknown provider %q", o.Provider)
+}
+
+// KeyEnv names the environment variable holding a provider's key.
+func KeyEnv(provider string) string {
+	if provider == spec.ProviderAnthropic {
+		return "ANTHROPIC_API_KEY"
+	}
+	return "OPENAI_API_KEY"
+}
+
+// BaseURLEnv names the environment variable holding a provider's base URL.
+func BaseURLEnv(provider string) string {
+	if provider == spec.ProviderAnthropic {
+		return "ANTHROPIC_BASE_URL"
+	}
+	return "OPENAI_BASE_URL"
+}
+
+// DefaultBaseURL is a provider's public endpoint.
+func DefaultBaseURL(provider string) string {
+	if provider == spec.ProviderAnthropic {
+		return DefaultAnthropicBaseURL
+	}
+	return DefaultOpenAIBaseURL
+}
+
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// APIError is a provider's answer that is not a success, with its body.
+type APIError struct {
+	Provider string
+	Status   int
+	Type     string // the error type or code the body names, if any
+	Message  string // the message the body gives, or the body itself
+	Attempts int
+}
+
+func (e *APIError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s answered %d %s", e.Provider, e.Status, http.StatusText(e.Status))
+	if e.Type != "" {
+		b.WriteString(": " + e.Type)
+	}
+	if e.Message != "" {
+		b.WriteString(": " + e.Message)
+	}
+	if e.Attempts > 1 {
+		fmt.Fprintf(&b, " (after %d attempts)", e.Attempts)
+	}
+	return b.String()
+}
+
+// Permanent is implemented by transport errors that retrying cannot fix
+// (a cassette that does not match, a missing recording).
+type Permanent interface{ Permanent() bool }
+
+// caller posts JSON to a provider, with a bound per attempt and retries
+// with backoff for 429, 5xx and dropped connections.
+type caller struct {
+	o Options
+}
+
+// post sends body to url and returns the response body of a 2xx answer.
+// errorOf extracts the type and message from an error body.
+func (c *caller) post(ctx context.Context, url string, header http.Header, body []byte, errorOf func([]byte) (typ, msg string)) ([]byte, error) {
+	var last error
+	for attempt := 0; ; attempt++ {
+		data, retryAfter, err := c.attempt(ctx, url, header, body, errorOf)
+		if err == nil {
+			return data, nil
+		}
+		var ae *APIError
+		if errors.As(err, &ae) {
+			ae.Attempts = attempt + 1
+		}
+		last = err
+		if attempt >= c.o.Retries || !retryable(err) || ctx.Err() != nil {
+			return nil, last
+		}
+		wait := backoff(attempt)
+		if retryAfter > 0 {
+			wait = min(retryAfter, maxRetryAfter)
+		}
+		if err := c.o.Sleep(ctx, wait); err != nil {
+			return nil, last
+		}
+	}
+}
+
+func (c *caller) attempt(ctx context.Context, url string, header http.Header, body []byte, errorOf func([]byte) (string, string)) ([]byte, time.Duration, error) {
+	actx, cancel := context.WithTimeout(ctx, c.o.Timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(actx, http.MethodPost, url, bytes.NewReader(body))
+	if err != nil {
+		return nil, 0, fmt.Errorf("building the request to %s: %w", url, err)
+	}
+	req.Header = header.Clone()
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := c.o.Client.Do(req)
+	if err != nil {
+		if actx.Err() == context.DeadlineExceeded && ctx.Err() == nil {
+			return nil, 0, &timeoutError{after: c.o.Timeout, url: url}
+		}
+		return nil, 0, err
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(resp.Body)
+	if err != nil {
+		if actx.Err() == context.DeadlineExceeded && ctx.Err() == nil {
+			return nil, 0, &timeoutError{after: c.o.Timeout, url: url}
+		}
+		return nil, 0, fmt.Errorf("reading the answer of %s: %w", url, err)
+	}
+	if resp.StatusCode/100 == 2 {
+		return data, 0, nil
+	}
+	ae := &APIError{Provider: c.o.Provider, Status: resp.StatusCode}
+	ae.Type, ae.Message = errorOf(data)
+	if ae.Message == "" {
+		ae.Message = strings.TrimSpace(string(data))
+		if len(ae.Message) > 500 {
+			ae.Message = ae.Message[:500] + "…"
+		}
+	}
+	return nil, retryAfter(resp.Header), ae
+}
+
+type timeoutError struct {
+	after time.Duration
+	url   string
+}
+
+func (e *timeoutError) Error() string {
+	return fmt.Sprintf("no answer from %s within %s s (agent.timeout_s)", e.url, strconv.FormatFloat(e.after.Seconds(), 'f', -1, 64))
+}
+
+// retryable says whether another attempt may succeed.
+func retryable(err error) bool {
+	var p Permanent
+	if errors.As(err, &p) && p.Permanent() {
+		return false
+	}
+	var ae *APIError
+	if errors.As(err, &ae) {
+		return ae.Status == http.StatusTooManyRequests || ae.Status == http.StatusRequestTimeout ||
+			ae.Status == http.StatusConflict || ae.Status >= 500
+	}
+	var te *timeoutError
+	if errors.As(err, &te) {
+		return true
+	}
+	var ne net.Error
+	return errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.ECONNREFUSED) ||
+		errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) || (errors.As(err, &ne) && ne.Timeout())
+}
+
+// backoff is the wait before retry n (0-based): 0.5 s doubling, with
+// jitter, at most maxBackoff.
+func backoff(n int) time.Duration {
+	d := min(500*time.Millisecond<<n, maxBackoff)
+	return d/2 + time.Duration(rand.Int64N(int64(d/2)+1))
+}
+
+// retryAfter reads Retry-After (seconds or an HTTP date) and OpenAI's
+// retry-after-ms.
+func retryAfter(h http.Header) time.Duration {
+	if ms := h.Get("Retry-After-Ms"); ms != "" {
+		if f, err := strconv.ParseFloat(ms, 64); err == nil && f >= 0 {
+			return time.Duration(f * float64(time.Millisecond))
+		}
+	}
+	v := h.Get("Retry-After")
+	if v == "" {
+		return 0
+	}
+	if s, err := strconv.ParseFloat(v, 64); err == nil && s >= 0 {
+		return time.Duration(s * float64(time.Second))
+	}
+	if t, err := http.ParseTime(v); err == nil {
+		return max(time.Until(t), 0)
+	}
+	return 0
+}
