@@ -28,6 +28,8 @@ type Transcript struct {
 	Turns    int    // model calls made
 	Usage    model.Usage
 	Messages []model.Message
+	// Notes are the model's remarks for the report (an answer cut short).
+	Notes []string
 }
 
 // MaxTurnsError says the model still wanted tools after the last allowed turn.
@@ -68,6 +70,7 @@ func Run(ctx context.Context, m model.Model, tools tool.Session, cfg Config) (*T
 		t.Turns++
 		t.Usage.InputTokens += resp.Usage.InputTokens
 		t.Usage.OutputTokens += resp.Usage.OutputTokens
+		t.Notes = append(t.Notes, resp.Notes...)
 		if resp.Text != "" {
 			t.Output = resp.Text
 		}

@@ -23,8 +23,13 @@ type ToolCall struct {
 
 // Turn is one answer of the fake model.
 type Turn struct {
-	Text         string
-	ToolCalls    []ToolCall
+	Text      string
+	ToolCalls []ToolCall
+	// Thinking, when set, is answered as a thinking block (with a
+	// signature the server checks when the block comes back) by the
+	// servers whose API has them (Anthropic), and as a reasoning item
+	// with this summary by the Responses server.
+	Thinking     string
 	InputTokens  int // 0: computed from the request size
 	OutputTokens int // 0: computed from the answer size
 }
@@ -97,6 +102,25 @@ type Fault struct {
 	RetryAfter string // Retry-After header value, if any
 	Drop       bool   // close the connection without answering
 	Times      int
+}
+
+// Option configures a fake server.
+type Option func(*config)
+
+type config struct {
+	key string // the key a request must carry; "" accepts any
+}
+
+// RequireKey makes the server refuse a request that does not carry key,
+// with 401 and the API's own error body.
+func RequireKey(key string) Option { return func(c *config) { c.key = key } }
+
+func configure(opts []Option) config {
+	var c config
+	for _, o := range opts {
+		o(&c)
+	}
+	return c
 }
 
 // Server is a running fake API with counters.

@@ -64,6 +64,9 @@ type Response struct {
 	// Raw is the provider's form of this turn; the loop keeps it on the
 	// assistant message (see Message.Raw).
 	Raw json.RawMessage
+	// Notes are remarks about this turn for the report: an answer cut
+	// short at max_tokens, a refusal. The turn is still an answer.
+	Notes []string
 }
 
 // Model answers requests. A Model value serves one case.

@@ -1,13 +1,419 @@
 package model
 
-import "context"
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
 
-// openAIChat speaks OpenAI Chat Completions (also any OpenAI-compatible server).
+	"github.com/dryfire-dev/dryfire/internal/tool"
+)
+
+// openAIChat speaks OpenAI Chat Completions (also any OpenAI-compatible
+// server: Ollama, vLLM, LM Studio, OpenRouter).
+//
+// Wire decisions (the user-facing ones belong in the README too):
+//
+//   - The system prompt is the first message, {"role":"system"}.
+//   - A tool error goes back as the tool message's content, prefixed with
+//     "Error: " (see toolResultText): Chat Completions has no error flag, and
+//     without a marker the model cannot tell a failed call from one that
+//     returned the same words.
+//   - Every key of agent.params is sent as is, after the keys the loop
+//     writes. The loop's own keys (model, messages, tools) and stream: true
+//     are refused with a clear error before any call (see checkParams).
+//   - A response is read leniently, because compatible servers differ:
+//     missing usage is zero, absent or null content is no text, an empty
+//     tool_calls list is none, arguments sent as an object are used as its
+//     JSON text, empty arguments are "{}", and a missing or repeated call id
+//     is replaced by call_<turn>_<n>, which is the same on every run.
+//   - finish_reason length cutting a tool call's arguments is an error (the
+//     call is not run); cutting text, a refusal, or content_filter are
+//     notes on a turn that is still an answer.
 type openAIChat struct{ c *caller }
 
 func newOpenAIChat(c *caller) *openAIChat { return &openAIChat{c: c} }
 
-// Generate implements Model. (To be written.)
+// chatOwned are the body keys the loop writes; params may not set them.
+var chatOwned = []string{"model", "messages", "tools"}
+
+// Generate implements Model.
 func (o *openAIChat) Generate(ctx context.Context, req *Request) (*Response, error) {
-	panic("not yet")
+	if err := checkParams(req.Params, chatOwned); err != nil {
+		return nil, err
+	}
+	body, err := chatBody(req)
+	if err != nil {
+		return nil, err
+	}
+	url := endpoint(o.c.o.BaseURL, "chat/completions")
+	data, err := o.c.post(ctx, url, openAIHeader(o.c.o.APIKey), body, openAIErrorOf)
+	if err != nil {
+		return nil, err
+	}
+	return parseChat(o.c.o.Provider, data, assistantTurns(req.Messages)+1)
+}
+
+// chatBody is the request body of one call, keys in a fixed order.
+func chatBody(req *Request) ([]byte, error) {
+	msgs := make([]any, 0, len(req.Messages)+1)
+	if req.System != "" {
+		msgs = append(msgs, jsonObject{{"role", "system"}, {"content", req.System}})
+	}
+	for _, m := range req.Messages {
+		switch m.Role {
+		case User:
+			msgs = append(msgs, jsonObject{{"role", "user"}, {"content", m.Text}})
+		case Assistant:
+			msg := jsonObject{{"role", "assistant"}}
+			if m.Text == "" && len(m.ToolCalls) > 0 {
+				msg = append(msg, jsonKV{"content", nil})
+			} else {
+				msg = append(msg, jsonKV{"content", m.Text})
+			}
+			if len(m.ToolCalls) > 0 {
+				calls := make([]any, len(m.ToolCalls))
+				for i, c := range m.ToolCalls {
+					calls[i] = jsonObject{{"id", c.ID}, {"type", "function"},
+						{"function", jsonObject{{"name", c.Name}, {"arguments", argsText(c.Args)}}}}
+				}
+				msg = append(msg, jsonKV{"tool_calls", calls})
+			}
+			msgs = append(msgs, msg)
+		case ToolRole:
+			msgs = append(msgs, jsonObject{{"role", "tool"}, {"tool_call_id", m.CallID}, {"content", toolResultText(m)}})
+		default:
+			return nil, fmt.Errorf("openai: a message with role %q cannot be sent", m.Role)
+		}
+	}
+	body := jsonObject{{"model", req.Model}, {"messages", msgs}}
+	if len(req.Tools) > 0 {
+		tools := make([]any, len(req.Tools))
+		for i, t := range req.Tools {
+			fn := jsonObject{{"name", t.Name}}
+			if t.Description != "" {
+				fn = append(fn, jsonKV{"description", t.Description})
+			}
+			fn = append(fn, jsonKV{"parameters", schemaOf(t)})
+			tools[i] = jsonObject{{"type", "function"}, {"function", fn}}
+		}
+		body = append(body, jsonKV{"tools", tools})
+	}
+	body = appendParams(body, req.Params, nil)
+	return body.MarshalJSON()
+}
+
+// chatResponse is the part of a chat.completion object dryfire reads.
+type chatResponse struct {
+	Choices []struct {
+		Message struct {
+			Content   json.RawMessage `json:"content"`
+			Refusal   *string         `json:"refusal"`
+			ToolCalls []struct {
+				ID       string `json:"id"`
+				Function struct {
+					Name      string          `json:"name"`
+					Arguments json.RawMessage `json:"arguments"`
+				} `json:"function"`
+			} `json:"tool_calls"`
+		} `json:"message"`
+		FinishReason string `json:"finish_reason"`
+	} `json:"choices"`
+	Usage *struct {
+		PromptTokens     int `json:"prompt_tokens"`
+		CompletionTokens int `json:"completion_tokens"`
+	} `json:"usage"`
+	Error json.RawMessage `json:"error"`
+}
+
+// parseChat reads a chat.completion; name is the provider's, turn numbers
+// the generated call ids.
+func parseChat(name string, data []byte, turn int) (*Response, error) {
+	var cr chatResponse
+	if err := json.Unmarshal(data, &cr); err != nil {
+		return nil, fmt.Errorf("%s: the answer is not a chat.completion object (%v): %s", name, err, excerpt(data))
+	}
+	if len(cr.Choices) == 0 {
+		if len(cr.Error) > 0 && string(cr.Error) != "null" {
+			typ, msg := openAIErrorOf(data)
+			return nil, fmt.Errorf("%s: the answer carries an error instead of choices: %s", name, joinNonEmpty(": ", typ, msg))
+		}
+		return nil, fmt.Errorf("%s: the answer has no choices: %s", name, excerpt(data))
+	}
+	ch := cr.Choices[0]
+	r := &Response{Text: contentText(ch.Message.Content)}
+	if ch.Message.Refusal != nil && *ch.Message.Refusal != "" {
+		if r.Text == "" {
+			r.Text = *ch.Message.Refusal
+		}
+		r.Notes = append(r.Notes, name+" refused to answer (refusal): "+excerptString(*ch.Message.Refusal))
+	}
+	seen := map[string]bool{}
+	for i, tc := range ch.Message.ToolCalls {
+		id := tc.ID
+		if id == "" || seen[id] {
+			id = fmt.Sprintf("call_%d_%d", turn, i+1)
+		}
+		seen[id] = true
+		r.ToolCalls = append(r.ToolCalls, tool.Call{ID: id, Name: tc.Function.Name, Args: rawArgs(tc.Function.Arguments)})
+	}
+	if cr.Usage != nil {
+		r.Usage = Usage{InputTokens: cr.Usage.PromptTokens, OutputTokens: cr.Usage.CompletionTokens}
+	}
+	switch ch.FinishReason {
+	case "length":
+		if n := len(r.ToolCalls); n > 0 && !json.Valid([]byte(r.ToolCalls[n-1].Args)) {
+			c := r.ToolCalls[n-1]
+			return nil, fmt.Errorf("%s stopped at the token limit (finish_reason length) while writing a call to %s (%s): its arguments are cut off (%s), so it is not run; raise max_completion_tokens (or max_tokens) in agent.params", name, c.Name, c.ID, excerptString(c.Args))
+		}
+		r.Notes = append(r.Notes, name+" stopped at the token limit (finish_reason length): the answer is cut short; raise max_completion_tokens (or max_tokens) in agent.params")
+	case "content_filter":
+		r.Notes = append(r.Notes, name+" withheld content (finish_reason content_filter): the answer may be incomplete")
+	}
+	return r, nil
+}
+
+// contentText reads a message content: a string, null, absent, or (some
+// compatible servers) a list of parts with text.
+func contentText(raw json.RawMessage) string {
+	if len(raw) == 0 || string(raw) == "null" {
+		return ""
+	}
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	var parts []struct {
+		Text    string `json:"text"`
+		Refusal string `json:"refusal"`
+	}
+	if json.Unmarshal(raw, &parts) == nil {
+		var b strings.Builder
+		for _, p := range parts {
+			b.WriteString(p.Text + p.Refusal)
+		}
+		return b.String()
+	}
+	return string(raw)
+}
+
+// rawArgs is the arguments text of a tool call: the string as sent (valid
+// JSON or not: the mock engine reports it), an object's JSON text, or "{}"
+// when there is nothing.
+func rawArgs(raw json.RawMessage) string {
+	if len(raw) == 0 || string(raw) == "null" {
+		return "{}"
+	}
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		if strings.TrimSpace(s) == "" {
+			return "{}"
+		}
+		return s
+	}
+	var b bytes.Buffer
+	if json.Compact(&b, raw) == nil {
+		return b.String()
+	}
+	return string(raw)
+}
+
+// argsText is what goes back as the arguments of an earlier call.
+func argsText(args string) string {
+	if strings.TrimSpace(args) == "" {
+		return "{}"
+	}
+	return args
+}
+
+// toolResultText is the content of a tool result for the OpenAI APIs,
+// which have no error flag: an error is prefixed with "Error: ", unless
+// its text already starts with "error" in any case, so that the model can
+// tell a failed call from one that returned the same words.
+func toolResultText(m Message) string {
+	if !m.IsError || strings.HasPrefix(strings.ToLower(m.Text), "error") {
+		return m.Text
+	}
+	return "Error: " + m.Text
+}
+
+// schemaOf is a tool's parameters: its input schema, or an object with no
+// properties when it declares none.
+func schemaOf(t ToolDef) any {
+	if t.InputSchema == nil {
+		return jsonObject{{"type", "object"}, {"properties", jsonObject{}}}
+	}
+	return t.InputSchema
+}
+
+// assistantTurns counts the assistant messages so far.
+func assistantTurns(msgs []Message) int {
+	n := 0
+	for _, m := range msgs {
+		if m.Role == Assistant {
+			n++
+		}
+	}
+	return n
+}
+
+// endpoint joins a base URL (which for OpenAI includes /v1) and a path.
+func endpoint(base, path string) string {
+	if base == "" {
+		base = DefaultOpenAIBaseURL
+	}
+	return strings.TrimRight(base, "/") + "/" + path
+}
+
+// openAIHeader authenticates with a bearer key, when there is one (local
+// compatible servers need none).
+func openAIHeader(key string) http.Header {
+	h := http.Header{}
+	if key != "" {
+		h.Set("Authorization", "Bearer "+key)
+	}
+	return h
+}
+
+// checkParams refuses params that would take over what the loop writes.
+func checkParams(params map[string]any, owned []string) error {
+	for _, k := range owned {
+		if _, ok := params[k]; ok {
+			return fmt.Errorf("agent.params sets %q, which dryfire's loop writes itself on every call; remove it from agent.params", k)
+		}
+	}
+	if s, ok := params["stream"].(bool); ok && s {
+		return fmt.Errorf("agent.params sets stream: true, but dryfire's loop reads whole answers; remove stream from agent.params")
+	}
+	return nil
+}
+
+// appendParams adds every param not in skip, in key order.
+func appendParams(body jsonObject, params map[string]any, skip []string) jsonObject {
+	keys := make([]string, 0, len(params))
+	for k := range params {
+		if !slices.Contains(skip, k) {
+			keys = append(keys, k)
+		}
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		body = append(body, jsonKV{k, params[k]})
+	}
+	return body
+}
+
+// openAIErrorOf reads an error body: OpenAI's {"error":{"message","type",
+// "param","code"}}, and the shapes compatible servers use instead
+// ({"error":"text"}, {"message":...}, {"detail":...}).
+func openAIErrorOf(data []byte) (typ, msg string) {
+	var body struct {
+		Error   json.RawMessage `json:"error"`
+		Message string          `json:"message"`
+		Detail  json.RawMessage `json:"detail"`
+	}
+	if json.Unmarshal(data, &body) != nil {
+		return "", ""
+	}
+	var e struct {
+		Message string `json:"message"`
+		Type    string `json:"type"`
+		Param   any    `json:"param"`
+		Code    any    `json:"code"`
+	}
+	var s string
+	switch {
+	case len(body.Error) > 0 && json.Unmarshal(body.Error, &e) == nil && (e.Message != "" || e.Type != ""):
+		typ, msg = e.Type, e.Message
+		if code := scalarText(e.Code); code != "" && code != typ {
+			typ = joinNonEmpty(" ", typ, "("+code+")")
+		}
+		if p := scalarText(e.Param); p != "" && !strings.Contains(msg, p) {
+			msg += " (param: " + p + ")"
+		}
+		return typ, msg
+	case len(body.Error) > 0 && json.Unmarshal(body.Error, &s) == nil:
+		return "", s
+	case body.Message != "":
+		return "", body.Message
+	case len(body.Detail) > 0:
+		if json.Unmarshal(body.Detail, &s) == nil {
+			return "", s
+		}
+		return "", string(body.Detail)
+	}
+	return "", ""
+}
+
+// scalarText is a string or number as text; "" for null and other values.
+func scalarText(v any) string {
+	switch v := v.(type) {
+	case string:
+		return v
+	case float64:
+		return fmt.Sprint(v)
+	}
+	return ""
+}
+
+func joinNonEmpty(sep string, parts ...string) string {
+	var out []string
+	for _, p := range parts {
+		if p != "" {
+			out = append(out, p)
+		}
+	}
+	return strings.Join(out, sep)
+}
+
+func excerpt(data []byte) string { return excerptString(string(data)) }
+
+func excerptString(s string) string {
+	s = strings.TrimSpace(s)
+	if len(s) > 300 {
+		return s[:300] + "…"
+	}
+	return s
+}
+
+// jsonObject is a JSON object whose keys keep their order, so that a request
+// body reads the way the API documents it and is the same bytes every time.
+type jsonObject []jsonKV
+
+type jsonKV struct {
+	k string
+	v any
+}
+
+// MarshalJSON writes the keys in order, without HTML escaping.
+func (o jsonObject) MarshalJSON() ([]byte, error) {
+	var b bytes.Buffer
+	b.WriteByte('{')
+	for i, p := range o {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		if err := encodeJSON(&b, p.k); err != nil {
+			return nil, err
+		}
+		b.WriteByte(':')
+		if err := encodeJSON(&b, p.v); err != nil {
+			return nil, fmt.Errorf("%s: %w", p.k, err)
+		}
+	}
+	b.WriteByte('}')
+	return b.Bytes(), nil
+}
+
+func encodeJSON(b *bytes.Buffer, v any) error {
+	e := json.NewEncoder(b)
+	e.SetEscapeHTML(false)
+	if err := e.Encode(v); err != nil {
+		return err
+	}
+	b.Truncate(b.Len() - 1) // Encode's newline
+	return nil
 }

@@ -114,7 +114,10 @@ type APIError struct {
 
 func (e *APIError) Error() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s answered %d %s", e.Provider, e.Status, http.StatusText(e.Status))
+	fmt.Fprintf(&b, "%s answered %d", e.Provider, e.Status)
+	if text := statusText(e.Status); text != "" {
+		b.WriteString(" " + text)
+	}
 	if e.Type != "" {
 		b.WriteString(": " + e.Type)
 	}
@@ -125,6 +128,14 @@ func (e *APIError) Error() string {
 		fmt.Fprintf(&b, " (after %d attempts)", e.Attempts)
 	}
 	return b.String()
+}
+
+// statusText names a status, including Anthropic's 529.
+func statusText(status int) string {
+	if status == 529 {
+		return "Overloaded"
+	}
+	return http.StatusText(status)
 }
 
 // Permanent is implemented by transport errors that retrying cannot fix
@@ -139,57 +150,105 @@ type caller struct {
 
 // post sends body to url and returns the response body of a 2xx answer.
 // errorOf extracts the type and message from an error body.
+//
+// A 429, 408, 409, 5xx (529 included), a dropped connection or an attempt
+// that ran out of time is tried again, at most Retries more times, after
+// the wait the answer asks for (Retry-After in seconds or as an HTTP date,
+// retry-after-ms) or else an exponential backoff with jitter. An answer
+// with `x-should-retry: true|false` (sent by the Anthropic and OpenAI APIs)
+// overrides the status, as in the official SDKs. Errors that say they are
+// Permanent are never retried.
 func (c *caller) post(ctx context.Context, url string, header http.Header, body []byte, errorOf func([]byte) (typ, msg string)) ([]byte, error) {
 	var last error
 	for attempt := 0; ; attempt++ {
-		data, retryAfter, err := c.attempt(ctx, url, header, body, errorOf)
+		data, hint, err := c.attempt(ctx, url, header, body, errorOf)
 		if err == nil {
 			return data, nil
 		}
 		var ae *APIError
 		if errors.As(err, &ae) {
 			ae.Attempts = attempt + 1
+		} else if attempt > 0 {
+			err = &attemptsError{err: err, attempts: attempt + 1}
 		}
 		last = err
-		if attempt >= c.o.Retries || !retryable(err) || ctx.Err() != nil {
+		if ctx.Err() != nil {
+			return nil, canceled(ctx, last)
+		}
+		again := retryable(err)
+		if hint.shouldRetry != nil && ae != nil {
+			again = *hint.shouldRetry
+		}
+		if attempt >= c.o.Retries || !again {
 			return nil, last
 		}
 		wait := backoff(attempt)
-		if retryAfter > 0 {
-			wait = min(retryAfter, maxRetryAfter)
+		if hint.retryAfter >= 0 {
+			wait = min(hint.retryAfter, maxRetryAfter)
 		}
 		if err := c.o.Sleep(ctx, wait); err != nil {
-			return nil, last
+			return nil, canceled(ctx, last)
 		}
 	}
 }
 
-func (c *caller) attempt(ctx context.Context, url string, header http.Header, body []byte, errorOf func([]byte) (string, string)) ([]byte, time.Duration, error) {
+// canceled is the error of a call whose context ended: it matches
+// ctx.Err() and still says what the last attempt got.
+func canceled(ctx context.Context, last error) error {
+	if ctx.Err() == nil || errors.Is(last, ctx.Err()) {
+		return last
+	}
+	return fmt.Errorf("%w (the last attempt got: %w)", ctx.Err(), last)
+}
+
+// attemptsError notes how many attempts a transport error took.
+type attemptsError struct {
+	err      error
+	attempts int
+}
+
+func (e *attemptsError) Error() string {
+	return fmt.Sprintf("%v (after %d attempts)", e.err, e.attempts)
+}
+
+func (e *attemptsError) Unwrap() error { return e.err }
+
+// retryHint is what an error answer says about retrying it.
+type retryHint struct {
+	retryAfter  time.Duration // negative: not said
+	shouldRetry *bool         // x-should-retry, if sent
+}
+
+func (c *caller) attempt(ctx context.Context, url string, header http.Header, body []byte, errorOf func([]byte) (string, string)) ([]byte, retryHint, error) {
+	none := retryHint{retryAfter: -1}
 	actx, cancel := context.WithTimeout(ctx, c.o.Timeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(actx, http.MethodPost, url, bytes.NewReader(body))
 	if err != nil {
-		return nil, 0, fmt.Errorf("building the request to %s: %w", url, err)
+		return nil, none, fmt.Errorf("building the request to %s: %w", url, err)
 	}
 	req.Header = header.Clone()
+	if req.Header == nil {
+		req.Header = http.Header{}
+	}
 	req.Header.Set("Content-Type", "application/json")
 	resp, err := c.o.Client.Do(req)
 	if err != nil {
 		if actx.Err() == context.DeadlineExceeded && ctx.Err() == nil {
-			return nil, 0, &timeoutError{after: c.o.Timeout, url: url}
+			return nil, none, &timeoutError{after: c.o.Timeout, url: url}
 		}
-		return nil, 0, err
+		return nil, none, err
 	}
 	defer resp.Body.Close()
 	data, err := io.ReadAll(resp.Body)
 	if err != nil {
 		if actx.Err() == context.DeadlineExceeded && ctx.Err() == nil {
-			return nil, 0, &timeoutError{after: c.o.Timeout, url: url}
+			return nil, none, &timeoutError{after: c.o.Timeout, url: url}
 		}
-		return nil, 0, fmt.Errorf("reading the answer of %s: %w", url, err)
+		return nil, none, fmt.Errorf("reading the answer of %s: %w", url, err)
 	}
 	if resp.StatusCode/100 == 2 {
-		return data, 0, nil
+		return data, none, nil
 	}
 	ae := &APIError{Provider: c.o.Provider, Status: resp.StatusCode}
 	ae.Type, ae.Message = errorOf(data)
@@ -199,7 +258,14 @@ func (c *caller) attempt(ctx context.Context, url string, header http.Header, bo
 			ae.Message = ae.Message[:500] + "…"
 		}
 	}
-	return nil, retryAfter(resp.Header), ae
+	hint := retryHint{retryAfter: retryAfter(resp.Header)}
+	switch strings.ToLower(resp.Header.Get("X-Should-Retry")) {
+	case "true":
+		hint.shouldRetry = new(true)
+	case "false":
+		hint.shouldRetry = new(false)
+	}
+	return nil, hint, ae
 }
 
 type timeoutError struct {
@@ -239,7 +305,7 @@ func backoff(n int) time.Duration {
 }
 
 // retryAfter reads Retry-After (seconds or an HTTP date) and OpenAI's
-// retry-after-ms.
+// retry-after-ms; it is negative when the answer says nothing usable.
 func retryAfter(h http.Header) time.Duration {
 	if ms := h.Get("Retry-After-Ms"); ms != "" {
 		if f, err := strconv.ParseFloat(ms, 64); err == nil && f >= 0 {
@@ -248,7 +314,7 @@ func retryAfter(h http.Header) time.Duration {
 	}
 	v := h.Get("Retry-After")
 	if v == "" {
-		return 0
+		return -1
 	}
 	if s, err := strconv.ParseFloat(v, 64); err == nil && s >= 0 {
 		return time.Duration(s * float64(time.Second))
@@ -256,5 +322,5 @@ func retryAfter(h http.Header) time.Duration {
 	if t, err := http.ParseTime(v); err == nil {
 		return max(time.Until(t), 0)
 	}
-	return 0
+	return -1
 }

@@ -1,0 +1,800 @@
+package fakeapi
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
+// NewAnthropic serves the Anthropic Messages API (POST /v1/messages,
+// non-streaming) from brain.
+//
+// It checks a request the way the real API does and refuses it with the
+// real status and error body, {"type":"error","error":{"type":
+// "invalid_request_error","message":…}}, and the real API's messages:
+// missing or invalid model and max_tokens, unknown top-level keys, empty
+// messages, a first message that is not the user's, roles that do not
+// alternate, a "system" (or any other) role in messages, empty content,
+// unknown content blocks, a tool_use whose input is not an object, a
+// tool_result that answers no tool_use of the assistant message just
+// before it, a tool_use the next user message leaves unanswered (its
+// tool_result blocks must come first), a thinking block that does not come
+// back as it was sent, tools without an object input_schema. With
+// RequireKey it also wants x-api-key (or Authorization: Bearer) and
+// answers 401 authentication_error without it. A missing anthropic-version
+// header is refused, as the real API does.
+//
+// Answers are real-shaped messages and deterministic: the same request
+// gets the same bytes (ids are hashes of the request, usage comes from
+// the Turn or from sizes). A turn longer than the request's max_tokens is
+// cut there, with stop_reason max_tokens.
+func NewAnthropic(brain Brain, opts ...Option) *Server {
+	return start(&anthropicAPI{brain: brain, cfg: configure(opts)})
+}
+
+type anthropicAPI struct {
+	brain Brain
+	cfg   config
+}
+
+// anthropicFault is a refusal: status, error type and message.
+type anthropicFault struct {
+	status int
+	typ    string
+	msg    string
+}
+
+func anthInvalid(format string, args ...any) *anthropicFault {
+	return &anthropicFault{status: http.StatusBadRequest, typ: "invalid_request_error", msg: fmt.Sprintf(format, args...)}
+}
+
+func writeAnthError(w http.ResponseWriter, f *anthropicFault) {
+	type detail struct {
+		Type    string `json:"type"`
+		Message string `json:"message"`
+	}
+	body, _ := anthMarshal(struct {
+		Type  string `json:"type"`
+		Error detail `json:"error"`
+	}{"error", detail{f.typ, f.msg}})
+	w.Header().Set("Content-Type", "application/json")
+	if f.status == http.StatusBadRequest || f.status == http.StatusUnauthorized || f.status == http.StatusNotFound || f.status == http.StatusMethodNotAllowed {
+		w.Header().Set("X-Should-Retry", "false")
+	}
+	if f.typ == "api_error" {
+		// A brain that cannot answer is a test's mistake: trying again
+		// will not help.
+		w.Header().Set("X-Should-Retry", "false")
+	}
+	w.WriteHeader(f.status)
+	w.Write(body)
+}
+
+// anthMarshal encodes v the way the server writes JSON: no HTML escaping, no
+// trailing newline.
+func anthMarshal(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+}
+
+func (a *anthropicAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Path != "/v1/messages" {
+		writeAnthError(w, &anthropicFault{status: http.StatusNotFound, typ: "not_found_error", msg: "Not Found"})
+		return
+	}
+	if r.Method != http.MethodPost {
+		writeAnthError(w, &anthropicFault{status: http.StatusMethodNotAllowed, typ: "invalid_request_error", msg: "Method Not Allowed"})
+		return
+	}
+	if f := a.auth(r); f != nil {
+		writeAnthError(w, f)
+		return
+	}
+	if r.Header.Get("Anthropic-Version") == "" {
+		writeAnthError(w, anthInvalid("anthropic-version: header is required"))
+		return
+	}
+	data, err := io.ReadAll(r.Body)
+	if err != nil {
+		writeAnthError(w, anthInvalid("could not read the request body: %v", err))
+		return
+	}
+	body, conv, f := parseAnthropicRequest(data)
+	if f != nil {
+		writeAnthError(w, f)
+		return
+	}
+	turn, err := a.brain.Next(conv)
+	if err != nil {
+		writeAnthError(w, &anthropicFault{status: http.StatusInternalServerError, typ: "api_error", msg: "fake model: " + err.Error()})
+		return
+	}
+	out, f := anthropicAnswer(body, turn)
+	if f != nil {
+		writeAnthError(w, f)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Write(out)
+}
+
+func (a *anthropicAPI) auth(r *http.Request) *anthropicFault {
+	if a.cfg.key == "" {
+		return nil
+	}
+	key := r.Header.Get("X-Api-Key")
+	if key == "" {
+		if b, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer "); ok {
+			key = b
+		}
+	}
+	switch {
+	case key == "":
+		return &anthropicFault{status: http.StatusUnauthorized, typ: "authentication_error", msg: "x-api-key header is required"}
+	case key != a.cfg.key:
+		return &anthropicFault{status: http.StatusUnauthorized, typ: "authentication_error", msg: "invalid x-api-key"}
+	}
+	return nil
+}
+
+// anthropicKeys are the top-level keys the Messages API accepts.
+var anthropicKeys = map[string]bool{
+	"model": true, "messages": true, "max_tokens": true, "system": true,
+	"metadata": true, "stop_sequences": true, "stream": true, "temperature": true,
+	"top_p": true, "top_k": true, "tools": true, "tool_choice": true,
+	"thinking": true, "service_tier": true, "container": true, "mcp_servers": true,
+	"context_management": true, "output_config": true, "output_format": true,
+	"inference_geo": true,
+}
+
+// anthropicBlockTags are the content block types a request may hold.
+var anthropicBlockTags = []string{
+	"text", "image", "document", "search_result", "thinking", "redacted_thinking",
+	"tool_use", "tool_result", "server_tool_use", "web_search_tool_result",
+}
+
+// Blocks only one side of the conversation may send.
+var (
+	anthUserOnlyBlocks      = map[string]bool{"tool_result": true, "image": true, "document": true, "search_result": true}
+	anthAssistantOnlyBlocks = map[string]bool{"tool_use": true, "thinking": true, "redacted_thinking": true, "server_tool_use": true, "web_search_tool_result": true}
+)
+
+var anthToolName = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,128}$`)
+
+// A parsed request.
+type (
+	anthropicRequest struct {
+		canonical []byte // the body re-encoded: keys sorted, compact
+		messages  []byte // the messages re-encoded
+		model     string
+		maxTokens int
+		msgs      []anthropicMsg
+	}
+	anthropicMsg struct {
+		role   string
+		blocks []anthropicBlock
+		// text is set for string content
+		text     string
+		isString bool
+	}
+	anthropicBlock struct {
+		typ      string
+		text     string
+		id       string // tool_use id, tool_result tool_use_id
+		name     string
+		input    []byte // compact
+		isError  bool
+		thinking string
+		sig      string
+	}
+)
+
+// parseAnthropicRequest checks a request body like the API does and turns
+// it into a Conversation.
+func parseAnthropicRequest(data []byte) (*anthropicRequest, Conversation, *anthropicFault) {
+	var conv Conversation
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil || dec.More() {
+		return nil, conv, anthInvalid("There was an error parsing the body of your request: it is not valid JSON")
+	}
+	top, ok := v.(map[string]any)
+	if !ok {
+		return nil, conv, anthInvalid("Input should be a valid dictionary or object to extract fields from")
+	}
+	req := &anthropicRequest{}
+	req.canonical, _ = anthMarshal(top)
+	req.messages, _ = anthMarshal(top["messages"])
+
+	keys := make([]string, 0, len(top))
+	for k := range top {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		if !anthropicKeys[k] {
+			return nil, conv, anthInvalid("%s: Extra inputs are not permitted", k)
+		}
+	}
+
+	// model
+	mv, ok := top["model"]
+	if !ok {
+		return nil, conv, anthInvalid("model: Field required")
+	}
+	model, ok := mv.(string)
+	if !ok {
+		return nil, conv, anthInvalid("model: Input should be a valid string")
+	}
+	if model == "" {
+		return nil, conv, anthInvalid("model: String should have at least 1 character")
+	}
+	req.model, conv.Model = model, model
+
+	// max_tokens
+	mt, ok := top["max_tokens"]
+	if !ok {
+		return nil, conv, anthInvalid("max_tokens: Field required")
+	}
+	num, ok := mt.(json.Number)
+	if !ok {
+		return nil, conv, anthInvalid("max_tokens: Input should be a valid integer")
+	}
+	n, err := strconv.ParseInt(num.String(), 10, 64)
+	if err != nil {
+		f, ferr := num.Float64()
+		if ferr != nil || f != float64(int64(f)) {
+			return nil, conv, anthInvalid("max_tokens: Input should be a valid integer, got a number with a fractional part")
+		}
+		n = int64(f)
+	}
+	if n < 1 {
+		return nil, conv, anthInvalid("max_tokens: Input should be greater than or equal to 1")
+	}
+	req.maxTokens = int(min(n, 1<<31-1))
+
+	// system
+	if sv, ok := top["system"]; ok {
+		s, f := anthSystemText(sv)
+		if f != nil {
+			return nil, conv, f
+		}
+		conv.System = s
+	}
+
+	// messages, shape
+	mlv, ok := top["messages"]
+	if !ok {
+		return nil, conv, anthInvalid("messages: Field required")
+	}
+	list, ok := mlv.([]any)
+	if !ok {
+		return nil, conv, anthInvalid("messages: Input should be a valid list")
+	}
+	for i, mv := range list {
+		m, f := parseAnthropicMsg(i, mv)
+		if f != nil {
+			return nil, conv, f
+		}
+		req.msgs = append(req.msgs, m)
+	}
+
+	// tools
+	if tv, ok := top["tools"]; ok {
+		names, f := parseAnthropicTools(tv)
+		if f != nil {
+			return nil, conv, f
+		}
+		conv.Tools = names
+	}
+
+	if s, ok := top["stream"].(bool); ok && s {
+		return nil, conv, anthInvalid("stream: this fake server answers non-streaming requests only (stream: false)")
+	}
+
+	// messages, meaning
+	if f := checkAnthropicConversation(req.msgs); f != nil {
+		return nil, conv, f
+	}
+	conv.Messages = anthropicConversation(req.msgs)
+	return req, conv, nil
+}
+
+func anthSystemText(v any) (string, *anthropicFault) {
+	switch s := v.(type) {
+	case string:
+		return s, nil
+	case []any:
+		var parts []string
+		for i, b := range s {
+			bm, ok := b.(map[string]any)
+			if !ok {
+				return "", anthInvalid("system.%d: Input should be a valid dictionary", i)
+			}
+			if bm["type"] != "text" {
+				return "", anthInvalid("system.%d.type: Input should be 'text'", i)
+			}
+			t, ok := bm["text"].(string)
+			if !ok {
+				return "", anthInvalid("system.%d.text: Field required", i)
+			}
+			if t == "" {
+				return "", anthInvalid("system: text content blocks must be non-empty")
+			}
+			parts = append(parts, t)
+		}
+		return strings.Join(parts, "\n"), nil
+	}
+	return "", anthInvalid("system: Input should be a valid string")
+}
+
+func parseAnthropicMsg(i int, v any) (anthropicMsg, *anthropicFault) {
+	var m anthropicMsg
+	obj, ok := v.(map[string]any)
+	if !ok {
+		return m, anthInvalid("messages.%d: Input should be a valid dictionary", i)
+	}
+	rv, ok := obj["role"]
+	if !ok {
+		return m, anthInvalid("messages.%d.role: Field required", i)
+	}
+	role, _ := rv.(string)
+	switch role {
+	case "user", "assistant":
+	case "system":
+		return m, anthInvalid(`messages: Unexpected role "system". The Messages API accepts a top-level ` + "`system`" + ` parameter, not "system" as an input message role.`)
+	default:
+		return m, anthInvalid("messages.%d.role: Input should be 'user' or 'assistant'", i)
+	}
+	m.role = role
+	cv, ok := obj["content"]
+	if !ok {
+		return m, anthInvalid("messages.%d.content: Field required", i)
+	}
+	switch c := cv.(type) {
+	case string:
+		m.text, m.isString = c, true
+		return m, nil
+	case []any:
+		for k, bv := range c {
+			b, f := parseAnthropicBlock(fmt.Sprintf("messages.%d.content.%d", i, k), bv)
+			if f != nil {
+				return m, f
+			}
+			if role == "user" && anthAssistantOnlyBlocks[b.typ] {
+				return m, anthInvalid("messages.%d.content.%d: `%s` blocks are only allowed in assistant messages", i, k, b.typ)
+			}
+			if role == "assistant" && anthUserOnlyBlocks[b.typ] {
+				return m, anthInvalid("messages.%d.content.%d: `%s` blocks are only allowed in user messages", i, k, b.typ)
+			}
+			m.blocks = append(m.blocks, b)
+		}
+		return m, nil
+	}
+	return m, anthInvalid("messages.%d.content: Input should be a valid string or a valid list", i)
+}
+
+func parseAnthropicBlock(at string, v any) (anthropicBlock, *anthropicFault) {
+	var b anthropicBlock
+	obj, ok := v.(map[string]any)
+	if !ok {
+		return b, anthInvalid("%s: Input should be a valid dictionary", at)
+	}
+	tv, ok := obj["type"]
+	if !ok {
+		return b, anthInvalid("%s: Unable to extract tag using discriminator 'type'", at)
+	}
+	typ, _ := tv.(string)
+	if !slices.Contains(anthropicBlockTags, typ) {
+		tags := "'" + strings.Join(anthropicBlockTags, "', '") + "'"
+		return b, anthInvalid("%s: Input tag '%v' found using 'type' does not match any of the expected tags: %s", at, tv, tags)
+	}
+	b.typ = typ
+	at += "." + typ
+	str := func(key string) (string, *anthropicFault) {
+		v, ok := obj[key]
+		if !ok {
+			return "", anthInvalid("%s.%s: Field required", at, key)
+		}
+		s, ok := v.(string)
+		if !ok {
+			return "", anthInvalid("%s.%s: Input should be a valid string", at, key)
+		}
+		return s, nil
+	}
+	var f *anthropicFault
+	switch typ {
+	case "text":
+		b.text, f = str("text")
+	case "thinking":
+		if b.thinking, f = str("thinking"); f == nil {
+			b.sig, f = str("signature")
+		}
+	case "redacted_thinking":
+		_, f = str("data")
+	case "tool_use":
+		if b.id, f = str("id"); f != nil {
+			return b, f
+		}
+		if b.name, f = str("name"); f != nil {
+			return b, f
+		}
+		in, ok := obj["input"]
+		if !ok {
+			return b, anthInvalid("%s.input: Field required", at)
+		}
+		if _, ok := in.(map[string]any); !ok {
+			return b, anthInvalid("%s.input: Input should be a valid dictionary", at)
+		}
+		b.input, _ = anthMarshal(in)
+	case "tool_result":
+		if b.id, f = str("tool_use_id"); f != nil {
+			return b, f
+		}
+		if ev, ok := obj["is_error"]; ok {
+			e, ok := ev.(bool)
+			if !ok {
+				return b, anthInvalid("%s.is_error: Input should be a valid boolean", at)
+			}
+			b.isError = e
+		}
+		if cv, ok := obj["content"]; ok {
+			switch c := cv.(type) {
+			case string:
+				b.text = c
+			case []any:
+				var parts []string
+				for k, iv := range c {
+					inner, f := parseAnthropicBlock(fmt.Sprintf("%s.content.%d", at, k), iv)
+					if f != nil {
+						return b, f
+					}
+					if inner.typ == "text" {
+						if inner.text == "" {
+							return b, anthInvalid("messages: text content blocks must be non-empty")
+						}
+						parts = append(parts, inner.text)
+					}
+				}
+				b.text = strings.Join(parts, "\n")
+			default:
+				return b, anthInvalid("%s.content: Input should be a valid string or a valid list", at)
+			}
+		}
+	}
+	return b, f
+}
+
+func parseAnthropicTools(v any) ([]string, *anthropicFault) {
+	list, ok := v.([]any)
+	if !ok {
+		return nil, anthInvalid("tools: Input should be a valid list")
+	}
+	var names []string
+	for i, tv := range list {
+		t, ok := tv.(map[string]any)
+		if !ok {
+			return nil, anthInvalid("tools.%d: Input should be a valid dictionary", i)
+		}
+		if typ, ok := t["type"]; ok && typ != "custom" {
+			// Server tools (web_search_…, bash_…) have their own shapes;
+			// this server runs none of them.
+			return nil, anthInvalid("tools.%d.type: this fake server knows custom tools only, not %v", i, typ)
+		}
+		at := fmt.Sprintf("tools.%d.custom", i)
+		nv, ok := t["name"]
+		if !ok {
+			return nil, anthInvalid("%s.name: Field required", at)
+		}
+		name, ok := nv.(string)
+		if !ok {
+			return nil, anthInvalid("%s.name: Input should be a valid string", at)
+		}
+		if !anthToolName.MatchString(name) {
+			return nil, anthInvalid("%s.name: String should match pattern '^[a-zA-Z0-9_-]{1,128}$'", at)
+		}
+		if d, ok := t["description"]; ok {
+			if _, ok := d.(string); !ok {
+				return nil, anthInvalid("%s.description: Input should be a valid string", at)
+			}
+		}
+		sv, ok := t["input_schema"]
+		if !ok {
+			return nil, anthInvalid("%s.input_schema: Field required", at)
+		}
+		schema, ok := sv.(map[string]any)
+		if !ok {
+			return nil, anthInvalid("%s.input_schema: Input should be a valid dictionary", at)
+		}
+		st, ok := schema["type"]
+		if !ok {
+			return nil, anthInvalid("%s.input_schema.type: Field required", at)
+		}
+		if st != "object" {
+			return nil, anthInvalid("%s.input_schema.type: Input should be 'object'", at)
+		}
+		if slices.Contains(names, name) {
+			return nil, anthInvalid("tools: Tool names must be unique.")
+		}
+		names = append(names, name)
+	}
+	return names, nil
+}
+
+// checkAnthropicConversation checks what the messages mean together.
+func checkAnthropicConversation(msgs []anthropicMsg) *anthropicFault {
+	if len(msgs) == 0 {
+		return anthInvalid("messages: at least one message is required")
+	}
+	if msgs[0].role != "user" {
+		return anthInvalid(`messages: first message must use the "user" role`)
+	}
+	for i, m := range msgs {
+		if i > 0 && msgs[i-1].role == m.role {
+			return anthInvalid(`messages: roles must alternate between "user" and "assistant", but found multiple %q roles in a row`, m.role)
+		}
+		last := i == len(msgs)-1
+		if (m.isString && m.text == "" || !m.isString && len(m.blocks) == 0) && !(last && m.role == "assistant") {
+			return anthInvalid("messages.%d: all messages must have non-empty content except for the optional final assistant message", i)
+		}
+		for k, b := range m.blocks {
+			if b.typ == "text" && b.text == "" {
+				return anthInvalid("messages: text content blocks must be non-empty")
+			}
+			if b.typ == "thinking" && b.sig != anthThinkingSignature(b.thinking) {
+				return anthInvalid("messages.%d.content.%d: Invalid `signature` in `thinking` block", i, k)
+			}
+		}
+	}
+	for i, m := range msgs {
+		var uses []string // tool_use ids of the assistant message before
+		if i > 0 {
+			uses = anthToolUseIDs(msgs[i-1])
+		}
+		if m.role == "user" {
+			for k, b := range m.blocks {
+				if b.typ == "tool_result" && !slices.Contains(uses, b.id) {
+					return anthInvalid("messages.%d.content.%d: unexpected `tool_use_id` found in `tool_result` blocks: %s. Each `tool_result` block must have a corresponding `tool_use` block in the previous message.", i, k, b.id)
+				}
+			}
+			var answered []string
+			for _, b := range m.blocks {
+				if b.typ != "tool_result" {
+					break
+				}
+				answered = append(answered, b.id)
+			}
+			if missing := anthWithout(uses, answered); len(missing) > 0 {
+				return anthUnanswered(i-1, missing)
+			}
+		}
+		if m.role == "assistant" && i == len(msgs)-1 {
+			if ids := anthToolUseIDs(m); len(ids) > 0 {
+				return anthUnanswered(i, ids)
+			}
+		}
+	}
+	return nil
+}
+
+func anthUnanswered(i int, ids []string) *anthropicFault {
+	return anthInvalid("messages.%d: `tool_use` ids were found without `tool_result` blocks immediately after: %s. Each `tool_use` block must have a corresponding `tool_result` block in the next message.", i, strings.Join(ids, ", "))
+}
+
+func anthToolUseIDs(m anthropicMsg) []string {
+	if m.role != "assistant" {
+		return nil
+	}
+	var ids []string
+	for _, b := range m.blocks {
+		if b.typ == "tool_use" {
+			ids = append(ids, b.id)
+		}
+	}
+	return ids
+}
+
+func anthWithout(all, some []string) []string {
+	var out []string
+	for _, x := range all {
+		if !slices.Contains(some, x) {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+// anthropicConversation is what the Brain sees: a user message's
+// tool_result blocks become tool messages, its text one user message.
+func anthropicConversation(msgs []anthropicMsg) []Msg {
+	var out []Msg
+	for _, m := range msgs {
+		if m.isString {
+			out = append(out, Msg{Role: m.role, Text: m.text})
+			continue
+		}
+		var texts []string
+		var calls []ToolCall
+		for _, b := range m.blocks {
+			switch b.typ {
+			case "text":
+				texts = append(texts, b.text)
+			case "tool_use":
+				calls = append(calls, ToolCall{ID: b.id, Name: b.name, Args: string(b.input)})
+			case "tool_result":
+				out = append(out, Msg{Role: "tool", CallID: b.id, Text: b.text, IsError: b.isError})
+			}
+		}
+		if m.role == "assistant" {
+			out = append(out, Msg{Role: "assistant", Text: strings.Join(texts, ""), ToolCalls: calls})
+		} else if len(texts) > 0 {
+			out = append(out, Msg{Role: "user", Text: strings.Join(texts, "\n")})
+		}
+	}
+	return out
+}
+
+// anthThinkingSignature is the signature the server gives a thinking block,
+// and wants back with it.
+func anthThinkingSignature(thinking string) string {
+	sum := sha256.Sum256([]byte("dryfire fake thinking\x00" + thinking))
+	return base64.StdEncoding.EncodeToString(sum[:])
+}
+
+// anthropicID is prefix + "01" + 22 characters derived from parts.
+func anthropicID(prefix string, parts ...[]byte) string {
+	const alphabet = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+	h := sha256.New()
+	h.Write([]byte(prefix))
+	for _, p := range parts {
+		h.Write([]byte{0})
+		h.Write(p)
+	}
+	sum := h.Sum(nil)
+	id := make([]byte, 22)
+	for i := range id {
+		id[i] = alphabet[int(sum[i])%len(alphabet)]
+	}
+	return prefix + "01" + string(id)
+}
+
+// Wire shapes of an answer, in the real API's key order.
+type (
+	anthropicOut struct {
+		ID           string          `json:"id"`
+		Type         string          `json:"type"`
+		Role         string          `json:"role"`
+		Model        string          `json:"model"`
+		Content      []any           `json:"content"`
+		StopReason   string          `json:"stop_reason"`
+		StopSequence *string         `json:"stop_sequence"`
+		Usage        anthropicOutUse `json:"usage"`
+	}
+	anthropicOutUse struct {
+		InputTokens              int `json:"input_tokens"`
+		CacheCreationInputTokens int `json:"cache_creation_input_tokens"`
+		CacheReadInputTokens     int `json:"cache_read_input_tokens"`
+		OutputTokens             int `json:"output_tokens"`
+	}
+	anthropicOutText struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+	}
+	anthropicOutThinking struct {
+		Type      string `json:"type"`
+		Thinking  string `json:"thinking"`
+		Signature string `json:"signature"`
+	}
+	anthropicOutToolUse struct {
+		Type  string          `json:"type"`
+		ID    string          `json:"id"`
+		Name  string          `json:"name"`
+		Input json.RawMessage `json:"input"`
+	}
+)
+
+// anthTokens is a stand-in token count for n bytes of text.
+func anthTokens(n int) int { return max(1, (n+3)/4) }
+
+// anthropicAnswer is the message the server answers turn with.
+func anthropicAnswer(req *anthropicRequest, turn Turn) ([]byte, *anthropicFault) {
+	out := anthropicOut{
+		ID:         anthropicID("msg_", req.canonical),
+		Type:       "message",
+		Role:       "assistant",
+		Model:      req.model,
+		Content:    []any{},
+		StopReason: "end_turn",
+	}
+	calls := make([]anthropicOutToolUse, len(turn.ToolCalls))
+	size := len(turn.Thinking) + len(turn.Text)
+	for i, c := range turn.ToolCalls {
+		args := strings.TrimSpace(c.Args)
+		if args == "" {
+			args = "{}"
+		}
+		var in map[string]any
+		dec := json.NewDecoder(strings.NewReader(args))
+		dec.UseNumber()
+		if err := dec.Decode(&in); err != nil || in == nil {
+			return nil, &anthropicFault{status: http.StatusInternalServerError, typ: "api_error",
+				msg: fmt.Sprintf("fake model: the arguments of tool call %d (%s) are not a JSON object: %s", i, c.Name, c.Args)}
+		}
+		input, _ := anthMarshal(in)
+		id := c.ID
+		if id == "" {
+			id = anthropicID("toolu_", req.messages, []byte(strconv.Itoa(i)))
+		}
+		calls[i] = anthropicOutToolUse{Type: "tool_use", ID: id, Name: c.Name, Input: input}
+		size += len(c.Name) + len(input)
+	}
+	used := turn.OutputTokens
+	if used == 0 {
+		used = anthTokens(size)
+	}
+	thinking, text := turn.Thinking, turn.Text
+	if used > req.maxTokens {
+		// Cut where max_tokens runs out: the thinking and text first,
+		// the tool calls after them.
+		out.StopReason = "max_tokens"
+		budget := req.maxTokens * 4
+		thinking = anthCut(thinking, budget)
+		budget -= len(thinking)
+		text = anthCut(text, budget)
+		budget -= len(text)
+		if budget <= 0 {
+			calls = nil
+		}
+		used = req.maxTokens
+	}
+	if thinking != "" {
+		out.Content = append(out.Content, anthropicOutThinking{Type: "thinking", Thinking: thinking, Signature: anthThinkingSignature(thinking)})
+	}
+	if text != "" {
+		out.Content = append(out.Content, anthropicOutText{Type: "text", Text: text})
+	}
+	for _, c := range calls {
+		out.Content = append(out.Content, c)
+	}
+	if len(calls) > 0 && out.StopReason == "end_turn" {
+		out.StopReason = "tool_use"
+	}
+	out.Usage = anthropicOutUse{InputTokens: turn.InputTokens, OutputTokens: used}
+	if out.Usage.InputTokens == 0 {
+		out.Usage.InputTokens = anthTokens(len(req.canonical))
+	}
+	data, err := anthMarshal(out)
+	if err != nil {
+		return nil, &anthropicFault{status: http.StatusInternalServerError, typ: "api_error", msg: "fake model: " + err.Error()}
+	}
+	return data, nil
+}
+
+// anthCut shortens s to at most n bytes, on a rune boundary.
+func anthCut(s string, n int) string {
+	if n <= 0 {
+		return ""
+	}
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
+}

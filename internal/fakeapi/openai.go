@@ -1,0 +1,731 @@
+package fakeapi
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"regexp"
+	"slices"
+	"strings"
+)
+
+// Created is the fixed creation time of every answer (Unix seconds), so
+// that the same request always gets the same bytes.
+const Created = 1700000000
+
+// NewOpenAIChat serves OpenAI Chat Completions at POST
+// /v1/chat/completions (so a client's base URL is server.URL + "/v1"). It
+// rejects what the real API rejects — a missing model, no messages, an
+// unknown role or parameter, a tool message that answers no tool call of
+// the assistant message before it, a tool call left unanswered, arguments
+// that are not a string, a tool without a name or with a bad schema — with
+// status 400 and the real error body {"error":{"message","type","param",
+// "code"}}, and answers everything else from brain with a chat.completion
+// whose bytes depend only on the request.
+func NewOpenAIChat(brain Brain, opts ...Option) *Server {
+	return start(&openAIHandler{brain: brain, cfg: configure(opts), path: "/v1/chat/completions", serve: serveChat})
+}
+
+// openAIHandler is what the Chat and Responses servers share: the route,
+// the key, the JSON body, the error shape.
+type openAIHandler struct {
+	brain Brain
+	cfg   config
+	path  string
+	serve func(brain Brain, body []byte, req map[string]any) (any, *apiError)
+}
+
+func (h *openAIHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost || r.URL.Path != h.path {
+		writeAPIError(w, &apiError{status: http.StatusNotFound, msg: fmt.Sprintf("Invalid URL (%s %s)", r.Method, r.URL.Path)})
+		return
+	}
+	if e := checkBearer(r, h.cfg.key); e != nil {
+		writeAPIError(w, e)
+		return
+	}
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		return
+	}
+	var req map[string]any
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber()
+	if err := dec.Decode(&req); err != nil || req == nil || dec.More() {
+		writeAPIError(w, &apiError{status: http.StatusBadRequest, msg: "We could not parse the JSON body of your request. (HINT: This likely means you aren't using your HTTP library correctly. The OpenAI API expects a JSON payload, but what was sent was not valid JSON. If you have trouble figuring out how to fix this, please contact us through our help center at help.openai.com.)"})
+		return
+	}
+	out, e := h.serve(h.brain, body, req)
+	if e != nil {
+		writeAPIError(w, e)
+		return
+	}
+	data, err := marshal(out)
+	if err != nil {
+		writeAPIError(w, &apiError{status: http.StatusInternalServerError, typ: "server_error", msg: "fake server: " + err.Error()})
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", "req_"+digest(body, "request")[:32])
+	w.Write(data)
+}
+
+// apiError is an OpenAI error answer.
+type apiError struct {
+	status int    // 400 when 0
+	typ    string // invalid_request_error when ""
+	msg    string
+	param  string // null when ""
+	code   string // null when ""
+}
+
+func writeAPIError(w http.ResponseWriter, e *apiError) {
+	status, typ := e.status, e.typ
+	if status == 0 {
+		status = http.StatusBadRequest
+	}
+	if typ == "" {
+		typ = "invalid_request_error"
+	}
+	var param, code any
+	if e.param != "" {
+		param = e.param
+	}
+	if e.code != "" {
+		code = e.code
+	}
+	type body struct {
+		Message string `json:"message"`
+		Type    string `json:"type"`
+		Param   any    `json:"param"`
+		Code    any    `json:"code"`
+	}
+	data, _ := marshal(map[string]body{"error": {e.msg, typ, param, code}})
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	w.Write(data)
+}
+
+// checkBearer is the 401 of a request without the required key.
+func checkBearer(r *http.Request, key string) *apiError {
+	if key == "" {
+		return nil
+	}
+	got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	if !ok || strings.TrimSpace(got) == "" {
+		return &apiError{status: http.StatusUnauthorized, msg: "You didn't provide an API key. You need to provide your API key in an Authorization header using Bearer auth (i.e. Authorization: Bearer YOUR_KEY), or as the password field (with blank username) if you're accessing the API from your browser and are prompted for a username. You can obtain an API key from https://platform.openai.com/account/api-keys."}
+	}
+	if got != key {
+		return &apiError{status: http.StatusUnauthorized, code: "invalid_api_key", msg: fmt.Sprintf("Incorrect API key provided: %s. You can find your API key at https://platform.openai.com/account/api-keys.", maskKey(got))}
+	}
+	return nil
+}
+
+// maskKey hides a key the way the API does in its messages.
+func maskKey(k string) string {
+	if len(k) <= 8 {
+		return strings.Repeat("*", len(k))
+	}
+	return k[:3] + strings.Repeat("*", len(k)-7) + k[len(k)-4:]
+}
+
+// Chat Completions
+
+var chatKeys = []string{"audio", "frequency_penalty", "function_call", "functions", "logit_bias", "logprobs",
+	"max_completion_tokens", "max_tokens", "messages", "metadata", "modalities", "model", "n",
+	"parallel_tool_calls", "prediction", "presence_penalty", "prompt_cache_key", "prompt_cache_retention",
+	"reasoning_effort", "response_format", "safety_identifier", "seed", "service_tier", "stop", "store",
+	"stream", "stream_options", "temperature", "tool_choice", "tools", "top_logprobs", "top_p", "user",
+	"verbosity", "web_search_options"}
+
+var chatRoles = []string{"system", "assistant", "user", "function", "tool", "developer"}
+
+// toolNamePattern is what the API allows as a function name.
+var toolNamePattern = regexp.MustCompile(`^[a-zA-Z0-9_-]+$`)
+
+func serveChat(brain Brain, body []byte, req map[string]any) (any, *apiError) {
+	conv, e := chatConversation(req)
+	if e != nil {
+		return nil, e
+	}
+	turn, err := brain.Next(conv)
+	if err != nil {
+		return nil, brainError(err)
+	}
+	return chatCompletion(body, conv.Model, turn), nil
+}
+
+// chatConversation validates a request as the API does and reads it.
+func chatConversation(req map[string]any) (Conversation, *apiError) {
+	var c Conversation
+	model, e := requiredModel(req, false)
+	if e != nil {
+		return c, e
+	}
+	c.Model = model
+	rawMsgs, ok := req["messages"]
+	if !ok {
+		return c, missing("messages")
+	}
+	if e := unknownKeys(req, chatKeys, nil); e != nil {
+		return c, e
+	}
+	if e := noStream(req); e != nil {
+		return c, e
+	}
+	msgs, ok := rawMsgs.([]any)
+	if !ok {
+		return c, invalidType("messages", "an array of objects", rawMsgs)
+	}
+	if len(msgs) == 0 {
+		return c, &apiError{param: "messages", code: "empty_array", msg: "Invalid 'messages': empty array. Expected an array with minimum length 1, but got an empty array instead."}
+	}
+	var system []string
+	var index []int // of each of c.Messages in msgs
+	for i, raw := range msgs {
+		at := fmt.Sprintf("messages[%d]", i)
+		m, ok := raw.(map[string]any)
+		if !ok {
+			return c, invalidType(at, "an object", raw)
+		}
+		role, e := enum(m, at+".role", "role", chatRoles)
+		if e != nil {
+			return c, e
+		}
+		switch role {
+		case "system", "developer", "user":
+			text, e := chatContent(m, at, true)
+			if e != nil {
+				return c, e
+			}
+			if role == "user" {
+				c.Messages = append(c.Messages, Msg{Role: "user", Text: text})
+				index = append(index, i)
+			} else {
+				system = append(system, text)
+			}
+		case "assistant":
+			msg, e := chatAssistant(m, at)
+			if e != nil {
+				return c, e
+			}
+			c.Messages = append(c.Messages, msg)
+			index = append(index, i)
+		case "tool":
+			id, ok := m["tool_call_id"]
+			if !ok {
+				return c, missing(at + ".tool_call_id")
+			}
+			sid, ok := id.(string)
+			if !ok {
+				return c, invalidType(at+".tool_call_id", "a string", id)
+			}
+			text, e := chatContent(m, at, true)
+			if e != nil {
+				return c, e
+			}
+			c.Messages = append(c.Messages, Msg{Role: "tool", CallID: sid, Text: text})
+			index = append(index, i)
+		case "function":
+			return c, &apiError{param: at + ".role", msg: "fake server: deprecated 'function' messages are not supported; use tool messages"}
+		}
+	}
+	if e := chatPairing(c.Messages, index); e != nil {
+		return c, e
+	}
+	c.System = strings.Join(system, "\n\n")
+	tools, e := chatTools(req)
+	if e != nil {
+		return c, e
+	}
+	c.Tools = tools
+	return c, nil
+}
+
+// chatContent reads a message's content: a string or a list of parts.
+func chatContent(m map[string]any, at string, required bool) (string, *apiError) {
+	raw, ok := m["content"]
+	if !ok || raw == nil {
+		if required {
+			return "", missing(at + ".content")
+		}
+		return "", nil
+	}
+	switch v := raw.(type) {
+	case string:
+		return v, nil
+	case []any:
+		var b strings.Builder
+		for j, p := range v {
+			pat := fmt.Sprintf("%s.content[%d]", at, j)
+			part, ok := p.(map[string]any)
+			if !ok {
+				return "", invalidType(pat, "an object", p)
+			}
+			if _, ok := part["type"]; !ok {
+				return "", missing(pat + ".type")
+			}
+			if part["type"] == "text" {
+				t, ok := part["text"].(string)
+				if !ok {
+					return "", missing(pat + ".text")
+				}
+				b.WriteString(t)
+			}
+		}
+		return b.String(), nil
+	}
+	return "", invalidType(at+".content", "one of a string or array of objects", raw)
+}
+
+func chatAssistant(m map[string]any, at string) (Msg, *apiError) {
+	msg := Msg{Role: "assistant"}
+	rawCalls, hasCalls := m["tool_calls"]
+	if hasCalls && rawCalls != nil {
+		calls, ok := rawCalls.([]any)
+		if !ok {
+			return msg, invalidType(at+".tool_calls", "an array of objects", rawCalls)
+		}
+		if len(calls) == 0 {
+			return msg, &apiError{param: at + ".tool_calls", code: "empty_array", msg: fmt.Sprintf("Invalid '%s.tool_calls': empty array. Expected an array with minimum length 1, but got an empty array instead.", at)}
+		}
+		for j, raw := range calls {
+			cat := fmt.Sprintf("%s.tool_calls[%d]", at, j)
+			call, ok := raw.(map[string]any)
+			if !ok {
+				return msg, invalidType(cat, "an object", raw)
+			}
+			id, e := requiredString(call, cat+".id", "id")
+			if e != nil {
+				return msg, e
+			}
+			if len(id) > 40 {
+				return msg, &apiError{param: cat + ".id", code: "string_above_max_length", msg: fmt.Sprintf("Invalid '%s.id': string too long. Expected a string with maximum length 40, but got a string with length %d instead.", cat, len(id))}
+			}
+			if _, e := enum(call, cat+".type", "type", []string{"function", "custom"}); e != nil {
+				return msg, e
+			}
+			fn, ok := call["function"].(map[string]any)
+			if !ok {
+				if _, present := call["function"]; present {
+					return msg, invalidType(cat+".function", "an object", call["function"])
+				}
+				return msg, missing(cat + ".function")
+			}
+			name, e := requiredString(fn, cat+".function.name", "name")
+			if e != nil {
+				return msg, e
+			}
+			args, e := requiredString(fn, cat+".function.arguments", "arguments")
+			if e != nil {
+				return msg, e
+			}
+			msg.ToolCalls = append(msg.ToolCalls, ToolCall{ID: id, Name: name, Args: args})
+		}
+	}
+	raw, ok := m["content"]
+	if (!ok || raw == nil) && len(msg.ToolCalls) == 0 {
+		return msg, &apiError{param: strings.Replace(at, "messages[", "messages.[", 1) + ".content", msg: "Invalid value for 'content': expected a string, got null."}
+	}
+	text, e := chatContent(m, at, false)
+	msg.Text = text
+	return msg, e
+}
+
+// chatPairing checks that tool messages answer the tool calls of the
+// assistant message before them, each one, before anything else is said.
+// index maps each of msgs to its place in the request (system messages,
+// which msgs leaves out, count there).
+func chatPairing(msgs []Msg, index []int) *apiError {
+	var pending []string     // calls of the last assistant message not answered yet
+	var open map[string]bool // calls the current run of tool messages may answer
+	at := func(i int, field string) string { return fmt.Sprintf("messages.[%d].%s", index[i], field) }
+	unanswered := func(param string) *apiError {
+		return &apiError{param: param, msg: "An assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'. The following tool_call_ids did not have response messages: " + strings.Join(pending, ", ")}
+	}
+	for i, m := range msgs {
+		switch {
+		case m.Role == "tool":
+			if open == nil {
+				return &apiError{param: at(i, "role"), msg: "Invalid parameter: messages with role 'tool' must be a response to a preceeding message with 'tool_calls'."}
+			}
+			if !open[m.CallID] {
+				return &apiError{param: at(i, "tool_call_id"), msg: fmt.Sprintf("Invalid parameter: 'tool_call_id' of '%s' not found in 'tool_calls' of previous message.", m.CallID)}
+			}
+			pending = slices.DeleteFunc(pending, func(id string) bool { return id == m.CallID })
+		default:
+			if len(pending) > 0 {
+				return unanswered(at(i, "role"))
+			}
+			open = nil
+			if m.Role == "assistant" && len(m.ToolCalls) > 0 {
+				open = map[string]bool{}
+				for _, tc := range m.ToolCalls {
+					open[tc.ID] = true
+					pending = append(pending, tc.ID)
+				}
+			}
+		}
+	}
+	if len(pending) > 0 {
+		return unanswered("messages")
+	}
+	return nil
+}
+
+// chatTools validates the tools and names them.
+func chatTools(req map[string]any) ([]string, *apiError) {
+	raw, ok := req["tools"]
+	if !ok || raw == nil {
+		return nil, nil
+	}
+	list, ok := raw.([]any)
+	if !ok {
+		return nil, invalidType("tools", "an array of objects", raw)
+	}
+	var names []string
+	for i, r := range list {
+		at := fmt.Sprintf("tools[%d]", i)
+		t, ok := r.(map[string]any)
+		if !ok {
+			return nil, invalidType(at, "an object", r)
+		}
+		typ, e := enum(t, at+".type", "type", []string{"function", "custom"})
+		if e != nil {
+			return nil, e
+		}
+		if typ == "custom" {
+			custom, _ := t["custom"].(map[string]any)
+			name, e := toolName(custom, at+".custom.name")
+			if e != nil {
+				return nil, e
+			}
+			names = append(names, name)
+			continue
+		}
+		fn, ok := t["function"].(map[string]any)
+		if !ok {
+			if _, present := t["function"]; present {
+				return nil, invalidType(at+".function", "an object", t["function"])
+			}
+			return nil, missing(at + ".function")
+		}
+		name, e := toolName(fn, at+".function.name")
+		if e != nil {
+			return nil, e
+		}
+		if p, ok := fn["parameters"]; ok {
+			if e := schemaObject(p, name, at+".function.parameters", false); e != nil {
+				return nil, e
+			}
+		}
+		names = append(names, name)
+	}
+	return names, nil
+}
+
+// toolName is a tool's name, as strict as the API about it.
+func toolName(m map[string]any, at string) (string, *apiError) {
+	name, e := requiredString(m, at, "name")
+	if e != nil {
+		return "", e
+	}
+	if name == "" {
+		return "", &apiError{param: at, code: "empty_string", msg: fmt.Sprintf("Invalid '%s': empty string. Expected a string with minimum length 1, but got an empty string instead.", at)}
+	}
+	if len(name) > 64 {
+		return "", &apiError{param: at, code: "string_above_max_length", msg: fmt.Sprintf("Invalid '%s': string too long. Expected a string with maximum length 64, but got a string with length %d instead.", at, len(name))}
+	}
+	if !toolNamePattern.MatchString(name) {
+		return "", &apiError{param: at, code: "invalid_value", msg: fmt.Sprintf("Invalid '%s': string does not match pattern. Expected a string that matches the pattern '^[a-zA-Z0-9_-]+$'.", at)}
+	}
+	return name, nil
+}
+
+// schemaObject checks a function's parameters: an object schema of type
+// object; with strict, also the strict-mode rules at the top level.
+func schemaObject(p any, name, at string, strict bool) *apiError {
+	s, ok := p.(map[string]any)
+	if !ok {
+		if p == nil && !strict {
+			return nil
+		}
+		return invalidType(at, "an object", p)
+	}
+	bad := func(format string, args ...any) *apiError {
+		return &apiError{param: at, code: "invalid_function_parameters", msg: fmt.Sprintf("Invalid schema for function '%s': ", name) + fmt.Sprintf(format, args...)}
+	}
+	if len(s) == 0 && !strict {
+		return nil
+	}
+	if t := s["type"]; t != "object" {
+		got := "None"
+		if t != nil {
+			got = fmt.Sprint(t)
+		}
+		return bad(`schema must be a JSON Schema of 'type: "object"', got 'type: "%s"'.`, got)
+	}
+	if !strict {
+		return nil
+	}
+	if s["additionalProperties"] != false {
+		return bad("In context=(), 'additionalProperties' is required to be supplied and to be false.")
+	}
+	props, _ := s["properties"].(map[string]any)
+	req, _ := s["required"].([]any)
+	keys := make([]string, 0, len(props))
+	for k := range props {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		if !slices.Contains(req, any(k)) {
+			return bad("In context=(), 'required' is required to be supplied and to be an array including every key in properties. Missing '%s'.", k)
+		}
+	}
+	return nil
+}
+
+// chatCompletion is the answer to a request, its bytes a function of the
+// request's.
+func chatCompletion(body []byte, model string, t Turn) any {
+	type function struct {
+		Name      string `json:"name"`
+		Arguments string `json:"arguments"`
+	}
+	type toolCall struct {
+		ID       string   `json:"id"`
+		Type     string   `json:"type"`
+		Function function `json:"function"`
+	}
+	type message struct {
+		Role        string     `json:"role"`
+		Content     *string    `json:"content"`
+		Refusal     *string    `json:"refusal"`
+		ToolCalls   []toolCall `json:"tool_calls,omitempty"`
+		Annotations []any      `json:"annotations"`
+	}
+	type choice struct {
+		Index        int     `json:"index"`
+		Message      message `json:"message"`
+		Logprobs     any     `json:"logprobs"`
+		FinishReason string  `json:"finish_reason"`
+	}
+	type usage struct {
+		PromptTokens            int            `json:"prompt_tokens"`
+		CompletionTokens        int            `json:"completion_tokens"`
+		TotalTokens             int            `json:"total_tokens"`
+		PromptTokensDetails     map[string]int `json:"prompt_tokens_details"`
+		CompletionTokensDetails map[string]int `json:"completion_tokens_details"`
+	}
+	type completion struct {
+		ID                string   `json:"id"`
+		Object            string   `json:"object"`
+		Created           int64    `json:"created"`
+		Model             string   `json:"model"`
+		Choices           []choice `json:"choices"`
+		Usage             usage    `json:"usage"`
+		ServiceTier       string   `json:"service_tier"`
+		SystemFingerprint any      `json:"system_fingerprint"`
+	}
+	msg := message{Role: "assistant", Annotations: []any{}}
+	if t.Text != "" || len(t.ToolCalls) == 0 {
+		msg.Content = &t.Text
+	}
+	finish := "stop"
+	for i, tc := range t.ToolCalls {
+		id := tc.ID
+		if id == "" {
+			id = "call_" + digest(body, fmt.Sprint("call", i))[:24]
+		}
+		msg.ToolCalls = append(msg.ToolCalls, toolCall{ID: id, Type: "function", Function: function{Name: tc.Name, Arguments: tc.Args}})
+		finish = "tool_calls"
+	}
+	in, out := tokens(body, t)
+	return completion{
+		ID:      "chatcmpl-" + digest(body, "completion")[:29],
+		Object:  "chat.completion",
+		Created: Created,
+		Model:   model,
+		Choices: []choice{{Message: msg, FinishReason: finish}},
+		Usage: usage{
+			PromptTokens: in, CompletionTokens: out, TotalTokens: in + out,
+			PromptTokensDetails:     map[string]int{"audio_tokens": 0, "cached_tokens": 0},
+			CompletionTokensDetails: map[string]int{"accepted_prediction_tokens": 0, "audio_tokens": 0, "reasoning_tokens": 0, "rejected_prediction_tokens": 0},
+		},
+		ServiceTier: "default",
+	}
+}
+
+// Shared checks
+
+// requiredModel is the model of a request. Chat Completions and Responses
+// word a missing model differently.
+func requiredModel(req map[string]any, responses bool) (string, *apiError) {
+	raw, ok := req["model"]
+	if !ok || raw == nil || raw == "" {
+		if responses && !ok {
+			return "", missing("model")
+		}
+		if responses && raw == "" {
+			return "", &apiError{param: "model", code: "model_not_found", msg: "The requested model '' does not exist."}
+		}
+		return "", &apiError{msg: "you must provide a model parameter"}
+	}
+	s, ok := raw.(string)
+	if !ok {
+		return "", invalidType("model", "a string", raw)
+	}
+	return s, nil
+}
+
+// unknownKeys refuses a top-level key the API does not know; special maps
+// a key to its own error.
+func unknownKeys(req map[string]any, known []string, special map[string]*apiError) *apiError {
+	keys := make([]string, 0, len(req))
+	for k := range req {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		if e, ok := special[k]; ok {
+			return e
+		}
+		if !slices.Contains(known, k) {
+			return &apiError{param: k, code: "unknown_parameter", msg: fmt.Sprintf("Unknown parameter: '%s'.", k)}
+		}
+	}
+	return nil
+}
+
+// noStream refuses streaming, which these fakes do not speak.
+func noStream(req map[string]any) *apiError {
+	switch v := req["stream"].(type) {
+	case nil:
+		return nil
+	case bool:
+		if v {
+			return &apiError{param: "stream", msg: "fake server: streaming is not supported; send stream: false or leave it out"}
+		}
+		return nil
+	default:
+		return invalidType("stream", "a boolean", v)
+	}
+}
+
+func missing(param string) *apiError {
+	return &apiError{param: param, code: "missing_required_parameter", msg: fmt.Sprintf("Missing required parameter: '%s'.", param)}
+}
+
+func invalidType(param, want string, got any) *apiError {
+	return &apiError{param: param, code: "invalid_type", msg: fmt.Sprintf("Invalid type for '%s': expected %s, but got %s instead.", param, want, jsonKind(got))}
+}
+
+// enum reads a required string field with a closed set of values.
+func enum(m map[string]any, param, key string, values []string) (string, *apiError) {
+	raw, ok := m[key]
+	if !ok {
+		return "", missing(param)
+	}
+	s, _ := raw.(string)
+	if !slices.Contains(values, s) {
+		return "", &apiError{param: param, code: "invalid_value", msg: fmt.Sprintf("Invalid value: '%s'. Supported values are: %s.", s, quotedList(values))}
+	}
+	return s, nil
+}
+
+// requiredString reads a required string field.
+func requiredString(m map[string]any, param, key string) (string, *apiError) {
+	raw, ok := m[key]
+	if !ok {
+		return "", missing(param)
+	}
+	s, ok := raw.(string)
+	if !ok {
+		return "", invalidType(param, "a string", raw)
+	}
+	return s, nil
+}
+
+// quotedList is 'a', 'b', and 'c' — the API's way of listing values.
+func quotedList(vs []string) string {
+	q := make([]string, len(vs))
+	for i, v := range vs {
+		q[i] = "'" + v + "'"
+	}
+	switch len(q) {
+	case 1:
+		return q[0]
+	case 2:
+		return q[0] + " and " + q[1]
+	}
+	return strings.Join(q[:len(q)-1], ", ") + ", and " + q[len(q)-1]
+}
+
+// jsonKind names a decoded JSON value's type as the API's messages do.
+func jsonKind(v any) string {
+	switch v := v.(type) {
+	case nil:
+		return "null"
+	case string:
+		return "a string"
+	case bool:
+		return "a boolean"
+	case json.Number:
+		if strings.ContainsAny(v.String(), ".eE") {
+			return "a decimal number"
+		}
+		return "an integer"
+	case []any:
+		return "an array"
+	}
+	return "an object"
+}
+
+// brainError is the answer when the fake model has nothing to say: a
+// mistake in the test, so not worth retrying.
+func brainError(err error) *apiError {
+	return &apiError{code: "fake_brain", msg: "fake server: the brain has no turn for this conversation: " + err.Error()}
+}
+
+// digest is a hex hash of the request and a label: ids that are the same
+// for the same request and differ between labels.
+func digest(body []byte, label string) string {
+	h := sha256.New()
+	h.Write(body)
+	h.Write([]byte{0})
+	h.Write([]byte(label))
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// tokens are a turn's usage: as the brain says, else about four bytes a
+// token of the request and of the answer.
+func tokens(body []byte, t Turn) (in, out int) {
+	in, out = t.InputTokens, t.OutputTokens
+	if in == 0 {
+		in = (len(body) + 3) / 4
+	}
+	if out == 0 {
+		n := len(t.Text) + len(t.Thinking)
+		for _, c := range t.ToolCalls {
+			n += len(c.Name) + len(c.Args)
+		}
+		out = max((n+3)/4, 1)
+	}
+	return in, out
+}
+
+// marshal is JSON without HTML escaping, without a trailing newline.
+func marshal(v any) ([]byte, error) {
+	var b bytes.Buffer
+	e := json.NewEncoder(&b)
+	e.SetEscapeHTML(false)
+	if err := e.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
+}

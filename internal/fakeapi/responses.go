@@ -1,0 +1,509 @@
+package fakeapi
+
+import (
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+)
+
+// NewOpenAIResponses serves the OpenAI Responses API at POST /v1/responses
+// (so a client's base URL is server.URL + "/v1"). It rejects what the real
+// API rejects — a missing model or input, an unknown parameter or item
+// type, a function_call_output whose call_id no earlier function_call has,
+// a function_call left without output, tools in the nested Chat
+// Completions shape, a strict tool whose schema is not strict, a reasoning
+// item it would have to look up while store is false — with the real
+// status and error body, and answers everything else from brain with a
+// response object whose bytes depend only on the request. A turn's
+// Thinking becomes a reasoning item, with encrypted_content when the
+// request includes "reasoning.encrypted_content".
+func NewOpenAIResponses(brain Brain, opts ...Option) *Server {
+	return start(&openAIHandler{brain: brain, cfg: configure(opts), path: "/v1/responses", serve: serveResponses})
+}
+
+var responsesKeys = []string{"background", "conversation", "include", "input", "instructions",
+	"max_output_tokens", "max_tool_calls", "metadata", "model", "parallel_tool_calls",
+	"previous_response_id", "prompt", "prompt_cache_key", "prompt_cache_retention", "reasoning",
+	"safety_identifier", "service_tier", "store", "stream", "stream_options", "temperature", "text",
+	"tool_choice", "tools", "top_logprobs", "top_p", "truncation", "user"}
+
+var responsesItemTypes = []string{"additional_tools", "agent_message", "apply_patch_call", "apply_patch_call_output",
+	"code_interpreter_call", "compaction", "compaction_trigger", "computer_call",
+	"computer_call_output", "custom_tool_call", "custom_tool_call_output", "file_search_call",
+	"function_call", "function_call_output", "image_generation_call", "item_reference",
+	"local_shell_call", "local_shell_call_output", "mcp_approval_request", "mcp_approval_response",
+	"mcp_call", "mcp_list_tools", "message", "multi_agent_call", "multi_agent_call_output",
+	"program", "program_output", "reasoning", "shell_call", "shell_call_output", "tool_search_call",
+	"tool_search_output", "web_search_call"}
+
+var responsesRoles = []string{"assistant", "system", "developer", "user"}
+
+var responsesIncludes = []string{"file_search_call.results", "web_search_call.results", "web_search_call.action.sources",
+	"message.input_image.image_url", "computer_call_output.output.image_url", "code_interpreter_call.outputs",
+	"reasoning.encrypted_content", "message.output_text.logprobs"}
+
+var responsesToolTypes = []string{"function", "file_search", "computer_use_preview", "web_search", "web_search_preview",
+	"mcp", "code_interpreter", "image_generation", "local_shell", "shell", "custom", "apply_patch"}
+
+var inputParts = []string{"input_text", "input_image", "input_file", "scoped_content", "input_audio"}
+var outputParts = []string{"output_text", "refusal"}
+var allParts = []string{"input_text", "input_image", "input_audio", "output_text", "refusal", "input_file",
+	"computer_screenshot", "summary_text", "encrypted_content"}
+
+// responsesRequest is what the server keeps of a valid request.
+type responsesRequest struct {
+	conv         Conversation
+	instructions any // echoed
+	store        bool
+	encrypted    bool // include has reasoning.encrypted_content
+}
+
+func serveResponses(brain Brain, body []byte, req map[string]any) (any, *apiError) {
+	r, e := responsesConversation(req)
+	if e != nil {
+		return nil, e
+	}
+	turn, err := brain.Next(r.conv)
+	if err != nil {
+		return nil, brainError(err)
+	}
+	return responseObject(body, r, turn), nil
+}
+
+// responsesConversation validates a request as the API does and reads it.
+func responsesConversation(req map[string]any) (responsesRequest, *apiError) {
+	var r responsesRequest
+	model, e := requiredModel(req, true)
+	if e != nil {
+		return r, e
+	}
+	r.conv.Model = model
+	rawInput, ok := req["input"]
+	if !ok {
+		return r, missing("input")
+	}
+	moved := &apiError{code: "unsupported_parameter", msg: "Unsupported parameter: 'messages'. In the Responses API, this parameter has moved to 'input'. Try again with the new parameter. See the API documentation for more information: https://platform.openai.com/docs/api-reference/responses/create."}
+	if e := unknownKeys(req, responsesKeys, map[string]*apiError{"messages": moved}); e != nil {
+		return r, e
+	}
+	if e := noStream(req); e != nil {
+		return r, e
+	}
+	r.store = true // the API's default
+	if s, ok := req["store"]; ok && s != nil {
+		b, ok := s.(bool)
+		if !ok {
+			return r, invalidType("store", "a boolean", s)
+		}
+		r.store = b
+	}
+	if inc, ok := req["include"]; ok && inc != nil {
+		list, ok := inc.([]any)
+		if !ok {
+			return r, invalidType("include", "an array of strings", inc)
+		}
+		for i, v := range list {
+			s, _ := v.(string)
+			if !slices.Contains(responsesIncludes, s) {
+				return r, &apiError{param: fmt.Sprintf("include[%d]", i), code: "invalid_value", msg: fmt.Sprintf("Invalid value: '%s'. Supported values are: %s.", s, quotedList(responsesIncludes))}
+			}
+			r.encrypted = r.encrypted || s == "reasoning.encrypted_content"
+		}
+	}
+	if ins, ok := req["instructions"]; ok && ins != nil {
+		s, ok := ins.(string)
+		if !ok {
+			return r, invalidType("instructions", "a string", ins)
+		}
+		r.instructions = s
+		r.conv.System = s
+	}
+	if id, ok := req["previous_response_id"]; ok && id != nil {
+		return r, &apiError{param: "previous_response_id", code: "previous_response_not_found", msg: fmt.Sprintf("Previous response with id '%v' not found.", id)}
+	}
+	if id, ok := req["conversation"]; ok && id != nil {
+		return r, &apiError{status: http.StatusNotFound, msg: fmt.Sprintf("Conversation with id '%v' not found.", id)}
+	}
+	noInput := &apiError{code: "missing_required_parameter", msg: `One of "input" or "previous_response_id" or 'prompt' or 'conversation' must be provided.`}
+	switch in := rawInput.(type) {
+	case string:
+		if in == "" {
+			return r, noInput
+		}
+		r.conv.Messages = []Msg{{Role: "user", Text: in}}
+	case []any:
+		if len(in) == 0 {
+			return r, noInput
+		}
+		if e := r.items(in); e != nil {
+			return r, e
+		}
+	default:
+		return r, invalidType("input", "one of a string or array of input items", rawInput)
+	}
+	tools, e := responsesTools(req)
+	if e != nil {
+		return r, e
+	}
+	r.conv.Tools = tools
+	return r, nil
+}
+
+// items reads the input items into the conversation: each run of
+// assistant items (reasoning, assistant messages, function calls) is one
+// assistant turn.
+func (r *responsesRequest) items(input []any) *apiError {
+	var system []string
+	if r.conv.System != "" {
+		system = append(system, r.conv.System)
+	}
+	var calls []string // call_ids of function_call items so far
+	answered := map[string]bool{}
+	cur := -1 // index of the assistant turn being read
+	assistant := func() *Msg {
+		if cur < 0 {
+			r.conv.Messages = append(r.conv.Messages, Msg{Role: "assistant"})
+			cur = len(r.conv.Messages) - 1
+		}
+		return &r.conv.Messages[cur]
+	}
+	for i, raw := range input {
+		at := fmt.Sprintf("input[%d]", i)
+		it, ok := raw.(map[string]any)
+		if !ok {
+			return invalidType(at, "an input item", raw)
+		}
+		typ := "message"
+		if t, ok := it["type"]; ok {
+			s, _ := t.(string)
+			if !slices.Contains(responsesItemTypes, s) {
+				return &apiError{param: at, code: "invalid_value", msg: fmt.Sprintf("Invalid value: '%s'. Supported values are: %s.", s, quotedList(responsesItemTypes))}
+			}
+			typ = s
+		}
+		switch typ {
+		case "message":
+			s, _ := it["role"].(string)
+			if !slices.Contains(responsesRoles, s) {
+				return &apiError{param: at, code: "invalid_value", msg: fmt.Sprintf("Invalid value: '%s'. Supported values are: %s.", s, quotedList(responsesRoles))}
+			}
+			text, e := messageContent(it, at, s)
+			if e != nil {
+				return e
+			}
+			switch s {
+			case "assistant":
+				m := assistant()
+				m.Text = joinText(m.Text, text)
+			case "user":
+				cur = -1
+				r.conv.Messages = append(r.conv.Messages, Msg{Role: "user", Text: text})
+			default:
+				system = append(system, text)
+			}
+		case "function_call":
+			id, e := requiredString(it, at+".call_id", "call_id")
+			if e != nil {
+				return e
+			}
+			name, e := requiredString(it, at+".name", "name")
+			if e != nil {
+				return e
+			}
+			args, e := requiredString(it, at+".arguments", "arguments")
+			if e != nil {
+				return e
+			}
+			calls = append(calls, id)
+			m := assistant()
+			m.ToolCalls = append(m.ToolCalls, ToolCall{ID: id, Name: name, Args: args})
+		case "function_call_output":
+			id, e := requiredString(it, at+".call_id", "call_id")
+			if e != nil {
+				return e
+			}
+			out, ok := it["output"]
+			if !ok {
+				return missing(at + ".output")
+			}
+			text, e := outputText(out, at+".output")
+			if e != nil {
+				return e
+			}
+			if !slices.Contains(calls, id) {
+				return &apiError{param: "input", msg: fmt.Sprintf("No tool call found for function call output with call_id %s.", id)}
+			}
+			answered[id] = true
+			cur = -1
+			r.conv.Messages = append(r.conv.Messages, Msg{Role: "tool", CallID: id, Text: text})
+		case "reasoning":
+			if _, ok := it["summary"]; !ok {
+				return missing(at + ".summary")
+			}
+			enc, _ := it["encrypted_content"].(string)
+			if !r.store && enc == "" {
+				id, _ := it["id"].(string)
+				return &apiError{status: http.StatusNotFound, param: "input", msg: fmt.Sprintf("Item with id '%s' not found. Items are not persisted when `store` is set to false. Try again with `store` set to true, or remove this item from your input.", id)}
+			}
+			if !followedByAnswer(input, i) {
+				id, _ := it["id"].(string)
+				return &apiError{param: "input", msg: fmt.Sprintf("Item '%s' of type 'reasoning' was provided without its required following item.", id)}
+			}
+			assistant()
+		case "item_reference":
+			id, _ := it["id"].(string)
+			if !r.store {
+				return &apiError{status: http.StatusNotFound, param: "input", msg: fmt.Sprintf("Item with id '%s' not found. Items are not persisted when `store` is set to false. Try again with `store` set to true, or remove this item from your input.", id)}
+			}
+			return &apiError{status: http.StatusNotFound, param: "input", msg: fmt.Sprintf("Item with id '%s' not found.", id)}
+		}
+	}
+	for _, id := range calls {
+		if !answered[id] {
+			return &apiError{param: "input", msg: fmt.Sprintf("No tool output found for function call %s.", id)}
+		}
+	}
+	r.conv.System = strings.Join(system, "\n\n")
+	return nil
+}
+
+// followedByAnswer says whether the item after input[i] is what a
+// reasoning item must precede: an assistant message or a function call.
+func followedByAnswer(input []any, i int) bool {
+	if i+1 >= len(input) {
+		return false
+	}
+	next, _ := input[i+1].(map[string]any)
+	switch next["type"] {
+	case "function_call":
+		return true
+	case "message", nil:
+		return next["role"] == "assistant"
+	}
+	return false
+}
+
+// messageContent reads a message item's content: a string or parts of the
+// kinds its role may send.
+func messageContent(it map[string]any, at, role string) (string, *apiError) {
+	raw, ok := it["content"]
+	if !ok {
+		return "", missing(at + ".content")
+	}
+	switch v := raw.(type) {
+	case string:
+		return v, nil
+	case []any:
+		allowed := inputParts
+		if role == "assistant" {
+			allowed = outputParts
+		}
+		var b strings.Builder
+		for j, p := range v {
+			pat := fmt.Sprintf("%s.content[%d]", at, j)
+			part, ok := p.(map[string]any)
+			if !ok {
+				return "", invalidType(pat, "an object", p)
+			}
+			typ, _ := part["type"].(string)
+			if !slices.Contains(allParts, typ) {
+				return "", &apiError{param: pat + ".type", code: "invalid_value", msg: fmt.Sprintf("Invalid value: '%s'. Supported values are: %s.", typ, quotedList(allParts))}
+			}
+			if !slices.Contains(allowed, typ) {
+				return "", &apiError{param: pat, code: "invalid_value", msg: fmt.Sprintf("Invalid value: '%s'. Supported values are: %s.", typ, quotedList(allowed))}
+			}
+			switch typ {
+			case "input_text", "output_text":
+				t, e := requiredString(part, pat+".text", "text")
+				if e != nil {
+					return "", e
+				}
+				b.WriteString(t)
+			case "refusal":
+				t, e := requiredString(part, pat+".refusal", "refusal")
+				if e != nil {
+					return "", e
+				}
+				b.WriteString(t)
+			}
+		}
+		return b.String(), nil
+	}
+	return "", invalidType(at+".content", "one of a string or array of input content", raw)
+}
+
+// outputText reads a function_call_output's output: a string or a list of
+// input_text parts.
+func outputText(raw any, at string) (string, *apiError) {
+	switch v := raw.(type) {
+	case string:
+		return v, nil
+	case []any:
+		var b strings.Builder
+		for j, p := range v {
+			part, ok := p.(map[string]any)
+			if !ok {
+				return "", invalidType(fmt.Sprintf("%s[%d]", at, j), "an object", p)
+			}
+			if t, ok := part["text"].(string); ok {
+				b.WriteString(t)
+			}
+		}
+		return b.String(), nil
+	}
+	return "", invalidType(at, "one of a string or array of objects", raw)
+}
+
+func joinText(a, b string) string {
+	if a == "" {
+		return b
+	}
+	if b == "" {
+		return a
+	}
+	return a + "\n" + b
+}
+
+// responsesTools validates the tools and names the function tools. A
+// function tool is strict unless it says "strict": false, as in the API.
+func responsesTools(req map[string]any) ([]string, *apiError) {
+	raw, ok := req["tools"]
+	if !ok || raw == nil {
+		return nil, nil
+	}
+	list, ok := raw.([]any)
+	if !ok {
+		return nil, invalidType("tools", "an array of tools", raw)
+	}
+	var names []string
+	for i, r := range list {
+		at := fmt.Sprintf("tools[%d]", i)
+		t, ok := r.(map[string]any)
+		if !ok {
+			return nil, invalidType(at, "an object", r)
+		}
+		typ, e := enum(t, at+".type", "type", responsesToolTypes)
+		if e != nil {
+			return nil, e
+		}
+		if typ != "function" {
+			continue
+		}
+		name, e := toolName(t, at+".name")
+		if e != nil {
+			return nil, e
+		}
+		strict := true
+		if s, ok := t["strict"]; ok && s != nil {
+			b, ok := s.(bool)
+			if !ok {
+				return nil, invalidType(at+".strict", "a boolean", s)
+			}
+			strict = b
+		}
+		if e := schemaObject(t["parameters"], name, at+".parameters", strict); e != nil {
+			return nil, e
+		}
+		names = append(names, name)
+	}
+	return names, nil
+}
+
+// responseObject is the answer to a request, its bytes a function of the
+// request's.
+func responseObject(body []byte, r responsesRequest, t Turn) any {
+	type summary struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+	}
+	type reasoning struct {
+		ID               string    `json:"id"`
+		Type             string    `json:"type"`
+		Summary          []summary `json:"summary"`
+		EncryptedContent string    `json:"encrypted_content,omitempty"`
+	}
+	type text struct {
+		Type        string `json:"type"`
+		Annotations []any  `json:"annotations"`
+		Logprobs    []any  `json:"logprobs"`
+		Text        string `json:"text"`
+	}
+	type message struct {
+		ID      string `json:"id"`
+		Type    string `json:"type"`
+		Status  string `json:"status"`
+		Content []text `json:"content"`
+		Role    string `json:"role"`
+	}
+	type functionCall struct {
+		ID        string `json:"id"`
+		Type      string `json:"type"`
+		Status    string `json:"status"`
+		Arguments string `json:"arguments"`
+		CallID    string `json:"call_id"`
+		Name      string `json:"name"`
+	}
+	type usage struct {
+		InputTokens         int            `json:"input_tokens"`
+		InputTokensDetails  map[string]int `json:"input_tokens_details"`
+		OutputTokens        int            `json:"output_tokens"`
+		OutputTokensDetails map[string]int `json:"output_tokens_details"`
+		TotalTokens         int            `json:"total_tokens"`
+	}
+	type response struct {
+		ID                 string `json:"id"`
+		Object             string `json:"object"`
+		CreatedAt          int64  `json:"created_at"`
+		Status             string `json:"status"`
+		Background         bool   `json:"background"`
+		Error              any    `json:"error"`
+		IncompleteDetails  any    `json:"incomplete_details"`
+		Instructions       any    `json:"instructions"`
+		Model              string `json:"model"`
+		Output             []any  `json:"output"`
+		ParallelToolCalls  bool   `json:"parallel_tool_calls"`
+		PreviousResponseID any    `json:"previous_response_id"`
+		Store              bool   `json:"store"`
+		Usage              usage  `json:"usage"`
+	}
+	output := []any{}
+	reasoningTokens := 0
+	if t.Thinking != "" {
+		it := reasoning{ID: "rs_" + digest(body, "reasoning")[:48], Type: "reasoning", Summary: []summary{{"summary_text", t.Thinking}}}
+		if r.encrypted {
+			it.EncryptedContent = "gAAAAB" + digest([]byte(t.Thinking), "encrypted")
+		}
+		output = append(output, it)
+		reasoningTokens = (len(t.Thinking) + 3) / 4
+	}
+	if t.Text != "" {
+		output = append(output, message{ID: "msg_" + digest(body, "message")[:48], Type: "message", Status: "completed", Role: "assistant",
+			Content: []text{{Type: "output_text", Annotations: []any{}, Logprobs: []any{}, Text: t.Text}}})
+	}
+	for i, tc := range t.ToolCalls {
+		id := tc.ID
+		if id == "" {
+			id = "call_" + digest(body, fmt.Sprint("call", i))[:24]
+		}
+		output = append(output, functionCall{ID: "fc_" + digest(body, fmt.Sprint("fc", i))[:48], Type: "function_call", Status: "completed",
+			Arguments: tc.Args, CallID: id, Name: tc.Name})
+	}
+	in, out := tokens(body, t)
+	return response{
+		ID:                "resp_" + digest(body, "response")[:48],
+		Object:            "response",
+		CreatedAt:         Created,
+		Status:            "completed",
+		Instructions:      r.instructions,
+		Model:             r.conv.Model,
+		Output:            output,
+		ParallelToolCalls: true,
+		Store:             r.store,
+		Usage: usage{
+			InputTokens: in, InputTokensDetails: map[string]int{"cached_tokens": 0},
+			OutputTokens: out, OutputTokensDetails: map[string]int{"reasoning_tokens": reasoningTokens},
+			TotalTokens: in + out,
+		},
+	}
+}
