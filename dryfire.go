@@ -24,6 +24,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/dryfire-dev/dryfire/internal/cassette"
 	"github.com/dryfire-dev/dryfire/internal/passthrough"
 	"github.com/dryfire-dev/dryfire/internal/report"
 	"github.com/dryfire-dev/dryfire/internal/runner"
@@ -186,7 +187,37 @@ type RunOptions struct {
 	Filter string
 	// Progress hears about cases as they start and finish.
 	Progress Progress
+	// Record says when the model calls of real providers are recorded
+	// into cassettes and when they are replayed; empty means RecordNone
+	// when the environment variable CI is set, else RecordOnce.
+	Record RecordMode
+	// Env is the environment (KEY=VALUE) that API keys
+	// (ANTHROPIC_API_KEY, OPENAI_API_KEY), base URLs (ANTHROPIC_BASE_URL,
+	// OPENAI_BASE_URL), CI and the secrets never written into a cassette
+	// are read from; nil means os.Environ().
+	Env []string
 }
+
+// RecordMode says when model calls are recorded into cassettes (one file
+// per case, under cassettes/ beside the suite) and when replayed.
+type RecordMode = cassette.Mode
+
+// Record modes.
+const (
+	// RecordNone replays only and never opens a network connection; a
+	// case without a cassette is an error.
+	RecordNone = cassette.None
+	// RecordOnce replays a case's cassette when it exists, else records it.
+	RecordOnce = cassette.Once
+	// RecordNew replays the recorded calls while they match and records
+	// the rest live, updating the cassette.
+	RecordNew = cassette.New
+	// RecordAll records every call live and overwrites the cassettes.
+	RecordAll = cassette.All
+)
+
+// ParseRecordMode reads a record mode by name: none, once, new or all.
+func ParseRecordMode(s string) (RecordMode, error) { return cassette.ParseMode(s) }
 
 // Progress receives run events; calls are serialised.
 type Progress interface {
@@ -196,10 +227,11 @@ type Progress interface {
 }
 
 // Run runs the project's cases. The error is for a run that could not
-// start (a bad filter, a provider this build cannot run); failing cases
-// are in the report, not in the error.
+// start (a bad filter or record mode, a provider this build cannot run, an
+// API key missing for cases that need the live model); failing cases are
+// in the report, not in the error.
 func (p *Project) Run(ctx context.Context, opts RunOptions) (*Report, error) {
-	ro := runner.Options{Concurrency: opts.Concurrency, Progress: opts.Progress, Impl: p.impl}
+	ro := runner.Options{Concurrency: opts.Concurrency, Progress: opts.Progress, Impl: p.impl, Record: opts.Record, Env: opts.Env}
 	if opts.Filter != "" {
 		re, err := regexp.Compile(opts.Filter)
 		if err != nil {

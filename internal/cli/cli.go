@@ -51,6 +51,9 @@ type env struct {
 	getenv         func(string) string
 }
 
+// environ is the environment as KEY=VALUE, for the run.
+func (e *env) environ() []string { return os.Environ() }
+
 // terminalWidth returns w's width in columns when w is a terminal that
 // can redraw a line in place (not TERM=dumb), and ok.
 func (e *env) terminalWidth(w io.Writer) (width int, ok bool) {
@@ -148,9 +151,10 @@ func newRootCommand(e *env) *cobra.Command {
 		Short: "Test LLM agents offline, deterministically and fast",
 		Long: `dryfire tests LLM agents offline, deterministically and fast.
 
-Every tool the agent calls is a deterministic mock; the model is the
-offline script model (real providers are coming). A suite (*.dryfire.yaml)
-declares the agent, its tools, the mocks and cases with checks.
+Every tool the agent calls is a deterministic mock; every call to a real
+model is recorded once into a cassette and replayed after that (or the
+model is the offline script model). A suite (*.dryfire.yaml) declares the
+agent, its tools, the mocks and cases with checks.
 
 Exit status: 0 all cases passed; 1 a case failed; 2 a spec or usage error
 (nothing ran); 3 only infrastructure errors; 130 interrupted.`,

@@ -24,6 +24,7 @@ type runOptions struct {
 	junitOut    string
 	verbose     bool
 	python      string
+	record      string
 }
 
 func newRunCommand(e *env) *cobra.Command {
@@ -46,16 +47,33 @@ case, in suite order, with the details of every case that did not pass. The
 last line is always "N passed, N failed" (then errors and skipped cases,
 when any). NO_COLOR turns colours off.
 
+Real models (anthropic, openai, openai-responses, openai-compatible) are
+called once and recorded: each case's model calls go into a cassette,
+cassettes/SUITE/CASE.json beside the suite, which later runs replay
+offline. --record says when: none replays only and never opens a network
+connection (a case without a cassette is an error); once replays a case's
+cassette and records it when there is none; new replays while the
+requests match and records the rest; all records everything again. The
+default is none when the environment variable CI is set, else once.
+Keys come from ANTHROPIC_API_KEY and OPENAI_API_KEY, and are needed only
+for the calls that go live; they are never written into a cassette. A
+request that differs from its recording fails the case with the
+differences and the command that records it again.
+
 Exit status: 0 all cases passed (skipped cases allowed); 1 a case failed,
 or erred through the suite or the agent; 2 a spec or usage error, nothing
-ran; 3 only infrastructure errors; 130 interrupted (Ctrl-C: cases not
-started are reported as skipped; a second Ctrl-C stops at once).`,
+ran (an API key missing for cases that need the live model, too); 3 only
+infrastructure errors (a provider unreachable, a cassette missing in none
+mode); 130 interrupted (Ctrl-C: cases not started are reported as
+skipped; a second Ctrl-C stops at once).`,
 		Example: `  dryfire run examples/quickstart
   dryfire run suites/ --filter 'refund|coupon'       # cases whose name matches
   dryfire run suites/ -j 1                           # one case at a time
   dryfire run suites/ --json report.json --junit junit.xml
   dryfire run suites/ --json - | jq .summary         # text goes to stderr
   dryfire run suites/ -v                             # show passing checks too
+  dryfire run suites/ --record none                  # replay only, offline
+  dryfire run s.dryfire.yaml --filter '^a$' --record all  # re-record case a
   dryfire run suites/ --python .venv/bin/python      # for impl: mocks`,
 		Args: paths,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -69,6 +87,7 @@ started are reported as skipped; a second Ctrl-C stops at once).`,
 	f.IntVarP(&o.concurrency, "concurrency", "j", runner.DefaultConcurrency, "run `N` cases at once; results never depend on it, e.g. -j 1 to run them one by one")
 	f.StringVar(&o.jsonOut, "json", "", "write the JSON report to `FILE`, or to standard output with '-' (the text then goes to standard error), e.g. --json report.json")
 	f.StringVar(&o.junitOut, "junit", "", "write a JUnit XML report to `FILE` for CI test tabs, e.g. --junit junit.xml")
+	f.StringVar(&o.record, "record", "", "when real models are called: `MODE` none (replay cassettes only, never touch the network), once (replay a case's cassette, record it when missing), new (replay while requests match, record the rest) or all (record everything again); default none when CI is set, else once")
 	f.BoolVarP(&o.verbose, "verbose", "v", false, "also print the checks of passing cases, each with its message")
 	addPythonFlag(cmd, &o.python)
 	return cmd
@@ -90,6 +109,11 @@ func runRun(cmd *cobra.Command, e *env, o runOptions, args []string) error {
 		if err := checkDest(d.dest); err != nil {
 			return usageErr("--%s %s: %v; nothing ran", d.flag, d.dest, err)
 		}
+	}
+	// No --record: the library's default (none when CI is set, else once).
+	record := dryfire.RecordMode(o.record)
+	if _, err := dryfire.ParseRecordMode(o.record); err != nil && o.record != "" {
+		return usageErr("--record %q: want none, once, new or all", o.record)
 	}
 	if o.filter != "" {
 		if _, err := regexp.Compile(o.filter); err != nil {
@@ -129,9 +153,10 @@ func runRun(cmd *cobra.Command, e *env, o runOptions, args []string) error {
 	})
 	progress := &noneSelected{next: printer}
 	ctx := cmd.Context()
-	rep, err := p.Run(ctx, dryfire.RunOptions{Concurrency: o.concurrency, Filter: o.filter, Progress: progress})
+	rep, err := p.Run(ctx, dryfire.RunOptions{Concurrency: o.concurrency, Filter: o.filter, Progress: progress, Record: record, Env: e.environ()})
 	if err != nil {
-		// A suite this build cannot run (a real provider): nothing ran.
+		// A suite this build cannot run, a key missing for cases that
+		// need the live model: nothing ran.
 		return &exitError{code: report.ExitUsage, err: fmt.Errorf("%w; nothing ran", err)}
 	}
 	if progress.none && o.filter != "" {

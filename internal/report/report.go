@@ -31,6 +31,9 @@ type Summary struct {
 	Failed  int `json:"failed"`
 	Error   int `json:"error"`
 	Skipped int `json:"skipped"`
+	// Usage is the total of the cases' token counts (as recorded, for
+	// replayed calls).
+	Usage model.Usage `json:"usage"`
 }
 
 // Case is the result of one case.
@@ -45,12 +48,21 @@ type Case struct {
 	Turns     int         `json:"turns"`
 	Usage     model.Usage `json:"usage"`
 	Notes     []string    `json:"notes"`
+	// Cassette is the file the case's model calls are recorded in (real
+	// providers; never for a case that runs passthrough code).
+	Cassette string `json:"cassette,omitempty"`
+	// Replay says how the case's requests strayed from its recording: a
+	// request that differs (with the differences), one beyond the end,
+	// recorded calls left unplayed. Such a case fails.
+	Replay string `json:"replay,omitempty"`
 	// DurationMS is wall time; the only field that varies between runs.
 	DurationMS float64 `json:"duration_ms"`
 
 	// Infra marks an error of the surroundings (a provider unreachable, a
 	// cassette missing) rather than of the agent or the suite.
 	Infra bool `json:"-"`
+	// Live counts the model requests that went to a live API.
+	Live int `json:"-"`
 }
 
 // Check is the result of one check.
@@ -78,6 +90,8 @@ type ToolCall struct {
 func (r *Report) Tally() {
 	r.Summary = Summary{}
 	for _, c := range r.Cases {
+		r.Summary.Usage.InputTokens += c.Usage.InputTokens
+		r.Summary.Usage.OutputTokens += c.Usage.OutputTokens
 		switch c.Status {
 		case Passed:
 			r.Summary.Passed++

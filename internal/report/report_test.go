@@ -115,7 +115,7 @@ func TestJSONKeys(t *testing.T) {
 	if diff := cmp.Diff(sorted("cases", "summary"), keys(top)); diff != "" {
 		t.Errorf("top-level keys (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff(sorted("passed", "failed", "error", "skipped"), keys(doc.Summary)); diff != "" {
+	if diff := cmp.Diff(sorted("passed", "failed", "error", "skipped", "usage"), keys(doc.Summary)); diff != "" {
 		t.Errorf("summary keys (-want +got):\n%s", diff)
 	}
 	caseKeys := sorted("suite", "name", "status", "reason", "checks", "tool_calls", "output", "turns", "usage", "notes", "duration_ms")

@@ -119,6 +119,10 @@ func (t *Text) Finish(r *Report) {
 		t.redraw = nil
 	}
 	t.clearStatus()
+	if line := UsageLine(r); line != "" {
+		t.buf.WriteString(line)
+		t.buf.WriteByte('\n')
+	}
 	t.buf.WriteString(SummaryLine(r.Summary))
 	t.buf.WriteByte('\n')
 	t.flush()
@@ -142,6 +146,24 @@ func SummaryLine(s Summary) string {
 	}
 	if s.Skipped > 0 {
 		line += fmt.Sprintf(", %d skipped", s.Skipped)
+	}
+	return line
+}
+
+// UsageLine totals the tokens of a run, "usage: N input tokens, N output
+// tokens", saying when they were all replayed; empty when there are none.
+func UsageLine(r *Report) string {
+	u := r.Summary.Usage
+	if u.InputTokens == 0 && u.OutputTokens == 0 {
+		return ""
+	}
+	line := fmt.Sprintf("usage: %d input tokens, %d output tokens", u.InputTokens, u.OutputTokens)
+	live := 0
+	for i := range r.Cases {
+		live += r.Cases[i].Live
+	}
+	if live == 0 {
+		line += " (as recorded: every model call was replayed, nothing was spent)"
 	}
 	return line
 }
@@ -217,6 +239,9 @@ func Details(c *Case) []string {
 	var out []string
 	if c.Status == Errored {
 		out = append(out, "error: "+c.Reason)
+	}
+	if c.Replay != "" {
+		out = append(out, strings.Split(c.Replay, "\n")...)
 	}
 	for _, ch := range c.Checks {
 		if ch.Passed && c.Status != Passed {

@@ -7,6 +7,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
+	"os"
 	"regexp"
 	"slices"
 	"strings"
@@ -15,6 +17,7 @@ import (
 	"time"
 
 	"github.com/dryfire-dev/dryfire/internal/agent"
+	"github.com/dryfire-dev/dryfire/internal/cassette"
 	"github.com/dryfire-dev/dryfire/internal/check"
 	"github.com/dryfire-dev/dryfire/internal/mock"
 	"github.com/dryfire-dev/dryfire/internal/model"
@@ -38,6 +41,16 @@ type Options struct {
 	// Progress, when set, hears about each case as it starts and ends.
 	// Calls are serialised; index is the case's place in the report.
 	Progress Progress
+	// Record says when model calls are recorded into cassettes and when
+	// replayed; empty means cassette.DefaultMode (None when CI is set,
+	// else Once).
+	Record cassette.Mode
+	// Env is the environment (KEY=VALUE) keys, base URLs, CI and the
+	// secrets to redact are read from; nil means os.Environ().
+	Env []string
+	// Live carries the requests that go to a real API; nil means a
+	// transport of the run's own. Never used in None mode.
+	Live http.RoundTripper
 }
 
 // Progress receives run events.
@@ -56,10 +69,19 @@ type UnsupportedError struct {
 func (e *UnsupportedError) Error() string { return e.Pos.String() + ": " + e.Msg }
 
 type job struct {
-	suite *spec.Suite
-	set   *mock.Set
-	tools []model.ToolDef // what the model is shown, shared by the suite's cases
-	c     *spec.Case
+	suite    *spec.Suite
+	set      *mock.Set
+	tools    []model.ToolDef // what the model is shown, shared by the suite's cases
+	c        *spec.Case
+	cassette string // the case's cassette file (real providers)
+}
+
+// live is what the cases of one run share to reach real models.
+type live struct {
+	mode      cassette.Mode
+	getenv    func(string) string
+	secrets   []string
+	transport http.RoundTripper // nil in None mode
 }
 
 // interruptedReason is the reason of a case the run never started.
@@ -78,12 +100,33 @@ func Run(ctx context.Context, suites []*spec.Suite, opts Options) (*report.Repor
 		}
 		set := mock.Compile(s)
 		tools := suiteToolDefs(s)
-		for _, c := range s.Cases {
+		var paths []string
+		if s.Agent.Provider != spec.ProviderScript {
+			names := make([]string, len(s.Cases))
+			for i, c := range s.Cases {
+				names[i] = c.Name
+			}
+			// Paths depend on every case of the suite, not only the
+			// selected ones: a filter never moves a cassette.
+			paths = cassette.Paths(s.File, names)
+		}
+		for i, c := range s.Cases {
 			if opts.Filter != nil && !opts.Filter.MatchString(c.Name) {
 				continue
 			}
-			jobs = append(jobs, job{suite: s, set: set, tools: tools, c: c})
+			j := job{suite: s, set: set, tools: tools, c: c}
+			if paths != nil {
+				j.cassette = paths[i]
+			}
+			jobs = append(jobs, j)
 		}
+	}
+	lv, err := prepareLive(jobs, opts)
+	if err != nil {
+		return nil, err
+	}
+	if t, ok := lv.transport.(*http.Transport); ok && opts.Live == nil {
+		defer t.CloseIdleConnections()
 	}
 	n := opts.Concurrency
 	if n < 1 {
@@ -119,7 +162,7 @@ func Run(ctx context.Context, suites []*spec.Suite, opts Options) (*report.Repor
 					rep.Cases[i] = c
 				} else {
 					progress(func() { opts.Progress.CaseStarted(i, j.suite.File, j.c.Name) })
-					rep.Cases[i] = runCase(ctx, j, opts)
+					rep.Cases[i] = runCase(ctx, j, opts, lv)
 				}
 				progress(func() { opts.Progress.CaseDone(i, &rep.Cases[i]) })
 			}
@@ -132,10 +175,132 @@ func Run(ctx context.Context, suites []*spec.Suite, opts Options) (*report.Repor
 
 func supported(s *spec.Suite) error {
 	switch s.Agent.Provider {
-	case spec.ProviderScript:
-		return nil
+	case spec.ProviderScript, spec.ProviderAnthropic, spec.ProviderOpenAI, spec.ProviderOpenAIResponses, spec.ProviderOpenAICompatible:
+		if len(s.Agent.Command) == 0 {
+			return nil
+		}
+		return &UnsupportedError{Pos: s.Agent.Pos, Msg: "agent.command (running an existing agent) is not available in this version of dryfire"}
 	}
-	return &UnsupportedError{Pos: s.Agent.ProviderPos, Msg: fmt.Sprintf("provider %q is not available in this version of dryfire; only provider: script runs", s.Agent.Provider)}
+	return &UnsupportedError{Pos: s.Agent.ProviderPos, Msg: fmt.Sprintf("provider %q is not available in this version of dryfire", s.Agent.Provider)}
+}
+
+// MissingKeyError lists the cases that need a live model whose key is
+// not set: found before the run, which then does not start.
+type MissingKeyError struct {
+	Mode    cassette.Mode
+	Missing []MissingKey
+}
+
+// MissingKey is one environment variable that is not set and the cases
+// that need it.
+type MissingKey struct {
+	Env   string
+	Cases []string // "SUITE: CASE (why)"
+}
+
+// maxListed bounds the cases a MissingKeyError names per key.
+const maxListed = 10
+
+func (e *MissingKeyError) Error() string {
+	var b strings.Builder
+	for i, m := range e.Missing {
+		if i > 0 {
+			b.WriteString("\n")
+		}
+		fmt.Fprintf(&b, "%s is not set, and %s the live model:", m.Env, map[bool]string{true: "this case needs", false: fmt.Sprintf("these %d cases need", len(m.Cases))}[len(m.Cases) == 1])
+		for j, c := range m.Cases {
+			if j == maxListed {
+				fmt.Fprintf(&b, "\n  … and %d more", len(m.Cases)-maxListed)
+				break
+			}
+			b.WriteString("\n  " + c)
+		}
+	}
+	b.WriteString("\nset it")
+	if len(e.Missing) > 1 {
+		b.WriteString(" (them)")
+	}
+	if e.Mode != cassette.None {
+		b.WriteString(", or replay only with --record none")
+	}
+	return b.String()
+}
+
+// prepareLive resolves the record mode and the environment, and checks
+// before anything runs that every case that will need a live model has
+// its key.
+func prepareLive(jobs []job, opts Options) (*live, error) {
+	env := opts.Env
+	if env == nil {
+		env = os.Environ()
+	}
+	vars := make(map[string]string, len(env))
+	for _, kv := range env {
+		if k, v, ok := strings.Cut(kv, "="); ok {
+			vars[k] = v
+		}
+	}
+	lv := &live{mode: opts.Record, getenv: func(k string) string { return vars[k] }}
+	if lv.mode == "" {
+		lv.mode = cassette.DefaultMode(lv.getenv)
+	}
+	if _, err := cassette.ParseMode(string(lv.mode)); err != nil {
+		return nil, err
+	}
+	needsModel := false
+	missing := map[string][]string{}
+	var order []string
+	for _, j := range jobs {
+		p := j.suite.Agent.Provider
+		if p == spec.ProviderScript || j.c.Skip {
+			continue
+		}
+		needsModel = true
+		if p == spec.ProviderOpenAICompatible || lv.getenv(model.KeyEnv(p)) != "" {
+			continue
+		}
+		var why string
+		switch {
+		case j.set.ForCase(j.c).UsesImpl():
+			if lv.mode != cassette.None {
+				why = "runs passthrough code, so it always calls the live model"
+			}
+		case lv.mode == cassette.All:
+			why = "--record all"
+		case lv.mode == cassette.Once:
+			if _, err := os.Stat(j.cassette); err != nil {
+				why = "no cassette yet: " + j.cassette
+			}
+		}
+		if why == "" {
+			continue
+		}
+		env := model.KeyEnv(p)
+		if _, ok := missing[env]; !ok {
+			order = append(order, env)
+		}
+		missing[env] = append(missing[env], j.suite.File+": "+j.c.Name+" ("+why+")")
+	}
+	if len(order) > 0 {
+		e := &MissingKeyError{Mode: lv.mode}
+		for _, env := range order {
+			e.Missing = append(e.Missing, MissingKey{Env: env, Cases: missing[env]})
+		}
+		return nil, e
+	}
+	if !needsModel {
+		return lv, nil
+	}
+	lv.secrets = cassette.SecretsFromEnv(env)
+	if lv.mode != cassette.None {
+		lv.transport = opts.Live
+		if lv.transport == nil {
+			t := http.DefaultTransport.(*http.Transport).Clone()
+			t.MaxIdleConnsPerHost = max(opts.Concurrency, DefaultConcurrency)
+			lv.transport = t
+		}
+	}
+	return lv, nil
 }
 
 func base(j job) report.Case {
@@ -148,7 +313,7 @@ func base(j job) report.Case {
 	}
 }
 
-func runCase(ctx context.Context, j job, opts Options) report.Case {
+func runCase(ctx context.Context, j job, opts Options, lv *live) report.Case {
 	start := time.Now()
 	c := base(j)
 	if j.c.Skip {
@@ -160,12 +325,28 @@ func runCase(ctx context.Context, j job, opts Options) report.Case {
 		return c
 	}
 	set := j.set.ForCase(j.c)
-	if set.UsesImpl() {
+	passthrough := set.UsesImpl()
+	if passthrough {
 		c.Notes = append(c.Notes, NoteNeverRecorded)
+	}
+	var m model.Model
+	var rec *cassette.Recorder
+	if j.suite.Agent.Provider == spec.ProviderScript {
+		m = model.NewScript(j.c.Script)
+	} else {
+		if !passthrough {
+			c.Cassette = j.cassette
+		}
+		var err error
+		m, rec, err = realModel(j, passthrough, lv)
+		if err != nil {
+			c.Status, c.Reason, c.Infra = report.Errored, err.Error(), true
+			c.DurationMS = float64(time.Since(start).Microseconds()) / 1000
+			return c
+		}
 	}
 	sess := mock.NewSession(set, opts.Impl)
 	sess.Label = j.c.Name
-	m := model.NewScript(j.c.Script)
 	tr, err := agent.Run(ctx, m, sess, agent.Config{
 		Model:    j.suite.Agent.Model,
 		System:   j.suite.Agent.System,
@@ -176,6 +357,7 @@ func runCase(ctx context.Context, j job, opts Options) report.Case {
 	})
 	recs := sess.Records()
 	c.Output, c.Turns, c.Usage = tr.Output, tr.Turns, tr.Usage
+	c.Notes = append(c.Notes, tr.Notes...)
 	c.ToolCalls = make([]report.ToolCall, len(recs))
 	unmatched := 0
 	for i, r := range recs {
@@ -184,6 +366,23 @@ func runCase(ctx context.Context, j job, opts Options) report.Case {
 			unmatched++
 		}
 		c.Notes = append(c.Notes, r.Result.Notes...)
+	}
+	// What the cassette says: a request that differs from the recording
+	// or goes beyond it ends the case (its checks would judge half a run);
+	// recorded calls left unplayed fail a case that otherwise finished.
+	var replay, unplayed *cassette.ReplayError
+	var liveErr error
+	if rec != nil {
+		replay, liveErr = rec.Problem(), rec.Failure()
+		if replay == nil && liveErr == nil && err == nil {
+			unplayed = rec.Unplayed()
+		}
+		_, _, c.Live = rec.Stats()
+	}
+	if replay != nil {
+		c.Status, c.Reason, c.Replay = report.Failed, replay.Summary(), replay.Error()
+		c.DurationMS = float64(time.Since(start).Microseconds()) / 1000
+		return c
 	}
 	results := check.Evaluate(j.c.Expect, &check.Facts{Calls: recs, Output: tr.Output, Turns: tr.Turns})
 	failed := 0
@@ -195,6 +394,8 @@ func runCase(ctx context.Context, j job, opts Options) report.Case {
 		}
 	}
 	switch {
+	case liveErr != nil:
+		c.Status, c.Reason, c.Infra = report.Errored, liveErr.Error(), true
 	case err != nil:
 		c.Status = report.Errored
 		c.Reason = err.Error()
@@ -204,7 +405,7 @@ func runCase(ctx context.Context, j job, opts Options) report.Case {
 		if errors.Is(err, context.Canceled) {
 			c.Reason = "interrupted"
 		}
-	case failed > 0 || unmatched > 0:
+	case failed > 0 || unmatched > 0 || unplayed != nil:
 		c.Status = report.Failed
 		var parts []string
 		if failed > 0 {
@@ -213,12 +414,103 @@ func runCase(ctx context.Context, j job, opts Options) report.Case {
 		if unmatched > 0 {
 			parts = append(parts, fmt.Sprintf("%d unmatched tool call(s)", unmatched))
 		}
+		if unplayed != nil {
+			parts = append(parts, unplayed.Summary())
+			c.Replay = unplayed.Error()
+		}
 		c.Reason = strings.Join(parts, "; ")
 	default:
 		c.Status = report.Passed
 	}
+	if rec != nil {
+		save(ctx, rec, &c)
+	}
 	c.DurationMS = float64(time.Since(start).Microseconds()) / 1000
 	return c
+}
+
+// realModel is the model of a case with a real provider: its calls go
+// through the case's cassette recorder.
+func realModel(j job, passthrough bool, lv *live) (model.Model, *cassette.Recorder, error) {
+	a := &j.suite.Agent
+	keyEnv := model.KeyEnv(a.Provider)
+	key := lv.getenv(keyEnv)
+	base := a.BaseURL
+	if base == "" {
+		base = lv.getenv(model.BaseURLEnv(a.Provider))
+	}
+	if base == "" {
+		base = model.DefaultBaseURL(a.Provider)
+	}
+	cfg := cassette.Config{
+		Mode:        lv.mode,
+		File:        j.cassette,
+		SuiteFile:   j.suite.File,
+		Case:        j.c.Name,
+		Provider:    a.Provider,
+		Live:        lv.transport,
+		Passthrough: passthrough,
+		Secrets:     append(slices.Clip(lv.secrets), key),
+	}
+	if key == "" && a.Provider != spec.ProviderOpenAICompatible {
+		cfg.LiveUnavailable = keyEnv + " is not set"
+	}
+	rec, err := cassette.Open(cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	retries := model.DefaultRetries
+	if a.Retries != nil {
+		retries = *a.Retries
+	}
+	timeout := model.DefaultTimeout
+	if a.TimeoutS > 0 {
+		timeout = time.Duration(a.TimeoutS * float64(time.Second))
+	}
+	m, err := model.New(model.Options{
+		Provider: a.Provider,
+		Model:    a.Model,
+		BaseURL:  base,
+		APIKey:   key,
+		Params:   a.Params,
+		Client:   &http.Client{Transport: rec},
+		Retries:  retries,
+		Timeout:  timeout,
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	return m, rec, nil
+}
+
+// save writes the case's cassette when it recorded one and finished: not
+// when it was interrupted, nor when the infrastructure failed it (the
+// recording would be cut short).
+func save(ctx context.Context, rec *cassette.Recorder, c *report.Case) {
+	if ctx.Err() != nil || (c.Status == report.Errored && c.Infra) {
+		return
+	}
+	wrote, err := rec.Save()
+	if err != nil {
+		c.Status, c.Infra = report.Errored, true
+		c.Reason = "the case ran, but its cassette could not be saved: " + err.Error()
+		return
+	}
+	if wrote {
+		played, recorded, _ := rec.Stats()
+		note := fmt.Sprintf("recorded %s into %s", calls(recorded), c.Cassette)
+		if played > 0 {
+			note = fmt.Sprintf("recorded %s into %s, after %d replayed", calls(recorded), c.Cassette, played)
+		}
+		c.Notes = append(c.Notes, note)
+	}
+}
+
+func calls(n int) string {
+	if n == 1 {
+		return "1 model call"
+	}
+	return fmt.Sprintf("%d model calls", n)
 }
 
 func toolCall(r tool.Record) report.ToolCall {

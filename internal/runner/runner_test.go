@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"regexp"
 	"sync"
 	"testing"
@@ -259,18 +260,19 @@ func TestInterruptedMidway(t *testing.T) {
 	}
 }
 
-func TestUnsupportedProvider(t *testing.T) {
-	data := []byte("version: 1\nagent: {provider: openai, model: gpt-x}\ncases: [{name: a, input: hi}]\n")
-	s, ds := spec.Parse("real.dryfire.yaml", data, nil)
+func TestMissingKeyStopsTheRun(t *testing.T) {
+	data := []byte("version: 1\nagent: {provider: openai, model: gpt-x}\ncases: [{name: a, input: hi}, {name: b, input: hi, skip: true}]\n")
+	s, ds := spec.Parse(filepath.Join(t.TempDir(), "real.dryfire.yaml"), data, nil)
 	if ds.HasErrors() {
 		t.Fatal(ds)
 	}
 	p := &progress{done: map[int]report.Status{}}
-	rep, err := runner.Run(context.Background(), []*spec.Suite{s}, runner.Options{Progress: p})
+	rep, err := runner.Run(context.Background(), []*spec.Suite{s}, runner.Options{Progress: p, Env: []string{}})
 	if err == nil || rep != nil {
 		t.Fatalf("Run = %v, %v; want an error", rep, err)
 	}
-	want := `real.dryfire.yaml:2:19: provider "openai" is not available in this version of dryfire; only provider: script runs`
+	want := "OPENAI_API_KEY is not set, and this case needs the live model:\n  " + s.File + ": a (no cassette yet: " +
+		filepath.Join(filepath.Dir(s.File), "cassettes", "real", "a.json") + ")\nset it, or replay only with --record none"
 	if err.Error() != want {
 		t.Errorf("error = %q\nwant    %q", err, want)
 	}

@@ -1,0 +1,320 @@
+package cassette
+
+import (
+	"bytes"
+	"encoding/json"
+	"slices"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/dryfire-dev/dryfire/internal/spec"
+)
+
+// Rule names a canonicalisation applied to a request before it is stored
+// and before it is matched. The README lists them.
+type Rule string
+
+const (
+	// RuleJSON parses a JSON body: key order and whitespace do not matter.
+	RuleJSON Rule = "json"
+	// RuleDropAuth keeps auth headers out of the match and the file: only
+	// the headers that change the answer are kept.
+	RuleDropAuth Rule = "drop-auth"
+	// RuleOpenAIUser drops the top-level user, safety_identifier and
+	// prompt_cache_key of an OpenAI request.
+	RuleOpenAIUser Rule = "openai-user"
+	// RuleAnthropicMetadata drops metadata.user_id of an Anthropic request
+	// (and metadata itself when nothing else is left in it).
+	RuleAnthropicMetadata Rule = "anthropic-metadata"
+)
+
+// RulesFor are the rules applied to a provider's requests.
+func RulesFor(provider string) []Rule {
+	switch provider {
+	case spec.ProviderAnthropic:
+		return []Rule{RuleJSON, RuleDropAuth, RuleAnthropicMetadata}
+	case spec.ProviderOpenAI, spec.ProviderOpenAIResponses, spec.ProviderOpenAICompatible:
+		return []Rule{RuleJSON, RuleDropAuth, RuleOpenAIUser}
+	}
+	return []Rule{RuleJSON, RuleDropAuth}
+}
+
+// matchHeaders are the request headers that change the answer: the only
+// ones stored and matched (rule drop-auth).
+var matchHeaders = []string{"anthropic-beta", "anthropic-version", "openai-beta"}
+
+// Redacted replaces a secret wherever it would be written.
+const Redacted = "REDACTED"
+
+// redactor replaces secrets (longest first) in what is written.
+type redactor []string
+
+func newRedactor(secrets []string) redactor {
+	var r redactor
+	for _, s := range secrets {
+		if len(s) >= MinSecretLen && !slices.Contains(r, s) {
+			r = append(r, s)
+		}
+	}
+	slices.SortFunc(r, func(a, b string) int { return len(b) - len(a) })
+	return r
+}
+
+func (r redactor) string(s string) string {
+	for _, sec := range r {
+		if strings.Contains(s, sec) {
+			s = strings.ReplaceAll(s, sec, Redacted)
+		}
+	}
+	return s
+}
+
+func (r redactor) bytes(b []byte) []byte {
+	for _, sec := range r {
+		if bytes.Contains(b, []byte(sec)) {
+			b = bytes.ReplaceAll(b, []byte(sec), []byte(Redacted))
+		}
+	}
+	return b
+}
+
+// canonBody is a request body in canonical form.
+type canonBody struct {
+	json  bool
+	value any    // the parsed body (json only), rules applied, secrets redacted
+	bytes []byte // canonical JSON as a cassette holds it, or the raw bytes (redacted)
+}
+
+// The indentation of a request body in a cassette file: a body written by
+// dryfire compares equal, byte for byte, to a request in canonical form.
+const (
+	bodyPrefix = "        "
+	bodyIndent = "  "
+)
+
+// canonicalBody parses a JSON body and applies the rules; anything else is
+// kept as bytes.
+func canonicalBody(body []byte, rules []Rule, red redactor) canonBody {
+	if len(bytes.TrimSpace(body)) == 0 {
+		return canonBody{bytes: red.bytes(body)}
+	}
+	v, ok := parseJSON(body)
+	if !ok {
+		return canonBody{bytes: red.bytes(body)}
+	}
+	for _, r := range rules {
+		applyRule(r, v)
+	}
+	if len(red) > 0 {
+		v = redactValue(v, red)
+	}
+	var b bytes.Buffer
+	b.Grow(len(body) * 2)
+	writeIndented(&b, v, 0)
+	return canonBody{json: true, value: v, bytes: b.Bytes()}
+}
+
+// parseJSON parses one JSON value, keeping numbers as written.
+func parseJSON(data []byte) (any, bool) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, false
+	}
+	if len(bytes.TrimLeft(data[dec.InputOffset():], " \t\r\n")) > 0 {
+		return nil, false // more than one value
+	}
+	return v, true
+}
+
+func applyRule(r Rule, v any) {
+	obj, ok := v.(map[string]any)
+	if !ok {
+		return
+	}
+	switch r {
+	case RuleOpenAIUser:
+		delete(obj, "user")
+		delete(obj, "safety_identifier")
+		delete(obj, "prompt_cache_key")
+	case RuleAnthropicMetadata:
+		if md, ok := obj["metadata"].(map[string]any); ok {
+			delete(md, "user_id")
+			if len(md) == 0 {
+				delete(obj, "metadata")
+			}
+		}
+	}
+}
+
+func redactValue(v any, red redactor) any {
+	switch x := v.(type) {
+	case string:
+		return red.string(x)
+	case []any:
+		for i := range x {
+			x[i] = redactValue(x[i], red)
+		}
+	case map[string]any:
+		var renamed []string
+		for k, e := range x {
+			x[k] = redactValue(e, red)
+			if red.string(k) != k {
+				renamed = append(renamed, k)
+			}
+		}
+		for _, k := range renamed {
+			e := x[k]
+			delete(x, k)
+			x[red.string(k)] = e
+		}
+	}
+	return v
+}
+
+// writeIndented writes v as writeCanonical does, indented as json.Indent
+// does with bodyPrefix and bodyIndent.
+func writeIndented(b *bytes.Buffer, v any, depth int) {
+	newline := func(d int) {
+		b.WriteByte('\n')
+		b.WriteString(bodyPrefix)
+		for range d {
+			b.WriteString(bodyIndent)
+		}
+	}
+	switch x := v.(type) {
+	case []any:
+		if len(x) == 0 {
+			b.WriteString("[]")
+			return
+		}
+		b.WriteByte('[')
+		for i, e := range x {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			newline(depth + 1)
+			writeIndented(b, e, depth+1)
+		}
+		newline(depth)
+		b.WriteByte(']')
+	case map[string]any:
+		if len(x) == 0 {
+			b.WriteString("{}")
+			return
+		}
+		keys := make([]string, 0, len(x))
+		for k := range x {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		b.WriteByte('{')
+		for i, k := range keys {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			newline(depth + 1)
+			writeString(b, k)
+			b.WriteString(": ")
+			writeIndented(b, x[k], depth+1)
+		}
+		newline(depth)
+		b.WriteByte('}')
+	default:
+		writeCanonical(b, v)
+	}
+}
+
+// writeCanonical writes v as compact JSON with sorted keys, escaping only
+// what JSON requires.
+func writeCanonical(b *bytes.Buffer, v any) {
+	switch x := v.(type) {
+	case nil:
+		b.WriteString("null")
+	case bool:
+		if x {
+			b.WriteString("true")
+		} else {
+			b.WriteString("false")
+		}
+	case json.Number:
+		b.WriteString(string(x))
+	case string:
+		writeString(b, x)
+	case []any:
+		b.WriteByte('[')
+		for i, e := range x {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			writeCanonical(b, e)
+		}
+		b.WriteByte(']')
+	case map[string]any:
+		keys := make([]string, 0, len(x))
+		for k := range x {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		b.WriteByte('{')
+		for i, k := range keys {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			writeString(b, k)
+			b.WriteByte(':')
+			writeCanonical(b, x[k])
+		}
+		b.WriteByte('}')
+	}
+}
+
+const hexDigits = "0123456789abcdef"
+
+// writeString writes s as a JSON string: quotes, backslashes and control
+// characters escaped, everything else verbatim; invalid UTF-8 becomes
+// U+FFFD.
+func writeString(b *bytes.Buffer, s string) {
+	b.WriteByte('"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' {
+				i++
+				continue
+			}
+			b.WriteString(s[start:i])
+			switch c {
+			case '"', '\\':
+				b.WriteByte('\\')
+				b.WriteByte(c)
+			case '\n':
+				b.WriteString(`\n`)
+			case '\r':
+				b.WriteString(`\r`)
+			case '\t':
+				b.WriteString(`\t`)
+			default:
+				b.WriteString(`\u00`)
+				b.WriteByte(hexDigits[c>>4])
+				b.WriteByte(hexDigits[c&0xf])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			b.WriteString(s[start:i])
+			b.WriteString("\ufffd")
+			i++
+			start = i
+			continue
+		}
+		i += size
+	}
+	b.WriteString(s[start:])
+	b.WriteByte('"')
+}

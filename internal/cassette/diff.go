@@ -1,0 +1,214 @@
+package cassette
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"slices"
+	"strconv"
+	"unicode/utf8"
+)
+
+// maxDiffs bounds the differences a message lists.
+const maxDiffs = 5
+
+// compare returns the differences between a recorded request and the one
+// made now (the first maxDiffs, and how many more there are).
+func compare(rec, now *Request, nowBody canonBody) ([]string, int) {
+	d := &differ{}
+	if rec.Method != now.Method || rec.Path != now.Path {
+		d.add("request line: recorded " + strconv.Quote(rec.Method+" "+rec.Path) + ", now " + strconv.Quote(now.Method+" "+now.Path))
+	}
+	var names []string
+	for k := range rec.Header {
+		names = append(names, k)
+	}
+	for k := range now.Header {
+		if _, ok := rec.Header[k]; !ok {
+			names = append(names, k)
+		}
+	}
+	slices.Sort(names)
+	for _, k := range names {
+		rv, rok := rec.Header[k]
+		nv, nok := now.Header[k]
+		if rv != nv || rok != nok {
+			d.add("header " + k + ": recorded " + headerValue(rv, rok) + ", now " + headerValue(nv, nok))
+		}
+	}
+	switch {
+	case bytes.Equal(rec.Body, now.Body) && rec.JSON == now.JSON:
+	case rec.JSON && now.JSON:
+		rv, ok := parseJSON(rec.Body)
+		if !ok { // cannot happen: it was read as JSON
+			d.add("body: the recorded body is not valid JSON")
+			break
+		}
+		d.json("$", rv, nowBody.value)
+	case rec.JSON != now.JSON:
+		d.add("body: recorded " + bodyKind(rec) + ", now " + bodyKind(now))
+	default:
+		d.add("body: recorded " + textSnippet(string(rec.Body), string(now.Body)))
+	}
+	return d.list, d.total - len(d.list)
+}
+
+func headerValue(v string, ok bool) string {
+	if !ok {
+		return "(absent)"
+	}
+	return strconv.Quote(v)
+}
+
+func bodyKind(r *Request) string {
+	switch {
+	case r.JSON:
+		return "JSON"
+	case len(r.Body) == 0:
+		return "no body"
+	}
+	return fmt.Sprintf("%d bytes that are not JSON", len(r.Body))
+}
+
+type differ struct {
+	list  []string
+	total int
+}
+
+func (d *differ) add(s string) {
+	d.total++
+	if len(d.list) < maxDiffs {
+		d.list = append(d.list, s)
+	}
+}
+
+var ident = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+func member(path, key string) string {
+	if ident.MatchString(key) {
+		return path + "." + key
+	}
+	return path + "[" + strconv.Quote(key) + "]"
+}
+
+// json walks two JSON values in step, recording where they differ.
+func (d *differ) json(path string, rec, now any) {
+	switch r := rec.(type) {
+	case map[string]any:
+		n, ok := now.(map[string]any)
+		if !ok {
+			break
+		}
+		keys := make([]string, 0, len(r)+len(n))
+		for k := range r {
+			keys = append(keys, k)
+		}
+		for k := range n {
+			if _, ok := r[k]; !ok {
+				keys = append(keys, k)
+			}
+		}
+		slices.Sort(keys)
+		for _, k := range keys {
+			rv, rok := r[k]
+			nv, nok := n[k]
+			switch {
+			case !rok:
+				d.add(member(path, k) + ": recorded (absent), now " + show(nv))
+			case !nok:
+				d.add(member(path, k) + ": recorded " + show(rv) + ", now (absent)")
+			default:
+				d.json(member(path, k), rv, nv)
+			}
+		}
+		return
+	case []any:
+		n, ok := now.([]any)
+		if !ok {
+			break
+		}
+		if len(r) != len(n) {
+			d.add(fmt.Sprintf("%s: recorded %s, now %d", path, plural(len(r), "item"), len(n)))
+		}
+		for i := range max(len(r), len(n)) {
+			p := path + "[" + strconv.Itoa(i) + "]"
+			switch {
+			case i >= len(r):
+				d.add(p + ": recorded (absent), now " + show(n[i]))
+			case i >= len(n):
+				d.add(p + ": recorded " + show(r[i]) + ", now (absent)")
+			default:
+				d.json(p, r[i], n[i])
+			}
+		}
+		return
+	case string:
+		if n, ok := now.(string); ok {
+			if r != n {
+				d.add(path + ": recorded " + textSnippet(r, n))
+			}
+			return
+		}
+	case json.Number:
+		if n, ok := now.(json.Number); ok {
+			if r != n && !sameNumber(r, n) {
+				d.add(path + ": recorded " + string(r) + ", now " + string(n))
+			}
+			return
+		}
+	default: // nil, bool
+		if rec == now {
+			return
+		}
+	}
+	d.add(path + ": recorded " + show(rec) + ", now " + show(now))
+}
+
+func sameNumber(a, b json.Number) bool {
+	x, err1 := strconv.ParseFloat(string(a), 64)
+	y, err2 := strconv.ParseFloat(string(b), 64)
+	return err1 == nil && err2 == nil && x == y
+}
+
+// maxShow bounds a value shown in a difference, in characters.
+const maxShow = 80
+
+// show is a value as compact JSON, cut to maxShow characters.
+func show(v any) string {
+	var b bytes.Buffer
+	writeCanonical(&b, v)
+	return cut(b.String(), maxShow)
+}
+
+func cut(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	r := []rune(s)
+	return string(r[:n-1]) + "…"
+}
+
+// textSnippet shows two strings around where they first differ:
+// `"…same prefix recorded tail…", now "…same prefix new tail…"`.
+func textSnippet(rec, now string) string {
+	r, n := []rune(rec), []rune(now)
+	p := 0
+	for p < len(r) && p < len(n) && r[p] == n[p] {
+		p++
+	}
+	const before, after = 20, 40
+	part := func(s []rune) string {
+		start, end := max(0, p-before), min(len(s), p+after)
+		q := strconv.Quote(string(s[start:end]))
+		q = q[1 : len(q)-1]
+		if start > 0 {
+			q = "…" + q
+		}
+		if end < len(s) {
+			q += "…"
+		}
+		return `"` + q + `"`
+	}
+	return part(r) + ", now " + part(n)
+}

@@ -1,0 +1,147 @@
+package cassette
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+func itoa(n int) string { return strconv.Itoa(n) }
+
+// Kind of a replay problem.
+type Kind int
+
+const (
+	// Mismatch: a request differs from the recorded one in its place.
+	Mismatch Kind = iota
+	// Beyond: a request past the end of the recording.
+	Beyond
+	// Unplayed: recorded interactions the case never asked for.
+	Unplayed
+)
+
+// ReplayError is a case whose requests do not follow its recording: the
+// agent behaved differently, so the case fails.
+type ReplayError struct {
+	Kind      Kind
+	File      string // the cassette
+	SuiteFile string
+	Case      string
+	Request   int      // the request concerned (1-based); Unplayed: the first unplayed
+	Recorded  int      // interactions in the recording
+	Diffs     []string // the first differences (Mismatch), the request (Beyond), the unplayed interactions
+	More      int      // differences or interactions not listed
+}
+
+// Permanent implements model.Permanent: retrying cannot help.
+func (e *ReplayError) Permanent() bool { return true }
+
+// Summary is the problem in one line.
+func (e *ReplayError) Summary() string {
+	switch e.Kind {
+	case Mismatch:
+		return fmt.Sprintf("model request %d differs from the recording in %s", e.Request, e.File)
+	case Beyond:
+		return fmt.Sprintf("model request %d goes beyond the recording in %s, which holds %s", e.Request, e.File, plural(e.Recorded, "interaction"))
+	}
+	n := e.Recorded - e.Request + 1
+	return fmt.Sprintf("%d of %s recorded in %s %s not played", n, plural(e.Recorded, "interaction"), e.File, map[bool]string{true: "was", false: "were"}[n == 1])
+}
+
+// Error is the summary, the differences, and what to do.
+func (e *ReplayError) Error() string {
+	var b strings.Builder
+	b.WriteString(e.Summary())
+	b.WriteString(":\n")
+	for _, d := range e.Diffs {
+		b.WriteString("  " + d + "\n")
+	}
+	if e.More > 0 {
+		what := "difference"
+		if e.Kind == Unplayed {
+			what = "interaction"
+		}
+		if e.More > 1 {
+			what += "s"
+		}
+		fmt.Fprintf(&b, "  … and %d more %s\n", e.More, what)
+	}
+	switch e.Kind {
+	case Mismatch:
+		b.WriteString("the agent sent something else than when the case was recorded; if that is intended, re-record the case:\n")
+	case Beyond:
+		b.WriteString("the agent made more model calls than when the case was recorded; if that is intended, re-record the case (or record only the new calls with --record new):\n")
+	case Unplayed:
+		b.WriteString("the agent made fewer model calls than when the case was recorded; if that is intended, re-record the case:\n")
+	}
+	b.WriteString("  " + rerecord(e.SuiteFile, e.Case))
+	return b.String()
+}
+
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
+}
+
+// MissingError is a case with no cassette in None mode.
+type MissingError struct {
+	File, SuiteFile, Case string
+}
+
+// Permanent implements model.Permanent.
+func (e *MissingError) Permanent() bool { return true }
+
+func (e *MissingError) Error() string {
+	return fmt.Sprintf("no cassette for this case: %s does not exist, and --record none (the default when CI is set) only replays; record it, with the provider's key set, with: %s",
+		e.File, strings.Replace(rerecord(e.SuiteFile, e.Case), "--record all", "--record once", 1))
+}
+
+// FileError is a cassette file that cannot be used.
+type FileError struct {
+	File string
+	Msg  string
+	Fix  string // a command that fixes it, if any
+}
+
+// Permanent implements model.Permanent.
+func (e *FileError) Permanent() bool { return true }
+
+func (e *FileError) Error() string {
+	s := "cassette " + e.File + ": " + e.Msg
+	if e.Fix != "" {
+		s += "; re-record it with: " + e.Fix
+	} else {
+		s += "; fix it, or delete it and record the case again"
+	}
+	return s
+}
+
+// PassthroughError is a passthrough case asked to replay.
+type PassthroughError struct{}
+
+// Permanent implements model.Permanent.
+func (e *PassthroughError) Permanent() bool { return true }
+
+func (e *PassthroughError) Error() string {
+	return "this case runs passthrough code (impl), so it is never recorded into a cassette and always calls the live model; --record none (the default when CI is set) only replays: run it with --record once and the provider's key set"
+}
+
+// LiveError is a request that would go live but may not.
+type LiveError struct {
+	File        string
+	Request     int
+	Passthrough bool
+	Why         string
+}
+
+// Permanent implements model.Permanent.
+func (e *LiveError) Permanent() bool { return true }
+
+func (e *LiveError) Error() string {
+	if e.Passthrough {
+		return fmt.Sprintf("model request %d must go to the live model (this case runs passthrough code, so it is never recorded), but %s", e.Request, e.Why)
+	}
+	return fmt.Sprintf("model request %d is not in the recording %s, so it must go to the live model, but %s", e.Request, e.File, e.Why)
+}

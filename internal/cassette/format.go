@@ -1,0 +1,350 @@
+package cassette
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
+// Version is the format version this build writes and reads: the
+// "dryfire_cassette" field of every file.
+const Version = 1
+
+// Cassette is the recording of one case: every model HTTP exchange, in
+// order.
+type Cassette struct {
+	Suite        string // the suite file's base name
+	Case         string // the case name
+	Note         string // how it was recorded and how to re-record it
+	Rules        []Rule // the canonicalisation rules applied to requests
+	Interactions []Interaction
+}
+
+// Interaction is one request and the answer it got.
+type Interaction struct {
+	Request  Request
+	Response Response
+}
+
+// Request is a request in canonical form.
+type Request struct {
+	Method string
+	Path   string            // path and query; never the scheme or host
+	Header map[string]string // only the headers that change the answer
+	// Body is the canonical JSON text when JSON is set (keys sorted; in
+	// any layout, written indented), else the bytes as sent.
+	Body []byte
+	JSON bool
+}
+
+// Response is an answer, its body bytes exactly as received.
+type Response struct {
+	Status int
+	Header map[string]string // content-type
+	Body   []byte
+}
+
+// The file's shape. Field order on disk is fixed by Marshal, not by these
+// structs, which only read.
+type fileCassette struct {
+	Version      *int              `json:"dryfire_cassette"`
+	Suite        string            `json:"suite"`
+	Case         string            `json:"case"`
+	Note         string            `json:"note"`
+	Rules        []Rule            `json:"rules"`
+	Interactions []fileInteraction `json:"interactions"`
+}
+
+type fileInteraction struct {
+	Request  *fileRequest  `json:"request"`
+	Response *fileResponse `json:"response"`
+}
+
+type fileBody struct {
+	Body         json.RawMessage `json:"body"`
+	BodyText     *string         `json:"body_text"`
+	BodyBase64   *string         `json:"body_base64"`
+	BodyLeading  string          `json:"body_leading"`
+	BodyTrailing string          `json:"body_trailing"`
+}
+
+type fileRequest struct {
+	Method  string            `json:"method"`
+	Path    string            `json:"path"`
+	Headers map[string]string `json:"headers"`
+	fileBody
+}
+
+type fileResponse struct {
+	Status  int               `json:"status"`
+	Headers map[string]string `json:"headers"`
+	fileBody
+	// Events is reserved for streamed answers (an event list).
+	Events json.RawMessage `json:"events"`
+}
+
+// Marshal writes the cassette as indented JSON, one field per line, keys in
+// a fixed order: the same cassette always gives the same bytes.
+func (c *Cassette) Marshal() []byte {
+	var b bytes.Buffer
+	b.WriteString("{\n")
+	fmt.Fprintf(&b, "  \"dryfire_cassette\": %d,\n", Version)
+	field(&b, 1, "suite", c.Suite, true)
+	field(&b, 1, "case", c.Case, true)
+	field(&b, 1, "note", c.Note, true)
+	b.WriteString(`  "rules": [`)
+	for i, r := range c.Rules {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		writeString(&b, string(r))
+	}
+	b.WriteString("],\n")
+	if len(c.Interactions) == 0 {
+		b.WriteString("  \"interactions\": []\n}\n")
+		return b.Bytes()
+	}
+	b.WriteString("  \"interactions\": [\n")
+	for i, it := range c.Interactions {
+		b.WriteString("    {\n      \"request\": {\n")
+		rq := &it.Request
+		field(&b, 4, "method", rq.Method, true)
+		field(&b, 4, "path", rq.Path, true)
+		headers(&b, 4, rq.Header, true)
+		if rq.JSON {
+			b.WriteString("        \"body\": ")
+			if err := json.Indent(&b, rq.Body, bodyPrefix, bodyIndent); err != nil {
+				panic("cassette: a canonical body is not JSON: " + err.Error())
+			}
+			b.WriteByte('\n')
+		} else {
+			body(&b, 4, rq.Body)
+		}
+		trimComma(&b)
+		b.WriteString("      },\n      \"response\": {\n")
+		rs := &it.Response
+		fmt.Fprintf(&b, "        \"status\": %d,\n", rs.Status)
+		headers(&b, 4, rs.Header, true)
+		body(&b, 4, rs.Body)
+		trimComma(&b)
+		b.WriteString("      }\n    }")
+		if i < len(c.Interactions)-1 {
+			b.WriteByte(',')
+		}
+		b.WriteByte('\n')
+	}
+	b.WriteString("  ]\n}\n")
+	return b.Bytes()
+}
+
+// trimComma drops the comma of the last field written.
+func trimComma(b *bytes.Buffer) {
+	if n := b.Len(); n >= 2 && b.Bytes()[n-2] == ',' {
+		b.Truncate(n - 2)
+		b.WriteByte('\n')
+	}
+}
+
+func indent(b *bytes.Buffer, depth int) {
+	for range depth {
+		b.WriteString("  ")
+	}
+}
+
+func field(b *bytes.Buffer, depth int, key, val string, comma bool) {
+	indent(b, depth)
+	writeString(b, key)
+	b.WriteString(": ")
+	writeString(b, val)
+	if comma {
+		b.WriteByte(',')
+	}
+	b.WriteByte('\n')
+}
+
+func headers(b *bytes.Buffer, depth int, h map[string]string, comma bool) {
+	indent(b, depth)
+	b.WriteString(`"headers": {`)
+	keys := make([]string, 0, len(h))
+	for k := range h {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for i, k := range keys {
+		if i == 0 {
+			b.WriteByte('\n')
+		}
+		field(b, depth+1, k, h[k], i < len(keys)-1)
+	}
+	if len(keys) > 0 {
+		indent(b, depth)
+	}
+	b.WriteByte('}')
+	if comma {
+		b.WriteByte(',')
+	}
+	b.WriteByte('\n')
+}
+
+// body writes a body so that reading it gives the same bytes back: valid
+// JSON verbatim (whitespace around it in body_leading / body_trailing),
+// else UTF-8 text as a string, else base64.
+func body(b *bytes.Buffer, depth int, data []byte) {
+	if len(data) == 0 {
+		return
+	}
+	start := len(data) - len(bytes.TrimLeft(data, " \t\r\n"))
+	end := len(bytes.TrimRight(data, " \t\r\n"))
+	core := data[start:max(start, end)]
+	switch {
+	case len(core) > 0 && utf8.Valid(core) && json.Valid(core):
+		indent(b, depth)
+		b.WriteString(`"body": `)
+		b.Write(core)
+		b.WriteString(",\n")
+		if start > 0 {
+			field(b, depth, "body_leading", string(data[:start]), true)
+		}
+		if end < len(data) {
+			field(b, depth, "body_trailing", string(data[end:]), true)
+		}
+	case utf8.Valid(data):
+		field(b, depth, "body_text", string(data), true)
+	default:
+		field(b, depth, "body_base64", base64.StdEncoding.EncodeToString(data), true)
+	}
+}
+
+// FormatError says why a file is not a cassette this build can read.
+type FormatError struct {
+	Msg string
+}
+
+func (e *FormatError) Error() string { return e.Msg }
+
+// Unmarshal reads a cassette written by Marshal (or edited by hand).
+func Unmarshal(data []byte) (*Cassette, error) {
+	var f fileCassette
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&f); err != nil {
+		return nil, &FormatError{Msg: "not valid JSON: " + jsonProblem(data, err)}
+	}
+	if dec.More() {
+		return nil, &FormatError{Msg: "not valid JSON: more than one value in the file"}
+	}
+	switch {
+	case f.Version == nil:
+		return nil, &FormatError{Msg: `not a dryfire cassette: it has no "dryfire_cassette" field`}
+	case *f.Version > Version:
+		return nil, &FormatError{Msg: fmt.Sprintf("cassette format %d is newer than this dryfire reads (%d); upgrade dryfire or re-record", *f.Version, Version)}
+	case *f.Version != Version:
+		return nil, &FormatError{Msg: fmt.Sprintf("unknown cassette format %d (this dryfire reads %d)", *f.Version, Version)}
+	}
+	c := &Cassette{Suite: f.Suite, Case: f.Case, Note: f.Note, Rules: f.Rules}
+	c.Interactions = make([]Interaction, len(f.Interactions))
+	for i, fi := range f.Interactions {
+		where := fmt.Sprintf("interaction %d", i+1)
+		if fi.Request == nil || fi.Response == nil {
+			return nil, &FormatError{Msg: where + ` needs both "request" and "response"`}
+		}
+		rq, rs := fi.Request, fi.Response
+		if rq.Method == "" || rq.Path == "" {
+			return nil, &FormatError{Msg: where + `: the request needs "method" and "path"`}
+		}
+		if rs.Status < 100 || rs.Status > 999 {
+			return nil, &FormatError{Msg: fmt.Sprintf("%s: response status %d is not an HTTP status", where, rs.Status)}
+		}
+		if len(rs.Events) > 0 {
+			return nil, &FormatError{Msg: where + `: streamed responses ("events") need a newer dryfire`}
+		}
+		it := &c.Interactions[i]
+		it.Request = Request{Method: rq.Method, Path: rq.Path, Header: rq.Headers}
+		var err error
+		if it.Request.Body, err = rq.bytes(); err != nil {
+			return nil, &FormatError{Msg: where + ": request " + err.Error()}
+		}
+		if len(rq.Body) > 0 {
+			// As written: a request made now is compared with it in the
+			// same layout (see writeIndented), and structurally when the
+			// bytes differ.
+			it.Request.Body, it.Request.JSON = rq.Body, true
+		}
+		it.Response = Response{Status: rs.Status, Header: rs.Headers}
+		if it.Response.Body, err = rs.bytes(); err != nil {
+			return nil, &FormatError{Msg: where + ": response " + err.Error()}
+		}
+	}
+	return c, nil
+}
+
+func (f *fileBody) bytes() ([]byte, error) {
+	n := 0
+	for _, set := range []bool{len(f.Body) > 0, f.BodyText != nil, f.BodyBase64 != nil} {
+		if set {
+			n++
+		}
+	}
+	if n > 1 {
+		return nil, errors.New(`has more than one of "body", "body_text", "body_base64"`)
+	}
+	if strings.Trim(f.BodyLeading, " \t\r\n") != "" || strings.Trim(f.BodyTrailing, " \t\r\n") != "" {
+		return nil, errors.New(`"body_leading" and "body_trailing" may hold only whitespace`)
+	}
+	if (f.BodyLeading != "" || f.BodyTrailing != "") && len(f.Body) == 0 {
+		return nil, errors.New(`has "body_leading" or "body_trailing" without "body"`)
+	}
+	switch {
+	case len(f.Body) > 0:
+		if f.BodyLeading == "" && f.BodyTrailing == "" {
+			return f.Body, nil
+		}
+		out := make([]byte, 0, len(f.BodyLeading)+len(f.Body)+len(f.BodyTrailing))
+		out = append(out, f.BodyLeading...)
+		out = append(out, f.Body...)
+		return append(out, f.BodyTrailing...), nil
+	case f.BodyText != nil:
+		return []byte(*f.BodyText), nil
+	case f.BodyBase64 != nil:
+		b, err := base64.StdEncoding.DecodeString(*f.BodyBase64)
+		if err != nil {
+			return nil, fmt.Errorf(`"body_base64" is not base64: %v`, err)
+		}
+		return b, nil
+	}
+	return nil, nil
+}
+
+// jsonProblem describes a decoding error with the line it is on.
+func jsonProblem(data []byte, err error) string {
+	var se *json.SyntaxError
+	var te *json.UnmarshalTypeError
+	off := int64(-1)
+	msg := err.Error()
+	switch {
+	case errors.As(err, &se):
+		off = se.Offset
+	case errors.As(err, &te):
+		off = te.Offset
+		msg = fmt.Sprintf("%s holds %s, want %s", fieldName(te), te.Value, te.Type)
+	}
+	msg = strings.TrimPrefix(msg, "json: ")
+	if off >= 0 && off <= int64(len(data)) {
+		line := 1 + bytes.Count(data[:off], []byte("\n"))
+		return "line " + strconv.Itoa(line) + ": " + msg
+	}
+	return msg
+}
+
+func fieldName(te *json.UnmarshalTypeError) string {
+	if te.Field == "" {
+		return "the file"
+	}
+	return strconv.Quote(te.Field)
+}

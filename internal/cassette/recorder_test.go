@@ -1,0 +1,580 @@
+package cassette
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+)
+
+// echo is a deterministic API: it answers every request with what it got,
+// so the same request always gets the same bytes.
+type echo struct {
+	*httptest.Server
+	requests atomic.Int64
+	fail     atomic.Int64 // the next N requests get a 429
+}
+
+func newEcho(t *testing.T) *echo {
+	e := &echo{}
+	e.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		e.requests.Add(1)
+		body, _ := io.ReadAll(r.Body)
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Request-Id", "req_"+r.Header.Get("X-Attempt")) // varies: never stored
+		if e.fail.Load() > 0 {
+			e.fail.Add(-1)
+			w.WriteHeader(http.StatusTooManyRequests)
+			io.WriteString(w, `{"error":"slow down"}`)
+			return
+		}
+		io.WriteString(w, `{"path":"`+r.URL.Path+`","got":`+string(body)+"}\n")
+	}))
+	t.Cleanup(e.Close)
+	return e
+}
+
+// call sends one JSON request through rec.
+func call(t *testing.T, rec http.RoundTripper, url, body string, header ...string) (*http.Response, []byte, error) {
+	t.Helper()
+	req, err := http.NewRequest("POST", url, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
+	}
+	resp, err := (&http.Client{Transport: rec}).Do(req)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp, data, nil
+}
+
+func mustOpen(t *testing.T, cfg Config) *Recorder {
+	t.Helper()
+	r, err := Open(cfg)
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	return r
+}
+
+func config(dir string, mode Mode, live http.RoundTripper) Config {
+	return Config{
+		Mode:      mode,
+		File:      filepath.Join(dir, "cassettes", "support", "refund.json"),
+		SuiteFile: filepath.Join(dir, "support.dryfire.yaml"),
+		Case:      "refund",
+		Provider:  "openai",
+		Live:      live,
+	}
+}
+
+var requests = []string{
+	`{"model":"m","messages":[{"role":"user","content":"hi"}]}`,
+	`{"model":"m","messages":[{"role":"user","content":"hi"},{"role":"assistant","content":"call"},{"role":"tool","content":"{\"tier\":\"gold\"}"}]}`,
+	`{"model":"m","messages":[{"role":"user","content":"hi"},{"role":"assistant","content":"call"},{"role":"tool","content":"{\"tier\":\"gold\"}"},{"role":"assistant","content":"again"},{"role":"tool","content":"ok"}]}`,
+}
+
+// record runs the requests live in mode (Once: a new cassette) and saves.
+func record(t *testing.T, cfg Config, url string, reqs []string) [][]byte {
+	t.Helper()
+	r := mustOpen(t, cfg)
+	var answers [][]byte
+	for _, b := range reqs {
+		_, data, err := call(t, r, url, b, "Authorization", "Bearer sk-test-secret-1234", "X-Api-Key", "sk-test-secret-1234")
+		if err != nil {
+			t.Fatal(err)
+		}
+		answers = append(answers, data)
+	}
+	if u := r.Unplayed(); u != nil {
+		t.Fatalf("unplayed while recording: %v", u)
+	}
+	if _, err := r.Save(); err != nil {
+		t.Fatal(err)
+	}
+	return answers
+}
+
+// noNetwork fails the test if a request goes live.
+type noNetwork struct{ t *testing.T }
+
+func (n noNetwork) RoundTrip(*http.Request) (*http.Response, error) {
+	n.t.Error("a request went to the network")
+	return nil, errors.New("no network")
+}
+
+func TestRecordOnceThenReplay(t *testing.T) {
+	dir := t.TempDir()
+	api := newEcho(t)
+	cfg := config(dir, Once, http.DefaultTransport)
+	answers := record(t, cfg, api.URL+"/v1/chat/completions", requests)
+	if n := api.requests.Load(); n != 3 {
+		t.Fatalf("%d requests reached the API while recording, want 3", n)
+	}
+	// Replay in every replaying mode, against another host: the same bytes,
+	// and nothing reaches the network.
+	for _, mode := range []Mode{None, Once, New} {
+		t.Run(string(mode), func(t *testing.T) {
+			live := http.RoundTripper(noNetwork{t})
+			if mode == None {
+				live = nil
+			}
+			r := mustOpen(t, config(dir, mode, live))
+			for i, b := range requests {
+				resp, data, err := call(t, r, "https://elsewhere.invalid:9/v1/chat/completions", b, "Authorization", "Bearer other")
+				if err != nil {
+					t.Fatalf("request %d: %v", i+1, err)
+				}
+				if !bytes.Equal(data, answers[i]) {
+					t.Errorf("request %d: replayed %q, recorded %q", i+1, data, answers[i])
+				}
+				if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "application/json" {
+					t.Errorf("request %d: status %d, content-type %q", i+1, resp.StatusCode, resp.Header.Get("Content-Type"))
+				}
+			}
+			if u := r.Unplayed(); u != nil {
+				t.Errorf("Unplayed = %v", u)
+			}
+			if wrote, err := r.Save(); wrote || err != nil {
+				t.Errorf("Save after a pure replay = %v, %v; want nothing written", wrote, err)
+			}
+			if p, rec, l := r.Stats(); p != 3 || rec != 0 || l != 0 {
+				t.Errorf("Stats = %d, %d, %d; want 3 played", p, rec, l)
+			}
+		})
+	}
+	if n := api.requests.Load(); n != 3 {
+		t.Errorf("%d requests reached the API, want the 3 of the recording", n)
+	}
+}
+
+func TestRerecordIsByteIdentical(t *testing.T) {
+	dir := t.TempDir()
+	api := newEcho(t)
+	cfg := config(dir, All, http.DefaultTransport)
+	record(t, cfg, api.URL+"/v1/chat/completions", requests)
+	first, err := os.ReadFile(cfg.File)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Another server, another port: the same file.
+	api2 := newEcho(t)
+	r := mustOpen(t, cfg)
+	for _, b := range requests {
+		if _, _, err := call(t, r, api2.URL+"/v1/chat/completions", b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if wrote, err := r.Save(); wrote || err != nil {
+		t.Errorf("Save of identical traffic = %v, %v; want the file left alone", wrote, err)
+	}
+	second, _ := os.ReadFile(cfg.File)
+	if !bytes.Equal(first, second) {
+		t.Errorf("re-recording changed the file:\n%s\n---\n%s", first, second)
+	}
+	os.Remove(cfg.File)
+	record(t, cfg, api2.URL+"/v1/chat/completions", requests)
+	third, _ := os.ReadFile(cfg.File)
+	if !bytes.Equal(first, third) {
+		t.Errorf("a fresh recording differs:\n%s\n---\n%s", first, third)
+	}
+	if strings.Contains(string(first), "sk-test-secret") || strings.Contains(string(first), "Bearer") {
+		t.Errorf("the file holds the auth header:\n%s", first)
+	}
+}
+
+func TestModes(t *testing.T) {
+	url := func(api *echo) string { return api.URL + "/v1/chat/completions" }
+	t.Run("none without a cassette", func(t *testing.T) {
+		dir := t.TempDir()
+		_, err := Open(config(dir, None, nil))
+		var me *MissingError
+		if !errors.As(err, &me) {
+			t.Fatalf("Open = %v, want a MissingError", err)
+		}
+		want := "no cassette for this case: " + filepath.Join(dir, "cassettes/support/refund.json") +
+			" does not exist, and --record none (the default when CI is set) only replays; record it, with the provider's key set, with: dryfire run " +
+			filepath.Join(dir, "support.dryfire.yaml") + " --filter '^refund$' --record once"
+		if err.Error() != want {
+			t.Errorf("error\n got %s\nwant %s", err, want)
+		}
+	})
+	t.Run("new appends beyond the recording", func(t *testing.T) {
+		dir, api := t.TempDir(), newEcho(t)
+		record(t, config(dir, Once, http.DefaultTransport), url(api), requests[:2])
+		r := mustOpen(t, config(dir, New, http.DefaultTransport))
+		for _, b := range requests {
+			if _, _, err := call(t, r, url(api), b); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if n := api.requests.Load(); n != 3 {
+			t.Errorf("%d requests reached the API, want 2 recording + 1 new", n)
+		}
+		if wrote, err := r.Save(); !wrote || err != nil {
+			t.Fatalf("Save = %v, %v", wrote, err)
+		}
+		c, err := Load(r.cfg.File)
+		if err != nil || len(c.Interactions) != 3 {
+			t.Fatalf("Load = %v, %v; want 3 interactions", c, err)
+		}
+		if p, rec, l := r.Stats(); p != 2 || rec != 1 || l != 1 {
+			t.Errorf("Stats = %d, %d, %d; want 2 played, 1 recorded", p, rec, l)
+		}
+	})
+	t.Run("new records from the first difference", func(t *testing.T) {
+		dir, api := t.TempDir(), newEcho(t)
+		record(t, config(dir, Once, http.DefaultTransport), url(api), requests)
+		changed := []string{requests[0], strings.Replace(requests[1], "gold", "silver", 1), requests[2]}
+		r := mustOpen(t, config(dir, New, http.DefaultTransport))
+		for _, b := range changed {
+			if _, _, err := call(t, r, url(api), b); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if n := api.requests.Load(); n != 5 {
+			t.Errorf("%d requests reached the API, want 3 + 2", n)
+		}
+		r.Save()
+		c, _ := Load(r.cfg.File)
+		if len(c.Interactions) != 3 || !strings.Contains(string(c.Interactions[1].Request.Body), "silver") {
+			t.Errorf("cassette after new: %d interactions, second %s", len(c.Interactions), c.Interactions[1].Request.Body)
+		}
+	})
+	t.Run("new without a way to go live", func(t *testing.T) {
+		dir, api := t.TempDir(), newEcho(t)
+		record(t, config(dir, Once, http.DefaultTransport), url(api), requests[:1])
+		cfg := config(dir, New, http.DefaultTransport)
+		cfg.LiveUnavailable = "OPENAI_API_KEY is not set"
+		r := mustOpen(t, cfg)
+		if _, _, err := call(t, r, url(api), requests[0]); err != nil {
+			t.Fatal(err)
+		}
+		_, _, err := call(t, r, url(api), requests[1])
+		var le *LiveError
+		if !errors.As(err, &le) || !le.Permanent() {
+			t.Fatalf("err = %v, want a permanent LiveError", err)
+		}
+		want := "model request 2 is not in the recording " + cfg.File + ", so it must go to the live model, but OPENAI_API_KEY is not set"
+		if r.Failure().Error() != want {
+			t.Errorf("Failure\n got %s\nwant %s", r.Failure(), want)
+		}
+		if wrote, _ := r.Save(); wrote {
+			t.Error("a failed case was saved")
+		}
+	})
+	t.Run("all overwrites", func(t *testing.T) {
+		dir, api := t.TempDir(), newEcho(t)
+		record(t, config(dir, Once, http.DefaultTransport), url(api), requests)
+		record(t, config(dir, All, http.DefaultTransport), url(api), requests[:1])
+		if n := api.requests.Load(); n != 4 {
+			t.Errorf("%d requests, want 4", n)
+		}
+		c, _ := Load(filepath.Join(dir, "cassettes/support/refund.json"))
+		if len(c.Interactions) != 1 {
+			t.Errorf("%d interactions after all, want 1", len(c.Interactions))
+		}
+	})
+	t.Run("passthrough", func(t *testing.T) {
+		dir, api := t.TempDir(), newEcho(t)
+		cfg := config(dir, None, nil)
+		cfg.Passthrough = true
+		if _, err := Open(cfg); !errors.As(err, new(*PassthroughError)) {
+			t.Errorf("Open in none = %v, want a PassthroughError", err)
+		}
+		cfg = config(dir, Once, http.DefaultTransport)
+		cfg.Passthrough = true
+		r := mustOpen(t, cfg)
+		for _, b := range requests {
+			if _, _, err := call(t, r, url(api), b); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if wrote, err := r.Save(); wrote || err != nil {
+			t.Errorf("Save = %v, %v; a passthrough case is never recorded", wrote, err)
+		}
+		if _, err := os.Stat(filepath.Join(dir, "cassettes")); err == nil {
+			t.Error("a cassette directory was made for a passthrough case")
+		}
+		if _, _, l := r.Stats(); l != 3 {
+			t.Errorf("%d live calls, want 3", l)
+		}
+	})
+}
+
+func TestRetriedAnswersAreNotRecorded(t *testing.T) {
+	dir, api := t.TempDir(), newEcho(t)
+	cfg := config(dir, Once, http.DefaultTransport)
+	r := mustOpen(t, cfg)
+	api.fail.Store(2)
+	for attempt := 0; ; attempt++ {
+		resp, _, err := call(t, r, api.URL+"/v1/chat/completions", requests[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if resp.StatusCode == 200 {
+			break
+		}
+		if attempt > 3 {
+			t.Fatal("no success")
+		}
+	}
+	r.Save()
+	c, err := Load(cfg.File)
+	if err != nil || len(c.Interactions) != 1 || c.Interactions[0].Response.Status != 200 {
+		t.Fatalf("cassette %+v, %v; want the one successful exchange", c, err)
+	}
+}
+
+func TestReplayProblems(t *testing.T) {
+	dir, api := t.TempDir(), newEcho(t)
+	url := api.URL + "/v1/chat/completions"
+	record(t, config(dir, Once, http.DefaultTransport), url, requests)
+	cfg := config(dir, None, nil)
+	var out strings.Builder
+	show := func(title string, err error) {
+		var re *ReplayError
+		if errors.As(err, &re) {
+			err = re
+		}
+		out.WriteString("== " + title + "\n" + strings.ReplaceAll(err.Error(), dir, "DIR") + "\n")
+	}
+
+	// Key order, whitespace, the auth header and the user field do not
+	// matter.
+	r := mustOpen(t, cfg)
+	same := `{ "messages" : [{"content":"hi","role":"user"}], "user": "someone", "model":"m" }`
+	if _, _, err := call(t, r, url, same, "Authorization", "Bearer x"); err != nil {
+		t.Fatalf("an equivalent request: %v", err)
+	}
+
+	// The second request differs.
+	changed := strings.Replace(requests[1], `{\"tier\":\"gold\"}`, `{\"tier\":\"silver\",\"note\":\"a much longer text that goes on and on so that only a window of it shows\"}`, 1)
+	changed = strings.Replace(changed, `"model":"m"`, `"model":"m2","temperature":0.5`, 1)
+	_, _, err := call(t, r, url, changed)
+	var re *ReplayError
+	if !errors.As(err, &re) || re.Kind != Mismatch || !re.Permanent() {
+		t.Fatalf("err = %v, want a permanent mismatch", err)
+	}
+	show("mismatch", re)
+	if r.Problem() != re {
+		t.Error("Problem() is not the mismatch")
+	}
+	if _, _, err := call(t, r, url, requests[2]); !errors.As(err, &re) {
+		t.Errorf("after a mismatch: %v", err)
+	}
+	if r.Unplayed() != nil {
+		t.Error("Unplayed after a mismatch")
+	}
+
+	// Path, header and many differences.
+	r = mustOpen(t, cfg)
+	many := `{"model":"x","messages":[{"role":"system","content":"be brief"},{"role":"user","content":"hi"}],"tools":[{"name":"a"}],"n":2,"top_p":1}`
+	_, _, err = call(t, r, api.URL+"/v1/responses", many, "OpenAI-Beta", "assistants=v2")
+	show("many differences", err)
+
+	// Beyond the end.
+	r = mustOpen(t, cfg)
+	for _, b := range requests {
+		if _, _, err := call(t, r, url, b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, _, err = call(t, r, url, requests[2])
+	show("beyond", err)
+
+	// Unplayed.
+	r = mustOpen(t, cfg)
+	if _, _, err := call(t, r, url, requests[0]); err != nil {
+		t.Fatal(err)
+	}
+	u := r.Unplayed()
+	if u == nil || u.Kind != Unplayed {
+		t.Fatalf("Unplayed = %v", u)
+	}
+	show("unplayed", u)
+	show("unplayed summary", errors.New(u.Summary()))
+
+	// A non-JSON body.
+	r = mustOpen(t, cfg)
+	_, _, err = call(t, r, url, "hello")
+	show("not JSON", err)
+
+	golden(t, "problems.txt", []byte(out.String()))
+}
+
+func TestCorruptCassettes(t *testing.T) {
+	dir := t.TempDir()
+	cfg := config(dir, Once, nil)
+	os.MkdirAll(filepath.Dir(cfg.File), 0o755)
+	for _, tc := range []struct{ name, data, want string }{
+		{"torn", `{"dryfire_cassette": 1, "interactions": [`, "cassette " + cfg.File + ": not valid JSON: unexpected EOF; fix it, or delete it and record the case again"},
+		{"version", `{"dryfire_cassette": 9, "case": "refund", "interactions": []}`, "cassette " + cfg.File + ": cassette format 9 is newer than this dryfire reads (1); upgrade dryfire or re-record; fix it, or delete it and record the case again"},
+		{"other case", `{"dryfire_cassette": 1, "case": "refund!!", "interactions": []}`, "cassette " + cfg.File + `: it was recorded for case "refund!!", not "refund" (a case was renamed, or cases whose names give one file name were reordered); re-record it with: dryfire run ` + cfg.SuiteFile + ` --filter '^refund$' --record all`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			os.WriteFile(cfg.File, []byte(tc.data), 0o644)
+			for _, mode := range []Mode{None, Once, New} {
+				cfg.Mode = mode
+				_, err := Open(cfg)
+				var fe *FileError
+				if !errors.As(err, &fe) || err.Error() != tc.want {
+					t.Errorf("%s: Open = %v\nwant %s", mode, err, tc.want)
+				}
+			}
+			cfg.Mode = All // all never reads it
+			if _, err := Open(cfg); err != nil {
+				t.Errorf("all: %v", err)
+			}
+		})
+	}
+}
+
+func TestRedaction(t *testing.T) {
+	dir := t.TempDir()
+	const key, token, other = "sk-live-abcdef123456", "tok-9876543210", "pw-short"
+	api := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json; key="+key)
+		io.WriteString(w, `{"echo":"your key `+key+` and `+token+`"}`)
+	}))
+	defer api.Close()
+	cfg := config(dir, Once, http.DefaultTransport)
+	cfg.Secrets = SecretsFromEnv([]string{"OPENAI_API_KEY=" + key, "GITHUB_TOKEN=" + token, "PATH=/usr/bin:/bin", "DB_PASSWORD=" + other[:7], "HOME=" + key + "x"})
+	if len(cfg.Secrets) != 2 {
+		t.Fatalf("secrets %q, want the key and the token", cfg.Secrets)
+	}
+	cfg.Secrets = append(cfg.Secrets, "")
+	r := mustOpen(t, cfg)
+	body := `{"messages":[{"content":"my key is ` + key + `"}],"` + token + `":1}`
+	_, data, err := call(t, r, api.URL+"/v1/chat/completions?key=abc&api-version=2024&q="+token, body,
+		"Authorization", "Bearer "+key, "X-Api-Key", key, "Api-Key", key, "Anthropic-Version", key, "Anthropic-Beta", "b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(data), key) {
+		t.Errorf("the agent got %s, not the real answer", data)
+	}
+	r.Save()
+	file, _ := os.ReadFile(cfg.File)
+	for _, s := range []string{key, token, "Bearer", "abc", "x-api-key", "authorization", "api-key\""} {
+		if strings.Contains(strings.ToLower(string(file)), strings.ToLower(s)) {
+			t.Errorf("the cassette holds %q:\n%s", s, file)
+		}
+	}
+	for _, s := range []string{`"path": "/v1/chat/completions?api-version=2024&key=REDACTED&q=REDACTED"`, `"anthropic-version": "REDACTED"`, `"anthropic-beta": "b"`, `"content": "my key is REDACTED"`, `"REDACTED": 1`, `your key REDACTED and REDACTED`, `"content-type": "application/json; key=REDACTED"`} {
+		if !strings.Contains(string(file), s) {
+			t.Errorf("the cassette lacks %s:\n%s", s, file)
+		}
+	}
+	// It replays with the same secrets in the environment.
+	cfg.Mode, cfg.Live = None, nil
+	r = mustOpen(t, cfg)
+	if _, _, err := call(t, r, "http://x/v1/chat/completions?key=zzz&api-version=2024&q="+token, body, "Anthropic-Version", key, "Anthropic-Beta", "b"); err != nil {
+		t.Errorf("replay: %v", err)
+	}
+}
+
+func TestCanonicalRules(t *testing.T) {
+	for _, tc := range []struct {
+		provider, a, b string
+		same           bool
+	}{
+		{"openai", `{"a":1,"b":[1,2]}`, "{\n \"b\": [1, 2],\n \"a\": 1\n}\n", true},
+		{"openai", `{"a":1,"user":"u1","safety_identifier":"s","prompt_cache_key":"p"}`, `{"a":1,"user":"u2"}`, true},
+		{"openai", `{"a":1}`, `{"a":1.0}`, true},
+		{"openai", `{"a":"x"}`, `{"a":"y"}`, false},
+		{"openai", `{"metadata":{"user_id":"1"}}`, `{"metadata":{"user_id":"2"}}`, false},
+		{"anthropic", `{"metadata":{"user_id":"1"},"m":1}`, `{"metadata":{"user_id":"2"},"m":1}`, true},
+		{"anthropic", `{"metadata":{"user_id":"1"},"m":1}`, `{"m":1}`, true},
+		{"anthropic", `{"metadata":{"user_id":"1","x":1}}`, `{"metadata":{"user_id":"2","x":2}}`, false},
+		{"anthropic", `{"user":"u1"}`, `{"user":"u2"}`, false},
+		{"anthropic", `{"s":"\u00e9\u003c"}`, `{"s":"é<"}`, true},
+	} {
+		rules := RulesFor(tc.provider)
+		a, b := canonicalBody([]byte(tc.a), rules, nil), canonicalBody([]byte(tc.b), rules, nil)
+		rq, nq := Request{Body: a.bytes, JSON: true}, Request{Body: b.bytes, JSON: true}
+		diffs, _ := compare(&rq, &nq, b)
+		if got := len(diffs) == 0; got != tc.same {
+			t.Errorf("%s: %s vs %s: same = %v, want %v (%q)", tc.provider, tc.a, tc.b, got, tc.same, diffs)
+		}
+	}
+}
+
+func TestSlug(t *testing.T) {
+	for name, want := range map[string]string{
+		"refund for a gold customer":   "refund-for-a-gold-customer",
+		"  Refund: A-991 (gold)!  ":    "refund-a-991-gold",
+		"Ünïcode naïve café":           "n-code-na-ve-caf",
+		"日本語":                          "case",
+		"":                             "case",
+		strings.Repeat("abc ", 30):     strings.TrimRight(strings.Repeat("abc-", 15), "-"),
+		strings.Repeat("x", 70):        strings.Repeat("x", 60),
+		"a/../../etc/passwd":           "a-etc-passwd",
+		"x" + strings.Repeat("-", 100): "x",
+	} {
+		if got := Slug(name); got != want {
+			t.Errorf("Slug(%q) = %q, want %q", name, got, want)
+		}
+		if got := Slug(name); len(got) > 60 {
+			t.Errorf("Slug(%q) is %d long", name, len(got))
+		}
+	}
+}
+
+func TestPaths(t *testing.T) {
+	got := Paths("suites/support.dryfire.yaml", []string{"Refund!", "refund", "other", "REFUND", "refund-" + nameHash("refund")})
+	want := []string{
+		"suites/cassettes/support/refund.json",
+		"suites/cassettes/support/refund-" + nameHash("refund") + ".json",
+		"suites/cassettes/support/other.json",
+		"suites/cassettes/support/refund-" + nameHash("REFUND") + ".json",
+		"suites/cassettes/support/refund-" + nameHash("refund") + "-" + nameHash("refund-"+nameHash("refund")) + ".json",
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("path %d = %s, want %s", i, got[i], want[i])
+		}
+	}
+	// Deterministic, and independent of the other suites.
+	if again := Paths("suites/support.dryfire.yaml", []string{"Refund!", "refund", "other", "REFUND", "refund-" + nameHash("refund")}); strings.Join(again, " ") != strings.Join(got, " ") {
+		t.Error("Paths is not deterministic")
+	}
+	if p := Paths("a.dryfire.yml", []string{"x"})[0]; p != "cassettes/a/x.json" {
+		t.Errorf("yml suite: %s", p)
+	}
+}
+
+func TestDefaultMode(t *testing.T) {
+	env := map[string]string{}
+	get := func(k string) string { return env[k] }
+	if m := DefaultMode(get); m != Once {
+		t.Errorf("without CI: %s", m)
+	}
+	env["CI"] = "true"
+	if m := DefaultMode(get); m != None {
+		t.Errorf("with CI: %s", m)
+	}
+	for _, m := range Modes {
+		if got, err := ParseMode(string(m)); got != m || err != nil {
+			t.Errorf("ParseMode(%s) = %s, %v", m, got, err)
+		}
+	}
+	if _, err := ParseMode("sometimes"); err == nil {
+		t.Error("ParseMode accepted sometimes")
+	}
+}
