@@ -38,7 +38,8 @@ import (
 // the Turn or from sizes). A turn longer than the request's max_tokens is
 // cut there, with stop_reason max_tokens.
 func NewAnthropic(brain Brain, opts ...Option) *Server {
-	return start(&anthropicAPI{brain: brain, cfg: configure(opts)})
+	cfg := configure(opts)
+	return start(&anthropicAPI{brain: brain, cfg: cfg}, cfg)
 }
 
 type anthropicAPI struct {

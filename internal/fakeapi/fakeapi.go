@@ -108,8 +108,13 @@ type Fault struct {
 type Option func(*config)
 
 type config struct {
-	key string // the key a request must carry; "" accepts any
+	key  string // the key a request must carry; "" accepts any
+	addr string // where to listen; "" is a free loopback port
 }
+
+// ListenOn makes the server listen on addr (such as 127.0.0.1:11434, to
+// stand where a suite's base_url points) instead of a free port.
+func ListenOn(addr string) Option { return func(c *config) { c.addr = addr } }
 
 // RequireKey makes the server refuse a request that does not carry key,
 // with 401 and the API's own error body.
@@ -135,8 +140,9 @@ type Server struct {
 	log [][]byte
 }
 
-// start serves h on loopback, counting connections.
-func start(h http.Handler) *Server {
+// start serves h on loopback, counting connections. It panics, as
+// httptest does, when it cannot listen.
+func start(h http.Handler, c config) *Server {
 	s := &Server{}
 	s.Server = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		s.requests.Add(1)
@@ -161,6 +167,14 @@ func start(h http.Handler) *Server {
 		if st == http.StateNew {
 			s.conns.Add(1)
 		}
+	}
+	if c.addr != "" {
+		l, err := net.Listen("tcp", c.addr)
+		if err != nil {
+			panic(fmt.Sprintf("fakeapi: listening on %s: %v", c.addr, err))
+		}
+		s.Server.Listener.Close()
+		s.Server.Listener = l
 	}
 	s.Server.Start()
 	return s

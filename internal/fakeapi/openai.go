@@ -27,7 +27,8 @@ const Created = 1700000000
 // "code"}}, and answers everything else from brain with a chat.completion
 // whose bytes depend only on the request.
 func NewOpenAIChat(brain Brain, opts ...Option) *Server {
-	return start(&openAIHandler{brain: brain, cfg: configure(opts), path: "/v1/chat/completions", serve: serveChat})
+	cfg := configure(opts)
+	return start(&openAIHandler{brain: brain, cfg: cfg, path: "/v1/chat/completions", serve: serveChat}, cfg)
 }
 
 // openAIHandler is what the Chat and Responses servers share: the route,

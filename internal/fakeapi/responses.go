@@ -19,7 +19,8 @@ import (
 // Thinking becomes a reasoning item, with encrypted_content when the
 // request includes "reasoning.encrypted_content".
 func NewOpenAIResponses(brain Brain, opts ...Option) *Server {
-	return start(&openAIHandler{brain: brain, cfg: configure(opts), path: "/v1/responses", serve: serveResponses})
+	cfg := configure(opts)
+	return start(&openAIHandler{brain: brain, cfg: cfg, path: "/v1/responses", serve: serveResponses}, cfg)
 }
 
 var responsesKeys = []string{"background", "conversation", "include", "input", "instructions",
