@@ -19,16 +19,21 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"regexp"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/dryfire-dev/dryfire/internal/cassette"
 	"github.com/dryfire-dev/dryfire/internal/passthrough"
 	"github.com/dryfire-dev/dryfire/internal/report"
 	"github.com/dryfire-dev/dryfire/internal/runner"
+	"github.com/dryfire-dev/dryfire/internal/serve"
 	"github.com/dryfire-dev/dryfire/internal/spec"
+	"github.com/dryfire-dev/dryfire/internal/suggest"
+	"github.com/dryfire-dev/dryfire/internal/world"
 )
 
 type (
@@ -151,7 +156,30 @@ func LoadWith(opts Options, paths ...string) (*Project, error) {
 		}
 		return err
 	}
-	suites, ds := spec.LoadFiles(files, &spec.Options{ResolveImpl: resolve})
+	// A world file named directly is validated as a world.
+	var suiteFiles []string
+	var ds Diagnostics
+	worlds := world.Cache{}
+	for _, f := range files {
+		if !world.IsWorldFile(f) {
+			suiteFiles = append(suiteFiles, f)
+			continue
+		}
+		w, wds := world.Load(f, nil)
+		worlds[f] = &world.Cached{W: w, Ds: wds}
+		ds = append(ds, wds...)
+	}
+	suites, sds := spec.LoadFiles(suiteFiles, &spec.Options{ResolveImpl: resolve})
+	ds = append(ds, sds...)
+	// World suites: load each world once and check every drill against it.
+	for _, s := range suites {
+		if s.World != "" {
+			ds = append(ds, world.AttachSuite(s, worlds)...)
+		}
+	}
+	if len(worlds) > 0 {
+		ds = world.SortDiagnostics(ds)
+	}
 	if ds.HasErrors() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
@@ -196,6 +224,9 @@ type RunOptions struct {
 	// OPENAI_BASE_URL), CI and the secrets never written into a cassette
 	// are read from; nil means os.Environ().
 	Env []string
+	// Seed, when set, is the seed of every drill of a world suite (over
+	// the case's seed: and the world's).
+	Seed *int64
 }
 
 // RecordMode says when model calls are recorded into cassettes (one file
@@ -231,7 +262,7 @@ type Progress interface {
 // API key missing for cases that need the live model); failing cases are
 // in the report, not in the error.
 func (p *Project) Run(ctx context.Context, opts RunOptions) (*Report, error) {
-	ro := runner.Options{Concurrency: opts.Concurrency, Progress: opts.Progress, Impl: p.impl, Record: opts.Record, Env: opts.Env}
+	ro := runner.Options{Concurrency: opts.Concurrency, Progress: opts.Progress, Impl: p.impl, Record: opts.Record, Env: opts.Env, Seed: opts.Seed}
 	if opts.Filter != "" {
 		re, err := regexp.Compile(opts.Filter)
 		if err != nil {
@@ -240,4 +271,47 @@ func (p *Project) Run(ctx context.Context, opts RunOptions) (*Report, error) {
 		ro.Filter = re
 	}
 	return runner.Run(ctx, p.suites, ro)
+}
+
+// ToolServer serves a suite's tools to agents dryfire does not run
+// itself, over MCP and plain HTTP, answered by the suite's mocks (see
+// `dryfire serve`). It is an http.Handler; its default scope also serves
+// MCP over standard input and output (Root().ServeStdio).
+type ToolServer = serve.Server
+
+// ServeOptions choose what Project.ToolServer serves.
+type ServeOptions struct {
+	// Case serves that case's mocks (they replace the suite's rules for
+	// each tool they name); empty serves the suite's own rules.
+	Case string
+	// Model serves the model routes (/v1/...); nil answers them 404.
+	Model http.Handler
+}
+
+// ToolServer returns a server for the tools of the project's one suite:
+// a project of several suites, a world suite or an unknown case is an
+// error. Close the project when done serving: impl: rules run in its
+// passthrough helper.
+func (p *Project) ToolServer(opts ServeOptions) (*ToolServer, error) {
+	if len(p.suites) != 1 {
+		return nil, fmt.Errorf("serving tools needs one suite file, and %d were loaded (%s); name one file", len(p.suites), strings.Join(p.Files, ", "))
+	}
+	s := p.suites[0]
+	if s.World != "" {
+		return nil, fmt.Errorf("%s is a world suite: serving a world's tools is not supported yet", s.File)
+	}
+	so := serve.ScopeOptions{Suite: s, Impl: p.impl}
+	if opts.Case != "" {
+		names := make([]string, len(s.Cases))
+		for i, c := range s.Cases {
+			names[i] = c.Name
+			if c.Name == opts.Case {
+				so.Case = c
+			}
+		}
+		if so.Case == nil {
+			return nil, fmt.Errorf("%s has no case %q%s", s.File, opts.Case, suggest.DidYouMean(opts.Case, names))
+		}
+	}
+	return serve.New(serve.NewScope(so), serve.Options{Model: opts.Model}), nil
 }

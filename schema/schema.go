@@ -13,3 +13,11 @@ var Suite []byte
 
 // SuiteURL is the schema's $id, under which validate registers it.
 const SuiteURL = "https://dryfire.dev/schema/suite.schema.json"
+
+// World is the JSON Schema (2020-12) of a *.world.yaml file.
+//
+//go:embed world.schema.json
+var World []byte
+
+// WorldURL is the world schema's $id.
+const WorldURL = "https://dryfire.dev/schema/world.schema.json"

@@ -28,9 +28,17 @@ const (
 	RuleAnthropicMetadata Rule = "anthropic-metadata"
 )
 
+// AnyAPI, as Config.Provider, is a case whose requests may go to any of
+// the APIs (the model endpoint that an existing agent calls): every rule
+// is listed, and each request gets those of its own API, found by its
+// path (Anthropic's ends in /v1/messages).
+const AnyAPI = "any"
+
 // RulesFor are the rules applied to a provider's requests.
 func RulesFor(provider string) []Rule {
 	switch provider {
+	case AnyAPI:
+		return []Rule{RuleJSON, RuleDropAuth, RuleOpenAIUser, RuleAnthropicMetadata}
 	case spec.ProviderAnthropic:
 		return []Rule{RuleJSON, RuleDropAuth, RuleAnthropicMetadata}
 	case spec.ProviderOpenAI, spec.ProviderOpenAIResponses, spec.ProviderOpenAICompatible:
@@ -41,7 +49,7 @@ func RulesFor(provider string) []Rule {
 
 // matchHeaders are the request headers that change the answer: the only
 // ones stored and matched (rule drop-auth).
-var matchHeaders = []string{"anthropic-beta", "anthropic-version", "openai-beta"}
+var matchHeaders = [...]string{"anthropic-beta", "anthropic-version", "openai-beta"}
 
 // Redacted replaces a secret wherever it would be written.
 const Redacted = "REDACTED"
@@ -76,6 +84,24 @@ func (r redactor) bytes(b []byte) []byte {
 		}
 	}
 	return b
+}
+
+// IsAnthropicPath says whether a request path (without the query) is the
+// Anthropic Messages API's.
+func IsAnthropicPath(path string) bool { return strings.HasSuffix(path, "/v1/messages") }
+
+// forPath are the rules of those listed that apply to a request with this
+// path when requests of any API are recorded.
+func forPath(rules []Rule, path string) []Rule {
+	anthropic := IsAnthropicPath(path)
+	out := make([]Rule, 0, len(rules))
+	for _, r := range rules {
+		if r == RuleOpenAIUser && anthropic || r == RuleAnthropicMetadata && !anthropic {
+			continue
+		}
+		out = append(out, r)
+	}
+	return out
 }
 
 // canonBody is a request body in canonical form.

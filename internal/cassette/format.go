@@ -48,6 +48,21 @@ type Response struct {
 	Status int
 	Header map[string]string // content-type
 	Body   []byte
+	// Events, when not nil, is a streamed answer (text/event-stream): its
+	// events as received, each with its closing blank line (see
+	// SplitEvents); Body is then empty.
+	Events [][]byte
+}
+
+// Streamed says whether the answer is an event stream.
+func (r *Response) Streamed() bool { return r.Events != nil }
+
+// Bytes is the body as received: Body, or the events joined.
+func (r *Response) Bytes() []byte {
+	if r.Events == nil {
+		return r.Body
+	}
+	return bytes.Join(r.Events, nil)
 }
 
 // The file's shape. Field order on disk is fixed by Marshal, not by these
@@ -85,7 +100,7 @@ type fileResponse struct {
 	Status  int               `json:"status"`
 	Headers map[string]string `json:"headers"`
 	fileBody
-	// Events is reserved for streamed answers (an event list).
+	// Events is a streamed answer: its event list (see events.go).
 	Events json.RawMessage `json:"events"`
 }
 
@@ -131,7 +146,11 @@ func (c *Cassette) Marshal() []byte {
 		rs := &it.Response
 		fmt.Fprintf(&b, "        \"status\": %d,\n", rs.Status)
 		headers(&b, 4, rs.Header, true)
-		body(&b, 4, rs.Body)
+		if rs.Events != nil {
+			events(&b, rs.Events)
+		} else {
+			body(&b, 4, rs.Body)
+		}
 		trimComma(&b)
 		b.WriteString("      }\n    }")
 		if i < len(c.Interactions)-1 {
@@ -190,6 +209,24 @@ func headers(b *bytes.Buffer, depth int, h map[string]string, comma bool) {
 		b.WriteByte(',')
 	}
 	b.WriteByte('\n')
+}
+
+// events writes a streamed answer, one event a line.
+func events(b *bytes.Buffer, evs [][]byte) {
+	if len(evs) == 0 {
+		b.WriteString("        \"events\": [],\n")
+		return
+	}
+	b.WriteString("        \"events\": [\n")
+	for i, ev := range evs {
+		b.WriteString("          ")
+		writeEvent(b, ev)
+		if i < len(evs)-1 {
+			b.WriteByte(',')
+		}
+		b.WriteByte('\n')
+	}
+	b.WriteString("        ],\n")
 }
 
 // body writes a body so that reading it gives the same bytes back: valid
@@ -261,9 +298,6 @@ func Unmarshal(data []byte) (*Cassette, error) {
 		if rs.Status < 100 || rs.Status > 999 {
 			return nil, &FormatError{Msg: fmt.Sprintf("%s: response status %d is not an HTTP status", where, rs.Status)}
 		}
-		if len(rs.Events) > 0 {
-			return nil, &FormatError{Msg: where + `: streamed responses ("events") need a newer dryfire`}
-		}
 		it := &c.Interactions[i]
 		it.Request = Request{Method: rq.Method, Path: rq.Path, Header: rq.Headers}
 		var err error
@@ -279,6 +313,14 @@ func Unmarshal(data []byte) (*Cassette, error) {
 		it.Response = Response{Status: rs.Status, Header: rs.Headers}
 		if it.Response.Body, err = rs.bytes(); err != nil {
 			return nil, &FormatError{Msg: where + ": response " + err.Error()}
+		}
+		if len(rs.Events) > 0 {
+			if it.Response.Body != nil || rs.BodyLeading != "" || rs.BodyTrailing != "" {
+				return nil, &FormatError{Msg: where + `: a response has "events" or a body, not both`}
+			}
+			if it.Response.Events, err = readEvents(rs.Events); err != nil {
+				return nil, &FormatError{Msg: where + ": response " + err.Error()}
+			}
 		}
 	}
 	return c, nil

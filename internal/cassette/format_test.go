@@ -138,7 +138,13 @@ func TestUnmarshalErrors(t *testing.T) {
 		{"two bodies", `{"dryfire_cassette": 1, "interactions": [{"request": {"method": "POST", "path": "/"}, "response": {"status": 200, "body": {}, "body_text": "x"}}]}`, `interaction 1: response has more than one of "body", "body_text", "body_base64"`},
 		{"bad base64", `{"dryfire_cassette": 1, "interactions": [{"request": {"method": "POST", "path": "/"}, "response": {"status": 200, "body_base64": "!!"}}]}`, `"body_base64" is not base64`},
 		{"bad trailing", `{"dryfire_cassette": 1, "interactions": [{"request": {"method": "POST", "path": "/"}, "response": {"status": 200, "body": 1, "body_trailing": "x"}}]}`, `may hold only whitespace`},
-		{"events", `{"dryfire_cassette": 1, "interactions": [{"request": {"method": "POST", "path": "/"}, "response": {"status": 200, "events": []}}]}`, `streamed responses ("events") need a newer dryfire`},
+		{"events and body", `{"dryfire_cassette": 1, "interactions": [{"request": {"method": "POST", "path": "/"}, "response": {"status": 200, "body": {}, "events": []}}]}`, `interaction 1: a response has "events" or a body, not both`},
+		{"events not a list", `{"dryfire_cassette": 1, "interactions": [{"request": {"method": "POST", "path": "/"}, "response": {"status": 200, "events": {}}}]}`, `interaction 1: response "events" is not a list`},
+		{"event unknown field", `{"dryfire_cassette": 1, "interactions": [{"request": {"method": "POST", "path": "/"}, "response": {"status": 200, "events": [{"evnt": "x"}]}}]}`, `interaction 1: response event 1: unknown field "evnt"`},
+		{"event empty", `{"dryfire_cassette": 1, "interactions": [{"request": {"method": "POST", "path": "/"}, "response": {"status": 200, "events": [{}]}}]}`, `event 1: needs "event", "data", "data_text", "raw" or "raw_base64"`},
+		{"event raw and data", `{"dryfire_cassette": 1, "interactions": [{"request": {"method": "POST", "path": "/"}, "response": {"status": 200, "events": [{"data": 1}, {"raw": "x", "data": 1}]}}]}`, `event 2: "raw" or "raw_base64" goes alone`},
+		{"event two data", `{"dryfire_cassette": 1, "interactions": [{"request": {"method": "POST", "path": "/"}, "response": {"status": 200, "events": [{"data": 1, "data_text": "1"}]}}]}`, `has both "data" and "data_text"`},
+		{"event name line break", `{"dryfire_cassette": 1, "interactions": [{"request": {"method": "POST", "path": "/"}, "response": {"status": 200, "events": [{"event": "a\nb"}]}}]}`, `"event" may not hold a line break`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := Unmarshal([]byte(tc.data))

@@ -7,7 +7,10 @@
 // requests to the live API and keeps what they got, to be written with
 // Save. Requests are compared in a canonical form (see Rule): method, path
 // and query, the headers that change the answer, and the parsed body; never
-// the host, so a recording replays against any base URL.
+// the host, so a recording replays against any base URL. A server that
+// answers requests itself (the model endpoint) uses the same matcher
+// through Begin, and hands live answers to Keep. Streamed answers are kept
+// as their events (see SplitEvents).
 package cassette
 
 import (
@@ -97,7 +100,7 @@ type Config struct {
 	File      string // the cassette file
 	SuiteFile string // the suite file, as the user named it
 	Case      string // the case name
-	Provider  string // names the canonicalisation rules
+	Provider  string // names the canonicalisation rules (AnyAPI: each request its API's)
 	// Live sends requests to the real API; nil means never (None).
 	Live http.RoundTripper
 	// Passthrough marks a case that runs passthrough code (impl): every
@@ -124,12 +127,14 @@ type Recorder struct {
 	live      bool          // requests go to the live API
 	recording bool          // Save writes the cassette
 	out       []Interaction // what Save writes
+	outNum    []int         // the request number of each of out
 	played    int
 	recorded  int
 	liveCalls int
 	host      string // the live API's host, for the note
 	problem   *ReplayError
 	failure   error
+	seen      [][]seenRequest // per interaction of tape: raw requests that matched it
 }
 
 // Open prepares the recorder of one case, reading its cassette when the
@@ -197,6 +202,42 @@ func (r *Recorder) RoundTrip(req *http.Request) (*http.Response, error) {
 			return nil, err
 		}
 	}
+	x, err := r.Begin(req, body, "")
+	if err != nil {
+		return nil, err
+	}
+	if x.Recorded != nil {
+		return response(req, x.Recorded), nil
+	}
+	return r.goLive(req, body, x)
+}
+
+// Exchange is one request of a case, as Begin placed it.
+type Exchange struct {
+	// Number is the request's place among the case's requests (1-based).
+	Number int
+	// Request is the request in canonical form, as it is stored.
+	Request Request
+	// Recorded is the recorded answer when the request is replayed; nil
+	// when it must go to the live API (and its answer to Keep).
+	Recorded *Response
+	// Interaction is the index of the replayed interaction in the
+	// cassette (-1 when the request goes live).
+	Interaction int
+}
+
+// Begin places a request in the case: it canonicalises it and, while the
+// mode replays, compares it with the recorded request in its place. The
+// result answers it from the recording, or says that it goes live; the
+// error is why it can do neither: a request that differs from the
+// recording or goes beyond it (*ReplayError: the case strayed, and every
+// later request gets the same error), or one that would go live where it
+// may not (*LiveError). unavailable, when not empty, says why this request
+// may not go live (it adds to Config.LiveUnavailable).
+//
+// Begin is what RoundTrip does first; a server that answers requests
+// itself (the model endpoint) calls it, then Keep with a live answer.
+func (r *Recorder) Begin(req *http.Request, body []byte, unavailable string) (*Exchange, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.problem != nil {
@@ -205,19 +246,20 @@ func (r *Recorder) RoundTrip(req *http.Request) (*http.Response, error) {
 	if r.failure != nil {
 		return nil, r.failure
 	}
-	now, cb := r.canonical(req, body)
 	if !r.live {
 		n := r.next + 1
 		if r.next < len(r.tape.Interactions) {
 			it := &r.tape.Interactions[r.next]
+			// The same bytes as a request that matched before match
+			// again: no need to canonicalise them.
+			if r.seenBefore(r.next, req, body) {
+				return r.played1(it.Request), nil
+			}
+			now, cb := r.canonical(req, body)
 			diffs, more := compare(&it.Request, &now, cb)
 			if len(diffs) == 0 {
-				r.next++
-				r.played++
-				if r.recording {
-					r.out = append(r.out, Interaction{Request: now, Response: it.Response})
-				}
-				return response(req, &it.Response), nil
+				r.remember(r.next, req, body)
+				return r.played1(now), nil
 			}
 			if r.cfg.Mode != New {
 				r.problem = &ReplayError{Kind: Mismatch, File: r.cfg.File, SuiteFile: r.cfg.SuiteFile, Case: r.cfg.Case,
@@ -225,6 +267,7 @@ func (r *Recorder) RoundTrip(req *http.Request) (*http.Response, error) {
 				return nil, r.problem
 			}
 		} else if r.cfg.Mode != New {
+			now, _ := r.canonical(req, body)
 			r.problem = &ReplayError{Kind: Beyond, File: r.cfg.File, SuiteFile: r.cfg.SuiteFile, Case: r.cfg.Case,
 				Request: n, Recorded: len(r.tape.Interactions), Diffs: []string{"request " + itoa(n) + ": " + now.Method + " " + now.Path}}
 			return nil, r.problem
@@ -233,24 +276,174 @@ func (r *Recorder) RoundTrip(req *http.Request) (*http.Response, error) {
 		// everything is recorded live.
 		r.live = true
 	}
-	if r.cfg.LiveUnavailable != "" || r.cfg.Live == nil {
-		why := r.cfg.LiveUnavailable
+	why := unavailable
+	if why == "" {
+		why = r.cfg.LiveUnavailable
+	}
+	if why != "" || r.cfg.Live == nil {
 		if why == "" {
 			why = "this run never goes live"
 		}
-		r.failure = &LiveError{File: r.cfg.File, Request: len(r.out) + 1, Passthrough: r.cfg.Passthrough, Why: why}
+		r.failure = &LiveError{File: r.cfg.File, Request: r.played + r.liveCalls + 1, Passthrough: r.cfg.Passthrough, Why: why}
 		return nil, r.failure
 	}
-	return r.goLive(req, body, now)
+	now, _ := r.canonical(req, body)
+	r.liveCalls++
+	return &Exchange{Number: r.played + r.liveCalls, Request: now, Interaction: -1}, nil
+}
+
+// played1 replays the next interaction; now is the request as stored.
+func (r *Recorder) played1(now Request) *Exchange {
+	it := &r.tape.Interactions[r.next]
+	x := &Exchange{Number: r.next + 1, Request: now, Recorded: &it.Response, Interaction: r.next}
+	r.next++
+	r.played++
+	if r.recording {
+		r.out = append(r.out, Interaction{Request: now, Response: it.Response})
+		r.outNum = append(r.outNum, x.Number)
+	}
+	return x
+}
+
+// maxSeen bounds the raw forms of a request remembered per interaction.
+const maxSeen = 4
+
+// seenRequest is a request, as sent, that matched an interaction.
+type seenRequest struct {
+	method, path, query string
+	header              [len(matchHeaders)]string
+	body                []byte
+}
+
+func (r *Recorder) seenBefore(i int, req *http.Request, body []byte) bool {
+	if i >= len(r.seen) {
+		return false
+	}
+	for k := range r.seen[i] {
+		s := &r.seen[i][k]
+		if s.method != req.Method || s.path != req.URL.EscapedPath() || s.query != req.URL.RawQuery || !bytes.Equal(s.body, body) {
+			continue
+		}
+		same := true
+		for h, name := range matchHeaders {
+			if s.header[h] != joinHeader(req.Header, name) {
+				same = false
+				break
+			}
+		}
+		if same {
+			return true
+		}
+	}
+	return false
+}
+
+func (r *Recorder) remember(i int, req *http.Request, body []byte) {
+	if r.seen == nil {
+		r.seen = make([][]seenRequest, len(r.tape.Interactions))
+	}
+	if len(r.seen[i]) >= maxSeen {
+		return
+	}
+	s := seenRequest{method: req.Method, path: req.URL.EscapedPath(), query: req.URL.RawQuery, body: slices.Clone(body)}
+	for h, name := range matchHeaders {
+		s.header[h] = joinHeader(req.Header, name)
+	}
+	r.seen[i] = append(r.seen[i], s)
+}
+
+func joinHeader(h http.Header, name string) string {
+	vs := h.Values(name)
+	switch len(vs) {
+	case 0:
+		return "\x00" // absent, unlike an empty value
+	case 1:
+		return vs[0]
+	}
+	return strings.Join(vs, ", ")
+}
+
+// Keep records the live answer to an exchange Begin sent live: its status,
+// Content-Type and body as received (an event stream as its events).
+// Answers a provider retries are not recorded; the retry is. host names
+// the live API in the cassette's note.
+func (r *Recorder) Keep(x *Exchange, host string, status int, contentType string, data []byte) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.keep(x, host, status, contentType, data)
+}
+
+func (r *Recorder) keep(x *Exchange, host string, status int, contentType string, data []byte) {
+	if !r.recording || retried(status) {
+		return
+	}
+	rs := Response{Status: status}
+	if contentType != "" {
+		rs.Header = map[string]string{"content-type": r.red.string(contentType)}
+	}
+	data = r.red.bytes(slices.Clone(data))
+	if IsEventStream(contentType) {
+		rs.Events = SplitEvents(data)
+	} else {
+		rs.Body = data
+	}
+	// In the order the requests came, whatever order their answers
+	// ended in (a stream ends after the client has read it).
+	i := len(r.out)
+	for i > 0 && r.outNum[i-1] > x.Number {
+		i--
+	}
+	if r.host == "" || i == 0 {
+		r.host = host // the first request's
+	}
+	r.out = slices.Insert(r.out, i, Interaction{Request: x.Request, Response: rs})
+	r.outNum = slices.Insert(r.outNum, i, x.Number)
+	r.recorded++
+}
+
+// Fail marks the case as failed by the infrastructure (an answer cut
+// short, a refused key): nothing is saved, and later requests get err.
+func (r *Recorder) Fail(err error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.failure == nil && r.problem == nil {
+		r.failure = err
+	}
+}
+
+// Cassette is the recording Open read to replay (nil when there was none
+// or the mode records everything). It is shared: do not change it.
+func (r *Recorder) Cassette() *Cassette { return r.tape }
+
+// AddSecret adds a value to replace by REDACTED wherever it would be
+// written (a key a client sent of its own, say).
+func (r *Recorder) AddSecret(s string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if len(s) < MinSecretLen || slices.Contains(r.red, s) {
+		return
+	}
+	r.red = newRedactor(append(slices.Clone([]string(r.red)), s))
+	r.seen = nil // what a request canonicalises to may change
+}
+
+// Reset starts the case again, as Open left it: the cassette read then is
+// replayed from its first interaction, and what was recorded since and
+// not saved, the counters and any problem or failure are dropped.
+func (r *Recorder) Reset() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.next, r.out, r.outNum, r.played, r.recorded, r.liveCalls, r.host = 0, nil, nil, 0, 0, 0, ""
+	r.problem, r.failure = nil, nil
+	r.live = r.tape == nil
 }
 
 // goLive sends the request to the live API and keeps its answer.
-func (r *Recorder) goLive(req *http.Request, body []byte, now Request) (*http.Response, error) {
+func (r *Recorder) goLive(req *http.Request, body []byte, x *Exchange) (*http.Response, error) {
 	out := req.Clone(req.Context())
 	out.Body = io.NopCloser(bytes.NewReader(body))
 	out.ContentLength = int64(len(body))
 	out.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
-	r.liveCalls++
 	resp, err := r.cfg.Live.RoundTrip(out)
 	if err != nil {
 		return nil, err
@@ -263,17 +456,7 @@ func (r *Recorder) goLive(req *http.Request, body []byte, now Request) (*http.Re
 	resp.Body = io.NopCloser(bytes.NewReader(data))
 	resp.ContentLength = int64(len(data))
 	resp.Header.Del("Content-Encoding")
-	if r.recording && !retried(resp.StatusCode) {
-		if r.host == "" {
-			r.host = req.URL.Hostname()
-		}
-		rs := Response{Status: resp.StatusCode, Body: r.red.bytes(slices.Clone(data))}
-		if ct := resp.Header.Get("Content-Type"); ct != "" {
-			rs.Header = map[string]string{"content-type": r.red.string(ct)}
-		}
-		r.out = append(r.out, Interaction{Request: now, Response: rs})
-		r.recorded++
-	}
+	r.Keep(x, req.URL.Hostname(), resp.StatusCode, resp.Header.Get("Content-Type"), data)
 	return resp, nil
 }
 
@@ -318,11 +501,16 @@ func (r *Recorder) canonical(req *http.Request, body []byte) (Request, canonBody
 			h[name] = r.red.string(strings.Join(vs, ", "))
 		}
 	}
-	cb := canonicalBody(body, r.rules, r.red)
+	rules := r.rules
+	if r.cfg.Provider == AnyAPI {
+		rules = forPath(rules, req.URL.Path)
+	}
+	cb := canonicalBody(body, rules, r.red)
 	return Request{Method: req.Method, Path: path, Header: h, Body: cb.bytes, JSON: cb.json}, cb
 }
 
 func response(req *http.Request, rs *Response) *http.Response {
+	body := rs.Bytes()
 	h := make(http.Header, len(rs.Header)+1)
 	for k, v := range rs.Header {
 		h.Set(k, v)
@@ -334,8 +522,8 @@ func response(req *http.Request, rs *Response) *http.Response {
 		ProtoMajor:    1,
 		ProtoMinor:    1,
 		Header:        h,
-		Body:          io.NopCloser(bytes.NewReader(rs.Body)),
-		ContentLength: int64(len(rs.Body)),
+		Body:          io.NopCloser(bytes.NewReader(body)),
+		ContentLength: int64(len(body)),
 		Request:       req,
 	}
 }

@@ -26,6 +26,8 @@ type Facts struct {
 	Calls  []tool.Record
 	Output string
 	Turns  int
+	// World is the drill's world at the end (world suites only).
+	World *WorldFacts
 }
 
 // Evaluate runs every check in order.
@@ -40,6 +42,10 @@ func Evaluate(checks []*spec.Check, f *Facts) []Result {
 }
 
 func one(c *spec.Check, f *Facts) (bool, string) {
+	switch {
+	case c.Kind == spec.CheckState, c.Kind == spec.CheckEvent, c.Operation != "":
+		return worldCheck(c, f)
+	}
 	switch c.Kind {
 	case spec.CheckCalled:
 		return called(c, f)

@@ -25,6 +25,7 @@ type runOptions struct {
 	verbose     bool
 	python      string
 	record      string
+	seed        int64
 }
 
 func newRunCommand(e *env) *cobra.Command {
@@ -89,6 +90,7 @@ skipped; a second Ctrl-C stops at once).`,
 	f.StringVar(&o.junitOut, "junit", "", "write a JUnit XML report to `FILE` for CI test tabs, e.g. --junit junit.xml")
 	f.StringVar(&o.record, "record", "", "when real models are called: `MODE` none (replay cassettes only, never touch the network), once (replay a case's cassette, record it when missing), new (replay while requests match, record the rest) or all (record everything again); default none when CI is set, else once")
 	f.BoolVarP(&o.verbose, "verbose", "v", false, "also print the checks of passing cases, each with its message")
+	f.Int64Var(&o.seed, "seed", 0, "world suites: run every drill with seed `N` (over the case's seed: and the world's); recorded in every report")
 	addPythonFlag(cmd, &o.python)
 	return cmd
 }
@@ -153,7 +155,11 @@ func runRun(cmd *cobra.Command, e *env, o runOptions, args []string) error {
 	})
 	progress := &noneSelected{next: printer}
 	ctx := cmd.Context()
-	rep, err := p.Run(ctx, dryfire.RunOptions{Concurrency: o.concurrency, Filter: o.filter, Progress: progress, Record: record, Env: e.environ()})
+	ro := dryfire.RunOptions{Concurrency: o.concurrency, Filter: o.filter, Progress: progress, Record: record, Env: e.environ()}
+	if cmd.Flags().Changed("seed") {
+		ro.Seed = &o.seed
+	}
+	rep, err := p.Run(ctx, ro)
 	if err != nil {
 		// A suite this build cannot run, a key missing for cases that
 		// need the live model: nothing ran.

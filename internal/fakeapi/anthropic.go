@@ -15,8 +15,8 @@ import (
 	"unicode/utf8"
 )
 
-// NewAnthropic serves the Anthropic Messages API (POST /v1/messages,
-// non-streaming) from brain.
+// NewAnthropic serves the Anthropic Messages API (POST /v1/messages, JSON
+// or, with "stream": true, an event stream) from brain.
 //
 // It checks a request the way the real API does and refuses it with the
 // real status and error body, {"type":"error","error":{"type":
@@ -124,9 +124,18 @@ func (a *anthropicAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeAnthError(w, &anthropicFault{status: http.StatusInternalServerError, typ: "api_error", msg: "fake model: " + err.Error()})
 		return
 	}
-	out, f := anthropicAnswer(body, turn)
+	msg, f := anthropicMessage(body, turn)
 	if f != nil {
 		writeAnthError(w, f)
+		return
+	}
+	if body.stream {
+		anthropicStream(startSSE(w), msg)
+		return
+	}
+	out, err := anthMarshal(msg)
+	if err != nil {
+		writeAnthError(w, &anthropicFault{status: http.StatusInternalServerError, typ: "api_error", msg: "fake model: " + err.Error()})
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")
@@ -184,6 +193,7 @@ type (
 		model     string
 		maxTokens int
 		msgs      []anthropicMsg
+		stream    bool
 	}
 	anthropicMsg struct {
 		role   string
@@ -304,8 +314,12 @@ func parseAnthropicRequest(data []byte) (*anthropicRequest, Conversation, *anthr
 		conv.Tools = names
 	}
 
-	if s, ok := top["stream"].(bool); ok && s {
-		return nil, conv, anthInvalid("stream: this fake server answers non-streaming requests only (stream: false)")
+	if sv, ok := top["stream"]; ok && sv != nil {
+		s, ok := sv.(bool)
+		if !ok {
+			return nil, conv, anthInvalid("stream: Input should be a valid boolean")
+		}
+		req.stream = s
 	}
 
 	// messages, meaning
@@ -712,8 +726,8 @@ type (
 // anthTokens is a stand-in token count for n bytes of text.
 func anthTokens(n int) int { return max(1, (n+3)/4) }
 
-// anthropicAnswer is the message the server answers turn with.
-func anthropicAnswer(req *anthropicRequest, turn Turn) ([]byte, *anthropicFault) {
+// anthropicMessage is the message the server answers turn with.
+func anthropicMessage(req *anthropicRequest, turn Turn) (anthropicOut, *anthropicFault) {
 	out := anthropicOut{
 		ID:         anthropicID("msg_", req.canonical),
 		Type:       "message",
@@ -733,7 +747,7 @@ func anthropicAnswer(req *anthropicRequest, turn Turn) ([]byte, *anthropicFault)
 		dec := json.NewDecoder(strings.NewReader(args))
 		dec.UseNumber()
 		if err := dec.Decode(&in); err != nil || in == nil {
-			return nil, &anthropicFault{status: http.StatusInternalServerError, typ: "api_error",
+			return out, &anthropicFault{status: http.StatusInternalServerError, typ: "api_error",
 				msg: fmt.Sprintf("fake model: the arguments of tool call %d (%s) are not a JSON object: %s", i, c.Name, c.Args)}
 		}
 		input, _ := anthMarshal(in)
@@ -779,11 +793,7 @@ func anthropicAnswer(req *anthropicRequest, turn Turn) ([]byte, *anthropicFault)
 	if out.Usage.InputTokens == 0 {
 		out.Usage.InputTokens = anthTokens(len(req.canonical))
 	}
-	data, err := anthMarshal(out)
-	if err != nil {
-		return nil, &anthropicFault{status: http.StatusInternalServerError, typ: "api_error", msg: "fake model: " + err.Error()}
-	}
-	return data, nil
+	return out, nil
 }
 
 // anthCut shortens s to at most n bytes, on a rune boundary.

@@ -142,7 +142,7 @@ func TestAnthropicRejects(t *testing.T) {
 		{"tool names repeated", `{"model":"claude-test","max_tokens":100,"messages":[` + anthUser1 + `],"tools":[{"name":"a","input_schema":{"type":"object"}},{"name":"a","input_schema":{"type":"object"}}]}`, nil, 400, invalid, "tools: Tool names must be unique."},
 		{"tool without name", `{"model":"claude-test","max_tokens":100,"messages":[` + anthUser1 + `],"tools":[{"input_schema":{"type":"object"}}]}`, nil, 400, invalid, "tools.0.custom.name: Field required"},
 		{"system not text", `{"model":"claude-test","max_tokens":100,"system":7,"messages":[` + anthUser1 + `]}`, nil, 400, invalid, "system: Input should be a valid string"},
-		{"stream", `{"model":"claude-test","max_tokens":100,"stream":true,"messages":[` + anthUser1 + `]}`, nil, 400, invalid, "stream: this fake server answers non-streaming requests only (stream: false)"},
+		{"stream not a boolean", `{"model":"claude-test","max_tokens":100,"stream":"yes","messages":[` + anthUser1 + `]}`, nil, 400, invalid, "stream: Input should be a valid boolean"},
 		{"not JSON", `{"model":`, nil, 400, invalid, "There was an error parsing the body of your request: it is not valid JSON"},
 		{"not an object", `[1]`, nil, 400, invalid, "Input should be a valid dictionary or object to extract fields from"},
 		{"anthropic-version missing", anthRequest(anthUser1), map[string]string{"Anthropic-Version": ""}, 400, invalid, "anthropic-version: header is required"},

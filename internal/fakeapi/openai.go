@@ -65,6 +65,11 @@ func (h *openAIHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeAPIError(w, e)
 		return
 	}
+	if stream, ok := out.(streamAnswer); ok {
+		w.Header().Set("X-Request-Id", "req_"+digest(body, "request")[:32])
+		stream(startSSE(w))
+		return
+	}
 	data, err := marshal(out)
 	if err != nil {
 		writeAPIError(w, &apiError{status: http.StatusInternalServerError, typ: "server_error", msg: "fake server: " + err.Error()})
@@ -153,11 +158,20 @@ func serveChat(brain Brain, body []byte, req map[string]any) (any, *apiError) {
 	if e != nil {
 		return nil, e
 	}
+	stream, _ := streamFlag(req)
+	includeUsage, e := streamOptions(req, stream)
+	if e != nil {
+		return nil, e
+	}
 	turn, err := brain.Next(conv)
 	if err != nil {
 		return nil, brainError(err)
 	}
-	return chatCompletion(body, conv.Model, turn), nil
+	c := chatCompletion(body, conv.Model, turn)
+	if stream {
+		return chatStream(c, includeUsage), nil
+	}
+	return c, nil
 }
 
 // chatConversation validates a request as the API does and reads it.
@@ -175,7 +189,7 @@ func chatConversation(req map[string]any) (Conversation, *apiError) {
 	if e := unknownKeys(req, chatKeys, nil); e != nil {
 		return c, e
 	}
-	if e := noStream(req); e != nil {
+	if _, e := streamFlag(req); e != nil {
 		return c, e
 	}
 	msgs, ok := rawMsgs.([]any)
@@ -491,48 +505,60 @@ func schemaObject(p any, name, at string, strict bool) *apiError {
 	return nil
 }
 
-// chatCompletion is the answer to a request, its bytes a function of the
-// request's.
-func chatCompletion(body []byte, model string, t Turn) any {
-	type function struct {
+// Wire shapes of a chat completion, in the real API's key order.
+type (
+	chatFunction struct {
 		Name      string `json:"name"`
 		Arguments string `json:"arguments"`
 	}
-	type toolCall struct {
-		ID       string   `json:"id"`
-		Type     string   `json:"type"`
-		Function function `json:"function"`
+	chatToolCall struct {
+		ID       string       `json:"id"`
+		Type     string       `json:"type"`
+		Function chatFunction `json:"function"`
 	}
-	type message struct {
-		Role        string     `json:"role"`
-		Content     *string    `json:"content"`
-		Refusal     *string    `json:"refusal"`
-		ToolCalls   []toolCall `json:"tool_calls,omitempty"`
-		Annotations []any      `json:"annotations"`
+	chatMessage struct {
+		Role        string         `json:"role"`
+		Content     *string        `json:"content"`
+		Refusal     *string        `json:"refusal"`
+		ToolCalls   []chatToolCall `json:"tool_calls,omitempty"`
+		Annotations []any          `json:"annotations"`
 	}
-	type choice struct {
-		Index        int     `json:"index"`
-		Message      message `json:"message"`
-		Logprobs     any     `json:"logprobs"`
-		FinishReason string  `json:"finish_reason"`
+	chatChoice struct {
+		Index        int         `json:"index"`
+		Message      chatMessage `json:"message"`
+		Logprobs     any         `json:"logprobs"`
+		FinishReason string      `json:"finish_reason"`
 	}
-	type usage struct {
+	chatUsage struct {
 		PromptTokens            int            `json:"prompt_tokens"`
 		CompletionTokens        int            `json:"completion_tokens"`
 		TotalTokens             int            `json:"total_tokens"`
 		PromptTokensDetails     map[string]int `json:"prompt_tokens_details"`
 		CompletionTokensDetails map[string]int `json:"completion_tokens_details"`
 	}
-	type completion struct {
-		ID                string   `json:"id"`
-		Object            string   `json:"object"`
-		Created           int64    `json:"created"`
-		Model             string   `json:"model"`
-		Choices           []choice `json:"choices"`
-		Usage             usage    `json:"usage"`
-		ServiceTier       string   `json:"service_tier"`
-		SystemFingerprint any      `json:"system_fingerprint"`
+	chatCompletionOut struct {
+		ID                string       `json:"id"`
+		Object            string       `json:"object"`
+		Created           int64        `json:"created"`
+		Model             string       `json:"model"`
+		Choices           []chatChoice `json:"choices"`
+		Usage             chatUsage    `json:"usage"`
+		ServiceTier       string       `json:"service_tier"`
+		SystemFingerprint any          `json:"system_fingerprint"`
 	}
+)
+
+// chatCompletion is the answer to a request, its bytes a function of the
+// request's.
+func chatCompletion(body []byte, model string, t Turn) chatCompletionOut {
+	type (
+		function   = chatFunction
+		toolCall   = chatToolCall
+		message    = chatMessage
+		choice     = chatChoice
+		usage      = chatUsage
+		completion = chatCompletionOut
+	)
 	msg := message{Role: "assistant", Annotations: []any{}}
 	if t.Text != "" || len(t.ToolCalls) == 0 {
 		msg.Content = &t.Text
@@ -601,21 +627,6 @@ func unknownKeys(req map[string]any, known []string, special map[string]*apiErro
 		}
 	}
 	return nil
-}
-
-// noStream refuses streaming, which these fakes do not speak.
-func noStream(req map[string]any) *apiError {
-	switch v := req["stream"].(type) {
-	case nil:
-		return nil
-	case bool:
-		if v {
-			return &apiError{param: "stream", msg: "fake server: streaming is not supported; send stream: false or leave it out"}
-		}
-		return nil
-	default:
-		return invalidType("stream", "a boolean", v)
-	}
 }
 
 func missing(param string) *apiError {

@@ -58,6 +58,7 @@ type responsesRequest struct {
 	instructions any // echoed
 	store        bool
 	encrypted    bool // include has reasoning.encrypted_content
+	stream       bool
 }
 
 func serveResponses(brain Brain, body []byte, req map[string]any) (any, *apiError) {
@@ -69,7 +70,11 @@ func serveResponses(brain Brain, body []byte, req map[string]any) (any, *apiErro
 	if err != nil {
 		return nil, brainError(err)
 	}
-	return responseObject(body, r, turn), nil
+	out := responseObject(body, r, turn)
+	if r.stream {
+		return responsesStream(out), nil
+	}
+	return out, nil
 }
 
 // responsesConversation validates a request as the API does and reads it.
@@ -88,9 +93,14 @@ func responsesConversation(req map[string]any) (responsesRequest, *apiError) {
 	if e := unknownKeys(req, responsesKeys, map[string]*apiError{"messages": moved}); e != nil {
 		return r, e
 	}
-	if e := noStream(req); e != nil {
+	stream, e := streamFlag(req)
+	if e != nil {
 		return r, e
 	}
+	if _, e := streamOptions(req, stream); e != nil {
+		return r, e
+	}
+	r.stream = stream
 	r.store = true // the API's default
 	if s, ok := req["store"]; ok && s != nil {
 		b, ok := s.(bool)
@@ -411,33 +421,32 @@ func responsesTools(req map[string]any) ([]string, *apiError) {
 	return names, nil
 }
 
-// responseObject is the answer to a request, its bytes a function of the
-// request's.
-func responseObject(body []byte, r responsesRequest, t Turn) any {
-	type summary struct {
+// Wire shapes of a response object, in the real API's key order.
+type (
+	responseSummary struct {
 		Type string `json:"type"`
 		Text string `json:"text"`
 	}
-	type reasoning struct {
-		ID               string    `json:"id"`
-		Type             string    `json:"type"`
-		Summary          []summary `json:"summary"`
-		EncryptedContent string    `json:"encrypted_content,omitempty"`
+	responseReasoning struct {
+		ID               string            `json:"id"`
+		Type             string            `json:"type"`
+		Summary          []responseSummary `json:"summary"`
+		EncryptedContent string            `json:"encrypted_content,omitempty"`
 	}
-	type text struct {
+	responseText struct {
 		Type        string `json:"type"`
 		Annotations []any  `json:"annotations"`
 		Logprobs    []any  `json:"logprobs"`
 		Text        string `json:"text"`
 	}
-	type message struct {
-		ID      string `json:"id"`
-		Type    string `json:"type"`
-		Status  string `json:"status"`
-		Content []text `json:"content"`
-		Role    string `json:"role"`
+	responseMessage struct {
+		ID      string         `json:"id"`
+		Type    string         `json:"type"`
+		Status  string         `json:"status"`
+		Content []responseText `json:"content"`
+		Role    string         `json:"role"`
 	}
-	type functionCall struct {
+	responseFunctionCall struct {
 		ID        string `json:"id"`
 		Type      string `json:"type"`
 		Status    string `json:"status"`
@@ -445,29 +454,43 @@ func responseObject(body []byte, r responsesRequest, t Turn) any {
 		CallID    string `json:"call_id"`
 		Name      string `json:"name"`
 	}
-	type usage struct {
+	responseUsage struct {
 		InputTokens         int            `json:"input_tokens"`
 		InputTokensDetails  map[string]int `json:"input_tokens_details"`
 		OutputTokens        int            `json:"output_tokens"`
 		OutputTokensDetails map[string]int `json:"output_tokens_details"`
 		TotalTokens         int            `json:"total_tokens"`
 	}
-	type response struct {
-		ID                 string `json:"id"`
-		Object             string `json:"object"`
-		CreatedAt          int64  `json:"created_at"`
-		Status             string `json:"status"`
-		Background         bool   `json:"background"`
-		Error              any    `json:"error"`
-		IncompleteDetails  any    `json:"incomplete_details"`
-		Instructions       any    `json:"instructions"`
-		Model              string `json:"model"`
-		Output             []any  `json:"output"`
-		ParallelToolCalls  bool   `json:"parallel_tool_calls"`
-		PreviousResponseID any    `json:"previous_response_id"`
-		Store              bool   `json:"store"`
-		Usage              usage  `json:"usage"`
+	responseOut struct {
+		ID                 string         `json:"id"`
+		Object             string         `json:"object"`
+		CreatedAt          int64          `json:"created_at"`
+		Status             string         `json:"status"`
+		Background         bool           `json:"background"`
+		Error              any            `json:"error"`
+		IncompleteDetails  any            `json:"incomplete_details"`
+		Instructions       any            `json:"instructions"`
+		Model              string         `json:"model"`
+		Output             []any          `json:"output"`
+		ParallelToolCalls  bool           `json:"parallel_tool_calls"`
+		PreviousResponseID any            `json:"previous_response_id"`
+		Store              bool           `json:"store"`
+		Usage              *responseUsage `json:"usage"`
 	}
+)
+
+// responseObject is the answer to a request, its bytes a function of the
+// request's.
+func responseObject(body []byte, r responsesRequest, t Turn) responseOut {
+	type (
+		summary      = responseSummary
+		reasoning    = responseReasoning
+		text         = responseText
+		message      = responseMessage
+		functionCall = responseFunctionCall
+		usage        = responseUsage
+		response     = responseOut
+	)
 	output := []any{}
 	reasoningTokens := 0
 	if t.Thinking != "" {
@@ -501,7 +524,7 @@ func responseObject(body []byte, r responsesRequest, t Turn) any {
 		Output:            output,
 		ParallelToolCalls: true,
 		Store:             r.store,
-		Usage: usage{
+		Usage: &usage{
 			InputTokens: in, InputTokensDetails: map[string]int{"cached_tokens": 0},
 			OutputTokens: out, OutputTokensDetails: map[string]int{"reasoning_tokens": reasoningTokens},
 			TotalTokens: in + out,

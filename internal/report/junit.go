@@ -37,7 +37,18 @@ type junitCase struct {
 	Failure   *junitProblem `xml:"failure,omitempty"`
 	Error     *junitProblem `xml:"error,omitempty"`
 	Skipped   *junitSkipped `xml:"skipped,omitempty"`
-	SystemOut string        `xml:"system-out,omitempty"`
+	// Properties carry a drill's verdict, seed and build hash.
+	Properties *junitProperties `xml:"properties,omitempty"`
+	SystemOut  string           `xml:"system-out,omitempty"`
+}
+
+type junitProperties struct {
+	Property []junitProperty `xml:"property"`
+}
+
+type junitProperty struct {
+	Name  string `xml:"name,attr"`
+	Value string `xml:"value,attr"`
 }
 
 type junitProblem struct {
@@ -103,6 +114,13 @@ func (r *Report) JUnit() ([]byte, error) {
 		}
 		s := &root.Suites[si]
 		jc := junitCase{Name: c.Name, Classname: c.Suite, Time: seconds(c.DurationMS)}
+		if c.Verdict != "" {
+			props := []junitProperty{{"verdict", string(c.Verdict)}, {"build_hash", c.BuildHash}}
+			if c.Seed != nil {
+				props = append(props, junitProperty{"seed", fmt.Sprint(*c.Seed)})
+			}
+			jc.Properties = &junitProperties{props}
+		}
 		var details string
 		if c.Status == Failed || c.Status == Errored {
 			details = xmlText(ansi.ReplaceAllString(strings.Join(Details(c), "\n"), ""))

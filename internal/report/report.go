@@ -7,6 +7,7 @@ import (
 
 	"github.com/dryfire-dev/dryfire/internal/model"
 	"github.com/dryfire-dev/dryfire/internal/tool"
+	"github.com/dryfire-dev/dryfire/internal/world"
 )
 
 // Status of a case.
@@ -55,6 +56,16 @@ type Case struct {
 	// request that differs (with the differences), one beyond the end,
 	// recorded calls left unplayed. Such a case fails.
 	Replay string `json:"replay,omitempty"`
+	// Drill fields (world suites): the verdict (the case's status), the
+	// seed, the derived build and its hash, the final state, the evidence
+	// of every operation and the events behaviors emitted.
+	Verdict   Status           `json:"verdict,omitempty"`
+	Seed      *int64           `json:"seed,omitempty"`
+	BuildHash string           `json:"build_hash,omitempty"`
+	Build     json.RawMessage  `json:"build,omitempty"`
+	State     map[string]any   `json:"state,omitempty"`
+	Evidence  []world.Evidence `json:"evidence,omitempty"`
+	Events    []world.Emitted  `json:"events,omitempty"`
 	// DurationMS is wall time; the only field that varies between runs.
 	DurationMS float64 `json:"duration_ms"`
 

@@ -264,6 +264,9 @@ func Details(c *Case) []string {
 	if c.Status != Passed {
 		out = append(out, fmt.Sprintf("output after %d turn(s): %s", c.Turns, quote(c.Output)))
 	}
+	if c.Verdict != "" && c.Status != Passed {
+		out = append(out, drillLines(c)...)
+	}
 	for _, n := range c.Notes {
 		out = append(out, "note: "+n)
 	}
@@ -372,4 +375,39 @@ func (t *Text) drawStatus() {
 	}
 	t.status = true
 	t.drawn = time.Now()
+}
+
+// drillLines sum up a drill that did not pass: its seed and build, then
+// what each operation did.
+func drillLines(c *Case) []string {
+	seed := "?"
+	if c.Seed != nil {
+		seed = fmt.Sprint(*c.Seed)
+	}
+	hash := c.BuildHash
+	if len(hash) > 19 {
+		hash = hash[:19]
+	}
+	out := []string{fmt.Sprintf("drill: verdict %s, seed %s, build %s (dryfire reproduce re-runs it from the JSON report)", c.Verdict, seed, hash)}
+	const most = 20
+	for i, e := range c.Evidence {
+		if i == most {
+			out = append(out, fmt.Sprintf("  … and %d more operations", len(c.Evidence)-most))
+			break
+		}
+		line := fmt.Sprintf("  %d %s %s %s → %s", e.Seq, e.Time, e.Actor, e.Operation, e.Outcome)
+		if e.IsError {
+			if m, ok := e.Result.(map[string]any); ok {
+				line += fmt.Sprintf(" %v", m["code"])
+			}
+		}
+		if e.Override != nil {
+			line += fmt.Sprintf(" (override %q, %s scope, match %d)", e.Override.ID, e.Override.Scope, e.Override.MatchCount)
+		}
+		if e.Fault != nil {
+			line += fmt.Sprintf(" (fault %q)", *e.Fault)
+		}
+		out = append(out, line)
+	}
+	return out
 }

@@ -25,6 +25,7 @@ import (
 	"github.com/dryfire-dev/dryfire/internal/spec"
 	"github.com/dryfire-dev/dryfire/internal/tool"
 	"github.com/dryfire-dev/dryfire/internal/value"
+	"github.com/dryfire-dev/dryfire/internal/world"
 )
 
 // NoteNeverRecorded is the note of a case that runs passthrough code.
@@ -51,6 +52,12 @@ type Options struct {
 	// Live carries the requests that go to a real API; nil means a
 	// transport of the run's own. Never used in None mode.
 	Live http.RoundTripper
+	// Seed, when set, is the seed of every drill (world suites), over the
+	// case's and the world's.
+	Seed *int64
+	// Builds, when set, gives a drill the build (and seed) it runs from
+	// instead of the suite's world: how a stored report is reproduced.
+	Builds func(suite, name string) (build string, seed int64, ok bool)
 }
 
 // Progress receives run events.
@@ -100,6 +107,9 @@ func Run(ctx context.Context, suites []*spec.Suite, opts Options) (*report.Repor
 		}
 		set := mock.Compile(s)
 		tools := suiteToolDefs(s)
+		if sw, ok := s.Attached.(*world.SuiteWorld); ok {
+			tools = worldToolDefs(sw.World)
+		}
 		var paths []string
 		if s.Agent.Provider != spec.ProviderScript {
 			names := make([]string, len(s.Cases))
@@ -345,8 +355,22 @@ func runCase(ctx context.Context, j job, opts Options, lv *live) report.Case {
 			return c
 		}
 	}
-	sess := mock.NewSession(set, opts.Impl)
-	sess.Label = j.c.Name
+	var sess tool.Session
+	var drill *world.Instance
+	if sw, ok := j.suite.Attached.(*world.SuiteWorld); ok {
+		in, err := newDrill(sw, j.suite.File, j.c, opts)
+		if err != nil {
+			c.Status, c.Reason = report.Errored, err.Error()
+			c.Verdict = c.Status
+			return c
+		}
+		drill = in
+		sess = &worldSession{in: in}
+	} else {
+		ms := mock.NewSession(set, opts.Impl)
+		ms.Label = j.c.Name
+		sess = ms
+	}
 	tr, err := agent.Run(ctx, m, sess, agent.Config{
 		Model:    j.suite.Agent.Model,
 		System:   j.suite.Agent.System,
@@ -384,7 +408,12 @@ func runCase(ctx context.Context, j job, opts Options, lv *live) report.Case {
 		c.DurationMS = float64(time.Since(start).Microseconds()) / 1000
 		return c
 	}
-	results := check.Evaluate(j.c.Expect, &check.Facts{Calls: recs, Output: tr.Output, Turns: tr.Turns})
+	facts := &check.Facts{Calls: recs, Output: tr.Output, Turns: tr.Turns}
+	if drill != nil {
+		drill.End()
+		facts.World = drillFacts(drill, &c)
+	}
+	results := check.Evaluate(j.c.Expect, facts)
 	failed := 0
 	c.Checks = make([]report.Check, len(results))
 	for i, r := range results {
@@ -424,6 +453,9 @@ func runCase(ctx context.Context, j job, opts Options, lv *live) report.Case {
 	}
 	if rec != nil {
 		save(ctx, rec, &c)
+	}
+	if drill != nil {
+		c.Verdict = c.Status
 	}
 	c.DurationMS = float64(time.Since(start).Microseconds()) / 1000
 	return c

@@ -156,7 +156,21 @@ func (x *decoder) suite(root *yaml.Node, doc any) *Suite {
 			s.Mocks, s.MockOrder = x.mocks(p.v, p.val)
 		case "cases":
 			cases = p
+		case "world":
+			s.World, s.WorldPos = str(p.val), x.pos(p.v)
+		case "scenario":
+			s.Scenario, s.ScenarioPos = str(p.val), x.pos(p.v)
 		}
+	}
+	if s.World != "" {
+		for _, key := range []string{"tools", "mocks"} {
+			if k, _ := lookup(root, key); k != nil {
+				x.errorf(k, "a world suite takes its tools from the world's operations: remove %s (use toolOverrides in the world, a scenario or a case)", key)
+			}
+		}
+	} else if s.Scenario != "" {
+		k, _ := lookup(root, "scenario")
+		x.errorf(k, "scenario needs world: a scenario is part of a world file")
 	}
 	if s.Name == "" {
 		s.Name = defaultName(x.file)
@@ -451,6 +465,21 @@ func (x *decoder) caseOf(it item, index int) *Case {
 			}
 		case "max_turns":
 			c.MaxTurns, _ = x.integer(p.v, p.val)
+		case "scenario":
+			c.Scenario, c.ScenarioPos = str(p.val), x.pos(p.v)
+		case "actor":
+			c.Actor, c.ActorPos = str(p.val), x.pos(p.v)
+		case "seed":
+			if num, ok := p.val.(json.Number); ok {
+				if i, err := strconv.ParseInt(string(num), 10, 64); err == nil {
+					c.Seed = &i
+				}
+			}
+		case "toolOverrides":
+			c.ToolOverrides, c.ToolOverridesNode = p.val, p.v
+		case "setup":
+			c.Setup, _ = p.val.(map[string]any)
+			c.SetupNode = p.v
 		case "mocks":
 			c.Mocks, c.MockOrder = x.mocks(p.v, p.val)
 		case "script":
@@ -547,6 +576,12 @@ func (x *decoder) check(it item) *Check {
 			switch deref(p.k).Value {
 			case "tool":
 				c.Tool, c.toolNodes = str(p.val), []*yaml.Node{p.v}
+			case "operation":
+				c.Operation = str(p.val)
+			case "actor":
+				c.Actor = str(p.val)
+			case "outcome":
+				c.Outcome = str(p.val)
 			case "with":
 				if m, ok := p.val.(map[string]any); ok {
 					c.With = value.Compile(m)
@@ -565,6 +600,13 @@ func (x *decoder) check(it item) *Check {
 					c.Max, maxN = &i, p.k
 				}
 			}
+		}
+		if c.Tool == "" && c.Operation == "" {
+			x.errorf(k, "%s needs tool (or operation, in a world suite)", c.Kind)
+		}
+		if c.Tool != "" && c.Operation != "" {
+			_, on := lookup(v, "operation")
+			x.errorf(on, "give tool or operation, not both")
 		}
 		if timesN != nil && (minN != nil || maxN != nil) {
 			x.errorf(timesN, "times cannot be combined with min or max: use times for an exact count, min/max for a range")
@@ -598,6 +640,40 @@ func (x *decoder) check(it item) *Check {
 		}
 	case CheckMaxTurns:
 		c.MaxTurns, _ = x.integer(v, val)
+	case CheckState:
+		m, _ := val.(map[string]any)
+		c.Path = str(m["path"])
+		c.StateEquals, c.HasEquals = m["equals"]
+		c.StateHas, c.HasContains = m["contains"]
+		c.Absent, _ = m["absent"].(bool)
+		given := 0
+		for _, p := range pairs(v, val) {
+			switch deref(p.k).Value {
+			case "count":
+				if i, ok := x.integer(p.v, p.val); ok {
+					c.Count = &i
+				}
+				given++
+			case "equals", "contains", "absent":
+				given++
+			}
+		}
+		if given != 1 && m != nil {
+			x.errorf(k, "a state check takes exactly one of equals, contains, absent or count, not %d", given)
+		}
+	case CheckEvent:
+		m, _ := val.(map[string]any)
+		c.EventType = str(m["type"])
+		if d, ok := m["data"].(map[string]any); ok {
+			c.EventData = value.Compile(d)
+		}
+		for _, p := range pairs(v, val) {
+			if deref(p.k).Value == "count" {
+				if i, ok := x.integer(p.v, p.val); ok {
+					c.Count = &i
+				}
+			}
+		}
 	case CheckNoErrors:
 	default:
 		return nil
@@ -660,6 +736,13 @@ func (x *decoder) crossCheck(s *Suite) {
 	}
 
 	for _, c := range s.Cases {
+		if s.World == "" {
+			for _, k := range []string{"scenario", "actor", "toolOverrides", "setup", "seed"} {
+				if kn, _ := lookup(c.node, k); kn != nil {
+					x.errorf(kn, "%s is for drills: the suite needs world: (a *.world.yaml file)", k)
+				}
+			}
+		}
 		for _, rules := range c.Mocks {
 			x.checkWhenKeys(rules, declared)
 		}
@@ -702,7 +785,7 @@ func (x *decoder) crossCheck(s *Suite) {
 				x.d.add(Warning, next.Pos.Line, next.Pos.Col, "script turn %d is never reached: turn %d has no tool calls, so the case ends there", ti+2, ti+1)
 			}
 			for _, call := range t.ToolCalls {
-				if call.Name != "" && len(rulesFor(call.Name)) == 0 && scripted {
+				if call.Name != "" && len(rulesFor(call.Name)) == 0 && scripted && s.World == "" {
 					x.d.add(Warning, call.Pos.Line, call.Pos.Col, "no mock rule for tool %q in this case: the call will be unmatched and the case will fail%s", call.Name, suggest.DidYouMean(call.Name, knownList))
 				}
 			}
@@ -716,7 +799,7 @@ func (x *decoder) crossCheck(s *Suite) {
 				names = ch.Order
 			}
 			for i, n := range names {
-				if n != "" && !tools[n] {
+				if n != "" && !tools[n] && s.World == "" {
 					at := ch.Pos
 					if i < len(ch.toolNodes) {
 						at = x.pos(ch.toolNodes[i])

@@ -94,8 +94,11 @@ func sortWithin(ds []Diagnostic) {
 // diags collects the diagnostics of one file.
 type diags struct {
 	file string
-	list []Diagnostic
-	seen map[string]bool
+	// kind names the format in messages ("" is a suite); empty is what an
+	// empty file of it is told.
+	kind, empty string
+	list        []Diagnostic
+	seen        map[string]bool
 }
 
 func (d *diags) add(sev Severity, line, col int, format string, args ...any) {
@@ -115,4 +118,18 @@ func (d *diags) add(sev Severity, line, col int, format string, args ...any) {
 	}
 	d.seen[key] = true
 	d.list = append(d.list, Diagnostic{Pos: Pos{File: d.file, Line: line, Col: col}, Severity: sev, Message: msg})
+}
+
+func (d *diags) kindName() string {
+	if d.kind == "" {
+		return "suite"
+	}
+	return d.kind
+}
+
+func (d *diags) emptyMessage() string {
+	if d.empty != "" {
+		return d.empty
+	}
+	return "empty suite file: expected a mapping with version, agent and cases"
 }

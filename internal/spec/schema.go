@@ -26,16 +26,23 @@ var suiteSchema = sync.OnceValues(func() (*suiteSchemaT, error) {
 	if err != nil {
 		return nil, fmt.Errorf("compiling the embedded suite schema: %w", err)
 	}
-	return &suiteSchemaT{s: s, raw: raw}, nil
+	return &suiteSchemaT{s: s, raw: raw, contexts: schemaContexts}, nil
 })
 
+// suiteSchemaT is a compiled format schema with what messages call its
+// parts: the suite's, or another format's (worlds).
 type suiteSchemaT struct {
-	s   *jschema.Schema
-	raw any
+	s        *jschema.Schema
+	raw      any
+	contexts []SchemaContext
 }
 
+// SchemaContext names the part of a format schema under Prefix (a JSON
+// Pointer into the schema) in messages: "unknown key x in Label".
+type SchemaContext struct{ Prefix, Label string }
+
 // Where in the schema an error arose, and what to call that place.
-var schemaContexts = []struct{ prefix, label string }{
+var schemaContexts = []SchemaContext{
 	{"/$defs/check/properties/output", "output check"},
 	{"/$defs/call_match", "called check"},
 	{"/$defs/call_filter", "not_called check"},
@@ -59,10 +66,10 @@ func keywordPointer(kw string) string {
 	return ""
 }
 
-func contextOf(ptr string) (prefix, label string) {
-	for _, c := range schemaContexts {
-		if ptr == c.prefix || strings.HasPrefix(ptr, c.prefix+"/") {
-			return c.prefix, c.label
+func (ss *suiteSchemaT) contextOf(ptr string) (prefix, label string) {
+	for _, c := range ss.contexts {
+		if c.Prefix == "" || ptr == c.Prefix || strings.HasPrefix(ptr, c.Prefix+"/") {
+			return c.Prefix, c.Label
 		}
 	}
 	return "", "suite"
@@ -114,7 +121,7 @@ func reportLeaf(ss *suiteSchemaT, root *yaml.Node, doc any, conv *converter, l j
 		pos = key // "agent:" with nothing after it: point at the key
 	}
 	ptr := keywordPointer(l.Keyword)
-	prefix, label := contextOf(ptr)
+	prefix, label := ss.contextOf(ptr)
 	name := fieldName(l.Path)
 	got := valueAt(doc, l.Path)
 

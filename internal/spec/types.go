@@ -35,6 +35,15 @@ type Suite struct {
 	Mocks     map[string][]*Rule
 	MockOrder []string // tool names of Mocks, in file order
 	Cases     []*Case
+
+	// World is the world file a world suite names (as written, relative
+	// to the suite), and Scenario its default scenario; the cases of such
+	// a suite are drills, and its tools are the world's operations.
+	World, Scenario       string
+	WorldPos, ScenarioPos Pos
+	// Attached is what the world hook made of the world (a *world.World):
+	// the runner's to use.
+	Attached any
 }
 
 // Agent is the agent under test.
@@ -109,6 +118,17 @@ type Case struct {
 	Expect    []*Check
 	Pos       Pos
 
+	// Drill fields of a world suite's case: the scenario, the actor, the
+	// drill's overrides and the per-test setup, as JSON values with the
+	// nodes they were written at (for positioned messages).
+	Scenario, Actor       string
+	ScenarioPos, ActorPos Pos
+	Seed                  *int64
+	ToolOverrides         any
+	ToolOverridesNode     *yaml.Node
+	Setup                 map[string]any
+	SetupNode             *yaml.Node
+
 	node  *yaml.Node
 	index int // in the cases list, counting items that are not cases
 }
@@ -141,10 +161,12 @@ const (
 	CheckOutput    CheckKind = "output"
 	CheckMaxTurns  CheckKind = "max_turns"
 	CheckNoErrors  CheckKind = "no_errors"
+	CheckState     CheckKind = "state"
+	CheckEvent     CheckKind = "event"
 )
 
 // CheckKinds lists every check, in documentation order.
-var CheckKinds = []string{"called", "not_called", "order", "output", "max_turns", "no_errors"}
+var CheckKinds = []string{"called", "not_called", "order", "output", "max_turns", "no_errors", "state", "event"}
 
 // Check is one entry of a case's expect list.
 type Check struct {
@@ -171,6 +193,26 @@ type Check struct {
 
 	// max_turns
 	MaxTurns int
+
+	// called / not_called in a world suite: an operation (package/op)
+	// instead of a tool, and optionally an actor and an evidence outcome.
+	Operation string
+	Actor     string
+	Outcome   string
+
+	// state: Path, then one of Equals (StateEquals), Contains, Absent,
+	// Count.
+	Path        string
+	StateEquals any
+	HasEquals   bool
+	StateHas    any
+	HasContains bool
+	Absent      bool
+	Count       *int
+
+	// event: Type, Data (a deep subset), Count.
+	EventType string
+	EventData *value.Pattern
 
 	withNode  *yaml.Node
 	toolNodes []*yaml.Node // where each tool name of the check is written

@@ -33,7 +33,7 @@ func parseYAML(data []byte, d *diags) *yaml.Node {
 	var doc yaml.Node
 	if err := ld.Load(&doc); err != nil {
 		if errors.Is(err, io.EOF) {
-			d.add(Error, 1, 1, "empty suite file: expected a mapping with version, agent and cases")
+			d.add(Error, 1, 1, "%s", d.emptyMessage())
 			return nil
 		}
 		reportYAMLError(err, data, d)
@@ -42,7 +42,7 @@ func parseYAML(data []byte, d *diags) *yaml.Node {
 	var second yaml.Node
 	switch err := ld.Load(&second); {
 	case err == nil:
-		d.add(Error, second.Line, second.Column, "a suite file holds one YAML document; found a second one here")
+		d.add(Error, second.Line, second.Column, "a %s file holds one YAML document; found a second one here", d.kindName())
 	case !errors.Is(err, io.EOF):
 		reportYAMLError(err, data, d)
 		return nil
@@ -50,7 +50,7 @@ func parseYAML(data []byte, d *diags) *yaml.Node {
 	if doc.Kind == yaml.DocumentNode && len(doc.Content) == 1 {
 		return doc.Content[0]
 	}
-	d.add(Error, 1, 1, "empty suite file: expected a mapping with version, agent and cases")
+	d.add(Error, 1, 1, "%s", d.emptyMessage())
 	return nil
 }
 

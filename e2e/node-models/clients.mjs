@@ -1,0 +1,238 @@
+// Runs small tool-calling agents on the official OpenAI and Anthropic Node
+// SDKs, streaming and not, and prints what they got as JSON: run once
+// against dryfire's fake APIs directly, once through dryfire's model
+// endpoint while it records, once through it replaying with the fakes
+// stopped, the three outputs must be the same (internal/endpoint's
+// TestNodeClients does that).
+//
+// DRYFIRE_TEST_URLS is a JSON object: scenario name → base URL, in the
+// shape each SDK wants (OpenAI's ends in /v1, Anthropic's is the root).
+import OpenAI from 'openai';
+import Anthropic from '@anthropic-ai/sdk';
+
+const urls = JSON.parse(process.env.DRYFIRE_TEST_URLS);
+
+// The tools every agent has, and what they answer.
+const results = {
+  lookup_order: (args) => JSON.stringify({ order_id: args.order_id, tier: 'gold', total: 120.5 }),
+  issue_refund: (args) => `refund R-1 issued for ${args.order_id}`,
+};
+const schemas = {
+  lookup_order: { type: 'object', properties: { order_id: { type: 'string' } }, required: ['order_id'] },
+  issue_refund: { type: 'object', properties: { order_id: { type: 'string' }, amount: { type: 'number' } } },
+};
+const system = 'You are a support agent.';
+const question = 'Please refund order A-991.';
+const maxTurns = 6;
+
+function openai(name) {
+  return new OpenAI({ baseURL: urls[name], apiKey: 'dryfire-no-key', maxRetries: 0 });
+}
+function anthropic(name) {
+  return new Anthropic({ baseURL: urls[name], apiKey: 'dryfire-no-key', maxRetries: 0 });
+}
+
+// record is what a scenario reports: per turn, the text, the tool calls and
+// the usage, plus the ids the API gave (they must come back the same).
+function turnRecord(id, text, calls, usage, extra = {}) {
+  return { id, text, calls: calls.map((c) => ({ id: c.id, name: c.name, args: c.args })), usage, ...extra };
+}
+
+const chatTools = Object.keys(schemas).map((n) => ({ type: 'function', function: { name: n, parameters: schemas[n] } }));
+
+async function chatJSON() {
+  const client = openai('chat-json');
+  const messages = [{ role: 'system', content: system }, { role: 'user', content: question }];
+  const turns = [];
+  for (let i = 0; i < maxTurns; i++) {
+    const c = await client.chat.completions.create({ model: 'gpt-test', messages, tools: chatTools });
+    const msg = c.choices[0].message;
+    const calls = (msg.tool_calls ?? []).map((t) => ({ id: t.id, name: t.function.name, args: t.function.arguments }));
+    turns.push(turnRecord(c.id, msg.content, calls, c.usage, { finish: c.choices[0].finish_reason }));
+    if (calls.length === 0) break;
+    messages.push(msg);
+    for (const call of calls) {
+      messages.push({ role: 'tool', tool_call_id: call.id, content: results[call.name](JSON.parse(call.args)) });
+    }
+  }
+  return turns;
+}
+
+async function chatStream() {
+  const client = openai('chat-stream');
+  const messages = [{ role: 'system', content: system }, { role: 'user', content: question }];
+  const turns = [];
+  for (let i = 0; i < maxTurns; i++) {
+    const stream = await client.chat.completions.create({
+      model: 'gpt-test', messages, tools: chatTools, stream: true, stream_options: { include_usage: true },
+    });
+    let id, text = null, finish, usage, chunks = 0;
+    const calls = [];
+    for await (const chunk of stream) {
+      chunks++;
+      id = chunk.id;
+      if (chunk.usage) usage = chunk.usage;
+      const choice = chunk.choices[0];
+      if (!choice) continue;
+      if (typeof choice.delta.content === 'string' && choice.delta.content !== '') text = (text ?? '') + choice.delta.content;
+      for (const tc of choice.delta.tool_calls ?? []) {
+        if (!calls[tc.index]) calls[tc.index] = { id: tc.id, name: tc.function.name, args: '' };
+        calls[tc.index].args += tc.function.arguments ?? '';
+      }
+      if (choice.finish_reason) finish = choice.finish_reason;
+    }
+    turns.push(turnRecord(id, text, calls, usage, { finish, chunks }));
+    if (calls.length === 0) break;
+    messages.push({
+      role: 'assistant', content: text,
+      tool_calls: calls.map((c) => ({ id: c.id, type: 'function', function: { name: c.name, arguments: c.args } })),
+    });
+    for (const call of calls) {
+      messages.push({ role: 'tool', tool_call_id: call.id, content: results[call.name](JSON.parse(call.args)) });
+    }
+  }
+  return turns;
+}
+
+const responsesTools = Object.keys(schemas).map((n) => ({ type: 'function', name: n, parameters: schemas[n], strict: false }));
+
+function responsesTurn(r, extra = {}) {
+  const calls = r.output.filter((o) => o.type === 'function_call').map((o) => ({ id: o.call_id, name: o.name, args: o.arguments }));
+  return turnRecord(r.id, r.output_text || null, calls, r.usage, { status: r.status, ...extra });
+}
+
+async function responses(name, mode) {
+  const client = openai(name);
+  const input = [{ role: 'user', content: question }];
+  const turns = [];
+  for (let i = 0; i < maxTurns; i++) {
+    const params = { model: 'gpt-test', instructions: system, input, tools: responsesTools, store: false };
+    let r;
+    if (mode === 'helper') {
+      // The SDK's helper assembles the final response from the events.
+      const stream = client.responses.stream(params);
+      let text = '';
+      stream.on('response.output_text.delta', (e) => { text += e.delta; });
+      r = await stream.finalResponse();
+      turns.push(responsesTurn(r, { streamedText: text }));
+    } else if (mode === 'raw') {
+      const events = await client.responses.create({ ...params, stream: true });
+      const types = [];
+      let deltas = '';
+      for await (const ev of events) {
+        types.push(ev.type);
+        if (ev.type === 'response.output_text.delta') deltas += ev.delta;
+        if (ev.type === 'response.completed') r = ev.response;
+      }
+      // The SDK's own accumulation of the same kind of stream.
+      turns.push(responsesTurn(r, { deltas, events: types.length, first: types[0], last: types.at(-1) }));
+    } else {
+      r = await client.responses.create(params);
+      turns.push(responsesTurn(r));
+    }
+    const calls = r.output.filter((o) => o.type === 'function_call');
+    if (calls.length === 0) break;
+    input.push(...r.output);
+    for (const c of calls) {
+      input.push({ type: 'function_call_output', call_id: c.call_id, output: results[c.name](JSON.parse(c.arguments)) });
+    }
+  }
+  return turns;
+}
+
+const anthropicTools = Object.keys(schemas).map((n) => ({ name: n, input_schema: schemas[n] }));
+
+function anthropicTurn(m, extra = {}) {
+  const text = m.content.filter((b) => b.type === 'text').map((b) => b.text).join('') || null;
+  const calls = m.content.filter((b) => b.type === 'tool_use').map((b) => ({ id: b.id, name: b.name, args: JSON.stringify(b.input) }));
+  return turnRecord(m.id, text, calls, m.usage, { stop: m.stop_reason, ...extra });
+}
+
+async function anthropicLoop(name, mode) {
+  const client = anthropic(name);
+  const messages = [{ role: 'user', content: question }];
+  const turns = [];
+  for (let i = 0; i < maxTurns; i++) {
+    const params = { model: 'claude-test', max_tokens: 1024, system, messages, tools: anthropicTools };
+    let m;
+    if (mode === 'json') {
+      m = await client.messages.create(params);
+      turns.push(anthropicTurn(m));
+    } else if (mode === 'raw') {
+      // stream: true, iterating the raw events.
+      const events = await client.messages.create({ ...params, stream: true });
+      const types = [];
+      const blocks = [];
+      let start, delta;
+      for await (const ev of events) {
+        types.push(ev.type);
+        if (ev.type === 'message_start') start = ev.message;
+        if (ev.type === 'content_block_start') blocks[ev.index] = { ...ev.content_block, partial: '' };
+        if (ev.type === 'content_block_delta' && ev.delta.type === 'text_delta') blocks[ev.index].text += ev.delta.text;
+        if (ev.type === 'content_block_delta' && ev.delta.type === 'input_json_delta') blocks[ev.index].partial += ev.delta.partial_json;
+        if (ev.type === 'message_delta') delta = ev;
+      }
+      const content = blocks.map(({ partial, ...b }) => (b.type === 'tool_use' ? { ...b, input: JSON.parse(partial || '{}') } : b));
+      m = { ...start, content, stop_reason: delta.delta.stop_reason, usage: { ...start.usage, output_tokens: delta.usage.output_tokens } };
+      turns.push(anthropicTurn(m, { events: types.length, first: types[0], last: types.at(-1) }));
+    } else {
+      // The SDK's MessageStream helper assembles the message.
+      const stream = client.messages.stream(params);
+      let text = '';
+      stream.on('text', (t) => { text += t; });
+      m = await stream.finalMessage();
+      turns.push(anthropicTurn(m, { streamedText: text }));
+    }
+    const uses = m.content.filter((b) => b.type === 'tool_use');
+    if (uses.length === 0) break;
+    messages.push({ role: 'assistant', content: m.content.map(({ partial, ...b }) => b) });
+    messages.push({
+      role: 'user',
+      content: uses.map((u) => ({ type: 'tool_result', tool_use_id: u.id, content: results[u.name](u.input) })),
+    });
+  }
+  return turns;
+}
+
+// A request the recording does not hold: the SDK (with its default
+// retries) must give up at once with the endpoint's error.
+async function mismatch(name, kind) {
+  const params = { model: 'gpt-test', messages: [{ role: 'user', content: 'Something else entirely.' }] };
+  try {
+    if (kind === 'anthropic') {
+      await new Anthropic({ baseURL: urls[name], apiKey: 'dryfire-no-key' }).messages.create({ ...params, model: 'claude-test', max_tokens: 10 });
+    } else {
+      await new OpenAI({ baseURL: urls[name], apiKey: 'dryfire-no-key' }).chat.completions.create(params);
+    }
+  } catch (e) {
+    return { class: e.constructor.name, status: e.status, type: e.type ?? e.error?.error?.type, code: e.code ?? null, param: e.param ?? null, message: e.message };
+  }
+  throw new Error('the request was answered');
+}
+
+const scenarios = {
+  'mismatch-openai': () => mismatch('mismatch-openai', 'openai'),
+  'mismatch-anthropic': () => mismatch('mismatch-anthropic', 'anthropic'),
+  'chat-json': chatJSON,
+  'chat-stream': chatStream,
+  'responses-json': () => responses('responses-json', 'json'),
+  'responses-stream': () => responses('responses-stream', 'raw'),
+  'responses-helper': () => responses('responses-helper', 'helper'),
+  'anthropic-json': () => anthropicLoop('anthropic-json', 'json'),
+  'anthropic-stream': () => anthropicLoop('anthropic-stream', 'raw'),
+  'anthropic-helper': () => anthropicLoop('anthropic-helper', 'helper'),
+};
+
+const out = {};
+let failed = false;
+for (const [name, run] of Object.entries(scenarios)) {
+  if (!(name in urls)) continue;
+  try {
+    out[name] = await run();
+  } catch (e) {
+    failed = true;
+    out[name] = { error: `${e.constructor.name}: status ${e.status ?? '-'}: ${e.message}` };
+  }
+}
+process.stdout.write(JSON.stringify(out, null, 1) + '\n');
+process.exitCode = failed ? 1 : 0;

@@ -1,0 +1,293 @@
+package check
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/dryfire-dev/dryfire/internal/spec"
+	"github.com/dryfire-dev/dryfire/internal/value"
+	"github.com/dryfire-dev/dryfire/internal/world"
+)
+
+// WorldFacts is what a drill's world ended with.
+type WorldFacts struct {
+	State    map[string]any
+	Evidence []world.Evidence
+	Emitted  []world.Emitted
+	// Ordered reports whether a collection's order matters.
+	Ordered func(pkg, coll string) bool
+}
+
+func worldCheck(c *spec.Check, f *Facts) (bool, string) {
+	if f.World == nil {
+		return false, fmt.Sprintf("%s checks need a world suite (world: in the suite)", c.Kind)
+	}
+	switch c.Kind {
+	case spec.CheckState:
+		return stateCheck(c, f.World)
+	case spec.CheckEvent:
+		return eventCheck(c, f.World)
+	}
+	return calledOperation(c, f.World)
+}
+
+func stateCheck(c *spec.Check, w *WorldFacts) (bool, string) {
+	steps, err := world.SplitPath(c.Path)
+	if err != nil {
+		return false, fmt.Sprintf("state path %q: %v", c.Path, err)
+	}
+	got, ok := world.Lookup(w.State, steps)
+	unordered := len(steps) == 2 && (w.Ordered == nil || !w.Ordered(steps[0], steps[1]))
+	at := c.Path
+	switch {
+	case c.Absent:
+		if !ok {
+			return true, fmt.Sprintf("%s is absent (expected absent)", at)
+		}
+		return false, fmt.Sprintf("expected %s to be absent; it is %s", at, short(got))
+	case !ok:
+		return false, fmt.Sprintf("expected %s to exist; it is absent%s", at, nearest(w.State, steps))
+	case c.Count != nil:
+		n := -1
+		switch x := got.(type) {
+		case map[string]any:
+			n = len(x)
+		case []any:
+			n = len(x)
+		}
+		if n < 0 {
+			return false, fmt.Sprintf("expected %s to hold %d entries; it is not a collection but %s", at, *c.Count, short(got))
+		}
+		if n == *c.Count {
+			return true, fmt.Sprintf("%s holds %d entries (expected %d)", at, n, *c.Count)
+		}
+		return false, fmt.Sprintf("expected %s to hold %d entries; it holds %d: %s", at, *c.Count, n, short(got))
+	case c.HasEquals:
+		if equalState(c.StateEquals, got, unordered) {
+			return true, fmt.Sprintf("%s equals %s", at, short(got))
+		}
+		return false, fmt.Sprintf("expected %s to equal %s; it is %s%s", at, short(c.StateEquals), short(got), diff(c.StateEquals, got))
+	case c.HasContains:
+		if containsState(got, c.StateHas) {
+			return true, fmt.Sprintf("%s contains %s", at, short(c.StateHas))
+		}
+		return false, fmt.Sprintf("expected %s to contain %s; it is %s", at, short(c.StateHas), short(got))
+	}
+	return false, "a state check needs equals, contains, absent or count"
+}
+
+func short(v any) string { return value.Truncate(value.Canonical(v), 300) }
+
+// equalState compares values; a list compares as a multiset when its
+// order does not matter.
+func equalState(want, got any, unordered bool) bool {
+	if !unordered {
+		return value.Equal(want, got)
+	}
+	a, ok1 := want.([]any)
+	b, ok2 := got.([]any)
+	if !ok1 || !ok2 {
+		return value.Equal(want, got)
+	}
+	return sameMultiset(a, b)
+}
+
+func sameMultiset(a, b []any) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	ka, kb := make([]string, len(a)), make([]string, len(b))
+	for i := range a {
+		ka[i], kb[i] = value.Canonical(a[i]), value.Canonical(b[i])
+	}
+	sort.Strings(ka)
+	sort.Strings(kb)
+	for i := range ka {
+		if ka[i] != kb[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// containsState: a mapping contains a deep subset; a list an element
+// matching it (or, for a list, every element); a string a substring.
+func containsState(got, want any) bool {
+	switch g := got.(type) {
+	case string:
+		s, ok := want.(string)
+		return ok && strings.Contains(g, s)
+	case []any:
+		if ws, ok := want.([]any); ok {
+			for _, w := range ws {
+				if !containsState(g, w) {
+					return false
+				}
+			}
+			return true
+		}
+		p := value.Compile(want)
+		for _, e := range g {
+			if p.Match(e) {
+				return true
+			}
+		}
+		return false
+	}
+	return value.Compile(want).Match(got)
+}
+
+// diff says where two mappings differ: keys missing, extra or different.
+func diff(want, got any) string {
+	wm, ok1 := want.(map[string]any)
+	gm, ok2 := got.(map[string]any)
+	if !ok1 || !ok2 {
+		return ""
+	}
+	var parts []string
+	for _, k := range sortedKeys(wm) {
+		g, ok := gm[k]
+		switch {
+		case !ok:
+			parts = append(parts, fmt.Sprintf("missing %s", value.PathKey(k)))
+		case !value.Equal(wm[k], g):
+			parts = append(parts, fmt.Sprintf("%s: expected %s, got %s", value.PathKey(k), value.Truncate(value.Canonical(wm[k]), 80), value.Truncate(value.Canonical(g), 80)))
+		}
+	}
+	for _, k := range sortedKeys(gm) {
+		if _, ok := wm[k]; !ok {
+			parts = append(parts, fmt.Sprintf("unexpected %s", value.PathKey(k)))
+		}
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return " (" + strings.Join(parts, "; ") + ")"
+}
+
+func sortedKeys(m map[string]any) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// nearest says how far a missing path got.
+func nearest(state map[string]any, steps []string) string {
+	for i := len(steps) - 1; i > 0; i-- {
+		if v, ok := world.Lookup(state, steps[:i]); ok {
+			keys := ""
+			if m, ok := v.(map[string]any); ok {
+				keys = fmt.Sprintf("; it holds %s", value.Truncate(strings.Join(sortedKeys(m), ", "), 200))
+				if len(m) == 0 {
+					keys = "; it is empty"
+				}
+			}
+			return fmt.Sprintf(" (%s exists%s)", strings.Join(steps[:i], "."), keys)
+		}
+	}
+	return ""
+}
+
+func eventCheck(c *spec.Check, w *WorldFacts) (bool, string) {
+	n, typed := 0, 0
+	for _, e := range w.Emitted {
+		if e.Type != c.EventType {
+			continue
+		}
+		typed++
+		if c.EventData == nil || c.EventData.Match(e.Data) {
+			n++
+		}
+	}
+	subject := c.EventType
+	if c.EventData != nil {
+		subject += " with " + value.Canonical(c.EventData.Source())
+	}
+	if c.Count != nil {
+		if n == *c.Count {
+			return true, fmt.Sprintf("%s was emitted %s (expected %d)", subject, plural(n, "time", "times"), *c.Count)
+		}
+		return false, fmt.Sprintf("expected %s to be emitted %s; it was emitted %s%s", subject, plural(*c.Count, "time", "times"), plural(n, "time", "times"), others(w, typed-n, c.EventType))
+	}
+	if n > 0 {
+		return true, fmt.Sprintf("%s was emitted %s (expected at least once)", subject, plural(n, "time", "times"))
+	}
+	return false, fmt.Sprintf("expected %s to be emitted; it never was%s", subject, others(w, typed, c.EventType))
+}
+
+func others(w *WorldFacts, sameType int, typ string) string {
+	if sameType > 0 {
+		return fmt.Sprintf(" (%s of type %s had other data)", plural(sameType, "event", "events"), typ)
+	}
+	if len(w.Emitted) == 0 {
+		return " (no event was emitted at all)"
+	}
+	types := []string{}
+	seen := map[string]bool{}
+	for _, e := range w.Emitted {
+		if !seen[e.Type] {
+			seen[e.Type] = true
+			types = append(types, e.Type)
+		}
+	}
+	return " (emitted: " + strings.Join(types, ", ") + ")"
+}
+
+// calledOperation is called / not_called by operation, over the evidence
+// of the agent's calls (scheduled events are the world's own doing).
+func calledOperation(c *spec.Check, w *WorldFacts) (bool, string) {
+	n, other := 0, 0
+	for _, e := range w.Evidence {
+		if e.Operation != c.Operation || strings.HasPrefix(e.Actor, "event:") {
+			continue
+		}
+		if c.Actor != "" && e.Actor != c.Actor || c.Outcome != "" && e.Outcome != c.Outcome {
+			other++
+			continue
+		}
+		if c.With != nil && !c.With.Match(e.Arguments) {
+			other++
+			continue
+		}
+		n++
+	}
+	subject := c.Operation
+	if c.With != nil {
+		subject += " with " + value.Canonical(c.With.Source())
+	}
+	if c.Actor != "" {
+		subject += " by " + c.Actor
+	}
+	if c.Outcome != "" {
+		subject += " answered by " + c.Outcome
+	}
+	if c.Kind == spec.CheckNotCalled {
+		if n == 0 {
+			return true, fmt.Sprintf("%s was not called (expected never)", subject)
+		}
+		return false, fmt.Sprintf("expected %s never to be called; it was called %s", subject, plural(n, "time", "times"))
+	}
+	lo, hi, want := 1, -1, "at least once"
+	switch {
+	case c.Times != nil:
+		lo, hi, want = *c.Times, *c.Times, "exactly "+plural(*c.Times, "time", "times")
+	case c.Min != nil && c.Max != nil:
+		lo, hi, want = *c.Min, *c.Max, fmt.Sprintf("between %d and %d times", *c.Min, *c.Max)
+	case c.Min != nil:
+		lo, want = *c.Min, "at least "+plural(*c.Min, "time", "times")
+	case c.Max != nil:
+		lo, hi, want = 0, *c.Max, "at most "+plural(*c.Max, "time", "times")
+	}
+	if n >= lo && (hi < 0 || n <= hi) {
+		return true, fmt.Sprintf("%s was called %s (expected %s)", subject, plural(n, "time", "times"), want)
+	}
+	msg := fmt.Sprintf("expected %s to be called %s; it was called %s", subject, want, plural(n, "time", "times"))
+	if other > 0 {
+		msg += fmt.Sprintf(" (and %s to %s did not match)", plural(other, "call", "calls"), c.Operation)
+	}
+	return false, msg
+}

@@ -1,0 +1,92 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/dryfire-dev/dryfire"
+	"github.com/dryfire-dev/dryfire/internal/report"
+)
+
+func newReproduceCommand(e *env) *cobra.Command {
+	var python string
+	cmd := &cobra.Command{
+		Use:   "reproduce REPORT [-- COMMAND...]",
+		Short: "Re-run a report's drills from their build and seed",
+		Long: `Re-run every drill (a case of a world suite) of a JSON report written by
+dryfire run --json, from exactly the build and seed the report recorded:
+the world, scenario, drill and per-test rules as they were then, not the
+world file as it is now. The suites the report names are loaded again for
+the agent side (the script model's turns and the checks).
+
+For each drill it says whether the evidence and the verdict are identical
+and, where not, the first differences (the evidence entry and the field).
+
+COMMAND, after --, is for drills of an existing agent (run as a command
+against the world's endpoints); that arrives with dryfire serve.
+
+Exit status: 0 every drill reproduced identically; 1 a drill differs; 2 a
+usage error or a report or suite that cannot be read.`,
+		Example: `  dryfire run examples/world --json report.json
+  dryfire reproduce report.json`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if cmd.ArgsLenAtDash() == 0 || len(args) == 0 {
+				return usageErr("reproduce needs the JSON report of a run, e.g. dryfire reproduce report.json")
+			}
+			if (cmd.ArgsLenAtDash() < 0 && len(args) > 1) || cmd.ArgsLenAtDash() > 1 {
+				return usageErr("reproduce takes one report, got %q", args[1])
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if cmd.ArgsLenAtDash() >= 0 && len(args) > cmd.ArgsLenAtDash() {
+				return usageErr("reproducing a drill of an existing agent (-- %s) needs dryfire serve, which this version does not have yet", strings.Join(args[cmd.ArgsLenAtDash():], " "))
+			}
+			data, err := os.ReadFile(args[0])
+			if err != nil {
+				return &exitError{code: report.ExitUsage, err: fmt.Errorf("reading the report: %w", err)}
+			}
+			rs, err := dryfire.Reproduce(cmd.Context(), data, loadOptions(e, python))
+			var ds dryfire.Diagnostics
+			switch {
+			case errors.As(err, &ds):
+				for _, d := range ds {
+					fmt.Fprintln(e.stderr, d)
+				}
+				return &exitError{code: report.ExitUsage, err: errors.New("the suites of the report do not load; nothing ran")}
+			case err != nil:
+				return &exitError{code: report.ExitUsage, err: err}
+			}
+			same := 0
+			for _, r := range rs {
+				if r.Identical {
+					same++
+					fmt.Fprintf(e.stdout, "SAME  %s: %s (seed %d, %s)\n", r.Suite, r.Name, r.Seed, short(r.BuildHash))
+					continue
+				}
+				fmt.Fprintf(e.stdout, "DIFF  %s: %s (seed %d, %s)\n", r.Suite, r.Name, r.Seed, short(r.BuildHash))
+				for _, d := range r.Differences {
+					fmt.Fprintf(e.stdout, "      %s\n", d)
+				}
+			}
+			fmt.Fprintf(e.stdout, "%d identical, %d different\n", same, len(rs)-same)
+			if same != len(rs) {
+				return &exitError{code: report.ExitFailed}
+			}
+			return nil
+		},
+	}
+	addPythonFlag(cmd, &python)
+	return cmd
+}
+
+func short(hash string) string {
+	if len(hash) > 19 {
+		return hash[:19]
+	}
+	return hash
+}

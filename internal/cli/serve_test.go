@@ -1,0 +1,311 @@
+package cli_test
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/dryfire-dev/dryfire/internal/cli"
+)
+
+// TestServeScript runs testdata/serve/*.txtar: dryfire serve and dryfire
+// call as processes; $REPO is the repository root. Besides the commands
+// of TestScript they have:
+//
+//	servebg ARGS...  start `dryfire serve ARGS...` in the background and
+//	                 wait for the line saying where it listens; $ADDR
+//	                 is then that address, $URL http://$ADDR
+//	servestop        stop it with SIGINT, wait, and write its standard
+//	                 error to $WORK/serve.stderr and "exit N" to
+//	                 $WORK/serve.exit
+//	httppost URL     POST an empty body to URL; the answer's body on
+//	                 standard output (fails unless the status is 200)
+//	cmplines A B     A and B hold the same lines, in any order
+func TestServeScript(t *testing.T) {
+	root := repoRoot(t)
+	testscript.Run(t, testscript.Params{
+		Dir:                 "testdata/serve",
+		RequireExplicitExec: true,
+		RequireUniqueNames:  true,
+		UpdateScripts:       *update,
+		Setup: func(e *testscript.Env) error {
+			e.Setenv("GORACE", strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0"))
+			e.Setenv("DRYFIRE_TOOLS_URL", "")
+			e.Setenv("REPO", root)
+			return nil
+		},
+		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			"servebg":   cmdServeBG,
+			"servestop": cmdServeStop,
+			"httppost":  cmdHTTPPost,
+			"cmplines":  cmdCmpLines,
+		},
+	})
+}
+
+// background is a `dryfire serve` a script started.
+type background struct {
+	cmd    *exec.Cmd
+	mu     sync.Mutex
+	stderr strings.Builder
+	done   chan error
+}
+
+var (
+	bgMu sync.Mutex
+	bgs  = map[*testscript.TestScript]*background{}
+)
+
+var listening = regexp.MustCompile(`on http://(\S+): MCP`)
+
+func cmdServeBG(ts *testscript.TestScript, neg bool, args []string) {
+	if neg {
+		ts.Fatalf("usage: servebg ARGS...")
+	}
+	bg := &background{done: make(chan error, 1)}
+	bg.cmd = exec.Command("dryfire", append([]string{"serve"}, args...)...)
+	bg.cmd.Dir = ts.MkAbs(".")
+	bg.cmd.Env = append(os.Environ(), "GORACE="+ts.Getenv("GORACE"))
+	pr, err := bg.cmd.StderrPipe()
+	ts.Check(err)
+	ts.Check(bg.cmd.Start())
+	bgMu.Lock()
+	bgs[ts] = bg
+	bgMu.Unlock()
+	ts.Defer(func() {
+		bg.cmd.Process.Kill()
+		<-bg.done
+	})
+	addr := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(pr)
+		for sc.Scan() {
+			line := sc.Text()
+			bg.mu.Lock()
+			bg.stderr.WriteString(line + "\n")
+			bg.mu.Unlock()
+			if m := listening.FindStringSubmatch(line); m != nil {
+				select {
+				case addr <- m[1]:
+				default:
+				}
+			}
+		}
+		bg.done <- bg.cmd.Wait()
+	}()
+	select {
+	case a := <-addr:
+		ts.Setenv("URL", "http://"+a)
+		ts.Setenv("ADDR", a)
+	case <-time.After(20 * time.Second):
+		bg.mu.Lock()
+		defer bg.mu.Unlock()
+		ts.Fatalf("dryfire serve did not say where it listens within 20s; standard error:\n%s", bg.stderr.String())
+	}
+}
+
+func cmdServeStop(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 0 {
+		ts.Fatalf("usage: servestop")
+	}
+	bgMu.Lock()
+	bg := bgs[ts]
+	delete(bgs, ts)
+	bgMu.Unlock()
+	if bg == nil {
+		ts.Fatalf("no servebg to stop")
+	}
+	ts.Check(bg.cmd.Process.Signal(syscall.SIGINT))
+	var err error
+	select {
+	case err = <-bg.done:
+		bg.done <- err // for the deferred cleanup
+	case <-time.After(20 * time.Second):
+		ts.Fatalf("dryfire serve did not stop within 20s of SIGINT")
+	}
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		ts.Fatalf("waiting for dryfire serve: %v", err)
+	}
+	bg.mu.Lock()
+	defer bg.mu.Unlock()
+	work := ts.Getenv("WORK")
+	ts.Check(os.WriteFile(filepath.Join(work, "serve.stderr"), []byte(bg.stderr.String()), 0o644))
+	ts.Check(os.WriteFile(filepath.Join(work, "serve.exit"), fmt.Appendf(nil, "exit %d\n", code), 0o644))
+}
+
+// suiteFile writes the suite the serve tests use to a temporary directory.
+func suiteFile(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	file := filepath.Join(dir, "shop.dryfire.yaml")
+	err := os.WriteFile(file, []byte(`version: 1
+agent: {provider: script}
+tools:
+  lookup_order:
+    description: Look up an order.
+    input_schema: {type: object, properties: {order_id: {type: string}}}
+mocks:
+  lookup_order:
+    - when: {order_id: A-991}
+      return: {tier: gold}
+  issue_refund:
+    - sequence: [{error: timeout}, {return: {ok: true}}]
+cases:
+  - name: refund
+    input: x
+    script: [{text: ok}]
+`), 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return file
+}
+
+func refundTexts(t *testing.T, cs *mcp.ClientSession, n int) []string {
+	t.Helper()
+	var out []string
+	for range n {
+		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "issue_refund", Arguments: map[string]any{}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, res.Content[0].(*mcp.TextContent).Text)
+	}
+	return out
+}
+
+// `dryfire serve --stdio` as a process, driven by the go-sdk client in
+// both eras: each process is one session with its own sequence state.
+func TestServeStdioProcess(t *testing.T) {
+	file := suiteFile(t)
+	for _, version := range []string{"", "2025-11-25"} {
+		t.Run("version="+version, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+			defer cancel()
+			cmd := exec.Command("dryfire", "serve", file, "--stdio")
+			cmd.Stderr = io.Discard
+			cmd.Env = append(os.Environ(), "GORACE="+strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0"))
+			var opts *mcp.ClientSessionOptions
+			if version != "" {
+				opts = &mcp.ClientSessionOptions{ProtocolVersion: version}
+			}
+			client := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil)
+			cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd}, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer cs.Close()
+			want := version
+			if want == "" {
+				want = "2026-07-28"
+			}
+			if got := cs.InitializeResult().ProtocolVersion; got != want {
+				t.Errorf("negotiated %q, want %q", got, want)
+			}
+			lr, err := cs.ListTools(ctx, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var names []string
+			for _, tl := range lr.Tools {
+				names = append(names, tl.Name)
+			}
+			if diff := cmp.Diff([]string{"lookup_order", "issue_refund"}, names); diff != "" {
+				t.Errorf("tools (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff([]string{"timeout", `{"ok":true}`, `{"ok":true}`}, refundTexts(t, cs, 3)); diff != "" {
+				t.Errorf("sequence (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// --stdio reads and writes the command's own standard streams (not the
+// process's), until standard input ends; stdin is kept open while the
+// client talks (go-sdk#1061).
+func TestServeStdioInProcess(t *testing.T) {
+	file := suiteFile(t)
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	var stderr strings.Builder
+	code := make(chan int, 1)
+	go func() {
+		code <- cli.Main([]string{"serve", file, "--stdio", "--case", "refund"}, inR, outW, &stderr)
+		outW.Close()
+	}()
+	client := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil)
+	cs, err := client.Connect(context.Background(), &mcp.IOTransport{Reader: outR, Writer: inW}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"timeout", `{"ok":true}`}, refundTexts(t, cs, 2)); diff != "" {
+		t.Errorf("sequence (-want +got):\n%s", diff)
+	}
+	cs.Close()
+	select {
+	case c := <-code:
+		if c != 0 {
+			t.Errorf("exit %d; stderr:\n%s", c, stderr.String())
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("dryfire serve --stdio did not stop when its input closed")
+	}
+	if want := fmt.Sprintf("serving %s (case \"refund\") over stdio (MCP)\n", file); stderr.String() != want {
+		t.Errorf("stderr %q, want %q", stderr.String(), want)
+	}
+}
+
+func cmdHTTPPost(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: httppost URL")
+	}
+	resp, err := http.Post(args[0], "application/json", nil)
+	ts.Check(err)
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	ts.Check(err)
+	ts.Stdout().Write(b)
+	ts.Stdout().Write([]byte("\n"))
+	if resp.StatusCode != http.StatusOK {
+		ts.Fatalf("POST %s: %s", args[0], resp.Status)
+	}
+}
+
+func cmdCmpLines(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: cmplines A B")
+	}
+	read := func(name string) []string {
+		var text string
+		if name == "stdout" {
+			text = ts.ReadFile("stdout")
+		} else {
+			text = ts.ReadFile(name)
+		}
+		lines := strings.Split(strings.TrimSuffix(text, "\n"), "\n")
+		slices.Sort(lines)
+		return lines
+	}
+	if diff := cmp.Diff(read(args[1]), read(args[0])); diff != "" {
+		ts.Fatalf("%s and %s differ (-%[2]s +%[1]s):\n%s", args[0], args[1], diff)
+	}
+}

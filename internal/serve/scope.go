@@ -1,0 +1,403 @@
+package serve
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"sync"
+	"sync/atomic"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/dryfire-dev/dryfire/internal/mock"
+	"github.com/dryfire-dev/dryfire/internal/spec"
+	"github.com/dryfire-dev/dryfire/internal/tool"
+	"github.com/dryfire-dev/dryfire/internal/value"
+)
+
+// Scope is the tool world of one case, or of a suite when no case is
+// chosen: the rules that answer (the suite's, with the case's overrides),
+// the passthrough code behind impl rules, the mock state, and one merged
+// record of every tool call made in it, over MCP and HTTP alike, in call
+// order.
+//
+// State rules:
+//   - An MCP session has its own sequence positions, so two sessions each
+//     see a sequence from its start: a legacy session (2025-11-25 and
+//     earlier) opened with initialize over streamable HTTP, and a stdio or
+//     in-memory connection (either era; over stdio, one per process).
+//   - Everything without a session shares the scope's own state: HTTP tool
+//     calls (POST /tools/NAME), stateless MCP requests (2026-07-28, or a
+//     legacy request without Mcp-Session-Id), and Scope.Call.
+//   - Reset puts every sequence back to its start (the shared state and
+//     every session's) and clears the record.
+//
+// A Scope is safe for concurrent use; each call's selection, sequence
+// advance and record happen under the mock engine's one critical section,
+// so counts are exact under any concurrency.
+type Scope struct {
+	id    string
+	suite *spec.Suite
+	cse   *spec.Case
+	set   *mock.Set
+	impl  mock.Impl
+	label string
+	tools []Tool
+	notes []string
+
+	mu       sync.Mutex
+	gen      uint64 // bumped by Reset
+	shared   *state
+	sessions map[*mcp.ServerSession]*state // MCP sessions that made calls
+	byID     map[string]*mcp.ServerSession // HTTP sessions, by Mcp-Session-Id
+	watched  map[*mcp.ServerSession]bool   // sessions whose end is awaited
+	records  record
+
+	mcp          *mcpServer
+	serverInfo   []byte // the serverInfo of 2026-07-28 results, as JSON
+	noFastModern bool   // a tool declares x-mcp-header: go-sdk checks those
+	slowMCP      bool   // tests: every MCP request through go-sdk
+	fastCalls    atomic.Int64
+
+	listOnce sync.Once
+	list     []byte // the GET /tools body
+}
+
+// state is one line of mock state: a sequence position per rule.
+type state struct {
+	gen  uint64
+	sess tool.Session
+}
+
+// slot is one entry of the merged record; done is false while the call
+// is still running.
+type slot struct {
+	call tool.Call
+	res  tool.Result
+	done bool
+}
+
+// ScopeOptions describe a Scope.
+type ScopeOptions struct {
+	// ID names the scope under /cases/ID/ when it is added to a Server; the
+	// default scope of a Server (its root paths) may leave it empty.
+	ID string
+	// Suite is the suite whose tools and rules are served. Required.
+	Suite *spec.Suite
+	// Case selects a case's mocks (they replace the suite's rule list for
+	// each tool they name); nil serves the suite's own rules.
+	Case *spec.Case
+	// Rules are the suite's compiled rules (mock.Compile(Suite)), to share
+	// one compilation between the scopes of a suite's cases; nil compiles
+	// them.
+	Rules *mock.Set
+	// Impl runs impl: rules; nil answers them with an error result saying
+	// passthrough code is not available.
+	Impl mock.Impl
+}
+
+// NewScope returns the scope of a suite, or of one of its cases.
+func NewScope(o ScopeOptions) *Scope {
+	if o.Suite == nil {
+		panic("serve.NewScope: no suite")
+	}
+	set := o.Rules
+	if set == nil {
+		set = mock.Compile(o.Suite)
+	}
+	s := &Scope{id: o.ID, suite: o.Suite, cse: o.Case, impl: o.Impl,
+		sessions: map[*mcp.ServerSession]*state{}, byID: map[string]*mcp.ServerSession{}, watched: map[*mcp.ServerSession]bool{}}
+	if o.Case != nil {
+		set = set.ForCase(o.Case)
+		s.label = o.Case.Name
+	}
+	s.set = set
+	s.tools, s.notes = toolList(o.Suite, o.Case)
+	s.shared = s.newState()
+	s.mcp = newMCPServer(s)
+	return s
+}
+
+// ID is the scope's name under /cases/.
+func (s *Scope) ID() string { return s.id }
+
+// Suite is the suite served.
+func (s *Scope) Suite() *spec.Suite { return s.suite }
+
+// Case is the case whose mocks are served; nil for the suite's own.
+func (s *Scope) Case() *spec.Case { return s.cse }
+
+// Tools are the tools served, in the order the built-in loop shows them
+// to a model: the suite's declared tools in file order, then tools that
+// are only mocked (suite, then case), with an open object schema.
+func (s *Scope) Tools() []Tool { return s.tools }
+
+// Notes are warnings about how the suite's tools are served, as
+// FILE:LINE:COL: warning: ... (an input schema MCP cannot carry as
+// written); empty for most suites.
+func (s *Scope) Notes() []string { return s.notes }
+
+// UsesImpl reports whether any rule of the scope runs passthrough code.
+func (s *Scope) UsesImpl() bool { return s.set.UsesImpl() }
+
+// Call answers one tool call on the scope's shared state, the one HTTP
+// tool calls and stateless MCP requests use, and records it. args is the
+// JSON text of the arguments. It answers exactly what the built-in loop
+// would deliver, an unmatched call included.
+func (s *Scope) Call(ctx context.Context, name, args string) tool.Result {
+	return s.answer(ctx, nil, name, []byte(args))
+}
+
+// Records returns a copy of every finished call since the start or the
+// last Reset, in call order (the order calls started in), across every
+// MCP session and HTTP call of the scope.
+func (s *Scope) Records() []tool.Record {
+	s.mu.Lock()
+	slots := s.records.all()
+	s.mu.Unlock()
+	out := make([]tool.Record, 0, len(slots))
+	for _, sl := range slots {
+		if !sl.done {
+			continue
+		}
+		var args any = sl.call.Args
+		if v, err := value.Parse([]byte(sl.call.Args)); err == nil {
+			args = v
+		}
+		out = append(out, tool.Record{Call: sl.call, Args: args, Result: sl.res})
+	}
+	return out
+}
+
+// Reset puts every sequence of the scope back to its start, for the
+// shared state and every MCP session alike, and clears the record. Calls
+// running meanwhile finish on the state they started with and are left
+// out of the record.
+func (s *Scope) Reset() {
+	s.mu.Lock()
+	s.gen++
+	s.shared = s.newState()
+	s.records = record{}
+	s.mu.Unlock()
+}
+
+func (s *Scope) newState() *state {
+	ms := mock.NewSession(s.set, s.impl)
+	ms.Label = s.label
+	return &state{gen: s.gen, sess: ms}
+}
+
+// answer checks that args is a JSON object (absent or null counts as
+// {}), then answers the call on the state of ss (nil: the shared state).
+// Arguments that are not an object are answered and recorded as an
+// unmatched call whose near miss says so, without consulting the rules.
+func (s *Scope) answer(ctx context.Context, ss *mcp.ServerSession, name string, args []byte) tool.Result {
+	args = bytes.TrimSpace(args)
+	if len(args) == 0 || string(args) == "null" {
+		args = emptyObject
+	}
+	if args[0] != '{' {
+		return s.reject(name, string(args), fmt.Sprintf("the arguments are not a JSON object (got %s)", jsonKind(args[0])))
+	}
+	return s.call(ctx, ss, name, string(args))
+}
+
+var emptyObject = []byte("{}")
+
+// jsonKind names the JSON type that starts with c.
+func jsonKind(c byte) string {
+	switch {
+	case c == '[':
+		return "an array"
+	case c == '"':
+		return "a string"
+	case c == 't' || c == 'f':
+		return "a boolean"
+	case c == '-' || c >= '0' && c <= '9':
+		return "a number"
+	}
+	return "text that is not JSON"
+}
+
+// call answers a call on the state of ss (nil: the shared state). The
+// record slot is taken before the call, so the merged record is in the
+// order calls started in.
+func (s *Scope) call(ctx context.Context, ss *mcp.ServerSession, name, args string) tool.Result {
+	s.mu.Lock()
+	st := s.shared
+	if ss != nil {
+		st = s.sessionState(ss)
+	}
+	gen := s.gen
+	i := s.records.add(slot{})
+	s.mu.Unlock()
+
+	c := tool.Call{Name: name, Args: args}
+	res := st.sess.Call(ctx, c)
+
+	s.mu.Lock()
+	if s.gen == gen {
+		*s.records.at(i) = slot{call: c, res: res, done: true}
+	}
+	s.mu.Unlock()
+	return res
+}
+
+// reject records a call answered without the mocks (arguments that are
+// not a JSON object) as unmatched, with the reason as its near miss.
+func (s *Scope) reject(name, args, why string) tool.Result {
+	nm := &tool.NearMiss{Tool: name, Note: why}
+	res := tool.Result{Outcome: tool.Unmatched, IsError: true, Entry: -1, NearMiss: nm, Content: "dryfire: " + mock.DescribeMiss(nm)}
+	s.mu.Lock()
+	s.records.add(slot{call: tool.Call{Name: name, Args: args}, res: res, done: true})
+	s.mu.Unlock()
+	return res
+}
+
+// sessionState returns the state of an MCP session, made on its first
+// call and again after a Reset. s.mu is held.
+func (s *Scope) sessionState(ss *mcp.ServerSession) *state {
+	st := s.sessions[ss]
+	if st != nil && st.gen == s.gen {
+		return st
+	}
+	st = s.newState()
+	s.sessions[ss] = st
+	s.watch(ss)
+	return st
+}
+
+// register notes a session go-sdk opened over HTTP by its id, for the
+// tools/call fast path.
+func (s *Scope) register(ss *mcp.ServerSession) {
+	id := ss.ID()
+	if id == "" {
+		return
+	}
+	s.mu.Lock()
+	s.byID[id] = ss
+	s.watch(ss)
+	s.mu.Unlock()
+}
+
+// session returns the HTTP session with that id, or nil.
+func (s *Scope) session(id string) *mcp.ServerSession {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.byID[id]
+}
+
+// watch forgets a session, and its state, when it ends. s.mu is held.
+func (s *Scope) watch(ss *mcp.ServerSession) {
+	if s.watched[ss] {
+		return
+	}
+	s.watched[ss] = true
+	go func() {
+		ss.Wait()
+		s.mu.Lock()
+		delete(s.sessions, ss)
+		delete(s.watched, ss)
+		if id := ss.ID(); id != "" && s.byID[id] == ss {
+			delete(s.byID, id)
+		}
+		s.mu.Unlock()
+	}()
+}
+
+// record is the merged record, in chunks: a server under load adds tens
+// of thousands of calls a second, and one growing slice would copy them
+// all over again at every growth.
+type record struct {
+	chunks [][]slot
+	n      int
+}
+
+const chunkSize = 1024
+
+// add appends sl and returns its index.
+func (r *record) add(sl slot) int {
+	if r.n%chunkSize == 0 {
+		r.chunks = append(r.chunks, make([]slot, 0, chunkSize))
+	}
+	c := &r.chunks[len(r.chunks)-1]
+	*c = append(*c, sl)
+	r.n++
+	return r.n - 1
+}
+
+func (r *record) at(i int) *slot { return &r.chunks[i/chunkSize][i%chunkSize] }
+
+func (r *record) all() []slot {
+	out := make([]slot, 0, r.n)
+	for _, c := range r.chunks {
+		out = append(out, c...)
+	}
+	return out
+}
+
+// Tool is a tool as served: what MCP tools/list and GET /tools show.
+type Tool struct {
+	Name        string
+	Description string
+	// InputSchema is a JSON object with "type": "object", as MCP
+	// 2025-11-25 requires.
+	InputSchema json.RawMessage
+}
+
+var openObject = json.RawMessage(`{"type":"object"}`)
+
+// toolList is what a model would be shown in the built-in loop: declared
+// tools in file order, then tools only the suite mocks, then tools only
+// the case mocks.
+func toolList(su *spec.Suite, c *spec.Case) ([]Tool, []string) {
+	var tools []Tool
+	var notes []string
+	seen := map[string]bool{}
+	for _, t := range su.Tools {
+		schema, note := inputSchema(t.InputSchema)
+		if note != "" {
+			notes = append(notes, fmt.Sprintf("%s: warning: tool %q: %s", t.Pos, t.Name, note))
+		}
+		tools = append(tools, Tool{Name: t.Name, Description: t.Description, InputSchema: schema})
+		seen[t.Name] = true
+	}
+	add := func(names []string) {
+		for _, n := range names {
+			if !seen[n] {
+				seen[n] = true
+				tools = append(tools, Tool{Name: n, InputSchema: openObject})
+			}
+		}
+	}
+	add(su.MockOrder)
+	if c != nil {
+		add(c.MockOrder)
+	}
+	return tools, notes
+}
+
+// inputSchema is a declared input_schema as MCP carries it: none is an
+// open object; a mapping without "type" gets "type": "object" (MCP
+// 2025-11-25 requires it, and tool arguments are objects anyway); any
+// other schema is served as an open object, with a note.
+func inputSchema(v any) (json.RawMessage, string) {
+	if v == nil {
+		return openObject, ""
+	}
+	m, ok := v.(map[string]any)
+	if !ok {
+		return openObject, fmt.Sprintf("input_schema is %s, not a mapping: MCP clients are shown {\"type\": \"object\"}", value.TypeName(v))
+	}
+	switch t := m["type"]; t {
+	case "object":
+	case nil:
+		m = maps.Clone(m)
+		m["type"] = "object"
+	default:
+		return openObject, fmt.Sprintf("input_schema has type %s, not object: MCP clients are shown {\"type\": \"object\"}", value.Canonical(t))
+	}
+	return json.RawMessage(value.Canonical(m)), ""
+}

@@ -1,0 +1,595 @@
+package world
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"go.starlark.net/starlark"
+	"go.starlark.net/syntax"
+	yaml "go.yaml.in/yaml/v4"
+
+	"github.com/dryfire-dev/dryfire/internal/jschema"
+	"github.com/dryfire-dev/dryfire/internal/spec"
+	"github.com/dryfire-dev/dryfire/internal/suggest"
+	"github.com/dryfire-dev/dryfire/schema"
+)
+
+var worldSchema = sync.OnceValues(func() (*spec.FormatSchema, error) {
+	return spec.NewFormatSchema(schema.World, schema.WorldURL, []spec.SchemaContext{
+		{Prefix: "/$defs/operation", Label: "operation"},
+		{Prefix: "/$defs/error_decl", Label: "error declaration"},
+		{Prefix: "/$defs/package", Label: "package"},
+		{Prefix: "/$defs/actor", Label: "actor"},
+		{Prefix: "/$defs/budget", Label: "budget"},
+		{Prefix: "/$defs/fault", Label: "fault"},
+		{Prefix: "/$defs/event", Label: "event"},
+		{Prefix: "/$defs/override/properties/when", Label: "override when"},
+		{Prefix: "/$defs/override/properties/operation", Label: "override operation"},
+		{Prefix: "/$defs/override", Label: "tool override"},
+		{Prefix: "/$defs/outcome", Label: "override outcome"},
+		{Prefix: "/$defs/scenario", Label: "scenario"},
+		{Prefix: "/properties/clock", Label: "clock"},
+		{Prefix: "", Label: "world"},
+	})
+})
+
+// Load reads and validates a world file.
+func Load(file string, opts *LoadOptions) (*World, spec.Diagnostics) {
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return nil, spec.Diagnostics{{Pos: spec.Pos{File: file, Line: 1, Col: 1}, Message: fmt.Sprintf("reading world: %v", err)}}
+	}
+	return Parse(file, data, opts)
+}
+
+// Parse loads a world from its bytes; file names it in positions and
+// behavior paths are relative to it. It never panics: any input gives a
+// world or diagnostics (a world only when there is no error).
+func Parse(file string, data []byte, opts *LoadOptions) (*World, spec.Diagnostics) {
+	if opts == nil {
+		opts = &LoadOptions{}
+	}
+	doc := spec.ParseDocument(file, data, "world", "empty world file: expected a mapping with version, world and packages")
+	if doc.Root == nil {
+		return nil, doc.Diagnostics()
+	}
+	m, ok := doc.Value.(map[string]any)
+	if !ok {
+		doc.Errorf(doc.Root, "a world must be a mapping with version, world and packages, not %s", spec.Describe(doc.Value))
+		return nil, doc.Diagnostics()
+	}
+	fs, err := worldSchema()
+	if err != nil {
+		doc.Errorf(doc.Root, "internal error: %v", err)
+		return nil, doc.Diagnostics()
+	}
+	doc.CheckSchema(fs)
+	l := &loader{doc: doc, opts: opts, w: &World{
+		File: file, Doc: m, Sources: map[string]string{},
+		Packages: map[string]*Package{}, Operations: map[string]*Operation{},
+		Tools: map[string]*Operation{}, Actors: map[string]*Actor{},
+		Scenarios: map[string]*Setup{}, funcs: map[string]*starlark.Function{},
+		Start: defaultStart, Tick: time.Second, StepBudget: DefaultStepBudget,
+	}}
+	l.world()
+	ds := append(doc.Diagnostics(), l.extra...)
+	if ds.HasErrors() {
+		return nil, ds
+	}
+	return l.w, ds
+}
+
+type loader struct {
+	doc   *spec.Document
+	opts  *LoadOptions
+	w     *World
+	extra spec.Diagnostics // problems in behavior modules, at their own positions
+}
+
+func (l *loader) errorf(n *yaml.Node, format string, args ...any) {
+	l.doc.Errorf(n, format, args...)
+}
+
+func str(v any) string { s, _ := v.(string); return s }
+
+func (l *loader) world() {
+	root, doc := l.doc.Root, l.doc.Value
+	var packages, actors, scenarios, behaviors spec.KV
+	setup := &Setup{Name: "", State: map[string]map[string]any{}}
+	var budgets, faults, events, overrides spec.KV
+	for _, p := range spec.Pairs(root, doc) {
+		switch p.Key() {
+		case "world":
+			l.w.Name = str(p.Val)
+		case "seed":
+			if n, ok := p.Val.(json.Number); ok {
+				if i, err := strconv.ParseInt(string(n), 10, 64); err == nil {
+					l.w.Seed = i
+				} else if !strings.ContainsAny(string(n), ".eE") {
+					l.errorf(p.V, "seed %s does not fit in 64 bits", n)
+				}
+			}
+		case "step_budget":
+			if n, ok := p.Val.(json.Number); ok {
+				if i, err := strconv.ParseUint(string(n), 10, 64); err == nil && i > 0 {
+					l.w.StepBudget = i
+				}
+			}
+		case "clock":
+			l.clock(p)
+		case "behaviors":
+			behaviors = p
+		case "packages":
+			packages = p
+		case "actors":
+			actors = p
+		case "budgets":
+			budgets = p
+		case "faults":
+			faults = p
+		case "events":
+			events = p
+		case "toolOverrides":
+			overrides = p
+		case "scenarios":
+			scenarios = p
+		}
+	}
+	if behaviors.V != nil {
+		l.behaviors(behaviors)
+	}
+	if packages.V != nil {
+		l.packages(packages, setup)
+	}
+	for _, a := range spec.Pairs(actors.V, actors.Val) {
+		act := &Actor{Name: a.Key()}
+		for _, q := range spec.Pairs(a.V, a.Val) {
+			if q.Key() != "allow" {
+				continue
+			}
+			for _, it := range spec.Items(q.V, q.Val) {
+				pat := str(it.Val)
+				if pat == "" {
+					continue
+				}
+				act.Allow = append(act.Allow, pat)
+				l.checkPattern(it.N, pat)
+			}
+		}
+		l.w.Actors[act.Name] = act
+		l.w.ActorList = append(l.w.ActorList, act.Name)
+	}
+	l.setupLists(setup, budgets, faults, events, overrides, ScopeWorld)
+	l.w.Baseline = setup
+	for _, sc := range spec.Pairs(scenarios.V, scenarios.Val) {
+		s := &Setup{Name: sc.Key(), State: map[string]map[string]any{}}
+		var b, f, e, o spec.KV
+		for _, q := range spec.Pairs(sc.V, sc.Val) {
+			switch q.Key() {
+			case "state":
+				for _, pk := range spec.Pairs(q.V, q.Val) {
+					if l.w.Packages[pk.Key()] == nil {
+						l.errorf(pk.K, "scenario %q: unknown package %q%s", s.Name, pk.Key(), suggest.DidYouMean(pk.Key(), l.w.PackageList))
+						continue
+					}
+					if st, ok := pk.Val.(map[string]any); ok {
+						s.State[pk.Key()] = st
+					}
+				}
+			case "budgets":
+				b = q
+			case "faults":
+				f = q
+			case "events":
+				e = q
+			case "toolOverrides":
+				o = q
+			}
+		}
+		l.setupLists(s, b, f, e, o, ScopeScenario)
+		l.w.Scenarios[s.Name] = s
+	}
+}
+
+func (l *loader) clock(p spec.KV) {
+	for _, q := range spec.Pairs(p.V, p.Val) {
+		switch q.Key() {
+		case "start":
+			t, err := time.Parse(time.RFC3339, str(q.Val))
+			if err != nil {
+				l.errorf(q.V, "clock.start %q is not an RFC 3339 time such as 2026-01-01T09:00:00Z", str(q.Val))
+				continue
+			}
+			l.w.Start = t.UTC()
+		case "tick":
+			d, err := time.ParseDuration(str(q.Val))
+			if err != nil || d < 0 {
+				l.errorf(q.V, "clock.tick %q is not a duration such as 1s or 250ms", str(q.Val))
+				continue
+			}
+			l.w.Tick = d
+		}
+	}
+}
+
+// behaviors loads each Starlark module, runs its top level (bounded) and
+// freezes it: the functions are then safe to share between drills.
+func (l *loader) behaviors(p spec.KV) {
+	for _, it := range spec.Items(p.V, p.Val) {
+		name := str(it.Val)
+		if name == "" {
+			continue
+		}
+		if _, dup := l.w.Sources[name]; dup {
+			l.errorf(it.N, "behavior module %q is listed twice", name)
+			continue
+		}
+		var src []byte
+		var err error
+		if l.opts.ReadFile != nil {
+			src, err = l.opts.ReadFile(name)
+		} else {
+			src, err = os.ReadFile(filepath.Join(filepath.Dir(l.w.File), filepath.FromSlash(name)))
+		}
+		if err != nil {
+			if errors.Is(err, os.ErrNotExist) {
+				l.errorf(it.N, "behavior module %q not found (paths are relative to the world file)", name)
+			} else {
+				l.errorf(it.N, "reading behavior module %q: %v", name, err)
+			}
+			continue
+		}
+		l.w.Sources[name] = string(src)
+		path := l.modulePath(name)
+		thread := &starlark.Thread{Name: "load " + name, Load: noLoad}
+		thread.SetMaxExecutionSteps(10 * l.w.StepBudget)
+		globals, err := starlark.ExecFileOptions(fileOptions, thread, path, src, predeclared)
+		if err != nil {
+			l.starError(it.N, name, err)
+			continue
+		}
+		globals.Freeze()
+		for _, g := range sortedKeys(globals) {
+			fn, ok := globals[g].(*starlark.Function)
+			if !ok || strings.HasPrefix(g, "_") {
+				continue
+			}
+			if _, dup := l.w.funcs[g]; dup {
+				l.errorf(it.N, "behavior %q is defined in two modules (the second is %s); names must be unique across modules", g, name)
+				continue
+			}
+			l.w.funcs[g] = fn
+		}
+	}
+}
+
+// modulePath is how a module's positions read: relative to where the
+// world file was named from.
+func (l *loader) modulePath(name string) string {
+	if l.opts.ReadFile != nil {
+		return name
+	}
+	return filepath.ToSlash(filepath.Join(filepath.Dir(l.w.File), filepath.FromSlash(name)))
+}
+
+var fileOptions = &syntax.FileOptions{Set: true, While: true, TopLevelControl: true, GlobalReassign: true, Recursion: false}
+
+func noLoad(*starlark.Thread, string) (starlark.StringDict, error) {
+	return nil, errors.New("load() is not available in behavior modules; list every module under behaviors")
+}
+
+// starError reports a Starlark error at its own position in the module.
+func (l *loader) starError(n *yaml.Node, name string, err error) {
+	var se syntax.Error
+	var el resolveErrors
+	switch {
+	case errors.As(err, &se):
+		l.extra = append(l.extra, spec.Diagnostic{Pos: spec.Pos{File: se.Pos.Filename(), Line: int(se.Pos.Line), Col: max(int(se.Pos.Col), 1)}, Message: "starlark: " + se.Msg})
+	case errors.As(err, &el):
+		for _, e := range el {
+			l.extra = append(l.extra, spec.Diagnostic{Pos: spec.Pos{File: e.Pos.Filename(), Line: int(e.Pos.Line), Col: max(int(e.Pos.Col), 1)}, Message: "starlark: " + e.Msg})
+		}
+	default:
+		pos, msg := starPos(err)
+		if pos.File == "" {
+			l.errorf(n, "behavior module %q: %s", name, msg)
+			return
+		}
+		l.extra = append(l.extra, spec.Diagnostic{Pos: pos, Message: "starlark: " + msg})
+	}
+}
+
+func (l *loader) packages(p spec.KV, setup *Setup) {
+	for _, pk := range spec.Pairs(p.V, p.Val) {
+		l.w.PackageList = append(l.w.PackageList, pk.Key())
+	}
+	sort.Strings(l.w.PackageList)
+	for _, pk := range spec.Pairs(p.V, p.Val) {
+		name := pk.Key()
+		if strings.ContainsAny(name, "/.") || name == "" {
+			l.errorf(pk.K, "package name %q may not contain / or . (they separate package, operation and state paths)", name)
+		}
+		pkg := &Package{Name: name, Ordered: map[string]bool{}}
+		l.w.Packages[name] = pkg
+		var ordered spec.KV
+		for _, q := range spec.Pairs(pk.V, pk.Val) {
+			switch q.Key() {
+			case "state":
+				if st, ok := q.Val.(map[string]any); ok {
+					setup.State[name] = st
+				}
+			case "ordered":
+				ordered = q
+			case "operations":
+				for _, o := range spec.Pairs(q.V, q.Val) {
+					l.operation(pkg, o)
+				}
+			}
+		}
+		for _, it := range spec.Items(ordered.V, ordered.Val) {
+			c := str(it.Val)
+			st := setup.State[name][c]
+			if _, isList := st.([]any); st != nil && !isList {
+				l.errorf(it.N, "collection %q is a mapping of keys; only a list collection can be ordered", c)
+			}
+			pkg.Ordered[c] = true
+		}
+	}
+	sort.Strings(l.w.OpList)
+}
+
+func (l *loader) operation(pkg *Package, o spec.KV) {
+	op := &Operation{Package: pkg.Name, Name: o.Key(), Errors: map[string]ErrorDecl{}, Pos: l.doc.Pos(o.K)}
+	op.Key = pkg.Name + "/" + op.Name
+	if strings.Contains(op.Name, "/") {
+		l.errorf(o.K, "operation name %q may not contain /", op.Name)
+	}
+	var toolNode, behaviorNode, keyNode *yaml.Node
+	for _, q := range spec.Pairs(o.V, o.Val) {
+		switch q.Key() {
+		case "tool":
+			op.Tool, toolNode = str(q.Val), q.V
+		case "description":
+			op.Description = str(q.Val)
+		case "input":
+			op.Input = q.Val
+			op.InputSchema = l.doc.CompileSchema(q.V, q.Val, fmt.Sprintf("input of %s", op.Key))
+		case "output":
+			op.Output = q.Val
+			op.OutputSchema = l.doc.CompileSchema(q.V, q.Val, fmt.Sprintf("output of %s", op.Key))
+		case "errors":
+			for _, e := range spec.Pairs(q.V, q.Val) {
+				d := ErrorDecl{}
+				if m, ok := e.Val.(map[string]any); ok {
+					d.Retryable, _ = m["retryable"].(bool)
+					d.Message = str(m["message"])
+				}
+				op.Errors[e.Key()] = d
+			}
+		case "idempotent":
+			op.Idempotent, _ = q.Val.(bool)
+		case "idempotency_key":
+			op.KeyArg, keyNode = str(q.Val), q.V
+			op.Idempotent = true
+		case "behavior":
+			op.Behavior, behaviorNode = str(q.Val), q.V
+		}
+	}
+	if op.Tool == "" {
+		op.Tool = badToolChar.ReplaceAllString(op.Name, "_")
+		toolNode = o.K
+	} else if !toolName.MatchString(op.Tool) {
+		l.errorf(toolNode, "tool name %q: use 1 to 64 letters, digits, _ or - (what model APIs accept)", op.Tool)
+	}
+	if prev, dup := l.w.Tools[op.Tool]; dup {
+		l.errorf(toolNode, "tool name %q is already used by %s (line %d); tool names are unique in a world", op.Tool, prev.Key, prev.Pos.Line)
+	} else {
+		l.w.Tools[op.Tool] = op
+	}
+	if op.KeyArg != "" {
+		if props := properties(op.Input); props != nil {
+			if _, ok := props[op.KeyArg]; !ok {
+				l.doc.Warnf(keyNode, "idempotency_key %q is not a property of the input of %s%s", op.KeyArg, op.Key, suggest.DidYouMean(op.KeyArg, sortedKeys(props)))
+			}
+		}
+	}
+	if op.Behavior != "" {
+		fn, ok := l.w.funcs[op.Behavior]
+		if !ok {
+			l.errorf(behaviorNode, "behavior %q is not a function of the behavior modules%s", op.Behavior, suggest.DidYouMean(op.Behavior, sortedKeys(l.w.funcs)))
+		} else if fn.NumParams() < 2 && !fn.HasVarargs() {
+			l.errorf(behaviorNode, "behavior %q takes %d parameter(s); a behavior is def %s(ctx, args)", op.Behavior, fn.NumParams(), op.Behavior)
+		}
+		op.fn = fn
+	}
+	l.w.Operations[op.Key] = op
+	l.w.OpList = append(l.w.OpList, op.Key)
+}
+
+func properties(schema any) map[string]any {
+	m, _ := schema.(map[string]any)
+	p, _ := m["properties"].(map[string]any)
+	return p
+}
+
+// opRef resolves an operation reference (package/operation) written at n.
+func (l *loader) opRef(n *yaml.Node, ref string) *Operation {
+	if op := l.w.Operations[ref]; op != nil {
+		return op
+	}
+	pkg, _, ok := strings.Cut(ref, "/")
+	switch {
+	case !ok:
+		l.errorf(n, "operation %q: write package/operation%s", ref, suggest.DidYouMean(ref, l.w.OpList))
+	case l.w.Packages[pkg] == nil:
+		l.errorf(n, "unknown package %q in %q%s", pkg, ref, suggest.DidYouMean(pkg, l.w.PackageList))
+	default:
+		l.errorf(n, "unknown operation %q%s", ref, suggest.DidYouMean(ref, l.w.OpList))
+	}
+	return nil
+}
+
+// checkPattern checks an operation pattern (*, package/*, package/op).
+func (l *loader) checkPattern(n *yaml.Node, pat string) {
+	if pat == "*" {
+		return
+	}
+	if pkg, ok := strings.CutSuffix(pat, "/*"); ok {
+		if l.w.Packages[pkg] == nil {
+			l.errorf(n, "unknown package %q in %q%s", pkg, pat, suggest.DidYouMean(pkg, l.w.PackageList))
+		}
+		return
+	}
+	l.opRef(n, pat)
+}
+
+// setupLists decodes the budgets, faults, events and overrides of a setup.
+func (l *loader) setupLists(s *Setup, budgets, faults, events, overrides spec.KV, scope Scope) {
+	for _, it := range spec.Items(budgets.V, budgets.Val) {
+		m, _ := it.Val.(map[string]any)
+		b := Budget{Operation: str(m["operation"])}
+		if n, ok := m["calls"].(json.Number); ok {
+			c, _ := strconv.Atoi(string(n))
+			b.Calls = c
+		}
+		if b.Operation != "" {
+			_, on := spec.Lookup(it.N, "operation")
+			l.checkPattern(on, b.Operation)
+		}
+		s.Budgets = append(s.Budgets, b)
+	}
+	ids := map[string]bool{}
+	for i, it := range spec.Items(faults.V, faults.Val) {
+		m, _ := it.Val.(map[string]any)
+		f := Fault{ID: str(m["id"]), Operation: str(m["operation"]), Code: str(m["error"]), Message: str(m["message"])}
+		if f.ID == "" {
+			f.ID = fmt.Sprintf("fault-%d", i+1)
+		}
+		if ids[f.ID] {
+			_, idn := spec.Lookup(it.N, "id")
+			l.errorf(idn, "duplicate fault id %q", f.ID)
+		}
+		ids[f.ID] = true
+		if n, ok := m["every"].(json.Number); ok {
+			f.Every, _ = strconv.Atoi(string(n))
+		}
+		if r, ok := num(m["rate"]); ok {
+			f.Rate = r
+		}
+		_, hasEvery := m["every"]
+		_, hasRate := m["rate"]
+		switch {
+		case hasEvery && hasRate:
+			k, _ := spec.Lookup(it.N, "rate")
+			l.errorf(k, "a fault fails either every N calls or at a rate, not both")
+		case !hasEvery && !hasRate && m != nil:
+			l.errorf(it.N, "fault %q needs every (fail every Nth call) or rate (a share of calls, seeded)", f.ID)
+		}
+		_, on := spec.Lookup(it.N, "operation")
+		if op := l.opRefIf(on, f.Operation); op != nil && f.Code != "" {
+			if _, ok := op.Errors[f.Code]; !ok {
+				_, en := spec.Lookup(it.N, "error")
+				l.undeclared(en, op, f.Code)
+			}
+		}
+		s.Faults = append(s.Faults, f)
+	}
+	ids = map[string]bool{}
+	for i, it := range spec.Items(events.V, events.Val) {
+		m, _ := it.Val.(map[string]any)
+		e := Event{ID: str(m["id"]), At: str(m["at"]), Operation: str(m["operation"])}
+		e.Arguments, _ = m["arguments"].(map[string]any)
+		if e.Arguments == nil {
+			e.Arguments = map[string]any{}
+		}
+		if e.ID == "" {
+			e.ID = fmt.Sprintf("event-%d", i+1)
+		}
+		if ids[e.ID] {
+			_, idn := spec.Lookup(it.N, "id")
+			l.errorf(idn, "duplicate event id %q", e.ID)
+		}
+		ids[e.ID] = true
+		if _, err := l.w.eventTime(e.At); err != nil && e.At != "" {
+			_, an := spec.Lookup(it.N, "at")
+			l.errorf(an, "%v", err)
+		}
+		_, on := spec.Lookup(it.N, "operation")
+		if op := l.opRefIf(on, e.Operation); op != nil {
+			if op.fn == nil && op.Behavior == "" {
+				l.errorf(on, "event %q calls %s, which has no behavior to run", e.ID, op.Key)
+			}
+			if op.InputSchema != nil {
+				_, an := spec.Lookup(it.N, "arguments")
+				if an == nil {
+					an = it.N
+				}
+				l.validate(an, op.InputSchema, e.Arguments, fmt.Sprintf("event %q arguments do not match the input of %s", e.ID, op.Key))
+			}
+		}
+		s.Events = append(s.Events, e)
+	}
+	for _, it := range spec.Items(overrides.V, overrides.Val) {
+		if o := l.override(it, scope); o != nil {
+			s.Overrides = append(s.Overrides, o)
+		}
+	}
+}
+
+func (l *loader) opRefIf(n *yaml.Node, ref string) *Operation {
+	if ref == "" {
+		return nil
+	}
+	return l.opRef(n, ref)
+}
+
+func (l *loader) undeclared(n *yaml.Node, op *Operation, code string) {
+	codes := sortedKeys(op.Errors)
+	if len(codes) == 0 {
+		l.errorf(n, "error %q is not declared by %s, which declares no errors (add it under errors:)", code, op.Key)
+		return
+	}
+	l.errorf(n, "error %q is not declared by %s%s; declared: %s", code, op.Key, suggest.DidYouMean(code, codes), strings.Join(codes, ", "))
+}
+
+// validate checks v against a schema and reports each failure at n.
+func (l *loader) validate(n *yaml.Node, s *jschema.Schema, v any, what string) bool {
+	leaves := s.Validate(v)
+	for _, lf := range leaves {
+		at, _ := spec.At(n, lf.Path...)
+		if at == nil {
+			at = n
+		}
+		l.errorf(at, "%s: at %s: %s", what, jschema.Pointer(lf.Path), lf.Message)
+	}
+	return len(leaves) == 0
+}
+
+// eventTime resolves an event's at: +DURATION from the clock's start, or
+// an RFC 3339 time.
+func (w *World) eventTime(at string) (time.Time, error) {
+	return resolveAt(w.Start, at)
+}
+
+func resolveAt(base time.Time, at string) (time.Time, error) {
+	if rel, ok := strings.CutPrefix(at, "+"); ok {
+		d, err := time.ParseDuration(rel)
+		if err != nil || d < 0 {
+			return time.Time{}, fmt.Errorf("at %q: after + comes a duration such as 10m or 1h30m", at)
+		}
+		return base.Add(d), nil
+	}
+	t, err := time.Parse(time.RFC3339, at)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("at %q is neither +DURATION (after the clock's start) nor an RFC 3339 time", at)
+	}
+	return t.UTC(), nil
+}

@@ -1,0 +1,150 @@
+package world
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+
+	yaml "go.yaml.in/yaml/v4"
+
+	"github.com/dryfire-dev/dryfire/internal/jschema"
+	"github.com/dryfire-dev/dryfire/internal/spec"
+	"github.com/dryfire-dev/dryfire/internal/suggest"
+)
+
+// reporter is where decoding reports problems: a world Document, or the
+// suite a drill's overrides are written in.
+type reporter interface {
+	Errorf(n *yaml.Node, format string, args ...any)
+	Warnf(n *yaml.Node, format string, args ...any)
+	Pos(n *yaml.Node) spec.Pos
+}
+
+func (l *loader) override(it spec.Item, scope Scope) *Override {
+	return parseOverride(l.doc, l.w, it.N, it.Val, scope)
+}
+
+// parseOverride decodes one toolOverrides rule (already checked against
+// the world schema's shape) and checks it against the world: the
+// operation exists, a return value matches the output schema, an error
+// code is declared, an actorId is an actor.
+func parseOverride(r reporter, w *World, n *yaml.Node, val any, scope Scope) *Override {
+	m, ok := val.(map[string]any)
+	if !ok {
+		return nil
+	}
+	o := &Override{Scope: scope, Pos: r.Pos(n), Source: m, ID: str(m["id"])}
+	_, on := spec.Lookup(n, "operation")
+	switch v := m["operation"].(type) {
+	case string:
+		o.Operation = v
+	case map[string]any:
+		o.Operation = str(v["packageId"]) + "/" + str(v["operationId"])
+		if pn, _ := spec.Lookup(on, "packageId"); pn == nil {
+			return nil // reported by the schema
+		}
+		if _, vn := spec.Lookup(on, "operationId"); vn != nil {
+			if w.Packages[str(v["packageId"])] != nil {
+				on = vn
+			} else {
+				_, on = spec.Lookup(on, "packageId")
+			}
+		}
+	default:
+		return nil
+	}
+	op := w.Operations[o.Operation]
+	if op == nil {
+		pkg, _, _ := strings.Cut(o.Operation, "/")
+		if w.Packages[pkg] == nil {
+			r.Errorf(on, "tool override: unknown package %q%s", pkg, suggest.DidYouMean(pkg, w.PackageList))
+		} else {
+			r.Errorf(on, "tool override: unknown operation %q%s", o.Operation, suggest.DidYouMean(o.Operation, w.OpList))
+		}
+	}
+	if t, ok := m["times"].(json.Number); ok {
+		o.Times, _ = strconv.Atoi(string(t))
+	}
+	if when, ok := m["when"].(map[string]any); ok {
+		_, wn := spec.Lookup(n, "when")
+		o.Actor = str(when["actorId"])
+		if o.Actor != "" && w.Actors[o.Actor] == nil {
+			_, an := spec.Lookup(wn, "actorId")
+			r.Errorf(an, "tool override: unknown actor %q%s", o.Actor, suggest.DidYouMean(o.Actor, w.ActorList))
+		}
+		o.Arguments, _ = when["arguments"].(map[string]any)
+		if op != nil && o.Arguments != nil {
+			if props := properties(op.Input); props != nil {
+				_, argn := spec.Lookup(wn, "arguments")
+				for _, k := range sortedKeys(o.Arguments) {
+					if _, ok := props[k]; !ok {
+						kn, _ := spec.Lookup(argn, k)
+						r.Warnf(kn, "when.arguments key %q is not a property of the input of %s%s", k, op.Key, suggest.DidYouMean(k, sortedKeys(props)))
+					}
+				}
+			}
+		}
+	}
+	out, _ := m["outcome"].(map[string]any)
+	_, outn := spec.Lookup(n, "outcome")
+	o.Kind = OutcomeKind(str(out["kind"]))
+	for _, k := range []string{"value", "code", "message", "retryable"} {
+		if _, has := out[k]; !has {
+			continue
+		}
+		allowed := map[OutcomeKind]string{OutReturn: "value", OutError: "code message retryable"}[o.Kind]
+		if o.Kind != "" && !strings.Contains(allowed, k) {
+			kn, _ := spec.Lookup(outn, k)
+			r.Errorf(kn, "outcome %s takes no %s%s", o.Kind, k, map[OutcomeKind]string{OutReturn: " (only value)", OutError: " (code, message, retryable)", OutOriginal: " (it runs the normal behavior)"}[o.Kind])
+		}
+	}
+	switch o.Kind {
+	case OutReturn:
+		o.Value = out["value"]
+		if op != nil && op.OutputSchema != nil {
+			vn := outn
+			if _, v := spec.Lookup(outn, "value"); v != nil {
+				vn = v
+			}
+			for _, lf := range op.OutputSchema.Validate(o.Value) {
+				at, _ := spec.At(vn, lf.Path...)
+				if at == nil {
+					at = vn
+				}
+				r.Errorf(at, "return value does not match the output schema of %s: at %s: %s", op.Key, jschema.Pointer(lf.Path), lf.Message)
+			}
+		}
+	case OutError:
+		o.Code, o.Message = str(out["code"]), str(out["message"])
+		if rt, ok := out["retryable"].(bool); ok {
+			o.Retryable = &rt
+		}
+		if o.Code == "" {
+			if outn != nil {
+				r.Errorf(outn, "an error outcome needs code: a declared error of the operation")
+			}
+			break
+		}
+		if op != nil {
+			if _, ok := op.Errors[o.Code]; !ok {
+				_, cn := spec.Lookup(outn, "code")
+				codes := sortedKeys(op.Errors)
+				if len(codes) == 0 {
+					r.Errorf(cn, "error %q is not declared by %s, which declares no errors (add it under errors:)", o.Code, op.Key)
+				} else {
+					r.Errorf(cn, "error %q is not declared by %s%s; declared: %s", o.Code, op.Key, suggest.DidYouMean(o.Code, codes), strings.Join(codes, ", "))
+				}
+			}
+		}
+	}
+	return o
+}
+
+// describeOverride names a rule in messages.
+func (o *Override) describe() string {
+	if o.ID != "" {
+		return fmt.Sprintf("%q", o.ID)
+	}
+	return fmt.Sprintf("at %s", o.Pos.FileLine())
+}

@@ -1,0 +1,302 @@
+package world
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	yaml "go.yaml.in/yaml/v4"
+
+	"github.com/dryfire-dev/dryfire/internal/spec"
+	"github.com/dryfire-dev/dryfire/internal/suggest"
+)
+
+// SuiteWorld is what a world suite runs on: the world and each case's
+// drill (its seed is the run's to set).
+type SuiteWorld struct {
+	World  *World
+	Drills map[*spec.Case]*Drill
+}
+
+// nodeReporter reports at nodes of a suite file.
+type nodeReporter struct {
+	file string
+	ds   spec.Diagnostics
+}
+
+func (r *nodeReporter) at(n *yaml.Node) (int, int) {
+	if n == nil {
+		return 1, 1
+	}
+	return max(n.Line, 1), max(n.Column, 1)
+}
+
+func (r *nodeReporter) Errorf(n *yaml.Node, format string, args ...any) {
+	l, c := r.at(n)
+	r.ds = append(r.ds, spec.Diagnostic{Pos: spec.Pos{File: r.file, Line: l, Col: c}, Message: fmt.Sprintf(format, args...)})
+}
+
+func (r *nodeReporter) Warnf(n *yaml.Node, format string, args ...any) {
+	l, c := r.at(n)
+	r.ds = append(r.ds, spec.Diagnostic{Pos: spec.Pos{File: r.file, Line: l, Col: c}, Severity: spec.Warning, Message: fmt.Sprintf(format, args...)})
+}
+
+func (r *nodeReporter) Pos(n *yaml.Node) spec.Pos {
+	l, c := r.at(n)
+	return spec.Pos{File: r.file, Line: l, Col: c}
+}
+
+func (r *nodeReporter) errAt(p spec.Pos, format string, args ...any) {
+	r.ds = append(r.ds, spec.Diagnostic{Pos: p, Message: fmt.Sprintf(format, args...)})
+}
+
+func (r *nodeReporter) warnAt(p spec.Pos, format string, args ...any) {
+	r.ds = append(r.ds, spec.Diagnostic{Pos: p, Severity: spec.Warning, Message: fmt.Sprintf(format, args...)})
+}
+
+// Cache shares the worlds of one load between the suites naming them.
+type Cache map[string]*Cached
+
+// Cached is a world loaded once (nil W when it has errors).
+type Cached struct {
+	W  *World
+	Ds spec.Diagnostics
+}
+
+// AttachSuite loads the world a suite names, checks every case against it
+// (scenarios, actors, overrides, setups, scripted tool names, checks) and
+// attaches a *SuiteWorld to the suite. Problems come back positioned in
+// the suite file, and the world file's own in the world file (once per
+// load, whatever the number of suites naming it).
+func AttachSuite(s *spec.Suite, cache Cache) spec.Diagnostics {
+	r := &nodeReporter{file: s.File}
+	path := filepath.Join(filepath.Dir(s.File), filepath.FromSlash(s.World))
+	var w *World
+	if c, ok := cache[filepath.Clean(path)]; ok {
+		w = c.W
+		if w == nil && len(c.Ds) == 0 {
+			r.errAt(s.WorldPos, "world %s could not be loaded", s.World)
+		}
+	} else {
+		if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
+			r.errAt(s.WorldPos, "world file %s not found (the path is relative to the suite)", path)
+			cache[filepath.Clean(path)] = &Cached{}
+			return r.ds
+		}
+		var ds spec.Diagnostics
+		w, ds = Load(path, nil)
+		cache[filepath.Clean(path)] = &Cached{W: w, Ds: ds}
+		r.ds = append(r.ds, ds...)
+	}
+	if w == nil {
+		return r.ds
+	}
+	sw := &SuiteWorld{World: w, Drills: map[*spec.Case]*Drill{}}
+	scenarioOK := func(name string, at spec.Pos) bool {
+		if name == "" || w.Scenarios[name] != nil {
+			return true
+		}
+		r.errAt(at, "world %s has no scenario %q%s", w.Name, name, suggest.DidYouMean(name, sortedKeys(w.Scenarios)))
+		return false
+	}
+	scenarioOK(s.Scenario, s.ScenarioPos)
+	for _, c := range s.Cases {
+		d := &Drill{Scenario: s.Scenario, Actor: c.Actor}
+		if c.Scenario != "" {
+			d.Scenario = c.Scenario
+			scenarioOK(c.Scenario, c.ScenarioPos)
+		}
+		if c.Actor != "" && w.Actors[c.Actor] == nil {
+			r.errAt(c.ActorPos, "world %s has no actor %q%s", w.Name, c.Actor, suggest.DidYouMean(c.Actor, w.ActorList))
+		}
+		for _, it := range spec.Items(c.ToolOverridesNode, c.ToolOverrides) {
+			if o := parseOverride(r, w, it.N, it.Val, ScopeDrill); o != nil {
+				d.Overrides = append(d.Overrides, o)
+			} else {
+				r.Errorf(it.N, "a tool override needs operation and outcome")
+			}
+		}
+		attachSetup(r, w, c, d)
+		checkScript(r, w, c)
+		checkChecks(r, w, c)
+		sw.Drills[c] = d
+	}
+	s.Attached = sw
+	return r.ds
+}
+
+// SortDiagnostics orders diagnostics by file (in the order files first
+// appear) and then by position: a suite's own problems and those found
+// against its world read as one list.
+func SortDiagnostics(ds spec.Diagnostics) spec.Diagnostics {
+	order := map[string]int{}
+	for _, d := range ds {
+		if _, ok := order[d.Pos.File]; !ok {
+			order[d.Pos.File] = len(order)
+		}
+	}
+	out := append(spec.Diagnostics(nil), ds...)
+	sort.SliceStable(out, func(i, j int) bool {
+		a, b := out[i], out[j]
+		if a.Pos.File != b.Pos.File {
+			return order[a.Pos.File] < order[b.Pos.File]
+		}
+		if a.Pos.Line != b.Pos.Line {
+			return a.Pos.Line < b.Pos.Line
+		}
+		return a.Pos.Col < b.Pos.Col
+	})
+	return out
+}
+
+func attachSetup(r *nodeReporter, w *World, c *spec.Case, d *Drill) {
+	if c.Setup == nil {
+		return
+	}
+	if sc, ok := c.Setup["scenario"].(map[string]any); ok {
+		_, sn := spec.Lookup(c.SetupNode, "scenario")
+		// The rules with their positions; the rest of the setup as values.
+		rest := make(map[string]any, len(sc))
+		for k, v := range sc {
+			if k != "toolOverrides" {
+				rest[k] = v
+			}
+		}
+		_, on := spec.Lookup(sn, "toolOverrides")
+		var rules []*Override
+		for _, it := range spec.Items(on, sc["toolOverrides"]) {
+			if o := parseOverride(r, w, it.N, it.Val, ScopeTest); o != nil {
+				rules = append(rules, o)
+			} else {
+				r.Errorf(it.N, "a tool override needs operation and outcome")
+			}
+		}
+		inline, err := w.ParseSetup(rest)
+		if err != nil {
+			var ds spec.Diagnostics
+			if errors.As(err, &ds) {
+				for _, dg := range ds {
+					r.Errorf(sn, "setup.scenario: %s", dg.Message)
+				}
+			} else {
+				r.Errorf(sn, "setup.scenario: %v", err)
+			}
+		} else {
+			inline.Overrides = rules
+			inline.Source = sc
+			d.Inline = inline
+		}
+	}
+	if tools, ok := c.Setup["tools"].(map[string]any); ok {
+		_, tn := spec.Lookup(c.SetupNode, "tools")
+		_, bn := spec.Lookup(tn, "behaviorOverrides")
+		bo, _ := tools["behaviorOverrides"].(map[string]any)
+		for _, op := range sortedKeys(bo) {
+			fn, _ := bo[op].(string)
+			kn, vn := spec.Lookup(bn, op)
+			if w.Operations[op] == nil {
+				r.Errorf(kn, "behaviorOverrides: unknown operation %q%s", op, suggest.DidYouMean(op, w.OpList))
+				continue
+			}
+			if w.funcs[fn] == nil {
+				r.Errorf(vn, "behaviorOverrides: %q is not a function of the behavior modules%s", fn, suggest.DidYouMean(fn, sortedKeys(w.funcs)))
+				continue
+			}
+			if d.BehaviorOverrides == nil {
+				d.BehaviorOverrides = map[string]string{}
+			}
+			d.BehaviorOverrides[op] = fn
+		}
+	}
+}
+
+func checkScript(r *nodeReporter, w *World, c *spec.Case) {
+	tools := sortedKeys(w.Tools)
+	for _, t := range c.Script {
+		for _, call := range t.ToolCalls {
+			if call.Name != "" && w.Tools[call.Name] == nil {
+				r.warnAt(call.Pos, "world %s has no tool %q: the call will fail with %s%s", w.Name, call.Name, CodeUnknownOperation, suggest.DidYouMean(call.Name, tools))
+			}
+		}
+	}
+}
+
+func checkChecks(r *nodeReporter, w *World, c *spec.Case) {
+	tools := sortedKeys(w.Tools)
+	for _, ch := range c.Expect {
+		switch ch.Kind {
+		case spec.CheckCalled, spec.CheckNotCalled:
+			if ch.Operation != "" && w.Operations[ch.Operation] == nil {
+				r.errAt(ch.Pos, "check names operation %q, which world %s does not have%s", ch.Operation, w.Name, suggest.DidYouMean(ch.Operation, w.OpList))
+			}
+			if ch.Tool != "" && w.Tools[ch.Tool] == nil {
+				r.warnAt(ch.Pos, "check names tool %q, which world %s does not have%s", ch.Tool, w.Name, suggest.DidYouMean(ch.Tool, tools))
+			}
+			if ch.Actor != "" && w.Actors[ch.Actor] == nil {
+				r.errAt(ch.Pos, "check names actor %q, which world %s does not have%s", ch.Actor, w.Name, suggest.DidYouMean(ch.Actor, w.ActorList))
+			}
+		case spec.CheckOrder:
+			for _, n := range ch.Order {
+				if w.Tools[n] == nil {
+					r.warnAt(ch.Pos, "check names tool %q, which world %s does not have%s", n, w.Name, suggest.DidYouMean(n, tools))
+				}
+			}
+		case spec.CheckState:
+			steps, err := SplitPath(ch.Path)
+			if err != nil {
+				r.errAt(ch.Pos, "state path %q: %v", ch.Path, err)
+			} else if len(steps) > 0 && w.Packages[steps[0]] == nil {
+				r.errAt(ch.Pos, "state path %q: world %s has no package %q%s", ch.Path, w.Name, steps[0], suggest.DidYouMean(steps[0], w.PackageList))
+			}
+		}
+	}
+}
+
+// SplitPath splits a state path: package.collection.key.field, or a JSON
+// Pointer when it starts with /.
+func SplitPath(path string) ([]string, error) {
+	if strings.HasPrefix(path, "/") {
+		steps := strings.Split(path[1:], "/")
+		for i, s := range steps {
+			steps[i] = strings.ReplaceAll(strings.ReplaceAll(s, "~1", "/"), "~0", "~")
+		}
+		return steps, nil
+	}
+	if path == "" {
+		return nil, errors.New("empty")
+	}
+	steps := strings.Split(path, ".")
+	for _, s := range steps {
+		if s == "" {
+			return nil, errors.New("an empty step (use a JSON Pointer, /package/collection/key, for keys with dots)")
+		}
+	}
+	return steps, nil
+}
+
+// Lookup finds a path in a state (package → collection → value).
+func Lookup(state map[string]any, steps []string) (any, bool) {
+	var cur any = state
+	for _, s := range steps {
+		switch x := cur.(type) {
+		case map[string]any:
+			v, ok := x[s]
+			if !ok {
+				return nil, false
+			}
+			cur = v
+		case []any:
+			i := -1
+			if _, err := fmt.Sscan(s, &i); err != nil || i < 0 || i >= len(x) {
+				return nil, false
+			}
+			cur = x[i]
+		default:
+			return nil, false
+		}
+	}
+	return cur, true
+}

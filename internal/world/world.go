@@ -1,0 +1,258 @@
+// Package world is dryfire's stateful, deterministic simulation of the
+// services around an agent (seed 002): packages of operations with state,
+// Starlark behaviors, declared errors, idempotency, actors, budgets,
+// faults, scheduled events and tool overrides with scopes.
+//
+// A World is a loaded, validated *.world.yaml: immutable, shared by every
+// drill. An Instance is one drill's world: its state, clock, counters,
+// receipts and evidence, behind one lock, so every call's pipeline runs
+// in one critical section. Servers, the runner and the Go binding all
+// call Instance.Call.
+package world
+
+import (
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"sort"
+	"strings"
+	"time"
+
+	"go.starlark.net/starlark"
+
+	"github.com/dryfire-dev/dryfire/internal/jschema"
+	"github.com/dryfire-dev/dryfire/internal/spec"
+	"github.com/dryfire-dev/dryfire/internal/value"
+)
+
+// World is a loaded world file.
+type World struct {
+	File        string
+	Name        string
+	Seed        int64
+	Start       time.Time
+	Tick        time.Duration
+	StepBudget  uint64
+	Packages    map[string]*Package
+	PackageList []string // sorted
+	// Operations by "package/operation", and their keys sorted.
+	Operations map[string]*Operation
+	OpList     []string
+	Tools      map[string]*Operation // by tool name
+	Actors     map[string]*Actor
+	ActorList  []string // file order; the first is the default actor
+	Baseline   *Setup
+	Scenarios  map[string]*Setup
+
+	// Doc is the world file as JSON values and Sources the behavior
+	// modules' text, by the name written: what a build carries.
+	Doc     map[string]any
+	Sources map[string]string
+	funcs   map[string]*starlark.Function
+}
+
+// Package is a named group of operations with its own state.
+type Package struct {
+	Name    string
+	Ordered map[string]bool // list collections whose order matters
+}
+
+// Operation is one callable operation of a package.
+type Operation struct {
+	Package, Name string
+	Key           string // package/operation
+	Tool          string
+	Description   string
+	Input, Output any // JSON Schemas as written (nil: none)
+	InputSchema   *jschema.Schema
+	OutputSchema  *jschema.Schema
+	Errors        map[string]ErrorDecl
+	Idempotent    bool
+	KeyArg        string // idempotency_key: the argument carrying the key
+	Behavior      string
+	fn            *starlark.Function
+	Pos           spec.Pos
+}
+
+// ErrorDecl is a declared error of an operation.
+type ErrorDecl struct {
+	Retryable bool
+	Message   string
+}
+
+// Actor is who may call what.
+type Actor struct {
+	Name  string
+	Allow []string
+}
+
+// Allowed reports whether the actor may call operation key (package/op).
+func (a *Actor) Allowed(key string) bool {
+	for _, p := range a.Allow {
+		if matchOp(p, key) {
+			return true
+		}
+	}
+	return false
+}
+
+// matchOp matches an operation pattern: *, package/*, package/operation.
+func matchOp(pattern, key string) bool {
+	if pattern == "*" || pattern == key {
+		return true
+	}
+	if pkg, ok := strings.CutSuffix(pattern, "/*"); ok {
+		return strings.HasPrefix(key, pkg+"/")
+	}
+	return false
+}
+
+// Setup is a starting setup: the world's baseline or a scenario.
+type Setup struct {
+	Name      string
+	State     map[string]map[string]any // package → collection → value
+	Budgets   []Budget
+	Faults    []Fault
+	Events    []Event
+	Overrides []*Override
+	Source    any // an inline setup as written, for the build
+}
+
+// Budget bounds the calls to the operations a pattern matches.
+type Budget struct {
+	Operation string
+	Calls     int
+}
+
+// Fault makes an operation's normal behavior fail: every Nth call, or at
+// a seeded rate.
+type Fault struct {
+	ID        string
+	Operation string
+	Code      string
+	Message   string
+	Every     int
+	Rate      float64
+}
+
+// Event is a scheduled operation call.
+type Event struct {
+	ID        string
+	At        string // as written: +DURATION or RFC 3339
+	Operation string
+	Arguments map[string]any
+}
+
+// Scope of an override rule, lowest first.
+type Scope int
+
+const (
+	ScopeWorld Scope = iota
+	ScopeScenario
+	ScopeDrill
+	ScopeTest
+)
+
+var scopeNames = []string{"world", "scenario", "drill", "test"}
+
+func (s Scope) String() string { return scopeNames[s] }
+
+// MarshalText names the scope in reports.
+func (s Scope) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
+
+// OutcomeKind is what an override delivers.
+type OutcomeKind string
+
+const (
+	OutReturn   OutcomeKind = "return"
+	OutError    OutcomeKind = "error"
+	OutOriginal OutcomeKind = "original"
+)
+
+// Override is one toolOverrides rule.
+type Override struct {
+	ID        string
+	Operation string // package/operation
+	Actor     string // when.actorId; "" matches any
+	Arguments map[string]any
+	Times     int // 0: unlimited
+	Kind      OutcomeKind
+	Value     any
+	Code      string
+	Message   string
+	Retryable *bool
+	Scope     Scope
+	Pos       spec.Pos
+	Source    any // the rule as written, for the build
+}
+
+// Matches reports whether the rule applies to a call: its operation, its
+// actor when given, and each supplied argument exactly (nested objects
+// and arrays too); other top-level arguments may differ.
+func (o *Override) Matches(op, actor string, args map[string]any) bool {
+	if o.Operation != op || (o.Actor != "" && o.Actor != actor) {
+		return false
+	}
+	for k, want := range o.Arguments {
+		got, ok := args[k]
+		if !ok || !equalJSON(want, got) {
+			return false
+		}
+	}
+	return true
+}
+
+// LoadOptions tune loading.
+type LoadOptions struct {
+	// ReadFile reads a behavior module by the name written in the world
+	// (relative to the world file); nil reads from disk.
+	ReadFile func(name string) ([]byte, error)
+}
+
+// DefaultStepBudget bounds the Starlark steps of one behavior call.
+const DefaultStepBudget = 100_000
+
+var (
+	defaultStart = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	toolName     = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
+	badToolChar  = regexp.MustCompile(`[^A-Za-z0-9_-]`)
+)
+
+// IsWorldFile reports whether a file name is a world by its name.
+func IsWorldFile(name string) bool {
+	return strings.HasSuffix(name, ".world.yaml") || strings.HasSuffix(name, ".world.yml")
+}
+
+// SortedKeys returns the keys of m in order.
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func equalJSON(a, b any) bool { return value.Equal(a, b) }
+
+func num(v any) (float64, bool) {
+	n, ok := v.(json.Number)
+	if !ok {
+		return 0, false
+	}
+	f, err := n.Float64()
+	return f, err == nil
+}
+
+func errorf(format string, args ...any) error { return fmt.Errorf(format, args...) }
+
+// UnmarshalText reads a scope's name (reports are read back to reproduce).
+func (s *Scope) UnmarshalText(b []byte) error {
+	for i, n := range scopeNames {
+		if n == string(b) {
+			*s = Scope(i)
+			return nil
+		}
+	}
+	return fmt.Errorf("unknown scope %q", b)
+}
