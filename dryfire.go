@@ -27,6 +27,8 @@ import (
 	"time"
 
 	"github.com/dryfire-dev/dryfire/internal/cassette"
+	"github.com/dryfire-dev/dryfire/internal/endpoint"
+	"github.com/dryfire-dev/dryfire/internal/mock"
 	"github.com/dryfire-dev/dryfire/internal/passthrough"
 	"github.com/dryfire-dev/dryfire/internal/report"
 	"github.com/dryfire-dev/dryfire/internal/runner"
@@ -222,7 +224,9 @@ type RunOptions struct {
 	// Env is the environment (KEY=VALUE) that API keys
 	// (ANTHROPIC_API_KEY, OPENAI_API_KEY), base URLs (ANTHROPIC_BASE_URL,
 	// OPENAI_BASE_URL), CI and the secrets never written into a cassette
-	// are read from; nil means os.Environ().
+	// are read from; nil means os.Environ(). It is also the environment
+	// an agent.command program runs in, with its keys and base URLs
+	// replaced by dryfire's.
 	Env []string
 	// Seed, when set, is the seed of every drill of a world suite (over
 	// the case's seed: and the world's).
@@ -274,44 +278,174 @@ func (p *Project) Run(ctx context.Context, opts RunOptions) (*Report, error) {
 }
 
 // ToolServer serves a suite's tools to agents dryfire does not run
-// itself, over MCP and plain HTTP, answered by the suite's mocks (see
-// `dryfire serve`). It is an http.Handler; its default scope also serves
-// MCP over standard input and output (Root().ServeStdio).
+// itself, over MCP and plain HTTP, answered by the suite's mocks or its
+// world (see `dryfire serve`). It is an http.Handler; its default scope
+// also serves MCP over standard input and output (Root().ServeStdio).
 type ToolServer = serve.Server
 
 // ServeOptions choose what Project.ToolServer serves.
 type ServeOptions struct {
 	// Case serves that case's mocks (they replace the suite's rules for
-	// each tool they name); empty serves the suite's own rules.
+	// each tool they name), or for a world suite that drill's setup (its
+	// scenario, actor, seed and overrides); empty serves the suite's own
+	// rules, or its world with the suite's default scenario.
 	Case string
 	// Model serves the model routes (/v1/...); nil answers them 404.
+	// Project.ModelEndpoint makes one from a case's cassette.
 	Model http.Handler
+	// Seed, for a world suite, is the world's seed (over the case's and
+	// the world's own).
+	Seed *int64
+	// Actor, for a world suite, is who calls the operations when a call
+	// does not say (MCP, /tools, /ops without actorId); empty: the case's
+	// actor, else the world's first.
+	Actor string
+	// NoRecords keeps no record of calls, for a long-running server whose
+	// memory would otherwise grow with every call (ToolServer's record is
+	// for runs that check it).
+	NoRecords bool
+	// SessionTimeout ends an idle MCP session over HTTP; 0 means
+	// serve.DefaultSessionTimeout (30 minutes), negative never.
+	SessionTimeout time.Duration
 }
 
+// DefaultSessionTimeout is how long an MCP session over HTTP may stay idle
+// before the server ends it, unless ServeOptions.SessionTimeout says
+// otherwise.
+const DefaultSessionTimeout = serve.DefaultSessionTimeout
+
 // ToolServer returns a server for the tools of the project's one suite:
-// a project of several suites, a world suite or an unknown case is an
-// error. Close the project when done serving: impl: rules run in its
-// passthrough helper.
+// a project of several suites or an unknown case is an error. For a world
+// suite it serves one world instance (shared by every MCP session and
+// HTTP call), with the /ops and /world routes. Close the project when done
+// serving: impl: rules run in its passthrough helper.
 func (p *Project) ToolServer(opts ServeOptions) (*ToolServer, error) {
+	s, c, err := p.oneCase(opts.Case)
+	if err != nil {
+		return nil, err
+	}
+	so := serve.ScopeOptions{Suite: s, Case: c, Impl: p.impl, NoRecords: opts.NoRecords, SessionTimeout: opts.SessionTimeout}
+	if s.World != "" {
+		in, err := serveWorld(s, c, opts)
+		if err != nil {
+			return nil, err
+		}
+		so.World = in
+	} else if opts.Actor != "" {
+		return nil, fmt.Errorf("%s has no world: an actor (%q) is for world suites", s.File, opts.Actor)
+	}
+	hint := ""
+	if opts.Model == nil {
+		hint = "dryfire serve --http serves one with --case NAME: that case's cassette"
+	}
+	return serve.New(serve.NewScope(so), serve.Options{Model: opts.Model, NoModelHint: hint}), nil
+}
+
+// oneCase is the project's one suite and its case of that name (nil for
+// "").
+func (p *Project) oneCase(name string) (*spec.Suite, *spec.Case, error) {
 	if len(p.suites) != 1 {
-		return nil, fmt.Errorf("serving tools needs one suite file, and %d were loaded (%s); name one file", len(p.suites), strings.Join(p.Files, ", "))
+		return nil, nil, fmt.Errorf("serving tools needs one suite file, and %d were loaded (%s); name one file", len(p.suites), strings.Join(p.Files, ", "))
 	}
 	s := p.suites[0]
-	if s.World != "" {
-		return nil, fmt.Errorf("%s is a world suite: serving a world's tools is not supported yet", s.File)
+	if name == "" {
+		return s, nil, nil
 	}
-	so := serve.ScopeOptions{Suite: s, Impl: p.impl}
-	if opts.Case != "" {
-		names := make([]string, len(s.Cases))
-		for i, c := range s.Cases {
-			names[i] = c.Name
-			if c.Name == opts.Case {
-				so.Case = c
-			}
-		}
-		if so.Case == nil {
-			return nil, fmt.Errorf("%s has no case %q%s", s.File, opts.Case, suggest.DidYouMean(opts.Case, names))
+	names := make([]string, len(s.Cases))
+	for i, c := range s.Cases {
+		names[i] = c.Name
+		if c.Name == name {
+			return s, c, nil
 		}
 	}
-	return serve.New(serve.NewScope(so), serve.Options{Model: opts.Model}), nil
+	return nil, nil, fmt.Errorf("%s has no case %q%s", s.File, name, suggest.DidYouMean(name, names))
 }
+
+// serveWorld starts the world a world suite serves: the drill of case c
+// (nil: the suite's default scenario), with the seed the run would give it
+// (opts.Seed, else the case's, else the world's) and opts.Actor.
+func serveWorld(s *spec.Suite, c *spec.Case, opts ServeOptions) (*world.Instance, error) {
+	sw, ok := s.Attached.(*world.SuiteWorld)
+	if !ok {
+		return nil, fmt.Errorf("%s: its world was not loaded", s.File)
+	}
+	d := world.Drill{Scenario: s.Scenario}
+	if c != nil {
+		d = *sw.Drills[c]
+	}
+	d.Seed = sw.World.Seed
+	if c != nil && c.Seed != nil {
+		d.Seed = *c.Seed
+	}
+	if opts.Seed != nil {
+		d.Seed = *opts.Seed
+	}
+	if opts.Actor != "" {
+		if sw.World.Actors[opts.Actor] == nil {
+			return nil, fmt.Errorf("world %s has no actor %q%s", sw.World.Name, opts.Actor, suggest.DidYouMean(opts.Actor, sw.World.ActorList))
+		}
+		d.Actor = opts.Actor
+	}
+	return sw.World.New(d)
+}
+
+// ModelEndpoint is the model record/replay endpoint of one case: POST
+// /v1/chat/completions, /v1/responses and /v1/messages answered from the
+// case's cassette (see `dryfire serve --case`). It is an http.Handler;
+// Finish writes what it recorded.
+type ModelEndpoint = endpoint.Endpoint
+
+// ModelOptions configure Project.ModelEndpoint.
+type ModelOptions struct {
+	// Record says when model calls are replayed and when recorded; empty
+	// means RecordNone when CI is set in Env, else RecordOnce.
+	Record RecordMode
+	// Env is the environment keys, base URLs, CI and secrets are read
+	// from; nil means os.Environ().
+	Env []string
+	// InOrder matches the Nth request with the Nth recorded interaction,
+	// as a run does, instead of each request by its content, in any
+	// order (the default here: several clients may replay one
+	// conversation at once).
+	InOrder bool
+	// FlushEvents replays a stream event by event, flushing after each,
+	// instead of in one write (the same bytes).
+	FlushEvents bool
+	// NoRecords keeps no list of the calls answered (a long-running
+	// server).
+	NoRecords bool
+}
+
+// ModelEndpoint returns the model endpoint of a case of the project's one
+// suite, on its cassette (cassettes/SUITE/CASE.json beside the suite, as
+// `dryfire run` uses it). Its errors are those of a cassette that cannot
+// be used in this mode (missing in mode none, unreadable, another case's).
+func (p *Project) ModelEndpoint(caseName string, o ModelOptions) (*ModelEndpoint, error) {
+	s, c, err := p.oneCase(caseName)
+	if err != nil {
+		return nil, err
+	}
+	if c == nil {
+		return nil, fmt.Errorf("a model endpoint serves the cassette of one case: name it")
+	}
+	names := make([]string, len(s.Cases))
+	file := ""
+	for i, sc := range s.Cases {
+		names[i] = sc.Name
+	}
+	for i, path := range cassette.Paths(s.File, names) {
+		if s.Cases[i] == c {
+			file = path
+		}
+	}
+	passthrough := s.World == "" && mock.Compile(s).ForCase(c).UsesImpl()
+	return endpoint.New(endpoint.Options{
+		File: file, SuiteFile: s.File, Case: c.Name, Mode: o.Record, Env: o.Env,
+		Passthrough: passthrough, ByContent: !o.InOrder, CoalesceStreams: !o.FlushEvents, NoRecords: o.NoRecords,
+	})
+}
+
+// RefuseModel is a handler that answers every model request with err, in
+// each API's own error shape (status 400): for a server whose model
+// endpoint could not be made, so that the agent is told why.
+func RefuseModel(err error) http.Handler { return endpoint.Refuse(err) }

@@ -4,6 +4,7 @@
 package main
 
 import (
+	"bytes"
 	"flag"
 	"log"
 	"net"
@@ -14,8 +15,18 @@ import (
 func main() {
 	addr := flag.String("addr", "127.0.0.1:0", "listen address")
 	body := flag.String("body", `{"content":"{\"tier\":\"gold\"}","is_error":false}`, "the answer's bytes")
+	bodyFile := flag.String("body-file", "", "read the answer's bytes from this file (over -body)")
 	ctype := flag.String("content-type", "application/json", "the answer's content type")
+	flushEvents := flag.Bool("flush-events", false, "write the answer as server-sent events, flushing after each (as a stream replayed event by event)")
+	mcp := flag.Bool("mcp", false, "let an MCP client open a session first: initialize gets an Mcp-Session-Id, a notification 202")
 	flag.Parse()
+	if *bodyFile != "" {
+		data, err := os.ReadFile(*bodyFile)
+		if err != nil {
+			log.Fatal(err)
+		}
+		*body = string(data)
+	}
 	l, err := net.Listen("tcp", *addr)
 	if err != nil {
 		log.Fatal(err)
@@ -23,15 +34,48 @@ func main() {
 	// The address on stdout, for the script.
 	os.Stdout.WriteString("http://" + l.Addr().String() + "\n")
 	data := []byte(*body)
+	var events [][]byte
+	if *flushEvents {
+		for rest := data; len(rest) > 0; {
+			i := bytes.Index(rest, []byte("\n\n"))
+			if i < 0 {
+				events = append(events, rest)
+				break
+			}
+			events = append(events, rest[:i+2])
+			rest = rest[i+2:]
+		}
+	}
 	log.Fatal(http.Serve(l, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		// Read the request like a real handler must.
 		buf := make([]byte, 4096)
+		n := 0
 		for {
-			if _, err := r.Body.Read(buf); err != nil {
+			k, err := r.Body.Read(buf[n:])
+			n += k
+			if n == len(buf) {
+				n = 0
+			}
+			if err != nil {
 				break
 			}
 		}
+		if *mcp && r.Header.Get("Mcp-Session-Id") == "" {
+			w.Header().Set("Mcp-Session-Id", "bare")
+		}
+		if *mcp && bytes.Contains(buf[:n], []byte(`"notifications/`)) {
+			w.WriteHeader(http.StatusAccepted)
+			return
+		}
 		w.Header().Set("Content-Type", *ctype)
-		w.Write(data)
+		if events == nil {
+			w.Write(data)
+			return
+		}
+		f := w.(http.Flusher)
+		for _, ev := range events {
+			w.Write(ev)
+			f.Flush()
+		}
 	})))
 }

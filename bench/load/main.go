@@ -4,12 +4,22 @@
 // saw (no coordinated-omission correction: these are the latencies a
 // client of this box gets).
 //
+// By default (-client raw) each connection writes its requests, built
+// once, straight to a TCP connection and reads the answers with a minimal
+// HTTP/1.1 reader (Content-Length or chunked bodies), so that the client
+// costs a few microseconds a request and the server, not the client, is
+// what is measured; -client net uses net/http's client instead (about ten
+// times the client work: on a 2-core box it, not the server, is then the
+// limit). MCP sessions are opened with net/http either way.
+//
 // Modes:
 //
 //	-mode post   POST -body to -url (HTTP tools, model replay, the bare handler)
 //	-mode mcp    MCP over streamable HTTP: each connection is a session
 //	             (initialize, notifications/initialized), then tools/call
 //	             of -tool with -args, over and over
+//	-mode mcp2026  MCP 2026-07-28 (stateless): tools/call of -tool with
+//	             -args, with the headers and _meta that era asks for
 //	-mode seq    POST the bodies of -bodies (a JSON array of request
 //	             objects) in turn, as one conversation after another
 package main
@@ -22,9 +32,12 @@ import (
 	"fmt"
 	"io"
 	"log"
+	"net"
 	"net/http"
+	neturl "net/url"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -44,6 +57,9 @@ func main() {
 		warmup   = flag.Duration("warmup", time.Second, "unmeasured time first")
 		expect   = flag.String("expect", "", "a substring every answer must hold")
 		name     = flag.String("name", "", "label for the result line")
+		save     = flag.String("save", "", "write the body of the first answer to this file")
+		tsv      = flag.Bool("tsv", false, "print the result as name, req/s, p50, p90, p99 (µs), n, errors, tab-separated")
+		kind     = flag.String("client", "raw", "raw (requests written to the connection, answers read by a minimal HTTP/1.1 reader) or net (net/http's client)")
 	)
 	flag.Parse()
 	if *url == "" {
@@ -76,13 +92,33 @@ func main() {
 		go func() {
 			defer wg.Done()
 			w := worker{client: client, url: *url, expect: *expect}
-			if *mode == "mcp" {
+			switch *mode {
+			case "mcp":
 				if err := w.mcpInit(); err != nil {
 					log.Fatalf("load: MCP session %d: %v", i, err)
 				}
 				w.body = []byte(fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":%q,"arguments":%s}}`, *tool, *args))
-			} else {
+			case "mcp2026":
+				w.modern = *tool
+				w.body = []byte(fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":%q,"arguments":%s,"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"dryfire-bench","version":"1"}}}}`, *tool, *args))
+			default:
 				w.body = []byte(*body)
+			}
+			var rc *rawConn
+			var reqs [][]byte
+			if *kind == "raw" {
+				var err error
+				if rc, err = dialRaw(w.url); err != nil {
+					log.Fatalf("load: %v", err)
+				}
+				defer rc.c.Close()
+				list := seq
+				if list == nil {
+					list = [][]byte{w.body}
+				}
+				for _, b := range list {
+					reqs = append(reqs, rc.build(b, w.headers()))
+				}
 			}
 			for n := 0; !stop.Load(); n++ {
 				b := w.body
@@ -90,7 +126,17 @@ func main() {
 					b = seq[n%len(seq)]
 				}
 				start := time.Now()
-				err := w.do(b)
+				var err error
+				if rc != nil {
+					w.last, err = rc.do(reqs[n%len(reqs)], w.expect)
+				} else {
+					err = w.do(b)
+				}
+				if err == nil && *save != "" && i == 0 && n == 0 {
+					if werr := os.WriteFile(*save, w.last, 0o644); werr != nil {
+						log.Fatal(werr)
+					}
+				}
 				el := time.Since(start)
 				if !measuring.Load() {
 					continue
@@ -130,6 +176,14 @@ func main() {
 	if label == "" {
 		label = *mode + " " + *url
 	}
+	if *tsv {
+		us := func(d time.Duration) string { return fmt.Sprintf("%.0f", float64(d)/float64(time.Microsecond)) }
+		fmt.Printf("%s\t%.0f\t%s\t%s\t%s\t%d\t%d\n", label, float64(count.Load())/el.Seconds(), us(pct(0.5)), us(pct(0.9)), us(pct(0.99)), count.Load(), failures.Load())
+		if failures.Load() > 0 {
+			os.Exit(1)
+		}
+		return
+	}
 	fmt.Printf("%-40s %9.0f req/s  p50 %-9v p90 %-9v p99 %-9v n=%d errors=%d\n",
 		label, float64(count.Load())/el.Seconds(), pct(0.5), pct(0.9), pct(0.99), count.Load(), failures.Load())
 	if failures.Load() > 0 {
@@ -142,7 +196,21 @@ type worker struct {
 	url     string
 	body    []byte
 	session string
+	modern  string // mcp2026: the tool name
 	expect  string
+	last    []byte // the last answer's body
+}
+
+// headers are the request headers besides Host and Content-Length.
+func (w *worker) headers() [][2]string {
+	h := [][2]string{{"Content-Type", "application/json"}}
+	if w.session != "" {
+		h = append(h, [2]string{"Mcp-Session-Id", w.session}, [2]string{"Mcp-Protocol-Version", "2025-11-25"}, [2]string{"Accept", "application/json, text/event-stream"})
+	}
+	if w.modern != "" {
+		h = append(h, [2]string{"Mcp-Protocol-Version", "2026-07-28"}, [2]string{"Mcp-Method", "tools/call"}, [2]string{"Mcp-Name", w.modern}, [2]string{"Accept", "application/json, text/event-stream"})
+	}
+	return h
 }
 
 func (w *worker) do(body []byte) error {
@@ -150,11 +218,8 @@ func (w *worker) do(body []byte) error {
 	if err != nil {
 		return err
 	}
-	req.Header.Set("Content-Type", "application/json")
-	if w.session != "" {
-		req.Header.Set("Mcp-Session-Id", w.session)
-		req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
-		req.Header.Set("Accept", "application/json, text/event-stream")
+	for _, kv := range w.headers() {
+		req.Header.Set(kv[0], kv[1])
 	}
 	resp, err := w.client.Do(req)
 	if err != nil {
@@ -165,6 +230,7 @@ func (w *worker) do(body []byte) error {
 	if err != nil {
 		return err
 	}
+	w.last = data
 	if resp.StatusCode/100 != 2 {
 		return fmt.Errorf("%s answered %d: %.200s", w.url, resp.StatusCode, data)
 	}
@@ -215,4 +281,124 @@ func (w *worker) doStatus(body string, want int) error {
 		return fmt.Errorf("%s answered %d, want %d", body, resp.StatusCode, want)
 	}
 	return nil
+}
+
+// rawConn is one keep-alive HTTP/1.1 connection driven by hand.
+type rawConn struct {
+	c    net.Conn
+	r    *bufio.Reader
+	host string
+	path string
+	body []byte // the last answer's body (reused)
+}
+
+func dialRaw(target string) (*rawConn, error) {
+	u, err := neturl.Parse(target)
+	if err != nil || u.Scheme != "http" {
+		return nil, fmt.Errorf("-client raw needs an http:// URL, got %q", target)
+	}
+	c, err := net.Dial("tcp", u.Host)
+	if err != nil {
+		return nil, err
+	}
+	path := u.RequestURI()
+	return &rawConn{c: c, r: bufio.NewReaderSize(c, 64<<10), host: u.Host, path: path}, nil
+}
+
+// build is a whole POST request with body, as net/http's client would
+// send it.
+func (rc *rawConn) build(body []byte, headers [][2]string) []byte {
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "POST %s HTTP/1.1\r\nHost: %s\r\nUser-Agent: Go-http-client/1.1\r\nContent-Length: %d\r\n", rc.path, rc.host, len(body))
+	for _, kv := range headers {
+		fmt.Fprintf(&b, "%s: %s\r\n", kv[0], kv[1])
+	}
+	b.WriteString("\r\n")
+	b.Write(body)
+	return b.Bytes()
+}
+
+// do sends a request and reads its answer in full; a status other than
+// 2xx or an answer without expect is an error.
+func (rc *rawConn) do(req []byte, expect string) ([]byte, error) {
+	if _, err := rc.c.Write(req); err != nil {
+		return nil, err
+	}
+	line, err := rc.r.ReadSlice('\n')
+	if err != nil {
+		return nil, err
+	}
+	if len(line) < 12 || !bytes.HasPrefix(line, []byte("HTTP/1.1 ")) {
+		return nil, fmt.Errorf("not an HTTP/1.1 answer: %q", line)
+	}
+	status, _ := strconv.Atoi(string(line[9:12]))
+	length, chunked, closing := -1, false, false
+	for {
+		line, err = rc.r.ReadSlice('\n')
+		if err != nil {
+			return nil, err
+		}
+		if len(line) <= 2 {
+			break
+		}
+		k, v, _ := bytes.Cut(line, []byte(":"))
+		v = bytes.TrimSpace(v)
+		switch {
+		case bytes.EqualFold(k, []byte("Content-Length")):
+			length, _ = strconv.Atoi(string(v))
+		case bytes.EqualFold(k, []byte("Transfer-Encoding")):
+			chunked = bytes.EqualFold(v, []byte("chunked"))
+		case bytes.EqualFold(k, []byte("Connection")):
+			closing = bytes.EqualFold(v, []byte("close"))
+		}
+	}
+	rc.body = rc.body[:0]
+	switch {
+	case chunked:
+		for {
+			line, err = rc.r.ReadSlice('\n')
+			if err != nil {
+				return nil, err
+			}
+			size, err := strconv.ParseInt(string(bytes.TrimSpace(line)), 16, 64)
+			if err != nil {
+				return nil, fmt.Errorf("bad chunk size %q", line)
+			}
+			if size == 0 {
+				for { // trailers, then the blank line
+					line, err = rc.r.ReadSlice('\n')
+					if err != nil {
+						return nil, err
+					}
+					if len(line) <= 2 {
+						break
+					}
+				}
+				break
+			}
+			n := len(rc.body)
+			rc.body = append(rc.body, make([]byte, size+2)...)
+			if _, err := io.ReadFull(rc.r, rc.body[n:]); err != nil {
+				return nil, err
+			}
+			rc.body = rc.body[:len(rc.body)-2]
+		}
+	case length >= 0:
+		rc.body = append(rc.body, make([]byte, length)...)
+		if _, err := io.ReadFull(rc.r, rc.body); err != nil {
+			return nil, err
+		}
+	default:
+		return nil, fmt.Errorf("answer %d has neither Content-Length nor chunked encoding", status)
+	}
+	if closing {
+		return nil, fmt.Errorf("the server closed the connection")
+	}
+	if status/100 != 2 {
+		return nil, fmt.Errorf("answered %d: %.200s", status, rc.body)
+	}
+	if expect != "" && !bytes.Contains(rc.body, []byte(expect)) {
+		return nil, fmt.Errorf("answer lacks %q: %.200s", expect, rc.body)
+	}
+	return rc.body, nil
 }

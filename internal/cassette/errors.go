@@ -18,6 +18,9 @@ const (
 	Beyond
 	// Unplayed: recorded interactions the case never asked for.
 	Unplayed
+	// NoMatch: a request that no recorded interaction answers, in any
+	// order (Index); Request is then the closest recorded one (0: none).
+	NoMatch
 )
 
 // ReplayError is a case whose requests do not follow its recording: the
@@ -43,6 +46,11 @@ func (e *ReplayError) Summary() string {
 		return fmt.Sprintf("model request %d differs from the recording in %s", e.Request, e.File)
 	case Beyond:
 		return fmt.Sprintf("model request %d goes beyond the recording in %s, which holds %s", e.Request, e.File, plural(e.Recorded, "interaction"))
+	case NoMatch:
+		if e.Request == 0 {
+			return fmt.Sprintf("no interaction recorded in %s answers this model request", e.File)
+		}
+		return fmt.Sprintf("no interaction recorded in %s answers this model request; the closest, interaction %d of %d, differs", e.File, e.Request, e.Recorded)
 	}
 	n := e.Recorded - e.Request + 1
 	return fmt.Sprintf("%d of %s recorded in %s %s not played", n, plural(e.Recorded, "interaction"), e.File, map[bool]string{true: "was", false: "were"}[n == 1])
@@ -67,7 +75,7 @@ func (e *ReplayError) Error() string {
 		fmt.Fprintf(&b, "  … and %d more %s\n", e.More, what)
 	}
 	switch e.Kind {
-	case Mismatch:
+	case Mismatch, NoMatch:
 		b.WriteString("the agent sent something else than when the case was recorded; if that is intended, re-record the case:\n")
 	case Beyond:
 		b.WriteString("the agent made more model calls than when the case was recorded; if that is intended, re-record the case (or record only the new calls with --record new):\n")

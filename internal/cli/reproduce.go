@@ -26,8 +26,11 @@ the agent side (the script model's turns and the checks).
 For each drill it says whether the evidence and the verdict are identical
 and, where not, the first differences (the evidence entry and the field).
 
-COMMAND, after --, is for drills of an existing agent (run as a command
-against the world's endpoints); that arrives with dryfire serve.
+COMMAND, after --, would re-run an existing agent against the reproduced
+world; this version refuses it, as it refuses agent.command in a world
+suite. To drive a drill's world by hand, dryfire serve SUITE --case NAME
+--seed N --http ADDR serves it over MCP, HTTP and /ops (from the world
+file as it is now, not from the report's build).
 
 Exit status: 0 every drill reproduced identically; 1 a drill differs; 2 a
 usage error or a report or suite that cannot be read.`,
@@ -44,7 +47,7 @@ usage error or a report or suite that cannot be read.`,
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if cmd.ArgsLenAtDash() >= 0 && len(args) > cmd.ArgsLenAtDash() {
-				return usageErr("reproducing a drill of an existing agent (-- %s) needs dryfire serve, which this version does not have yet", strings.Join(args[cmd.ArgsLenAtDash():], " "))
+				return usageErr("reproducing a drill with an existing agent (-- %s) is not available in this version: drills run on the built-in loop (agent.command with a world is refused too); dryfire serve SUITE --case NAME --seed N --http ADDR serves a drill's world to an agent by hand", strings.Join(args[cmd.ArgsLenAtDash():], " "))
 			}
 			data, err := os.ReadFile(args[0])
 			if err != nil {

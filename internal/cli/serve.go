@@ -16,21 +16,29 @@ import (
 )
 
 type serveOptions struct {
-	caseName string
-	stdio    bool
-	http     string
-	python   string
+	caseName       string
+	stdio          bool
+	http           string
+	python         string
+	record         string
+	seed           int64
+	seedSet        bool
+	actor          string
+	inOrder        bool
+	flushEvents    bool
+	sessionTimeout time.Duration
 }
 
 func newServeCommand(e *env) *cobra.Command {
 	var o serveOptions
 	cmd := &cobra.Command{
 		Use:   "serve PATH (--stdio | --http ADDR) [flags]",
-		Short: "Serve a suite's mocks to any agent over MCP and HTTP",
+		Short: "Serve a suite's mocks or world to any agent over MCP and HTTP",
 		Long: `Serve the tools of the suite at PATH to an agent dryfire does not run
 itself, answered by the suite's mocks exactly as in dryfire run: the same
 rules, the same text, unmatched calls answered with an error result that
-names the closest rule.
+names the closest rule. A world suite serves its world instead: each
+operation is a tool, and the world's own routes answer too.
 
 --stdio speaks MCP on standard input and output, for a client that starts
 dryfire as its MCP server; everything else goes to standard error. --http
@@ -39,7 +47,16 @@ serves on ADDR:
   /tools          GET: the tools with their input schemas
   /tools/NAME     POST the arguments as JSON; the answer is
                   {"content": "...", "is_error": false}
-  /reset          POST: every sequence back to its start
+  /reset          POST: every sequence (or the world) back to its start
+With --case, also the model endpoint, from that case's cassette:
+  /v1/chat/completions, /v1/responses   OPENAI_BASE_URL=http://ADDR/v1
+  /v1/messages                          ANTHROPIC_BASE_URL=http://ADDR
+A world suite adds:
+  /ops/PACKAGE/OPERATION  POST {"arguments", "actorId", "idempotencyKey"}
+  /world          GET: world, seed, build hash, actor, clock
+  /world/reset    POST (and /world/reset/PACKAGE)
+  /world/clock/advance    POST {"by": "10m"}
+  /world/state, /world/evidence   GET
 MCP serves both protocol eras: 2025-11-25 and earlier (initialize, a
 session per client) and 2026-07-28 (stateless).
 
@@ -47,7 +64,18 @@ Mock state: each MCP session (each client of --stdio, each initialized
 session over HTTP) has its own sequence positions; calls without a session
 (HTTP tool calls, 2026-07-28 requests) share one state, which POST /reset
 puts back to the start. --case serves one case's mocks instead of the
-suite's.
+suite's. A world is one instance, shared by every session and call; --case
+starts it from that drill's setup, --seed and --actor override.
+
+Model requests are answered by content: each by the recorded interaction
+whose request equals it, in any order, so several clients can replay one
+conversation at once (--in-order matches the Nth request with the Nth
+interaction, as dryfire run does). --record as for run: with no cassette,
+mode once records one, written when serve stops. Streams are replayed in
+one write (the same bytes; --flush-events sends them event by event).
+
+Nothing is kept per call, so memory stays flat however long it runs;
+idle MCP sessions over HTTP end after --session-timeout.
 
 ADDR is a port (7777) or HOST:PORT; a bare port or one without a host
 binds 127.0.0.1, and port 0 picks a free port (the address is printed).
@@ -61,14 +89,18 @@ dryfire serve runs until Ctrl-C or SIGTERM (with --stdio, also until
 standard input closes), then stops gracefully.
 
 Exit status: 0 stopped; 2 a spec or usage error (an unknown case, too);
-3 the address cannot be listened on.`,
+3 the address cannot be listened on, or a recorded cassette could not be
+written.`,
 		Example: `  dryfire serve support.dryfire.yaml --http 7777
   dryfire serve support.dryfire.yaml --http 127.0.0.1:0    # a free port
   dryfire serve support.dryfire.yaml --case 'gold refund' --stdio
+  dryfire serve support.dryfire.yaml --case 'gold refund' --http 7777
+  dryfire serve desk.dryfire.yaml --http 7777 --seed 7 --actor supervisor
   dryfire serve support.dryfire.yaml --http 0.0.0.0:7777   # other machines too
   dryfire serve shop.dryfire.yaml --http 7777 --python .venv/bin/python`,
 		Args: onePath,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			o.seedSet = cmd.Flags().Changed("seed")
 			return runServe(cmd.Context(), e, o, args[0])
 		},
 	}
@@ -76,7 +108,13 @@ Exit status: 0 stopped; 2 a spec or usage error (an unknown case, too);
 	f.SortFlags = false
 	f.BoolVar(&o.stdio, "stdio", false, "speak MCP on standard input and output")
 	f.StringVar(&o.http, "http", "", "serve MCP and HTTP tools on `ADDR`: a port (binds 127.0.0.1), HOST:PORT or :PORT, e.g. --http 7777; port 0 picks a free one")
-	f.StringVar(&o.caseName, "case", "", "serve the mocks of the case named `NAME` (its rules replace the suite's for each tool it names), e.g. --case 'gold refund'")
+	f.StringVar(&o.caseName, "case", "", "serve the case named `NAME`: its mocks (they replace the suite's for each tool it names) or its drill's setup, and with --http its cassette on the model routes, e.g. --case 'gold refund'")
+	f.StringVar(&o.record, "record", "", "with --case: when model calls are recorded, `MODE` none, once, new or all as for run; default none when CI is set, else once")
+	f.BoolVar(&o.inOrder, "in-order", false, "with --case: match the Nth model request with the Nth recorded interaction, as run does, instead of each by its content")
+	f.BoolVar(&o.flushEvents, "flush-events", false, "with --case: replay streams event by event, flushing after each, instead of in one write")
+	f.Int64Var(&o.seed, "seed", 0, "world suites: the world's seed `N` (over the case's seed: and the world's)")
+	f.StringVar(&o.actor, "actor", "", "world suites: the actor `NAME` of calls that do not name one (MCP, /tools, /ops without actorId); default the case's, else the world's first")
+	f.DurationVar(&o.sessionTimeout, "session-timeout", dryfire.DefaultSessionTimeout, "end an MCP session over HTTP after `DURATION` without a request from its client (0: never)")
 	addPythonFlag(cmd, &o.python)
 	return cmd
 }
@@ -104,6 +142,13 @@ func runServe(ctx context.Context, e *env, o serveOptions, path string) error {
 			return usageErr("--http: %v", err)
 		}
 	}
+	record := dryfire.RecordMode(o.record)
+	if _, err := dryfire.ParseRecordMode(o.record); err != nil && o.record != "" {
+		return usageErr("--record %q: want none, once, new or all", o.record)
+	}
+	if o.sessionTimeout < 0 {
+		return usageErr("--session-timeout %s: want a duration of 0 or more (0: never)", o.sessionTimeout)
+	}
 	p, err := dryfire.LoadWith(loadOptions(e, o.python), path)
 	var ds dryfire.Diagnostics
 	switch {
@@ -121,9 +166,32 @@ func runServe(ctx context.Context, e *env, o serveOptions, path string) error {
 	for _, d := range p.Warnings {
 		fmt.Fprintln(e.stderr, d)
 	}
-	srv, err := p.ToolServer(dryfire.ServeOptions{Case: o.caseName})
+	so := dryfire.ServeOptions{Case: o.caseName, Actor: o.actor, NoRecords: true, SessionTimeout: o.sessionTimeout}
+	if o.sessionTimeout == 0 {
+		so.SessionTimeout = -1 // never
+	}
+	if o.seedSet {
+		so.Seed = &o.seed
+	}
+	// The model endpoint, a case's cassette over HTTP, is made once the
+	// case is known to exist.
+	var modelH http.Handler
+	if o.caseName != "" && o.http != "" {
+		so.Model = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { modelH.ServeHTTP(w, r) })
+	}
+	srv, err := p.ToolServer(so)
 	if err != nil {
 		return &exitError{code: report.ExitUsage, err: err}
+	}
+	var model *dryfire.ModelEndpoint
+	var modelErr error
+	if so.Model != nil {
+		model, modelErr = p.ModelEndpoint(o.caseName, dryfire.ModelOptions{Record: record, Env: e.environ(), InOrder: o.inOrder, FlushEvents: o.flushEvents, NoRecords: true})
+		if modelErr != nil {
+			modelH = dryfire.RefuseModel(modelErr)
+		} else {
+			modelH = model
+		}
 	}
 	for _, n := range srv.Root().Notes() {
 		fmt.Fprintln(e.stderr, n)
@@ -135,7 +203,7 @@ func runServe(ctx context.Context, e *env, o serveOptions, path string) error {
 	if o.stdio {
 		return serveStdio(ctx, e, srv, what)
 	}
-	return serveHTTP(ctx, e, srv, what, addr, loopback)
+	return serveHTTP(ctx, e, srv, what, addr, loopback, model, modelErr)
 }
 
 func serveStdio(ctx context.Context, e *env, srv *dryfire.ToolServer, what string) error {
@@ -149,7 +217,7 @@ func serveStdio(ctx context.Context, e *env, srv *dryfire.ToolServer, what strin
 // shutdownGrace is how long a stopping server waits for calls in flight.
 const shutdownGrace = 5 * time.Second
 
-func serveHTTP(ctx context.Context, e *env, srv *dryfire.ToolServer, what, addr string, loopback bool) error {
+func serveHTTP(ctx context.Context, e *env, srv *dryfire.ToolServer, what, addr string, loopback bool, model *dryfire.ModelEndpoint, modelErr error) error {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return &exitError{code: report.ExitInfra, err: fmt.Errorf("cannot listen on %s: %w", addr, unwrapOp(err))}
@@ -164,7 +232,34 @@ func serveHTTP(ctx context.Context, e *env, srv *dryfire.ToolServer, what, addr 
 	if !loopback {
 		fmt.Fprintf(e.stderr, "dryfire: warning: listening on %s, which other machines can reach: anyone who can connect can call the mocks (and the code behind impl: rules)\n", real)
 	}
-	fmt.Fprintf(e.stderr, "serving %s on http://%s: MCP /mcp, tools /tools\n", what, real)
+	routes := "MCP /mcp, tools /tools"
+	if in := srv.Root().World(); in != nil {
+		routes += ", operations /ops, control /world"
+	}
+	fmt.Fprintf(e.stderr, "serving %s on http://%s: %s\n", what, real, routes)
+	if in := srv.Root().World(); in != nil {
+		fmt.Fprintf(e.stderr, "world %s, seed %d, actor %s\n", in.World().Name, in.Seed(), orNone(in.Actor()))
+	}
+	switch {
+	case model != nil:
+		how := "replaying " + model.File()
+		switch {
+		case !model.Replaying():
+			how = fmt.Sprintf("recording into %s (--record %s; written when serve stops)", model.File(), model.Mode())
+		case model.Mode() == dryfire.RecordNew:
+			how += " in order, recording what it does not answer into it (--record new; written when serve stops)"
+		case model.ByContent():
+			how += " (each request by its content, in any order)"
+		default:
+			how += " (in order)"
+		}
+		fmt.Fprintf(e.stderr, "model endpoint: %s\n", how)
+	case modelErr != nil:
+		fmt.Fprintf(e.stderr, "dryfire: warning: the model endpoint answers every request with this error: %v\n", modelErr)
+	}
+	if model != nil || modelErr != nil {
+		fmt.Fprintf(e.stderr, "  OPENAI_BASE_URL=http://%s/v1\n  ANTHROPIC_BASE_URL=http://%s\n", real, real)
+	}
 	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 30 * time.Second}
 	done := make(chan error, 1)
 	go func() { done <- hs.Serve(ln) }()
@@ -185,7 +280,32 @@ func serveHTTP(ctx context.Context, e *env, srv *dryfire.ToolServer, what, addr 
 		fmt.Fprintf(e.stderr, "dryfire: calls still running after %s were cut off\n", shutdownGrace)
 	}
 	fmt.Fprintf(e.stderr, "stopped serving %s\n", what)
+	// The cassette is written when something was recorded: a serve that
+	// no agent asked anything of leaves no empty cassette behind.
+	if _, recorded, _ := stats(model); recorded > 0 {
+		wrote, err := model.Finish()
+		if err != nil {
+			return &exitError{code: report.ExitInfra, err: err}
+		}
+		if wrote {
+			fmt.Fprintf(e.stderr, "recorded %s into %s\n", count(recorded, "model call"), model.File())
+		}
+	}
 	return nil
+}
+
+func stats(m *dryfire.ModelEndpoint) (played, recorded, live int) {
+	if m == nil {
+		return 0, 0, 0
+	}
+	return m.Stats()
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "(none)"
+	}
+	return s
 }
 
 // unwrapOp drops the "listen tcp ADDR:" prefix the caller already says.

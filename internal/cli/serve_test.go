@@ -22,6 +22,7 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/dryfire-dev/dryfire/internal/cli"
+	"github.com/dryfire-dev/dryfire/internal/fakeapi"
 )
 
 // TestServeScript runs testdata/serve/*.txtar: dryfire serve and dryfire
@@ -34,8 +35,11 @@ import (
 //	servestop        stop it with SIGINT, wait, and write its standard
 //	                 error to $WORK/serve.stderr and "exit N" to
 //	                 $WORK/serve.exit
-//	httppost URL     POST an empty body to URL; the answer's body on
-//	                 standard output (fails unless the status is 200)
+//	httppost URL [BODY]  POST BODY (default empty) to URL; the answer's
+//	                 body on standard output (fails unless the status is 200)
+//	httpget URL      the same for GET
+//	fakeopenai       start the fake OpenAI Chat Completions API; $FAKE
+//	                 is its URL
 //	cmplines A B     A and B hold the same lines, in any order
 func TestServeScript(t *testing.T) {
 	root := repoRoot(t)
@@ -51,10 +55,12 @@ func TestServeScript(t *testing.T) {
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			"servebg":   cmdServeBG,
-			"servestop": cmdServeStop,
-			"httppost":  cmdHTTPPost,
-			"cmplines":  cmdCmpLines,
+			"servebg":    cmdServeBG,
+			"servestop":  cmdServeStop,
+			"httppost":   cmdHTTPPost,
+			"httpget":    cmdHTTPGet,
+			"fakeopenai": cmdFakeOpenAI,
+			"cmplines":   cmdCmpLines,
 		},
 	})
 }
@@ -82,6 +88,9 @@ func cmdServeBG(ts *testscript.TestScript, neg bool, args []string) {
 	bg.cmd = exec.Command("dryfire", append([]string{"serve"}, args...)...)
 	bg.cmd.Dir = ts.MkAbs(".")
 	bg.cmd.Env = append(os.Environ(), "GORACE="+ts.Getenv("GORACE"))
+	for _, k := range []string{"OPENAI_BASE_URL", "ANTHROPIC_BASE_URL", "OPENAI_API_KEY", "ANTHROPIC_API_KEY", "CI"} {
+		bg.cmd.Env = append(bg.cmd.Env, k+"="+ts.Getenv(k)) // the script's, not the test process's
+	}
 	pr, err := bg.cmd.StderrPipe()
 	ts.Check(err)
 	ts.Check(bg.cmd.Start())
@@ -275,18 +284,51 @@ func TestServeStdioInProcess(t *testing.T) {
 }
 
 func cmdHTTPPost(ts *testscript.TestScript, neg bool, args []string) {
-	if neg || len(args) != 1 {
-		ts.Fatalf("usage: httppost URL")
+	if len(args) < 1 || len(args) > 2 {
+		ts.Fatalf("usage: [!] httppost URL [BODY]")
 	}
-	resp, err := http.Post(args[0], "application/json", nil)
+	var body io.Reader
+	if len(args) == 2 {
+		body = strings.NewReader(args[1])
+	}
+	resp, err := http.Post(args[0], "application/json", body)
 	ts.Check(err)
+	answer(ts, neg, "POST "+args[0], resp)
+}
+
+// fakeopenai: start the repository's fake OpenAI Chat Completions server
+// (internal/fakeapi), whose model answers "Hello there." to a
+// conversation that starts "hi"; $FAKE is its URL.
+func cmdFakeOpenAI(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 0 {
+		ts.Fatalf("usage: fakeopenai")
+	}
+	fake := fakeapi.NewOpenAIChat(fakeapi.Script{"hi": {{Text: "Hello there."}}})
+	ts.Defer(fake.Close)
+	ts.Setenv("FAKE", fake.URL)
+}
+
+// httpget URL: GET URL; the answer's body on standard output (fails
+// unless the status is 200).
+func cmdHTTPGet(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: httpget URL")
+	}
+	resp, err := http.Get(args[0])
+	ts.Check(err)
+	answer(ts, false, "GET "+args[0], resp)
+}
+
+// answer writes the body of resp on standard output; the status must be
+// 200, or with neg anything else.
+func answer(ts *testscript.TestScript, neg bool, what string, resp *http.Response) {
 	defer resp.Body.Close()
 	b, err := io.ReadAll(resp.Body)
 	ts.Check(err)
 	ts.Stdout().Write(b)
 	ts.Stdout().Write([]byte("\n"))
-	if resp.StatusCode != http.StatusOK {
-		ts.Fatalf("POST %s: %s", args[0], resp.Status)
+	if ok := resp.StatusCode == http.StatusOK; ok == neg {
+		ts.Fatalf("%s: %s", what, resp.Status)
 	}
 }
 

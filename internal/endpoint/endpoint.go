@@ -11,9 +11,11 @@
 //
 // Requests are matched exactly as the built-in loop's are (the Nth request
 // of the case against the Nth recorded interaction, canonicalised by the
-// cassette package), and answered with the recorded status, Content-Type
-// and body bytes, a stream event by event with a flush after each, at full
-// speed. A request the recording does not answer is refused in the API's
+// cassette package) — or, with Options.ByContent, each by its content
+// alone, in any order, for a server several clients replay at once — and
+// answered with the recorded status, Content-Type and body bytes, a stream
+// event by event with a flush after each (or in one write, with
+// Options.CoalesceStreams), at full speed. A request the recording does not answer is refused in the API's
 // own error shape, with a status no SDK retries. When the mode records, a
 // request the recording does not answer goes to the real API (streams are
 // passed on as they arrive) and the exchange is kept, to be written by
@@ -101,6 +103,23 @@ type Options struct {
 	// a naive client that takes each read for one event works as it does
 	// against the real API.
 	CoalesceStreams bool
+	// ByContent answers each replayed request with the recorded
+	// interaction whose request, in canonical form, equals it, in any
+	// order (cassette.Index), instead of the Nth request of the case with
+	// the Nth interaction: for a server that several clients replay one
+	// conversation against at once (dryfire serve). A request sent twice
+	// is answered twice, by the same interaction; a request no interaction
+	// answers is refused, naming the closest one, and changes nothing for
+	// the requests after it (in order, the case has strayed and every
+	// later request is refused too); Unplayed reports nothing. It applies
+	// while the endpoint replays: a cassette was read and the mode is none
+	// or once. In modes new and all, and in once when there is no cassette
+	// yet, requests are taken in order as they come.
+	ByContent bool
+	// NoRecords keeps no list of the calls answered (Calls returns none),
+	// only what Turns and Usage count: for a long-running server, whose
+	// memory would otherwise grow with every call.
+	NoRecords bool
 }
 
 // Call is one model request the endpoint answered.
@@ -128,9 +147,13 @@ type Endpoint struct {
 	public    map[API]bool // the upstream is the public API: a key is needed
 	transport http.RoundTripper
 
+	index *cassette.Index // ByContent replay; nil: in order
+
 	inflight sync.WaitGroup
 	mu       sync.Mutex
 	calls    []Call
+	turns    int
+	usage    model.Usage
 }
 
 // answer is a recorded response as it is written: headers ready, usage
@@ -229,6 +252,9 @@ func New(o Options) (*Endpoint, error) {
 			it := &c.Interactions[i]
 			e.answers[i] = prepare(apiOfPath(it.Request.Path), &it.Response, o.CoalesceStreams)
 		}
+		if o.ByContent && (o.Mode == cassette.None || o.Mode == cassette.Once) {
+			e.index = rec.Index()
+		}
 	}
 	return e, nil
 }
@@ -290,6 +316,18 @@ func (e *Endpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	body, err := readBody(r)
 	if err != nil {
 		writeError(w, api, http.StatusBadRequest, errorInfo{typ: "invalid_request_error", msg: "dryfire could not read the request body: " + err.Error()})
+		return
+	}
+	if e.index != nil {
+		i, _, err := e.index.Find(r, body)
+		if err != nil {
+			status := e.refuse(w, api, err)
+			e.note(Call{API: api, Status: status, Err: err})
+			return
+		}
+		a := &e.answers[i]
+		a.write(w)
+		e.note(Call{API: api, Status: a.status, Replayed: true, Streamed: a.streamed || a.cacheControl, Usage: a.usage})
 		return
 	}
 	x, err := e.rec.Begin(r, body, e.unavailable(api, r))
@@ -369,11 +407,19 @@ func flusher(w http.ResponseWriter) func() {
 
 func (e *Endpoint) note(c Call) {
 	e.mu.Lock()
-	e.calls = append(e.calls, c)
+	if !e.opts.NoRecords {
+		e.calls = append(e.calls, c)
+	}
+	if c.Status/100 == 2 {
+		e.turns++
+	}
+	e.usage.InputTokens += c.Usage.InputTokens
+	e.usage.OutputTokens += c.Usage.OutputTokens
 	e.mu.Unlock()
 }
 
-// Calls are the model requests answered so far, in order.
+// Calls are the model requests answered so far, in order (none when
+// Options.NoRecords is set).
 func (e *Endpoint) Calls() []Call {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -385,13 +431,7 @@ func (e *Endpoint) Calls() []Call {
 func (e *Endpoint) Turns() int {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	n := 0
-	for _, c := range e.calls {
-		if c.Status/100 == 2 {
-			n++
-		}
-	}
-	return n
+	return e.turns
 }
 
 // Usage totals the tokens of the calls answered (as recorded, when
@@ -400,12 +440,7 @@ func (e *Endpoint) Turns() int {
 func (e *Endpoint) Usage() model.Usage {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	var u model.Usage
-	for _, c := range e.calls {
-		u.InputTokens += c.Usage.InputTokens
-		u.OutputTokens += c.Usage.OutputTokens
-	}
-	return u
+	return e.usage
 }
 
 // Problem is the request that strayed from the recording (it differs, or
@@ -417,8 +452,22 @@ func (e *Endpoint) Problem() *cassette.ReplayError { return e.rec.Problem() }
 func (e *Endpoint) Failure() error { return e.rec.Failure() }
 
 // Unplayed reports the recorded interactions the case did not ask for,
-// once it has ended (and only then: it fails later requests), or nil.
-func (e *Endpoint) Unplayed() *cassette.ReplayError { return e.rec.Unplayed() }
+// once it has ended (and only then: it fails later requests), or nil;
+// always nil when requests are answered by content (Options.ByContent).
+func (e *Endpoint) Unplayed() *cassette.ReplayError {
+	if e.index != nil {
+		return nil
+	}
+	return e.rec.Unplayed()
+}
+
+// Replaying reports whether the endpoint replays a cassette it read (in
+// mode none, once or new), rather than recording every call.
+func (e *Endpoint) Replaying() bool { return e.rec.Cassette() != nil }
+
+// ByContent reports whether requests are answered by content, in any
+// order (Options.ByContent, while replaying), rather than in order.
+func (e *Endpoint) ByContent() bool { return e.index != nil }
 
 // Stats are the calls replayed, the calls recorded live, and every call
 // that went live (recorded or not).
@@ -448,6 +497,6 @@ func (e *Endpoint) Reset() {
 	e.inflight.Wait()
 	e.rec.Reset()
 	e.mu.Lock()
-	e.calls = nil
+	e.calls, e.turns, e.usage = nil, 0, model.Usage{}
 	e.mu.Unlock()
 }

@@ -126,7 +126,7 @@ func describe(err error) errorInfo {
 		if re.Kind == cassette.Beyond {
 			info.code = CodeBeyond
 		}
-		if re.Kind == cassette.Mismatch && len(re.Diffs) > 0 {
+		if (re.Kind == cassette.Mismatch || re.Kind == cassette.NoMatch) && len(re.Diffs) > 0 {
 			info.param = param(re.Diffs[0])
 		}
 	case errors.As(err, &me):

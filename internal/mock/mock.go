@@ -140,6 +140,11 @@ type Session struct {
 	// Label names the case in passthrough messages (which calls are still
 	// running at exit); set it before the first call.
 	Label string
+	// NoRecords keeps no record of calls (Records returns none): for a
+	// long-running server, whose memory would otherwise grow with every
+	// call. Set it before the first call. Sequence positions are kept
+	// either way; they are what the session's answers depend on.
+	NoRecords bool
 
 	mu      sync.Mutex
 	used    []int // per rule id: matching calls so far
@@ -177,8 +182,11 @@ func (s *Session) Call(ctx context.Context, c tool.Call) tool.Result {
 		s.used[r.id]++
 		res.Outcome, res.Content, res.IsError = o.kind, o.content, o.isError
 	}
-	idx := len(s.records)
-	s.records = append(s.records, tool.Record{Call: c, Args: recArgs, Result: res})
+	idx := -1
+	if !s.NoRecords {
+		idx = len(s.records)
+		s.records = append(s.records, tool.Record{Call: c, Args: recArgs, Result: res})
+	}
 	s.mu.Unlock()
 
 	if r != nil && o.kind == tool.Impl {
@@ -187,9 +195,11 @@ func (s *Session) Call(ctx context.Context, c tool.Call) tool.Result {
 		if pr.Note != "" {
 			res.Notes = append(res.Notes, pr.Note)
 		}
-		s.mu.Lock()
-		s.records[idx].Result = res
-		s.mu.Unlock()
+		if idx >= 0 {
+			s.mu.Lock()
+			s.records[idx].Result = res
+			s.mu.Unlock()
+		}
 	}
 	return res
 }
@@ -280,7 +290,8 @@ func DescribeMiss(nm *tool.NearMiss) string {
 	return b.String()
 }
 
-// Records returns a copy of the calls so far, in call order.
+// Records returns a copy of the calls so far, in call order; none when
+// NoRecords is set.
 func (s *Session) Records() []tool.Record {
 	s.mu.Lock()
 	defer s.mu.Unlock()

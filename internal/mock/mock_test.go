@@ -785,3 +785,25 @@ func TestConcurrentSessionsAreIndependent(t *testing.T) {
 		}
 	}
 }
+
+// NoRecords keeps no record of calls, and the answers do not change:
+// sequences still advance.
+func TestSessionNoRecords(t *testing.T) {
+	s := load(t, header+`mocks:
+  t:
+    - sequence: [{return: one}, {error: two}, {return: three}]
+`+oneCase, nil)
+	sess := mock.NewSession(mock.Compile(s), nil)
+	sess.NoRecords = true
+	var got []string
+	for range 4 {
+		r := sess.Call(context.Background(), tool.Call{Name: "t", Args: "{}"})
+		got = append(got, fmt.Sprintf("%s %v", r.Content, r.IsError))
+	}
+	if want := []string{"one false", "two true", "three false", "three false"}; !cmp.Equal(got, want) {
+		t.Errorf("answers %q, want %q", got, want)
+	}
+	if n := len(sess.Records()); n != 0 {
+		t.Errorf("%d records kept", n)
+	}
+}

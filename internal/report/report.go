@@ -56,6 +56,9 @@ type Case struct {
 	// request that differs (with the differences), one beyond the end,
 	// recorded calls left unplayed. Such a case fails.
 	Replay string `json:"replay,omitempty"`
+	// Stderr is the end of what an agent.command program wrote on
+	// standard error (its last lines), for a case that did not pass.
+	Stderr string `json:"stderr,omitempty"`
 	// Drill fields (world suites): the verdict (the case's status), the
 	// seed, the derived build and its hash, the final state, the evidence
 	// of every operation and the events behaviors emitted.

@@ -264,6 +264,12 @@ func Details(c *Case) []string {
 	if c.Status != Passed {
 		out = append(out, fmt.Sprintf("output after %d turn(s): %s", c.Turns, quote(c.Output)))
 	}
+	if c.Stderr != "" {
+		out = append(out, "stderr of the agent (its last lines):")
+		for _, l := range strings.Split(c.Stderr, "\n") {
+			out = append(out, "  | "+l)
+		}
+	}
 	if c.Verdict != "" && c.Status != Passed {
 		out = append(out, drillLines(c)...)
 	}

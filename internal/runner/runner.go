@@ -11,6 +11,7 @@ import (
 	"os"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -47,7 +48,9 @@ type Options struct {
 	// else Once).
 	Record cassette.Mode
 	// Env is the environment (KEY=VALUE) keys, base URLs, CI and the
-	// secrets to redact are read from; nil means os.Environ().
+	// secrets to redact are read from; nil means os.Environ(). An
+	// agent.command program runs in it, with its keys and base URLs
+	// replaced by dryfire's (agentEnv).
 	Env []string
 	// Live carries the requests that go to a real API; nil means a
 	// transport of the run's own. Never used in None mode.
@@ -80,7 +83,8 @@ type job struct {
 	set      *mock.Set
 	tools    []model.ToolDef // what the model is shown, shared by the suite's cases
 	c        *spec.Case
-	cassette string // the case's cassette file (real providers)
+	cassette string // the case's cassette file (real providers, agent.command)
+	id       string // the case's scope under /cases/ (agent.command)
 }
 
 // live is what the cases of one run share to reach real models.
@@ -89,6 +93,8 @@ type live struct {
 	getenv    func(string) string
 	secrets   []string
 	transport http.RoundTripper // nil in None mode
+	env       []string          // the run's environment
+	host      *host             // serves agent.command cases; nil when there are none
 }
 
 // interruptedReason is the reason of a case the run never started.
@@ -124,7 +130,7 @@ func Run(ctx context.Context, suites []*spec.Suite, opts Options) (*report.Repor
 			if opts.Filter != nil && !opts.Filter.MatchString(c.Name) {
 				continue
 			}
-			j := job{suite: s, set: set, tools: tools, c: c}
+			j := job{suite: s, set: set, tools: tools, c: c, id: strconv.Itoa(len(jobs) + 1)}
 			if paths != nil {
 				j.cassette = paths[i]
 			}
@@ -137,6 +143,17 @@ func Run(ctx context.Context, suites []*spec.Suite, opts Options) (*report.Repor
 	}
 	if t, ok := lv.transport.(*http.Transport); ok && opts.Live == nil {
 		defer t.CloseIdleConnections()
+	}
+	for _, j := range jobs {
+		if len(j.suite.Agent.Command) > 0 && !j.c.Skip {
+			h, err := startHost()
+			if err != nil {
+				return nil, err
+			}
+			defer h.close()
+			lv.host = h
+			break
+		}
 	}
 	n := opts.Concurrency
 	if n < 1 {
@@ -184,12 +201,19 @@ func Run(ctx context.Context, suites []*spec.Suite, opts Options) (*report.Repor
 }
 
 func supported(s *spec.Suite) error {
+	if len(s.Agent.Command) > 0 {
+		switch s.Agent.Provider {
+		case "", spec.ProviderAnthropic, spec.ProviderOpenAI, spec.ProviderOpenAIResponses, spec.ProviderOpenAICompatible:
+			if _, ok := s.Attached.(*world.SuiteWorld); !ok {
+				return nil
+			}
+			return &UnsupportedError{Pos: s.Agent.CommandPos, Msg: "agent.command with a world is not available in this version of dryfire"}
+		}
+		return &UnsupportedError{Pos: s.Agent.ProviderPos, Msg: fmt.Sprintf("provider %q cannot be used with agent.command", s.Agent.Provider)}
+	}
 	switch s.Agent.Provider {
 	case spec.ProviderScript, spec.ProviderAnthropic, spec.ProviderOpenAI, spec.ProviderOpenAIResponses, spec.ProviderOpenAICompatible:
-		if len(s.Agent.Command) == 0 {
-			return nil
-		}
-		return &UnsupportedError{Pos: s.Agent.Pos, Msg: "agent.command (running an existing agent) is not available in this version of dryfire"}
+		return nil
 	}
 	return &UnsupportedError{Pos: s.Agent.ProviderPos, Msg: fmt.Sprintf("provider %q is not available in this version of dryfire", s.Agent.Provider)}
 }
@@ -250,7 +274,7 @@ func prepareLive(jobs []job, opts Options) (*live, error) {
 			vars[k] = v
 		}
 	}
-	lv := &live{mode: opts.Record, getenv: func(k string) string { return vars[k] }}
+	lv := &live{mode: opts.Record, getenv: func(k string) string { return vars[k] }, env: env}
 	if lv.mode == "" {
 		lv.mode = cassette.DefaultMode(lv.getenv)
 	}
@@ -262,11 +286,18 @@ func prepareLive(jobs []job, opts Options) (*live, error) {
 	var order []string
 	for _, j := range jobs {
 		p := j.suite.Agent.Provider
-		if p == spec.ProviderScript || j.c.Skip {
+		command := len(j.suite.Agent.Command) > 0
+		if p == spec.ProviderScript && !command || j.c.Skip {
 			continue
 		}
 		needsModel = true
-		if p == spec.ProviderOpenAICompatible || lv.getenv(model.KeyEnv(p)) != "" {
+		keyEnv := model.KeyEnv(p)
+		if command {
+			keyEnv = commandKeyMissing(&j.suite.Agent, lv.getenv)
+			if keyEnv == "" {
+				continue
+			}
+		} else if p == spec.ProviderOpenAICompatible || lv.getenv(keyEnv) != "" {
 			continue
 		}
 		var why string
@@ -285,11 +316,10 @@ func prepareLive(jobs []job, opts Options) (*live, error) {
 		if why == "" {
 			continue
 		}
-		env := model.KeyEnv(p)
-		if _, ok := missing[env]; !ok {
-			order = append(order, env)
+		if _, ok := missing[keyEnv]; !ok {
+			order = append(order, keyEnv)
 		}
-		missing[env] = append(missing[env], j.suite.File+": "+j.c.Name+" ("+why+")")
+		missing[keyEnv] = append(missing[keyEnv], j.suite.File+": "+j.c.Name+" ("+why+")")
 	}
 	if len(order) > 0 {
 		e := &MissingKeyError{Mode: lv.mode}
@@ -333,6 +363,9 @@ func runCase(ctx context.Context, j job, opts Options, lv *live) report.Case {
 			c.Reason = "skip: true"
 		}
 		return c
+	}
+	if len(j.suite.Agent.Command) > 0 {
+		return runCommand(ctx, j, opts, lv, c, start)
 	}
 	set := j.set.ForCase(j.c)
 	passthrough := set.UsesImpl()

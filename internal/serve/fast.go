@@ -61,7 +61,9 @@ var cacheControl = []string{"no-cache, no-transform"}
 // fastCall answers r when it is a plain tools/call the fast path takes,
 // and reports whether it did. When it did not, r is as it came (its body
 // restored) for go-sdk.
-func (h mcpHandler) fastCall(w http.ResponseWriter, r *http.Request) bool {
+// hs is the request's session (nil: none, or one go-sdk has and the
+// scope does not know).
+func (h mcpHandler) fastCall(w http.ResponseWriter, r *http.Request, hs *httpSession) bool {
 	s := h.s
 	hdr := r.Header
 	version := hdr.Get("Mcp-Protocol-Version")
@@ -73,13 +75,10 @@ func (h mcpHandler) fastCall(w http.ResponseWriter, r *http.Request) bool {
 			return false
 		}
 	case version == "" || contains(legacyVersions, version):
-		sid := hdr.Get("Mcp-Session-Id")
-		if sid == "" {
+		if hs == nil {
 			return false
 		}
-		if ss = s.session(sid); ss == nil {
-			return false
-		}
+		ss = hs.ss
 	default:
 		return false
 	}

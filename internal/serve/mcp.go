@@ -64,6 +64,9 @@ func newMCPServer(s *Scope) *mcpServer {
 			s.noFastModern = true
 		}
 		tools[i] = &mcp.Tool{Name: t.Name, Description: t.Description, InputSchema: t.InputSchema}
+		if t.OutputSchema != nil {
+			tools[i].OutputSchema = t.OutputSchema
+		}
 		server.AddTool(tools[i], unreachable)
 	}
 	server.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
@@ -207,7 +210,15 @@ type mcpHandler struct{ s *Scope }
 
 func (h mcpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	m := h.s.mcp
-	if r.Method == http.MethodPost && !h.s.slowMCP && h.fastCall(w, r) {
+	var hs *httpSession
+	if sid := r.Header.Get("Mcp-Session-Id"); sid != "" {
+		// The session's client is active: its idle time starts over, now
+		// and when this request ends (a GET stream may stay open long).
+		if hs = h.s.session(sid); hs != nil {
+			defer hs.touch()
+		}
+	}
+	if r.Method == http.MethodPost && !h.s.slowMCP && h.fastCall(w, r, hs) {
 		return
 	}
 	if v := r.Header.Get("Mcp-Protocol-Version"); v >= "2026-07-28" {

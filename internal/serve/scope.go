@@ -8,6 +8,7 @@ import (
 	"maps"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -15,6 +16,7 @@ import (
 	"github.com/dryfire-dev/dryfire/internal/spec"
 	"github.com/dryfire-dev/dryfire/internal/tool"
 	"github.com/dryfire-dev/dryfire/internal/value"
+	"github.com/dryfire-dev/dryfire/internal/world"
 )
 
 // Scope is the tool world of one case, or of a suite when no case is
@@ -33,6 +35,11 @@ import (
 //     legacy request without Mcp-Session-Id), and Scope.Call.
 //   - Reset puts every sequence back to its start (the shared state and
 //     every session's) and clears the record.
+//   - A world scope (ScopeOptions.World) has one world, shared by every
+//     session and HTTP call alike: a world is one simulated environment,
+//     and an agent's MCP sessions, its HTTP calls and /ops all act on it.
+//     Reset restores the world (world.Instance.Reset) and clears the
+//     record.
 //
 // A Scope is safe for concurrent use; each call's selection, sequence
 // advance and record happen under the mock engine's one critical section,
@@ -44,15 +51,21 @@ type Scope struct {
 	set   *mock.Set
 	impl  mock.Impl
 	label string
+	turn  func() int // stamps Call.Turn; nil: 0
 	tools []Tool
 	notes []string
+	world *world.Instance // a world scope's world; nil for mocks
+
+	noRecords bool
+	idle      time.Duration // idle HTTP sessions end after this; <= 0 never
 
 	mu       sync.Mutex
 	gen      uint64 // bumped by Reset
 	shared   *state
 	sessions map[*mcp.ServerSession]*state // MCP sessions that made calls
-	byID     map[string]*mcp.ServerSession // HTTP sessions, by Mcp-Session-Id
+	byID     map[string]*httpSession       // HTTP sessions, by Mcp-Session-Id
 	watched  map[*mcp.ServerSession]bool   // sessions whose end is awaited
+	expiring bool                          // the idle-session sweeper runs
 	records  record
 
 	mcp          *mcpServer
@@ -96,26 +109,60 @@ type ScopeOptions struct {
 	// Impl runs impl: rules; nil answers them with an error result saying
 	// passthrough code is not available.
 	Impl mock.Impl
+	// World, when set, makes this a world scope: the world's operations
+	// are the tools (in operation order, each by its tool name), every
+	// call is an operation of this one instance by its drill's actor, and
+	// the /ops and /world routes answer. Suite is then the world suite;
+	// Case, Rules and Impl are not used.
+	World *world.Instance
+	// NoRecords keeps no record of calls: Records returns none. A
+	// long-running server sets it, or its memory grows with every call
+	// (about 760 bytes a call with the record). Scopes of runs, whose
+	// checks read the record, leave it unset.
+	NoRecords bool
+	// SessionTimeout ends an MCP session opened over HTTP (2025-11-25 and
+	// earlier) after that long without a request from its client, as
+	// if the client had deleted it; the client gets 404 and opens a new
+	// one. 0 means DefaultSessionTimeout; a negative value, never.
+	SessionTimeout time.Duration
+	// Turn, when set, stamps each call's Turn (in Records) with what it
+	// returns as the call starts: the runner of agent.command cases gives
+	// the number of model calls made so far.
+	Turn func() int
 }
+
+// DefaultSessionTimeout is how long an MCP session over HTTP may stay
+// idle before it ends, unless ScopeOptions.SessionTimeout says otherwise.
+const DefaultSessionTimeout = 30 * time.Minute
 
 // NewScope returns the scope of a suite, or of one of its cases.
 func NewScope(o ScopeOptions) *Scope {
 	if o.Suite == nil {
 		panic("serve.NewScope: no suite")
 	}
-	set := o.Rules
-	if set == nil {
-		set = mock.Compile(o.Suite)
+	s := &Scope{id: o.ID, suite: o.Suite, cse: o.Case, impl: o.Impl, world: o.World, noRecords: o.NoRecords, turn: o.Turn,
+		idle:     o.SessionTimeout,
+		sessions: map[*mcp.ServerSession]*state{}, byID: map[string]*httpSession{}, watched: map[*mcp.ServerSession]bool{}}
+	if s.idle == 0 {
+		s.idle = DefaultSessionTimeout
 	}
-	s := &Scope{id: o.ID, suite: o.Suite, cse: o.Case, impl: o.Impl,
-		sessions: map[*mcp.ServerSession]*state{}, byID: map[string]*mcp.ServerSession{}, watched: map[*mcp.ServerSession]bool{}}
 	if o.Case != nil {
-		set = set.ForCase(o.Case)
 		s.label = o.Case.Name
 	}
-	s.set = set
-	s.tools, s.notes = toolList(o.Suite, o.Case)
-	s.shared = s.newState()
+	if o.World != nil {
+		s.tools, s.notes = worldTools(o.World.World())
+	} else {
+		set := o.Rules
+		if set == nil {
+			set = mock.Compile(o.Suite)
+		}
+		if o.Case != nil {
+			set = set.ForCase(o.Case)
+		}
+		s.set = set
+		s.tools, s.notes = toolList(o.Suite, o.Case)
+		s.shared = s.newState()
+	}
 	s.mcp = newMCPServer(s)
 	return s
 }
@@ -140,7 +187,10 @@ func (s *Scope) Tools() []Tool { return s.tools }
 func (s *Scope) Notes() []string { return s.notes }
 
 // UsesImpl reports whether any rule of the scope runs passthrough code.
-func (s *Scope) UsesImpl() bool { return s.set.UsesImpl() }
+func (s *Scope) UsesImpl() bool { return s.set != nil && s.set.UsesImpl() }
+
+// World is the world a world scope serves; nil for a scope of mocks.
+func (s *Scope) World() *world.Instance { return s.world }
 
 // Call answers one tool call on the scope's shared state, the one HTTP
 // tool calls and stateless MCP requests use, and records it. args is the
@@ -152,7 +202,8 @@ func (s *Scope) Call(ctx context.Context, name, args string) tool.Result {
 
 // Records returns a copy of every finished call since the start or the
 // last Reset, in call order (the order calls started in), across every
-// MCP session and HTTP call of the scope.
+// MCP session and HTTP call of the scope (and /ops calls of a world
+// scope, named by their tool). None when ScopeOptions.NoRecords is set.
 func (s *Scope) Records() []tool.Record {
 	s.mu.Lock()
 	slots := s.records.all()
@@ -174,18 +225,25 @@ func (s *Scope) Records() []tool.Record {
 // Reset puts every sequence of the scope back to its start, for the
 // shared state and every MCP session alike, and clears the record. Calls
 // running meanwhile finish on the state they started with and are left
-// out of the record.
+// out of the record. A world scope's world is reset as a whole
+// (world.Instance.Reset: its evidence is kept).
 func (s *Scope) Reset() {
 	s.mu.Lock()
 	s.gen++
-	s.shared = s.newState()
+	if s.world == nil {
+		s.shared = s.newState()
+	}
 	s.records = record{}
 	s.mu.Unlock()
+	if s.world != nil {
+		s.world.Reset()
+	}
 }
 
 func (s *Scope) newState() *state {
 	ms := mock.NewSession(s.set, s.impl)
 	ms.Label = s.label
+	ms.NoRecords = s.noRecords
 	return &state{gen: s.gen, sess: ms}
 }
 
@@ -197,6 +255,10 @@ func (s *Scope) answer(ctx context.Context, ss *mcp.ServerSession, name string, 
 	args = bytes.TrimSpace(args)
 	if len(args) == 0 || string(args) == "null" {
 		args = emptyObject
+	}
+	if s.world != nil {
+		_, res := s.callWorld(name, world.Request{Tool: name, Arguments: string(args)})
+		return res
 	}
 	if args[0] != '{' {
 		return s.reject(name, string(args), fmt.Sprintf("the arguments are not a JSON object (got %s)", jsonKind(args[0])))
@@ -230,19 +292,59 @@ func (s *Scope) call(ctx context.Context, ss *mcp.ServerSession, name, args stri
 	if ss != nil {
 		st = s.sessionState(ss)
 	}
-	gen := s.gen
-	i := s.records.add(slot{})
+	gen, i := s.gen, -1
+	if !s.noRecords {
+		i = s.records.add(slot{})
+	}
 	s.mu.Unlock()
 
-	c := tool.Call{Name: name, Args: args}
+	c := tool.Call{Name: name, Args: args, Turn: s.turnNow()}
 	res := st.sess.Call(ctx, c)
+	s.finish(gen, i, c, res)
+	return res
+}
 
+// begin takes the record slot of a call about to run: its index, and the
+// generation it belongs to (-1 when the scope keeps no record).
+func (s *Scope) begin() (uint64, int) {
+	if s.noRecords {
+		return 0, -1
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.gen, s.records.add(slot{})
+}
+
+// finish fills the record slot of a call that ended, unless the scope was
+// reset meanwhile.
+func (s *Scope) finish(gen uint64, i int, c tool.Call, res tool.Result) {
+	if i < 0 {
+		return
+	}
 	s.mu.Lock()
 	if s.gen == gen {
 		*s.records.at(i) = slot{call: c, res: res, done: true}
 	}
 	s.mu.Unlock()
-	return res
+}
+
+// callWorld runs one operation of a world scope and records it under
+// name (the tool name the agent used, or the operation's).
+func (s *Scope) callWorld(name string, req world.Request) (*world.Response, tool.Result) {
+	gen, i := s.begin()
+	turn := s.turnNow()
+	resp := s.world.Call(req)
+	res := tool.Result{Content: resp.Content(), IsError: resp.Status != "ok", Outcome: tool.Outcome(resp.Evidence.Outcome), Entry: -1, Evidence: resp.Evidence}
+	s.finish(gen, i, tool.Call{Name: name, Args: req.Arguments, Turn: turn}, res)
+	return resp, res
+}
+
+// turnNow is the Turn of a call starting now.
+func (s *Scope) turnNow() int {
+	if s.turn == nil {
+		return 0
+	}
+	return s.turn()
 }
 
 // reject records a call answered without the mocks (arguments that are
@@ -250,9 +352,11 @@ func (s *Scope) call(ctx context.Context, ss *mcp.ServerSession, name, args stri
 func (s *Scope) reject(name, args, why string) tool.Result {
 	nm := &tool.NearMiss{Tool: name, Note: why}
 	res := tool.Result{Outcome: tool.Unmatched, IsError: true, Entry: -1, NearMiss: nm, Content: "dryfire: " + mock.DescribeMiss(nm)}
-	s.mu.Lock()
-	s.records.add(slot{call: tool.Call{Name: name, Args: args}, res: res, done: true})
-	s.mu.Unlock()
+	if !s.noRecords {
+		s.mu.Lock()
+		s.records.add(slot{call: tool.Call{Name: name, Args: args, Turn: s.turnNow()}, res: res, done: true})
+		s.mu.Unlock()
+	}
 	return res
 }
 
@@ -269,24 +373,77 @@ func (s *Scope) sessionState(ss *mcp.ServerSession) *state {
 	return st
 }
 
+// httpSession is an MCP session go-sdk opened over HTTP, and when its
+// client last sent a request (Unix nanoseconds).
+type httpSession struct {
+	ss   *mcp.ServerSession
+	last atomic.Int64
+}
+
 // register notes a session go-sdk opened over HTTP by its id, for the
-// tools/call fast path.
+// tools/call fast path and the idle timeout.
 func (s *Scope) register(ss *mcp.ServerSession) {
 	id := ss.ID()
 	if id == "" {
 		return
 	}
+	hs := &httpSession{ss: ss}
+	hs.touch()
 	s.mu.Lock()
-	s.byID[id] = ss
+	s.byID[id] = hs
 	s.watch(ss)
+	if s.idle > 0 && !s.expiring {
+		s.expiring = true
+		go s.expireIdle()
+	}
 	s.mu.Unlock()
 }
 
-// session returns the HTTP session with that id, or nil.
-func (s *Scope) session(id string) *mcp.ServerSession {
+// session returns the HTTP session with that id, or nil, and notes that
+// its client has just sent a request.
+func (s *Scope) session(id string) *httpSession {
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.byID[id]
+	hs := s.byID[id]
+	s.mu.Unlock()
+	if hs != nil {
+		hs.touch()
+	}
+	return hs
+}
+
+// touch notes that the session's client has just been active.
+func (hs *httpSession) touch() { hs.last.Store(time.Now().UnixNano()) }
+
+// expireIdle ends the HTTP sessions idle for longer than the timeout,
+// checking a few times per timeout, until no session is left (go-sdk's
+// own idle timer cannot be used: the fast path answers a session's calls
+// without go-sdk seeing them). It is started again by the next session.
+func (s *Scope) expireIdle() {
+	every := min(max(s.idle/4, time.Millisecond), time.Minute)
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for range t.C {
+		cut := time.Now().Add(-s.idle).UnixNano()
+		var idle []*mcp.ServerSession
+		s.mu.Lock()
+		for id, hs := range s.byID {
+			if hs.last.Load() <= cut {
+				idle = append(idle, hs.ss)
+				delete(s.byID, id)
+			}
+		}
+		done := len(s.byID) == 0
+		if done {
+			s.expiring = false
+		}
+		s.mu.Unlock()
+		for _, ss := range idle {
+			ss.Close()
+		}
+		if done {
+			return
+		}
+	}
 }
 
 // watch forgets a session, and its state, when it ends. s.mu is held.
@@ -300,7 +457,7 @@ func (s *Scope) watch(ss *mcp.ServerSession) {
 		s.mu.Lock()
 		delete(s.sessions, ss)
 		delete(s.watched, ss)
-		if id := ss.ID(); id != "" && s.byID[id] == ss {
+		if id := ss.ID(); id != "" && s.byID[id] != nil && s.byID[id].ss == ss {
 			delete(s.byID, id)
 		}
 		s.mu.Unlock()
@@ -345,6 +502,12 @@ type Tool struct {
 	// InputSchema is a JSON object with "type": "object", as MCP
 	// 2025-11-25 requires.
 	InputSchema json.RawMessage
+	// OutputSchema, for a world operation whose output schema is an
+	// object's, is that schema (MCP outputSchema); nil otherwise.
+	OutputSchema json.RawMessage
+	// Operation is the world operation (package/operation) behind the
+	// tool; empty for mocks.
+	Operation string
 }
 
 var openObject = json.RawMessage(`{"type":"object"}`)
@@ -400,4 +563,25 @@ func inputSchema(v any) (json.RawMessage, string) {
 		return openObject, fmt.Sprintf("input_schema has type %s, not object: MCP clients are shown {\"type\": \"object\"}", value.Canonical(t))
 	}
 	return json.RawMessage(value.Canonical(m)), ""
+}
+
+// worldTools are a world's operations as tools, in operation order (as
+// the built-in loop shows them), each with its input schema and, when it
+// is an object's, its output schema.
+func worldTools(w *world.World) ([]Tool, []string) {
+	tools := make([]Tool, 0, len(w.OpList))
+	var notes []string
+	for _, key := range w.OpList {
+		op := w.Operations[key]
+		schema, note := inputSchema(op.Input)
+		if note != "" {
+			notes = append(notes, fmt.Sprintf("%s: warning: operation %s: %s", op.Pos, key, note))
+		}
+		t := Tool{Name: op.Tool, Description: op.Description, InputSchema: schema, Operation: key}
+		if m, ok := op.Output.(map[string]any); ok && m["type"] == "object" {
+			t.OutputSchema = json.RawMessage(value.Canonical(m))
+		}
+		tools = append(tools, t)
+	}
+	return tools, notes
 }

@@ -14,6 +14,11 @@
 //	/reset          POST: sequences back to their start, the record cleared
 //	/v1/...         the model endpoint (Options.Model), else 404
 //
+// and, for a world scope (ScopeOptions.World), the world's own routes
+// (world.go): POST /ops/{package}/{operation}, and /world, /world/build,
+// /world/reset[/{package}], /world/clock[/advance], /world/state,
+// /world/evidence.
+//
 // The same paths under /cases/{id}/ reach the scope added with that ID.
 package serve
 
@@ -35,12 +40,16 @@ type Options struct {
 	// scope a request is for. Nil answers them 404 with a JSON error
 	// saying no model endpoint is configured.
 	Model http.Handler
+	// NoModelHint is added to the 404 answer of a model route when Model
+	// is nil: how to get a model endpoint.
+	NoModelHint string
 }
 
 // Server serves scopes over HTTP. It is an http.Handler.
 type Server struct {
-	root  *Scope
-	model http.Handler
+	root    *Scope
+	model   http.Handler
+	noModel string
 
 	mu    sync.RWMutex
 	cases map[string]*Scope
@@ -49,7 +58,11 @@ type Server struct {
 // New returns a Server whose root paths serve root (nil: none, and only
 // /cases/{id}/ paths answer).
 func New(root *Scope, opts Options) *Server {
-	return &Server{root: root, model: opts.Model, cases: map[string]*Scope{}}
+	s := &Server{root: root, model: opts.Model, cases: map[string]*Scope{}}
+	if opts.NoModelHint != "" {
+		s.noModel = " (" + opts.NoModelHint + ")"
+	}
+	return s
 }
 
 // Root is the scope served at the root paths; nil when there is none.
@@ -170,14 +183,22 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		sc.Reset()
 		writeJSON(w, http.StatusOK, []byte(`{"reset":true}`))
+	case strings.HasPrefix(path, "/ops/"):
+		sc.serveOp(w, r, path[len("/ops/"):])
+	case path == "/world" || strings.HasPrefix(path, "/world/"):
+		sc.serveWorld(w, r, path)
 	case path == "/v1" || strings.HasPrefix(path, "/v1/"):
 		if s.model == nil {
-			writeError(w, http.StatusNotFound, "not_found", "no model endpoint is configured on this server: "+r.Method+" "+r.URL.Path)
+			writeError(w, http.StatusNotFound, "not_found", "no model endpoint is configured on this server: "+r.Method+" "+r.URL.Path+s.noModel)
 			return
 		}
 		s.model.ServeHTTP(w, forModel(r, sc, prefix, path))
 	default:
-		writeError(w, http.StatusNotFound, "not_found", fmt.Sprintf("no route %s %s; this server has %s/mcp, %[3]s/tools, %[3]s/tools/{name}, %[3]s/reset", r.Method, r.URL.Path, prefix))
+		routes := fmt.Sprintf("%s/mcp, %[1]s/tools, %[1]s/tools/{name}, %[1]s/reset", prefix)
+		if sc.world != nil {
+			routes += fmt.Sprintf(", %s/ops/{package}/{operation}, %[1]s/world/...", prefix)
+		}
+		writeError(w, http.StatusNotFound, "not_found", fmt.Sprintf("no route %s %s; this server has %s", r.Method, r.URL.Path, routes))
 	}
 }
 

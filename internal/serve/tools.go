@@ -22,13 +22,15 @@ var jsonType = []string{"application/json"}
 func (s *Scope) listBody() []byte {
 	s.listOnce.Do(func() {
 		type wire struct {
-			Name        string          `json:"name"`
-			Description string          `json:"description"`
-			InputSchema json.RawMessage `json:"input_schema"`
+			Name         string          `json:"name"`
+			Description  string          `json:"description"`
+			InputSchema  json.RawMessage `json:"input_schema"`
+			OutputSchema json.RawMessage `json:"output_schema,omitempty"`
+			Operation    string          `json:"operation,omitempty"`
 		}
 		tools := make([]wire, len(s.tools))
 		for i, t := range s.tools {
-			tools[i] = wire{t.Name, t.Description, t.InputSchema}
+			tools[i] = wire{t.Name, t.Description, t.InputSchema, t.OutputSchema, t.Operation}
 		}
 		b, err := json.Marshal(struct {
 			Tools []wire `json:"tools"`

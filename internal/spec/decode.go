@@ -255,17 +255,42 @@ func (x *decoder) agent(agent kv) Agent {
 		case "params":
 			a.Params, _ = p.val.(map[string]any)
 		case "command":
+			a.CommandPos = x.pos(p.k)
 			for _, e := range items(p.v, p.val) {
 				a.Command = append(a.Command, str(e.val))
 			}
-			x.errorf(p.k, "agent.command (running an existing agent) is not available in this version of dryfire; use provider: script")
 		}
 	}
 	if a.Provider == ProviderOpenAICompatible && a.BaseURL == "" {
 		_, pv := lookup(agent.v, "provider")
 		x.errorf(pv, "provider openai-compatible needs agent.base_url (the server's URL, e.g. http://localhost:11434/v1)")
 	}
+	if ck, _ := lookup(agent.v, "command"); ck != nil {
+		x.commandAgent(agent.v, &a)
+	}
 	return a
+}
+
+// commandAgent checks the agent of a suite whose cases run an existing
+// agent (agent.command): the program makes its own model calls, so the
+// keys of the built-in loop have no use there; provider, optional, names
+// the API it calls (which key a recording needs; with base_url, where
+// live calls go).
+func (x *decoder) commandAgent(n *yaml.Node, a *Agent) {
+	for _, key := range []string{"model", "system", "params", "retries"} {
+		if k, _ := lookup(n, key); k != nil {
+			x.errorf(k, "agent.%s is for the built-in loop; with agent.command your program makes its own model calls (remove %s)", key, key)
+		}
+	}
+	switch a.Provider {
+	case "":
+		if k, _ := lookup(n, "base_url"); k != nil {
+			x.errorf(k, "agent.base_url with agent.command needs provider: the API it is the base URL of (anthropic, openai, openai-responses or openai-compatible)")
+		}
+	case ProviderScript:
+		_, pv := lookup(n, "provider")
+		x.errorf(pv, "provider script is the built-in loop's offline model; with agent.command your program calls a real API through dryfire: name that API (anthropic, openai, openai-responses, openai-compatible) or leave provider out")
+	}
 }
 
 func (x *decoder) tool(tool kv) *Tool {
@@ -705,7 +730,12 @@ func (x *decoder) crossCheck(s *Suite) {
 	// An unknown or missing provider is reported already: judge nothing by it.
 	known := slices.Contains(providers, s.Agent.Provider)
 	scripted := s.Agent.Provider == ProviderScript
-	real := known && !scripted && len(s.Agent.Command) == 0
+	command := len(s.Agent.Command) > 0
+	real := known && !scripted && !command
+	if command && s.World != "" {
+		k, _ := lookup(x.root, "world")
+		x.errorf(k, "agent.command with a world is not available in this version of dryfire: an existing agent gets a suite's tools and mocks; use the drill package for a Go agent")
+	}
 
 	declared := map[string]*Tool{}
 	for _, t := range s.Tools {
@@ -771,7 +801,9 @@ func (x *decoder) crossCheck(s *Suite) {
 			return s.Mocks[tool]
 		}
 
-		if sk, _ := lookup(c.node, "script"); sk != nil && known && !scripted {
+		if sk, _ := lookup(c.node, "script"); sk != nil && command {
+			x.errorf(sk, "script is only for provider: script; with agent.command your program makes the model calls (remove the script)")
+		} else if sk != nil && known && !scripted {
 			x.errorf(sk, "script is only for provider: script; this suite's provider is %q (remove the script, or set agent.provider: script)", s.Agent.Provider)
 		}
 		if scripted && len(c.Script) == 0 && !c.Skip {

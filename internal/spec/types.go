@@ -56,11 +56,17 @@ type Agent struct {
 	// Retries is how often a failed model call is retried; nil means the
 	// default.
 	Retries *int
-	// TimeoutS bounds one model call; 0 means the default.
+	// TimeoutS bounds one model call of the built-in loop, or the whole
+	// run of an agent.command program in a case; 0 means the default.
 	TimeoutS float64
 	Params   map[string]any
-	Command  []string
-	Pos      Pos // of the agent key
+	// Command is an existing agent program and its arguments, run for
+	// each case instead of the built-in loop (relative to the suite's
+	// directory, its working directory); Provider is then optional and
+	// names the API the program calls.
+	Command    []string
+	CommandPos Pos // of the command key
+	Pos        Pos // of the agent key
 	// ProviderPos is the position of the provider value.
 	ProviderPos Pos
 }

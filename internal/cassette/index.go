@@ -1,0 +1,207 @@
+package cassette
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"slices"
+	"strconv"
+	"sync"
+)
+
+// Index answers requests from a recording by their content, independent
+// of their order: a request is answered by the first recorded interaction
+// whose request, in canonical form, equals it. A server that several
+// clients replay one conversation against at once (dryfire serve) uses
+// it; a case's own run matches in order (Begin), which also tells a
+// request sent twice from one sent once.
+//
+// The canonical forms of the recording are computed once, when the Index
+// is made; a request is canonicalised only the first time its exact bytes
+// are seen (method, path, query, the headers that change the answer and
+// the body: the forms that matched are remembered, up to a bound). An
+// Index is safe for concurrent use and keeps no state per request, so
+// its memory does not grow with the requests it answers.
+type Index struct {
+	r    *Recorder
+	tape *Cassette
+	keys map[string]int // canonical key -> the first interaction with it
+
+	mu  sync.RWMutex
+	raw map[string]int // raw request -> interaction, for requests seen before
+	max int            // bound on len(raw)
+}
+
+// Index returns the content index of the recording the recorder replays,
+// or nil when it replays none (the cassette was missing and the mode
+// records, or the mode records everything). The redaction in force now
+// applies to the requests it answers.
+func (r *Recorder) Index() *Index {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.tape == nil || r.cfg.Passthrough {
+		return nil
+	}
+	ix := &Index{r: r, tape: r.tape, keys: make(map[string]int, len(r.tape.Interactions)), raw: map[string]int{}}
+	ix.max = 1024 + 8*len(r.tape.Interactions)
+	for i := range r.tape.Interactions {
+		k := recordedKey(&r.tape.Interactions[i].Request)
+		if _, dup := ix.keys[k]; !dup {
+			ix.keys[k] = i
+		}
+	}
+	return ix
+}
+
+// rawKeys holds the buffers raw keys are built in.
+var rawKeys = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+// Find returns the index of the interaction that answers a request and
+// its recorded response, or a *ReplayError naming the closest recorded
+// request and how this one differs from it. A request that finds nothing
+// changes nothing: the next is looked up afresh.
+func (ix *Index) Find(req *http.Request, body []byte) (int, *Response, error) {
+	b := rawKeys.Get().(*bytes.Buffer)
+	defer rawKeys.Put(b)
+	b.Reset()
+	b.WriteString(req.Method)
+	b.WriteByte(0)
+	b.WriteString(req.URL.EscapedPath())
+	b.WriteByte(0)
+	b.WriteString(req.URL.RawQuery)
+	for _, name := range matchHeaders {
+		b.WriteByte(0)
+		b.WriteString(joinHeader(req.Header, name))
+	}
+	b.WriteByte(0)
+	b.Write(body)
+	ix.mu.RLock()
+	i, ok := ix.raw[string(b.Bytes())]
+	ix.mu.RUnlock()
+	if ok {
+		return i, &ix.tape.Interactions[i].Response, nil
+	}
+
+	ix.r.mu.Lock()
+	now, cb := ix.r.canonical(req, body)
+	ix.r.mu.Unlock()
+	i, ok = ix.keys[requestKey(&now, cb)]
+	if !ok {
+		return -1, nil, ix.miss(&now, cb)
+	}
+	ix.mu.Lock()
+	if len(ix.raw) < ix.max {
+		ix.raw[b.String()] = i
+	}
+	ix.mu.Unlock()
+	return i, &ix.tape.Interactions[i].Response, nil
+}
+
+// miss is the error for a request no interaction answers: its
+// differences from the closest recorded request (the fewest differences;
+// the first such).
+func (ix *Index) miss(now *Request, cb canonBody) error {
+	best, bestN := -1, 0
+	var diffs []string
+	var more int
+	for i := range ix.tape.Interactions {
+		d, m := compare(&ix.tape.Interactions[i].Request, now, cb)
+		if n := len(d) + m; best < 0 || n < bestN {
+			best, bestN, diffs, more = i, n, d, m
+		}
+	}
+	cfg := ix.r.cfg
+	e := &ReplayError{Kind: NoMatch, File: cfg.File, SuiteFile: cfg.SuiteFile, Case: cfg.Case, Recorded: len(ix.tape.Interactions)}
+	if best >= 0 {
+		e.Request, e.Diffs, e.More = best+1, diffs, more
+	} else {
+		e.Diffs = []string{"request: " + now.Method + " " + now.Path}
+	}
+	return e
+}
+
+// recordedKey is the canonical key of a recorded request: its JSON body
+// is parsed again, so that a cassette edited by hand, in any layout,
+// matches as it would in order.
+func recordedKey(rq *Request) string {
+	cb := canonBody{json: rq.JSON, bytes: rq.Body}
+	if rq.JSON {
+		if v, ok := parseJSON(rq.Body); ok {
+			cb.value = v
+		} else {
+			cb.json = false
+		}
+	}
+	return requestKey(rq, cb)
+}
+
+// requestKey is equal for two requests in canonical form exactly when
+// compare finds no difference between them: the method, the path and
+// query, the headers kept, and the body (JSON compactly, keys sorted,
+// numbers by value).
+func requestKey(rq *Request, cb canonBody) string {
+	var b bytes.Buffer
+	b.WriteString(rq.Method)
+	b.WriteByte(0)
+	b.WriteString(rq.Path)
+	names := make([]string, 0, len(rq.Header))
+	for k := range rq.Header {
+		names = append(names, k)
+	}
+	slices.Sort(names)
+	for _, k := range names {
+		b.WriteByte(0)
+		b.WriteString(k)
+		b.WriteByte('=')
+		b.WriteString(rq.Header[k])
+	}
+	b.WriteByte(0)
+	if cb.json {
+		b.WriteByte('J')
+		writeKeyValue(&b, cb.value)
+	} else {
+		b.WriteByte('B')
+		b.Write(cb.bytes)
+	}
+	return b.String()
+}
+
+// writeKeyValue writes v as writeCanonical does, with numbers by value
+// (1.0 and 1 alike, as compare takes them).
+func writeKeyValue(b *bytes.Buffer, v any) {
+	switch x := v.(type) {
+	case json.Number:
+		if f, err := strconv.ParseFloat(string(x), 64); err == nil {
+			b.WriteString(strconv.FormatFloat(f, 'g', -1, 64))
+			return
+		}
+		b.WriteString(string(x))
+	case []any:
+		b.WriteByte('[')
+		for i, e := range x {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			writeKeyValue(b, e)
+		}
+		b.WriteByte(']')
+	case map[string]any:
+		keys := make([]string, 0, len(x))
+		for k := range x {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		b.WriteByte('{')
+		for i, k := range keys {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			writeString(b, k)
+			b.WriteByte(':')
+			writeKeyValue(b, x[k])
+		}
+		b.WriteByte('}')
+	default:
+		writeCanonical(b, v)
+	}
+}

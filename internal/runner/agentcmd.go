@@ -1,0 +1,576 @@
+package runner
+
+// Existing agents as cases (agent.command). For each case dryfire runs the
+// suite's program with its surroundings replaced: the case's tools over
+// MCP and HTTP, and the case's model endpoint (record and replay, one
+// cassette per case), all on one loopback server for the run, each case
+// under its own prefix /cases/ID/, so that concurrent cases never share
+// state. What the program does there becomes the case's transcript.
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/dryfire-dev/dryfire/internal/cassette"
+	"github.com/dryfire-dev/dryfire/internal/check"
+	"github.com/dryfire-dev/dryfire/internal/endpoint"
+	"github.com/dryfire-dev/dryfire/internal/model"
+	"github.com/dryfire-dev/dryfire/internal/report"
+	"github.com/dryfire-dev/dryfire/internal/serve"
+	"github.com/dryfire-dev/dryfire/internal/spec"
+	"github.com/dryfire-dev/dryfire/internal/tool"
+)
+
+// DefaultCommandTimeout bounds the run of an agent.command program in one
+// case, unless agent.timeout_s says otherwise.
+const DefaultCommandTimeout = 120 * time.Second
+
+// StderrLines is how many of the last lines a program wrote on standard
+// error a case that did not pass keeps.
+const StderrLines = 20
+
+// maxOutput bounds what a program's standard output may hold; the rest
+// is dropped, with a note.
+const maxOutput = 16 << 20
+
+// maxInputEnv is the largest input also given in DRYFIRE_INPUT: Linux
+// refuses an environment string of 128 KiB or more.
+const maxInputEnv = 128<<10 - len("DRYFIRE_INPUT=") - 1
+
+// Variables dryfire sets for an agent.command program.
+const (
+	EnvMCPURL   = "DRYFIRE_MCP_URL"
+	EnvToolsURL = "DRYFIRE_TOOLS_URL"
+	EnvCase     = "DRYFIRE_CASE"
+	EnvInput    = "DRYFIRE_INPUT"
+)
+
+// host serves the running agent.command cases of one run: one loopback
+// listener, each case's scope under /cases/ID/ and its model endpoint
+// under /cases/ID/v1/.
+type host struct {
+	srv    *serve.Server
+	hs     *http.Server
+	ln     net.Listener
+	base   string   // http://127.0.0.1:PORT
+	models sync.Map // *serve.Scope → *caseModel
+	done   chan struct{}
+}
+
+// startHost listens on a free loopback port and serves.
+func startHost() (*host, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, fmt.Errorf("agent.command: dryfire could not listen on a loopback port for the agents' tools and models: %w", err)
+	}
+	h := &host{ln: ln, base: "http://" + ln.Addr().String(), done: make(chan struct{})}
+	h.srv = serve.New(nil, serve.Options{Model: http.HandlerFunc(h.model)})
+	h.hs = &http.Server{Handler: http.HandlerFunc(h.route), ReadHeaderTimeout: 30 * time.Second}
+	go func() {
+		defer close(h.done)
+		h.hs.Serve(ln)
+	}()
+	return h, nil
+}
+
+// close ends every MCP session and connection, and the listener.
+func (h *host) close() {
+	h.srv.CloseSessions()
+	h.hs.Close()
+	<-h.done
+}
+
+// route serves a request, after one alias: POST /cases/ID/messages is
+// /cases/ID/v1/messages. ANTHROPIC_BASE_URL is the host root for the
+// official Anthropic SDKs, which add /v1/messages, but the Vercel AI SDK's
+// @ai-sdk/anthropic reads the same variable as a base that already holds
+// /v1 and adds only /messages: both reach the endpoint unchanged.
+func (h *host) route(w http.ResponseWriter, r *http.Request) {
+	if rest, ok := strings.CutPrefix(r.URL.Path, "/cases/"); ok {
+		if id, sub, _ := strings.Cut(rest, "/"); sub == "messages" {
+			r.URL.Path, r.URL.RawPath = "/cases/"+id+"/v1/messages", ""
+		}
+	}
+	h.srv.ServeHTTP(w, r)
+}
+
+// model hands a model request to its case's endpoint.
+func (h *host) model(w http.ResponseWriter, r *http.Request) {
+	sc, _ := serve.ScopeFrom(r.Context())
+	if m, ok := h.models.Load(sc); ok {
+		m.(*caseModel).ServeHTTP(w, r)
+		return
+	}
+	endpoint.Refuse(errors.New("this case has ended")).ServeHTTP(w, r)
+}
+
+// caseModel is the model side of one case: its endpoint, the count of
+// model calls (for max_turns and for the turn of each tool call).
+type caseModel struct {
+	ep     *endpoint.Endpoint // nil when it could not be made
+	refuse http.Handler       // answers every model call when ep is nil
+	max    int
+
+	arrived atomic.Int64 // model calls begun, in arrival order
+	over    atomic.Int64 // calls refused past max
+	refused atomic.Int64 // calls refused because ep is nil
+}
+
+func (m *caseModel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	_, route := endpoint.Routes[r.URL.Path]
+	if route && r.Method == http.MethodPost {
+		if n := m.arrived.Add(1); n > int64(m.max) {
+			m.over.Add(1)
+			endpoint.Refuse(&maxTurnsError{max: m.max, asked: n}).ServeHTTP(w, r)
+			return
+		}
+		if m.ep == nil {
+			m.refused.Add(1)
+		}
+	}
+	if m.ep == nil {
+		m.refuse.ServeHTTP(w, r)
+		return
+	}
+	m.ep.ServeHTTP(w, r)
+}
+
+// maxTurnsError is a model call past the case's max_turns, refused.
+type maxTurnsError struct {
+	max   int
+	asked int64
+}
+
+func (e *maxTurnsError) Error() string {
+	return fmt.Sprintf("max_turns (%d) reached: the agent asked for model call %d, which dryfire refused", e.max, e.asked)
+}
+
+// turns maps the stamp of a tool call (the model calls begun when it
+// started) to its turn: the model calls among those that were answered
+// with a success. A call made before any model call is in turn 0; a call
+// made after the Nth model call and before the next, in turn N.
+func turns(calls []endpoint.Call) func(int) int {
+	ok := make([]int, len(calls)+1)
+	for i, c := range calls {
+		ok[i+1] = ok[i]
+		if c.Status/100 == 2 {
+			ok[i+1]++
+		}
+	}
+	return func(k int) int { return ok[min(max(k, 0), len(calls))] }
+}
+
+// runCommand runs one case whose agent is a program.
+func runCommand(ctx context.Context, j job, opts Options, lv *live, c report.Case, start time.Time) report.Case {
+	a := &j.suite.Agent
+	finish := func() report.Case {
+		c.DurationMS = float64(time.Since(start).Microseconds()) / 1000
+		return c
+	}
+	passthrough := j.set.ForCase(j.c).UsesImpl()
+	if passthrough {
+		c.Notes = append(c.Notes, NoteNeverRecorded)
+	} else {
+		c.Cassette = j.cassette
+	}
+	eo := endpoint.Options{
+		File:        j.cassette,
+		SuiteFile:   j.suite.File,
+		Case:        j.c.Name,
+		Mode:        lv.mode,
+		Env:         lv.env,
+		Transport:   lv.transport,
+		Passthrough: passthrough,
+	}
+	if a.BaseURL != "" {
+		if a.Provider == spec.ProviderAnthropic {
+			eo.AnthropicBaseURL = a.BaseURL
+		} else {
+			eo.OpenAIBaseURL = a.BaseURL
+		}
+	}
+	m := &caseModel{max: j.c.EffectiveMaxTurns(a)}
+	ep, epErr := endpoint.New(eo)
+	if epErr != nil {
+		// The program may not call the model at all: the case fails
+		// for the missing cassette only when it does.
+		m.refuse = endpoint.Refuse(epErr)
+	} else {
+		m.ep = ep
+	}
+	sc := serve.NewScope(serve.ScopeOptions{
+		ID:    j.id,
+		Suite: j.suite,
+		Case:  j.c,
+		Rules: j.set,
+		Impl:  opts.Impl,
+		Turn:  func() int { return int(m.arrived.Load()) },
+	})
+	c.Notes = append(c.Notes, sc.Notes()...)
+	h := lv.host
+	if err := h.srv.Add(sc); err != nil {
+		c.Status, c.Reason, c.Infra = report.Errored, err.Error(), true
+		return finish()
+	}
+	h.models.Store(sc, m)
+	defer func() {
+		h.srv.Remove(j.id)
+		h.models.Delete(sc)
+	}()
+
+	res := runProgram(ctx, j, lv, h.base+"/cases/"+j.id)
+	c.Output = res.output
+	if res.cut {
+		c.Notes = append(c.Notes, fmt.Sprintf("the agent printed more than %d MiB on standard output; the output is cut there", maxOutput>>20))
+	}
+
+	var mcalls []endpoint.Call
+	if ep != nil {
+		mcalls = ep.Calls()
+		c.Turns, c.Usage = ep.Turns(), ep.Usage()
+		_, _, c.Live = ep.Stats()
+	}
+	turnOf := turns(mcalls)
+	recs := sc.Records()
+	c.ToolCalls = make([]report.ToolCall, len(recs))
+	unmatched := 0
+	for i := range recs {
+		recs[i].Turn = turnOf(recs[i].Turn)
+		c.ToolCalls[i] = toolCall(recs[i])
+		if recs[i].Result.Outcome == tool.Unmatched {
+			unmatched++
+		}
+		c.Notes = append(c.Notes, recs[i].Result.Notes...)
+	}
+	notPassed := func() {
+		if res.stderr != "" {
+			c.Stderr = res.stderr
+		}
+	}
+
+	// What went wrong around the program comes first: it is why the
+	// program failed, when it did.
+	if epErr != nil && m.refused.Load() > 0 {
+		c.Status, c.Reason, c.Infra = report.Errored, epErr.Error(), true
+		notPassed()
+		return finish()
+	}
+	var replay, unplayed *cassette.ReplayError
+	var liveErr error
+	if ep != nil {
+		replay, liveErr = ep.Problem(), ep.Failure()
+		if replay == nil && liveErr == nil && res.err == nil && m.over.Load() == 0 {
+			unplayed = ep.Unplayed()
+		}
+	}
+	if replay != nil {
+		c.Status, c.Reason, c.Replay = report.Failed, replay.Summary(), replay.Error()
+		notPassed()
+		return finish()
+	}
+
+	results := check.Evaluate(j.c.Expect, &check.Facts{Calls: recs, Output: c.Output, Turns: c.Turns})
+	failed := 0
+	c.Checks = make([]report.Check, len(results))
+	for i, r := range results {
+		c.Checks[i] = report.Check{Check: r.Check, At: r.At, Passed: r.Passed, Message: r.Message}
+		if !r.Passed {
+			failed++
+		}
+	}
+	switch {
+	case liveErr != nil:
+		c.Status, c.Reason, c.Infra = report.Errored, liveErr.Error(), true
+	case m.over.Load() > 0:
+		c.Status, c.Reason = report.Errored, (&maxTurnsError{max: m.max, asked: int64(m.max) + 1}).Error()
+	case res.err != nil:
+		c.Status, c.Reason, c.Infra = report.Errored, res.err.Error(), res.infra
+	case failed > 0 || unmatched > 0 || unplayed != nil:
+		c.Status = report.Failed
+		var parts []string
+		if failed > 0 {
+			parts = append(parts, fmt.Sprintf("%d of %d checks failed", failed, len(results)))
+		}
+		if unmatched > 0 {
+			parts = append(parts, fmt.Sprintf("%d unmatched tool call(s)", unmatched))
+		}
+		if unplayed != nil {
+			parts = append(parts, unplayed.Summary())
+			c.Replay = unplayed.Error()
+		}
+		c.Reason = strings.Join(parts, "; ")
+	default:
+		c.Status = report.Passed
+	}
+	if c.Status != report.Passed {
+		notPassed()
+	}
+	// The cassette is written for a run that finished: not one that was
+	// interrupted, nor one whose program failed (a non-zero exit, a
+	// timeout, a call past max_turns: its recording may be cut short).
+	if ep != nil && ctx.Err() == nil && c.Status != report.Errored {
+		wrote, err := ep.Finish()
+		switch {
+		case err != nil:
+			c.Status, c.Infra = report.Errored, true
+			c.Reason = "the case ran, but its cassette could not be saved: " + err.Error()
+		case wrote:
+			played, recorded, _ := ep.Stats()
+			note := fmt.Sprintf("recorded %s into %s", calls(recorded), c.Cassette)
+			if played > 0 {
+				note = fmt.Sprintf("recorded %s into %s, after %d replayed", calls(recorded), c.Cassette, played)
+			}
+			c.Notes = append(c.Notes, note)
+		}
+	}
+	return finish()
+}
+
+// programResult is how a program's run in one case ended.
+type programResult struct {
+	output string
+	cut    bool   // the output went past maxOutput
+	stderr string // the last StderrLines lines of standard error
+	err    error  // why the run failed, or nil
+	infra  bool   // err is the surroundings': it could not start, or was interrupted
+}
+
+// runProgram runs the suite's program for one case, in the suite's
+// directory, with the case's URLs at prefix.
+func runProgram(ctx context.Context, j job, lv *live, prefix string) programResult {
+	a := &j.suite.Agent
+	timeout := DefaultCommandTimeout
+	if a.TimeoutS > 0 {
+		timeout = time.Duration(a.TimeoutS * float64(time.Second))
+	}
+	cctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	cmd := exec.CommandContext(cctx, a.Command[0], a.Command[1:]...)
+	cmd.Dir = filepath.Dir(j.suite.File)
+	cmd.Env = agentEnv(lv.env, prefix, j.c)
+	cmd.Stdin = strings.NewReader(j.c.Input)
+	stdout := &capped{max: maxOutput}
+	stderr := &tail{}
+	cmd.Stdout, cmd.Stderr = stdout, stderr
+	// The program and whatever it starts are one process group, killed
+	// whole on a timeout, on Ctrl-C, and when the program has exited
+	// (what it left running).
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = 2 * time.Second
+	err := cmd.Run()
+	if cmd.Process != nil {
+		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	}
+	if errors.Is(err, exec.ErrWaitDelay) {
+		err = nil // it exited 0; what it left running held its output open
+	}
+	r := programResult{output: trimNewline(stdout.String()), cut: stdout.cut, stderr: stderr.String()}
+	var exit *exec.ExitError
+	switch {
+	case err == nil:
+	case ctx.Err() != nil:
+		r.err, r.infra = errors.New("interrupted"), true
+	case cctx.Err() != nil:
+		r.err = fmt.Errorf("the agent did not finish within %s s (agent.timeout_s), and was killed", strconv.FormatFloat(timeout.Seconds(), 'f', -1, 64))
+	case errors.As(err, &exit):
+		if ws, ok := exit.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			r.err = fmt.Errorf("the agent was killed by signal %s", ws.Signal())
+		} else {
+			r.err = fmt.Errorf("the agent exited with status %d", exit.ExitCode())
+		}
+	default:
+		r.err = fmt.Errorf("the agent could not start: %s: %w", strings.Join(quoteArgs(a.Command), " "), err)
+		r.infra = true
+	}
+	return r
+}
+
+func quoteArgs(args []string) []string {
+	out := make([]string, len(args))
+	for i, s := range args {
+		if s == "" || strings.ContainsAny(s, " \t\n'\"\\$`") {
+			s = strconv.Quote(s)
+		}
+		out[i] = s
+	}
+	return out
+}
+
+// dryfireEnv are the variables dryfire sets for a program; the run's own
+// values of them never reach it.
+var dryfireEnv = []string{
+	"OPENAI_BASE_URL", "ANTHROPIC_BASE_URL", "OPENAI_API_KEY", "ANTHROPIC_API_KEY",
+	EnvMCPURL, EnvToolsURL, EnvCase, EnvInput,
+}
+
+// agentEnv is the environment of a program in one case: the run's, with
+// the base URLs pointing at the case's endpoint, dummy keys (the endpoint
+// adds the real ones to the calls it records), the case's tool URLs, name
+// and input, and loopback kept away from any proxy.
+func agentEnv(env []string, prefix string, c *spec.Case) []string {
+	out := make([]string, 0, len(env)+len(dryfireEnv)+2)
+	var noProxy, noProxyLower string
+	proxied := false
+	for _, kv := range env {
+		k, v, _ := strings.Cut(kv, "=")
+		switch {
+		case isDryfireEnv(k):
+			continue
+		case k == "NO_PROXY":
+			noProxy = v
+			continue
+		case k == "no_proxy":
+			noProxyLower = v
+			continue
+		case strings.EqualFold(k, "HTTP_PROXY") || strings.EqualFold(k, "HTTPS_PROXY") || strings.EqualFold(k, "ALL_PROXY"):
+			proxied = proxied || v != ""
+		}
+		out = append(out, kv)
+	}
+	out = append(out,
+		"OPENAI_BASE_URL="+prefix+"/v1",
+		"ANTHROPIC_BASE_URL="+prefix,
+		"OPENAI_API_KEY="+endpoint.DummyKey,
+		"ANTHROPIC_API_KEY="+endpoint.DummyKey,
+		EnvMCPURL+"="+prefix+"/mcp",
+		EnvToolsURL+"="+prefix+"/tools",
+		EnvCase+"="+c.Name,
+	)
+	if len(c.Input) <= maxInputEnv {
+		out = append(out, EnvInput+"="+c.Input)
+	}
+	if proxied {
+		noProxy = joinList(noProxy, "127.0.0.1,localhost")
+		noProxyLower = joinList(noProxyLower, "127.0.0.1,localhost")
+	}
+	if noProxy != "" {
+		out = append(out, "NO_PROXY="+noProxy)
+	}
+	if noProxyLower != "" {
+		out = append(out, "no_proxy="+noProxyLower)
+	}
+	return out
+}
+
+func isDryfireEnv(k string) bool {
+	for _, d := range dryfireEnv {
+		if k == d {
+			return true
+		}
+	}
+	return false
+}
+
+func joinList(list, more string) string {
+	if list == "" {
+		return more
+	}
+	return list + "," + more
+}
+
+// trimNewline drops one line end at the end of s: what print and
+// console.log add.
+func trimNewline(s string) string {
+	if t, ok := strings.CutSuffix(s, "\n"); ok {
+		return strings.TrimSuffix(t, "\r")
+	}
+	return s
+}
+
+// capped keeps the first max bytes written to it.
+type capped struct {
+	max int
+	buf bytes.Buffer
+	cut bool
+}
+
+func (w *capped) Write(p []byte) (int, error) {
+	room := w.max - w.buf.Len()
+	if len(p) > room {
+		w.cut = true
+		w.buf.Write(p[:max(room, 0)])
+		return len(p), nil
+	}
+	w.buf.Write(p)
+	return len(p), nil
+}
+
+func (w *capped) String() string { return w.buf.String() }
+
+// tail keeps the end of what is written to it: its last StderrLines
+// lines, each cut to maxTailLine bytes.
+type tail struct {
+	buf []byte
+}
+
+const (
+	maxTailLine = 2000
+	maxTailBuf  = 64 << 10
+)
+
+func (w *tail) Write(p []byte) (int, error) {
+	w.buf = append(w.buf, p...)
+	if len(w.buf) > 2*maxTailBuf {
+		w.buf = append([]byte(nil), w.buf[len(w.buf)-maxTailBuf:]...)
+	}
+	return len(p), nil
+}
+
+func (w *tail) String() string {
+	s := strings.TrimRight(string(w.buf), "\r\n")
+	if s == "" {
+		return ""
+	}
+	lines := strings.Split(s, "\n")
+	if len(lines) > StderrLines {
+		lines = lines[len(lines)-StderrLines:]
+	}
+	for i, l := range lines {
+		l = strings.TrimSuffix(l, "\r")
+		if len(l) > maxTailLine {
+			l = l[:maxTailLine] + "…"
+		}
+		lines[i] = l
+	}
+	return strings.Join(lines, "\n")
+}
+
+// commandKeyMissing says which key a case of an agent.command suite that
+// will call the live model lacks, "" when none: the key of the provider's
+// API when it names one whose calls go to the public API; with no
+// provider, a key of either API, unless a base URL says calls go
+// elsewhere (a local server takes none).
+func commandKeyMissing(a *spec.Agent, getenv func(string) string) string {
+	usable := func(p, base string) bool {
+		if p == spec.ProviderOpenAICompatible || getenv(model.KeyEnv(p)) != "" {
+			return true
+		}
+		if base == "" {
+			base = getenv(model.BaseURLEnv(p))
+		}
+		return base != "" && strings.TrimRight(base, "/") != model.DefaultBaseURL(p)
+	}
+	if a.Provider != "" {
+		if usable(a.Provider, a.BaseURL) {
+			return ""
+		}
+		return model.KeyEnv(a.Provider)
+	}
+	if usable(spec.ProviderOpenAI, "") || usable(spec.ProviderAnthropic, "") {
+		return ""
+	}
+	return model.KeyEnv(spec.ProviderOpenAI) + " or " + model.KeyEnv(spec.ProviderAnthropic)
+}
