@@ -27,6 +27,10 @@ var helperSource string
 // Protocol is the helper protocol version this build speaks.
 const Protocol = 1
 
+// closeGrace is how long Close lets calls that are ending finish before
+// it names the ones still running.
+const closeGrace = 500 * time.Millisecond
+
 // DefaultTimeout bounds a call whose rule sets no timeout_s.
 const DefaultTimeout = 30 * time.Second
 
@@ -289,12 +293,20 @@ func (r *Runner) Close(ctx context.Context, w io.Writer) error {
 	r.closed = true
 	p := r.proc
 	r.mu.Unlock()
+	if p != nil {
+		p.closeInput()
+	}
+	// Calls about to end (a cancelled async call acknowledging) get a
+	// moment before dryfire says it is waiting: only the ones that really
+	// run on are named.
+	for deadline := time.Now().Add(closeGrace); len(r.Running()) > 0 && time.Now().Before(deadline); {
+		time.Sleep(5 * time.Millisecond)
+	}
 	if running := r.Running(); len(running) > 0 && w != nil {
 		fmt.Fprintf(w, "dryfire: waiting for %d passthrough call(s) to finish (Ctrl-C to abandon them): %s\n",
 			len(running), strings.Join(running, "; "))
 	}
 	if p != nil {
-		p.closeInput()
 		select {
 		case <-p.dead:
 		case <-ctx.Done():
