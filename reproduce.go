@@ -4,10 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
 	"regexp"
 	"sort"
 	"strings"
 
+	"github.com/dryfire-dev/dryfire/internal/cassette"
 	"github.com/dryfire-dev/dryfire/internal/report"
 	"github.com/dryfire-dev/dryfire/internal/runner"
 	"github.com/dryfire-dev/dryfire/internal/value"
@@ -25,11 +27,41 @@ type Reproduction struct {
 	Rerun       *CaseResult
 }
 
+// ReproduceOptions choose the agent side of a reproduction.
+type ReproduceOptions struct {
+	// Command, when set, is the agent of every drill: a program run as an
+	// agent.command program is (the drill's world as its tools over MCP
+	// and HTTP, DRYFIRE_MCP_URL, DRYFIRE_TOOLS_URL, the model base URLs
+	// and dummy keys, the input on standard input), whatever agent the
+	// suite names. Empty: each suite's own agent (its script, or its
+	// agent.command).
+	Command []string
+	// Dir is the working directory of Command; empty means the current
+	// directory. (A suite's own agent.command runs in the suite's
+	// directory, as in a run.)
+	Dir string
+	// Env is the environment agent programs run in (with dryfire's
+	// variables set over it); nil means os.Environ().
+	Env []string
+	// Concurrency is how many drills run at once (default 8); the
+	// evidence does not depend on it.
+	Concurrency int
+}
+
 // Reproduce re-runs every drill of a stored JSON report from exactly the
 // build and seed it recorded (not from the world file as it is now) and
 // compares the evidence and the verdict. The suites named by the report
 // are loaded for the agent side (the script, the checks).
 func Reproduce(ctx context.Context, reportJSON []byte, opts Options) ([]Reproduction, error) {
+	return ReproduceWith(ctx, reportJSON, opts, ReproduceOptions{})
+}
+
+// ReproduceWith is Reproduce with the agent side chosen: the suites' own
+// agents, or ro.Command for every drill. Model calls are replayed from the
+// drills' cassettes (as --record none): a reproduction never calls a live
+// model and never writes a cassette, and a model request that strays from
+// the recording ends that drill, which then differs.
+func ReproduceWith(ctx context.Context, reportJSON []byte, opts Options, ro ReproduceOptions) ([]Reproduction, error) {
 	var stored report.Report
 	if err := json.Unmarshal(reportJSON, &stored); err != nil {
 		return nil, fmt.Errorf("reading the report: %w", err)
@@ -64,9 +96,12 @@ func Reproduce(ctx context.Context, reportJSON []byte, opts Options) ([]Reproduc
 	for _, k := range order {
 		names = append(names, regexp.QuoteMeta(k.name))
 	}
-	ro := runner.Options{
-		Impl:   p.impl,
-		Filter: regexp.MustCompile("^(" + strings.Join(names, "|") + ")$"),
+	run := runner.Options{
+		Impl:        p.impl,
+		Concurrency: ro.Concurrency,
+		Record:      cassette.None,
+		Env:         ro.Env,
+		Filter:      regexp.MustCompile("^(" + strings.Join(names, "|") + ")$"),
 		Builds: func(suite, name string) (string, int64, bool) {
 			c, ok := drills[key{suite, name}]
 			if !ok {
@@ -75,7 +110,17 @@ func Reproduce(ctx context.Context, reportJSON []byte, opts Options) ([]Reproduc
 			return string(c.Build), *c.Seed, true
 		},
 	}
-	rep, err := runner.Run(ctx, p.suites, ro)
+	if len(ro.Command) > 0 {
+		run.Command, run.CommandDir = ro.Command, ro.Dir
+		if run.CommandDir == "" {
+			wd, err := os.Getwd()
+			if err != nil {
+				return nil, err
+			}
+			run.CommandDir = wd
+		}
+	}
+	rep, err := runner.Run(ctx, p.suites, run)
 	if err != nil {
 		return nil, err
 	}
@@ -108,26 +153,33 @@ func compareDrills(old, now *report.Case) []string {
 	}
 	oldEv := evidenceValues(old)
 	newEv := evidenceValues(now)
-	n := max(len(oldEv), len(newEv))
-	for i := 0; i < n; i++ {
-		switch {
-		case i >= len(oldEv):
-			diffs = append(diffs, fmt.Sprintf("evidence[%d]: not in the stored drill; the re-run made %s", i, value.Truncate(value.Canonical(newEv[i]), 200)))
-		case i >= len(newEv):
-			diffs = append(diffs, fmt.Sprintf("evidence[%d]: the re-run stopped before %s", i, value.Truncate(value.Canonical(oldEv[i]), 200)))
-		default:
-			if d := firstDiff(oldEv[i], newEv[i], fmt.Sprintf("evidence[%d]", i)); d != "" {
-				diffs = append(diffs, d)
-			}
+	common := min(len(oldEv), len(newEv))
+	for i := 0; i < common && len(diffs) < 10; i++ {
+		if d := firstDiff(oldEv[i], newEv[i], fmt.Sprintf("evidence[%d]", i)); d != "" {
+			diffs = append(diffs, d)
 		}
-		if len(diffs) >= 10 {
-			break
-		}
+	}
+	switch {
+	case len(newEv) < len(oldEv):
+		diffs = append(diffs, fmt.Sprintf("evidence[%d]: the re-run stopped there, %s short of the stored drill, which went on with %s", common, entries(len(oldEv)-common), value.Truncate(value.Canonical(oldEv[common]), 200)))
+	case len(newEv) > len(oldEv):
+		diffs = append(diffs, fmt.Sprintf("evidence[%d]: the stored drill stopped there; the re-run made %s more, first %s", common, entries(len(newEv)-common), value.Truncate(value.Canonical(newEv[common]), 200)))
 	}
 	if old.Verdict != now.Verdict {
-		diffs = append(diffs, fmt.Sprintf("verdict: stored %s, re-run %s", old.Verdict, now.Verdict))
+		d := fmt.Sprintf("verdict: stored %s, re-run %s", old.Verdict, now.Verdict)
+		if now.Reason != "" {
+			d += " (" + value.Truncate(now.Reason, 200) + ")"
+		}
+		diffs = append(diffs, d)
 	}
 	return diffs
+}
+
+func entries(n int) string {
+	if n == 1 {
+		return "1 entry"
+	}
+	return fmt.Sprintf("%d entries", n)
 }
 
 func evidenceValues(c *report.Case) []any {

@@ -16,7 +16,7 @@ import (
 	"github.com/dryfire-dev/dryfire/internal/fakeapi"
 )
 
-var recordExamples = flag.Bool("record-examples", false, "re-record examples/existing-agent/cassettes against the fake servers")
+var recordExamples = flag.Bool("record-examples", false, "re-record the example agents' cassettes (examples/existing-agent/cassettes, examples/world/cassettes) against the fake servers")
 
 // exampleDir is the existing-agent example: a TypeScript agent on the
 // Vercel AI SDK, run as cases with agent.command.
@@ -91,7 +91,14 @@ func exampleEnv(more ...string) []string {
 // report, durations zeroed.
 func dryfireRun(t *testing.T, bin, dir string, env []string, args ...string) string {
 	t.Helper()
-	cmd := exec.Command(bin, append(append([]string{"run", "."}, args...), "--json", "-")...)
+	return dryfireRunPath(t, bin, dir, ".", env, args...)
+}
+
+// dryfireRunPath runs `dryfire run PATH ARGS --json -` in dir and returns
+// the report, durations zeroed.
+func dryfireRunPath(t *testing.T, bin, dir, path string, env []string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command(bin, append(append([]string{"run", path}, args...), "--json", "-")...)
 	cmd.Dir, cmd.Env = dir, env
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr

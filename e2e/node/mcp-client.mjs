@@ -5,7 +5,8 @@
 //   node mcp-client.mjs http URL                (the server's /mcp URL)
 //
 // It lists the tools, calls them (a result, structuredContent, an error
-// result, an unmatched call, an unknown tool), and checks that two sessions
+// result, an unmatched call, an unknown tool, image, audio and resource
+// content, log and progress notifications), and checks that two sessions
 // each see a sequence from its start. It prints one line per check and exits
 // 1 when any failed. Run by internal/cli's TestNodeMCPClient.
 
@@ -13,6 +14,7 @@ import assert from "node:assert/strict";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { CallToolResultSchema, LoggingMessageNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 
 const [mode, ...rest] = process.argv.slice(2);
 if ((mode !== "stdio" && mode !== "http") || rest.length === 0) {
@@ -65,7 +67,7 @@ await check("tools/list in file order, with schemas", async () => {
   const { tools } = await a.client.listTools();
   assert.deepEqual(
     tools.map((t) => t.name),
-    ["lookup_order", "issue_refund", "weather"],
+    ["lookup_order", "issue_refund", "weather", "screenshot", "export"],
   );
   assert.equal(tools[0].description, "Look up an order by its id.");
   assert.deepEqual(tools[0].inputSchema, {
@@ -105,6 +107,42 @@ await check("an unknown tool: isError with a did-you-mean", async () => {
   const res = await a.client.callTool({ name: "lookup_ordr", arguments: {} });
   assert.equal(res.isError, true);
   assert.match(text(res), /no mock rules for this tool \(did you mean "lookup_order"\?\)/);
+});
+
+const redPNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAAC0lEQVR4nGP4z8AAAAMBAQDJ/pLvAAAAAElFTkSuQmCC";
+
+await check("content blocks: text, image, audio, embedded resource", async () => {
+  const res = await a.client.callTool({ name: "screenshot", arguments: {} });
+  assert.ok(!res.isError);
+  assert.equal(res.structuredContent, undefined);
+  assert.deepEqual(res.content, [
+    { type: "text", text: "Home page:" },
+    { type: "image", data: redPNG, mimeType: "image/png" },
+    { type: "audio", data: "UklGRiYAAABXQVZFZm10IBAAAAABAAEAQB8AAEAfAAABAAgAZGF0YQIAAACAgA==", mimeType: "audio/wav" },
+    { type: "resource", resource: { uri: "test://page.json", mimeType: "application/json", text: '{"title":"Home"}' } },
+  ]);
+  const png = Buffer.from(res.content[1].data, "base64");
+  assert.equal(png.subarray(1, 4).toString(), "PNG");
+  assert.equal(Buffer.from(res.content[2].data, "base64").subarray(0, 4).toString(), "RIFF");
+});
+
+await check("log and progress notifications before the answer", async () => {
+  const logs = [];
+  a.client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => { logs.push(n.params); });
+  await a.client.setLoggingLevel("info");
+  const progress = [];
+  const res = await a.client.request(
+    { method: "tools/call", params: { name: "export", arguments: {} } },
+    CallToolResultSchema,
+    { onprogress: (p) => progress.push(p) },
+  );
+  assert.equal(text(res), "exported");
+  // Progress handlers end with the answer: these came before it.
+  assert.deepEqual(progress.map((p) => [p.progress, p.total]), [[0, 100], [50, 100], [100, 100]]);
+  assert.deepEqual(logs, [
+    { level: "info", data: "Export started" },
+    { level: "warning", logger: "exporter", data: { rows: 3 } },
+  ]);
 });
 
 await check("sequence state per session", async () => {

@@ -5,17 +5,20 @@
 // by `dryfire run` (agent.command in support.dryfire.yaml), the variables
 // it reads point at dryfire's mocks and recording endpoint instead.
 //
-//	node --import tsx agent.ts [--provider openai|anthropic] [--stream] < task.txt
+//	node --import tsx agent.ts [--provider openai|anthropic] [--stream] [--system TEXT] < task.txt
 import { createAnthropic } from '@ai-sdk/anthropic';
 import { createMCPClient } from '@ai-sdk/mcp';
 import { createOpenAI } from '@ai-sdk/openai';
 import { generateText, stepCountIs, streamText, type LanguageModel } from 'ai';
 
-const SYSTEM = 'You are a support agent. Look orders up before acting, and refund only gold orders.';
-
 const args = process.argv.slice(2);
 const provider = args.includes('--provider') ? args[args.indexOf('--provider') + 1] : 'openai';
 const stream = args.includes('--stream');
+// The system prompt: its own policy, unless the deployment gives another
+// (../world runs it against the support-desk world with that desk's policy).
+const SYSTEM = args.includes('--system')
+  ? args[args.indexOf('--system') + 1]
+  : 'You are a support agent. Look orders up before acting, and refund only gold orders.';
 
 function model(): LanguageModel {
   if (provider === 'anthropic') {

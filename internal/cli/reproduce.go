@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -21,21 +20,28 @@ func newReproduceCommand(e *env) *cobra.Command {
 dryfire run --json, from exactly the build and seed the report recorded:
 the world, scenario, drill and per-test rules as they were then, not the
 world file as it is now. The suites the report names are loaded again for
-the agent side (the script model's turns and the checks).
+the agent side and the checks.
+
+The agent is each suite's own: the script model's turns, or the program
+of agent.command (run in the suite's directory, as in a run). With
+-- COMMAND, COMMAND is the agent of every drill instead, run in the
+current directory as agent.command runs a program: the drill's world as
+its tools (DRYFIRE_MCP_URL, DRYFIRE_TOOLS_URL), the model base URLs
+(OPENAI_BASE_URL, ANTHROPIC_BASE_URL) answered from the drill's cassette,
+DRYFIRE_CASE, and the input on standard input and in DRYFIRE_INPUT.
+
+Model calls are only replayed, never recorded (as --record none): a
+request that strays from the recording ends that drill, which then
+differs. Nothing is written.
 
 For each drill it says whether the evidence and the verdict are identical
 and, where not, the first differences (the evidence entry and the field).
 
-COMMAND, after --, would re-run an existing agent against the reproduced
-world; this version refuses it, as it refuses agent.command in a world
-suite. To drive a drill's world by hand, dryfire serve SUITE --case NAME
---seed N --http ADDR serves it over MCP, HTTP and /ops (from the world
-file as it is now, not from the report's build).
-
 Exit status: 0 every drill reproduced identically; 1 a drill differs; 2 a
 usage error or a report or suite that cannot be read.`,
 		Example: `  dryfire run examples/world --json report.json
-  dryfire reproduce report.json`,
+  dryfire reproduce report.json
+  dryfire reproduce report.json -- node --import tsx agent.ts`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if cmd.ArgsLenAtDash() == 0 || len(args) == 0 {
 				return usageErr("reproduce needs the JSON report of a run, e.g. dryfire reproduce report.json")
@@ -46,14 +52,18 @@ usage error or a report or suite that cannot be read.`,
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if cmd.ArgsLenAtDash() >= 0 && len(args) > cmd.ArgsLenAtDash() {
-				return usageErr("reproducing a drill with an existing agent (-- %s) is not available in this version: drills run on the built-in loop (agent.command with a world is refused too); dryfire serve SUITE --case NAME --seed N --http ADDR serves a drill's world to an agent by hand", strings.Join(args[cmd.ArgsLenAtDash():], " "))
+			var command []string
+			if dash := cmd.ArgsLenAtDash(); dash >= 0 {
+				command = args[dash:]
+				if len(command) == 0 {
+					return usageErr("nothing after --: give the agent's command, e.g. dryfire reproduce report.json -- node agent.js")
+				}
 			}
 			data, err := os.ReadFile(args[0])
 			if err != nil {
 				return &exitError{code: report.ExitUsage, err: fmt.Errorf("reading the report: %w", err)}
 			}
-			rs, err := dryfire.Reproduce(cmd.Context(), data, loadOptions(e, python))
+			rs, err := dryfire.ReproduceWith(cmd.Context(), data, loadOptions(e, python), dryfire.ReproduceOptions{Command: command, Env: e.environ()})
 			var ds dryfire.Diagnostics
 			switch {
 			case errors.As(err, &ds):

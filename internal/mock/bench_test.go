@@ -35,16 +35,46 @@ func benchArgs(n int) string {
 }
 
 // BenchmarkMatch is rule selection alone: the arguments parsed once, the
-// matching rule last of n.
+// matching rule last of n. The rules differ by a string (sku), so the
+// list is indexed by it (index.go).
 func BenchmarkMatch(b *testing.B) {
+	benchMatch(b, benchSet, benchArgs)
+}
+
+// BenchmarkMatchScan is the same with rules that differ by a number
+// (amount), which is not indexed: the first-match scan.
+func BenchmarkMatchScan(b *testing.B) {
+	benchMatch(b, func(b *testing.B, n int) *Set {
+		b.Helper()
+		var src strings.Builder
+		src.WriteString("version: 1\nagent: {provider: script}\nmocks:\n  create_order:\n")
+		for i := range n {
+			fmt.Fprintf(&src, "    - when: {amount: %d, currency: EUR, sku: SKU-1}\n      return: {ok: true, rule: %d}\n", i, i)
+		}
+		src.WriteString("cases:\n  - name: c\n    input: hi\n    script: [{text: done}]\n")
+		s, ds := spec.Parse("bench.dryfire.yaml", []byte(src.String()), nil)
+		if ds.HasErrors() {
+			b.Fatal(ds)
+		}
+		set := Compile(s)
+		if set.tools["create_order"].index != nil {
+			b.Fatal("indexed")
+		}
+		return set
+	}, func(n int) string {
+		return fmt.Sprintf(`{"amount":%d,"currency":"EUR","sku":"SKU-1","note":"deliver before noon"}`, n-1)
+	})
+}
+
+func benchMatch(b *testing.B, mk func(*testing.B, int) *Set, mkArgs func(int) string) {
 	for _, n := range []int{10, 100, 1000} {
 		b.Run(fmt.Sprintf("rules=%d", n), func(b *testing.B) {
-			set := benchSet(b, n)
-			args, err := value.Parse([]byte(benchArgs(n)))
+			set := mk(b, n)
+			args, err := value.Parse([]byte(mkArgs(n)))
 			if err != nil {
 				b.Fatal(err)
 			}
-			want := set.tools["create_order"][n-1]
+			want := set.tools["create_order"].rules[n-1]
 			b.ReportAllocs()
 			for b.Loop() {
 				if set.match("create_order", args) != want {

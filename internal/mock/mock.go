@@ -22,9 +22,16 @@ import (
 // Set is the compiled rules of a suite or a case: immutable, shared by
 // every session that uses it.
 type Set struct {
-	tools map[string][]*rule
+	tools map[string]*ruleList
 	names []string // every tool name with rules, sorted
 	n     int      // rules numbered 0..n-1
+}
+
+// ruleList is one tool's rules in file order, and an index of them when
+// the list is long enough to be worth one (index.go).
+type ruleList struct {
+	rules []*rule
+	index *ruleIndex // nil: scan the rules
 }
 
 type rule struct {
@@ -34,11 +41,13 @@ type rule struct {
 	single  outcome
 	seq     []outcome // non-nil for sequence rules
 	timeout time.Duration
+	notices *tool.Notices // log and progress; nil for most rules
 }
 
 type outcome struct {
 	kind    tool.Outcome
 	content string
+	blocks  []byte // content outcomes: the MCP content blocks, as JSON
 	isError bool
 	impl    string
 }
@@ -52,14 +61,29 @@ func compileOutcome(o spec.Outcome) outcome {
 		return outcome{kind: tool.Error, content: o.Message, isError: true}
 	case spec.Impl:
 		return outcome{kind: tool.Impl, impl: o.Impl}
+	case spec.Content:
+		return outcome{kind: tool.Content, content: RenderContent(o.Blocks), blocks: []byte(value.Canonical(o.Blocks))}
 	}
 	return outcome{kind: tool.Return, content: value.Render(o.Value)}
+}
+
+// compileNotices turns a rule's log and progress into what a served MCP
+// call sends; nil when the rule has neither.
+func compileNotices(r *spec.Rule) *tool.Notices {
+	if len(r.Log) == 0 && len(r.Progress) == 0 {
+		return nil
+	}
+	n := &tool.Notices{Progress: r.Progress}
+	for _, l := range r.Log {
+		n.Log = append(n.Log, tool.LogMessage{Level: l.Level, Logger: l.Logger, Data: []byte(value.Canonical(l.Data))})
+	}
+	return n
 }
 
 func (s *Set) add(name string, rules []*spec.Rule) {
 	list := make([]*rule, 0, len(rules))
 	for _, r := range rules {
-		cr := &rule{id: s.n, spec: r, where: r.Pos.FileLine(), timeout: DefaultImplTimeout}
+		cr := &rule{id: s.n, spec: r, where: r.Pos.FileLine(), timeout: DefaultImplTimeout, notices: compileNotices(r)}
 		if r.TimeoutS > 0 {
 			cr.timeout = time.Duration(r.TimeoutS * float64(time.Second))
 		}
@@ -77,7 +101,7 @@ func (s *Set) add(name string, rules []*spec.Rule) {
 		}
 		list = append(list, cr)
 	}
-	s.tools[name] = list
+	s.tools[name] = &ruleList{rules: list, index: buildIndex(list)}
 }
 
 func (s *Set) index() {
@@ -90,7 +114,7 @@ func (s *Set) index() {
 
 // Compile builds the suite-level rule set.
 func Compile(suite *spec.Suite) *Set {
-	s := &Set{tools: map[string][]*rule{}}
+	s := &Set{tools: map[string]*ruleList{}}
 	for _, name := range suite.MockOrder {
 		s.add(name, suite.Mocks[name])
 	}
@@ -104,7 +128,7 @@ func (s *Set) ForCase(c *spec.Case) *Set {
 	if len(c.Mocks) == 0 {
 		return s
 	}
-	out := &Set{tools: make(map[string][]*rule, len(s.tools)+len(c.Mocks)), n: s.n}
+	out := &Set{tools: make(map[string]*ruleList, len(s.tools)+len(c.Mocks)), n: s.n}
 	for k, v := range s.tools {
 		out.tools[k] = v
 	}
@@ -115,9 +139,23 @@ func (s *Set) ForCase(c *spec.Case) *Set {
 	return out
 }
 
-// Match returns the first rule of tool whose when matches args, or nil.
+// match returns the first rule of tool, in file order, whose when matches
+// args, or nil. A long list is searched through its index, which tries
+// only the rules that can match, in the same order (index.go).
 func (s *Set) match(name string, args any) *rule {
-	for _, r := range s.tools[name] {
+	l := s.tools[name]
+	if l == nil {
+		return nil
+	}
+	if l.index != nil {
+		return l.index.match(l.rules, args)
+	}
+	return scan(l.rules, args)
+}
+
+// scan is the first-match search over every rule, in file order.
+func scan(rules []*rule, args any) *rule {
+	for _, r := range rules {
 		if r.spec.When == nil || r.spec.When.Match(args) {
 			return r
 		}
@@ -180,7 +218,8 @@ func (s *Session) Call(ctx context.Context, c tool.Call) tool.Result {
 			o, res.Entry = r.seq[i], i
 		}
 		s.used[r.id]++
-		res.Outcome, res.Content, res.IsError = o.kind, o.content, o.isError
+		res.Outcome, res.Content, res.Blocks, res.IsError = o.kind, o.content, o.blocks, o.isError
+		res.Notices = r.notices
 	}
 	idx := -1
 	if !s.NoRecords {
@@ -221,8 +260,8 @@ func (s *Session) callLabel(c tool.Call) string {
 // UsesImpl reports whether any rule of the set runs passthrough code: such
 // a case is never recorded into a cassette.
 func (s *Set) UsesImpl() bool {
-	for _, rules := range s.tools {
-		for _, r := range rules {
+	for _, l := range s.tools {
+		for _, r := range l.rules {
 			if r.single.kind == tool.Impl {
 				return true
 			}
@@ -251,7 +290,10 @@ func (s *Session) miss(c tool.Call, args any, perr error) tool.Result {
 
 func nearMiss(set *Set, name string, args any, perr error) *tool.NearMiss {
 	nm := &tool.NearMiss{Tool: name}
-	rules := set.tools[name]
+	var rules []*rule
+	if l := set.tools[name]; l != nil {
+		rules = l.rules
+	}
 	if perr != nil {
 		nm.Note = fmt.Sprintf("the arguments are not valid JSON (%v)", perr)
 		return nm

@@ -2,10 +2,12 @@ package runner
 
 // Existing agents as cases (agent.command). For each case dryfire runs the
 // suite's program with its surroundings replaced: the case's tools over
-// MCP and HTTP, and the case's model endpoint (record and replay, one
-// cassette per case), all on one loopback server for the run, each case
-// under its own prefix /cases/ID/, so that concurrent cases never share
-// state. What the program does there becomes the case's transcript.
+// MCP and HTTP (in a world suite, the drill's own world: its operations,
+// /ops and the control routes), and the case's model endpoint (record and
+// replay, one cassette per case), all on one loopback server for the run,
+// each case under its own prefix /cases/ID/, so that concurrent cases
+// never share state. What the program does there becomes the case's
+// transcript, and in a world suite its drill's evidence.
 
 import (
 	"bytes"
@@ -23,14 +25,12 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/dryfire-dev/dryfire/internal/cassette"
-	"github.com/dryfire-dev/dryfire/internal/check"
 	"github.com/dryfire-dev/dryfire/internal/endpoint"
 	"github.com/dryfire-dev/dryfire/internal/model"
 	"github.com/dryfire-dev/dryfire/internal/report"
 	"github.com/dryfire-dev/dryfire/internal/serve"
 	"github.com/dryfire-dev/dryfire/internal/spec"
-	"github.com/dryfire-dev/dryfire/internal/tool"
+	"github.com/dryfire-dev/dryfire/internal/world"
 )
 
 // DefaultCommandTimeout bounds the run of an agent.command program in one
@@ -172,13 +172,12 @@ func turns(calls []endpoint.Call) func(int) int {
 	return func(k int) int { return ok[min(max(k, 0), len(calls))] }
 }
 
-// runCommand runs one case whose agent is a program.
-func runCommand(ctx context.Context, j job, opts Options, lv *live, c report.Case, start time.Time) report.Case {
+// runCommand runs one case whose agent is a program. In a world suite,
+// drill is the case's world: served as the case's tools (its operations
+// over MCP and /tools, with /ops and the control routes), judged at the
+// end as the built-in loop's drills are.
+func runCommand(ctx context.Context, j job, opts Options, lv *live, c report.Case, start time.Time, drill *world.Instance) report.Case {
 	a := &j.suite.Agent
-	finish := func() report.Case {
-		c.DurationMS = float64(time.Since(start).Microseconds()) / 1000
-		return c
-	}
 	passthrough := j.set.ForCase(j.c).UsesImpl()
 	if passthrough {
 		c.Notes = append(c.Notes, NoteNeverRecorded)
@@ -216,13 +215,15 @@ func runCommand(ctx context.Context, j job, opts Options, lv *live, c report.Cas
 		Case:  j.c,
 		Rules: j.set,
 		Impl:  opts.Impl,
+		World: drill,
 		Turn:  func() int { return int(m.arrived.Load()) },
 	})
 	c.Notes = append(c.Notes, sc.Notes()...)
 	h := lv.host
 	if err := h.srv.Add(sc); err != nil {
 		c.Status, c.Reason, c.Infra = report.Errored, err.Error(), true
-		return finish()
+		endDrill(&c, drill)
+		return done(c, drill, start)
 	}
 	h.models.Store(sc, m)
 	defer func() {
@@ -230,7 +231,7 @@ func runCommand(ctx context.Context, j job, opts Options, lv *live, c report.Cas
 		h.models.Delete(sc)
 	}()
 
-	res := runProgram(ctx, j, lv, h.base+"/cases/"+j.id)
+	res := runProgram(ctx, j, opts, lv, h.base+"/cases/"+j.id)
 	c.Output = res.output
 	if res.cut {
 		c.Notes = append(c.Notes, fmt.Sprintf("the agent printed more than %d MiB on standard output; the output is cut there", maxOutput>>20))
@@ -244,83 +245,29 @@ func runCommand(ctx context.Context, j job, opts Options, lv *live, c report.Cas
 	}
 	turnOf := turns(mcalls)
 	recs := sc.Records()
-	c.ToolCalls = make([]report.ToolCall, len(recs))
-	unmatched := 0
 	for i := range recs {
 		recs[i].Turn = turnOf(recs[i].Turn)
-		c.ToolCalls[i] = toolCall(recs[i])
-		if recs[i].Result.Outcome == tool.Unmatched {
-			unmatched++
-		}
-		c.Notes = append(c.Notes, recs[i].Result.Notes...)
 	}
-	notPassed := func() {
-		if res.stderr != "" {
-			c.Stderr = res.stderr
+	r := ran{recs: recs, drill: drill, err: res.err, infra: res.infra}
+	if m.over.Load() > 0 {
+		r.err, r.infra = &maxTurnsError{max: m.max, asked: int64(m.max) + 1}, false
+	}
+	if ep != nil {
+		r.replay, r.live = ep.Problem(), ep.Failure()
+		if r.replay == nil && r.live == nil && r.err == nil {
+			r.unplayed = ep.Unplayed()
 		}
 	}
-
 	// What went wrong around the program comes first: it is why the
 	// program failed, when it did.
 	if epErr != nil && m.refused.Load() > 0 {
-		c.Status, c.Reason, c.Infra = report.Errored, epErr.Error(), true
-		notPassed()
-		return finish()
+		r.broken = epErr
 	}
-	var replay, unplayed *cassette.ReplayError
-	var liveErr error
-	if ep != nil {
-		replay, liveErr = ep.Problem(), ep.Failure()
-		if replay == nil && liveErr == nil && res.err == nil && m.over.Load() == 0 {
-			unplayed = ep.Unplayed()
-		}
-	}
-	if replay != nil {
-		c.Status, c.Reason, c.Replay = report.Failed, replay.Summary(), replay.Error()
-		notPassed()
-		return finish()
-	}
-
-	results := check.Evaluate(j.c.Expect, &check.Facts{Calls: recs, Output: c.Output, Turns: c.Turns})
-	failed := 0
-	c.Checks = make([]report.Check, len(results))
-	for i, r := range results {
-		c.Checks[i] = report.Check{Check: r.Check, At: r.At, Passed: r.Passed, Message: r.Message}
-		if !r.Passed {
-			failed++
-		}
-	}
-	switch {
-	case liveErr != nil:
-		c.Status, c.Reason, c.Infra = report.Errored, liveErr.Error(), true
-	case m.over.Load() > 0:
-		c.Status, c.Reason = report.Errored, (&maxTurnsError{max: m.max, asked: int64(m.max) + 1}).Error()
-	case res.err != nil:
-		c.Status, c.Reason, c.Infra = report.Errored, res.err.Error(), res.infra
-	case failed > 0 || unmatched > 0 || unplayed != nil:
-		c.Status = report.Failed
-		var parts []string
-		if failed > 0 {
-			parts = append(parts, fmt.Sprintf("%d of %d checks failed", failed, len(results)))
-		}
-		if unmatched > 0 {
-			parts = append(parts, fmt.Sprintf("%d unmatched tool call(s)", unmatched))
-		}
-		if unplayed != nil {
-			parts = append(parts, unplayed.Summary())
-			c.Replay = unplayed.Error()
-		}
-		c.Reason = strings.Join(parts, "; ")
-	default:
-		c.Status = report.Passed
-	}
-	if c.Status != report.Passed {
-		notPassed()
-	}
+	judge(j, &c, r)
 	// The cassette is written for a run that finished: not one that was
 	// interrupted, nor one whose program failed (a non-zero exit, a
 	// timeout, a call past max_turns: its recording may be cut short).
-	if ep != nil && ctx.Err() == nil && c.Status != report.Errored {
+	if ep != nil && r.replay == nil && ctx.Err() == nil && c.Status != report.Errored {
 		wrote, err := ep.Finish()
 		switch {
 		case err != nil:
@@ -335,7 +282,10 @@ func runCommand(ctx context.Context, j job, opts Options, lv *live, c report.Cas
 			c.Notes = append(c.Notes, note)
 		}
 	}
-	return finish()
+	if c.Status != report.Passed && res.stderr != "" {
+		c.Stderr = res.stderr
+	}
+	return done(c, drill, start)
 }
 
 // programResult is how a program's run in one case ended.
@@ -348,8 +298,8 @@ type programResult struct {
 }
 
 // runProgram runs the suite's program for one case, in the suite's
-// directory, with the case's URLs at prefix.
-func runProgram(ctx context.Context, j job, lv *live, prefix string) programResult {
+// directory (or Options.CommandDir), with the case's URLs at prefix.
+func runProgram(ctx context.Context, j job, opts Options, lv *live, prefix string) programResult {
 	a := &j.suite.Agent
 	timeout := DefaultCommandTimeout
 	if a.TimeoutS > 0 {
@@ -359,6 +309,9 @@ func runProgram(ctx context.Context, j job, lv *live, prefix string) programResu
 	defer cancel()
 	cmd := exec.CommandContext(cctx, a.Command[0], a.Command[1:]...)
 	cmd.Dir = filepath.Dir(j.suite.File)
+	if opts.CommandDir != "" {
+		cmd.Dir = opts.CommandDir
+	}
 	cmd.Env = agentEnv(lv.env, prefix, j.c)
 	cmd.Stdin = strings.NewReader(j.c.Input)
 	stdout := &capped{max: maxOutput}

@@ -48,6 +48,7 @@ func TestMain(m *testing.M) {
 //	fail                       25 lines on stderr, "partial" on stdout, exit 3
 //	hang PIDFILE               starts a child that sleeps, writes its pid, sleeps
 //	env                        prints what it was given, as JSON
+//	world [differ]             a drill's agent without a model (worldAgent)
 func testAgent(args []string) int {
 	if len(args) == 0 {
 		fmt.Fprintln(os.Stderr, "test agent: no mode")
@@ -92,6 +93,14 @@ func testAgent(args []string) int {
 		}
 		data, _ := json.Marshal(out)
 		fmt.Println(string(data))
+		return 0
+	case "world":
+		out, err := worldAgent(args[1:])
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "agent:", err)
+			return 1
+		}
+		fmt.Println(out)
 		return 0
 	case "loop":
 		out, err := agentLoop(string(input), args[1], len(args) > 2 && args[2] == "prefetch")

@@ -33,6 +33,17 @@ func newDrill(sw *world.SuiteWorld, suite string, c *spec.Case, opts Options) (*
 	return sw.World.New(d)
 }
 
+// endDrill ends a case's drill, when it has one (a bound function or a
+// late call then fails with DRILL_ENDED), fills the drill fields of its
+// report and returns what the checks read; nil without a drill.
+func endDrill(c *report.Case, in *world.Instance) *check.WorldFacts {
+	if in == nil {
+		return nil
+	}
+	in.End()
+	return drillFacts(in, c)
+}
+
 // drillFacts fills the drill fields of a case's report and returns what
 // the checks read.
 func drillFacts(in *world.Instance, c *report.Case) *check.WorldFacts {

@@ -61,6 +61,14 @@ type Options struct {
 	// Builds, when set, gives a drill the build (and seed) it runs from
 	// instead of the suite's world: how a stored report is reproduced.
 	Builds func(suite, name string) (build string, seed int64, ok bool)
+	// Command, when set, is the agent of every case: the program runs as
+	// an agent.command program would (the same environment, tools and
+	// model endpoint), whatever agent the suite names. How a stored
+	// report is reproduced with another agent (dryfire reproduce -- COMMAND).
+	Command []string
+	// CommandDir is the working directory of Command; empty means the
+	// suite's directory, as for agent.command.
+	CommandDir string
 }
 
 // Progress receives run events.
@@ -108,6 +116,9 @@ const interruptedReason = "interrupted before it started"
 func Run(ctx context.Context, suites []*spec.Suite, opts Options) (*report.Report, error) {
 	var jobs []job
 	for _, s := range suites {
+		if len(opts.Command) > 0 {
+			s = withCommand(s, opts.Command)
+		}
 		if err := supported(s); err != nil {
 			return nil, err
 		}
@@ -200,14 +211,24 @@ func Run(ctx context.Context, suites []*spec.Suite, opts Options) (*report.Repor
 	return rep, nil
 }
 
+// withCommand is a copy of the suite whose agent is the program command
+// (Options.Command): the suite's cases, checks and world, another agent.
+// A script suite's provider goes (the program makes its own model calls);
+// another provider stays, naming the API the program calls.
+func withCommand(s *spec.Suite, command []string) *spec.Suite {
+	cp := *s
+	cp.Agent.Command = command
+	if cp.Agent.Provider == spec.ProviderScript {
+		cp.Agent.Provider = ""
+	}
+	return &cp
+}
+
 func supported(s *spec.Suite) error {
 	if len(s.Agent.Command) > 0 {
 		switch s.Agent.Provider {
 		case "", spec.ProviderAnthropic, spec.ProviderOpenAI, spec.ProviderOpenAIResponses, spec.ProviderOpenAICompatible:
-			if _, ok := s.Attached.(*world.SuiteWorld); !ok {
-				return nil
-			}
-			return &UnsupportedError{Pos: s.Agent.CommandPos, Msg: "agent.command with a world is not available in this version of dryfire"}
+			return nil
 		}
 		return &UnsupportedError{Pos: s.Agent.ProviderPos, Msg: fmt.Sprintf("provider %q cannot be used with agent.command", s.Agent.Provider)}
 	}
@@ -364,8 +385,21 @@ func runCase(ctx context.Context, j job, opts Options, lv *live) report.Case {
 		}
 		return c
 	}
+	// A drill's world, whoever the agent is: the built-in loop or a
+	// program (agent.command) gets one instance with the same setup.
+	var drill *world.Instance
+	if sw, ok := j.suite.Attached.(*world.SuiteWorld); ok {
+		in, err := newDrill(sw, j.suite.File, j.c, opts)
+		if err != nil {
+			c.Status, c.Reason = report.Errored, err.Error()
+			c.Verdict = c.Status
+			c.DurationMS = float64(time.Since(start).Microseconds()) / 1000
+			return c
+		}
+		drill = in
+	}
 	if len(j.suite.Agent.Command) > 0 {
-		return runCommand(ctx, j, opts, lv, c, start)
+		return runCommand(ctx, j, opts, lv, c, start, drill)
 	}
 	set := j.set.ForCase(j.c)
 	passthrough := set.UsesImpl()
@@ -384,21 +418,13 @@ func runCase(ctx context.Context, j job, opts Options, lv *live) report.Case {
 		m, rec, err = realModel(j, passthrough, lv)
 		if err != nil {
 			c.Status, c.Reason, c.Infra = report.Errored, err.Error(), true
-			c.DurationMS = float64(time.Since(start).Microseconds()) / 1000
-			return c
+			endDrill(&c, drill)
+			return done(c, drill, start)
 		}
 	}
 	var sess tool.Session
-	var drill *world.Instance
-	if sw, ok := j.suite.Attached.(*world.SuiteWorld); ok {
-		in, err := newDrill(sw, j.suite.File, j.c, opts)
-		if err != nil {
-			c.Status, c.Reason = report.Errored, err.Error()
-			c.Verdict = c.Status
-			return c
-		}
-		drill = in
-		sess = &worldSession{in: in}
+	if drill != nil {
+		sess = &worldSession{in: drill}
 	} else {
 		ms := mock.NewSession(set, opts.Impl)
 		ms.Label = j.c.Name
@@ -412,62 +438,92 @@ func runCase(ctx context.Context, j job, opts Options, lv *live) report.Case {
 		Params:   j.suite.Agent.Params,
 		MaxTurns: j.c.EffectiveMaxTurns(&j.suite.Agent),
 	})
-	recs := sess.Records()
 	c.Output, c.Turns, c.Usage = tr.Output, tr.Turns, tr.Usage
 	c.Notes = append(c.Notes, tr.Notes...)
-	c.ToolCalls = make([]report.ToolCall, len(recs))
-	unmatched := 0
-	for i, r := range recs {
-		c.ToolCalls[i] = toolCall(r)
-		if r.Result.Outcome == tool.Unmatched {
-			unmatched++
+	r := ran{recs: sess.Records(), drill: drill}
+	if err != nil {
+		r.err = err
+		var mt *agent.MaxTurnsError
+		var se *model.ErrScriptExhausted
+		r.infra = !errors.As(err, &mt) && !errors.As(err, &se)
+		if errors.Is(err, context.Canceled) {
+			r.err = errors.New("interrupted")
 		}
-		c.Notes = append(c.Notes, r.Result.Notes...)
 	}
 	// What the cassette says: a request that differs from the recording
 	// or goes beyond it ends the case (its checks would judge half a run);
 	// recorded calls left unplayed fail a case that otherwise finished.
-	var replay, unplayed *cassette.ReplayError
-	var liveErr error
 	if rec != nil {
-		replay, liveErr = rec.Problem(), rec.Failure()
-		if replay == nil && liveErr == nil && err == nil {
-			unplayed = rec.Unplayed()
+		r.replay, r.live = rec.Problem(), rec.Failure()
+		if r.replay == nil && r.live == nil && err == nil {
+			r.unplayed = rec.Unplayed()
 		}
 		_, _, c.Live = rec.Stats()
 	}
-	if replay != nil {
-		c.Status, c.Reason, c.Replay = report.Failed, replay.Summary(), replay.Error()
-		c.DurationMS = float64(time.Since(start).Microseconds()) / 1000
-		return c
+	judge(j, &c, r)
+	if rec != nil && r.replay == nil {
+		save(ctx, rec, &c)
 	}
-	facts := &check.Facts{Calls: recs, Output: tr.Output, Turns: tr.Turns}
-	if drill != nil {
-		drill.End()
-		facts.World = drillFacts(drill, &c)
+	return done(c, drill, start)
+}
+
+// ran is how the agent's run in a case ended, for judge: what the built-in
+// loop and a program (agent.command) have in common.
+type ran struct {
+	recs  []tool.Record   // the tool calls, in the order they started
+	drill *world.Instance // the case's world; nil outside world suites
+	// broken is what failed around the agent (its model endpoint could
+	// not be made, and it called the model): the case errs there,
+	// unjudged, as an infrastructure error.
+	broken error
+	// replay is a model request that strayed from the recording: the case
+	// fails there, unjudged (its checks would judge half a run).
+	replay *cassette.ReplayError
+	// unplayed are recorded model calls the run left unplayed.
+	unplayed *cassette.ReplayError
+	live     error // the live API failed
+	err      error // the agent's run failed (the case errs)
+	infra    bool  // err is the surroundings', not the agent's or the suite's
+}
+
+// judge fills a case's transcript, its drill fields (the drill ended
+// first: its final state and evidence), its checks and its status from
+// what its run left. The case's output and turns are already set.
+func judge(j job, c *report.Case, r ran) {
+	c.ToolCalls = make([]report.ToolCall, len(r.recs))
+	unmatched := 0
+	for i, rec := range r.recs {
+		c.ToolCalls[i] = toolCall(rec)
+		if rec.Result.Outcome == tool.Unmatched {
+			unmatched++
+		}
+		c.Notes = append(c.Notes, rec.Result.Notes...)
+	}
+	facts := &check.Facts{Calls: r.recs, Output: c.Output, Turns: c.Turns}
+	facts.World = endDrill(c, r.drill)
+	if r.broken != nil {
+		c.Status, c.Reason, c.Infra = report.Errored, r.broken.Error(), true
+		return
+	}
+	if r.replay != nil {
+		c.Status, c.Reason, c.Replay = report.Failed, r.replay.Summary(), r.replay.Error()
+		return
 	}
 	results := check.Evaluate(j.c.Expect, facts)
 	failed := 0
 	c.Checks = make([]report.Check, len(results))
-	for i, r := range results {
-		c.Checks[i] = report.Check{Check: r.Check, At: r.At, Passed: r.Passed, Message: r.Message}
-		if !r.Passed {
+	for i, res := range results {
+		c.Checks[i] = report.Check{Check: res.Check, At: res.At, Passed: res.Passed, Message: res.Message}
+		if !res.Passed {
 			failed++
 		}
 	}
 	switch {
-	case liveErr != nil:
-		c.Status, c.Reason, c.Infra = report.Errored, liveErr.Error(), true
-	case err != nil:
-		c.Status = report.Errored
-		c.Reason = err.Error()
-		var mt *agent.MaxTurnsError
-		var se *model.ErrScriptExhausted
-		c.Infra = !errors.As(err, &mt) && !errors.As(err, &se)
-		if errors.Is(err, context.Canceled) {
-			c.Reason = "interrupted"
-		}
-	case failed > 0 || unmatched > 0 || unplayed != nil:
+	case r.live != nil:
+		c.Status, c.Reason, c.Infra = report.Errored, r.live.Error(), true
+	case r.err != nil:
+		c.Status, c.Reason, c.Infra = report.Errored, r.err.Error(), r.infra
+	case failed > 0 || unmatched > 0 || r.unplayed != nil:
 		c.Status = report.Failed
 		var parts []string
 		if failed > 0 {
@@ -476,17 +532,19 @@ func runCase(ctx context.Context, j job, opts Options, lv *live) report.Case {
 		if unmatched > 0 {
 			parts = append(parts, fmt.Sprintf("%d unmatched tool call(s)", unmatched))
 		}
-		if unplayed != nil {
-			parts = append(parts, unplayed.Summary())
-			c.Replay = unplayed.Error()
+		if r.unplayed != nil {
+			parts = append(parts, r.unplayed.Summary())
+			c.Replay = r.unplayed.Error()
 		}
 		c.Reason = strings.Join(parts, "; ")
 	default:
 		c.Status = report.Passed
 	}
-	if rec != nil {
-		save(ctx, rec, &c)
-	}
+}
+
+// done stamps a finished case: a drill's verdict is its status (set last,
+// after the cassette is saved), and the duration.
+func done(c report.Case, drill *world.Instance, start time.Time) report.Case {
 	if drill != nil {
 		c.Verdict = c.Status
 	}

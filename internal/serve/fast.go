@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -52,6 +53,11 @@ type requestMeta struct {
 	ProtocolVersion    string          `json:"io.modelcontextprotocol/protocolVersion"`
 	ClientCapabilities json.RawMessage `json:"io.modelcontextprotocol/clientCapabilities"`
 	ClientInfo         json.RawMessage `json:"io.modelcontextprotocol/clientInfo"`
+	// LogLevel is a 2026-07-28 request's logging level (that era has no
+	// logging/setLevel).
+	LogLevel string `json:"io.modelcontextprotocol/logLevel"`
+	// ProgressToken asks for progress notifications during the call.
+	ProgressToken json.RawMessage `json:"progressToken"`
 }
 
 var legacyVersions = []string{"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"}
@@ -115,7 +121,11 @@ func (h mcpHandler) fastCall(w http.ResponseWriter, r *http.Request, hs *httpSes
 			!isJSONObject(meta.ClientCapabilities) || (meta.ClientInfo != nil && !isJSONObject(meta.ClientInfo)) {
 			return restore()
 		}
-	} else if meta.ProtocolVersion != "" {
+	} else if meta.ProtocolVersion != "" || meta.LogLevel != "" {
+		return restore()
+	}
+	if meta.ProgressToken != nil && !validRPCID(meta.ProgressToken) ||
+		meta.LogLevel != "" && levelRank[meta.LogLevel] == 0 {
 		return restore()
 	}
 
@@ -125,11 +135,74 @@ func (h mcpHandler) fastCall(w http.ResponseWriter, r *http.Request, hs *httpSes
 	out := bufs.Get().(*bytes.Buffer)
 	out.Reset()
 	defer bufs.Put(out)
-	out.Write(s.appendRPCResult(out.AvailableBuffer(), req.ID, res, modern))
 	wh := w.Header()
 	wh["Cache-Control"] = cacheControl
+	if res.Notices != nil {
+		level := meta.LogLevel
+		if hs != nil {
+			if l := hs.logLevel.Load(); l != nil {
+				level = *l
+			}
+		}
+		if b := appendNotices(out.AvailableBuffer(), res.Notices, level, meta.ProgressToken); len(b) > 0 {
+			// The notifications, then the answer, as one event stream:
+			// in the call's own stream they reach the client before the
+			// answer does, as progress must.
+			b = append(b, "event: message\ndata: "...)
+			b = s.appendRPCResult(b, req.ID, res, modern)
+			b = append(b, "\n\n"...)
+			out.Write(b)
+			wh["Content-Type"] = eventStreamType
+			w.WriteHeader(http.StatusOK)
+			w.Write(out.Bytes())
+			return true
+		}
+	}
+	out.Write(s.appendRPCResult(out.AvailableBuffer(), req.ID, res, modern))
 	writeJSON(w, http.StatusOK, out.Bytes())
 	return true
+}
+
+var eventStreamType = []string{"text/event-stream"}
+
+// levelRank orders MCP logging levels, from 1 (debug); 0 is not a level.
+var levelRank = map[string]int{"debug": 1, "info": 2, "notice": 3, "warning": 4, "error": 5, "critical": 6, "alert": 7, "emergency": 8}
+
+// appendNotices appends a call's notifications as server-sent events:
+// the log messages at or above level (none when the client set no
+// level, as go-sdk does), then, when the request carries a progress
+// token, one notifications/progress per value, the last value being the
+// total.
+func appendNotices(b []byte, n *tool.Notices, level string, token json.RawMessage) []byte {
+	if min := levelRank[level]; min > 0 {
+		for _, l := range n.Log {
+			if levelRank[l.Level] < min {
+				continue
+			}
+			b = append(b, `event: message`+"\n"+`data: {"jsonrpc":"2.0","method":"notifications/message","params":{"level":`...)
+			b = appendString(b, l.Level)
+			if l.Logger != "" {
+				b = append(b, `,"logger":`...)
+				b = appendString(b, l.Logger)
+			}
+			b = append(b, `,"data":`...)
+			b = append(b, l.Data...)
+			b = append(b, "}}\n\n"...)
+		}
+	}
+	if token != nil && len(n.Progress) > 0 {
+		total := n.Progress[len(n.Progress)-1]
+		for _, p := range n.Progress {
+			b = append(b, `event: message`+"\n"+`data: {"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":`...)
+			b = append(b, token...)
+			b = append(b, `,"progress":`...)
+			b = strconv.AppendFloat(b, p, 'f', -1, 64)
+			b = append(b, `,"total":`...)
+			b = strconv.AppendFloat(b, total, 'f', -1, 64)
+			b = append(b, "}}\n\n"...)
+		}
+	}
+	return b
 }
 
 // appendRPCResult appends the JSON-RPC response to a tools/call, field for
@@ -143,10 +216,15 @@ func (s *Scope) appendRPCResult(b []byte, id json.RawMessage, res tool.Result, m
 		b = append(b, s.serverInfo...)
 		b = append(b, "},"...)
 	}
-	b = append(b, `"content":[{"type":"text","text":`...)
-	b = appendString(b, res.Content)
-	b = append(b, "}]"...)
-	if !res.IsError && isObject(res.Content) {
+	if res.Blocks != nil {
+		b = append(b, `"content":`...)
+		b = append(b, res.Blocks...)
+	} else {
+		b = append(b, `"content":[{"type":"text","text":`...)
+		b = appendString(b, res.Content)
+		b = append(b, "}]"...)
+	}
+	if !res.IsError && res.Blocks == nil && isObject(res.Content) {
 		b = append(b, `,"structuredContent":`...)
 		b = append(b, res.Content...)
 	}

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"runtime/debug"
 	"sync"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -82,6 +83,12 @@ func newMCPServer(s *Scope) *mcpServer {
 					s.register(ss)
 				}
 				return res, err
+			case "logging/setLevel":
+				res, err := next(ctx, method, req)
+				if p, ok := req.GetParams().(*mcp.SetLoggingLevelParams); ok && err == nil {
+					s.setLogLevel(req.GetSession(), string(p.Level))
+				}
+				return res, err
 			case "tools/list":
 				// One page, in file order. A new result each time: go-sdk
 				// writes serverInfo into the _meta of 2026-07-28 results.
@@ -119,7 +126,8 @@ type statelessKey struct{}
 
 // mcpCall answers tools/call: the text the built-in loop would deliver,
 // structuredContent when that text is a JSON object, isError for errors
-// and unmatched calls.
+// and unmatched calls; a content outcome's blocks as they are. A rule's
+// log and progress notifications are sent first.
 func (s *Scope) mcpCall(ctx context.Context, req *mcp.CallToolRequest) *mcp.CallToolResult {
 	var ss *mcp.ServerSession
 	if ctx.Value(statelessKey{}) == nil {
@@ -133,8 +141,41 @@ func (s *Scope) mcpCall(ctx context.Context, req *mcp.CallToolRequest) *mcp.Call
 		v, _ := p.Meta[metaProtocolVersion].(string)
 		modern = v >= "2026-07-28"
 	}
-	return toolResult(s.answer(ctx, ss, name, args), modern)
+	res := s.answer(ctx, ss, name, args)
+	if res.Notices != nil && req.Session != nil {
+		sendNotices(ctx, req, res.Notices)
+	}
+	return toolResult(res, modern)
 }
+
+// sendNotices sends a call's log messages and progress through go-sdk,
+// before its answer: go-sdk sends log messages at or above the level the
+// client set (none before it sets one), and progress only when the
+// request carries a progressToken. Over stdio they come before the
+// answer on the one stream; over HTTP, where go-sdk answers in JSON, they
+// go to the session's standalone stream (the fast path, which answers
+// the usual tools/call over HTTP, sends them in the call's own stream).
+func sendNotices(ctx context.Context, req *mcp.CallToolRequest, n *tool.Notices) {
+	for _, l := range n.Log {
+		req.Session.Log(ctx, &mcp.LoggingMessageParams{Level: mcp.LoggingLevel(l.Level), Logger: l.Logger, Data: json.RawMessage(l.Data)})
+	}
+	if tok := req.Params.GetProgressToken(); tok != nil && len(n.Progress) > 0 {
+		total := n.Progress[len(n.Progress)-1]
+		for _, p := range n.Progress {
+			req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: tok, Progress: p, Total: total})
+		}
+		// The MCP TypeScript SDK (1.x) loses progress notifications that
+		// reach it in the same read as the answer: it dispatches
+		// notifications in microtasks but removes the call's progress
+		// handler as soon as it reads the answer. A pause before the
+		// answer puts it in a read of its own.
+		time.Sleep(progressPause)
+	}
+}
+
+// progressPause is the pause between a call's progress notifications and
+// its answer over stdio.
+const progressPause = 20 * time.Millisecond
 
 const metaProtocolVersion = "io.modelcontextprotocol/protocolVersion"
 
@@ -156,11 +197,25 @@ func toolResult(res tool.Result, modern bool) *mcp.CallToolResult {
 		*out = completeResult
 	}
 	out.Content = []mcp.Content{&mcp.TextContent{Text: res.Content}}
+	if res.Blocks != nil {
+		out.Content = blockContent(res.Blocks)
+	}
 	out.IsError = res.IsError
-	if !res.IsError && isObject(res.Content) {
+	if !res.IsError && res.Blocks == nil && isObject(res.Content) {
 		out.StructuredContent = json.RawMessage(res.Content)
 	}
 	return out
+}
+
+// blockContent is a content outcome's blocks as go-sdk content, for the
+// paths go-sdk writes (stdio, and requests the fast path leaves to it).
+func blockContent(blocks []byte) []mcp.Content {
+	var r mcp.CallToolResult
+	if err := json.Unmarshal(append(append([]byte(`{"content":`), blocks...), '}'), &r); err != nil {
+		// The loader has checked every block; this is a bug.
+		return []mcp.Content{&mcp.TextContent{Text: "dryfire: internal error: content blocks: " + err.Error()}}
+	}
+	return r.Content
 }
 
 // isObject reports whether s is the JSON text of an object.

@@ -378,6 +378,10 @@ func (s *Scope) sessionState(ss *mcp.ServerSession) *state {
 type httpSession struct {
 	ss   *mcp.ServerSession
 	last atomic.Int64
+	// logLevel is the level the client set with logging/setLevel ("":
+	// none yet), for the fast path, which sends a call's log messages
+	// itself.
+	logLevel atomic.Pointer[string]
 }
 
 // register notes a session go-sdk opened over HTTP by its id, for the
@@ -409,6 +413,20 @@ func (s *Scope) session(id string) *httpSession {
 		hs.touch()
 	}
 	return hs
+}
+
+// setLogLevel notes the logging level a session's client set.
+func (s *Scope) setLogLevel(sess mcp.Session, level string) {
+	ss, ok := sess.(*mcp.ServerSession)
+	if !ok || ss == nil || ss.ID() == "" {
+		return
+	}
+	s.mu.Lock()
+	hs := s.byID[ss.ID()]
+	s.mu.Unlock()
+	if hs != nil && hs.ss == ss {
+		hs.logLevel.Store(&level)
+	}
 }
 
 // touch notes that the session's client has just been active.

@@ -245,20 +245,7 @@ func containsAny(list []any, v any) bool {
 // The fast path answers a tools/call with what go-sdk answers: the same
 // status, content type and JSON, in both eras.
 func TestWireFastPathMatchesGoSDK(t *testing.T) {
-	type run struct {
-		sc  *Scope
-		url string
-		sid string
-	}
-	start := func(slow bool) run {
-		sc := newTestScope(t, "")
-		sc.slowMCP = slow
-		hs := startServer(t, New(sc, Options{}))
-		init := rpc(t, hs.URL+"/mcp", nil, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"0"}}}`)
-		return run{sc, hs.URL + "/mcp", init.header.Get("Mcp-Session-Id")}
-	}
-	fast, slow := start(false), start(true)
-	calls := []struct{ name, args string }{
+	compareFastWithSDK(t, func() *Scope { return newTestScope(t, "") }, []struct{ name, args string }{
 		{"lookup_order", `{"order_id":"A-991"}`},
 		{"lookup_order", `{"order_id":"B-1"}`},
 		{"lookup_order", `{"order_id":"E-1"}`},
@@ -268,7 +255,33 @@ func TestWireFastPathMatchesGoSDK(t *testing.T) {
 		{"nope", `{}`},
 		{"ping", `[1]`},
 		{"ping", `null`},
+	})
+}
+
+// The same for content outcomes: the blocks as go-sdk writes them.
+func TestWireFastPathContentMatchesGoSDK(t *testing.T) {
+	compareFastWithSDK(t, func() *Scope { return contentScope(t) }, []struct{ name, args string }{
+		{"screenshot", `{"page":"home"}`},
+		{"screenshot", `{"page":"json"}`},
+		{"export", `{}`},
+	})
+}
+
+func compareFastWithSDK(t *testing.T, scope func() *Scope, calls []struct{ name, args string }) {
+	t.Helper()
+	type run struct {
+		sc  *Scope
+		url string
+		sid string
 	}
+	start := func(slow bool) run {
+		sc := scope()
+		sc.slowMCP = slow
+		hs := startServer(t, New(sc, Options{}))
+		init := rpc(t, hs.URL+"/mcp", nil, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"0"}}}`)
+		return run{sc, hs.URL + "/mcp", init.header.Get("Mcp-Session-Id")}
+	}
+	fast, slow := start(false), start(true)
 	n := 0
 	for _, era := range []string{"legacy", "modern"} {
 		for i, c := range calls {

@@ -307,7 +307,7 @@ func (x *decoder) tool(tool kv) *Tool {
 	return t
 }
 
-var outcomeKeys = []string{"return", "error", "sequence", "impl"}
+var outcomeKeys = []string{"return", "content", "error", "sequence", "impl"}
 
 func (x *decoder) mocks(n *yaml.Node, val any) (map[string][]*Rule, []string) {
 	out := map[string][]*Rule{}
@@ -359,7 +359,11 @@ func (x *decoder) rule(tool string, rule item) *Rule {
 			if num, ok := p.val.(json.Number); ok {
 				r.TimeoutS, _ = num.Float64()
 			}
-		case "return", "error", "sequence", "impl":
+		case "log":
+			r.Log = x.logMessages(p.v, p.val)
+		case "progress":
+			r.Progress = x.progress(p.v, p.val)
+		case "return", "content", "error", "sequence", "impl":
 			outcomes = append(outcomes, p)
 		default:
 			misspelt = misspelt || suggest.Closest(k, outcomeKeys) != ""
@@ -369,7 +373,7 @@ func (x *decoder) rule(tool string, rule item) *Rule {
 	case 0:
 		// A merge key or a misspelt outcome is reported already.
 		if !x.conv.isMerged(n) && !misspelt {
-			x.errorf(n, "mock rule for %q has no outcome: give one of return, error, sequence or impl (return: null delivers null)", tool)
+			x.errorf(n, "mock rule for %q has no outcome: give one of return, content, error, sequence or impl (return: null delivers null)", tool)
 		}
 		return r
 	case 1:
@@ -410,6 +414,8 @@ func (x *decoder) outcome(p kv, top bool) Outcome {
 	switch o.Kind {
 	case Return:
 		o.Value = p.val
+	case Content:
+		o.Blocks = x.contentBlocks(v, p.val)
 	case Fail:
 		o.Message = str(p.val)
 	case Impl:
@@ -425,7 +431,7 @@ func (x *decoder) outcome(p kv, top bool) Outcome {
 			var found []kv
 			for _, q := range entry {
 				switch deref(q.k).Value {
-				case "return", "error", "impl":
+				case "return", "content", "error", "impl":
 					found = append(found, q)
 				}
 			}
@@ -436,12 +442,12 @@ func (x *decoder) outcome(p kv, top bool) Outcome {
 			case 0:
 				// An entry with other keys got an unknown-key error already.
 				if len(entry) == 0 && !x.conv.isMerged(en) {
-					x.errorf(en, "sequence entry has no outcome: give return, error or impl")
+					x.errorf(en, "sequence entry has no outcome: give return, content, error or impl")
 				}
 				continue
 			case 1:
 			default:
-				x.errorf(found[1].k, "sequence entry has %d outcomes (%s); each entry is exactly one of return, error or impl", len(found), keyNames(found))
+				x.errorf(found[1].k, "sequence entry has %d outcomes (%s); each entry is exactly one of return, content, error or impl", len(found), keyNames(found))
 			}
 			o.Sequence = append(o.Sequence, x.outcome(found[0], false))
 		}
@@ -732,10 +738,6 @@ func (x *decoder) crossCheck(s *Suite) {
 	scripted := s.Agent.Provider == ProviderScript
 	command := len(s.Agent.Command) > 0
 	real := known && !scripted && !command
-	if command && s.World != "" {
-		k, _ := lookup(x.root, "world")
-		x.errorf(k, "agent.command with a world is not available in this version of dryfire: an existing agent gets a suite's tools and mocks; use the drill package for a Go agent")
-	}
 
 	declared := map[string]*Tool{}
 	for _, t := range s.Tools {

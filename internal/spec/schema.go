@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -47,6 +48,15 @@ var schemaContexts = []SchemaContext{
 	{"/$defs/call_match", "called check"},
 	{"/$defs/call_filter", "not_called check"},
 	{"/$defs/sequence_entry", "sequence entry"},
+	{"/$defs/content_block/allOf/0/then", "text block"},
+	{"/$defs/content_block/allOf/1/then", "image block"},
+	{"/$defs/content_block/allOf/2/then", "audio block"},
+	{"/$defs/content_block/allOf/3/then", "resource block"},
+	{"/$defs/content_block/allOf/4/then", "resource_link block"},
+	{"/$defs/content_block", "content block"},
+	{"/$defs/embedded_resource", "embedded resource"},
+	{"/$defs/annotations", "annotations"},
+	{"/$defs/log_message", "log message"},
 	{"/$defs/tool_call", "tool call"},
 	{"/$defs/agent", "agent"},
 	{"/$defs/tool", "tool"},
@@ -82,11 +92,18 @@ func (ss *suiteSchemaT) allowedKeys(ptr string) []string {
 		if step == "" {
 			continue
 		}
-		m, ok := cur.(map[string]any)
-		if !ok {
+		switch c := cur.(type) {
+		case map[string]any:
+			cur = c[step]
+		case []any: // allOf/0/then
+			i, err := strconv.Atoi(step)
+			if err != nil || i < 0 || i >= len(c) {
+				return nil
+			}
+			cur = c[i]
+		default:
 			return nil
 		}
-		cur = m[step]
 	}
 	m, _ := cur.(map[string]any)
 	props, _ := m["properties"].(map[string]any)
@@ -136,8 +153,8 @@ func reportLeaf(ss *suiteSchemaT, root *yaml.Node, doc any, conv *converter, l j
 			switch {
 			case label == "check":
 				d.add(Error, kn.Line, kn.Column, "unknown check %q%s; checks are %s", p, suggest.DidYouMean(p, allowed), strings.Join(CheckKinds, ", "))
-			case label == "sequence entry" && (p == "when" || p == "sequence" || p == "timeout_s"):
-				d.add(Error, kn.Line, kn.Column, "a sequence entry is an outcome (return, error or impl); %q belongs on the rule, not on an entry", p)
+			case label == "sequence entry" && (p == "when" || p == "sequence" || p == "timeout_s" || p == "log" || p == "progress"):
+				d.add(Error, kn.Line, kn.Column, "a sequence entry is an outcome (return, content, error or impl); %q belongs on the rule, not on an entry", p)
 			default:
 				if s := suggest.DidYouMean(p, allowed); s != "" {
 					d.add(Error, kn.Line, kn.Column, "unknown key %q in %s%s", p, label, s)
@@ -198,6 +215,8 @@ func reportLeaf(ss *suiteSchemaT, root *yaml.Node, doc any, conv *converter, l j
 		d.add(Error, pos.Line, pos.Column, "%s must not be empty", name)
 	case *kind.Minimum:
 		d.add(Error, pos.Line, pos.Column, "%s must be at least %s, not %s", name, ratString(k.Want), value.Canonical(got))
+	case *kind.Maximum:
+		d.add(Error, pos.Line, pos.Column, "%s must be at most %s, not %s", name, ratString(k.Want), value.Canonical(got))
 	case *kind.ExclusiveMinimum:
 		d.add(Error, pos.Line, pos.Column, "%s must be greater than %s, not %s", name, ratString(k.Want), value.Canonical(got))
 	case *kind.MinProperties:

@@ -84,6 +84,7 @@ type OutcomeKind string
 
 const (
 	Return   OutcomeKind = "return"
+	Content  OutcomeKind = "content"
 	Fail     OutcomeKind = "error"
 	Sequence OutcomeKind = "sequence"
 	Impl     OutcomeKind = "impl"
@@ -93,6 +94,7 @@ const (
 type Outcome struct {
 	Kind     OutcomeKind
 	Value    any       // Return: the value (nil for return: null)
+	Blocks   []any     // Content: the MCP content blocks (mappings; base64 without whitespace)
 	Message  string    // Fail: the error message
 	Impl     string    // Impl: package.module:function
 	Sequence []Outcome // Sequence: the entries
@@ -105,9 +107,22 @@ type Rule struct {
 	When     *value.Pattern // nil: matches every call
 	Outcome  Outcome
 	TimeoutS float64 // impl bound; 0 means the default
-	Pos      Pos     // of the rule (its first key)
+	// Log and Progress are MCP notifications sent during each call the
+	// rule answers over MCP, before the answer: log messages (at or above
+	// the level the client set) and progress values (when the request
+	// carries a progressToken; increasing, the last being the total).
+	Log      []LogMessage
+	Progress []float64
+	Pos      Pos // of the rule (its first key)
 
 	whenNode *yaml.Node
+}
+
+// LogMessage is one MCP log message of a rule's log.
+type LogMessage struct {
+	Level  string // debug, info, notice, warning, error, critical, alert or emergency
+	Logger string // optional
+	Data   any    // any JSON value
 }
 
 // Case is one case of a suite.

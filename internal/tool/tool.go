@@ -20,6 +20,7 @@ type Outcome string
 
 const (
 	Return    Outcome = "return"
+	Content   Outcome = "content"
 	Error     Outcome = "error"
 	Impl      Outcome = "impl"
 	Unmatched Outcome = "unmatched"
@@ -29,6 +30,15 @@ const (
 type Result struct {
 	Content string // the exact text the model receives
 	IsError bool
+	// Blocks are the MCP content blocks of a content outcome, as a JSON
+	// array, which an MCP client receives as they are (Content is their
+	// text); nil for every other outcome, which MCP delivers as one text
+	// block of Content.
+	Blocks []byte
+	// Notices are what an MCP client is sent during the call, before the
+	// answer; nil for most calls. The built-in loop and HTTP tools have
+	// no channel for them.
+	Notices *Notices
 	Outcome Outcome
 	Rule    string // FILE:LINE of the rule that answered; empty when none
 	// Entry is the 0-based sequence entry used, or -1.
@@ -41,6 +51,23 @@ type Result struct {
 	// Evidence is whatever the answering engine records beyond the above
 	// (a world's state version, override, fault); nil for plain mocks.
 	Evidence any
+}
+
+// Notices are the MCP notifications of a call: log messages
+// (notifications/message, sent at or above the level the client set) and
+// progress (notifications/progress, sent when the request carries a
+// progressToken).
+type Notices struct {
+	Log []LogMessage
+	// Progress holds increasing values; the last is the total.
+	Progress []float64
+}
+
+// LogMessage is the params of one notifications/message.
+type LogMessage struct {
+	Level  string // debug, info, notice, warning, error, critical, alert or emergency
+	Logger string // empty: none
+	Data   []byte // JSON
 }
 
 // NearMiss is the closest rule to an unmatched call.

@@ -9,8 +9,8 @@ import (
 
 // The outcomes are the report's `outcome` values (DESIGN §7).
 func TestOutcomeNames(t *testing.T) {
-	got := []tool.Outcome{tool.Return, tool.Error, tool.Impl, tool.Unmatched}
-	want := []string{"return", "error", "impl", "unmatched"}
+	got := []tool.Outcome{tool.Return, tool.Content, tool.Error, tool.Impl, tool.Unmatched}
+	want := []string{"return", "content", "error", "impl", "unmatched"}
 	for i := range got {
 		if string(got[i]) != want[i] {
 			t.Errorf("outcome %d = %q, want %q", i, got[i], want[i])

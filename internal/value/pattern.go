@@ -64,6 +64,25 @@ func (p *Pattern) Source() any { return p.source }
 // Keys lists the top-level keys of an object pattern, sorted.
 func (p *Pattern) Keys() []string { return p.keys }
 
+// StringAt returns the string a mapping pattern requires under its
+// top-level key k, and whether it requires one: only a value equal to that
+// string under k can match.
+func (p *Pattern) StringAt(k string) (string, bool) {
+	if p.kind != kObject {
+		return "", false
+	}
+	i := sort.SearchStrings(p.keys, k)
+	if i == len(p.keys) || p.keys[i] != k {
+		return "", false
+	}
+	v := p.vals[i]
+	if v.kind != kScalar {
+		return "", false
+	}
+	s, ok := v.scalar.(string)
+	return s, ok
+}
+
 // Match reports whether v contains the pattern.
 func (p *Pattern) Match(v any) bool {
 	switch p.kind {

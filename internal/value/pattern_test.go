@@ -1,6 +1,7 @@
 package value
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -183,5 +184,30 @@ func TestPathKey(t *testing.T) {
 		if got := PathKey(tt.key); got != tt.want {
 			t.Errorf("PathKey(%q) = %s, want %s", tt.key, got, tt.want)
 		}
+	}
+}
+
+// StringAt says which string a mapping pattern requires under a key: the
+// rule index keys on it.
+func TestStringAt(t *testing.T) {
+	p := Compile(map[string]any{"sku": "A-1", "n": json.Number("1"), "z": nil, "o": map[string]any{"sku": "x"}, "l": []any{"x"}})
+	for _, tt := range []struct {
+		key  string
+		want string
+		ok   bool
+	}{
+		{"sku", "A-1", true},
+		{"n", "", false},
+		{"z", "", false},
+		{"o", "", false},
+		{"l", "", false},
+		{"absent", "", false},
+	} {
+		if got, ok := p.StringAt(tt.key); got != tt.want || ok != tt.ok {
+			t.Errorf("StringAt(%q) = %q, %v; want %q, %v", tt.key, got, ok, tt.want, tt.ok)
+		}
+	}
+	if _, ok := Compile("sku").StringAt("sku"); ok {
+		t.Error("a scalar pattern requires nothing under a key")
 	}
 }
