@@ -129,23 +129,11 @@ func runRun(cmd *cobra.Command, e *env, o runOptions, args []string) error {
 			text = e.stderr
 		}
 	}
-	p, err := dryfire.LoadWith(loadOptions(e, o.python), args...)
-	var ds dryfire.Diagnostics
-	switch {
-	case errors.As(err, &ds):
-		for _, d := range ds {
-			fmt.Fprintln(e.stderr, d)
-		}
-		errs, warns := ds.Count()
-		fmt.Fprintf(e.stderr, "%s, %s: nothing ran\n", count(errs, "error"), count(warns, "warning"))
-		return &exitError{code: report.ExitUsage}
-	case err != nil:
-		return &exitError{code: report.ExitUsage, err: err}
+	p, err := loadProject(e, o.python, args, ": nothing ran")
+	if err != nil {
+		return err
 	}
 	defer closeProject(e, p)
-	for _, d := range p.Warnings {
-		fmt.Fprintln(e.stderr, d)
-	}
 	width, terminal := e.terminalWidth(text)
 	printer := dryfire.NewTextPrinter(text, dryfire.TextOptions{
 		Terminal: terminal,

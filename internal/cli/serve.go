@@ -149,23 +149,11 @@ func runServe(ctx context.Context, e *env, o serveOptions, path string) error {
 	if o.sessionTimeout < 0 {
 		return usageErr("--session-timeout %s: want a duration of 0 or more (0: never)", o.sessionTimeout)
 	}
-	p, err := dryfire.LoadWith(loadOptions(e, o.python), path)
-	var ds dryfire.Diagnostics
-	switch {
-	case errors.As(err, &ds):
-		for _, d := range ds {
-			fmt.Fprintln(e.stderr, d)
-		}
-		errs, warns := ds.Count()
-		fmt.Fprintf(e.stderr, "%s, %s: not serving\n", count(errs, "error"), count(warns, "warning"))
-		return &exitError{code: report.ExitUsage}
-	case err != nil:
-		return &exitError{code: report.ExitUsage, err: err}
+	p, err := loadProject(e, o.python, []string{path}, ": not serving")
+	if err != nil {
+		return err
 	}
 	defer closeProject(e, p)
-	for _, d := range p.Warnings {
-		fmt.Fprintln(e.stderr, d)
-	}
 	so := dryfire.ServeOptions{Case: o.caseName, Actor: o.actor, NoRecords: true, SessionTimeout: o.sessionTimeout}
 	if o.sessionTimeout == 0 {
 		so.SessionTimeout = -1 // never

@@ -63,7 +63,10 @@ func closeProject(e *env, p *dryfire.Project) {
 	p.Close(ctx, e.stderr)
 }
 
-func runValidate(e *env, python string, args []string) error {
+// loadProject loads suites for a command: every diagnostic and warning goes
+// to stderr, and a load with errors ends with the count line (then
+// consequence, e.g. ": nothing ran") and exit status 2.
+func loadProject(e *env, python string, args []string, consequence string) (*dryfire.Project, error) {
 	p, err := dryfire.LoadWith(loadOptions(e, python), args...)
 	var ds dryfire.Diagnostics
 	switch {
@@ -72,15 +75,23 @@ func runValidate(e *env, python string, args []string) error {
 			fmt.Fprintln(e.stderr, d)
 		}
 		errs, warns := ds.Count()
-		fmt.Fprintf(e.stderr, "%s, %s\n", count(errs, "error"), count(warns, "warning"))
-		return &exitError{code: report.ExitUsage}
+		fmt.Fprintf(e.stderr, "%s, %s%s\n", count(errs, "error"), count(warns, "warning"), consequence)
+		return nil, &exitError{code: report.ExitUsage}
 	case err != nil:
-		return &exitError{code: report.ExitUsage, err: err}
+		return nil, &exitError{code: report.ExitUsage, err: err}
 	}
-	defer closeProject(e, p)
 	for _, d := range p.Warnings {
 		fmt.Fprintln(e.stderr, d)
 	}
+	return p, nil
+}
+
+func runValidate(e *env, python string, args []string) error {
+	p, err := loadProject(e, python, args, "")
+	if err != nil {
+		return err
+	}
+	defer closeProject(e, p)
 	fmt.Fprintf(e.stdout, "%s, %s: ok", count(len(p.Files), "file"), count(p.CaseCount(), "case"))
 	if n := len(p.Warnings); n > 0 {
 		fmt.Fprintf(e.stdout, " (%s)", count(n, "warning"))
