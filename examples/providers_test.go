@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/dryfire-dev/dryfire"
-	"github.com/dryfire-dev/dryfire/internal/fakeapi"
+	"github.com/dryfire-dev/dryfire/internal/test/fakeapi"
 )
 
 var recordExamples = flag.Bool("record-examples", false, "re-record examples/providers/cassettes against the fake servers")
@@ -31,7 +31,7 @@ var script = fakeapi.Script{
 // TestProviderExamples replays the committed cassettes of
 // examples/providers offline, as CI does: no key, no network. With
 // -record-examples it first records them again against dryfire's own fake
-// servers (internal/fakeapi).
+// servers (internal/test/fakeapi).
 func TestProviderExamples(t *testing.T) {
 	suites := map[string]func(...fakeapi.Option) *fakeapi.Server{
 		"anthropic":         func(o ...fakeapi.Option) *fakeapi.Server { return fakeapi.NewAnthropic(script, o...) },

@@ -5,7 +5,7 @@
 //	tools100.dryfire.yaml  one tool, 100 rules; the benchmark's call matches the last
 //	chat.dryfire.yaml      cases chat-json and chat-stream, with their cassettes
 //	                       under cassettes/chat/, recorded here against the repo's
-//	                       fake OpenAI Chat Completions server (internal/fakeapi)
+//	                       fake OpenAI Chat Completions server (internal/test/fakeapi)
 //	chat-json.bodies.json, chat-stream.bodies.json
 //	                       the 3 requests of each conversation, as bench/load -mode seq reads them
 //
@@ -26,7 +26,7 @@ import (
 
 	"github.com/dryfire-dev/dryfire/internal/cassette"
 	"github.com/dryfire-dev/dryfire/internal/endpoint"
-	"github.com/dryfire-dev/dryfire/internal/fakeapi"
+	"github.com/dryfire-dev/dryfire/internal/test/fakeapi"
 )
 
 const tools1 = `version: 1

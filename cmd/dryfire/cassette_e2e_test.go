@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/dryfire-dev/dryfire/internal/cassette"
-	"github.com/dryfire-dev/dryfire/internal/fakeapi"
+	"github.com/dryfire-dev/dryfire/internal/test/fakeapi"
 )
 
 // The keys the end-to-end tests use: a scan of every cassette they write

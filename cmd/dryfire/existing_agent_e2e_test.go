@@ -13,7 +13,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/dryfire-dev/dryfire/internal/fakeapi"
+	"github.com/dryfire-dev/dryfire/internal/test/fakeapi"
 )
 
 var recordExamples = flag.Bool("record-examples", false, "re-record the example agents' cassettes (examples/existing-agent/cassettes, examples/world/cassettes) against the fake servers")

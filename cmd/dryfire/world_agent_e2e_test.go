@@ -9,7 +9,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/dryfire-dev/dryfire/internal/fakeapi"
+	"github.com/dryfire-dev/dryfire/internal/test/fakeapi"
 )
 
 // worldExampleDir holds the support-desk world and its drills, among them

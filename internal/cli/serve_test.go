@@ -22,7 +22,7 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/dryfire-dev/dryfire/internal/cli"
-	"github.com/dryfire-dev/dryfire/internal/fakeapi"
+	"github.com/dryfire-dev/dryfire/internal/test/fakeapi"
 )
 
 // TestServeScript runs testdata/serve/*.txtar: dryfire serve and dryfire
@@ -297,7 +297,7 @@ func cmdHTTPPost(ts *testscript.TestScript, neg bool, args []string) {
 }
 
 // fakeopenai: start the repository's fake OpenAI Chat Completions server
-// (internal/fakeapi), whose model answers "Hello there." to a
+// (internal/test/fakeapi), whose model answers "Hello there." to a
 // conversation that starts "hi"; $FAKE is its URL.
 func cmdFakeOpenAI(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) != 0 {

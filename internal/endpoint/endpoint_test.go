@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"github.com/dryfire-dev/dryfire/internal/cassette"
-	"github.com/dryfire-dev/dryfire/internal/fakeapi"
 	"github.com/dryfire-dev/dryfire/internal/model"
+	"github.com/dryfire-dev/dryfire/internal/test/fakeapi"
 )
 
 // record plays the conversation of f through an endpoint in mode, against

@@ -12,7 +12,7 @@ import (
 	"testing"
 
 	"github.com/dryfire-dev/dryfire/internal/cassette"
-	"github.com/dryfire-dev/dryfire/internal/fakeapi"
+	"github.com/dryfire-dev/dryfire/internal/test/fakeapi"
 )
 
 // script is what the fake model says: a 3-turn conversation (two tool

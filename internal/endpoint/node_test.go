@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/dryfire-dev/dryfire/internal/cassette"
-	"github.com/dryfire-dev/dryfire/internal/fakeapi"
+	"github.com/dryfire-dev/dryfire/internal/test/fakeapi"
 )
 
 // nodeDir holds the Node project of the official SDK clients.

@@ -15,10 +15,10 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/dryfire-dev/dryfire/internal/agent"
-	"github.com/dryfire-dev/dryfire/internal/fakeapi"
 	"github.com/dryfire-dev/dryfire/internal/mock"
 	"github.com/dryfire-dev/dryfire/internal/model"
 	"github.com/dryfire-dev/dryfire/internal/spec"
+	"github.com/dryfire-dev/dryfire/internal/test/fakeapi"
 	"github.com/dryfire-dev/dryfire/internal/tool"
 )
 

@@ -15,10 +15,10 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/dryfire-dev/dryfire/internal/cassette"
-	"github.com/dryfire-dev/dryfire/internal/fakeapi"
 	"github.com/dryfire-dev/dryfire/internal/report"
 	"github.com/dryfire-dev/dryfire/internal/runner"
 	"github.com/dryfire-dev/dryfire/internal/spec"
+	"github.com/dryfire-dev/dryfire/internal/test/fakeapi"
 )
 
 // The keys the tests use: no cassette may hold them.

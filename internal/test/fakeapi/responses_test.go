@@ -7,7 +7,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/dryfire-dev/dryfire/internal/fakeapi"
+	"github.com/dryfire-dev/dryfire/internal/test/fakeapi"
 )
 
 const responsesTurn2 = `{"model":"gpt-test","instructions":"Be brief.","input":[
