@@ -31,7 +31,7 @@ var layers = []struct {
 	{"answering tools and models", []string{"internal/mock", "internal/world", "internal/cassette", "internal/model"}},
 	{"user code and the suite format", []string{"internal/passthrough", "internal/spec"}},
 	{"foundations", []string{"internal/tool", "internal/value", "internal/suggest", "internal/jschema", "internal/atomicfile", "schema"}},
-	{"test support", []string{"internal/fakeapi", "internal/test/...", "examples/..."}},
+	{"test support", []string{"internal/test/...", "examples/..."}},
 }
 
 // layerOf is the index in layers of a package path relative to the module
