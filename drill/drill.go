@@ -257,8 +257,9 @@ func (d *Drill) Reset() { d.in.Reset() }
 // ResetPackage restores one package and its rule counts only.
 func (d *Drill) ResetPackage(pkg string) error { return d.in.ResetPackage(pkg) }
 
-// Advance moves the virtual clock and fires the events then due.
-func (d *Drill) Advance(by time.Duration) { d.in.Advance(by) }
+// Advance moves the virtual clock and fires the events then due. It fails
+// when more come due at once than the world's limits.events_per_tick.
+func (d *Drill) Advance(by time.Duration) error { return d.in.Advance(by) }
 
 // Now is the virtual time.
 func (d *Drill) Now() time.Time { return d.in.Now() }

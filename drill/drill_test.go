@@ -101,7 +101,9 @@ func TestClockAdvanceFiresScheduledEvents(t *testing.T) {
 	if _, err := d.Call("tickets/tickets.open", map[string]any{"subject": "help"}, ""); err != nil {
 		t.Fatal(err)
 	}
-	d.Advance(30 * time.Minute)
+	if err := d.Advance(30 * time.Minute); err != nil {
+		t.Fatal(err)
+	}
 	q := d.State()["tickets"].(map[string]any)["queue"].([]any)
 	if q[0].(map[string]any)["priority"] != "high" {
 		t.Errorf("the scheduled escalation did not run: %v", q)

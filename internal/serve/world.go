@@ -192,7 +192,10 @@ func (s *Scope) serveWorld(w http.ResponseWriter, r *http.Request, path string) 
 			writeError(w, http.StatusBadRequest, "invalid_request", err.Error())
 			return
 		}
-		in.Advance(d)
+		if err := in.Advance(d); err != nil {
+			writeError(w, http.StatusInternalServerError, "event_limit", err.Error())
+			return
+		}
 		writeValue(w, http.StatusOK, map[string]any{"now": timeText(in.Now())})
 	case path == "/world/state":
 		if get() {
@@ -221,6 +224,9 @@ func timeText(t time.Time) string { return t.Format(time.RFC3339Nano) }
 
 // readAdvance reads {"by": "10m"} (a Go duration: 90s, 10m, 1h30m; or a
 // number of seconds).
+// maxAdvance is the most one clock advance may move the virtual clock.
+const maxAdvance = 100 * 365 * 24 * time.Hour
+
 func readAdvance(r *http.Request) (time.Duration, error) {
 	const want = `the body must be {"by": DURATION}, e.g. {"by": "10m"} (90s, 10m, 1h30m, or a number of seconds)`
 	data, err := io.ReadAll(io.LimitReader(r.Body, 1<<16))
@@ -244,12 +250,18 @@ func readAdvance(r *http.Request) (time.Duration, error) {
 			return 0, fmt.Errorf("by: %q is not a duration; %s", text, want)
 		}
 	case json.Unmarshal(body.By, &secs) == nil:
+		if secs > maxAdvance.Seconds() {
+			return 0, fmt.Errorf("by: %v s is more than the most one advance may move the clock (%s, 100 years)", body.By, maxAdvance)
+		}
 		d = time.Duration(secs * float64(time.Second))
 	default:
 		return 0, errors.New(want)
 	}
 	if d < 0 {
 		return 0, fmt.Errorf("by: %s is negative; the virtual clock only goes forward", d)
+	}
+	if d > maxAdvance {
+		return 0, fmt.Errorf("by: %s is more than the most one advance may move the clock (%s, 100 years)", d, maxAdvance)
 	}
 	return d, nil
 }

@@ -263,6 +263,10 @@ func TestWorldControl(t *testing.T) {
 	post(t, u+"/world/clock/advance", `{"by":"-1m"}`, 400)
 	post(t, u+"/world/clock/advance", `{"by":"soon"}`, 400)
 	post(t, u+"/world/clock/advance", `{}`, 400)
+	// Hostile: an advance so large it overflows a duration is refused, not "negative".
+	if body := post(t, u+"/world/clock/advance", `{"by":1e12}`, 400); !strings.Contains(body, "more than the most one advance") {
+		t.Errorf("advance by 1e12: %s", body)
+	}
 	if got := decode(t, post(t, u+"/world/clock/advance", `{"by":30}`, 200)); at(got, "now") != "2026-01-01T10:00:32Z" {
 		t.Errorf("advance by seconds %v", got)
 	}

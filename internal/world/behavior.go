@@ -205,6 +205,9 @@ func (c *callCtx) schedule(_ *starlark.Thread, b *starlark.Builtin, args starlar
 	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "at", &at, "operation", &op, "args?", &a); err != nil {
 		return nil, err
 	}
+	if n := c.in.w.Limits.ScheduledPerCall; len(c.sched) >= n {
+		return nil, fmt.Errorf("schedule: more than %d events scheduled by one call; raise limits.scheduled_per_call in the world file if this is meant", n)
+	}
 	target := c.in.w.Operations[op]
 	if target == nil {
 		return nil, fmt.Errorf("schedule: unknown operation %q (write package/operation)", op)

@@ -26,6 +26,7 @@ const (
 	CodeInvalidOutput    = "INVALID_OUTPUT"
 	CodeNotImplemented   = "NOT_IMPLEMENTED"
 	CodeEnded            = "DRILL_ENDED"
+	CodeEventLimit       = "EVENT_LIMIT"
 )
 
 // Outcomes recorded in evidence.
@@ -338,13 +339,15 @@ func (in *Instance) ResetPackage(pkg string) error {
 
 // Advance moves the virtual clock forward and fires the events due by
 // then, in time order.
-func (in *Instance) Advance(d time.Duration) {
+// It fails when more events come due than limits.events_per_tick allows;
+// the events still due then are dropped.
+func (in *Instance) Advance(d time.Duration) error {
 	in.mu.Lock()
 	defer in.mu.Unlock()
 	if d > 0 {
 		in.now = in.now.Add(d)
 	}
-	in.fireDue()
+	return in.fireDue()
 }
 
 // Now is the virtual time.
@@ -409,12 +412,20 @@ func (in *Instance) Ordered(pkg, coll string) bool {
 func (in *Instance) Call(req Request) *Response {
 	in.mu.Lock()
 	defer in.mu.Unlock()
-	in.fireDue()
+	due := in.fireDue()
 	ev := Evidence{Actor: req.Actor, Operation: req.Operation, Time: in.timeText()}
 	if ev.Actor == "" {
 		ev.Actor = in.actor
 	}
-	resp := in.call(req, &ev)
+	var resp *Response
+	if due != nil {
+		if ev.Operation == "" {
+			ev.Operation = req.Tool
+		}
+		resp = fail(&ev.Outcome, OutcomeDenied, CodeEventLimit, due.Error(), false)
+	} else {
+		resp = in.call(req, &ev)
+	}
 	in.record(&ev, resp)
 	in.now = in.now.Add(in.w.Tick)
 	return resp
@@ -698,8 +709,20 @@ func isEmpty(v any) bool {
 // fireDue runs the scheduled events that are due, in time order. Each
 // runs its operation's behavior as the actor event:ID, without
 // permissions, budgets, overrides or faults: it is the world's own doing.
-func (in *Instance) fireDue() {
+// Past limits.events_per_tick events it drops the events still due and
+// fails.
+func (in *Instance) fireDue() error {
+	fired := 0
 	for len(in.queue) > 0 && !in.queue[0].at.After(in.now) {
+		if fired == in.w.Limits.EventsPerTick {
+			dropped := 0
+			for len(in.queue) > 0 && !in.queue[0].at.After(in.now) {
+				in.queue = in.queue[1:]
+				dropped++
+			}
+			return fmt.Errorf("more than %d scheduled events came due at %s (a behavior that schedules itself at +0s?); %d still due were dropped; raise limits.events_per_tick in the world file if this is meant", in.w.Limits.EventsPerTick, in.timeText(), dropped)
+		}
+		fired++
 		s := in.queue[0]
 		in.queue = in.queue[1:]
 		op := in.w.Operations[s.op]
@@ -719,6 +742,7 @@ func (in *Instance) fireDue() {
 		}
 		in.record(&ev, resp)
 	}
+	return nil
 }
 
 func schemaMessage(what string, leaves []jschema.Leaf) string {
@@ -779,7 +803,7 @@ func (r *Response) HTTPStatus() int {
 		return 429
 	case CodeEnded:
 		return 410
-	case CodeBehaviorFailed, CodeInvalidOutput, CodeNotImplemented:
+	case CodeBehaviorFailed, CodeInvalidOutput, CodeNotImplemented, CodeEventLimit:
 		return 500
 	}
 	if r.Error.Retryable {

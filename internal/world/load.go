@@ -78,6 +78,7 @@ func Parse(file string, data []byte, opts *LoadOptions) (*World, spec.Diagnostic
 		Tools: map[string]*Operation{}, Actors: map[string]*Actor{},
 		Scenarios: map[string]*Setup{}, funcs: map[string]*starlark.Function{},
 		Start: defaultStart, Tick: time.Second, StepBudget: DefaultStepBudget,
+		Limits: Limits{ScheduledPerCall: DefaultScheduledPerCall, EventsPerTick: DefaultEventsPerTick},
 	}}
 	l.world()
 	ds := append(doc.Diagnostics(), l.extra...)
@@ -123,6 +124,8 @@ func (l *loader) world() {
 					l.w.StepBudget = i
 				}
 			}
+		case "limits":
+			l.limits(p)
 		case "clock":
 			l.clock(p)
 		case "behaviors":
@@ -196,6 +199,27 @@ func (l *loader) world() {
 		}
 		l.setupLists(s, b, f, e, o, ScopeScenario)
 		l.w.Scenarios[s.Name] = s
+	}
+}
+
+// limits reads the world's limits: whole numbers in the ranges the
+// schema checks.
+func (l *loader) limits(p spec.KV) {
+	for _, q := range spec.Pairs(p.V, p.Val) {
+		n, ok := q.Val.(json.Number)
+		if !ok {
+			continue
+		}
+		i, err := strconv.Atoi(string(n))
+		if err != nil || i < 1 {
+			continue
+		}
+		switch q.Key() {
+		case "scheduled_per_call":
+			l.w.Limits.ScheduledPerCall = i
+		case "events_per_tick":
+			l.w.Limits.EventsPerTick = i
+		}
 	}
 }
 

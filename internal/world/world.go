@@ -33,6 +33,7 @@ type World struct {
 	Start       time.Time
 	Tick        time.Duration
 	StepBudget  uint64
+	Limits      Limits
 	Packages    map[string]*Package
 	PackageList []string // sorted
 	// Operations by "package/operation", and their keys sorted.
@@ -211,6 +212,27 @@ type LoadOptions struct {
 
 // DefaultStepBudget bounds the Starlark steps of one behavior call.
 const DefaultStepBudget = 100_000
+
+// MaxStepBudget is the largest step_budget a world may ask for: about a
+// minute of Starlark on one core.
+const MaxStepBudget = 1_000_000_000
+
+// Limits bound what a behavior can make a world do; each is raised in the
+// world file under limits: (docs/limits.md lists them all).
+type Limits struct {
+	// ScheduledPerCall bounds the ctx.schedule calls of one behavior call.
+	ScheduledPerCall int
+	// EventsPerTick bounds the scheduled events that fire at one moment
+	// (before one call, or in one clock advance): a behavior that
+	// reschedules itself at +0s trips it instead of looping forever.
+	EventsPerTick int
+}
+
+// Default limits.
+const (
+	DefaultScheduledPerCall = 1000
+	DefaultEventsPerTick    = 10_000
+)
 
 var (
 	defaultStart = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
