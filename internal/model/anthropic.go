@@ -179,7 +179,7 @@ func (a *anthropic) body(req *Request) ([]byte, any, error) {
 	if len(req.Tools) > 0 {
 		tools := make([]anthropicTool, len(req.Tools))
 		for i, t := range req.Tools {
-			schema := t.InputSchema
+			schema := objectSchema(t.InputSchema)
 			if schema == nil {
 				schema = map[string]any{"type": "object"}
 			}

@@ -246,7 +246,7 @@ func schemaOf(t ToolDef) any {
 	if t.InputSchema == nil {
 		return jsonObject{{"type", "object"}, {"properties", jsonObject{}}}
 	}
-	return t.InputSchema
+	return objectSchema(t.InputSchema)
 }
 
 // assistantTurns counts the assistant messages so far.

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"runtime/debug"
@@ -95,6 +96,17 @@ func newMCPServer(s *Scope) *mcpServer {
 				return &mcp.ListToolsResult{Cacheable: mcp.Cacheable{CacheScope: "public"}, Tools: tools}, nil
 			}
 			return next(ctx, method, req)
+		}
+	})
+	// The outermost middleware: results as the request's protocol
+	// version defines them.
+	server.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			res, err := next(ctx, method, req)
+			if err == nil && !modernRequest(req) {
+				res = legacyResult(res)
+			}
+			return res, err
 		}
 	})
 	opts := mcp.StreamableHTTPOptions{
@@ -261,6 +273,9 @@ func (s *Scope) closeSessions() {
 //     is a request without a session (stateless), answered on the scope's
 //     shared state.
 //   - any other GET or DELETE: stateful, which says a session is needed.
+//
+// A POST that go-sdk refuses in plain text is answered with a JSON-RPC
+// error instead (rpcErrorWriter).
 type mcpHandler struct{ s *Scope }
 
 func (h mcpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -276,25 +291,34 @@ func (h mcpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method == http.MethodPost && !h.s.slowMCP && h.fastCall(w, r, hs) {
 		return
 	}
-	if v := r.Header.Get("Mcp-Protocol-Version"); v >= "2026-07-28" {
-		m.serveStateless(w, r)
+	version := r.Header.Get("Mcp-Protocol-Version")
+	modern := version >= "2026-07-28"
+	if r.Method != http.MethodPost {
+		if modern {
+			m.serveStateless(w, r)
+		} else {
+			m.stateful.ServeHTTP(w, r)
+		}
 		return
 	}
-	if r.Header.Get("Mcp-Session-Id") != "" || r.Method != http.MethodPost {
-		m.stateful.ServeHTTP(w, r)
-		return
-	}
+	// A POST carries JSON-RPC: go-sdk's plain-text refusals of it become
+	// JSON-RPC errors, which need the body's id.
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
 	if err != nil {
-		http.Error(w, "reading the request: "+err.Error(), http.StatusRequestEntityTooLarge)
+		writeRPCError(w, http.StatusRequestEntityTooLarge, nil, -32600, fmt.Sprintf("reading the request: %v (the bound is %d bytes)", err, maxBody))
 		return
 	}
 	r.Body = io.NopCloser(bytes.NewReader(body))
-	if opensSession(body) {
-		m.stateful.ServeHTTP(w, r)
-		return
+	rw := &rpcErrorWriter{ResponseWriter: w}
+	defer rw.finish(body, modern)
+	switch {
+	case modern:
+		m.serveStateless(rw, r)
+	case r.Header.Get("Mcp-Session-Id") != "" || opensSession(body):
+		m.stateful.ServeHTTP(rw, r)
+	default:
+		m.serveStateless(rw, r)
 	}
-	m.serveStateless(w, r)
 }
 
 func (m *mcpServer) serveStateless(w http.ResponseWriter, r *http.Request) {

@@ -340,3 +340,87 @@ func TestWireFastPathDeclines(t *testing.T) {
 		t.Errorf("the fast path answered %d of them", got)
 	}
 }
+
+// Every JSON-RPC message that reaches /mcp and is refused gets a JSON-RPC
+// error, in every era, never go-sdk's plain-text 400: an unknown method is
+// -32601 (a normal answer, HTTP 200, before 2026-07-28; 404 in that era),
+// a request the method table refuses is -32600, a body that is not JSON
+// -32700, a session the server does not know -32001 (HTTP 404).
+func TestWireJSONRPCErrorsEveryEra(t *testing.T) {
+	hs := startServer(t, New(newTestScope(t, ""), Options{}))
+	url := hs.URL + "/mcp"
+	session := func(version string) map[string]string {
+		init := rpc(t, url, nil, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"`+version+`","capabilities":{},"clientInfo":{"name":"raw","version":"0"}}}`)
+		sid := init.header.Get("Mcp-Session-Id")
+		if sid == "" {
+			t.Fatalf("initialize %s: no session: %d %s", version, init.status, init.body)
+		}
+		h := map[string]string{"Mcp-Session-Id": sid, "MCP-Protocol-Version": version}
+		rpc(t, url, h, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+		return h
+	}
+	s1125, s0618 := session("2025-11-25"), session("2025-06-18")
+	sessionless := map[string]string{"MCP-Protocol-Version": "2025-11-25"}
+	gone := map[string]string{"Mcp-Session-Id": "no-such-session", "MCP-Protocol-Version": "2025-11-25"}
+	for _, tt := range []struct {
+		name   string
+		header map[string]string
+		body   string
+		status int
+		id     any // nil: the error's id is null
+		code   float64
+	}{
+		{"2025-11-25 session, unknown method", s1125, `{"jsonrpc":"2.0","id":7,"method":"nope/nope"}`, 200, 7.0, -32601},
+		{"2025-06-18 session, unknown method", s0618, `{"jsonrpc":"2.0","id":"x","method":"nope/nope"}`, 200, "x", -32601},
+		{"no session, unknown method", sessionless, `{"jsonrpc":"2.0","id":8,"method":"nope/nope","params":{}}`, 200, 8.0, -32601},
+		{"a notification's method with an id", s1125, `{"jsonrpc":"2.0","id":9,"method":"notifications/initialized"}`, 400, 9.0, -32600},
+		{"not JSON", s1125, `{"jsonrpc":`, 400, nil, -32700},
+		{"unknown session", gone, `{"jsonrpc":"2.0","id":10,"method":"tools/list"}`, 404, 10.0, -32001},
+		{"2026-07-28, unknown method", modernHeaders("nope/nope", ""), `{"jsonrpc":"2.0","id":11,"method":"nope/nope","params":{` + modernMeta(modernVersion) + `}}`, 404, 11.0, -32601},
+	} {
+		ex := rpc(t, url, tt.header, tt.body)
+		if ex.status != tt.status || !strings.HasPrefix(ex.header.Get("Content-Type"), "application/json") {
+			t.Errorf("%s: HTTP %d %q %s, want %d with a JSON-RPC error", tt.name, ex.status, ex.header.Get("Content-Type"), ex.body, tt.status)
+			continue
+		}
+		if at(ex.decoded, "jsonrpc") != "2.0" || at(ex.decoded, "id") != tt.id || at(ex.decoded, "error", "code") != tt.code || at(ex.decoded, "error", "message") == "" {
+			t.Errorf("%s: %s, want id %v and code %v", tt.name, ex.body, tt.id, tt.code)
+		}
+	}
+}
+
+// ttlMs and cacheScope are 2026-07-28 result fields: answers in sessions
+// of earlier versions (and legacy requests without a session) leave them
+// out, answers in 2026-07-28 carry them.
+func TestWireCacheFieldsOnlyIn2026(t *testing.T) {
+	hs := startServer(t, New(newTestScope(t, ""), Options{}))
+	url := hs.URL + "/mcp"
+	headers := map[string]map[string]string{"no session, 2025-11-25": {"MCP-Protocol-Version": "2025-11-25"}}
+	for _, version := range []string{"2025-11-25", "2025-06-18"} {
+		init := rpc(t, url, nil, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"`+version+`","capabilities":{},"clientInfo":{"name":"raw","version":"0"}}}`)
+		h := map[string]string{"Mcp-Session-Id": init.header.Get("Mcp-Session-Id"), "MCP-Protocol-Version": version}
+		rpc(t, url, h, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+		headers["session "+version] = h
+	}
+	for name, h := range headers {
+		for _, method := range []string{"tools/list", "resources/list"} {
+			ex := rpc(t, url, h, `{"jsonrpc":"2.0","id":2,"method":"`+method+`"}`)
+			res, ok := at(ex.decoded, "result").(map[string]any)
+			if !ok {
+				t.Errorf("%s: %s: no result: %d %s", name, method, ex.status, ex.body)
+				continue
+			}
+			for _, k := range []string{"ttlMs", "cacheScope", "resultType"} {
+				if _, ok := res[k]; ok {
+					t.Errorf("%s: %s carries %s: %s", name, method, k, ex.body)
+				}
+			}
+		}
+	}
+	for _, method := range []string{"tools/list", "resources/list"} {
+		ex := rpc(t, url, modernHeaders(method, ""), `{"jsonrpc":"2.0","id":3,"method":"`+method+`","params":{`+modernMeta(modernVersion)+`}}`)
+		if at(ex.decoded, "result", "cacheScope") != "public" || at(ex.decoded, "result", "ttlMs") != 0.0 {
+			t.Errorf("2026-07-28: %s lacks the cache fields: %s", method, ex.body)
+		}
+	}
+}

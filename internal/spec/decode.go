@@ -301,6 +301,7 @@ func (x *decoder) tool(tool kv) *Tool {
 			t.Description = str(p.val)
 		case "input_schema":
 			t.InputSchema = p.val
+			t.SchemaPos = x.pos(deref(p.v))
 			x.compileSchema(p.v, p.val, fmt.Sprintf("input_schema of tool %q", t.Name))
 		}
 	}
@@ -750,6 +751,8 @@ func (x *decoder) crossCheck(s *Suite) {
 		for _, t := range s.Tools {
 			if t.InputSchema == nil {
 				x.d.add(Warning, t.Pos.Line, t.Pos.Col, "tool %q has no input_schema: the model is shown an open object schema", t.Name)
+			} else if m, ok := t.InputSchema.(map[string]any); ok && m["type"] == nil {
+				x.d.add(Warning, t.SchemaPos.Line, t.SchemaPos.Col, "tool %q: input_schema has no \"type\": the model is sent it with \"type\": \"object\" added (tool arguments are an object, and the APIs reject a tool schema without a type)", t.Name)
 			}
 		}
 		warnUndeclared := func(order []string, parent *yaml.Node, suiteToo bool) {

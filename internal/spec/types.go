@@ -77,6 +77,7 @@ type Tool struct {
 	Description string
 	InputSchema any // JSON value; nil when not declared
 	Pos         Pos
+	SchemaPos   Pos // where InputSchema is written
 }
 
 // OutcomeKind is what a rule or sequence entry does.

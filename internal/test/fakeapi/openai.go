@@ -544,7 +544,7 @@ type (
 		Choices           []chatChoice `json:"choices"`
 		Usage             chatUsage    `json:"usage"`
 		ServiceTier       string       `json:"service_tier"`
-		SystemFingerprint any          `json:"system_fingerprint"`
+		SystemFingerprint string       `json:"system_fingerprint,omitempty"`
 	}
 )
 
@@ -584,7 +584,8 @@ func chatCompletion(body []byte, model string, t Turn) chatCompletionOut {
 			PromptTokensDetails:     map[string]int{"audio_tokens": 0, "cached_tokens": 0},
 			CompletionTokensDetails: map[string]int{"accepted_prediction_tokens": 0, "audio_tokens": 0, "reasoning_tokens": 0, "rejected_prediction_tokens": 0},
 		},
-		ServiceTier: "default",
+		ServiceTier:       "default",
+		SystemFingerprint: "fp_" + digest([]byte(model), "fingerprint")[:10],
 	}
 }
 

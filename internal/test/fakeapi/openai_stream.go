@@ -36,7 +36,7 @@ type (
 		Created           int64             `json:"created"`
 		Model             string            `json:"model"`
 		ServiceTier       string            `json:"service_tier"`
-		SystemFingerprint any               `json:"system_fingerprint"`
+		SystemFingerprint string            `json:"system_fingerprint,omitempty"`
 		Choices           []chatChunkChoice `json:"choices"`
 		// Usage is null in every chunk but the last when the request asks
 		// for stream_options.include_usage, and absent otherwise.

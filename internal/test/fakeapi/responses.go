@@ -59,6 +59,12 @@ type responsesRequest struct {
 	store        bool
 	encrypted    bool // include has reasoning.encrypted_content
 	stream       bool
+	// echoed in the response object, with the API's defaults
+	tools       []any
+	toolChoice  any
+	temperature any
+	topP        any
+	metadata    any
 }
 
 func serveResponses(brain Brain, body []byte, req map[string]any) (any, *apiError) {
@@ -153,11 +159,16 @@ func responsesConversation(req map[string]any) (responsesRequest, *apiError) {
 	default:
 		return r, invalidType("input", "one of a string or array of input items", rawInput)
 	}
-	tools, e := responsesTools(req)
+	tools, echo, e := responsesTools(req)
 	if e != nil {
 		return r, e
 	}
 	r.conv.Tools = tools
+	r.tools = echo
+	r.toolChoice = echoed(req, "tool_choice", "auto")
+	r.temperature = echoed(req, "temperature", 1)
+	r.topP = echoed(req, "top_p", 1)
+	r.metadata = echoed(req, "metadata", map[string]any{})
 	return r, nil
 }
 
@@ -376,49 +387,71 @@ func joinText(a, b string) string {
 	return a + "\n" + b
 }
 
-// responsesTools validates the tools and names the function tools. A
-// function tool is strict unless it says "strict": false, as in the API.
-func responsesTools(req map[string]any) ([]string, *apiError) {
+// echoed is the request's key as a response object shows it: its value,
+// or the API's default when it is absent or null.
+func echoed(req map[string]any, key string, def any) any {
+	if v, ok := req[key]; ok && v != nil {
+		return v
+	}
+	return def
+}
+
+// responseFunctionTool is a function tool as a response object shows it.
+type responseFunctionTool struct {
+	Type        string `json:"type"`
+	Description any    `json:"description"`
+	Name        string `json:"name"`
+	Parameters  any    `json:"parameters"`
+	Strict      bool   `json:"strict"`
+}
+
+// responsesTools validates the tools and names the function tools, and
+// returns them as the response object shows them. A function tool is
+// strict unless it says "strict": false, as in the API.
+func responsesTools(req map[string]any) ([]string, []any, *apiError) {
+	echo := []any{}
 	raw, ok := req["tools"]
 	if !ok || raw == nil {
-		return nil, nil
+		return nil, echo, nil
 	}
 	list, ok := raw.([]any)
 	if !ok {
-		return nil, invalidType("tools", "an array of tools", raw)
+		return nil, nil, invalidType("tools", "an array of tools", raw)
 	}
 	var names []string
 	for i, r := range list {
 		at := fmt.Sprintf("tools[%d]", i)
 		t, ok := r.(map[string]any)
 		if !ok {
-			return nil, invalidType(at, "an object", r)
+			return nil, nil, invalidType(at, "an object", r)
 		}
 		typ, e := enum(t, at+".type", "type", responsesToolTypes)
 		if e != nil {
-			return nil, e
+			return nil, nil, e
 		}
 		if typ != "function" {
+			echo = append(echo, t)
 			continue
 		}
 		name, e := toolName(t, at+".name")
 		if e != nil {
-			return nil, e
+			return nil, nil, e
 		}
 		strict := true
 		if s, ok := t["strict"]; ok && s != nil {
 			b, ok := s.(bool)
 			if !ok {
-				return nil, invalidType(at+".strict", "a boolean", s)
+				return nil, nil, invalidType(at+".strict", "a boolean", s)
 			}
 			strict = b
 		}
 		if e := schemaObject(t["parameters"], name, at+".parameters", strict); e != nil {
-			return nil, e
+			return nil, nil, e
 		}
 		names = append(names, name)
+		echo = append(echo, responseFunctionTool{Type: "function", Description: t["description"], Name: name, Parameters: t["parameters"], Strict: strict})
 	}
-	return names, nil
+	return names, echo, nil
 }
 
 // Wire shapes of a response object, in the real API's key order.
@@ -475,7 +508,12 @@ type (
 		ParallelToolCalls  bool           `json:"parallel_tool_calls"`
 		PreviousResponseID any            `json:"previous_response_id"`
 		Store              bool           `json:"store"`
+		Temperature        any            `json:"temperature"`
+		ToolChoice         any            `json:"tool_choice"`
+		Tools              []any          `json:"tools"`
+		TopP               any            `json:"top_p"`
 		Usage              *responseUsage `json:"usage"`
+		Metadata           any            `json:"metadata"`
 	}
 )
 
@@ -524,8 +562,13 @@ func responseObject(body []byte, r responsesRequest, t Turn) responseOut {
 		Output:            output,
 		ParallelToolCalls: true,
 		Store:             r.store,
+		Temperature:       r.temperature,
+		ToolChoice:        r.toolChoice,
+		Tools:             r.tools,
+		TopP:              r.topP,
+		Metadata:          r.metadata,
 		Usage: &usage{
-			InputTokens: in, InputTokensDetails: map[string]int{"cached_tokens": 0},
+			InputTokens: in, InputTokensDetails: map[string]int{"cache_write_tokens": 0, "cached_tokens": 0},
 			OutputTokens: out, OutputTokensDetails: map[string]int{"reasoning_tokens": reasoningTokens},
 			TotalTokens: in + out,
 		},
