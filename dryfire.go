@@ -119,6 +119,11 @@ type Options struct {
 	// ImportTimeout bounds importing one impl module while loading
 	// (default 60 s).
 	ImportTimeout time.Duration
+	// Root is the project root: the world files and behavior modules that
+	// suites and worlds name must stay inside it, symlinks resolved.
+	// Empty means the current directory for the files inside it, and
+	// each suite's (or world's) own directory for a file outside it.
+	Root string
 }
 
 // Load reads the suites at paths: files, or directories searched for
@@ -167,7 +172,7 @@ func LoadWith(opts Options, paths ...string) (*Project, error) {
 			suiteFiles = append(suiteFiles, f)
 			continue
 		}
-		w, wds := world.Load(f, nil)
+		w, wds := world.Load(f, &world.LoadOptions{Root: opts.Root})
 		worlds[f] = &world.Cached{W: w, Ds: wds}
 		ds = append(ds, wds...)
 	}
@@ -176,7 +181,7 @@ func LoadWith(opts Options, paths ...string) (*Project, error) {
 	// World suites: load each world once and check every drill against it.
 	for _, s := range suites {
 		if s.World != "" {
-			ds = append(ds, world.AttachSuite(s, worlds)...)
+			ds = append(ds, world.AttachSuiteIn(s, worlds, opts.Root)...)
 		}
 	}
 	if len(worlds) > 0 {

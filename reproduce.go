@@ -12,6 +12,8 @@ import (
 	"github.com/dryfire-dev/dryfire/internal/cassette"
 	"github.com/dryfire-dev/dryfire/internal/report"
 	"github.com/dryfire-dev/dryfire/internal/runner"
+	"github.com/dryfire-dev/dryfire/internal/safeio"
+	"github.com/dryfire-dev/dryfire/internal/spec"
 	"github.com/dryfire-dev/dryfire/internal/value"
 )
 
@@ -80,6 +82,9 @@ func ReproduceWith(ctx context.Context, reportJSON []byte, opts Options, ro Repr
 		drills[k] = c
 		order = append(order, k)
 		if !seenSuite[c.Suite] {
+			if err := reportedSuite(c.Suite, opts.Root); err != nil {
+				return nil, fmt.Errorf("reading the report: case %q: %w", c.Name, err)
+			}
 			seenSuite[c.Suite] = true
 			suites = append(suites, c.Suite)
 		}
@@ -216,4 +221,20 @@ func firstDiff(a, b any, path string) string {
 		}
 	}
 	return fmt.Sprintf("%s: stored %s, re-run %s", path, value.Truncate(value.Canonical(a), 120), value.Truncate(value.Canonical(b), 120))
+}
+
+// reportedSuite checks a suite path read from a report: a suite file
+// inside the project root (root, or else the current directory), so a
+// report cannot make dryfire read any other file.
+func reportedSuite(path, root string) error {
+	if !spec.IsSuiteFile(path) {
+		return fmt.Errorf("suite %q is not a *.dryfire.yaml or *.dryfire.yml file", path)
+	}
+	if root == "" {
+		root = "."
+	}
+	if _, err := safeio.Confine(root, ".", path); err != nil {
+		return fmt.Errorf("suite %s; give --root DIR to widen the project root", safeio.Describe(path, err))
+	}
+	return nil
 }

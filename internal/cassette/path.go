@@ -46,15 +46,22 @@ func nameHash(name string) string {
 	return hex.EncodeToString(sum[:3])
 }
 
-// SuiteBase is a suite file's name without .dryfire.yaml (or .yml).
+// SuiteBase is a suite file's name without .dryfire.yaml (or .yml). A
+// base that would leave cassettes/ ("." or "..", from a file named
+// "...dryfire.yaml") is "suite" and a hash of the name instead.
 func SuiteBase(suiteFile string) string {
 	base := filepath.Base(suiteFile)
+	out := strings.TrimSuffix(base, filepath.Ext(base))
 	for _, ext := range []string{".dryfire.yaml", ".dryfire.yml"} {
 		if strings.HasSuffix(base, ext) && len(base) > len(ext) {
-			return strings.TrimSuffix(base, ext)
+			out = strings.TrimSuffix(base, ext)
+			break
 		}
 	}
-	return strings.TrimSuffix(base, filepath.Ext(base))
+	if out == "" || out == "." || out == ".." {
+		return "suite-" + nameHash(base)
+	}
+	return out
 }
 
 // Paths gives the cassette file of every case of a suite, in order:

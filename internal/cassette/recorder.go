@@ -29,6 +29,7 @@ import (
 	"sync"
 
 	"github.com/dryfire-dev/dryfire/internal/atomicfile"
+	"github.com/dryfire-dev/dryfire/internal/safeio"
 )
 
 // Mode says when a case's model calls are recorded and when replayed.
@@ -177,12 +178,18 @@ func Open(cfg Config) (*Recorder, error) {
 // *FileError naming it; a missing file is an error matching
 // fs.ErrNotExist.
 func Load(file string) (*Cassette, error) {
-	data, err := os.ReadFile(file)
+	data, err := safeio.ReadFile(file, "cassette", safeio.Limit(safeio.MaxData))
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, err
 		}
-		return nil, &FileError{File: file, Msg: "cannot be read: " + errors.Unwrap(err).Error()}
+		msg := err.Error()
+		if u := errors.Unwrap(err); u != nil {
+			msg = u.Error()
+		} else {
+			msg = strings.TrimPrefix(msg, "cassette "+file+" ")
+		}
+		return nil, &FileError{File: file, Msg: "cannot be read: " + msg}
 	}
 	c, err := Unmarshal(data)
 	if err != nil {

@@ -559,6 +559,20 @@ func TestPaths(t *testing.T) {
 	}
 }
 
+// A suite named "...dryfire.yaml" had the base ".." and its cassettes
+// landed beside the suite: a case named "package" overwrote package.json.
+func TestHostileSuiteNameKeepsCassettesInsideCassettesDir(t *testing.T) {
+	for _, suite := range []string{"p/...dryfire.yaml", "p/..dryfire.yaml", "p/.dryfire.yaml", "p/...dryfire.yml", "p/.."} {
+		for _, name := range []string{"package", "..", "../../x", "/etc/passwd"} {
+			p := Paths(suite, []string{name})[0]
+			rel, err := filepath.Rel("p/cassettes", p)
+			if err != nil || strings.HasPrefix(rel, "..") || filepath.Dir(rel) == "." {
+				t.Errorf("suite %q case %q: cassette %s is not inside p/cassettes/SUITE/", suite, name, p)
+			}
+		}
+	}
+}
+
 func TestDefaultMode(t *testing.T) {
 	env := map[string]string{}
 	get := func(k string) string { return env[k] }

@@ -49,6 +49,7 @@ type env struct {
 	stdin          io.Reader
 	stdout, stderr io.Writer
 	getenv         func(string) string
+	root           string // --root
 }
 
 // environ is the environment as KEY=VALUE, for the run.

@@ -3,12 +3,12 @@ package cli
 import (
 	"errors"
 	"fmt"
-	"os"
 
 	"github.com/spf13/cobra"
 
 	"github.com/dryfire-dev/dryfire"
 	"github.com/dryfire-dev/dryfire/internal/report"
+	"github.com/dryfire-dev/dryfire/internal/safeio"
 )
 
 func newReproduceCommand(e *env) *cobra.Command {
@@ -59,7 +59,7 @@ usage error or a report or suite that cannot be read.`,
 					return usageErr("nothing after --: give the agent's command, e.g. dryfire reproduce report.json -- node agent.js")
 				}
 			}
-			data, err := os.ReadFile(args[0])
+			data, err := safeio.ReadFile(args[0], "report", safeio.Limit(safeio.MaxData))
 			if err != nil {
 				return &exitError{code: report.ExitUsage, err: fmt.Errorf("reading the report: %w", err)}
 			}
@@ -93,7 +93,7 @@ usage error or a report or suite that cannot be read.`,
 			return nil
 		},
 	}
-	addPythonFlag(cmd, &python)
+	addLoadFlags(cmd, e, &python)
 	return cmd
 }
 

@@ -91,7 +91,7 @@ skipped; a second Ctrl-C stops at once).`,
 	f.StringVar(&o.record, "record", "", "when real models are called: `MODE` none (replay cassettes only, never touch the network), once (replay a case's cassette, record it when missing), new (replay while requests match, record the rest) or all (record everything again); default none when CI is set, else once")
 	f.BoolVarP(&o.verbose, "verbose", "v", false, "also print the checks of passing cases, each with its message")
 	f.Int64Var(&o.seed, "seed", 0, "world suites: run every drill with seed `N` (over the case's seed: and the world's); recorded in every report")
-	addPythonFlag(cmd, &o.python)
+	addLoadFlags(cmd, e, &o.python)
 	return cmd
 }
 

@@ -115,7 +115,7 @@ written.`,
 	f.Int64Var(&o.seed, "seed", 0, "world suites: the world's seed `N` (over the case's seed: and the world's)")
 	f.StringVar(&o.actor, "actor", "", "world suites: the actor `NAME` of calls that do not name one (MCP, /tools, /ops without actorId); default the case's, else the world's first")
 	f.DurationVar(&o.sessionTimeout, "session-timeout", dryfire.DefaultSessionTimeout, "end an MCP session over HTTP after `DURATION` without a request from its client (0: never)")
-	addPythonFlag(cmd, &o.python)
+	addLoadFlags(cmd, e, &o.python)
 	return cmd
 }
 

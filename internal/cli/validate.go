@@ -41,18 +41,20 @@ error.`,
 			return runValidate(e, python, args)
 		},
 	}
-	addPythonFlag(cmd, &python)
+	addLoadFlags(cmd, e, &python)
 	return cmd
 }
 
-// addPythonFlag adds --python, the interpreter for impl: mocks.
-func addPythonFlag(cmd *cobra.Command, python *string) {
+// addLoadFlags adds the flags of loading suites: --python, the
+// interpreter for impl: mocks, and --root, the project root.
+func addLoadFlags(cmd *cobra.Command, e *env, python *string) {
 	cmd.Flags().StringVar(python, "python", "", "run impl: mocks with the Python interpreter at `PATH` (default $DRYFIRE_PYTHON, then python3 from PATH), e.g. --python .venv/bin/python")
+	cmd.Flags().StringVar(&e.root, "root", "", "the project root `DIR`: the paths a suite or world names (world:, behaviors:) must stay inside it, symlinks resolved (default: the current directory, or the directory of a suite outside it)")
 }
 
 // loadOptions are the library options the command line sets.
 func loadOptions(e *env, python string) dryfire.Options {
-	return dryfire.Options{Python: python, Stderr: e.stderr}
+	return dryfire.Options{Python: python, Stderr: e.stderr, Root: e.root}
 }
 
 // closeProject ends passthrough code: it waits for calls still running,

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/dryfire-dev/dryfire/internal/safeio"
 )
 
 // Options tune loading.
@@ -81,7 +83,7 @@ func LoadFiles(files []string, opts *Options) ([]*Suite, Diagnostics) {
 	var suites []*Suite
 	var all Diagnostics
 	for _, f := range files {
-		data, err := os.ReadFile(f)
+		data, err := safeio.ReadFile(f, "suite", safeio.Limit(safeio.MaxYAML))
 		if err != nil {
 			all = append(all, Diagnostic{Pos: Pos{File: f, Line: 1, Col: 1}, Message: fmt.Sprintf("reading suite: %v", err)})
 			continue

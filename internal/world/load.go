@@ -17,6 +17,7 @@ import (
 	yaml "go.yaml.in/yaml/v4"
 
 	"github.com/dryfire-dev/dryfire/internal/jschema"
+	"github.com/dryfire-dev/dryfire/internal/safeio"
 	"github.com/dryfire-dev/dryfire/internal/spec"
 	"github.com/dryfire-dev/dryfire/internal/suggest"
 	"github.com/dryfire-dev/dryfire/schema"
@@ -43,7 +44,7 @@ var worldSchema = sync.OnceValues(func() (*spec.FormatSchema, error) {
 
 // Load reads and validates a world file.
 func Load(file string, opts *LoadOptions) (*World, spec.Diagnostics) {
-	data, err := os.ReadFile(file)
+	data, err := safeio.ReadFile(file, "world", safeio.Limit(safeio.MaxYAML))
 	if err != nil {
 		return nil, spec.Diagnostics{{Pos: spec.Pos{File: file, Line: 1, Col: 1}, Message: fmt.Sprintf("reading world: %v", err)}}
 	}
@@ -261,10 +262,12 @@ func (l *loader) behaviors(p spec.KV) {
 		if l.opts.ReadFile != nil {
 			src, err = l.opts.ReadFile(name)
 		} else {
-			src, err = os.ReadFile(filepath.Join(filepath.Dir(l.w.File), filepath.FromSlash(name)))
+			src, err = l.readModule(name)
 		}
 		if err != nil {
-			if errors.Is(err, os.ErrNotExist) {
+			if errors.Is(err, safeio.ErrOutside) {
+				l.errorf(it.N, "behavior module %s%s", safeio.Describe(name, err), rootHint(err))
+			} else if errors.Is(err, os.ErrNotExist) {
 				l.errorf(it.N, "behavior module %q not found (paths are relative to the world file)", name)
 			} else {
 				l.errorf(it.N, "reading behavior module %q: %v", name, err)
@@ -293,6 +296,20 @@ func (l *loader) behaviors(p spec.KV) {
 			l.w.funcs[g] = fn
 		}
 	}
+}
+
+// readModule reads a behavior module from disk, inside the project root.
+func (l *loader) readModule(name string) ([]byte, error) {
+	dir := filepath.Dir(l.w.File)
+	root := l.opts.Root
+	if root == "" {
+		root = safeio.DefaultRoot(l.w.File)
+	}
+	path, err := safeio.Confine(root, dir, name)
+	if err != nil {
+		return nil, err
+	}
+	return safeio.ReadFile(path, "behavior module", safeio.Limit(safeio.MaxData))
 }
 
 // modulePath is how a module's positions read: relative to where the

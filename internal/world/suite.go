@@ -10,6 +10,7 @@ import (
 
 	yaml "go.yaml.in/yaml/v4"
 
+	"github.com/dryfire-dev/dryfire/internal/safeio"
 	"github.com/dryfire-dev/dryfire/internal/spec"
 	"github.com/dryfire-dev/dryfire/internal/suggest"
 )
@@ -72,8 +73,22 @@ type Cached struct {
 // the suite file, and the world file's own in the world file (once per
 // load, whatever the number of suites naming it).
 func AttachSuite(s *spec.Suite, cache Cache) spec.Diagnostics {
+	return AttachSuiteIn(s, cache, "")
+}
+
+// AttachSuiteIn is AttachSuite with the project root that the world file
+// and its behavior modules must stay inside; "" is the current directory
+// when the suite is inside it, else the suite's directory.
+func AttachSuiteIn(s *spec.Suite, cache Cache, root string) spec.Diagnostics {
 	r := &nodeReporter{file: s.File}
-	path := filepath.Join(filepath.Dir(s.File), filepath.FromSlash(s.World))
+	if root == "" {
+		root = safeio.DefaultRoot(s.File)
+	}
+	path, err := safeio.Confine(root, filepath.Dir(s.File), s.World)
+	if err != nil {
+		r.errAt(s.WorldPos, "world %s%s", safeio.Describe(s.World, err), rootHint(err))
+		return r.ds
+	}
 	var w *World
 	if c, ok := cache[filepath.Clean(path)]; ok {
 		w = c.W
@@ -87,7 +102,7 @@ func AttachSuite(s *spec.Suite, cache Cache) spec.Diagnostics {
 			return r.ds
 		}
 		var ds spec.Diagnostics
-		w, ds = Load(path, nil)
+		w, ds = Load(path, &LoadOptions{Root: root})
 		cache[filepath.Clean(path)] = &Cached{W: w, Ds: ds}
 		r.ds = append(r.ds, ds...)
 	}

@@ -12,6 +12,7 @@ package world
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"regexp"
 	"sort"
@@ -21,6 +22,7 @@ import (
 	"go.starlark.net/starlark"
 
 	"github.com/dryfire-dev/dryfire/internal/jschema"
+	"github.com/dryfire-dev/dryfire/internal/safeio"
 	"github.com/dryfire-dev/dryfire/internal/spec"
 	"github.com/dryfire-dev/dryfire/internal/value"
 )
@@ -208,6 +210,18 @@ type LoadOptions struct {
 	// ReadFile reads a behavior module by the name written in the world
 	// (relative to the world file); nil reads from disk.
 	ReadFile func(name string) ([]byte, error)
+	// Root is the directory that behavior modules read from disk must
+	// stay inside, symlinks resolved; "" is the current directory when
+	// the world file is inside it, else the world file's directory.
+	Root string
+}
+
+// rootHint tells how to widen the project root after a confinement error.
+func rootHint(err error) string {
+	if errors.Is(err, safeio.ErrOutside) {
+		return "; paths in files stay inside the project root (give --root DIR to widen it)"
+	}
+	return ""
 }
 
 // DefaultStepBudget bounds the Starlark steps of one behavior call.

@@ -1,0 +1,95 @@
+package safeio
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+func TestHostileFilesAreRefusedWithoutReadingThem(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "fifo.dryfire.yaml")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	zero := filepath.Join(dir, "zero.dryfire.yaml")
+	if err := os.Symlink("/dev/zero", zero); err != nil {
+		t.Fatal(err)
+	}
+	big := filepath.Join(dir, "big.dryfire.yaml")
+	if err := os.WriteFile(big, make([]byte, 2<<20+1), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ file, want string }{
+		{fifo, "is not a regular file (it is a named pipe)"},
+		{zero, "is not a regular file (it is a character device)"},
+		{dir, "is not a regular file (it is a directory)"},
+		{big, "is 2.0 MiB, more than the limit of 2 MiB for a file dryfire reads; set DRYFIRE_MAX_FILE_MB=N (MiB) to raise it"},
+	} {
+		done := make(chan error, 1)
+		go func() { _, err := ReadFile(tc.file, "suite", 2<<20); done <- err }()
+		select {
+		case err := <-done:
+			if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.HasPrefix(err.Error(), "suite "+tc.file) {
+				t.Errorf("%s: %v; want %q", tc.file, err, tc.want)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("%s: ReadFile blocks", tc.file)
+		}
+	}
+	if _, err := ReadFile(filepath.Join(dir, "none"), "suite", MaxYAML); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("missing: %v", err)
+	}
+	ok := filepath.Join(dir, "ok.yaml")
+	os.WriteFile(ok, []byte("x: 1\n"), 0o600)
+	if data, err := ReadFile(ok, "suite", 5); err != nil || string(data) != "x: 1\n" {
+		t.Errorf("ok: %q %v", data, err)
+	}
+}
+
+func TestLimitFromEnvironment(t *testing.T) {
+	t.Setenv(EnvMaxFileMB, "3")
+	if got := Limit(MaxYAML); got != 3<<20 {
+		t.Errorf("limit %d", got)
+	}
+	t.Setenv(EnvMaxFileMB, "lots")
+	if got := Limit(MaxYAML); got != MaxYAML {
+		t.Errorf("limit %d", got)
+	}
+}
+
+func TestConfineResolvesDotDotAndSymlinks(t *testing.T) {
+	root := t.TempDir()
+	os.MkdirAll(filepath.Join(root, "w"), 0o755)
+	os.WriteFile(filepath.Join(root, "w", "a.star"), nil, 0o600)
+	os.Symlink("/etc", filepath.Join(root, "w", "etc"))
+	os.Symlink("a.star", filepath.Join(root, "w", "inside.star"))
+	base := filepath.Join(root, "w")
+	for _, tc := range []struct {
+		name    string
+		outside bool
+	}{
+		{"a.star", false},
+		{"../w/a.star", false},
+		{"inside.star", false},
+		{"missing/dir/x.star", false},
+		{"../../../../etc/passwd", true},
+		{"etc/passwd", true},
+		{"/etc/passwd", true},
+		{"..", false},
+		{"../..", true},
+	} {
+		_, err := Confine(root, base, tc.name)
+		if tc.outside != errors.Is(err, ErrOutside) {
+			t.Errorf("%s: %v", tc.name, err)
+		}
+	}
+	if p, err := Confine(root, base, "a.star"); err != nil || p != filepath.Join(base, "a.star") {
+		t.Errorf("path %s %v", p, err)
+	}
+}
