@@ -25,7 +25,8 @@ var layers = []struct {
 }{
 	{"commands", []string{"cmd/dryfire", "bench/..."}},
 	{"command line", []string{"internal/cli"}},
-	{"public API", []string{".", "drill"}},
+	{"public API", []string{"."}},
+	{"public API for Go drills", []string{"drill"}},
 	{"running cases", []string{"internal/runner"}},
 	{"servers, the loop, judging, reports", []string{"internal/serve", "internal/endpoint", "internal/agent", "internal/check", "internal/report"}},
 	{"answering tools and models", []string{"internal/mock", "internal/world", "internal/cassette", "internal/model"}},

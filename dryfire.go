@@ -5,11 +5,11 @@
 // and validates suites; Project.Run runs their cases and returns a Report,
 // the same one `dryfire run --json` writes:
 //
-//	p, err := dryfire.Load("examples/quickstart")
+//	p, err := dryfire.Load(nil, "examples/quickstart")
 //	if err != nil {
 //		log.Fatal(err) // a Diagnostics lists every problem as FILE:LINE:COL: message
 //	}
-//	rep, err := p.Run(ctx, dryfire.RunOptions{})
+//	rep, err := p.Run(ctx, nil)
 //	fmt.Println(rep.Summary.Passed, rep.Summary.Failed)
 //
 // The dryfire command is a thin layer over this package.
@@ -38,52 +38,6 @@ import (
 	"github.com/dryfire-dev/dryfire/internal/world"
 )
 
-type (
-	// Diagnostic is one problem in a suite file, with its position.
-	Diagnostic = spec.Diagnostic
-	// Diagnostics is every problem of a load; it is the error Load returns
-	// when a suite has errors.
-	Diagnostics = spec.Diagnostics
-	// Pos is a FILE:LINE:COL position.
-	Pos = spec.Pos
-
-	// Report is the result of a run, as `dryfire run --json` writes it.
-	Report = report.Report
-	// Summary counts cases by status.
-	Summary = report.Summary
-	// CaseResult is the result of one case.
-	CaseResult = report.Case
-	// CheckResult is the result of one check.
-	CheckResult = report.Check
-	// ToolCall is one tool call of a case and what it got back.
-	ToolCall = report.ToolCall
-	// Status is a case's status: passed, failed, error or skipped.
-	Status = report.Status
-
-	// TextPrinter prints progress and results for people; it implements
-	// Progress.
-	TextPrinter = report.Text
-	// TextOptions shape a TextPrinter.
-	TextOptions = report.TextOptions
-)
-
-// NewTextPrinter returns a printer writing to w.
-var NewTextPrinter = report.NewText
-
-// Case statuses.
-const (
-	Passed  = report.Passed
-	Failed  = report.Failed
-	Errored = report.Errored
-	Skipped = report.Skipped
-)
-
-// Severities of a Diagnostic.
-const (
-	SeverityError   = spec.Error
-	SeverityWarning = spec.Warning
-)
-
 // Project is a set of loaded, valid suites.
 type Project struct {
 	suites []*spec.Suite
@@ -99,10 +53,10 @@ type Project struct {
 // arguments and returns a JSON-representable value (a string is delivered
 // verbatim) or an error, delivered as an error result. It is bounded like
 // Python code (timeout_s, default 30 s) and should honour ctx.
-type ImplFunc = passthrough.Func
+type ImplFunc func(ctx context.Context, args map[string]any) (any, error)
 
-// Options configure LoadWith.
-type Options struct {
+// LoadOptions configure Load; nil means the defaults of every field.
+type LoadOptions struct {
 	// Python is the interpreter that runs impl: mocks; empty means
 	// $DRYFIRE_PYTHON, then python3 from PATH. The helper starts only when
 	// a suite uses impl, and runs in the current directory, which is on
@@ -127,29 +81,35 @@ type Options struct {
 }
 
 // Load reads the suites at paths: files, or directories searched for
-// *.dryfire.yaml and *.dryfire.yml. When any file has errors it returns
-// them all as a Diagnostics (warnings included) and no project.
-func Load(paths ...string) (*Project, error) {
-	return LoadWith(Options{}, paths...)
-}
-
-// LoadWith is Load with options. A suite that uses impl: has every
-// reference resolved while loading: Python modules are imported (which runs
-// their top-level code) and each attribute is checked to be callable. Call
-// Close when done with the project.
-func LoadWith(opts Options, paths ...string) (*Project, error) {
+// *.dryfire.yaml and *.dryfire.yml; opts may be nil. When any file has
+// errors it returns them all as a Diagnostics (warnings included) and no
+// project. A suite that uses impl: has every reference resolved while
+// loading: Python modules are imported (which runs their top-level code)
+// and each attribute is checked to be callable. Call Close when done with
+// the project.
+func Load(opts *LoadOptions, paths ...string) (*Project, error) {
+	if opts == nil {
+		opts = &LoadOptions{}
+	}
 	if len(paths) == 0 {
 		return nil, fmt.Errorf("loading suites: no paths given")
 	}
 	files, err := spec.Expand(paths)
 	if err != nil {
-		return nil, err
+		return nil, publicError(err)
 	}
 	stderr := opts.Stderr
 	if stderr == nil {
 		stderr = os.Stderr
 	}
-	impl := passthrough.New(passthrough.Options{Python: opts.Python, Dir: opts.Dir, Stderr: stderr, Funcs: opts.Impls})
+	var funcs map[string]passthrough.Func
+	if len(opts.Impls) > 0 {
+		funcs = make(map[string]passthrough.Func, len(opts.Impls))
+		for ref, f := range opts.Impls {
+			funcs[ref] = passthrough.Func(f)
+		}
+	}
+	impl := passthrough.New(passthrough.Options{Python: opts.Python, Dir: opts.Dir, Stderr: stderr, Funcs: funcs})
 	importTimeout := opts.ImportTimeout
 	if importTimeout <= 0 {
 		importTimeout = 60 * time.Second
@@ -165,7 +125,7 @@ func LoadWith(opts Options, paths ...string) (*Project, error) {
 	}
 	// A world file named directly is validated as a world.
 	var suiteFiles []string
-	var ds Diagnostics
+	var ds spec.Diagnostics
 	worlds := world.Cache{}
 	for _, f := range files {
 		if !world.IsWorldFile(f) {
@@ -191,9 +151,9 @@ func LoadWith(opts Options, paths ...string) (*Project, error) {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		impl.Close(ctx, nil)
-		return nil, ds
+		return nil, diagnosticsOf(ds)
 	}
-	return &Project{suites: suites, impl: impl, Warnings: ds, Files: files}, nil
+	return &Project{suites: suites, impl: impl, Warnings: diagnosticsOf(ds), Files: files}, nil
 }
 
 // Close ends the project's passthrough code: the Python helper, if one
@@ -213,7 +173,7 @@ func (p *Project) CaseCount() int {
 	return n
 }
 
-// RunOptions control Project.Run.
+// RunOptions control Project.Run; nil means the defaults of every field.
 type RunOptions struct {
 	// Concurrency is how many cases run at once (default 8). Results do
 	// not depend on it.
@@ -240,24 +200,27 @@ type RunOptions struct {
 
 // RecordMode says when model calls are recorded into cassettes (one file
 // per case, under cassettes/ beside the suite) and when replayed.
-type RecordMode = cassette.Mode
+type RecordMode string
 
 // Record modes.
 const (
 	// RecordNone replays only and never opens a network connection; a
 	// case without a cassette is an error.
-	RecordNone = cassette.None
+	RecordNone = RecordMode(cassette.None)
 	// RecordOnce replays a case's cassette when it exists, else records it.
-	RecordOnce = cassette.Once
+	RecordOnce = RecordMode(cassette.Once)
 	// RecordNew replays the recorded calls while they match and records
 	// the rest live, updating the cassette.
-	RecordNew = cassette.New
+	RecordNew = RecordMode(cassette.New)
 	// RecordAll records every call live and overwrites the cassettes.
-	RecordAll = cassette.All
+	RecordAll = RecordMode(cassette.All)
 )
 
 // ParseRecordMode reads a record mode by name: none, once, new or all.
-func ParseRecordMode(s string) (RecordMode, error) { return cassette.ParseMode(s) }
+func ParseRecordMode(s string) (RecordMode, error) {
+	m, err := cassette.ParseMode(s)
+	return RecordMode(m), err
+}
 
 // Progress receives run events; calls are serialised.
 type Progress interface {
@@ -270,8 +233,14 @@ type Progress interface {
 // start (a bad filter or record mode, a provider this build cannot run, an
 // API key missing for cases that need the live model); failing cases are
 // in the report, not in the error.
-func (p *Project) Run(ctx context.Context, opts RunOptions) (*Report, error) {
-	ro := runner.Options{Concurrency: opts.Concurrency, Progress: opts.Progress, Impl: p.impl, Record: opts.Record, Env: opts.Env, Seed: opts.Seed}
+func (p *Project) Run(ctx context.Context, opts *RunOptions) (*Report, error) {
+	if opts == nil {
+		opts = &RunOptions{}
+	}
+	ro := runner.Options{Concurrency: opts.Concurrency, Impl: p.impl, Record: cassette.Mode(opts.Record), Env: opts.Env, Seed: opts.Seed}
+	if opts.Progress != nil {
+		ro.Progress = progress{opts.Progress}
+	}
 	if opts.Filter != "" {
 		re, err := regexp.Compile(opts.Filter)
 		if err != nil {
@@ -279,16 +248,30 @@ func (p *Project) Run(ctx context.Context, opts RunOptions) (*Report, error) {
 		}
 		ro.Filter = re
 	}
-	return runner.Run(ctx, p.suites, ro)
+	rep, err := runner.Run(ctx, p.suites, ro)
+	if err != nil {
+		return nil, err
+	}
+	return reportOf(rep), nil
 }
 
-// ToolServer serves a suite's tools to agents dryfire does not run
-// itself, over MCP and plain HTTP, answered by the suite's mocks or its
-// world (see `dryfire serve`). It is an http.Handler; its default scope
-// also serves MCP over standard input and output (Root().ServeStdio).
-type ToolServer = serve.Server
+// progress hands the runner's events to a Progress, each case in the
+// public shape (a TextPrinter gets the runner's own).
+type progress struct{ p Progress }
 
-// ServeOptions choose what Project.ToolServer serves.
+func (a progress) Start(total int)                           { a.p.Start(total) }
+func (a progress) CaseStarted(index int, suite, name string) { a.p.CaseStarted(index, suite, name) }
+func (a progress) CaseDone(index int, c *report.Case) {
+	if t, ok := a.p.(*TextPrinter); ok {
+		t.t.CaseDone(index, c)
+		return
+	}
+	pc := caseOf(c)
+	a.p.CaseDone(index, &pc)
+}
+
+// ServeOptions choose what Project.ToolServer serves; nil means the
+// defaults of every field.
 type ServeOptions struct {
 	// Case serves that case's mocks (they replace the suite's rules for
 	// each tool they name), or for a world suite that drill's setup (its
@@ -310,7 +293,7 @@ type ServeOptions struct {
 	// for runs that check it).
 	NoRecords bool
 	// SessionTimeout ends an idle MCP session over HTTP; 0 means
-	// serve.DefaultSessionTimeout (30 minutes), negative never.
+	// DefaultSessionTimeout (30 minutes), negative never.
 	SessionTimeout time.Duration
 }
 
@@ -324,7 +307,10 @@ const DefaultSessionTimeout = serve.DefaultSessionTimeout
 // suite it serves one world instance (shared by every MCP session and
 // HTTP call), with the /ops and /world routes. Close the project when done
 // serving: impl: rules run in its passthrough helper.
-func (p *Project) ToolServer(opts ServeOptions) (*ToolServer, error) {
+func (p *Project) ToolServer(opts *ServeOptions) (*ToolServer, error) {
+	if opts == nil {
+		opts = &ServeOptions{}
+	}
 	s, c, err := p.oneCase(opts.Case)
 	if err != nil {
 		return nil, err
@@ -343,7 +329,7 @@ func (p *Project) ToolServer(opts ServeOptions) (*ToolServer, error) {
 	if opts.Model == nil {
 		hint = "dryfire serve --http serves one with --case NAME: that case's cassette"
 	}
-	return serve.New(serve.NewScope(so), serve.Options{Model: opts.Model, NoModelHint: hint}), nil
+	return &ToolServer{s: serve.New(serve.NewScope(so), serve.Options{Model: opts.Model, NoModelHint: hint})}, nil
 }
 
 // oneCase is the project's one suite and its case of that name (nil for
@@ -369,7 +355,7 @@ func (p *Project) oneCase(name string) (*spec.Suite, *spec.Case, error) {
 // serveWorld starts the world a world suite serves: the drill of case c
 // (nil: the suite's default scenario), with the seed the run would give it
 // (opts.Seed, else the case's, else the world's) and opts.Actor.
-func serveWorld(s *spec.Suite, c *spec.Case, opts ServeOptions) (*world.Instance, error) {
+func serveWorld(s *spec.Suite, c *spec.Case, opts *ServeOptions) (*world.Instance, error) {
 	sw, ok := s.Attached.(*world.SuiteWorld)
 	if !ok {
 		return nil, fmt.Errorf("%s: its world was not loaded", s.File)
@@ -394,13 +380,8 @@ func serveWorld(s *spec.Suite, c *spec.Case, opts ServeOptions) (*world.Instance
 	return sw.World.New(d)
 }
 
-// ModelEndpoint is the model record/replay endpoint of one case: POST
-// /v1/chat/completions, /v1/responses and /v1/messages answered from the
-// case's cassette (see `dryfire serve --case`). It is an http.Handler;
-// Finish writes what it recorded.
-type ModelEndpoint = endpoint.Endpoint
-
-// ModelOptions configure Project.ModelEndpoint.
+// ModelOptions configure Project.ModelEndpoint; nil means the defaults of
+// every field.
 type ModelOptions struct {
 	// Record says when model calls are replayed and when recorded; empty
 	// means RecordNone when CI is set in Env, else RecordOnce.
@@ -425,7 +406,10 @@ type ModelOptions struct {
 // suite, on its cassette (cassettes/SUITE/CASE.json beside the suite, as
 // `dryfire run` uses it). Its errors are those of a cassette that cannot
 // be used in this mode (missing in mode none, unreadable, another case's).
-func (p *Project) ModelEndpoint(caseName string, o ModelOptions) (*ModelEndpoint, error) {
+func (p *Project) ModelEndpoint(caseName string, o *ModelOptions) (*ModelEndpoint, error) {
+	if o == nil {
+		o = &ModelOptions{}
+	}
 	s, c, err := p.oneCase(caseName)
 	if err != nil {
 		return nil, err
@@ -444,13 +428,30 @@ func (p *Project) ModelEndpoint(caseName string, o ModelOptions) (*ModelEndpoint
 		}
 	}
 	passthrough := s.World == "" && mock.Compile(s).ForCase(c).UsesImpl()
-	return endpoint.New(endpoint.Options{
-		File: file, SuiteFile: s.File, Case: c.Name, Mode: o.Record, Env: o.Env,
+	e, err := endpoint.New(endpoint.Options{
+		File: file, SuiteFile: s.File, Case: c.Name, Mode: cassette.Mode(o.Record), Env: o.Env,
 		Passthrough: passthrough, ByContent: !o.InOrder, CoalesceStreams: !o.FlushEvents, NoRecords: o.NoRecords,
 	})
+	if err != nil {
+		return nil, err
+	}
+	return &ModelEndpoint{e: e}, nil
 }
 
 // RefuseModel is a handler that answers every model request with err, in
 // each API's own error shape (status 400): for a server whose model
 // endpoint could not be made, so that the agent is told why.
 func RefuseModel(err error) http.Handler { return endpoint.Refuse(err) }
+
+// DefaultConcurrency is how many cases Project.Run runs at once unless
+// RunOptions.Concurrency says otherwise.
+const DefaultConcurrency = runner.DefaultConcurrency
+
+// ListenAddr reads an address to listen on as `dryfire serve --http` takes
+// it: a bare port ("7777") or ":7777" binds 127.0.0.1, so that nothing is
+// reachable from another machine unless asked for; anything else is used
+// as given, and port 0 picks a free port. loopback reports whether the
+// address is loopback only; any other host deserves a warning.
+func ListenAddr(addr string) (hostport string, loopback bool, err error) {
+	return serve.ListenAddr(addr)
+}

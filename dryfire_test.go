@@ -17,14 +17,14 @@ var durations = regexp.MustCompile(`"duration_ms": [0-9.e+-]+`)
 // several concurrencies: the JSON report is byte-identical once the
 // durations are removed.
 func TestReportDeterministic(t *testing.T) {
-	p, err := dryfire.Load("examples/quickstart", "examples/failing")
+	p, err := dryfire.Load(nil, "examples/quickstart", "examples/failing")
 	if err != nil {
 		t.Fatal(err)
 	}
 	var first string
 	for _, n := range []int{1, 16, 3} {
 		for range 5 {
-			rep, err := p.Run(context.Background(), dryfire.RunOptions{Concurrency: n})
+			rep, err := p.Run(context.Background(), &dryfire.RunOptions{Concurrency: n})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -45,11 +45,11 @@ func TestReportDeterministic(t *testing.T) {
 }
 
 func TestRunFilter(t *testing.T) {
-	p, err := dryfire.Load("examples/quickstart")
+	p, err := dryfire.Load(nil, "examples/quickstart")
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep, err := p.Run(context.Background(), dryfire.RunOptions{Filter: "coupon|outage"})
+	rep, err := p.Run(context.Background(), &dryfire.RunOptions{Filter: "coupon|outage"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,16 +61,16 @@ func TestRunFilter(t *testing.T) {
 	if diff := cmp.Diff(want, names); diff != "" {
 		t.Errorf("cases (-want +got):\n%s", diff)
 	}
-	if _, err := p.Run(context.Background(), dryfire.RunOptions{Filter: "("}); err == nil || err.Error() != "invalid filter \"(\": error parsing regexp: missing closing ): `(`" {
+	if _, err := p.Run(context.Background(), &dryfire.RunOptions{Filter: "("}); err == nil || err.Error() != "invalid filter \"(\": error parsing regexp: missing closing ): `(`" {
 		t.Errorf("invalid filter: err = %v", err)
 	}
 }
 
 func TestLoadErrors(t *testing.T) {
-	if _, err := dryfire.Load(); err == nil {
+	if _, err := dryfire.Load(nil); err == nil {
 		t.Error("Load() with no paths succeeded")
 	}
-	_, err := dryfire.Load("examples/does-not-exist")
+	_, err := dryfire.Load(nil, "examples/does-not-exist")
 	var ds dryfire.Diagnostics
 	if err == nil || errors.As(err, &ds) {
 		t.Errorf("Load of a missing path: err = %v, want a plain error", err)

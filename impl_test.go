@@ -61,12 +61,12 @@ cases:
 			}
 		},
 	}
-	p, err := dryfire.LoadWith(dryfire.Options{Impls: impls, Python: "/nonexistent/python3"}, dir)
+	p, err := dryfire.Load(&dryfire.LoadOptions{Impls: impls, Python: "/nonexistent/python3"}, dir)
 	if err != nil {
 		t.Fatal(err) // a Python that does not exist is never needed
 	}
 	defer p.Close(context.Background(), nil)
-	rep, err := p.Run(context.Background(), dryfire.RunOptions{})
+	rep, err := p.Run(context.Background(), &dryfire.RunOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,7 +104,7 @@ func TestGoImplsUnknownName(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "t.dryfire.yaml"), []byte(suite), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	_, err := dryfire.LoadWith(dryfire.Options{Python: "/nonexistent/python3", ImportTimeout: 5 * time.Second}, dir)
+	_, err := dryfire.Load(&dryfire.LoadOptions{Python: "/nonexistent/python3", ImportTimeout: 5 * time.Second}, dir)
 	var ds dryfire.Diagnostics
 	if !errors.As(err, &ds) || len(ds) != 1 {
 		t.Fatalf("err = %v", err)

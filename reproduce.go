@@ -29,8 +29,11 @@ type Reproduction struct {
 	Rerun       *CaseResult
 }
 
-// ReproduceOptions choose the agent side of a reproduction.
+// ReproduceOptions choose how a reproduction loads the suites and which
+// agent it runs; nil means the defaults of every field.
 type ReproduceOptions struct {
+	// Load are the options the report's suites are loaded with.
+	Load LoadOptions
 	// Command, when set, is the agent of every drill: a program run as an
 	// agent.command program is (the drill's world as its tools over MCP
 	// and HTTP, DRYFIRE_MCP_URL, DRYFIRE_TOOLS_URL, the model base URLs
@@ -53,17 +56,15 @@ type ReproduceOptions struct {
 // Reproduce re-runs every drill of a stored JSON report from exactly the
 // build and seed it recorded (not from the world file as it is now) and
 // compares the evidence and the verdict. The suites named by the report
-// are loaded for the agent side (the script, the checks).
-func Reproduce(ctx context.Context, reportJSON []byte, opts Options) ([]Reproduction, error) {
-	return ReproduceWith(ctx, reportJSON, opts, ReproduceOptions{})
-}
-
-// ReproduceWith is Reproduce with the agent side chosen: the suites' own
-// agents, or ro.Command for every drill. Model calls are replayed from the
-// drills' cassettes (as --record none): a reproduction never calls a live
-// model and never writes a cassette, and a model request that strays from
-// the recording ends that drill, which then differs.
-func ReproduceWith(ctx context.Context, reportJSON []byte, opts Options, ro ReproduceOptions) ([]Reproduction, error) {
+// are loaded for the agent side (the script, the checks); the agent is each
+// suite's own, or opts.Command for every drill. Model calls are replayed
+// from the drills' cassettes (as --record none): a reproduction never calls
+// a live model and never writes a cassette, and a model request that
+// strays from the recording ends that drill, which then differs.
+func Reproduce(ctx context.Context, reportJSON []byte, opts *ReproduceOptions) ([]Reproduction, error) {
+	if opts == nil {
+		opts = &ReproduceOptions{}
+	}
 	var stored report.Report
 	if err := json.Unmarshal(reportJSON, &stored); err != nil {
 		return nil, fmt.Errorf("reading the report: %w", err)
@@ -82,7 +83,7 @@ func ReproduceWith(ctx context.Context, reportJSON []byte, opts Options, ro Repr
 		drills[k] = c
 		order = append(order, k)
 		if !seenSuite[c.Suite] {
-			if err := reportedSuite(c.Suite, opts.Root); err != nil {
+			if err := reportedSuite(c.Suite, opts.Load.Root); err != nil {
 				return nil, fmt.Errorf("reading the report: case %q: %w", c.Name, err)
 			}
 			seenSuite[c.Suite] = true
@@ -92,7 +93,7 @@ func ReproduceWith(ctx context.Context, reportJSON []byte, opts Options, ro Repr
 	if len(order) == 0 {
 		return nil, fmt.Errorf("the report has no drills (cases of world suites with build_hash and seed)")
 	}
-	p, err := LoadWith(opts, suites...)
+	p, err := Load(&opts.Load, suites...)
 	if err != nil {
 		return nil, err
 	}
@@ -103,9 +104,9 @@ func ReproduceWith(ctx context.Context, reportJSON []byte, opts Options, ro Repr
 	}
 	run := runner.Options{
 		Impl:        p.impl,
-		Concurrency: ro.Concurrency,
+		Concurrency: opts.Concurrency,
 		Record:      cassette.None,
-		Env:         ro.Env,
+		Env:         opts.Env,
 		Filter:      regexp.MustCompile("^(" + strings.Join(names, "|") + ")$"),
 		Builds: func(suite, name string) (string, int64, bool) {
 			c, ok := drills[key{suite, name}]
@@ -115,8 +116,8 @@ func ReproduceWith(ctx context.Context, reportJSON []byte, opts Options, ro Repr
 			return string(c.Build), *c.Seed, true
 		},
 	}
-	if len(ro.Command) > 0 {
-		run.Command, run.CommandDir = ro.Command, ro.Dir
+	if len(opts.Command) > 0 {
+		run.Command, run.CommandDir = opts.Command, opts.Dir
 		if run.CommandDir == "" {
 			wd, err := os.Getwd()
 			if err != nil {
@@ -136,7 +137,8 @@ func ReproduceWith(ctx context.Context, reportJSON []byte, opts Options, ro Repr
 		if !ok {
 			continue
 		}
-		r := Reproduction{Suite: c.Suite, Name: c.Name, BuildHash: old.BuildHash, Seed: *old.Seed, Rerun: c}
+		rerun := caseOf(c)
+		r := Reproduction{Suite: c.Suite, Name: c.Name, BuildHash: old.BuildHash, Seed: *old.Seed, Rerun: &rerun}
 		r.Differences = compareDrills(old, c)
 		r.Identical = len(r.Differences) == 0
 		out = append(out, r)

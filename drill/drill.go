@@ -8,7 +8,7 @@
 //
 //	w, err := drill.Load("support.world.yaml")
 //	...
-//	res, err := w.Run(ctx, drill.Options{
+//	res, err := w.Run(ctx, &drill.Options{
 //		ToolOverrides: []drill.Override{{ID: "busy-once", Operation: "refunds/refunds.create",
 //			Times: 1, Outcome: drill.Outcome{Kind: "error", Code: "UNAVAILABLE"}}},
 //		Checks: []drill.Check{drill.StateCount("refunds.refunds", 1)},
@@ -55,7 +55,7 @@ func Load(path string) (*World, error) {
 	return &World{w: w}, nil
 }
 
-// Options set up one drill.
+// Options set up one drill; nil means the defaults of every field.
 type Options struct {
 	// Scenario is a named scenario of the world; empty for the baseline.
 	Scenario string
@@ -156,12 +156,15 @@ type Result struct {
 	Build     string // canonical JSON
 	BuildHash string
 	State     map[string]any
-	Evidence  []world.Evidence
-	Events    []world.Emitted
+	Evidence  []Evidence
+	Events    []Event
 }
 
 // Start begins a drill; call End when done (Run does both).
-func (w *World) Start(opts Options) (*Drill, error) {
+func (w *World) Start(opts *Options) (*Drill, error) {
+	if opts == nil {
+		opts = &Options{}
+	}
 	d := world.Drill{Scenario: opts.Scenario, Actor: opts.Actor, BehaviorOverrides: opts.BehaviorOverrides, Seed: w.w.Seed}
 	if opts.Seed != nil {
 		d.Seed = *opts.Seed
@@ -200,7 +203,7 @@ func (w *World) Start(opts Options) (*Drill, error) {
 // Run runs one drill: agent is your agent with its dependencies bound to
 // the drill's world. The drill ends when agent returns; the verdict is
 // passed when agent returned nil and every check holds.
-func (w *World) Run(ctx context.Context, opts Options, agent func(ctx context.Context, d *Drill) error) (*Result, error) {
+func (w *World) Run(ctx context.Context, opts *Options, agent func(ctx context.Context, d *Drill) error) (*Result, error) {
 	d, err := w.Start(opts)
 	if err != nil {
 		return nil, err
@@ -220,7 +223,7 @@ func (d *Drill) End(agentErr error) *Result {
 	d.in.End()
 	b := d.in.Build()
 	r := &Result{AgentErr: agentErr, Seed: d.in.Seed(), Build: b.JSON, BuildHash: b.Hash,
-		State: d.in.State(), Evidence: d.in.Evidence(), Events: d.in.Emitted()}
+		State: d.in.State(), Evidence: evidenceOf(d.in.Evidence()), Events: eventsOf(d.in.Emitted())}
 	if agentErr != nil {
 		r.Failures = append(r.Failures, "the agent failed: "+agentErr.Error())
 	}
@@ -268,7 +271,7 @@ func (d *Drill) Now() time.Time { return d.in.Now() }
 func (d *Drill) State() map[string]any { return d.in.State() }
 
 // Evidence is the record of every operation so far.
-func (d *Drill) Evidence() []world.Evidence { return d.in.Evidence() }
+func (d *Drill) Evidence() []Evidence { return evidenceOf(d.in.Evidence()) }
 
 // ToolError is a failed operation: the error envelope, the status an HTTP
 // transport answers with, and the evidence outcome.

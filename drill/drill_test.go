@@ -35,7 +35,7 @@ func TestBindInputOutputKeyAndTypedError(t *testing.T) {
 	w := load(t)
 	yes := true
 	var kept func(string) (refund, error)
-	res, err := w.Run(context.Background(), drill.Options{
+	res, err := w.Run(context.Background(), &drill.Options{
 		ToolOverrides: []drill.Override{{ID: "busy-once", Operation: "refunds/refunds.create", Times: 1,
 			Arguments: map[string]any{"order_id": "A-991"},
 			Outcome:   drill.Outcome{Kind: "error", Code: "UNAVAILABLE", Message: "Try again", Retryable: &yes}}},
@@ -69,7 +69,7 @@ func TestBindInputOutputKeyAndTypedError(t *testing.T) {
 	if res.Verdict != drill.Passed {
 		t.Fatalf("verdict %s: %v", res.Verdict, res.Failures)
 	}
-	if res.Evidence[2].Outcome != "receipt" || res.Evidence[0].Override.Scope.String() != "test" {
+	if res.Evidence[2].Outcome != "receipt" || res.Evidence[0].Override.Scope != "test" {
 		t.Errorf("evidence %+v", res.Evidence)
 	}
 	// A retained bound function fails once its drill has ended.
@@ -82,7 +82,7 @@ func TestBindInputOutputKeyAndTypedError(t *testing.T) {
 
 func TestVerdictFailsOnCheckOrAgentError(t *testing.T) {
 	w := load(t)
-	res, err := w.Run(context.Background(), drill.Options{Checks: []drill.Check{drill.StateEquals("orders.orders.A-991.status", "refunded")}},
+	res, err := w.Run(context.Background(), &drill.Options{Checks: []drill.Check{drill.StateEquals("orders.orders.A-991.status", "refunded")}},
 		func(ctx context.Context, d *drill.Drill) error { return errors.New("gave up") })
 	if err != nil {
 		t.Fatal(err)
@@ -94,7 +94,7 @@ func TestVerdictFailsOnCheckOrAgentError(t *testing.T) {
 
 func TestClockAdvanceFiresScheduledEvents(t *testing.T) {
 	w := load(t)
-	d, err := w.Start(drill.Options{})
+	d, err := w.Start(nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -123,7 +123,7 @@ func TestParallelDrillsNeverShareState(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			res, err := w.Run(context.Background(), drill.Options{Checks: []drill.Check{drill.StateCount("tickets.queue", i+1)}},
+			res, err := w.Run(context.Background(), &drill.Options{Checks: []drill.Check{drill.StateCount("tickets.queue", i+1)}},
 				func(ctx context.Context, d *drill.Drill) error {
 					open := drill.Bind(d, drill.Binding[map[string]any, map[string]any]{Operation: "tickets/tickets.open"})
 					for j := 0; j <= i; j++ {

@@ -30,11 +30,11 @@ func TestDocsWorlds(t *testing.T) {
 	if n != 3 {
 		t.Fatalf("found %d files in docs/worlds.md; want 3", n)
 	}
-	p, err := dryfire.Load(filepath.Join(dir, "records.dryfire.yaml"))
+	p, err := dryfire.Load(nil, filepath.Join(dir, "records.dryfire.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep, err := p.Run(context.Background(), dryfire.RunOptions{})
+	rep, err := p.Run(context.Background(), &dryfire.RunOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,14 +15,14 @@ import (
 )
 
 func TestQuickstartPasses(t *testing.T) {
-	p, err := dryfire.Load("quickstart")
+	p, err := dryfire.Load(nil, "quickstart")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(p.Warnings) != 0 {
 		t.Errorf("quickstart has warnings: %v", p.Warnings)
 	}
-	rep, err := p.Run(context.Background(), dryfire.RunOptions{})
+	rep, err := p.Run(context.Background(), &dryfire.RunOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,11 +58,11 @@ func TestQuickstartPasses(t *testing.T) {
 }
 
 func TestFailingExampleReportsTheNearMiss(t *testing.T) {
-	p, err := dryfire.Load("failing/refund.dryfire.yaml")
+	p, err := dryfire.Load(nil, "failing/refund.dryfire.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep, err := p.Run(context.Background(), dryfire.RunOptions{Filter: "typo"})
+	rep, err := p.Run(context.Background(), &dryfire.RunOptions{Filter: "typo"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,7 +90,7 @@ func TestLoadReportsEveryProblem(t *testing.T) {
 	if err := os.WriteFile(bad, []byte(suite), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	_, err := dryfire.Load(dir)
+	_, err := dryfire.Load(nil, dir)
 	var ds dryfire.Diagnostics
 	if !errors.As(err, &ds) {
 		t.Fatalf("err = %v, want Diagnostics", err)

@@ -107,12 +107,12 @@ func TestProviderExamples(t *testing.T) {
 
 func run(t *testing.T, file string, mode dryfire.RecordMode, env []string) *dryfire.Report {
 	t.Helper()
-	p, err := dryfire.Load(file)
+	p, err := dryfire.Load(nil, file)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer p.Close(context.Background(), nil)
-	rep, err := p.Run(context.Background(), dryfire.RunOptions{Record: mode, Env: env})
+	rep, err := p.Run(context.Background(), &dryfire.RunOptions{Record: mode, Env: env})
 	if err != nil {
 		t.Fatal(err)
 	}

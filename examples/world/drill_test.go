@@ -47,7 +47,7 @@ func TestRefundRetriesThroughABusyService(t *testing.T) {
 		t.Fatal(err)
 	}
 	yes := true
-	res, err := w.Run(context.Background(), drill.Options{
+	res, err := w.Run(context.Background(), &drill.Options{
 		ToolOverrides: []drill.Override{{
 			ID: "busy-once", Operation: "refunds/refunds.create", Times: 1,
 			Arguments: map[string]any{"order_id": "A-991"},
@@ -75,7 +75,7 @@ func TestRefundRetriesThroughABusyService(t *testing.T) {
 	if res.Verdict != drill.Passed {
 		t.Fatalf("verdict %s: %v", res.Verdict, res.Failures)
 	}
-	if o := res.Evidence[0].Override; o == nil || o.ID != "busy-once" || o.Scope.String() != "test" {
+	if o := res.Evidence[0].Override; o == nil || o.ID != "busy-once" || o.Scope != "test" {
 		t.Errorf("the first call was not shaped by busy-once: %+v", res.Evidence[0])
 	}
 	t.Logf("build %s, seed %d, %d operations", res.BuildHash, res.Seed, len(res.Evidence))

@@ -23,12 +23,6 @@ type callOptions struct {
 	hasOpts bool // --actor or --idempotency-key given
 }
 
-// Exit codes of `dryfire call` (0: the tool answered a result).
-const (
-	exitCallError       = 1 // the tool answered an error result
-	exitCallUnreachable = 3 // no dryfire server answered
-)
-
 func newCallCommand(e *env) *cobra.Command {
 	var o callOptions
 	cmd := &cobra.Command{

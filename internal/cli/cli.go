@@ -17,7 +17,6 @@ import (
 	"github.com/spf13/pflag"
 	"golang.org/x/term"
 
-	"github.com/dryfire-dev/dryfire/internal/report"
 	"github.com/dryfire-dev/dryfire/internal/suggest"
 )
 
@@ -41,7 +40,7 @@ func (e *exitError) Error() string {
 // usageErr is a mistake in the command line: exit 2, with a pointer to
 // the command's help.
 func usageErr(format string, args ...any) error {
-	return &exitError{code: report.ExitUsage, err: fmt.Errorf(format, args...), usage: true}
+	return &exitError{code: exitUsage, err: fmt.Errorf(format, args...), usage: true}
 }
 
 // env is what a command may touch of the outside world.
@@ -95,7 +94,7 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if !errors.As(err, &ee) {
 		// Anything cobra itself rejects (an unknown flag or command, a
 		// flag value of the wrong type) is a usage error.
-		ee = &exitError{code: report.ExitUsage, err: cobraError(root, cmd, args, err), usage: true}
+		ee = &exitError{code: exitUsage, err: cobraError(root, cmd, args, err), usage: true}
 	}
 	if ee.err != nil {
 		fmt.Fprintln(stderr, "dryfire:", ee.err)

@@ -7,7 +7,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/dryfire-dev/dryfire"
-	"github.com/dryfire-dev/dryfire/internal/report"
 	"github.com/dryfire-dev/dryfire/internal/safeio"
 )
 
@@ -61,18 +60,18 @@ usage error or a report or suite that cannot be read.`,
 			}
 			data, err := safeio.ReadFile(args[0], "report", safeio.Limit(safeio.MaxData))
 			if err != nil {
-				return &exitError{code: report.ExitUsage, err: fmt.Errorf("reading the report: %w", err)}
+				return &exitError{code: exitUsage, err: fmt.Errorf("reading the report: %w", err)}
 			}
-			rs, err := dryfire.ReproduceWith(cmd.Context(), data, loadOptions(e, python), dryfire.ReproduceOptions{Command: command, Env: e.environ()})
+			rs, err := dryfire.Reproduce(cmd.Context(), data, &dryfire.ReproduceOptions{Load: loadOptions(e, python), Command: command, Env: e.environ()})
 			var ds dryfire.Diagnostics
 			switch {
 			case errors.As(err, &ds):
 				for _, d := range ds {
 					fmt.Fprintln(e.stderr, d)
 				}
-				return &exitError{code: report.ExitUsage, err: errors.New("the suites of the report do not load; nothing ran")}
+				return &exitError{code: exitUsage, err: errors.New("the suites of the report do not load; nothing ran")}
 			case err != nil:
-				return &exitError{code: report.ExitUsage, err: err}
+				return &exitError{code: exitUsage, err: err}
 			}
 			same := 0
 			for _, r := range rs {
@@ -88,7 +87,7 @@ usage error or a report or suite that cannot be read.`,
 			}
 			fmt.Fprintf(e.stdout, "%d identical, %d different\n", same, len(rs)-same)
 			if same != len(rs) {
-				return &exitError{code: report.ExitFailed}
+				return &exitError{code: exitFailed}
 			}
 			return nil
 		},

@@ -13,8 +13,6 @@ import (
 
 	"github.com/dryfire-dev/dryfire"
 	"github.com/dryfire-dev/dryfire/internal/atomicfile"
-	"github.com/dryfire-dev/dryfire/internal/report"
-	"github.com/dryfire-dev/dryfire/internal/runner"
 )
 
 type runOptions struct {
@@ -85,7 +83,7 @@ skipped; a second Ctrl-C stops at once).`,
 	f.SortFlags = false
 	// A `word` in a usage string names the flag's value in the help.
 	f.StringVar(&o.filter, "filter", "", "run only the cases whose name matches the regular expression `RE` (Go RE2 syntax), e.g. --filter 'refund|coupon'; the others are left out of the report")
-	f.IntVarP(&o.concurrency, "concurrency", "j", runner.DefaultConcurrency, "run `N` cases at once; results never depend on it, e.g. -j 1 to run them one by one")
+	f.IntVarP(&o.concurrency, "concurrency", "j", dryfire.DefaultConcurrency, "run `N` cases at once; results never depend on it, e.g. -j 1 to run them one by one")
 	f.StringVar(&o.jsonOut, "json", "", "write the JSON report to `FILE`, or to standard output with '-' (the text then goes to standard error), e.g. --json report.json")
 	f.StringVar(&o.junitOut, "junit", "", "write a JUnit XML report to `FILE` for CI test tabs, e.g. --junit junit.xml")
 	f.StringVar(&o.record, "record", "", "when real models are called: `MODE` none (replay cassettes only, never touch the network), once (replay a case's cassette, record it when missing), new (replay while requests match, record the rest) or all (record everything again); default none when CI is set, else once")
@@ -143,7 +141,7 @@ func runRun(cmd *cobra.Command, e *env, o runOptions, args []string) error {
 	})
 	progress := &noneSelected{next: printer}
 	ctx := cmd.Context()
-	ro := dryfire.RunOptions{Concurrency: o.concurrency, Filter: o.filter, Progress: progress, Record: record, Env: e.environ()}
+	ro := &dryfire.RunOptions{Concurrency: o.concurrency, Filter: o.filter, Progress: progress, Record: record, Env: e.environ()}
 	if cmd.Flags().Changed("seed") {
 		ro.Seed = &o.seed
 	}
@@ -151,21 +149,21 @@ func runRun(cmd *cobra.Command, e *env, o runOptions, args []string) error {
 	if err != nil {
 		// A suite this build cannot run, a key missing for cases that
 		// need the live model: nothing ran.
-		return &exitError{code: report.ExitUsage, err: fmt.Errorf("%w; nothing ran", err)}
+		return &exitError{code: exitUsage, err: fmt.Errorf("%w; nothing ran", err)}
 	}
 	if progress.none && o.filter != "" {
 		return usageErr("--filter %q matches none of the %s; nothing ran", o.filter, count(p.CaseCount(), "case"))
 	}
 	printer.Finish(rep)
-	code := rep.ExitCode()
+	code := runExit(rep)
 	if err := writeReports(e, rep, o); err != nil {
 		fmt.Fprintln(e.stderr, "dryfire:", err)
-		if code == report.ExitOK {
-			code = report.ExitInfra
+		if code == exitOK {
+			code = exitInfra
 		}
 	}
 	if ctx.Err() != nil {
-		return &exitError{code: report.ExitStopped, err: errors.New("interrupted; the cases not started are reported as skipped")}
+		return &exitError{code: exitStopped, err: errors.New("interrupted; the cases not started are reported as skipped")}
 	}
 	if code != 0 {
 		return &exitError{code: code}

@@ -11,8 +11,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/dryfire-dev/dryfire"
-	"github.com/dryfire-dev/dryfire/internal/report"
-	"github.com/dryfire-dev/dryfire/internal/serve"
 )
 
 type serveOptions struct {
@@ -138,7 +136,7 @@ func runServe(ctx context.Context, e *env, o serveOptions, path string) error {
 	var loopback bool
 	if o.http != "" {
 		var err error
-		if addr, loopback, err = serve.ListenAddr(o.http); err != nil {
+		if addr, loopback, err = dryfire.ListenAddr(o.http); err != nil {
 			return usageErr("--http: %v", err)
 		}
 	}
@@ -154,7 +152,7 @@ func runServe(ctx context.Context, e *env, o serveOptions, path string) error {
 		return err
 	}
 	defer closeProject(e, p)
-	so := dryfire.ServeOptions{Case: o.caseName, Actor: o.actor, NoRecords: true, SessionTimeout: o.sessionTimeout}
+	so := &dryfire.ServeOptions{Case: o.caseName, Actor: o.actor, NoRecords: true, SessionTimeout: o.sessionTimeout}
 	if o.sessionTimeout == 0 {
 		so.SessionTimeout = -1 // never
 	}
@@ -169,19 +167,19 @@ func runServe(ctx context.Context, e *env, o serveOptions, path string) error {
 	}
 	srv, err := p.ToolServer(so)
 	if err != nil {
-		return &exitError{code: report.ExitUsage, err: err}
+		return &exitError{code: exitUsage, err: err}
 	}
 	var model *dryfire.ModelEndpoint
 	var modelErr error
 	if so.Model != nil {
-		model, modelErr = p.ModelEndpoint(o.caseName, dryfire.ModelOptions{Record: record, Env: e.environ(), InOrder: o.inOrder, FlushEvents: o.flushEvents, NoRecords: true})
+		model, modelErr = p.ModelEndpoint(o.caseName, &dryfire.ModelOptions{Record: record, Env: e.environ(), InOrder: o.inOrder, FlushEvents: o.flushEvents, NoRecords: true})
 		if modelErr != nil {
 			modelH = dryfire.RefuseModel(modelErr)
 		} else {
 			modelH = model
 		}
 	}
-	for _, n := range srv.Root().Notes() {
+	for _, n := range srv.Notes() {
 		fmt.Fprintln(e.stderr, n)
 	}
 	what := p.Files[0]
@@ -196,8 +194,8 @@ func runServe(ctx context.Context, e *env, o serveOptions, path string) error {
 
 func serveStdio(ctx context.Context, e *env, srv *dryfire.ToolServer, what string) error {
 	fmt.Fprintf(e.stderr, "serving %s over stdio (MCP)\n", what)
-	if err := srv.Root().ServeStdio(ctx, e.stdin, e.stdout); err != nil {
-		return &exitError{code: report.ExitInfra, err: fmt.Errorf("serving over stdio: %w", err)}
+	if err := srv.ServeStdio(ctx, e.stdin, e.stdout); err != nil {
+		return &exitError{code: exitInfra, err: fmt.Errorf("serving over stdio: %w", err)}
 	}
 	return nil
 }
@@ -208,7 +206,7 @@ const shutdownGrace = 5 * time.Second
 func serveHTTP(ctx context.Context, e *env, srv *dryfire.ToolServer, what, addr string, loopback bool, model *dryfire.ModelEndpoint, modelErr error) error {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
-		return &exitError{code: report.ExitInfra, err: fmt.Errorf("cannot listen on %s: %w", addr, unwrapOp(err))}
+		return &exitError{code: exitInfra, err: fmt.Errorf("cannot listen on %s: %w", addr, unwrapOp(err))}
 	}
 	// The address as asked for, with the port the system chose for 0.
 	real := ln.Addr().String()
@@ -221,12 +219,12 @@ func serveHTTP(ctx context.Context, e *env, srv *dryfire.ToolServer, what, addr 
 		fmt.Fprintf(e.stderr, "dryfire: warning: listening on %s, which other machines can reach: anyone who can connect can call the mocks (and the code behind impl: rules)\n", real)
 	}
 	routes := "MCP /mcp, tools /tools"
-	if in := srv.Root().World(); in != nil {
+	if srv.World() != nil {
 		routes += ", operations /ops, control /world"
 	}
 	fmt.Fprintf(e.stderr, "serving %s on http://%s: %s\n", what, real, routes)
-	if in := srv.Root().World(); in != nil {
-		fmt.Fprintf(e.stderr, "world %s, seed %d, actor %s\n", in.World().Name, in.Seed(), orNone(in.Actor()))
+	if w := srv.World(); w != nil {
+		fmt.Fprintf(e.stderr, "world %s, seed %d, actor %s\n", w.Name, w.Seed, orNone(w.Actor))
 	}
 	switch {
 	case model != nil:
@@ -253,7 +251,7 @@ func serveHTTP(ctx context.Context, e *env, srv *dryfire.ToolServer, what, addr 
 	go func() { done <- hs.Serve(ln) }()
 	select {
 	case err := <-done:
-		return &exitError{code: report.ExitInfra, err: fmt.Errorf("serving on %s: %w", real, err)}
+		return &exitError{code: exitInfra, err: fmt.Errorf("serving on %s: %w", real, err)}
 	case <-ctx.Done():
 	}
 	// Stop: no new connections; MCP sessions end (their open streams
@@ -273,7 +271,7 @@ func serveHTTP(ctx context.Context, e *env, srv *dryfire.ToolServer, what, addr 
 	if _, recorded, _ := stats(model); recorded > 0 {
 		wrote, err := model.Finish()
 		if err != nil {
-			return &exitError{code: report.ExitInfra, err: err}
+			return &exitError{code: exitInfra, err: err}
 		}
 		if wrote {
 			fmt.Fprintf(e.stderr, "recorded %s into %s\n", count(recorded, "model call"), model.File())

@@ -11,7 +11,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/dryfire-dev/dryfire"
-	"github.com/dryfire-dev/dryfire/internal/report"
 )
 
 func newValidateCommand(e *env) *cobra.Command {
@@ -53,8 +52,8 @@ func addLoadFlags(cmd *cobra.Command, e *env, python *string) {
 }
 
 // loadOptions are the library options the command line sets.
-func loadOptions(e *env, python string) dryfire.Options {
-	return dryfire.Options{Python: python, Stderr: e.stderr, Root: e.root}
+func loadOptions(e *env, python string) dryfire.LoadOptions {
+	return dryfire.LoadOptions{Python: python, Stderr: e.stderr, Root: e.root}
 }
 
 // closeProject ends passthrough code: it waits for calls still running,
@@ -69,7 +68,8 @@ func closeProject(e *env, p *dryfire.Project) {
 // to stderr, and a load with errors ends with the count line (then
 // consequence, e.g. ": nothing ran") and exit status 2.
 func loadProject(e *env, python string, args []string, consequence string) (*dryfire.Project, error) {
-	p, err := dryfire.LoadWith(loadOptions(e, python), args...)
+	lo := loadOptions(e, python)
+	p, err := dryfire.Load(&lo, args...)
 	var ds dryfire.Diagnostics
 	switch {
 	case errors.As(err, &ds):
@@ -78,9 +78,9 @@ func loadProject(e *env, python string, args []string, consequence string) (*dry
 		}
 		errs, warns := ds.Count()
 		fmt.Fprintf(e.stderr, "%s, %s%s\n", count(errs, "error"), count(warns, "warning"), consequence)
-		return nil, &exitError{code: report.ExitUsage}
+		return nil, &exitError{code: exitUsage}
 	case err != nil:
-		return nil, &exitError{code: report.ExitUsage, err: err}
+		return nil, &exitError{code: exitUsage, err: err}
 	}
 	for _, d := range p.Warnings {
 		fmt.Fprintln(e.stderr, d)

@@ -118,29 +118,3 @@ func (r *Report) Tally() {
 		}
 	}
 }
-
-// Exit codes of `dryfire run`.
-const (
-	ExitOK      = 0 // every case passed (or was skipped)
-	ExitFailed  = 1 // a case failed, or erred through the suite or the agent
-	ExitUsage   = 2 // spec or usage error; nothing ran
-	ExitInfra   = 3 // the only problems were infrastructure errors
-	ExitStopped = 130
-)
-
-// ExitCode maps the results to the exit status of `dryfire run`.
-func (r *Report) ExitCode() int {
-	infra := false
-	for _, c := range r.Cases {
-		switch {
-		case c.Status == Failed, c.Status == Errored && !c.Infra:
-			return ExitFailed
-		case c.Status == Errored:
-			infra = true
-		}
-	}
-	if infra {
-		return ExitInfra
-	}
-	return ExitOK
-}

@@ -16,7 +16,6 @@ import (
 
 	"github.com/dryfire-dev/dryfire"
 	"github.com/dryfire-dev/dryfire/internal/report"
-	"github.com/dryfire-dev/dryfire/internal/tool"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata from the actual output")
@@ -24,18 +23,18 @@ var update = flag.Bool("update", false, "rewrite the golden files in testdata fr
 // runExample runs an example suite from the repository root, so that the
 // paths in the report are the README's, and zeroes the durations: the only
 // field that varies between runs.
-func runExample(t *testing.T, path string) *report.Report {
+func runExample(t *testing.T, path string) *dryfire.Report {
 	t.Helper()
 	wd, err := os.Getwd()
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Chdir("../..")
-	p, err := dryfire.Load(path)
+	p, err := dryfire.Load(nil, path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep, err := p.Run(context.Background(), dryfire.RunOptions{Concurrency: 4})
+	rep, err := p.Run(context.Background(), &dryfire.RunOptions{Concurrency: 4})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -203,7 +202,7 @@ func TestJUnit(t *testing.T) {
 		}
 	}
 	for _, tc := range c.ToolCalls {
-		if tc.Outcome == tool.Unmatched {
+		if tc.Outcome == dryfire.OutcomeUnmatched {
 			nm := tc.NearMiss
 			want = append(want, nm.Rule, "differs at "+nm.Path+": expected "+nm.Expected+", got "+nm.Got)
 		}
@@ -276,7 +275,7 @@ func TestTextLogGolden(t *testing.T) {
 			rep := runExample(t, tc.path)
 			var b bytes.Buffer
 			// Cases finish in any order; the log is in report order.
-			pr := report.NewText(&b, report.TextOptions{Verbose: tc.verbose})
+			pr := dryfire.NewTextPrinter(&b, dryfire.TextOptions{Verbose: tc.verbose})
 			pr.Start(len(rep.Cases))
 			for i := len(rep.Cases) - 1; i >= 0; i-- {
 				pr.CaseStarted(i, rep.Cases[i].Suite, rep.Cases[i].Name)
@@ -303,36 +302,6 @@ func TestSummaryLine(t *testing.T) {
 	} {
 		if got := report.SummaryLine(tc.s); got != tc.want {
 			t.Errorf("SummaryLine(%+v) = %q, want %q", tc.s, got, tc.want)
-		}
-	}
-}
-
-func TestExitCode(t *testing.T) {
-	passed := report.Case{Status: report.Passed}
-	failed := report.Case{Status: report.Failed}
-	agentErr := report.Case{Status: report.Errored}
-	infraErr := report.Case{Status: report.Errored, Infra: true}
-	skipped := report.Case{Status: report.Skipped}
-	for _, tc := range []struct {
-		name  string
-		cases []report.Case
-		want  int
-	}{
-		{"no cases", nil, 0},
-		{"all passed", []report.Case{passed, passed}, 0},
-		{"passed and skipped", []report.Case{passed, skipped}, 0},
-		{"all skipped", []report.Case{skipped}, 0},
-		{"a failure", []report.Case{passed, failed, skipped}, 1},
-		{"an agent error", []report.Case{passed, agentErr}, 1},
-		{"an infra error only", []report.Case{passed, infraErr, skipped}, 3},
-		{"infra errors only", []report.Case{infraErr, infraErr}, 3},
-		{"infra error then a failure", []report.Case{infraErr, failed}, 1},
-		{"failure then an infra error", []report.Case{failed, infraErr}, 1},
-		{"infra and agent errors", []report.Case{infraErr, agentErr}, 1},
-	} {
-		rep := &report.Report{Cases: tc.cases}
-		if got := rep.ExitCode(); got != tc.want {
-			t.Errorf("%s: ExitCode() = %d, want %d", tc.name, got, tc.want)
 		}
 	}
 }

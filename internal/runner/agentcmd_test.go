@@ -524,9 +524,6 @@ cases:
 	if m.Status != report.Errored || !m.Infra || !strings.HasPrefix(m.Reason, "the agent could not start: ./no-such-agent --flag: ") {
 		t.Errorf("cannot start: %s %q infra=%v", m.Status, m.Reason, m.Infra)
 	}
-	if rep.ExitCode() != report.ExitFailed {
-		t.Errorf("exit code %d", rep.ExitCode())
-	}
 	data, err := os.ReadFile(pidFile)
 	if err != nil {
 		t.Fatal(err)
@@ -602,7 +599,7 @@ cases:
 		t.Fatal(err)
 	}
 	c = rep.Cases[0]
-	if c.Status != report.Errored || !c.Infra || !strings.HasPrefix(c.Reason, "no cassette for this case: ") || rep.ExitCode() != report.ExitInfra {
+	if c.Status != report.Errored || !c.Infra || !strings.HasPrefix(c.Reason, "no cassette for this case: ") || len(rep.Cases) != 1 {
 		t.Errorf("no cassette: %s %q infra %v", c.Status, c.Reason, c.Infra)
 	}
 }

@@ -1,0 +1,149 @@
+package dryfire
+
+// The one place where the public types meet the internal ones: every
+// conversion between them, both ways, is here.
+
+import (
+	"github.com/dryfire-dev/dryfire/drill"
+	"github.com/dryfire-dev/dryfire/internal/model"
+	"github.com/dryfire-dev/dryfire/internal/report"
+	"github.com/dryfire-dev/dryfire/internal/spec"
+	"github.com/dryfire-dev/dryfire/internal/tool"
+	"github.com/dryfire-dev/dryfire/internal/world"
+)
+
+func specDiagnostic(d Diagnostic) spec.Diagnostic {
+	return spec.Diagnostic{Pos: spec.Pos(d.Pos), Severity: spec.Severity(d.Severity), Message: d.Message}
+}
+
+func specDiagnostics(ds Diagnostics) spec.Diagnostics {
+	out := make(spec.Diagnostics, len(ds))
+	for i, d := range ds {
+		out[i] = specDiagnostic(d)
+	}
+	return out
+}
+
+func diagnosticsOf(ds spec.Diagnostics) Diagnostics {
+	if ds == nil {
+		return nil
+	}
+	out := make(Diagnostics, len(ds))
+	for i, d := range ds {
+		out[i] = Diagnostic{Pos: Pos(d.Pos), Severity: Severity(d.Severity), Message: d.Message}
+	}
+	return out
+}
+
+// publicError is err with the internal Diagnostics it may be replaced by
+// the public ones.
+func publicError(err error) error {
+	if ds, ok := err.(spec.Diagnostics); ok {
+		return diagnosticsOf(ds)
+	}
+	return err
+}
+
+func reportOf(r *report.Report) *Report {
+	out := &Report{Cases: make([]CaseResult, len(r.Cases)), Summary: summaryOf(r.Summary)}
+	for i := range r.Cases {
+		out.Cases[i] = caseOf(&r.Cases[i])
+	}
+	return out
+}
+
+func summaryOf(s report.Summary) Summary {
+	return Summary{Passed: s.Passed, Failed: s.Failed, Error: s.Error, Skipped: s.Skipped, Usage: Usage(s.Usage)}
+}
+
+func caseOf(c *report.Case) CaseResult {
+	out := CaseResult{
+		Suite: c.Suite, Name: c.Name, Status: Status(c.Status), Reason: c.Reason, Output: c.Output, Turns: c.Turns,
+		Usage: Usage(c.Usage), Notes: c.Notes, Cassette: c.Cassette, Replay: c.Replay, Stderr: c.Stderr,
+		Verdict: Status(c.Verdict), Seed: c.Seed, BuildHash: c.BuildHash, Build: c.Build, State: c.State,
+		DurationMS: c.DurationMS, Infra: c.Infra, Live: c.Live,
+	}
+	if c.Checks != nil {
+		out.Checks = make([]CheckResult, len(c.Checks))
+		for i, ch := range c.Checks {
+			out.Checks[i] = CheckResult(ch)
+		}
+	}
+	if c.ToolCalls != nil {
+		out.ToolCalls = make([]ToolCall, len(c.ToolCalls))
+		for i, tc := range c.ToolCalls {
+			out.ToolCalls[i] = ToolCall{Turn: tc.Turn, ID: tc.ID, Tool: tc.Tool, Args: tc.Args, Outcome: Outcome(tc.Outcome),
+				Rule: tc.Rule, IsError: tc.IsError, Result: tc.Result, NearMiss: (*NearMiss)(tc.NearMiss)}
+		}
+	}
+	if c.Evidence != nil {
+		out.Evidence = make([]Evidence, len(c.Evidence))
+		for i, e := range c.Evidence {
+			out.Evidence[i] = Evidence{Seq: e.Seq, Time: e.Time, Actor: e.Actor, Operation: e.Operation, Arguments: e.Arguments,
+				IdempotencyKey: e.IdempotencyKey, Fault: e.Fault, Outcome: e.Outcome, IsError: e.IsError, Result: e.Result,
+				StateVersion: e.StateVersion}
+			if o := e.Override; o != nil {
+				out.Evidence[i].Override = &drill.OverrideEvidence{ID: o.ID, Scope: o.Scope.String(), Outcome: o.Outcome, MatchCount: o.MatchCount, Remaining: o.Remaining}
+			}
+		}
+	}
+	if c.Events != nil {
+		out.Events = make([]Event, len(c.Events))
+		for i, e := range c.Events {
+			out.Events[i] = Event(e)
+		}
+	}
+	return out
+}
+
+func internalReport(r *Report) *report.Report {
+	out := &report.Report{Cases: make([]report.Case, len(r.Cases)), Summary: report.Summary{
+		Passed: r.Summary.Passed, Failed: r.Summary.Failed, Error: r.Summary.Error, Skipped: r.Summary.Skipped,
+		Usage: model.Usage(r.Summary.Usage)}}
+	for i := range r.Cases {
+		out.Cases[i] = *internalCase(&r.Cases[i])
+	}
+	return out
+}
+
+func internalCase(c *CaseResult) *report.Case {
+	out := &report.Case{
+		Suite: c.Suite, Name: c.Name, Status: report.Status(c.Status), Reason: c.Reason, Output: c.Output, Turns: c.Turns,
+		Usage: model.Usage(c.Usage), Notes: c.Notes, Cassette: c.Cassette, Replay: c.Replay, Stderr: c.Stderr,
+		Verdict: report.Status(c.Verdict), Seed: c.Seed, BuildHash: c.BuildHash, Build: c.Build, State: c.State,
+		DurationMS: c.DurationMS, Infra: c.Infra, Live: c.Live,
+	}
+	if c.Checks != nil {
+		out.Checks = make([]report.Check, len(c.Checks))
+		for i, ch := range c.Checks {
+			out.Checks[i] = report.Check(ch)
+		}
+	}
+	if c.ToolCalls != nil {
+		out.ToolCalls = make([]report.ToolCall, len(c.ToolCalls))
+		for i, tc := range c.ToolCalls {
+			out.ToolCalls[i] = report.ToolCall{Turn: tc.Turn, ID: tc.ID, Tool: tc.Tool, Args: tc.Args, Outcome: tool.Outcome(tc.Outcome),
+				Rule: tc.Rule, IsError: tc.IsError, Result: tc.Result, NearMiss: (*tool.NearMiss)(tc.NearMiss)}
+		}
+	}
+	if c.Evidence != nil {
+		out.Evidence = make([]world.Evidence, len(c.Evidence))
+		for i, e := range c.Evidence {
+			out.Evidence[i] = world.Evidence{Seq: e.Seq, Time: e.Time, Actor: e.Actor, Operation: e.Operation, Arguments: e.Arguments,
+				IdempotencyKey: e.IdempotencyKey, Fault: e.Fault, Outcome: e.Outcome, IsError: e.IsError, Result: e.Result,
+				StateVersion: e.StateVersion}
+			if o := e.Override; o != nil {
+				ov := &world.OverrideEvidence{ID: o.ID, Outcome: o.Outcome, MatchCount: o.MatchCount, Remaining: o.Remaining}
+				ov.Scope.UnmarshalText([]byte(o.Scope)) // an unknown name is the lowest scope
+				out.Evidence[i].Override = ov
+			}
+		}
+	}
+	if c.Events != nil {
+		out.Events = make([]world.Emitted, len(c.Events))
+		for i, e := range c.Events {
+			out.Events[i] = world.Emitted(e)
+		}
+	}
+	return out
+}

@@ -1,0 +1,124 @@
+package dryfire
+
+import (
+	"context"
+	"io"
+	"net/http"
+
+	"github.com/dryfire-dev/dryfire/internal/endpoint"
+	"github.com/dryfire-dev/dryfire/internal/report"
+	"github.com/dryfire-dev/dryfire/internal/serve"
+)
+
+// ToolServer serves a suite's tools to agents dryfire does not run
+// itself, over MCP and plain HTTP, answered by the suite's mocks or its
+// world (see `dryfire serve`). It is an http.Handler; ServeStdio serves
+// MCP over standard input and output instead.
+type ToolServer struct{ s *serve.Server }
+
+// ServeHTTP serves MCP on /mcp, the tools on /tools and /tools/{name},
+// /reset, a world's /ops and /world routes, and the model routes (/v1/...)
+// when ServeOptions.Model is set.
+func (t *ToolServer) ServeHTTP(w http.ResponseWriter, r *http.Request) { t.s.ServeHTTP(w, r) }
+
+// ServeStdio serves MCP over in and out (one JSON-RPC message a line)
+// until in ends or ctx is done.
+func (t *ToolServer) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) error {
+	return t.s.Root().ServeStdio(ctx, in, out)
+}
+
+// Notes are remarks about what is served, for the person who started it
+// (for example, that a case's impl: rules are never recorded).
+func (t *ToolServer) Notes() []string { return t.s.Root().Notes() }
+
+// World is the world a world suite's server serves; nil for a suite of
+// mocks.
+func (t *ToolServer) World() *ServedWorld {
+	in := t.s.Root().World()
+	if in == nil {
+		return nil
+	}
+	return &ServedWorld{Name: in.World().Name, Seed: in.Seed(), Actor: in.Actor()}
+}
+
+// CloseSessions ends every MCP session, standalone streams included: call
+// it when shutting down, so that an http.Server's Shutdown does not wait
+// for streams that never end.
+func (t *ToolServer) CloseSessions() { t.s.CloseSessions() }
+
+// ServedWorld says which world a ToolServer serves.
+type ServedWorld struct {
+	Name  string
+	Seed  int64
+	Actor string // who calls when a call does not say; empty: none
+}
+
+// ModelEndpoint is the model record/replay endpoint of one case: POST
+// /v1/chat/completions, /v1/responses and /v1/messages answered from the
+// case's cassette (see `dryfire serve --case`). It is an http.Handler;
+// Finish writes what it recorded.
+type ModelEndpoint struct{ e *endpoint.Endpoint }
+
+// ServeHTTP answers one model request.
+func (m *ModelEndpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) { m.e.ServeHTTP(w, r) }
+
+// File is the case's cassette.
+func (m *ModelEndpoint) File() string { return m.e.File() }
+
+// Mode is the record mode the endpoint runs in.
+func (m *ModelEndpoint) Mode() RecordMode { return RecordMode(m.e.Mode()) }
+
+// Replaying reports whether a recording is being replayed (else every call
+// is recorded).
+func (m *ModelEndpoint) Replaying() bool { return m.e.Replaying() }
+
+// ByContent reports whether requests are matched to the recording by
+// their content, in any order (else in order).
+func (m *ModelEndpoint) ByContent() bool { return m.e.ByContent() }
+
+// Stats counts the calls replayed, recorded, and sent to a live API.
+func (m *ModelEndpoint) Stats() (played, recorded, live int) { return m.e.Stats() }
+
+// Finish writes the cassette when something was recorded, and says
+// whether it wrote.
+func (m *ModelEndpoint) Finish() (bool, error) { return m.e.Finish() }
+
+// JSON renders the report as `dryfire run --json` writes it: indented
+// JSON with a trailing newline.
+func (r *Report) JSON() ([]byte, error) { return report.IndentedJSON(r) }
+
+// JUnit renders the report as JUnit XML.
+func (r *Report) JUnit() ([]byte, error) { return internalReport(r).JUnit() }
+
+// TextPrinter prints progress and results for people; it implements
+// Progress.
+type TextPrinter struct{ t *report.Text }
+
+// TextOptions shape a TextPrinter.
+type TextOptions struct {
+	// Terminal: keep a status line redrawn in place and print only cases
+	// that did not pass; otherwise print one line per case, in order.
+	Terminal bool
+	Color    bool
+	// Verbose prints details for passing cases too.
+	Verbose bool
+	// Width is the terminal's width in columns; zero means 80.
+	Width int
+}
+
+// NewTextPrinter returns a printer writing to w.
+func NewTextPrinter(w io.Writer, opts TextOptions) *TextPrinter {
+	return &TextPrinter{t: report.NewText(w, report.TextOptions(opts))}
+}
+
+// Start implements Progress.
+func (p *TextPrinter) Start(total int) { p.t.Start(total) }
+
+// CaseStarted implements Progress.
+func (p *TextPrinter) CaseStarted(index int, suite, name string) { p.t.CaseStarted(index, suite, name) }
+
+// CaseDone implements Progress.
+func (p *TextPrinter) CaseDone(index int, c *CaseResult) { p.t.CaseDone(index, internalCase(c)) }
+
+// Finish prints the summary line, always last.
+func (p *TextPrinter) Finish(r *Report) { p.t.Finish(internalReport(r)) }

@@ -1,0 +1,186 @@
+package dryfire
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/dryfire-dev/dryfire/drill"
+)
+
+// Pos is a FILE:LINE:COL position in a suite or world file; Line and Col
+// are 1-based.
+type Pos struct {
+	File      string
+	Line, Col int
+}
+
+// String renders FILE:LINE:COL.
+func (p Pos) String() string { return fmt.Sprintf("%s:%d:%d", p.File, p.Line, p.Col) }
+
+// Severity says whether a Diagnostic stops a run.
+type Severity int
+
+// Severities of a Diagnostic.
+const (
+	SeverityError Severity = iota
+	SeverityWarning
+)
+
+// Diagnostic is one problem in a suite file, with its position.
+type Diagnostic struct {
+	Pos      Pos
+	Severity Severity
+	Message  string
+}
+
+// String renders FILE:LINE:COL: message (with "warning: " before the
+// message of a warning).
+func (d Diagnostic) String() string { return specDiagnostic(d).String() }
+
+// Diagnostics is every problem of a load, in file, line, column order; it
+// is the error Load returns when a suite has errors.
+type Diagnostics []Diagnostic
+
+// Error is one diagnostic a line.
+func (ds Diagnostics) Error() string { return specDiagnostics(ds).Error() }
+
+// HasErrors reports whether any diagnostic is an error.
+func (ds Diagnostics) HasErrors() bool { return specDiagnostics(ds).HasErrors() }
+
+// Count returns the number of errors and warnings.
+func (ds Diagnostics) Count() (errors, warnings int) { return specDiagnostics(ds).Count() }
+
+// Status is a case's status.
+type Status string
+
+// Case statuses.
+const (
+	Passed  Status = "passed"
+	Failed  Status = "failed"
+	Errored Status = "error"
+	Skipped Status = "skipped"
+)
+
+// Report is the result of a run, as `dryfire run --json` writes it.
+type Report struct {
+	Cases   []CaseResult `json:"cases"`
+	Summary Summary      `json:"summary"`
+}
+
+// Summary counts cases by status.
+type Summary struct {
+	Passed  int `json:"passed"`
+	Failed  int `json:"failed"`
+	Error   int `json:"error"`
+	Skipped int `json:"skipped"`
+	// Usage is the total of the cases' token counts (as recorded, for
+	// replayed calls).
+	Usage Usage `json:"usage"`
+}
+
+// Usage counts a model's tokens.
+type Usage struct {
+	InputTokens  int `json:"input_tokens"`
+	OutputTokens int `json:"output_tokens"`
+}
+
+// CaseResult is the result of one case.
+type CaseResult struct {
+	Suite     string        `json:"suite"` // the suite file
+	Name      string        `json:"name"`
+	Status    Status        `json:"status"`
+	Reason    string        `json:"reason"`
+	Checks    []CheckResult `json:"checks"`
+	ToolCalls []ToolCall    `json:"tool_calls"`
+	Output    string        `json:"output"`
+	Turns     int           `json:"turns"`
+	Usage     Usage         `json:"usage"`
+	Notes     []string      `json:"notes"`
+	// Cassette is the file the case's model calls are recorded in (real
+	// providers; never for a case that runs passthrough code).
+	Cassette string `json:"cassette,omitempty"`
+	// Replay says how the case's requests strayed from its recording: a
+	// request that differs (with the differences), one beyond the end,
+	// recorded calls left unplayed. Such a case fails.
+	Replay string `json:"replay,omitempty"`
+	// Stderr is the end of what an agent.command program wrote on
+	// standard error (its last lines), for a case that did not pass.
+	Stderr string `json:"stderr,omitempty"`
+	// Drill fields (world suites): the verdict (the case's status), the
+	// seed, the derived build and its hash, the final state, the evidence
+	// of every operation and the events behaviors emitted.
+	Verdict   Status          `json:"verdict,omitempty"`
+	Seed      *int64          `json:"seed,omitempty"`
+	BuildHash string          `json:"build_hash,omitempty"`
+	Build     json.RawMessage `json:"build,omitempty"`
+	State     map[string]any  `json:"state,omitempty"`
+	Evidence  []Evidence      `json:"evidence,omitempty"`
+	Events    []Event         `json:"events,omitempty"`
+	// DurationMS is wall time; the only field that varies between runs.
+	DurationMS float64 `json:"duration_ms"`
+
+	// Infra marks an error of the surroundings (a provider unreachable, a
+	// cassette missing) rather than of the agent or the suite.
+	Infra bool `json:"-"`
+	// Live counts the model requests that went to a live API.
+	Live int `json:"-"`
+}
+
+// CheckResult is the result of one check.
+type CheckResult struct {
+	Check   string `json:"check"`
+	At      string `json:"at"` // FILE:LINE of the check
+	Passed  bool   `json:"passed"`
+	Message string `json:"message"`
+}
+
+// ToolCall is one tool call of a case and what it got back.
+type ToolCall struct {
+	Turn     int             `json:"turn"`
+	ID       string          `json:"id"`
+	Tool     string          `json:"tool"`
+	Args     json.RawMessage `json:"args"`
+	Outcome  Outcome         `json:"outcome"`
+	Rule     string          `json:"rule"` // FILE:LINE of the rule that answered; empty when none
+	IsError  bool            `json:"is_error"`
+	Result   string          `json:"result"` // the exact text the model received
+	NearMiss *NearMiss       `json:"near_miss,omitempty"`
+}
+
+// Outcome says how a tool call was answered: by a rule's return, content
+// or error, by passthrough code (impl), or by no rule (unmatched). A
+// world's calls carry the world's outcome (ok, a declared error, a
+// receipt, ...).
+type Outcome string
+
+// Outcomes of a mock.
+const (
+	OutcomeReturn    Outcome = "return"
+	OutcomeContent   Outcome = "content"
+	OutcomeError     Outcome = "error"
+	OutcomeImpl      Outcome = "impl"
+	OutcomeUnmatched Outcome = "unmatched"
+)
+
+// NearMiss is the rule closest to an unmatched call, and where it parts.
+type NearMiss struct {
+	Tool     string `json:"tool"`
+	Rule     string `json:"rule,omitempty"` // FILE:LINE; empty when the tool has no rules
+	Path     string `json:"path,omitempty"`
+	Expected string `json:"expected,omitempty"`
+	Got      string `json:"got,omitempty"`
+	Reason   string `json:"reason,omitempty"`
+	// Note is set instead of a rule when there is nothing to compare
+	// (no rules for the tool, arguments that are not JSON).
+	Note string `json:"note,omitempty"`
+}
+
+// Evidence is the record of one operation of a drill (package drill's
+// type: the report of a world suite and a Go drill share it).
+type Evidence = drill.Evidence
+
+// OverrideEvidence is the override that shaped a drill's call.
+type OverrideEvidence = drill.OverrideEvidence
+
+// Event is an event a world's behavior emitted.
+type Event = drill.Event
