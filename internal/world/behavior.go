@@ -21,8 +21,9 @@ func init() {
 }
 
 // predeclared is what every behavior module sees besides the Starlark
-// built-ins: nothing that reaches the outside world.
-var predeclared = starlark.StringDict{}
+// built-ins: nothing that reaches the outside world; the converting
+// built-ins checked against the memory budget.
+var predeclared = checkedBuiltins()
 
 type resolveErrors = resolve.ErrorList
 
@@ -248,6 +249,7 @@ func (c *callCtx) run(fn *starlark.Function, args map[string]any) (any, *declare
 	thread := &starlark.Thread{Name: c.op.Key, Load: noLoad}
 	thread.SetLocal("ctx", c)
 	thread.SetMaxExecutionSteps(c.in.w.StepBudget)
+	thread.SetLocal(memKey, newMemBudget(c.in.w.Limits.MemoryMB))
 	sa, err := toStarlark(args)
 	if err != nil {
 		return nil, nil, &behaviorError{Msg: err.Error()}
@@ -328,10 +330,22 @@ func toStarlark(v any) (starlark.Value, error) {
 	return nil, fmt.Errorf("cannot convert %T to Starlark", v)
 }
 
+// maxJSONNodes bounds the values one conversion to JSON makes: shared
+// lists nested 40 deep stand for 2^40 of them.
+const maxJSONNodes = 1_000_000
+
 // fromStarlark converts a Starlark value into a JSON value.
 func fromStarlark(v starlark.Value, depth int) (any, error) {
+	n := 0
+	return convertStarlark(v, depth, &n)
+}
+
+func convertStarlark(v starlark.Value, depth int, nodes *int) (any, error) {
 	if depth > 100 {
 		return nil, errors.New("nested too deeply (a cycle?)")
+	}
+	if *nodes++; *nodes > maxJSONNodes {
+		return nil, fmt.Errorf("more than %d values (lists or dicts shared many times over?)", maxJSONNodes)
 	}
 	switch x := v.(type) {
 	case starlark.NoneType:
@@ -351,7 +365,7 @@ func fromStarlark(v starlark.Value, depth int) (any, error) {
 	case *starlark.List:
 		out := make([]any, x.Len())
 		for i := range x.Len() {
-			e, err := fromStarlark(x.Index(i), depth+1)
+			e, err := convertStarlark(x.Index(i), depth+1, nodes)
 			if err != nil {
 				return nil, err
 			}
@@ -361,7 +375,7 @@ func fromStarlark(v starlark.Value, depth int) (any, error) {
 	case starlark.Tuple:
 		out := make([]any, len(x))
 		for i, e := range x {
-			g, err := fromStarlark(e, depth+1)
+			g, err := convertStarlark(e, depth+1, nodes)
 			if err != nil {
 				return nil, err
 			}
@@ -375,7 +389,7 @@ func fromStarlark(v starlark.Value, depth int) (any, error) {
 			if !ok {
 				return nil, fmt.Errorf("dict key %s is not a string", kv[0])
 			}
-			e, err := fromStarlark(kv[1], depth+1)
+			e, err := convertStarlark(kv[1], depth+1, nodes)
 			if err != nil {
 				return nil, err
 			}

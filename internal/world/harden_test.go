@@ -64,3 +64,92 @@ func TestHostileBehaviorSchedulingTooManyEventsInOneCallFails(t *testing.T) {
 		t.Errorf("message: %s", r.Error.Message)
 	}
 }
+
+// Starlark had a step budget but no memory bound: s = s + s forty times
+// was a fatal out-of-memory of the whole run; 'a' * 1000000000 allocated
+// 1 GB and passed. Each is now a BEHAVIOR_FAILED on its call, at its line.
+func TestHostileBehaviorMemoryIsBoundedPerCall(t *testing.T) {
+	for _, tc := range []struct{ name, body string }{
+		{"doubling concat", "    s = 'ab'\n    for i in range(40):\n        s = s + s\n    return {}\n"},
+		{"augmented doubling", "    s = 'ab'\n    for i in range(40):\n        s += s\n    return {}\n"},
+		{"list doubling", "    l = [1]\n    for i in range(40):\n        l += l\n    return {}\n"},
+		{"extend doubling", "    l = [1]\n    for i in range(40):\n        l.extend(l)\n    return {}\n"},
+		{"string repeat", "    s = 'a' * 1000000000\n    return {}\n"},
+		{"list repeat", "    l = [0] * 100000000\n    return {}\n"},
+		{"list of a range", "    l = list(range(1000000000))\n    return {}\n"},
+		{"replace blowup", "    s = 'a' * 100000\n    s = s.replace('', s)\n    return {}\n"},
+		{"join blowup", "    s = 'a' * 100000\n    s = s.join([s] * 10000)\n    return {}\n"},
+		{"format blowup", "    s = 'a' * 1000000\n    f = '{}' * 1000\n    f = f.format(s)\n    return {}\n"},
+		{"percent blowup", "    s = 'a' * 1000000\n    f = '%(a)s' * 1000\n    f = f % {'a': s}\n    return {}\n"},
+		{"str of shared nesting", "    x = [1]\n    for i in range(40):\n        x = [x, x]\n    s = str(x)\n    return {}\n"},
+		{"big int squaring", "    x = 3\n    for i in range(40):\n        x = x * x\n    return {}\n"},
+		{"big int shifting", "    x = 3\n    for i in range(400):\n        x = x << 500\n    return {}\n"},
+		{"split blowup", "    s = ',' * 10000000\n    l = s.split(',')\n    return {}\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := hostileWorld(t, "limits: {memory_mb: 64}", "def h(ctx, args):\n"+tc.body)
+			r := newDrill(t, w, Drill{}).Call(Request{Operation: "p/op"})
+			wantCode(t, r, CodeBehaviorFailed)
+			want := "memory limit: this would allocate more than 64 MiB (limits.memory_mb in the world file raises it)"
+			if strings.Contains(tc.name, "int") {
+				want = "integer limit: the result would have more than 65536 bits"
+			}
+			if !strings.Contains(r.Error.Message, want) || !strings.HasPrefix(r.Error.Message, "h.star:") {
+				t.Errorf("message: %s", r.Error.Message)
+			}
+		})
+	}
+}
+
+func TestHostileModuleTopLevelMemoryIsBounded(t *testing.T) {
+	doc := "version: 1\nworld: hostile\nbehaviors: [h.star]\npackages: {p: {operations: {op: {behavior: h}}}}\n"
+	src := "s = 'ab'\nfor i in range(40):\n    s = s + s\ndef h(ctx, args):\n    return {}\n"
+	_, ds := Parse("h.world.yaml", []byte(doc), &LoadOptions{ReadFile: func(string) ([]byte, error) { return []byte(src), nil }})
+	if !strings.Contains(ds.Error(), "h.star:3:") || !strings.Contains(ds.Error(), "memory limit: this would allocate more than 256 MiB") {
+		t.Errorf("diagnostics: %s", ds.Error())
+	}
+}
+
+// What the memory rewrite must not change: the operators' and methods'
+// own results and errors.
+func TestMemoryRewriteKeepsSemantics(t *testing.T) {
+	src := `def h(ctx, args):
+    l = [1]
+    m = l
+    l += [2]
+    d = {"a": 1}
+    d["a"] += 41
+    s = "x"
+    s += "y"
+    n = 3
+    n <<= 2
+    n *= 2
+    t = (1,) + (2,)
+    return {"alias": m, "d": d, "s": s * 2, "n": n, "t": list(t), "j": "-".join(["a", "b"]),
+            "r": "aXa".replace("X", "b"), "f": "{}{}".format(1, "z"), "p": "%d%%" % 5, "u": {1: 2} | {3: 4} == {1: 2, 3: 4},
+            "sp": "a,b".split(","), "str": str([1, "a"]), "ext": l.extend([3]) == None and l, "m": max(1, 2) % 2}
+`
+	w := hostileWorld(t, "", src)
+	r := newDrill(t, w, Drill{}).Call(Request{Operation: "p/op"})
+	wantOK(t, r)
+	want := `{"alias":[1,2,3],"d":{"a":42},"ext":[1,2,3],"f":"1z","j":"a-b","m":0,"n":24,"p":"5%","r":"aba","s":"xyxy","sp":["a","b"],"str":"[1, \"a\"]","t":[1,2],"u":true}`
+	if got := r.Content(); got != want {
+		t.Errorf("got  %s\nwant %s", got, want)
+	}
+	bad := hostileWorld(t, "", "def h(ctx, args):\n    return 1 + 'a'\n")
+	r = newDrill(t, bad, Drill{}).Call(Request{Operation: "p/op"})
+	if r.Error == nil || r.Error.Message != "h.star:2:14: unknown binary op: int + string" {
+		t.Errorf("error: %+v", r.Error)
+	}
+}
+
+// A value of shared lists nested 40 deep is 2^40 JSON values: returning
+// it is refused, not converted.
+func TestHostileSharedNestingReturnedIsRefused(t *testing.T) {
+	w := hostileWorld(t, "", "def h(ctx, args):\n    x = [1]\n    for i in range(40):\n        x = [x, x]\n    return {'x': x}\n")
+	r := newDrill(t, w, Drill{}).Call(Request{Operation: "p/op"})
+	wantCode(t, r, CodeBehaviorFailed)
+	if !strings.Contains(r.Error.Message, "returned a value that is not JSON: more than 1000000 values") {
+		t.Errorf("message: %s", r.Error.Message)
+	}
+}

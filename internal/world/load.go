@@ -1,6 +1,7 @@
 package world
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -79,7 +80,7 @@ func Parse(file string, data []byte, opts *LoadOptions) (*World, spec.Diagnostic
 		Tools: map[string]*Operation{}, Actors: map[string]*Actor{},
 		Scenarios: map[string]*Setup{}, funcs: map[string]*starlark.Function{},
 		Start: defaultStart, Tick: time.Second, StepBudget: DefaultStepBudget,
-		Limits: Limits{ScheduledPerCall: DefaultScheduledPerCall, EventsPerTick: DefaultEventsPerTick},
+		Limits: Limits{ScheduledPerCall: DefaultScheduledPerCall, EventsPerTick: DefaultEventsPerTick, MemoryMB: DefaultMemoryMB},
 	}}
 	l.world()
 	ds := append(doc.Diagnostics(), l.extra...)
@@ -220,6 +221,8 @@ func (l *loader) limits(p spec.KV) {
 			l.w.Limits.ScheduledPerCall = i
 		case "events_per_tick":
 			l.w.Limits.EventsPerTick = i
+		case "memory_mb":
+			l.w.Limits.MemoryMB = i
 		}
 	}
 }
@@ -278,7 +281,8 @@ func (l *loader) behaviors(p spec.KV) {
 		path := l.modulePath(name)
 		thread := &starlark.Thread{Name: "load " + name, Load: noLoad}
 		thread.SetMaxExecutionSteps(10 * l.w.StepBudget)
-		globals, err := starlark.ExecFileOptions(fileOptions, thread, path, src, predeclared)
+		thread.SetLocal(memKey, newMemBudget(l.w.Limits.MemoryMB))
+		globals, err := execModule(thread, path, src)
 		if err != nil {
 			l.starError(it.N, name, err)
 			continue
@@ -319,6 +323,24 @@ func (l *loader) modulePath(name string) string {
 		return name
 	}
 	return filepath.ToSlash(filepath.Join(filepath.Dir(l.w.File), filepath.FromSlash(name)))
+}
+
+// execModule compiles a behavior module, rewritten to keep its memory
+// budget, and runs its top level.
+func execModule(thread *starlark.Thread, path string, src []byte) (starlark.StringDict, error) {
+	if bytes.Contains(src, []byte("__dryfire_")) {
+		return nil, errors.New("names beginning with __dryfire_ are reserved")
+	}
+	f, err := fileOptions.Parse(path, src, 0)
+	if err != nil {
+		return nil, err
+	}
+	rewriteMemory(f)
+	prog, err := starlark.FileProgram(f, predeclared.Has)
+	if err != nil {
+		return nil, err
+	}
+	return prog.Init(thread, predeclared)
 }
 
 var fileOptions = &syntax.FileOptions{Set: true, While: true, TopLevelControl: true, GlobalReassign: true, Recursion: false}

@@ -240,6 +240,9 @@ type Limits struct {
 	// (before one call, or in one clock advance): a behavior that
 	// reschedules itself at +0s trips it instead of looping forever.
 	EventsPerTick int
+	// MemoryMB bounds what one behavior call, or one module's top level,
+	// may allocate, in MiB (see memory.go for how it is counted).
+	MemoryMB int
 }
 
 // Default limits.
