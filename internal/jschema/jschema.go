@@ -37,6 +37,9 @@ func Compile(v any, url string) (*Schema, error) {
 	if url == "" {
 		url = fmt.Sprintf("mem://schema/%d.json", counter.Add(1))
 	}
+	if _, err := expanded(v, MaxExpanded); err != nil {
+		return nil, err
+	}
 	c := jsonschema.NewCompiler()
 	c.DefaultDraft(jsonschema.Draft2020)
 	c.UseLoader(noLoader{})
