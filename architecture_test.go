@@ -25,6 +25,7 @@ var layers = []struct {
 }{
 	{"commands", []string{"cmd/dryfire", "bench/..."}},
 	{"command line", []string{"internal/cli"}},
+	{"the SDKs' engine", []string{"internal/engine"}},
 	{"public API", []string{"."}},
 	{"public API for Go drills", []string{"drill"}},
 	{"running cases", []string{"internal/runner"}},

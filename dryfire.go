@@ -123,30 +123,7 @@ func Load(opts *LoadOptions, paths ...string) (*Project, error) {
 		}
 		return err
 	}
-	// A world file named directly is validated as a world.
-	var suiteFiles []string
-	var ds spec.Diagnostics
-	worlds := world.Cache{}
-	for _, f := range files {
-		if !world.IsWorldFile(f) {
-			suiteFiles = append(suiteFiles, f)
-			continue
-		}
-		w, wds := world.Load(f, &world.LoadOptions{Root: opts.Root})
-		worlds[f] = &world.Cached{W: w, Ds: wds}
-		ds = append(ds, wds...)
-	}
-	suites, sds := spec.LoadFiles(suiteFiles, &spec.Options{ResolveImpl: resolve})
-	ds = append(ds, sds...)
-	// World suites: load each world once and check every drill against it.
-	for _, s := range suites {
-		if s.World != "" {
-			ds = append(ds, world.AttachSuiteIn(s, worlds, opts.Root)...)
-		}
-	}
-	if len(worlds) > 0 {
-		ds = world.SortDiagnostics(ds)
-	}
+	suites, ds := world.LoadFiles(files, &spec.Options{ResolveImpl: resolve}, opts.Root)
 	if ds.HasErrors() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()

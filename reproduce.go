@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"regexp"
-	"sort"
 	"strings"
 
 	"github.com/dryfire-dev/dryfire/internal/cassette"
@@ -14,7 +13,6 @@ import (
 	"github.com/dryfire-dev/dryfire/internal/runner"
 	"github.com/dryfire-dev/dryfire/internal/safeio"
 	"github.com/dryfire-dev/dryfire/internal/spec"
-	"github.com/dryfire-dev/dryfire/internal/value"
 )
 
 // Reproduction compares a stored drill with its re-run.
@@ -139,7 +137,7 @@ func Reproduce(ctx context.Context, reportJSON []byte, opts *ReproduceOptions) (
 		}
 		rerun := caseOf(c)
 		r := Reproduction{Suite: c.Suite, Name: c.Name, BuildHash: old.BuildHash, Seed: *old.Seed, Rerun: &rerun}
-		r.Differences = compareDrills(old, c)
+		r.Differences = runner.CompareDrills(old, c)
 		r.Identical = len(r.Differences) == 0
 		out = append(out, r)
 		delete(drills, key{c.Suite, c.Name})
@@ -150,79 +148,6 @@ func Reproduce(ctx context.Context, reportJSON []byte, opts *ReproduceOptions) (
 		}
 	}
 	return out, nil
-}
-
-// compareDrills lists where a re-run differs from the stored drill.
-func compareDrills(old, now *report.Case) []string {
-	var diffs []string
-	if old.BuildHash != now.BuildHash {
-		diffs = append(diffs, fmt.Sprintf("build_hash: stored %s, re-run %s", old.BuildHash, now.BuildHash))
-	}
-	oldEv := evidenceValues(old)
-	newEv := evidenceValues(now)
-	common := min(len(oldEv), len(newEv))
-	for i := 0; i < common && len(diffs) < 10; i++ {
-		if d := firstDiff(oldEv[i], newEv[i], fmt.Sprintf("evidence[%d]", i)); d != "" {
-			diffs = append(diffs, d)
-		}
-	}
-	switch {
-	case len(newEv) < len(oldEv):
-		diffs = append(diffs, fmt.Sprintf("evidence[%d]: the re-run stopped there, %s short of the stored drill, which went on with %s", common, entries(len(oldEv)-common), value.Truncate(value.Canonical(oldEv[common]), 200)))
-	case len(newEv) > len(oldEv):
-		diffs = append(diffs, fmt.Sprintf("evidence[%d]: the stored drill stopped there; the re-run made %s more, first %s", common, entries(len(newEv)-common), value.Truncate(value.Canonical(newEv[common]), 200)))
-	}
-	if old.Verdict != now.Verdict {
-		d := fmt.Sprintf("verdict: stored %s, re-run %s", old.Verdict, now.Verdict)
-		if now.Reason != "" {
-			d += " (" + value.Truncate(now.Reason, 200) + ")"
-		}
-		diffs = append(diffs, d)
-	}
-	return diffs
-}
-
-func entries(n int) string {
-	if n == 1 {
-		return "1 entry"
-	}
-	return fmt.Sprintf("%d entries", n)
-}
-
-func evidenceValues(c *report.Case) []any {
-	b, _ := json.Marshal(c.Evidence)
-	v, _ := value.Parse(b)
-	a, _ := v.([]any)
-	return a
-}
-
-// firstDiff is the first path where two JSON values differ, or "".
-func firstDiff(a, b any, path string) string {
-	if value.Equal(a, b) {
-		return ""
-	}
-	am, ok1 := a.(map[string]any)
-	bm, ok2 := b.(map[string]any)
-	if ok1 && ok2 {
-		keys := map[string]bool{}
-		for k := range am {
-			keys[k] = true
-		}
-		for k := range bm {
-			keys[k] = true
-		}
-		sorted := make([]string, 0, len(keys))
-		for k := range keys {
-			sorted = append(sorted, k)
-		}
-		sort.Strings(sorted)
-		for _, k := range sorted {
-			if d := firstDiff(am[k], bm[k], path+value.PathKey(k)); d != "" {
-				return d
-			}
-		}
-	}
-	return fmt.Sprintf("%s: stored %s, re-run %s", path, value.Truncate(value.Canonical(a), 120), value.Truncate(value.Canonical(b), 120))
 }
 
 // reportedSuite checks a suite path read from a report: a suite file

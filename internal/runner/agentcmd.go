@@ -53,20 +53,31 @@ const maxInputEnv = 128<<10 - len("DRYFIRE_INPUT=") - 1
 const (
 	EnvMCPURL   = "DRYFIRE_MCP_URL"
 	EnvToolsURL = "DRYFIRE_TOOLS_URL"
+	EnvOpsURL   = "DRYFIRE_OPS_URL"   // world suites
+	EnvWorldURL = "DRYFIRE_WORLD_URL" // world suites
 	EnvCase     = "DRYFIRE_CASE"
 	EnvInput    = "DRYFIRE_INPUT"
 )
 
-// host serves the running agent.command cases of one run: one loopback
-// listener, each case's scope under /cases/ID/ and its model endpoint
-// under /cases/ID/v1/.
+// host serves the running agent.command cases of one run (or the drills
+// of an engine): each case's scope under PREFIX/ID/ and its model
+// endpoint under PREFIX/ID/v1/, on one loopback listener of its own
+// (startHost) or on the engine's.
 type host struct {
 	srv    *serve.Server
-	hs     *http.Server
-	ln     net.Listener
+	prefix string   // "/cases/"
 	base   string   // http://127.0.0.1:PORT
 	models sync.Map // *serve.Scope → *caseModel
-	done   chan struct{}
+
+	hs   *http.Server // nil when another server serves the host
+	done chan struct{}
+}
+
+// newHost returns a host serving scopes under prefix, not listening yet.
+func newHost(prefix string) *host {
+	h := &host{prefix: prefix}
+	h.srv = serve.New(nil, serve.Options{Model: http.HandlerFunc(h.model), Prefix: prefix})
+	return h
 }
 
 // startHost listens on a free loopback port and serves.
@@ -75,8 +86,8 @@ func startHost() (*host, error) {
 	if err != nil {
 		return nil, fmt.Errorf("agent.command: dryfire could not listen on a loopback port for the agents' tools and models: %w", err)
 	}
-	h := &host{ln: ln, base: "http://" + ln.Addr().String(), done: make(chan struct{})}
-	h.srv = serve.New(nil, serve.Options{Model: http.HandlerFunc(h.model)})
+	h := newHost("/cases/")
+	h.base, h.done = "http://"+ln.Addr().String(), make(chan struct{})
 	h.hs = &http.Server{Handler: http.HandlerFunc(h.route), ReadHeaderTimeout: 30 * time.Second}
 	go func() {
 		defer close(h.done)
@@ -88,19 +99,21 @@ func startHost() (*host, error) {
 // close ends every MCP session and connection, and the listener.
 func (h *host) close() {
 	h.srv.CloseSessions()
-	h.hs.Close()
-	<-h.done
+	if h.hs != nil {
+		h.hs.Close()
+		<-h.done
+	}
 }
 
-// route serves a request, after one alias: POST /cases/ID/messages is
-// /cases/ID/v1/messages. ANTHROPIC_BASE_URL is the host root for the
+// route serves a request, after one alias: POST PREFIX/ID/messages is
+// PREFIX/ID/v1/messages. ANTHROPIC_BASE_URL is the host root for the
 // official Anthropic SDKs, which add /v1/messages, but the Vercel AI SDK's
 // @ai-sdk/anthropic reads the same variable as a base that already holds
 // /v1 and adds only /messages: both reach the endpoint unchanged.
 func (h *host) route(w http.ResponseWriter, r *http.Request) {
-	if rest, ok := strings.CutPrefix(r.URL.Path, "/cases/"); ok {
+	if rest, ok := strings.CutPrefix(r.URL.Path, h.prefix); ok {
 		if id, sub, _ := strings.Cut(rest, "/"); sub == "messages" {
-			r.URL.Path, r.URL.RawPath = "/cases/"+id+"/v1/messages", ""
+			r.URL.Path, r.URL.RawPath = h.prefix+id+"/v1/messages", ""
 		}
 	}
 	h.srv.ServeHTTP(w, r)
@@ -177,6 +190,34 @@ func turns(calls []endpoint.Call) func(int) int {
 // over MCP and /tools, with /ops and the control routes), judged at the
 // end as the built-in loop's drills are.
 func runCommand(ctx context.Context, j job, opts Options, lv *live, c report.Case, start time.Time, drill *world.Instance) report.Case {
+	cc, c := startCommand(j, opts, lv, lv.host, c, start, drill)
+	if cc == nil {
+		return c
+	}
+	res := runProgram(ctx, j, opts, lv, cc.url)
+	return cc.finish(ctx, res)
+}
+
+// commandCase is a case whose agent runs outside the built-in loop,
+// between its start and its finish: its scope and model endpoint served
+// on a host.
+type commandCase struct {
+	j     job
+	h     *host
+	sc    *serve.Scope
+	m     *caseModel
+	ep    *endpoint.Endpoint // nil when it could not be made (epErr)
+	epErr error
+	drill *world.Instance
+	url   string // where the case is served: BASE/PREFIX/ID
+	c     report.Case
+	start time.Time
+}
+
+// startCommand serves a case's tools (its world's operations in a world
+// suite) and model endpoint on h. When that fails, the case comes back
+// finished (an error) and cc is nil.
+func startCommand(j job, opts Options, lv *live, h *host, c report.Case, start time.Time, drill *world.Instance) (cc *commandCase, _ report.Case) {
 	a := &j.suite.Agent
 	passthrough := j.set.ForCase(j.c).UsesImpl()
 	if passthrough {
@@ -219,19 +260,34 @@ func runCommand(ctx context.Context, j job, opts Options, lv *live, c report.Cas
 		Turn:  func() int { return int(m.arrived.Load()) },
 	})
 	c.Notes = append(c.Notes, sc.Notes()...)
-	h := lv.host
 	if err := h.srv.Add(sc); err != nil {
 		c.Status, c.Reason, c.Infra = report.Errored, err.Error(), true
 		endDrill(&c, drill)
-		return done(c, drill, start)
+		return nil, done(c, drill, start)
 	}
 	h.models.Store(sc, m)
-	defer func() {
-		h.srv.Remove(j.id)
-		h.models.Delete(sc)
-	}()
+	return &commandCase{j: j, h: h, sc: sc, m: m, ep: ep, epErr: epErr, drill: drill, url: h.base + h.prefix + j.id, c: c, start: start}, c
+}
 
-	res := runProgram(ctx, j, opts, lv, h.base+"/cases/"+j.id)
+// stop stops serving the case.
+func (cc *commandCase) stop() {
+	cc.h.srv.Remove(cc.j.id)
+	cc.h.models.Delete(cc.sc)
+}
+
+// abandon ends the case without judging it or writing its cassette.
+func (cc *commandCase) abandon() {
+	cc.stop()
+	if cc.drill != nil {
+		cc.drill.End()
+	}
+}
+
+// finish judges the case from how its agent's run ended, writes its
+// cassette when the run finished, and stops serving it.
+func (cc *commandCase) finish(ctx context.Context, res programResult) report.Case {
+	defer cc.stop()
+	j, c, ep, m, drill := cc.j, cc.c, cc.ep, cc.m, cc.drill
 	c.Output = res.output
 	if res.cut {
 		c.Notes = append(c.Notes, fmt.Sprintf("the agent printed more than %d MiB on standard output; the output is cut there", maxOutput>>20))
@@ -244,13 +300,13 @@ func runCommand(ctx context.Context, j job, opts Options, lv *live, c report.Cas
 		_, _, c.Live = ep.Stats()
 	}
 	turnOf := turns(mcalls)
-	recs := sc.Records()
+	recs := cc.sc.Records()
 	for i := range recs {
 		recs[i].Turn = turnOf(recs[i].Turn)
 	}
-	r := ran{recs: recs, drill: drill, err: res.err, infra: res.infra}
+	r := ran{recs: recs, drill: drill, err: res.err, infra: res.infra, failed: res.failed}
 	if m.over.Load() > 0 {
-		r.err, r.infra = &maxTurnsError{max: m.max, asked: int64(m.max) + 1}, false
+		r.err, r.infra, r.failed = &maxTurnsError{max: m.max, asked: int64(m.max) + 1}, false, false
 	}
 	if ep != nil {
 		r.replay, r.live = ep.Problem(), ep.Failure()
@@ -260,14 +316,15 @@ func runCommand(ctx context.Context, j job, opts Options, lv *live, c report.Cas
 	}
 	// What went wrong around the program comes first: it is why the
 	// program failed, when it did.
-	if epErr != nil && m.refused.Load() > 0 {
-		r.broken = epErr
+	if cc.epErr != nil && m.refused.Load() > 0 {
+		r.broken = cc.epErr
 	}
 	judge(j, &c, r)
 	// The cassette is written for a run that finished: not one that was
 	// interrupted, nor one whose program failed (a non-zero exit, a
-	// timeout, a call past max_turns: its recording may be cut short).
-	if ep != nil && r.replay == nil && ctx.Err() == nil && c.Status != report.Errored {
+	// timeout, a call past max_turns, a test's agent that threw: its
+	// recording may be cut short).
+	if ep != nil && r.replay == nil && ctx.Err() == nil && c.Status != report.Errored && !r.failed {
 		wrote, err := ep.Finish()
 		switch {
 		case err != nil:
@@ -285,7 +342,7 @@ func runCommand(ctx context.Context, j job, opts Options, lv *live, c report.Cas
 	if c.Status != report.Passed && res.stderr != "" {
 		c.Stderr = res.stderr
 	}
-	return done(c, drill, start)
+	return done(c, drill, cc.start)
 }
 
 // programResult is how a program's run in one case ended.
@@ -295,6 +352,7 @@ type programResult struct {
 	stderr string // the last StderrLines lines of standard error
 	err    error  // why the run failed, or nil
 	infra  bool   // err is the surroundings': it could not start, or was interrupted
+	failed bool   // err fails the case instead of erring it: a test's own agent threw
 }
 
 // runProgram runs the suite's program for one case, in the suite's
@@ -312,7 +370,7 @@ func runProgram(ctx context.Context, j job, opts Options, lv *live, prefix strin
 	if opts.CommandDir != "" {
 		cmd.Dir = opts.CommandDir
 	}
-	cmd.Env = agentEnv(lv.env, prefix, j.c)
+	cmd.Env = agentEnv(lv.env, prefix, j.c, j.suite.World != "")
 	cmd.Stdin = strings.NewReader(j.c.Input)
 	stdout := &capped{max: maxOutput}
 	stderr := &tail{}
@@ -366,14 +424,37 @@ func quoteArgs(args []string) []string {
 // values of them never reach it.
 var dryfireEnv = []string{
 	"OPENAI_BASE_URL", "ANTHROPIC_BASE_URL", "OPENAI_API_KEY", "ANTHROPIC_API_KEY",
-	EnvMCPURL, EnvToolsURL, EnvCase, EnvInput,
+	EnvMCPURL, EnvToolsURL, EnvOpsURL, EnvWorldURL, EnvCase, EnvInput,
+}
+
+// bindingEnv are the variables that lead an agent to one case served at
+// prefix, in a fixed order: the base URLs pointing at the case's
+// endpoint, dummy keys (the endpoint adds the real ones to the calls it
+// records), the case's tool URLs (in a world suite, /ops and /world too),
+// its name and input (unless too long for an environment).
+func bindingEnv(prefix string, c *spec.Case, world bool) [][2]string {
+	out := [][2]string{
+		{"OPENAI_BASE_URL", prefix + "/v1"},
+		{"ANTHROPIC_BASE_URL", prefix},
+		{"OPENAI_API_KEY", endpoint.DummyKey},
+		{"ANTHROPIC_API_KEY", endpoint.DummyKey},
+		{EnvMCPURL, prefix + "/mcp"},
+		{EnvToolsURL, prefix + "/tools"},
+	}
+	if world {
+		out = append(out, [2]string{EnvOpsURL, prefix + "/ops"}, [2]string{EnvWorldURL, prefix + "/world"})
+	}
+	out = append(out, [2]string{EnvCase, c.Name})
+	if len(c.Input) <= maxInputEnv {
+		out = append(out, [2]string{EnvInput, c.Input})
+	}
+	return out
 }
 
 // agentEnv is the environment of a program in one case: the run's, with
-// the base URLs pointing at the case's endpoint, dummy keys (the endpoint
-// adds the real ones to the calls it records), the case's tool URLs, name
-// and input, and loopback kept away from any proxy.
-func agentEnv(env []string, prefix string, c *spec.Case) []string {
+// dryfire's variables (bindingEnv) replaced, and loopback kept away from
+// any proxy.
+func agentEnv(env []string, prefix string, c *spec.Case, world bool) []string {
 	out := make([]string, 0, len(env)+len(dryfireEnv)+2)
 	var noProxy, noProxyLower string
 	proxied := false
@@ -393,17 +474,8 @@ func agentEnv(env []string, prefix string, c *spec.Case) []string {
 		}
 		out = append(out, kv)
 	}
-	out = append(out,
-		"OPENAI_BASE_URL="+prefix+"/v1",
-		"ANTHROPIC_BASE_URL="+prefix,
-		"OPENAI_API_KEY="+endpoint.DummyKey,
-		"ANTHROPIC_API_KEY="+endpoint.DummyKey,
-		EnvMCPURL+"="+prefix+"/mcp",
-		EnvToolsURL+"="+prefix+"/tools",
-		EnvCase+"="+c.Name,
-	)
-	if len(c.Input) <= maxInputEnv {
-		out = append(out, EnvInput+"="+c.Input)
+	for _, kv := range bindingEnv(prefix, c, world) {
+		out = append(out, kv[0]+"="+kv[1])
 	}
 	if proxied {
 		noProxy = joinList(noProxy, "127.0.0.1,localhost")

@@ -32,6 +32,10 @@ import (
 // NoteNeverRecorded is the note of a case that runs passthrough code.
 const NoteNeverRecorded = "this case runs passthrough code (impl), so it is never recorded into a cassette"
 
+// NoAgentReason is why a run skips the drills of a world suite without
+// agent: (the SDKs' suites): their agent is a test's own function.
+const NoAgentReason = "its agent is the test's own function: run it with runDrills / run_drills, or give the suite an agent"
+
 // DefaultConcurrency is how many cases run at once unless told otherwise.
 const DefaultConcurrency = 8
 
@@ -218,6 +222,7 @@ func Run(ctx context.Context, suites []*spec.Suite, opts Options) (*report.Repor
 func withCommand(s *spec.Suite, command []string) *spec.Suite {
 	cp := *s
 	cp.Agent.Command = command
+	cp.NoAgent = false
 	if cp.Agent.Provider == spec.ProviderScript {
 		cp.Agent.Provider = ""
 	}
@@ -225,6 +230,9 @@ func withCommand(s *spec.Suite, command []string) *spec.Suite {
 }
 
 func supported(s *spec.Suite) error {
+	if s.NoAgent {
+		return nil // its drills are skipped
+	}
 	if len(s.Agent.Command) > 0 {
 		switch s.Agent.Provider {
 		case "", spec.ProviderAnthropic, spec.ProviderOpenAI, spec.ProviderOpenAIResponses, spec.ProviderOpenAICompatible:
@@ -285,21 +293,8 @@ func (e *MissingKeyError) Error() string {
 // before anything runs that every case that will need a live model has
 // its key.
 func prepareLive(jobs []job, opts Options) (*live, error) {
-	env := opts.Env
-	if env == nil {
-		env = os.Environ()
-	}
-	vars := make(map[string]string, len(env))
-	for _, kv := range env {
-		if k, v, ok := strings.Cut(kv, "="); ok {
-			vars[k] = v
-		}
-	}
-	lv := &live{mode: opts.Record, getenv: func(k string) string { return vars[k] }, env: env}
-	if lv.mode == "" {
-		lv.mode = cassette.DefaultMode(lv.getenv)
-	}
-	if _, err := cassette.ParseMode(string(lv.mode)); err != nil {
+	lv, err := newLive(opts)
+	if err != nil {
 		return nil, err
 	}
 	needsModel := false
@@ -308,7 +303,7 @@ func prepareLive(jobs []job, opts Options) (*live, error) {
 	for _, j := range jobs {
 		p := j.suite.Agent.Provider
 		command := len(j.suite.Agent.Command) > 0
-		if p == spec.ProviderScript && !command || j.c.Skip {
+		if p == spec.ProviderScript && !command || j.c.Skip || j.suite.NoAgent {
 			continue
 		}
 		needsModel = true
@@ -349,11 +344,40 @@ func prepareLive(jobs []job, opts Options) (*live, error) {
 		}
 		return nil, e
 	}
-	if !needsModel {
-		return lv, nil
+	if needsModel {
+		lv.connect(opts, false)
 	}
-	lv.secrets = cassette.SecretsFromEnv(env)
-	if lv.mode != cassette.None {
+	return lv, nil
+}
+
+// newLive reads the run's environment and record mode.
+func newLive(opts Options) (*live, error) {
+	env := opts.Env
+	if env == nil {
+		env = os.Environ()
+	}
+	vars := make(map[string]string, len(env))
+	for _, kv := range env {
+		if k, v, ok := strings.Cut(kv, "="); ok {
+			vars[k] = v
+		}
+	}
+	lv := &live{mode: opts.Record, getenv: func(k string) string { return vars[k] }, env: env}
+	if lv.mode == "" {
+		lv.mode = cassette.DefaultMode(lv.getenv)
+	}
+	if _, err := cassette.ParseMode(string(lv.mode)); err != nil {
+		return nil, err
+	}
+	return lv, nil
+}
+
+// connect readies the live side: the secrets never written into a
+// cassette, and the transport to real APIs, unless only replaying (and
+// not always, for drills that choose their own record mode).
+func (lv *live) connect(opts Options, always bool) {
+	lv.secrets = cassette.SecretsFromEnv(lv.env)
+	if lv.mode != cassette.None || always {
 		lv.transport = opts.Live
 		if lv.transport == nil {
 			t := http.DefaultTransport.(*http.Transport).Clone()
@@ -361,7 +385,6 @@ func prepareLive(jobs []job, opts Options) (*live, error) {
 			lv.transport = t
 		}
 	}
-	return lv, nil
 }
 
 func base(j job) report.Case {
@@ -383,6 +406,10 @@ func runCase(ctx context.Context, j job, opts Options, lv *live) report.Case {
 		if c.Reason == "" {
 			c.Reason = "skip: true"
 		}
+		return c
+	}
+	if j.suite.NoAgent {
+		c.Status, c.Reason = report.Skipped, NoAgentReason
 		return c
 	}
 	// A drill's world, whoever the agent is: the built-in loop or a
@@ -484,6 +511,7 @@ type ran struct {
 	live     error // the live API failed
 	err      error // the agent's run failed (the case errs)
 	infra    bool  // err is the surroundings', not the agent's or the suite's
+	failed   bool  // err fails the case (a test's own agent threw) instead
 }
 
 // judge fills a case's transcript, its drill fields (the drill ended
@@ -521,6 +549,11 @@ func judge(j job, c *report.Case, r ran) {
 	switch {
 	case r.live != nil:
 		c.Status, c.Reason, c.Infra = report.Errored, r.live.Error(), true
+	case r.err != nil && r.failed:
+		c.Status, c.Reason = report.Failed, r.err.Error()
+		if failed > 0 {
+			c.Reason += fmt.Sprintf("; %d of %d checks failed", failed, len(results))
+		}
 	case r.err != nil:
 		c.Status, c.Reason, c.Infra = report.Errored, r.err.Error(), r.infra
 	case failed > 0 || unmatched > 0 || r.unplayed != nil:

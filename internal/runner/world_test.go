@@ -65,3 +65,38 @@ func TestWorldDrillsDeterministic(t *testing.T) {
 		t.Errorf("seed %d", *rep.Cases[0].Seed)
 	}
 }
+
+// A world suite without agent: (an SDK's) loads, and a run reports its
+// drills as skipped, saying why, without asking for any key; with a
+// command (dryfire reproduce -- COMMAND) they run.
+func TestWorldSuiteWithoutAgentIsSkipped(t *testing.T) {
+	suites, ds, err := spec.Load([]string{"../engine/testdata/project/tests/records.dryfire.yaml"}, nil)
+	if err != nil || ds.HasErrors() {
+		t.Fatal(err, ds)
+	}
+	if ds := world.AttachSuite(suites[0], world.Cache{}); ds.HasErrors() {
+		t.Fatal(ds)
+	}
+	if !suites[0].NoAgent {
+		t.Fatal("NoAgent is not set")
+	}
+	rep, err := runner.Run(context.Background(), suites, runner.Options{Env: []string{}, Record: "once"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Cases) != 3 || rep.Summary.Skipped != 3 {
+		t.Fatalf("summary %+v", rep.Summary)
+	}
+	for _, c := range rep.Cases {
+		if c.Status != report.Skipped || c.Reason != "its agent is the test's own function: run it with runDrills / run_drills, or give the suite an agent" {
+			t.Errorf("%s: %s %q", c.Name, c.Status, c.Reason)
+		}
+	}
+	rep, err = runner.Run(context.Background(), suites, runner.Options{Env: []string{}, Record: "none", Command: []string{"sh", "-c", "echo sent"}, Filter: regexp.MustCompile("^mail-twice$")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := rep.Cases[0]; c.Status != report.Failed || c.Output != "sent" {
+		t.Errorf("with a command: %s %q %q; want it run (and failed: it sends no mail)", c.Status, c.Reason, c.Output)
+	}
+}

@@ -43,6 +43,9 @@ type Options struct {
 	// NoModelHint is added to the 404 answer of a model route when Model
 	// is nil: how to get a model endpoint.
 	NoModelHint string
+	// Prefix is where added scopes are served, as /PREFIX/{id}/...; empty
+	// means "/cases/". It starts and ends with '/'.
+	Prefix string
 }
 
 // Server serves scopes over HTTP. It is an http.Handler.
@@ -50,6 +53,7 @@ type Server struct {
 	root    *Scope
 	model   http.Handler
 	noModel string
+	prefix  string
 
 	mu    sync.RWMutex
 	cases map[string]*Scope
@@ -58,7 +62,10 @@ type Server struct {
 // New returns a Server whose root paths serve root (nil: none, and only
 // /cases/{id}/ paths answer).
 func New(root *Scope, opts Options) *Server {
-	s := &Server{root: root, model: opts.Model, cases: map[string]*Scope{}}
+	s := &Server{root: root, model: opts.Model, cases: map[string]*Scope{}, prefix: opts.Prefix}
+	if s.prefix == "" {
+		s.prefix = "/cases/"
+	}
 	if opts.NoModelHint != "" {
 		s.noModel = " (" + opts.NoModelHint + ")"
 	}
@@ -144,24 +151,24 @@ func ScopeFrom(ctx context.Context) (*Scope, bool) {
 
 // ServeHTTP routes a request to its scope and route.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if !allowed(w, r) {
+	if !Allowed(w, r) {
 		return
 	}
 	path := r.URL.Path
 	sc := s.root
 	prefix := ""
-	if rest, ok := strings.CutPrefix(path, "/cases/"); ok {
+	if rest, ok := strings.CutPrefix(path, s.prefix); ok {
 		id, sub, _ := strings.Cut(rest, "/")
 		sc = s.Scope(id)
 		if sc == nil {
 			writeError(w, http.StatusNotFound, "not_found", fmt.Sprintf("no case is served as %q", id))
 			return
 		}
-		prefix, path = "/cases/"+id, "/"+sub
+		prefix, path = s.prefix+id, "/"+sub
 	}
 	switch {
 	case sc == nil:
-		writeError(w, http.StatusNotFound, "not_found", "nothing is served at the root; use /cases/{id}/")
+		writeError(w, http.StatusNotFound, "not_found", "nothing is served at the root; use "+s.prefix+"{id}/")
 	case path == "/mcp":
 		mcpHandler{sc}.ServeHTTP(w, r)
 	case path == "/tools":
@@ -220,14 +227,14 @@ func methodNotAllowed(w http.ResponseWriter, r *http.Request, allow string) {
 	writeError(w, http.StatusMethodNotAllowed, "method_not_allowed", fmt.Sprintf("%s %s: use %s", r.Method, r.URL.Path, allow))
 }
 
-// allowed is the DNS-rebinding protection of every route: a request that
+// Allowed is the DNS-rebinding protection of every route: a request that
 // reached a loopback address must name a loopback host (the rule go-sdk
 // applies to MCP, whose own check is turned off so that it runs once),
 // and a request from a browser page (it has an Origin) must come from a
 // page on localhost, 127.0.0.1 or [::1]. Requests without Origin, as
 // every SDK and command-line client sends them, are fine. It writes the
 // 403 itself.
-func allowed(w http.ResponseWriter, r *http.Request) bool {
+func Allowed(w http.ResponseWriter, r *http.Request) bool {
 	if la, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok && la != nil {
 		if isLoopback(la.String()) && !isLoopback(r.Host) {
 			writeError(w, http.StatusForbidden, "forbidden", fmt.Sprintf("host %q is not a loopback name; dryfire answers only localhost, 127.0.0.1 and [::1] here (DNS rebinding protection)", r.Host))

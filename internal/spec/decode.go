@@ -162,6 +162,9 @@ func (x *decoder) suite(root *yaml.Node, doc any) *Suite {
 			s.Scenario, s.ScenarioPos = str(p.val), x.pos(p.v)
 		}
 	}
+	if k, _ := lookup(root, "agent"); k == nil && s.World != "" {
+		s.NoAgent = true
+	}
 	if s.World != "" {
 		for _, key := range []string{"tools", "mocks"} {
 			if k, _ := lookup(root, key); k != nil {
@@ -806,7 +809,9 @@ func (x *decoder) crossCheck(s *Suite) {
 			return s.Mocks[tool]
 		}
 
-		if sk, _ := lookup(c.node, "script"); sk != nil && command {
+		if sk, _ := lookup(c.node, "script"); sk != nil && s.NoAgent {
+			x.errorf(sk, "script is only for provider: script, and this suite has no agent (its drills' agent is the test's own function): remove the script, or give the suite an agent")
+		} else if sk != nil && command {
 			x.errorf(sk, "script is only for provider: script; with agent.command your program makes the model calls (remove the script)")
 		} else if sk != nil && known && !scripted {
 			x.errorf(sk, "script is only for provider: script; this suite's provider is %q (remove the script, or set agent.provider: script)", s.Agent.Provider)

@@ -3,6 +3,8 @@ package spec
 import (
 	"fmt"
 	"iter"
+	"strconv"
+	"strings"
 
 	yaml "go.yaml.in/yaml/v4"
 
@@ -168,3 +170,64 @@ func Deref(n *yaml.Node) *yaml.Node { return deref(n) }
 
 // Describe names a value's type the YAML way, with the value when short.
 func Describe(v any) string { return describe(v) }
+
+// PathAt finds the node written at line:col under root (a mapping key or
+// a value) and returns the steps to it (keys, and list indexes as
+// decimal text, as At takes them) and the same path as text: .key or
+// ["key"] for a key, [i] for an index. ok is false when no node starts
+// there.
+func PathAt(root *yaml.Node, line, col int) (steps []string, text string, ok bool) {
+	var b strings.Builder
+	var walk func(n *yaml.Node) bool
+	walk = func(n *yaml.Node) bool {
+		n = deref(n)
+		if n == nil {
+			return false
+		}
+		if n.Line == line && n.Column == col {
+			return true
+		}
+		switch n.Kind {
+		case yaml.DocumentNode:
+			for _, c := range n.Content {
+				if walk(c) {
+					return true
+				}
+			}
+		case yaml.MappingNode:
+			for i := 0; i+1 < len(n.Content); i += 2 {
+				k, v := n.Content[i], n.Content[i+1]
+				mark := b.Len()
+				steps = append(steps, k.Value)
+				b.WriteString(value.PathKey(k.Value))
+				if (k.Line == line && k.Column == col) || walk(v) {
+					return true
+				}
+				steps = steps[:len(steps)-1]
+				truncate(&b, mark)
+			}
+		case yaml.SequenceNode:
+			for i, c := range n.Content {
+				mark := b.Len()
+				steps = append(steps, strconv.Itoa(i))
+				fmt.Fprintf(&b, "[%d]", i)
+				if walk(c) {
+					return true
+				}
+				steps = steps[:len(steps)-1]
+				truncate(&b, mark)
+			}
+		}
+		return false
+	}
+	if !walk(root) {
+		return nil, "", false
+	}
+	return steps, b.String(), true
+}
+
+func truncate(b *strings.Builder, n int) {
+	s := b.String()[:n]
+	b.Reset()
+	b.WriteString(s)
+}

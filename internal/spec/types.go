@@ -41,6 +41,10 @@ type Suite struct {
 	// a suite are drills, and its tools are the world's operations.
 	World, Scenario       string
 	WorldPos, ScenarioPos Pos
+	// NoAgent is a world suite without agent: its drills' agent is the
+	// test's own function (the TypeScript and Python SDKs), so a run
+	// reports them as skipped.
+	NoAgent bool
 	// Attached is what the world hook made of the world (a *world.World):
 	// the runner's to use.
 	Attached any

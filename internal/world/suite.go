@@ -191,14 +191,7 @@ func attachSetup(r *nodeReporter, w *World, c *spec.Case, d *Drill) {
 		}
 		inline, err := w.ParseSetup(rest)
 		if err != nil {
-			var ds spec.Diagnostics
-			if errors.As(err, &ds) {
-				for _, dg := range ds {
-					r.Errorf(sn, "setup.scenario: %s", dg.Message)
-				}
-			} else {
-				r.Errorf(sn, "setup.scenario: %v", err)
-			}
+			reportSetup(r, sn, rest, err)
 		} else {
 			inline.Overrides = rules
 			inline.Source = sc
@@ -314,4 +307,35 @@ func Lookup(state map[string]any, steps []string) (any, bool) {
 		}
 	}
 	return cur, true
+}
+
+// LoadFiles loads suite files as spec.LoadFiles does, and attaches each
+// world suite's world (each world file loaded once, behavior modules read
+// inside root: empty, the suite's directory); a world file among files is
+// validated as a world. Diagnostics are sorted by file and position when
+// a world was involved.
+func LoadFiles(files []string, opts *spec.Options, root string) ([]*spec.Suite, spec.Diagnostics) {
+	var suiteFiles []string
+	var ds spec.Diagnostics
+	worlds := Cache{}
+	for _, f := range files {
+		if !IsWorldFile(f) {
+			suiteFiles = append(suiteFiles, f)
+			continue
+		}
+		w, wds := Load(f, &LoadOptions{Root: root})
+		worlds[f] = &Cached{W: w, Ds: wds}
+		ds = append(ds, wds...)
+	}
+	suites, sds := spec.LoadFiles(suiteFiles, opts)
+	ds = append(ds, sds...)
+	for _, s := range suites {
+		if s.World != "" {
+			ds = append(ds, AttachSuiteIn(s, worlds, root)...)
+		}
+	}
+	if len(worlds) > 0 {
+		ds = SortDiagnostics(ds)
+	}
+	return suites, ds
 }

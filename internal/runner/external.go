@@ -1,0 +1,156 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/dryfire-dev/dryfire/internal/cassette"
+	"github.com/dryfire-dev/dryfire/internal/mock"
+	"github.com/dryfire-dev/dryfire/internal/report"
+	"github.com/dryfire-dev/dryfire/internal/spec"
+	"github.com/dryfire-dev/dryfire/internal/world"
+)
+
+// Host serves drills whose agent is a test's own function (the engine of
+// the TypeScript and Python SDKs): each drill is run as an agent.command
+// case is, with its world and model endpoint under PREFIX/ID/, except
+// that the agent is not a program dryfire starts: Start serves the
+// drill, the agent calls its URLs, End judges it.
+type Host struct {
+	h    *host
+	lv   *live
+	opts Options
+
+	mu    sync.Mutex
+	rules map[*spec.Suite]*suiteParts
+}
+
+// suiteParts is what every drill of one suite shares.
+type suiteParts struct {
+	set       *mock.Set
+	cassettes map[*spec.Case]string
+}
+
+// NewHost returns a host serving drills under prefix ("/drills/"). Its
+// record mode and environment are opts.Record and opts.Env (as a run's);
+// it is an http.Handler, served by the caller at SetBase's URL.
+func NewHost(prefix string, opts Options) (*Host, error) {
+	lv, err := newLive(opts)
+	if err != nil {
+		return nil, err
+	}
+	lv.connect(opts, true)
+	return &Host{h: newHost(prefix), lv: lv, opts: opts, rules: map[*spec.Suite]*suiteParts{}}, nil
+}
+
+// SetBase says where the host is reached (http://127.0.0.1:PORT): the
+// drills' URLs start with it. Call it before the first Start.
+func (H *Host) SetBase(base string) { H.h.base = base }
+
+// Mode is the host's default record mode.
+func (H *Host) Mode() cassette.Mode { return H.lv.mode }
+
+func (H *Host) ServeHTTP(w http.ResponseWriter, r *http.Request) { H.h.route(w, r) }
+
+// Close ends every MCP session of every drill.
+func (H *Host) Close() { H.h.srv.CloseSessions() }
+
+// DrillSpec is one drill to start.
+type DrillSpec struct {
+	Suite *spec.Suite
+	Case  *spec.Case
+	// ID names the drill under the host's prefix: letters and digits.
+	ID string
+	// World is the drill's world instance (its setup, seed and actor
+	// already applied).
+	World *world.Instance
+	// Record is this drill's record mode; empty: the host's.
+	Record cassette.Mode
+}
+
+// Drill is a started drill of a Host.
+type Drill struct {
+	cc   *commandCase
+	once sync.Once
+}
+
+// Start serves a drill: its world's operations over MCP, /tools and
+// /ops, its world routes, and its model endpoint on its cassette.
+func (H *Host) Start(d DrillSpec) (*Drill, error) {
+	start := time.Now()
+	parts := H.parts(d.Suite)
+	j := job{suite: d.Suite, set: parts.set, c: d.Case, cassette: parts.cassettes[d.Case], id: d.ID}
+	lv := H.lv
+	if d.Record != "" && d.Record != lv.mode {
+		cp := *lv
+		cp.mode = d.Record
+		lv = &cp
+	}
+	c := base(j)
+	cc, c := startCommand(j, H.opts, lv, H.h, c, start, d.World)
+	if cc == nil {
+		return nil, errors.New(c.Reason)
+	}
+	return &Drill{cc: cc}, nil
+}
+
+// parts are the shared parts of a suite's drills, made once.
+func (H *Host) parts(s *spec.Suite) *suiteParts {
+	H.mu.Lock()
+	defer H.mu.Unlock()
+	if p := H.rules[s]; p != nil {
+		return p
+	}
+	p := &suiteParts{set: mock.Compile(s), cassettes: map[*spec.Case]string{}}
+	names := make([]string, len(s.Cases))
+	for i, c := range s.Cases {
+		names[i] = c.Name
+	}
+	for i, path := range cassette.Paths(s.File, names) {
+		p.cassettes[s.Cases[i]] = path
+	}
+	H.rules[s] = p
+	return p
+}
+
+// Forget drops what the host keeps for a suite no longer used (one that
+// was loaded again after a change).
+func (H *Host) Forget(s *spec.Suite) {
+	H.mu.Lock()
+	delete(H.rules, s)
+	H.mu.Unlock()
+}
+
+// URL is where the drill is served: BASE/PREFIX/ID.
+func (d *Drill) URL() string { return d.cc.url }
+
+// Env is what an agent program needs to reach the drill, in a fixed
+// order: the variables an agent.command program gets.
+func (d *Drill) Env() [][2]string {
+	return bindingEnv(d.cc.url, d.cc.j.c, d.cc.drill != nil)
+}
+
+// End ends the drill and judges it: output is what the agent returned,
+// agentErr what it threw (the drill then fails with "the agent failed:
+// ..."). The model cassette is written as a run writes it. End and
+// Abandon take effect once; later calls return an empty case.
+func (d *Drill) End(ctx context.Context, output string, agentErr error) report.Case {
+	var c report.Case
+	d.once.Do(func() {
+		res := programResult{output: output}
+		if agentErr != nil {
+			res.err, res.failed = errors.New("the agent failed: "+agentErr.Error()), true
+		}
+		c = d.cc.finish(ctx, res)
+	})
+	return c
+}
+
+// Abandon ends the drill without a verdict and without writing its
+// cassette.
+func (d *Drill) Abandon() {
+	d.once.Do(d.cc.abandon)
+}
