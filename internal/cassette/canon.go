@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/dryfire-dev/dryfire/internal/redact"
 	"github.com/dryfire-dev/dryfire/internal/spec"
 	"github.com/dryfire-dev/dryfire/internal/value"
 )
@@ -52,39 +53,12 @@ func RulesFor(provider string) []Rule {
 var matchHeaders = [...]string{"anthropic-beta", "anthropic-version", "openai-beta"}
 
 // Redacted replaces a secret wherever it would be written.
-const Redacted = "REDACTED"
+const Redacted = redact.Redacted
 
-// redactor replaces secrets (longest first) in what is written.
-type redactor []string
+// redactor is dryfire's one redactor.
+type redactor = redact.Redactor
 
-func newRedactor(secrets []string) redactor {
-	var r redactor
-	for _, s := range secrets {
-		if len(s) >= MinSecretLen && !slices.Contains(r, s) {
-			r = append(r, s)
-		}
-	}
-	slices.SortFunc(r, func(a, b string) int { return len(b) - len(a) })
-	return r
-}
-
-func (r redactor) string(s string) string {
-	for _, sec := range r {
-		if strings.Contains(s, sec) {
-			s = strings.ReplaceAll(s, sec, Redacted)
-		}
-	}
-	return s
-}
-
-func (r redactor) bytes(b []byte) []byte {
-	for _, sec := range r {
-		if bytes.Contains(b, []byte(sec)) {
-			b = bytes.ReplaceAll(b, []byte(sec), []byte(Redacted))
-		}
-	}
-	return b
-}
+func newRedactor(secrets []string) redactor { return redact.New(secrets) }
 
 // IsAnthropicPath says whether a request path (without the query) is the
 // Anthropic Messages API's.
@@ -122,11 +96,11 @@ const (
 // kept as bytes.
 func canonicalBody(body []byte, rules []Rule, red redactor) canonBody {
 	if len(bytes.TrimSpace(body)) == 0 {
-		return canonBody{bytes: red.bytes(body)}
+		return canonBody{bytes: red.Bytes(body)}
 	}
 	v, ok := parseJSON(body)
 	if !ok {
-		return canonBody{bytes: red.bytes(body)}
+		return canonBody{bytes: red.Bytes(body)}
 	}
 	for _, r := range rules {
 		applyRule(r, v)
@@ -177,7 +151,7 @@ func applyRule(r Rule, v any) {
 func redactValue(v any, red redactor) any {
 	switch x := v.(type) {
 	case string:
-		return red.string(x)
+		return red.String(x)
 	case []any:
 		for i := range x {
 			x[i] = redactValue(x[i], red)
@@ -186,14 +160,14 @@ func redactValue(v any, red redactor) any {
 		var renamed []string
 		for k, e := range x {
 			x[k] = redactValue(e, red)
-			if red.string(k) != k {
+			if red.String(k) != k {
 				renamed = append(renamed, k)
 			}
 		}
 		for _, k := range renamed {
 			e := x[k]
 			delete(x, k)
-			x[red.string(k)] = e
+			x[red.String(k)] = e
 		}
 	}
 	return v

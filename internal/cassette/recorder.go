@@ -29,6 +29,7 @@ import (
 	"sync"
 
 	"github.com/dryfire-dev/dryfire/internal/atomicfile"
+	"github.com/dryfire-dev/dryfire/internal/redact"
 	"github.com/dryfire-dev/dryfire/internal/safeio"
 )
 
@@ -72,28 +73,11 @@ func DefaultMode(getenv func(string) string) Mode {
 }
 
 // MinSecretLen is the shortest environment value treated as a secret.
-const MinSecretLen = 8
+const MinSecretLen = redact.MinLen
 
 // SecretsFromEnv are the values (at least MinSecretLen long) of the
-// environment variables whose name contains KEY, TOKEN, SECRET or
-// PASSWORD: they are written nowhere.
-func SecretsFromEnv(environ []string) []string {
-	var out []string
-	for _, kv := range environ {
-		k, v, ok := strings.Cut(kv, "=")
-		if !ok || len(v) < MinSecretLen {
-			continue
-		}
-		uk := strings.ToUpper(k)
-		for _, w := range []string{"KEY", "TOKEN", "SECRET", "PASSWORD"} {
-			if strings.Contains(uk, w) {
-				out = append(out, v)
-				break
-			}
-		}
-	}
-	return out
-}
+// variables whose names hold KEY, TOKEN, SECRET or PASSWORD.
+func SecretsFromEnv(environ []string) []string { return redact.FromEnv(environ) }
 
 // Config configures the Recorder of one case.
 type Config struct {
@@ -386,9 +370,9 @@ func (r *Recorder) keep(x *Exchange, host string, status int, contentType string
 	}
 	rs := Response{Status: status}
 	if contentType != "" {
-		rs.Header = map[string]string{"content-type": r.red.string(contentType)}
+		rs.Header = map[string]string{"content-type": r.red.String(contentType)}
 	}
-	data = r.red.bytes(slices.Clone(data))
+	data = r.red.Bytes(slices.Clone(data))
 	if IsEventStream(contentType) {
 		rs.Events = SplitEvents(data)
 	} else {
@@ -427,7 +411,7 @@ func (r *Recorder) Cassette() *Cassette { return r.tape }
 func (r *Recorder) AddSecret(s string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if len(s) < MinSecretLen || slices.Contains(r.red, s) {
+	if len(s) < MinSecretLen || slices.Contains([]string(r.red), s) {
 		return
 	}
 	r.red = newRedactor(append(slices.Clone([]string(r.red)), s))
@@ -490,13 +474,13 @@ func (r *Recorder) canonical(req *http.Request, body []byte) (Request, canonBody
 					if slices.Contains(secretParams, strings.ToLower(k)) {
 						vs[i] = Redacted
 					} else {
-						vs[i] = r.red.string(vs[i])
+						vs[i] = r.red.String(vs[i])
 					}
 				}
 			}
 			path += "?" + vals.Encode()
 		} else {
-			path += "?" + r.red.string(q)
+			path += "?" + r.red.String(q)
 		}
 	}
 	var h map[string]string
@@ -505,7 +489,7 @@ func (r *Recorder) canonical(req *http.Request, body []byte) (Request, canonBody
 			if h == nil {
 				h = map[string]string{}
 			}
-			h[name] = r.red.string(strings.Join(vs, ", "))
+			h[name] = r.red.String(strings.Join(vs, ", "))
 		}
 	}
 	rules := r.rules

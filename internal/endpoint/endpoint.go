@@ -330,6 +330,11 @@ func (e *Endpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		e.note(Call{API: api, Status: a.status, Replayed: true, Streamed: a.streamed || a.cacheControl, Usage: a.usage})
 		return
 	}
+	// A client's own key is a secret from its first request on: learned
+	// before the request is canonicalised for the cassette.
+	if k := clientKey(r); e.keys[api] == "" && k != "" && !isDummy(k) {
+		e.rec.AddSecret(k)
+	}
 	x, err := e.rec.Begin(r, body, e.unavailable(api, r))
 	if err != nil {
 		status := e.refuse(w, api, err)

@@ -430,6 +430,27 @@ func TestKeys(t *testing.T) {
 					t.Errorf("cassette holds the key:\n%s", data)
 				}
 			})
+			// The client's key was learned after its first request was
+			// canonicalised: a first request quoting it kept it in clear.
+			t.Run("client's own key is redacted from its first request on", func(t *testing.T) {
+				fake := newFake(api, fakeapi.RequireKey(clientKeyValue))
+				defer fake.Close()
+				o := upstreamOptions(caseOptions(t.TempDir(), cassette.Once), fake.URL)
+				e := mustNew(t, o)
+				quoting := strings.Replace(body, "You are a support agent.", "my key is "+clientKeyValue, 1)
+				if quoting == body {
+					t.Fatal("the body has no user text to replace")
+				}
+				r := post(t, http.DefaultClient, serve(t, e, "/c"), api, quoting, authHeader(clientKeyValue)...)
+				if r.status != 200 {
+					t.Fatalf("%d %s", r.status, r.body)
+				}
+				e.Finish()
+				data, _ := os.ReadFile(o.File)
+				if strings.Contains(string(data), clientKeyValue) || !strings.Contains(string(data), "my key is REDACTED") {
+					t.Errorf("cassette:\n%s", data)
+				}
+			})
 			t.Run("no key for a public API", func(t *testing.T) {
 				tr := newDialCounter()
 				o := caseOptions(t.TempDir(), cassette.Once)

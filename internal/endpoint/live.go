@@ -90,7 +90,7 @@ func (e *Endpoint) live(w http.ResponseWriter, r *http.Request, api API, body []
 			out.Header.Set("Authorization", "Bearer "+key)
 		}
 	} else if k := clientKey(r); k != "" && !isDummy(k) {
-		e.rec.AddSecret(k)
+		// forwarded; ServeHTTP made it a secret
 	} else {
 		for _, k := range authHeaders {
 			out.Header.Del(k)

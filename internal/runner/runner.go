@@ -22,6 +22,7 @@ import (
 	"github.com/dryfire-dev/dryfire/internal/check"
 	"github.com/dryfire-dev/dryfire/internal/mock"
 	"github.com/dryfire-dev/dryfire/internal/model"
+	"github.com/dryfire-dev/dryfire/internal/redact"
 	"github.com/dryfire-dev/dryfire/internal/report"
 	"github.com/dryfire-dev/dryfire/internal/spec"
 	"github.com/dryfire-dev/dryfire/internal/tool"
@@ -104,6 +105,7 @@ type live struct {
 	mode      cassette.Mode
 	getenv    func(string) string
 	secrets   []string
+	red       redact.Redactor // of secrets, applied to each case's report
 	transport http.RoundTripper // nil in None mode
 	env       []string          // the run's environment
 	host      *host             // serves agent.command cases; nil when there are none
@@ -206,6 +208,7 @@ func Run(ctx context.Context, suites []*spec.Suite, opts Options) (*report.Repor
 					progress(func() { opts.Progress.CaseStarted(i, j.suite.File, j.c.Name) })
 					rep.Cases[i] = runCase(ctx, j, opts, lv)
 				}
+				lv.red.Walk(&rep.Cases[i])
 				progress(func() { opts.Progress.CaseDone(i, &rep.Cases[i]) })
 			}
 		}()
@@ -297,6 +300,15 @@ func prepareLive(jobs []job, opts Options) (*live, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Credentials in base URLs are secrets too, for the cassettes and the
+	// report.
+	for _, j := range jobs {
+		lv.secrets = append(lv.secrets, redact.FromURL(j.suite.Agent.BaseURL)...)
+		if p := j.suite.Agent.Provider; p != spec.ProviderScript {
+			lv.secrets = append(lv.secrets, redact.FromURL(lv.getenv(model.BaseURLEnv(p)))...)
+		}
+	}
+	lv.red = redact.New(lv.secrets)
 	needsModel := false
 	missing := map[string][]string{}
 	var order []string
@@ -363,6 +375,9 @@ func newLive(opts Options) (*live, error) {
 		}
 	}
 	lv := &live{mode: opts.Record, getenv: func(k string) string { return vars[k] }, env: env}
+	// Every secret the run knows of, for the cassettes and the report.
+	lv.secrets = redact.FromEnv(env)
+	lv.red = redact.New(lv.secrets)
 	if lv.mode == "" {
 		lv.mode = cassette.DefaultMode(lv.getenv)
 	}
@@ -372,11 +387,10 @@ func newLive(opts Options) (*live, error) {
 	return lv, nil
 }
 
-// connect readies the live side: the secrets never written into a
-// cassette, and the transport to real APIs, unless only replaying (and
-// not always, for drills that choose their own record mode).
+// connect readies the live side: the transport to real APIs, unless only
+// replaying (and not always, for drills that choose their own record
+// mode).
 func (lv *live) connect(opts Options, always bool) {
-	lv.secrets = cassette.SecretsFromEnv(lv.env)
 	if lv.mode != cassette.None || always {
 		lv.transport = opts.Live
 		if lv.transport == nil {

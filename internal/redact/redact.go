@@ -1,0 +1,175 @@
+// Package redact is dryfire's one redactor: the secrets it learns (values
+// of the environment's KEY/TOKEN/SECRET/PASSWORD variables, the keys a
+// client sends, credentials in a base URL) are replaced by REDACTED in
+// everything dryfire writes: cassettes, reports, messages.
+package redact
+
+import (
+	"bytes"
+	"net/url"
+	"reflect"
+	"slices"
+	"strings"
+)
+
+// Redacted replaces a secret wherever it would be written.
+const Redacted = "REDACTED"
+
+// MinLen is the shortest value treated as a secret: shorter ones would
+// redact ordinary words.
+const MinLen = 8
+
+// Redactor replaces secrets, longest first.
+type Redactor []string
+
+// New is a redactor of the secrets at least MinLen long.
+func New(secrets []string) Redactor {
+	var r Redactor
+	for _, s := range secrets {
+		if len(s) >= MinLen && !slices.Contains(r, s) {
+			r = append(r, s)
+		}
+	}
+	slices.SortFunc(r, func(a, b string) int { return len(b) - len(a) })
+	return r
+}
+
+// String is s with every secret replaced.
+func (r Redactor) String(s string) string {
+	for _, sec := range r {
+		if strings.Contains(s, sec) {
+			s = strings.ReplaceAll(s, sec, Redacted)
+		}
+	}
+	return s
+}
+
+// Bytes is b with every secret replaced (b itself when there is none).
+func (r Redactor) Bytes(b []byte) []byte {
+	for _, sec := range r {
+		if bytes.Contains(b, []byte(sec)) {
+			b = bytes.ReplaceAll(b, []byte(sec), []byte(Redacted))
+		}
+	}
+	return b
+}
+
+// FromEnv are the values of the variables whose names hold KEY, TOKEN,
+// SECRET or PASSWORD.
+func FromEnv(environ []string) []string {
+	var out []string
+	for _, kv := range environ {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || len(v) < MinLen {
+			continue
+		}
+		uk := strings.ToUpper(k)
+		for _, w := range []string{"KEY", "TOKEN", "SECRET", "PASSWORD"} {
+			if strings.Contains(uk, w) {
+				out = append(out, v)
+				break
+			}
+		}
+	}
+	return out
+}
+
+// FromURL are the credentials a URL carries: its password and the
+// values of its query (a key passed as ?key=...), raw and decoded.
+func FromURL(raw string) []string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	if p, ok := u.User.Password(); ok {
+		out = append(out, p, url.QueryEscape(p))
+	}
+	for _, vs := range u.Query() {
+		for _, v := range vs {
+			out = append(out, v, url.QueryEscape(v))
+		}
+	}
+	return out
+}
+
+// Walk redacts, in place, every string reachable from p (a pointer):
+// fields, elements, map keys and values, and []byte as text.
+func (r Redactor) Walk(p any) {
+	if len(r) == 0 {
+		return
+	}
+	r.walk(reflect.ValueOf(p), 0)
+}
+
+func (r Redactor) walk(v reflect.Value, depth int) {
+	if depth > 200 {
+		return
+	}
+	switch v.Kind() {
+	case reflect.Pointer, reflect.Interface:
+		if v.IsNil() {
+			return
+		}
+		if v.Kind() == reflect.Interface {
+			// The value inside an interface cannot be set in place:
+			// redact a copy and put it back.
+			e := v.Elem()
+			c := reflect.New(e.Type()).Elem()
+			c.Set(e)
+			r.walk(c, depth+1)
+			if v.CanSet() {
+				v.Set(c)
+			}
+			return
+		}
+		r.walk(v.Elem(), depth+1)
+	case reflect.String:
+		if v.CanSet() {
+			if s := r.String(v.String()); s != v.String() {
+				v.SetString(s)
+			}
+		}
+	case reflect.Struct:
+		for i := range v.NumField() {
+			if f := v.Field(i); f.CanSet() {
+				r.walk(f, depth+1)
+			}
+		}
+	case reflect.Slice:
+		if v.Type().Elem().Kind() == reflect.Uint8 {
+			if v.CanSet() {
+				b := v.Bytes()
+				if nb := r.Bytes(b); !bytes.Equal(nb, b) {
+					v.SetBytes(nb)
+				}
+			}
+			return
+		}
+		for i := range v.Len() {
+			r.walk(v.Index(i), depth+1)
+		}
+	case reflect.Array:
+		for i := range v.Len() {
+			r.walk(v.Index(i), depth+1)
+		}
+	case reflect.Map:
+		if v.IsNil() {
+			return
+		}
+		for _, k := range v.MapKeys() {
+			val := reflect.New(v.Type().Elem()).Elem()
+			val.Set(v.MapIndex(k))
+			r.walk(val, depth+1)
+			nk := k
+			if k.Kind() == reflect.String {
+				if s := r.String(k.String()); s != k.String() {
+					nk = reflect.New(k.Type()).Elem()
+					nk.SetString(s)
+					v.SetMapIndex(k, reflect.Value{})
+				}
+			}
+			v.SetMapIndex(nk, val)
+		}
+	}
+}
