@@ -9,6 +9,7 @@ import (
 	"context"
 	_ "embed"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -30,6 +31,10 @@ const Protocol = 1
 // closeGrace is how long Close lets calls that are ending finish before
 // it names the ones still running.
 const closeGrace = 500 * time.Millisecond
+
+// closeStuck is how long Close waits for a helper with no call running to
+// end before killing it.
+const closeStuck = 3 * time.Second
 
 // DefaultTimeout bounds a call whose rule sets no timeout_s.
 const DefaultTimeout = 30 * time.Second
@@ -151,11 +156,24 @@ func (r *Runner) Call(ctx context.Context, req Request) Result {
 	if f, ok := r.opts.Funcs[req.Ref]; ok {
 		return r.callGo(ctx, f, req)
 	}
-	p, err := r.helper()
-	if err != nil {
-		return Result{Content: fmt.Sprintf("dryfire: impl %s: %v", req.Ref, err), IsError: true}
+	var resp response
+	var err error
+	// A helper whose input is broken (a function closed its fd 0) cannot
+	// take the call: it is killed, and the call goes to a new one, once.
+	for attempt := 0; ; attempt++ {
+		var p *proc
+		p, err = r.helper()
+		if err != nil {
+			return Result{Content: fmt.Sprintf("dryfire: impl %s: %v", req.Ref, err), IsError: true}
+		}
+		resp, err = p.request(ctx, request{Op: "call", Ref: req.Ref, Args: req.Args}, req.Label+" → "+req.Ref, req.Timeout)
+		var se *sendError
+		if !errors.As(err, &se) || attempt > 0 {
+			break
+		}
+		p.kill()
+		<-p.dead
 	}
-	resp, err := p.request(ctx, request{Op: "call", Ref: req.Ref, Args: req.Args}, req.Label+" → "+req.Ref, req.Timeout)
 	if err != nil {
 		res := Result{Content: fmt.Sprintf("dryfire: impl %s: %v", req.Ref, err), IsError: true}
 		if _, ok := err.(*timeoutError); ok {
@@ -306,9 +324,21 @@ func (r *Runner) Close(ctx context.Context, w io.Writer) error {
 		fmt.Fprintf(w, "dryfire: waiting for %d passthrough call(s) to finish (Ctrl-C to abandon them): %s\n",
 			len(running), strings.Join(running, "; "))
 	}
+	// A helper with no call running that does not end once its input is
+	// closed is broken (a function closed its stdin): it is killed, so the
+	// run always ends.
+	var stuck <-chan time.Time
+	if len(r.Running()) == 0 {
+		t := time.NewTimer(closeStuck)
+		defer t.Stop()
+		stuck = t.C
+	}
 	if p != nil {
 		select {
 		case <-p.dead:
+		case <-stuck:
+			p.kill()
+			<-p.dead
 		case <-ctx.Done():
 			p.kill()
 			<-p.dead

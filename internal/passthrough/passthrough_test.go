@@ -368,3 +368,39 @@ func TestGoFuncs(t *testing.T) {
 		t.Error("Go funcs started the python helper")
 	}
 }
+
+// A passthrough function that closed fd 0 broke the helper for the rest of
+// the run: every later call failed with "write |1: broken pipe", the
+// helper was never restarted, and the run never ended.
+func TestHostileFunctionClosingStdinRestartsTheHelper(t *testing.T) {
+	r, _ := newRunner(t, Options{})
+	if got := r.Call(context.Background(), Request{Ref: "mytools.impls:close_stdin", Args: `{}`}); got.Content != "closed" {
+		t.Fatalf("close_stdin: %+v", got)
+	}
+	for i := range 3 {
+		if got := r.Call(context.Background(), Request{Ref: "mytools.impls:an_int", Args: `{}`, Timeout: 10 * time.Second}); got.Content != "7" {
+			t.Errorf("call %d after the helper broke: %+v", i, got)
+		}
+	}
+	r.Call(context.Background(), Request{Ref: "mytools.impls:close_stdin", Args: `{}`})
+	done := make(chan error)
+	go func() { done <- r.Close(context.Background(), nil) }()
+	select {
+	case <-done:
+	case <-time.After(15 * time.Second):
+		t.Fatal("Close does not return: the broken helper never exits")
+	}
+}
+
+// A function that closes the helper's answer pipe: the helper can answer
+// nothing more, so it is killed and the next call gets a new one.
+func TestHostileFunctionClosingTheAnswerPipeRestartsTheHelper(t *testing.T) {
+	r, _ := newRunner(t, Options{})
+	got := r.Call(context.Background(), Request{Ref: "mytools.impls:close_protocol", Args: `{}`, Timeout: 10 * time.Second})
+	if !got.IsError || !strings.Contains(got.Content, "while running this call; it will be started again for later calls") {
+		t.Errorf("close_protocol: %+v", got)
+	}
+	if got := r.Call(context.Background(), Request{Ref: "mytools.impls:an_int", Args: `{}`, Timeout: 10 * time.Second}); got.Content != "7" {
+		t.Errorf("after: %+v", got)
+	}
+}

@@ -194,7 +194,18 @@ func (p *proc) read(br *bufio.Reader) {
 			break
 		}
 	}
+	// The answers ended: a helper that lives on without them (a function
+	// closed its output) can answer nothing more.
+	exited := make(chan struct{})
+	go func() {
+		select {
+		case <-exited:
+		case <-time.After(closeStuck):
+			p.kill()
+		}
+	}()
 	werr := p.cmd.Wait()
+	close(exited)
 	if pw, ok := p.cmd.Stderr.(*prefixWriter); ok {
 		pw.flush() // a last line without a newline, such as a crash's
 	}
@@ -247,7 +258,7 @@ func (p *proc) request(ctx context.Context, msg request, label string, timeout t
 	p.wmu.Unlock()
 	if err != nil {
 		p.forget(id)
-		return response{}, fmt.Errorf("sending to the python helper: %w", err)
+		return response{}, &sendError{err}
 	}
 
 	var expire <-chan time.Time
@@ -270,6 +281,12 @@ func (p *proc) request(ctx context.Context, msg request, label string, timeout t
 		return response{}, errors.New("interrupted")
 	}
 }
+
+// sendError is a request the helper never received: its input is broken.
+type sendError struct{ err error }
+
+func (e *sendError) Error() string { return "sending to the python helper: " + e.err.Error() }
+func (e *sendError) Unwrap() error { return e.err }
 
 // encodeRequest writes one request line; args is already JSON.
 func encodeRequest(id int64, r request) []byte {

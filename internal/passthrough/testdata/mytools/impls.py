@@ -98,3 +98,13 @@ tool = Tool()
 
 def kwargs_only(**kwargs):
     return kwargs
+
+
+def close_stdin(args):
+    os.close(0)  # breaks the helper's protocol: it can read no more requests
+    return "closed"
+
+
+def close_protocol(args):
+    os.closerange(3, 256)  # the helper's answers go to a dup of fd 1 among these
+    return "closed"
