@@ -195,7 +195,6 @@ export async function runDrills<R>(options: RunDrillsOptions<R>): Promise<DrillR
   if (typeof options !== "object" || options === null || typeof options.agent !== "function") {
     throw new TypeError("dryfire: runDrills: options.agent must be your agent function ({task, binding}) => output");
   }
-  const e = await engine();
   const body: Record<string, unknown> = { cwd: options.cwd ?? process.cwd() };
   if (options.reproduce !== undefined) {
     body.reproduce = storedReport(options.reproduce);
@@ -211,6 +210,7 @@ export async function runDrills<R>(options: RunDrillsOptions<R>): Promise<DrillR
   if (options.actor !== undefined) body.actor = options.actor;
   if (options.record !== undefined) body.record = options.record;
 
+  const e = await engine();
   const started = (await e.conn.control("POST", "/engine/drills", body)) as Started;
   const binding = makeBinding(started.binding, started.drill, e.conn);
   const task: Task = Object.freeze({ instruction: started.task.instruction, input: started.task.input });

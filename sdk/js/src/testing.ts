@@ -60,7 +60,7 @@ interface Common<A extends unknown[], T> {
   /** Maps the operation's JSON output to the function's own return shape (default: the value as is). */
   output?: (value: any) => T;
   /** The idempotency key of a call: retries of one logical request reuse a key, distinct requests use distinct keys. */
-  idempotencyKey?: (...args: NoInfer<A>) => string | undefined;
+  idempotencyKey?: (...args: A) => string | undefined;
   /** Builds the dependency's own Error for a failed call (default: a ToolMockError). */
   error?: (envelope: ToolErrorEnvelope, status: number) => unknown;
   /** The actor the calls are made as (default: the drill's). */
@@ -120,6 +120,7 @@ function operationName(b: Binding, ref: OperationRef): OperationInfo {
  */
 export function mockTool<A extends unknown[] = any[], T = any>(binding: Binding, options: SyncMockOptions<A, T>): (...args: A) => T;
 export function mockTool<A extends unknown[] = any[], T = any>(binding: Binding, options: AsyncMockOptions<A, T>): (...args: A) => Promise<T>;
+export function mockTool<A extends unknown[] = any[], T = any>(binding: Binding, options: MockToolOptions<A, T>): (...args: A) => T | Promise<T>;
 export function mockTool<A extends unknown[], T>(binding: Binding, options: MockToolOptions<A, T>): (...args: A) => T | Promise<T> {
   const { conn } = internal(binding);
   if (typeof options !== "object" || options === null) throw new TypeError("dryfire: mockTool: options are required ({mode, operation, …})");
