@@ -272,7 +272,15 @@ type ServeOptions struct {
 	// SessionTimeout ends an idle MCP session over HTTP; 0 means
 	// DefaultSessionTimeout (30 minutes), negative never.
 	SessionTimeout time.Duration
+	// MaxSessions bounds the MCP sessions over HTTP open at once: one more
+	// ends the session idle the longest. 0 means DefaultMaxSessions;
+	// negative, no bound.
+	MaxSessions int
 }
+
+// DefaultMaxSessions is how many MCP sessions over HTTP a server keeps
+// open at once, unless ServeOptions.MaxSessions says otherwise.
+const DefaultMaxSessions = serve.DefaultMaxSessions
 
 // DefaultSessionTimeout is how long an MCP session over HTTP may stay idle
 // before the server ends it, unless ServeOptions.SessionTimeout says
@@ -292,7 +300,7 @@ func (p *Project) ToolServer(opts *ServeOptions) (*ToolServer, error) {
 	if err != nil {
 		return nil, err
 	}
-	so := serve.ScopeOptions{Suite: s, Case: c, Impl: p.impl, NoRecords: opts.NoRecords, SessionTimeout: opts.SessionTimeout}
+	so := serve.ScopeOptions{Suite: s, Case: c, Impl: p.impl, NoRecords: opts.NoRecords, SessionTimeout: opts.SessionTimeout, MaxSessions: opts.MaxSessions}
 	if s.World != "" {
 		in, err := serveWorld(s, c, opts)
 		if err != nil {

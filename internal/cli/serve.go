@@ -25,6 +25,7 @@ type serveOptions struct {
 	inOrder        bool
 	flushEvents    bool
 	sessionTimeout time.Duration
+	maxSessions    int
 }
 
 func newServeCommand(e *env) *cobra.Command {
@@ -113,6 +114,7 @@ written.`,
 	f.Int64Var(&o.seed, "seed", 0, "world suites: the world's seed `N` (over the case's seed: and the world's)")
 	f.StringVar(&o.actor, "actor", "", "world suites: the actor `NAME` of calls that do not name one (MCP, /tools, /ops without actorId); default the case's, else the world's first")
 	f.DurationVar(&o.sessionTimeout, "session-timeout", dryfire.DefaultSessionTimeout, "end an MCP session over HTTP after `DURATION` without a request from its client (0: never)")
+	f.IntVar(&o.maxSessions, "max-sessions", dryfire.DefaultMaxSessions, "keep at most `N` MCP sessions over HTTP open: one more ends the session idle the longest")
 	addLoadFlags(cmd, e, &o.python)
 	return cmd
 }
@@ -144,6 +146,9 @@ func runServe(ctx context.Context, e *env, o serveOptions, path string) error {
 	if _, err := dryfire.ParseRecordMode(o.record); err != nil && o.record != "" {
 		return usageErr("--record %q: want none, once, new or all", o.record)
 	}
+	if o.maxSessions < 1 {
+		return usageErr("--max-sessions %d: want 1 or more", o.maxSessions)
+	}
 	if o.sessionTimeout < 0 {
 		return usageErr("--session-timeout %s: want a duration of 0 or more (0: never)", o.sessionTimeout)
 	}
@@ -152,7 +157,7 @@ func runServe(ctx context.Context, e *env, o serveOptions, path string) error {
 		return err
 	}
 	defer closeProject(e, p)
-	so := &dryfire.ServeOptions{Case: o.caseName, Actor: o.actor, NoRecords: true, SessionTimeout: o.sessionTimeout}
+	so := &dryfire.ServeOptions{Case: o.caseName, Actor: o.actor, NoRecords: true, SessionTimeout: o.sessionTimeout, MaxSessions: o.maxSessions}
 	if o.sessionTimeout == 0 {
 		so.SessionTimeout = -1 // never
 	}
@@ -246,7 +251,7 @@ func serveHTTP(ctx context.Context, e *env, srv *dryfire.ToolServer, what, addr 
 	if model != nil || modelErr != nil {
 		fmt.Fprintf(e.stderr, "  OPENAI_BASE_URL=http://%s/v1\n  ANTHROPIC_BASE_URL=http://%s\n", real, real)
 	}
-	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 30 * time.Second}
+	hs := &http.Server{Handler: bodyDeadline(srv, bodyReadTimeout), ReadHeaderTimeout: 30 * time.Second, IdleTimeout: idleTimeout}
 	done := make(chan error, 1)
 	go func() { done <- hs.Serve(ln) }()
 	select {

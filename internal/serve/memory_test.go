@@ -137,3 +137,33 @@ func TestSessionTimeoutOptions(t *testing.T) {
 		t.Errorf("sweeper %v, %d sessions", never.expiring, len(never.byID))
 	}
 }
+
+// 100,000 initialize requests held 3.6 GB for the 30-minute idle timeout:
+// the sessions open at once are bounded, the one idle the longest ending
+// when one more opens.
+func TestHostileSessionFloodIsBounded(t *testing.T) {
+	sc := NewScope(ScopeOptions{Suite: loadSuite(t, "support.dryfire.yaml"), MaxSessions: 3})
+	hs := startServer(t, New(sc, Options{}))
+	var sessions []*mcp.ClientSession
+	for range 5 {
+		sessions = append(sessions, connectHTTP(t, hs.URL+"/mcp", legacyVersion))
+		time.Sleep(5 * time.Millisecond)
+	}
+	sc.mu.Lock()
+	n := len(sc.byID)
+	sc.mu.Unlock()
+	if n != 3 {
+		t.Errorf("%d sessions open, want 3", n)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	for i, cs := range sessions {
+		_, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "ping"})
+		if evicted := i < 2; evicted != (err != nil) {
+			t.Errorf("session %d: %v", i, err)
+		}
+	}
+	if got := NewScope(ScopeOptions{Suite: loadSuite(t, "support.dryfire.yaml")}).maxSessions; got != DefaultMaxSessions {
+		t.Errorf("default %d", got)
+	}
+}

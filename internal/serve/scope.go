@@ -1,6 +1,7 @@
 package serve
 
 import (
+	"math"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -58,6 +59,8 @@ type Scope struct {
 
 	noRecords bool
 	idle      time.Duration // idle HTTP sessions end after this; <= 0 never
+	// maxSessions bounds the HTTP sessions open at once (< 0 no bound).
+	maxSessions int
 
 	mu       sync.Mutex
 	gen      uint64 // bumped by Reset
@@ -125,6 +128,10 @@ type ScopeOptions struct {
 	// if the client had deleted it; the client gets 404 and opens a new
 	// one. 0 means DefaultSessionTimeout; a negative value, never.
 	SessionTimeout time.Duration
+	// MaxSessions bounds the MCP sessions over HTTP open at once: opening
+	// one more ends the one idle the longest. 0 means DefaultMaxSessions;
+	// negative, no bound.
+	MaxSessions int
 	// Turn, when set, stamps each call's Turn (in Records) with what it
 	// returns as the call starts: the runner of agent.command cases gives
 	// the number of model calls made so far.
@@ -135,16 +142,24 @@ type ScopeOptions struct {
 // idle before it ends, unless ScopeOptions.SessionTimeout says otherwise.
 const DefaultSessionTimeout = 30 * time.Minute
 
+// DefaultMaxSessions is how many MCP sessions over HTTP may be open at
+// once, unless ScopeOptions.MaxSessions says otherwise (each holds tens
+// of kilobytes in go-sdk).
+const DefaultMaxSessions = 1000
+
 // NewScope returns the scope of a suite, or of one of its cases.
 func NewScope(o ScopeOptions) *Scope {
 	if o.Suite == nil {
 		panic("serve.NewScope: no suite")
 	}
 	s := &Scope{id: o.ID, suite: o.Suite, cse: o.Case, impl: o.Impl, world: o.World, noRecords: o.NoRecords, turn: o.Turn,
-		idle:     o.SessionTimeout,
+		idle:     o.SessionTimeout, maxSessions: o.MaxSessions,
 		sessions: map[*mcp.ServerSession]*state{}, byID: map[string]*httpSession{}, watched: map[*mcp.ServerSession]bool{}}
 	if s.idle == 0 {
 		s.idle = DefaultSessionTimeout
+	}
+	if s.maxSessions == 0 {
+		s.maxSessions = DefaultMaxSessions
 	}
 	if o.Case != nil {
 		s.label = o.Case.Name
@@ -394,6 +409,22 @@ func (s *Scope) register(ss *mcp.ServerSession) {
 	hs := &httpSession{ss: ss}
 	hs.touch()
 	s.mu.Lock()
+	var evict *mcp.ServerSession
+	if s.maxSessions > 0 && len(s.byID) >= s.maxSessions {
+		// At the bound: the session idle the longest ends, as if idle
+		// past the timeout (its client gets 404 and may open another).
+		oldID, oldest := "", int64(math.MaxInt64)
+		for sid, o := range s.byID {
+			if l := o.last.Load(); l < oldest || l == oldest && sid < oldID {
+				oldID, oldest = sid, l
+			}
+		}
+		evict = s.byID[oldID].ss
+		delete(s.byID, oldID)
+	}
+	if evict != nil {
+		defer evict.Close()
+	}
 	s.byID[id] = hs
 	s.watch(ss)
 	if s.idle > 0 && !s.expiring {
