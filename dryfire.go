@@ -310,11 +310,11 @@ func (p *Project) ToolServer(opts *ServeOptions) (*ToolServer, error) {
 	} else if opts.Actor != "" {
 		return nil, fmt.Errorf("%s has no world: an actor (%q) is for world suites", s.File, opts.Actor)
 	}
-	hint := ""
+	o := serve.Options{Model: opts.Model, ModelRoutes: endpoint.Paths}
 	if opts.Model == nil {
-		hint = "dryfire serve --http serves one with --case NAME: that case's cassette"
+		o.NoModelHint = "dryfire serve --http serves one with --case NAME: that case's cassette"
 	}
-	return &ToolServer{s: serve.New(serve.NewScope(so), serve.Options{Model: opts.Model, NoModelHint: hint})}, nil
+	return &ToolServer{s: serve.New(serve.NewScope(so), o)}, nil
 }
 
 // oneCase is the project's one suite and its case of that name (nil for

@@ -122,3 +122,36 @@ func (p *TextPrinter) CaseDone(index int, c *CaseResult) { p.t.CaseDone(index, i
 
 // Finish prints the summary line, always last.
 func (p *TextPrinter) Finish(r *Report) { p.t.Finish(internalReport(r)) }
+
+// Route is one route of a ToolServer, as its 404 answer and `dryfire serve
+// --help` list it.
+type Route struct {
+	// Method is GET (which answers HEAD too) or POST; empty for /mcp,
+	// which answers POST, GET and DELETE.
+	Method string
+	// Path is relative to the server's root: {name} stands for the rest
+	// of the path.
+	Path string
+	// Doc says what it answers, in a few words.
+	Doc string
+	// Serves says which servers have it: "" every one, "world" a world
+	// suite's, "model" one with a model endpoint (ServeOptions.Model).
+	Serves string
+}
+
+// ToolServerRoutes are the routes a ToolServer may serve, in the order it
+// matches them.
+func ToolServerRoutes() []Route {
+	var out []Route
+	for _, r := range serve.Routes() {
+		rt := Route{Method: r.Method, Path: r.Path, Doc: r.Doc}
+		if r.World {
+			rt.Serves = "world"
+		}
+		out = append(out, rt)
+	}
+	for _, p := range endpoint.Paths {
+		out = append(out, Route{Method: http.MethodPost, Path: p, Doc: endpoint.Routes[p].Name(), Serves: "model"})
+	}
+	return out
+}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -42,21 +43,7 @@ operation is a tool, and the world's own routes answer too.
 --stdio speaks MCP on standard input and output, for a client that starts
 dryfire as its MCP server; everything else goes to standard error. --http
 serves on ADDR:
-  /mcp            MCP, streamable HTTP
-  /tools          GET: the tools with their input schemas
-  /tools/NAME     POST the arguments as JSON; the answer is
-                  {"content": "...", "is_error": false}
-  /reset          POST: every sequence (or the world) back to its start
-With --case, also the model endpoint, from that case's cassette:
-  /v1/chat/completions, /v1/responses   OPENAI_BASE_URL=http://ADDR/v1
-  /v1/messages                          ANTHROPIC_BASE_URL=http://ADDR
-A world suite adds:
-  /ops/PACKAGE/OPERATION  POST {"arguments", "actorId", "idempotencyKey"}
-  /world          GET: world, seed, build hash, actor, clock
-  /world/reset    POST (and /world/reset/PACKAGE)
-  /world/clock/advance    POST {"by": "10m"}
-  /world/state, /world/evidence   GET
-MCP serves both protocol eras: 2025-11-25 and earlier (initialize, a
+` + routeHelp() + `MCP serves both protocol eras: 2025-11-25 and earlier (initialize, a
 session per client) and 2026-07-28 (stateless).
 
 Mock state: each MCP session (each client of --stdio, each initialized
@@ -117,6 +104,31 @@ written.`,
 	f.IntVar(&o.maxSessions, "max-sessions", dryfire.DefaultMaxSessions, "keep at most `N` MCP sessions over HTTP open: one more ends the session idle the longest")
 	addLoadFlags(cmd, e, &o.python)
 	return cmd
+}
+
+// routeHelp lists the routes of dryfire serve --http, from the server's
+// own route table.
+func routeHelp() string {
+	sections := []struct{ serves, title string }{
+		{"", ""},
+		{"model", "With --case, also the model endpoint, from that case's cassette\n(OPENAI_BASE_URL=http://ADDR/v1, ANTHROPIC_BASE_URL=http://ADDR):\n"},
+		{"world", "A world suite adds:\n"},
+	}
+	routes := dryfire.ToolServerRoutes()
+	width := 0
+	for _, r := range routes {
+		width = max(width, len(r.Path))
+	}
+	var b strings.Builder
+	for _, sec := range sections {
+		b.WriteString(sec.title)
+		for _, r := range routes {
+			if r.Serves == sec.serves {
+				fmt.Fprintf(&b, "  %-4s %-*s  %s\n", r.Method, width, r.Path, r.Doc)
+			}
+		}
+	}
+	return b.String()
 }
 
 // onePath is the Args check of serve: exactly one suite.

@@ -57,6 +57,23 @@ var Routes = map[string]API{
 	"/v1/messages":         Anthropic,
 }
 
+// Name is the API's name for people.
+func (a API) Name() string {
+	switch a {
+	case OpenAIChat:
+		return "OpenAI Chat Completions"
+	case OpenAIResponses:
+		return "OpenAI Responses"
+	case Anthropic:
+		return "Anthropic Messages"
+	}
+	return string(a)
+}
+
+// Paths are the keys of Routes in the order they are listed (help texts,
+// the tool server's 404 answer).
+var Paths = []string{"/v1/chat/completions", "/v1/responses", "/v1/messages"}
+
 // DummyKey is a key to give an agent's SDK when no real key is set, so
 // that it starts: a client key that starts with "dryfire-" is never sent
 // to a real API.

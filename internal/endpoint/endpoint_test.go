@@ -655,3 +655,14 @@ func TestLiveStreamPassesThrough(t *testing.T) {
 		}
 	}
 }
+
+func TestPathsAreTheRoutes(t *testing.T) {
+	if len(Paths) != len(Routes) {
+		t.Fatalf("Paths %v, Routes %v", Paths, Routes)
+	}
+	for _, p := range Paths {
+		if _, ok := Routes[p]; !ok {
+			t.Errorf("Paths has %s, which Routes does not", p)
+		}
+	}
+}

@@ -76,7 +76,7 @@ type host struct {
 // newHost returns a host serving scopes under prefix, not listening yet.
 func newHost(prefix string) *host {
 	h := &host{prefix: prefix}
-	h.srv = serve.New(nil, serve.Options{Model: http.HandlerFunc(h.model), Prefix: prefix})
+	h.srv = serve.New(nil, serve.Options{Model: http.HandlerFunc(h.model), ModelRoutes: endpoint.Paths, Prefix: prefix})
 	return h
 }
 

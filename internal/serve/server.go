@@ -6,18 +6,9 @@
 // A Scope is the tool world of one case (or of the suite): its rules,
 // state and merged record of calls. A Server is an http.Handler that
 // hosts a default scope at the root paths and any number of case scopes
-// under /cases/{id}/, plus an optional handler for the model routes:
-//
-//	/mcp            MCP streamable HTTP (POST, GET, DELETE)
-//	/tools          GET: the tools, as {"tools": [{name, description, input_schema}]}
-//	/tools/{name}   POST: JSON arguments -> {"content": "...", "is_error": bool}
-//	/reset          POST: sequences back to their start, the record cleared
-//	/v1/...         the model endpoint (Options.Model), else 404
-//
-// and, for a world scope (ScopeOptions.World), the world's own routes
-// (world.go): POST /ops/{package}/{operation}, and /world, /world/build,
-// /world/reset[/{package}], /world/clock[/advance], /world/state,
-// /world/evidence.
+// under /cases/{id}/, plus an optional handler for the model routes
+// (/v1/...). The routes of a scope are one table, routes.go; a world
+// scope (ScopeOptions.World) adds the world's own (/ops and /world).
 //
 // The same paths under /cases/{id}/ reach the scope added with that ID.
 package serve
@@ -40,6 +31,9 @@ type Options struct {
 	// scope a request is for. Nil answers them 404 with a JSON error
 	// saying no model endpoint is configured.
 	Model http.Handler
+	// ModelRoutes are the paths Model answers (/v1/chat/completions, ...),
+	// for the 404 answer that lists what the server serves.
+	ModelRoutes []string
 	// NoModelHint is added to the 404 answer of a model route when Model
 	// is nil: how to get a model endpoint.
 	NoModelHint string
@@ -50,10 +44,11 @@ type Options struct {
 
 // Server serves scopes over HTTP. It is an http.Handler.
 type Server struct {
-	root    *Scope
-	model   http.Handler
-	noModel string
-	prefix  string
+	root        *Scope
+	model       http.Handler
+	modelRoutes []string
+	noModel     string
+	prefix      string
 
 	mu    sync.RWMutex
 	cases map[string]*Scope
@@ -62,7 +57,7 @@ type Server struct {
 // New returns a Server whose root paths serve root (nil: none, and only
 // /cases/{id}/ paths answer).
 func New(root *Scope, opts Options) *Server {
-	s := &Server{root: root, model: opts.Model, cases: map[string]*Scope{}, prefix: opts.Prefix}
+	s := &Server{root: root, model: opts.Model, modelRoutes: opts.ModelRoutes, cases: map[string]*Scope{}, prefix: opts.Prefix}
 	if s.prefix == "" {
 		s.prefix = "/cases/"
 	}
@@ -166,46 +161,39 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		prefix, path = s.prefix+id, "/"+sub
 	}
-	switch {
-	case sc == nil:
+	if sc == nil {
 		writeError(w, http.StatusNotFound, "not_found", "nothing is served at the root; use "+s.prefix+"{id}/")
-	case path == "/mcp":
-		mcpHandler{sc}.ServeHTTP(w, r)
-	case path == "/tools":
-		if r.Method != http.MethodGet && r.Method != http.MethodHead {
-			methodNotAllowed(w, r, "GET")
+		return
+	}
+	for i := range routes {
+		rt := &routes[i]
+		rest, ok := rt.match(path)
+		if !ok {
+			continue
+		}
+		if rt.World && sc.noWorld(w, r) {
 			return
 		}
-		sc.serveList(w)
-	case strings.HasPrefix(path, "/tools/"):
-		if r.Method != http.MethodPost {
-			methodNotAllowed(w, r, "POST")
+		if !rt.allows(r) {
+			methodNotAllowed(w, r, rt.Method)
 			return
 		}
-		sc.serveCall(w, r, path[len("/tools/"):])
-	case path == "/reset":
-		if r.Method != http.MethodPost {
-			methodNotAllowed(w, r, "POST")
-			return
-		}
-		sc.Reset()
-		writeJSON(w, http.StatusOK, []byte(`{"reset":true}`))
-	case strings.HasPrefix(path, "/ops/"):
-		sc.serveOp(w, r, path[len("/ops/"):])
-	case path == "/world" || strings.HasPrefix(path, "/world/"):
-		sc.serveWorld(w, r, path)
+		rt.serve(sc, w, r, rest)
+		return
+	}
+	switch {
 	case path == "/v1" || strings.HasPrefix(path, "/v1/"):
 		if s.model == nil {
 			writeError(w, http.StatusNotFound, "not_found", "no model endpoint is configured on this server: "+r.Method+" "+r.URL.Path+s.noModel)
 			return
 		}
 		s.model.ServeHTTP(w, forModel(r, sc, prefix, path))
-	default:
-		routes := fmt.Sprintf("%s/mcp, %[1]s/tools, %[1]s/tools/{name}, %[1]s/reset", prefix)
-		if sc.world != nil {
-			routes += fmt.Sprintf(", %s/ops/{package}/{operation}, %[1]s/world/...", prefix)
+	case path == "/world" || strings.HasPrefix(path, "/world/"):
+		if !sc.noWorld(w, r) {
+			writeError(w, http.StatusNotFound, "not_found", fmt.Sprintf("no route %s %s; the world routes are %s", r.Method, r.URL.Path, s.routeList(sc, prefix, "/world")))
 		}
-		writeError(w, http.StatusNotFound, "not_found", fmt.Sprintf("no route %s %s; this server has %s", r.Method, r.URL.Path, routes))
+	default:
+		writeError(w, http.StatusNotFound, "not_found", fmt.Sprintf("no route %s %s; this server has %s", r.Method, r.URL.Path, s.routeList(sc, prefix, "")))
 	}
 }
 

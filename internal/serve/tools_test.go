@@ -91,7 +91,7 @@ func TestHTTPRoutes(t *testing.T) {
 		w.WriteHeader(299)
 	})
 	su := loadSuite(t, "support.dryfire.yaml")
-	srv := New(NewScope(ScopeOptions{Suite: su}), Options{Model: modelHandler})
+	srv := New(NewScope(ScopeOptions{Suite: su}), Options{Model: modelHandler, ModelRoutes: []string{"/v1/chat/completions", "/v1/messages"}})
 	refund := NewScope(ScopeOptions{ID: "refund-1", Suite: su, Case: findCase(t, su, "refund")})
 	if err := srv.Add(refund); err != nil {
 		t.Fatal(err)
@@ -148,7 +148,9 @@ func TestHTTPRoutes(t *testing.T) {
 		status       int
 		body         string
 	}{
-		{"GET", "/nope", 404, `{"error":{"type":"not_found","message":"no route GET /nope; this server has /mcp, /tools, /tools/{name}, /reset"}}`},
+		{"GET", "/nope", 404, `{"error":{"type":"not_found","message":"no route GET /nope; this server has /mcp, GET /tools, POST /tools/{name}, POST /reset, POST /v1/chat/completions, POST /v1/messages"}}`},
+		{"GET", "/cases/refund-1/nope", 404, `{"error":{"type":"not_found","message":"no route GET /cases/refund-1/nope; this server has /cases/refund-1/mcp, GET /cases/refund-1/tools, POST /cases/refund-1/tools/{name}, POST /cases/refund-1/reset, POST /cases/refund-1/v1/chat/completions, POST /cases/refund-1/v1/messages"}}`},
+		{"GET", "/world", 404, `{"error":{"type":"not_found","message":"GET /world: this server serves the mocks of ` + su.File + `, not a world; /ops and /world need a suite with world:"}}`},
 		{"GET", "/cases/nope/tools", 404, `{"error":{"type":"not_found","message":"no case is served as \"nope\""}}`},
 		{"GET", "/tools/ping", 405, `{"error":{"type":"method_not_allowed","message":"GET /tools/ping: use POST"}}`},
 		{"POST", "/tools", 405, `{"error":{"type":"method_not_allowed","message":"POST /tools: use GET"}}`},

@@ -14,19 +14,8 @@ import (
 	"github.com/dryfire-dev/dryfire/internal/world"
 )
 
-// The routes of a world scope (DESIGN §8, bindings):
-//
-//	POST /ops/{package}/{operation}  {"arguments", "actorId", "idempotencyKey"}
-//	                                 -> {"status", "output", "error", "receipt"}
-//	GET  /world                      the world, seed, build hash, actor, clock
-//	GET  /world/build                the derived build (canonical JSON) and seed
-//	POST /world/reset                the whole world back to its start
-//	POST /world/reset/{package}      one package back to its start
-//	POST /world/clock/advance        {"by": "10m"}: the virtual clock forward
-//	GET  /world/clock                {"now": ...}
-//	GET  /world/state                package -> collection -> value
-//	GET  /world/evidence[?since=N]   {"evidence": [...], "events": [...]}
-//
+// The routes of a world scope are in the route table (routes.go): the
+// world's operations over HTTP (/ops) and its control routes (/world).
 // A scope of mocks answers them 404, saying it serves no world.
 
 // opRequest is the body of POST /ops/{package}/{operation}.
@@ -60,13 +49,6 @@ func (s *Scope) noWorld(w http.ResponseWriter, r *http.Request) bool {
 // serveOp answers POST /ops/{package}/{operation} with the world's
 // answer, at the HTTP status the world gives it (world.Response.HTTPStatus).
 func (s *Scope) serveOp(w http.ResponseWriter, r *http.Request, rest string) {
-	if s.noWorld(w, r) {
-		return
-	}
-	if r.Method != http.MethodPost {
-		methodNotAllowed(w, r, "POST")
-		return
-	}
 	pkg, op, ok := strings.Cut(rest, "/")
 	if !ok || pkg == "" || op == "" {
 		writeOpError(w, http.StatusNotFound, world.CodeUnknownOperation, fmt.Sprintf("POST /ops/{package}/{operation}: %q names no operation, e.g. /ops/%s", rest, s.exampleOp()))
@@ -134,90 +116,63 @@ func writeValue(w http.ResponseWriter, status int, v any) {
 	writeJSON(w, status, bytes.TrimSuffix(b.Bytes(), []byte("\n")))
 }
 
-// serveWorld answers the control routes under /world.
-func (s *Scope) serveWorld(w http.ResponseWriter, r *http.Request, path string) {
-	if s.noWorld(w, r) {
+// The control routes under /world; the route table checks the scope has a
+// world and the method.
+
+func (s *Scope) serveWorldInfo(w http.ResponseWriter, _ *http.Request, _ string) {
+	writeValue(w, http.StatusOK, s.worldInfo())
+}
+
+func (s *Scope) serveWorldReset(w http.ResponseWriter, _ *http.Request, _ string) {
+	s.Reset()
+	writeValue(w, http.StatusOK, map[string]any{"reset": "world", "now": timeText(s.world.Now())})
+}
+
+func (s *Scope) servePackageReset(w http.ResponseWriter, _ *http.Request, pkg string) {
+	if err := s.world.ResetPackage(pkg); err != nil {
+		writeError(w, http.StatusNotFound, "not_found", err.Error())
 		return
 	}
-	in := s.world
-	get := func() bool {
-		if r.Method != http.MethodGet && r.Method != http.MethodHead {
-			methodNotAllowed(w, r, "GET")
-			return false
-		}
-		return true
+	writeValue(w, http.StatusOK, map[string]any{"reset": pkg, "now": timeText(s.world.Now())})
+}
+
+func (s *Scope) serveBuild(w http.ResponseWriter, _ *http.Request, _ string) {
+	b := s.world.Build()
+	writeValue(w, http.StatusOK, map[string]any{"seed": s.world.Seed(), "build_hash": b.Hash, "build": json.RawMessage(b.JSON)})
+}
+
+func (s *Scope) serveClock(w http.ResponseWriter, _ *http.Request, _ string) {
+	writeValue(w, http.StatusOK, map[string]any{"now": timeText(s.world.Now())})
+}
+
+func (s *Scope) serveAdvance(w http.ResponseWriter, r *http.Request, _ string) {
+	d, err := readAdvance(r)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, "invalid_request", err.Error())
+		return
 	}
-	post := func() bool {
-		if r.Method != http.MethodPost {
-			methodNotAllowed(w, r, "POST")
-			return false
-		}
-		return true
+	if err := s.world.Advance(d); err != nil {
+		writeError(w, http.StatusInternalServerError, "event_limit", err.Error())
+		return
 	}
-	switch {
-	case path == "/world":
-		if get() {
-			writeValue(w, http.StatusOK, s.worldInfo())
-		}
-	case path == "/world/reset":
-		if post() {
-			s.Reset()
-			writeValue(w, http.StatusOK, map[string]any{"reset": "world", "now": timeText(in.Now())})
-		}
-	case strings.HasPrefix(path, "/world/reset/"):
-		if !post() {
+	writeValue(w, http.StatusOK, map[string]any{"now": timeText(s.world.Now())})
+}
+
+func (s *Scope) serveState(w http.ResponseWriter, _ *http.Request, _ string) {
+	writeValue(w, http.StatusOK, s.world.State())
+}
+
+func (s *Scope) serveEvidence(w http.ResponseWriter, r *http.Request, _ string) {
+	since := 0
+	if v := r.URL.Query().Get("since"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			writeError(w, http.StatusBadRequest, "invalid_request", fmt.Sprintf("since=%q: want the seq of the last entry already read (0 or more)", v))
 			return
 		}
-		pkg := path[len("/world/reset/"):]
-		if err := in.ResetPackage(pkg); err != nil {
-			writeError(w, http.StatusNotFound, "not_found", err.Error())
-			return
-		}
-		writeValue(w, http.StatusOK, map[string]any{"reset": pkg, "now": timeText(in.Now())})
-	case path == "/world/build":
-		if get() {
-			b := in.Build()
-			writeValue(w, http.StatusOK, map[string]any{"seed": in.Seed(), "build_hash": b.Hash, "build": json.RawMessage(b.JSON)})
-		}
-	case path == "/world/clock":
-		if get() {
-			writeValue(w, http.StatusOK, map[string]any{"now": timeText(in.Now())})
-		}
-	case path == "/world/clock/advance":
-		if !post() {
-			return
-		}
-		d, err := readAdvance(r)
-		if err != nil {
-			writeError(w, http.StatusBadRequest, "invalid_request", err.Error())
-			return
-		}
-		if err := in.Advance(d); err != nil {
-			writeError(w, http.StatusInternalServerError, "event_limit", err.Error())
-			return
-		}
-		writeValue(w, http.StatusOK, map[string]any{"now": timeText(in.Now())})
-	case path == "/world/state":
-		if get() {
-			writeValue(w, http.StatusOK, in.State())
-		}
-	case path == "/world/evidence":
-		if !get() {
-			return
-		}
-		since := 0
-		if v := r.URL.Query().Get("since"); v != "" {
-			n, err := strconv.Atoi(v)
-			if err != nil || n < 0 {
-				writeError(w, http.StatusBadRequest, "invalid_request", fmt.Sprintf("since=%q: want the seq of the last entry already read (0 or more)", v))
-				return
-			}
-			since = n
-		}
-		writeValue(w, http.StatusOK, s.evidenceSince(since))
-	default:
-		writeError(w, http.StatusNotFound, "not_found", fmt.Sprintf("no route %s %s; the world routes are GET /world, GET /world/build, POST /world/reset, POST /world/reset/{package}, POST /world/clock/advance, GET /world/clock, GET /world/state, GET /world/evidence", r.Method, r.URL.Path))
+		since = n
 	}
+	writeValue(w, http.StatusOK, s.evidenceSince(since))
 }
 
 func timeText(t time.Time) string { return t.Format(time.RFC3339Nano) }

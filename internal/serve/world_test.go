@@ -229,6 +229,14 @@ func TestWorldControl(t *testing.T) {
 	sc := newWorldScope(t, "", ScopeOptions{})
 	hs := startServer(t, New(sc, Options{}))
 	u := hs.URL
+	for path, want := range map[string]string{
+		"/nope":       `no route GET /nope; this server has /mcp, GET /tools, POST /tools/{name}, POST /reset, POST /ops/{package}/{operation}, GET /world, GET /world/build, POST /world/reset, POST /world/reset/{package}, GET /world/clock, POST /world/clock/advance, GET /world/state, GET /world/evidence`,
+		"/world/nope": `no route GET /world/nope; the world routes are GET /world, GET /world/build, POST /world/reset, POST /world/reset/{package}, GET /world/clock, POST /world/clock/advance, GET /world/state, GET /world/evidence`,
+	} {
+		if got := at(decode(t, get(t, u+path, 404)), "error", "message"); got != want {
+			t.Errorf("GET %s: %q\nwant %q", path, got, want)
+		}
+	}
 	info := decode(t, get(t, u+"/world", 200))
 	if at(info, "world") != "desk" || at(info, "seed") != 7.0 || at(info, "actor") != "agent" || at(info, "now") != "2026-01-01T09:00:00Z" ||
 		!strings.HasPrefix(at(info, "build_hash").(string), "sha256:") {
