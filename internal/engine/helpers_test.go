@@ -49,9 +49,6 @@ type proc struct {
 	stderr *syncBuffer
 	exited chan error
 	client *http.Client
-
-	stopOnce sync.Once
-	exitErr  error
 }
 
 type syncBuffer struct {
@@ -132,18 +129,15 @@ func startEngine(t testing.TB, dir string, args ...string) *proc {
 	return p
 }
 
-// stop closes the engine's standard input and waits for it to exit;
-// the second call returns at once.
+// stop closes the engine's standard input and waits for it to exit.
 func (p *proc) stop() {
-	p.stopOnce.Do(func() {
-		p.stdin.Close()
-		select {
-		case p.exitErr = <-p.exited:
-		case <-time.After(10 * time.Second):
-			p.cmd.Process.Kill()
-			p.t.Errorf("the engine did not exit within 10 s of its standard input closing")
-		}
-	})
+	p.stdin.Close()
+	select {
+	case <-p.exited:
+	case <-time.After(10 * time.Second):
+		p.cmd.Process.Kill()
+		p.t.Errorf("the engine did not exit within 10 s of its standard input closing")
+	}
 }
 
 // call makes a request; body is JSON-encoded unless it is a string or

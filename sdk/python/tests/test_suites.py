@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import EXAMPLES
+from .conftest import EXAMPLES
 from dryfire._suites import case_names, run_suite
 
 
@@ -43,6 +43,17 @@ def test_case_names_of_the_examples() -> None:
     ]
 
 
+def run(pytester: pytest.Pytester, *args: str, autoload: bool = False) -> pytest.RunResult:
+    """pytest in a subprocess, with only the dryfire and xdist plugins (third-party plugins of the
+    test environment, such as langsmith's, cost seconds each start); autoload=True loads every
+    installed plugin, dryfire's through its pytest11 entry point."""
+    if autoload:
+        return pytester.runpytest_subprocess(*args)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
+        return pytester.runpytest_subprocess("-p", "dryfire.pytest_plugin", "-p", "xdist.plugin", *args)
+
+
 @pytest.fixture
 def suites(pytester: pytest.Pytester) -> Path:
     shutil.copy(EXAMPLES / "failing" / "refund.dryfire.yaml", pytester.path / "refund.dryfire.yaml")
@@ -51,8 +62,9 @@ def suites(pytester: pytest.Pytester) -> Path:
 
 
 def test_every_case_is_an_item_and_a_failing_case_fails_with_dryfires_text(pytester: pytest.Pytester, suites: Path) -> None:
-    r = pytester.runpytest_subprocess("-v")
+    r = run(pytester, "-v", autoload=True)
     r.assert_outcomes(passed=4, failed=1)
+    r.stdout.fnmatch_lines(["plugins: *dryfire-0.1.0.dev0*"])
     r.stdout.fnmatch_lines([
         "refund.dryfire.yaml::typo in the order id FAILED*",
         "refund.dryfire.yaml::the order is found PASSED*",
@@ -72,7 +84,7 @@ def test_every_case_is_an_item_and_a_failing_case_fails_with_dryfires_text(pytes
 
 
 def test_k_selects_cases_and_only_they_run(pytester: pytest.Pytester, suites: Path) -> None:
-    r = pytester.runpytest_subprocess("-v", "-k", "gold", "--junitxml", "junit.xml")
+    r = run(pytester, "-v", "-k", "gold", "--junitxml", "junit.xml")
     r.assert_outcomes(passed=1, deselected=4)
     tree = ET.parse(pytester.path / "junit.xml")
     cases = [(c.get("classname"), c.get("name")) for c in tree.iter("testcase")]
@@ -98,7 +110,7 @@ def test_a_file_runs_once_for_the_selected_cases_only(binary: str, suites: Path)
 
 
 def test_junitxml_has_a_testcase_per_case_with_the_failure_text(pytester: pytest.Pytester, suites: Path) -> None:
-    pytester.runpytest_subprocess("--junitxml", "junit.xml")
+    run(pytester, "--junitxml", "junit.xml")
     tree = ET.parse(pytester.path / "junit.xml")
     cases = {c.get("name"): c for c in tree.iter("testcase")}
     assert sorted(cases) == sorted([
@@ -112,7 +124,7 @@ def test_junitxml_has_a_testcase_per_case_with_the_failure_text(pytester: pytest
 
 
 def test_xdist_workers_run_the_items(pytester: pytest.Pytester, suites: Path) -> None:
-    r = pytester.runpytest_subprocess("-n", "2", "--dist", "loadfile")
+    r = run(pytester, "-n", "2", "--dist", "loadfile")
     r.assert_outcomes(passed=4, failed=1)
     r.stdout.fnmatch_lines(["*FAIL  refund.dryfire.yaml: typo in the order id*"])
 
@@ -125,9 +137,27 @@ def test_record_option_reaches_dryfire(pytester: pytest.Pytester) -> None:
           - name: needs a cassette
             input: hello
         """))
-    r = pytester.runpytest_subprocess("--dryfire-record", "none", "--dryfire-concurrency", "1")
+    r = run(pytester, "--dryfire-record", "none", "--dryfire-concurrency", "1")
     r.assert_outcomes(failed=1)
     r.stdout.fnmatch_lines(["ERROR*live.dryfire.yaml: needs a cassette", "*cassette*"])
+
+
+def test_a_world_suite_without_an_agent_is_the_sdks_drills_and_not_collected(pytester: pytest.Pytester) -> None:
+    shutil.copy(EXAMPLES / "world" / "support.world.yaml", pytester.path)
+    shutil.copy(EXAMPLES / "world" / "behaviors.star", pytester.path)
+    pytester.makefile(".dryfire.yaml", sdk=textwrap.dedent("""\
+        version: 1
+        world: support.world.yaml
+        cases:
+          - name: only for an SDK
+            input: Please refund order A-991.
+        """))
+    r = run(pytester)
+    assert r.ret == pytest.ExitCode.NO_TESTS_COLLECTED
+    # With an agent, its drills are tests.
+    (pytester.path / "sdk.dryfire.yaml").write_text((pytester.path / "sdk.dryfire.yaml").read_text() + "\nagent: {command: [\"false\"]}\n")
+    r = run(pytester)
+    r.assert_outcomes(failed=1)
 
 
 def test_an_invalid_suite_fails_with_positioned_errors(pytester: pytest.Pytester) -> None:
@@ -141,13 +171,13 @@ def test_an_invalid_suite_fails_with_positioned_errors(pytester: pytest.Pytester
             input: x
             script: [{text: hi}]
         """))
-    r = pytester.runpytest_subprocess()
+    r = run(pytester)
     r.assert_outcomes(failed=1)
     r.stdout.fnmatch_lines(['*bad.dryfire.yaml:4:3: unknown key "max_turn" in agent (did you mean "max_turns"?)*'])
 
 
 def test_suites_can_be_turned_off(pytester: pytest.Pytester, suites: Path) -> None:
-    r = pytester.runpytest_subprocess("--no-dryfire-suites")
+    r = run(pytester, "--no-dryfire-suites")
     assert r.ret == pytest.ExitCode.NO_TESTS_COLLECTED
 
 
@@ -165,5 +195,5 @@ def _big_suite(n: int) -> str:
 
 def test_a_thousand_cases_are_a_thousand_items(pytester: pytest.Pytester) -> None:
     (pytester.path / "big.dryfire.yaml").write_text(_big_suite(1000))
-    r = pytester.runpytest_subprocess("-q", "-p", "no:cacheprovider")
+    r = run(pytester, "-q", "-p", "no:cacheprovider")
     r.assert_outcomes(passed=1000)

@@ -235,7 +235,14 @@ def _result(ctx: DrillContext, answer: Mapping[str, Any], output: Any, exc: Base
         output=output, exception=exc, raw=dict(answer),
     )
     r.verdict = Verdict(r.verdict, r)
+    for observe in _observers:
+        observe(r)
     return r
+
+
+# Called with every DrillResult as it is made (the pytest plugin shows the failed ones under the
+# failure of the test that made them).
+_observers: list[Callable[[DrillResult], None]] = []
 
 
 def run_drills(
@@ -344,6 +351,11 @@ def _compact(v: Any) -> str:
     return json.dumps(v, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
 
 
+def _rel(path: str) -> str:
+    cwd = os.getcwd() + os.sep
+    return path[len(cwd):] if path.startswith(cwd) else path
+
+
 def render_result(r: DrillResult) -> str:
     """A drill's verdict as text: a headline, every check (failed ones with their message), the
     agent's error, then one line per evidence entry."""
@@ -353,11 +365,11 @@ def render_result(r: DrillResult) -> str:
         head = f"drill {r.drill!r} erred"
     head += f" (seed {r.seed}, {r.build_hash[:19]})"
     if r.checks:
-        head += f": {len(failed)} of {len(r.checks)} checks failed"
+        head += f": {len(failed)} of {len(r.checks)} checks failed" if failed else f": {len(r.checks)} checks passed"
     lines = [head]
     for c in r.checks:
         mark = "ok  " if c.get("passed") else "FAIL"
-        lines.append(f"  {mark} {c.get('check', '')}" + (f"  ({c['at']})" if c.get("at") else ""))
+        lines.append(f"  {mark} {c.get('check', '')}" + (f"  ({_rel(str(c['at']))})" if c.get("at") else ""))
         if not c.get("passed") and c.get("message"):
             lines += [f"         {m}" for m in str(c["message"]).splitlines()]
     check_msgs = {str(c.get("message", "")) for c in failed}
@@ -372,8 +384,9 @@ def render_result(r: DrillResult) -> str:
         for e in r.evidence:
             outcome = e.get("outcome", "")
             res = e.get("result")
-            if e.get("is_error") and isinstance(res, dict) and isinstance(res.get("error"), dict):
-                res_text = f"error {res['error'].get('code', '')}: {res['error'].get('message', '')}"
+            env = res.get("error") if isinstance(res, dict) and isinstance(res.get("error"), dict) else res
+            if e.get("is_error") and isinstance(env, dict) and "code" in env:
+                res_text = f"{env.get('code', '')} {env.get('message', '')!r}"
             else:
                 res_text = _compact(res)
             extra = ""

@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -53,14 +54,24 @@ def pytest_collect_file(parent: pytest.Collector, file_path: Path) -> pytest.Col
     return DryfireSuite.from_parent(parent, path=file_path)
 
 
+_WORLD_KEY = re.compile(r"^world\s*:", re.M)
+_AGENT_KEY = re.compile(r"^agent\s*:", re.M)
+
+
 class DryfireSuite(pytest.File):
-    """A suite file: one item per case."""
+    """A suite file: one item per case.
+
+    A world suite without ``agent:`` holds drills for the SDK (each test's own function is their
+    agent): it is not collected, as its drills run from the tests that name them.
+    """
 
     def collect(self) -> Iterator[pytest.Item]:
         try:
             text = self.path.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as e:
             raise self.CollectError(f"reading {self.path}: {e}") from e
+        if _WORLD_KEY.search(text) and not _AGENT_KEY.search(text):
+            return
         names = case_names(text)
         self._names = names
         self._results: dict[str, CaseResult] | None = None
@@ -205,8 +216,42 @@ def dryfire_drill(request: pytest.FixtureRequest, dryfire_engine: Engine) -> Ite
 
 
 def pytest_assertrepr_compare(config: pytest.Config, op: str, left: Any, right: Any) -> list[str] | None:
-    """``assert result.verdict == "passed"``: the drill's whole verdict, readable."""
+    """``assert result.verdict == "passed"``: the verdict's headline and failed checks (pytest may
+    shorten this; the whole verdict is the report section of the test's failure)."""
     for side in (left, right):
         if isinstance(side, Verdict) and side.result is not None and op in ("==", "!="):
-            return [f"{left!r} {op} {right!r}", "", *side.result.render().splitlines()]
+            lines = side.result.render().splitlines()
+            return [f"{left!r} {op} {right!r}", lines[0], *(x for x in lines[1:] if x.startswith("  FAIL "))]
     return None
+
+
+_results_key = pytest.StashKey[list[DrillResult]]()
+_current: list[pytest.Item] = []
+
+
+def _observe(r: DrillResult) -> None:
+    if _current:
+        _current[-1].stash.setdefault(_results_key, []).append(r)
+
+
+_drills._observers.append(_observe)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Iterator[None]:
+    _current.append(item)
+    try:
+        return (yield)
+    finally:
+        _current.pop()
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[None]:
+    """A failed test shows every failed drill it ran: checks, expected vs got, evidence, output."""
+    report = yield
+    if report.when == "call" and report.failed:
+        for r in item.stash.get(_results_key, []):
+            if not r.passed:
+                report.sections.append((f"dryfire verdict: drill {r.drill!r}", r.render()))
+    return report
