@@ -136,6 +136,10 @@ func TestDrillWithSetup(t *testing.T) {
 	if code, _ := errorOf(t, ans); status != 410 || code != "DRILL_ENDED" {
 		t.Errorf("a second end: %d %v", status, ans)
 	}
+	// A drill that made no model call leaves no cassette behind.
+	if _, err := os.Stat(filepath.Join(dir, "tests", "cassettes")); !os.IsNotExist(err) {
+		t.Errorf("a drill without model calls wrote a cassette: %v", err)
+	}
 }
 
 // The checks fail, and the agent's error fails the drill with its message

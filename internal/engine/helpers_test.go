@@ -86,9 +86,16 @@ func engineEnv() []string {
 // startEngine starts `dryfire engine` in dir and reads its ready line.
 func startEngine(t testing.TB, dir string, args ...string) *proc {
 	t.Helper()
+	return startEngineEnv(t, dir, nil, args...)
+}
+
+// startEngineEnv is startEngine with more variables (KEY=VALUE) in the
+// engine's environment.
+func startEngineEnv(t testing.TB, dir string, env []string, args ...string) *proc {
+	t.Helper()
 	cmd := exec.Command(bin, append([]string{"engine"}, args...)...)
 	cmd.Dir = dir
-	cmd.Env = engineEnv()
+	cmd.Env = append(engineEnv(), env...)
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		t.Fatal(err)

@@ -212,6 +212,9 @@ type commandCase struct {
 	url   string // where the case is served: BASE/PREFIX/ID
 	c     report.Case
 	start time.Time
+	// keepEmpty writes the cassette of a run that recorded no model call
+	// too (agent.command cases); a Host's drills leave none.
+	keepEmpty bool
 }
 
 // startCommand serves a case's tools (its world's operations in a world
@@ -266,7 +269,7 @@ func startCommand(j job, opts Options, lv *live, h *host, c report.Case, start t
 		return nil, done(c, drill, start)
 	}
 	h.models.Store(sc, m)
-	return &commandCase{j: j, h: h, sc: sc, m: m, ep: ep, epErr: epErr, drill: drill, url: h.base + h.prefix + j.id, c: c, start: start}, c
+	return &commandCase{j: j, h: h, sc: sc, m: m, ep: ep, epErr: epErr, drill: drill, url: h.base + h.prefix + j.id, c: c, start: start, keepEmpty: true}, c
 }
 
 // stop stops serving the case.
@@ -324,6 +327,28 @@ func (cc *commandCase) finish(ctx context.Context, res programResult) report.Cas
 	// interrupted, nor one whose program failed (a non-zero exit, a
 	// timeout, a call past max_turns, a test's agent that threw: its
 	// recording may be cut short).
+	// A test's drill that recorded nothing leaves no cassette behind (most
+	// make no model call).
+	if _, recorded, _ := stats(ep); cc.keepEmpty || recorded > 0 {
+		cc.save(ctx, &c, r)
+	}
+	if c.Status != report.Passed && res.stderr != "" {
+		c.Stderr = res.stderr
+	}
+	return done(c, drill, cc.start)
+}
+
+// stats are the endpoint's counts; none without an endpoint.
+func stats(ep *endpoint.Endpoint) (played, recorded, live int) {
+	if ep == nil {
+		return 0, 0, 0
+	}
+	return ep.Stats()
+}
+
+// save writes the case's cassette, when its run finished.
+func (cc *commandCase) save(ctx context.Context, c *report.Case, r ran) {
+	ep := cc.ep
 	if ep != nil && r.replay == nil && ctx.Err() == nil && c.Status != report.Errored && !r.failed {
 		wrote, err := ep.Finish()
 		switch {
@@ -339,10 +364,6 @@ func (cc *commandCase) finish(ctx context.Context, res programResult) report.Cas
 			c.Notes = append(c.Notes, note)
 		}
 	}
-	if c.Status != report.Passed && res.stderr != "" {
-		c.Stderr = res.stderr
-	}
-	return done(c, drill, cc.start)
 }
 
 // programResult is how a program's run in one case ended.

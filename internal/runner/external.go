@@ -94,6 +94,7 @@ func (H *Host) Start(d DrillSpec) (*Drill, error) {
 	if cc == nil {
 		return nil, errors.New(c.Reason)
 	}
+	cc.keepEmpty = false
 	return &Drill{cc: cc}, nil
 }
 
@@ -135,7 +136,8 @@ func (d *Drill) Env() [][2]string {
 
 // End ends the drill and judges it: output is what the agent returned,
 // agentErr what it threw (the drill then fails with "the agent failed:
-// ..."). The model cassette is written as a run writes it. End and
+// ..."). The model cassette is written as a run writes it, but only when
+// a model call was recorded: a drill without one leaves no cassette. End and
 // Abandon take effect once; later calls return an empty case.
 func (d *Drill) End(ctx context.Context, output string, agentErr error) report.Case {
 	var c report.Case
