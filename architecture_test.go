@@ -4,8 +4,11 @@ import (
 	"bytes"
 	"flag"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -187,4 +190,38 @@ func drawGraph(imports map[string][]string) string {
 	}
 	b.WriteString("```\n")
 	return b.String()
+}
+
+// outsideDocument matches a citation of a document that is not in the
+// repository (the product's design notes): a comment states the rule
+// itself instead.
+var outsideDocument = regexp.MustCompile(`\b(DESIGN|WIRE|LIBRARIES)(\.md)?\s*§|\b(DESIGN|WIRE|LIBRARIES)\.md\b|\bseed 0\d\d\b|\bseeds/`)
+
+// TestNoCommentCitesAnOutsideDocument fails when Go source cites a
+// document the repository does not have.
+func TestNoCommentCitesAnOutsideDocument(t *testing.T) {
+	err := filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (d.Name() == "node_modules" || strings.HasPrefix(d.Name(), ".") && path != ".") {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || !strings.HasSuffix(path, ".go") {
+			return nil
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		for i, line := range strings.Split(string(data), "\n") {
+			if m := outsideDocument.FindString(line); m != "" {
+				t.Errorf("%s:%d: cites %q, a document outside the repository; state the rule itself", path, i+1, m)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
 }

@@ -4,8 +4,8 @@ import (
 	"sort"
 )
 
-// Rule indexing. The product note's selection is a first-match scan in
-// file order; for a long list of rules that differ by one argument (an
+// Rule indexing. A tool's rule is chosen by a first-match scan in file
+// order; for a long list of rules that differ by one argument (an
 // id, a SKU, a city), most of the scan is spent proving that rules about
 // other values do not match. A tool's list is indexed by one `when` key:
 //

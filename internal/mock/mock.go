@@ -1,7 +1,7 @@
-// Package mock answers tool calls from a suite's rules, with the semantics
-// of the seed exactly: rules in file order, first `when` match wins, one
-// outcome per rule, sequences consumed one entry per matching call with
-// the last repeating, and state per case.
+// Package mock answers tool calls from a suite's rules: rules in file
+// order, the first whose `when` matches wins, one outcome per rule,
+// sequences consumed one entry per matching call with the last repeating,
+// and state per case.
 package mock
 
 import (

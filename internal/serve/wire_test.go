@@ -13,7 +13,7 @@ import (
 
 // Raw JSON-RPC exchanges over streamable HTTP, as clients in the wild send
 // them: the legacy era (initialize, a session) and the 2026-07-28 era
-// (server/discover, _meta on every request, no session), per WIRE.md §3.4.
+// (server/discover, _meta on every request, no session).
 
 type exchange struct {
 	status  int

@@ -1,6 +1,6 @@
 // Package tool is the seam between an agent and whatever answers its tool
-// calls: the mock engine today, passthrough code and simulated worlds
-// later. Every answer comes back as a Result (what the model receives,
+// calls: the mock engine (with passthrough code behind impl: rules) and
+// simulated worlds. Every answer comes back as a Result (what the model receives,
 // plus evidence of how it was chosen), and every call is kept as a Record
 // for checks and reports.
 package tool

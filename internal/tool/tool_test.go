@@ -7,7 +7,7 @@ import (
 	"github.com/dryfire-dev/dryfire/internal/tool"
 )
 
-// The outcomes are the report's `outcome` values (DESIGN §7).
+// The outcomes are the report's `outcome` values, as the README lists them.
 func TestOutcomeNames(t *testing.T) {
 	got := []tool.Outcome{tool.Return, tool.Content, tool.Error, tool.Impl, tool.Unmatched}
 	want := []string{"return", "content", "error", "impl", "unmatched"}

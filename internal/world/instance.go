@@ -101,7 +101,9 @@ type Emitted struct {
 	Data      any    `json:"data"`
 }
 
-// Evidence is the record of one operation (DESIGN §8).
+// Evidence is the record of one operation, whatever transport made it:
+// who called what with which arguments, what shaped the answer (an
+// override, a fault), what came back and the state version after it.
 type Evidence struct {
 	Seq            int               `json:"seq"`
 	Time           string            `json:"time"`
@@ -148,7 +150,8 @@ type ErrorEnvelope struct {
 	Retryable bool   `json:"retryable"`
 }
 
-// Response is the answer to a call (the HTTP shape of DESIGN §8).
+// Response is the answer to a call, in the shape /ops answers over HTTP:
+// {"status", "output", "error", "receipt"}.
 type Response struct {
 	Status   string         `json:"status"` // ok | error
 	Output   any            `json:"output"`
@@ -406,8 +409,8 @@ func (in *Instance) Ordered(pkg, coll string) bool {
 	return p != nil && p.Ordered[coll]
 }
 
-// Call runs one operation through the pipeline of DESIGN §8: due events,
-// decode, permission, input schema, budget, idempotency, override
+// Call runs one operation through the call pipeline, in this order: due
+// events, decode, permission, input schema, budget, idempotency, override
 // selection, outcome (or behavior with faults), output schema, evidence.
 func (in *Instance) Call(req Request) *Response {
 	in.mu.Lock()

@@ -6,7 +6,7 @@ import (
 	"time"
 )
 
-// One test per stage of the call pipeline (DESIGN §8), in its order.
+// One test per stage of the call pipeline (Instance.Call), in its order.
 
 func TestStageDueEventsFireBeforeTheNextCallInTimeOrder(t *testing.T) {
 	w := seedWorld(t)

@@ -10,8 +10,8 @@ import (
 	"github.com/dryfire-dev/dryfire/internal/value"
 )
 
-// Tests named after the rules of seed 002's sections "Return a value or
-// fail selected calls" and "State, reset and evidence", one per sentence.
+// Tests named after the rules of tool overrides (return a value or fail
+// selected calls) and of state, reset and evidence: one rule a test.
 
 func mustLoad(t testing.TB, file string) *World {
 	t.Helper()

@@ -1,5 +1,5 @@
 // Package world is dryfire's stateful, deterministic simulation of the
-// services around an agent (seed 002): packages of operations with state,
+// services around an agent: packages of operations with state,
 // Starlark behaviors, declared errors, idempotency, actors, budgets,
 // faults, scheduled events and tool overrides with scopes.
 //

@@ -3,7 +3,7 @@ package fakeapi
 import "encoding/json"
 
 // Anthropic Messages streaming: every event named by an event: line, its
-// data an object whose "type" is that name (WIRE.md §3.3).
+// data an object whose "type" is that name, as the real API streams them.
 
 type (
 	anthStartMessage struct {

@@ -3,7 +3,7 @@
 // for tests and for recording the examples' cassettes. Each server rejects
 // what the real API rejects, with the real error-body shapes, and answers
 // from a Brain: a deterministic stand-in for the model. With "stream": true
-// the answer is an event stream in the API's exact shape (WIRE.md §3):
+// the answer is an event stream in the API's exact shape:
 // Chat Completions chunks (with stream_options.include_usage, a usage
 // chunk) ending in data: [DONE]; Responses and Anthropic events named by
 // event: lines. Text and arguments come in pieces of PieceSize bytes, so a

@@ -5,7 +5,7 @@ import (
 )
 
 // Chat Completions streaming: data-only events, chat.completion.chunk
-// objects, then data: [DONE] (WIRE.md §3.1).
+// objects, then data: [DONE], as the real API streams them.
 
 type (
 	chatDeltaFunction struct {
@@ -86,7 +86,7 @@ func chatStream(c chatCompletionOut, includeUsage bool) streamAnswer {
 }
 
 // Responses streaming: named events, each data object with "type" and
-// "sequence_number" first (WIRE.md §3.2); no [DONE].
+// "sequence_number" first, as the real API streams them; no [DONE].
 
 type (
 	responsesDelta struct {
