@@ -6,8 +6,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/dryfire-dev/dryfire/internal/provider"
 	"github.com/dryfire-dev/dryfire/internal/redact"
-	"github.com/dryfire-dev/dryfire/internal/spec"
 	"github.com/dryfire-dev/dryfire/internal/value"
 )
 
@@ -36,13 +36,13 @@ const (
 const AnyAPI = "any"
 
 // RulesFor are the rules applied to a provider's requests.
-func RulesFor(provider string) []Rule {
-	switch provider {
+func RulesFor(name string) []Rule {
+	switch name {
 	case AnyAPI:
 		return []Rule{RuleJSON, RuleDropAuth, RuleOpenAIUser, RuleAnthropicMetadata}
-	case spec.ProviderAnthropic:
+	case provider.Anthropic:
 		return []Rule{RuleJSON, RuleDropAuth, RuleAnthropicMetadata}
-	case spec.ProviderOpenAI, spec.ProviderOpenAIResponses, spec.ProviderOpenAICompatible:
+	case provider.OpenAI, provider.OpenAIResponses, provider.OpenAICompatible:
 		return []Rule{RuleJSON, RuleDropAuth, RuleOpenAIUser}
 	}
 	return []Rule{RuleJSON, RuleDropAuth}

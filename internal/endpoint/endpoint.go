@@ -35,7 +35,7 @@ import (
 
 	"github.com/dryfire-dev/dryfire/internal/cassette"
 	"github.com/dryfire-dev/dryfire/internal/model"
-	"github.com/dryfire-dev/dryfire/internal/spec"
+	"github.com/dryfire-dev/dryfire/internal/provider"
 )
 
 // API is a model API the endpoint serves.
@@ -219,7 +219,7 @@ func New(o Options) (*Endpoint, error) {
 	}
 	secrets := cassette.SecretsFromEnv(env)
 	for _, api := range []API{OpenAIChat, OpenAIResponses, Anthropic} {
-		p := provider(api)
+		p := providerOf(api)
 		base := o.OpenAIBaseURL
 		if api == Anthropic {
 			base = o.AnthropicBaseURL
@@ -291,15 +291,15 @@ func prepare(api API, rs *cassette.Response, coalesce bool) answer {
 	return a
 }
 
-// provider is the provider name of an API (for key and base URL names).
-func provider(api API) string {
+// providerOf is the provider name of an API (for key and base URL names).
+func providerOf(api API) string {
 	switch api {
 	case Anthropic:
-		return spec.ProviderAnthropic
+		return provider.Anthropic
 	case OpenAIResponses:
-		return spec.ProviderOpenAIResponses
+		return provider.OpenAIResponses
 	}
-	return spec.ProviderOpenAI
+	return provider.OpenAI
 }
 
 // apiOfPath is the API of a recorded request's path (its query aside).

@@ -14,7 +14,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/dryfire-dev/dryfire/internal/spec"
+	"github.com/dryfire-dev/dryfire/internal/provider"
 )
 
 // Defaults of a real provider.
@@ -30,7 +30,7 @@ const (
 
 // Options configure a real provider for one case.
 type Options struct {
-	Provider string // spec.ProviderAnthropic, ...
+	Provider string // provider.Anthropic, ...
 	Model    string
 	BaseURL  string // resolved: base_url, else the environment, else the default
 	APIKey   string // may be empty when every call is replayed
@@ -58,35 +58,35 @@ func New(o Options) (Model, error) {
 	}
 	c := &caller{o: o}
 	switch o.Provider {
-	case spec.ProviderAnthropic:
+	case provider.Anthropic:
 		return newAnthropic(c), nil
-	case spec.ProviderOpenAI, spec.ProviderOpenAICompatible:
+	case provider.OpenAI, provider.OpenAICompatible:
 		return newOpenAIChat(c), nil
-	case spec.ProviderOpenAIResponses:
+	case provider.OpenAIResponses:
 		return newOpenAIResponses(c), nil
 	}
 	return nil, fmt.Errorf("unknown provider %q", o.Provider)
 }
 
 // KeyEnv names the environment variable holding a provider's key.
-func KeyEnv(provider string) string {
-	if provider == spec.ProviderAnthropic {
+func KeyEnv(name string) string {
+	if name == provider.Anthropic {
 		return "ANTHROPIC_API_KEY"
 	}
 	return "OPENAI_API_KEY"
 }
 
 // BaseURLEnv names the environment variable holding a provider's base URL.
-func BaseURLEnv(provider string) string {
-	if provider == spec.ProviderAnthropic {
+func BaseURLEnv(name string) string {
+	if name == provider.Anthropic {
 		return "ANTHROPIC_BASE_URL"
 	}
 	return "OPENAI_BASE_URL"
 }
 
 // DefaultBaseURL is a provider's public endpoint.
-func DefaultBaseURL(provider string) string {
-	if provider == spec.ProviderAnthropic {
+func DefaultBaseURL(name string) string {
+	if name == provider.Anthropic {
 		return DefaultAnthropicBaseURL
 	}
 	return DefaultOpenAIBaseURL

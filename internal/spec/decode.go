@@ -14,6 +14,7 @@ import (
 	yaml "go.yaml.in/yaml/v4"
 
 	"github.com/dryfire-dev/dryfire/internal/jschema"
+	"github.com/dryfire-dev/dryfire/internal/provider"
 	"github.com/dryfire-dev/dryfire/internal/suggest"
 	"github.com/dryfire-dev/dryfire/internal/value"
 )
@@ -864,7 +865,7 @@ func caseLabel(c *Case) string {
 	return fmt.Sprintf("case %d", c.index+1)
 }
 
-var providers = []string{ProviderAnthropic, ProviderOpenAI, ProviderOpenAIResponses, ProviderOpenAICompatible, ProviderScript}
+var providers = provider.Names
 
 func (x *decoder) checkWhenKeys(rules []*Rule, declared map[string]*Tool) {
 	for _, r := range rules {

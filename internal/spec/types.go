@@ -10,16 +10,17 @@ import (
 	yaml "go.yaml.in/yaml/v4"
 
 	"github.com/dryfire-dev/dryfire/internal/jschema"
+	"github.com/dryfire-dev/dryfire/internal/provider"
 	"github.com/dryfire-dev/dryfire/internal/value"
 )
 
-// Providers a suite may name.
+// Providers a suite may name (package provider's names).
 const (
-	ProviderScript           = "script"
-	ProviderAnthropic        = "anthropic"
-	ProviderOpenAI           = "openai"
-	ProviderOpenAIResponses  = "openai-responses"
-	ProviderOpenAICompatible = "openai-compatible"
+	ProviderScript           = provider.Script
+	ProviderAnthropic        = provider.Anthropic
+	ProviderOpenAI           = provider.OpenAI
+	ProviderOpenAIResponses  = provider.OpenAIResponses
+	ProviderOpenAICompatible = provider.OpenAICompatible
 )
 
 // DefaultMaxTurns bounds model calls per case when a suite does not say.

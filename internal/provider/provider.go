@@ -1,0 +1,23 @@
+// Package provider names the model providers a suite's agent may name:
+// the suite format validates them, and the model clients, the cassettes
+// (what a request is compared on) and the model endpoint (which API a
+// route is) act on them. It sits below all of them so that none imports
+// another for a name.
+package provider
+
+// The providers of agent.provider.
+const (
+	// Script answers from the case's own script: no model, no network.
+	Script = "script"
+	// Anthropic is the Anthropic Messages API.
+	Anthropic = "anthropic"
+	// OpenAI is the OpenAI Chat Completions API.
+	OpenAI = "openai"
+	// OpenAIResponses is the OpenAI Responses API.
+	OpenAIResponses = "openai-responses"
+	// OpenAICompatible is a Chat Completions API at agent.base_url.
+	OpenAICompatible = "openai-compatible"
+)
+
+// Names are the providers, in the order a message lists them.
+var Names = []string{Anthropic, OpenAI, OpenAIResponses, OpenAICompatible, Script}
