@@ -458,7 +458,33 @@ func (in *Instance) call(req Request, ev *Evidence) *Response {
 	if in.ended {
 		return fail(&ev.Outcome, OutcomeDenied, CodeEnded, "this drill has ended; its world takes no more calls", false)
 	}
-	// Decode.
+	op, args, resp := in.decode(req, ev)
+	if resp != nil {
+		return resp
+	}
+	if resp := in.permit(op, ev); resp != nil {
+		return resp
+	}
+	if resp := checkInput(op, args, ev); resp != nil {
+		return resp
+	}
+	if resp := in.spendBudget(op, ev); resp != nil {
+		return resp
+	}
+	receiptKey, resp := in.idempotency(req, op, args, ev)
+	if resp != nil {
+		return resp
+	}
+	resp = in.outcome(in.selectOverride(op, args, ev), op, args, ev)
+	if resp.Status == "ok" && receiptKey != "" {
+		in.receipts[receiptKey] = deepCopy(resp.Output)
+	}
+	return resp
+}
+
+// decode finds the operation (by its key, else by its tool name) and
+// parses the arguments, which must be a JSON object.
+func (in *Instance) decode(req Request, ev *Evidence) (*Operation, map[string]any, *Response) {
 	op := in.w.Operations[req.Operation]
 	if op == nil && req.Tool != "" {
 		op = in.w.Tools[req.Tool]
@@ -469,7 +495,7 @@ func (in *Instance) call(req Request, ev *Evidence) *Response {
 			name = req.Tool
 			ev.Operation = req.Tool
 		}
-		return fail(&ev.Outcome, OutcomeInvalid, CodeUnknownOperation, fmt.Sprintf("unknown operation %q", name), false)
+		return nil, nil, fail(&ev.Outcome, OutcomeInvalid, CodeUnknownOperation, fmt.Sprintf("unknown operation %q", name), false)
 	}
 	ev.Operation = op.Key
 	args := req.Args
@@ -481,30 +507,45 @@ func (in *Instance) call(req Request, ev *Evidence) *Response {
 		v, err := value.Parse([]byte(text))
 		if err != nil {
 			ev.Arguments = req.Arguments
-			return fail(&ev.Outcome, OutcomeInvalid, CodeInvalidInput, fmt.Sprintf("the arguments are not valid JSON: %v", err), false)
+			return nil, nil, fail(&ev.Outcome, OutcomeInvalid, CodeInvalidInput, fmt.Sprintf("the arguments are not valid JSON: %v", err), false)
 		}
 		args = v
 	}
 	ev.Arguments = args
 	argMap, ok := args.(map[string]any)
 	if !ok {
-		return fail(&ev.Outcome, OutcomeInvalid, CodeInvalidInput, fmt.Sprintf("the arguments must be a JSON object, not %s", value.TypeName(args)), false)
+		return nil, nil, fail(&ev.Outcome, OutcomeInvalid, CodeInvalidInput, fmt.Sprintf("the arguments must be a JSON object, not %s", value.TypeName(args)), false)
 	}
-	// Permission.
+	return op, argMap, nil
+}
+
+// permit denies a call by an unknown actor, or one whose actor may not
+// call the operation (when the world declares actors).
+func (in *Instance) permit(op *Operation, ev *Evidence) *Response {
 	actor := in.w.Actors[ev.Actor]
-	if len(in.w.Actors) > 0 && (actor == nil || !actor.Allowed(op.Key)) {
-		if actor == nil {
-			return fail(&ev.Outcome, OutcomeDenied, CodePermission, fmt.Sprintf("unknown actor %q", ev.Actor), false)
-		}
-		return fail(&ev.Outcome, OutcomeDenied, CodePermission, fmt.Sprintf("actor %q may not call %s", ev.Actor, op.Key), false)
+	if len(in.w.Actors) == 0 || actor != nil && actor.Allowed(op.Key) {
+		return nil
 	}
-	// Input schema.
-	if op.InputSchema != nil {
-		if leaves := op.InputSchema.Validate(argMap); len(leaves) > 0 {
-			return fail(&ev.Outcome, OutcomeInvalid, CodeInvalidInput, schemaMessage("the arguments do not match the input schema", leaves), false)
-		}
+	if actor == nil {
+		return fail(&ev.Outcome, OutcomeDenied, CodePermission, fmt.Sprintf("unknown actor %q", ev.Actor), false)
 	}
-	// Budget.
+	return fail(&ev.Outcome, OutcomeDenied, CodePermission, fmt.Sprintf("actor %q may not call %s", ev.Actor, op.Key), false)
+}
+
+// checkInput refuses arguments that do not match the input schema.
+func checkInput(op *Operation, args map[string]any, ev *Evidence) *Response {
+	if op.InputSchema == nil {
+		return nil
+	}
+	if leaves := op.InputSchema.Validate(args); len(leaves) > 0 {
+		return fail(&ev.Outcome, OutcomeInvalid, CodeInvalidInput, schemaMessage("the arguments do not match the input schema", leaves), false)
+	}
+	return nil
+}
+
+// spendBudget refuses a call past any budget of its operation; otherwise
+// the call counts against every one that matches.
+func (in *Instance) spendBudget(op *Operation, ev *Evidence) *Response {
 	var hit []int
 	for i, b := range in.setup.Budgets {
 		if matchOp(b.Operation, op.Key) {
@@ -517,11 +558,17 @@ func (in *Instance) call(req Request, ev *Evidence) *Response {
 	for _, i := range hit {
 		in.budgetUsed[i]++
 	}
-	// Idempotency: a repeated successful key returns its receipt, before
-	// any override is selected.
+	return nil
+}
+
+// idempotency finds the call's idempotency key (the transport's, else the
+// operation's key argument): a repeated successful key of an idempotent
+// operation is answered with its receipt, before any override is
+// selected. receiptKey is where a success is kept; empty for none.
+func (in *Instance) idempotency(req Request, op *Operation, args map[string]any, ev *Evidence) (receiptKey string, resp *Response) {
 	key := req.IdempotencyKey
 	if key == "" && op.KeyArg != "" {
-		switch k := argMap[op.KeyArg].(type) {
+		switch k := args[op.KeyArg].(type) {
 		case string:
 			key = k
 		case json.Number:
@@ -532,65 +579,76 @@ func (in *Instance) call(req Request, ev *Evidence) *Response {
 		k := key
 		ev.IdempotencyKey = &k
 	}
-	receiptKey := ""
-	if op.Idempotent && key != "" {
-		receiptKey = op.Key + "\x00" + key
-		if out, ok := in.receipts[receiptKey]; ok {
-			ev.Outcome = OutcomeReceipt
-			return &Response{Status: "ok", Output: deepCopy(out), Receipt: true}
-		}
+	if !op.Idempotent || key == "" {
+		return "", nil
 	}
-	// Override selection: the highest scope first; within a scope, the
-	// later rule; spent rules are passed over.
-	var rule *Override
+	receiptKey = op.Key + "\x00" + key
+	if out, ok := in.receipts[receiptKey]; ok {
+		ev.Outcome = OutcomeReceipt
+		return receiptKey, &Response{Status: "ok", Output: deepCopy(out), Receipt: true}
+	}
+	return receiptKey, nil
+}
+
+// selectOverride picks the override that answers the call: the highest
+// scope first; within a scope, the later rule; spent rules are passed
+// over. It counts the match and records it in the evidence; nil when
+// none matches.
+func (in *Instance) selectOverride(op *Operation, args map[string]any, ev *Evidence) *Override {
 	for i := len(in.rules) - 1; i >= 0; i-- {
 		r := in.rules[i]
 		if r.Times > 0 && in.ruleUsed[i] >= r.Times {
 			continue
 		}
-		if r.Matches(op.Key, ev.Actor, argMap) {
+		if r.Matches(op.Key, ev.Actor, args) {
 			in.ruleUsed[i]++
-			rule = r
 			oe := &OverrideEvidence{ID: r.ID, Scope: r.Scope, Outcome: string(r.Kind), MatchCount: in.ruleUsed[i]}
 			if r.Times > 0 {
 				left := r.Times - in.ruleUsed[i]
 				oe.Remaining = &left
 			}
 			ev.Override = oe
-			break
+			return r
 		}
 	}
-	var resp *Response
+	return nil
+}
+
+// outcome answers the call: the override's return or error, else the
+// operation's behavior (an override's "original" outcome included).
+func (in *Instance) outcome(rule *Override, op *Operation, args map[string]any, ev *Evidence) *Response {
 	switch {
 	case rule != nil && rule.Kind == OutReturn:
 		ev.Outcome = OutcomeReturn
-		resp = &Response{Status: "ok", Output: deepCopy(rule.Value)}
+		return &Response{Status: "ok", Output: deepCopy(rule.Value)}
 	case rule != nil && rule.Kind == OutError:
 		ev.Outcome = OutcomeError
-		decl := op.Errors[rule.Code]
-		msg := rule.Message
-		if msg == "" {
-			msg = decl.Message
-		}
-		if msg == "" {
-			msg = rule.Code
-		}
-		retry := decl.Retryable
-		if rule.Retryable != nil {
-			retry = *rule.Retryable
-		}
-		resp = &Response{Status: "error", Error: &ErrorEnvelope{Code: rule.Code, Message: msg, Retryable: retry}}
-	default:
-		ev.Outcome = OutcomeBehavior
-		if rule != nil {
-			ev.Outcome = OutcomeOriginal
-		}
-		resp = in.behave(op, ev, argMap)
+		return declared(op, rule.Code, rule.Message, rule.Retryable)
 	}
-	if resp.Status == "ok" && receiptKey != "" {
-		in.receipts[receiptKey] = deepCopy(resp.Output)
+	ev.Outcome = OutcomeBehavior
+	if rule != nil {
+		ev.Outcome = OutcomeOriginal
 	}
-	return resp
+	return in.behave(op, ev, args)
+}
+
+// declared is the answer of one of the operation's declared errors, as an
+// override, a fault or a behavior raises it: its message, else the
+// declaration's, else the code; retryable as declared unless retry says
+// otherwise.
+func declared(op *Operation, code, message string, retry *bool) *Response {
+	decl := op.Errors[code]
+	if message == "" {
+		message = decl.Message
+	}
+	if message == "" {
+		message = code
+	}
+	retryable := decl.Retryable
+	if retry != nil {
+		retryable = *retry
+	}
+	return &Response{Status: "error", Error: &ErrorEnvelope{Code: code, Message: message, Retryable: retryable}}
 }
 
 // behave runs the operation's normal behavior with its active faults.
@@ -617,15 +675,7 @@ func (in *Instance) behave(op *Operation, ev *Evidence, args map[string]any) *Re
 	if fired != nil {
 		id := fired.ID
 		ev.Fault = &id
-		decl := op.Errors[fired.Code]
-		msg := fired.Message
-		if msg == "" {
-			msg = decl.Message
-		}
-		if msg == "" {
-			msg = fired.Code
-		}
-		return &Response{Status: "error", Error: &ErrorEnvelope{Code: fired.Code, Message: msg, Retryable: decl.Retryable}}
+		return declared(op, fired.Code, fired.Message, nil)
 	}
 	run := op
 	if b := in.behav[op.Key]; b != nil {
@@ -646,15 +696,7 @@ func (in *Instance) runBehavior(run, op *Operation, actor string, args map[strin
 		return &Response{Status: "error", Error: &ErrorEnvelope{Code: CodeBehaviorFailed, Message: err.Error()}}
 	}
 	if de != nil {
-		decl := op.Errors[de.code]
-		msg := de.message
-		if msg == "" {
-			msg = decl.Message
-		}
-		if msg == "" {
-			msg = de.code
-		}
-		return &Response{Status: "error", Error: &ErrorEnvelope{Code: de.code, Message: msg, Retryable: decl.Retryable}}
+		return declared(op, de.code, de.message, nil)
 	}
 	if op.OutputSchema != nil {
 		if leaves := op.OutputSchema.Validate(out); len(leaves) > 0 {
