@@ -1,0 +1,152 @@
+"""One support agent, written against each Python client and framework that the ecosystem tests
+run under dryfire unchanged. DRYFIRE_CASE picks which; the model is whatever OPENAI_BASE_URL /
+ANTHROPIC_BASE_URL point at (dryfire's model endpoint), the tool is dryfire's, over HTTP
+(DRYFIRE_TOOLS_URL). The task is on standard input; the answer goes to standard output."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+import urllib.request
+
+# Offline settings the frameworks need: no tracing or telemetry export.
+os.environ.setdefault("OPENAI_AGENTS_DISABLE_TRACING", "1")
+os.environ.setdefault("LANGCHAIN_TRACING_V2", "false")
+os.environ.setdefault("LANGSMITH_TRACING", "false")
+
+MODEL = "gpt-4o-mini"
+CLAUDE = "claude-sonnet-4-5"
+SYSTEM = "You are a support agent. Use lookup_order to find an order's tier."
+TOOL_SCHEMA = {"type": "object", "properties": {"order_id": {"type": "string"}}, "required": ["order_id"]}
+
+
+def lookup_order(order_id: str) -> str:
+    """Look up an order by its id."""
+    req = urllib.request.Request(os.environ["DRYFIRE_TOOLS_URL"] + "/lookup_order", data=json.dumps({"order_id": order_id}).encode(),
+                                 headers={"Content-Type": "application/json"}, method="POST")
+    with urllib.request.urlopen(req, timeout=30) as resp:
+        return json.load(resp)["content"]
+
+
+def openai_chat(task: str, stream: bool) -> str:
+    import openai
+
+    client = openai.OpenAI(max_retries=0)
+    tools = [{"type": "function", "function": {"name": "lookup_order", "description": "Look up an order by its id.", "parameters": TOOL_SCHEMA}}]
+    messages: list = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": task}]
+    for _ in range(4):
+        if stream:
+            text, calls = "", {}
+            for chunk in client.chat.completions.create(model=MODEL, messages=messages, tools=tools, stream=True,
+                                                       stream_options={"include_usage": True}):
+                for ch in chunk.choices:
+                    text += ch.delta.content or ""
+                    for tc in ch.delta.tool_calls or []:
+                        c = calls.setdefault(tc.index, {"id": "", "name": "", "args": ""})
+                        c["id"] += tc.id or ""
+                        c["name"] += (tc.function.name or "") if tc.function else ""
+                        c["args"] += (tc.function.arguments or "") if tc.function else ""
+            calls = [calls[i] for i in sorted(calls)]
+        else:
+            msg = client.chat.completions.create(model=MODEL, messages=messages, tools=tools).choices[0].message
+            text = msg.content or ""
+            calls = [{"id": c.id, "name": c.function.name, "args": c.function.arguments} for c in msg.tool_calls or []]
+        if not calls:
+            return text
+        messages.append({"role": "assistant", "content": text or None, "tool_calls": [
+            {"id": c["id"], "type": "function", "function": {"name": c["name"], "arguments": c["args"]}} for c in calls]})
+        for c in calls:
+            messages.append({"role": "tool", "tool_call_id": c["id"], "content": lookup_order(**json.loads(c["args"]))})
+    raise RuntimeError("too many turns")
+
+
+def openai_responses(task: str, stream: bool) -> str:
+    import openai
+
+    client = openai.OpenAI(max_retries=0)
+    tools = [{"type": "function", "name": "lookup_order", "description": "Look up an order by its id.", "strict": True,
+              "parameters": dict(TOOL_SCHEMA, additionalProperties=False)}]
+    items: list = [{"role": "user", "content": task}]
+    for _ in range(4):
+        if stream:
+            with client.responses.stream(model=MODEL, instructions=SYSTEM, input=items, tools=tools) as s:
+                for _event in s:
+                    pass
+                resp = s.get_final_response()
+        else:
+            resp = client.responses.create(model=MODEL, instructions=SYSTEM, input=items, tools=tools)
+        calls = [o for o in resp.output if o.type == "function_call"]
+        if not calls:
+            return resp.output_text
+        for o in resp.output:
+            items.append(o.model_dump(exclude_none=True))
+        for c in calls:
+            items.append({"type": "function_call_output", "call_id": c.call_id, "output": lookup_order(**json.loads(c.arguments))})
+    raise RuntimeError("too many turns")
+
+
+def anthropic_messages(task: str, stream: bool) -> str:
+    import anthropic
+
+    client = anthropic.Anthropic(max_retries=0)
+    tools = [{"name": "lookup_order", "description": "Look up an order by its id.", "input_schema": TOOL_SCHEMA}]
+    messages: list = [{"role": "user", "content": task}]
+    for _ in range(4):
+        if stream:
+            with client.messages.stream(model=CLAUDE, max_tokens=1024, system=SYSTEM, messages=messages, tools=tools) as s:
+                msg = s.get_final_message()
+        else:
+            msg = client.messages.create(model=CLAUDE, max_tokens=1024, system=SYSTEM, messages=messages, tools=tools)
+        uses = [b for b in msg.content if b.type == "tool_use"]
+        if not uses:
+            return "".join(b.text for b in msg.content if b.type == "text")
+        messages.append({"role": "assistant", "content": [b.model_dump(exclude_none=True) for b in msg.content]})
+        messages.append({"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": u.id, "content": lookup_order(**u.input)} for u in uses]})
+    raise RuntimeError("too many turns")
+
+
+def openai_agents(task: str) -> str:
+    from agents import Agent, Runner, function_tool
+
+    agent = Agent(name="support", instructions=SYSTEM, model=MODEL, tools=[function_tool(lookup_order)])
+    return str(Runner.run_sync(agent, task).final_output)
+
+
+def pydantic_ai(task: str) -> str:
+    from pydantic_ai import Agent
+    from pydantic_ai.models.openai import OpenAIChatModel
+    from pydantic_ai.providers.openai import OpenAIProvider
+
+    model = OpenAIChatModel(MODEL, provider=OpenAIProvider(base_url=os.environ["OPENAI_BASE_URL"], api_key=os.environ["OPENAI_API_KEY"]))
+    agent = Agent(model, system_prompt=SYSTEM, tools=[lookup_order], retries=0)
+    return str(agent.run_sync(task).output)
+
+
+def langgraph(task: str) -> str:
+    from langchain_core.tools import tool
+    from langchain_openai import ChatOpenAI
+    from langgraph.prebuilt import create_react_agent
+
+    graph = create_react_agent(ChatOpenAI(model=MODEL, max_retries=0), [tool(lookup_order)], prompt=SYSTEM)
+    out = graph.invoke({"messages": [("user", task)]})
+    return str(out["messages"][-1].content)
+
+
+AGENTS = {
+    "openai chat": lambda t: openai_chat(t, False),
+    "openai chat stream": lambda t: openai_chat(t, True),
+    "openai responses": lambda t: openai_responses(t, False),
+    "openai responses stream": lambda t: openai_responses(t, True),
+    "anthropic messages": lambda t: anthropic_messages(t, False),
+    "anthropic messages stream": lambda t: anthropic_messages(t, True),
+    "openai-agents": openai_agents,
+    "pydantic-ai": pydantic_ai,
+    "langgraph": langgraph,
+}
+
+if __name__ == "__main__":
+    case = os.environ["DRYFIRE_CASE"]
+    print(AGENTS[case](sys.stdin.read().strip()))

@@ -1,0 +1,245 @@
+"""The Python ecosystem as real clients of dryfire, at the versions of requirements-test.txt.
+
+- examples/pytest/frameworks/agent.py, one agent written against the openai SDK (Chat and
+  Responses, with and without streams), the anthropic SDK (Messages, with and without streams),
+  the OpenAI Agents SDK, pydantic-ai and LangGraph, runs as agent.command cases: recorded once
+  against the repository's fake model servers (internal/test/fakeapi, served by a Go test), then,
+  with those stopped, replayed twice with --record none: both replays give the same report, byte
+  for byte (durations aside), and every case passes.
+- The mcp SDK's client over stdio and streamable HTTP against `dryfire serve`.
+- pydantic-ai in-process, its function tool a mock_tool, in a drill whose model calls the
+  engine records and then replays.
+
+The compatibility table of the docs (sdk/python/compatibility.md) is what these tests ran:
+the last test writes it from their rows and fails when the committed file differs
+(DRYFIRE_UPDATE_COMPAT=1 rewrites it).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.metadata
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import dryfire
+from dryfire.testing import mock_tool
+
+from .conftest import EXAMPLES, REPO
+
+FRAMEWORKS = EXAMPLES / "pytest" / "frameworks"
+COMPAT = Path(__file__).resolve().parents[1] / "compatibility.md"
+KEY = "fake-key-for-the-ecosystem"
+
+# (case, package, API, streamed) of examples/pytest/frameworks, by suite.
+CASES = {
+    "chat": [("openai chat", "openai", "Chat Completions", False), ("openai chat stream", "openai", "Chat Completions", True),
+             ("pydantic-ai", "pydantic-ai-slim", "Chat Completions (OpenAIChatModel)", False),
+             ("langgraph", "langgraph", "Chat Completions (langchain-openai ChatOpenAI, create_react_agent)", False)],
+    "responses": [("openai responses", "openai", "Responses", False), ("openai responses stream", "openai", "Responses", True),
+                  ("openai-agents", "openai-agents", "Responses (Runner.run_sync, function_tool)", False)],
+    "anthropic": [("anthropic messages", "anthropic", "Messages", False), ("anthropic messages stream", "anthropic", "Messages", True)],
+}
+UPSTREAM = {"chat": ("openai_chat", "OPENAI"), "responses": ("openai_responses", "OPENAI"), "anthropic": ("anthropic", "ANTHROPIC")}
+
+ROWS: list[tuple[str, str, str, str, str]] = []
+
+
+def _version(dist: str) -> str:
+    return importlib.metadata.version(dist)
+
+
+def _row(dist: str, transport: str, stream: str, works: str) -> None:
+    ROWS.append((dist, _version(dist), transport, stream, works))
+
+
+def _offline_env(**more: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "ANTHROPIC_", "DRYFIRE_")) and k != "CI"}
+    env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"  # python is this venv's
+    env.update(more)
+    return env
+
+
+class FakeUpstreams:
+    """The repository's fake model servers, served by a Go test (they are test-only Go code)."""
+
+    def __init__(self, tmp: Path, script: dict[str, Any]) -> None:
+        self.script = tmp / "script.json"
+        self.script.write_text(json.dumps(script))
+        self.stop = tmp / "stop"
+        env = dict(os.environ, DRYFIRE_FAKE_UPSTREAMS=str(self.script), DRYFIRE_FAKE_UPSTREAMS_STOP=str(self.stop))
+        self.proc = subprocess.Popen(["go", "test", "-count=1", "-run", "^TestServeFakeUpstreams$", "-v", "./examples/pytest/frameworks/"],
+                                     cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        ready = Path(str(self.script) + ".ready")
+        deadline = time.monotonic() + 300
+        while not ready.exists():
+            if self.proc.poll() is not None or time.monotonic() > deadline:
+                out = self.proc.communicate(timeout=10)[0] if self.proc.poll() is not None else ""
+                self.proc.kill()
+                raise RuntimeError(f"the fake upstreams did not start:\n{out}")
+            time.sleep(0.05)
+        self.urls: dict[str, str] = json.loads(ready.read_text())
+
+    def close(self) -> str:
+        self.stop.write_text("")
+        out = self.proc.communicate(timeout=60)[0]
+        assert self.proc.returncode == 0, out
+        return out
+
+
+def _script() -> dict[str, Any]:
+    return {
+        f"Look up order A-991 ({case}).": [
+            {"ToolCalls": [{"Name": "lookup_order", "Args": '{"order_id":"A-991"}'}]},
+            {"Text": f"Order A-991 is a gold order ({case})."},
+        ]
+        for cases in CASES.values() for case, *_ in cases
+    } | {"Save record-1 with the text hello.": [
+        {"ToolCalls": [{"Name": "save_record", "Args": '{"id":"record-1","text":"hello"}'}]},
+        {"Text": "Saved record-1."},
+    ]}
+
+
+@pytest.fixture(scope="module")
+def recorded(tmp_path_factory: pytest.TempPathFactory, binary: str) -> Iterator[tuple[Path, dict[str, str]]]:
+    """A copy of examples/pytest/frameworks with its cassettes recorded against the fakes (then stopped)."""
+    tmp = tmp_path_factory.mktemp("frameworks")
+    work = tmp / "frameworks"
+    shutil.copytree(FRAMEWORKS, work, ignore=shutil.ignore_patterns("*.go", "cassettes", "__pycache__"))
+    fakes = FakeUpstreams(tmp, _script())
+    reports = {}
+    try:
+        for suite, (upstream, api) in UPSTREAM.items():
+            base = fakes.urls[upstream] + ("/v1" if api == "OPENAI" else "")
+            env = _offline_env(**{f"{api}_BASE_URL": base, f"{api}_API_KEY": KEY})
+            r = subprocess.run([binary, "run", f"{suite}.dryfire.yaml", "--record", "all", "--json", "-"], cwd=work, env=env,
+                               capture_output=True, text=True, timeout=600)
+            reports[suite] = r.stdout
+            assert r.returncode == 0, f"recording {suite}:\n{r.stderr}\n{r.stdout}"
+    finally:
+        log = fakes.close()
+    assert re.search(r"requests: chat [1-9]\d*, responses [1-9]\d*, anthropic [1-9]\d*", log), log
+    yield work, reports
+
+
+DURATIONS = re.compile(r'"duration_ms": [0-9.e+-]+')
+
+
+def _replay(binary: str, work: Path, suite: str) -> str:
+    r = subprocess.run([binary, "run", f"{suite}.dryfire.yaml", "--record", "none", "--json", "-"], cwd=work,
+                       env=_offline_env(CI="true"), capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, f"replaying {suite}:\n{r.stderr}\n{r.stdout}"
+    return DURATIONS.sub('"duration_ms": 0', r.stdout)
+
+
+@pytest.mark.parametrize("suite", list(CASES))
+def test_clients_and_frameworks_record_once_and_replay_identically(recorded: tuple[Path, dict[str, str]], binary: str, suite: str) -> None:
+    work, _ = recorded
+    first, second = _replay(binary, work, suite), _replay(binary, work, suite)
+    assert first == second, "two offline replays gave different reports"
+    report = json.loads(first)
+    by_name = {c["name"]: c for c in report["cases"]}
+    for case, dist, api, stream in CASES[suite]:
+        c = by_name[case]
+        assert c["status"] == "passed", json.dumps(c, indent=1)
+        assert c["turns"] == 2 and [t["tool"] for t in c["tool_calls"]] == ["lookup_order"]
+        assert c["output"] == f"Order A-991 is a gold order ({case})."
+        _row(dist, f"{api} via agent.command", "yes" if stream else "no",
+             "recorded once, replayed offline twice: same report; tool over HTTP; checks pass")
+
+
+def _serve_http(binary: str, suite: Path) -> tuple[subprocess.Popen[str], str]:
+    proc = subprocess.Popen([binary, "serve", str(suite), "--http", "127.0.0.1:0"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            text=True, env=_offline_env())
+    assert proc.stdout is not None
+    line = proc.stdout.readline()
+    m = re.search(r"on (http://127\.0\.0\.1:\d+)", line)
+    assert m, line
+    return proc, m.group(1)
+
+
+def test_the_mcp_client_over_stdio_and_streamable_http_against_dryfire_serve(binary: str) -> None:
+    mcp = pytest.importorskip("mcp")
+    suite = EXAMPLES / "quickstart" / "support.dryfire.yaml"
+
+    async def use(client: Any) -> None:
+        async with client as c:
+            tools = await c.list_tools()
+            assert [t.name for t in tools.tools][:2] == ["lookup_order", "issue_refund"]
+            got = await c.call_tool("lookup_order", {"order_id": "A-991"})
+            assert not got.is_error and got.structured_content == {"order_id": "A-991", "tier": "gold", "total": 120.5}
+            bad = await c.call_tool("issue_refund", {"order_id": "A-991"})
+            assert bad.is_error
+
+    asyncio.run(use(mcp.Client(mcp.StdioServerParameters(command=binary, args=["serve", str(suite), "--stdio"], env=_offline_env()))))
+    _row("mcp", "MCP over stdio (dryfire serve --stdio)", "-", "tools/list, tools/call: results, structured content, error results")
+    proc, url = _serve_http(binary, suite)
+    try:
+        asyncio.run(use(mcp.Client(url + "/mcp")))
+    finally:
+        proc.terminate()
+        proc.wait(10)
+    _row("mcp", "MCP over streamable HTTP (dryfire serve --http)", "-", "tools/list, tools/call: results, structured content, error results")
+
+
+def test_pydantic_ai_in_process_with_mock_tool_records_and_replays_a_drill(tmp_path: Path, binary: str) -> None:
+    pytest.importorskip("pydantic_ai")
+    from pydantic_ai import Agent
+    from pydantic_ai.models.openai import OpenAIChatModel
+    from pydantic_ai.providers.openai import OpenAIProvider
+
+    project = tmp_path / "project"
+    shutil.copytree(EXAMPLES / "pytest", project, ignore=shutil.ignore_patterns("frameworks", "failing", "__pycache__", "cassettes"))
+
+    def agent(d: dryfire.DrillContext) -> str:
+        save = mock_tool(d.binding, operation="record-store/records.save")
+
+        def save_record(id: str, text: str) -> dict:
+            """Save a record."""
+            return save(id=id, text=text)
+
+        model = OpenAIChatModel("gpt-4o-mini", provider=OpenAIProvider(base_url=d.binding.env["OPENAI_BASE_URL"], api_key=d.binding.env["OPENAI_API_KEY"]))
+        return str(Agent(model, tools=[save_record], retries=0).run_sync(d.task.instruction).output)
+
+    fakes = FakeUpstreams(tmp_path, _script())
+    try:
+        env = _offline_env(OPENAI_BASE_URL=fakes.urls["openai_chat"] + "/v1", OPENAI_API_KEY=KEY)
+        with dryfire.Engine.start(cwd=project, env=env, record="all", binary=binary) as eng:
+            first = dryfire.run_drills(drill="save-record", agent=agent, cwd=project, engine=eng)
+    finally:
+        fakes.close()
+    assert first.verdict == "passed", first.render()
+    assert (project / "cassettes" / "records" / "save-record.json").exists()
+    with dryfire.Engine.start(cwd=project, env=_offline_env(CI="true"), binary=binary) as eng:
+        again = dryfire.run_drills(drill="save-record", agent=agent, cwd=project, engine=eng, record="none")
+        reproduced = dryfire.run_drills(agent=agent, reproduce=first, cwd=project, engine=eng)
+    assert again.verdict == "passed", again.render()
+    assert again.evidence == first.evidence and again.output == first.output == "Saved record-1."
+    assert reproduced.reproduction == {"identical": True, "differences": []}
+    _row("pydantic-ai-slim", "in-process, function tool = mock_tool, drill model endpoint", "no",
+         "drill recorded by the engine, replayed offline: same evidence; reproduction identical")
+
+
+def test_zz_the_compatibility_table_is_what_ran() -> None:
+    header = ("<!-- generated by sdk/python/tests/test_ecosystem.py from what it ran; "
+              "DRYFIRE_UPDATE_COMPAT=1 rewrites it -->\n# Python clients and frameworks checked against dryfire\n\n"
+              "Each row is a test of `sdk/python/tests/test_ecosystem.py`, run in CI offline at the pinned version\n"
+              "(`sdk/python/requirements-test.txt`). Offline settings: `OPENAI_AGENTS_DISABLE_TRACING=1` for the OpenAI\n"
+              "Agents SDK; LangSmith tracing off (`LANGCHAIN_TRACING_V2=false`, `LANGSMITH_TRACING=false`, the default);\n"
+              "pydantic-ai sends nothing unless logfire is configured. SDK clients are made with `max_retries=0`.\n\n"
+              "| client / framework | version | transport | stream | what works |\n|---|---|---|---|---|\n")
+    table = header + "".join(f"| {d} | {v} | {t} | {s} | {w} |\n" for d, v, t, s, w in sorted(set(ROWS)))
+    if os.environ.get("DRYFIRE_UPDATE_COMPAT"):
+        COMPAT.write_text(table)
+    assert len(set(ROWS)) >= 12, ROWS
+    assert COMPAT.read_text() == table, "sdk/python/compatibility.md differs from what ran: DRYFIRE_UPDATE_COMPAT=1 rewrites it"
