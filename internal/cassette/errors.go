@@ -34,6 +34,7 @@ type ReplayError struct {
 	Recorded  int      // interactions in the recording
 	Diffs     []string // the first differences (Mismatch), the request (Beyond), the unplayed interactions
 	More      int      // differences or interactions not listed
+	Fix       string   // how to record the case again; "": the dryfire run command
 }
 
 // Permanent implements model.Permanent: retrying cannot help.
@@ -82,7 +83,11 @@ func (e *ReplayError) Error() string {
 	case Unplayed:
 		b.WriteString("the agent made fewer model calls than when the case was recorded; if that is intended, re-record the case:\n")
 	}
-	b.WriteString("  " + rerecord(e.SuiteFile, e.Case))
+	fix := e.Fix
+	if fix == "" {
+		fix = rerecord(e.SuiteFile, e.Case)
+	}
+	b.WriteString("  " + fix)
 	return b.String()
 }
 
@@ -96,6 +101,7 @@ func plural(n int, what string) string {
 // MissingError is a case with no cassette in None mode.
 type MissingError struct {
 	File, SuiteFile, Case string
+	Fix                   string // how to record it; "": the dryfire run command
 }
 
 // Permanent implements model.Permanent.
@@ -103,7 +109,14 @@ func (e *MissingError) Permanent() bool { return true }
 
 func (e *MissingError) Error() string {
 	return fmt.Sprintf("no cassette for this case: %s does not exist, and --record none (the default when CI is set) only replays; record it, with the provider's key set, with: %s",
-		e.File, strings.Replace(rerecord(e.SuiteFile, e.Case), "--record all", "--record once", 1))
+		e.File, e.fix())
+}
+
+func (e *MissingError) fix() string {
+	if e.Fix != "" {
+		return e.Fix
+	}
+	return strings.Replace(rerecord(e.SuiteFile, e.Case), "--record all", "--record once", 1)
 }
 
 // FileError is a cassette file that cannot be used.

@@ -111,7 +111,7 @@ func (ix *Index) miss(now *Request, cb canonBody) error {
 		}
 	}
 	cfg := ix.r.cfg
-	e := &ReplayError{Kind: NoMatch, File: cfg.File, SuiteFile: cfg.SuiteFile, Case: cfg.Case, Recorded: len(ix.tape.Interactions)}
+	e := &ReplayError{Kind: NoMatch, File: cfg.File, SuiteFile: cfg.SuiteFile, Case: cfg.Case, Fix: cfg.fix(All), Recorded: len(ix.tape.Interactions)}
 	if best >= 0 {
 		e.Request, e.Diffs, e.More = best+1, diffs, more
 	} else {

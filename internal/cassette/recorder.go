@@ -97,6 +97,23 @@ type Config struct {
 	// LiveUnavailable, when set, says why no request may go live (a key
 	// that is not set); a request that would is an error saying so.
 	LiveUnavailable string
+	// Rerecord, when set, says how to record the case again in a mode
+	// (All; Once for a missing cassette), in messages and the cassette's
+	// note; nil: the dryfire run command. A drill of a test's own agent
+	// (the SDKs) is recorded by running its test again.
+	Rerecord func(Mode) string
+}
+
+// fix is how to record the case of cfg again in mode.
+func (cfg *Config) fix(mode Mode) string {
+	if cfg.Rerecord != nil {
+		return cfg.Rerecord(mode)
+	}
+	cmd := rerecord(cfg.SuiteFile, cfg.Case)
+	if mode != All {
+		cmd = strings.Replace(cmd, "--record all", "--record "+string(mode), 1)
+	}
+	return cmd
 }
 
 // Recorder records and replays one case's model calls. It is an
@@ -143,7 +160,7 @@ func Open(cfg Config) (*Recorder, error) {
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		if cfg.Mode == None {
-			return nil, &MissingError{File: cfg.File, SuiteFile: cfg.SuiteFile, Case: cfg.Case}
+			return nil, &MissingError{File: cfg.File, SuiteFile: cfg.SuiteFile, Case: cfg.Case, Fix: cfg.fix(Once)}
 		}
 		r.live, r.recording = true, true
 		return r, nil
@@ -151,7 +168,7 @@ func Open(cfg Config) (*Recorder, error) {
 		return nil, err
 	}
 	if c.Case != cfg.Case {
-		return nil, &FileError{File: cfg.File, Msg: fmt.Sprintf("it was recorded for case %q, not %q (a case was renamed, or cases whose names give one file name were reordered)", c.Case, cfg.Case), Fix: rerecord(cfg.SuiteFile, cfg.Case)}
+		return nil, &FileError{File: cfg.File, Msg: fmt.Sprintf("it was recorded for case %q, not %q (a case was renamed, or cases whose names give one file name were reordered)", c.Case, cfg.Case), Fix: cfg.fix(All)}
 	}
 	r.tape = c
 	r.recording = cfg.Mode == New
@@ -253,13 +270,13 @@ func (r *Recorder) Begin(req *http.Request, body []byte, unavailable string) (*E
 				return r.played1(now), nil
 			}
 			if r.cfg.Mode != New {
-				r.problem = &ReplayError{Kind: Mismatch, File: r.cfg.File, SuiteFile: r.cfg.SuiteFile, Case: r.cfg.Case,
+				r.problem = &ReplayError{Kind: Mismatch, File: r.cfg.File, SuiteFile: r.cfg.SuiteFile, Case: r.cfg.Case, Fix: r.cfg.fix(All),
 					Request: n, Recorded: len(r.tape.Interactions), Diffs: diffs, More: more}
 				return nil, r.problem
 			}
 		} else if r.cfg.Mode != New {
 			now, _ := r.canonical(req, body)
-			r.problem = &ReplayError{Kind: Beyond, File: r.cfg.File, SuiteFile: r.cfg.SuiteFile, Case: r.cfg.Case,
+			r.problem = &ReplayError{Kind: Beyond, File: r.cfg.File, SuiteFile: r.cfg.SuiteFile, Case: r.cfg.Case, Fix: r.cfg.fix(All),
 				Request: n, Recorded: len(r.tape.Interactions), Diffs: []string{"request " + itoa(n) + ": " + now.Method + " " + now.Path}}
 			return nil, r.problem
 		}
@@ -544,7 +561,7 @@ func (r *Recorder) Unplayed() *ReplayError {
 	if r.problem != nil || r.tape == nil || r.live || r.next >= len(r.tape.Interactions) {
 		return nil
 	}
-	e := &ReplayError{Kind: Unplayed, File: r.cfg.File, SuiteFile: r.cfg.SuiteFile, Case: r.cfg.Case,
+	e := &ReplayError{Kind: Unplayed, File: r.cfg.File, SuiteFile: r.cfg.SuiteFile, Case: r.cfg.Case, Fix: r.cfg.fix(All),
 		Request: r.next + 1, Recorded: len(r.tape.Interactions)}
 	for i := r.next; i < len(r.tape.Interactions); i++ {
 		if len(e.Diffs) == maxDiffs {
@@ -601,6 +618,9 @@ func (r *Recorder) note() string {
 	from := "the live API"
 	if r.host != "" {
 		from = r.host
+	}
+	if r.cfg.Rerecord != nil {
+		return "Recorded by dryfire from " + from + "; the test replays it offline. To re-record: " + r.cfg.Rerecord(All)
 	}
 	return "Recorded by dryfire from " + from + "; dryfire run replays it offline. To re-record, in the suite's directory: " +
 		rerecord(filepath.Base(r.cfg.SuiteFile), r.cfg.Case)

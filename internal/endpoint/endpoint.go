@@ -84,6 +84,9 @@ const maxBody = 64 << 20
 
 // Options configure the endpoint of one case.
 type Options struct {
+	// Rerecord, when set, says how to record the case again (see
+	// cassette.Config.Rerecord); nil: the dryfire run command.
+	Rerecord func(cassette.Mode) string
 	// File is the case's cassette: cassettes/SUITE/SLUG.json beside the
 	// suite file, as cassette.Paths gives it (and as the runner uses).
 	File string
@@ -250,6 +253,7 @@ func New(o Options) (*Endpoint, error) {
 		Provider:    cassette.AnyAPI,
 		Passthrough: o.Passthrough,
 		Secrets:     secrets,
+		Rerecord:    o.Rerecord,
 	}
 	if o.Mode != cassette.None {
 		e.transport = o.Transport

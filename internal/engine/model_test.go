@@ -49,6 +49,15 @@ func TestModelCallsRecordThenReplay(t *testing.T) {
 	if strings.Contains(string(data), testKey) {
 		t.Errorf("the cassette holds the API key")
 	}
+	if !strings.Contains(string(data), `the test replays it offline. To re-record: run the test of drill \"save-record\" again with record mode all`) {
+		t.Errorf("the cassette's note does not say how to record an SDK's drill again:\n%s", data)
+	}
+	// The key never reaches a report either, whatever the agent returns.
+	d = p.start(map[string]any{"drill": "save-record"})
+	res = d.end("the key is "+testKey, nil)
+	if out, _ := json.Marshal(res); strings.Contains(string(out), testKey) {
+		t.Errorf("the end answer holds the API key: %s", res["report"].(map[string]any)["cases"].([]any)[0].(map[string]any)["output"])
+	}
 	srv.Close()
 
 	// Replay only, no upstream, no key.
@@ -89,7 +98,7 @@ func TestModelCallWithoutCassette(t *testing.T) {
 	if res["verdict"] != "failed" || res["status"] != "error" {
 		t.Errorf("verdict %v, status %v", res["verdict"], res["status"])
 	}
-	if f := fmt.Sprint(res["failures"]); !strings.Contains(f, "no cassette") {
-		t.Errorf("failures %s", f)
+	if f := fmt.Sprint(res["failures"]); !strings.Contains(f, "no cassette") || !strings.Contains(f, `run the test of drill "save-record" again with record mode once (the record option of runDrills / run_drills, or dryfire engine --record once)`) {
+		t.Errorf("failures %s; want the way to record an SDK's drill", f)
 	}
 }

@@ -25,6 +25,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/dryfire-dev/dryfire/internal/cassette"
 	"github.com/dryfire-dev/dryfire/internal/endpoint"
 	"github.com/dryfire-dev/dryfire/internal/model"
 	"github.com/dryfire-dev/dryfire/internal/report"
@@ -236,6 +237,13 @@ func startCommand(j job, opts Options, lv *live, h *host, c report.Case, start t
 		Env:         lv.env,
 		Transport:   lv.transport,
 		Passthrough: passthrough,
+	}
+	if j.suite.NoAgent {
+		// The agent is a test's own function: running its test records it.
+		name := j.c.Name
+		eo.Rerecord = func(mode cassette.Mode) string {
+			return fmt.Sprintf("run the test of drill %q again with record mode %s (the record option of runDrills / run_drills, or dryfire engine --record %s) and the provider's key set", name, mode, mode)
+		}
 	}
 	if a.BaseURL != "" {
 		if a.Provider == spec.ProviderAnthropic {

@@ -9,6 +9,8 @@ import (
 
 	"github.com/dryfire-dev/dryfire/internal/cassette"
 	"github.com/dryfire-dev/dryfire/internal/mock"
+	"github.com/dryfire-dev/dryfire/internal/model"
+	"github.com/dryfire-dev/dryfire/internal/redact"
 	"github.com/dryfire-dev/dryfire/internal/report"
 	"github.com/dryfire-dev/dryfire/internal/spec"
 	"github.com/dryfire-dev/dryfire/internal/world"
@@ -43,6 +45,12 @@ func NewHost(prefix string, opts Options) (*Host, error) {
 		return nil, err
 	}
 	lv.connect(opts, true)
+	// Credentials in the base URLs of the engine's environment are secrets
+	// too, for the cassettes and the reports.
+	for _, p := range []string{spec.ProviderOpenAI, spec.ProviderAnthropic} {
+		lv.secrets = append(lv.secrets, redact.FromURL(lv.getenv(model.BaseURLEnv(p)))...)
+	}
+	lv.red = redact.New(lv.secrets)
 	return &Host{h: newHost(prefix), lv: lv, opts: opts, rules: map[*spec.Suite]*suiteParts{}}, nil
 }
 
@@ -74,6 +82,7 @@ type DrillSpec struct {
 // Drill is a started drill of a Host.
 type Drill struct {
 	cc   *commandCase
+	red  redact.Redactor // the secrets kept out of its report
 	once sync.Once
 }
 
@@ -95,7 +104,7 @@ func (H *Host) Start(d DrillSpec) (*Drill, error) {
 		return nil, errors.New(c.Reason)
 	}
 	cc.keepEmpty = false
-	return &Drill{cc: cc}, nil
+	return &Drill{cc: cc, red: lv.red}, nil
 }
 
 // parts are the shared parts of a suite's drills, made once.
@@ -147,6 +156,7 @@ func (d *Drill) End(ctx context.Context, output string, agentErr error) report.C
 			res.err, res.failed = errors.New("the agent failed: "+agentErr.Error()), true
 		}
 		c = d.cc.finish(ctx, res)
+		d.red.Walk(&c)
 	})
 	return c
 }
