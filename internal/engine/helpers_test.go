@@ -49,6 +49,9 @@ type proc struct {
 	stderr *syncBuffer
 	exited chan error
 	client *http.Client
+
+	stopOnce sync.Once
+	exitErr  error
 }
 
 type syncBuffer struct {
@@ -136,15 +139,18 @@ func startEngineEnv(t testing.TB, dir string, env []string, args ...string) *pro
 	return p
 }
 
-// stop closes the engine's standard input and waits for it to exit.
+// stop closes the engine's standard input and waits for it to exit;
+// the second call returns at once.
 func (p *proc) stop() {
-	p.stdin.Close()
-	select {
-	case <-p.exited:
-	case <-time.After(10 * time.Second):
-		p.cmd.Process.Kill()
-		p.t.Errorf("the engine did not exit within 10 s of its standard input closing")
-	}
+	p.stopOnce.Do(func() {
+		p.stdin.Close()
+		select {
+		case p.exitErr = <-p.exited:
+		case <-time.After(10 * time.Second):
+			p.cmd.Process.Kill()
+			p.t.Errorf("the engine did not exit within 10 s of its standard input closing")
+		}
+	})
 }
 
 // call makes a request; body is JSON-encoded unless it is a string or
