@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -496,5 +497,23 @@ func TestReproduceConfinesTheSuite(t *testing.T) {
 		if code, msg := errorOf(t, ans); status != 400 || code != "INVALID_REQUEST" || !regexp.MustCompile(tt.msg).MatchString(msg) {
 			t.Errorf("%s: %d %s %q", tt.suite, status, code, msg)
 		}
+	}
+}
+
+// SIGTERM ends the engine too, with its standard input still open.
+func TestExitsOnSIGTERM(t *testing.T) {
+	p := startEngine(t, project(t))
+	p.start(map[string]any{"drill": "save-record"})
+	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-p.exited:
+		if err != nil {
+			t.Errorf("exit after SIGTERM: %v; stderr:\n%s", err, p.stderr)
+		}
+		p.exited <- err // for the cleanup
+	case <-time.After(5 * time.Second):
+		t.Fatal("the engine did not exit within 5 s of SIGTERM")
 	}
 }
