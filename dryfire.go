@@ -276,6 +276,10 @@ type ServeOptions struct {
 	// ends the session idle the longest. 0 means DefaultMaxSessions;
 	// negative, no bound.
 	MaxSessions int
+	// MaxEvidence, for a world suite, keeps at most that many of the
+	// newest evidence entries and emitted events (GET /world/evidence
+	// counts the others as dropped); 0 keeps everything.
+	MaxEvidence int
 }
 
 // DefaultMaxSessions is how many MCP sessions over HTTP a server keeps
@@ -362,7 +366,12 @@ func serveWorld(s *spec.Suite, c *spec.Case, opts *ServeOptions) (*world.Instanc
 		}
 		d.Actor = opts.Actor
 	}
-	return sw.World.New(d)
+	in, err := sw.World.New(d)
+	if err != nil {
+		return nil, err
+	}
+	in.SetEvidenceLimit(opts.MaxEvidence)
+	return in, nil
 }
 
 // ModelOptions configure Project.ModelEndpoint; nil means the defaults of

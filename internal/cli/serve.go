@@ -27,6 +27,7 @@ type serveOptions struct {
 	flushEvents    bool
 	sessionTimeout time.Duration
 	maxSessions    int
+	maxEvidence    int
 }
 
 func newServeCommand(e *env) *cobra.Command {
@@ -101,6 +102,7 @@ written.`,
 	f.Int64Var(&o.seed, "seed", 0, "world suites: the world's seed `N` (over the case's seed: and the world's)")
 	f.StringVar(&o.actor, "actor", "", "world suites: the actor `NAME` of calls that do not name one (MCP, /tools, /ops without actorId); default the case's, else the world's first")
 	f.DurationVar(&o.sessionTimeout, "session-timeout", dryfire.DefaultSessionTimeout, "end an MCP session over HTTP after `DURATION` without a request from its client (0: never)")
+	f.IntVar(&o.maxEvidence, "max-evidence", 20000, "keep the newest `N` evidence entries of a world (GET /world/evidence counts the older ones as dropped; 0: all)")
 	f.IntVar(&o.maxSessions, "max-sessions", dryfire.DefaultMaxSessions, "keep at most `N` MCP sessions over HTTP open: one more ends the session idle the longest")
 	addLoadFlags(cmd, e, &o.python)
 	return cmd
@@ -158,6 +160,9 @@ func runServe(ctx context.Context, e *env, o serveOptions, path string) error {
 	if _, err := dryfire.ParseRecordMode(o.record); err != nil && o.record != "" {
 		return usageErr("--record %q: want none, once, new or all", o.record)
 	}
+	if o.maxEvidence < 0 {
+		return usageErr("--max-evidence %d: want 0 or more (0: all)", o.maxEvidence)
+	}
 	if o.maxSessions < 1 {
 		return usageErr("--max-sessions %d: want 1 or more", o.maxSessions)
 	}
@@ -169,7 +174,7 @@ func runServe(ctx context.Context, e *env, o serveOptions, path string) error {
 		return err
 	}
 	defer closeProject(e, p)
-	so := &dryfire.ServeOptions{Case: o.caseName, Actor: o.actor, NoRecords: true, SessionTimeout: o.sessionTimeout, MaxSessions: o.maxSessions}
+	so := &dryfire.ServeOptions{Case: o.caseName, Actor: o.actor, NoRecords: true, SessionTimeout: o.sessionTimeout, MaxSessions: o.maxSessions, MaxEvidence: o.maxEvidence}
 	if o.sessionTimeout == 0 {
 		so.SessionTimeout = -1 // never
 	}

@@ -172,8 +172,25 @@ func (s *Scope) serveEvidence(w http.ResponseWriter, r *http.Request, _ string) 
 		}
 		since = n
 	}
-	writeValue(w, http.StatusOK, s.evidenceSince(since))
+	limit := DefaultEvidencePage
+	if v := r.URL.Query().Get("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > MaxEvidencePage {
+			writeError(w, http.StatusBadRequest, "invalid_request", fmt.Sprintf("limit=%q: want the number of entries of one page, 1 to %d", v, MaxEvidencePage))
+			return
+		}
+		limit = n
+	}
+	writeValue(w, http.StatusOK, s.world.Page(since, limit))
 }
+
+// GET /world/evidence answers in pages: DefaultEvidencePage entries
+// unless ?limit= says otherwise (at most MaxEvidencePage); "next" is the
+// since of the next page and "more" says there is one.
+const (
+	DefaultEvidencePage = 1000
+	MaxEvidencePage     = 10_000
+)
 
 func timeText(t time.Time) string { return t.Format(time.RFC3339Nano) }
 
@@ -246,21 +263,3 @@ func (s *Scope) worldInfo() map[string]any {
 	}
 }
 
-// evidenceSince is GET /world/evidence: the entries after seq since, and
-// the events emitted by them.
-func (s *Scope) evidenceSince(since int) map[string]any {
-	ev := s.world.Evidence()
-	out := []world.Evidence{}
-	for _, e := range ev {
-		if e.Seq > since {
-			out = append(out, e)
-		}
-	}
-	events := []world.Emitted{}
-	for _, e := range s.world.Emitted() {
-		if e.Seq > since {
-			events = append(events, e)
-		}
-	}
-	return map[string]any{"evidence": out, "events": events}
-}

@@ -261,6 +261,10 @@ func TestWorldControl(t *testing.T) {
 	if got := at(decode(t, get(t, u+"/world/state", 200)), "tickets", "queue", 0, "escalated"); got != true {
 		t.Errorf("after the event, escalated = %v", got)
 	}
+	get(t, u+"/world/evidence?limit=0", 400)
+	if page := decode(t, get(t, u+"/world/evidence?limit=1", 200)); len(at(page, "evidence").([]any)) != 1 || at(page, "more") != true || at(page, "next") != 1.0 || at(page, "dropped") != 0.0 {
+		t.Errorf("a page of 1: %v", page)
+	}
 	ev := decode(t, get(t, u+"/world/evidence?since=2", 200))
 	if list := at(ev, "evidence").([]any); len(list) != 1 || at(list[0], "actor") != "event:escalation" {
 		t.Errorf("evidence since 2: %v", ev)

@@ -153,3 +153,30 @@ func TestHostileSharedNestingReturnedIsRefused(t *testing.T) {
 		t.Errorf("message: %s", r.Error.Message)
 	}
 }
+
+// A world served for long grew without bound (200k /ops → 700 MB), and
+// each GET /world/evidence copied all of it: the evidence kept is
+// bounded, counted when dropped, and read in pages.
+func TestHostileEvidenceIsBoundedAndPaged(t *testing.T) {
+	w := hostileWorld(t, "", "def h(ctx, args):\n    ctx.emit('e', {})\n    return {}\n")
+	in := newDrill(t, w, Drill{})
+	in.SetEvidenceLimit(100)
+	for range 1000 {
+		wantOK(t, in.Call(Request{Operation: "p/op"}))
+	}
+	ev := in.Evidence()
+	if len(ev) > 110 || ev[len(ev)-1].Seq != 1000 {
+		t.Fatalf("%d entries kept, last seq %d", len(ev), ev[len(ev)-1].Seq)
+	}
+	p := in.Page(0, 30)
+	if p.Dropped != 1000-len(ev) || len(p.Evidence) != 30 || p.Evidence[0].Seq != p.Dropped+1 || !p.More || p.Next != p.Dropped+30 || len(p.Events) != 30 {
+		t.Errorf("first page: dropped %d, %d entries from %d, next %d, more %v, %d events", p.Dropped, len(p.Evidence), p.Evidence[0].Seq, p.Next, p.More, len(p.Events))
+	}
+	last := in.Page(990, 30)
+	if len(last.Evidence) != 10 || last.More || last.Next != 1000 || last.Evidence[0].Seq != 991 {
+		t.Errorf("last page: %d entries, next %d, more %v", len(last.Evidence), last.Next, last.More)
+	}
+	if p := in.Page(1000, 30); len(p.Evidence) != 0 || p.Next != 1000 || p.More {
+		t.Errorf("past the end: %+v", p)
+	}
+}

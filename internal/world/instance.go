@@ -81,6 +81,10 @@ type Instance struct {
 	schedSeq     int
 	evidence     []Evidence
 	emitted      []Emitted
+	// dropped counts the oldest evidence entries (and emitted events)
+	// let go past maxEvidence; 0 keeps everything.
+	dropped, droppedEvents int
+	maxEvidence            int
 	ended        bool
 }
 
@@ -437,7 +441,7 @@ func (in *Instance) Call(req Request) *Response {
 func (in *Instance) timeText() string { return in.now.Format(time.RFC3339Nano) }
 
 func (in *Instance) record(ev *Evidence, resp *Response) {
-	ev.Seq = len(in.evidence) + 1
+	ev.Seq = in.dropped + len(in.evidence) + 1
 	ev.IsError = resp.Status != "ok"
 	if resp.Error != nil {
 		ev.Result = map[string]any{"code": resp.Error.Code, "message": resp.Error.Message, "retryable": resp.Error.Retryable}
@@ -447,6 +451,75 @@ func (in *Instance) record(ev *Evidence, resp *Response) {
 	ev.StateVersion = in.version
 	resp.Evidence = *ev
 	in.evidence = append(in.evidence, *ev)
+	in.trimEvidence()
+}
+
+// SetEvidenceLimit keeps at most n evidence entries and n emitted events
+// (the newest); 0 keeps everything. A long-running server sets it: each
+// entry holds a call's arguments and result.
+func (in *Instance) SetEvidenceLimit(n int) {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	in.maxEvidence = max(n, 0)
+	in.trimEvidence()
+}
+
+// trimEvidence lets the oldest entries go past the limit, a tenth of it
+// at a time, into fresh slices so that their memory is freed.
+func (in *Instance) trimEvidence() {
+	n := in.maxEvidence
+	if n == 0 {
+		return
+	}
+	if over := len(in.evidence) - n; over > 0 {
+		cut := min(len(in.evidence), over+n/10)
+		in.dropped += cut
+		in.evidence = append([]Evidence(nil), in.evidence[cut:]...)
+	}
+	if over := len(in.emitted) - n; over > 0 {
+		cut := min(len(in.emitted), over+n/10)
+		in.droppedEvents += cut
+		in.emitted = append([]Emitted(nil), in.emitted[cut:]...)
+	}
+}
+
+// EvidencePage is what GET /world/evidence reads: at most limit entries
+// after seq since, the events they emitted, and how many entries and
+// events the limit of SetEvidenceLimit let go.
+type EvidencePage struct {
+	Evidence      []Evidence `json:"evidence"`
+	Events        []Emitted  `json:"events"`
+	Dropped       int        `json:"dropped"`
+	DroppedEvents int        `json:"dropped_events"`
+	// Next is the since of the next page; More says there is one.
+	Next int  `json:"next"`
+	More bool `json:"more"`
+}
+
+// Page returns the evidence after seq since, at most limit entries (0:
+// all), copying only those.
+func (in *Instance) Page(since, limit int) EvidencePage {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	p := EvidencePage{Evidence: []Evidence{}, Events: []Emitted{}, Dropped: in.dropped, DroppedEvents: in.droppedEvents, Next: since}
+	start := max(since-in.dropped, 0)
+	if start > len(in.evidence) {
+		start = len(in.evidence)
+	}
+	end := len(in.evidence)
+	if limit > 0 && end-start > limit {
+		end, p.More = start+limit, true
+	}
+	p.Evidence = append(p.Evidence, in.evidence[start:end]...)
+	if len(p.Evidence) > 0 {
+		p.Next = p.Evidence[len(p.Evidence)-1].Seq
+	}
+	for _, e := range in.emitted {
+		if e.Seq > since && (!p.More || e.Seq <= p.Next) {
+			p.Events = append(p.Events, e)
+		}
+	}
+	return p
 }
 
 func fail(outcome *string, set string, code, msg string, retryable bool) *Response {
@@ -729,7 +802,7 @@ func (in *Instance) runBehavior(run, op *Operation, actor string, args map[strin
 	if changed {
 		in.version++
 	}
-	seq := len(in.evidence) + 1
+	seq := in.dropped + len(in.evidence) + 1
 	for _, e := range c.emits {
 		e.Seq, e.Time, e.Operation = seq, in.timeText(), op.Key
 		in.emitted = append(in.emitted, e)
