@@ -1,15 +1,59 @@
 #!/usr/bin/env bash
-# The TypeScript SDK (sdk/js, npm dryfire): build it (ESM + CommonJS with
-# declarations), type-check its tests and run the Vitest files that need
-# no engine. Pinned packages from sdk/js/package-lock.json go into
-# sdk/js/node_modules (git-ignored). (The engine tests, the packed install
-# and the examples join once `dryfire engine` is on main.)
+# The TypeScript SDK (sdk/js, npm dryfire) and its examples.
+#
+# 1. Build the dryfire binary and the SDK (ESM + CommonJS with
+#    declarations), type-check and run the SDK's Vitest suite against that
+#    binary (DRYFIRE_BIN). Pinned packages from sdk/js/package-lock.json go
+#    into sdk/js/node_modules (git-ignored).
+# 2. Pack the SDK and the linux-x64 platform package holding that binary
+#    with npm pack, install only those tarballs (plus the pinned runners of
+#    examples/ts-runners/package-lock.json) into a temporary project, and
+#    run there, offline, the Vitest, Jest and framework examples, each
+#    type-checked with tsc --strict against the published declarations.
+#    The examples find the binary through the platform package.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 root=$PWD
+work=$(mktemp -d "${TMPDIR:-/tmp}/dryfire-js-XXXXXX")
+trap 'rm -rf "$work"' EXIT
+stamp() { echo "-- $1 (at ${SECONDS}s)"; }
+
+stamp "building the dryfire binary"
+go build -o "$work/dryfire" ./cmd/dryfire
 
 cd "$root/sdk/js"
-npm ci --no-audit --no-fund --loglevel=error
+npm ci --prefer-offline --no-audit --no-fund --loglevel=error
+stamp "building the SDK"
 npm run --silent build
 npx --no-install tsc -p tsconfig.test.json
-npx --no-install vitest run test/binary.test.ts test/ready.test.ts
+stamp "the SDK's tests"
+DRYFIRE_BIN="$work/dryfire" npx --no-install vitest run
+
+stamp "packing the SDK and @dryfire/cli-linux-x64"
+mapfile -t tarballs < <(node scripts/pack.mjs --bin "$work/dryfire" --out "$work/tarballs")
+project="$work/project"
+mkdir -p "$project"
+cp "$root/examples/ts-runners/package.json" "$root/examples/ts-runners/package-lock.json" "$project/"
+cd "$project"
+stamp "installing the examples' runners and the tarballs"
+npm ci --prefer-offline --no-audit --no-fund --loglevel=error
+npm install --prefer-offline --no-save --no-audit --no-fund --loglevel=error "${tarballs[@]}"
+unset DRYFIRE_BIN
+for example in ts-vitest ts-jest ts-framework; do
+	[ -d "$root/examples/$example" ] || continue
+	cp -R "$root/examples/$example" "$project/$example"
+	rm -rf "$project/$example/node_modules"
+done
+
+bin="$project/node_modules/.bin"
+stamp "examples/ts-vitest"
+(cd ts-vitest && "$bin/tsc" -p . && "$bin/vitest" run)
+if [ -d ts-jest ]; then
+	stamp "examples/ts-jest"
+	(cd ts-jest && "$bin/tsc" -p . && "$bin/jest" --ci)
+fi
+if [ -d ts-framework ]; then
+	stamp "examples/ts-framework"
+	(cd ts-framework && "$bin/tsc" -p . && "$bin/vitest" run)
+fi
+stamp "done"

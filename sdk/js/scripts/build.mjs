@@ -1,5 +1,6 @@
 // Builds dist/esm (ES modules) and dist/cjs (CommonJS), each with its
-// declarations, with the pinned TypeScript compiler; then writes the one
+// declarations, with the pinned TypeScript compiler (the CommonJS pass
+// skips the type check the ESM pass did: noCheck); then writes the one
 // file whose form differs between the two (locate.js).
 import { execFileSync } from "node:child_process";
 import { rmSync, writeFileSync } from "node:fs";

@@ -198,6 +198,8 @@ export async function runDrills<R>(options: RunDrillsOptions<R>): Promise<DrillR
   const body: Record<string, unknown> = { cwd: options.cwd ?? process.cwd() };
   if (options.reproduce !== undefined) {
     body.reproduce = storedReport(options.reproduce);
+    // A report of several drills needs the name of the one to re-run.
+    if (options.drill !== undefined) body.drill = options.drill;
   } else {
     if (typeof options.drill !== "string" || options.drill === "") {
       throw new TypeError("dryfire: runDrills: options.drill must name a drill (a case of a world suite), or pass reproduce");
