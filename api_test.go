@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"regexp"
 	"sort"
 	"strings"
 	"testing"
@@ -151,4 +152,27 @@ func (w *apiWalker) typ(where string, t types.Type) {
 
 func isInternal(path string) bool {
 	return strings.HasPrefix(path, module+"/internal/") || path == module+"/internal"
+}
+
+// TestGoDocNamesNoInternalPackage fails when go doc of the public packages
+// shows an internal package's identifier (a constant's value written as
+// cassette.None, say): the reader cannot look it up.
+func TestGoDocNamesNoInternalPackage(t *testing.T) {
+	out, err := exec.Command("go", "list", "-f", "{{.Name}}", "./internal/...").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	names := strings.Fields(string(out))
+	ident := regexp.MustCompile(`\b(` + strings.Join(names, "|") + `)\.[A-Z]\w*`)
+	for _, pkg := range []string{".", "./drill"} {
+		doc, err := exec.Command("go", "doc", "-all", pkg).Output()
+		if err != nil {
+			t.Fatalf("go doc -all %s: %v", pkg, err)
+		}
+		for i, line := range strings.Split(string(doc), "\n") {
+			if m := ident.FindString(line); m != "" {
+				t.Errorf("go doc -all %s, line %d: %s (%q)", pkg, i+1, m, strings.TrimSpace(line))
+			}
+		}
+	}
 }

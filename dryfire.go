@@ -183,14 +183,14 @@ type RecordMode string
 const (
 	// RecordNone replays only and never opens a network connection; a
 	// case without a cassette is an error.
-	RecordNone = RecordMode(cassette.None)
+	RecordNone RecordMode = "none"
 	// RecordOnce replays a case's cassette when it exists, else records it.
-	RecordOnce = RecordMode(cassette.Once)
+	RecordOnce RecordMode = "once"
 	// RecordNew replays the recorded calls while they match and records
 	// the rest live, updating the cassette.
-	RecordNew = RecordMode(cassette.New)
+	RecordNew RecordMode = "new"
 	// RecordAll records every call live and overwrites the cassettes.
-	RecordAll = RecordMode(cassette.All)
+	RecordAll RecordMode = "all"
 )
 
 // ParseRecordMode reads a record mode by name: none, once, new or all.
@@ -284,12 +284,12 @@ type ServeOptions struct {
 
 // DefaultMaxSessions is how many MCP sessions over HTTP a server keeps
 // open at once, unless ServeOptions.MaxSessions says otherwise.
-const DefaultMaxSessions = serve.DefaultMaxSessions
+const DefaultMaxSessions = 1000
 
 // DefaultSessionTimeout is how long an MCP session over HTTP may stay idle
 // before the server ends it, unless ServeOptions.SessionTimeout says
 // otherwise.
-const DefaultSessionTimeout = serve.DefaultSessionTimeout
+const DefaultSessionTimeout = 30 * time.Minute
 
 // ToolServer returns a server for the tools of the project's one suite:
 // a project of several suites or an unknown case is an error. For a world
@@ -439,7 +439,7 @@ func RefuseModel(err error) http.Handler { return endpoint.Refuse(err) }
 
 // DefaultConcurrency is how many cases Project.Run runs at once unless
 // RunOptions.Concurrency says otherwise.
-const DefaultConcurrency = runner.DefaultConcurrency
+const DefaultConcurrency = 8
 
 // ListenAddr reads an address to listen on as `dryfire serve --http` takes
 // it: a bare port ("7777") or ":7777" binds 127.0.0.1, so that nothing is
