@@ -162,6 +162,35 @@ describe("state, reset and evidence from the test", () => {
     });
   });
 
+  test("a whole-world reset restores rule counts; a package reset only those of its package", async () => {
+    const r = await runDrills({
+      drill: "sandbox",
+      cwd,
+      setup: { scenario: { toolOverrides: [busyOnce] } },
+      agent: async ({ binding }) => {
+        const save = mockTool(binding, { mode: "sync", operation: SAVE });
+        const args = { id: "record-1", text: "hi" };
+        expect(() => save(args)).toThrow(/BUSY/);
+        expect(save(args)).toEqual({ id: "record-1", version: 1 });
+        await reset(binding, "mail");
+        expect(save(args)).toEqual({ id: "record-1", version: 2 });
+        await reset(binding);
+        expect(() => save(args)).toThrow(/BUSY/);
+        expect(save(args)).toEqual({ id: "record-1", version: 1 });
+        await reset(binding, "record-store");
+        expect(() => save(args)).toThrow(/BUSY/);
+      },
+    });
+    expect(r.evidence.map((e) => (e.override as { id?: string } | null)?.id ?? null)).toEqual([
+      "busy-once",
+      null,
+      null,
+      "busy-once",
+      null,
+      "busy-once",
+    ]);
+  });
+
   test("package reset restores only that package", async () => {
     await runDrills({
       drill: "sandbox",
