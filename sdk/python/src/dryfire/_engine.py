@@ -11,12 +11,12 @@ import asyncio
 import atexit
 import json
 import os
+import socket
 import subprocess
 import threading
 import urllib.parse
 import weakref
 from collections.abc import Mapping, Sequence
-from http.client import HTTPConnection, HTTPException
 from typing import Any
 
 from ._binary import find_binary
@@ -117,32 +117,49 @@ class Engine:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    # HTTP, synchronous: one keep-alive connection per thread.
+    # HTTP, synchronous: one keep-alive connection per thread (a plain socket: http.client's
+    # header parsing alone costs more than the engine's answer).
 
     def request(self, method: str, path: str, body: Any = None, *, control: bool = False) -> tuple[int, Any]:
         """One request to the engine; the answer's status and JSON body (None when empty)."""
         if self._closed:
             raise DryfireError("the dryfire engine was closed")
-        data = None if body is None else json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode()
-        headers = {"Content-Type": "application/json"} if data is not None else {}
-        if control:
-            headers["Authorization"] = "Bearer " + self._token
+        msg = self._message(method, path, body, control)
         for attempt in (0, 1):
-            conn: HTTPConnection | None = getattr(self._local, "conn", None)
-            if conn is None:
-                conn = HTTPConnection(self._host, self._port, timeout=600)
-                self._local.conn = conn
+            conn: tuple[socket.socket, Any] | None = getattr(self._local, "conn", None)
+            fresh = conn is None
             try:
-                conn.request(method, path, body=data, headers=headers)
-                resp = conn.getresponse()
-                raw = resp.read()
+                if conn is None:
+                    sock = socket.create_connection((self._host, self._port), timeout=600)
+                    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+                    conn = (sock, sock.makefile("rb"))
+                    self._local.conn = conn
+                conn[0].sendall(msg)
+                status, keep, raw = _read_response_sync(conn[1])
                 break
-            except (HTTPException, OSError) as e:
-                conn.close()
-                self._local.conn = None
-                if attempt or self._proc.poll() is not None:
+            except (OSError, ValueError) as e:
+                self._drop_sync()
+                if fresh or attempt or self._proc.poll() is not None:
                     raise DryfireError(f"{method} {path} to the dryfire engine at {self.url}: {e}") from e
-        return resp.status, (json.loads(raw) if raw else None)
+        if not keep:
+            self._drop_sync()
+        return status, (json.loads(raw) if raw else None)
+
+    def _drop_sync(self) -> None:
+        conn = getattr(self._local, "conn", None)
+        self._local.conn = None
+        if conn is not None:
+            conn[1].close()
+            conn[0].close()
+
+    def _message(self, method: str, path: str, body: Any, control: bool) -> bytes:
+        data = b"" if body is None else json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode()
+        head = f"{method} {path} HTTP/1.1\r\nHost: {self._host}:{self._port}\r\nContent-Length: {len(data)}\r\n"
+        if body is not None:
+            head += "Content-Type: application/json\r\n"
+        if control:
+            head += f"Authorization: Bearer {self._token}\r\n"
+        return (head + "\r\n").encode() + data
 
     def control(self, method: str, path: str, body: Any = None, ok: Sequence[int] = (200, 201, 204)) -> Any:
         status, answer = self.request(method, path, body, control=True)
@@ -155,13 +172,7 @@ class Engine:
     async def arequest(self, method: str, path: str, body: Any = None, *, control: bool = False) -> tuple[int, Any]:
         if self._closed:
             raise DryfireError("the dryfire engine was closed")
-        data = b"" if body is None else json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode()
-        head = f"{method} {path} HTTP/1.1\r\nHost: {self._host}:{self._port}\r\nContent-Length: {len(data)}\r\n"
-        if body is not None:
-            head += "Content-Type: application/json\r\n"
-        if control:
-            head += f"Authorization: Bearer {self._token}\r\n"
-        msg = (head + "\r\n").encode() + data
+        msg = self._message(method, path, body, control)
         loop = asyncio.get_running_loop()
         pool = self._aio.setdefault(loop, [])
         for attempt in (0, 1):
@@ -193,25 +204,60 @@ class Engine:
         return answer
 
 
-async def _read_response(reader: asyncio.StreamReader) -> tuple[int, bool, bytes]:
-    status_line = await reader.readuntil(b"\r\n")
-    parts = status_line.split(b" ", 2)
+def _status(line: bytes) -> int:
+    parts = line.split(b" ", 2)
     if len(parts) < 2 or not parts[0].startswith(b"HTTP/1."):
-        raise ValueError(f"not an HTTP answer: {status_line[:80]!r}")
-    status = int(parts[1])
-    length, chunked, keep = -1, False, True
-    while True:
-        line = await reader.readuntil(b"\r\n")
-        if line == b"\r\n":
-            break
-        k, _, v = line.partition(b":")
-        k, v = k.strip().lower(), v.strip().lower()
-        if k == b"content-length":
-            length = int(v)
-        elif k == b"transfer-encoding" and b"chunked" in v:
-            chunked = True
-        elif k == b"connection" and v == b"close":
-            keep = False
+        raise ValueError(f"not an HTTP answer: {line[:80]!r}")
+    return int(parts[1])
+
+
+def _header(line: bytes, framing: list[Any]) -> None:
+    """framing is [length, chunked, keep-alive], updated from one header line."""
+    k, _, v = line.partition(b":")
+    k, v = k.strip().lower(), v.strip().lower()
+    if k == b"content-length":
+        framing[0] = int(v)
+    elif k == b"transfer-encoding" and b"chunked" in v:
+        framing[1] = True
+    elif k == b"connection" and v == b"close":
+        framing[2] = False
+
+
+_MAX_LINE = 65536
+
+
+def _read_response_sync(f: Any) -> tuple[int, bool, bytes]:
+    line = f.readline(_MAX_LINE)
+    if not line:
+        raise ValueError("the engine closed the connection")
+    status = _status(line)
+    framing: list[Any] = [-1, False, True]
+    while (line := f.readline(_MAX_LINE)) not in (b"\r\n", b"\n", b""):
+        _header(line, framing)
+    length, chunked, keep = framing
+    if chunked:
+        body = bytearray()
+        while (size := int(f.readline(_MAX_LINE).split(b";")[0], 16)) != 0:
+            body += f.read(size + 2)[:-2]
+        while f.readline(_MAX_LINE) not in (b"\r\n", b"\n", b""):
+            pass
+        return status, keep, bytes(body)
+    if length >= 0:
+        data = f.read(length)
+        if len(data) != length:
+            raise ValueError("the engine's answer ended early")
+        return status, keep, data
+    if status in (204, 304):
+        return status, keep, b""
+    return status, False, f.read()
+
+
+async def _read_response(reader: asyncio.StreamReader) -> tuple[int, bool, bytes]:
+    status = _status(await reader.readuntil(b"\r\n"))
+    framing: list[Any] = [-1, False, True]
+    while (line := await reader.readuntil(b"\r\n")) != b"\r\n":
+        _header(line, framing)
+    length, chunked, keep = framing
     if chunked:
         body = bytearray()
         while True:
