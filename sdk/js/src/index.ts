@@ -97,6 +97,12 @@ export interface RunDrillsOptions<R = unknown> {
   record?: "none" | "once" | "new" | "all";
   /** A stored result (or its report) to re-run against exactly its build and seed. */
   reproduce?: DrillResult | Report | ReportCase;
+  /**
+   * Abandons the drill when aborted (a test timeout, a cancelled run): the
+   * drill ends with no verdict and no cassette, its binding answers
+   * DRILL_ENDED from then on, and runDrills rejects with the signal's reason.
+   */
+  signal?: AbortSignal;
 }
 
 export interface DrillResult<R = unknown> {
@@ -184,6 +190,20 @@ function errorMessage(err: unknown): string {
   return typeof err === "string" ? err : String(err);
 }
 
+const ABANDONED = Symbol("abandoned");
+
+/** abandonable settles with the agent's result, or rejects with ABANDONED when signal aborts first. */
+function abandonable<R>(result: R | Promise<R>, signal: AbortSignal | undefined): Promise<R> {
+  const p = Promise.resolve(result);
+  if (signal === undefined) return p;
+  return new Promise<R>((resolve, reject) => {
+    const onAbort = () => reject(ABANDONED);
+    if (signal.aborted) return onAbort();
+    signal.addEventListener("abort", onAbort, { once: true });
+    p.then(resolve, reject).finally(() => signal.removeEventListener("abort", onAbort));
+  });
+}
+
 /**
  * runDrills runs one drill: it starts the named drill of a world suite in
  * the engine (with its scenario, its rules and this test's setup), calls
@@ -212,6 +232,7 @@ export async function runDrills<R>(options: RunDrillsOptions<R>): Promise<DrillR
   if (options.actor !== undefined) body.actor = options.actor;
   if (options.record !== undefined) body.record = options.record;
 
+  options.signal?.throwIfAborted();
   const e = await engine();
   const started = (await e.conn.control("POST", "/engine/drills", body)) as Started;
   const binding = makeBinding(started.binding, started.drill, e.conn);
@@ -221,8 +242,13 @@ export async function runDrills<R>(options: RunDrillsOptions<R>): Promise<DrillR
   let agentError: unknown;
   let threw = false;
   try {
-    output = await options.agent({ task, binding });
+    output = await abandonable(options.agent({ task, binding }), options.signal);
   } catch (err) {
+    if (err === ABANDONED) {
+      markEnded(binding);
+      await e.conn.control("DELETE", `/engine/drills/${started.id}`);
+      throw options.signal?.reason ?? new Error("dryfire: runDrills: the drill was abandoned");
+    }
     threw = true;
     agentError = err;
   }

@@ -138,6 +138,34 @@ describe("per-test setup", () => {
   });
 });
 
+describe("abandoning a drill", () => {
+  test("an aborted signal ends the drill without a verdict; its binding answers DRILL_ENDED", async () => {
+    const ac = new AbortController();
+    let kept: ((id: string) => Promise<unknown>) | undefined;
+    const run = runDrills({
+      drill: "sandbox",
+      cwd,
+      signal: ac.signal,
+      agent: async ({ binding }) => {
+        kept = mockTool(binding, { mode: "async", operation: GET, input: (id: string) => ({ id }) });
+        await kept("record-0");
+        setTimeout(() => ac.abort(new Error("the test timed out")), 10);
+        return new Promise<string>(() => undefined);
+      },
+    });
+    await expect(run).rejects.toThrow("the test timed out");
+    await expect(kept?.("record-0")).rejects.toMatchObject({ status: 410, envelope: { code: "DRILL_ENDED" } });
+  });
+
+  test("an already aborted signal starts no drill", async () => {
+    const ac = new AbortController();
+    ac.abort(new Error("cancelled before"));
+    let called = false;
+    await expect(runDrills({ drill: "sandbox", cwd, signal: ac.signal, agent: () => (called = true) })).rejects.toThrow("cancelled before");
+    expect(called).toBe(false);
+  });
+});
+
 describe("state, reset and evidence from the test", () => {
   test("state and evidence read the drill's world while it runs; reset restores it and keeps the evidence", async () => {
     await runDrills({
