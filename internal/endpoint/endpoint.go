@@ -336,7 +336,11 @@ func (e *Endpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	body, err := readBody(r)
 	if err != nil {
-		writeError(w, api, http.StatusBadRequest, errorInfo{typ: "invalid_request_error", msg: "dryfire could not read the request body: " + err.Error()})
+		status := http.StatusBadRequest
+		if errors.Is(err, errTooLarge) {
+			status = http.StatusRequestEntityTooLarge
+		}
+		writeError(w, api, status, errorInfo{typ: "invalid_request_error", msg: "dryfire could not read the request body: " + err.Error()})
 		return
 	}
 	if e.index != nil {
@@ -388,10 +392,13 @@ func readBody(r *http.Request) ([]byte, error) {
 	}
 	data, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
 	if err == nil && len(data) > maxBody {
-		err = errors.New("it is larger than 64 MiB")
+		err = errTooLarge
 	}
 	return data, err
 }
+
+// errTooLarge is a request body over maxBody: answered 413.
+var errTooLarge = errors.New("it is larger than 64 MiB")
 
 // write answers with a recorded response: a body in one write, a stream
 // event by event, flushed after each.

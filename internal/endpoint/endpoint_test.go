@@ -666,3 +666,22 @@ func TestPathsAreTheRoutes(t *testing.T) {
 		}
 	}
 }
+
+// A body over 64 MiB on the model endpoint was a 400; it is a 413.
+func TestHostileHugeBodyIs413(t *testing.T) {
+	e := mustNew(t, caseOptions(t.TempDir(), cassette.Once))
+	url := serve(t, e, "/c") + "/v1/messages"
+	resp, err := http.Post(url, "application/json", io.LimitReader(zeros{}, maxBody+1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusRequestEntityTooLarge || !strings.Contains(string(b), "larger than 64 MiB") {
+		t.Errorf("%d %s", resp.StatusCode, b)
+	}
+}
+
+type zeros struct{}
+
+func (zeros) Read(p []byte) (int, error) { clear(p); return len(p), nil }
