@@ -120,6 +120,7 @@ type (
 	}
 	responsesArgsDone struct {
 		ItemID      string `json:"item_id"`
+		Name        string `json:"name"`
 		OutputIndex int    `json:"output_index"`
 		Arguments   string `json:"arguments"`
 	}
@@ -201,7 +202,7 @@ func responsesStream(r responseOut) streamAnswer {
 				for _, p := range pieces(it.Arguments) {
 					emit("response.function_call_arguments.delta", responsesArgsDelta{it.ID, i, p})
 				}
-				emit("response.function_call_arguments.done", responsesArgsDone{it.ID, i, it.Arguments})
+				emit("response.function_call_arguments.done", responsesArgsDone{it.ID, it.Name, i, it.Arguments})
 				emit("response.output_item.done", responsesItemEvent{i, it})
 			}
 		}

@@ -1,0 +1,272 @@
+package conformance
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// nodeDir is the Node project of the official definitions.
+var nodeDir = filepath.Join("..", "..", "..", "e2e", "conformance")
+
+// officialType is the SDK type each artifact is checked as, and the rule
+// a failure names. Responses objects are checked without output_text,
+// which the SDK computes on the client and the API does not send.
+var officialType = map[string]map[string]string{
+	"anthropic": {
+		"request": "Anthropic.MessageCreateParamsNonStreaming",
+		"answer":  "Anthropic.Message",
+		"chunk":   "Anthropic.RawMessageStreamEvent",
+	},
+	"openai": {
+		"request": "OpenAI.ChatCompletionCreateParamsNonStreaming",
+		"answer":  "OpenAI.ChatCompletion",
+		"chunk":   "OpenAI.ChatCompletionChunk",
+	},
+	"openai-responses": {
+		"request": "OpenAI.Responses.ResponseCreateParamsNonStreaming",
+		"answer":  "WireResponse",
+		"chunk":   "WireResponseStreamEvent",
+	},
+}
+
+func typeOf(a artifact) string {
+	p := a.Provider
+	if p == "openai-compatible" {
+		p = "openai"
+	}
+	return officialType[p][a.Kind]
+}
+
+const tsPrelude = `import type Anthropic from '@anthropic-ai/sdk';
+import type OpenAI from 'openai';
+
+// A Response as the API sends it: output_text is computed by the SDK.
+type WireResponse = Omit<OpenAI.Responses.Response, 'output_text'>;
+type WireEvent<E> = E extends { response: OpenAI.Responses.Response } ? Omit<E, 'response'> & { response: WireResponse } : E;
+type WireResponseStreamEvent = WireEvent<OpenAI.Responses.ResponseStreamEvent>;
+`
+
+// tsFile is the TypeScript of artifacts, and which artifact and JSON path
+// each of its lines shows.
+type tsFile struct {
+	text  strings.Builder
+	lines []tsLine // lines[i] is line i+1
+}
+
+type tsLine struct {
+	art  int // index into the artifacts; -1: the prelude
+	path string
+}
+
+func (f *tsFile) write(s string, art int, path string) {
+	for i, part := range strings.Split(s, "\n") {
+		if i > 0 {
+			f.text.WriteByte('\n')
+		}
+		f.text.WriteString(part)
+		if i > 0 || len(f.lines) == 0 {
+			f.lines = append(f.lines, tsLine{art, path})
+		}
+	}
+}
+
+// newline starts a line that shows path of artifact art.
+func (f *tsFile) newline(art int, path string, indent int) {
+	f.text.WriteByte('\n')
+	f.lines = append(f.lines, tsLine{art, path})
+	f.text.WriteString(strings.Repeat("  ", indent))
+}
+
+// literal writes the JSON value read from dec as a TypeScript literal,
+// keys in their order, one property or element a line.
+func (f *tsFile) literal(dec *json.Decoder, art int, path string, indent int) error {
+	tok, err := dec.Token()
+	if err != nil {
+		return err
+	}
+	switch tok := tok.(type) {
+	case json.Delim:
+		closer, open := "}", "{"
+		if tok == '[' {
+			closer, open = "]", "["
+		}
+		f.text.WriteString(open)
+		n := 0
+		for dec.More() {
+			if n > 0 {
+				f.text.WriteByte(',')
+			}
+			var sub string
+			if tok == '{' {
+				kt, err := dec.Token()
+				if err != nil {
+					return err
+				}
+				key := kt.(string)
+				sub = jsonPath(path, key)
+				f.newline(art, sub, indent+1)
+				k, _ := json.Marshal(key)
+				f.text.Write(k)
+				f.text.WriteString(": ")
+			} else {
+				sub = fmt.Sprintf("%s[%d]", path, n)
+				f.newline(art, sub, indent+1)
+			}
+			if err := f.literal(dec, art, sub, indent+1); err != nil {
+				return err
+			}
+			n++
+		}
+		if _, err := dec.Token(); err != nil {
+			return err
+		}
+		if n > 0 {
+			f.newline(art, path, indent)
+		}
+		f.text.WriteString(closer)
+	case string:
+		s, _ := json.Marshal(tok)
+		f.text.Write(s)
+	case json.Number:
+		f.text.WriteString(tok.String())
+	case bool:
+		f.text.WriteString(strconv.FormatBool(tok))
+	case nil:
+		f.text.WriteString("null")
+	}
+	return nil
+}
+
+var identifier = regexp.MustCompile(`^[A-Za-z_$][A-Za-z0-9_$]*$`)
+
+func jsonPath(path, key string) string {
+	if identifier.MatchString(key) {
+		return path + "." + key
+	}
+	k, _ := json.Marshal(key)
+	return path + "[" + string(k) + "]"
+}
+
+// typeFailure is one disagreement tsc found.
+type typeFailure struct {
+	Artifact int
+	Path     string
+	Message  string
+}
+
+// checkTypes type-checks the artifacts against the official types with
+// tsc --strict and returns what disagrees.
+func checkTypes(t *testing.T, arts []artifact) []typeFailure {
+	t.Helper()
+	var f tsFile
+	f.write(tsPrelude, -1, "")
+	for i, a := range arts {
+		f.newline(-1, "", 0)
+		f.write(fmt.Sprintf("// %s %s: %s", a.Provider, a.Kind, a.Label), i, "$")
+		f.newline(i, "$", 0)
+		f.text.WriteString(fmt.Sprintf("export const a%d: %s = ", i, typeOf(a)))
+		dec := json.NewDecoder(bytes.NewReader(a.Body))
+		dec.UseNumber()
+		if err := f.literal(dec, i, "$", 0); err != nil {
+			t.Fatalf("%s %s %s: not JSON: %v\n%s", a.Provider, a.Kind, a.Label, err, a.Body)
+		}
+		f.text.WriteString(";")
+	}
+	f.newline(-1, "", 0)
+
+	dir, err := os.MkdirTemp(nodeDir, ".check-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	if err := os.WriteFile(filepath.Join(dir, "wire.ts"), []byte(f.text.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tsconfig := `{"compilerOptions":{"strict":true,"noEmit":true,"target":"es2022","module":"nodenext","moduleResolution":"nodenext","skipLibCheck":true,"types":[]},"files":["wire.ts"]}`
+	if err := os.WriteFile(filepath.Join(dir, "tsconfig.json"), []byte(tsconfig), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tsc := filepath.Join("..", "node_modules", ".bin", "tsc")
+	cmd := exec.Command(tsc, "-p", ".", "--pretty", "false")
+	cmd.Dir = dir
+	out, err := cmd.CombinedOutput()
+	if err == nil {
+		return nil
+	}
+	if _, ok := err.(*exec.ExitError); !ok {
+		t.Fatalf("tsc: %v\n%s", err, out)
+	}
+	return parseTSC(t, out, f.lines)
+}
+
+var tscLine = regexp.MustCompile(`^wire\.ts\((\d+),(\d+)\): error (TS\d+): (.*)$`)
+
+// parseTSC reads tsc's errors (an error line, then indented lines that
+// explain it) and places each on its artifact and JSON path.
+func parseTSC(t *testing.T, out []byte, lines []tsLine) []typeFailure {
+	t.Helper()
+	var fails []typeFailure
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		if m := tscLine.FindStringSubmatch(line); m != nil {
+			n, _ := strconv.Atoi(m[1])
+			if n < 1 || n > len(lines) || lines[n-1].art < 0 {
+				t.Fatalf("tsc reports an error outside the checked values (line %d): %s\n%s", n, line, out)
+			}
+			fails = append(fails, typeFailure{lines[n-1].art, lines[n-1].path, m[3] + ": " + m[4]})
+			continue
+		}
+		if len(fails) > 0 && strings.HasPrefix(line, " ") {
+			fails[len(fails)-1].Message += "\n" + line
+			continue
+		}
+		if strings.TrimSpace(line) != "" {
+			t.Fatalf("tsc: unexpected output %q\n%s", line, out)
+		}
+	}
+	return fails
+}
+
+// nodeReady finds node and npm and installs the pinned definitions (npm
+// ci) when they are not installed yet, or older than the lock file.
+// Without node or npm the test is skipped, except when CI is set.
+func nodeReady(t *testing.T) {
+	t.Helper()
+	for _, tool := range []string{"node", "npm"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			if os.Getenv("CI") != "" {
+				t.Fatalf("%s is not installed, and CI is set: the conformance checks must run in CI", tool)
+			}
+			t.Skipf("%s is not installed", tool)
+		}
+	}
+	installMu.Lock()
+	defer installMu.Unlock()
+	lock, err := os.Stat(filepath.Join(nodeDir, "package-lock.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	installed, err := os.Stat(filepath.Join(nodeDir, "node_modules", ".package-lock.json"))
+	if err == nil && !installed.ModTime().Before(lock.ModTime()) {
+		return
+	}
+	cmd := exec.Command("npm", "ci", "--no-audit", "--no-fund")
+	cmd.Dir = nodeDir
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("npm ci in %s: %v\n%s", nodeDir, err, out)
+	}
+}
+
+var installMu sync.Mutex
