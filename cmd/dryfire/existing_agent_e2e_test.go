@@ -14,6 +14,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/dryfire-dev/dryfire/internal/test/fakeapi"
+	"github.com/dryfire-dev/dryfire/internal/test/npm"
 )
 
 var recordExamples = flag.Bool("record-examples", false, "re-record the example agents' cassettes (examples/existing-agent/cassettes, examples/world/cassettes) against the fake servers")
@@ -43,34 +44,6 @@ var exampleBrain = fakeapi.Script{
 // exampleFiles are the files of the example a run needs, node_modules
 // aside.
 var exampleFiles = []string{"agent.ts", "package.json", "tsconfig.json", "support.dryfire.yaml", "support-anthropic.dryfire.yaml"}
-
-// nodeReady finds node and npm and installs the example's pinned packages
-// (npm ci) when they are not installed yet, or older than the lock file.
-// Without node or npm the test is skipped, except when CI is set.
-func nodeReady(t *testing.T, dir string) {
-	t.Helper()
-	for _, tool := range []string{"node", "npm"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			if os.Getenv("CI") != "" {
-				t.Fatalf("%s is not installed, and CI is set: the example agent must run in CI", tool)
-			}
-			t.Skipf("%s is not installed", tool)
-		}
-	}
-	lock, err := os.Stat(filepath.Join(dir, "package-lock.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	installed, err := os.Stat(filepath.Join(dir, "node_modules", ".package-lock.json"))
-	if err == nil && !installed.ModTime().Before(lock.ModTime()) {
-		return
-	}
-	cmd := exec.Command("npm", "ci", "--no-audit", "--no-fund")
-	cmd.Dir = dir
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("npm ci in %s: %v\n%s", dir, err, out)
-	}
-}
 
 // exampleEnv is the environment of a dryfire run here: this process's,
 // without the variables that choose models, keys and record modes, plus
@@ -218,3 +191,6 @@ func TestE2EExistingAgentExample(t *testing.T) {
 		t.Errorf("no committed cassettes in %s", exampleDir)
 	}
 }
+
+// nodeReady installs the pinned packages of an example agent.
+func nodeReady(t *testing.T, dir string) { npm.Ready(t, dir, "the example agent") }

@@ -15,38 +15,11 @@ import (
 
 	"github.com/dryfire-dev/dryfire/internal/cassette"
 	"github.com/dryfire-dev/dryfire/internal/test/fakeapi"
+	"github.com/dryfire-dev/dryfire/internal/test/npm"
 )
 
 // nodeDir holds the Node project of the official SDK clients.
 var nodeDir = filepath.Join("..", "..", "e2e", "node-models")
-
-// nodeReady finds node and npm and installs the pinned clients (npm ci)
-// when they are not installed yet, or older than the lock file. Without
-// node or npm the test is skipped, except when CI is set.
-func nodeReady(t *testing.T) {
-	t.Helper()
-	for _, tool := range []string{"node", "npm"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			if os.Getenv("CI") != "" {
-				t.Fatalf("%s is not installed, and CI is set: the official SDK clients must run in CI", tool)
-			}
-			t.Skipf("%s is not installed", tool)
-		}
-	}
-	lock, err := os.Stat(filepath.Join(nodeDir, "package-lock.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	installed, err := os.Stat(filepath.Join(nodeDir, "node_modules", ".package-lock.json"))
-	if err == nil && !installed.ModTime().Before(lock.ModTime()) {
-		return
-	}
-	cmd := exec.Command("npm", "ci", "--no-audit", "--no-fund")
-	cmd.Dir = nodeDir
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("npm ci in %s: %v\n%s", nodeDir, err, out)
-	}
-}
 
 // runClients runs clients.mjs with urls (scenario → base URL) and returns
 // its output.
@@ -200,3 +173,6 @@ func TestNodeClients(t *testing.T) {
 	}
 	t.Logf("3 runs of %d scenarios in %s", len(names), time.Since(start).Round(time.Millisecond))
 }
+
+// nodeReady installs the pinned clients.
+func nodeReady(t *testing.T) { npm.Ready(t, nodeDir, "the official SDK clients") }

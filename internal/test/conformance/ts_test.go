@@ -11,8 +11,9 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
+
+	"github.com/dryfire-dev/dryfire/internal/test/npm"
 )
 
 // nodeDir is the Node project of the official definitions.
@@ -239,34 +240,5 @@ func parseTSC(t *testing.T, out []byte, lines []tsLine) []typeFailure {
 	return fails
 }
 
-// nodeReady finds node and npm and installs the pinned definitions (npm
-// ci) when they are not installed yet, or older than the lock file.
-// Without node or npm the test is skipped, except when CI is set.
-func nodeReady(t *testing.T) {
-	t.Helper()
-	for _, tool := range []string{"node", "npm"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			if os.Getenv("CI") != "" {
-				t.Fatalf("%s is not installed, and CI is set: the conformance checks must run in CI", tool)
-			}
-			t.Skipf("%s is not installed", tool)
-		}
-	}
-	installMu.Lock()
-	defer installMu.Unlock()
-	lock, err := os.Stat(filepath.Join(nodeDir, "package-lock.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	installed, err := os.Stat(filepath.Join(nodeDir, "node_modules", ".package-lock.json"))
-	if err == nil && !installed.ModTime().Before(lock.ModTime()) {
-		return
-	}
-	cmd := exec.Command("npm", "ci", "--no-audit", "--no-fund")
-	cmd.Dir = nodeDir
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("npm ci in %s: %v\n%s", nodeDir, err, out)
-	}
-}
-
-var installMu sync.Mutex
+// nodeReady installs the pinned definitions.
+func nodeReady(t *testing.T) { npm.Ready(t, nodeDir, "the conformance checks") }
