@@ -181,6 +181,9 @@ const anthWantRequest3 = `{
           "type": "text"
         },
         {
+          "caller": {
+            "type": "direct"
+          },
           "id": "toolu_01icxQFMaPGBTZoBeihb9bIQ",
           "input": {
             "order_id": "A-991"
@@ -189,6 +192,9 @@ const anthWantRequest3 = `{
           "type": "tool_use"
         },
         {
+          "caller": {
+            "type": "direct"
+          },
           "id": "toolu_01ehoasX8mxFspRsW2CPbPLb",
           "input": {
             "order_id": "A-991"
@@ -222,7 +228,10 @@ const anthWantRequest3 = `{
           "type": "text"
         },
         {
-          "id": "toolu_01bnCQ2kVAlSvwR7vZzTq4BY",
+          "caller": {
+            "type": "direct"
+          },
+          "id": "toolu_01KtvUgk7JpFLJpIP0dcgPg6",
           "input": {
             "order_id": "A-991"
           },
@@ -236,7 +245,7 @@ const anthWantRequest3 = `{
       "content": [
         {
           "content": "{\"ok\":true}",
-          "tool_use_id": "toolu_01bnCQ2kVAlSvwR7vZzTq4BY",
+          "tool_use_id": "toolu_01KtvUgk7JpFLJpIP0dcgPg6",
           "type": "tool_result"
         }
       ],
@@ -310,7 +319,7 @@ func TestAnthropicAgentConversation(t *testing.T) {
 	wantCalls := []call{
 		{"toolu_01icxQFMaPGBTZoBeihb9bIQ", "lookup_order", `{"order_id":"A-991"}`, `{"tier":"gold"}`, false, 1},
 		{"toolu_01ehoasX8mxFspRsW2CPbPLb", "issue_refund", `{"order_id":"A-991"}`, "timeout", true, 1},
-		{"toolu_01bnCQ2kVAlSvwR7vZzTq4BY", "issue_refund", `{"order_id":"A-991"}`, `{"ok":true}`, false, 2},
+		{"toolu_01KtvUgk7JpFLJpIP0dcgPg6", "issue_refund", `{"order_id":"A-991"}`, `{"ok":true}`, false, 2},
 	}
 	if diff := cmp.Diff(wantCalls, calls); diff != "" {
 		t.Errorf("tool calls (-want +got):\n%s", diff)

@@ -698,14 +698,32 @@ type (
 		Content      []any           `json:"content"`
 		StopReason   string          `json:"stop_reason"`
 		StopSequence *string         `json:"stop_sequence"`
+		StopDetails  any             `json:"stop_details"` // always null: no refusals
+		Container    any             `json:"container"`    // always null: no code execution
+		Diagnostics  any             `json:"diagnostics"`  // always null
 		Usage        anthropicOutUse `json:"usage"`
 	}
 	anthropicOutUse struct {
-		InputTokens              int `json:"input_tokens"`
-		CacheCreationInputTokens int `json:"cache_creation_input_tokens"`
-		CacheReadInputTokens     int `json:"cache_read_input_tokens"`
-		OutputTokens             int `json:"output_tokens"`
+		InputTokens              int               `json:"input_tokens"`
+		CacheCreationInputTokens int               `json:"cache_creation_input_tokens"`
+		CacheReadInputTokens     int               `json:"cache_read_input_tokens"`
+		CacheCreation            anthCacheCreation `json:"cache_creation"`
+		OutputTokens             int               `json:"output_tokens"`
+		OutputTokensDetails      anthOutputDetails `json:"output_tokens_details"`
+		ServerToolUse            any               `json:"server_tool_use"` // null: no server tools
+		ServiceTier              string            `json:"service_tier"`
+		InferenceGeo             any               `json:"inference_geo"`
+		Speed                    string            `json:"speed"`
 	}
+	anthCacheCreation struct {
+		Ephemeral1h int `json:"ephemeral_1h_input_tokens"`
+		Ephemeral5m int `json:"ephemeral_5m_input_tokens"`
+	}
+	anthOutputDetails struct {
+		ThinkingTokens int `json:"thinking_tokens"`
+	}
+	// anthropicOutText is a text block. Without citations the API leaves
+	// citations out (clients such as @ai-sdk/anthropic refuse a null).
 	anthropicOutText struct {
 		Type string `json:"type"`
 		Text string `json:"text"`
@@ -716,12 +734,19 @@ type (
 		Signature string `json:"signature"`
 	}
 	anthropicOutToolUse struct {
-		Type  string          `json:"type"`
-		ID    string          `json:"id"`
-		Name  string          `json:"name"`
-		Input json.RawMessage `json:"input"`
+		Type   string          `json:"type"`
+		ID     string          `json:"id"`
+		Name   string          `json:"name"`
+		Input  json.RawMessage `json:"input"`
+		Caller anthCaller      `json:"caller"`
+	}
+	anthCaller struct {
+		Type string `json:"type"`
 	}
 )
+
+// directCaller says a tool_use block was called by the model itself.
+var directCaller = anthCaller{Type: "direct"}
 
 // anthTokens is a stand-in token count for n bytes of text.
 func anthTokens(n int) int { return max(1, (n+3)/4) }
@@ -755,7 +780,7 @@ func anthropicMessage(req *anthropicRequest, turn Turn) (anthropicOut, *anthropi
 		if id == "" {
 			id = anthropicID("toolu_", req.messages, []byte(strconv.Itoa(i)))
 		}
-		calls[i] = anthropicOutToolUse{Type: "tool_use", ID: id, Name: c.Name, Input: input}
+		calls[i] = anthropicOutToolUse{Type: "tool_use", ID: id, Name: c.Name, Input: input, Caller: directCaller}
 		size += len(c.Name) + len(input)
 	}
 	used := turn.OutputTokens
@@ -789,7 +814,10 @@ func anthropicMessage(req *anthropicRequest, turn Turn) (anthropicOut, *anthropi
 	if len(calls) > 0 && out.StopReason == "end_turn" {
 		out.StopReason = "tool_use"
 	}
-	out.Usage = anthropicOutUse{InputTokens: turn.InputTokens, OutputTokens: used}
+	out.Usage = anthropicOutUse{InputTokens: turn.InputTokens, OutputTokens: used, ServiceTier: "standard", Speed: "standard"}
+	if thinking != "" {
+		out.Usage.OutputTokensDetails.ThinkingTokens = anthTokens(len(thinking))
+	}
 	if out.Usage.InputTokens == 0 {
 		out.Usage.InputTokens = anthTokens(len(req.canonical))
 	}

@@ -14,6 +14,9 @@ type (
 		Content      []any           `json:"content"`
 		StopReason   *string         `json:"stop_reason"`
 		StopSequence *string         `json:"stop_sequence"`
+		StopDetails  any             `json:"stop_details"`
+		Container    any             `json:"container"`
+		Diagnostics  any             `json:"diagnostics"`
 		Usage        anthropicOutUse `json:"usage"`
 	}
 	anthMessageStart struct {
@@ -49,9 +52,17 @@ type (
 	anthStopDelta struct {
 		StopReason   string  `json:"stop_reason"`
 		StopSequence *string `json:"stop_sequence"`
+		StopDetails  any     `json:"stop_details"`
+		Container    any     `json:"container"`
 	}
+	// anthOutputUsage is message_delta's usage: the totals so far.
 	anthOutputUsage struct {
-		OutputTokens int `json:"output_tokens"`
+		InputTokens              int               `json:"input_tokens"`
+		CacheCreationInputTokens int               `json:"cache_creation_input_tokens"`
+		CacheReadInputTokens     int               `json:"cache_read_input_tokens"`
+		OutputTokens             int               `json:"output_tokens"`
+		OutputTokensDetails      anthOutputDetails `json:"output_tokens_details"`
+		ServerToolUse            any               `json:"server_tool_use"`
 	}
 	anthMessageDelta struct {
 		Delta anthStopDelta   `json:"delta"`
@@ -96,7 +107,7 @@ func anthropicStream(s *sse, m anthropicOut) {
 				emit("content_block_delta", anthBlockDelta{i, anthTextDelta{"text_delta", p}})
 			}
 		case anthropicOutToolUse:
-			emit("content_block_start", anthBlockStart{i, anthropicOutToolUse{Type: "tool_use", ID: b.ID, Name: b.Name, Input: json.RawMessage("{}")}})
+			emit("content_block_start", anthBlockStart{i, anthropicOutToolUse{Type: "tool_use", ID: b.ID, Name: b.Name, Input: json.RawMessage("{}"), Caller: directCaller}})
 			ping()
 			emit("content_block_delta", anthBlockDelta{i, anthJSONDelta{"input_json_delta", ""}})
 			for _, p := range pieces(string(b.Input)) {
@@ -106,6 +117,8 @@ func anthropicStream(s *sse, m anthropicOut) {
 		emit("content_block_stop", anthBlockStop{i})
 	}
 	ping()
-	emit("message_delta", anthMessageDelta{anthStopDelta{StopReason: m.StopReason}, anthOutputUsage{m.Usage.OutputTokens}})
+	u := m.Usage
+	emit("message_delta", anthMessageDelta{anthStopDelta{StopReason: m.StopReason},
+		anthOutputUsage{u.InputTokens, u.CacheCreationInputTokens, u.CacheReadInputTokens, u.OutputTokens, u.OutputTokensDetails, nil}})
 	emit("message_stop", nil)
 }

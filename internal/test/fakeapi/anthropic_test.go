@@ -243,9 +243,10 @@ func TestAnthropicAnswerShape(t *testing.T) {
 	}
 	want := `{"id":"` + m.ID + `","type":"message","role":"assistant","model":"claude-test","content":[` +
 		`{"type":"text","text":"Looking it up."},` +
-		`{"type":"tool_use","id":"` + m.Content[1].ID + `","name":"lookup_order","input":{"order_id":"A-1"}},` +
-		`{"type":"tool_use","id":"` + m.Content[2].ID + `","name":"issue_refund","input":{"order_id":"A-1"}}],` +
-		`"stop_reason":"tool_use","stop_sequence":null,"usage":{"input_tokens":23,"cache_creation_input_tokens":0,"cache_read_input_tokens":0,"output_tokens":19}}`
+		`{"type":"tool_use","id":"` + m.Content[1].ID + `","name":"lookup_order","input":{"order_id":"A-1"},"caller":{"type":"direct"}},` +
+		`{"type":"tool_use","id":"` + m.Content[2].ID + `","name":"issue_refund","input":{"order_id":"A-1"},"caller":{"type":"direct"}}],` +
+		`"stop_reason":"tool_use","stop_sequence":null,"stop_details":null,"container":null,"diagnostics":null,` +
+		`"usage":{"input_tokens":23,"cache_creation_input_tokens":0,"cache_read_input_tokens":0,"cache_creation":{"ephemeral_1h_input_tokens":0,"ephemeral_5m_input_tokens":0},"output_tokens":19,"output_tokens_details":{"thinking_tokens":0},"server_tool_use":null,"service_tier":"standard","inference_geo":null,"speed":"standard"}}`
 	if body != want {
 		t.Errorf("answer\n got %s\nwant %s", body, want)
 	}
@@ -395,12 +396,12 @@ func TestAnthropicMaxTokensCut(t *testing.T) {
 		maxTokens string
 		want      string
 	}{
-		{"long", "3", `"content":[{"type":"text","text":"word word wo"}],"stop_reason":"max_tokens","stop_sequence":null,"usage":{"input_tokens":21,"cache_creation_input_tokens":0,"cache_read_input_tokens":0,"output_tokens":3}`},
+		{"long", "3", `"content":[{"type":"text","text":"word word wo"}],"stop_reason":"max_tokens","stop_sequence":null,"stop_details":null,"container":null,"diagnostics":null,"usage":{"input_tokens":21,"cache_creation_input_tokens":0,"cache_read_input_tokens":0,"cache_creation":{"ephemeral_1h_input_tokens":0,"ephemeral_5m_input_tokens":0},"output_tokens":3,"output_tokens_details":{"thinking_tokens":0},"server_tool_use":null,"service_tier":"standard","inference_geo":null,"speed":"standard"}`},
 		{"long", "100", `"stop_reason":"end_turn"`},
 		{"tools", "2", `{"type":"text","text":"ok"},{"type":"tool_use",`},
 		{"tools", "2", `"stop_reason":"max_tokens"`},
 		{"given", "10", `"stop_reason":"max_tokens"`},
-		{"given", "50", `"stop_reason":"end_turn","stop_sequence":null,"usage":{"input_tokens":22,"cache_creation_input_tokens":0,"cache_read_input_tokens":0,"output_tokens":50}`},
+		{"given", "50", `"stop_reason":"end_turn","stop_sequence":null,"stop_details":null,"container":null,"diagnostics":null,"usage":{"input_tokens":22,"cache_creation_input_tokens":0,"cache_read_input_tokens":0,"cache_creation":{"ephemeral_1h_input_tokens":0,"ephemeral_5m_input_tokens":0},"output_tokens":50,"output_tokens_details":{"thinking_tokens":0},"server_tool_use":null,"service_tier":"standard","inference_geo":null,"speed":"standard"}`},
 	}
 	for _, tt := range tests {
 		body := `{"model":"claude-test","max_tokens":` + tt.maxTokens + `,"messages":[{"role":"user","content":"` + tt.input + `"}]}`
