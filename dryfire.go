@@ -425,6 +425,7 @@ func (p *Project) ModelEndpoint(caseName string, o *ModelOptions) (*ModelEndpoin
 	e, err := endpoint.New(endpoint.Options{
 		File: file, SuiteFile: s.File, Case: c.Name, Mode: cassette.Mode(o.Record), Env: o.Env,
 		Passthrough: passthrough, ByContent: !o.InOrder, CoalesceStreams: !o.FlushEvents, NoRecords: o.NoRecords,
+		Match: s.MatchRules(c),
 	})
 	if err != nil {
 		return nil, err

@@ -4,19 +4,43 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"regexp"
 	"slices"
 	"strconv"
+	"strings"
 	"unicode/utf8"
+
+	"github.com/dryfire-dev/dryfire/internal/reqmatch"
 )
 
 // maxDiffs bounds the differences a message lists.
 const maxDiffs = 5
 
+// normal is a JSON request body after the declared matching rules, and
+// where they changed it.
+type normal struct {
+	value   any
+	applied reqmatch.Applied
+}
+
+// matched is what the matching rules made of both bodies; compare takes
+// nil when no rules are declared (or a body is not JSON).
+type matched struct {
+	rec     *normal
+	nowAp   reqmatch.Applied
+	nowBody any
+}
+
 // compare returns the differences between a recorded request and the one
-// made now (the first maxDiffs, and how many more there are).
-func compare(rec, now *Request, nowBody canonBody) ([]string, int) {
+// made now (the first maxDiffs, and how many more there are), and, when
+// no rules were declared, the presets that would have matched the values
+// that differ (see reqmatch.Fixing).
+func compare(rec, now *Request, nowBody canonBody, m *matched) ([]string, int, []string) {
 	d := &differ{}
+	if m != nil {
+		d.recAp, d.nowAp = m.rec.applied, m.nowAp
+	} else {
+		d.strict = true
+	}
 	if rec.Method != now.Method || rec.Path != now.Path {
 		d.add("request line: recorded " + strconv.Quote(rec.Method+" "+rec.Path) + ", now " + strconv.Quote(now.Method+" "+now.Path))
 	}
@@ -38,6 +62,8 @@ func compare(rec, now *Request, nowBody canonBody) ([]string, int) {
 		}
 	}
 	switch {
+	case m != nil:
+		d.json("$", m.rec.value, m.nowBody)
 	case bytes.Equal(rec.Body, now.Body) && rec.JSON == now.JSON:
 	case rec.JSON && now.JSON:
 		rv, ok := parseJSON(rec.Body)
@@ -51,7 +77,7 @@ func compare(rec, now *Request, nowBody canonBody) ([]string, int) {
 	default:
 		d.add("body: recorded " + textSnippet(string(rec.Body), string(now.Body)))
 	}
-	return d.list, d.total - len(d.list)
+	return d.list, d.total - len(d.list), d.fix
 }
 
 func headerValue(v string, ok bool) string {
@@ -74,6 +100,42 @@ func bodyKind(r *Request) string {
 type differ struct {
 	list  []string
 	total int
+
+	recAp, nowAp reqmatch.Applied // where the matching rules changed the bodies
+	strict       bool             // no rules declared: suggest the presets that would match
+	fix          []string         // those presets, in preset order
+}
+
+// note says which rules changed the values that differ at path; with no
+// rules, it notes the presets that would have matched them.
+func (d *differ) note(path, rec, now string) string {
+	var labels []string
+	for _, l := range append(slices.Clone(d.recAp[path]), d.nowAp[path]...) {
+		if !slices.Contains(labels, l) {
+			labels = append(labels, l)
+		}
+	}
+	if len(labels) > 0 {
+		return " (after match rules: " + strings.Join(labels, ", ") + ")"
+	}
+	if !d.strict {
+		return ""
+	}
+	ps := reqmatch.Fixing(rec, now)
+	if len(ps) == 0 {
+		return ""
+	}
+	var fix []string
+	for _, p := range reqmatch.Presets() { // in the order Fixing tried them
+		if slices.Contains(d.fix, p) || slices.Contains(ps, p) {
+			fix = append(fix, p)
+		}
+	}
+	d.fix = fix
+	if len(ps) == 1 {
+		return " (preset " + ps[0] + " would match these)"
+	}
+	return " (presets " + strings.Join(ps[:len(ps)-1], ", ") + " and " + ps[len(ps)-1] + " would match these)"
 }
 
 func (d *differ) add(s string) {
@@ -83,14 +145,7 @@ func (d *differ) add(s string) {
 	}
 }
 
-var ident = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
-
-func member(path, key string) string {
-	if ident.MatchString(key) {
-		return path + "." + key
-	}
-	return path + "[" + strconv.Quote(key) + "]"
-}
+func member(path, key string) string { return reqmatch.Member(path, key) }
 
 // json walks two JSON values in step, recording where they differ.
 func (d *differ) json(path string, rec, now any) {
@@ -132,7 +187,7 @@ func (d *differ) json(path string, rec, now any) {
 			d.add(fmt.Sprintf("%s: recorded %s, now %d", path, plural(len(r), "item"), len(n)))
 		}
 		for i := range max(len(r), len(n)) {
-			p := path + "[" + strconv.Itoa(i) + "]"
+			p := reqmatch.Index(path, i)
 			switch {
 			case i >= len(r):
 				d.add(p + ": recorded (absent), now " + show(n[i]))
@@ -146,14 +201,14 @@ func (d *differ) json(path string, rec, now any) {
 	case string:
 		if n, ok := now.(string); ok {
 			if r != n {
-				d.add(path + ": recorded " + textSnippet(r, n))
+				d.add(path + ": recorded " + textSnippet(r, n) + d.note(path, r, n))
 			}
 			return
 		}
 	case json.Number:
 		if n, ok := now.(json.Number); ok {
 			if r != n && !sameNumber(r, n) {
-				d.add(path + ": recorded " + string(r) + ", now " + string(n))
+				d.add(path + ": recorded " + string(r) + ", now " + string(n) + d.note(path, string(r), string(n)))
 			}
 			return
 		}
@@ -162,7 +217,7 @@ func (d *differ) json(path string, rec, now any) {
 			return
 		}
 	}
-	d.add(path + ": recorded " + show(rec) + ", now " + show(now))
+	d.add(path + ": recorded " + show(rec) + ", now " + show(now) + d.note(path, show(rec), show(now)))
 }
 
 func sameNumber(a, b json.Number) bool {

@@ -35,6 +35,9 @@ type ReplayError struct {
 	Diffs     []string // the first differences (Mismatch), the request (Beyond), the unplayed interactions
 	More      int      // differences or interactions not listed
 	Fix       string   // how to record the case again; "": the dryfire run command
+	// Presets are the match presets that would have matched the values
+	// that differ (Mismatch, NoMatch; only when no rules were declared).
+	Presets []string
 }
 
 // Permanent implements model.Permanent: retrying cannot help.
@@ -74,6 +77,16 @@ func (e *ReplayError) Error() string {
 			what += "s"
 		}
 		fmt.Fprintf(&b, "  … and %d more %s\n", e.More, what)
+	}
+	if len(e.Presets) > 0 {
+		b.WriteString("if these values change on every run, declare a match rule that normalises them in both requests (under the suite, agent or case):\n  match:\n    normalize: [")
+		for i, p := range e.Presets {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteString("{preset: " + p + "}")
+		}
+		b.WriteString("]\notherwise, ")
 	}
 	switch e.Kind {
 	case Mismatch, NoMatch:

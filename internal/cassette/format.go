@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/dryfire-dev/dryfire/internal/reqmatch"
 )
 
 // Version is the format version this build writes and reads: the
@@ -19,10 +21,13 @@ const Version = 1
 // Cassette is the recording of one case: every model HTTP exchange, in
 // order.
 type Cassette struct {
-	Suite        string // the suite file's base name
-	Case         string // the case name
-	Note         string // how it was recorded and how to re-record it
-	Rules        []Rule // the canonicalisation rules applied to requests
+	Suite string // the suite file's base name
+	Case  string // the case name
+	Note  string // how it was recorded and how to re-record it
+	Rules []Rule // the canonicalisation rules applied to requests
+	// Match are the declared matching rules the case was recorded under
+	// (both requests go through them before they are compared).
+	Match        []reqmatch.Rule
 	Interactions []Interaction
 }
 
@@ -73,7 +78,16 @@ type fileCassette struct {
 	Case         string            `json:"case"`
 	Note         string            `json:"note"`
 	Rules        []Rule            `json:"rules"`
+	Match        []fileMatch       `json:"match"`
 	Interactions []fileInteraction `json:"interactions"`
+}
+
+// fileMatch is one matching rule as a cassette lists it.
+type fileMatch struct {
+	Ignore  string `json:"ignore,omitempty"`
+	Preset  string `json:"preset,omitempty"`
+	Regex   string `json:"regex,omitempty"`
+	Replace string `json:"replace,omitempty"`
 }
 
 type fileInteraction struct {
@@ -121,6 +135,17 @@ func (c *Cassette) Marshal() []byte {
 		writeString(&b, string(r))
 	}
 	b.WriteString("],\n")
+	if len(c.Match) > 0 {
+		b.WriteString(`  "match": [`)
+		for i, m := range c.Match {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			data, _ := json.Marshal(fileMatch(m))
+			writeCanonical(&b, mustParse(data))
+		}
+		b.WriteString("],\n")
+	}
 	if len(c.Interactions) == 0 {
 		b.WriteString("  \"interactions\": []\n}\n")
 		return b.Bytes()
@@ -285,6 +310,9 @@ func Unmarshal(data []byte) (*Cassette, error) {
 		return nil, &FormatError{Msg: fmt.Sprintf("unknown cassette format %d (this dryfire reads %d)", *f.Version, Version)}
 	}
 	c := &Cassette{Suite: f.Suite, Case: f.Case, Note: f.Note, Rules: f.Rules}
+	for _, m := range f.Match {
+		c.Match = append(c.Match, reqmatch.Rule(m))
+	}
 	c.Interactions = make([]Interaction, len(f.Interactions))
 	for i, fi := range f.Interactions {
 		where := fmt.Sprintf("interaction %d", i+1)
@@ -389,4 +417,13 @@ func fieldName(te *json.UnmarshalTypeError) string {
 		return "the file"
 	}
 	return strconv.Quote(te.Field)
+}
+
+// mustParse parses JSON this package has just marshalled.
+func mustParse(data []byte) any {
+	v, ok := parseJSON(data)
+	if !ok {
+		panic("cassette: marshalled JSON does not parse")
+	}
+	return v
 }

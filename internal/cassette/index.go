@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+
+	"github.com/dryfire-dev/dryfire/internal/reqmatch"
 )
 
 // Index answers requests from a recording by their content, independent
@@ -26,6 +28,8 @@ type Index struct {
 	r    *Recorder
 	tape *Cassette
 	keys map[string]int // canonical key -> the first interaction with it
+	// norms are the recorded bodies after the matching rules (nil: none).
+	norms []*normal
 
 	mu  sync.RWMutex
 	raw map[string]int // raw request -> interaction, for requests seen before
@@ -45,11 +49,12 @@ func (r *Recorder) Index() *Index {
 	ix := &Index{r: r, tape: r.tape, keys: make(map[string]int, len(r.tape.Interactions)), raw: map[string]int{}}
 	ix.max = 1024 + 8*len(r.tape.Interactions)
 	for i := range r.tape.Interactions {
-		k := recordedKey(&r.tape.Interactions[i].Request)
+		k := r.recordedKey(i)
 		if _, dup := ix.keys[k]; !dup {
 			ix.keys[k] = i
 		}
 	}
+	ix.norms = slices.Clone(r.norm)
 	return ix
 }
 
@@ -84,10 +89,14 @@ func (ix *Index) Find(req *http.Request, body []byte) (int, *Response, error) {
 
 	ix.r.mu.Lock()
 	now, cb := ix.r.canonical(req, body)
+	var nowAp reqmatch.Applied
+	if ix.r.set != nil && cb.json {
+		cb.value, nowAp = ix.r.set.Apply(cb.value)
+	}
 	ix.r.mu.Unlock()
 	i, ok = ix.keys[requestKey(&now, cb)]
 	if !ok {
-		return -1, nil, ix.miss(&now, cb)
+		return -1, nil, ix.miss(&now, cb, nowAp)
 	}
 	ix.mu.Lock()
 	if len(ix.raw) < ix.max {
@@ -100,31 +109,52 @@ func (ix *Index) Find(req *http.Request, body []byte) (int, *Response, error) {
 // miss is the error for a request no interaction answers: its
 // differences from the closest recorded request (the fewest differences;
 // the first such).
-func (ix *Index) miss(now *Request, cb canonBody) error {
+func (ix *Index) miss(now *Request, cb canonBody, nowAp reqmatch.Applied) error {
 	best, bestN := -1, 0
-	var diffs []string
+	var diffs, fix []string
 	var more int
 	for i := range ix.tape.Interactions {
-		d, m := compare(&ix.tape.Interactions[i].Request, now, cb)
+		var mt *matched
+		if rec := ix.norm(i); rec != nil && cb.json {
+			mt = &matched{rec: rec, nowAp: nowAp, nowBody: cb.value}
+		}
+		d, m, f := compare(&ix.tape.Interactions[i].Request, now, cb, mt)
 		if n := len(d) + m; best < 0 || n < bestN {
-			best, bestN, diffs, more = i, n, d, m
+			best, bestN, diffs, more, fix = i, n, d, m, f
 		}
 	}
 	cfg := ix.r.cfg
 	e := &ReplayError{Kind: NoMatch, File: cfg.File, SuiteFile: cfg.SuiteFile, Case: cfg.Case, Fix: cfg.fix(All), Recorded: len(ix.tape.Interactions)}
 	if best >= 0 {
-		e.Request, e.Diffs, e.More = best+1, diffs, more
+		e.Request, e.Diffs, e.More, e.Presets = best+1, diffs, more, fix
 	} else {
 		e.Diffs = []string{"request: " + now.Method + " " + now.Path}
 	}
 	return e
 }
 
-// recordedKey is the canonical key of a recorded request: its JSON body
-// is parsed again, so that a cassette edited by hand, in any layout,
-// matches as it would in order.
-func recordedKey(rq *Request) string {
+// norm is recorded interaction i's body after the matching rules: all
+// were computed when the Index was made (nil: no rules, or not JSON).
+func (ix *Index) norm(i int) *normal {
+	if ix.r.set == nil || ix.norms == nil {
+		return nil
+	}
+	return ix.norms[i]
+}
+
+// recordedKey is the canonical key of recorded interaction i: its JSON
+// body is parsed again, so that a cassette edited by hand, in any layout,
+// matches as it would in order (and goes through the matching rules).
+// Call it with r.mu held.
+func (r *Recorder) recordedKey(i int) string {
+	rq := &r.tape.Interactions[i].Request
 	cb := canonBody{json: rq.JSON, bytes: rq.Body}
+	if r.set != nil {
+		if n := r.normalRecorded(i); n != nil {
+			cb.value = n.value
+			return requestKey(rq, cb)
+		}
+	}
 	if rq.JSON {
 		if v, ok := parseJSON(rq.Body); ok {
 			cb.value = v

@@ -30,6 +30,7 @@ import (
 
 	"github.com/dryfire-dev/dryfire/internal/atomicfile"
 	"github.com/dryfire-dev/dryfire/internal/redact"
+	"github.com/dryfire-dev/dryfire/internal/reqmatch"
 	"github.com/dryfire-dev/dryfire/internal/safeio"
 )
 
@@ -102,6 +103,10 @@ type Config struct {
 	// note; nil: the dryfire run command. A drill of a test's own agent
 	// (the SDKs) is recorded by running its test again.
 	Rerecord func(Mode) string
+	// Match are the declared matching rules: both the recorded and the
+	// live request body go through them before they are compared (what
+	// is recorded is the request as sent). Empty: bodies match exactly.
+	Match []reqmatch.Rule
 }
 
 // fix is how to record the case of cfg again in mode.
@@ -122,6 +127,7 @@ type Recorder struct {
 	cfg   Config
 	rules []Rule
 	red   redactor
+	set   *reqmatch.Set // the matching rules; nil: none
 
 	mu        sync.Mutex
 	tape      *Cassette     // the recording being replayed, if any
@@ -137,6 +143,7 @@ type Recorder struct {
 	problem   *ReplayError
 	failure   error
 	seen      [][]seenRequest // per interaction of tape: raw requests that matched it
+	norm      []*normal       // per interaction of tape: its body after the matching rules, once computed
 }
 
 // Open prepares the recorder of one case, reading its cassette when the
@@ -145,6 +152,11 @@ type Recorder struct {
 // (*FileError), a passthrough case in None mode (*PassthroughError).
 func Open(cfg Config) (*Recorder, error) {
 	r := &Recorder{cfg: cfg, rules: RulesFor(cfg.Provider), red: newRedactor(cfg.Secrets)}
+	set, err := reqmatch.Compile(cfg.Match)
+	if err != nil {
+		return nil, err
+	}
+	r.set = set
 	if cfg.Passthrough {
 		if cfg.Mode == None {
 			return nil, &PassthroughError{}
@@ -264,14 +276,14 @@ func (r *Recorder) Begin(req *http.Request, body []byte, unavailable string) (*E
 				return r.played1(it.Request), nil
 			}
 			now, cb := r.canonical(req, body)
-			diffs, more := compare(&it.Request, &now, cb)
+			diffs, more, fix := compare(&it.Request, &now, cb, r.matchBodies(r.next, &cb))
 			if len(diffs) == 0 {
 				r.remember(r.next, req, body)
 				return r.played1(now), nil
 			}
 			if r.cfg.Mode != New {
 				r.problem = &ReplayError{Kind: Mismatch, File: r.cfg.File, SuiteFile: r.cfg.SuiteFile, Case: r.cfg.Case, Fix: r.cfg.fix(All),
-					Request: n, Recorded: len(r.tape.Interactions), Diffs: diffs, More: more}
+					Request: n, Recorded: len(r.tape.Interactions), Diffs: diffs, More: more, Presets: fix}
 				return nil, r.problem
 			}
 		} else if r.cfg.Mode != New {
@@ -298,6 +310,45 @@ func (r *Recorder) Begin(req *http.Request, body []byte, unavailable string) (*E
 	now, _ := r.canonical(req, body)
 	r.liveCalls++
 	return &Exchange{Number: r.played + r.liveCalls, Request: now, Interaction: -1}, nil
+}
+
+// matchBodies applies the matching rules to the body of a request made
+// now (in place: its stored bytes are kept as sent) and pairs it with
+// recorded interaction i's, normalised once; nil without rules or when a
+// body is not JSON. Call it with r.mu held.
+func (r *Recorder) matchBodies(i int, cb *canonBody) *matched {
+	if r.set == nil || !cb.json {
+		return nil
+	}
+	rec := r.normalRecorded(i)
+	if rec == nil {
+		return nil
+	}
+	v, ap := r.set.Apply(cb.value)
+	cb.value = v
+	return &matched{rec: rec, nowAp: ap, nowBody: v}
+}
+
+// normalRecorded is recorded interaction i's body after the matching
+// rules (nil when it is not JSON). Call it with r.mu held.
+func (r *Recorder) normalRecorded(i int) *normal {
+	if r.norm == nil {
+		r.norm = make([]*normal, len(r.tape.Interactions))
+	}
+	if n := r.norm[i]; n != nil {
+		return n
+	}
+	rq := &r.tape.Interactions[i].Request
+	if !rq.JSON {
+		return nil
+	}
+	v, ok := parseJSON(rq.Body)
+	if !ok {
+		return nil
+	}
+	v, ap := r.set.Apply(v)
+	r.norm[i] = &normal{value: v, applied: ap}
+	return r.norm[i]
 }
 
 // played1 replays the next interaction; now is the request as stored.
@@ -599,6 +650,7 @@ func (r *Recorder) Save() (bool, error) {
 		Case:         r.cfg.Case,
 		Note:         r.note(),
 		Rules:        r.rules,
+		Match:        r.set.Rules(),
 		Interactions: r.out,
 	}
 	data := c.Marshal()

@@ -36,6 +36,7 @@ import (
 	"github.com/dryfire-dev/dryfire/internal/cassette"
 	"github.com/dryfire-dev/dryfire/internal/model"
 	"github.com/dryfire-dev/dryfire/internal/provider"
+	"github.com/dryfire-dev/dryfire/internal/reqmatch"
 )
 
 // API is a model API the endpoint serves.
@@ -140,6 +141,9 @@ type Options struct {
 	// only what Turns and Usage count: for a long-running server, whose
 	// memory would otherwise grow with every call.
 	NoRecords bool
+	// Match are the case's declared request matching rules (see
+	// cassette.Config.Match).
+	Match []reqmatch.Rule
 }
 
 // Call is one model request the endpoint answered.
@@ -254,6 +258,7 @@ func New(o Options) (*Endpoint, error) {
 		Passthrough: o.Passthrough,
 		Secrets:     secrets,
 		Rerecord:    o.Rerecord,
+		Match:       o.Match,
 	}
 	if o.Mode != cassette.None {
 		e.transport = o.Transport

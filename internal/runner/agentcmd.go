@@ -237,6 +237,7 @@ func startCommand(j job, opts Options, lv *live, h *host, c report.Case, start t
 		Env:         lv.env,
 		Transport:   lv.transport,
 		Passthrough: passthrough,
+		Match:       j.suite.MatchRules(j.c),
 	}
 	if j.suite.NoAgent {
 		// The agent is a test's own function: running its test records it.

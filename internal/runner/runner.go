@@ -621,6 +621,7 @@ func realModel(j job, passthrough bool, lv *live) (model.Model, *cassette.Record
 		Live:        lv.transport,
 		Passthrough: passthrough,
 		Secrets:     append(slices.Clip(lv.secrets), key),
+		Match:       j.suite.MatchRules(j.c),
 	}
 	if key == "" && a.Provider != spec.ProviderOpenAICompatible {
 		cfg.LiveUnavailable = keyEnv + " is not set"

@@ -161,6 +161,8 @@ func (x *decoder) suite(root *yaml.Node, doc any) *Suite {
 			s.World, s.WorldPos = str(p.val), x.pos(p.v)
 		case "scenario":
 			s.Scenario, s.ScenarioPos = str(p.val), x.pos(p.v)
+		case "match":
+			s.Match = x.match(p.v, p.val)
 		}
 	}
 	if k, _ := lookup(root, "agent"); k == nil && s.World != "" {
@@ -258,6 +260,8 @@ func (x *decoder) agent(agent kv) Agent {
 			}
 		case "params":
 			a.Params, _ = p.val.(map[string]any)
+		case "match":
+			a.Match = x.match(p.v, p.val)
 		case "command":
 			a.CommandPos = x.pos(p.k)
 			for _, e := range items(p.v, p.val) {
@@ -501,6 +505,8 @@ func (x *decoder) caseOf(it item, index int) *Case {
 			}
 		case "max_turns":
 			c.MaxTurns, _ = x.integer(p.v, p.val)
+		case "match":
+			c.Match = x.match(p.v, p.val)
 		case "scenario":
 			c.Scenario, c.ScenarioPos = str(p.val), x.pos(p.v)
 		case "actor":

@@ -58,6 +58,8 @@ var schemaContexts = []SchemaContext{
 	{"/$defs/annotations", "annotations"},
 	{"/$defs/log_message", "log message"},
 	{"/$defs/tool_call", "tool call"},
+	{"/$defs/normalize_rule", "normalize rule"},
+	{"/$defs/match", "match"},
 	{"/$defs/agent", "agent"},
 	{"/$defs/tool", "tool"},
 	{"/$defs/rule", "mock rule"},

@@ -11,6 +11,7 @@ import (
 
 	"github.com/dryfire-dev/dryfire/internal/jschema"
 	"github.com/dryfire-dev/dryfire/internal/provider"
+	"github.com/dryfire-dev/dryfire/internal/reqmatch"
 	"github.com/dryfire-dev/dryfire/internal/value"
 )
 
@@ -36,6 +37,8 @@ type Suite struct {
 	Mocks     map[string][]*Rule
 	MockOrder []string // tool names of Mocks, in file order
 	Cases     []*Case
+	// Match are the suite's request matching rules (see MatchRules).
+	Match []reqmatch.Rule
 
 	// World is the world file a world suite names (as written, relative
 	// to the suite), and Scenario its default scenario; the cases of such
@@ -74,6 +77,8 @@ type Agent struct {
 	Pos        Pos // of the agent key
 	// ProviderPos is the position of the provider value.
 	ProviderPos Pos
+	// Match are the agent's request matching rules.
+	Match []reqmatch.Rule
 }
 
 // Tool is a tool the model is shown.
@@ -138,6 +143,9 @@ type Case struct {
 	Skip       bool
 	SkipReason string
 	MaxTurns   int // 0: the agent's
+	// Match are the case's request matching rules, after the suite's
+	// and the agent's.
+	Match []reqmatch.Rule
 	// Mocks replace the suite's whole rule list for each tool they name.
 	Mocks     map[string][]*Rule
 	MockOrder []string
@@ -254,4 +262,18 @@ func (c *Case) EffectiveMaxTurns(a *Agent) int {
 		return a.MaxTurns
 	}
 	return DefaultMaxTurns
+}
+
+// MatchRules are the request matching rules of a case: the suite's, the
+// agent's and the case's, in that order; nil when none are declared (the
+// strict default).
+func (s *Suite) MatchRules(c *Case) []reqmatch.Rule {
+	n := len(s.Match) + len(s.Agent.Match) + len(c.Match)
+	if n == 0 {
+		return nil
+	}
+	out := make([]reqmatch.Rule, 0, n)
+	out = append(out, s.Match...)
+	out = append(out, s.Agent.Match...)
+	return append(out, c.Match...)
 }

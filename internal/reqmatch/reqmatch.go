@@ -1,0 +1,383 @@
+// Package reqmatch holds the matching rules a suite declares for model
+// requests whose bodies change on every run (a time, a random id in a
+// prompt or in request metadata): JSON paths to ignore, and values to
+// normalise by regular expression or by a named preset. Both the recorded
+// and the live request go through the same rules before they are
+// compared, so a recording made once keeps replaying. The suite loader
+// validates rules with it; the cassette matcher applies them.
+package reqmatch
+
+import (
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// Rule is one declared rule: exactly one of Ignore, Preset and Regex.
+type Rule struct {
+	// Ignore is a JSON path ($.metadata.request_id, $.messages[*].id):
+	// what it reaches is left out of the comparison.
+	Ignore string
+	// Preset names a built-in normalisation (see Presets).
+	Preset string
+	// Regex is a regular expression (RE2); every match in a string value
+	// (or the text of a number) is replaced by Replace.
+	Regex   string
+	Replace string // for Regex: the replacement ($1 expands); default "<normalised>"
+}
+
+// Label is the rule as messages and cassettes name it.
+func (r Rule) Label() string {
+	switch {
+	case r.Ignore != "":
+		return "ignore " + r.Ignore
+	case r.Preset != "":
+		return "preset " + r.Preset
+	}
+	return "regex " + strconv.Quote(r.Regex) + " -> " + strconv.Quote(r.replacement())
+}
+
+func (r Rule) replacement() string {
+	if r.Replace == "" {
+		return "<normalised>"
+	}
+	return r.Replace
+}
+
+// preset is a named normalisation: each pattern's matches become Placeholder.
+type preset struct {
+	Name, Placeholder, About string
+	re                       *regexp.Regexp
+}
+
+// The presets, in the order docs and suggestions list them. A timestamp
+// is normalised before a date within it would be.
+var presets = []preset{
+	{"timestamp", "<timestamp>", "date and time: ISO 8601 / RFC 3339 (2026-12-01T10:04:58Z, with fraction and offset, or a space for T), RFC 1123 (Tue, 01 Dec 2026 10:04:58 GMT) and date(1) (Tue Dec  1 10:04:58 UTC 2026)",
+		regexp.MustCompile(`\b\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?(?:Z|[+-]\d{2}:?\d{2}|\b)` +
+			`|\b(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun), \d{1,2} (?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) \d{4} \d{2}:\d{2}:\d{2} (?:GMT|UTC|[+-]\d{4})` +
+			`|\b(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) (?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) [ \d]\d \d{2}:\d{2}:\d{2}(?: [A-Z]{2,5})? \d{4}`)},
+	{"iso-date", "<date>", "a calendar date, 2026-12-01", regexp.MustCompile(`\b\d{4}-(?:0[1-9]|1[0-2])-(?:0[1-9]|[12]\d|3[01])\b`)},
+	{"uuid", "<uuid>", "a UUID in its 8-4-4-4-12 hex form, any version, either case", regexp.MustCompile(`\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b`)},
+	{"epoch-ms", "<epoch-ms>", "Unix time in milliseconds, 13 digits (2001 to 2286)", regexp.MustCompile(`\b[1-9]\d{12}\b`)},
+	{"epoch-s", "<epoch-s>", "Unix time in seconds, 10 digits with an optional fraction (2001 to 2286)", regexp.MustCompile(`\b[1-9]\d{9}(?:\.\d+)?\b`)},
+}
+
+// Presets are the names of the presets, in documentation order.
+func Presets() []string {
+	out := make([]string, len(presets))
+	for i, p := range presets {
+		out[i] = p.Name
+	}
+	return out
+}
+
+// PresetDoc is a preset's placeholder and what it matches, or ok false.
+func PresetDoc(name string) (placeholder, about string, ok bool) {
+	for _, p := range presets {
+		if p.Name == name {
+			return p.Placeholder, p.About, true
+		}
+	}
+	return "", "", false
+}
+
+func findPreset(name string) *preset {
+	for i := range presets {
+		if presets[i].Name == name {
+			return &presets[i]
+		}
+	}
+	return nil
+}
+
+// step is one step of a JSON path: a member name, an index, or any.
+type step struct {
+	key   string
+	index int // -1: a member (key)
+	any   bool
+}
+
+// Path is a parsed JSON path.
+type Path []step
+
+// PathError is a JSON path that does not parse; Col is the 1-based
+// column within it.
+type PathError struct {
+	Col int
+	Msg string
+}
+
+func (e *PathError) Error() string { return fmt.Sprintf("column %d: %s", e.Col, e.Msg) }
+
+// ParsePath reads a JSON path in the form mismatch messages print: $
+// followed by .name, ["name"], [N], .* or [*].
+func ParsePath(s string) (Path, error) {
+	if !strings.HasPrefix(s, "$") {
+		return nil, &PathError{1, `a JSON path starts with $ (the body), e.g. $.metadata.request_id`}
+	}
+	var p Path
+	i := 1
+	for i < len(s) {
+		switch s[i] {
+		case '.':
+			j := i + 1
+			if j < len(s) && s[j] == '*' {
+				p = append(p, step{any: true, index: -1})
+				i = j + 1
+				continue
+			}
+			for j < len(s) && (s[j] == '_' || s[j] == '-' || s[j] >= '0' && s[j] <= '9' || s[j] >= 'a' && s[j] <= 'z' || s[j] >= 'A' && s[j] <= 'Z') {
+				j++
+			}
+			if j == i+1 {
+				return nil, &PathError{i + 2, `a member name after "." (letters, digits, _ or -; write ["…"] for others)`}
+			}
+			p = append(p, step{key: s[i+1 : j], index: -1})
+			i = j
+		case '[':
+			end := strings.IndexByte(s[i:], ']')
+			if s[i+1:min(i+2, len(s))] == `"` {
+				// A quoted name may hold "]": find the closing quote.
+				q, err := strconv.QuotedPrefix(s[i+1:])
+				if err != nil {
+					return nil, &PathError{i + 2, `an unterminated or malformed quoted member name`}
+				}
+				name, _ := strconv.Unquote(q)
+				k := i + 1 + len(q)
+				if k >= len(s) || s[k] != ']' {
+					return nil, &PathError{k + 1, `want ] after the quoted member name`}
+				}
+				p = append(p, step{key: name, index: -1})
+				i = k + 1
+				continue
+			}
+			if end < 0 {
+				return nil, &PathError{i + 1, `"[" without a closing "]"`}
+			}
+			inner := s[i+1 : i+end]
+			if inner == "*" {
+				p = append(p, step{any: true, index: -1})
+			} else if n, err := strconv.Atoi(inner); err == nil && n >= 0 && inner == strconv.Itoa(n) {
+				p = append(p, step{index: n})
+			} else {
+				return nil, &PathError{i + 2, fmt.Sprintf(`%q is not an index: write [N] (from 0), [*], or ["name"]`, inner)}
+			}
+			i += end + 1
+		default:
+			return nil, &PathError{i + 1, fmt.Sprintf(`unexpected %q: steps are .name, ["name"], [N], .* and [*]`, s[i])}
+		}
+	}
+	if len(p) == 0 {
+		return nil, &PathError{1, `$ alone is the whole body: name a part of it, e.g. $.metadata`}
+	}
+	return p, nil
+}
+
+// compiled is a rule ready to apply.
+type compiled struct {
+	rule  Rule
+	path  Path           // Ignore
+	re    *regexp.Regexp // Preset or Regex
+	repl  string
+	label string
+}
+
+// Set is a compiled list of rules, applied in order. A nil Set applies
+// nothing.
+type Set struct {
+	rules []compiled
+}
+
+// Compile checks and compiles rules. The loader reports problems with
+// positions before this is called; the error here names the rule.
+func Compile(rules []Rule) (*Set, error) {
+	if len(rules) == 0 {
+		return nil, nil
+	}
+	s := &Set{}
+	for _, r := range rules {
+		c := compiled{rule: r, label: r.Label()}
+		switch {
+		case r.Ignore != "":
+			p, err := ParsePath(r.Ignore)
+			if err != nil {
+				return nil, fmt.Errorf("match rule %s: %w", c.label, err)
+			}
+			c.path = p
+		case r.Preset != "":
+			pr := findPreset(r.Preset)
+			if pr == nil {
+				return nil, fmt.Errorf("match rule %s: no such preset (there are %s)", c.label, strings.Join(Presets(), ", "))
+			}
+			c.re, c.repl = pr.re, pr.Placeholder
+		default:
+			re, err := regexp.Compile(r.Regex)
+			if err != nil {
+				return nil, fmt.Errorf("match rule %s: %w", c.label, err)
+			}
+			c.re, c.repl = re, r.replacement()
+		}
+		s.rules = append(s.rules, c)
+	}
+	return s, nil
+}
+
+// Rules are the rules of the set, as declared (nil for a nil Set).
+func (s *Set) Rules() []Rule {
+	if s == nil {
+		return nil
+	}
+	out := make([]Rule, len(s.rules))
+	for i, c := range s.rules {
+		out[i] = c.rule
+	}
+	return out
+}
+
+// Applied says, per JSON path (as Member and Index write them), which
+// rules changed the value there.
+type Applied map[string][]string
+
+func (a Applied) add(path, label string) {
+	if !slices.Contains(a[path], label) {
+		a[path] = append(a[path], label)
+	}
+}
+
+// Apply applies the rules to a parsed JSON body (objects as
+// map[string]any, numbers as json.Number), changing it in place, and
+// returns it with the paths the rules changed. An ignored object member
+// is removed; an ignored array item becomes the string "<ignored>", so
+// that the items after it keep their places.
+func (s *Set) Apply(v any) (any, Applied) {
+	if s == nil {
+		return v, nil
+	}
+	ap := Applied{}
+	for i := range s.rules {
+		c := &s.rules[i]
+		if c.path != nil {
+			v = ignore(v, c.path, "$", c.label, ap)
+		} else {
+			v = rewrite(v, "$", c, ap)
+		}
+	}
+	return v, ap
+}
+
+// Ignored replaces an ignored array item.
+const Ignored = "<ignored>"
+
+func ignore(v any, p Path, at, label string, ap Applied) any {
+	st := p[0]
+	last := len(p) == 1
+	switch x := v.(type) {
+	case map[string]any:
+		if st.index >= 0 {
+			return v
+		}
+		for _, k := range keysOf(x, st) {
+			if last {
+				delete(x, k)
+				ap.add(Member(at, k), label)
+			} else {
+				x[k] = ignore(x[k], p[1:], Member(at, k), label, ap)
+			}
+		}
+	case []any:
+		for i := range x {
+			if !st.any && st.index != i {
+				continue
+			}
+			if last {
+				x[i] = Ignored
+				ap.add(Index(at, i), label)
+			} else {
+				x[i] = ignore(x[i], p[1:], Index(at, i), label, ap)
+			}
+		}
+	}
+	return v
+}
+
+func keysOf(m map[string]any, st step) []string {
+	if !st.any {
+		if _, ok := m[st.key]; ok {
+			return []string{st.key}
+		}
+		return nil
+	}
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+func rewrite(v any, at string, c *compiled, ap Applied) any {
+	switch x := v.(type) {
+	case string:
+		if n := c.re.ReplaceAllString(x, c.repl); n != x {
+			ap.add(at, c.label)
+			return n
+		}
+	case json.Number:
+		if n := c.re.ReplaceAllString(string(x), c.repl); n != string(x) {
+			ap.add(at, c.label)
+			return n
+		}
+	case []any:
+		for i := range x {
+			x[i] = rewrite(x[i], Index(at, i), c, ap)
+		}
+	case map[string]any:
+		for k, e := range x {
+			x[k] = rewrite(e, Member(at, k), c, ap)
+		}
+	}
+	return v
+}
+
+var ident = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+// Member is the path of an object member: $.a.b, or $.a["b c"].
+func Member(path, key string) string {
+	if ident.MatchString(key) {
+		return path + "." + key
+	}
+	return path + "[" + strconv.Quote(key) + "]"
+}
+
+// Index is the path of an array item: $.a[3].
+func Index(path string, i int) string { return path + "[" + strconv.Itoa(i) + "]" }
+
+// Fixing are the presets that, applied to both values (strings, or the
+// texts of numbers) as a rule list would, make them equal: the fewest
+// that do, in preset order; nil when none do.
+func Fixing(rec, now string) []string {
+	if rec == now {
+		return nil
+	}
+	for _, p := range presets {
+		if p.re.ReplaceAllString(rec, p.Placeholder) == p.re.ReplaceAllString(now, p.Placeholder) {
+			return []string{p.Name}
+		}
+	}
+	var used []string
+	for _, p := range presets {
+		r, n := p.re.ReplaceAllString(rec, p.Placeholder), p.re.ReplaceAllString(now, p.Placeholder)
+		if r != rec || n != now {
+			used = append(used, p.Name)
+		}
+		rec, now = r, n
+	}
+	if rec == now {
+		return used
+	}
+	return nil
+}
