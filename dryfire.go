@@ -173,6 +173,9 @@ type RunOptions struct {
 	// Seed, when set, is the seed of every drill of a world suite (over
 	// the case's seed: and the world's).
 	Seed *int64
+	// KeepWorkspaces keeps the workspace directories (workspace:) of the
+	// cases that did not pass; the report says where each is.
+	KeepWorkspaces bool
 }
 
 // RecordMode says when model calls are recorded into cassettes (one file
@@ -214,7 +217,7 @@ func (p *Project) Run(ctx context.Context, opts *RunOptions) (*Report, error) {
 	if opts == nil {
 		opts = &RunOptions{}
 	}
-	ro := runner.Options{Concurrency: opts.Concurrency, Impl: p.impl, Record: cassette.Mode(opts.Record), Env: opts.Env, Seed: opts.Seed}
+	ro := runner.Options{Concurrency: opts.Concurrency, Impl: p.impl, Record: cassette.Mode(opts.Record), Env: opts.Env, Seed: opts.Seed, KeepWorkspaces: opts.KeepWorkspaces}
 	if opts.Progress != nil {
 		ro.Progress = progress{opts.Progress}
 	}

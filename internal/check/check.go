@@ -28,6 +28,9 @@ type Facts struct {
 	Turns  int
 	// World is the drill's world at the end (world suites only).
 	World *WorldFacts
+	// Workspace is the case's workspace directory after the run ("" when
+	// it has none): what file checks read.
+	Workspace string
 }
 
 // Evaluate runs every check in order.
@@ -63,6 +66,8 @@ func one(c *spec.Check, f *Facts) (bool, string) {
 		return false, fmt.Sprintf("expected %s; took %d", want, f.Turns)
 	case spec.CheckNoErrors:
 		return noErrors(f)
+	case spec.CheckFile:
+		return fileCheck(c, f)
 	}
 	return false, fmt.Sprintf("unknown check %q", c.Kind)
 }

@@ -25,6 +25,9 @@ const file = "suite.dryfire.yaml"
 func parseCheck(t *testing.T, src string) *spec.Check {
 	t.Helper()
 	suite := "version: 1\nagent: {provider: script}\ncases:\n  - name: c\n    input: hi\n    script: [{text: done}]\n    expect:\n      - " + src + "\n"
+	if strings.HasPrefix(src, "file:") { // a program's case with a workspace; the check on line 8 too
+		suite = "version: 1\nworkspace: ws\nagent: {command: [agent]}\ncases:\n  - name: c\n    input: hi\n    expect:\n      - " + src + "\n"
+	}
 	s, ds := spec.Parse(file, []byte(suite), nil)
 	if ds.HasErrors() {
 		t.Fatalf("check %s does not load:\n%v", src, ds)
@@ -178,7 +181,28 @@ var checkTests = []struct {
 	{"no_errors/no-calls", `no_errors: true`, nothing, true},
 	{"no_errors/error-result", `no_errors: true`, refund, false},
 	{"no_errors/unmatched-call", `no_errors: true`, badArgs, false},
+	{"file/exists", `file: {path: out/report.json, exists: true}`, inWorkspace, true},
+	{"file/exists-missing", `file: {path: out/summary.json, exists: true}`, inWorkspace, false},
+	{"file/absent", `file: {path: scratch.txt, absent: true}`, inWorkspace, true},
+	{"file/absent-present", `file: {path: out, absent: true}`, inWorkspace, false},
+	{"file/contains", `file: {path: notes.txt, contains: done}`, inWorkspace, true},
+	{"file/contains-not", `file: {path: notes.txt, contains: failed}`, inWorkspace, false},
+	{"file/regex", `file: {path: notes.txt, regex: "^all"}`, inWorkspace, true},
+	{"file/regex-not", `file: {path: notes.txt, regex: "^none"}`, inWorkspace, false},
+	{"file/equals", `file: {path: notes.txt, equals: "all done\n"}`, inWorkspace, true},
+	{"file/equals-not", `file: {path: notes.txt, equals: "all done"}`, inWorkspace, false},
+	{"file/sha256", `file: {path: notes.txt, sha256: FA5DE19EB8ED60201DDC4E75690EC9E36C2800EE0B380709F287E5EB0BB89CC6}`, inWorkspace, true},
+	{"file/sha256-other", `file: {path: notes.txt, sha256: 2f2e4d2b4aebe2b0dc6a4e0fc9ec8e27ce6c0ec6bff46bf2bb4e3f2e6e7c8c9a}`, inWorkspace, false},
+	{"file/json-path", `file: {path: out/report.json, json_path: "$.items[1]", equals: 2}`, inWorkspace, true},
+	{"file/json-path-other-value", `file: {path: out/report.json, json_path: $.status, equals: failed}`, inWorkspace, false},
+	{"file/json-path-missing", `file: {path: out/report.json, json_path: $.result}`, inWorkspace, false},
+	{"file/json-path-not-json", `file: {path: out/log.txt, json_path: $.result}`, inWorkspace, false},
+	{"file/all-of", `file: {path: notes.txt, contains: all, regex: "done\n$", json_path: $.x}`, inWorkspace, false},
+	{"file/no-workspace", `file: {path: notes.txt, exists: true}`, nothing, false},
 }
+
+// inWorkspace is a case that ran with testdata/workspace as its workspace.
+var inWorkspace = &check.Facts{Workspace: "testdata/workspace"}
 
 func TestMessages(t *testing.T) {
 	ar := &archive{}

@@ -24,6 +24,7 @@ type runOptions struct {
 	python      string
 	record      string
 	seed        int64
+	keepWS      bool
 }
 
 func newRunCommand(e *env) *cobra.Command {
@@ -89,6 +90,7 @@ skipped; a second Ctrl-C stops at once).`,
 	f.StringVar(&o.record, "record", "", "when real models are called: `MODE` none (replay cassettes only, never touch the network), once (replay a case's cassette, record it when missing), new (replay while requests match, record the rest) or all (record everything again); default none when CI is set, else once")
 	f.BoolVarP(&o.verbose, "verbose", "v", false, "also print the checks of passing cases, each with its message")
 	f.Int64Var(&o.seed, "seed", 0, "world suites: run every drill with seed `N` (over the case's seed: and the world's); recorded in every report")
+	f.BoolVar(&o.keepWS, "keep-workspaces", false, "keep the workspace directories (workspace:) of cases that did not pass, instead of removing them; the report says where each is")
 	addLoadFlags(cmd, e, &o.python)
 	return cmd
 }
@@ -141,7 +143,7 @@ func runRun(cmd *cobra.Command, e *env, o runOptions, args []string) error {
 	})
 	progress := &noneSelected{next: printer}
 	ctx := cmd.Context()
-	ro := &dryfire.RunOptions{Concurrency: o.concurrency, Filter: o.filter, Progress: progress, Record: record, Env: e.environ()}
+	ro := &dryfire.RunOptions{Concurrency: o.concurrency, Filter: o.filter, Progress: progress, Record: record, Env: e.environ(), KeepWorkspaces: o.keepWS}
 	if cmd.Flags().Changed("seed") {
 		ro.Seed = &o.seed
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/dryfire-dev/dryfire/internal/model"
 	"github.com/dryfire-dev/dryfire/internal/tool"
+	"github.com/dryfire-dev/dryfire/internal/workspace"
 	"github.com/dryfire-dev/dryfire/internal/world"
 )
 
@@ -59,6 +60,9 @@ type Case struct {
 	// Stderr is the end of what an agent.command program wrote on
 	// standard error (its last lines), for a case that did not pass.
 	Stderr string `json:"stderr,omitempty"`
+	// Workspace is what the agent changed in the case's workspace (a
+	// case with workspace:).
+	Workspace *Workspace `json:"workspace,omitempty"`
 	// Drill fields (world suites): the verdict (the case's status), the
 	// seed, the derived build and its hash, the final state, the evidence
 	// of every operation and the events behaviors emitted.
@@ -77,6 +81,15 @@ type Case struct {
 	Infra bool `json:"-"`
 	// Live counts the model requests that went to a live API.
 	Live int `json:"-"`
+}
+
+// Workspace is a case's workspace after the run: its changes against the
+// template, and where it was kept, if it was.
+type Workspace struct {
+	Template string             `json:"template"`
+	Changes  []workspace.Change `json:"changes"`
+	More     int                `json:"more_changes,omitempty"` // changes not listed
+	Kept     string             `json:"kept,omitempty"`         // the directory, kept (--keep-workspaces)
 }
 
 // Check is the result of one check.

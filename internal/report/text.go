@@ -273,6 +273,7 @@ func Details(c *Case) []string {
 	if c.Verdict != "" && c.Status != Passed {
 		out = append(out, drillLines(c)...)
 	}
+	out = append(out, workspaceLines(c.Workspace)...)
 	for _, n := range c.Notes {
 		out = append(out, "note: "+n)
 	}
@@ -414,6 +415,36 @@ func drillLines(c *Case) []string {
 			line += fmt.Sprintf(" (fault %q)", *e.Fault)
 		}
 		out = append(out, line)
+	}
+	return out
+}
+
+// workspaceLines list a case's workspace changes, each modified or added
+// text file with its short diff, and where the workspace was kept.
+func workspaceLines(w *Workspace) []string {
+	if w == nil {
+		return nil
+	}
+	var out []string
+	switch n := len(w.Changes) + w.More; n {
+	case 0:
+		out = append(out, "workspace: no changes against "+w.Template)
+	default:
+		out = append(out, fmt.Sprintf("workspace: %d change(s) against %s:", n, w.Template))
+	}
+	for _, ch := range w.Changes {
+		out = append(out, fmt.Sprintf("  %-8s %s", ch.Change, ch.Path))
+		if ch.Diff != "" {
+			for _, l := range strings.Split(ch.Diff, "\n") {
+				out = append(out, "    | "+l)
+			}
+		}
+	}
+	if w.More > 0 {
+		out = append(out, fmt.Sprintf("  … and %d more", w.More))
+	}
+	if w.Kept != "" {
+		out = append(out, "workspace kept at "+w.Kept)
 	}
 	return out
 }

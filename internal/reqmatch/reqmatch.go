@@ -381,3 +381,28 @@ func Fixing(rec, now string) []string {
 	}
 	return nil
 }
+
+// Lookup is the value at a path without * steps in a parsed JSON value.
+func (p Path) Lookup(v any) (any, bool) {
+	for _, st := range p {
+		switch x := v.(type) {
+		case map[string]any:
+			if st.index >= 0 || st.any {
+				return nil, false
+			}
+			e, ok := x[st.key]
+			if !ok {
+				return nil, false
+			}
+			v = e
+		case []any:
+			if st.index < 0 || st.index >= len(x) {
+				return nil, false
+			}
+			v = x[st.index]
+		default:
+			return nil, false
+		}
+	}
+	return v, true
+}

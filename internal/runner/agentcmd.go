@@ -195,7 +195,14 @@ func runCommand(ctx context.Context, j job, opts Options, lv *live, c report.Cas
 	if cc == nil {
 		return c
 	}
-	res := runProgram(ctx, j, opts, lv, cc.url)
+	ws, err := openWorkspace(j, lv, opts.KeepWorkspaces)
+	if err != nil {
+		cc.abandon()
+		c.Status, c.Reason = report.Errored, err.Error()
+		return done(c, drill, start)
+	}
+	cc.ws = ws
+	res := runProgram(ctx, j, opts, lv, cc.url, ws)
 	return cc.finish(ctx, res)
 }
 
@@ -216,6 +223,7 @@ type commandCase struct {
 	// keepEmpty writes the cassette of a run that recorded no model call
 	// too (agent.command cases); a Host's drills leave none.
 	keepEmpty bool
+	ws        *caseWorkspace // the program's workspace; nil when it has none
 }
 
 // startCommand serves a case's tools (its world's operations in a world
@@ -316,7 +324,7 @@ func (cc *commandCase) finish(ctx context.Context, res programResult) report.Cas
 	for i := range recs {
 		recs[i].Turn = turnOf(recs[i].Turn)
 	}
-	r := ran{recs: recs, drill: drill, err: res.err, infra: res.infra, failed: res.failed}
+	r := ran{recs: recs, drill: drill, err: res.err, infra: res.infra, failed: res.failed, workspace: cc.ws.path()}
 	if m.over.Load() > 0 {
 		r.err, r.infra, r.failed = &maxTurnsError{max: m.max, asked: int64(m.max) + 1}, false, false
 	}
@@ -344,6 +352,7 @@ func (cc *commandCase) finish(ctx context.Context, res programResult) report.Cas
 	if c.Status != report.Passed && res.stderr != "" {
 		c.Stderr = res.stderr
 	}
+	cc.ws.finish(&c)
 	return done(c, drill, cc.start)
 }
 
@@ -386,8 +395,9 @@ type programResult struct {
 }
 
 // runProgram runs the suite's program for one case, in the suite's
-// directory (or Options.CommandDir), with the case's URLs at prefix.
-func runProgram(ctx context.Context, j job, opts Options, lv *live, prefix string) programResult {
+// directory (or Options.CommandDir, or its workspace when ws is not nil),
+// with the case's URLs at prefix.
+func runProgram(ctx context.Context, j job, opts Options, lv *live, prefix string, ws *caseWorkspace) programResult {
 	a := &j.suite.Agent
 	timeout := DefaultCommandTimeout
 	if a.TimeoutS > 0 {
@@ -395,12 +405,18 @@ func runProgram(ctx context.Context, j job, opts Options, lv *live, prefix strin
 	}
 	cctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	cmd := exec.CommandContext(cctx, a.Command[0], a.Command[1:]...)
-	cmd.Dir = filepath.Dir(j.suite.File)
+	dir := filepath.Dir(j.suite.File)
 	if opts.CommandDir != "" {
-		cmd.Dir = opts.CommandDir
+		dir = opts.CommandDir
 	}
+	args := ws.command(dir, a.Command)
+	cmd := exec.CommandContext(cctx, args[0], args[1:]...)
+	cmd.Dir = dir
 	cmd.Env = agentEnv(lv.env, prefix, j.c, j.suite.World != "")
+	if ws != nil {
+		cmd.Dir = ws.dir
+		cmd.Env = append(cmd.Env, EnvWorkspace+"="+ws.dir)
+	}
 	cmd.Stdin = strings.NewReader(j.c.Input)
 	stdout := &capped{max: maxOutput}
 	stderr := &tail{}
@@ -454,7 +470,7 @@ func quoteArgs(args []string) []string {
 // values of them never reach it.
 var dryfireEnv = []string{
 	"OPENAI_BASE_URL", "ANTHROPIC_BASE_URL", "OPENAI_API_KEY", "ANTHROPIC_API_KEY",
-	EnvMCPURL, EnvToolsURL, EnvOpsURL, EnvWorldURL, EnvCase, EnvInput,
+	EnvMCPURL, EnvToolsURL, EnvOpsURL, EnvWorldURL, EnvCase, EnvInput, EnvWorkspace,
 }
 
 // bindingEnv are the variables that lead an agent to one case served at

@@ -74,6 +74,9 @@ type Options struct {
 	// CommandDir is the working directory of Command; empty means the
 	// suite's directory, as for agent.command.
 	CommandDir string
+	// KeepWorkspaces keeps the workspace directories of cases that did
+	// not pass (the report says where), instead of removing them.
+	KeepWorkspaces bool
 }
 
 // Progress receives run events.
@@ -105,10 +108,11 @@ type live struct {
 	mode      cassette.Mode
 	getenv    func(string) string
 	secrets   []string
-	red       redact.Redactor // of secrets, applied to each case's report
+	red       redact.Redactor   // of secrets, applied to each case's report
 	transport http.RoundTripper // nil in None mode
 	env       []string          // the run's environment
 	host      *host             // serves agent.command cases; nil when there are none
+	templates *templates        // workspace templates, scanned once
 }
 
 // interruptedReason is the reason of a case the run never started.
@@ -374,7 +378,7 @@ func newLive(opts Options) (*live, error) {
 			vars[k] = v
 		}
 	}
-	lv := &live{mode: opts.Record, getenv: func(k string) string { return vars[k] }, env: env}
+	lv := &live{mode: opts.Record, getenv: func(k string) string { return vars[k] }, env: env, templates: &templates{}}
 	// Every secret the run knows of, for the cassettes and the report.
 	lv.secrets = redact.FromEnv(env)
 	lv.red = redact.New(lv.secrets)
@@ -526,6 +530,9 @@ type ran struct {
 	err      error // the agent's run failed (the case errs)
 	infra    bool  // err is the surroundings', not the agent's or the suite's
 	failed   bool  // err fails the case (a test's own agent threw) instead
+	// workspace is the case's workspace directory, which file checks
+	// read ("" when it has none).
+	workspace string
 }
 
 // judge fills a case's transcript, its drill fields (the drill ended
@@ -541,7 +548,7 @@ func judge(j job, c *report.Case, r ran) {
 		}
 		c.Notes = append(c.Notes, rec.Result.Notes...)
 	}
-	facts := &check.Facts{Calls: r.recs, Output: c.Output, Turns: c.Turns}
+	facts := &check.Facts{Calls: r.recs, Output: c.Output, Turns: c.Turns, Workspace: r.workspace}
 	facts.World = endDrill(c, r.drill)
 	if r.broken != nil {
 		c.Status, c.Reason, c.Infra = report.Errored, r.broken.Error(), true

@@ -163,6 +163,8 @@ func (x *decoder) suite(root *yaml.Node, doc any) *Suite {
 			s.Scenario, s.ScenarioPos = str(p.val), x.pos(p.v)
 		case "match":
 			s.Match = x.match(p.v, p.val)
+		case "workspace":
+			s.Workspace, s.WorkspacePos = str(p.val), x.pos(p.v)
 		}
 	}
 	if k, _ := lookup(root, "agent"); k == nil && s.World != "" {
@@ -507,6 +509,8 @@ func (x *decoder) caseOf(it item, index int) *Case {
 			c.MaxTurns, _ = x.integer(p.v, p.val)
 		case "match":
 			c.Match = x.match(p.v, p.val)
+		case "workspace":
+			c.Workspace, c.WorkspacePos = str(p.val), x.pos(p.v)
 		case "scenario":
 			c.Scenario, c.ScenarioPos = str(p.val), x.pos(p.v)
 		case "actor":
@@ -716,6 +720,8 @@ func (x *decoder) check(it item) *Check {
 				}
 			}
 		}
+	case CheckFile:
+		x.fileCheck(c, k, v, val)
 	case CheckNoErrors:
 	default:
 		return nil
@@ -749,6 +755,8 @@ func (x *decoder) crossCheck(s *Suite) {
 	scripted := s.Agent.Provider == ProviderScript
 	command := len(s.Agent.Command) > 0
 	real := known && !scripted && !command
+
+	x.checkWorkspaces(s, command)
 
 	declared := map[string]*Tool{}
 	for _, t := range s.Tools {

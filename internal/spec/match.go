@@ -2,6 +2,8 @@ package spec
 
 import (
 	"errors"
+	"path/filepath"
+	"slices"
 	"strings"
 
 	yaml "go.yaml.in/yaml/v4"
@@ -85,10 +87,8 @@ func (x *decoder) normalizeRule(it item) (reqmatch.Rule, bool) {
 		if _, v := lookup(n, "regex"); v != nil {
 			return r, false
 		}
-		for _, p := range pairs(n, it.val) {
-			if k := deref(p.k).Value; k != "replace" {
-				return r, false // an unknown key, reported by the schema with a suggestion
-			}
+		if hasUnknownKey(n, it.val, "replace") {
+			return r, false // reported by the schema, with a suggestion
 		}
 		x.errorf(n, "a normalize rule needs preset (%s) or regex", strings.Join(reqmatch.Presets(), ", "))
 		return r, false
@@ -100,4 +100,101 @@ func (x *decoder) normalizeRule(it item) (reqmatch.Rule, bool) {
 		return r, false
 	}
 	return r, true
+}
+
+// fileCheck reads a file check: the path (relative, inside the
+// workspace), then exists or absent alone, or any of the content checks.
+func (x *decoder) fileCheck(c *Check, k, v *yaml.Node, val any) {
+	m, _ := val.(map[string]any)
+	if m == nil {
+		return // reported by the schema
+	}
+	c.File = str(m["path"])
+	if _, pn := lookup(v, "path"); pn != nil && c.File != "" {
+		if p := filepath.ToSlash(c.File); strings.HasPrefix(p, "/") || filepath.IsAbs(c.File) || slices.Contains(strings.Split(p, "/"), "..") {
+			x.errorf(pn, "file path %q must be relative to the workspace and stay inside it (no leading / and no ..)", c.File)
+		}
+	}
+	c.Exists, _ = m["exists"].(bool)
+	c.Absent, _ = m["absent"].(bool)
+	var content []string
+	for _, p := range pairs(v, val) {
+		switch key := deref(p.k).Value; key {
+		case "contains":
+			if s, ok := p.val.(string); ok {
+				c.Contains = &s
+			}
+			content = append(content, key)
+		case "regex":
+			if s, ok := p.val.(string); ok {
+				c.Regex = x.regex(p.v, s)
+			}
+			content = append(content, key)
+		case "equals":
+			c.JSONEquals, c.HasEquals = p.val, true
+			content = append(content, key)
+		case "sha256":
+			s := strings.ToLower(str(p.val))
+			if len(s) != 64 || strings.Trim(s, "0123456789abcdef") != "" {
+				x.errorf(p.v, "sha256 must be 64 hex digits (the output of sha256sum), not %s", describe(p.val))
+			}
+			c.SHA256 = s
+			content = append(content, key)
+		case "json_path":
+			c.JSONPath = str(p.val)
+			if _, err := reqmatch.ParsePath(c.JSONPath); err != nil {
+				x.pathError(p.v, c.JSONPath, err)
+			} else if strings.Contains(c.JSONPath, "*") {
+				x.errorf(p.v, "json_path %q of a file check names one value: no * steps", c.JSONPath)
+			}
+			content = append(content, key)
+		}
+	}
+	switch {
+	case c.Exists && c.Absent:
+		x.errorf(k, "a file check takes exists or absent, not both")
+	case (c.Exists || c.Absent) && len(content) > 0:
+		x.errorf(k, "%s already says the file exists; drop exists, or give %s alone", strings.Join(content, ", "), map[bool]string{true: "absent", false: "exists"}[c.Absent])
+	case !c.Exists && !c.Absent && len(content) == 0 && !hasUnknownKey(v, val, "path", "exists", "absent"):
+		x.errorf(k, "a file check needs one of exists, absent, contains, regex, equals, sha256 or json_path")
+	}
+	if c.HasEquals && c.JSONPath == "" {
+		if s, ok := c.JSONEquals.(string); ok {
+			c.Equals = &s
+		} else {
+			_, en := lookup(v, "equals")
+			x.errorf(en, "equals of a file check is the file's text (a string), unless json_path is given; it is %s", describe(c.JSONEquals))
+		}
+	}
+}
+
+// checkWorkspaces reports workspaces where no program runs, and file
+// checks of cases that have no workspace.
+func (x *decoder) checkWorkspaces(s *Suite, command bool) {
+	const why = "workspace is for suites whose agent is a program (agent.command): it becomes the program's working directory"
+	if s.Workspace != "" && !command {
+		x.d.add(Error, s.WorkspacePos.Line, s.WorkspacePos.Col, "%s", why)
+	}
+	for _, c := range s.Cases {
+		if c.Workspace != "" && !command {
+			x.d.add(Error, c.WorkspacePos.Line, c.WorkspacePos.Col, "%s", why)
+		}
+		ws, _ := s.WorkspaceOf(c)
+		for _, ch := range c.Expect {
+			if ch.Kind == CheckFile && ws == "" {
+				x.d.add(Error, ch.Pos.Line, ch.Pos.Col, "a file check needs a workspace: give workspace: DIR (a template directory, relative to the suite) on the suite or the case")
+			}
+		}
+	}
+}
+
+// hasUnknownKey says whether mapping n has a key other than those known
+// (the schema reports it, with a suggestion).
+func hasUnknownKey(n *yaml.Node, val any, known ...string) bool {
+	for _, p := range pairs(n, val) {
+		if !slices.Contains(known, deref(p.k).Value) {
+			return true
+		}
+	}
+	return false
 }

@@ -65,6 +65,7 @@ var schemaContexts = []SchemaContext{
 	{"/$defs/rule", "mock rule"},
 	{"/$defs/case", "case"},
 	{"/$defs/turn", "script turn"},
+	{"/$defs/file_check", "file check"},
 	{"/$defs/check", "check"},
 	{"", "suite"},
 }

@@ -39,6 +39,10 @@ type Suite struct {
 	Cases     []*Case
 	// Match are the suite's request matching rules (see MatchRules).
 	Match []reqmatch.Rule
+	// Workspace is the template directory copied for each case (as
+	// written, relative to the suite); a case's own replaces it.
+	Workspace    string
+	WorkspacePos Pos
 
 	// World is the world file a world suite names (as written, relative
 	// to the suite), and Scenario its default scenario; the cases of such
@@ -146,6 +150,9 @@ type Case struct {
 	// Match are the case's request matching rules, after the suite's
 	// and the agent's.
 	Match []reqmatch.Rule
+	// Workspace is the case's own template directory (see Suite).
+	Workspace    string
+	WorkspacePos Pos
 	// Mocks replace the suite's whole rule list for each tool they name.
 	Mocks     map[string][]*Rule
 	MockOrder []string
@@ -198,10 +205,11 @@ const (
 	CheckNoErrors  CheckKind = "no_errors"
 	CheckState     CheckKind = "state"
 	CheckEvent     CheckKind = "event"
+	CheckFile      CheckKind = "file"
 )
 
 // CheckKinds lists every check, in documentation order.
-var CheckKinds = []string{"called", "not_called", "order", "output", "max_turns", "no_errors", "state", "event"}
+var CheckKinds = []string{"called", "not_called", "order", "output", "max_turns", "no_errors", "state", "event", "file"}
 
 // Check is one entry of a case's expect list.
 type Check struct {
@@ -249,6 +257,15 @@ type Check struct {
 	EventType string
 	EventData *value.Pattern
 
+	// file: File (a slash path in the workspace), then Exists or Absent,
+	// or any of Contains, Regex, Equals (the text), SHA256 and JSONPath
+	// (with JSONEquals when HasEquals).
+	File       string
+	Exists     bool
+	SHA256     string // lower-case hex
+	JSONPath   string
+	JSONEquals any
+
 	withNode  *yaml.Node
 	toolNodes []*yaml.Node // where each tool name of the check is written
 }
@@ -276,4 +293,13 @@ func (s *Suite) MatchRules(c *Case) []reqmatch.Rule {
 	out = append(out, s.Match...)
 	out = append(out, s.Agent.Match...)
 	return append(out, c.Match...)
+}
+
+// WorkspaceOf is the template directory of a case, as written (relative
+// to the suite), and where it is written; "" when it has none.
+func (s *Suite) WorkspaceOf(c *Case) (string, Pos) {
+	if c.Workspace != "" {
+		return c.Workspace, c.WorkspacePos
+	}
+	return s.Workspace, s.WorkspacePos
 }

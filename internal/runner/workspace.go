@@ -1,0 +1,136 @@
+package runner
+
+// Workspaces (workspace: DIR): each case of an agent.command suite gets a
+// fresh copy of its template directory as the program's working directory
+// and DRYFIRE_WORKSPACE, its file checks read that copy, and the report
+// lists what the program changed in it. The copy is removed after the
+// case, unless it did not pass and Options.KeepWorkspaces says to keep it.
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/dryfire-dev/dryfire/internal/report"
+	"github.com/dryfire-dev/dryfire/internal/safeio"
+	"github.com/dryfire-dev/dryfire/internal/workspace"
+)
+
+// EnvWorkspace is the variable holding a case's workspace directory.
+const EnvWorkspace = "DRYFIRE_WORKSPACE"
+
+// templates scans each template directory once per run.
+type templates struct {
+	mu   sync.Mutex
+	byAt map[string]*templateOnce
+}
+
+type templateOnce struct {
+	once sync.Once
+	t    *workspace.Template
+	err  error
+}
+
+func (ts *templates) get(dir string) (*workspace.Template, error) {
+	ts.mu.Lock()
+	if ts.byAt == nil {
+		ts.byAt = map[string]*templateOnce{}
+	}
+	o := ts.byAt[dir]
+	if o == nil {
+		o = &templateOnce{}
+		ts.byAt[dir] = o
+	}
+	ts.mu.Unlock()
+	o.once.Do(func() { o.t, o.err = workspace.Scan(dir) })
+	return o.t, o.err
+}
+
+// caseWorkspace is one case's copy of its template.
+type caseWorkspace struct {
+	tpl  *workspace.Template
+	dir  string
+	keep bool // keep it when the case does not pass
+}
+
+// path is the workspace's directory, "" for none.
+func (w *caseWorkspace) path() string {
+	if w == nil {
+		return ""
+	}
+	return w.dir
+}
+
+// openWorkspace copies the case's template, if it has one (nil, nil when
+// not). The template must stay inside the project root.
+func openWorkspace(j job, lv *live, keep bool) (*caseWorkspace, error) {
+	name, pos := j.suite.WorkspaceOf(j.c)
+	if name == "" {
+		return nil, nil
+	}
+	path, err := safeio.Confine(safeio.DefaultRoot(j.suite.File), filepath.Dir(j.suite.File), name)
+	if err != nil {
+		return nil, fmt.Errorf("%s: workspace %s", pos, safeio.Describe(name, err))
+	}
+	tpl, err := lv.templates.get(filepath.Clean(path))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", pos, err)
+	}
+	dir, err := tpl.Copy()
+	if err != nil {
+		return nil, err
+	}
+	return &caseWorkspace{tpl: tpl, dir: dir, keep: keep}, nil
+}
+
+// finish puts the workspace's changes in the case's report and removes
+// it, or keeps it (a case that did not pass, with keep set) and says where.
+func (w *caseWorkspace) finish(c *report.Case) {
+	if w == nil {
+		return
+	}
+	ch, err := w.tpl.Diff(w.dir)
+	if err != nil {
+		c.Notes = append(c.Notes, "the workspace's changes are not listed: "+err.Error())
+	} else {
+		if ch.List == nil {
+			ch.List = []workspace.Change{}
+		}
+		c.Workspace = &report.Workspace{Template: w.tpl.Dir, Changes: ch.List, More: ch.More}
+	}
+	if w.keep && c.Status != report.Passed && c.Status != report.Skipped {
+		if c.Workspace == nil {
+			c.Workspace = &report.Workspace{Template: w.tpl.Dir, Changes: []workspace.Change{}}
+		}
+		c.Workspace.Kept = w.dir
+		return
+	}
+	os.RemoveAll(w.dir)
+}
+
+// command is the program's command line for a run in the workspace: each
+// argument that is a relative path to an existing file of dir (where the
+// command is written, the suite's directory) is made absolute, so that
+// the program and its scripts are found from the workspace. Without a
+// workspace, args unchanged.
+func (w *caseWorkspace) command(dir string, args []string) []string {
+	if w == nil {
+		return args
+	}
+	out := slices.Clone(args)
+	for i, a := range out {
+		if a == "" || filepath.IsAbs(a) || strings.HasPrefix(a, "-") {
+			continue
+		}
+		p := filepath.Join(dir, a)
+		if info, err := os.Stat(p); err == nil && info.Mode().IsRegular() {
+			if abs, err := filepath.Abs(p); err == nil {
+				out[i] = abs
+			}
+		}
+	}
+	return out
+}

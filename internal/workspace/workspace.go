@@ -1,0 +1,269 @@
+// Package workspace gives each case of an agent.command suite its own copy
+// of a template directory, so that what one case's agent writes no other
+// case reads, and says afterwards what the agent changed in it. A fresh
+// copy is made per case in a new temporary directory; the template itself
+// is never written.
+package workspace
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/rogpeppe/go-internal/diff"
+)
+
+// Bounds on a template (and on a workspace read back after a case): more
+// is an error that names the bound.
+const (
+	MaxFiles = 10000     // files and directories
+	MaxBytes = 256 << 20 // bytes of all regular files
+)
+
+// Bounds on what a report says of the changes.
+const (
+	MaxChanges   = 50       // changes listed; the rest are counted
+	maxDiffInput = 64 << 10 // larger files are not diffed
+	maxDiffLines = 20       // lines of a short diff
+)
+
+// entry is one file of a tree, by its slash path.
+type entry struct {
+	mode fs.FileMode // type bits and permissions
+	size int64
+	sum  [sha256.Size]byte // regular files
+	link string            // symlinks: the target
+}
+
+// Template is a scanned template directory.
+type Template struct {
+	Dir   string
+	files map[string]entry
+	order []string // sorted paths
+}
+
+// Scan reads a template directory's tree (without following symlinks),
+// within MaxFiles and MaxBytes.
+func Scan(dir string) (*Template, error) {
+	info, err := os.Stat(dir)
+	if err != nil {
+		return nil, fmt.Errorf("workspace %s: %w", dir, err)
+	}
+	if !info.IsDir() {
+		return nil, fmt.Errorf("workspace %s is not a directory", dir)
+	}
+	files, order, err := scan(dir)
+	if err != nil {
+		return nil, fmt.Errorf("workspace %s: %w", dir, err)
+	}
+	return &Template{Dir: dir, files: files, order: order}, nil
+}
+
+func scan(dir string) (map[string]entry, []string, error) {
+	files := map[string]entry{}
+	var order []string
+	var total int64
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if p == dir {
+			return nil
+		}
+		rel, _ := filepath.Rel(dir, p)
+		rel = filepath.ToSlash(rel)
+		if len(files) >= MaxFiles {
+			return fmt.Errorf("more than %d files and directories (the workspace bound)", MaxFiles)
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		e := entry{mode: info.Mode()}
+		switch {
+		case info.Mode().IsRegular():
+			e.size = info.Size()
+			total += e.size
+			if total > MaxBytes {
+				return fmt.Errorf("more than %d MiB in its files (the workspace bound)", MaxBytes>>20)
+			}
+			data, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			e.sum = sha256.Sum256(data)
+		case info.Mode()&fs.ModeSymlink != 0:
+			e.link, err = os.Readlink(p)
+			if err != nil {
+				return err
+			}
+		case info.IsDir():
+		default:
+			return fmt.Errorf("%s is %s: a workspace holds only files, directories and symlinks", rel, kind(info.Mode()))
+		}
+		files[rel] = e
+		order = append(order, rel)
+		return nil
+	})
+	slices.Sort(order)
+	return files, order, err
+}
+
+func kind(m fs.FileMode) string {
+	switch {
+	case m&fs.ModeNamedPipe != 0:
+		return "a named pipe"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	case m&fs.ModeDevice != 0:
+		return "a device"
+	}
+	return "not a regular file"
+}
+
+// Copy makes a new temporary directory holding a copy of the template
+// (modes kept; symlinks copied as symlinks) and returns its path. The
+// caller removes it.
+func (t *Template) Copy() (string, error) {
+	dst, err := os.MkdirTemp("", "dryfire-workspace-")
+	if err != nil {
+		return "", fmt.Errorf("making a workspace: %w", err)
+	}
+	for _, rel := range t.order {
+		e := t.files[rel]
+		from, to := filepath.Join(t.Dir, filepath.FromSlash(rel)), filepath.Join(dst, filepath.FromSlash(rel))
+		switch {
+		case e.mode.IsDir():
+			err = os.Mkdir(to, e.mode.Perm()|0o700)
+		case e.mode&fs.ModeSymlink != 0:
+			err = os.Symlink(e.link, to)
+		default:
+			err = copyFile(from, to, e.mode.Perm())
+		}
+		if err != nil {
+			os.RemoveAll(dst)
+			return "", fmt.Errorf("copying the workspace %s: %w", t.Dir, err)
+		}
+	}
+	return dst, nil
+}
+
+func copyFile(from, to string, perm fs.FileMode) error {
+	in, err := os.Open(from)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.OpenFile(to, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
+}
+
+// Change is one difference between a workspace and its template.
+type Change struct {
+	Path   string `json:"path"`   // slash path within the workspace
+	Change string `json:"change"` // added, removed or modified
+	// Diff is a short unified diff of a modified text file (or the start
+	// of an added one), at most a few lines; empty for binary or large
+	// files and directories.
+	Diff string `json:"diff,omitempty"`
+}
+
+// Changes are what a case's agent changed in its workspace.
+type Changes struct {
+	List []Change `json:"changes"`
+	More int      `json:"more,omitempty"` // changes not listed (past MaxChanges)
+}
+
+// Diff compares a workspace with the template it was copied from.
+func (t *Template) Diff(dir string) (*Changes, error) {
+	files, order, err := scan(dir)
+	if err != nil {
+		return nil, fmt.Errorf("reading the workspace back: %w", err)
+	}
+	var all []Change
+	for _, rel := range order {
+		now := files[rel]
+		was, ok := t.files[rel]
+		switch {
+		case !ok:
+			c := Change{Path: rel, Change: "added"}
+			if now.mode.IsRegular() {
+				c.Diff = t.shortDiff(rel, nil, filepath.Join(dir, filepath.FromSlash(rel)))
+			}
+			all = append(all, c)
+		case was.mode.Type() != now.mode.Type() || was.sum != now.sum || was.link != now.link || was.mode.Perm() != now.mode.Perm() && !now.mode.IsDir():
+			c := Change{Path: rel, Change: "modified"}
+			if was.mode.IsRegular() && now.mode.IsRegular() && was.sum != now.sum {
+				old := filepath.Join(t.Dir, filepath.FromSlash(rel))
+				c.Diff = t.shortDiff(rel, &old, filepath.Join(dir, filepath.FromSlash(rel)))
+			}
+			all = append(all, c)
+		}
+	}
+	for _, rel := range t.order {
+		if _, ok := files[rel]; !ok {
+			all = append(all, Change{Path: rel, Change: "removed"})
+		}
+	}
+	slices.SortFunc(all, func(a, b Change) int { return strings.Compare(a.Path, b.Path) })
+	ch := &Changes{List: all}
+	if len(all) > MaxChanges {
+		ch.List, ch.More = all[:MaxChanges], len(all)-MaxChanges
+	}
+	return ch, nil
+}
+
+// shortDiff is a unified diff of a text file against its template
+// version (old nil: an added file), cut to maxDiffLines lines.
+func (t *Template) shortDiff(rel string, old *string, now string) string {
+	read := func(p string) ([]byte, bool) {
+		info, err := os.Lstat(p)
+		if err != nil || !info.Mode().IsRegular() || info.Size() > maxDiffInput {
+			return nil, false
+		}
+		data, err := os.ReadFile(p)
+		if err != nil || !utf8.Valid(data) || bytes.IndexByte(data, 0) >= 0 {
+			return nil, false
+		}
+		return data, true
+	}
+	var was []byte
+	if old != nil {
+		var ok bool
+		if was, ok = read(*old); !ok {
+			return ""
+		}
+	}
+	data, ok := read(now)
+	if !ok {
+		return ""
+	}
+	from := "template/" + rel
+	if old == nil {
+		from = "/dev/null"
+	}
+	d := diff.Diff(from, was, "workspace/"+rel, data)
+	lines := strings.Split(strings.TrimRight(string(d), "\n"), "\n")
+	if len(lines) > 0 && strings.HasPrefix(lines[0], "diff ") {
+		lines = lines[1:]
+	}
+	if len(lines) > maxDiffLines {
+		n := len(lines) - maxDiffLines
+		lines = append(lines[:maxDiffLines], fmt.Sprintf("… %d more lines", n))
+	}
+	return strings.Join(lines, "\n")
+}
