@@ -20,6 +20,7 @@ import (
 	"net/http"
 	"net/netip"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 )
@@ -192,9 +193,22 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if !sc.noWorld(w, r) {
 			writeError(w, http.StatusNotFound, "not_found", fmt.Sprintf("no route %s %s; the world routes are %s", r.Method, r.URL.Path, s.routeList(sc, prefix, "/world")))
 		}
+	case s.model != nil && slices.Contains(s.modelRoutes, "/v1"+path):
+		writeError(w, http.StatusNotFound, "not_found", modelPathHint(r, prefix, path))
 	default:
 		writeError(w, http.StatusNotFound, "not_found", fmt.Sprintf("no route %s %s; this server has %s", r.Method, r.URL.Path, s.routeList(sc, prefix, "")))
 	}
+}
+
+// modelPathHint answers a model request sent without /v1 (a base URL
+// missing it): the path to use, and the base URL the client wants.
+func modelPathHint(r *http.Request, prefix, path string) string {
+	base := "http://" + r.Host + prefix
+	client := "an OpenAI SDK's base URL is " + base + "/v1"
+	if path == "/messages" {
+		client = "an Anthropic SDK's base URL is " + base + " (it adds /v1/messages itself)"
+	}
+	return fmt.Sprintf("no route %s %s; model requests go under /v1: %s %s/v1%s (%s)", r.Method, r.URL.Path, http.MethodPost, prefix, path, client)
 }
 
 // forModel is r for the model handler: the case prefix stripped, the

@@ -152,6 +152,9 @@ func TestHTTPRoutes(t *testing.T) {
 		{"GET", "/cases/refund-1/nope", 404, `{"error":{"type":"not_found","message":"no route GET /cases/refund-1/nope; this server has /cases/refund-1/mcp, GET /cases/refund-1/tools, POST /cases/refund-1/tools/{name}, POST /cases/refund-1/reset, POST /cases/refund-1/v1/chat/completions, POST /cases/refund-1/v1/messages"}}`},
 		{"GET", "/world", 404, `{"error":{"type":"not_found","message":"GET /world: this server serves the mocks of ` + su.File + `, not a world; /ops and /world need a suite with world:"}}`},
 		{"GET", "/cases/nope/tools", 404, `{"error":{"type":"not_found","message":"no case is served as \"nope\""}}`},
+		// A model request without /v1: the path to use, and the base URL.
+		{"POST", "/chat/completions", 404, `{"error":{"type":"not_found","message":"no route POST /chat/completions; model requests go under /v1: POST /v1/chat/completions (an OpenAI SDK's base URL is ` + hs.URL + `/v1)"}}`},
+		{"POST", "/cases/refund-1/messages", 404, `{"error":{"type":"not_found","message":"no route POST /cases/refund-1/messages; model requests go under /v1: POST /cases/refund-1/v1/messages (an Anthropic SDK's base URL is ` + hs.URL + `/cases/refund-1 (it adds /v1/messages itself))"}}`},
 		{"GET", "/tools/ping", 405, `{"error":{"type":"method_not_allowed","message":"GET /tools/ping: use POST"}}`},
 		{"POST", "/tools", 405, `{"error":{"type":"method_not_allowed","message":"POST /tools: use GET"}}`},
 		{"GET", "/reset", 405, `{"error":{"type":"method_not_allowed","message":"GET /reset: use POST"}}`},
