@@ -176,6 +176,9 @@ type RunOptions struct {
 	// KeepWorkspaces keeps the workspace directories (workspace:) of the
 	// cases that did not pass; the report says where each is.
 	KeepWorkspaces bool
+	// Clock, when set, is the time agent.command programs start from
+	// (over agent.clock's; see the README's "A clock for agent programs").
+	Clock *time.Time
 }
 
 // RecordMode says when model calls are recorded into cassettes (one file
@@ -217,7 +220,7 @@ func (p *Project) Run(ctx context.Context, opts *RunOptions) (*Report, error) {
 	if opts == nil {
 		opts = &RunOptions{}
 	}
-	ro := runner.Options{Concurrency: opts.Concurrency, Impl: p.impl, Record: cassette.Mode(opts.Record), Env: opts.Env, Seed: opts.Seed, KeepWorkspaces: opts.KeepWorkspaces}
+	ro := runner.Options{Concurrency: opts.Concurrency, Impl: p.impl, Record: cassette.Mode(opts.Record), Env: opts.Env, Seed: opts.Seed, KeepWorkspaces: opts.KeepWorkspaces, Clock: opts.Clock}
 	if opts.Progress != nil {
 		ro.Progress = progress{opts.Progress}
 	}

@@ -8,11 +8,13 @@ import (
 	"path/filepath"
 	"regexp"
 	"regexp/syntax"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/dryfire-dev/dryfire"
 	"github.com/dryfire-dev/dryfire/internal/atomicfile"
+	"github.com/dryfire-dev/dryfire/internal/spec"
 )
 
 type runOptions struct {
@@ -25,6 +27,7 @@ type runOptions struct {
 	record      string
 	seed        int64
 	keepWS      bool
+	clock       string
 }
 
 func newRunCommand(e *env) *cobra.Command {
@@ -91,6 +94,7 @@ skipped; a second Ctrl-C stops at once).`,
 	f.BoolVarP(&o.verbose, "verbose", "v", false, "also print the checks of passing cases, each with its message")
 	f.Int64Var(&o.seed, "seed", 0, "world suites: run every drill with seed `N` (over the case's seed: and the world's); recorded in every report")
 	f.BoolVar(&o.keepWS, "keep-workspaces", false, "keep the workspace directories (workspace:) of cases that did not pass, instead of removing them; the report says where each is")
+	f.StringVar(&o.clock, "clock", "", "agent.command programs read the time as starting at `TIME` (RFC 3339, e.g. 2026-01-02T03:04:05Z), over agent.clock's; sets TZ (agent.clock's zone, else UTC), DRYFIRE_NOW and, where libfaketime is installed, the time of dynamically linked programs")
 	addLoadFlags(cmd, e, &o.python)
 	return cmd
 }
@@ -143,7 +147,15 @@ func runRun(cmd *cobra.Command, e *env, o runOptions, args []string) error {
 	})
 	progress := &noneSelected{next: printer}
 	ctx := cmd.Context()
-	ro := &dryfire.RunOptions{Concurrency: o.concurrency, Filter: o.filter, Progress: progress, Record: record, Env: e.environ(), KeepWorkspaces: o.keepWS}
+	var clock *time.Time
+	if o.clock != "" {
+		t, err := spec.ParseClock(o.clock)
+		if err != nil {
+			return usageErr("--clock: %v", err)
+		}
+		clock = &t
+	}
+	ro := &dryfire.RunOptions{Concurrency: o.concurrency, Filter: o.filter, Progress: progress, Record: record, Env: e.environ(), KeepWorkspaces: o.keepWS, Clock: clock}
 	if cmd.Flags().Changed("seed") {
 		ro.Seed = &o.seed
 	}

@@ -312,6 +312,9 @@ func (cc *commandCase) finish(ctx context.Context, res programResult) report.Cas
 	if res.cut {
 		c.Notes = append(c.Notes, fmt.Sprintf("the agent printed more than %d MiB on standard output; the output is cut there", maxOutput>>20))
 	}
+	if res.note != "" {
+		c.Notes = append(c.Notes, res.note)
+	}
 
 	var mcalls []endpoint.Call
 	if ep != nil {
@@ -392,6 +395,7 @@ type programResult struct {
 	err    error  // why the run failed, or nil
 	infra  bool   // err is the surroundings': it could not start, or was interrupted
 	failed bool   // err fails the case instead of erring it: a test's own agent threw
+	note   string // a note for the case (a clock libfaketime could not set)
 }
 
 // runProgram runs the suite's program for one case, in the suite's
@@ -417,6 +421,12 @@ func runProgram(ctx context.Context, j job, opts Options, lv *live, prefix strin
 		cmd.Dir = ws.dir
 		cmd.Env = append(cmd.Env, EnvWorkspace+"="+ws.dir)
 	}
+	var clockNote string
+	if clk := clockOf(a, opts); clk != nil {
+		var vars []string
+		vars, clockNote = clockEnv(clk, cmd.Env, lv.getenv)
+		cmd.Env = append(cmd.Env, vars...)
+	}
 	cmd.Stdin = strings.NewReader(j.c.Input)
 	stdout := &capped{max: maxOutput}
 	stderr := &tail{}
@@ -434,7 +444,7 @@ func runProgram(ctx context.Context, j job, opts Options, lv *live, prefix strin
 	if errors.Is(err, exec.ErrWaitDelay) {
 		err = nil // it exited 0; what it left running held its output open
 	}
-	r := programResult{output: trimNewline(stdout.String()), cut: stdout.cut, stderr: stderr.String()}
+	r := programResult{output: trimNewline(stdout.String()), cut: stdout.cut, stderr: stderr.String(), note: clockNote}
 	var exit *exec.ExitError
 	switch {
 	case err == nil:
@@ -470,7 +480,7 @@ func quoteArgs(args []string) []string {
 // values of them never reach it.
 var dryfireEnv = []string{
 	"OPENAI_BASE_URL", "ANTHROPIC_BASE_URL", "OPENAI_API_KEY", "ANTHROPIC_API_KEY",
-	EnvMCPURL, EnvToolsURL, EnvOpsURL, EnvWorldURL, EnvCase, EnvInput, EnvWorkspace,
+	EnvMCPURL, EnvToolsURL, EnvOpsURL, EnvWorldURL, EnvCase, EnvInput, EnvWorkspace, EnvNow,
 }
 
 // bindingEnv are the variables that lead an agent to one case served at

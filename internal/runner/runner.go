@@ -77,6 +77,9 @@ type Options struct {
 	// KeepWorkspaces keeps the workspace directories of cases that did
 	// not pass (the report says where), instead of removing them.
 	KeepWorkspaces bool
+	// Clock, when set, is the start time agent.command programs read
+	// (over agent.clock's, in its zone; UTC without one).
+	Clock *time.Time
 }
 
 // Progress receives run events.

@@ -264,6 +264,8 @@ func (x *decoder) agent(agent kv) Agent {
 			a.Params, _ = p.val.(map[string]any)
 		case "match":
 			a.Match = x.match(p.v, p.val)
+		case "clock":
+			a.Clock = x.clock(p.v, p.val)
 		case "command":
 			a.CommandPos = x.pos(p.k)
 			for _, e := range items(p.v, p.val) {
@@ -277,6 +279,8 @@ func (x *decoder) agent(agent kv) Agent {
 	}
 	if ck, _ := lookup(agent.v, "command"); ck != nil {
 		x.commandAgent(agent.v, &a)
+	} else if k, _ := lookup(agent.v, "clock"); k != nil {
+		x.errorf(k, "agent.clock sets the time an agent program (agent.command) reads; the built-in loop's requests carry no clock")
 	}
 	return a
 }

@@ -60,6 +60,7 @@ var schemaContexts = []SchemaContext{
 	{"/$defs/tool_call", "tool call"},
 	{"/$defs/normalize_rule", "normalize rule"},
 	{"/$defs/match", "match"},
+	{"/$defs/clock", "clock"},
 	{"/$defs/agent", "agent"},
 	{"/$defs/tool", "tool"},
 	{"/$defs/rule", "mock rule"},

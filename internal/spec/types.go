@@ -6,6 +6,7 @@ package spec
 
 import (
 	"regexp"
+	"time"
 
 	yaml "go.yaml.in/yaml/v4"
 
@@ -83,6 +84,16 @@ type Agent struct {
 	ProviderPos Pos
 	// Match are the agent's request matching rules.
 	Match []reqmatch.Rule
+	// Clock is what an agent.command program reads as the time; nil: the
+	// real clock.
+	Clock *Clock
+}
+
+// Clock is a fixed start time for an agent program, and its time zone.
+type Clock struct {
+	Now time.Time // the start; the clock runs from there
+	TZ  string    // an IANA zone name; "" means UTC
+	Pos Pos
 }
 
 // Tool is a tool the model is shown.
