@@ -1,12 +1,12 @@
 package serve
 
 import (
-	"math"
 	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"maps"
+	"math"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -153,7 +153,7 @@ func NewScope(o ScopeOptions) *Scope {
 		panic("serve.NewScope: no suite")
 	}
 	s := &Scope{id: o.ID, suite: o.Suite, cse: o.Case, impl: o.Impl, world: o.World, noRecords: o.NoRecords, turn: o.Turn,
-		idle:     o.SessionTimeout, maxSessions: o.MaxSessions,
+		idle: o.SessionTimeout, maxSessions: o.MaxSessions,
 		sessions: map[*mcp.ServerSession]*state{}, byID: map[string]*httpSession{}, watched: map[*mcp.ServerSession]bool{}}
 	if s.idle == 0 {
 		s.idle = DefaultSessionTimeout

@@ -262,4 +262,3 @@ func (s *Scope) worldInfo() map[string]any {
 		"operations": ops,
 	}
 }
-

@@ -85,7 +85,7 @@ type Instance struct {
 	// let go past maxEvidence; 0 keeps everything.
 	dropped, droppedEvents int
 	maxEvidence            int
-	ended        bool
+	ended                  bool
 }
 
 type scheduled struct {
