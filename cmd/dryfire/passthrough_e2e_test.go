@@ -266,8 +266,10 @@ func TestPassthroughE2E(t *testing.T) {
 		}
 		wall := r.end.Sub(r.start)
 		t.Logf("16 cases, each a 1 s sync impl call, --concurrency 16: %v wall time (process start to exit)", wall.Round(time.Millisecond))
-		if wall >= 3*time.Second {
-			t.Errorf("wall time %v, want < 3 s", wall)
+		// One at a time would take 16 s; 8 s leaves room for a loaded
+		// machine and still shows the calls ran side by side.
+		if wall >= 8*time.Second {
+			t.Errorf("wall time %v, want < 8 s", wall)
 		}
 		for _, c := range readReport(t, filepath.Join(dir, "report.json")).Cases {
 			if c.Status != "passed" || len(c.ToolCalls) != 1 || c.ToolCalls[0].Result != "rested "+strings.TrimLeft(c.Name[1:], "0") {

@@ -75,23 +75,23 @@ func TestNoRecordsMemoryFlat(t *testing.T) {
 // fast-path calls and go-sdk's own requests alike keeping it alive; its
 // client then gets 404 (and would open a new one).
 func TestSessionIdleTimeout(t *testing.T) {
-	sc := NewScope(ScopeOptions{Suite: loadSuite(t, "support.dryfire.yaml"), SessionTimeout: 150 * time.Millisecond})
+	sc := NewScope(ScopeOptions{Suite: loadSuite(t, "support.dryfire.yaml"), SessionTimeout: 600 * time.Millisecond})
 	hs := startServer(t, New(sc, Options{}))
 	cs := connectHTTP(t, hs.URL+"/mcp", legacyVersion)
 	// Busy for three timeouts: fast-path calls and pings (go-sdk).
-	for i := range 15 {
+	for i := range 45 {
 		if i%2 == 0 {
 			callTool(t, cs, "ping", nil)
 		} else if err := cs.Ping(testContext(t), nil); err != nil {
 			t.Fatalf("ping %d: %v", i, err)
 		}
-		time.Sleep(30 * time.Millisecond)
+		time.Sleep(40 * time.Millisecond)
 	}
 	if sc.fastCalls.Load() == 0 {
 		t.Fatal("no call took the fast path")
 	}
 	// Then idle: the session ends.
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(10 * time.Second)
 	for {
 		sc.mu.Lock()
 		n, expiring := len(sc.byID), sc.expiring
@@ -100,7 +100,7 @@ func TestSessionIdleTimeout(t *testing.T) {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("after 5s, %d sessions are left (sweeper running: %v)", n, expiring)
+			t.Fatalf("after 10s, %d sessions are left (sweeper running: %v)", n, expiring)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}

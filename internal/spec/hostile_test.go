@@ -135,7 +135,13 @@ func TestNoPanic(t *testing.T) {
 			start := time.Now()
 			s, ds := Parse("hostile.dryfire.yaml", data, nil)
 			if d := time.Since(start); d > limit {
-				t.Errorf("took %v; want under %v", d, limit)
+				// A loaded machine can stall one parse; a super-linear
+				// parser is slow every time.
+				start = time.Now()
+				Parse("hostile.dryfire.yaml", data, nil)
+				if d2 := time.Since(start); d2 > limit {
+					t.Errorf("took %v, then %v; want under %v", d, d2, limit)
+				}
 			}
 			checkInvariants(t, s, ds)
 		})
