@@ -1,7 +1,8 @@
 // JSON over HTTP/1.1 to the engine on loopback, with kept-alive
 // connections: a mockTool call is one request on a warm socket.
 
-import { Agent, request } from "node:http";
+import * as net from "node:net";
+import { makeClient } from "./wire.js";
 
 /** An answer: the HTTP status and the parsed JSON body (undefined for none). */
 export interface Answer {
@@ -34,7 +35,7 @@ export class EngineError extends Error {
 export class Connection {
   readonly url: URL;
   private readonly token: string;
-  private readonly agent = new Agent({ keepAlive: true, keepAliveMsecs: 10_000 });
+  private readonly client = makeClient(net);
 
   constructor(url: string, token: string) {
     this.url = new URL(url);
@@ -43,39 +44,37 @@ export class Connection {
 
   /** send makes one request; path is absolute on the engine's URL or a full URL. */
   send(method: string, target: string, body?: unknown, control = false): Promise<Answer> {
+    return this.sender(method, target, control)(body);
+  }
+
+  /**
+   * sender returns a function that makes the request send would, with the
+   * URL parsed once: a mockTool callable makes many.
+   */
+  sender(method: string, target: string, control = false): (body?: unknown) => Promise<Answer> {
     const u = new URL(target, this.url);
-    const payload = body === undefined ? undefined : Buffer.from(JSON.stringify(body), "utf8");
-    const headers: Record<string, string> = { accept: "application/json" };
-    if (payload !== undefined) {
-      headers["content-type"] = "application/json";
-      headers["content-length"] = String(payload.length);
-    }
-    if (control) headers.authorization = `Bearer ${this.token}`;
-    return new Promise<Answer>((resolve, reject) => {
-      const req = request(
-        { agent: this.agent, hostname: u.hostname, port: u.port, path: u.pathname + u.search, method, headers },
-        (res) => {
-          const chunks: Buffer[] = [];
-          res.on("data", (c: Buffer) => chunks.push(c));
-          res.on("error", (err) => reject(unreachable(u, err)));
-          res.on("end", () => {
-            const text = Buffer.concat(chunks).toString("utf8");
-            let parsed: unknown = undefined;
-            if (text !== "") {
-              try {
-                parsed = JSON.parse(text);
-              } catch {
-                reject(new Error(`dryfire: the engine answered ${method} ${u.pathname} with status ${res.statusCode} and a body that is not JSON: ${text.slice(0, 200)}`));
-                return;
-              }
-            }
-            resolve({ status: res.statusCode ?? 0, body: parsed });
-          });
-        },
-      );
-      req.on("error", (err) => reject(unreachable(u, err)));
-      req.end(payload);
-    });
+    const host = u.hostname;
+    const port = Number(u.port || 80);
+    const path = u.pathname + u.search;
+    const headers = control ? `Authorization: Bearer ${this.token}\r\n` : "";
+    const client = this.client;
+    return (body?: unknown) =>
+      new Promise<Answer>((resolve, reject) => {
+        client.send(method, host, port, path, headers, body === undefined ? undefined : JSON.stringify(body), (err, a) => {
+          if (err !== undefined || a === undefined) {
+            reject(unreachable(u, err ?? new Error("no answer")));
+            return;
+          }
+          let parsed: unknown;
+          try {
+            parsed = parseBody(a.text);
+          } catch {
+            reject(new Error(`dryfire: the engine answered ${method} ${u.pathname} with status ${a.status} and a body that is not JSON: ${a.text.slice(0, 200)}`));
+            return;
+          }
+          resolve({ status: a.status, body: parsed });
+        });
+      });
   }
 
   /** control calls a control route and throws its error as an EngineError. */
@@ -86,7 +85,7 @@ export class Connection {
   }
 
   close(): void {
-    this.agent.destroy();
+    this.client.close();
   }
 }
 
@@ -100,4 +99,9 @@ export function engineError(a: Answer): EngineError {
   const e = body?.error;
   if (e !== undefined && typeof e.code === "string") return new EngineError(a.status, e.code, e.message, body);
   return new EngineError(a.status, "ENGINE_ERROR", `dryfire: the engine answered status ${a.status}`, body);
+}
+
+/** parseBody parses a JSON answer body; "" is no body (undefined). */
+export function parseBody(text: string): unknown {
+  return text === "" ? undefined : JSON.parse(text);
 }

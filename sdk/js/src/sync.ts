@@ -5,15 +5,16 @@
 // returns its value to a synchronous caller.
 
 import { MessageChannel, Worker, receiveMessageOnPort, type MessagePort } from "node:worker_threads";
-import type { Answer } from "./http.js";
+import { parseBody, type Answer } from "./http.js";
+import { makeClient } from "./wire.js";
 
 const SYNC_TIMEOUT_MS = 60_000;
 
 const WORKER_SOURCE = `
 const { workerData } = require("node:worker_threads");
-const http = require("node:http");
 const { port, flag } = workerData;
-const agent = new http.Agent({ keepAlive: true });
+const makeClient = ${makeClient.toString()};
+const client = makeClient(require("node:net"));
 function done(answer) {
   port.postMessage(answer);
   Atomics.store(flag, 0, 1);
@@ -22,18 +23,10 @@ function done(answer) {
 port.on("message", (m) => {
   try {
     const u = new URL(m.url);
-    const payload = Buffer.from(m.body, "utf8");
-    const req = http.request({
-      agent, hostname: u.hostname, port: u.port, path: u.pathname + u.search, method: "POST",
-      headers: { "content-type": "application/json", "content-length": String(payload.length), accept: "application/json" },
-    }, (res) => {
-      const chunks = [];
-      res.on("data", (c) => chunks.push(c));
-      res.on("error", (e) => done({ error: e.message }));
-      res.on("end", () => done({ status: res.statusCode, text: Buffer.concat(chunks).toString("utf8") }));
+    client.send("POST", u.hostname, Number(u.port || 80), u.pathname + u.search, "", m.body, (err, a) => {
+      if (err !== undefined || a === undefined) done({ error: err ? err.message : "no answer" });
+      else done({ status: a.status, text: a.text });
     });
-    req.on("error", (e) => done({ error: e.message }));
-    req.end(payload);
   } catch (e) {
     done({ error: String(e && e.message || e) });
   }
@@ -80,13 +73,11 @@ export function postSync(url: string, body: unknown): Answer {
   if (m.error !== undefined) {
     throw new Error(`dryfire: cannot reach the engine at ${new URL(url).origin} (${m.error}); did it exit? Its standard error says why`);
   }
-  let parsed: unknown = undefined;
-  if (m.text !== undefined && m.text !== "") {
-    try {
-      parsed = JSON.parse(m.text);
-    } catch {
-      throw new Error(`dryfire: the engine answered ${url} with status ${m.status} and a body that is not JSON: ${m.text.slice(0, 200)}`);
-    }
+  let parsed: unknown;
+  try {
+    parsed = parseBody(m.text ?? "");
+  } catch {
+    throw new Error(`dryfire: the engine answered ${url} with status ${m.status} and a body that is not JSON: ${(m.text ?? "").slice(0, 200)}`);
   }
   return { status: m.status ?? 0, body: parsed };
 }

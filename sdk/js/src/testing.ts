@@ -157,5 +157,6 @@ export function mockTool<A extends unknown[], T>(binding: Binding, options: Mock
   if (mode === "sync") {
     return (...args: A): T => settle(postSync(url, envelope(args)));
   }
-  return async (...args: A): Promise<T> => settle(await conn.send("POST", url, envelope(args)));
+  const post = conn.sender("POST", url);
+  return async (...args: A): Promise<T> => settle(await post(envelope(args)));
 }
