@@ -34,8 +34,8 @@ var layers = []struct {
 	{"running cases", []string{"internal/runner"}},
 	{"servers, the loop, judging, reports", []string{"internal/serve", "internal/endpoint", "internal/agent", "internal/check", "internal/report"}},
 	{"answering tools and models", []string{"internal/mock", "internal/world", "internal/cassette", "internal/model"}},
-	{"user code and the suite format", []string{"internal/passthrough", "internal/spec"}},
-	{"foundations", []string{"internal/tool", "internal/value", "internal/suggest", "internal/jschema", "internal/atomicfile", "internal/safeio", "internal/redact", "internal/provider", "internal/reqmatch", "internal/workspace", "schema"}},
+	{"user code, the suite format, the tool-call record", []string{"internal/passthrough", "internal/spec", "internal/tool"}},
+	{"foundations", []string{"internal/value", "internal/suggest", "internal/jschema", "internal/atomicfile", "internal/safeio", "internal/redact", "internal/provider", "internal/reqmatch", "internal/workspace", "schema"}},
 	{"test support", []string{"internal/test/...", "examples/..."}},
 }
 

@@ -19,7 +19,7 @@ import (
 
 // suite is the world the loop runs in: mocks with a sequence and an
 // error, and each test's script in its one case.
-func suite(t *testing.T, scriptYAML string) (*mock.Session, *model.Script) {
+func suite(t *testing.T, scriptYAML string) (*tool.Recorder, *model.Script) {
 	t.Helper()
 	src := `version: 1
 agent: {provider: script}
@@ -40,7 +40,7 @@ cases:
 	if ds.HasErrors() {
 		t.Fatalf("suite does not load:\n%v", ds)
 	}
-	sess := mock.NewSession(mock.Compile(s).ForCase(s.Cases[0]), nil)
+	sess := tool.NewRecorder(mock.NewSession(mock.Compile(s).ForCase(s.Cases[0]), nil), tool.RecorderOptions{})
 	return sess, model.NewScript(s.Cases[0].Script)
 }
 

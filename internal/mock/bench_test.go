@@ -86,17 +86,19 @@ func benchMatch(b *testing.B, mk func(*testing.B, int) *Set, mkArgs func(int) st
 }
 
 // BenchmarkSessionCall is a whole call: parse the JSON arguments, select
-// the rule, and record the call, with the matching rule last of 10.
+// the rule, and record the call (tool.Recorder over a Session, as every
+// caller uses it), with the matching rule last of 10.
 func BenchmarkSessionCall(b *testing.B) {
 	set := benchSet(b, 10)
 	c := tool.Call{ID: "call_1", Name: "create_order", Args: benchArgs(10), Turn: 1}
 	ctx := context.Background()
-	s := NewSession(set, nil)
+	s := tool.NewRecorder(NewSession(set, nil), tool.RecorderOptions{})
 	b.ReportAllocs()
 	i := 0
 	for b.Loop() {
 		if i++; i%1024 == 0 {
-			s = NewSession(set, nil) // keep the record from growing without bound
+			// keep the record from growing without bound
+			s = tool.NewRecorder(NewSession(set, nil), tool.RecorderOptions{})
 		}
 		if r := s.Call(ctx, c); r.Outcome != tool.Return {
 			b.Fatal(r.Content)

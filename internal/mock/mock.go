@@ -169,24 +169,19 @@ type Impl interface {
 	Call(ctx context.Context, req passthrough.Request) passthrough.Result
 }
 
-// Session holds one case's mock state: sequence positions and the record
-// of calls. Selection, sequence advance and the record happen in one
-// critical section, so counts are exact under any concurrency.
+// Session holds one case's mock state: sequence positions. It answers
+// calls and records none (tool.Recorder does); selection and sequence
+// advance happen in one critical section, so counts are exact under any
+// concurrency.
 type Session struct {
 	set  *Set
 	impl Impl
 	// Label names the case in passthrough messages (which calls are still
 	// running at exit); set it before the first call.
 	Label string
-	// NoRecords keeps no record of calls (Records returns none): for a
-	// long-running server, whose memory would otherwise grow with every
-	// call. Set it before the first call. Sequence positions are kept
-	// either way; they are what the session's answers depend on.
-	NoRecords bool
 
-	mu      sync.Mutex
-	used    []int // per rule id: matching calls so far
-	records []tool.Record
+	mu   sync.Mutex
+	used []int // per rule id: matching calls so far
 }
 
 // NewSession starts a case's state over a rule set. impl may be nil.
@@ -194,16 +189,11 @@ func NewSession(set *Set, impl Impl) *Session {
 	return &Session{set: set, impl: impl, used: make([]int, set.n)}
 }
 
-var _ tool.Session = (*Session)(nil)
+var _ tool.Answerer = (*Session)(nil)
 
-// Call answers one tool call.
-func (s *Session) Call(ctx context.Context, c tool.Call) tool.Result {
-	args, perr := value.Parse([]byte(c.Args))
-	var recArgs any = args
-	if perr != nil {
-		recArgs = c.Args
-	}
-
+// Answer answers one tool call; args is c.Args parsed (nil, with perr
+// saying why, when it is not JSON).
+func (s *Session) Answer(ctx context.Context, c tool.Call, args any, perr error) tool.Result {
 	s.mu.Lock()
 	r := s.set.match(c.Name, args)
 	var res tool.Result
@@ -221,11 +211,6 @@ func (s *Session) Call(ctx context.Context, c tool.Call) tool.Result {
 		res.Outcome, res.Content, res.Blocks, res.IsError = o.kind, o.content, o.blocks, o.isError
 		res.Notices = r.notices
 	}
-	idx := -1
-	if !s.NoRecords {
-		idx = len(s.records)
-		s.records = append(s.records, tool.Record{Call: c, Args: recArgs, Result: res})
-	}
 	s.mu.Unlock()
 
 	if r != nil && o.kind == tool.Impl {
@@ -233,11 +218,6 @@ func (s *Session) Call(ctx context.Context, c tool.Call) tool.Result {
 		res.Content, res.IsError = pr.Content, pr.IsError
 		if pr.Note != "" {
 			res.Notes = append(res.Notes, pr.Note)
-		}
-		if idx >= 0 {
-			s.mu.Lock()
-			s.records[idx].Result = res
-			s.mu.Unlock()
 		}
 	}
 	return res
@@ -330,12 +310,4 @@ func DescribeMiss(nm *tool.NearMiss) string {
 		b.WriteString(" (" + nm.Reason + ")")
 	}
 	return b.String()
-}
-
-// Records returns a copy of the calls so far, in call order; none when
-// NoRecords is set.
-func (s *Session) Records() []tool.Record {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]tool.Record(nil), s.records...)
 }

@@ -38,11 +38,12 @@ func load(t testing.TB, src string, opts *spec.Options) *spec.Suite {
 	return s
 }
 
-// session starts a session for case i of the suite.
-func session(t testing.TB, src string, i int) *mock.Session {
+// session starts case i of the suite: its mock state, behind the
+// recorder every caller uses.
+func session(t testing.TB, src string, i int) *tool.Recorder {
 	t.Helper()
 	s := load(t, src, nil)
-	return mock.NewSession(mock.Compile(s).ForCase(s.Cases[i]), nil)
+	return recorded(mock.NewSession(mock.Compile(s).ForCase(s.Cases[i]), nil))
 }
 
 // ruleAt names the rule on the line of src that contains marker, as
@@ -58,7 +59,9 @@ func ruleAt(t testing.TB, src, marker string) string {
 	return ""
 }
 
-func call(s *mock.Session, name, args string) tool.Result {
+func recorded(s *mock.Session) *tool.Recorder { return tool.NewRecorder(s, tool.RecorderOptions{}) }
+
+func call(s tool.Session, name, args string) tool.Result {
 	return s.Call(context.Background(), tool.Call{Name: name, Args: args})
 }
 
@@ -277,11 +280,11 @@ cases:
 `
 	s := load(t, src, nil)
 	set := mock.Compile(s)
-	a := mock.NewSession(set.ForCase(s.Cases[0]), nil)
-	b := mock.NewSession(set.ForCase(s.Cases[1]), nil)
-	c := mock.NewSession(set, nil)
+	a := recorded(mock.NewSession(set.ForCase(s.Cases[0]), nil))
+	b := recorded(mock.NewSession(set.ForCase(s.Cases[1]), nil))
+	c := recorded(mock.NewSession(set, nil))
 	var got []string
-	for _, sess := range []*mock.Session{a, a, b, a, c, b, c} {
+	for _, sess := range []*tool.Recorder{a, a, b, a, c, b, c} {
 		got = append(got, call(sess, "flaky", `{}`).Content)
 	}
 	want := []string{"timeout", "ok", "timeout", "ok", "timeout", "ok", "ok"}
@@ -620,8 +623,9 @@ func TestImplOutcome(t *testing.T) {
 	set := mock.Compile(s).ForCase(s.Cases[0])
 
 	fi := &fakeImpl{}
-	sess := mock.NewSession(set, fi)
-	sess.Label = "c1"
+	ms := mock.NewSession(set, fi)
+	ms.Label = "c1"
+	sess := recorded(ms)
 	got := []brief{
 		short(call(sess, "create_ticket", `{"title":"x"}`)),
 		short(call(sess, "create_ticket", `{"slow":true}`)),
@@ -667,7 +671,7 @@ func TestImplOutcome(t *testing.T) {
 	}
 
 	// Without an Impl, an impl outcome is an error result that says why.
-	r := call(mock.NewSession(set, nil), "create_ticket", `{}`)
+	r := call(recorded(mock.NewSession(set, nil)), "create_ticket", `{}`)
 	wantNoImpl := brief{"dryfire: impl tools.impls:create_ticket: passthrough mocks are not available in this version", true, tool.Impl, def, -1}
 	if diff := cmp.Diff(wantNoImpl, short(r)); diff != "" {
 		t.Errorf("without an Impl (-want +got):\n%s", diff)
@@ -730,35 +734,6 @@ func TestSequenceUnderConcurrency(t *testing.T) {
 	}
 }
 
-// Records are in the order of the critical section, so the sequence
-// entries they carry are the ones a sequential run would assign: the
-// entry of record i is min(i, last).
-func TestSequenceEntriesInRecordOrder(t *testing.T) {
-	const goroutines, perG, last = 16, 200, 4
-	s := session(t, seqSuite, 0)
-	var wg sync.WaitGroup
-	for range goroutines {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for range perG {
-				call(s, "t", `{}`)
-			}
-		}()
-	}
-	wg.Wait()
-	recs := s.Records()
-	if len(recs) != goroutines*perG {
-		t.Fatalf("%d records, want %d", len(recs), goroutines*perG)
-	}
-	for i, r := range recs {
-		want := min(i, last)
-		if r.Result.Entry != want || r.Result.Content != fmt.Sprintf("e%d", want) {
-			t.Fatalf("record %d: entry %d (%q), want entry %d", i, r.Result.Entry, r.Result.Content, want)
-		}
-	}
-}
-
 // Sessions over one Set share nothing mutable: concurrent cases each see
 // their own sequence from the start.
 func TestConcurrentSessionsAreIndependent(t *testing.T) {
@@ -771,7 +746,7 @@ func TestConcurrentSessionsAreIndependent(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			sess := mock.NewSession(set.ForCase(s.Cases[0]), nil)
+			sess := recorded(mock.NewSession(set.ForCase(s.Cases[0]), nil))
 			for range 6 {
 				got[i] = append(got[i], call(sess, "t", `{}`).Content)
 			}
@@ -793,8 +768,7 @@ func TestSessionNoRecords(t *testing.T) {
   t:
     - sequence: [{return: one}, {error: two}, {return: three}]
 `+oneCase, nil)
-	sess := mock.NewSession(mock.Compile(s), nil)
-	sess.NoRecords = true
+	sess := tool.NewRecorder(mock.NewSession(mock.Compile(s), nil), tool.RecorderOptions{NoRecords: true})
 	var got []string
 	for range 4 {
 		r := sess.Call(context.Background(), tool.Call{Name: "t", Args: "{}"})

@@ -127,7 +127,7 @@ var anthBrain = fakeapi.Script{anthInput: {
 
 // refundTools is a mock session for the refund conversation: the first
 // refund times out.
-func anthTools(t *testing.T) *mock.Session {
+func anthTools(t *testing.T) *tool.Recorder {
 	t.Helper()
 	src := `version: 1
 agent: {provider: anthropic, model: claude-test}
@@ -145,7 +145,7 @@ cases:
 	if ds.HasErrors() {
 		t.Fatalf("suite does not load:\n%v", ds)
 	}
-	return mock.NewSession(mock.Compile(s).ForCase(s.Cases[0]), nil)
+	return tool.NewRecorder(mock.NewSession(mock.Compile(s).ForCase(s.Cases[0]), nil), tool.RecorderOptions{})
 }
 
 var anthConfig = agent.Config{

@@ -125,7 +125,7 @@ const oaiInput = "Please refund order A-991."
 
 // oaiSession is the mock engine of a small suite: a lookup, and a refund
 // that fails once with an error and then succeeds.
-func oaiSession(t *testing.T) *mock.Session {
+func oaiSession(t *testing.T) *tool.Recorder {
 	t.Helper()
 	src := `version: 1
 agent: {provider: script}
@@ -144,7 +144,7 @@ cases:
 	if ds.HasErrors() {
 		t.Fatalf("suite does not load:\n%v", ds)
 	}
-	return mock.NewSession(mock.Compile(s).ForCase(s.Cases[0]), nil)
+	return tool.NewRecorder(mock.NewSession(mock.Compile(s).ForCase(s.Cases[0]), nil), tool.RecorderOptions{})
 }
 
 // oaiBrain is the fake model's side of the refund conversation.

@@ -1,15 +1,12 @@
 package runner
 
 import (
-	"context"
 	"encoding/json"
-	"sync"
 
 	"github.com/dryfire-dev/dryfire/internal/check"
 	"github.com/dryfire-dev/dryfire/internal/model"
 	"github.com/dryfire-dev/dryfire/internal/report"
 	"github.com/dryfire-dev/dryfire/internal/spec"
-	"github.com/dryfire-dev/dryfire/internal/tool"
 	"github.com/dryfire-dev/dryfire/internal/world"
 )
 
@@ -60,29 +57,6 @@ func drillFacts(in *world.Instance, c *report.Case) *check.WorldFacts {
 		c.Events = []world.Emitted{}
 	}
 	return &check.WorldFacts{State: c.State, Evidence: c.Evidence, Emitted: c.Events, Ordered: in.Ordered}
-}
-
-// worldSession answers the loop's tool calls from a drill's world: each
-// call is an operation by the drill's actor.
-type worldSession struct {
-	in      *world.Instance
-	mu      sync.Mutex
-	records []tool.Record
-}
-
-func (s *worldSession) Call(_ context.Context, c tool.Call) tool.Result {
-	r := s.in.Call(world.Request{Tool: c.Name, Arguments: c.Args})
-	res := tool.Result{Content: r.Content(), IsError: r.Status != "ok", Outcome: tool.Outcome(r.Evidence.Outcome), Entry: -1, Evidence: r.Evidence}
-	s.mu.Lock()
-	s.records = append(s.records, tool.Record{Call: c, Args: r.Evidence.Arguments, Result: res})
-	s.mu.Unlock()
-	return res
-}
-
-func (s *worldSession) Records() []tool.Record {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]tool.Record(nil), s.records...)
 }
 
 // worldToolDefs: each operation is a tool, in operation order.

@@ -470,14 +470,13 @@ func runCase(ctx context.Context, j job, opts Options, lv *live) report.Case {
 			return done(c, drill, start)
 		}
 	}
-	var sess tool.Session
-	if drill != nil {
-		sess = &worldSession{in: drill}
-	} else {
+	var answer tool.Answerer = drill
+	if drill == nil {
 		ms := mock.NewSession(set, opts.Impl)
 		ms.Label = j.c.Name
-		sess = ms
+		answer = ms
 	}
+	sess := tool.NewRecorder(answer, tool.RecorderOptions{})
 	tr, err := agent.Run(ctx, m, sess, agent.Config{
 		Model:    j.suite.Agent.Model,
 		System:   j.suite.Agent.System,

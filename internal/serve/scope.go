@@ -42,9 +42,10 @@ import (
 //     Reset restores the world (world.Instance.Reset) and clears the
 //     record.
 //
-// A Scope is safe for concurrent use; each call's selection, sequence
-// advance and record happen under the mock engine's one critical section,
-// so counts are exact under any concurrency.
+// A Scope is safe for concurrent use: a call's selection and sequence
+// advance happen in the mock engine's one critical section, so counts
+// are exact under any concurrency, and its record (tool.Recorder) keeps
+// the order calls started in.
 type Scope struct {
 	id    string
 	suite *spec.Suite
@@ -52,13 +53,12 @@ type Scope struct {
 	set   *mock.Set
 	impl  mock.Impl
 	label string
-	turn  func() int // stamps Call.Turn; nil: 0
 	tools []Tool
 	notes []string
 	world *world.Instance // a world scope's world; nil for mocks
 
-	noRecords bool
-	idle      time.Duration // idle HTTP sessions end after this; <= 0 never
+	rec  *tool.Recorder // the merged record of every call
+	idle time.Duration  // idle HTTP sessions end after this; <= 0 never
 	// maxSessions bounds the HTTP sessions open at once (< 0 no bound).
 	maxSessions int
 
@@ -69,7 +69,6 @@ type Scope struct {
 	byID     map[string]*httpSession       // HTTP sessions, by Mcp-Session-Id
 	watched  map[*mcp.ServerSession]bool   // sessions whose end is awaited
 	expiring bool                          // the idle-session sweeper runs
-	records  record
 
 	mcp          *mcpServer
 	serverInfo   []byte // the serverInfo of 2026-07-28 results, as JSON
@@ -84,15 +83,7 @@ type Scope struct {
 // state is one line of mock state: a sequence position per rule.
 type state struct {
 	gen  uint64
-	sess tool.Session
-}
-
-// slot is one entry of the merged record; done is false while the call
-// is still running.
-type slot struct {
-	call tool.Call
-	res  tool.Result
-	done bool
+	sess *mock.Session
 }
 
 // ScopeOptions describe a Scope.
@@ -152,7 +143,8 @@ func NewScope(o ScopeOptions) *Scope {
 	if o.Suite == nil {
 		panic("serve.NewScope: no suite")
 	}
-	s := &Scope{id: o.ID, suite: o.Suite, cse: o.Case, impl: o.Impl, world: o.World, noRecords: o.NoRecords, turn: o.Turn,
+	s := &Scope{id: o.ID, suite: o.Suite, cse: o.Case, impl: o.Impl, world: o.World,
+		rec:  tool.NewRecorder(nil, tool.RecorderOptions{NoRecords: o.NoRecords, Turn: o.Turn}),
 		idle: o.SessionTimeout, maxSessions: o.MaxSessions,
 		sessions: map[*mcp.ServerSession]*state{}, byID: map[string]*httpSession{}, watched: map[*mcp.ServerSession]bool{}}
 	if s.idle == 0 {
@@ -219,23 +211,7 @@ func (s *Scope) Call(ctx context.Context, name, args string) tool.Result {
 // last Reset, in call order (the order calls started in), across every
 // MCP session and HTTP call of the scope (and /ops calls of a world
 // scope, named by their tool). None when ScopeOptions.NoRecords is set.
-func (s *Scope) Records() []tool.Record {
-	s.mu.Lock()
-	slots := s.records.all()
-	s.mu.Unlock()
-	out := make([]tool.Record, 0, len(slots))
-	for _, sl := range slots {
-		if !sl.done {
-			continue
-		}
-		var args any = sl.call.Args
-		if v, err := value.Parse([]byte(sl.call.Args)); err == nil {
-			args = v
-		}
-		out = append(out, tool.Record{Call: sl.call, Args: args, Result: sl.res})
-	}
-	return out
-}
+func (s *Scope) Records() []tool.Record { return s.rec.Records() }
 
 // Reset puts every sequence of the scope back to its start, for the
 // shared state and every MCP session alike, and clears the record. Calls
@@ -243,13 +219,14 @@ func (s *Scope) Records() []tool.Record {
 // out of the record. A world scope's world is reset as a whole
 // (world.Instance.Reset: its evidence is kept).
 func (s *Scope) Reset() {
-	s.mu.Lock()
-	s.gen++
-	if s.world == nil {
-		s.shared = s.newState()
-	}
-	s.records = record{}
-	s.mu.Unlock()
+	s.rec.Reset(func() {
+		s.mu.Lock()
+		s.gen++
+		if s.world == nil {
+			s.shared = s.newState()
+		}
+		s.mu.Unlock()
+	})
 	if s.world != nil {
 		s.world.Reset()
 	}
@@ -258,30 +235,48 @@ func (s *Scope) Reset() {
 func (s *Scope) newState() *state {
 	ms := mock.NewSession(s.set, s.impl)
 	ms.Label = s.label
-	ms.NoRecords = s.noRecords
 	return &state{gen: s.gen, sess: ms}
 }
 
 // answer checks that args is a JSON object (absent or null counts as
-// {}), then answers the call on the state of ss (nil: the shared state).
-// Arguments that are not an object are answered and recorded as an
-// unmatched call whose near miss says so, without consulting the rules.
+// {}), then answers the call on the state of ss (nil: the shared state)
+// and records it. Arguments that are not an object are answered and
+// recorded as an unmatched call whose near miss says so, without
+// consulting the rules.
 func (s *Scope) answer(ctx context.Context, ss *mcp.ServerSession, name string, args []byte) tool.Result {
 	args = bytes.TrimSpace(args)
 	if len(args) == 0 || string(args) == "null" {
 		args = emptyObject
 	}
+	c := tool.Call{Name: name, Args: string(args)}
 	if s.world != nil {
-		_, res := s.callWorld(name, world.Request{Tool: name, Arguments: string(args)})
-		return res
+		return s.rec.CallOn(ctx, c, func() tool.Answerer { return s.world })
 	}
 	if args[0] != '{' {
-		return s.reject(name, string(args), fmt.Sprintf("the arguments are not a JSON object (got %s)", jsonKind(args[0])))
+		return s.rec.CallOn(ctx, c, func() tool.Answerer { return notObject{} })
 	}
-	return s.call(ctx, ss, name, string(args))
+	// The state is picked as the call takes its place in the record, so
+	// a Reset falls wholly before or after the call.
+	return s.rec.CallOn(ctx, c, func() tool.Answerer {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if ss != nil {
+			return s.sessionState(ss).sess
+		}
+		return s.shared.sess
+	})
 }
 
 var emptyObject = []byte("{}")
+
+// notObject answers a call whose arguments are not a JSON object, without
+// the mocks, as unmatched, with the reason as its near miss.
+type notObject struct{}
+
+func (notObject) Answer(_ context.Context, c tool.Call, _ any, _ error) tool.Result {
+	nm := &tool.NearMiss{Tool: c.Name, Note: fmt.Sprintf("the arguments are not a JSON object (got %s)", jsonKind(c.Args[0]))}
+	return tool.Result{Outcome: tool.Unmatched, IsError: true, Entry: -1, NearMiss: nm, Content: "dryfire: " + mock.DescribeMiss(nm)}
+}
 
 // jsonKind names the JSON type that starts with c.
 func jsonKind(c byte) string {
@@ -298,81 +293,12 @@ func jsonKind(c byte) string {
 	return "text that is not JSON"
 }
 
-// call answers a call on the state of ss (nil: the shared state). The
-// record slot is taken before the call, so the merged record is in the
-// order calls started in.
-func (s *Scope) call(ctx context.Context, ss *mcp.ServerSession, name, args string) tool.Result {
-	s.mu.Lock()
-	st := s.shared
-	if ss != nil {
-		st = s.sessionState(ss)
-	}
-	gen, i := s.gen, -1
-	if !s.noRecords {
-		i = s.records.add(slot{})
-	}
-	s.mu.Unlock()
-
-	c := tool.Call{Name: name, Args: args, Turn: s.turnNow()}
-	res := st.sess.Call(ctx, c)
-	s.finish(gen, i, c, res)
-	return res
-}
-
-// begin takes the record slot of a call about to run: its index, and the
-// generation it belongs to (-1 when the scope keeps no record).
-func (s *Scope) begin() (uint64, int) {
-	if s.noRecords {
-		return 0, -1
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.gen, s.records.add(slot{})
-}
-
-// finish fills the record slot of a call that ended, unless the scope was
-// reset meanwhile.
-func (s *Scope) finish(gen uint64, i int, c tool.Call, res tool.Result) {
-	if i < 0 {
-		return
-	}
-	s.mu.Lock()
-	if s.gen == gen {
-		*s.records.at(i) = slot{call: c, res: res, done: true}
-	}
-	s.mu.Unlock()
-}
-
 // callWorld runs one operation of a world scope and records it under
 // name (the tool name the agent used, or the operation's).
-func (s *Scope) callWorld(name string, req world.Request) (*world.Response, tool.Result) {
-	gen, i := s.begin()
-	turn := s.turnNow()
-	resp := s.world.Call(req)
-	res := tool.Result{Content: resp.Content(), IsError: resp.Status != "ok", Outcome: tool.Outcome(resp.Evidence.Outcome), Entry: -1, Evidence: resp.Evidence}
-	s.finish(gen, i, tool.Call{Name: name, Args: req.Arguments, Turn: turn}, res)
-	return resp, res
-}
-
-// turnNow is the Turn of a call starting now.
-func (s *Scope) turnNow() int {
-	if s.turn == nil {
-		return 0
-	}
-	return s.turn()
-}
-
-// reject records a call answered without the mocks (arguments that are
-// not a JSON object) as unmatched, with the reason as its near miss.
-func (s *Scope) reject(name, args, why string) tool.Result {
-	nm := &tool.NearMiss{Tool: name, Note: why}
-	res := tool.Result{Outcome: tool.Unmatched, IsError: true, Entry: -1, NearMiss: nm, Content: "dryfire: " + mock.DescribeMiss(nm)}
-	if !s.noRecords {
-		s.mu.Lock()
-		s.records.add(slot{call: tool.Call{Name: name, Args: args, Turn: s.turnNow()}, res: res, done: true})
-		s.mu.Unlock()
-	}
-	return res
+func (s *Scope) callWorld(ctx context.Context, name string, req world.Request) *world.Response {
+	op := &world.Op{In: s.world, Req: req}
+	s.rec.CallOn(ctx, tool.Call{Name: name, Args: req.Arguments}, func() tool.Answerer { return op })
+	return op.Response
 }
 
 // sessionState returns the state of an MCP session, made on its first
@@ -511,37 +437,6 @@ func (s *Scope) watch(ss *mcp.ServerSession) {
 		}
 		s.mu.Unlock()
 	}()
-}
-
-// record is the merged record, in chunks: a server under load adds tens
-// of thousands of calls a second, and one growing slice would copy them
-// all over again at every growth.
-type record struct {
-	chunks [][]slot
-	n      int
-}
-
-const chunkSize = 1024
-
-// add appends sl and returns its index.
-func (r *record) add(sl slot) int {
-	if r.n%chunkSize == 0 {
-		r.chunks = append(r.chunks, make([]slot, 0, chunkSize))
-	}
-	c := &r.chunks[len(r.chunks)-1]
-	*c = append(*c, sl)
-	r.n++
-	return r.n - 1
-}
-
-func (r *record) at(i int) *slot { return &r.chunks[i/chunkSize][i%chunkSize] }
-
-func (r *record) all() []slot {
-	out := make([]slot, 0, r.n)
-	for _, c := range r.chunks {
-		out = append(out, c...)
-	}
-	return out
 }
 
 // Tool is a tool as served: what MCP tools/list and GET /tools show.

@@ -85,7 +85,7 @@ func (s *Scope) serveOp(w http.ResponseWriter, r *http.Request, rest string) {
 	if o := s.world.World().Operations[wr.Operation]; o != nil {
 		name = o.Tool
 	}
-	resp, _ := s.callWorld(name, wr)
+	resp := s.callWorld(r.Context(), name, wr)
 	ans := opAnswer{Status: resp.Status, Output: resp.Output, Error: resp.Error, Receipt: resp.Receipt}
 	if resp.Error != nil {
 		ans.Output = nil

@@ -18,6 +18,7 @@ import (
 	"github.com/dryfire-dev/dryfire/internal/model"
 	"github.com/dryfire-dev/dryfire/internal/spec"
 	"github.com/dryfire-dev/dryfire/internal/test/fakeapi"
+	"github.com/dryfire-dev/dryfire/internal/tool"
 )
 
 // An artifact is one JSON body on the wire: a request the built-in loop
@@ -248,13 +249,13 @@ func captureModels(t *testing.T) []artifact {
 
 func input(cv conversation) string { return "Conversation: " + cv.name + "." }
 
-func toolSession(t *testing.T) *mock.Session {
+func toolSession(t *testing.T) *tool.Recorder {
 	t.Helper()
 	s, ds := spec.Parse("tools.dryfire.yaml", []byte(toolsSuite), nil)
 	if ds.HasErrors() {
 		t.Fatalf("the tools suite does not load:\n%v", ds)
 	}
-	return mock.NewSession(mock.Compile(s).ForCase(s.Cases[0]), nil)
+	return tool.NewRecorder(mock.NewSession(mock.Compile(s).ForCase(s.Cases[0]), nil), tool.RecorderOptions{})
 }
 
 // streamEvents posts body with "stream": true (and, for Chat, the usage

@@ -1,0 +1,158 @@
+package tool
+
+import (
+	"context"
+	"sync"
+
+	"github.com/dryfire-dev/dryfire/internal/value"
+)
+
+// Answerer answers tool calls and keeps no record of them: a case's mock
+// state, a world. args is c.Args parsed, once, by the Recorder (nil, with
+// perr saying why, when the text is not JSON). Implementations must be
+// safe for concurrent use.
+type Answerer interface {
+	Answer(ctx context.Context, c Call, args any, perr error) Result
+}
+
+// Recorder is the one place a tool call is recorded, whoever makes it
+// (the built-in loop, the tool server over MCP and HTTP, a drill's world
+// operations): it stamps the call's turn, parses its arguments once for
+// the answerer and the record, takes the call's place in the record as
+// the call starts (so the record is in the order calls started in, under
+// any concurrency) and fills it when the answer is back. As a Session it
+// answers through the Answerer it was made with.
+type Recorder struct {
+	a         Answerer
+	noRecords bool
+	turn      func() int
+
+	mu      sync.Mutex
+	gen     uint64 // bumped by Reset
+	records log
+}
+
+// RecorderOptions shape a Recorder.
+type RecorderOptions struct {
+	// NoRecords keeps no record (Records returns none): a long-running
+	// server sets it, or its memory grows with every call.
+	NoRecords bool
+	// Turn, when set, stamps each call's Turn with what it returns as the
+	// call starts; unset, a call keeps the Turn it came with.
+	Turn func() int
+}
+
+// NewRecorder returns a recorder that answers its calls through a (nil:
+// only through CallOn).
+func NewRecorder(a Answerer, o RecorderOptions) *Recorder {
+	return &Recorder{a: a, noRecords: o.NoRecords, turn: o.Turn}
+}
+
+var _ Session = (*Recorder)(nil)
+
+// Call answers c through the recorder's answerer and records it.
+func (r *Recorder) Call(ctx context.Context, c Call) Result {
+	return r.CallOn(ctx, c, func() Answerer { return r.a })
+}
+
+// CallOn answers c through the answerer pick returns and records it. pick
+// runs as the call takes its place in the record, under the lock that
+// Reset's also holds, so a reset falls wholly before the call (which then
+// answers on what the reset made and is recorded) or after it (the call
+// finishes on what it picked and is left out of the record).
+func (r *Recorder) CallOn(ctx context.Context, c Call, pick func() Answerer) Result {
+	if r.turn != nil {
+		c.Turn = r.turn()
+	}
+	args, perr := value.Parse([]byte(c.Args))
+	r.mu.Lock()
+	a := pick()
+	gen := r.gen
+	var at pos
+	if !r.noRecords {
+		at = r.records.add(slot{})
+	}
+	r.mu.Unlock()
+
+	res := a.Answer(ctx, c, args, perr)
+	if r.noRecords {
+		return res
+	}
+	rec := Record{Call: c, Args: args, Result: res}
+	if perr != nil {
+		rec.Args = c.Args
+	}
+	r.mu.Lock()
+	if r.gen == gen {
+		*r.records.at(at) = slot{rec: rec, done: true}
+	}
+	r.mu.Unlock()
+	return res
+}
+
+// Records returns a copy of every finished call since the start or the
+// last Reset, in the order the calls started in; none with NoRecords.
+func (r *Recorder) Records() []Record {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := make([]Record, 0, r.records.n)
+	for _, c := range r.records.chunks {
+		for _, sl := range c {
+			if sl.done {
+				out = append(out, sl.rec)
+			}
+		}
+	}
+	return out
+}
+
+// Reset clears the record; calls still running are left out of it. also,
+// when not nil, runs under the same lock as CallOn's pick: what it does
+// (a scope starting its mock state over) is seen by every call that
+// starts after the reset and by none that started before.
+func (r *Recorder) Reset(also func()) {
+	r.mu.Lock()
+	r.gen++
+	r.records = log{}
+	if also != nil {
+		also()
+	}
+	r.mu.Unlock()
+}
+
+// slot is one entry of the record; done is false while the call runs.
+type slot struct {
+	rec  Record
+	done bool
+}
+
+// log is the record, in chunks: a server under load adds tens of
+// thousands of calls a second, and one growing slice would copy them all
+// over again at every growth. Chunks start small (a case makes a few
+// calls) and double up to maxChunk.
+type log struct {
+	chunks [][]slot
+	n      int
+}
+
+const maxChunk = 1024
+
+// pos is where a slot is: chunk and index in it.
+type pos struct{ c, i int }
+
+// add appends sl and returns where it is.
+func (l *log) add(sl slot) pos {
+	if k := len(l.chunks); k == 0 || len(l.chunks[k-1]) == cap(l.chunks[k-1]) {
+		size := 8
+		if k > 0 {
+			size = min(2*cap(l.chunks[k-1]), maxChunk)
+		}
+		l.chunks = append(l.chunks, make([]slot, 0, size))
+	}
+	k := len(l.chunks) - 1
+	l.chunks[k] = append(l.chunks[k], sl)
+	l.n++
+	return pos{k, len(l.chunks[k]) - 1}
+}
+
+func (l *log) at(p pos) *slot { return &l.chunks[p.c][p.i] }
