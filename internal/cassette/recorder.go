@@ -213,23 +213,31 @@ func Load(file string) (*Cassette, error) {
 
 // RoundTrip implements http.RoundTripper.
 func (r *Recorder) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, _, err := r.Exchange(req)
+	return resp, err
+}
+
+// Exchange is RoundTrip that also says how the request was placed (for
+// Unplay).
+func (r *Recorder) Exchange(req *http.Request) (*http.Response, *Exchange, error) {
 	var body []byte
 	if req.Body != nil {
 		var err error
 		body, err = io.ReadAll(req.Body)
 		req.Body.Close()
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
 	x, err := r.Begin(req, body, "")
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if x.Recorded != nil {
-		return response(req, x.Recorded), nil
+		return response(req, x.Recorded), x, nil
 	}
-	return r.goLive(req, body, x)
+	resp, err := r.goLive(req, body, x)
+	return resp, x, err
 }
 
 // Exchange is one request of a case, as Begin placed it.
@@ -458,6 +466,29 @@ func (r *Recorder) keep(x *Exchange, host string, status int, contentType string
 	r.out = slices.Insert(r.out, i, Interaction{Request: x.Request, Response: rs})
 	r.outNum = slices.Insert(r.outNum, i, x.Number)
 	r.recorded++
+}
+
+// Unplay takes an exchange back, as if its request had never come: its
+// answer did not reach the client whole (a declared fault cut it), so the
+// client's next request takes its place. A replayed interaction is
+// replayed again; a live answer kept for it is dropped.
+func (r *Recorder) Unplay(x *Exchange) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if x.Interaction >= 0 && r.next != x.Interaction+1 {
+		return // a later request was placed already
+	}
+	if x.Interaction >= 0 {
+		r.next--
+		r.played--
+	}
+	if i := slices.Index(r.outNum, x.Number); i >= 0 {
+		r.out = slices.Delete(r.out, i, i+1)
+		r.outNum = slices.Delete(r.outNum, i, i+1)
+		if x.Interaction < 0 {
+			r.recorded--
+		}
+	}
 }
 
 // Fail marks the case as failed by the infrastructure (an answer cut

@@ -144,6 +144,9 @@ type Options struct {
 	// Match are the case's declared request matching rules (see
 	// cassette.Config.Match).
 	Match []reqmatch.Rule
+	// Faults are the case's declared faults (faults.go), at most one per
+	// request number.
+	Faults []Fault
 }
 
 // Call is one model request the endpoint answered.
@@ -156,6 +159,8 @@ type Call struct {
 	// Err is why the request was refused (it differs from the
 	// recording, goes beyond it, may not go live, …), or nil.
 	Err error
+	// Fault: a declared fault answered it (see Faults); it is no turn.
+	Fault bool
 }
 
 // Endpoint serves one case's model calls. It is an http.Handler; it is safe
@@ -171,7 +176,8 @@ type Endpoint struct {
 	public    map[API]bool // the upstream is the public API: a key is needed
 	transport http.RoundTripper
 
-	index *cassette.Index // ByContent replay; nil: in order
+	index  *cassette.Index // ByContent replay; nil: in order
+	faults *faults         // nil: none declared
 
 	inflight sync.WaitGroup
 	mu       sync.Mutex
@@ -223,6 +229,7 @@ func New(o Options) (*Endpoint, error) {
 		keys:     map[API]string{},
 		keyEnv:   map[API]string{},
 		public:   map[API]bool{},
+		faults:   newFaults(o.Faults),
 	}
 	secrets := cassette.SecretsFromEnv(env)
 	for _, api := range []API{OpenAIChat, OpenAIResponses, Anthropic} {
@@ -348,6 +355,43 @@ func (e *Endpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, api, status, errorInfo{typ: "invalid_request_error", msg: "dryfire could not read the request body: " + err.Error()})
 		return
 	}
+	if e.faults == nil {
+		e.answer(w, r, api, body)
+		return
+	}
+	f, fi := e.faults.arrive(api, body)
+	if f == nil {
+		e.answer(w, r, api, body)
+		return
+	}
+	if f.Delay > 0 {
+		sleep(r.Context(), f.Delay)
+	}
+	switch {
+	case f.Status != 0:
+		writeFault(w, api, f)
+		e.note(Call{API: api, Status: f.Status, Fault: true})
+	case f.Drop:
+		e.note(Call{API: api, Fault: true})
+		panic(http.ErrAbortHandler) // the server closes the connection, answering nothing
+	case f.CutAfter >= 0:
+		cw := &cutWriter{ResponseWriter: w, events: f.CutAfter, bytes: -1}
+		e.answer(cw, r, api, body)
+		e.faults.cut(fi, !cw.cut, cw.bytes >= 0)
+		if !cw.cut {
+			return
+		}
+		flusher(w)()
+		panic(http.ErrAbortHandler) // what was sent stays sent; the rest never comes
+	default: // a delay alone
+		e.answer(w, r, api, body)
+	}
+}
+
+// answer answers a request from the recording or the live API. An answer
+// a cut fault's writer cut (cutOff) is taken back from the recording, for
+// the retry to take its place.
+func (e *Endpoint) answer(w http.ResponseWriter, r *http.Request, api API, body []byte) {
 	if e.index != nil {
 		i, _, err := e.index.Find(r, body)
 		if err != nil {
@@ -357,7 +401,7 @@ func (e *Endpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		a := &e.answers[i]
 		a.write(w)
-		e.note(Call{API: api, Status: a.status, Replayed: true, Streamed: a.streamed || a.cacheControl, Usage: a.usage})
+		e.note(a.call(api, cutOff(w)))
 		return
 	}
 	// A client's own key is a secret from its first request on: learned
@@ -374,12 +418,28 @@ func (e *Endpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if x.Recorded != nil {
 		a := &e.answers[x.Interaction]
 		a.write(w)
-		e.note(Call{API: api, Status: a.status, Replayed: true, Streamed: a.streamed || a.cacheControl, Usage: a.usage})
+		if cutOff(w) {
+			e.rec.Unplay(x)
+		}
+		e.note(a.call(api, cutOff(w)))
 		return
 	}
 	e.inflight.Add(1)
 	defer e.inflight.Done()
 	e.live(w, r, api, body, x)
+	if cutOff(w) {
+		e.rec.Unplay(x)
+	}
+}
+
+// call is the Call of a replayed answer; one a fault cut is no turn and
+// used no tokens.
+func (a *answer) call(api API, cut bool) Call {
+	c := Call{API: api, Status: a.status, Replayed: true, Streamed: a.streamed || a.cacheControl, Usage: a.usage, Fault: cut}
+	if cut {
+		c.Usage = model.Usage{}
+	}
+	return c
 }
 
 // readBody reads a request body, in one allocation when its length is
@@ -448,7 +508,7 @@ func (e *Endpoint) note(c Call) {
 	if !e.opts.NoRecords {
 		e.calls = append(e.calls, c)
 	}
-	if c.Status/100 == 2 {
+	if c.Status/100 == 2 && !c.Fault {
 		e.turns++
 	}
 	e.usage.InputTokens += c.Usage.InputTokens
@@ -537,4 +597,5 @@ func (e *Endpoint) Reset() {
 	e.mu.Lock()
 	e.calls, e.turns, e.usage = nil, 0, model.Usage{}
 	e.mu.Unlock()
+	e.faults.reset()
 }

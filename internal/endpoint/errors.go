@@ -28,6 +28,9 @@ type errorInfo struct {
 	msg   string
 	param string // OpenAI param, "" is null
 	code  string // OpenAI code, "" is null
+	// fault: a declared fault's answer, sent without x-should-retry (the
+	// client decides by the status, as with the real API's).
+	fault bool
 }
 
 // writeError answers an error in the API's own shape:
@@ -64,7 +67,7 @@ func writeError(w http.ResponseWriter, api API, status int, e errorInfo) {
 	h := w.Header()
 	h.Set("Content-Type", "application/json")
 	h.Set("Content-Length", strconv.Itoa(b.Len()))
-	if status/100 == 4 {
+	if status/100 == 4 && !e.fault {
 		h.Set("X-Should-Retry", "false")
 	}
 	w.WriteHeader(status)

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/dryfire-dev/dryfire/internal/cassette"
+	"github.com/dryfire-dev/dryfire/internal/model"
 )
 
 // Live calls. The client's auth header is replaced by the key of the
@@ -158,7 +159,11 @@ func (e *Endpoint) live(w http.ResponseWriter, r *http.Request, api API, body []
 	if streamed {
 		rs.Body, rs.Events = nil, cassette.SplitEvents(data)
 	}
-	e.note(Call{API: api, Status: resp.StatusCode, Streamed: streamed, Usage: usageOf(api, &rs)})
+	c := Call{API: api, Status: resp.StatusCode, Streamed: streamed, Usage: usageOf(api, &rs)}
+	if cutOff(w) {
+		c.Fault, c.Usage = true, model.Usage{}
+	}
+	e.note(c)
 	if !streamed {
 		w.WriteHeader(resp.StatusCode)
 		w.Write(data)

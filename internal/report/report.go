@@ -60,6 +60,9 @@ type Case struct {
 	// Stderr is the end of what an agent.command program wrote on
 	// standard error (its last lines), for a case that did not pass.
 	Stderr string `json:"stderr,omitempty"`
+	// ModelFaults are the declared faults (model_faults) as they were
+	// served to the agent's model requests.
+	ModelFaults []ModelFault `json:"model_faults,omitempty"`
 	// Workspace is what the agent changed in the case's workspace (a
 	// case with workspace:).
 	Workspace *Workspace `json:"workspace,omitempty"`
@@ -81,6 +84,15 @@ type Case struct {
 	Infra bool `json:"-"`
 	// Live counts the model requests that went to a live API.
 	Live int `json:"-"`
+}
+
+// ModelFault is a declared fault as it was served: the request it
+// answered, what it did, and whether the client sent that request again.
+type ModelFault struct {
+	Request int    `json:"request"`
+	API     string `json:"api"`
+	Fault   string `json:"fault"`
+	Retried bool   `json:"retried"`
 }
 
 // Workspace is a case's workspace after the run: its changes against the

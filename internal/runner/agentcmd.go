@@ -136,6 +136,7 @@ type caseModel struct {
 	ep     *endpoint.Endpoint // nil when it could not be made
 	refuse http.Handler       // answers every model call when ep is nil
 	max    int
+	faults int // declared faults: requests allowed past max
 
 	arrived atomic.Int64 // model calls begun, in arrival order
 	over    atomic.Int64 // calls refused past max
@@ -145,9 +146,9 @@ type caseModel struct {
 func (m *caseModel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	_, route := endpoint.Routes[r.URL.Path]
 	if route && r.Method == http.MethodPost {
-		if n := m.arrived.Add(1); n > int64(m.max) {
+		if n := m.arrived.Add(1); n > int64(m.max+m.faults) {
 			m.over.Add(1)
-			endpoint.Refuse(&maxTurnsError{max: m.max, asked: n}).ServeHTTP(w, r)
+			endpoint.Refuse(&maxTurnsError{max: m.max, asked: n - int64(m.faults)}).ServeHTTP(w, r)
 			return
 		}
 		if m.ep == nil {
@@ -246,6 +247,7 @@ func startCommand(j job, opts Options, lv *live, h *host, c report.Case, start t
 		Transport:   lv.transport,
 		Passthrough: passthrough,
 		Match:       j.suite.MatchRules(j.c),
+		Faults:      faultsOf(j.c),
 	}
 	if j.suite.NoAgent {
 		// The agent is a test's own function: running its test records it.
@@ -261,7 +263,9 @@ func startCommand(j job, opts Options, lv *live, h *host, c report.Case, start t
 			eo.OpenAIBaseURL = a.BaseURL
 		}
 	}
-	m := &caseModel{max: j.c.EffectiveMaxTurns(a)}
+	// A request a declared fault answers is no turn: max_turns lets as
+	// many more through.
+	m := &caseModel{max: j.c.EffectiveMaxTurns(a), faults: len(j.c.ModelFaults)}
 	ep, epErr := endpoint.New(eo)
 	if epErr != nil {
 		// The program may not call the model at all: the case fails
@@ -321,6 +325,7 @@ func (cc *commandCase) finish(ctx context.Context, res programResult) report.Cas
 		mcalls = ep.Calls()
 		c.Turns, c.Usage = ep.Turns(), ep.Usage()
 		_, _, c.Live = ep.Stats()
+		reportFaults(&c, j.c.ModelFaults, ep.Faults())
 	}
 	turnOf := turns(mcalls)
 	recs := cc.sc.Records()

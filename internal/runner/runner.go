@@ -20,6 +20,7 @@ import (
 	"github.com/dryfire-dev/dryfire/internal/agent"
 	"github.com/dryfire-dev/dryfire/internal/cassette"
 	"github.com/dryfire-dev/dryfire/internal/check"
+	"github.com/dryfire-dev/dryfire/internal/endpoint"
 	"github.com/dryfire-dev/dryfire/internal/mock"
 	"github.com/dryfire-dev/dryfire/internal/model"
 	"github.com/dryfire-dev/dryfire/internal/redact"
@@ -456,6 +457,7 @@ func runCase(ctx context.Context, j job, opts Options, lv *live) report.Case {
 	}
 	var m model.Model
 	var rec *cassette.Recorder
+	var faults *endpoint.FaultTransport
 	if j.suite.Agent.Provider == spec.ProviderScript {
 		m = model.NewScript(j.c.Script)
 	} else {
@@ -463,7 +465,7 @@ func runCase(ctx context.Context, j job, opts Options, lv *live) report.Case {
 			c.Cassette = j.cassette
 		}
 		var err error
-		m, rec, err = realModel(j, passthrough, lv)
+		m, rec, faults, err = realModel(j, passthrough, lv)
 		if err != nil {
 			c.Status, c.Reason, c.Infra = report.Errored, err.Error(), true
 			endDrill(&c, drill)
@@ -506,6 +508,9 @@ func runCase(ctx context.Context, j job, opts Options, lv *live) report.Case {
 			r.unplayed = rec.Unplayed()
 		}
 		_, _, c.Live = rec.Stats()
+	}
+	if faults != nil {
+		reportFaults(&c, j.c.ModelFaults, faults.Faults())
 	}
 	judge(j, &c, r)
 	if rec != nil && r.replay == nil {
@@ -610,7 +615,9 @@ func done(c report.Case, drill *world.Instance, start time.Time) report.Case {
 
 // realModel is the model of a case with a real provider: its calls go
 // through the case's cassette recorder.
-func realModel(j job, passthrough bool, lv *live) (model.Model, *cassette.Recorder, error) {
+// A case's declared model faults are served by a FaultTransport over the
+// recorder, returned when there are any.
+func realModel(j job, passthrough bool, lv *live) (model.Model, *cassette.Recorder, *endpoint.FaultTransport, error) {
 	a := &j.suite.Agent
 	keyEnv := model.KeyEnv(a.Provider)
 	key := lv.getenv(keyEnv)
@@ -637,7 +644,7 @@ func realModel(j job, passthrough bool, lv *live) (model.Model, *cassette.Record
 	}
 	rec, err := cassette.Open(cfg)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	retries := model.DefaultRetries
 	if a.Retries != nil {
@@ -647,20 +654,25 @@ func realModel(j job, passthrough bool, lv *live) (model.Model, *cassette.Record
 	if a.TimeoutS > 0 {
 		timeout = time.Duration(a.TimeoutS * float64(time.Second))
 	}
+	var transport http.RoundTripper = rec
+	faults, _ := endpoint.NewFaultTransport(rec, faultsOf(j.c)).(*endpoint.FaultTransport)
+	if faults != nil {
+		transport = faults
+	}
 	m, err := model.New(model.Options{
 		Provider: a.Provider,
 		Model:    a.Model,
 		BaseURL:  base,
 		APIKey:   key,
 		Params:   a.Params,
-		Client:   &http.Client{Transport: rec},
+		Client:   &http.Client{Transport: transport},
 		Retries:  retries,
 		Timeout:  timeout,
 	})
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	return m, rec, nil
+	return m, rec, faults, nil
 }
 
 // save writes the case's cassette when it recorded one and finished: not

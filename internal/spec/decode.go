@@ -515,6 +515,8 @@ func (x *decoder) caseOf(it item, index int) *Case {
 			c.Match = x.match(p.v, p.val)
 		case "workspace":
 			c.Workspace, c.WorkspacePos = str(p.val), x.pos(p.v)
+		case "model_faults":
+			c.ModelFaults, c.ModelFaultsPos = x.modelFaults(p.v, p.val), x.pos(p.k)
 		case "scenario":
 			c.Scenario, c.ScenarioPos = str(p.val), x.pos(p.v)
 		case "actor":
@@ -761,6 +763,13 @@ func (x *decoder) crossCheck(s *Suite) {
 	real := known && !scripted && !command
 
 	x.checkWorkspaces(s, command)
+	if scripted && !command {
+		for _, c := range s.Cases {
+			if len(c.ModelFaults) > 0 {
+				x.d.add(Error, c.ModelFaultsPos.Line, c.ModelFaultsPos.Col, "model_faults need model requests to fault: a real provider or agent.command (provider script sends none)")
+			}
+		}
+	}
 
 	declared := map[string]*Tool{}
 	for _, t := range s.Tools {

@@ -61,6 +61,7 @@ var schemaContexts = []SchemaContext{
 	{"/$defs/normalize_rule", "normalize rule"},
 	{"/$defs/match", "match"},
 	{"/$defs/clock", "clock"},
+	{"/$defs/model_fault", "model fault"},
 	{"/$defs/agent", "agent"},
 	{"/$defs/tool", "tool"},
 	{"/$defs/rule", "mock rule"},

@@ -164,6 +164,10 @@ type Case struct {
 	// Workspace is the case's own template directory (see Suite).
 	Workspace    string
 	WorkspacePos Pos
+	// ModelFaults are the faults of the case's model requests, in file
+	// order; ModelFaultsPos is where the list was written.
+	ModelFaults    []ModelFault
+	ModelFaultsPos Pos
 	// Mocks replace the suite's whole rule list for each tool they name.
 	Mocks     map[string][]*Rule
 	MockOrder []string
