@@ -179,6 +179,11 @@ type RunOptions struct {
 	// Clock, when set, is the time agent.command programs start from
 	// (over agent.clock's; see the README's "A clock for agent programs").
 	Clock *time.Time
+	// MCPBridge, when set, is the command that runs `dryfire mcp-bridge`
+	// (e.g. ["/usr/local/bin/dryfire", "mcp-bridge"]): agent.command
+	// programs get it with their case's MCP URL as DRYFIRE_MCP_COMMAND
+	// and DRYFIRE_MCP_ARGV. dryfire run sets its own executable.
+	MCPBridge []string
 }
 
 // RecordMode says when model calls are recorded into cassettes (one file
@@ -220,7 +225,7 @@ func (p *Project) Run(ctx context.Context, opts *RunOptions) (*Report, error) {
 	if opts == nil {
 		opts = &RunOptions{}
 	}
-	ro := runner.Options{Concurrency: opts.Concurrency, Impl: p.impl, Record: cassette.Mode(opts.Record), Env: opts.Env, Seed: opts.Seed, KeepWorkspaces: opts.KeepWorkspaces, Clock: opts.Clock}
+	ro := runner.Options{Concurrency: opts.Concurrency, Impl: p.impl, Record: cassette.Mode(opts.Record), Env: opts.Env, Seed: opts.Seed, KeepWorkspaces: opts.KeepWorkspaces, Clock: opts.Clock, MCPBridge: opts.MCPBridge}
 	if opts.Progress != nil {
 		ro.Progress = progress{opts.Progress}
 	}

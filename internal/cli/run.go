@@ -155,7 +155,7 @@ func runRun(cmd *cobra.Command, e *env, o runOptions, args []string) error {
 		}
 		clock = &t
 	}
-	ro := &dryfire.RunOptions{Concurrency: o.concurrency, Filter: o.filter, Progress: progress, Record: record, Env: e.environ(), KeepWorkspaces: o.keepWS, Clock: clock}
+	ro := &dryfire.RunOptions{Concurrency: o.concurrency, Filter: o.filter, Progress: progress, Record: record, Env: e.environ(), KeepWorkspaces: o.keepWS, Clock: clock, MCPBridge: selfBridge()}
 	if cmd.Flags().Changed("seed") {
 		ro.Seed = &o.seed
 	}

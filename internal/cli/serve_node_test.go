@@ -4,8 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/dryfire-dev/dryfire/internal/test/npm"
 )
 
 // Real MCP clients nobody here wrote, against dryfire serve as a process:
@@ -25,59 +25,9 @@ import (
 // nodeProject is e2e/node, with its dependencies installed.
 func nodeProject(t *testing.T) string {
 	t.Helper()
-	for _, tool := range []string{"node", "npm"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			if os.Getenv("CI") == "true" {
-				t.Fatalf("%s is not installed, and CI runs the Node MCP clients: install Node 20 or later", tool)
-			}
-			t.Skipf("%s is not installed", tool)
-		}
-	}
 	dir := filepath.Join(repoRoot(t), "e2e", "node")
-	npmOnce.Do(func() { npmErr = npmCI(dir) })
-	if npmErr != nil {
-		t.Fatal(npmErr)
-	}
+	npm.Ready(t, dir, "the Node MCP clients")
 	return dir
-}
-
-var (
-	npmOnce sync.Once
-	npmErr  error
-)
-
-// npmCI installs e2e/node's locked dependencies, unless node_modules holds
-// them already: a stamp there records the hash of the package-lock.json
-// they came from.
-func npmCI(dir string) error {
-	lock, err := os.ReadFile(filepath.Join(dir, "package-lock.json"))
-	if err != nil {
-		return err
-	}
-	sum := sha256.Sum256(lock)
-	want := hex.EncodeToString(sum[:])
-	stamp := filepath.Join(dir, "node_modules", ".dryfire-lock-sha256")
-	if got, err := os.ReadFile(stamp); err == nil && string(got) == want {
-		return nil
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "npm", "ci", "--no-audit", "--no-fund")
-	cmd.Dir = dir
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		return &npmError{err: err, out: out}
-	}
-	return os.WriteFile(stamp, []byte(want), 0o644)
-}
-
-type npmError struct {
-	err error
-	out []byte
-}
-
-func (e *npmError) Error() string {
-	return "npm ci in e2e/node: " + e.err.Error() + "\n" + string(e.out)
 }
 
 // node runs a Node script in dir and fails the test, with its output,
@@ -156,6 +106,15 @@ func TestNodeMCPClient(t *testing.T) {
 		t.Parallel()
 		url := serveHTTP(t, dir, "clients.dryfire.yaml")
 		node(t, dir, "mcp-client.mjs", "http", url+"/mcp")
+	})
+	// The stdio client again, its server a dryfire mcp-bridge per
+	// session to one serve over HTTP: every check holds through the
+	// bridge (notifications, errors, content), and each bridge is a
+	// session of its own, with its own sequences.
+	t.Run("bridge", func(t *testing.T) {
+		t.Parallel()
+		url := serveHTTP(t, dir, "clients.dryfire.yaml")
+		node(t, dir, "mcp-client.mjs", "stdio", "dryfire", "mcp-bridge", url+"/mcp")
 	})
 }
 

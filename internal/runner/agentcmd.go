@@ -12,12 +12,14 @@ package runner
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
 	"net/http"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -58,6 +60,11 @@ const (
 	EnvWorldURL = "DRYFIRE_WORLD_URL" // world suites
 	EnvCase     = "DRYFIRE_CASE"
 	EnvInput    = "DRYFIRE_INPUT"
+	// The case's tools over MCP on stdio: a command line (shell-quoted)
+	// and the same as a JSON array, for a client that starts its MCP
+	// server itself.
+	EnvMCPCommand = "DRYFIRE_MCP_COMMAND"
+	EnvMCPArgv    = "DRYFIRE_MCP_ARGV"
 )
 
 // host serves the running agent.command cases of one run (or the drills
@@ -422,6 +429,9 @@ func runProgram(ctx context.Context, j job, opts Options, lv *live, prefix strin
 	cmd := exec.CommandContext(cctx, args[0], args[1:]...)
 	cmd.Dir = dir
 	cmd.Env = agentEnv(lv.env, prefix, j.c, j.suite.World != "")
+	if len(opts.MCPBridge) > 0 {
+		cmd.Env = append(cmd.Env, bridgeEnv(opts.MCPBridge, prefix+"/mcp")...)
+	}
 	if ws != nil {
 		cmd.Dir = ws.dir
 		cmd.Env = append(cmd.Env, EnvWorkspace+"="+ws.dir)
@@ -486,6 +496,28 @@ func quoteArgs(args []string) []string {
 var dryfireEnv = []string{
 	"OPENAI_BASE_URL", "ANTHROPIC_BASE_URL", "OPENAI_API_KEY", "ANTHROPIC_API_KEY",
 	EnvMCPURL, EnvToolsURL, EnvOpsURL, EnvWorldURL, EnvCase, EnvInput, EnvWorkspace, EnvNow,
+	EnvMCPCommand, EnvMCPArgv,
+}
+
+// bridgeEnv are DRYFIRE_MCP_COMMAND and DRYFIRE_MCP_ARGV: the bridge
+// command with the case's MCP URL after it.
+func bridgeEnv(bridge []string, url string) []string {
+	argv := append(slices.Clip(bridge), url)
+	words := make([]string, len(argv))
+	for i, a := range argv {
+		words[i] = shellQuote(a)
+	}
+	js, _ := json.Marshal(argv)
+	return []string{EnvMCPCommand + "=" + strings.Join(words, " "), EnvMCPArgv + "=" + string(js)}
+}
+
+// shellQuote quotes s for a POSIX shell (and Python's shlex.split), only
+// when it needs it.
+func shellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./:=@%+,") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // bindingEnv are the variables that lead an agent to one case served at

@@ -81,6 +81,11 @@ type Options struct {
 	// Clock, when set, is the start time agent.command programs read
 	// (over agent.clock's, in its zone; UTC without one).
 	Clock *time.Time
+	// MCPBridge, when set, is the command that bridges MCP over stdio to
+	// a URL given after it (dryfire mcp-bridge): agent.command programs
+	// get it, with their case's MCP URL, as DRYFIRE_MCP_COMMAND and
+	// DRYFIRE_MCP_ARGV.
+	MCPBridge []string
 }
 
 // Progress receives run events.

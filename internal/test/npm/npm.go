@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sync"
+	"syscall"
 	"testing"
 )
 
@@ -31,6 +32,17 @@ func Ready(t testing.TB, dir, what string) {
 	}
 	mu.Lock()
 	defer mu.Unlock()
+	// Test packages run as processes at once, and several use one
+	// project: one npm ci at a time in dir.
+	lf, err := os.OpenFile(filepath.Join(dir, ".npm-ci.lock"), os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lf.Close()
+	if err := syscall.Flock(int(lf.Fd()), syscall.LOCK_EX); err != nil {
+		t.Fatal(err)
+	}
+	defer syscall.Flock(int(lf.Fd()), syscall.LOCK_UN)
 	lock, err := os.Stat(filepath.Join(dir, "package-lock.json"))
 	if err != nil {
 		t.Fatal(err)
