@@ -685,3 +685,33 @@ func TestHostileHugeBodyIs413(t *testing.T) {
 type zeros struct{}
 
 func (zeros) Read(p []byte) (int, error) { clear(p); return len(p), nil }
+
+// A base URL with a query (an api-version, say) keeps it on every live
+// call, before the client's own query.
+func TestBaseURLQueryIsKept(t *testing.T) {
+	var got []string
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got = append(got, r.URL.Path+"?"+r.URL.RawQuery)
+		w.WriteHeader(http.StatusServiceUnavailable)
+	}))
+	defer up.Close()
+	o := caseOptions(t.TempDir(), cassette.Once)
+	o.OpenAIBaseURL = up.URL + "/openai/deployments/d?api-version=2024-02-01"
+	o.AnthropicBaseURL = up.URL + "/proxy?key=k"
+	root := serve(t, mustNew(t, o), "/c")
+	post(t, http.DefaultClient, root, OpenAIChat, conversation(OpenAIChat, false)[0])
+	post(t, http.DefaultClient, root, Anthropic, conversation(Anthropic, false)[0])
+	req, _ := http.NewRequest(http.MethodPost, root+path(OpenAIChat)+"?trace=1", strings.NewReader(conversation(OpenAIChat, false)[0]))
+	req.Header.Set("Content-Type", "application/json")
+	if res, err := http.DefaultClient.Do(req); err == nil {
+		res.Body.Close()
+	}
+	want := []string{
+		"/openai/deployments/d/chat/completions?api-version=2024-02-01",
+		"/proxy/v1/messages?key=k",
+		"/openai/deployments/d/chat/completions?api-version=2024-02-01&trace=1",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("upstream saw\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}

@@ -67,7 +67,14 @@ func (e *Endpoint) live(w http.ResponseWriter, r *http.Request, api API, body []
 	}
 	target.Path = strings.TrimRight(target.Path, "/") + path
 	target.RawPath = ""
-	target.RawQuery = r.URL.RawQuery
+	// A query of the base URL (an api-version, say) is kept, before the
+	// client's own.
+	switch {
+	case target.RawQuery == "":
+		target.RawQuery = r.URL.RawQuery
+	case r.URL.RawQuery != "":
+		target.RawQuery += "&" + r.URL.RawQuery
+	}
 	out, err := http.NewRequestWithContext(r.Context(), http.MethodPost, target.String(), bytes.NewReader(body))
 	if err != nil {
 		e.upstreamError(w, api, err)

@@ -84,12 +84,13 @@ func anthropicURL(base string) string {
 	if base == "" {
 		base = DefaultAnthropicBaseURL
 	}
-	base = strings.TrimRight(base, "/")
-	if strings.HasSuffix(base, "/v1/messages") {
-		return base
-	}
-	base = strings.TrimSuffix(base, "/v1")
-	return base + "/v1/messages"
+	return withQuery(base, func(base string) string {
+		base = strings.TrimRight(base, "/")
+		if strings.HasSuffix(base, "/v1/messages") {
+			return base
+		}
+		return strings.TrimSuffix(base, "/v1") + "/v1/messages"
+	})
 }
 
 // anthropicError reads {"type":"error","error":{"type":…,"message":…}}

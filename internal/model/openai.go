@@ -260,12 +260,23 @@ func assistantTurns(msgs []Message) int {
 	return n
 }
 
-// endpoint joins a base URL (which for OpenAI includes /v1) and a path.
+// endpoint joins a base URL (which for OpenAI includes /v1) and a path;
+// a query of the base (an api-version, say) stays at the end.
 func endpoint(base, path string) string {
 	if base == "" {
 		base = DefaultOpenAIBaseURL
 	}
-	return strings.TrimRight(base, "/") + "/" + path
+	return withQuery(base, func(b string) string { return strings.TrimRight(b, "/") + "/" + path })
+}
+
+// withQuery applies join to the part of base before its query or
+// fragment and puts them back after it.
+func withQuery(base string, join func(string) string) string {
+	i := strings.IndexAny(base, "?#")
+	if i < 0 {
+		return join(base)
+	}
+	return join(base[:i]) + base[i:]
 }
 
 // openAIHeader authenticates with a bearer key, when there is one (local

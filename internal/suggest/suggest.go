@@ -7,15 +7,29 @@ import (
 	"strings"
 )
 
+// maxLen bounds the names compared: a typo is suggested for names of up
+// to this many characters, so that a file of huge names costs no more
+// than one of short ones (the comparison is quadratic in the length).
+const maxLen = 128
+
 // Closest returns the candidate closest to s by edit distance, or "" when
 // none is close enough to be a likely typo.
 func Closest(s string, candidates []string) string {
+	rs := []rune(strings.ToLower(s))
+	if len(rs) > maxLen {
+		return ""
+	}
 	best, bestD := "", -1
 	for _, c := range candidates {
-		d := editDistance(strings.ToLower(s), strings.ToLower(c))
+		rc := []rune(strings.ToLower(c))
 		limit := max(1, min(3, len(c)/3))
+		// At least one edit per character of length difference.
+		if len(rc) > maxLen || len(rc)-len(rs) > limit || len(rs)-len(rc) > limit {
+			continue
+		}
+		d := editDistance(rs, rc)
 		// d < len(c): replacing every letter of a short word is no typo.
-		if d <= limit && d < len([]rune(c)) && (bestD < 0 || d < bestD) {
+		if d <= limit && d < len(rc) && (bestD < 0 || d < bestD) {
 			best, bestD = c, d
 		}
 	}
@@ -32,8 +46,7 @@ func DidYouMean(s string, candidates []string) string {
 
 // editDistance is the optimal-string-alignment distance: insertions,
 // deletions, substitutions and swaps of two neighbours each cost one.
-func editDistance(a, b string) int {
-	ra, rb := []rune(a), []rune(b)
+func editDistance(ra, rb []rune) int {
 	var rows [3][]int
 	for i := range rows {
 		rows[i] = make([]int, len(rb)+1)

@@ -1,6 +1,10 @@
 package suggest
 
-import "testing"
+import (
+	"strings"
+	"testing"
+	"time"
+)
 
 func TestClosest(t *testing.T) {
 	keys := []string{"agent", "cases", "description", "mocks", "name", "tools", "version"}
@@ -76,11 +80,33 @@ func TestEditDistance(t *testing.T) {
 		{"héllo", "hello", 1},
 	}
 	for _, tt := range tests {
-		if got := editDistance(tt.a, tt.b); got != tt.want {
+		if got := editDistance([]rune(tt.a), []rune(tt.b)); got != tt.want {
 			t.Errorf("editDistance(%q, %q) = %d, want %d", tt.a, tt.b, got, tt.want)
 		}
-		if got := editDistance(tt.b, tt.a); got != tt.want {
+		if got := editDistance([]rune(tt.b), []rune(tt.a)); got != tt.want {
 			t.Errorf("editDistance(%q, %q) = %d, want %d (symmetric)", tt.b, tt.a, got, tt.want)
 		}
+	}
+}
+
+// Huge names cost no more than short ones: a suite of 30,000-character
+// names once took 17 s to validate.
+func TestClosestHugeNames(t *testing.T) {
+	var names []string
+	for i := range 100 {
+		names = append(names, strings.Repeat(string(rune('a'+i%26)), 30_000))
+	}
+	long := strings.Repeat("x", maxLen)
+	start := time.Now()
+	for range 10 {
+		if got := Closest(strings.Repeat("a", 29_999), names); got != "" {
+			t.Errorf("a suggestion for a huge name: %d characters", len(got))
+		}
+	}
+	if got := Closest(long[:maxLen-1]+"y", []string{long}); got != long {
+		t.Errorf("a name of %d characters: no suggestion", maxLen)
+	}
+	if d := time.Since(start); d > time.Second {
+		t.Errorf("took %v", d)
 	}
 }
