@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -206,11 +207,11 @@ func (t *Text) printCase(c *Case) {
 	b := &t.buf
 	b.WriteString(t.label(c.Status))
 	b.WriteByte(' ')
-	b.WriteString(c.Suite)
+	b.WriteString(Printable(c.Suite))
 	b.WriteString(": ")
-	b.WriteString(c.Name)
+	b.WriteString(Printable(c.Name))
 	if c.Status == Skipped && c.Reason != "" {
-		b.WriteString(t.paint(dim, " ("+c.Reason+")"))
+		b.WriteString(t.paint(dim, " ("+Printable(c.Reason)+")"))
 	}
 	b.WriteByte('\n')
 	if c.Status == Skipped {
@@ -221,16 +222,46 @@ func (t *Text) printCase(c *Case) {
 		// does not, such as a case that is never recorded.
 		for _, n := range c.Notes {
 			b.WriteString("      note: ")
-			b.WriteString(n)
+			b.WriteString(Printable(n))
 			b.WriteByte('\n')
 		}
 		return
 	}
 	for _, l := range Details(c) {
 		b.WriteString("      ")
-		b.WriteString(l)
+		b.WriteString(Printable(l))
 		b.WriteByte('\n')
 	}
+}
+
+// Printable is s with its control characters (a newline, an escape
+// sequence's ESC, a carriage return, …) written as Go escapes: a name or a
+// text from a file or an agent cannot start a line of its own, forge a
+// PASS, or colour the terminal. A tab stays.
+func Printable(s string) string {
+	clean := true
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < ' ' && c != '\t' || c == 0x7f || c == 0xc2 || c == 0xe2 {
+			clean = false
+			break
+		}
+	}
+	if clean {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range s {
+		switch {
+		case r == '\t':
+			b.WriteRune(r)
+		case r < ' ' || r == 0x7f || r >= 0x80 && r < 0xa0 || r == '\u2028' || r == '\u2029':
+			q := strconv.QuoteRune(r)
+			b.WriteString(q[1 : len(q)-1])
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
 }
 
 // Details are the lines that explain a case's result: its error, failed
@@ -354,12 +385,7 @@ func (t *Text) drawStatus() {
 		}
 	}
 	if first >= 0 {
-		name := strings.Map(func(r rune) rune {
-			if r < ' ' || r == 0x7f {
-				return ' '
-			}
-			return r
-		}, t.running[first])
+		name := Printable(t.running[first])
 		parts = append(parts, part{dim, "  running: " + name})
 	}
 	for _, p := range parts {

@@ -308,6 +308,10 @@ func (h mcpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeRPCError(w, http.StatusRequestEntityTooLarge, nil, -32600, fmt.Sprintf("reading the request: %v (the bound is %d bytes)", err, maxBody))
 		return
 	}
+	if bad, id, code, msg := checkRPC(body); bad {
+		writeRPCError(w, http.StatusBadRequest, id, code, msg)
+		return
+	}
 	r.Body = io.NopCloser(bytes.NewReader(body))
 	rw := &rpcErrorWriter{ResponseWriter: w}
 	defer rw.finish(body, modern)

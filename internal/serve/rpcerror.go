@@ -87,23 +87,12 @@ func (w *rpcErrorWriter) finish(body []byte, modern bool) {
 // writeRPCError writes a JSON-RPC error answering the request with id
 // (null when nil).
 func writeRPCError(w http.ResponseWriter, status int, id json.RawMessage, code int, msg string) {
-	if id == nil {
-		id = json.RawMessage("null")
-	}
-	type rpcError struct {
-		Code    int    `json:"code"`
-		Message string `json:"message"`
-	}
-	data, _ := json.Marshal(struct {
-		JSONRPC string          `json:"jsonrpc"`
-		ID      json.RawMessage `json:"id"`
-		Error   rpcError        `json:"error"`
-	}{"2.0", id, rpcError{code, msg}})
+	data := rpcErrorLine(id, code, msg)
 	h := w.Header()
 	h.Del("X-Content-Type-Options")
 	h.Set("Content-Type", "application/json")
 	w.WriteHeader(status)
-	w.Write(data)
+	w.Write(data[:len(data)-1])
 }
 
 // requestID is the id of body when it is one JSON-RPC request with a

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"sync"
 
@@ -34,9 +35,10 @@ func (s *Scope) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) err
 	if c, ok := in.(io.Closer); ok {
 		closer = c
 	}
+	cw := &countWriter{w: out, p: p}
 	t := &mcp.IOTransport{
-		Reader: &drainReader{r: in, c: closer, p: p},
-		Writer: &countWriter{w: out, p: p},
+		Reader: &drainReader{r: in, c: closer, p: p, refuse: cw.writeOwn},
+		Writer: cw,
 	}
 	return s.ServeMCP(ctx, t)
 }
@@ -122,51 +124,89 @@ func (m *message) hasID() bool      { return len(m.ID) > 0 && string(m.ID) != "n
 func (m *message) isResponse() bool { return m.Method == "" && m.hasID() }
 func (m *message) isCall() bool     { return m.Method != "" && m.hasID() }
 
-// drainReader passes input through, counting the requests of each
-// complete line; at the end of input it waits for their answers before
-// reporting it.
+// drainReader passes input through line by line, counting the requests
+// of each line; a line that is not a JSON-RPC message (or is longer than
+// maxBody) is answered with a JSON-RPC error and not passed on, so that
+// one bad line does not end the connection. At the end of input it waits
+// for the answers of what it passed before reporting it.
 type drainReader struct {
-	r    io.Reader
-	c    io.Closer
-	p    *pending
-	line []byte // the incomplete last line so far
-	eof  bool
+	r       io.Reader
+	c       io.Closer
+	p       *pending
+	refuse  func([]byte) // writes the error answering a refused line
+	buf     []byte       // what was read
+	line    []byte       // the incomplete last line so far
+	ready   []byte       // complete lines to pass on
+	discard bool         // the current line is over the bound: drop to its end
+	eof     bool
 }
 
 func (d *drainReader) Read(b []byte) (int, error) {
-	if d.eof {
-		d.p.wait()
-		return 0, io.EOF
-	}
-	n, err := d.r.Read(b)
-	d.scan(b[:n])
-	if err == io.EOF {
-		d.scan([]byte("\n")) // a last line without its newline
-		d.eof = true
-		if n > 0 {
-			return n, nil // let go-sdk read those requests first
+	for len(d.ready) == 0 && !d.eof {
+		if d.buf == nil {
+			d.buf = make([]byte, 64<<10)
 		}
-		d.p.wait()
+		n, err := d.r.Read(d.buf)
+		d.scan(d.buf[:n])
+		if err == io.EOF {
+			d.scan([]byte("\n")) // a last line without its newline
+			d.eof = true
+		} else if err != nil {
+			return 0, err
+		}
 	}
-	return n, err
+	if len(d.ready) > 0 {
+		n := copy(b, d.ready)
+		d.ready = d.ready[n:]
+		if len(d.ready) == 0 {
+			d.ready = nil
+		}
+		return n, nil
+	}
+	d.p.wait()
+	return 0, io.EOF
 }
 
 func (d *drainReader) scan(b []byte) {
 	for len(b) > 0 {
 		i := bytes.IndexByte(b, '\n')
+		part := b
+		if i >= 0 {
+			part = b[:i]
+		}
+		switch {
+		case d.discard:
+		case len(d.line)+len(part) > maxBody:
+			d.discard = true
+			d.line = d.line[:0]
+			d.refuse(rpcErrorLine(nil, -32600, fmt.Sprintf("invalid request: a line over %d bytes", maxBody)))
+		default:
+			d.line = append(d.line, part...)
+		}
 		if i < 0 {
-			d.line = append(d.line, b...)
 			return
 		}
-		if len(d.line) > 0 {
-			d.line = append(d.line, b[:i]...)
-			d.p.add(calls(d.line))
-			d.line = d.line[:0]
-		} else {
-			d.p.add(calls(b[:i]))
+		if !d.discard {
+			d.take(d.line)
 		}
+		d.discard = false
+		d.line = d.line[:0]
 		b = b[i+1:]
 	}
+}
+
+// take passes one complete line on, or refuses it.
+func (d *drainReader) take(line []byte) {
+	line = bytes.TrimSpace(line)
+	if len(line) == 0 {
+		return
+	}
+	if bad, id, code, msg := checkRPC(line); bad {
+		d.refuse(rpcErrorLine(id, code, msg))
+		return
+	}
+	d.p.add(calls(line))
+	d.ready = append(append(d.ready, line...), '\n')
 }
 
 func (d *drainReader) Close() error {
@@ -178,16 +218,26 @@ func (d *drainReader) Close() error {
 
 // countWriter passes output through, counting the answers.
 type countWriter struct {
-	w io.Writer
-	p *pending
+	mu sync.Mutex
+	w  io.Writer
+	p  *pending
 }
 
 func (c *countWriter) Write(b []byte) (int, error) {
+	c.mu.Lock()
 	n, err := c.w.Write(b)
+	c.mu.Unlock()
 	if k := responses(b[:n]); k > 0 {
 		c.p.add(-k)
 	}
 	return n, err
+}
+
+// writeOwn writes an answer the server made itself, between go-sdk's.
+func (c *countWriter) writeOwn(b []byte) {
+	c.mu.Lock()
+	c.w.Write(b)
+	c.mu.Unlock()
 }
 
 func (c *countWriter) Close() error { return nil }
