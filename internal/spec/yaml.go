@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"github.com/dryfire-dev/dryfire/internal/value"
 	"io"
 	"math"
 	"math/big"
@@ -364,6 +365,12 @@ func (c *converter) scalar(n *yaml.Node) any {
 		return json.Number(strconv.FormatFloat(f, 'g', -1, 64))
 	case "!!binary":
 		c.report(n, "binary values (!!binary) are not supported; use a string")
+		return nil
+	}
+	// A plain number YAML cannot hold in a float64 (1e400) resolves to a
+	// string; sent as either, it would not be what was meant.
+	if n.Style == 0 && n.ShortTag() == "!!str" && jsonNumber.MatchString(n.Value) {
+		c.report(n, "%s is beyond the range of a float64 (about ±1.8e308); write a smaller number, or quote it to make it a string", value.Truncate(n.Value, 40))
 		return nil
 	}
 	// !!str, !!timestamp and any other tag: the text as written.
