@@ -68,6 +68,10 @@ func (e *env) terminalWidth(w io.Writer) (width int, ok bool) {
 	return width, true
 }
 
+// stopSignals stop a command gracefully: Ctrl-C, SIGTERM, and SIGHUP (a
+// closed terminal): a run writes its reports, serve what it recorded.
+var stopSignals = []os.Signal{os.Interrupt, syscall.SIGTERM, syscall.SIGHUP}
+
 // Main runs the command line and returns the exit code.
 func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	// dryfire is a short-lived process that allocates a lot while loading:
@@ -75,7 +79,7 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if os.Getenv("GOGC") == "" {
 		debug.SetGCPercent(400)
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := signal.NotifyContext(context.Background(), stopSignals...)
 	defer stop()
 	// The first Ctrl-C stops the run gracefully (cases not started are
 	// skipped, reports are written); a second one kills the process.

@@ -130,8 +130,15 @@ func cmdServeBG(ts *testscript.TestScript, neg bool, args []string) {
 }
 
 func cmdServeStop(ts *testscript.TestScript, neg bool, args []string) {
-	if neg || len(args) != 0 {
-		ts.Fatalf("usage: servestop")
+	if neg || len(args) > 1 {
+		ts.Fatalf("usage: servestop [INT|TERM|HUP]")
+	}
+	sig := syscall.SIGINT
+	if len(args) == 1 {
+		sig = map[string]syscall.Signal{"INT": syscall.SIGINT, "TERM": syscall.SIGTERM, "HUP": syscall.SIGHUP}[args[0]]
+		if sig == 0 {
+			ts.Fatalf("servestop: unknown signal %q", args[0])
+		}
 	}
 	bgMu.Lock()
 	bg := bgs[ts]
@@ -140,13 +147,13 @@ func cmdServeStop(ts *testscript.TestScript, neg bool, args []string) {
 	if bg == nil {
 		ts.Fatalf("no servebg to stop")
 	}
-	ts.Check(bg.cmd.Process.Signal(syscall.SIGINT))
+	ts.Check(bg.cmd.Process.Signal(sig))
 	var err error
 	select {
 	case err = <-bg.done:
 		bg.done <- err // for the deferred cleanup
 	case <-time.After(20 * time.Second):
-		ts.Fatalf("dryfire serve did not stop within 20s of SIGINT")
+		ts.Fatalf("dryfire serve did not stop within 20s of %v", sig)
 	}
 	code := 0
 	if ee, ok := err.(*exec.ExitError); ok {

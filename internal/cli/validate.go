@@ -4,9 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"os/signal"
-	"syscall"
 
 	"github.com/spf13/cobra"
 
@@ -59,7 +57,7 @@ func loadOptions(e *env, python string) dryfire.LoadOptions {
 // closeProject ends passthrough code: it waits for calls still running,
 // and abandons them on Ctrl-C.
 func closeProject(e *env, p *dryfire.Project) {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := signal.NotifyContext(context.Background(), stopSignals...)
 	defer stop()
 	p.Close(ctx, e.stderr)
 }
