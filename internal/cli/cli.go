@@ -17,6 +17,7 @@ import (
 	"github.com/spf13/pflag"
 	"golang.org/x/term"
 
+	"github.com/dryfire-dev/dryfire/internal/redact"
 	"github.com/dryfire-dev/dryfire/internal/suggest"
 )
 
@@ -101,7 +102,9 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		ee = &exitError{code: exitUsage, err: cobraError(root, cmd, args, err), usage: true}
 	}
 	if ee.err != nil {
-		fmt.Fprintln(stderr, "dryfire:", ee.err)
+		// An error may quote what an upstream said, and that a key.
+		msg := redact.New(redact.FromEnviron(os.Environ())).String(ee.err.Error())
+		fmt.Fprintln(stderr, "dryfire:", msg)
 	}
 	if ee.usage {
 		fmt.Fprintf(stderr, "Run '%s --help' for usage.\n", cmd.CommandPath())

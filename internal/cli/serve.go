@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/dryfire-dev/dryfire"
+	"github.com/dryfire-dev/dryfire/internal/redact"
 )
 
 type serveOptions struct {
@@ -145,6 +146,11 @@ func onePath(cmd *cobra.Command, args []string) error {
 }
 
 func runServe(ctx context.Context, e *env, o serveOptions, path string) error {
+	// serve's log (its standard error) never shows a secret of the
+	// environment: an upstream's error may quote a key.
+	logged := *e
+	logged.stderr = redact.Writer(e.stderr, redact.New(redact.FromEnviron(e.environ())))
+	e = &logged
 	if o.stdio == (o.http != "") {
 		return usageErr("serve needs one of --stdio or --http ADDR, e.g. --http 7777")
 	}

@@ -6,6 +6,7 @@ package redact
 
 import (
 	"bytes"
+	"io"
 	"net/url"
 	"reflect"
 	"slices"
@@ -172,4 +173,38 @@ func (r Redactor) walk(v reflect.Value, depth int) {
 			v.SetMapIndex(nk, val)
 		}
 	}
+}
+
+// Writer is w with every secret of r replaced in what is written. Each
+// Write is redacted on its own, so a secret must not be split across two
+// writes: dryfire's logs write whole lines.
+func Writer(w io.Writer, r Redactor) io.Writer {
+	if len(r) == 0 {
+		return w
+	}
+	return &writer{w: w, r: r}
+}
+
+type writer struct {
+	w io.Writer
+	r Redactor
+}
+
+func (w *writer) Write(b []byte) (int, error) {
+	if _, err := w.w.Write(w.r.Bytes(b)); err != nil {
+		return 0, err
+	}
+	return len(b), nil
+}
+
+// FromEnviron are the secrets of an environment: FromEnv's, and the
+// credentials of the *_BASE_URL variables (FromURL).
+func FromEnviron(environ []string) []string {
+	out := FromEnv(environ)
+	for _, kv := range environ {
+		if k, v, ok := strings.Cut(kv, "="); ok && strings.HasSuffix(strings.ToUpper(k), "_BASE_URL") {
+			out = append(out, FromURL(v)...)
+		}
+	}
+	return out
 }

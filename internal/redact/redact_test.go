@@ -2,6 +2,9 @@ package redact
 
 import (
 	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
 	"testing"
 )
 
@@ -37,5 +40,18 @@ func TestFromURL(t *testing.T) {
 	}
 	if s := New(got).String(`Post "https://user:pa55word-x@host/v1?key=AIzaSecret123456": dial`); s != `Post "https://user:REDACTED@host/v1?key=REDACTED": dial` {
 		t.Errorf("%s", s)
+	}
+}
+
+func TestWriterAndFromEnviron(t *testing.T) {
+	env := []string{"OPENAI_API_KEY=sk-abcdefgh1234", "OPENAI_BASE_URL=http://u:pa55word-x@h/v1?key=qkey-0123456789", "HOME=/root"}
+	var b strings.Builder
+	w := Writer(&b, New(FromEnviron(env)))
+	fmt.Fprintln(w, "key sk-abcdefgh1234, password pa55word-x, query qkey-0123456789, home /root")
+	if got, want := b.String(), "key REDACTED, password REDACTED, query REDACTED, home /root\n"; got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+	if w := Writer(&b, nil); w != io.Writer(&b) {
+		t.Error("a writer with no secrets is not the writer itself")
 	}
 }
