@@ -18,10 +18,10 @@ import (
 
 // Limits that keep hostile input (alias bombs, deep nesting) from taking
 // the loader down.
-const (
-	maxDepth = 200
-	maxNodes = 1_000_000
-)
+const maxDepth = 200
+
+// maxNodes is a variable so that a test can lower it.
+var maxNodes = 1_000_000
 
 // parseYAML reads the one document of a file. On a syntax error it reports
 // the position and returns nil.
@@ -155,10 +155,11 @@ func atEnd(data []byte, line, col int) bool {
 // converter turns a YAML node tree into plain JSON values, reporting what
 // JSON cannot hold: duplicate keys, merge keys, non-finite numbers, binary.
 type converter struct {
-	d     *diags
-	nodes int  // values converted so far, counting each alias expansion
-	large bool // the document-too-large error is out
-	deep  bool // the nesting error is out
+	d       *diags
+	nodes   int  // values converted so far, counting each alias expansion
+	aliased int  // of those, the copies aliases made
+	large   bool // the document-too-large error is out
+	deep    bool // the nesting error is out
 	// anchored remembers the conversion of each anchored node, so that an
 	// alias neither converts (and reports) it again nor escapes the count
 	// of values (alias bombs).
@@ -208,7 +209,11 @@ func (c *converter) convert(n *yaml.Node, depth int) any {
 	if c.nodes > maxNodes {
 		if !c.large {
 			c.large = true
-			c.d.add(Error, n.Line, n.Column, "document too large: more than %d values once aliases are expanded", maxNodes)
+			if c.aliased > 0 {
+				c.d.add(Error, n.Line, n.Column, "document too large: more than %d values once aliases are expanded", maxNodes)
+			} else {
+				c.d.add(Error, n.Line, n.Column, "document too large: more than %d values; split it into several files", maxNodes)
+			}
 		}
 		return nil
 	}
@@ -222,6 +227,7 @@ func (c *converter) convert(n *yaml.Node, depth int) any {
 	}
 	if a, ok := c.anchored[n]; ok {
 		c.nodes += a.size // an alias expands to the whole value again
+		c.aliased += a.size
 		return a.v
 	}
 	start := c.nodes
