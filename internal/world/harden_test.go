@@ -85,6 +85,8 @@ func TestHostileBehaviorMemoryIsBoundedPerCall(t *testing.T) {
 		{"big int squaring", "    x = 3\n    for i in range(40):\n        x = x * x\n    return {}\n"},
 		{"big int shifting", "    x = 3\n    for i in range(400):\n        x = x << 500\n    return {}\n"},
 		{"split blowup", "    s = ',' * 10000000\n    l = s.split(',')\n    return {}\n"},
+		{"method taken as a value", "    s = 'a' * 100000\n    f = s.replace\n    s = f('', s)\n    return {}\n"},
+		{"bound join in a list", "    s = 'a' * 100000\n    fs = [s.join]\n    s = fs[0]([s] * 10000)\n    return {}\n"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			w := hostileWorld(t, "limits: {memory_mb: 64}", "def h(ctx, args):\n"+tc.body)
@@ -127,12 +129,12 @@ func TestMemoryRewriteKeepsSemantics(t *testing.T) {
     t = (1,) + (2,)
     return {"alias": m, "d": d, "s": s * 2, "n": n, "t": list(t), "j": "-".join(["a", "b"]),
             "r": "aXa".replace("X", "b"), "f": "{}{}".format(1, "z"), "p": "%d%%" % 5, "u": {1: 2} | {3: 4} == {1: 2, 3: 4},
-            "sp": "a,b".split(","), "str": str([1, "a"]), "ext": l.extend([3]) == None and l, "m": max(1, 2) % 2}
+            "sp": "a,b".split(","), "str": str([1, "a"]), "bound": [f("-") for f in ["a b".split]][0], "rep": type("x".replace), "ext": l.extend([3]) == None and l, "m": max(1, 2) % 2}
 `
 	w := hostileWorld(t, "", src)
 	r := newDrill(t, w, Drill{}).Call(Request{Operation: "p/op"})
 	wantOK(t, r)
-	want := `{"alias":[1,2,3],"d":{"a":42},"ext":[1,2,3],"f":"1z","j":"a-b","m":0,"n":24,"p":"5%","r":"aba","s":"xyxy","sp":["a","b"],"str":"[1, \"a\"]","t":[1,2],"u":true}`
+	want := `{"alias":[1,2,3],"bound":["a b"],"d":{"a":42},"ext":[1,2,3],"f":"1z","j":"a-b","m":0,"n":24,"p":"5%","r":"aba","rep":"builtin_function_or_method","s":"xyxy","sp":["a","b"],"str":"[1, \"a\"]","t":[1,2],"u":true}`
 	if got := r.Content(); got != want {
 		t.Errorf("got  %s\nwant %s", got, want)
 	}

@@ -60,6 +60,7 @@ func remaining(t *starlark.Thread) int64 {
 const (
 	opFn     = "__dryfire_op__"
 	methodFn = "__dryfire_method__"
+	attrFn   = "__dryfire_attr__"
 )
 
 var checkedOps = map[syntax.Token]string{
@@ -148,10 +149,18 @@ func rewriteNode(v reflect.Value) reflect.Value {
 				n.Op = syntax.EQ
 			}
 		}
+	case *syntax.DotExpr:
+		// A method taken as a value (f = s.replace) is checked when called.
+		if checkedMethods[n.Name.Name] {
+			return reflect.ValueOf(syntax.Expr(checkCall(n.NamePos, attrFn, n.X, strLit(n.NamePos, n.Name.Name))))
+		}
 	case *syntax.CallExpr:
-		if dot, ok := n.Fn.(*syntax.DotExpr); ok && checkedMethods[dot.Name.Name] {
-			args := append([]syntax.Expr{dot.X, strLit(dot.NamePos, dot.Name.Name)}, n.Args...)
-			return reflect.ValueOf(syntax.Expr(checkCall(n.Lparen, methodFn, args...)))
+		// x.m(...), its x.m already rewritten: one checking call.
+		if c, ok := n.Fn.(*syntax.CallExpr); ok && len(c.Args) == 2 {
+			if id, ok := c.Fn.(*syntax.Ident); ok && id.Name == attrFn {
+				args := append([]syntax.Expr{c.Args[0], c.Args[1]}, n.Args...)
+				return reflect.ValueOf(syntax.Expr(checkCall(n.Lparen, methodFn, args...)))
+			}
 		}
 	}
 	return v
@@ -455,6 +464,25 @@ var builtinMethod = starlark.NewBuiltin(methodFn, func(t *starlark.Thread, b *st
 	return starlark.Call(t, fn, rest, kwargs)
 })
 
+// builtinAttr is x.name for a checked method taken as a value: a callable
+// that charges its estimate before it runs, as a direct call would.
+var builtinAttr = starlark.NewBuiltin(attrFn, func(t *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	x, name := args[0], string(args[1].(starlark.String))
+	fn, err := getAttr(x, name)
+	if err != nil {
+		return nil, err
+	}
+	if _, builtin := fn.(*starlark.Builtin); !builtin {
+		return fn, nil // a field of that name, or a function kept in a struct
+	}
+	return starlark.NewBuiltin(name, func(t *starlark.Thread, _ *starlark.Builtin, rest starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+		if err := charge(t, methodEstimate(t, x, name, rest, kwargs)); err != nil {
+			return nil, err
+		}
+		return starlark.Call(t, fn, rest, kwargs)
+	}).BindReceiver(x), nil
+})
+
 func getAttr(x starlark.Value, name string) (starlark.Value, error) {
 	if h, ok := x.(starlark.HasAttrs); ok {
 		v, err := h.Attr(name)
@@ -471,7 +499,7 @@ func getAttr(x starlark.Value, name string) (starlark.Value, error) {
 // checkedBuiltins wrap the converting built-ins: each charges the size
 // of its result, by its argument, before it runs.
 func checkedBuiltins() starlark.StringDict {
-	out := starlark.StringDict{opFn: builtinOp, methodFn: builtinMethod}
+	out := starlark.StringDict{opFn: builtinOp, methodFn: builtinMethod, attrFn: builtinAttr}
 	perElem := map[string]int64{"list": 16, "tuple": 16, "sorted": 16, "reversed": 16, "enumerate": 48, "set": 48, "dict": 64, "zip": 48}
 	for name, per := range perElem {
 		orig, ok := starlark.Universe[name].(*starlark.Builtin)
