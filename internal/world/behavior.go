@@ -336,15 +336,35 @@ const maxJSONNodes = 1_000_000
 
 // fromStarlark converts a Starlark value into a JSON value.
 func fromStarlark(v starlark.Value, depth int) (any, error) {
-	n := 0
-	return convertStarlark(v, depth, &n)
+	c := &jsonConverter{}
+	return c.convert(v, depth)
 }
 
-func convertStarlark(v starlark.Value, depth int, nodes *int) (any, error) {
-	if depth > 100 {
-		return nil, errors.New("nested too deeply (a cycle?)")
+// maxJSONDepth bounds the nesting of a value converted to JSON.
+const maxJSONDepth = 100
+
+// jsonConverter counts the values made and keeps the containers on the
+// way to the current one, to tell a cycle from deep nesting.
+type jsonConverter struct {
+	nodes int
+	path  []starlark.Value
+}
+
+func (c *jsonConverter) convert(v starlark.Value, depth int) (any, error) {
+	switch v.(type) {
+	case *starlark.List, *starlark.Dict:
+		for _, p := range c.path {
+			if p == v {
+				return nil, fmt.Errorf("a %s that contains itself (a cycle) is not a JSON value", v.Type())
+			}
+		}
+		c.path = append(c.path, v)
+		defer func() { c.path = c.path[:len(c.path)-1] }()
 	}
-	if *nodes++; *nodes > maxJSONNodes {
+	if depth > maxJSONDepth {
+		return nil, fmt.Errorf("nested more than %d levels deep", maxJSONDepth)
+	}
+	if c.nodes++; c.nodes > maxJSONNodes {
 		return nil, fmt.Errorf("more than %d values (lists or dicts shared many times over?)", maxJSONNodes)
 	}
 	switch x := v.(type) {
@@ -365,7 +385,7 @@ func convertStarlark(v starlark.Value, depth int, nodes *int) (any, error) {
 	case *starlark.List:
 		out := make([]any, x.Len())
 		for i := range x.Len() {
-			e, err := convertStarlark(x.Index(i), depth+1, nodes)
+			e, err := c.convert(x.Index(i), depth+1)
 			if err != nil {
 				return nil, err
 			}
@@ -375,7 +395,7 @@ func convertStarlark(v starlark.Value, depth int, nodes *int) (any, error) {
 	case starlark.Tuple:
 		out := make([]any, len(x))
 		for i, e := range x {
-			g, err := convertStarlark(e, depth+1, nodes)
+			g, err := c.convert(e, depth+1)
 			if err != nil {
 				return nil, err
 			}
@@ -389,7 +409,7 @@ func convertStarlark(v starlark.Value, depth int, nodes *int) (any, error) {
 			if !ok {
 				return nil, fmt.Errorf("dict key %s is not a string", kv[0])
 			}
-			e, err := convertStarlark(kv[1], depth+1, nodes)
+			e, err := c.convert(kv[1], depth+1)
 			if err != nil {
 				return nil, err
 			}
