@@ -90,22 +90,26 @@ func main() {
 		time.Sleep(200 * time.Millisecond)
 		return get(client, base+"/world/evidence?limit=100", `"evidence"`)
 	})
-	// Sessions opened and abandoned, spread over the run.
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		every := *duration / time.Duration(max(1, *sessions))
-		tick := time.NewTicker(max(every, time.Microsecond))
-		defer tick.Stop()
-		for i := 0; i < *sessions && ctx.Err() == nil; i++ {
-			<-tick.C
-			if _, err := initialize(client, base); err != nil && ctx.Err() == nil {
-				st.fail("abandoned", err)
-			} else {
-				st.ok("abandoned")
+	// Sessions opened and abandoned, spread over the run by four openers
+	// (one initialize takes a while on a loaded machine).
+	var opened atomic.Int64
+	for range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			every := 4 * *duration / time.Duration(max(1, *sessions))
+			tick := time.NewTicker(max(every, time.Microsecond))
+			defer tick.Stop()
+			for opened.Add(1) <= int64(*sessions) && ctx.Err() == nil {
+				<-tick.C
+				if _, err := initialize(client, base); err != nil && ctx.Err() == nil {
+					st.fail("abandoned", err)
+				} else {
+					st.ok("abandoned")
+				}
 			}
-		}
-	}()
+		}()
+	}
 	// Slow clients, replaced as the server cuts them off.
 	for i := range *slow {
 		wg.Add(1)
