@@ -373,9 +373,13 @@ func (c *converter) scalar(n *yaml.Node) any {
 		c.report(n, "binary values (!!binary) are not supported; use a string")
 		return nil
 	}
-	// A plain number YAML cannot hold in a float64 (1e400) resolves to a
-	// string; sent as either, it would not be what was meant.
+	// A plain number YAML cannot hold resolves to a string: an integer is
+	// kept exactly, as a big one is above; a float beyond a float64 (1e400)
+	// would not be what was meant, sent as either.
 	if n.Style == 0 && n.ShortTag() == "!!str" && jsonNumber.MatchString(n.Value) {
+		if !strings.ContainsAny(n.Value, ".eE") {
+			return json.Number(n.Value) // an integer too long for YAML's own: kept exactly
+		}
 		c.report(n, "%s is beyond the range of a float64 (about ±1.8e308); write a smaller number, or quote it to make it a string", value.Truncate(n.Value, 40))
 		return nil
 	}
