@@ -1,0 +1,121 @@
+package cli
+
+import (
+	"embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/dryfire-dev/dryfire/internal/atomicfile"
+)
+
+//go:embed initdata
+var initData embed.FS
+
+// initSets are the files each part of `dryfire init` writes, in order.
+var initSets = []struct {
+	flag  string // "" for the starter suite, always written
+	files []string
+}{
+	{"", []string{"agent.dryfire.yaml"}},
+	{"world", []string{"notes.world.yaml", "behaviors.star", "world.dryfire.yaml"}},
+	{"agent-command", []string{"command.dryfire.yaml", "agent.py", "cassettes/command/the-agent-looks-the-order-up.json"}},
+}
+
+type initOptions struct {
+	world, command, force bool
+}
+
+func newInitCommand(e *env) *cobra.Command {
+	var o initOptions
+	cmd := &cobra.Command{
+		Use:   "init [DIR]",
+		Short: "Write a starter suite that passes at once",
+		Long: `Write a starter suite into DIR (default: the current directory): one
+tool, its mocks and two cases on the offline script model, commented,
+passing as written. With --world, also a stateful world (a package of
+notes with Starlark behaviors) and a suite of drills on it; with
+--agent-command, also an existing-agent suite whose agent is a small
+Python program (standard library only; it needs python3 on PATH).
+
+Existing files are never overwritten unless --force is given: init then
+writes nothing and names them.`,
+		Example: `  dryfire init && dryfire run .
+  dryfire init my-agent --world --agent-command`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 1 {
+				return usageErr("init takes at most one directory, got %d arguments", len(args))
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			dir := "."
+			if len(args) == 1 {
+				dir = args[0]
+			}
+			return runInit(e, o, dir)
+		},
+	}
+	f := cmd.Flags()
+	f.BoolVar(&o.world, "world", false, "also write a stateful world (notes.world.yaml, behaviors.star) and drills on it (world.dryfire.yaml)")
+	f.BoolVar(&o.command, "agent-command", false, "also write an existing-agent suite (command.dryfire.yaml), its agent (agent.py) and its cassette")
+	f.BoolVar(&o.force, "force", false, "overwrite files that exist")
+	return cmd
+}
+
+func runInit(e *env, o initOptions, dir string) error {
+	var files []string
+	for _, set := range initSets {
+		if set.flag == "" || set.flag == "world" && o.world || set.flag == "agent-command" && o.command {
+			files = append(files, set.files...)
+		}
+	}
+	if fi, err := os.Stat(dir); err == nil && !fi.IsDir() {
+		return &exitError{code: exitUsage, err: fmt.Errorf("%s is a file, not a directory", dir)}
+	}
+	if !o.force {
+		var exist []string
+		for _, name := range files {
+			if _, err := os.Lstat(filepath.Join(dir, filepath.FromSlash(name))); err == nil {
+				exist = append(exist, filepath.Join(dir, filepath.FromSlash(name)))
+			} else if !errors.Is(err, fs.ErrNotExist) {
+				return &exitError{code: exitInfra, err: err}
+			}
+		}
+		if len(exist) > 0 {
+			return &exitError{code: exitUsage, err: fmt.Errorf("not overwriting %s (--force overwrites); nothing was written", strings.Join(exist, ", "))}
+		}
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return &exitError{code: exitInfra, err: fmt.Errorf("creating %s: %w", dir, err)}
+	}
+	for _, name := range files {
+		data, err := initData.ReadFile("initdata/" + name)
+		if err != nil {
+			return &exitError{code: exitInfra, err: err}
+		}
+		perm := os.FileMode(0o644)
+		if strings.HasSuffix(name, ".py") {
+			perm = 0o755
+		}
+		path := filepath.Join(dir, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			return &exitError{code: exitInfra, err: fmt.Errorf("creating %s: %w", filepath.Dir(path), err)}
+		}
+		if err := atomicfile.Write(path, data, perm); err != nil {
+			return &exitError{code: exitInfra, err: fmt.Errorf("writing %s: %w", path, err)}
+		}
+		fmt.Fprintf(e.stdout, "wrote %s\n", path)
+	}
+	run := "dryfire run " + dir
+	if dir == "." {
+		run = "dryfire run ."
+	}
+	fmt.Fprintf(e.stdout, "next: %s\n", run)
+	return nil
+}
