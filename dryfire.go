@@ -150,6 +150,22 @@ func (p *Project) CaseCount() int {
 	return n
 }
 
+// CasePos is where the case named name of the suite file suite (as in a
+// CaseResult) is written, or a zero Pos when there is no such case.
+func (p *Project) CasePos(suite, name string) Pos {
+	for _, s := range p.suites {
+		if s.File != suite {
+			continue
+		}
+		for _, c := range s.Cases {
+			if c.Name == name {
+				return Pos{File: c.Pos.File, Line: c.Pos.Line, Col: c.Pos.Col}
+			}
+		}
+	}
+	return Pos{}
+}
+
 // RunOptions control Project.Run; nil means the defaults of every field.
 type RunOptions struct {
 	// Concurrency is how many cases run at once (default 8). Results do

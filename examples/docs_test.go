@@ -5,9 +5,13 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"testing"
 
+	"go.yaml.in/yaml/v4"
+
 	"github.com/dryfire-dev/dryfire"
+	"github.com/dryfire-dev/dryfire/internal/cli"
 )
 
 // TestDocsWorlds writes the files of docs/worlds.md (each fenced block
@@ -41,6 +45,54 @@ func TestDocsWorlds(t *testing.T) {
 	for _, c := range rep.Cases {
 		if c.Status != dryfire.Passed || c.Verdict != dryfire.Passed {
 			t.Errorf("%s: %s %s %+v", c.Name, c.Status, c.Reason, c.Checks)
+		}
+	}
+}
+
+// TestDocsCI checks the workflows of docs/ci.md: each block is YAML, and
+// each dryfire command in it runs as written on this repository (with
+// GITHUB_ACTIONS=true, as on GitHub), exit 0.
+func TestDocsCI(t *testing.T) {
+	page, err := os.ReadFile("../docs/ci.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	block := regexp.MustCompile("(?s)<!-- ci: ([a-z]+) -->\n```yaml\n(.*?)```")
+	command := regexp.MustCompile(`(?m)^\s*(?:- )?(?:run: )?dryfire (.+)$`)
+	blocks := block.FindAllSubmatch(page, -1)
+	if len(blocks) != 2 {
+		t.Fatalf("found %d CI blocks in docs/ci.md; want 2", len(blocks))
+	}
+	for _, m := range blocks {
+		var doc map[string]any
+		if err := yaml.Unmarshal(m[2], &doc); err != nil || len(doc) == 0 {
+			t.Errorf("%s: not YAML: %v", m[1], err)
+		}
+		cmds := command.FindAllSubmatch(m[2], -1)
+		if len(cmds) == 0 {
+			t.Errorf("%s: no dryfire command", m[1])
+		}
+		for _, c := range cmds {
+			args := strings.Fields(string(c[1]))
+			dir := t.TempDir()
+			for i, a := range args {
+				switch {
+				case strings.HasPrefix(a, "examples/"):
+					args[i] = filepath.Join("..", a)
+				case strings.HasSuffix(a, ".xml") || strings.HasSuffix(a, ".json"):
+					args[i] = filepath.Join(dir, a)
+				}
+			}
+			t.Setenv("GITHUB_ACTIONS", "true")
+			t.Setenv("GITHUB_STEP_SUMMARY", filepath.Join(dir, "summary.md"))
+			t.Setenv("CI", "true")
+			var out, errOut strings.Builder
+			if code := cli.Main(args, strings.NewReader(""), &out, &errOut); code != 0 {
+				t.Errorf("%s: dryfire %s: exit %d\n%s%s", m[1], c[1], code, out.String(), errOut.String())
+			}
+			if s, err := os.ReadFile(filepath.Join(dir, "summary.md")); err != nil || !strings.HasPrefix(string(s), "### dryfire: 3 passed, 0 failed") {
+				t.Errorf("%s: job summary %q, %v", m[1], s, err)
+			}
 		}
 	}
 }

@@ -170,6 +170,12 @@ func runRun(cmd *cobra.Command, e *env, o runOptions, args []string) error {
 	}
 	printer.Finish(rep)
 	code := runExit(rep)
+	if onGitHub(e) {
+		ghCases(text, p, rep)
+		if err := ghSummary(e, rep); err != nil {
+			fmt.Fprintln(e.stderr, "dryfire:", err)
+		}
+	}
 	if err := writeReports(e, rep, o); err != nil {
 		fmt.Fprintln(e.stderr, "dryfire:", err)
 		if code == exitOK {

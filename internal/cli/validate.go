@@ -74,6 +74,9 @@ func loadProject(e *env, python string, args []string, consequence string) (*dry
 		for _, d := range ds {
 			fmt.Fprintln(e.stderr, d)
 		}
+		if onGitHub(e) {
+			ghDiagnostics(e.stderr, ds)
+		}
 		errs, warns := ds.Count()
 		fmt.Fprintf(e.stderr, "%s, %s%s\n", count(errs, "error"), count(warns, "warning"), consequence)
 		return nil, &exitError{code: exitUsage}
@@ -82,6 +85,9 @@ func loadProject(e *env, python string, args []string, consequence string) (*dry
 	}
 	for _, d := range p.Warnings {
 		fmt.Fprintln(e.stderr, d)
+	}
+	if onGitHub(e) {
+		ghDiagnostics(e.stderr, p.Warnings)
 	}
 	return p, nil
 }

@@ -1,0 +1,171 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/dryfire-dev/dryfire"
+)
+
+// On GitHub Actions (GITHUB_ACTIONS=true) a run speaks the runner's own
+// language: each spec error or warning and each case that did not pass is
+// also a workflow command (::error file=…,line=…::…), which GitHub shows as
+// an annotation on that line of the file, and a Markdown summary of the
+// run is appended to the file GITHUB_STEP_SUMMARY names.
+
+// maxAnnotations bounds the annotations one run prints: GitHub shows ten
+// per step, and a big failing suite would flood the log.
+const maxAnnotations = 50
+
+// maxSummaryRows bounds the failed cases listed in the job summary.
+const maxSummaryRows = 100
+
+func onGitHub(e *env) bool { return e.getenv("GITHUB_ACTIONS") == "true" }
+
+// ghDiagnostics writes spec diagnostics as workflow commands.
+func ghDiagnostics(w io.Writer, ds dryfire.Diagnostics) {
+	for i, d := range ds {
+		if i == maxAnnotations {
+			fmt.Fprintf(w, "::warning::%d more diagnostics are not annotated; the log lists them all\n", len(ds)-i)
+			return
+		}
+		kind := "error"
+		if d.Severity == dryfire.SeverityWarning {
+			kind = "warning"
+		}
+		fmt.Fprintf(w, "::%s file=%s,line=%d,col=%d::%s\n", kind, ghProperty(d.Pos.File), d.Pos.Line, d.Pos.Col, ghData(d.Message))
+	}
+}
+
+// ghCases writes the cases of rep that did not pass as error annotations,
+// at the first failed check when there is one, else at the case.
+func ghCases(w io.Writer, p *dryfire.Project, rep *dryfire.Report) {
+	n := 0
+	for i := range rep.Cases {
+		c := &rep.Cases[i]
+		if c.Status != dryfire.Failed && c.Status != dryfire.Errored {
+			continue
+		}
+		if n == maxAnnotations {
+			fmt.Fprintf(w, "::warning::more cases did not pass than are annotated (%d); the log lists them all\n", maxAnnotations)
+			return
+		}
+		n++
+		file, line := ghWhere(p, c)
+		title := c.Suite + ": " + c.Name
+		msg := ghMessage(c)
+		if file == "" {
+			fmt.Fprintf(w, "::error title=%s::%s\n", ghProperty(title), ghData(msg))
+			continue
+		}
+		fmt.Fprintf(w, "::error file=%s,line=%d,title=%s::%s\n", ghProperty(file), line, ghProperty(title), ghData(msg))
+	}
+}
+
+// ghWhere is the file and line a case's annotation points at.
+func ghWhere(p *dryfire.Project, c *dryfire.CaseResult) (string, int) {
+	for _, ch := range c.Checks {
+		if ch.Passed {
+			continue
+		}
+		if i := strings.LastIndexByte(ch.At, ':'); i > 0 {
+			if line, err := strconv.Atoi(ch.At[i+1:]); err == nil {
+				return ch.At[:i], line
+			}
+		}
+	}
+	if pos := p.CasePos(c.Suite, c.Name); pos.File != "" {
+		return pos.File, pos.Line
+	}
+	return "", 0
+}
+
+// ghMessage says why a case did not pass, in a few lines.
+func ghMessage(c *dryfire.CaseResult) string {
+	var lines []string
+	if c.Status == dryfire.Errored {
+		lines = append(lines, "error: "+c.Reason)
+	}
+	for _, ch := range c.Checks {
+		if !ch.Passed {
+			lines = append(lines, "check failed at "+ch.At+": "+ch.Check, "  "+ch.Message)
+		}
+	}
+	if len(lines) == 0 {
+		lines = append(lines, string(c.Status)+": "+c.Reason)
+	}
+	if len(lines) > 12 {
+		lines = append(lines[:12], "…")
+	}
+	return strings.Join(lines, "\n")
+}
+
+// ghData escapes the message of a workflow command.
+func ghData(s string) string {
+	return strings.NewReplacer("%", "%25", "\r", "%0D", "\n", "%0A").Replace(s)
+}
+
+// ghProperty escapes a property value of a workflow command.
+func ghProperty(s string) string {
+	return strings.NewReplacer("%", "%25", "\r", "%0D", "\n", "%0A", ":", "%3A", ",", "%2C").Replace(s)
+}
+
+// ghSummary appends the run's Markdown summary to GITHUB_STEP_SUMMARY.
+func ghSummary(e *env, rep *dryfire.Report) error {
+	path := e.getenv("GITHUB_STEP_SUMMARY")
+	if path == "" {
+		return nil
+	}
+	var b strings.Builder
+	s := rep.Summary
+	fmt.Fprintf(&b, "### dryfire: %d passed, %d failed", s.Passed, s.Failed)
+	if s.Error > 0 {
+		fmt.Fprintf(&b, ", %s", count(s.Error, "error"))
+	}
+	if s.Skipped > 0 {
+		fmt.Fprintf(&b, ", %d skipped", s.Skipped)
+	}
+	b.WriteString("\n\n")
+	rows := 0
+	for i := range rep.Cases {
+		c := &rep.Cases[i]
+		if c.Status != dryfire.Failed && c.Status != dryfire.Errored {
+			continue
+		}
+		if rows == 0 {
+			b.WriteString("| status | suite | case | why |\n|---|---|---|---|\n")
+		}
+		if rows == maxSummaryRows {
+			fmt.Fprintf(&b, "\n%d more cases did not pass; the log lists them all.\n", s.Failed+s.Error-rows)
+			break
+		}
+		rows++
+		why := strings.SplitN(ghMessage(c), "\n", 2)[0]
+		fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", c.Status, mdCell(c.Suite), mdCell(c.Name), mdCell(why))
+	}
+	if rows == 0 {
+		b.WriteString("Every case passed.\n")
+	}
+	b.WriteString("\n")
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	if err != nil {
+		return fmt.Errorf("writing the job summary (GITHUB_STEP_SUMMARY): %w", err)
+	}
+	if _, err := f.WriteString(b.String()); err != nil {
+		f.Close()
+		return fmt.Errorf("writing the job summary (GITHUB_STEP_SUMMARY): %w", err)
+	}
+	return f.Close()
+}
+
+// mdCell is s fit for a Markdown table cell: one line, pipes escaped.
+func mdCell(s string) string {
+	s = strings.NewReplacer("\r", " ", "\n", " ", "|", `\|`).Replace(s)
+	if r := []rune(s); len(r) > 200 {
+		s = string(r[:200]) + "…"
+	}
+	return s
+}
