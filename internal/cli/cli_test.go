@@ -8,7 +8,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
+	"time"
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
@@ -77,8 +79,30 @@ func TestScript(t *testing.T) {
 			"readme":      cmdReadme,
 			"jsonsummary": cmdJSONSummary,
 			"junit":       cmdJUnit,
+			"waitgrep":    cmdWaitGrep,
 		},
 	})
+}
+
+// waitgrep FILE RE polls FILE until it matches RE, for up to 60 s: a
+// background command (run --watch) has done its next step.
+func cmdWaitGrep(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: waitgrep FILE RE")
+	}
+	re, err := regexp.Compile(args[1])
+	ts.Check(err)
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		data, _ := os.ReadFile(ts.MkAbs(args[0]))
+		if re.Match(data) {
+			return
+		}
+		if time.Now().After(deadline) {
+			ts.Fatalf("after 60 s, %s does not match %s:\n%s", args[0], args[1], data)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }
 
 // readme MARKER FILE writes the README's fenced block that has a line

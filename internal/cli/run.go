@@ -28,6 +28,7 @@ type runOptions struct {
 	seed        int64
 	keepWS      bool
 	clock       string
+	watch       bool
 }
 
 func newRunCommand(e *env) *cobra.Command {
@@ -77,9 +78,13 @@ skipped; a second Ctrl-C stops at once).`,
   dryfire run suites/ -v                             # show passing checks too
   dryfire run suites/ --record none                  # replay only, offline
   dryfire run s.dryfire.yaml --filter '^a$' --record all  # re-record case a
-  dryfire run suites/ --python .venv/bin/python      # for impl: mocks`,
+  dryfire run suites/ --python .venv/bin/python      # for impl: mocks
+  dryfire run suites/ --watch                        # again on every change`,
 		Args: paths,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if o.watch {
+				return runWatch(cmd, e, o, args)
+			}
 			return runRun(cmd, e, o, args)
 		},
 	}
@@ -95,6 +100,7 @@ skipped; a second Ctrl-C stops at once).`,
 	f.Int64Var(&o.seed, "seed", 0, "world suites: run every drill with seed `N` (over the case's seed: and the world's); recorded in every report")
 	f.BoolVar(&o.keepWS, "keep-workspaces", false, "keep the workspace directories (workspace:) of cases that did not pass, instead of removing them; the report says where each is")
 	f.StringVar(&o.clock, "clock", "", "agent.command programs read the time as starting at `TIME` (RFC 3339, e.g. 2026-01-02T03:04:05Z), over agent.clock's; sets TZ (agent.clock's zone, else UTC), DRYFIRE_NOW and, where libfaketime is installed, the time of dynamically linked programs")
+	f.BoolVar(&o.watch, "watch", false, "run, then run again whenever a file under PATH changes (suites, worlds, behaviors, impl modules, cassettes; a change to suite files only re-runs those), until Ctrl-C")
 	addLoadFlags(cmd, e, &o.python)
 	return cmd
 }
