@@ -200,6 +200,14 @@ type RunOptions struct {
 	// programs get it with their case's MCP URL as DRYFIRE_MCP_COMMAND
 	// and DRYFIRE_MCP_ARGV. dryfire run sets its own executable.
 	MCPBridge []string
+	// Only, when set, runs only the cases it accepts (after Filter), by
+	// suite file and name as in a CaseResult: how --last-failed re-runs
+	// the cases a report says did not pass.
+	Only func(suite, name string) bool
+	// FailFast starts no case after one that failed or erred: the cases
+	// not started are reported as skipped. With Concurrency 1 these are
+	// all the cases after the first failure.
+	FailFast bool
 }
 
 // RecordMode says when model calls are recorded into cassettes (one file
@@ -241,7 +249,7 @@ func (p *Project) Run(ctx context.Context, opts *RunOptions) (*Report, error) {
 	if opts == nil {
 		opts = &RunOptions{}
 	}
-	ro := runner.Options{Concurrency: opts.Concurrency, Impl: p.impl, Record: cassette.Mode(opts.Record), Env: opts.Env, Seed: opts.Seed, KeepWorkspaces: opts.KeepWorkspaces, Clock: opts.Clock, MCPBridge: opts.MCPBridge}
+	ro := runner.Options{Concurrency: opts.Concurrency, Impl: p.impl, Record: cassette.Mode(opts.Record), Env: opts.Env, Seed: opts.Seed, KeepWorkspaces: opts.KeepWorkspaces, Clock: opts.Clock, MCPBridge: opts.MCPBridge, Only: opts.Only, FailFast: opts.FailFast}
 	if opts.Progress != nil {
 		ro.Progress = progress{opts.Progress}
 	}

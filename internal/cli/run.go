@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/dryfire-dev/dryfire"
 	"github.com/dryfire-dev/dryfire/internal/atomicfile"
+	"github.com/dryfire-dev/dryfire/internal/safeio"
 	"github.com/dryfire-dev/dryfire/internal/spec"
 )
 
@@ -29,6 +31,8 @@ type runOptions struct {
 	keepWS      bool
 	clock       string
 	watch       bool
+	failFast    bool
+	lastFailed  string
 }
 
 func newRunCommand(e *env) *cobra.Command {
@@ -79,7 +83,9 @@ skipped; a second Ctrl-C stops at once).`,
   dryfire run suites/ --record none                  # replay only, offline
   dryfire run s.dryfire.yaml --filter '^a$' --record all  # re-record case a
   dryfire run suites/ --python .venv/bin/python      # for impl: mocks
-  dryfire run suites/ --watch                        # again on every change`,
+  dryfire run suites/ --watch                        # again on every change
+  dryfire run suites/ --fail-fast -j 1               # stop at the first failure
+  dryfire run suites/ --last-failed report.json      # re-run what failed there`,
 		Args: paths,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if o.watch {
@@ -100,6 +106,8 @@ skipped; a second Ctrl-C stops at once).`,
 	f.Int64Var(&o.seed, "seed", 0, "world suites: run every drill with seed `N` (over the case's seed: and the world's); recorded in every report")
 	f.BoolVar(&o.keepWS, "keep-workspaces", false, "keep the workspace directories (workspace:) of cases that did not pass, instead of removing them; the report says where each is")
 	f.StringVar(&o.clock, "clock", "", "agent.command programs read the time as starting at `TIME` (RFC 3339, e.g. 2026-01-02T03:04:05Z), over agent.clock's; sets TZ (agent.clock's zone, else UTC), DRYFIRE_NOW and, where libfaketime is installed, the time of dynamically linked programs")
+	f.BoolVar(&o.failFast, "fail-fast", false, "start no case after one that failed or erred; the cases not started are reported as skipped (with -j 1, all those after the first failure)")
+	f.StringVar(&o.lastFailed, "last-failed", "", "re-run only the cases that failed or erred in `REPORT`, the --json report of an earlier run (all of them when none did), e.g. --last-failed report.json")
 	f.BoolVar(&o.watch, "watch", false, "run, then run again whenever a file under PATH changes (suites, worlds, behaviors, impl modules, cassettes; a change to suite files only re-runs those), until Ctrl-C")
 	addLoadFlags(cmd, e, &o.python)
 	return cmd
@@ -139,6 +147,13 @@ func runRun(cmd *cobra.Command, e *env, o runOptions, args []string) error {
 			text = e.stderr
 		}
 	}
+	var only func(suite, name string) bool
+	if o.lastFailed != "" {
+		var err error
+		if only, err = lastFailed(e, o.lastFailed); err != nil {
+			return err
+		}
+	}
 	p, err := loadProject(e, o.python, args, ": nothing ran")
 	if err != nil {
 		return err
@@ -161,7 +176,7 @@ func runRun(cmd *cobra.Command, e *env, o runOptions, args []string) error {
 		}
 		clock = &t
 	}
-	ro := &dryfire.RunOptions{Concurrency: o.concurrency, Filter: o.filter, Progress: progress, Record: record, Env: e.environ(), KeepWorkspaces: o.keepWS, Clock: clock, MCPBridge: selfBridge()}
+	ro := &dryfire.RunOptions{Concurrency: o.concurrency, Filter: o.filter, Progress: progress, Record: record, Env: e.environ(), KeepWorkspaces: o.keepWS, Clock: clock, MCPBridge: selfBridge(), Only: only, FailFast: o.failFast}
 	if cmd.Flags().Changed("seed") {
 		ro.Seed = &o.seed
 	}
@@ -173,6 +188,9 @@ func runRun(cmd *cobra.Command, e *env, o runOptions, args []string) error {
 	}
 	if progress.none && o.filter != "" {
 		return usageErr("--filter %q matches none of the %s; nothing ran", o.filter, count(p.CaseCount(), "case"))
+	}
+	if progress.none && only != nil {
+		return usageErr("none of the cases that did not pass in %s is in these suites; nothing ran", o.lastFailed)
 	}
 	printer.Finish(rep)
 	code := runExit(rep)
@@ -317,4 +335,35 @@ func regexpProblem(err error) string {
 		return fmt.Sprintf("%s in %q", se.Code, se.Expr)
 	}
 	return err.Error()
+}
+
+// lastFailed reads the JSON report of an earlier run and selects the cases
+// that failed or erred in it; nil (every case) when none did.
+func lastFailed(e *env, path string) (func(suite, name string) bool, error) {
+	data, err := safeio.ReadFile(path, "report", safeio.Limit(safeio.MaxData))
+	if err != nil {
+		return nil, usageErr("--last-failed: %v", err)
+	}
+	var r struct {
+		Cases []struct {
+			Suite  string `json:"suite"`
+			Name   string `json:"name"`
+			Status string `json:"status"`
+		} `json:"cases"`
+	}
+	if err := json.Unmarshal(data, &r); err != nil || r.Cases == nil {
+		return nil, usageErr("--last-failed: %s is not the JSON report of a run (--json)", path)
+	}
+	failed := map[[2]string]bool{}
+	for _, c := range r.Cases {
+		if c.Status == "failed" || c.Status == "error" {
+			failed[[2]string{c.Suite, c.Name}] = true
+		}
+	}
+	if len(failed) == 0 {
+		fmt.Fprintf(e.stderr, "no case failed in %s: running them all\n", path)
+		return nil, nil
+	}
+	fmt.Fprintf(e.stderr, "re-running the %s that did not pass in %s\n", count(len(failed), "case"), path)
+	return func(suite, name string) bool { return failed[[2]string{suite, name}] }, nil
 }

@@ -45,6 +45,12 @@ const DefaultConcurrency = 8
 type Options struct {
 	Concurrency int            // cases at once; <1 means DefaultConcurrency
 	Filter      *regexp.Regexp // run only cases whose name matches
+	// Only, when set, runs only the cases it accepts (after Filter), by
+	// suite file and case name.
+	Only func(suite, name string) bool
+	// FailFast starts no case after one that failed or erred; those not
+	// started are skipped (failFastReason).
+	FailFast bool
 	Impl        mock.Impl      // passthrough code; nil: impl unavailable
 	// Progress, when set, hears about each case as it starts and ends.
 	// Calls are serialised; index is the case's place in the report.
@@ -127,6 +133,9 @@ type live struct {
 // interruptedReason is the reason of a case the run never started.
 const interruptedReason = "interrupted before it started"
 
+// failFastReason is why a case after a failure is skipped (FailFast).
+const failFastReason = "not run: an earlier case did not pass (--fail-fast)"
+
 // Run runs every selected case and returns the report. It returns an
 // error, and runs nothing, when a suite cannot be run by this build.
 //
@@ -157,7 +166,7 @@ func Run(ctx context.Context, suites []*spec.Suite, opts Options) (*report.Repor
 			paths = cassette.Paths(s.File, names)
 		}
 		for i, c := range s.Cases {
-			if opts.Filter != nil && !opts.Filter.MatchString(c.Name) {
+			if opts.Filter != nil && !opts.Filter.MatchString(c.Name) || opts.Only != nil && !opts.Only(s.File, c.Name) {
 				continue
 			}
 			j := job{suite: s, set: set, tools: tools, c: c, id: strconv.Itoa(len(jobs) + 1)}
@@ -202,6 +211,7 @@ func Run(ctx context.Context, suites []*spec.Suite, opts Options) (*report.Repor
 	// Workers take the next case by index: no dispatcher goroutine, no
 	// hand-off per case.
 	var next atomic.Int64
+	var failed atomic.Bool // FailFast: a case did not pass
 	var wg sync.WaitGroup
 	for range min(n, len(jobs)) {
 		wg.Add(1)
@@ -213,13 +223,21 @@ func Run(ctx context.Context, suites []*spec.Suite, opts Options) (*report.Repor
 					return
 				}
 				j := jobs[i]
-				if ctx.Err() != nil {
+				switch {
+				case ctx.Err() != nil:
 					c := base(j)
 					c.Status, c.Reason = report.Skipped, interruptedReason
 					rep.Cases[i] = c
-				} else {
+				case opts.FailFast && failed.Load():
+					c := base(j)
+					c.Status, c.Reason = report.Skipped, failFastReason
+					rep.Cases[i] = c
+				default:
 					progress(func() { opts.Progress.CaseStarted(i, j.suite.File, j.c.Name) })
 					rep.Cases[i] = runCase(ctx, j, opts, lv)
+					if st := rep.Cases[i].Status; st == report.Failed || st == report.Errored {
+						failed.Store(true)
+					}
 				}
 				lv.red.Walk(&rep.Cases[i])
 				progress(func() { opts.Progress.CaseDone(i, &rep.Cases[i]) })
