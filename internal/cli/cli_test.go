@@ -10,8 +10,8 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"time"
 	"testing"
+	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
 

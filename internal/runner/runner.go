@@ -51,7 +51,7 @@ type Options struct {
 	// FailFast starts no case after one that failed or erred; those not
 	// started are skipped (failFastReason).
 	FailFast bool
-	Impl        mock.Impl      // passthrough code; nil: impl unavailable
+	Impl     mock.Impl // passthrough code; nil: impl unavailable
 	// Progress, when set, hears about each case as it starts and ends.
 	// Calls are serialised; index is the case's place in the report.
 	Progress Progress
