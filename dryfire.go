@@ -123,7 +123,7 @@ func Load(opts *LoadOptions, paths ...string) (*Project, error) {
 		}
 		return err
 	}
-	suites, ds := world.LoadFiles(files, &spec.Options{ResolveImpl: resolve}, opts.Root)
+	suites, ds := world.LoadFiles(files, &spec.Options{ResolveImpl: resolve, Root: opts.Root}, opts.Root)
 	if ds.HasErrors() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()

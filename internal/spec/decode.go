@@ -98,7 +98,8 @@ func items(n *yaml.Node, val any) iter.Seq2[int, item] {
 }
 
 func (x *decoder) pos(n *yaml.Node) Pos {
-	return Pos{File: x.file, Line: max(n.Line, 1), Col: max(n.Column, 1)}
+	file, line := x.d.realPos(max(n.Line, 1))
+	return Pos{File: file, Line: line, Col: max(n.Column, 1)}
 }
 
 func str(val any) string {
@@ -192,7 +193,12 @@ func (x *decoder) suite(root *yaml.Node, doc any) *Suite {
 		nameKey, nameNode := lookup(cn.n, "name")
 		if c.Name != "" && nameNode != nil {
 			if f, dup := firstCase[c.Name]; dup {
-				x.errorf(nameNode, "duplicate case name %q (first at line %d); case names are unique within a suite", c.Name, f.Line)
+				first := x.pos(f)
+				where := fmt.Sprintf("line %d", first.Line)
+				if first.File != x.pos(nameNode).File {
+					where = first.FileLine()
+				}
+				x.errorf(nameNode, "duplicate case name %q (first at %s); case names are unique within a suite", c.Name, where)
 			} else {
 				firstCase[c.Name] = nameKey
 			}

@@ -2,6 +2,7 @@ package spec
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -77,10 +78,16 @@ func (ds Diagnostics) Error() string {
 	return b.String()
 }
 
-// sortWithin orders the diagnostics of one file by position, then message.
-func sortWithin(ds []Diagnostic) {
+// sortWithin orders the diagnostics of one file by position, then message;
+// those in the file itself come first, then each data file's (cases from
+// data), in the order the suite names them.
+func sortWithin(ds []Diagnostic, files ...string) {
+	rank := func(f string) int { return slices.Index(files, f) }
 	sort.SliceStable(ds, func(i, j int) bool {
 		a, b := ds[i], ds[j]
+		if a.Pos.File != b.Pos.File {
+			return rank(a.Pos.File) < rank(b.Pos.File)
+		}
 		if a.Pos.Line != b.Pos.Line {
 			return a.Pos.Line < b.Pos.Line
 		}
@@ -99,6 +106,8 @@ type diags struct {
 	kind, empty string
 	list        []Diagnostic
 	seen        map[string]bool
+	// sources are the data files whose rows made cases (virtualLine).
+	sources []string
 }
 
 func (d *diags) add(sev Severity, line, col int, format string, args ...any) {
@@ -109,7 +118,8 @@ func (d *diags) add(sev Severity, line, col int, format string, args ...any) {
 		col = 1
 	}
 	msg := fmt.Sprintf(format, args...)
-	key := fmt.Sprintf("%d:%d:%d:%s", sev, line, col, msg)
+	file, line := d.realPos(line)
+	key := fmt.Sprintf("%d:%s:%d:%d:%s", sev, file, line, col, msg)
 	if d.seen == nil {
 		d.seen = map[string]bool{}
 	}
@@ -117,7 +127,7 @@ func (d *diags) add(sev Severity, line, col int, format string, args ...any) {
 		return
 	}
 	d.seen[key] = true
-	d.list = append(d.list, Diagnostic{Pos: Pos{File: d.file, Line: line, Col: col}, Severity: sev, Message: msg})
+	d.list = append(d.list, Diagnostic{Pos: Pos{File: file, Line: line, Col: col}, Severity: sev, Message: msg})
 }
 
 func (d *diags) kindName() string {

@@ -18,6 +18,10 @@ type Options struct {
 	// names a callable. Nil means passthrough mocks are unavailable, and
 	// every impl is reported as such.
 	ResolveImpl func(ref string) error
+	// Root is the project root the data files of cases (from:) must stay
+	// inside; "" is the current directory when the suite is inside it,
+	// else the suite's directory.
+	Root string
 }
 
 // IsSuiteFile reports whether a file name is a suite by its name.
@@ -115,7 +119,7 @@ func Parse(file string, data []byte, opts *Options) (*Suite, Diagnostics) {
 	}
 	d := &diags{file: file}
 	s := parse(file, data, opts, d)
-	sortWithin(d.list)
+	sortWithin(d.list, append([]string{file}, d.sources...)...)
 	return s, Diagnostics(d.list)
 }
 
@@ -124,6 +128,7 @@ func parse(file string, data []byte, opts *Options, d *diags) *Suite {
 	if root == nil {
 		return nil
 	}
+	expandData(root, file, opts, d)
 	conv := newConverter(d)
 	doc := conv.convert(root, 0)
 	if conv.large {

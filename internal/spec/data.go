@@ -1,0 +1,482 @@
+package spec
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/csv"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+
+	"go.yaml.in/yaml/v4"
+
+	"github.com/dryfire-dev/dryfire/internal/safeio"
+	"github.com/dryfire-dev/dryfire/internal/suggest"
+)
+
+// Cases from data: an item of cases: with a from: key is a template, and
+// each row of the data file it names (JSON Lines, a JSON array, CSV with a
+// header, or a YAML list) becomes one case, the template with every
+// {{column}} in its strings replaced by the row's value. A string that is
+// one placeholder and nothing else takes the value with its JSON type (a
+// number, an object); inside a longer string a value is its text.
+//
+// The rows become YAML nodes before anything else reads the suite, so a
+// row's case is validated and run as an inline one. Its nodes carry a
+// virtual line that names the data file and the row's line (virtualLine),
+// and every position made from them is that file and line.
+
+// maxRows bounds the rows one data file may give.
+const maxRows = 1_000_000
+
+// maxDataLine bounds one line of a JSON Lines file.
+const maxDataLine = 4 << 20
+
+// A virtual line is (source+1)<<lineBits | line: source indexes the
+// diagnostics' data files.
+const lineBits = 32
+
+func virtualLine(source, line int) int { return (source+1)<<lineBits | line }
+
+// realPos maps a position that may be virtual to its file and line.
+func (d *diags) realPos(line int) (string, int) {
+	if line>>lineBits == 0 || line>>lineBits > len(d.sources) {
+		return d.file, line
+	}
+	return d.sources[line>>lineBits-1], line & (1<<lineBits - 1)
+}
+
+var placeholder = regexp.MustCompile(`\{\{\s*([^{}\s]+)\s*\}\}`)
+
+// row is one row of a data file: its line and its values by column.
+type row struct {
+	line   int
+	values map[string]any
+}
+
+// expandData replaces the from: items of the suite's cases with the cases
+// their rows make.
+func expandData(root *yaml.Node, file string, opts *Options, d *diags) {
+	_, cases := lookup(root, "cases")
+	if cases == nil || cases.Kind != yaml.SequenceNode {
+		return
+	}
+	var out []*yaml.Node
+	changed := false
+	copied := 0
+	for _, item := range cases.Content {
+		fromKey, from := lookup(item, "from")
+		if from == nil {
+			out = append(out, item)
+			continue
+		}
+		changed = true
+		if from.Kind != yaml.ScalarNode || from.Value == "" {
+			d.add(Error, fromKey.Line, fromKey.Column, "from must name a data file (.jsonl, .json, .csv, .yaml), relative to the suite")
+			continue
+		}
+		rows, columns, source, ok := readData(file, from, opts, d)
+		if !ok {
+			continue
+		}
+		checkColumns(item, columns, from.Value, d)
+		for _, r := range rows {
+			c := instantiate(item, r, columns, source, from.Value, d, &copied)
+			if c == nil {
+				return // over the value bound: reported
+			}
+			out = append(out, c)
+		}
+	}
+	if changed {
+		cases.Content = out
+	}
+}
+
+// readData reads the rows of the data file the node names.
+func readData(suite string, from *yaml.Node, opts *Options, d *diags) ([]row, []string, int, bool) {
+	root := opts.Root
+	if root == "" {
+		root = safeio.DefaultRoot(suite)
+	}
+	path, err := safeio.Confine(root, filepath.Dir(suite), from.Value)
+	if err != nil {
+		d.add(Error, from.Line, from.Column, "data file %s", safeio.Describe(from.Value, err))
+		return nil, nil, 0, false
+	}
+	data, err := safeio.ReadFile(path, "data file", safeio.Limit(safeio.MaxData))
+	if err != nil {
+		d.add(Error, from.Line, from.Column, "reading data file %s: %v", from.Value, unwrapPath(err))
+		return nil, nil, 0, false
+	}
+	d.sources = append(d.sources, path)
+	source := len(d.sources) - 1
+	bad := func(line int, format string, args ...any) {
+		d.add(Error, virtualLine(source, line), 1, format, args...)
+	}
+	var rows []row
+	var header []string
+	switch ext := strings.ToLower(filepath.Ext(path)); ext {
+	case ".jsonl", ".ndjson":
+		rows = jsonLines(data, bad)
+	case ".json":
+		rows = jsonArray(data, bad)
+	case ".csv":
+		rows, header = csvRows(data, bad)
+	case ".yaml", ".yml":
+		rows = yamlRows(data, bad)
+	default:
+		d.add(Error, from.Line, from.Column, "data file %s: the kinds are .jsonl (or .ndjson), .json, .csv, .yaml and .yml, not %q", from.Value, ext)
+		return nil, nil, 0, false
+	}
+	if len(rows) > maxRows {
+		bad(rows[maxRows].line, "more than %d rows in one data file; split it", maxRows)
+		return nil, nil, 0, false
+	}
+	seen := map[string]bool{}
+	var columns []string
+	for _, h := range header {
+		if !seen[h] {
+			seen[h] = true
+			columns = append(columns, h)
+		}
+	}
+	for _, r := range rows {
+		for k := range r.values {
+			if !seen[k] {
+				seen[k] = true
+				columns = append(columns, k)
+			}
+		}
+	}
+	slices.Sort(columns)
+	return rows, columns, source, true
+}
+
+func unwrapPath(err error) error {
+	var pe interface{ Unwrap() error }
+	if errors.As(err, &pe) && strings.HasPrefix(err.Error(), "open ") {
+		return pe.Unwrap()
+	}
+	return err
+}
+
+func jsonLines(data []byte, bad func(int, string, ...any)) []row {
+	var rows []row
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc.Buffer(make([]byte, 64<<10), maxDataLine)
+	line := 0
+	for sc.Scan() {
+		line++
+		text := bytes.TrimSpace(sc.Bytes())
+		if len(text) == 0 {
+			continue
+		}
+		var v any
+		dec := json.NewDecoder(bytes.NewReader(text))
+		dec.UseNumber()
+		if err := dec.Decode(&v); err != nil {
+			bad(line, "not JSON: %v", err)
+			continue
+		}
+		if dec.More() {
+			bad(line, "a line of a .jsonl file holds one JSON object; this one has more after it")
+			continue
+		}
+		m, ok := v.(map[string]any)
+		if !ok {
+			bad(line, "a row is a JSON object of columns, not %s", describe(v))
+			continue
+		}
+		rows = append(rows, row{line, m})
+	}
+	if err := sc.Err(); err != nil {
+		bad(line+1, "reading the data file: %v (a line may hold at most %d bytes)", err, maxDataLine)
+	}
+	return rows
+}
+
+func jsonArray(data []byte, bad func(int, string, ...any)) []row {
+	lineAt := func(off int64) int { return 1 + bytes.Count(data[:min(int(off), len(data))], []byte("\n")) }
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	if t, err := dec.Token(); err != nil || t != json.Delim('[') {
+		bad(1, "a .json data file is an array of row objects")
+		return nil
+	}
+	var rows []row
+	for dec.More() {
+		// The row's line: where its first character is.
+		off := dec.InputOffset()
+		for int(off) < len(data) && strings.ContainsRune(" \t\r\n,", rune(data[off])) {
+			off++
+		}
+		var v any
+		if err := dec.Decode(&v); err != nil {
+			bad(lineAt(off), "not JSON: %v", err)
+			return rows
+		}
+		m, ok := v.(map[string]any)
+		if !ok {
+			bad(lineAt(off), "a row is a JSON object of columns, not %s", describe(v))
+			continue
+		}
+		rows = append(rows, row{lineAt(off), m})
+	}
+	return rows
+}
+
+func csvRows(data []byte, bad func(int, string, ...any)) ([]row, []string) {
+	r := csv.NewReader(bytes.NewReader(data))
+	r.FieldsPerRecord = -1
+	header, err := r.Read()
+	if err != nil {
+		bad(1, "a .csv data file starts with a header row naming its columns: %v", csvProblem(err))
+		return nil, nil
+	}
+	for i, h := range header {
+		header[i] = strings.TrimSpace(strings.TrimPrefix(h, "\ufeff"))
+		if header[i] == "" {
+			bad(1, "column %d of the header has no name", i+1)
+			return nil, nil
+		}
+	}
+	var rows []row
+	for {
+		rec, err := r.Read()
+		if errors.Is(err, io.EOF) {
+			return rows, header
+		}
+		if err != nil {
+			line := 1
+			var pe *csv.ParseError
+			if errors.As(err, &pe) {
+				line = pe.StartLine
+			}
+			bad(line, "not CSV: %v", csvProblem(err))
+			return rows, header
+		}
+		line, _ := r.FieldPos(0)
+		if len(rec) != len(header) {
+			bad(line, "%d fields, but the header names %d columns", len(rec), len(header))
+			continue
+		}
+		m := make(map[string]any, len(rec))
+		for i, v := range rec {
+			m[header[i]] = v
+		}
+		rows = append(rows, row{line, m})
+	}
+}
+
+func csvProblem(err error) error {
+	var pe *csv.ParseError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+func yamlRows(data []byte, bad func(int, string, ...any)) []row {
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		bad(1, "not YAML: %v", err)
+		return nil
+	}
+	if len(doc.Content) != 1 || doc.Content[0].Kind != yaml.SequenceNode {
+		bad(1, "a .yaml data file is a list of row mappings")
+		return nil
+	}
+	var rows []row
+	for _, n := range doc.Content[0].Content {
+		var v any
+		if n.Kind != yaml.MappingNode {
+			bad(n.Line, "a row is a mapping of columns")
+			continue
+		}
+		if err := n.Decode(&v); err != nil {
+			bad(n.Line, "cannot read this row: %v", err)
+			continue
+		}
+		m, ok := v.(map[string]any)
+		if !ok {
+			bad(n.Line, "a row is a mapping of columns with string keys")
+			continue
+		}
+		rows = append(rows, row{n.Line, m})
+	}
+	return rows
+}
+
+// checkColumns reports, once each, the placeholders of a template that
+// name no column of its data.
+func checkColumns(item *yaml.Node, columns []string, file string, d *diags) {
+	var walk func(n *yaml.Node)
+	walk = func(n *yaml.Node) {
+		if n == nil {
+			return
+		}
+		if n.Kind == yaml.ScalarNode {
+			for _, m := range placeholder.FindAllStringSubmatch(n.Value, -1) {
+				if !slices.Contains(columns, m[1]) {
+					d.add(Error, n.Line, n.Column, "%s has no column %q%s (its columns: %s)", file, m[1], suggest.DidYouMean(m[1], columns), strings.Join(columns, ", "))
+				}
+			}
+			return
+		}
+		for i, c := range n.Content {
+			if n.Kind == yaml.MappingNode && i%2 == 0 {
+				continue // keys are not templated
+			}
+			walk(c)
+		}
+	}
+	walk(item)
+}
+
+// instantiate is the case one row makes of a template: a copy without
+// from:, its placeholders filled, its nodes at the row's line. It returns
+// nil once the copies pass the value bound.
+func instantiate(item *yaml.Node, r row, columns []string, source int, file string, d *diags, copied *int) *yaml.Node {
+	line := virtualLine(source, r.line)
+	var cp func(n *yaml.Node, depth int) *yaml.Node
+	cp = func(n *yaml.Node, depth int) *yaml.Node {
+		n = deref(n)
+		if *copied++; *copied > maxNodes || depth > maxDepth {
+			return nil
+		}
+		c := &yaml.Node{Kind: n.Kind, Style: n.Style, Tag: n.Tag, Value: n.Value, Line: line, Column: 1}
+		if n.Kind == yaml.ScalarNode && strings.Contains(n.Value, "{{") {
+			fill(c, r, columns, line, d)
+		}
+		for _, sub := range n.Content {
+			s := cp(sub, depth+1)
+			if s == nil {
+				return nil
+			}
+			c.Content = append(c.Content, s)
+		}
+		return c
+	}
+	c := cp(item, 0)
+	if c == nil {
+		d.add(Error, item.Line, item.Column, "the cases from %s are more than %d values in all; split the data file", file, maxNodes)
+		return nil
+	}
+	// Drop from:, and name the case by its row when the template does not.
+	hasName := false
+	var content []*yaml.Node
+	for i := 0; i+1 < len(c.Content); i += 2 {
+		switch c.Content[i].Value {
+		case "from":
+			continue
+		case "name":
+			hasName = true
+		}
+		content = append(content, c.Content[i], c.Content[i+1])
+	}
+	if !hasName {
+		name := fmt.Sprintf("%s:%d", filepath.Base(file), r.line)
+		content = append([]*yaml.Node{
+			{Kind: yaml.ScalarNode, Tag: "!!str", Value: "name", Line: line, Column: 1},
+			{Kind: yaml.ScalarNode, Tag: "!!str", Value: name, Style: yaml.DoubleQuotedStyle, Line: line, Column: 1},
+		}, content...)
+	}
+	c.Content = content
+	return c
+}
+
+// fill replaces the placeholders of scalar n with the row's values.
+func fill(n *yaml.Node, r row, columns []string, line int, d *diags) {
+	ms := placeholder.FindAllStringSubmatchIndex(n.Value, -1)
+	if len(ms) == 0 {
+		return
+	}
+	value := func(col string) (any, bool) {
+		v, ok := r.values[col]
+		// A column of no row is reported once, at the template.
+		if !ok && slices.Contains(columns, col) {
+			d.add(Error, line, 1, "this row has no value for column %q", col)
+		}
+		return v, ok
+	}
+	// One placeholder and nothing else: the value with its type.
+	if len(ms) == 1 && ms[0][0] == 0 && ms[0][1] == len(n.Value) {
+		v, ok := value(n.Value[ms[0][2]:ms[0][3]])
+		if !ok {
+			return
+		}
+		if s, isStr := v.(string); isStr {
+			*n = yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: s, Style: yaml.DoubleQuotedStyle, Line: line, Column: 1}
+			return
+		}
+		var enc yaml.Node
+		if err := enc.Encode(jsonish(v)); err != nil {
+			d.add(Error, line, 1, "column %q: %v", n.Value, err)
+			return
+		}
+		atLine(&enc, line)
+		*n = enc
+		return
+	}
+	var b strings.Builder
+	last := 0
+	for _, m := range ms {
+		b.WriteString(n.Value[last:m[0]])
+		if v, ok := value(n.Value[m[2]:m[3]]); ok {
+			b.WriteString(text(v))
+		}
+		last = m[1]
+	}
+	b.WriteString(n.Value[last:])
+	*n = yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: b.String(), Style: yaml.DoubleQuotedStyle, Line: line, Column: 1}
+}
+
+// text is a value inside a longer string: a string as it is, anything
+// else as JSON.
+func text(v any) string {
+	if s, ok := v.(string); ok {
+		return s
+	}
+	data, _ := json.Marshal(v)
+	return string(data)
+}
+
+// jsonish turns json.Number into int64 or float64, which YAML encodes as
+// numbers (a json.Number would be a string).
+func jsonish(v any) any {
+	switch x := v.(type) {
+	case json.Number:
+		if i, err := x.Int64(); err == nil {
+			return i
+		}
+		f, _ := x.Float64()
+		return f
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			out[k] = jsonish(e)
+		}
+		return out
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = jsonish(e)
+		}
+		return out
+	}
+	return v
+}
+
+// atLine sets the line of every node of n.
+func atLine(n *yaml.Node, line int) {
+	n.Line, n.Column = line, 1
+	for _, c := range n.Content {
+		atLine(c, line)
+	}
+}
