@@ -88,7 +88,8 @@ func expandData(root *yaml.Node, file string, opts *Options, d *diags) {
 		for _, r := range rows {
 			c := instantiate(item, r, columns, source, from.Value, d, &copied)
 			if c == nil {
-				return // over the value bound: reported
+				cases.Content = out // over the value bound: reported
+				return
 			}
 			out = append(out, c)
 		}
