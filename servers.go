@@ -38,7 +38,14 @@ func (t *ToolServer) World() *ServedWorld {
 	if in == nil {
 		return nil
 	}
-	return &ServedWorld{Name: in.World().Name, Seed: in.Seed(), Actor: in.Actor()}
+	sw := &ServedWorld{Name: in.World().Name, Seed: in.Seed(), Actor: in.Actor()}
+	w := in.World()
+	for _, name := range w.PackageList {
+		if ph := w.Packages[name].HTTP; ph != nil {
+			sw.APIs = append(sw.APIs, ServedAPI{Package: name, Path: serve.HTTPPath(name), Env: ph.Env, Routes: len(ph.Routes)})
+		}
+	}
+	return sw
 }
 
 // CloseSessions ends every MCP session, standalone streams included: call
@@ -51,6 +58,16 @@ type ServedWorld struct {
 	Name  string
 	Seed  int64
 	Actor string // who calls when a call does not say; empty: none
+	// APIs are the packages served behind their own HTTP routes.
+	APIs []ServedAPI
+}
+
+// ServedAPI is a world package's own HTTP API: its base path on the
+// server, and the variable its agent reads the base URL from (empty:
+// none declared).
+type ServedAPI struct {
+	Package, Path, Env string
+	Routes             int
 }
 
 // ModelEndpoint is the model record/replay endpoint of one case: POST

@@ -19,6 +19,16 @@ type Evidence struct {
 	IsError        bool              `json:"is_error"`
 	Result         any               `json:"result"`
 	StateVersion   int               `json:"state_version"`
+	// HTTP is the request of a call over its package's own HTTP API.
+	HTTP *HTTPEvidence `json:"http,omitempty"`
+}
+
+// HTTPEvidence is the HTTP request that made a call: its method, its path
+// under the package's base URL, and the route (template) it matched.
+type HTTPEvidence struct {
+	Method string `json:"method"`
+	Path   string `json:"path"`
+	Route  string `json:"route"`
 }
 
 // OverrideEvidence is the override that shaped a call.
@@ -49,7 +59,7 @@ func evidenceOf(in []world.Evidence) []Evidence {
 	for i, e := range in {
 		out[i] = Evidence{Seq: e.Seq, Time: e.Time, Actor: e.Actor, Operation: e.Operation, Arguments: e.Arguments,
 			IdempotencyKey: e.IdempotencyKey, Fault: e.Fault, Outcome: e.Outcome, IsError: e.IsError, Result: e.Result,
-			StateVersion: e.StateVersion}
+			StateVersion: e.StateVersion, HTTP: (*HTTPEvidence)(e.HTTP)}
 		if o := e.Override; o != nil {
 			out[i].Override = &OverrideEvidence{ID: o.ID, Scope: o.Scope.String(), Outcome: o.Outcome, MatchCount: o.MatchCount, Remaining: o.Remaining}
 		}

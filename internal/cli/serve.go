@@ -253,6 +253,12 @@ func serveHTTP(ctx context.Context, e *env, srv *dryfire.ToolServer, what, addr 
 	fmt.Fprintf(e.stderr, "serving %s on http://%s: %s\n", what, real, routes)
 	if w := srv.World(); w != nil {
 		fmt.Fprintf(e.stderr, "world %s, seed %d, actor %s\n", w.Name, w.Seed, orNone(w.Actor))
+		for _, api := range w.APIs {
+			fmt.Fprintf(e.stderr, "package %s: its own HTTP API (%s) at http://%s%s\n", api.Package, count(api.Routes, "route"), real, api.Path)
+			if api.Env != "" {
+				fmt.Fprintf(e.stderr, "  %s=http://%s%s\n", api.Env, real, api.Path)
+			}
+		}
 	}
 	switch {
 	case model != nil:

@@ -428,7 +428,7 @@ func runProgram(ctx context.Context, j job, opts Options, lv *live, prefix strin
 	args := ws.command(dir, a.Command)
 	cmd := exec.CommandContext(cctx, args[0], args[1:]...)
 	cmd.Dir = dir
-	cmd.Env = agentEnv(lv.env, prefix, j.c, j.suite.World != "")
+	cmd.Env = agentEnv(lv.env, prefix, j.c, j.suite.World != "", httpEnv(prefix, j.suite)...)
 	if len(opts.MCPBridge) > 0 {
 		cmd.Env = append(cmd.Env, bridgeEnv(opts.MCPBridge, prefix+"/mcp")...)
 	}
@@ -547,14 +547,16 @@ func bindingEnv(prefix string, c *spec.Case, world bool) [][2]string {
 // agentEnv is the environment of a program in one case: the run's, with
 // dryfire's variables (bindingEnv) replaced, and loopback kept away from
 // any proxy.
-func agentEnv(env []string, prefix string, c *spec.Case, world bool) []string {
+// extra are more variables of dryfire's (a world's package APIs), which
+// replace the run's own values too.
+func agentEnv(env []string, prefix string, c *spec.Case, world bool, extra ...[2]string) []string {
 	out := make([]string, 0, len(env)+len(dryfireEnv)+2)
 	var noProxy, noProxyLower string
 	proxied := false
 	for _, kv := range env {
 		k, v, _ := strings.Cut(kv, "=")
 		switch {
-		case isDryfireEnv(k):
+		case isDryfireEnv(k) || strings.HasPrefix(k, EnvHTTPURLPrefix) || isExtra(k, extra):
 			continue
 		case k == "NO_PROXY":
 			noProxy = v
@@ -567,7 +569,7 @@ func agentEnv(env []string, prefix string, c *spec.Case, world bool) []string {
 		}
 		out = append(out, kv)
 	}
-	for _, kv := range bindingEnv(prefix, c, world) {
+	for _, kv := range append(bindingEnv(prefix, c, world), extra...) {
 		out = append(out, kv[0]+"="+kv[1])
 	}
 	if proxied {
@@ -581,6 +583,15 @@ func agentEnv(env []string, prefix string, c *spec.Case, world bool) []string {
 		out = append(out, "no_proxy="+noProxyLower)
 	}
 	return out
+}
+
+func isExtra(k string, extra [][2]string) bool {
+	for _, kv := range extra {
+		if kv[0] == k {
+			return true
+		}
+	}
+	return false
 }
 
 func isDryfireEnv(k string) bool {

@@ -140,7 +140,7 @@ func (d *Drill) URL() string { return d.cc.url }
 // Env is what an agent program needs to reach the drill, in a fixed
 // order: the variables an agent.command program gets.
 func (d *Drill) Env() [][2]string {
-	return bindingEnv(d.cc.url, d.cc.j.c, d.cc.drill != nil)
+	return append(bindingEnv(d.cc.url, d.cc.j.c, d.cc.drill != nil), httpEnv(d.cc.url, d.cc.j.suite)...)
 }
 
 // End ends the drill and judges it: output is what the agent returned,

@@ -230,7 +230,7 @@ func TestWorldControl(t *testing.T) {
 	hs := startServer(t, New(sc, Options{}))
 	u := hs.URL
 	for path, want := range map[string]string{
-		"/nope":       `no route GET /nope; this server has /mcp, GET /tools, POST /tools/{name}, POST /reset, POST /ops/{package}/{operation}, GET /world, GET /world/build, POST /world/reset, POST /world/reset/{package}, GET /world/clock, POST /world/clock/advance, GET /world/state, GET /world/evidence`,
+		"/nope":       `no route GET /nope; this server has /mcp, GET /tools, POST /tools/{name}, POST /reset, POST /ops/{package}/{operation}, GET /http, /http/{package}/{path}, GET /world, GET /world/build, POST /world/reset, POST /world/reset/{package}, GET /world/clock, POST /world/clock/advance, GET /world/state, GET /world/evidence`,
 		"/world/nope": `no route GET /world/nope; the world routes are GET /world, GET /world/build, POST /world/reset, POST /world/reset/{package}, GET /world/clock, POST /world/clock/advance, GET /world/state, GET /world/evidence`,
 	} {
 		if got := at(decode(t, get(t, u+path, 404)), "error", "message"); got != want {

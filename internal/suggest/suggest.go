@@ -44,6 +44,16 @@ func DidYouMean(s string, candidates []string) string {
 	return ""
 }
 
+// Distance is the edit distance of a and b, case-insensitive, each cut to
+// its first maxLen characters (the cost is quadratic in the length).
+func Distance(a, b string) int {
+	cut := func(s string) []rune {
+		r := []rune(strings.ToLower(s))
+		return r[:min(len(r), maxLen)]
+	}
+	return editDistance(cut(a), cut(b))
+}
+
 // editDistance is the optimal-string-alignment distance: insertions,
 // deletions, substitutions and swaps of two neighbours each cost one.
 func editDistance(ra, rb []rune) int {

@@ -121,6 +121,8 @@ type Evidence struct {
 	IsError        bool              `json:"is_error"`
 	Result         any               `json:"result"`
 	StateVersion   int               `json:"state_version"`
+	// HTTP is the request of a call over the package's HTTP API.
+	HTTP *HTTPEvidence `json:"http,omitempty"`
 }
 
 // OverrideEvidence is the override that shaped a call.
@@ -145,6 +147,9 @@ type Request struct {
 	// IdempotencyKey as carried by the transport; the operation's
 	// idempotency_key argument is used when it is empty.
 	IdempotencyKey string
+	// HTTP is the request of a call over the package's HTTP API, for the
+	// evidence.
+	HTTP *HTTPEvidence
 }
 
 // ErrorEnvelope is a failed call's error.
@@ -420,7 +425,7 @@ func (in *Instance) Call(req Request) *Response {
 	in.mu.Lock()
 	defer in.mu.Unlock()
 	due := in.fireDue()
-	ev := Evidence{Actor: req.Actor, Operation: req.Operation, Time: in.timeText()}
+	ev := Evidence{Actor: req.Actor, Operation: req.Operation, Time: in.timeText(), HTTP: req.HTTP}
 	if ev.Actor == "" {
 		ev.Actor = in.actor
 	}

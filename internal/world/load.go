@@ -28,6 +28,9 @@ var worldSchema = sync.OnceValues(func() (*spec.FormatSchema, error) {
 	return spec.NewFormatSchema(schema.World, schema.WorldURL, []spec.SchemaContext{
 		{Prefix: "/$defs/operation", Label: "operation"},
 		{Prefix: "/$defs/error_decl", Label: "error declaration"},
+		{Prefix: "/$defs/package_http", Label: "package http"},
+		{Prefix: "/$defs/route", Label: "http route"},
+		{Prefix: "/$defs/http_errors", Label: "http errors"},
 		{Prefix: "/$defs/package", Label: "package"},
 		{Prefix: "/$defs/actor", Label: "actor"},
 		{Prefix: "/$defs/budget", Label: "budget"},
@@ -95,6 +98,9 @@ type loader struct {
 	opts  *LoadOptions
 	w     *World
 	extra spec.Diagnostics // problems in behavior modules, at their own positions
+	// actorNames are the world's actors, known before its packages load
+	// (nil: the world declares none).
+	actorNames []string
 }
 
 func (l *loader) errorf(n *yaml.Node, format string, args ...any) {
@@ -150,6 +156,9 @@ func (l *loader) world() {
 	}
 	if behaviors.V != nil {
 		l.behaviors(behaviors)
+	}
+	for _, a := range spec.Pairs(actors.V, actors.Val) {
+		l.actorNames = append(l.actorNames, a.Key())
 	}
 	if packages.V != nil {
 		l.packages(packages, setup)
@@ -382,7 +391,9 @@ func (l *loader) packages(p spec.KV, setup *Setup) {
 		}
 		pkg := &Package{Name: name, Ordered: map[string]bool{}}
 		l.w.Packages[name] = pkg
-		var ordered spec.KV
+		var ordered, httpKV spec.KV
+		var ops []*Operation
+		nodes := map[*Operation]*yaml.Node{}
 		for _, q := range spec.Pairs(pk.V, pk.Val) {
 			switch q.Key() {
 			case "state":
@@ -391,12 +402,20 @@ func (l *loader) packages(p spec.KV, setup *Setup) {
 				}
 			case "ordered":
 				ordered = q
+			case "http":
+				httpKV = q
 			case "operations":
 				for _, o := range spec.Pairs(q.V, q.Val) {
-					l.operation(pkg, o)
+					op := l.operation(pkg, o)
+					ops = append(ops, op)
+					nodes[op] = o.K
 				}
 			}
 		}
+		if httpKV.V != nil {
+			l.packageHTTP(pkg, httpKV, ops)
+		}
+		l.routes(pkg, ops, nodes)
 		for _, it := range spec.Items(ordered.V, ordered.Val) {
 			c := str(it.Val)
 			st := setup.State[name][c]
@@ -409,13 +428,14 @@ func (l *loader) packages(p spec.KV, setup *Setup) {
 	sort.Strings(l.w.OpList)
 }
 
-func (l *loader) operation(pkg *Package, o spec.KV) {
+func (l *loader) operation(pkg *Package, o spec.KV) *Operation {
 	op := &Operation{Package: pkg.Name, Name: o.Key(), Errors: map[string]ErrorDecl{}, Pos: l.doc.Pos(o.K)}
 	op.Key = pkg.Name + "/" + op.Name
 	if strings.Contains(op.Name, "/") {
 		l.errorf(o.K, "operation name %q may not contain /", op.Name)
 	}
 	var toolNode, behaviorNode, keyNode *yaml.Node
+	var routeKV spec.KV
 	for _, q := range spec.Pairs(o.V, o.Val) {
 		switch q.Key() {
 		case "tool":
@@ -444,7 +464,12 @@ func (l *loader) operation(pkg *Package, o spec.KV) {
 			op.Idempotent = true
 		case "behavior":
 			op.Behavior, behaviorNode = str(q.Val), q.V
+		case "http":
+			routeKV = q
 		}
+	}
+	if routeKV.V != nil {
+		l.route(op, routeKV) // after input and errors: it checks names against them
 	}
 	if op.Tool == "" {
 		op.Tool = badToolChar.ReplaceAllString(op.Name, "_")
@@ -475,6 +500,7 @@ func (l *loader) operation(pkg *Package, o spec.KV) {
 	}
 	l.w.Operations[op.Key] = op
 	l.w.OpList = append(l.w.OpList, op.Key)
+	return op
 }
 
 func properties(schema any) map[string]any {

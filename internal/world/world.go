@@ -58,6 +58,8 @@ type World struct {
 type Package struct {
 	Name    string
 	Ordered map[string]bool // list collections whose order matters
+	// HTTP is the package's HTTP API; nil when no operation has a route.
+	HTTP *PackageHTTP
 }
 
 // Operation is one callable operation of a package.
@@ -73,6 +75,7 @@ type Operation struct {
 	Idempotent    bool
 	KeyArg        string // idempotency_key: the argument carrying the key
 	Behavior      string
+	Route         *Route // http: the real service's route; nil for none
 	fn            *starlark.Function
 	Pos           spec.Pos
 }
