@@ -1,0 +1,763 @@
+// Package openapi writes a world package from an OpenAPI 3.0 or 3.1
+// document, so that an agent written against a REST service can be
+// drilled before anyone writes a behavior: operations named from
+// operationId, input schemas from parameters and request bodies, output
+// schemas from the success response, declared errors from the error
+// responses, HTTP bindings from the paths, and a generic resource
+// behavior (create, get, list, update, delete keep records in state by
+// id) in a Starlark module of its own, to edit or override.
+//
+// It writes text and never imports the world package: the command that
+// calls it validates what it wrote with the world loader. What the
+// import does not support is a positioned warning, never a silent drop.
+package openapi
+
+import (
+	"fmt"
+	"maps"
+	"regexp"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+
+	yaml "go.yaml.in/yaml/v4"
+
+	"github.com/dryfire-dev/dryfire/internal/spec"
+	"github.com/dryfire-dev/dryfire/internal/value"
+)
+
+// Options of an import.
+type Options struct {
+	Package string // the world package's name
+	Env     string // the base URL variable; "" is PACKAGE_URL
+	Module  string // the behavior module's file name; "" is PACKAGE.star
+	Source  string // the document's name, for the header comment
+}
+
+// Result is what an import writes.
+type Result struct {
+	World, Module []byte
+	Operations    int
+	Warnings      spec.Diagnostics // positioned in the document
+}
+
+// MaxRefDepth bounds how deep $ref resolution nests inside one schema.
+const MaxRefDepth = 32
+
+var methods = []string{"get", "put", "post", "delete", "patch"}
+
+// Import converts an OpenAPI document. The error is a document that is
+// not OpenAPI 3.0 or 3.1 (positioned); problems of single operations are
+// warnings.
+func Import(file string, data []byte, o Options) (*Result, spec.Diagnostics) {
+	doc := spec.ParseDocument(file, data, "OpenAPI document", "empty file: expected an OpenAPI 3.0 or 3.1 document")
+	if doc.Root == nil {
+		return nil, doc.Diagnostics()
+	}
+	root, ok := doc.Value.(map[string]any)
+	if !ok {
+		doc.Errorf(doc.Root, "an OpenAPI document is a mapping, not %s", spec.Describe(doc.Value))
+		return nil, doc.Diagnostics()
+	}
+	im := &importer{doc: doc, root: root, o: o, names: map[string]bool{}, colls: map[string]bool{}, warned: map[*yaml.Node]bool{}}
+	if o.Env == "" {
+		im.o.Env = strings.ToUpper(badIdent.ReplaceAllString(o.Package, "_")) + "_URL"
+	}
+	if o.Module == "" {
+		im.o.Module = o.Package + ".star"
+	}
+	ver := str(root["openapi"])
+	switch {
+	case strings.HasPrefix(ver, "3.0"):
+		im.v30 = true
+	case strings.HasPrefix(ver, "3.1"):
+	case root["swagger"] != nil:
+		_, n := spec.Lookup(doc.Root, "swagger")
+		doc.Errorf(n, "swagger %v is OpenAPI 2; convert it to OpenAPI 3 first (e.g. with swagger2openapi)", root["swagger"])
+		return nil, doc.Diagnostics()
+	default:
+		n, _ := spec.Lookup(doc.Root, "openapi")
+		if n == nil {
+			n = doc.Root
+		}
+		doc.Errorf(n, "openapi %q: want an OpenAPI 3.0 or 3.1 document (openapi: 3.0.3, 3.1.0)", ver)
+		return nil, doc.Diagnostics()
+	}
+	for _, k := range []string{"webhooks"} {
+		if kn, _ := spec.Lookup(doc.Root, k); kn != nil {
+			doc.Warnf(kn, "%s are not imported: a world answers requests, it does not send them", k)
+		}
+	}
+	if comps, _ := root["components"].(map[string]any); comps["securitySchemes"] != nil {
+		_, cn := spec.Lookup(doc.Root, "components")
+		n, _ := spec.Lookup(cn, "securitySchemes")
+		doc.Warnf(n, "security schemes are not enforced: without http.tokens every request calls as the drill's actor (http.tokens maps bearer tokens to actors)")
+	}
+	im.paths()
+	if len(im.ops) == 0 {
+		n, _ := spec.Lookup(doc.Root, "paths")
+		if n == nil {
+			n = doc.Root
+		}
+		doc.Errorf(n, "the document has no operation to import (paths with get, put, post, delete or patch)")
+		return nil, doc.Diagnostics()
+	}
+	res := &Result{World: im.world(), Module: im.module(), Operations: len(im.ops)}
+	for _, d := range doc.Diagnostics() {
+		if d.Severity == spec.Error {
+			return nil, doc.Diagnostics()
+		}
+	}
+	res.Warnings = doc.Diagnostics()
+	return res, nil
+}
+
+type importer struct {
+	doc   *spec.Document
+	root  map[string]any
+	o     Options
+	v30   bool
+	ops   []*operation
+	names map[string]bool
+	colls map[string]bool
+	body  any // the error body template, from the first error schema
+	bodyN *yaml.Node
+	// warned are the parameters of a path item already warned about: its
+	// operations share them.
+	warned map[*yaml.Node]bool
+}
+
+// operation is one imported operation.
+type operation struct {
+	name, fn     string
+	method, path string
+	description  string
+	props        map[string]any
+	propOrder    []string
+	required     []string
+	headers      map[string]string
+	bodyArg      string
+	output       any
+	status       int
+	errors       map[string]int // code → status
+	retryable    map[string]bool
+	kind         string // create, get, list, update, replace, delete; "" none
+	coll, idArg  string
+	idField      string
+	intID        bool
+}
+
+var (
+	badIdent = regexp.MustCompile(`[^A-Za-z0-9_]`)
+	badName  = regexp.MustCompile(`[^A-Za-z0-9_.-]`)
+	pathVar  = regexp.MustCompile(`^\{(.+)\}$`)
+)
+
+func str(v any) string { s, _ := v.(string); return s }
+
+func (im *importer) paths() {
+	_, pn := spec.Lookup(im.doc.Root, "paths")
+	paths, _ := im.root["paths"].(map[string]any)
+	for _, p := range spec.Pairs(pn, paths) {
+		item, _ := p.Val.(map[string]any)
+		if _, ok := item["$ref"]; ok {
+			k, _ := spec.Lookup(p.V, "$ref")
+			im.doc.Warnf(k, "path %s: a path item $ref is not imported", p.Key())
+			continue
+		}
+		var shared []spec.KV
+		for _, q := range spec.Pairs(p.V, item) {
+			switch k := q.Key(); {
+			case k == "parameters":
+				for _, it := range spec.Items(q.V, q.Val) {
+					shared = append(shared, spec.KV{V: it.N, Val: it.Val})
+				}
+			case contains(methods, k):
+			case k == "head" || k == "options" || k == "trace":
+				im.doc.Warnf(q.K, "%s %s is not imported (a world binds GET, PUT, POST, DELETE and PATCH)", strings.ToUpper(k), p.Key())
+			case k == "servers":
+				im.doc.Warnf(q.K, "path %s: servers of a path are not imported; routes are relative to the package's base URL", p.Key())
+			}
+		}
+		for _, q := range spec.Pairs(p.V, item) {
+			if contains(methods, q.Key()) {
+				im.operation(p.Key(), q, shared)
+			}
+		}
+	}
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func (im *importer) operation(path string, q spec.KV, shared []spec.KV) {
+	m, _ := q.Val.(map[string]any)
+	op := &operation{method: strings.ToUpper(q.Key()), path: path, props: map[string]any{}, headers: map[string]string{}, errors: map[string]int{}, retryable: map[string]bool{}}
+	id := str(m["operationId"])
+	_, idNode := spec.Lookup(q.V, "operationId")
+	if id == "" {
+		id = strings.ToLower(q.Key()) + strings.ReplaceAll(badIdent.ReplaceAllString(path, "_"), "__", "_")
+		id = strings.TrimRight(id, "_")
+		im.doc.Warnf(q.K, "%s %s has no operationId; it is imported as %s", op.method, path, id)
+	} else if clean := badName.ReplaceAllString(id, "_"); clean != id {
+		im.doc.Warnf(idNode, "operationId %q is imported as %s (an operation name is letters, digits, _, . and -)", id, clean)
+		id = clean
+	}
+	for base, i := id, 2; im.names[id]; i++ {
+		id = fmt.Sprintf("%s_%d", base, i)
+	}
+	im.names[id] = true
+	op.name = id
+	op.fn = badIdent.ReplaceAllString(id, "_")
+	if op.fn[0] >= '0' && op.fn[0] <= '9' {
+		op.fn = "op_" + op.fn
+	}
+	op.description = str(m["summary"])
+	if op.description == "" {
+		op.description, _, _ = strings.Cut(strings.TrimSpace(str(m["description"])), "\n")
+	}
+	for _, k := range []string{"callbacks", "security", "servers"} {
+		if kn, _ := spec.Lookup(q.V, k); kn != nil && (k != "security" || len(asList(m[k])) > 0) {
+			im.doc.Warnf(kn, "%s of %s %s are not imported", k, op.method, path)
+		}
+	}
+	// Parameters: the path item's, then the operation's over them.
+	params := append([]spec.KV(nil), shared...)
+	if _, pn := spec.Lookup(q.V, "parameters"); pn != nil {
+		for _, it := range spec.Items(pn, m["parameters"]) {
+			params = append(params, spec.KV{V: it.N, Val: it.Val})
+		}
+	}
+	seen := map[string]string{}
+	for _, p := range params {
+		im.parameter(op, p, seen)
+	}
+	if rb, ok := m["requestBody"]; ok {
+		_, n := spec.Lookup(q.V, "requestBody")
+		im.requestBody(op, n, rb)
+	}
+	_, rn := spec.Lookup(q.V, "responses")
+	im.responses(op, rn, m["responses"])
+	im.classify(op)
+	im.ops = append(im.ops, op)
+}
+
+func asList(v any) []any { l, _ := v.([]any); return l }
+
+// parameter adds a path, query or header parameter to the input.
+func (im *importer) parameter(op *operation, p spec.KV, seen map[string]string) {
+	pm, n := im.deref(p.V, p.Val)
+	m, _ := pm.(map[string]any)
+	name, in := str(m["name"]), str(m["in"])
+	if name == "" {
+		return
+	}
+	switch in {
+	case "path", "query", "header":
+	default:
+		if !im.warned[n] {
+			im.doc.Warnf(n, "parameter %s in %s of %s is not imported (path, query and header parameters are)", name, in, op.path)
+		}
+		im.warned[n] = true
+		return
+	}
+	if in == "header" && contains([]string{"accept", "content-type", "authorization"}, strings.ToLower(name)) {
+		return // the transport's, not an argument (OpenAPI ignores them too)
+	}
+	style, explode := str(m["style"]), m["explode"]
+	if style != "" && !(in == "path" && style == "simple" || in == "query" && style == "form" || in == "header" && style == "simple") || in == "query" && explode == false {
+		k, _ := spec.Lookup(n, "style")
+		if k == nil {
+			k, _ = spec.Lookup(n, "explode")
+		}
+		im.doc.Warnf(k, "parameter %s of %s %s: only the default style is imported (path and header simple, query form with explode); the value arrives as text", name, op.method, op.path)
+	}
+	if prev, dup := seen[name]; dup && prev != in {
+		im.doc.Warnf(n, "parameter %s of %s %s is in the %s and in the %s: they are one argument", name, op.method, op.path, prev, in)
+	}
+	seen[name] = in
+	schema := map[string]any{"type": "string"}
+	if s, ok := m["schema"]; ok {
+		_, sn := spec.Lookup(n, "schema")
+		schema, _ = im.schema(sn, s, 0, nil).(map[string]any)
+	} else if _, ok := m["content"]; ok {
+		k, _ := spec.Lookup(n, "content")
+		im.doc.Warnf(k, "parameter %s of %s %s: content (a serialized parameter) is not imported; it arrives as text", name, op.method, op.path)
+	}
+	if d := str(m["description"]); d != "" && schema != nil {
+		if _, has := schema["description"]; !has {
+			schema["description"] = d
+		}
+	}
+	if _, had := op.props[name]; !had {
+		op.propOrder = append(op.propOrder, name)
+	}
+	op.props[name] = schema
+	if (in == "path" || m["required"] == true) && !contains(op.required, name) {
+		op.required = append(op.required, name)
+	}
+	if in == "header" {
+		op.headers[name] = name
+	}
+}
+
+// requestBody merges a JSON body's object schema into the input, or
+// makes it the body argument.
+func (im *importer) requestBody(op *operation, n *yaml.Node, v any) {
+	bv, bn := im.deref(n, v)
+	b, _ := bv.(map[string]any)
+	content, _ := b["content"].(map[string]any)
+	_, cn := spec.Lookup(bn, "content")
+	media, mn := jsonMedia(cn, content)
+	for _, p := range spec.Pairs(cn, content) {
+		if p.Key() != media {
+			im.doc.Warnf(p.K, "request body %s of %s %s is not imported (JSON bodies are)", p.Key(), op.method, op.path)
+		}
+	}
+	if media == "" {
+		return
+	}
+	mm, _ := content[media].(map[string]any)
+	_, sn := spec.Lookup(mn, "schema")
+	s, _ := im.schema(sn, mm["schema"], 0, nil).(map[string]any)
+	props, _ := s["properties"].(map[string]any)
+	if s["type"] != "object" || props == nil || s["allOf"] != nil || s["oneOf"] != nil || s["anyOf"] != nil {
+		op.bodyArg = "body"
+		op.props["body"] = s
+		op.propOrder = append(op.propOrder, "body")
+		if b["required"] == true {
+			op.required = append(op.required, "body")
+		}
+		return
+	}
+	for _, k := range slices.Sorted(maps.Keys(props)) {
+		ps, _ := props[k].(map[string]any)
+		if ps["readOnly"] == true {
+			continue // the service sets it
+		}
+		if _, had := op.props[k]; !had {
+			op.propOrder = append(op.propOrder, k)
+		}
+		op.props[k] = props[k]
+	}
+	for _, r := range asList(s["required"]) {
+		if r, ok := r.(string); ok && op.props[r] != nil && !contains(op.required, r) {
+			op.required = append(op.required, r)
+		}
+	}
+}
+
+// jsonMedia picks the JSON media type of a content map.
+func jsonMedia(n *yaml.Node, content map[string]any) (string, *yaml.Node) {
+	for _, p := range spec.Pairs(n, content) {
+		k := strings.ToLower(p.Key())
+		if k == "application/json" || strings.HasSuffix(k, "+json") || k == "*/*" {
+			return p.Key(), p.V
+		}
+	}
+	return "", nil
+}
+
+// errorNames are the codes given to error responses by their status.
+var errorNames = map[int]string{
+	400: "BAD_REQUEST", 401: "UNAUTHORIZED", 402: "PAYMENT_REQUIRED", 403: "FORBIDDEN", 404: "NOT_FOUND",
+	405: "METHOD_NOT_ALLOWED", 406: "NOT_ACCEPTABLE", 408: "REQUEST_TIMEOUT", 409: "CONFLICT", 410: "GONE",
+	412: "PRECONDITION_FAILED", 413: "PAYLOAD_TOO_LARGE", 415: "UNSUPPORTED_MEDIA_TYPE",
+	422: "UNPROCESSABLE_ENTITY", 423: "LOCKED", 429: "TOO_MANY_REQUESTS",
+	500: "INTERNAL_ERROR", 501: "NOT_IMPLEMENTED_BY_SERVICE", 502: "BAD_GATEWAY", 503: "SERVICE_UNAVAILABLE", 504: "GATEWAY_TIMEOUT",
+}
+
+// retryableStatus are the statuses a client retries.
+var retryableStatus = map[int]bool{408: true, 429: true, 502: true, 503: true, 504: true}
+
+func (im *importer) responses(op *operation, n *yaml.Node, v any) {
+	resp, _ := v.(map[string]any)
+	var codes []string
+	for _, p := range spec.Pairs(n, resp) {
+		codes = append(codes, p.Key())
+	}
+	sort.Strings(codes)
+	for _, code := range codes {
+		kn, vn := spec.Lookup(n, code)
+		rv, rn := im.deref(vn, resp[code])
+		r, _ := rv.(map[string]any)
+		content, _ := r["content"].(map[string]any)
+		_, cn := spec.Lookup(rn, "content")
+		media, mn := jsonMedia(cn, content)
+		var schema any
+		if media != "" {
+			mm, _ := content[media].(map[string]any)
+			_, sn := spec.Lookup(mn, "schema")
+			if s, ok := mm["schema"]; ok {
+				schema = im.schema(sn, s, 0, nil)
+			}
+		}
+		status, err := strconv.Atoi(strings.ReplaceAll(strings.ToUpper(code), "XX", "00"))
+		switch {
+		case code == "default":
+			im.errorBody(orNode(cn, mn), schema)
+		case err != nil || status < 100 || status > 599:
+			im.doc.Warnf(kn, "response %q of %s %s is not a status; not imported", code, op.method, op.path)
+		case status < 300:
+			if op.status != 0 {
+				continue // the first success is the operation's
+			}
+			op.status = status
+			if schema != nil && status != 204 {
+				op.output = withoutWriteOnly(schema)
+			}
+		case status < 400:
+			im.doc.Warnf(kn, "response %s of %s %s (a redirect) is not imported", code, op.method, op.path)
+		default:
+			name := errorNames[status]
+			if name == "" || strings.Contains(strings.ToUpper(code), "X") {
+				name = "HTTP_" + strings.ToUpper(code)
+			}
+			op.errors[name] = status
+			op.retryable[name] = retryableStatus[status]
+			im.errorBody(orNode(cn, mn), schema)
+		}
+	}
+	if op.status == 0 {
+		op.status = 200
+	}
+}
+
+func orNode(a, b *yaml.Node) *yaml.Node {
+	if b != nil {
+		return b
+	}
+	return a
+}
+
+// errorBody takes the package's error body from the first error schema
+// that is an object: its message-like property gets {{message}}, its
+// code-like property {{code}} (or {{status}} when it is a number).
+func (im *importer) errorBody(n *yaml.Node, schema any) {
+	if im.body != nil || schema == nil {
+		return
+	}
+	s, _ := schema.(map[string]any)
+	props, _ := s["properties"].(map[string]any)
+	if props == nil {
+		return
+	}
+	body := map[string]any{}
+	for _, k := range slices.Sorted(maps.Keys(props)) {
+		p, _ := props[k].(map[string]any)
+		t := str(p["type"])
+		switch strings.ToLower(k) {
+		case "message", "detail", "error_description", "description", "title":
+			if body["__msg"] == nil {
+				body[k], body["__msg"] = "{{message}}", true
+			}
+		case "code", "error", "type", "error_code", "status", "status_code":
+			switch t {
+			case "integer", "number":
+				body[k] = "{{status}}"
+			case "string", "":
+				body[k] = "{{code}}"
+			}
+		}
+	}
+	delete(body, "__msg")
+	if len(body) == 0 {
+		im.doc.Warnf(n, "the error schema has no message or code property; errors answer dryfire's default body {\"error\": {\"code\", \"message\", \"retryable\"}}")
+		im.body = false
+		return
+	}
+	im.body, im.bodyN = body, n
+}
+
+func withoutWriteOnly(v any) any {
+	s, ok := v.(map[string]any)
+	if !ok {
+		return v
+	}
+	if props, ok := s["properties"].(map[string]any); ok {
+		for k, p := range props {
+			if pm, _ := p.(map[string]any); pm["writeOnly"] == true {
+				delete(props, k)
+			}
+		}
+	}
+	if items, ok := s["items"]; ok {
+		s["items"] = withoutWriteOnly(items)
+	}
+	return s
+}
+
+// classify picks the generic behavior of an operation by its method and
+// path: POST /things creates, GET /things lists, GET /things/{id} gets,
+// PUT replaces, PATCH updates and DELETE deletes /things/{id}.
+func (im *importer) classify(op *operation) {
+	segs := strings.Split(strings.Trim(op.path, "/"), "/")
+	last := segs[len(segs)-1]
+	idParam := ""
+	if m := pathVar.FindStringSubmatch(last); m != nil {
+		idParam = m[1]
+		segs = segs[:len(segs)-1]
+	}
+	coll := ""
+	for i := len(segs) - 1; i >= 0; i-- {
+		if !pathVar.MatchString(segs[i]) && segs[i] != "" {
+			coll = strings.ToLower(badIdent.ReplaceAllString(segs[i], "_"))
+			break
+		}
+	}
+	switch {
+	case coll == "":
+	case idParam == "" && op.method == "POST":
+		op.kind = "create"
+	case idParam == "" && op.method == "GET":
+		op.kind = "list"
+	case idParam != "" && op.method == "GET":
+		op.kind = "get"
+	case idParam != "" && op.method == "PUT":
+		op.kind = "replace"
+	case idParam != "" && op.method == "PATCH":
+		op.kind = "update"
+	case idParam != "" && op.method == "DELETE":
+		op.kind = "delete"
+	}
+	if op.kind == "" {
+		return
+	}
+	op.coll, op.idArg, op.idField = coll, idParam, "id"
+	im.colls[coll] = true
+	if idParam != "" {
+		if _, ok := op.errors["NOT_FOUND"]; !ok {
+			op.errors["NOT_FOUND"] = 404 // what the generic behavior answers
+		}
+		if p, _ := op.props[idParam].(map[string]any); p["type"] == "integer" {
+			op.intID = true
+		}
+	}
+}
+
+// finish settles what one operation's generic behavior needs from the
+// others of its collection: the id field, and whether ids are integers.
+func (im *importer) finish() {
+	for _, op := range im.ops {
+		if op.kind == "" {
+			continue
+		}
+		for _, o := range im.ops {
+			if o.coll != op.coll {
+				continue
+			}
+			if o.intID {
+				op.intID = true
+			}
+			if s := outputItem(o.output); s != nil {
+				if p, ok := properties(s)[o.idArgOr()]; ok {
+					op.idField = o.idArgOr()
+					if pm, _ := p.(map[string]any); pm["type"] == "integer" {
+						op.intID = true
+					}
+				}
+			}
+		}
+	}
+}
+
+func (o *operation) idArgOr() string {
+	if o.idArg != "" {
+		if _, ok := properties(outputItem(o.output))[o.idArg]; ok {
+			return o.idArg
+		}
+	}
+	return "id"
+}
+
+func outputItem(v any) map[string]any {
+	s, _ := v.(map[string]any)
+	if s["type"] == "array" {
+		s, _ = s["items"].(map[string]any)
+	}
+	return s
+}
+
+func properties(s map[string]any) map[string]any {
+	p, _ := s["properties"].(map[string]any)
+	return p
+}
+
+// deref follows a local $ref (#/components/...) of a parameter, request
+// body or response to what it names, with that value's node.
+func (im *importer) deref(n *yaml.Node, v any) (any, *yaml.Node) {
+	for i := 0; i < MaxRefDepth; i++ {
+		m, _ := v.(map[string]any)
+		ref, ok := m["$ref"].(string)
+		if !ok {
+			return v, n
+		}
+		target, tn, err := im.resolve(ref)
+		if err != nil {
+			rn, _ := spec.Lookup(n, "$ref")
+			im.doc.Warnf(rn, "%v", err)
+			return nil, n
+		}
+		v, n = target, tn
+	}
+	return v, n
+}
+
+// resolve finds a local reference in the document.
+func (im *importer) resolve(ref string) (any, *yaml.Node, error) {
+	ptr, ok := strings.CutPrefix(ref, "#/")
+	if !ok {
+		return nil, nil, fmt.Errorf("$ref %q is not imported: only references inside the document (#/components/...) are", ref)
+	}
+	var cur any = im.root
+	n := im.doc.Root
+	for _, tok := range strings.Split(ptr, "/") {
+		tok = strings.ReplaceAll(strings.ReplaceAll(tok, "~1", "/"), "~0", "~")
+		m, ok := cur.(map[string]any)
+		if !ok {
+			return nil, nil, fmt.Errorf("$ref %q names nothing in the document", ref)
+		}
+		if cur, ok = m[tok]; !ok {
+			return nil, nil, fmt.Errorf("$ref %q names nothing in the document", ref)
+		}
+		_, n = spec.Lookup(n, tok)
+	}
+	return cur, n, nil
+}
+
+// schema converts an OpenAPI schema to the JSON Schema a world checks:
+// local $refs inlined (a recursive one becomes {} with a warning), 3.0's
+// nullable and boolean exclusive bounds rewritten, allOf of objects
+// flattened, and annotations JSON Schema does not have dropped.
+func (im *importer) schema(n *yaml.Node, v any, depth int, stack []string) any {
+	m, ok := v.(map[string]any)
+	if !ok {
+		return v
+	}
+	if ref, ok := m["$ref"].(string); ok {
+		rn, _ := spec.Lookup(n, "$ref")
+		if contains(stack, ref) || depth >= MaxRefDepth {
+			im.doc.Warnf(rn, "$ref %q is recursive; it is imported as {} (any value) past its first level", ref)
+			return map[string]any{}
+		}
+		target, tn, err := im.resolve(ref)
+		if err != nil {
+			im.doc.Warnf(rn, "%v; it is imported as {} (any value)", err)
+			return map[string]any{}
+		}
+		return im.schema(tn, target, depth+1, append(stack, ref))
+	}
+	out := map[string]any{}
+	for _, p := range spec.Pairs(n, m) {
+		k := p.Key()
+		switch k {
+		case "example", "examples", "xml", "externalDocs", "discriminator", "deprecated", "nullable":
+			continue
+		case "properties", "patternProperties", "$defs", "definitions", "dependentSchemas":
+			sub := map[string]any{}
+			for _, q := range spec.Pairs(p.V, p.Val) {
+				sub[q.Key()] = im.schema(q.V, q.Val, depth, stack)
+			}
+			out[k] = sub
+		case "items", "additionalProperties", "not", "contains", "propertyNames", "if", "then", "else", "unevaluatedProperties", "unevaluatedItems", "additionalItems":
+			out[k] = im.schema(p.V, p.Val, depth, stack)
+		case "allOf", "anyOf", "oneOf", "prefixItems":
+			var list []any
+			for _, it := range spec.Items(p.V, p.Val) {
+				list = append(list, im.schema(it.N, it.Val, depth, stack))
+			}
+			out[k] = list
+		case "exclusiveMinimum", "exclusiveMaximum":
+			if b, isBool := p.Val.(bool); isBool {
+				if b {
+					bound := "minimum"
+					if k == "exclusiveMaximum" {
+						bound = "maximum"
+					}
+					if lim, ok := m[bound]; ok {
+						out[k] = lim
+						out["__drop_"+bound] = true
+					}
+				}
+				continue
+			}
+			out[k] = p.Val
+		default:
+			if strings.HasPrefix(k, "x-") {
+				continue
+			}
+			out[k] = p.Val
+		}
+	}
+	for _, b := range []string{"minimum", "maximum"} {
+		if out["__drop_"+b] == true {
+			delete(out, b)
+			delete(out, "__drop_"+b)
+		}
+	}
+	if im.v30 && m["nullable"] == true {
+		if t, ok := out["type"].(string); ok {
+			out["type"] = []any{t, "null"}
+		}
+	}
+	return flattenAllOf(out)
+}
+
+// flattenAllOf merges an allOf of plain object schemas into one.
+func flattenAllOf(s map[string]any) map[string]any {
+	list, ok := s["allOf"].([]any)
+	if !ok {
+		return s
+	}
+	props := map[string]any{}
+	var req []any
+	for _, e := range list {
+		m, _ := e.(map[string]any)
+		if m == nil {
+			return s
+		}
+		for k := range m {
+			if k != "type" && k != "properties" && k != "required" && k != "description" && k != "title" {
+				return s
+			}
+		}
+		if t, ok := m["type"]; ok && t != "object" {
+			return s
+		}
+		for k, v := range properties(m) {
+			props[k] = v
+		}
+		for _, r := range asList(m["required"]) {
+			if !containsAny(req, r) {
+				req = append(req, r)
+			}
+		}
+	}
+	out := map[string]any{"type": "object", "properties": props}
+	if len(req) > 0 {
+		out["required"] = req
+	}
+	for k, v := range s {
+		if k != "allOf" && k != "type" && k != "properties" && k != "required" {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+func containsAny(list []any, v any) bool {
+	for _, x := range list {
+		if value.Equal(x, v) {
+			return true
+		}
+	}
+	return false
+}
+

@@ -1,0 +1,322 @@
+package openapi
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+
+	yaml "go.yaml.in/yaml/v4"
+
+	"github.com/dryfire-dev/dryfire/internal/value"
+)
+
+// world writes the world file: one package, its HTTP API, its operations.
+func (im *importer) world() []byte {
+	im.finish()
+	info, _ := im.root["info"].(map[string]any)
+	title := str(info["title"])
+	name := strings.Trim(strings.ToLower(badIdent.ReplaceAllString(title, "-")), "-")
+	for strings.Contains(name, "--") {
+		name = strings.ReplaceAll(name, "--", "-")
+	}
+	if name == "" {
+		name = im.o.Package
+	}
+	httpN := mapping(kv("env", scalar(im.o.Env)))
+	if b, ok := im.body.(map[string]any); ok {
+		httpN.Content = append(httpN.Content, scalar("error_body"), flow(b))
+	}
+	state := &yaml.Node{Kind: yaml.MappingNode, Style: yaml.FlowStyle}
+	for _, c := range slices.Sorted(maps.Keys(im.colls)) {
+		state.Content = append(state.Content, scalar(c), flow(map[string]any{}))
+	}
+	if len(im.colls) > 0 {
+		state.Content = append(state.Content, scalar("_ids"), flow(map[string]any{}))
+	}
+	ops := mapping()
+	for _, op := range im.ops {
+		ops.Content = append(ops.Content, scalar(op.name), im.opNode(op))
+	}
+	pkg := mapping()
+	if d := str(info["description"]); d != "" {
+		first, _, _ := strings.Cut(strings.TrimSpace(d), "\n")
+		pkg.Content = append(pkg.Content, scalar("description"), scalar(first))
+	}
+	pkg.Content = append(pkg.Content, scalar("http"), httpN, scalar("state"), state, scalar("operations"), ops)
+	root := mapping(
+		kv("version", &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!int", Value: "1"}),
+		kv("world", scalar(name)),
+		kv("behaviors", flowSeq(im.o.Module)),
+		kv("packages", mapping(kv(im.o.Package, pkg))),
+	)
+	var b bytes.Buffer
+	src := im.o.Source
+	if src == "" {
+		src = im.doc.File
+	}
+	fmt.Fprintf(&b, "# Imported by dryfire world import from %s (OpenAPI %s", src, str(im.root["openapi"]))
+	if title != "" {
+		fmt.Fprintf(&b, ": %s %s", title, str(info["version"]))
+	}
+	b.WriteString(").\n# The behaviors in " + im.o.Module + " keep records in state by id; edit them, or\n# override single calls with toolOverrides.\n")
+	out, err := yaml.Dump(&yaml.Node{Kind: yaml.DocumentNode, Content: []*yaml.Node{root}}, yaml.WithIndent(2), yaml.WithLineWidth(-1))
+	if err != nil {
+		panic(fmt.Sprintf("openapi: encoding the world: %v", err)) // a tree of scalars, maps and lists always encodes
+	}
+	b.Write(out)
+	return b.Bytes()
+}
+
+func (im *importer) opNode(op *operation) *yaml.Node {
+	n := mapping()
+	if op.description != "" {
+		n.Content = append(n.Content, scalar("description"), scalar(op.description))
+	}
+	route := &yaml.Node{Kind: yaml.MappingNode, Style: yaml.FlowStyle}
+	route.Content = append(route.Content, scalar("method"), scalar(op.method), scalar("path"), scalar(op.path))
+	if op.status != 200 {
+		route.Content = append(route.Content, scalar("status"), &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!int", Value: strconv.Itoa(op.status)})
+	}
+	if op.bodyArg != "" {
+		route.Content = append(route.Content, scalar("body"), scalar(op.bodyArg))
+	}
+	if len(op.headers) > 0 {
+		h := map[string]any{}
+		for k, v := range op.headers {
+			h[k] = v
+		}
+		route.Content = append(route.Content, scalar("headers"), flow(h))
+	}
+	if len(op.errors) > 0 {
+		e := map[string]any{}
+		for k, v := range op.errors {
+			e[k] = json.Number(strconv.Itoa(v))
+		}
+		route.Content = append(route.Content, scalar("errors"), flow(e))
+	}
+	n.Content = append(n.Content, scalar("http"), route)
+	input := map[string]any{"type": "object"}
+	if len(op.props) > 0 {
+		input["properties"] = op.props
+	}
+	if len(op.required) > 0 {
+		req := make([]any, len(op.required))
+		for i, r := range op.required {
+			req[i] = r
+		}
+		input["required"] = req
+	}
+	n.Content = append(n.Content, scalar("input"), flow(input))
+	if op.output != nil {
+		n.Content = append(n.Content, scalar("output"), flow(op.output))
+	}
+	if len(op.errors) > 0 {
+		e := map[string]any{}
+		for k := range op.errors {
+			if op.retryable[k] {
+				e[k] = map[string]any{"retryable": true}
+			} else {
+				e[k] = map[string]any{}
+			}
+		}
+		n.Content = append(n.Content, scalar("errors"), flow(e))
+	}
+	if op.kind != "" {
+		n.Content = append(n.Content, scalar("behavior"), scalar(op.fn))
+	}
+	return n
+}
+
+// module writes the behavior module: the generic resource helpers, and
+// one function per operation that has a generic behavior.
+func (im *importer) module() []byte {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# Behaviors of the %s package, written by dryfire world import: a generic\n", im.o.Package)
+	b.WriteString("# resource API that keeps records in state by id. Each operation's function\n")
+	b.WriteString("# is its own: edit it, or override single calls with toolOverrides.\n")
+	b.WriteString(moduleHelpers)
+	for _, op := range im.ops {
+		if op.kind == "" {
+			continue
+		}
+		fmt.Fprintf(&b, "\ndef %s(ctx, args):\n", op.fn)
+		fmt.Fprintf(&b, "    # %s %s\n", op.method, op.path)
+		integer := "False"
+		if op.intID {
+			integer = "True"
+		}
+		switch op.kind {
+		case "create":
+			fmt.Fprintf(&b, "    return _create(ctx, args, %q, %q, %s)\n", op.coll, op.idField, integer)
+		case "list":
+			fmt.Fprintf(&b, "    return _list(ctx, args, %q, %s)\n", op.coll, integer)
+		case "get":
+			fmt.Fprintf(&b, "    return _get(ctx, args, %q, %q)\n", op.coll, op.idArg)
+		case "replace", "update":
+			fmt.Fprintf(&b, "    return _update(ctx, args, %q, %q, %q, %s)\n", op.coll, op.idArg, op.idField, map[bool]string{true: "True", false: "False"}[op.kind == "update"])
+		case "delete":
+			body := "False"
+			if op.status != 204 && op.output != nil {
+				body = "True"
+			}
+			fmt.Fprintf(&b, "    return _delete(ctx, args, %q, %q, %s)\n", op.coll, op.idArg, body)
+		}
+	}
+	return []byte(b.String())
+}
+
+const moduleHelpers = `
+_PAGING = ["limit", "offset", "page", "per_page", "page_size", "cursor"]
+
+def _key(v):
+    return str(v)
+
+def _next_id(ctx, coll, integer):
+    ids = ctx.state("_ids")
+    n = ids.get(coll, 0) + 1
+    ids[coll] = n
+    return n if integer else str(n)
+
+def _create(ctx, args, coll, id_field, integer):
+    record = dict(args)
+    if record.get(id_field) == None:
+        record[id_field] = _next_id(ctx, coll, integer)
+    ctx.state(coll)[_key(record[id_field])] = record
+    return record
+
+def _get(ctx, args, coll, id_arg):
+    record = ctx.state(coll).get(_key(args[id_arg]))
+    if record == None:
+        return ctx.error("NOT_FOUND", "no %s %s" % (coll, args[id_arg]))
+    return record
+
+def _list(ctx, args, coll, integer):
+    records = ctx.state(coll)
+    keys = sorted(records.keys(), key = lambda k: int(k)) if integer else sorted(records.keys())
+    out = []
+    for k in keys:
+        r = records[k]
+        keep = True
+        for name, want in args.items():
+            if name in _PAGING or name not in r:
+                continue
+            if type(want) == "list":
+                keep = keep and r[name] in want
+            else:
+                keep = keep and r[name] == want
+        if keep:
+            out.append(r)
+    offset = args.get("offset", 0)
+    out = out[offset:]
+    if args.get("limit") != None:
+        out = out[:args["limit"]]
+    return out
+
+def _update(ctx, args, coll, id_arg, id_field, merge):
+    records = ctx.state(coll)
+    key = _key(args[id_arg])
+    old = records.get(key)
+    if old == None:
+        return ctx.error("NOT_FOUND", "no %s %s" % (coll, args[id_arg]))
+    record = dict(old) if merge else {}
+    record.update(args)
+    if id_arg != id_field:
+        record.pop(id_arg)
+    record[id_field] = old[id_field] if id_field in old else args[id_arg]
+    records[key] = record
+    return record
+
+def _delete(ctx, args, coll, id_arg, answer):
+    records = ctx.state(coll)
+    key = _key(args[id_arg])
+    if key not in records:
+        return ctx.error("NOT_FOUND", "no %s %s" % (coll, args[id_arg]))
+    record = records.pop(key)
+    return record if answer else None
+`
+
+func scalar(s string) *yaml.Node {
+	return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: s}
+}
+
+type pair [2]*yaml.Node
+
+func kv(k string, v *yaml.Node) pair { return pair{scalar(k), v} }
+
+func mapping(pairs ...pair) *yaml.Node {
+	n := &yaml.Node{Kind: yaml.MappingNode}
+	for _, p := range pairs {
+		n.Content = append(n.Content, p[0], p[1])
+	}
+	return n
+}
+
+func flowSeq(items ...string) *yaml.Node {
+	n := &yaml.Node{Kind: yaml.SequenceNode, Style: yaml.FlowStyle}
+	for _, s := range items {
+		n.Content = append(n.Content, scalar(s))
+	}
+	return n
+}
+
+// flow is a JSON value as a flow-style node, keys sorted ("type" first,
+// then "properties", so that a schema reads naturally).
+func flow(v any) *yaml.Node {
+	switch x := v.(type) {
+	case map[string]any:
+		n := &yaml.Node{Kind: yaml.MappingNode, Style: yaml.FlowStyle}
+		keys := make([]string, 0, len(x))
+		for k := range x {
+			keys = append(keys, k)
+		}
+		sort.Slice(keys, func(i, j int) bool {
+			ri, rj := keyRank(keys[i]), keyRank(keys[j])
+			if ri != rj {
+				return ri < rj
+			}
+			return keys[i] < keys[j]
+		})
+		for _, k := range keys {
+			n.Content = append(n.Content, scalar(k), flow(x[k]))
+		}
+		return n
+	case []any:
+		n := &yaml.Node{Kind: yaml.SequenceNode, Style: yaml.FlowStyle}
+		for _, e := range x {
+			n.Content = append(n.Content, flow(e))
+		}
+		return n
+	case string:
+		return scalar(x)
+	case json.Number:
+		tag := "!!int"
+		if strings.ContainsAny(string(x), ".eE") {
+			tag = "!!float"
+		}
+		return &yaml.Node{Kind: yaml.ScalarNode, Tag: tag, Value: string(x)}
+	case bool:
+		return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!bool", Value: strconv.FormatBool(x)}
+	case nil:
+		return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!null", Value: "null"}
+	}
+	return scalar(value.Canonical(v))
+}
+
+func keyRank(k string) int {
+	switch k {
+	case "type":
+		return 0
+	case "properties":
+		return 1
+	case "items":
+		return 2
+	case "required":
+		return 3
+	}
+	return 4
+}
