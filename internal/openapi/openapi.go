@@ -138,6 +138,7 @@ type operation struct {
 	required     []string
 	headers      map[string]string
 	bodyArg      string
+	idempotent   bool
 	output       any
 	status       int
 	errors       map[string]int // code → status
@@ -270,6 +271,10 @@ func (im *importer) parameter(op *operation, p spec.KV, seen map[string]string) 
 	}
 	if in == "header" && contains([]string{"accept", "content-type", "authorization"}, strings.ToLower(name)) {
 		return // the transport's, not an argument (OpenAPI ignores them too)
+	}
+	if in == "header" && strings.EqualFold(name, "Idempotency-Key") {
+		op.idempotent = true // the world's idempotency key: a repeated one answers the receipt
+		return
 	}
 	style, explode := str(m["style"]), m["explode"]
 	if style != "" && !(in == "path" && style == "simple" || in == "query" && style == "form" || in == "header" && style == "simple") || in == "query" && explode == false {
@@ -760,4 +765,3 @@ func containsAny(list []any, v any) bool {
 	}
 	return false
 }
-

@@ -126,6 +126,9 @@ func (im *importer) opNode(op *operation) *yaml.Node {
 		}
 		n.Content = append(n.Content, scalar("errors"), flow(e))
 	}
+	if op.idempotent {
+		n.Content = append(n.Content, scalar("idempotent"), &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!bool", Value: "true"})
+	}
 	if op.kind != "" {
 		n.Content = append(n.Content, scalar("behavior"), scalar(op.fn))
 	}
