@@ -54,7 +54,8 @@ error, never a silent drop. The world written is validated at once.
 Exit status: 0 written (warnings allowed); 2 the document is not OpenAPI
 3, a file exists (give --force), or a usage error.`,
 		Example: `  dryfire world import openapi.yaml --package payments
-  dryfire world import petstore.json --package petstore --out worlds --env PETSTORE_URL`,
+  dryfire world import petstore.json --package petstore --out worlds \
+      --env PETSTORE_URL`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if pkg == "" {

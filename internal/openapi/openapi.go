@@ -45,6 +45,11 @@ type Result struct {
 // MaxRefDepth bounds how deep $ref resolution nests inside one schema.
 const MaxRefDepth = 32
 
+// MaxSchemaNodes bounds the schema nodes the import writes in all, $refs
+// inlined: a document whose references fan out (A uses B twice, B uses C
+// twice, ...) would otherwise grow without end.
+const MaxSchemaNodes = 50_000
+
 var methods = []string{"get", "put", "post", "delete", "patch"}
 
 // Import converts an OpenAPI document. The error is a document that is
@@ -126,6 +131,7 @@ type importer struct {
 	// warned are the parameters of a path item already warned about: its
 	// operations share them.
 	warned map[*yaml.Node]bool
+	nodes  int // schema nodes written so far (MaxSchemaNodes)
 }
 
 // operation is one imported operation.
@@ -645,6 +651,12 @@ func (im *importer) schema(n *yaml.Node, v any, depth int, stack []string) any {
 	m, ok := v.(map[string]any)
 	if !ok {
 		return v
+	}
+	if im.nodes++; im.nodes > MaxSchemaNodes {
+		if im.nodes == MaxSchemaNodes+1 {
+			im.doc.Warnf(n, "the schemas grow past %d nodes with their $refs inlined (openapi.MaxSchemaNodes); from here on a schema is imported as {} (any value)", MaxSchemaNodes)
+		}
+		return map[string]any{}
 	}
 	if ref, ok := m["$ref"].(string); ok {
 		rn, _ := spec.Lookup(n, "$ref")

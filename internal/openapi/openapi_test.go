@@ -2,10 +2,12 @@ package openapi
 
 import (
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -70,5 +72,31 @@ func TestImportRefuses(t *testing.T) {
 		if res != nil || len(ds) == 0 || !strings.HasPrefix(ds[0].String(), tt.want) {
 			t.Errorf("%q: got %v, want an error beginning %q", tt.doc, ds, tt.want)
 		}
+	}
+}
+
+// References that fan out (each schema uses the next one twice) stop at
+// MaxSchemaNodes with a warning instead of growing without end.
+func TestImportBoundsSchemas(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("openapi: 3.0.3\npaths:\n  /a:\n    get:\n      operationId: a\n      responses:\n        '200': {description: ok, content: {application/json: {schema: {$ref: '#/components/schemas/S0'}}}}\ncomponents:\n  schemas:\n")
+	for i := range 40 {
+		fmt.Fprintf(&b, "    S%d: {type: object, properties: {l: {$ref: '#/components/schemas/S%d'}, r: {$ref: '#/components/schemas/S%d'}}}\n", i, i+1, i+1)
+	}
+	b.WriteString("    S40: {type: string}\n")
+	start := time.Now()
+	res, ds := Import("fan.yaml", []byte(b.String()), Options{Package: "p"})
+	if res == nil {
+		t.Fatal(ds)
+	}
+	if d := time.Since(start); d > 20*time.Second {
+		t.Errorf("import took %v", d)
+	}
+	found := false
+	for _, w := range res.Warnings {
+		found = found || strings.Contains(w.Message, "MaxSchemaNodes")
+	}
+	if !found {
+		t.Errorf("no warning of the bound: %v", res.Warnings)
 	}
 }
