@@ -312,7 +312,7 @@ func (l *loader) checkTemplate(n *yaml.Node, v any) {
 // routes finishes a package's route table: a package with bound
 // operations gets an http: of defaults when it has none; two routes of
 // one method and shape conflict.
-func (l *loader) routes(pkg *Package, ops []*Operation, nodes map[*Operation]*yaml.Node) {
+func (l *loader) routes(pkg *Package, ops []*Operation, nodes map[*Operation]*yaml.Node, httpNode *yaml.Node) {
 	var bound []*Operation
 	for _, op := range ops {
 		if op.Route != nil {
@@ -320,6 +320,10 @@ func (l *loader) routes(pkg *Package, ops []*Operation, nodes map[*Operation]*ya
 		}
 	}
 	if len(bound) == 0 {
+		if pkg.HTTP != nil && httpNode != nil {
+			l.doc.Warnf(httpNode, "package %s has http: but no operation declares a route (http: on an operation); it serves no HTTP API", pkg.Name)
+			pkg.HTTP = nil
+		}
 		return
 	}
 	if pkg.HTTP == nil {

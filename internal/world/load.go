@@ -415,7 +415,7 @@ func (l *loader) packages(p spec.KV, setup *Setup) {
 		if httpKV.V != nil {
 			l.packageHTTP(pkg, httpKV, ops)
 		}
-		l.routes(pkg, ops, nodes)
+		l.routes(pkg, ops, nodes, httpKV.K)
 		for _, it := range spec.Items(ordered.V, ordered.Val) {
 			c := str(it.Val)
 			st := setup.State[name][c]
