@@ -44,6 +44,7 @@ func main() {
 		duration = flag.Duration("d", 10*time.Minute, "how long to soak")
 		sessions = flag.Int("sessions", 100_000, "MCP sessions to open and abandon over the run")
 		slow     = flag.Int("slow", 50, "slow clients (half trickle a body, half send nothing)")
+		openers  = flag.Int("openers", 4, "goroutines opening the abandoned sessions")
 		workers  = flag.Int("workers", 2, "closed-loop workers per kind of well-formed traffic")
 		sample   = flag.Duration("sample", 30*time.Second, "how often to print RSS")
 		maxRSS   = flag.Int("max-rss", 512, "the bound on peak RSS, MiB")
@@ -90,14 +91,14 @@ func main() {
 		time.Sleep(200 * time.Millisecond)
 		return get(client, base+"/world/evidence?limit=100", `"evidence"`)
 	})
-	// Sessions opened and abandoned, spread over the run by four openers
-	// (one initialize takes a while on a loaded machine).
+	// Sessions opened and abandoned, spread over the run by several
+	// openers (one initialize takes a while on a loaded machine).
 	var opened atomic.Int64
-	for range 4 {
+	for range *openers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			every := 4 * *duration / time.Duration(max(1, *sessions))
+			every := time.Duration(*openers) * *duration / time.Duration(max(1, *sessions))
 			tick := time.NewTicker(max(every, time.Microsecond))
 			defer tick.Stop()
 			for opened.Add(1) <= int64(*sessions) && ctx.Err() == nil {
