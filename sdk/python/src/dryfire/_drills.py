@@ -7,7 +7,7 @@ import inspect
 import json
 import os
 import urllib.parse
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Generator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Union
 
@@ -245,6 +245,36 @@ def _result(ctx: DrillContext, answer: Mapping[str, Any], output: Any, exc: Base
 _observers: list[Callable[[DrillResult], None]] = []
 
 
+# The protocol of one drill, written once for run_drills and
+# run_drills_async: a generator that yields what is to be done (a control
+# request, or running the agent) and is sent the outcome; each driver does
+# those steps its own way (blocking, or awaiting).
+class _Control:
+    __slots__ = ("method", "path", "body")
+
+    def __init__(self, method: str, path: str, body: Any) -> None:
+        self.method, self.path, self.body = method, path, body
+
+
+class _RunAgent:
+    __slots__ = ("ctx",)
+
+    def __init__(self, ctx: DrillContext) -> None:
+        self.ctx = ctx
+
+
+def _drill(eng: Engine, start: Mapping[str, Any]) -> Generator[Any, Any, DrillResult]:
+    started = yield _Control("POST", "/engine/drills", start)
+    ctx = _context(eng, started)
+    output, exc = yield _RunAgent(ctx)
+    try:
+        answer = yield _Control("POST", f"/engine/drills/{ctx.binding.id}/end",
+                                {"output": _output_of(output), "error": None if exc is None else _error_of(exc)})
+    finally:
+        ctx.binding.ended = True
+    return _result(ctx, answer, output, exc)
+
+
 def run_drills(
     *,
     drill: str | None = None,
@@ -268,26 +298,30 @@ def run_drills(
     path of a report file): the drill then starts from that report's build and seed.
     """
     eng = engine or default_engine()
-    started = eng.control("POST", "/engine/drills", _start_body(drill, suite, setup, seed, actor, record, reproduce, cwd))
-    ctx = _context(eng, started)
-    output: Any = None
-    exc: BaseException | None = None
-    try:
-        value = agent(ctx)
-        if inspect.isawaitable(value):
-            value = asyncio.run(_awaited(value))
-        output = value
-    except Exception as e:  # the agent's failure is the drill's
-        exc = e
-    except BaseException:
-        _abandon(eng, ctx)
-        raise
-    try:
-        answer = eng.control("POST", f"/engine/drills/{ctx.binding.id}/end",
-                             {"output": _output_of(output), "error": None if exc is None else _error_of(exc)})
-    finally:
-        ctx.binding.ended = True
-    return _result(ctx, answer, output, exc)
+    steps = _drill(eng, _start_body(drill, suite, setup, seed, actor, record, reproduce, cwd))
+    answer: Any = None
+    while True:
+        try:
+            step = steps.send(answer)
+        except StopIteration as done:
+            return done.value
+        if isinstance(step, _Control):
+            try:
+                answer = eng.control(step.method, step.path, step.body)
+            except BaseException:
+                steps.close()  # the protocol's finally: the binding ends
+                raise
+            continue
+        try:
+            value = agent(step.ctx)
+            if inspect.isawaitable(value):
+                value = asyncio.run(_awaited(value))
+            answer = (value, None)
+        except Exception as e:  # the agent's failure is the drill's
+            answer = (None, e)
+        except BaseException:
+            _abandon(eng, step.ctx)
+            raise
 
 
 async def _awaited(value: Awaitable[Any]) -> Any:
@@ -309,26 +343,30 @@ async def run_drills_async(
 ) -> DrillResult:
     """:func:`run_drills` for an event loop: the agent may be a coroutine function, or a plain one."""
     eng = engine or await asyncio.get_running_loop().run_in_executor(None, default_engine)
-    started = await eng.acontrol("POST", "/engine/drills", _start_body(drill, suite, setup, seed, actor, record, reproduce, cwd))
-    ctx = _context(eng, started)
-    output: Any = None
-    exc: BaseException | None = None
-    try:
-        value = agent(ctx)
-        if inspect.isawaitable(value):
-            value = await value
-        output = value
-    except Exception as e:
-        exc = e
-    except BaseException:  # cancelled: no verdict, no cassette
-        await asyncio.shield(_aabandon(eng, ctx))
-        raise
-    try:
-        answer = await eng.acontrol("POST", f"/engine/drills/{ctx.binding.id}/end",
-                                    {"output": _output_of(output), "error": None if exc is None else _error_of(exc)})
-    finally:
-        ctx.binding.ended = True
-    return _result(ctx, answer, output, exc)
+    steps = _drill(eng, _start_body(drill, suite, setup, seed, actor, record, reproduce, cwd))
+    answer: Any = None
+    while True:
+        try:
+            step = steps.send(answer)
+        except StopIteration as done:
+            return done.value
+        if isinstance(step, _Control):
+            try:
+                answer = await eng.acontrol(step.method, step.path, step.body)
+            except BaseException:
+                steps.close()  # the protocol's finally: the binding ends
+                raise
+            continue
+        try:
+            value = agent(step.ctx)
+            if inspect.isawaitable(value):
+                value = await value
+            answer = (value, None)
+        except Exception as e:
+            answer = (None, e)
+        except BaseException:  # cancelled: no verdict, no cassette
+            await asyncio.shield(_aabandon(eng, step.ctx))
+            raise
 
 
 def _abandon(eng: Engine, ctx: DrillContext) -> None:
