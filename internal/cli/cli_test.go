@@ -80,6 +80,7 @@ func TestScript(t *testing.T) {
 			"jsonsummary": cmdJSONSummary,
 			"junit":       cmdJUnit,
 			"waitgrep":    cmdWaitGrep,
+			"doc":         cmdDoc,
 		},
 	})
 }
@@ -103,6 +104,17 @@ func cmdWaitGrep(ts *testscript.TestScript, neg bool, args []string) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+}
+
+// doc PAGE MARKER FILE is readme for a page of the repository's docs
+// (PAGE relative to the repository root, e.g. docs/getting-started.md).
+func cmdDoc(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 3 {
+		ts.Fatalf("usage: doc PAGE MARKER FILE")
+	}
+	block, err := readmeBlock(filepath.Join(ts.Getenv("REPO"), args[0]), args[1])
+	ts.Check(err)
+	ts.Check(os.WriteFile(ts.MkAbs(args[2]), []byte(block), 0o644))
 }
 
 // readme MARKER FILE writes the README's fenced block that has a line
