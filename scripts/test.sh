@@ -26,7 +26,7 @@ step() {
 }
 
 go version
-step "go test -race ./..." go test -race -count=1 ./...
+step "go test -race ./..." go test -race -count=1 -timeout 15m ./...
 for part in scripts/ci.d/*.sh; do
 	[ -e "$part" ] || continue
 	step "$part" bash "$part"
