@@ -45,6 +45,15 @@ func routeBench(tb testing.TB) (*Server, map[string]func() *http.Request) {
 			r.Header.Set("Authorization", "Bearer sk_agent")
 			return r
 		},
+		// A call with a JSON body: a quote, which keeps no state.
+		"ops-body": func() *http.Request {
+			return httptest.NewRequest("POST", "/ops/payments/quotes.create", strings.NewReader(`{"arguments": {"charge": "ch_1", "amount": 120}}`))
+		},
+		"http-body": func() *http.Request {
+			r := httptest.NewRequest("POST", "/http/payments/v1/quotes", strings.NewReader(`{"charge": "ch_1", "amount": 120}`))
+			r.Header.Set("Authorization", "Bearer sk_agent")
+			return r
+		},
 	}
 }
 
@@ -52,7 +61,7 @@ func routeBench(tb testing.TB) (*Server, map[string]func() *http.Request) {
 // its route.
 func BenchmarkWorldRoute(b *testing.B) {
 	srv, reqs := routeBench(b)
-	for _, name := range []string{"ops", "http"} {
+	for _, name := range []string{"ops", "http", "ops-body", "http-body"} {
 		b.Run(name, func(b *testing.B) {
 			w := &discard{h: http.Header{}}
 			b.ReportAllocs()
@@ -79,13 +88,16 @@ func TestWorldHTTPOverhead(t *testing.T) {
 	hs := httptest.NewServer(srv)
 	defer hs.Close()
 	client := hs.Client()
-	const rounds, calls = 21, 2000
+	const rounds, calls = 21, 1000
 	loop := map[string]func(string){
 		"handler": func(name string) {
 			w := &discard{h: http.Header{}}
 			for range calls {
 				w.reset()
 				srv.ServeHTTP(w, reqs[name]())
+				if w.status != 200 {
+					t.Fatalf("%s: %d", name, w.status)
+				}
 			}
 		},
 		"loopback": func(name string) {
@@ -105,21 +117,29 @@ func TestWorldHTTPOverhead(t *testing.T) {
 			}
 		},
 	}
-	for _, where := range []string{"handler", "loopback"} {
-		per := map[string][]time.Duration{}
-		for i := range rounds {
-			order := []string{"ops", "http"}
-			if i%2 == 1 {
-				order = []string{"http", "ops"}
-			}
-			for _, name := range order {
-				start := time.Now()
-				loop[where](name)
-				per[name] = append(per[name], time.Since(start)/calls)
-			}
+	for _, pair := range [][2]string{{"ops", "http"}, {"ops-body", "http-body"}} {
+		for _, where := range []string{"handler", "loopback"} {
+			measure(t, where, pair, rounds, calls, loop[where])
 		}
-		med := func(d []time.Duration) time.Duration { slices.Sort(d); return d[len(d)/2] }
-		o, h := med(per["ops"]), med(per["http"])
-		t.Logf("%s: /ops %v, HTTP route %v per call (medians of %d rounds of %d): HTTP/ops = %.3f", where, o, h, rounds, calls, float64(h)/float64(o))
 	}
+}
+
+// measure runs interleaved rounds of the pair's two requests (the order
+// alternating) and logs the median per call of each, and their ratio.
+func measure(t *testing.T, where string, pair [2]string, rounds, calls int, loop func(string)) {
+	per := map[string][]time.Duration{}
+	for i := range rounds {
+		order := []string{pair[0], pair[1]}
+		if i%2 == 1 {
+			order = []string{pair[1], pair[0]}
+		}
+		for _, name := range order {
+			start := time.Now()
+			loop(name)
+			per[name] = append(per[name], time.Since(start)/time.Duration(calls))
+		}
+	}
+	med := func(d []time.Duration) time.Duration { slices.Sort(d); return d[len(d)/2] }
+	o, h := med(per[pair[0]]), med(per[pair[1]])
+	t.Logf("%s, %s vs %s: /ops %v, HTTP route %v per call (medians of %d rounds of %d): HTTP/ops = %.3f", where, pair[0], pair[1], o, h, rounds, calls, float64(h)/float64(o))
 }

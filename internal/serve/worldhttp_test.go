@@ -250,6 +250,7 @@ func TestWorldHTTPRoutes(t *testing.T) {
 			wantHeaders: map[string]string{"Allow": "DELETE, GET"}},
 		{method: "GET", path: "", status: 200, want: `{"package": "payments", "base_url": "` + api + `", "env": "PAYMENTS_URL", "routes": [
 			{"method": "POST", "path": "/v1/charges/{charge}/refunds", "operation": "payments/refunds.create", "tool": "refunds_create"},
+			{"method": "POST", "path": "/v1/quotes", "operation": "payments/quotes.create", "tool": "quotes_create"},
 			{"method": "GET", "path": "/v1/refunds", "operation": "payments/refunds.list", "tool": "refunds_list"},
 			{"method": "GET", "path": "/v1/refunds/pending", "operation": "payments/refunds.pending", "tool": "refunds_pending"},
 			{"method": "DELETE", "path": "/v1/refunds/{id}", "operation": "payments/refunds.cancel", "tool": "refunds_cancel"},
@@ -258,6 +259,6 @@ func TestWorldHTTPRoutes(t *testing.T) {
 	} {
 		x.run(t, api)
 	}
-	apiCall{method: "GET", path: "/http", status: 200, want: `{"packages": [{"package": "payments", "base_url": "` + api + `", "env": "PAYMENTS_URL", "routes": 5}]}`}.run(t, base)
+	apiCall{method: "GET", path: "/http", status: 200, want: `{"packages": [{"package": "payments", "base_url": "` + api + `", "env": "PAYMENTS_URL", "routes": 6}]}`}.run(t, base)
 	apiCall{method: "GET", path: "/http/ledger/x", status: 404, contains: `this world serves no HTTP API for \"ledger\" (it has no such package); the package APIs are /http/payments`}.run(t, base)
 }
