@@ -208,6 +208,10 @@ type RunOptions struct {
 	// not started are reported as skipped. With Concurrency 1 these are
 	// all the cases after the first failure.
 	FailFast bool
+	// Network, when set ("isolated" or "open"), is the network of every
+	// agent.command program, over agent.network's (see the README's "A
+	// closed network for agent programs").
+	Network string
 }
 
 // RecordMode says when model calls are recorded into cassettes (one file
@@ -249,7 +253,7 @@ func (p *Project) Run(ctx context.Context, opts *RunOptions) (*Report, error) {
 	if opts == nil {
 		opts = &RunOptions{}
 	}
-	ro := runner.Options{Concurrency: opts.Concurrency, Impl: p.impl, Record: cassette.Mode(opts.Record), Env: opts.Env, Seed: opts.Seed, KeepWorkspaces: opts.KeepWorkspaces, Clock: opts.Clock, MCPBridge: opts.MCPBridge, Only: opts.Only, FailFast: opts.FailFast}
+	ro := runner.Options{Concurrency: opts.Concurrency, Impl: p.impl, Record: cassette.Mode(opts.Record), Env: opts.Env, Seed: opts.Seed, KeepWorkspaces: opts.KeepWorkspaces, Clock: opts.Clock, MCPBridge: opts.MCPBridge, Only: opts.Only, FailFast: opts.FailFast, Network: opts.Network}
 	if opts.Progress != nil {
 		ro.Progress = progress{opts.Progress}
 	}

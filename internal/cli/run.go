@@ -33,6 +33,7 @@ type runOptions struct {
 	watch       bool
 	failFast    bool
 	lastFailed  string
+	network     string
 }
 
 func newRunCommand(e *env) *cobra.Command {
@@ -109,6 +110,7 @@ skipped; a second Ctrl-C stops at once).`,
 	f.BoolVar(&o.failFast, "fail-fast", false, "start no case after one that failed or erred; the cases not started are reported as skipped (with -j 1, all those after the first failure)")
 	f.StringVar(&o.lastFailed, "last-failed", "", "re-run only the cases that failed or erred in `REPORT`, the --json report of an earlier run (all of them when none did), e.g. --last-failed report.json")
 	f.BoolVar(&o.watch, "watch", false, "run, then run again whenever a file under PATH changes (suites, worlds, behaviors, impl modules, cassettes; a change to suite files only re-runs those), until Ctrl-C")
+	f.StringVar(&o.network, "network", "", "agent.command programs get `MODE`: isolated (a network of their own where only dryfire answers; what else they try is reported and fails the case; Linux, as root) or open, over agent.network's; default isolated when CI is set, else open")
 	addLoadFlags(cmd, e, &o.python)
 	return cmd
 }
@@ -176,7 +178,14 @@ func runRun(cmd *cobra.Command, e *env, o runOptions, args []string) error {
 		}
 		clock = &t
 	}
-	ro := &dryfire.RunOptions{Concurrency: o.concurrency, Filter: o.filter, Progress: progress, Record: record, Env: e.environ(), KeepWorkspaces: o.keepWS, Clock: clock, MCPBridge: selfBridge(), Only: only, FailFast: o.failFast}
+	switch o.network {
+	case "", "isolated", "open":
+	case "report":
+		return usageErr("--network report (let the programs' connections through and list them) is not available in this version: use isolated or open")
+	default:
+		return usageErr("--network is isolated or open, not %q", o.network)
+	}
+	ro := &dryfire.RunOptions{Concurrency: o.concurrency, Filter: o.filter, Progress: progress, Record: record, Env: e.environ(), KeepWorkspaces: o.keepWS, Clock: clock, MCPBridge: selfBridge(), Only: only, FailFast: o.failFast, Network: o.network}
 	if cmd.Flags().Changed("seed") {
 		ro.Seed = &o.seed
 	}

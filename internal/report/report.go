@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 
 	"github.com/dryfire-dev/dryfire/internal/model"
+	"github.com/dryfire-dev/dryfire/internal/netjail"
 	"github.com/dryfire-dev/dryfire/internal/tool"
 	"github.com/dryfire-dev/dryfire/internal/workspace"
 	"github.com/dryfire-dev/dryfire/internal/world"
@@ -63,6 +64,9 @@ type Case struct {
 	// ModelFaults are the declared faults (model_faults) as they were
 	// served to the agent's model requests.
 	ModelFaults []ModelFault `json:"model_faults,omitempty"`
+	// Network is the network an agent.command program had, when it was
+	// isolated: what it tried to reach past dryfire (refused).
+	Network *Network `json:"network,omitempty"`
 	// Workspace is what the agent changed in the case's workspace (a
 	// case with workspace:).
 	Workspace *Workspace `json:"workspace,omitempty"`
@@ -93,6 +97,13 @@ type ModelFault struct {
 	API     string `json:"api"`
 	Fault   string `json:"fault"`
 	Retried bool   `json:"retried"`
+}
+
+// Network is an agent program's isolated network: its mode and what the
+// program tried to reach there other than dryfire, in a fixed order.
+type Network struct {
+	Mode     string            `json:"mode"`
+	Attempts []netjail.Attempt `json:"attempts"`
 }
 
 // Workspace is a case's workspace after the run: its changes against the

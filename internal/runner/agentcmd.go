@@ -30,6 +30,7 @@ import (
 	"github.com/dryfire-dev/dryfire/internal/cassette"
 	"github.com/dryfire-dev/dryfire/internal/endpoint"
 	"github.com/dryfire-dev/dryfire/internal/model"
+	"github.com/dryfire-dev/dryfire/internal/netjail"
 	"github.com/dryfire-dev/dryfire/internal/report"
 	"github.com/dryfire-dev/dryfire/internal/serve"
 	"github.com/dryfire-dev/dryfire/internal/spec"
@@ -75,6 +76,7 @@ type host struct {
 	srv    *serve.Server
 	prefix string   // "/cases/"
 	base   string   // http://127.0.0.1:PORT
+	port   int      // PORT
 	models sync.Map // *serve.Scope → *caseModel
 
 	hs   *http.Server // nil when another server serves the host
@@ -96,6 +98,7 @@ func startHost() (*host, error) {
 	}
 	h := newHost("/cases/")
 	h.base, h.done = "http://"+ln.Addr().String(), make(chan struct{})
+	h.port = ln.Addr().(*net.TCPAddr).Port
 	h.hs = &http.Server{Handler: http.HandlerFunc(h.route), ReadHeaderTimeout: 30 * time.Second}
 	go func() {
 		defer close(h.done)
@@ -210,8 +213,23 @@ func runCommand(ctx context.Context, j job, opts Options, lv *live, c report.Cas
 		return done(c, drill, start)
 	}
 	cc.ws = ws
-	res := runProgram(ctx, j, opts, lv, cc.url, ws)
-	return cc.finish(ctx, res)
+	mode, dflt := networkOf(&j.suite.Agent, opts, lv.getenv)
+	jail, note, err := lv.host.openJail(mode, dflt)
+	if err != nil {
+		cc.abandon()
+		cc.ws.finish(&c)
+		c.Status, c.Reason, c.Infra = report.Errored, err.Error(), true
+		return done(c, drill, start)
+	}
+	if note != "" {
+		cc.c.Notes = append(cc.c.Notes, note)
+	}
+	res := runProgram(ctx, j, opts, lv, cc.url, ws, jail)
+	c = cc.finish(ctx, res)
+	if jail != nil {
+		networkFindings(&c, mode, res.attempts)
+	}
+	return c
 }
 
 // commandCase is a case whose agent runs outside the built-in loop,
@@ -408,12 +426,18 @@ type programResult struct {
 	infra  bool   // err is the surroundings': it could not start, or was interrupted
 	failed bool   // err fails the case instead of erring it: a test's own agent threw
 	note   string // a note for the case (a clock libfaketime could not set)
+	// attempts are what the program tried past dryfire in its isolated
+	// network.
+	attempts []netjail.Attempt
 }
 
 // runProgram runs the suite's program for one case, in the suite's
 // directory (or Options.CommandDir, or its workspace when ws is not nil),
 // with the case's URLs at prefix.
-func runProgram(ctx context.Context, j job, opts Options, lv *live, prefix string, ws *caseWorkspace) programResult {
+//
+// With jail, the program runs in that network namespace (and the jail is
+// closed when it has exited, its attempts in the result).
+func runProgram(ctx context.Context, j job, opts Options, lv *live, prefix string, ws *caseWorkspace, jail *netjail.Jail) programResult {
 	a := &j.suite.Agent
 	timeout := DefaultCommandTimeout
 	if a.TimeoutS > 0 {
@@ -452,14 +476,25 @@ func runProgram(ctx context.Context, j job, opts Options, lv *live, prefix strin
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.WaitDelay = 2 * time.Second
-	err := cmd.Run()
+	var err error
+	if jail != nil {
+		if err = jail.Start(cmd); err == nil {
+			err = cmd.Wait()
+		}
+	} else {
+		err = cmd.Run()
+	}
 	if cmd.Process != nil {
 		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	}
+	var attempts []netjail.Attempt
+	if jail != nil {
+		attempts = jail.Close()
 	}
 	if errors.Is(err, exec.ErrWaitDelay) {
 		err = nil // it exited 0; what it left running held its output open
 	}
-	r := programResult{output: trimNewline(stdout.String()), cut: stdout.cut, stderr: stderr.String(), note: clockNote}
+	r := programResult{output: trimNewline(stdout.String()), cut: stdout.cut, stderr: stderr.String(), note: clockNote, attempts: attempts}
 	var exit *exec.ExitError
 	switch {
 	case err == nil:

@@ -34,7 +34,11 @@ func TestMain(m *testing.M) {
 	if os.Getenv(agentEnv) == "1" {
 		os.Exit(testAgent(os.Args[1:]))
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	if dryfireBin != "" {
+		os.RemoveAll(filepath.Dir(dryfireBin))
+	}
+	os.Exit(code)
 }
 
 // testAgent is a small agent of the kind agent.command runs: it reads the

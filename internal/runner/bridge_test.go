@@ -31,6 +31,11 @@ func dryfire(t *testing.T) string {
 			dryfireErr = err
 			return
 		}
+		// Others may run it (TestNetworkUnavailable: as nobody).
+		if err := os.Chmod(dir, 0o755); err != nil {
+			dryfireErr = err
+			return
+		}
 		dryfireBin = filepath.Join(dir, "dryfire")
 		out, err := exec.Command("go", "build", "-o", dryfireBin, "github.com/dryfire-dev/dryfire/cmd/dryfire").CombinedOutput()
 		if err != nil {

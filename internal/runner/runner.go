@@ -92,6 +92,9 @@ type Options struct {
 	// get it, with their case's MCP URL, as DRYFIRE_MCP_COMMAND and
 	// DRYFIRE_MCP_ARGV.
 	MCPBridge []string
+	// Network, when set, is the network of every agent.command program
+	// (isolated or open), over agent.network's (see network.go).
+	Network string
 }
 
 // Progress receives run events.

@@ -272,6 +272,11 @@ func (x *decoder) agent(agent kv) Agent {
 			a.Match = x.match(p.v, p.val)
 		case "clock":
 			a.Clock = x.clock(p.v, p.val)
+		case "network":
+			a.Network, a.NetworkPos = str(p.val), x.pos(p.v)
+			if a.Network == NetworkReport {
+				x.errorf(p.v, "network: report (let the program's connections through and list them) is not available in this version: use isolated (they are refused, listed and fail the case) or open")
+			}
 		case "command":
 			a.CommandPos = x.pos(p.k)
 			for _, e := range items(p.v, p.val) {
@@ -285,8 +290,13 @@ func (x *decoder) agent(agent kv) Agent {
 	}
 	if ck, _ := lookup(agent.v, "command"); ck != nil {
 		x.commandAgent(agent.v, &a)
-	} else if k, _ := lookup(agent.v, "clock"); k != nil {
-		x.errorf(k, "agent.clock sets the time an agent program (agent.command) reads; the built-in loop's requests carry no clock")
+	} else {
+		if k, _ := lookup(agent.v, "clock"); k != nil {
+			x.errorf(k, "agent.clock sets the time an agent program (agent.command) reads; the built-in loop's requests carry no clock")
+		}
+		if k, _ := lookup(agent.v, "network"); k != nil {
+			x.errorf(k, "agent.network is the network of an agent program (agent.command); the built-in loop runs inside dryfire, whose model calls go to the cassette")
+		}
 	}
 	return a
 }

@@ -87,7 +87,18 @@ type Agent struct {
 	// Clock is what an agent.command program reads as the time; nil: the
 	// real clock.
 	Clock *Clock
+	// Network is the network an agent.command program gets: isolated,
+	// open, or "" (the run's default).
+	Network    string
+	NetworkPos Pos
 }
+
+// The values of agent.network.
+const (
+	NetworkIsolated = "isolated"
+	NetworkReport   = "report"
+	NetworkOpen     = "open"
+)
 
 // Clock is a fixed start time for an agent program, and its time zone.
 type Clock struct {

@@ -1,0 +1,57 @@
+// Package netjail runs agent programs in a network of their own: a Linux
+// network namespace where only loopback exists, every address is local
+// (so a connection anywhere is refused at once instead of hanging), and
+// one listener answers, dryfire's, on the port the program was told.
+// What else the program tries — connections, datagrams, name lookups —
+// is seen on the namespace's loopback and reported.
+//
+// It needs the kernel's network namespaces and the right to make one
+// (root, or CAP_SYS_ADMIN); Available says why not, where it cannot.
+package netjail
+
+import (
+	"cmp"
+	"fmt"
+	"net"
+	"slices"
+	"strconv"
+)
+
+// Attempt is what a program tried to reach, with how often.
+type Attempt struct {
+	// Kind is "tcp" (a connection), "udp" (a datagram) or "dns" (a name
+	// lookup sent to a name server).
+	Kind    string `json:"kind"`
+	Address string `json:"address"`        // the address tried (for dns, the name server's)
+	Port    int    `json:"port"`           // the port tried
+	Name    string `json:"name,omitempty"` // dns: the name looked up
+	Count   int    `json:"count"`          // how many packets tried it
+}
+
+// String is the attempt for people: "tcp 93.184.216.34:443 (1)", the
+// count last.
+func (a Attempt) String() string {
+	where := net.JoinHostPort(a.Address, strconv.Itoa(a.Port))
+	if a.Kind == "dns" {
+		return fmt.Sprintf("dns lookup of %s via %s (%d)", a.Name, where, a.Count)
+	}
+	return fmt.Sprintf("%s %s (%d)", a.Kind, where, a.Count)
+}
+
+// tally counts attempts by what they tried; sorted gives them in a fixed
+// order, whatever order the packets came in.
+type tally map[Attempt]int
+
+func (t tally) add(a Attempt) { t[a]++ }
+
+func (t tally) sorted() []Attempt {
+	out := make([]Attempt, 0, len(t))
+	for a, n := range t {
+		a.Count = n
+		out = append(out, a)
+	}
+	slices.SortFunc(out, func(x, y Attempt) int {
+		return cmp.Or(cmp.Compare(x.Kind, y.Kind), cmp.Compare(x.Name, y.Name), cmp.Compare(x.Address, y.Address), cmp.Compare(x.Port, y.Port))
+	})
+	return out
+}

@@ -1,0 +1,24 @@
+//go:build !linux
+
+package netjail
+
+import (
+	"errors"
+	"net"
+	"os/exec"
+)
+
+// Jail is a network namespace: Linux only.
+type Jail struct{}
+
+var errNoNamespaces = errors.New("network namespaces are Linux's: network: isolated needs Linux; use network: report or open here")
+
+// Available says why a namespace cannot be made here.
+func Available() error { return errNoNamespaces }
+
+// New fails: no namespaces here.
+func New(int) (*Jail, error) { return nil, errNoNamespaces }
+
+func (*Jail) Listener() net.Listener    { return nil }
+func (*Jail) Start(cmd *exec.Cmd) error { return errNoNamespaces }
+func (*Jail) Close() []Attempt          { return nil }

@@ -1,0 +1,80 @@
+package runner
+
+// The network of agent.command programs (agent.network, dryfire run
+// --network). isolated runs each case's program in a network namespace
+// of its own (internal/netjail) where only the run's host answers, on the
+// same 127.0.0.1 port its URLs name: the program's model and tool calls
+// work as ever, every other connection is refused at once, and what it
+// tried is reported and fails the case. open is the machine's network.
+// The default is isolated when CI is set (a CI run is meant to be
+// offline, and a program that reaches past dryfire is how it would not
+// be), open elsewhere; under CI where namespaces cannot be made, the
+// program runs open and each case says so in a note: never silently.
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/dryfire-dev/dryfire/internal/netjail"
+	"github.com/dryfire-dev/dryfire/internal/report"
+	"github.com/dryfire-dev/dryfire/internal/spec"
+)
+
+// networkOf is the network of a case's program and whether it is the
+// default (not asked for by the suite or the run).
+func networkOf(a *spec.Agent, opts Options, getenv func(string) string) (mode string, dflt bool) {
+	switch {
+	case opts.Network != "":
+		return opts.Network, false
+	case a.Network != "":
+		return a.Network, false
+	case getenv("CI") != "":
+		return spec.NetworkIsolated, true
+	}
+	return spec.NetworkOpen, true
+}
+
+// openJail makes a case's namespace and serves the host in it. nil and a
+// note: the default could not isolate (the program runs open); nil and
+// an error: isolated was asked for and cannot be had.
+func (h *host) openJail(mode string, dflt bool) (j *netjail.Jail, note string, err error) {
+	if mode != spec.NetworkIsolated {
+		return nil, "", nil
+	}
+	if h.hs == nil {
+		return nil, "", nil // another server serves the host (the SDKs' engine): its programs are the tests'
+	}
+	if dflt {
+		if err := netjail.Available(); err != nil {
+			return nil, "network: not isolated, although CI is set (" + err.Error() + "); agent.network: open says that is intended", nil
+		}
+	}
+	j, err = netjail.New(h.port)
+	if err != nil {
+		return nil, "", fmt.Errorf("agent.network is isolated, but %w", err)
+	}
+	go h.hs.Serve(j.Listener())
+	return j, "", nil
+}
+
+// networkFindings puts what a program tried past dryfire into the case:
+// its report's network, and a failure of a case that would pass.
+func networkFindings(c *report.Case, mode string, attempts []netjail.Attempt) {
+	if mode != spec.NetworkIsolated {
+		return
+	}
+	c.Network = &report.Network{Mode: mode, Attempts: attempts}
+	if len(attempts) == 0 {
+		return
+	}
+	parts := make([]string, len(attempts))
+	for i, a := range attempts {
+		parts[i] = a.String()
+	}
+	msg := "the agent tried to reach the network past dryfire (refused: agent.network is isolated): " + strings.Join(parts, ", ")
+	if c.Status == report.Passed {
+		c.Status, c.Reason = report.Failed, msg
+		return
+	}
+	c.Notes = append(c.Notes, msg)
+}
