@@ -6,9 +6,11 @@ package dryfire
 import (
 	"github.com/dryfire-dev/dryfire/drill"
 	"github.com/dryfire-dev/dryfire/internal/model"
+	"github.com/dryfire-dev/dryfire/internal/netjail"
 	"github.com/dryfire-dev/dryfire/internal/report"
 	"github.com/dryfire-dev/dryfire/internal/spec"
 	"github.com/dryfire-dev/dryfire/internal/tool"
+	"github.com/dryfire-dev/dryfire/internal/workspace"
 	"github.com/dryfire-dev/dryfire/internal/world"
 )
 
@@ -93,6 +95,21 @@ func caseOf(c *report.Case) CaseResult {
 			out.Events[i] = Event(e)
 		}
 	}
+	for _, f := range c.ModelFaults {
+		out.ModelFaults = append(out.ModelFaults, ModelFault(f))
+	}
+	if n := c.Network; n != nil {
+		out.Network = &Network{Mode: n.Mode, Attempts: make([]NetworkAttempt, len(n.Attempts))}
+		for i, a := range n.Attempts {
+			out.Network.Attempts[i] = NetworkAttempt(a)
+		}
+	}
+	if w := c.Workspace; w != nil {
+		out.Workspace = &Workspace{Template: w.Template, More: w.More, Kept: w.Kept, Changes: make([]WorkspaceChange, len(w.Changes))}
+		for i, ch := range w.Changes {
+			out.Workspace.Changes[i] = WorkspaceChange(ch)
+		}
+	}
 	return out
 }
 
@@ -143,6 +160,21 @@ func internalCase(c *CaseResult) *report.Case {
 		out.Events = make([]world.Emitted, len(c.Events))
 		for i, e := range c.Events {
 			out.Events[i] = world.Emitted(e)
+		}
+	}
+	for _, f := range c.ModelFaults {
+		out.ModelFaults = append(out.ModelFaults, report.ModelFault(f))
+	}
+	if n := c.Network; n != nil {
+		out.Network = &report.Network{Mode: n.Mode, Attempts: make([]netjail.Attempt, len(n.Attempts))}
+		for i, a := range n.Attempts {
+			out.Network.Attempts[i] = netjail.Attempt(a)
+		}
+	}
+	if w := c.Workspace; w != nil {
+		out.Workspace = &report.Workspace{Template: w.Template, More: w.More, Kept: w.Kept, Changes: make([]workspace.Change, len(w.Changes))}
+		for i, ch := range w.Changes {
+			out.Workspace.Changes[i] = workspace.Change(ch)
 		}
 	}
 	return out

@@ -106,6 +106,15 @@ type CaseResult struct {
 	// Stderr is the end of what an agent.command program wrote on
 	// standard error (its last lines), for a case that did not pass.
 	Stderr string `json:"stderr,omitempty"`
+	// ModelFaults are the declared faults (model_faults) as they were
+	// served to the agent's model requests.
+	ModelFaults []ModelFault `json:"model_faults,omitempty"`
+	// Network is an agent program's isolated network (agent.network:
+	// isolated) and what the program tried to reach there past dryfire.
+	Network *Network `json:"network,omitempty"`
+	// Workspace is what the agent changed in the case's workspace (a
+	// case with workspace:).
+	Workspace *Workspace `json:"workspace,omitempty"`
 	// Drill fields (world suites): the verdict (the case's status), the
 	// seed, the derived build and its hash, the final state, the evidence
 	// of every operation and the events behaviors emitted.
@@ -184,3 +193,48 @@ type OverrideEvidence = drill.OverrideEvidence
 
 // Event is an event a world's behavior emitted.
 type Event = drill.Event
+
+// ModelFault is a declared model fault as it was served: the request it
+// answered, what it did, and whether the client sent that request again.
+type ModelFault struct {
+	Request int    `json:"request"`
+	API     string `json:"api"`
+	Fault   string `json:"fault"`
+	Retried bool   `json:"retried"`
+}
+
+// Network is an agent program's isolated network: its mode and what the
+// program tried to reach other than dryfire (all refused), in a fixed
+// order.
+type Network struct {
+	Mode     string           `json:"mode"`
+	Attempts []NetworkAttempt `json:"attempts"`
+}
+
+// NetworkAttempt is what a program tried to reach, with how often: a TCP
+// connection, a UDP datagram, or a DNS lookup of Name (Address is then
+// the name server's).
+type NetworkAttempt struct {
+	Kind    string `json:"kind"` // tcp, udp or dns
+	Address string `json:"address"`
+	Port    int    `json:"port"`
+	Name    string `json:"name,omitempty"`
+	Count   int    `json:"count"`
+}
+
+// Workspace is a case's workspace after the run: its changes against the
+// template, and where it was kept, if it was.
+type Workspace struct {
+	Template string            `json:"template"`
+	Changes  []WorkspaceChange `json:"changes"`
+	More     int               `json:"more_changes,omitempty"`
+	Kept     string            `json:"kept,omitempty"`
+}
+
+// WorkspaceChange is one file or directory the agent added, removed or
+// modified, with a short diff of a text file.
+type WorkspaceChange struct {
+	Path   string `json:"path"`
+	Change string `json:"change"`
+	Diff   string `json:"diff,omitempty"`
+}
