@@ -58,15 +58,14 @@ func (h *host) openJail(mode string, dflt bool) (j *netjail.Jail, note string, e
 }
 
 // networkFindings puts what a program tried past dryfire into the case:
-// its report's network, and a failure of a case that would pass.
+// its report's network, and a failure of a case that would pass. A
+// program that tried nothing leaves the report as an open network would:
+// the same report whether or not the run was isolated.
 func networkFindings(c *report.Case, mode string, attempts []netjail.Attempt) {
-	if mode != spec.NetworkIsolated {
+	if mode != spec.NetworkIsolated || len(attempts) == 0 {
 		return
 	}
 	c.Network = &report.Network{Mode: mode, Attempts: attempts}
-	if len(attempts) == 0 {
-		return
-	}
 	parts := make([]string, len(attempts))
 	for i, a := range attempts {
 		parts[i] = a.String()
