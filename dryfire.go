@@ -28,8 +28,8 @@ import (
 
 	"github.com/dryfire-dev/dryfire/internal/cassette"
 	"github.com/dryfire-dev/dryfire/internal/endpoint"
-	"github.com/dryfire-dev/dryfire/internal/mock"
 	"github.com/dryfire-dev/dryfire/internal/passthrough"
+	"github.com/dryfire-dev/dryfire/internal/plan"
 	"github.com/dryfire-dev/dryfire/internal/report"
 	"github.com/dryfire-dev/dryfire/internal/runner"
 	"github.com/dryfire-dev/dryfire/internal/serve"
@@ -343,9 +343,10 @@ func (p *Project) ToolServer(opts *ServeOptions) (*ToolServer, error) {
 	if err != nil {
 		return nil, err
 	}
-	so := serve.ScopeOptions{Suite: s, Case: c, Impl: p.impl, NoRecords: opts.NoRecords, SessionTimeout: opts.SessionTimeout, MaxSessions: opts.MaxSessions}
+	cp := plan.New(s, nil).Case(c)
+	so := serve.ScopeOptions{Plan: cp, Impl: p.impl, NoRecords: opts.NoRecords, SessionTimeout: opts.SessionTimeout, MaxSessions: opts.MaxSessions}
 	if s.World != "" {
-		in, err := serveWorld(s, c, opts)
+		in, err := serveWorld(cp, opts)
 		if err != nil {
 			return nil, err
 		}
@@ -383,22 +384,12 @@ func (p *Project) oneCase(name string) (*spec.Suite, *spec.Case, error) {
 // serveWorld starts the world a world suite serves: the drill of case c
 // (nil: the suite's default scenario), with the seed the run would give it
 // (opts.Seed, else the case's, else the world's) and opts.Actor.
-func serveWorld(s *spec.Suite, c *spec.Case, opts *ServeOptions) (*world.Instance, error) {
-	sw, ok := s.Attached.(*world.SuiteWorld)
-	if !ok {
-		return nil, fmt.Errorf("%s: its world was not loaded", s.File)
+func serveWorld(cp *plan.Case, opts *ServeOptions) (*world.Instance, error) {
+	sw := cp.Suite.World
+	if sw == nil {
+		return nil, fmt.Errorf("%s: its world was not loaded", cp.Suite.Spec.File)
 	}
-	d := world.Drill{Scenario: s.Scenario}
-	if c != nil {
-		d = *sw.Drills[c]
-	}
-	d.Seed = sw.World.Seed
-	if c != nil && c.Seed != nil {
-		d.Seed = *c.Seed
-	}
-	if opts.Seed != nil {
-		d.Seed = *opts.Seed
-	}
+	d := cp.Drill(opts.Seed)
 	if opts.Actor != "" {
 		if sw.World.Actors[opts.Actor] == nil {
 			return nil, fmt.Errorf("world %s has no actor %q%s", sw.World.Name, opts.Actor, suggest.DidYouMean(opts.Actor, sw.World.ActorList))
@@ -450,20 +441,10 @@ func (p *Project) ModelEndpoint(caseName string, o *ModelOptions) (*ModelEndpoin
 	if c == nil {
 		return nil, fmt.Errorf("a model endpoint serves the cassette of one case: name it")
 	}
-	names := make([]string, len(s.Cases))
-	file := ""
-	for i, sc := range s.Cases {
-		names[i] = sc.Name
-	}
-	for i, path := range cassette.Paths(s.File, names) {
-		if s.Cases[i] == c {
-			file = path
-		}
-	}
-	passthrough := s.World == "" && mock.Compile(s).ForCase(c).UsesImpl()
+	cp := plan.New(s, nil).Case(c)
 	e, err := endpoint.New(endpoint.Options{
-		File: file, SuiteFile: s.File, Case: c.Name, Mode: cassette.Mode(o.Record), Env: o.Env,
-		Passthrough: passthrough, ByContent: !o.InOrder, CoalesceStreams: !o.FlushEvents, NoRecords: o.NoRecords,
+		File: cp.Cassette(), SuiteFile: s.File, Case: c.Name, Mode: cassette.Mode(o.Record), Env: o.Env,
+		Passthrough: cp.UsesImpl, ByContent: !o.InOrder, CoalesceStreams: !o.FlushEvents, NoRecords: o.NoRecords,
 		Match: s.MatchRules(c),
 	})
 	if err != nil {

@@ -194,14 +194,7 @@ func (e *Engine) start(body []byte) ([]byte, error) {
 // seed, actor and per-test setup over it.
 func newWorld(ls *loaded, c *spec.Case, req *startRequest) (*world.Instance, error) {
 	w := ls.sw.World
-	d := *ls.sw.Drills[c]
-	d.Seed = w.Seed
-	if c.Seed != nil {
-		d.Seed = *c.Seed
-	}
-	if req.Seed != nil {
-		d.Seed = *req.Seed
-	}
+	d := ls.sw.Drill(c, "", req.Seed)
 	if req.Actor != "" {
 		if w.Actors[req.Actor] == nil {
 			return nil, invalid("actor %q: world %s has no such actor%s; its actors are %s", req.Actor, w.Name, suggest.DidYouMean(req.Actor, w.ActorList), strings.Join(w.ActorList, ", "))

@@ -257,7 +257,7 @@ type commandCase struct {
 // finished (an error) and cc is nil.
 func startCommand(j job, opts Options, lv *live, h *host, c report.Case, start time.Time, drill *world.Instance) (cc *commandCase, _ report.Case) {
 	a := &j.suite.Agent
-	passthrough := j.set.ForCase(j.c).UsesImpl()
+	passthrough := j.plan.UsesImpl
 	if passthrough {
 		c.Notes = append(c.Notes, NoteNeverRecorded)
 	} else {
@@ -301,9 +301,7 @@ func startCommand(j job, opts Options, lv *live, h *host, c report.Case, start t
 	}
 	sc := serve.NewScope(serve.ScopeOptions{
 		ID:    j.id,
-		Suite: j.suite,
-		Case:  j.c,
-		Rules: j.set,
+		Plan:  j.plan,
 		Impl:  opts.Impl,
 		World: drill,
 		Turn:  func() int { return int(m.arrived.Load()) },

@@ -4,30 +4,20 @@ import (
 	"encoding/json"
 
 	"github.com/dryfire-dev/dryfire/internal/check"
-	"github.com/dryfire-dev/dryfire/internal/model"
 	"github.com/dryfire-dev/dryfire/internal/report"
-	"github.com/dryfire-dev/dryfire/internal/spec"
 	"github.com/dryfire-dev/dryfire/internal/world"
 )
 
-// newDrill starts a case's world. The seed is the run's when given, else
-// the case's, else the world's.
-func newDrill(sw *world.SuiteWorld, suite string, c *spec.Case, opts Options) (*world.Instance, error) {
+// newDrill starts a case's world: from the build Options.Builds gives,
+// else the case's drill with the run's seed over the case's and the
+// world's.
+func newDrill(j job, opts Options) (*world.Instance, error) {
 	if opts.Builds != nil {
-		if b, seed, ok := opts.Builds(suite, c.Name); ok {
+		if b, seed, ok := opts.Builds(j.suite.File, j.c.Name); ok {
 			return world.FromBuild(b, seed)
 		}
 	}
-	seed := opts.Seed
-	d := *sw.Drills[c]
-	d.Seed = sw.World.Seed
-	if c.Seed != nil {
-		d.Seed = *c.Seed
-	}
-	if seed != nil {
-		d.Seed = *seed
-	}
-	return sw.World.New(d)
+	return j.plan.Suite.World.World.New(j.plan.Drill(opts.Seed))
 }
 
 // endDrill ends a case's drill, when it has one (a bound function or a
@@ -57,18 +47,4 @@ func drillFacts(in *world.Instance, c *report.Case) *check.WorldFacts {
 		c.Events = []world.Emitted{}
 	}
 	return &check.WorldFacts{State: c.State, Evidence: c.Evidence, Emitted: c.Events, Ordered: in.Ordered}
-}
-
-// worldToolDefs: each operation is a tool, in operation order.
-func worldToolDefs(w *world.World) []model.ToolDef {
-	defs := make([]model.ToolDef, 0, len(w.OpList))
-	for _, key := range w.OpList {
-		op := w.Operations[key]
-		schema := op.Input
-		if schema == nil {
-			schema = openObject
-		}
-		defs = append(defs, model.ToolDef{Name: op.Tool, Description: op.Description, InputSchema: schema})
-	}
-	return defs
 }

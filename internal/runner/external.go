@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/dryfire-dev/dryfire/internal/cassette"
-	"github.com/dryfire-dev/dryfire/internal/mock"
 	"github.com/dryfire-dev/dryfire/internal/model"
+	"github.com/dryfire-dev/dryfire/internal/plan"
 	"github.com/dryfire-dev/dryfire/internal/redact"
 	"github.com/dryfire-dev/dryfire/internal/report"
 	"github.com/dryfire-dev/dryfire/internal/spec"
@@ -27,13 +27,7 @@ type Host struct {
 	opts Options
 
 	mu    sync.Mutex
-	rules map[*spec.Suite]*suiteParts
-}
-
-// suiteParts is what every drill of one suite shares.
-type suiteParts struct {
-	set       *mock.Set
-	cassettes map[*spec.Case]string
+	plans map[*spec.Suite]*plan.Suite // what every drill of a suite shares
 }
 
 // NewHost returns a host serving drills under prefix ("/drills/"). Its
@@ -51,7 +45,7 @@ func NewHost(prefix string, opts Options) (*Host, error) {
 		lv.secrets = append(lv.secrets, redact.FromURL(lv.getenv(model.BaseURLEnv(p)))...)
 	}
 	lv.red = redact.New(lv.secrets)
-	return &Host{h: newHost(prefix), lv: lv, opts: opts, rules: map[*spec.Suite]*suiteParts{}}, nil
+	return &Host{h: newHost(prefix), lv: lv, opts: opts, plans: map[*spec.Suite]*plan.Suite{}}, nil
 }
 
 // SetBase says where the host is reached (http://127.0.0.1:PORT): the
@@ -90,8 +84,8 @@ type Drill struct {
 // /ops, its world routes, and its model endpoint on its cassette.
 func (H *Host) Start(d DrillSpec) (*Drill, error) {
 	start := time.Now()
-	parts := H.parts(d.Suite)
-	j := job{suite: d.Suite, set: parts.set, c: d.Case, cassette: parts.cassettes[d.Case], id: d.ID}
+	p := H.plan(d.Suite).Case(d.Case)
+	j := job{suite: d.Suite, plan: p, c: d.Case, cassette: p.Cassette(), id: d.ID}
 	lv := H.lv
 	if d.Record != "" && d.Record != lv.mode {
 		cp := *lv
@@ -107,22 +101,15 @@ func (H *Host) Start(d DrillSpec) (*Drill, error) {
 	return &Drill{cc: cc, red: lv.red}, nil
 }
 
-// parts are the shared parts of a suite's drills, made once.
-func (H *Host) parts(s *spec.Suite) *suiteParts {
+// plan is the plan of a suite, made once.
+func (H *Host) plan(s *spec.Suite) *plan.Suite {
 	H.mu.Lock()
 	defer H.mu.Unlock()
-	if p := H.rules[s]; p != nil {
+	if p := H.plans[s]; p != nil {
 		return p
 	}
-	p := &suiteParts{set: mock.Compile(s), cassettes: map[*spec.Case]string{}}
-	names := make([]string, len(s.Cases))
-	for i, c := range s.Cases {
-		names[i] = c.Name
-	}
-	for i, path := range cassette.Paths(s.File, names) {
-		p.cassettes[s.Cases[i]] = path
-	}
-	H.rules[s] = p
+	p := plan.New(s, nil)
+	H.plans[s] = p
 	return p
 }
 
@@ -130,7 +117,7 @@ func (H *Host) parts(s *spec.Suite) *suiteParts {
 // was loaded again after a change).
 func (H *Host) Forget(s *spec.Suite) {
 	H.mu.Lock()
-	delete(H.rules, s)
+	delete(H.plans, s)
 	H.mu.Unlock()
 }
 

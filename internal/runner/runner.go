@@ -23,6 +23,7 @@ import (
 	"github.com/dryfire-dev/dryfire/internal/endpoint"
 	"github.com/dryfire-dev/dryfire/internal/mock"
 	"github.com/dryfire-dev/dryfire/internal/model"
+	"github.com/dryfire-dev/dryfire/internal/plan"
 	"github.com/dryfire-dev/dryfire/internal/redact"
 	"github.com/dryfire-dev/dryfire/internal/report"
 	"github.com/dryfire-dev/dryfire/internal/spec"
@@ -114,8 +115,7 @@ func (e *UnsupportedError) Error() string { return e.Pos.String() + ": " + e.Msg
 
 type job struct {
 	suite    *spec.Suite
-	set      *mock.Set
-	tools    []model.ToolDef // what the model is shown, shared by the suite's cases
+	plan     *plan.Case // the case's rules, tools, drill, passthrough
 	c        *spec.Case
 	cassette string // the case's cassette file (real providers, agent.command)
 	id       string // the case's scope under /cases/ (agent.command)
@@ -153,28 +153,14 @@ func Run(ctx context.Context, suites []*spec.Suite, opts Options) (*report.Repor
 		if err := supported(s); err != nil {
 			return nil, err
 		}
-		set := mock.Compile(s)
-		tools := suiteToolDefs(s)
-		if sw, ok := s.Attached.(*world.SuiteWorld); ok {
-			tools = worldToolDefs(sw.World)
-		}
-		var paths []string
-		if s.Agent.Provider != spec.ProviderScript {
-			names := make([]string, len(s.Cases))
-			for i, c := range s.Cases {
-				names[i] = c.Name
-			}
-			// Paths depend on every case of the suite, not only the
-			// selected ones: a filter never moves a cassette.
-			paths = cassette.Paths(s.File, names)
-		}
-		for i, c := range s.Cases {
+		sp := plan.New(s, nil)
+		for _, c := range s.Cases {
 			if opts.Filter != nil && !opts.Filter.MatchString(c.Name) || opts.Only != nil && !opts.Only(s.File, c.Name) {
 				continue
 			}
-			j := job{suite: s, set: set, tools: tools, c: c, id: strconv.Itoa(len(jobs) + 1)}
-			if paths != nil {
-				j.cassette = paths[i]
+			j := job{suite: s, plan: sp.Case(c), c: c, id: strconv.Itoa(len(jobs) + 1)}
+			if s.Agent.Provider != spec.ProviderScript {
+				j.cassette = j.plan.Cassette()
 			}
 			jobs = append(jobs, j)
 		}
@@ -364,7 +350,7 @@ func prepareLive(jobs []job, opts Options) (*live, error) {
 		}
 		var why string
 		switch {
-		case j.set.ForCase(j.c).UsesImpl():
+		case j.plan.UsesImpl:
 			if lv.mode != cassette.None {
 				why = "runs passthrough code, so it always calls the live model"
 			}
@@ -463,8 +449,8 @@ func runCase(ctx context.Context, j job, opts Options, lv *live) report.Case {
 	// A drill's world, whoever the agent is: the built-in loop or a
 	// program (agent.command) gets one instance with the same setup.
 	var drill *world.Instance
-	if sw, ok := j.suite.Attached.(*world.SuiteWorld); ok {
-		in, err := newDrill(sw, j.suite.File, j.c, opts)
+	if j.plan.Suite.World != nil {
+		in, err := newDrill(j, opts)
 		if err != nil {
 			c.Status, c.Reason = report.Errored, err.Error()
 			c.Verdict = c.Status
@@ -476,8 +462,7 @@ func runCase(ctx context.Context, j job, opts Options, lv *live) report.Case {
 	if len(j.suite.Agent.Command) > 0 {
 		return runCommand(ctx, j, opts, lv, c, start, drill)
 	}
-	set := j.set.ForCase(j.c)
-	passthrough := set.UsesImpl()
+	passthrough := j.plan.UsesImpl
 	if passthrough {
 		c.Notes = append(c.Notes, NoteNeverRecorded)
 	}
@@ -500,7 +485,7 @@ func runCase(ctx context.Context, j job, opts Options, lv *live) report.Case {
 	}
 	var answer tool.Answerer = drill
 	if drill == nil {
-		ms := mock.NewSession(set, opts.Impl)
+		ms := mock.NewSession(j.plan.Rules, opts.Impl)
 		ms.Label = j.c.Name
 		answer = ms
 	}
@@ -509,7 +494,7 @@ func runCase(ctx context.Context, j job, opts Options, lv *live) report.Case {
 		Model:    j.suite.Agent.Model,
 		System:   j.suite.Agent.System,
 		Input:    j.c.Input,
-		Tools:    caseToolDefs(j.tools, j.c),
+		Tools:    j.plan.ModelTools,
 		Params:   j.suite.Agent.Params,
 		MaxTurns: j.c.EffectiveMaxTurns(&j.suite.Agent),
 	})
@@ -743,39 +728,4 @@ func toolCall(r tool.Record) report.ToolCall {
 		Result:   r.Result.Content,
 		NearMiss: r.Result.NearMiss,
 	}
-}
-
-var openObject = map[string]any{"type": "object"}
-
-// suiteToolDefs is what the model is shown: the declared tools, then tools
-// that are only mocked, with an open object schema.
-func suiteToolDefs(s *spec.Suite) []model.ToolDef {
-	var defs []model.ToolDef
-	seen := map[string]bool{}
-	for _, t := range s.Tools {
-		schema := t.InputSchema
-		if schema == nil {
-			schema = openObject
-		}
-		defs = append(defs, model.ToolDef{Name: t.Name, Description: t.Description, InputSchema: schema})
-		seen[t.Name] = true
-	}
-	for _, n := range s.MockOrder {
-		if !seen[n] {
-			seen[n] = true
-			defs = append(defs, model.ToolDef{Name: n, InputSchema: openObject})
-		}
-	}
-	return defs
-}
-
-// caseToolDefs adds the tools only the case mocks to the suite's.
-func caseToolDefs(suite []model.ToolDef, c *spec.Case) []model.ToolDef {
-	defs := suite
-	for _, n := range c.MockOrder {
-		if !slices.ContainsFunc(defs, func(d model.ToolDef) bool { return d.Name == n }) {
-			defs = append(slices.Clip(defs), model.ToolDef{Name: n, InputSchema: openObject})
-		}
-	}
-	return defs
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/dryfire-dev/dryfire/internal/mock"
+	"github.com/dryfire-dev/dryfire/internal/plan"
 	"github.com/dryfire-dev/dryfire/internal/spec"
 	"github.com/dryfire-dev/dryfire/internal/tool"
 	"github.com/dryfire-dev/dryfire/internal/value"
@@ -51,11 +52,13 @@ type Scope struct {
 	suite *spec.Suite
 	cse   *spec.Case
 	set   *mock.Set
-	impl  mock.Impl
-	label string
-	tools []Tool
-	notes []string
-	world *world.Instance // a world scope's world; nil for mocks
+	// usesImpl says a rule of the scope runs passthrough code.
+	usesImpl bool
+	impl     mock.Impl
+	label    string
+	tools    []Tool
+	notes    []string
+	world    *world.Instance // a world scope's world; nil for mocks
 
 	rec  *tool.Recorder // the merged record of every call
 	idle time.Duration  // idle HTTP sessions end after this; <= 0 never
@@ -100,6 +103,10 @@ type ScopeOptions struct {
 	// one compilation between the scopes of a suite's cases; nil compiles
 	// them.
 	Rules *mock.Set
+	// Plan, when set, is the case's plan, which a run has made already:
+	// its suite, case, rules and tools are served, and Suite, Case and
+	// Rules are not used.
+	Plan *plan.Case
 	// Impl runs impl: rules; nil answers them with an error result saying
 	// passthrough code is not available.
 	Impl mock.Impl
@@ -140,9 +147,14 @@ const DefaultMaxSessions = 1000
 
 // NewScope returns the scope of a suite, or of one of its cases.
 func NewScope(o ScopeOptions) *Scope {
-	if o.Suite == nil {
-		panic("serve.NewScope: no suite")
+	p := o.Plan
+	if p == nil {
+		if o.Suite == nil {
+			panic("serve.NewScope: no suite")
+		}
+		p = plan.New(o.Suite, o.Rules).Case(o.Case)
 	}
+	o.Suite, o.Case = p.Suite.Spec, p.Spec
 	s := &Scope{id: o.ID, suite: o.Suite, cse: o.Case, impl: o.Impl, world: o.World,
 		rec:  tool.NewRecorder(nil, tool.RecorderOptions{NoRecords: o.NoRecords, Turn: o.Turn}),
 		idle: o.SessionTimeout, maxSessions: o.MaxSessions,
@@ -157,17 +169,10 @@ func NewScope(o ScopeOptions) *Scope {
 		s.label = o.Case.Name
 	}
 	if o.World != nil {
-		s.tools, s.notes = worldTools(o.World.World())
+		s.tools, s.notes = served(plan.WorldTools(o.World.World()))
 	} else {
-		set := o.Rules
-		if set == nil {
-			set = mock.Compile(o.Suite)
-		}
-		if o.Case != nil {
-			set = set.ForCase(o.Case)
-		}
-		s.set = set
-		s.tools, s.notes = toolList(o.Suite, o.Case)
+		s.set, s.usesImpl = p.Rules, p.UsesImpl
+		s.tools, s.notes = served(p.Tools)
 		s.shared = s.newState()
 	}
 	s.mcp = newMCPServer(s)
@@ -194,7 +199,7 @@ func (s *Scope) Tools() []Tool { return s.tools }
 func (s *Scope) Notes() []string { return s.notes }
 
 // UsesImpl reports whether any rule of the scope runs passthrough code.
-func (s *Scope) UsesImpl() bool { return s.set != nil && s.set.UsesImpl() }
+func (s *Scope) UsesImpl() bool { return s.usesImpl }
 
 // World is the world a world scope serves; nil for a scope of mocks.
 func (s *Scope) World() *world.Instance { return s.world }
@@ -456,34 +461,28 @@ type Tool struct {
 
 var openObject = json.RawMessage(`{"type":"object"}`)
 
-// toolList is what a model would be shown in the built-in loop: declared
-// tools in file order, then tools only the suite mocks, then tools only
-// the case mocks.
-func toolList(su *spec.Suite, c *spec.Case) ([]Tool, []string) {
-	var tools []Tool
+// served are the tools of a plan as MCP and HTTP serve them, in the
+// plan's order (the order a model is shown them), with a note for each
+// input schema MCP cannot carry as written.
+func served(tools []plan.Tool) ([]Tool, []string) {
+	out := make([]Tool, 0, len(tools))
 	var notes []string
-	seen := map[string]bool{}
-	for _, t := range su.Tools {
-		schema, note := inputSchema(t.InputSchema)
+	for _, t := range tools {
+		schema, note := inputSchema(t.Input)
 		if note != "" {
-			notes = append(notes, fmt.Sprintf("%s: warning: tool %q: %s", t.Pos, t.Name, note))
-		}
-		tools = append(tools, Tool{Name: t.Name, Description: t.Description, InputSchema: schema})
-		seen[t.Name] = true
-	}
-	add := func(names []string) {
-		for _, n := range names {
-			if !seen[n] {
-				seen[n] = true
-				tools = append(tools, Tool{Name: n, InputSchema: openObject})
+			what := fmt.Sprintf("tool %q", t.Name)
+			if t.Operation != "" {
+				what = "operation " + t.Operation
 			}
+			notes = append(notes, fmt.Sprintf("%s: warning: %s: %s", t.Pos, what, note))
 		}
+		st := Tool{Name: t.Name, Description: t.Description, InputSchema: schema, Operation: t.Operation}
+		if m, ok := t.Output.(map[string]any); ok && m["type"] == "object" {
+			st.OutputSchema = json.RawMessage(value.Canonical(m))
+		}
+		out = append(out, st)
 	}
-	add(su.MockOrder)
-	if c != nil {
-		add(c.MockOrder)
-	}
-	return tools, notes
+	return out, notes
 }
 
 // inputSchema is a declared input_schema as MCP carries it: none is an
@@ -507,25 +506,4 @@ func inputSchema(v any) (json.RawMessage, string) {
 		return openObject, fmt.Sprintf("input_schema has type %s, not object: MCP clients are shown {\"type\": \"object\"}", value.Canonical(t))
 	}
 	return json.RawMessage(value.Canonical(m)), ""
-}
-
-// worldTools are a world's operations as tools, in operation order (as
-// the built-in loop shows them), each with its input schema and, when it
-// is an object's, its output schema.
-func worldTools(w *world.World) ([]Tool, []string) {
-	tools := make([]Tool, 0, len(w.OpList))
-	var notes []string
-	for _, key := range w.OpList {
-		op := w.Operations[key]
-		schema, note := inputSchema(op.Input)
-		if note != "" {
-			notes = append(notes, fmt.Sprintf("%s: warning: operation %s: %s", op.Pos, key, note))
-		}
-		t := Tool{Name: op.Tool, Description: op.Description, InputSchema: schema, Operation: key}
-		if m, ok := op.Output.(map[string]any); ok && m["type"] == "object" {
-			t.OutputSchema = json.RawMessage(value.Canonical(m))
-		}
-		tools = append(tools, t)
-	}
-	return tools, notes
 }

@@ -22,6 +22,24 @@ type SuiteWorld struct {
 	Drills map[*spec.Case]*Drill
 }
 
+// Drill is the drill case c of the suite starts from (c nil: the suite's
+// own, its default scenario), with its seed: seed when given (a run's or
+// a request's), else the case's, else the world's.
+func (sw *SuiteWorld) Drill(c *spec.Case, scenario string, seed *int64) Drill {
+	d := Drill{Scenario: scenario}
+	if c != nil {
+		d = *sw.Drills[c]
+	}
+	d.Seed = sw.World.Seed
+	if c != nil && c.Seed != nil {
+		d.Seed = *c.Seed
+	}
+	if seed != nil {
+		d.Seed = *seed
+	}
+	return d
+}
+
 // nodeReporter reports at nodes of a suite file.
 type nodeReporter struct {
 	file string
