@@ -238,20 +238,13 @@ func New(o Options) (*Endpoint, error) {
 		if api == Anthropic {
 			base = o.AnthropicBaseURL
 		}
-		if base == "" {
-			base = vars[model.BaseURLEnv(p)]
-		}
-		if base == "" {
-			base = model.DefaultBaseURL(p)
-		}
-		u, err := url.Parse(strings.TrimRight(base, "/"))
+		cred := model.Resolve(p, base, func(k string) string { return vars[k] })
+		u, err := url.Parse(strings.TrimRight(cred.BaseURL, "/"))
 		if err != nil || u.Scheme == "" || u.Host == "" {
-			return nil, fmt.Errorf("the %s base URL %q is not an absolute URL", p, base)
+			return nil, fmt.Errorf("the %s base URL %q is not an absolute URL", p, cred.BaseURL)
 		}
 		e.upstream[api] = u
-		e.public[api] = strings.TrimRight(base, "/") == model.DefaultBaseURL(p)
-		e.keyEnv[api] = model.KeyEnv(p)
-		e.keys[api] = vars[model.KeyEnv(p)]
+		e.public[api], e.keyEnv[api], e.keys[api] = cred.Public, cred.KeyEnv, cred.Key
 		if k := e.keys[api]; k != "" {
 			secrets = append(secrets, k)
 		}

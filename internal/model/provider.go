@@ -92,6 +92,34 @@ func DefaultBaseURL(name string) string {
 	return DefaultOpenAIBaseURL
 }
 
+// Credentials are how a provider's API is reached in a run: its key and
+// base URL, read from the environment once (Resolve).
+type Credentials struct {
+	KeyEnv string // the variable that holds the key
+	Key    string // its value; "" when not set
+	// BaseURL is the suite's base_url when it has one, else the
+	// provider's base URL variable, else the public endpoint.
+	BaseURL string
+	// Public says BaseURL is the provider's public endpoint (a key is
+	// needed there; a local server may take none).
+	Public bool
+}
+
+// Resolve reads a provider's credentials: base is the suite's base_url
+// ("" for none), getenv the run's environment.
+func Resolve(provider, base string, getenv func(string) string) Credentials {
+	c := Credentials{KeyEnv: KeyEnv(provider), BaseURL: base}
+	c.Key = getenv(c.KeyEnv)
+	if c.BaseURL == "" {
+		c.BaseURL = getenv(BaseURLEnv(provider))
+	}
+	if c.BaseURL == "" {
+		c.BaseURL = DefaultBaseURL(provider)
+	}
+	c.Public = strings.TrimRight(c.BaseURL, "/") == DefaultBaseURL(provider)
+	return c
+}
+
 func sleep(ctx context.Context, d time.Duration) error {
 	t := time.NewTimer(d)
 	defer t.Stop()

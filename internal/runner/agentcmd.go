@@ -347,7 +347,6 @@ func (cc *commandCase) finish(ctx context.Context, res programResult) report.Cas
 	if ep != nil {
 		mcalls = ep.Calls()
 		c.Turns, c.Usage = ep.Turns(), ep.Usage()
-		_, _, c.Live = ep.Stats()
 		reportFaults(&c, j.c.ModelFaults, ep.Faults())
 	}
 	turnOf := turns(mcalls)
@@ -360,10 +359,7 @@ func (cc *commandCase) finish(ctx context.Context, res programResult) report.Cas
 		r.err, r.infra, r.failed = &maxTurnsError{max: m.max, asked: int64(m.max) + 1}, false, false
 	}
 	if ep != nil {
-		r.replay, r.live = ep.Problem(), ep.Failure()
-		if r.replay == nil && r.live == nil && r.err == nil {
-			r.unplayed = ep.Unplayed()
-		}
+		r.readCassette(ep, &c)
 	}
 	// What went wrong around the program comes first: it is why the
 	// program failed, when it did.
@@ -397,21 +393,8 @@ func stats(ep *endpoint.Endpoint) (played, recorded, live int) {
 
 // save writes the case's cassette, when its run finished.
 func (cc *commandCase) save(ctx context.Context, c *report.Case, r ran) {
-	ep := cc.ep
-	if ep != nil && r.replay == nil && ctx.Err() == nil && c.Status != report.Errored && !r.failed {
-		wrote, err := ep.Finish()
-		switch {
-		case err != nil:
-			c.Status, c.Infra = report.Errored, true
-			c.Reason = "the case ran, but its cassette could not be saved: " + err.Error()
-		case wrote:
-			played, recorded, _ := ep.Stats()
-			note := fmt.Sprintf("recorded %s into %s", calls(recorded), c.Cassette)
-			if played > 0 {
-				note = fmt.Sprintf("recorded %s into %s, after %d replayed", calls(recorded), c.Cassette, played)
-			}
-			c.Notes = append(c.Notes, note)
-		}
+	if cc.ep != nil && r.replay == nil && ctx.Err() == nil && c.Status != report.Errored && !r.failed {
+		writeCassette(cc.ep, c)
 	}
 }
 
@@ -717,13 +700,8 @@ func (w *tail) String() string {
 // elsewhere (a local server takes none).
 func commandKeyMissing(a *spec.Agent, getenv func(string) string) string {
 	usable := func(p, base string) bool {
-		if p == spec.ProviderOpenAICompatible || getenv(model.KeyEnv(p)) != "" {
-			return true
-		}
-		if base == "" {
-			base = getenv(model.BaseURLEnv(p))
-		}
-		return base != "" && strings.TrimRight(base, "/") != model.DefaultBaseURL(p)
+		cred := model.Resolve(p, base, getenv)
+		return p == spec.ProviderOpenAICompatible || cred.Key != "" || !cred.Public
 	}
 	if a.Provider != "" {
 		if usable(a.Provider, a.BaseURL) {

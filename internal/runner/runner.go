@@ -510,22 +510,18 @@ func runCase(ctx context.Context, j job, opts Options, lv *live) report.Case {
 			r.err = errors.New("interrupted")
 		}
 	}
-	// What the cassette says: a request that differs from the recording
-	// or goes beyond it ends the case (its checks would judge half a run);
-	// recorded calls left unplayed fail a case that otherwise finished.
 	if rec != nil {
-		r.replay, r.live = rec.Problem(), rec.Failure()
-		if r.replay == nil && r.live == nil && err == nil {
-			r.unplayed = rec.Unplayed()
-		}
-		_, _, c.Live = rec.Stats()
+		r.readCassette(savingRecorder{rec}, &c)
 	}
 	if faults != nil {
 		reportFaults(&c, j.c.ModelFaults, faults.Faults())
 	}
 	judge(j, &c, r)
-	if rec != nil && r.replay == nil {
-		save(ctx, rec, &c)
+	// The cassette is written for a case that finished: not one that was
+	// interrupted, nor one the infrastructure failed (the recording would
+	// be cut short).
+	if rec != nil && r.replay == nil && ctx.Err() == nil && !(c.Status == report.Errored && c.Infra) {
+		writeCassette(savingRecorder{rec}, &c)
 	}
 	return done(c, drill, start)
 }
@@ -630,15 +626,8 @@ func done(c report.Case, drill *world.Instance, start time.Time) report.Case {
 // recorder, returned when there are any.
 func realModel(j job, passthrough bool, lv *live) (model.Model, *cassette.Recorder, *endpoint.FaultTransport, error) {
 	a := &j.suite.Agent
-	keyEnv := model.KeyEnv(a.Provider)
-	key := lv.getenv(keyEnv)
-	base := a.BaseURL
-	if base == "" {
-		base = lv.getenv(model.BaseURLEnv(a.Provider))
-	}
-	if base == "" {
-		base = model.DefaultBaseURL(a.Provider)
-	}
+	cred := model.Resolve(a.Provider, a.BaseURL, lv.getenv)
+	keyEnv, key, base := cred.KeyEnv, cred.Key, cred.BaseURL
 	cfg := cassette.Config{
 		Mode:        lv.mode,
 		File:        j.cassette,
@@ -686,21 +675,47 @@ func realModel(j job, passthrough bool, lv *live) (model.Model, *cassette.Record
 	return m, rec, faults, nil
 }
 
-// save writes the case's cassette when it recorded one and finished: not
-// when it was interrupted, nor when the infrastructure failed it (the
-// recording would be cut short).
-func save(ctx context.Context, rec *cassette.Recorder, c *report.Case) {
-	if ctx.Err() != nil || (c.Status == report.Errored && c.Infra) {
-		return
+// cassetteUser is a case's cassette once its agent's run is over: the
+// built-in loop's recorder or an agent.command case's model endpoint.
+type cassetteUser interface {
+	Problem() *cassette.ReplayError
+	Failure() error
+	Unplayed() *cassette.ReplayError
+	Stats() (played, recorded, live int)
+	// Finish writes the cassette when the case recorded something, and
+	// says whether it did.
+	Finish() (bool, error)
+}
+
+// savingRecorder is the built-in loop's recorder as a cassetteUser.
+type savingRecorder struct{ *cassette.Recorder }
+
+func (r savingRecorder) Finish() (bool, error) { return r.Save() }
+
+// readCassette notes what the cassette says of the run: a request that
+// differs from the recording or goes beyond it ends the case (its checks
+// would judge half a run), a live call that failed errs it, and recorded
+// calls left unplayed fail a case that otherwise finished (r.err nil).
+// The case's count of live calls is set too.
+func (r *ran) readCassette(cu cassetteUser, c *report.Case) {
+	r.replay, r.live = cu.Problem(), cu.Failure()
+	if r.replay == nil && r.live == nil && r.err == nil {
+		r.unplayed = cu.Unplayed()
 	}
-	wrote, err := rec.Save()
+	_, _, c.Live = cu.Stats()
+}
+
+// writeCassette writes the case's cassette and notes what it recorded;
+// a cassette that cannot be written errs the case.
+func writeCassette(cu cassetteUser, c *report.Case) {
+	wrote, err := cu.Finish()
 	if err != nil {
 		c.Status, c.Infra = report.Errored, true
 		c.Reason = "the case ran, but its cassette could not be saved: " + err.Error()
 		return
 	}
 	if wrote {
-		played, recorded, _ := rec.Stats()
+		played, recorded, _ := cu.Stats()
 		note := fmt.Sprintf("recorded %s into %s", calls(recorded), c.Cassette)
 		if played > 0 {
 			note = fmt.Sprintf("recorded %s into %s, after %d replayed", calls(recorded), c.Cassette, played)
