@@ -22,7 +22,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -69,15 +68,14 @@ const (
 )
 
 // host serves the running agent.command cases of one run (or the drills
-// of an engine): each case's scope under PREFIX/ID/ and its model
-// endpoint under PREFIX/ID/v1/, on one loopback listener of its own
-// (startHost) or on the engine's.
+// of an engine): each case's scope under PREFIX/ID/, which mounts the
+// case's model endpoint under PREFIX/ID/v1/ with its tools, on one
+// loopback listener of its own (startHost) or on the engine's.
 type host struct {
 	srv    *serve.Server
-	prefix string   // "/cases/"
-	base   string   // http://127.0.0.1:PORT
-	port   int      // PORT
-	models sync.Map // *serve.Scope → *caseModel
+	prefix string // "/cases/"
+	base   string // http://127.0.0.1:PORT
+	port   int    // PORT
 
 	hs   *http.Server // nil when another server serves the host
 	done chan struct{}
@@ -86,7 +84,7 @@ type host struct {
 // newHost returns a host serving scopes under prefix, not listening yet.
 func newHost(prefix string) *host {
 	h := &host{prefix: prefix}
-	h.srv = serve.New(nil, serve.Options{Model: http.HandlerFunc(h.model), ModelRoutes: endpoint.Paths, Prefix: prefix})
+	h.srv = serve.New(nil, serve.Options{ModelRoutes: endpoint.Paths, Prefix: prefix})
 	return h
 }
 
@@ -128,16 +126,6 @@ func (h *host) route(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	h.srv.ServeHTTP(w, r)
-}
-
-// model hands a model request to its case's endpoint.
-func (h *host) model(w http.ResponseWriter, r *http.Request) {
-	sc, _ := serve.ScopeFrom(r.Context())
-	if m, ok := h.models.Load(sc); ok {
-		m.(*caseModel).ServeHTTP(w, r)
-		return
-	}
-	endpoint.Refuse(errors.New("this case has ended")).ServeHTTP(w, r)
 }
 
 // caseModel is the model side of one case: its endpoint, the count of
@@ -304,6 +292,7 @@ func startCommand(j job, opts Options, lv *live, h *host, c report.Case, start t
 		Plan:  j.plan,
 		Impl:  opts.Impl,
 		World: drill,
+		Model: m,
 		Turn:  func() int { return int(m.arrived.Load()) },
 	})
 	c.Notes = append(c.Notes, sc.Notes()...)
@@ -312,14 +301,12 @@ func startCommand(j job, opts Options, lv *live, h *host, c report.Case, start t
 		endDrill(&c, drill)
 		return nil, done(c, drill, start)
 	}
-	h.models.Store(sc, m)
 	return &commandCase{j: j, h: h, sc: sc, m: m, ep: ep, epErr: epErr, drill: drill, url: h.base + h.prefix + j.id, c: c, start: start, keepEmpty: true}, c
 }
 
 // stop stops serving the case.
 func (cc *commandCase) stop() {
 	cc.h.srv.Remove(cc.j.id)
-	cc.h.models.Delete(cc.sc)
 }
 
 // abandon ends the case without judging it or writing its cassette.

@@ -110,7 +110,7 @@ func (s *Server) routeList(sc *Scope, prefix, only string) string {
 			add(rt.Method, rt.Path)
 		}
 	}
-	if s.model != nil && only == "" {
+	if s.modelOf(sc) != nil && only == "" {
 		for _, p := range s.modelRoutes {
 			add(http.MethodPost, p)
 		}

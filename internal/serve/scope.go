@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"maps"
 	"math"
+	"net/http"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -59,6 +60,7 @@ type Scope struct {
 	tools    []Tool
 	notes    []string
 	world    *world.Instance // a world scope's world; nil for mocks
+	model    http.Handler    // the scope's model routes; nil: the server's
 
 	rec  *tool.Recorder // the merged record of every call
 	idle time.Duration  // idle HTTP sessions end after this; <= 0 never
@@ -130,6 +132,10 @@ type ScopeOptions struct {
 	// one more ends the one idle the longest. 0 means DefaultMaxSessions;
 	// negative, no bound.
 	MaxSessions int
+	// Model, when set, serves the scope's model routes (/v1/... under the
+	// scope's prefix, the prefix stripped): its case's model endpoint,
+	// mounted with its tools. Nil: the server's Options.Model.
+	Model http.Handler
 	// Turn, when set, stamps each call's Turn (in Records) with what it
 	// returns as the call starts: the runner of agent.command cases gives
 	// the number of model calls made so far.
@@ -155,7 +161,7 @@ func NewScope(o ScopeOptions) *Scope {
 		p = plan.New(o.Suite, o.Rules).Case(o.Case)
 	}
 	o.Suite, o.Case = p.Suite.Spec, p.Spec
-	s := &Scope{id: o.ID, suite: o.Suite, cse: o.Case, impl: o.Impl, world: o.World,
+	s := &Scope{id: o.ID, suite: o.Suite, cse: o.Case, impl: o.Impl, world: o.World, model: o.Model,
 		rec:  tool.NewRecorder(nil, tool.RecorderOptions{NoRecords: o.NoRecords, Turn: o.Turn}),
 		idle: o.SessionTimeout, maxSessions: o.MaxSessions,
 		sessions: map[*mcp.ServerSession]*state{}, byID: map[string]*httpSession{}, watched: map[*mcp.ServerSession]bool{}}

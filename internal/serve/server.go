@@ -28,12 +28,14 @@ import (
 // Options configure a Server.
 type Options struct {
 	// Model serves the model routes (/v1/..., at the root and under each
-	// case prefix, with the prefix stripped); ScopeFrom tells it which
-	// scope a request is for. Nil answers them 404 with a JSON error
-	// saying no model endpoint is configured.
+	// case prefix, with the prefix stripped) of every scope without a
+	// model handler of its own (ScopeOptions.Model); ScopeFrom tells it
+	// which scope a request is for. With neither, they are answered 404
+	// with a JSON error saying no model endpoint is configured.
 	Model http.Handler
-	// ModelRoutes are the paths Model answers (/v1/chat/completions, ...),
-	// for the 404 answer that lists what the server serves.
+	// ModelRoutes are the paths model handlers answer
+	// (/v1/chat/completions, ...), for the 404 answer that lists what the
+	// server serves.
 	ModelRoutes []string
 	// NoModelHint is added to the 404 answer of a model route when Model
 	// is nil: how to get a model endpoint.
@@ -182,22 +184,32 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		rt.serve(sc, w, r, rest)
 		return
 	}
+	model := s.modelOf(sc)
 	switch {
 	case path == "/v1" || strings.HasPrefix(path, "/v1/"):
-		if s.model == nil {
+		if model == nil {
 			writeError(w, http.StatusNotFound, "not_found", "no model endpoint is configured on this server: "+r.Method+" "+r.URL.Path+s.noModel)
 			return
 		}
-		s.model.ServeHTTP(w, forModel(r, sc, prefix, path))
+		model.ServeHTTP(w, forModel(r, sc, prefix, path))
 	case path == "/world" || strings.HasPrefix(path, "/world/"):
 		if !sc.noWorld(w, r) {
 			writeError(w, http.StatusNotFound, "not_found", fmt.Sprintf("no route %s %s; the world routes are %s", r.Method, r.URL.Path, s.routeList(sc, prefix, "/world")))
 		}
-	case s.model != nil && slices.Contains(s.modelRoutes, "/v1"+path):
+	case model != nil && slices.Contains(s.modelRoutes, "/v1"+path):
 		writeError(w, http.StatusNotFound, "not_found", modelPathHint(r, prefix, path))
 	default:
 		writeError(w, http.StatusNotFound, "not_found", fmt.Sprintf("no route %s %s; this server has %s", r.Method, r.URL.Path, s.routeList(sc, prefix, "")))
 	}
+}
+
+// modelOf is the handler of a scope's model routes: its own, else the
+// server's; nil when there is neither.
+func (s *Server) modelOf(sc *Scope) http.Handler {
+	if sc.model != nil {
+		return sc.model
+	}
+	return s.model
 }
 
 // modelPathHint answers a model request sent without /v1 (a base URL

@@ -332,3 +332,55 @@ func TestAllowedOffLoopback(t *testing.T) {
 }
 
 var _ = fmt.Sprint
+
+// A scope may mount its own model routes (a case's model endpoint, as an
+// agent.command run does): its /v1/... go to its handler, the prefix
+// stripped, on a server with no model handler of its own, whose other
+// scopes answer 404; the 404 lists the model routes only where they are
+// served.
+func TestScopeModelRoutes(t *testing.T) {
+	su := loadSuite(t, "support.dryfire.yaml")
+	var mu sync.Mutex
+	var paths []string
+	own := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		paths = append(paths, r.URL.Path)
+		mu.Unlock()
+		w.WriteHeader(298)
+	})
+	srv := New(nil, Options{ModelRoutes: []string{"/v1/chat/completions"}})
+	for _, sc := range []*Scope{
+		NewScope(ScopeOptions{ID: "with", Suite: su, Model: own}),
+		NewScope(ScopeOptions{ID: "without", Suite: su}),
+	} {
+		if err := srv.Add(sc); err != nil {
+			t.Fatal(err)
+		}
+	}
+	hs := startServer(t, srv)
+	for _, tt := range []struct {
+		path   string
+		status int
+	}{
+		{"/cases/with/v1/chat/completions", 298},
+		{"/cases/without/v1/chat/completions", 404},
+	} {
+		resp, err := http.Post(hs.URL+tt.path, "application/json", strings.NewReader("{}"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != tt.status {
+			t.Errorf("POST %s: %d, want %d", tt.path, resp.StatusCode, tt.status)
+		}
+	}
+	if diff := cmp.Diff([]string{"/v1/chat/completions"}, paths); diff != "" {
+		t.Errorf("paths the scope's handler got (-want +got):\n%s", diff)
+	}
+	if got := get(t, hs.URL+"/cases/with/nope", 404); !strings.Contains(got, "POST /cases/with/v1/chat/completions") {
+		t.Errorf("404 of the scope with model routes: %s", got)
+	}
+	if got := get(t, hs.URL+"/cases/without/nope", 404); strings.Contains(got, "/v1/") {
+		t.Errorf("404 of the scope without model routes lists them: %s", got)
+	}
+}
