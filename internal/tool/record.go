@@ -70,7 +70,7 @@ func (r *Recorder) CallOn(ctx context.Context, c Call, pick func() Answerer) Res
 	gen := r.gen
 	var at pos
 	if !r.noRecords {
-		at = r.records.add(slot{})
+		at = r.records.reserve()
 	}
 	r.mu.Unlock()
 
@@ -78,13 +78,14 @@ func (r *Recorder) CallOn(ctx context.Context, c Call, pick func() Answerer) Res
 	if r.noRecords {
 		return res
 	}
-	rec := Record{Call: c, Args: args, Result: res}
+	var kept any = args
 	if perr != nil {
-		rec.Args = c.Args
+		kept = c.Args
 	}
 	r.mu.Lock()
 	if r.gen == gen {
-		*r.records.at(at) = slot{rec: rec, done: true}
+		sl := r.records.at(at)
+		sl.rec.Call, sl.rec.Args, sl.rec.Result, sl.done = c, kept, res, true
 	}
 	r.mu.Unlock()
 	return res
@@ -129,7 +130,9 @@ type slot struct {
 // log is the record, in chunks: a server under load adds tens of
 // thousands of calls a second, and one growing slice would copy them all
 // over again at every growth. Chunks start small (a case makes a few
-// calls) and double up to maxChunk.
+// calls): after the first, each is as large as all before it (so the
+// record's size stays a power of two, as a doubling slice's would), up
+// to maxChunk.
 type log struct {
 	chunks [][]slot
 	n      int
@@ -140,17 +143,17 @@ const maxChunk = 1024
 // pos is where a slot is: chunk and index in it.
 type pos struct{ c, i int }
 
-// add appends sl and returns where it is.
-func (l *log) add(sl slot) pos {
+// reserve appends an empty slot and returns where it is.
+func (l *log) reserve() pos {
 	if k := len(l.chunks); k == 0 || len(l.chunks[k-1]) == cap(l.chunks[k-1]) {
 		size := 8
 		if k > 0 {
-			size = min(2*cap(l.chunks[k-1]), maxChunk)
+			size = min(l.n, maxChunk)
 		}
 		l.chunks = append(l.chunks, make([]slot, 0, size))
 	}
 	k := len(l.chunks) - 1
-	l.chunks[k] = append(l.chunks[k], sl)
+	l.chunks[k] = l.chunks[k][:len(l.chunks[k])+1] // made zero
 	l.n++
 	return pos{k, len(l.chunks[k]) - 1}
 }
