@@ -16,7 +16,9 @@ import (
 
 // run --watch: run once, then again each time a file under the paths
 // changes (a suite, a world, a behavior module, an impl module, a
-// cassette), until Ctrl-C. A change to suite files only re-runs those
+// cassette), until Ctrl-C. A change made while a run runs is seen when it
+// ends; what the run writes itself (reports, recorded cassettes) is not a
+// change. A change to suite files only re-runs those
 // suites; any other change re-runs them all. The files are polled (no
 // platform notification API), every watchEvery; a burst of writes is one
 // change once it has been quiet for watchQuiet.
@@ -39,24 +41,29 @@ func runWatch(cmd *cobra.Command, e *env, o runOptions, args []string) error {
 			fmt.Fprintln(e.stderr, "dryfire:", err)
 		}
 	}
-	if _, err := snapshot(args); err != nil {
+	before, err := snapshot(args)
+	if err != nil {
 		return &exitError{code: exitUsage, err: err}
 	}
 	runOnce(args)
 	for {
-		// What the run wrote itself (reports, cassettes it recorded) is
-		// not a change: the times are taken after it.
-		before, err := snapshot(args)
+		// What changed while the run ran counts, except what the run
+		// writes itself (its reports, the cassettes it records).
+		after, err := snapshot(args)
 		if err != nil {
 			return &exitError{code: exitInfra, err: err}
 		}
-		fmt.Fprintf(e.stderr, "watching %s for changes (Ctrl-C stops)\n", strings.Join(args, " "))
-		changed, _, err := waitForChange(ctx, args, before)
-		if err != nil {
-			if ctx.Err() != nil {
-				return nil
+		changed := ownWritesLeftOut(diff(before, after), o)
+		before = after
+		if len(changed) == 0 {
+			fmt.Fprintf(e.stderr, "watching %s for changes (Ctrl-C stops)\n", strings.Join(args, " "))
+			changed, before, err = waitForChange(ctx, args, before)
+			if err != nil {
+				if ctx.Err() != nil {
+					return nil
+				}
+				return &exitError{code: exitInfra, err: err}
 			}
-			return &exitError{code: exitInfra, err: err}
 		}
 		paths := args
 		if onlySuites(changed) {
@@ -132,6 +139,23 @@ func waitForChange(ctx context.Context, paths []string, before map[string]string
 			return diff(before, now), now, nil
 		}
 	}
+}
+
+// ownWritesLeftOut is changed without the files a run writes itself: its
+// --json and --junit reports and cassettes (under a cassettes directory).
+func ownWritesLeftOut(changed []string, o runOptions) []string {
+	var out []string
+	for _, f := range changed {
+		c := filepath.Clean(f)
+		if o.jsonOut != "" && c == filepath.Clean(o.jsonOut) || o.junitOut != "" && c == filepath.Clean(o.junitOut) {
+			continue
+		}
+		if slices.Contains(strings.Split(filepath.ToSlash(c), "/"), "cassettes") {
+			continue
+		}
+		out = append(out, f)
+	}
+	return out
 }
 
 // diff lists the files added, removed or changed from a to b, sorted.
