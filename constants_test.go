@@ -23,4 +23,7 @@ func TestConstantsAreTheInternalOnes(t *testing.T) {
 		t.Errorf("defaults %d, %d, %s; internally %d, %d, %s", DefaultConcurrency, DefaultMaxSessions, DefaultSessionTimeout,
 			runner.DefaultConcurrency, serve.DefaultMaxSessions, serve.DefaultSessionTimeout)
 	}
+	if MaxTrials != runner.MaxTrials {
+		t.Errorf("MaxTrials %d, internally %d", MaxTrials, runner.MaxTrials)
+	}
 }

@@ -55,7 +55,7 @@ func reportOf(r *report.Report) *Report {
 }
 
 func summaryOf(s report.Summary) Summary {
-	return Summary{Passed: s.Passed, Failed: s.Failed, Error: s.Error, Skipped: s.Skipped, Usage: Usage(s.Usage)}
+	return Summary{Passed: s.Passed, Failed: s.Failed, Error: s.Error, Skipped: s.Skipped, Flaky: s.Flaky, Usage: Usage(s.Usage)}
 }
 
 func caseOf(c *report.Case) CaseResult {
@@ -110,12 +110,19 @@ func caseOf(c *report.Case) CaseResult {
 			out.Workspace.Changes[i] = WorkspaceChange(ch)
 		}
 	}
+	if t := c.Trials; t != nil {
+		out.Trials = &Trials{N: t.N, Passed: t.Passed, Threshold: t.Threshold, Flaky: t.Flaky, PassAtK: t.PassAtK, PassHatK: t.PassHatK, Shown: t.Shown,
+			Runs: make([]CaseResult, len(t.Runs))}
+		for i := range t.Runs {
+			out.Trials.Runs[i] = caseOf(&t.Runs[i])
+		}
+	}
 	return out
 }
 
 func internalReport(r *Report) *report.Report {
 	out := &report.Report{Cases: make([]report.Case, len(r.Cases)), Summary: report.Summary{
-		Passed: r.Summary.Passed, Failed: r.Summary.Failed, Error: r.Summary.Error, Skipped: r.Summary.Skipped,
+		Passed: r.Summary.Passed, Failed: r.Summary.Failed, Error: r.Summary.Error, Skipped: r.Summary.Skipped, Flaky: r.Summary.Flaky,
 		Usage: model.Usage(r.Summary.Usage)}}
 	for i := range r.Cases {
 		out.Cases[i] = *internalCase(&r.Cases[i])
@@ -175,6 +182,13 @@ func internalCase(c *CaseResult) *report.Case {
 		out.Workspace = &report.Workspace{Template: w.Template, More: w.More, Kept: w.Kept, Changes: make([]workspace.Change, len(w.Changes))}
 		for i, ch := range w.Changes {
 			out.Workspace.Changes[i] = workspace.Change(ch)
+		}
+	}
+	if t := c.Trials; t != nil {
+		out.Trials = &report.Trials{N: t.N, Passed: t.Passed, Threshold: t.Threshold, Flaky: t.Flaky, PassAtK: t.PassAtK, PassHatK: t.PassHatK, Shown: t.Shown,
+			Runs: make([]report.Case, len(t.Runs))}
+		for i := range t.Runs {
+			out.Trials.Runs[i] = *internalCase(&t.Runs[i])
 		}
 	}
 	return out

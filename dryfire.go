@@ -165,6 +165,8 @@ func (p *Project) CasePos(suite, name string) Pos {
 	}
 	return Pos{}
 }
+// MaxTrials bounds RunOptions.Trials and a suite's trials:.
+const MaxTrials = 1000
 
 // RunOptions control Project.Run; nil means the defaults of every field.
 type RunOptions struct {
@@ -212,6 +214,13 @@ type RunOptions struct {
 	// agent.command program, over agent.network's (see the README's "A
 	// closed network for agent programs").
 	Network string
+	// Trials, when above 0, runs every case that many times (over the
+	// trials: of cases and suites), each trial isolated and, with a real
+	// model, recorded into a cassette of its own.
+	Trials int
+	// PassThreshold is the fraction of its trials a case must pass to
+	// pass (0 < PassThreshold <= 1); 0 means every trial.
+	PassThreshold float64
 }
 
 // RecordMode says when model calls are recorded into cassettes (one file
@@ -253,7 +262,14 @@ func (p *Project) Run(ctx context.Context, opts *RunOptions) (*Report, error) {
 	if opts == nil {
 		opts = &RunOptions{}
 	}
-	ro := runner.Options{Concurrency: opts.Concurrency, Impl: p.impl, Record: cassette.Mode(opts.Record), Env: opts.Env, Seed: opts.Seed, KeepWorkspaces: opts.KeepWorkspaces, Clock: opts.Clock, MCPBridge: opts.MCPBridge, Only: opts.Only, FailFast: opts.FailFast, Network: opts.Network}
+	ro := runner.Options{Concurrency: opts.Concurrency, Impl: p.impl, Record: cassette.Mode(opts.Record), Env: opts.Env, Seed: opts.Seed, KeepWorkspaces: opts.KeepWorkspaces, Clock: opts.Clock, MCPBridge: opts.MCPBridge, Only: opts.Only, FailFast: opts.FailFast, Network: opts.Network,
+		Trials: opts.Trials, PassThreshold: opts.PassThreshold}
+	if opts.Trials < 0 || opts.Trials > runner.MaxTrials {
+		return nil, fmt.Errorf("trials must be between 1 and %d, not %d", runner.MaxTrials, opts.Trials)
+	}
+	if opts.PassThreshold < 0 || opts.PassThreshold > 1 {
+		return nil, fmt.Errorf("the pass threshold is a fraction of the trials, above 0 and at most 1, not %v", opts.PassThreshold)
+	}
 	if opts.Progress != nil {
 		ro.Progress = progress{opts.Progress}
 	}

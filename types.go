@@ -73,6 +73,9 @@ type Summary struct {
 	Failed  int `json:"failed"`
 	Error   int `json:"error"`
 	Skipped int `json:"skipped"`
+	// Flaky counts the cases run several times (trials) of which some
+	// trials passed and some did not.
+	Flaky int `json:"flaky,omitempty"`
 	// Usage is the total of the cases' token counts (as recorded, for
 	// replayed calls).
 	Usage Usage `json:"usage"`
@@ -125,6 +128,11 @@ type CaseResult struct {
 	State     map[string]any  `json:"state,omitempty"`
 	Evidence  []Evidence      `json:"evidence,omitempty"`
 	Events    []Event         `json:"events,omitempty"`
+	// Trials, for a case run more than once (RunOptions.Trials,
+	// trials:): how many passed, pass@k and pass^k, and every trial's
+	// own result. The case's other fields are those of trial Shown; its
+	// usage and duration are its trials' totals.
+	Trials *Trials `json:"trials,omitempty"`
 	// DurationMS is wall time; the only field that varies between runs.
 	DurationMS float64 `json:"duration_ms"`
 
@@ -133,6 +141,28 @@ type CaseResult struct {
 	Infra bool `json:"-"`
 	// Live counts the model requests that went to a live API.
 	Live int `json:"-"`
+}
+
+// Trials is how a case did over several runs of it.
+type Trials struct {
+	N      int `json:"n"`      // trials run
+	Passed int `json:"passed"` // trials that passed
+	// Threshold is the fraction of trials that must pass for the case to
+	// pass (1: every trial).
+	Threshold float64 `json:"threshold"`
+	// Flaky: some trials passed and some did not.
+	Flaky bool `json:"flaky"`
+	// PassAtK[k-1] is pass@k, 1 - C(N-Passed, k) / C(N, k): the chance
+	// that at least one of k trials drawn from the N passed.
+	PassAtK []float64 `json:"pass_at_k"`
+	// PassHatK[k-1] is pass^k, C(Passed, k) / C(N, k): the chance that
+	// all of k trials drawn from the N passed.
+	PassHatK []float64 `json:"pass_hat_k"`
+	// Shown is the trial (1-based) the case's fields are those of: the
+	// first with the case's status.
+	Shown int `json:"shown"`
+	// Runs are the trials' own results, in trial order.
+	Runs []CaseResult `json:"runs"`
 }
 
 // CheckResult is the result of one check.

@@ -34,6 +34,8 @@ type runOptions struct {
 	failFast    bool
 	lastFailed  string
 	network     string
+	trials      int
+	threshold   float64
 }
 
 func newRunCommand(e *env) *cobra.Command {
@@ -86,7 +88,9 @@ skipped; a second Ctrl-C stops at once).`,
   dryfire run suites/ --python .venv/bin/python      # for impl: mocks
   dryfire run suites/ --watch                        # again on every change
   dryfire run suites/ --fail-fast -j 1               # stop at the first failure
-  dryfire run suites/ --last-failed report.json      # re-run what failed there`,
+  dryfire run suites/ --last-failed report.json      # re-run what failed there
+  dryfire run suites/ --trials 5 --json r.json      # pass@k, pass^k
+  dryfire run suites/ --trials 10 --pass-threshold 0.8  # 8 of 10`,
 		Args: paths,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if o.watch {
@@ -111,6 +115,8 @@ skipped; a second Ctrl-C stops at once).`,
 	f.StringVar(&o.lastFailed, "last-failed", "", "re-run only the cases that failed or erred in `REPORT`, the --json report of an earlier run (all of them when none did), e.g. --last-failed report.json")
 	f.BoolVar(&o.watch, "watch", false, "run, then run again whenever a file under PATH changes (suites, worlds, behaviors, impl modules, cassettes; a change to suite files only re-runs those), until Ctrl-C")
 	f.StringVar(&o.network, "network", "", "agent.command programs get `MODE`: isolated (a network of their own where only dryfire answers; what else they try is reported and fails the case; Linux, as root) or open, over agent.network's; default isolated when CI is set, else open")
+	f.IntVar(&o.trials, "trials", 0, "run every case `N` times (over the trials: of cases and suites), each trial isolated and, with a real model, recorded into its own cassette (CASE.trial-K.json after the first); the report gives passes/N, pass@k and pass^k, and marks flaky cases")
+	f.Float64Var(&o.threshold, "pass-threshold", 1, "with trials, a case passes when at least this fraction `F` of its trials pass (above 0, at most 1), e.g. --pass-threshold 0.8; default every trial")
 	addLoadFlags(cmd, e, &o.python)
 	return cmd
 }
@@ -131,6 +137,12 @@ func runRun(cmd *cobra.Command, e *env, o runOptions, args []string) error {
 		if err := checkDest(d.dest); err != nil {
 			return usageErr("--%s %s: %v; nothing ran", d.flag, d.dest, err)
 		}
+	}
+	if cmd.Flags().Changed("trials") && (o.trials < 1 || o.trials > dryfire.MaxTrials) {
+		return usageErr("--trials must be between 1 and %d, got %d", dryfire.MaxTrials, o.trials)
+	}
+	if !(o.threshold > 0 && o.threshold <= 1) {
+		return usageErr("--pass-threshold is the fraction of its trials a case must pass: above 0 and at most 1, got %v", o.threshold)
 	}
 	// No --record: the library's default (none when CI is set, else once).
 	record := dryfire.RecordMode(o.record)
@@ -185,7 +197,7 @@ func runRun(cmd *cobra.Command, e *env, o runOptions, args []string) error {
 	default:
 		return usageErr("--network is isolated or open, not %q", o.network)
 	}
-	ro := &dryfire.RunOptions{Concurrency: o.concurrency, Filter: o.filter, Progress: progress, Record: record, Env: e.environ(), KeepWorkspaces: o.keepWS, Clock: clock, MCPBridge: selfBridge(), Only: only, FailFast: o.failFast, Network: o.network}
+	ro := &dryfire.RunOptions{Concurrency: o.concurrency, Filter: o.filter, Progress: progress, Record: record, Env: e.environ(), KeepWorkspaces: o.keepWS, Clock: clock, MCPBridge: selfBridge(), Only: only, FailFast: o.failFast, Network: o.network, Trials: o.trials, PassThreshold: o.threshold}
 	if cmd.Flags().Changed("seed") {
 		ro.Seed = &o.seed
 	}

@@ -34,6 +34,9 @@ type Summary struct {
 	Failed  int `json:"failed"`
 	Error   int `json:"error"`
 	Skipped int `json:"skipped"`
+	// Flaky counts the cases run several times (trials) of which some
+	// trials passed and some did not.
+	Flaky int `json:"flaky,omitempty"`
 	// Usage is the total of the cases' token counts (as recorded, for
 	// replayed calls).
 	Usage model.Usage `json:"usage"`
@@ -80,6 +83,9 @@ type Case struct {
 	State     map[string]any   `json:"state,omitempty"`
 	Evidence  []world.Evidence `json:"evidence,omitempty"`
 	Events    []world.Emitted  `json:"events,omitempty"`
+	// Trials, for a case run more than once (--trials, trials:): how
+	// many passed, pass@k and pass^k, and every trial's own result.
+	Trials *Trials `json:"trials,omitempty"`
 	// DurationMS is wall time; the only field that varies between runs.
 	DurationMS float64 `json:"duration_ms"`
 
@@ -142,6 +148,9 @@ func (r *Report) Tally() {
 	for _, c := range r.Cases {
 		r.Summary.Usage.InputTokens += c.Usage.InputTokens
 		r.Summary.Usage.OutputTokens += c.Usage.OutputTokens
+		if c.Trials != nil && c.Trials.Flaky {
+			r.Summary.Flaky++
+		}
 		switch c.Status {
 		case Passed:
 			r.Summary.Passed++

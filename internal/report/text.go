@@ -124,6 +124,10 @@ func (t *Text) Finish(r *Report) {
 		t.buf.WriteString(line)
 		t.buf.WriteByte('\n')
 	}
+	if line := TrialsLine(r); line != "" {
+		t.buf.WriteString(line)
+		t.buf.WriteByte('\n')
+	}
 	t.buf.WriteString(SummaryLine(r.Summary))
 	t.buf.WriteByte('\n')
 	t.flush()
@@ -165,6 +169,42 @@ func UsageLine(r *Report) string {
 	}
 	if live == 0 {
 		line += " (as recorded: every model call was replayed, nothing was spent)"
+	}
+	return line
+}
+
+// TrialsLine sums up the trials of a run that ran cases more than once:
+// "trials: 12 case(s) × 5, 60 runs; 9 passed every trial, 2 flaky"; empty
+// when every case ran once.
+func TrialsLine(r *Report) string {
+	cases, runs, all := 0, 0, 0
+	same := -1
+	for i := range r.Cases {
+		tr := r.Cases[i].Trials
+		if tr == nil {
+			continue
+		}
+		cases++
+		runs += tr.N
+		if tr.Passed == tr.N {
+			all++
+		}
+		if same == -1 {
+			same = tr.N
+		} else if same != tr.N {
+			same = 0
+		}
+	}
+	if cases == 0 {
+		return ""
+	}
+	per := ""
+	if same > 0 {
+		per = fmt.Sprintf(" × %d", same)
+	}
+	line := fmt.Sprintf("trials: %d case(s)%s, %d runs; %d passed every trial", cases, per, runs, all)
+	if r.Summary.Flaky > 0 {
+		line += fmt.Sprintf(", %d flaky", r.Summary.Flaky)
 	}
 	return line
 }
@@ -212,6 +252,13 @@ func (t *Text) printCase(c *Case) {
 	b.WriteString(Printable(c.Name))
 	if c.Status == Skipped && c.Reason != "" {
 		b.WriteString(t.paint(dim, " ("+Printable(c.Reason)+")"))
+	}
+	if tr := c.Trials; tr != nil && c.Status != Skipped {
+		flaky := ""
+		if tr.Flaky {
+			flaky = ", " + t.paint(yellow, "flaky")
+		}
+		b.WriteString(fmt.Sprintf(" (%d/%d trials passed%s)", tr.Passed, tr.N, flaky))
 	}
 	b.WriteByte('\n')
 	if c.Status == Skipped {
@@ -268,6 +315,9 @@ func Printable(s string) string {
 // checks, unmatched calls and output. JUnit failure text uses them too.
 func Details(c *Case) []string {
 	var out []string
+	if tr := c.Trials; tr != nil && c.Status != Passed && c.Status != Skipped {
+		out = append(out, fmt.Sprintf("%d of %d trials passed, %d needed; what follows is trial %d's (the JSON report has every trial)", tr.Passed, tr.N, Needed(tr.N, tr.Threshold), tr.Shown))
+	}
 	if c.Status == Errored {
 		out = append(out, "error: "+c.Reason)
 	}

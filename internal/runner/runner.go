@@ -96,6 +96,13 @@ type Options struct {
 	// Network, when set, is the network of every agent.command program
 	// (isolated or open), over agent.network's (see network.go).
 	Network string
+	// Trials, when above 0, is how often every case runs, over the
+	// trials: of cases and suites; each trial is isolated and has its own
+	// cassette (TrialCassette).
+	Trials int
+	// PassThreshold is the fraction of its trials a case must pass to
+	// pass; 0 means 1 (every trial).
+	PassThreshold float64
 }
 
 // Progress receives run events.
@@ -165,6 +172,7 @@ func Run(ctx context.Context, suites []*spec.Suite, opts Options) (*report.Repor
 			jobs = append(jobs, j)
 		}
 	}
+	jobs, cases := expandTrials(jobs, opts)
 	lv, err := prepareLive(jobs, opts)
 	if err != nil {
 		return nil, err
@@ -187,17 +195,27 @@ func Run(ctx context.Context, suites []*spec.Suite, opts Options) (*report.Repor
 	if n < 1 {
 		n = DefaultConcurrency
 	}
-	rep := &report.Report{Cases: make([]report.Case, len(jobs))}
-	var mu sync.Mutex // serialises Progress calls
-	progress := func(f func()) {
-		if opts.Progress != nil {
-			mu.Lock()
-			f()
-			mu.Unlock()
+	rep := &report.Report{Cases: make([]report.Case, len(cases))}
+	// Each case's trials are jobs of their own; a case is started with
+	// its first trial and done with its last, as one result.
+	runs := make([]report.Case, len(jobs))
+	caseOf := make([]int, len(jobs))
+	left := make([]int, len(cases))
+	started := make([]bool, len(cases))
+	for ci, r := range cases {
+		left[ci] = r.n
+		for k := range r.n {
+			caseOf[r.first+k] = ci
 		}
 	}
-	progress(func() { opts.Progress.Start(len(jobs)) })
-	// Workers take the next case by index: no dispatcher goroutine, no
+	var mu sync.Mutex // serialises Progress calls and the trial counts
+	progress := func(f func()) {
+		if opts.Progress != nil {
+			f()
+		}
+	}
+	progress(func() { opts.Progress.Start(len(cases)) })
+	// Workers take the next job by index: no dispatcher goroutine, no
 	// hand-off per case.
 	var next atomic.Int64
 	var failed atomic.Bool // FailFast: a case did not pass
@@ -211,25 +229,36 @@ func Run(ctx context.Context, suites []*spec.Suite, opts Options) (*report.Repor
 				if i >= len(jobs) {
 					return
 				}
-				j := jobs[i]
+				j, ci := jobs[i], caseOf[i]
 				switch {
 				case ctx.Err() != nil:
 					c := base(j)
 					c.Status, c.Reason = report.Skipped, interruptedReason
-					rep.Cases[i] = c
+					runs[i] = c
 				case opts.FailFast && failed.Load():
 					c := base(j)
 					c.Status, c.Reason = report.Skipped, failFastReason
-					rep.Cases[i] = c
+					runs[i] = c
 				default:
-					progress(func() { opts.Progress.CaseStarted(i, j.suite.File, j.c.Name) })
-					rep.Cases[i] = runCase(ctx, j, opts, lv)
-					if st := rep.Cases[i].Status; st == report.Failed || st == report.Errored {
+					mu.Lock()
+					if !started[ci] {
+						started[ci] = true
+						progress(func() { opts.Progress.CaseStarted(ci, j.suite.File, j.c.Name) })
+					}
+					mu.Unlock()
+					runs[i] = runCase(ctx, j, opts, lv)
+					if st := runs[i].Status; st == report.Failed || st == report.Errored {
 						failed.Store(true)
 					}
 				}
-				lv.red.Walk(&rep.Cases[i])
-				progress(func() { opts.Progress.CaseDone(i, &rep.Cases[i]) })
+				lv.red.Walk(&runs[i])
+				mu.Lock()
+				if left[ci]--; left[ci] == 0 {
+					r := cases[ci]
+					rep.Cases[ci] = foldCase(runs[r.first:r.first+r.n], opts.PassThreshold)
+					progress(func() { opts.Progress.CaseDone(ci, &rep.Cases[ci]) })
+				}
+				mu.Unlock()
 			}
 		}()
 	}

@@ -166,6 +166,8 @@ func (x *decoder) suite(root *yaml.Node, doc any) *Suite {
 			s.Match = x.match(p.v, p.val)
 		case "workspace":
 			s.Workspace, s.WorkspacePos = str(p.val), x.pos(p.v)
+		case "trials":
+			s.Trials, _ = x.integer(p.v, p.val)
 		}
 	}
 	if k, _ := lookup(root, "agent"); k == nil && s.World != "" {
@@ -527,6 +529,8 @@ func (x *decoder) caseOf(it item, index int) *Case {
 			}
 		case "max_turns":
 			c.MaxTurns, _ = x.integer(p.v, p.val)
+		case "trials":
+			c.Trials, _ = x.integer(p.v, p.val)
 		case "match":
 			c.Match = x.match(p.v, p.val)
 		case "workspace":

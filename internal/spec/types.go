@@ -44,6 +44,9 @@ type Suite struct {
 	// written, relative to the suite); a case's own replaces it.
 	Workspace    string
 	WorkspacePos Pos
+	// Trials is how often each case runs (0: once; a case's own and the
+	// run's --trials go over it).
+	Trials int
 
 	// World is the world file a world suite names (as written, relative
 	// to the suite), and Scenario its default scenario; the cases of such
@@ -169,6 +172,7 @@ type Case struct {
 	Skip       bool
 	SkipReason string
 	MaxTurns   int // 0: the agent's
+	Trials     int // 0: the suite's
 	// Match are the case's request matching rules, after the suite's
 	// and the agent's.
 	Match []reqmatch.Rule

@@ -12,6 +12,7 @@ package fakeapi
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -98,6 +99,28 @@ func (s Script) Next(c Conversation) (Turn, error) {
 		return Turn{}, fmt.Errorf("the script for %q has %d turns; turn %d was asked for", c.FirstUser(), len(turns), n+1)
 	}
 	return turns[n], nil
+}
+
+// Moody is a Brain whose answers vary from run to run, as a real model's
+// do at a temperature above zero: each conversation's last turn (the
+// one without tool calls) is drawn at random from Endings, the turns
+// before it come from Script. Draws are not seeded: two runs differ.
+type Moody struct {
+	Script  Script
+	Endings map[string][]Turn // by first user message
+}
+
+// Next implements Brain.
+func (m Moody) Next(c Conversation) (Turn, error) {
+	turns := m.Script[c.FirstUser()]
+	if n := c.Turns(); n < len(turns) {
+		return turns[n], nil
+	}
+	ends := m.Endings[c.FirstUser()]
+	if len(ends) == 0 {
+		return Turn{}, fmt.Errorf("no ending for a conversation starting %q", c.FirstUser())
+	}
+	return ends[rand.IntN(len(ends))], nil
 }
 
 // Fault is an error the server answers instead of a turn, for the next
