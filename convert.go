@@ -48,6 +48,10 @@ func publicError(err error) error {
 
 func reportOf(r *report.Report) *Report {
 	out := &Report{Cases: make([]CaseResult, len(r.Cases)), Summary: summaryOf(r.Summary)}
+	if s := r.Shard; s != nil {
+		out.Shard = &ShardInfo{Index: s.Index, Count: s.Count, Cases: s.Cases, Positions: s.Positions, Suites: s.Suites, Build: s.Build,
+			Balanced: s.Balanced, Infra: s.Infra, Live: s.Live}
+	}
 	for i := range r.Cases {
 		out.Cases[i] = caseOf(&r.Cases[i])
 	}
@@ -124,6 +128,10 @@ func internalReport(r *Report) *report.Report {
 	out := &report.Report{Cases: make([]report.Case, len(r.Cases)), Summary: report.Summary{
 		Passed: r.Summary.Passed, Failed: r.Summary.Failed, Error: r.Summary.Error, Skipped: r.Summary.Skipped, Flaky: r.Summary.Flaky,
 		Usage: model.Usage(r.Summary.Usage)}}
+	if s := r.Shard; s != nil {
+		out.Shard = &report.Shard{Index: s.Index, Count: s.Count, Cases: s.Cases, Positions: s.Positions, Suites: s.Suites, Build: s.Build,
+			Balanced: s.Balanced, Infra: s.Infra, Live: s.Live}
+	}
 	for i := range r.Cases {
 		out.Cases[i] = *internalCase(&r.Cases[i])
 	}

@@ -17,6 +17,8 @@ package dryfire
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -221,6 +223,59 @@ type RunOptions struct {
 	// PassThreshold is the fraction of its trials a case must pass to
 	// pass (0 < PassThreshold <= 1); 0 means every trial.
 	PassThreshold float64
+	// Shard, when set, runs one part of the selected cases; the report
+	// says which (Report.Shard), and Merge joins the parts' reports.
+	Shard *Shard
+}
+
+// Shard is one part of a run shared by several processes (CI machines):
+// together the Count shards run every selected case once.
+type Shard struct {
+	Index, Count int // 1 <= Index <= Count
+	// Durations, when set, is a previous run's report: its cases'
+	// durations spread the cases so that the shards take about as long
+	// (cases it lacks count as its mean). Without it a case's shard is a
+	// hash of its suite file and name.
+	Durations *Report
+	// Build identifies the dryfire that runs the shard; shards of
+	// different builds do not merge. The CLI gives its version, VCS
+	// revision and Go version.
+	Build string
+}
+
+// Merge joins the reports of all the shards of one run (in any order)
+// into the report the run would have written unsharded, durations
+// aside. names name the reports in its errors (file names). It refuses
+// reports that are not a shard's, of other suites or builds, a shard
+// given twice or one missing.
+func Merge(reports []*Report, names []string) (*Report, error) {
+	in := make([]*report.Report, len(reports))
+	for i, r := range reports {
+		in[i] = internalReport(r)
+	}
+	if len(names) != len(reports) {
+		names = make([]string, len(reports))
+		for i := range names {
+			names[i] = fmt.Sprintf("report %d", i+1)
+		}
+	}
+	out, err := report.Merge(in, names)
+	if err != nil {
+		return nil, err
+	}
+	return reportOf(out), nil
+}
+
+// ParseReport reads a JSON report (dryfire run --json).
+func ParseReport(data []byte) (*Report, error) {
+	var r Report
+	if err := json.Unmarshal(data, &r); err != nil {
+		return nil, fmt.Errorf("not a dryfire JSON report: %w", err)
+	}
+	if r.Cases == nil {
+		return nil, errors.New("not a dryfire JSON report: it has no cases")
+	}
+	return &r, nil
 }
 
 // RecordMode says when model calls are recorded into cassettes (one file
@@ -266,6 +321,18 @@ func (p *Project) Run(ctx context.Context, opts *RunOptions) (*Report, error) {
 		Trials: opts.Trials, PassThreshold: opts.PassThreshold}
 	if opts.Trials < 0 || opts.Trials > runner.MaxTrials {
 		return nil, fmt.Errorf("trials must be between 1 and %d, not %d", runner.MaxTrials, opts.Trials)
+	}
+	if sh := opts.Shard; sh != nil {
+		if sh.Count < 1 || sh.Index < 1 || sh.Index > sh.Count {
+			return nil, fmt.Errorf("shard %d/%d: want I/N with 1 <= I <= N", sh.Index, sh.Count)
+		}
+		ro.Shard = &runner.Shard{Index: sh.Index, Count: sh.Count, Build: sh.Build}
+		if sh.Durations != nil {
+			ro.Shard.Durations = map[string]float64{}
+			for _, c := range sh.Durations.Cases {
+				ro.Shard.Durations[runner.CaseKey(c.Suite, c.Name)] = c.DurationMS
+			}
+		}
 	}
 	if opts.PassThreshold < 0 || opts.PassThreshold > 1 {
 		return nil, fmt.Errorf("the pass threshold is a fraction of the trials, above 0 and at most 1, not %v", opts.PassThreshold)

@@ -65,6 +65,34 @@ const (
 type Report struct {
 	Cases   []CaseResult `json:"cases"`
 	Summary Summary      `json:"summary"`
+	// Shard, in the report of one shard of a run (RunOptions.Shard), says
+	// which part it is; Merge of all the parts has none.
+	Shard *ShardInfo `json:"shard,omitempty"`
+}
+
+// ShardInfo says which part of a run a report is.
+type ShardInfo struct {
+	Index int `json:"index"` // 1-based
+	Count int `json:"count"`
+	// Cases is how many cases the whole run has, over all its shards.
+	Cases int `json:"cases"`
+	// Positions are the places of this shard's cases in the whole run's
+	// report, in order.
+	Positions []int `json:"positions"`
+	// Suites identifies what ran: a hash of the suite files' contents,
+	// the run's cases in order, and what changes their results (trials,
+	// pass threshold, seed).
+	Suites string `json:"suites"`
+	// Build identifies the dryfire that ran it (Shard.Build).
+	Build string `json:"build"`
+	// Balanced says the cases were spread by a previous report's
+	// durations rather than by a hash of their names.
+	Balanced bool `json:"balanced"`
+	// Infra are the positions of the cases that erred through their
+	// surroundings, which decide a merge's exit code as a run's.
+	Infra []int `json:"infra"`
+	// Live counts the model requests that went live.
+	Live int `json:"live"`
 }
 
 // Summary counts cases by status.

@@ -36,6 +36,8 @@ type runOptions struct {
 	network     string
 	trials      int
 	threshold   float64
+	shard       string
+	durations   string
 }
 
 func newRunCommand(e *env) *cobra.Command {
@@ -117,6 +119,8 @@ skipped; a second Ctrl-C stops at once).`,
 	f.StringVar(&o.network, "network", "", "agent.command programs get `MODE`: isolated (a network of their own where only dryfire answers; what else they try is reported and fails the case; Linux, as root) or open, over agent.network's; default isolated when CI is set, else open")
 	f.IntVar(&o.trials, "trials", 0, "run every case `N` times (over the trials: of cases and suites), each trial isolated and, with a real model, recorded into its own cassette (CASE.trial-K.json after the first); the report gives passes/N, pass@k and pass^k, and marks flaky cases")
 	f.Float64Var(&o.threshold, "pass-threshold", 1, "with trials, a case passes when at least this fraction `F` of its trials pass (above 0, at most 1), e.g. --pass-threshold 0.8; default every trial")
+	f.StringVar(&o.shard, "shard", "", "run only part `I/N` of the cases, for N machines sharing a run: a case's part is a stable hash of its suite and name (or see --durations); merge the parts' --json reports with dryfire merge, e.g. --shard 2/3")
+	f.StringVar(&o.durations, "durations", "", "with --shard, spread the cases so that the shards take about as long, by the durations in the JSON report `FILE` of a previous run, e.g. --durations last-report.json")
 	addLoadFlags(cmd, e, &o.python)
 	return cmd
 }
@@ -125,18 +129,8 @@ func runRun(cmd *cobra.Command, e *env, o runOptions, args []string) error {
 	if o.concurrency < 1 {
 		return usageErr("--concurrency must be at least 1, got %d", o.concurrency)
 	}
-	if w := stdWriter(e, o.jsonOut); w != nil && w == stdWriter(e, o.junitOut) {
-		return usageErr("--json and --junit cannot both write to standard %s", map[bool]string{true: "output", false: "error"}[w == e.stdout])
-	}
-	if o.jsonOut != "" && o.jsonOut == o.junitOut {
-		return usageErr("--json and --junit both write to %s; give each its own file", o.jsonOut)
-	}
-	// Check the report destinations now: finding out after the run that
-	// a report cannot be written wastes the run.
-	for _, d := range []struct{ flag, dest string }{{"json", o.jsonOut}, {"junit", o.junitOut}} {
-		if err := checkDest(d.dest); err != nil {
-			return usageErr("--%s %s: %v; nothing ran", d.flag, d.dest, err)
-		}
+	if err := checkReportFlags(e, o); err != nil {
+		return err
 	}
 	if cmd.Flags().Changed("trials") && (o.trials < 1 || o.trials > dryfire.MaxTrials) {
 		return usageErr("--trials must be between 1 and %d, got %d", dryfire.MaxTrials, o.trials)
@@ -154,12 +148,20 @@ func runRun(cmd *cobra.Command, e *env, o runOptions, args []string) error {
 			return usageErr("--filter %q is not a valid regular expression: %v", o.filter, regexpProblem(err))
 		}
 	}
-	// A report on standard output moves the text to standard error.
-	text := e.stdout
-	for _, dest := range []string{o.jsonOut, o.junitOut} {
-		if stdWriter(e, dest) == e.stdout {
-			text = e.stderr
+	var shard *dryfire.Shard
+	if o.shard != "" {
+		i, n, err := parseShard(o.shard)
+		if err != nil {
+			return usageErr("%v", err)
 		}
+		shard = &dryfire.Shard{Index: i, Count: n, Build: buildID()}
+		if o.durations != "" {
+			if shard.Durations, err = readReport(o.durations); err != nil {
+				return usageErr("--durations: %v; nothing ran", err)
+			}
+		}
+	} else if o.durations != "" {
+		return usageErr("--durations spreads the cases over shards: give --shard I/N too")
 	}
 	var only func(suite, name string) bool
 	if o.lastFailed != "" {
@@ -168,6 +170,7 @@ func runRun(cmd *cobra.Command, e *env, o runOptions, args []string) error {
 			return err
 		}
 	}
+	text := textWriter(e, o)
 	p, err := loadProject(e, o.python, args, ": nothing ran")
 	if err != nil {
 		return err
@@ -197,7 +200,7 @@ func runRun(cmd *cobra.Command, e *env, o runOptions, args []string) error {
 	default:
 		return usageErr("--network is isolated or open, not %q", o.network)
 	}
-	ro := &dryfire.RunOptions{Concurrency: o.concurrency, Filter: o.filter, Progress: progress, Record: record, Env: e.environ(), KeepWorkspaces: o.keepWS, Clock: clock, MCPBridge: selfBridge(), Only: only, FailFast: o.failFast, Network: o.network, Trials: o.trials, PassThreshold: o.threshold}
+	ro := &dryfire.RunOptions{Concurrency: o.concurrency, Filter: o.filter, Progress: progress, Record: record, Env: e.environ(), KeepWorkspaces: o.keepWS, Clock: clock, MCPBridge: selfBridge(), Only: only, FailFast: o.failFast, Network: o.network, Trials: o.trials, PassThreshold: o.threshold, Shard: shard}
 	if cmd.Flags().Changed("seed") {
 		ro.Seed = &o.seed
 	}
@@ -207,7 +210,7 @@ func runRun(cmd *cobra.Command, e *env, o runOptions, args []string) error {
 		// need the live model: nothing ran.
 		return &exitError{code: exitUsage, err: fmt.Errorf("%w; nothing ran", err)}
 	}
-	if progress.none && o.filter != "" {
+	if progress.none && o.filter != "" && (rep.Shard == nil || rep.Shard.Cases == 0) {
 		return usageErr("--filter %q matches none of the %s; nothing ran", o.filter, count(p.CaseCount(), "case"))
 	}
 	if progress.none && only != nil {
@@ -254,6 +257,35 @@ func (p *noneSelected) Start(total int) {
 
 func (p *noneSelected) CaseStarted(i int, suite, name string) { p.next.CaseStarted(i, suite, name) }
 func (p *noneSelected) CaseDone(i int, c *dryfire.CaseResult) { p.next.CaseDone(i, c) }
+
+// checkReportFlags checks --json and --junit before anything runs.
+func checkReportFlags(e *env, o runOptions) error {
+	if w := stdWriter(e, o.jsonOut); w != nil && w == stdWriter(e, o.junitOut) {
+		return usageErr("--json and --junit cannot both write to standard %s", map[bool]string{true: "output", false: "error"}[w == e.stdout])
+	}
+	if o.jsonOut != "" && o.jsonOut == o.junitOut {
+		return usageErr("--json and --junit both write to %s; give each its own file", o.jsonOut)
+	}
+	// Check the report destinations now: finding out after the run that
+	// a report cannot be written wastes the run.
+	for _, d := range []struct{ flag, dest string }{{"json", o.jsonOut}, {"junit", o.junitOut}} {
+		if err := checkDest(d.dest); err != nil {
+			return usageErr("--%s %s: %v; nothing ran", d.flag, d.dest, err)
+		}
+	}
+	return nil
+}
+
+// textWriter is where the text goes: standard output, unless a report
+// goes there (then standard error).
+func textWriter(e *env, o runOptions) io.Writer {
+	for _, dest := range []string{o.jsonOut, o.junitOut} {
+		if stdWriter(e, dest) == e.stdout {
+			return e.stderr
+		}
+	}
+	return e.stdout
+}
 
 // checkDest reports why a report could not be written to dest: its
 // directory is missing or not writable, or dest is a directory.

@@ -26,6 +26,9 @@ const (
 type Report struct {
 	Cases   []Case  `json:"cases"`
 	Summary Summary `json:"summary"`
+	// Shard, in the report of one shard of a run (--shard I/N), says
+	// which part it is; a merge of all the parts has none.
+	Shard *Shard `json:"shard,omitempty"`
 }
 
 // Summary counts cases by status.

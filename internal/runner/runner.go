@@ -103,6 +103,9 @@ type Options struct {
 	// PassThreshold is the fraction of its trials a case must pass to
 	// pass; 0 means 1 (every trial).
 	PassThreshold float64
+	// Shard, when set, runs only that part of the selected cases; the
+	// report says which (report.Shard), for merging.
+	Shard *Shard
 }
 
 // Progress receives run events.
@@ -170,6 +173,13 @@ func Run(ctx context.Context, suites []*spec.Suite, opts Options) (*report.Repor
 				j.cassette = j.plan.Cassette()
 			}
 			jobs = append(jobs, j)
+		}
+	}
+	var shard *report.Shard
+	if opts.Shard != nil {
+		var err error
+		if jobs, shard, err = shardJobs(jobs, opts.Shard, opts); err != nil {
+			return nil, err
 		}
 	}
 	jobs, cases := expandTrials(jobs, opts)
@@ -264,6 +274,9 @@ func Run(ctx context.Context, suites []*spec.Suite, opts Options) (*report.Repor
 	}
 	wg.Wait()
 	rep.Tally()
+	if shard != nil {
+		shardTail(shard, rep)
+	}
 	return rep, nil
 }
 

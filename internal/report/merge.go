@@ -1,0 +1,115 @@
+package report
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// Shard says which part of a run a report is (run --shard I/N), so that
+// the reports of all the parts merge into the run's.
+type Shard struct {
+	Index int `json:"index"` // 1-based
+	Count int `json:"count"`
+	// Cases is how many cases the whole run has, over all its shards.
+	Cases int `json:"cases"`
+	// Positions are the places of this shard's cases in the whole run's
+	// report, in order.
+	Positions []int `json:"positions"`
+	// Suites identifies what ran: a hash of the suite files' contents,
+	// the run's cases in order, and what changes their results (trials,
+	// pass threshold, seed).
+	Suites string `json:"suites"`
+	// Build identifies the dryfire that ran it.
+	Build string `json:"build"`
+	// Balanced says the cases were spread by the durations of a previous
+	// report rather than by a hash of their names.
+	Balanced bool `json:"balanced"`
+	// Infra are the positions of the cases that erred through their
+	// surroundings (a provider unreachable, a cassette missing): what
+	// decides the exit code of a merge, as of the run.
+	Infra []int `json:"infra"`
+	// Live counts the model requests that went live.
+	Live int `json:"live"`
+}
+
+// Merge joins the reports of the shards of one run into the report that
+// run would have written unsharded (durations aside). names name the
+// reports in messages. It refuses reports that are not shards, of
+// different suites or builds, a shard given twice or one missing.
+func Merge(reps []*Report, names []string) (*Report, error) {
+	if len(reps) == 0 {
+		return nil, fmt.Errorf("no reports to merge")
+	}
+	for i, r := range reps {
+		if r.Shard == nil {
+			return nil, fmt.Errorf("%s is not the report of a shard (dryfire run --shard I/N writes those); only shards of one run merge", names[i])
+		}
+	}
+	first := reps[0].Shard
+	seen := make([]string, first.Count+1)
+	for i, r := range reps {
+		s := r.Shard
+		switch {
+		case s.Count != first.Count:
+			return nil, fmt.Errorf("%s is shard %d/%d, but %s is shard %d/%d: the shards of one run all have the same count", names[i], s.Index, s.Count, names[0], first.Index, first.Count)
+		case s.Suites != first.Suites || s.Cases != first.Cases:
+			return nil, fmt.Errorf("%s and %s are of different suites (or cases, trials, pass threshold or seed: suites %s vs %s); merge the shards of one run", names[0], names[i], short(first.Suites), short(s.Suites))
+		case s.Build != first.Build:
+			return nil, fmt.Errorf("%s and %s were written by different builds of dryfire (%q vs %q); run every shard with the same build", names[0], names[i], first.Build, s.Build)
+		case s.Index < 1 || s.Index > s.Count:
+			return nil, fmt.Errorf("%s says it is shard %d of %d", names[i], s.Index, s.Count)
+		case seen[s.Index] != "":
+			return nil, fmt.Errorf("%s and %s are both shard %d/%d", seen[s.Index], names[i], s.Index, s.Count)
+		case len(s.Positions) != len(r.Cases):
+			return nil, fmt.Errorf("%s has %d cases but places for %d: the report was changed after the run", names[i], len(r.Cases), len(s.Positions))
+		}
+		seen[s.Index] = names[i]
+	}
+	var missing []string
+	for k := 1; k <= first.Count; k++ {
+		if seen[k] == "" {
+			missing = append(missing, fmt.Sprintf("%d/%d", k, first.Count))
+		}
+	}
+	if len(missing) > 0 {
+		return nil, fmt.Errorf("shard %s missing: give the reports of all %d shards", strings.Join(missing, ", "), first.Count)
+	}
+	out := &Report{Cases: make([]Case, first.Cases)}
+	filled := make([]string, first.Cases)
+	for i, r := range reps {
+		s := r.Shard
+		for j, pos := range s.Positions {
+			if pos < 0 || pos >= first.Cases {
+				return nil, fmt.Errorf("%s places a case at %d, outside the run's %d cases", names[i], pos, first.Cases)
+			}
+			if filled[pos] != "" {
+				return nil, fmt.Errorf("%s and %s both have case %d (%s: %s): the shards overlap", filled[pos], names[i], pos+1, r.Cases[j].Suite, r.Cases[j].Name)
+			}
+			filled[pos] = names[i]
+			out.Cases[pos] = r.Cases[j]
+		}
+		for _, pos := range s.Infra {
+			if pos >= 0 && pos < first.Cases && filled[pos] == names[i] {
+				out.Cases[pos].Infra = true
+			}
+		}
+		// What went live counts for the run, not for a case: the first
+		// case of the shard carries it.
+		if len(s.Positions) > 0 {
+			out.Cases[s.Positions[0]].Live += s.Live
+		}
+	}
+	if gap := slices.Index(filled, ""); gap >= 0 {
+		return nil, fmt.Errorf("no shard has case %d of %d: the shards leave a gap", gap+1, first.Cases)
+	}
+	out.Tally()
+	return out, nil
+}
+
+func short(hash string) string {
+	if len(hash) > 19 {
+		return hash[:19]
+	}
+	return hash
+}
