@@ -104,6 +104,10 @@ func (m *ModelEndpoint) Finish() (bool, error) { return m.e.Finish() }
 // JSON with a trailing newline.
 func (r *Report) JSON() ([]byte, error) { return report.IndentedJSON(r) }
 
+// HTML renders the report as one self-contained HTML page (no network):
+// the summary, filters and every case's details.
+func (r *Report) HTML() ([]byte, error) { return internalReport(r).HTML() }
+
 // JUnit renders the report as JUnit XML.
 func (r *Report) JUnit() ([]byte, error) { return internalReport(r).JUnit() }
 

@@ -41,7 +41,7 @@ Exit status: as dryfire run's for the merged cases: 0 every case passed;
 1 a case failed, or erred through the suite or the agent; 2 the reports
 do not merge (nothing written); 3 only infrastructure errors, or a report
 could not be written.`,
-		Example: `  dryfire merge shard-*.json --json report.json --junit junit.xml
+		Example: `  dryfire merge shard-*.json --json report.json --junit junit.xml --html r.html
   dryfire merge a.json b.json c.json --json - | jq .summary`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 {
@@ -57,6 +57,7 @@ could not be written.`,
 	f.SortFlags = false
 	f.StringVar(&o.jsonOut, "json", "", "write the merged JSON report to `FILE`, or to standard output with '-' (the text then goes to standard error)")
 	f.StringVar(&o.junitOut, "junit", "", "write the merged JUnit XML report to `FILE`")
+	f.StringVar(&o.htmlOut, "html", "", "write the merged HTML report to `FILE`")
 	f.BoolVarP(&o.verbose, "verbose", "v", false, "also print the checks of passing cases, each with its message")
 	return cmd
 }

@@ -24,6 +24,7 @@ type runOptions struct {
 	concurrency int
 	jsonOut     string
 	junitOut    string
+	htmlOut     string
 	verbose     bool
 	python      string
 	record      string
@@ -83,6 +84,7 @@ skipped; a second Ctrl-C stops at once).`,
   dryfire run suites/ --filter 'refund|coupon'       # cases whose name matches
   dryfire run suites/ -j 1                           # one case at a time
   dryfire run suites/ --json report.json --junit junit.xml
+  dryfire run suites/ --html report.html             # a page to read
   dryfire run suites/ --json - | jq .summary         # text goes to stderr
   dryfire run suites/ -v                             # show passing checks too
   dryfire run suites/ --record none                  # replay only, offline
@@ -108,6 +110,7 @@ skipped; a second Ctrl-C stops at once).`,
 	f.IntVarP(&o.concurrency, "concurrency", "j", dryfire.DefaultConcurrency, "run `N` cases at once; results never depend on it, e.g. -j 1 to run them one by one")
 	f.StringVar(&o.jsonOut, "json", "", "write the JSON report to `FILE`, or to standard output with '-' (the text then goes to standard error), e.g. --json report.json")
 	f.StringVar(&o.junitOut, "junit", "", "write a JUnit XML report to `FILE` for CI test tabs, e.g. --junit junit.xml")
+	f.StringVar(&o.htmlOut, "html", "", "write an HTML report to `FILE`: one self-contained page (no network) with filters and every case's details, e.g. --html report.html")
 	f.StringVar(&o.record, "record", "", "when real models are called: `MODE` none (replay cassettes only, never touch the network), once (replay a case's cassette, record it when missing), new (replay while requests match, record the rest) or all (record everything again); default none when CI is set, else once")
 	f.BoolVarP(&o.verbose, "verbose", "v", false, "also print the checks of passing cases, each with its message")
 	f.Int64Var(&o.seed, "seed", 0, "world suites: run every drill with seed `N` (over the case's seed: and the world's); recorded in every report")
@@ -213,7 +216,7 @@ func runRun(cmd *cobra.Command, e *env, o runOptions, args []string) error {
 	if progress.none && o.filter != "" && (rep.Shard == nil || rep.Shard.Cases == 0) {
 		return usageErr("--filter %q matches none of the %s; nothing ran", o.filter, count(p.CaseCount(), "case"))
 	}
-	if progress.none && only != nil {
+	if progress.none && only != nil && (rep.Shard == nil || rep.Shard.Cases == 0) {
 		return usageErr("none of the cases that did not pass in %s is in these suites; nothing ran", o.lastFailed)
 	}
 	printer.Finish(rep)
@@ -268,7 +271,10 @@ func checkReportFlags(e *env, o runOptions) error {
 	}
 	// Check the report destinations now: finding out after the run that
 	// a report cannot be written wastes the run.
-	for _, d := range []struct{ flag, dest string }{{"json", o.jsonOut}, {"junit", o.junitOut}} {
+	if o.htmlOut != "" && (o.htmlOut == o.jsonOut || o.htmlOut == o.junitOut) {
+		return usageErr("--html writes to %s, as another report does; give each its own file", o.htmlOut)
+	}
+	for _, d := range []struct{ flag, dest string }{{"json", o.jsonOut}, {"junit", o.junitOut}, {"html", o.htmlOut}} {
 		if err := checkDest(d.dest); err != nil {
 			return usageErr("--%s %s: %v; nothing ran", d.flag, d.dest, err)
 		}
@@ -279,7 +285,7 @@ func checkReportFlags(e *env, o runOptions) error {
 // textWriter is where the text goes: standard output, unless a report
 // goes there (then standard error).
 func textWriter(e *env, o runOptions) io.Writer {
-	for _, dest := range []string{o.jsonOut, o.junitOut} {
+	for _, dest := range []string{o.jsonOut, o.junitOut, o.htmlOut} {
 		if stdWriter(e, dest) == e.stdout {
 			return e.stderr
 		}
@@ -331,6 +337,11 @@ func writeReports(e *env, rep *dryfire.Report, o runOptions) error {
 	if o.junitOut != "" {
 		if err := writeReport(e, o.junitOut, rep.JUnit); err != nil {
 			return fmt.Errorf("writing the JUnit report: %w", err)
+		}
+	}
+	if o.htmlOut != "" {
+		if err := writeReport(e, o.htmlOut, rep.HTML); err != nil {
+			return fmt.Errorf("writing the HTML report: %w", err)
 		}
 	}
 	return nil
