@@ -167,6 +167,7 @@ func (p *Project) CasePos(suite, name string) Pos {
 	}
 	return Pos{}
 }
+
 // MaxTrials bounds RunOptions.Trials and a suite's trials:.
 const MaxTrials = 1000
 
