@@ -1,0 +1,6 @@
+//go:build race
+
+package report
+
+// raceDetector: timing bounds do not hold under the race detector.
+const raceDetector = true
