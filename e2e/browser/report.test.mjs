@@ -77,6 +77,19 @@ test("the failing example: summary, a failed case expands on click, filters", as
   await page.close();
 });
 
+test("a merge of shards: the same page", async () => {
+  const parts = [1, 2].map((i) => join(dir, `shard-${i}.json`));
+  parts.forEach((f, i) => assert.equal(run("run", "examples/failing", "--shard", `${i + 1}/2`, "--json", f).code <= 1, true));
+  const file = join(dir, "merged.html");
+  const r = run("merge", ...parts, "--html", file);
+  assert.equal(r.code, 1, r.out);
+  const { page, failures } = await open(file);
+  assert.deepEqual(await visible(page), ["typo in the order id", "the order is found"]);
+  assert.match(await page.textContent("header .counts"), /1 passed.*1 failed/);
+  assert.deepEqual(failures, []);
+  await page.close();
+});
+
 test("10,000 cases: written in at most 1 s, open in at most 2 s, still filterable", async () => {
   let yaml = "version: 1\nagent: {provider: script}\nmocks:\n  lookup: [{when: {n: 0}, return: {ok: true}}, {return: {ok: false}}]\ncases:\n";
   for (let i = 0; i < 10000; i++) {
