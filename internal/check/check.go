@@ -56,6 +56,8 @@ func one(c *spec.Check, f *Facts) (bool, string) {
 		return notCalled(c, f)
 	case spec.CheckOrder:
 		return order(c, f)
+	case spec.CheckTrajectory:
+		return trajectory(c, f)
 	case spec.CheckOutput:
 		return output(c, f)
 	case spec.CheckMaxTurns:

@@ -691,6 +691,53 @@ func (x *decoder) check(it item) *Check {
 			c.Order = append(c.Order, str(e.val))
 			c.toolNodes = append(c.toolNodes, e.n)
 		}
+	case CheckTrajectory:
+		c.TrajectoryMatch, c.TrajectoryArgs = TrajectoryStrict, ArgsSubset
+		for _, p := range pairs(v, val) {
+			switch deref(p.k).Value {
+			case "match":
+				if s, ok := p.val.(string); ok {
+					c.TrajectoryMatch = s
+				}
+			case "args":
+				if s, ok := p.val.(string); ok {
+					c.TrajectoryArgs = s
+				}
+			case "calls":
+				for _, e := range items(p.v, p.val) {
+					tc := &TrajectoryCall{Pos: x.pos(e.n)}
+					switch ev := e.val.(type) {
+					case string:
+						tc.Tool = ev
+						c.toolNodes = append(c.toolNodes, e.n)
+					case map[string]any:
+						for _, q := range pairs(e.n, ev) {
+							switch deref(q.k).Value {
+							case "tool":
+								tc.Tool = str(q.val)
+								c.toolNodes = append(c.toolNodes, q.v)
+							case "with":
+								if m, ok := q.val.(map[string]any); ok {
+									tc.With = value.Compile(m)
+								}
+							}
+						}
+					default:
+						continue // reported by the schema
+					}
+					c.Trajectory = append(c.Trajectory, tc)
+				}
+			}
+		}
+		if c.TrajectoryArgs == ArgsIgnore {
+			for _, tc := range c.Trajectory {
+				if tc.With != nil {
+					_, wn := lookup(v, "args")
+					x.warnf(wn, "args: ignore compares tool names only: the with of the calls is not used")
+					break
+				}
+			}
+		}
 	case CheckOutput:
 		for _, p := range pairs(v, val) {
 			switch deref(p.k).Value {
@@ -887,6 +934,10 @@ func (x *decoder) crossCheck(s *Suite) {
 				names = []string{ch.Tool}
 			case CheckOrder:
 				names = ch.Order
+			case CheckTrajectory:
+				for _, tc := range ch.Trajectory {
+					names = append(names, tc.Tool)
+				}
 			}
 			for i, n := range names {
 				if n != "" && !tools[n] && s.World == "" {

@@ -227,19 +227,44 @@ type ScriptCall struct {
 type CheckKind string
 
 const (
-	CheckCalled    CheckKind = "called"
-	CheckNotCalled CheckKind = "not_called"
-	CheckOrder     CheckKind = "order"
-	CheckOutput    CheckKind = "output"
-	CheckMaxTurns  CheckKind = "max_turns"
-	CheckNoErrors  CheckKind = "no_errors"
-	CheckState     CheckKind = "state"
-	CheckEvent     CheckKind = "event"
-	CheckFile      CheckKind = "file"
+	CheckCalled     CheckKind = "called"
+	CheckNotCalled  CheckKind = "not_called"
+	CheckOrder      CheckKind = "order"
+	CheckOutput     CheckKind = "output"
+	CheckMaxTurns   CheckKind = "max_turns"
+	CheckNoErrors   CheckKind = "no_errors"
+	CheckState      CheckKind = "state"
+	CheckEvent      CheckKind = "event"
+	CheckFile       CheckKind = "file"
+	CheckTrajectory CheckKind = "trajectory"
 )
 
+// Trajectory match modes: how the calls made compare with a trajectory
+// check's calls.
+const (
+	TrajectoryStrict    = "strict"    // the same calls, in the same order
+	TrajectoryUnordered = "unordered" // the same calls, in any order
+	TrajectorySubset    = "subset"    // every call made is one of the check's
+	TrajectorySuperset  = "superset"  // every call of the check was made
+)
+
+// Trajectory argument modes: how a call's arguments compare with an
+// entry's with.
+const (
+	ArgsSubset = "subset" // with is a deep subset of the arguments
+	ArgsExact  = "exact"  // the arguments equal with
+	ArgsIgnore = "ignore" // only tool names count
+)
+
+// TrajectoryCall is one entry of a trajectory check.
+type TrajectoryCall struct {
+	Tool string
+	With *value.Pattern // nil: any arguments
+	Pos  Pos
+}
+
 // CheckKinds lists every check, in documentation order.
-var CheckKinds = []string{"called", "not_called", "order", "output", "max_turns", "no_errors", "state", "event", "file"}
+var CheckKinds = []string{"called", "not_called", "order", "trajectory", "output", "max_turns", "no_errors", "state", "event", "file"}
 
 // Check is one entry of a case's expect list.
 type Check struct {
@@ -257,6 +282,12 @@ type Check struct {
 
 	// order
 	Order []string
+
+	// trajectory: the calls, the match mode and the argument mode
+	// (defaults strict and subset).
+	Trajectory      []*TrajectoryCall
+	TrajectoryMatch string
+	TrajectoryArgs  string
 
 	// output
 	Contains   *string
