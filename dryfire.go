@@ -198,7 +198,7 @@ type RunOptions struct {
 	// cases that did not pass; the report says where each is.
 	KeepWorkspaces bool
 	// Clock, when set, is the time agent.command programs start from
-	// (over agent.clock's; see the README's "A clock for agent programs").
+	// (over agent.clock's; see docs/agents.md, "A clock for agent programs").
 	Clock *time.Time
 	// MCPBridge, when set, is the command that runs `dryfire mcp-bridge`
 	// (e.g. ["/usr/local/bin/dryfire", "mcp-bridge"]): agent.command
@@ -214,7 +214,7 @@ type RunOptions struct {
 	// all the cases after the first failure.
 	FailFast bool
 	// Network, when set ("isolated" or "open"), is the network of every
-	// agent.command program, over agent.network's (see the README's "A
+	// agent.command program, over agent.network's (see docs/agents.md, "A
 	// closed network for agent programs").
 	Network string
 	// Trials, when above 0, runs every case that many times (over the

@@ -96,32 +96,3 @@ func TestDocsCI(t *testing.T) {
 		}
 	}
 }
-
-// TestDocsBlocksAreRun: every fenced block of a docs page that a
-// testscript runs is named there by its first line, so that no block of
-// the page goes untested.
-func TestDocsBlocksAreRun(t *testing.T) {
-	pages := map[string]string{"../docs/getting-started.md": "../internal/cli/testdata/script/docs_getting_started.txtar"}
-	block := regexp.MustCompile("(?s)```[a-z]*\n(.*?)```")
-	for page, script := range pages {
-		text, err := os.ReadFile(page)
-		if err != nil {
-			t.Fatal(err)
-		}
-		run, err := os.ReadFile(script)
-		if err != nil {
-			t.Fatal(err)
-		}
-		n := 0
-		for _, m := range block.FindAllSubmatch(text, -1) {
-			first, _, _ := strings.Cut(string(m[1]), "\n")
-			n++
-			if !strings.Contains(string(run), "doc docs/"+filepath.Base(page)+" '"+first+"'") {
-				t.Errorf("%s: the block starting %q is not run by %s", page, first, script)
-			}
-		}
-		if n == 0 {
-			t.Errorf("%s: no blocks", page)
-		}
-	}
-}

@@ -1,5 +1,5 @@
 // Command dryfire tests LLM agents offline, deterministically and fast.
-// See the README for the suite format and the commands.
+// See docs/ for the suite format and the commands.
 package main
 
 import (

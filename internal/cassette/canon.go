@@ -12,7 +12,7 @@ import (
 )
 
 // Rule names a canonicalisation applied to a request before it is stored
-// and before it is matched. The README lists them.
+// and before it is matched. docs/cassettes.md lists them.
 type Rule string
 
 const (

@@ -51,8 +51,7 @@ func repoRoot(t testing.TB) string {
 }
 
 // TestScript runs testdata/script/*.txtar. $REPO is the repository root:
-// `cd $REPO` runs the examples with the paths the README shows. $README is
-// the README whose blocks `readme` reads.
+// `cd $REPO` runs the examples with the paths the docs show.
 func TestScript(t *testing.T) {
 	root := repoRoot(t)
 	testscript.Run(t, testscript.Params{
@@ -62,13 +61,6 @@ func TestScript(t *testing.T) {
 		UpdateScripts:       *update,
 		Setup: func(e *testscript.Env) error {
 			e.Setenv("REPO", root)
-			// DRYFIRE_README checks a proposed README before it replaces
-			// the real one.
-			readme := os.Getenv("DRYFIRE_README")
-			if readme == "" {
-				readme = filepath.Join(root, "README.md")
-			}
-			e.Setenv("README", readme)
 			e.Setenv("NO_COLOR", "")
 			// Under -race, a process sleeps a second at exit by default
 			// (atexit_sleep_ms): with dozens of commands, minutes.
@@ -76,7 +68,6 @@ func TestScript(t *testing.T) {
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			"readme":      cmdReadme,
 			"jsonsummary": cmdJSONSummary,
 			"junit":       cmdJUnit,
 			"waitgrep":    cmdWaitGrep,
@@ -106,31 +97,21 @@ func cmdWaitGrep(ts *testscript.TestScript, neg bool, args []string) {
 	}
 }
 
-// doc PAGE MARKER FILE is readme for a page of the repository's docs
-// (PAGE relative to the repository root, e.g. docs/getting-started.md).
+// doc PAGE MARKER FILE writes the fenced block of PAGE (a page of the
+// repository's docs, relative to its root: README.md, docs/ci.md) that
+// has a line starting with MARKER to FILE. When MARKER is a "$ command"
+// line, the block's lines after it are written (the command's output);
+// otherwise the whole block is.
 func cmdDoc(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) != 3 {
 		ts.Fatalf("usage: doc PAGE MARKER FILE")
 	}
-	block, err := readmeBlock(filepath.Join(ts.Getenv("REPO"), args[0]), args[1])
+	block, err := docBlock(filepath.Join(ts.Getenv("REPO"), args[0]), args[1])
 	ts.Check(err)
 	ts.Check(os.WriteFile(ts.MkAbs(args[2]), []byte(block), 0o644))
 }
 
-// readme MARKER FILE writes the README's fenced block that has a line
-// starting with MARKER to FILE. When MARKER is a "$ command" line, the
-// block's lines after it are written (the command's output); otherwise
-// the whole block is.
-func cmdReadme(ts *testscript.TestScript, neg bool, args []string) {
-	if neg || len(args) != 2 {
-		ts.Fatalf("usage: readme MARKER FILE")
-	}
-	block, err := readmeBlock(ts.Getenv("README"), args[0])
-	ts.Check(err)
-	ts.Check(os.WriteFile(ts.MkAbs(args[1]), []byte(block), 0o644))
-}
-
-func readmeBlock(path, marker string) (string, error) {
+func docBlock(path, marker string) (string, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return "", err

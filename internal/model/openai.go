@@ -15,7 +15,7 @@ import (
 // openAIChat speaks OpenAI Chat Completions (also any OpenAI-compatible
 // server: Ollama, vLLM, LM Studio, OpenRouter).
 //
-// Wire decisions (the user-facing ones belong in the README too):
+// Wire decisions (the user-facing ones belong in docs/cassettes.md too):
 //
 //   - The system prompt is the first message, {"role":"system"}.
 //   - A tool error goes back as the tool message's content, prefixed with

@@ -11,7 +11,7 @@ import (
 
 // openAIResponses speaks the OpenAI Responses API.
 //
-// Wire decisions (the user-facing ones belong in the README too):
+// Wire decisions (the user-facing ones belong in docs/cassettes.md too):
 //
 //   - instructions is the system prompt; input is the whole conversation on
 //     every call (no previous_response_id: each request stands alone, so a

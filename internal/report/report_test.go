@@ -21,7 +21,7 @@ import (
 var update = flag.Bool("update", false, "rewrite the golden files in testdata from the actual output")
 
 // runExample runs an example suite from the repository root, so that the
-// paths in the report are the README's, and zeroes the durations: the only
+// paths in the report are the docs', and zeroes the durations: the only
 // field that varies between runs.
 func runExample(t *testing.T, path string) *dryfire.Report {
 	t.Helper()
@@ -83,7 +83,7 @@ func TestJSONGolden(t *testing.T) {
 	}
 }
 
-// TestJSONKeys checks the report against the README's description: these
+// TestJSONKeys checks the report against the description in docs/running.md: these
 // keys and no others (near_miss only on unmatched calls).
 func TestJSONKeys(t *testing.T) {
 	rep := runExample(t, "examples/failing")

@@ -7,7 +7,7 @@ import (
 	"github.com/dryfire-dev/dryfire/internal/tool"
 )
 
-// The outcomes are the report's `outcome` values, as the README lists them.
+// The outcomes are the report's `outcome` values, as docs/running.md lists them.
 func TestOutcomeNames(t *testing.T) {
 	got := []tool.Outcome{tool.Return, tool.Content, tool.Error, tool.Impl, tool.Unmatched}
 	want := []string{"return", "content", "error", "impl", "unmatched"}

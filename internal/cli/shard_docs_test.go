@@ -13,12 +13,12 @@ import (
 	"github.com/dryfire-dev/dryfire/internal/cli"
 )
 
-// The README's GitHub Actions matrix, run: each shard's dryfire steps
+// The GitHub Actions matrix of docs/ci.md, run: each shard's dryfire steps
 // with its matrix value, then the merge job's, in a directory that
 // stands for the artifacts. The merged report is the unsharded run's.
-func TestReadmeShardWorkflow(t *testing.T) {
+func TestDocsShardWorkflow(t *testing.T) {
 	root := repoRoot(t)
-	block, err := readmeBlock(filepath.Join(root, "README.md"), "# .github/workflows/dryfire.yml")
+	block, err := docBlock(filepath.Join(root, "docs/ci.md"), "# .github/workflows/dryfire.yml")
 	if err != nil {
 		t.Fatal(err)
 	}
