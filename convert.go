@@ -72,7 +72,7 @@ func caseOf(c *report.Case) CaseResult {
 	if c.Checks != nil {
 		out.Checks = make([]CheckResult, len(c.Checks))
 		for i, ch := range c.Checks {
-			out.Checks[i] = CheckResult(ch)
+			out.Checks[i] = CheckResult{Check: ch.Check, At: ch.At, Passed: ch.Passed, Message: ch.Message, Judge: (*Judged)(ch.Judge)}
 		}
 	}
 	if c.ToolCalls != nil {
@@ -148,7 +148,7 @@ func internalCase(c *CaseResult) *report.Case {
 	if c.Checks != nil {
 		out.Checks = make([]report.Check, len(c.Checks))
 		for i, ch := range c.Checks {
-			out.Checks[i] = report.Check(ch)
+			out.Checks[i] = report.Check{Check: ch.Check, At: ch.At, Passed: ch.Passed, Message: ch.Message, Judge: (*report.Judged)(ch.Judge)}
 		}
 	}
 	if c.ToolCalls != nil {

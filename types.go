@@ -199,6 +199,19 @@ type CheckResult struct {
 	At      string `json:"at"` // FILE:LINE of the check
 	Passed  bool   `json:"passed"`
 	Message string `json:"message"`
+	// Judge is a judge check's verdict (judge checks only).
+	Judge *Judged `json:"judge,omitempty"`
+}
+
+// Judged is what a judge check's model answered: its verdict and its
+// reasoning, and the cassette its call is recorded in.
+type Judged struct {
+	Provider  string   `json:"provider"`
+	Model     string   `json:"model"`
+	Pass      bool     `json:"pass"`
+	Score     *float64 `json:"score,omitempty"`
+	Reasoning string   `json:"reasoning"`
+	Cassette  string   `json:"cassette"`
 }
 
 // ToolCall is one tool call of a case and what it got back.

@@ -19,6 +19,8 @@ type Result struct {
 	At      string // FILE:LINE of the check
 	Passed  bool
 	Message string
+	// Verdict is a judge check's verdict, when it gave one.
+	Verdict *Verdict
 }
 
 // Facts is what a case produced.
@@ -31,6 +33,9 @@ type Facts struct {
 	// Workspace is the case's workspace directory after the run ("" when
 	// it has none): what file checks read.
 	Workspace string
+	// Verdicts are the answers of the case's judge checks, by their
+	// spec.Judge.Index.
+	Verdicts map[int]*Verdict
 }
 
 // Evaluate runs every check in order.
@@ -39,6 +44,11 @@ func Evaluate(checks []*spec.Check, f *Facts) []Result {
 	for _, c := range checks {
 		r := Result{Check: c.Source, At: c.Pos.FileLine()}
 		r.Passed, r.Message = one(c, f)
+		if c.Kind == spec.CheckJudge && c.Judge != nil {
+			if v := f.Verdicts[c.Judge.Index]; v != nil && v.Problem == "" {
+				r.Verdict = v
+			}
+		}
 		out = append(out, r)
 	}
 	return out
@@ -58,6 +68,8 @@ func one(c *spec.Check, f *Facts) (bool, string) {
 		return order(c, f)
 	case spec.CheckTrajectory:
 		return trajectory(c, f)
+	case spec.CheckJudge:
+		return judge(c, f)
 	case spec.CheckOutput:
 		return output(c, f)
 	case spec.CheckMaxTurns:

@@ -230,7 +230,26 @@ var checkTests = []struct {
 	{"file/json-path-not-json", `file: {path: out/log.txt, json_path: $.result}`, inWorkspace, false},
 	{"file/all-of", `file: {path: notes.txt, contains: all, regex: "done\n$", json_path: $.x}`, inWorkspace, false},
 	{"file/no-workspace", `file: {path: notes.txt, exists: true}`, nothing, false},
+
+	// judge: the verdict, with and without a threshold, and no verdict.
+	{"judge/pass", `judge: {rubric: "The refund is confirmed.", provider: anthropic, model: claude-haiku-4-5}`, judged(&check.Verdict{Pass: true, Score: score(0.9), Reasoning: "The reply confirms the refund of A-991."}), true},
+	{"judge/pass-no-score", `judge: {rubric: "The refund is confirmed.", provider: openai, model: gpt-5-mini}`, judged(&check.Verdict{Pass: true, Reasoning: "Confirmed."}), true},
+	{"judge/fail", `judge: {rubric: "The reply apologises for the delay.", provider: anthropic, model: claude-haiku-4-5}`, judged(&check.Verdict{Score: score(0.2), Reasoning: "There is no apology."}), false},
+	{"judge/threshold", `judge: {rubric: "The refund is confirmed.", provider: anthropic, model: claude-haiku-4-5, threshold: 0.8}`, judged(&check.Verdict{Score: score(0.8), Reasoning: "Mostly there."}), true},
+	{"judge/threshold-below", `judge: {rubric: "The refund is confirmed.", provider: anthropic, model: claude-haiku-4-5, threshold: 0.8}`, judged(&check.Verdict{Pass: true, Score: score(0.75), Reasoning: "Mostly there."}), false},
+	{"judge/threshold-no-score", `judge: {rubric: "The refund is confirmed.", provider: anthropic, model: claude-haiku-4-5, threshold: 0.5}`, judged(&check.Verdict{Pass: true}), false},
+	{"judge/no-verdict", `judge: {rubric: "The refund is confirmed.", provider: anthropic, model: claude-haiku-4-5}`, judged(&check.Verdict{Problem: `its answer is not a verdict (a JSON object {"pass": true or false, "score": 0 to 1, "reasoning": "..."}): "I think it is fine."`}), false},
+	{"judge/not-asked", `judge: {rubric: "The refund is confirmed.", provider: anthropic, model: claude-haiku-4-5}`, refund, false},
 }
+
+// judged is the refund with the verdict of its one judge check.
+func judged(v *check.Verdict) *check.Facts {
+	f := *refund
+	f.Verdicts = map[int]*check.Verdict{1: v}
+	return &f
+}
+
+func score(f float64) *float64 { return &f }
 
 // inWorkspace is a case that ran with testdata/workspace as its workspace.
 var inWorkspace = &check.Facts{Workspace: "testdata/workspace"}

@@ -72,6 +72,7 @@ func TestScript(t *testing.T) {
 			"junit":       cmdJUnit,
 			"waitgrep":    cmdWaitGrep,
 			"doc":         cmdDoc,
+			"fakemodel":   cmdFakeModel,
 		},
 	})
 }

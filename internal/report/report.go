@@ -130,6 +130,19 @@ type Check struct {
 	At      string `json:"at"` // FILE:LINE of the check
 	Passed  bool   `json:"passed"`
 	Message string `json:"message"`
+	// Judge is a judge check's verdict (judge checks only).
+	Judge *Judged `json:"judge,omitempty"`
+}
+
+// Judged is what a judge check's model answered: its verdict and its
+// reasoning, and where the call is recorded.
+type Judged struct {
+	Provider  string   `json:"provider"`
+	Model     string   `json:"model"`
+	Pass      bool     `json:"pass"`
+	Score     *float64 `json:"score,omitempty"`
+	Reasoning string   `json:"reasoning"`
+	Cassette  string   `json:"cassette"`
 }
 
 // ToolCall is one call the agent made and what it got back.

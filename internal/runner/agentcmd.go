@@ -238,6 +238,7 @@ type commandCase struct {
 	// too (agent.command cases); a Host's drills leave none.
 	keepEmpty bool
 	ws        *caseWorkspace // the program's workspace; nil when it has none
+	lv        *live          // the run's: judge checks ask their model through it
 }
 
 // startCommand serves a case's tools (its world's operations in a world
@@ -301,7 +302,7 @@ func startCommand(j job, opts Options, lv *live, h *host, c report.Case, start t
 		endDrill(&c, drill)
 		return nil, done(c, drill, start)
 	}
-	return &commandCase{j: j, h: h, sc: sc, m: m, ep: ep, epErr: epErr, drill: drill, url: h.base + h.prefix + j.id, c: c, start: start, keepEmpty: true}, c
+	return &commandCase{j: j, h: h, sc: sc, m: m, ep: ep, epErr: epErr, drill: drill, url: h.base + h.prefix + j.id, c: c, start: start, keepEmpty: true, lv: lv}, c
 }
 
 // stop stops serving the case.
@@ -353,7 +354,7 @@ func (cc *commandCase) finish(ctx context.Context, res programResult) report.Cas
 	if cc.epErr != nil && m.refused.Load() > 0 {
 		r.broken = cc.epErr
 	}
-	judge(j, &c, r)
+	judge(j, &c, r, &grader{ctx: ctx, lv: cc.lv})
 	// The cassette is written for a run that finished: not one that was
 	// interrupted, nor one whose program failed (a non-zero exit, a
 	// timeout, a call past max_turns, a test's agent that threw: its

@@ -129,6 +129,7 @@ type job struct {
 	c        *spec.Case
 	cassette string // the case's cassette file (real providers, agent.command)
 	id       string // the case's scope under /cases/ (agent.command)
+	trial    int    // the trial (1-based) of a case run several times; 0: once
 }
 
 // live is what the cases of one run share to reach real models.
@@ -374,10 +375,35 @@ func prepareLive(jobs []job, opts Options) (*live, error) {
 	needsModel := false
 	missing := map[string][]string{}
 	var order []string
+	need := func(j job, keyEnv, why string) {
+		if _, ok := missing[keyEnv]; !ok {
+			order = append(order, keyEnv)
+		}
+		missing[keyEnv] = append(missing[keyEnv], j.suite.File+": "+j.c.Name+" ("+why+")")
+	}
 	for _, j := range jobs {
+		if j.c.Skip || j.suite.NoAgent {
+			continue
+		}
+		// A judge check's model, whoever the agent is.
+		for _, jd := range judges(j.c) {
+			needsModel = true
+			keyEnv := model.KeyEnv(jd.Provider)
+			if jd.Provider == spec.ProviderOpenAICompatible || lv.getenv(keyEnv) != "" {
+				continue
+			}
+			switch file := j.judgeFile(jd); {
+			case lv.mode == cassette.All:
+				need(j, keyEnv, fmt.Sprintf("judge %d, --record all", jd.Index))
+			case lv.mode == cassette.Once:
+				if _, err := os.Stat(file); err != nil {
+					need(j, keyEnv, "no judge cassette yet: "+file)
+				}
+			}
+		}
 		p := j.suite.Agent.Provider
 		command := len(j.suite.Agent.Command) > 0
-		if p == spec.ProviderScript && !command || j.c.Skip || j.suite.NoAgent {
+		if p == spec.ProviderScript && !command {
 			continue
 		}
 		needsModel = true
@@ -406,10 +432,7 @@ func prepareLive(jobs []job, opts Options) (*live, error) {
 		if why == "" {
 			continue
 		}
-		if _, ok := missing[keyEnv]; !ok {
-			order = append(order, keyEnv)
-		}
-		missing[keyEnv] = append(missing[keyEnv], j.suite.File+": "+j.c.Name+" ("+why+")")
+		need(j, keyEnv, why)
 	}
 	if len(order) > 0 {
 		e := &MissingKeyError{Mode: lv.mode}
@@ -558,7 +581,7 @@ func runCase(ctx context.Context, j job, opts Options, lv *live) report.Case {
 	if faults != nil {
 		reportFaults(&c, j.c.ModelFaults, faults.Faults())
 	}
-	judge(j, &c, r)
+	judge(j, &c, r, &grader{ctx: ctx, lv: lv})
 	// The cassette is written for a case that finished: not one that was
 	// interrupted, nor one the infrastructure failed (the recording would
 	// be cut short).
@@ -594,7 +617,9 @@ type ran struct {
 // judge fills a case's transcript, its drill fields (the drill ended
 // first: its final state and evidence), its checks and its status from
 // what its run left. The case's output and turns are already set.
-func judge(j job, c *report.Case, r ran) {
+//
+// g asks the judge checks (nil: the case has none to ask, as in tests).
+func judge(j job, c *report.Case, r ran, g *grader) {
 	c.ToolCalls = make([]report.ToolCall, len(r.recs))
 	unmatched := 0
 	for i, rec := range r.recs {
@@ -614,11 +639,28 @@ func judge(j job, c *report.Case, r ran) {
 		c.Status, c.Reason, c.Replay = report.Failed, r.replay.Summary(), r.replay.Error()
 		return
 	}
+	if r.live == nil && (r.err == nil || r.failed) {
+		v, err := g.verdicts(j, c)
+		if err != nil {
+			c.Status, c.Reason, c.Infra = report.Errored, err.Error(), true
+			return
+		}
+		facts.Verdicts = v
+	} else if js := judges(j.c); len(js) > 0 {
+		facts.Verdicts = map[int]*check.Verdict{}
+		for _, jd := range js {
+			facts.Verdicts[jd.Index] = &check.Verdict{Problem: "the agent's run did not finish, so there is nothing to judge"}
+		}
+	}
 	results := check.Evaluate(j.c.Expect, facts)
 	failed := 0
 	c.Checks = make([]report.Check, len(results))
 	for i, res := range results {
 		c.Checks[i] = report.Check{Check: res.Check, At: res.At, Passed: res.Passed, Message: res.Message}
+		if v := res.Verdict; v != nil {
+			jd := j.c.Expect[i].Judge
+			c.Checks[i].Judge = &report.Judged{Provider: jd.Provider, Model: jd.Model, Pass: v.Pass, Score: v.Score, Reasoning: v.Reasoning, Cassette: j.judgeFile(jd)}
+		}
 		if !res.Passed {
 			failed++
 		}

@@ -48,6 +48,9 @@ func expandTrials(jobs []job, opts Options) ([]job, []trialRange) {
 		for k := 1; k <= n; k++ {
 			t := j
 			t.cassette = TrialCassette(j.cassette, k)
+			if n > 1 {
+				t.trial = k
+			}
 			t.id = strconv.Itoa(len(out) + 1)
 			out = append(out, t)
 		}

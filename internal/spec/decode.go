@@ -227,7 +227,7 @@ func release(s *Suite) {
 		c.node = nil
 		rules(c.Mocks)
 		for _, ch := range c.Expect {
-			ch.withNode, ch.toolNodes = nil, nil
+			ch.withNode, ch.toolNodes, ch.judgeNode = nil, nil, nil
 		}
 	}
 }
@@ -738,6 +738,27 @@ func (x *decoder) check(it item) *Check {
 				}
 			}
 		}
+	case CheckJudge:
+		j := &Judge{}
+		for _, p := range pairs(v, val) {
+			switch deref(p.k).Value {
+			case "rubric":
+				j.Rubric = str(p.val)
+			case "provider":
+				j.Provider = str(p.val)
+			case "model":
+				j.Model = str(p.val)
+			case "threshold":
+				if num, ok := p.val.(json.Number); ok {
+					if f, err := num.Float64(); err == nil {
+						j.Threshold = &f
+					}
+				}
+			}
+		}
+		if _, ok := val.(map[string]any); ok {
+			c.Judge, c.judgeNode = j, v
+		}
 	case CheckOutput:
 		for _, p := range pairs(v, val) {
 			switch deref(p.k).Value {
@@ -927,6 +948,7 @@ func (x *decoder) crossCheck(s *Suite) {
 				}
 			}
 		}
+		x.resolveJudges(s, c)
 		for _, ch := range c.Expect {
 			var names []string
 			switch ch.Kind {
@@ -951,6 +973,54 @@ func (x *decoder) crossCheck(s *Suite) {
 			if ch.With != nil && declared[ch.Tool] != nil {
 				x.checkPatternKeys(ch.With, declared[ch.Tool], ch.withNode, "with")
 			}
+		}
+	}
+}
+
+// resolveJudges gives each judge check of a case its place among them
+// and its model: its own, else the agent's. A judge needs a real model:
+// one of the agent's providers (not script), and a model name.
+func (x *decoder) resolveJudges(s *Suite, c *Case) {
+	n := 0
+	for _, ch := range c.Expect {
+		j := ch.Judge
+		if ch.Kind != CheckJudge || j == nil {
+			continue
+		}
+		n++
+		j.Index = n
+		own := j.Provider != ""
+		if !own {
+			j.Provider = s.Agent.Provider
+		}
+		if j.Provider == s.Agent.Provider {
+			j.BaseURL = s.Agent.BaseURL
+			if j.Model == "" {
+				j.Model = s.Agent.Model
+			}
+		}
+		switch {
+		case j.Provider == "" || j.Provider == ProviderScript:
+			why := "the agent's provider is script, which answers from the case's script only"
+			if j.Provider == "" {
+				why = "the agent names no provider"
+			}
+			x.errorf(ch.judgeNode, "a judge needs a model to grade with, and %s: give the judge provider and model (e.g. {provider: anthropic, model: claude-sonnet-4-5})", why)
+		case !slices.Contains(providers, j.Provider):
+			// An unknown agent provider is reported already.
+		case j.Model == "":
+			at := ch.judgeNode
+			if own {
+				at, _ = lookup(ch.judgeNode, "provider")
+			}
+			why := "the agent names none"
+			if j.Provider != s.Agent.Provider {
+				why = "the agent's is for the agent's provider"
+			}
+			x.errorf(at, "a judge needs a model name: give the judge model (%s)", why)
+		case j.Provider == ProviderOpenAICompatible && j.BaseURL == "":
+			at, _ := lookup(ch.judgeNode, "provider")
+			x.errorf(at, "a judge on openai-compatible needs the agent's base_url: use the agent's provider, or another provider")
 		}
 	}
 }

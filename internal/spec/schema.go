@@ -45,6 +45,8 @@ type SchemaContext struct{ Prefix, Label string }
 // Where in the schema an error arose, and what to call that place.
 var schemaContexts = []SchemaContext{
 	{"/$defs/check/properties/output", "output check"},
+	{"/$defs/check/properties/judge", "judge check"},
+	{"/$defs/check/properties/trajectory", "trajectory check"},
 	{"/$defs/call_match", "called check"},
 	{"/$defs/call_filter", "not_called check"},
 	{"/$defs/sequence_entry", "sequence entry"},

@@ -237,6 +237,7 @@ const (
 	CheckEvent      CheckKind = "event"
 	CheckFile       CheckKind = "file"
 	CheckTrajectory CheckKind = "trajectory"
+	CheckJudge      CheckKind = "judge"
 )
 
 // Trajectory match modes: how the calls made compare with a trajectory
@@ -263,8 +264,20 @@ type TrajectoryCall struct {
 	Pos  Pos
 }
 
+// Judge is a judge check: a model grades the case against Rubric.
+type Judge struct {
+	Rubric    string
+	Provider  string // resolved: the check's, else the agent's
+	Model     string // resolved: the check's, else the agent's
+	BaseURL   string // the agent's base_url when the provider is the agent's
+	Threshold *float64
+	// Index is the check's place among its case's judge checks
+	// (1-based): its cassette is CASE.judge-INDEX.json.
+	Index int
+}
+
 // CheckKinds lists every check, in documentation order.
-var CheckKinds = []string{"called", "not_called", "order", "trajectory", "output", "max_turns", "no_errors", "state", "event", "file"}
+var CheckKinds = []string{"called", "not_called", "order", "trajectory", "judge", "output", "max_turns", "no_errors", "state", "event", "file"}
 
 // Check is one entry of a case's expect list.
 type Check struct {
@@ -288,6 +301,11 @@ type Check struct {
 	Trajectory      []*TrajectoryCall
 	TrajectoryMatch string
 	TrajectoryArgs  string
+
+	// judge: the rubric and the judge's model (the agent's when not
+	// given: Judge has them resolved), and the score to pass at (nil: the
+	// verdict's pass decides).
+	Judge *Judge
 
 	// output
 	Contains   *string
@@ -328,6 +346,7 @@ type Check struct {
 	JSONEquals any
 
 	withNode  *yaml.Node
+	judgeNode *yaml.Node   // the judge check's value
 	toolNodes []*yaml.Node // where each tool name of the check is written
 }
 

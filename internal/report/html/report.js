@@ -7,6 +7,9 @@
   const cases = R.cases || [];
   const PAGE = 200;
   const esc = (s) => String(s == null ? "" : s).replace(/[&<>"]/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;" })[c]);
+  // A judge check's verdict: the judge's reasoning, its score, the
+  // cassette its call is recorded in.
+  const judged = (j) => `<div class="judge"><b>judge ${esc(j.provider)} ${esc(j.model)}: ${j.pass ? "pass" : "fail"}${j.score == null ? "" : `, score ${esc(j.score)}`}</b><blockquote>${esc(j.reasoning)}</blockquote><small>recorded in <code>${esc(j.cassette)}</code></small></div>`;
   const json = (v) => { try { return JSON.stringify(v, null, 2); } catch (e) { return String(v); } };
   const el = (tag, cls, html) => { const e = document.createElement(tag); if (cls) e.className = cls; if (html != null) e.innerHTML = html; return e; };
   const hay = cases.map((c) => (c.suite + "\n" + c.name + "\n" + c.reason + "\n" + c.output).toLowerCase());
@@ -101,7 +104,7 @@
     if (c.trials) parts.push(trials(c.trials));
     if (c.checks && c.checks.length) {
       parts.push(`<h3>checks</h3><table><tr><th></th><th>check</th><th>at</th><th>expected vs got</th></tr>${c.checks.map((k) =>
-        `<tr class="check"><td class="${k.passed ? "ok" : "no"}">${k.passed ? "✓" : "✗"}</td><td><code>${esc(k.check)}</code></td><td><code>${esc(k.at)}</code></td><td>${esc(k.message)}</td></tr>`).join("")}</table>`);
+        `<tr class="check"><td class="${k.passed ? "ok" : "no"}">${k.passed ? "✓" : "✗"}</td><td><code>${esc(k.check)}</code></td><td><code>${esc(k.at)}</code></td><td>${esc(k.message)}${k.judge ? judged(k.judge) : ""}</td></tr>`).join("")}</table>`);
     }
     parts.push(`<h3>transcript</h3>${transcript(c)}`);
     if (c.replay) parts.push(`<h3>cassette differences</h3><pre>${esc(c.replay)}</pre>`);
