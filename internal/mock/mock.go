@@ -41,6 +41,7 @@ type rule struct {
 	single  outcome
 	seq     []outcome // non-nil for sequence rules
 	timeout time.Duration
+	delay   time.Duration // delay_ms: waited before each answer
 	notices *tool.Notices // log and progress; nil for most rules
 }
 
@@ -87,6 +88,7 @@ func (s *Set) add(name string, rules []*spec.Rule) {
 		if r.TimeoutS > 0 {
 			cr.timeout = time.Duration(r.TimeoutS * float64(time.Second))
 		}
+		cr.delay = time.Duration(r.DelayMS * float64(time.Millisecond))
 		s.n++
 		if r.Outcome.Kind == spec.Sequence {
 			cr.seq = make([]outcome, len(r.Outcome.Sequence))
@@ -213,6 +215,12 @@ func (s *Session) Answer(ctx context.Context, c tool.Call, args any, perr error)
 	}
 	s.mu.Unlock()
 
+	if r != nil && r.delay > 0 {
+		if err := wait(ctx, r.delay); err != nil {
+			res.Outcome, res.Content, res.Blocks, res.IsError, res.Notices = tool.Error, fmt.Sprintf("dryfire: the call ended during the rule's delay_ms (%s): %v", r.where, err), nil, true, nil
+			return res
+		}
+	}
 	if r != nil && o.kind == tool.Impl {
 		pr := s.runImpl(ctx, passthrough.Request{Ref: o.impl, Args: c.Args, Timeout: r.timeout, Label: s.callLabel(c)})
 		res.Content, res.IsError = pr.Content, pr.IsError
@@ -221,6 +229,18 @@ func (s *Session) Answer(ctx context.Context, c tool.Call, args any, perr error)
 		}
 	}
 	return res
+}
+
+// wait sleeps for d, or until ctx ends (its error).
+func wait(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	}
 }
 
 func (s *Session) runImpl(ctx context.Context, req passthrough.Request) passthrough.Result {

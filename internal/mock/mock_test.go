@@ -3,10 +3,12 @@ package mock_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -779,5 +781,48 @@ func TestSessionNoRecords(t *testing.T) {
 	}
 	if n := len(sess.Records()); n != 0 {
 		t.Errorf("%d records kept", n)
+	}
+}
+
+func TestDelay(t *testing.T) {
+	src := header + `mocks:
+  slow:
+    - when: {n: 1}          # r1
+      return: late
+      delay_ms: 150
+    - return: at once       # r2
+` + oneCase
+	s := session(t, src, 0)
+	for _, tc := range []struct {
+		args     string
+		want     brief
+		min, max time.Duration
+	}{
+		{`{"n":1}`, brief{"late", false, tool.Return, ruleAt(t, src, "# r1"), -1}, 150 * time.Millisecond, 10 * time.Second},
+		{`{"n":2}`, brief{"at once", false, tool.Return, ruleAt(t, src, "# r2"), -1}, 0, 100 * time.Millisecond},
+	} {
+		start := time.Now()
+		got := short(call(s, "slow", tc.args))
+		took := time.Since(start)
+		if diff := cmp.Diff(tc.want, got); diff != "" {
+			t.Errorf("%s: (-want +got):\n%s", tc.args, diff)
+		}
+		if took < tc.min || took > tc.max {
+			t.Errorf("%s: answered after %v, want between %v and %v", tc.args, took, tc.min, tc.max)
+		}
+	}
+
+	// A call that ends during the delay ends at once, as an error result
+	// that names the rule.
+	ctx, cancel := context.WithTimeoutCause(context.Background(), 20*time.Millisecond, errors.New("the case's time is up"))
+	defer cancel()
+	start := time.Now()
+	got := s.Call(ctx, tool.Call{Name: "slow", Args: `{"n":1}`})
+	if took := time.Since(start); took > 140*time.Millisecond {
+		t.Errorf("a cancelled call waited %v, the whole delay", took)
+	}
+	want := "dryfire: the call ended during the rule's delay_ms (" + ruleAt(t, src, "# r1") + "): the case's time is up"
+	if !got.IsError || got.Content != want {
+		t.Errorf("cancelled call = %q (error %v), want the error %q", got.Content, got.IsError, want)
 	}
 }

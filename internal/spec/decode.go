@@ -392,6 +392,10 @@ func (x *decoder) rule(tool string, rule item) *Rule {
 			if num, ok := p.val.(json.Number); ok {
 				r.TimeoutS, _ = num.Float64()
 			}
+		case "delay_ms":
+			if num, ok := p.val.(json.Number); ok {
+				r.DelayMS, _ = num.Float64()
+			}
 		case "log":
 			r.Log = x.logMessages(p.v, p.val)
 		case "progress":

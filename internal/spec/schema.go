@@ -160,7 +160,7 @@ func reportLeaf(ss *suiteSchemaT, root *yaml.Node, doc any, conv *converter, l j
 			switch {
 			case label == "check":
 				d.add(Error, kn.Line, kn.Column, "unknown check %q%s; checks are %s", p, suggest.DidYouMean(p, allowed), strings.Join(CheckKinds, ", "))
-			case label == "sequence entry" && (p == "when" || p == "sequence" || p == "timeout_s" || p == "log" || p == "progress"):
+			case label == "sequence entry" && (p == "when" || p == "sequence" || p == "timeout_s" || p == "delay_ms" || p == "log" || p == "progress"):
 				d.add(Error, kn.Line, kn.Column, "a sequence entry is an outcome (return, content, error or impl); %q belongs on the rule, not on an entry", p)
 			default:
 				if s := suggest.DidYouMean(p, allowed); s != "" {

@@ -147,6 +147,9 @@ type Rule struct {
 	When     *value.Pattern // nil: matches every call
 	Outcome  Outcome
 	TimeoutS float64 // impl bound; 0 means the default
+	// DelayMS is how long each call the rule answers waits before its
+	// answer, in milliseconds (a slow tool); 0: none.
+	DelayMS float64
 	// Log and Progress are MCP notifications sent during each call the
 	// rule answers over MCP, before the answer: log messages (at or above
 	// the level the client set) and progress values (when the request
