@@ -26,6 +26,7 @@ type Jail struct {
 	done chan struct{}
 
 	readDone chan struct{}
+	pass     *passer // network: report; nil: isolated
 	mu       sync.Mutex
 	seen     tally
 }
@@ -38,7 +39,7 @@ var (
 // Available says whether a namespace can be made here (nil), or why not.
 func Available() error {
 	availOnce.Do(func() {
-		j, err := New(0)
+		j, err := New(0, nil)
 		if err != nil {
 			availErr = err
 			return
@@ -49,11 +50,11 @@ func Available() error {
 }
 
 // New makes a namespace whose loopback answers on 127.0.0.1:port with
-// Listener (0: a port the system picks).
-func New(port int) (*Jail, error) {
+// Listener (0: a port the system picks). o may be nil: isolated.
+func New(port int, o *Options) (*Jail, error) {
 	j := &Jail{port: port, jobs: make(chan func()), done: make(chan struct{}), readDone: make(chan struct{}), seen: tally{}}
 	ready := make(chan error, 1)
-	go j.run(ready)
+	go j.run(ready, o)
 	if err := <-ready; err != nil {
 		return nil, err
 	}
@@ -62,10 +63,18 @@ func New(port int) (*Jail, error) {
 }
 
 // run is the namespace's thread: it never leaves it, and ends with it.
-func (j *Jail) run(ready chan<- error) {
+func (j *Jail) run(ready chan<- error, o *Options) {
 	runtime.LockOSThread() // never unlocked: the thread exits with the goroutine
 	defer close(j.done)
-	if err := j.setup(); err != nil {
+	err := j.setup()
+	if err == nil && o != nil && o.Pass {
+		if err = j.setupPass(o); err != nil {
+			j.pass.close()
+			j.ln.Close()
+			j.pkt.Close()
+		}
+	}
+	if err != nil {
 		ready <- err
 		return
 	}
@@ -126,6 +135,9 @@ func (j *Jail) Close() []Attempt {
 	close(j.jobs)
 	<-j.done
 	j.ln.Close()
+	if j.pass != nil {
+		j.pass.close()
+	}
 	j.pkt.SetReadDeadline(time.Now())
 	<-j.readDone
 	// Closing a packet socket waits for the kernel's network (an RCU
@@ -221,6 +233,9 @@ func parse(p []byte) (Attempt, bool) {
 	case syscall.IPPROTO_UDP:
 		if len(l4) < 8 {
 			return Attempt{}, false
+		}
+		if binary.BigEndian.Uint16(l4[0:]) == 53 {
+			return Attempt{}, false // a name server's answer (network: report passes them back)
 		}
 		a := Attempt{Kind: "udp", Address: dst.String(), Port: int(binary.BigEndian.Uint16(l4[2:]))}
 		if a.Port == 53 {

@@ -17,7 +17,13 @@ var errNoNamespaces = errors.New("network namespaces are Linux's: network: isola
 func Available() error { return errNoNamespaces }
 
 // New fails: no namespaces here.
-func New(int) (*Jail, error) { return nil, errNoNamespaces }
+func New(int, *Options) (*Jail, error) { return nil, errNoNamespaces }
+
+// Options say how a jail treats what its programs try.
+type Options struct {
+	Pass     bool
+	Resolver string
+}
 
 func (*Jail) Listener() net.Listener    { return nil }
 func (*Jail) Start(cmd *exec.Cmd) error { return errNoNamespaces }

@@ -105,7 +105,7 @@ func TestJail(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer other.Close()
-	j, err := New(0)
+	j, err := New(0, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -165,7 +165,7 @@ func BenchmarkJail(b *testing.B) {
 		b.Skip(err)
 	}
 	for b.Loop() {
-		j, err := New(0)
+		j, err := New(0, nil)
 		if err != nil {
 			b.Fatal(err)
 		}

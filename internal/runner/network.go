@@ -5,7 +5,11 @@ package runner
 // of its own (internal/netjail) where only the run's host answers, on the
 // same 127.0.0.1 port its URLs name: the program's model and tool calls
 // work as ever, every other connection is refused at once, and what it
-// tried is reported and fails the case. open is the machine's network.
+// tried is reported and fails the case. report runs it in such a
+// namespace too, but lets what it tries through (netjail passes each
+// connection and name lookup on from the machine's network) and reports
+// it without failing the case: a way to see what an agent reaches
+// before closing the network. open is the machine's network.
 // The default is isolated when CI is set (a CI run is meant to be
 // offline, and a program that reaches past dryfire is how it would not
 // be), open elsewhere; under CI where namespaces cannot be made, the
@@ -38,7 +42,7 @@ func networkOf(a *spec.Agent, opts Options, getenv func(string) string) (mode st
 // note: the default could not isolate (the program runs open); nil and
 // an error: isolated was asked for and cannot be had.
 func (h *host) openJail(mode string, dflt bool) (j *netjail.Jail, note string, err error) {
-	if mode != spec.NetworkIsolated {
+	if mode != spec.NetworkIsolated && mode != spec.NetworkReport {
 		return nil, "", nil
 	}
 	if h.hs == nil {
@@ -49,9 +53,13 @@ func (h *host) openJail(mode string, dflt bool) (j *netjail.Jail, note string, e
 			return nil, "network: not isolated, although CI is set (" + err.Error() + "); agent.network: open says that is intended", nil
 		}
 	}
-	j, err = netjail.New(h.port)
+	var o *netjail.Options
+	if mode == spec.NetworkReport {
+		o = &netjail.Options{Pass: true}
+	}
+	j, err = netjail.New(h.port, o)
 	if err != nil {
-		return nil, "", fmt.Errorf("agent.network is isolated, but %w", err)
+		return nil, "", fmt.Errorf("agent.network is %s, but %w", mode, err)
 	}
 	go h.hs.Serve(j.Listener())
 	return j, "", nil
@@ -62,13 +70,17 @@ func (h *host) openJail(mode string, dflt bool) (j *netjail.Jail, note string, e
 // program that tried nothing leaves the report as an open network would:
 // the same report whether or not the run was isolated.
 func networkFindings(c *report.Case, mode string, attempts []netjail.Attempt) {
-	if mode != spec.NetworkIsolated || len(attempts) == 0 {
+	if len(attempts) == 0 {
 		return
 	}
 	c.Network = &report.Network{Mode: mode, Attempts: attempts}
 	parts := make([]string, len(attempts))
 	for i, a := range attempts {
 		parts[i] = a.String()
+	}
+	if mode == spec.NetworkReport {
+		c.Notes = append(c.Notes, "the agent reached past dryfire (let through: agent.network is report): "+strings.Join(parts, ", "))
+		return
 	}
 	msg := "the agent tried to reach the network past dryfire (refused: agent.network is isolated): " + strings.Join(parts, ", ")
 	if c.Status == report.Passed {

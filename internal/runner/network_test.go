@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -126,6 +127,56 @@ func TestNetworkIsolated(t *testing.T) {
 	}
 }
 
+// Report: the same program in a namespace, its model and MCP calls as
+// ever, and its connection to the other port let through (the port gets
+// it) and reported in a note and the report's network, without failing
+// the case. (No outside name here: the test stays off the machine's DNS;
+// internal/netjail's TestPass covers lookups.)
+func TestNetworkReport(t *testing.T) {
+	if err := netjail.Available(); err != nil {
+		if os.Getenv("DRYFIRE_TEST_NETNS") == "1" {
+			t.Fatal(err)
+		}
+		t.Skip(err)
+	}
+	dir, port, conns := networkDir(t)
+	srv := fakeapi.NewOpenAIChat(fakeapi.Script{"Please look up A-991.": {{Text: "on it"}}})
+	defer srv.Close()
+	suites := writeSuite(t, dir, "net.dryfire.yaml", strings.Replace(networkSuite, "  command: [python3, agent.py]\n", "  command: [python3, agent.py]\n  network: report\n", 1))
+	env := []string{fmt.Sprintf("TEST_OTHER_PORT=%d", port), "TEST_NO_OUTSIDE=1"}
+	check := func(what string, rep *report.Report, wantConns int64) {
+		t.Helper()
+		c := rep.Cases[0]
+		if c.Status != report.Passed {
+			t.Fatalf("%s: %s %s\n%s", what, c.Status, c.Reason, c.Stderr)
+		}
+		if c.Output != "model: on it\ntool: True\nreached 127.0.0.1" || len(c.ToolCalls) != 1 {
+			t.Errorf("%s: output %q, %d tool calls", what, c.Output, len(c.ToolCalls))
+		}
+		wantNote := fmt.Sprintf("the agent reached past dryfire (let through: agent.network is report): tcp 127.0.0.1:%d (1)", port)
+		if !slices.Contains(c.Notes, wantNote) {
+			t.Errorf("%s: notes %q, want %q among them", what, c.Notes, wantNote)
+		}
+		js, _ := json.Marshal(c.Network)
+		if want := fmt.Sprintf(`{"mode":"report","attempts":[{"kind":"tcp","address":"127.0.0.1","port":%d,"count":1}]}`, port); string(js) != want {
+			t.Errorf("%s: network %s, want %s", what, js, want)
+		}
+		if n := conns.Load(); n != wantConns {
+			t.Errorf("%s: the other port got %d connections, want %d", what, n, wantConns)
+		}
+	}
+	rec, err := runner.Run(context.Background(), suites, runner.Options{Record: cassette.Once, Env: commandEnv(append(env, "OPENAI_BASE_URL="+srv.URL+"/v1")...)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	check("recording", rec, 1)
+	rep, err := runner.Run(context.Background(), suites, runner.Options{Record: cassette.None, Env: commandEnv(append(env, "CI=true")...)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	check("replay under CI", rep, 2)
+}
+
 // Where no namespace can be made (dryfire run by a user without the
 // right, here nobody), isolated is a clear error, never an open network;
 // the default under CI runs open and says so.
@@ -185,7 +236,7 @@ cases:
   - name: one
     input: x
 `)
-	for _, mode := range []string{"open", "isolated"} {
+	for _, mode := range []string{"open", "isolated", "report"} {
 		b.Run(mode, func(b *testing.B) {
 			for b.Loop() {
 				rep, err := runner.Run(context.Background(), suites, runner.Options{Record: cassette.None, Network: mode, Env: commandEnv()})

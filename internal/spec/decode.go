@@ -276,9 +276,6 @@ func (x *decoder) agent(agent kv) Agent {
 			a.Clock = x.clock(p.v, p.val)
 		case "network":
 			a.Network, a.NetworkPos = str(p.val), x.pos(p.v)
-			if a.Network == NetworkReport {
-				x.errorf(p.v, "network: report (let the program's connections through and list them) is not available in this version: use isolated (they are refused, listed and fail the case) or open")
-			}
 		case "command":
 			a.CommandPos = x.pos(p.k)
 			for _, e := range items(p.v, p.val) {

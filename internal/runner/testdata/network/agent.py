@@ -1,6 +1,7 @@
 # An agent that uses dryfire's model endpoint and MCP tools, and also
 # tries to reach another local port (TEST_OTHER_PORT) and an outside host
-# by name: what internal/runner's TestNetworkIsolated runs.
+# by name (unless TEST_NO_OUTSIDE is set): what internal/runner's
+# TestNetworkIsolated and TestNetworkReport run.
 import json, os, socket, sys, urllib.request
 
 def post(url, body, accept="application/json"):
@@ -13,7 +14,10 @@ answer = json.loads(post(os.environ["OPENAI_BASE_URL"] + "/chat/completions", {"
 tool = post(os.environ["DRYFIRE_MCP_URL"], {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "lookup_order", "arguments": {"order_id": "A-991"}}}, "application/json, text/event-stream")
 print("model:", answer["choices"][0]["message"]["content"])
 print("tool:", "gold" in tool)
-for host, port in [("127.0.0.1", int(os.environ["TEST_OTHER_PORT"])), ("registry.npmjs.org", 443)]:
+targets = [("127.0.0.1", int(os.environ["TEST_OTHER_PORT"]))]
+if not os.environ.get("TEST_NO_OUTSIDE"):
+    targets.append(("registry.npmjs.org", 443))
+for host, port in targets:
     try:
         socket.create_connection((host, port), timeout=10).close()
         print("reached", host)
