@@ -261,7 +261,7 @@ func startCommand(j job, opts Options, lv *live, h *host, c report.Case, start t
 		Transport:   lv.transport,
 		Passthrough: passthrough,
 		Match:       j.suite.MatchRules(j.c),
-		Faults:      faultsOf(j.c),
+		Faults:      j.plan.ModelFaults(),
 	}
 	if j.suite.NoAgent {
 		// The agent is a test's own function: running its test records it.
