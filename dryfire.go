@@ -529,7 +529,7 @@ func (p *Project) ModelEndpoint(caseName string, o *ModelOptions) (*ModelEndpoin
 	e, err := endpoint.New(endpoint.Options{
 		File: cp.Cassette(), SuiteFile: s.File, Case: c.Name, Mode: cassette.Mode(o.Record), Env: o.Env,
 		Passthrough: cp.UsesImpl, ByContent: !o.InOrder, CoalesceStreams: !o.FlushEvents, NoRecords: o.NoRecords,
-		Match: s.MatchRules(c), Faults: cp.ModelFaults(),
+		Match: s.MatchRules(c), Faults: runner.ModelFaults(c),
 	})
 	if err != nil {
 		return nil, err

@@ -29,8 +29,11 @@ def main():
     proto = os.dup(1)
     os.dup2(2, 1)
     sys.stdout = sys.stderr
-    if os.getcwd() not in sys.path:
-        sys.path.insert(0, os.getcwd())
+    # In a case's workspace, the impl modules are where dryfire was asked
+    # to find them (DRYFIRE_IMPL_DIR), not the working directory.
+    here = os.environ.get("DRYFIRE_IMPL_DIR") or os.getcwd()
+    if here not in sys.path:
+        sys.path.insert(0, here)
 
     send_lock = threading.Lock()
 

@@ -60,6 +60,10 @@ type Options struct {
 	Funcs map[string]Func
 	// Getenv reads the environment; nil means os.Getenv.
 	Getenv func(string) string
+	// Workspace, when set, is a case's workspace directory: the helper's
+	// working directory and its DRYFIRE_WORKSPACE, while Dir stays first
+	// on sys.path (see InWorkspace).
+	Workspace string
 }
 
 // Request is one passthrough call.
@@ -99,6 +103,17 @@ func New(opts Options) *Runner {
 		opts.Getenv = os.Getenv
 	}
 	return &Runner{opts: opts, resolved: map[string]error{}, hung: map[string]string{}, goCalls: map[int64]string{}}
+}
+
+// InWorkspace is a Runner like r, whose helper (a process of its own,
+// started at its first call) runs in a case's workspace directory: its
+// working directory and DRYFIRE_WORKSPACE are dir, so that the impl code
+// of concurrent cases never shares files. Its modules are imported again
+// in that helper. Close it when the case ends.
+func (r *Runner) InWorkspace(dir string) *Runner {
+	o := r.opts
+	o.Workspace = dir
+	return New(o)
 }
 
 // Resolve checks that ref names a callable, importing its module (which

@@ -3,6 +3,7 @@ package passthrough
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -11,6 +12,7 @@ import (
 	"io/fs"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"sync"
 	"syscall"
@@ -113,6 +115,10 @@ func pythonPath(o Options) (string, error) {
 	return "", errors.New(msg)
 }
 
+// envImplDir tells a helper running in a workspace where the impl
+// modules are (its sys.path[0]).
+const envImplDir = "DRYFIRE_IMPL_DIR"
+
 func start(o Options) (*proc, error) {
 	py, err := pythonPath(o)
 	if err != nil {
@@ -120,6 +126,14 @@ func start(o Options) (*proc, error) {
 	}
 	cmd := exec.Command(py, "-u", "-c", helperSource)
 	cmd.Dir = o.Dir
+	if o.Workspace != "" {
+		dir, err := filepath.Abs(cmp.Or(o.Dir, "."))
+		if err != nil {
+			return nil, fmt.Errorf("starting the python helper: %w", err)
+		}
+		cmd.Dir = o.Workspace
+		cmd.Env = append(os.Environ(), "DRYFIRE_WORKSPACE="+o.Workspace, envImplDir+"="+dir)
+	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Stderr = newPrefixWriter(o.Stderr, "python: ")
 	cmd.WaitDelay = 2 * time.Second

@@ -11,7 +11,6 @@ import (
 	"sync"
 
 	"github.com/dryfire-dev/dryfire/internal/cassette"
-	"github.com/dryfire-dev/dryfire/internal/endpoint"
 	"github.com/dryfire-dev/dryfire/internal/mock"
 	"github.com/dryfire-dev/dryfire/internal/model"
 	"github.com/dryfire-dev/dryfire/internal/spec"
@@ -167,20 +166,6 @@ func (c *Case) Cassette() string {
 		}
 	})
 	return s.paths[c.Spec]
-}
-
-// ModelFaults are the case's declared model faults (model_faults), as
-// the model endpoint and the built-in loop's transport serve them; nil
-// when it declares none.
-func (c *Case) ModelFaults() []endpoint.Fault {
-	if c.Spec == nil || len(c.Spec.ModelFaults) == 0 {
-		return nil
-	}
-	out := make([]endpoint.Fault, len(c.Spec.ModelFaults))
-	for i, f := range c.Spec.ModelFaults {
-		out[i] = endpoint.Fault{Request: f.Request, Status: f.Status, RetryAfter: f.RetryAfter, Drop: f.Drop, CutAfter: f.CutAfter, Delay: f.Delay}
-	}
-	return out
 }
 
 // Drill is the drill the case's world starts from, with its seed: seed

@@ -190,6 +190,11 @@ func turns(calls []endpoint.Call) func(int) int {
 // over MCP and /tools, with /ops and the control routes), judged at the
 // end as the built-in loop's drills are.
 func runCommand(ctx context.Context, j job, opts Options, lv *live, c report.Case, start time.Time, drill *world.Instance) report.Case {
+	impl := implIn(opts.Impl, j)
+	if impl != nil {
+		opts.Impl = impl
+		defer impl.close()
+	}
 	cc, c := startCommand(j, opts, lv, lv.host, c, start, drill)
 	if cc == nil {
 		return c
@@ -201,6 +206,9 @@ func runCommand(ctx context.Context, j job, opts Options, lv *live, c report.Cas
 		return done(c, drill, start)
 	}
 	cc.ws = ws
+	if impl != nil {
+		impl.setDir(ws.path())
+	}
 	mode, dflt := networkOf(&j.suite.Agent, opts, lv.getenv)
 	jail, note, err := lv.host.openJail(mode, dflt)
 	if err != nil {
@@ -261,7 +269,7 @@ func startCommand(j job, opts Options, lv *live, h *host, c report.Case, start t
 		Transport:   lv.transport,
 		Passthrough: passthrough,
 		Match:       j.suite.MatchRules(j.c),
-		Faults:      j.plan.ModelFaults(),
+		Faults:      ModelFaults(j.c),
 	}
 	if j.suite.NoAgent {
 		// The agent is a test's own function: running its test records it.

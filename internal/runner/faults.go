@@ -8,6 +8,20 @@ import (
 	"github.com/dryfire-dev/dryfire/internal/spec"
 )
 
+// ModelFaults are a case's declared model faults (model_faults), as the
+// model endpoint and the built-in loop's transport serve them; nil when
+// it declares none.
+func ModelFaults(c *spec.Case) []endpoint.Fault {
+	if len(c.ModelFaults) == 0 {
+		return nil
+	}
+	out := make([]endpoint.Fault, len(c.ModelFaults))
+	for i, f := range c.ModelFaults {
+		out[i] = endpoint.Fault{Request: f.Request, Status: f.Status, RetryAfter: f.RetryAfter, Drop: f.Drop, CutAfter: f.CutAfter, Delay: f.Delay}
+	}
+	return out
+}
+
 // reportFaults puts the faults served into the case's report, with a note
 // for each, and one for the declared faults whose request never came.
 func reportFaults(c *report.Case, declared []spec.ModelFault, served []endpoint.Injected) {

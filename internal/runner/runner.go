@@ -739,7 +739,7 @@ func realModel(j job, passthrough bool, lv *live) (model.Model, *cassette.Record
 		timeout = time.Duration(a.TimeoutS * float64(time.Second))
 	}
 	var transport http.RoundTripper = rec
-	faults, _ := endpoint.NewFaultTransport(rec, j.plan.ModelFaults()).(*endpoint.FaultTransport)
+	faults, _ := endpoint.NewFaultTransport(rec, ModelFaults(j.c)).(*endpoint.FaultTransport)
 	if faults != nil {
 		transport = faults
 	}

@@ -7,13 +7,18 @@ package runner
 // case, unless it did not pass and Options.KeepWorkspaces says to keep it.
 
 import (
+	"context"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
+	"github.com/dryfire-dev/dryfire/internal/mock"
+	"github.com/dryfire-dev/dryfire/internal/passthrough"
 	"github.com/dryfire-dev/dryfire/internal/report"
 	"github.com/dryfire-dev/dryfire/internal/safeio"
 	"github.com/dryfire-dev/dryfire/internal/workspace"
@@ -109,6 +114,58 @@ func (w *caseWorkspace) finish(c *report.Case) {
 		return
 	}
 	os.RemoveAll(w.dir)
+}
+
+// caseImpl is the impl: code of one case with a workspace, in a helper
+// of its own whose working directory and DRYFIRE_WORKSPACE are the
+// workspace (passthrough.Runner.InWorkspace), started at the first call:
+// dir is set once the workspace is made, before the program starts.
+type caseImpl struct {
+	run *passthrough.Runner
+	dir string
+
+	mu sync.Mutex
+	r  *passthrough.Runner
+}
+
+// implIn is the case's own impl runner when it has a workspace and impl
+// code, and the run's impl is the passthrough's; else nil (the run's).
+func implIn(run mock.Impl, j job) *caseImpl {
+	r, ok := run.(*passthrough.Runner)
+	if name, _ := j.suite.WorkspaceOf(j.c); !ok || name == "" || !j.plan.UsesImpl {
+		return nil
+	}
+	return &caseImpl{run: r}
+}
+
+func (ci *caseImpl) setDir(dir string) {
+	ci.mu.Lock()
+	ci.dir = dir
+	ci.mu.Unlock()
+}
+
+func (ci *caseImpl) Call(ctx context.Context, req passthrough.Request) passthrough.Result {
+	ci.mu.Lock()
+	if ci.r == nil {
+		ci.r = ci.run.InWorkspace(ci.dir)
+	}
+	r := ci.r
+	ci.mu.Unlock()
+	return r.Call(ctx, req)
+}
+
+// close ends the case's helper, if it started, giving calls still running
+// a moment (the program that made them has ended).
+func (ci *caseImpl) close() {
+	ci.mu.Lock()
+	r := ci.r
+	ci.mu.Unlock()
+	if r == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	r.Close(ctx, io.Discard)
 }
 
 // command is the program's command line for a run in the workspace: each

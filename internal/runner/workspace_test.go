@@ -3,14 +3,18 @@ package runner_test
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/dryfire-dev/dryfire/internal/cassette"
+	"github.com/dryfire-dev/dryfire/internal/passthrough"
 	"github.com/dryfire-dev/dryfire/internal/report"
 	"github.com/dryfire-dev/dryfire/internal/runner"
+	"github.com/dryfire-dev/dryfire/internal/spec"
 )
 
 // workspaceAgent writes the case's name into out.txt of its working
@@ -112,5 +116,65 @@ func TestWorkspacePerCase(t *testing.T) {
 	}
 	if !strings.Contains(string(js), `"change": "removed"`) || !strings.Contains(string(js), `"kept": `) {
 		t.Errorf("the JSON report lacks the workspace:\n%.2000s", js)
+	}
+}
+
+// implWorkspaceAgent calls the case's impl tool once over MCP and prints
+// what it answered.
+const implWorkspaceAgent = `import json, os, sys, urllib.request
+body = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "note", "arguments": {"text": os.environ["DRYFIRE_CASE"]}}}
+req = urllib.request.Request(os.environ["DRYFIRE_MCP_URL"], data=json.dumps(body).encode(), headers={"Content-Type": "application/json", "Accept": "application/json, text/event-stream"})
+with urllib.request.urlopen(req, timeout=30) as r:
+    answer = r.read().decode()
+print(json.loads(answer)["result"]["content"][0]["text"])
+`
+
+// The impl: code of a case with a workspace runs in that workspace: its
+// working directory and DRYFIRE_WORKSPACE are the case's copy (the same
+// as its program's), and its modules still come from the suite's
+// directory. Eight cases at once write the same file name from impl
+// code; each file check sees its own.
+func TestWorkspaceImpl(t *testing.T) {
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Skip("python3 is not installed")
+	}
+	dir := t.TempDir()
+	os.MkdirAll(filepath.Join(dir, "template"), 0o755)
+	os.WriteFile(filepath.Join(dir, "template", "seed.txt"), []byte("seed\n"), 0o644)
+	os.MkdirAll(filepath.Join(dir, "shop"), 0o755)
+	os.WriteFile(filepath.Join(dir, "shop", "__init__.py"), nil, 0o644)
+	os.WriteFile(filepath.Join(dir, "shop", "tools.py"), []byte(`import os, time
+def note(args):
+    with open("out.txt", "w") as f:
+        f.write(args["text"])
+    time.sleep(0.1)
+    same = os.path.samefile(os.getcwd(), os.environ["DRYFIRE_WORKSPACE"])
+    return "%s %s %s" % (open("out.txt").read(), "same" if same else "elsewhere", open("seed.txt").read().strip())
+`), 0o644)
+	os.WriteFile(filepath.Join(dir, "agent.py"), []byte(implWorkspaceAgent), 0o644)
+	var b strings.Builder
+	b.WriteString("version: 1\nworkspace: template\nagent:\n  command: [python3, agent.py]\ntools:\n  note:\n    input_schema: {type: object}\nmocks:\n  note:\n    - impl: shop.tools:note\ncases:\n")
+	for i := 1; i <= 8; i++ {
+		fmt.Fprintf(&b, "  - name: c%d\n    input: go\n    expect:\n      - output: {equals: \"c%d same seed\"}\n      - file: {path: out.txt, equals: c%d}\n", i, i, i)
+	}
+	path := filepath.Join(dir, "ws.dryfire.yaml")
+	os.WriteFile(path, []byte(b.String()), 0o644)
+	s, ds := spec.Parse(path, []byte(b.String()), &spec.Options{ResolveImpl: func(string) error { return nil }})
+	if ds.HasErrors() {
+		t.Fatal(ds)
+	}
+	impl := passthrough.New(passthrough.Options{Dir: dir})
+	defer impl.Close(context.Background(), io.Discard)
+	rep, err := runner.Run(context.Background(), []*spec.Suite{s}, runner.Options{Concurrency: 8, Record: cassette.None, Env: commandEnv(), Impl: impl})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range rep.Cases {
+		if c.Status != report.Passed {
+			t.Errorf("%s: %s %s\n%s\n%s", c.Name, c.Status, c.Reason, strings.Join(report.Details(&c), "\n"), c.Stderr)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "out.txt")); err == nil {
+		t.Error("impl code wrote into the suite's directory")
 	}
 }
