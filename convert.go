@@ -87,7 +87,7 @@ func caseOf(c *report.Case) CaseResult {
 		for i, e := range c.Evidence {
 			out.Evidence[i] = Evidence{Seq: e.Seq, Time: e.Time, Actor: e.Actor, Operation: e.Operation, Arguments: e.Arguments,
 				IdempotencyKey: e.IdempotencyKey, Fault: e.Fault, Outcome: e.Outcome, IsError: e.IsError, Result: e.Result,
-				StateVersion: e.StateVersion, HTTP: (*drill.HTTPEvidence)(e.HTTP)}
+				StateVersion: e.StateVersion, HTTP: (*drill.HTTPEvidence)(e.HTTP), LatencyMS: e.LatencyMS}
 			if o := e.Override; o != nil {
 				out.Evidence[i].Override = &drill.OverrideEvidence{ID: o.ID, Scope: o.Scope.String(), Outcome: o.Outcome, MatchCount: o.MatchCount, Remaining: o.Remaining}
 			}
@@ -163,7 +163,7 @@ func internalCase(c *CaseResult) *report.Case {
 		for i, e := range c.Evidence {
 			out.Evidence[i] = world.Evidence{Seq: e.Seq, Time: e.Time, Actor: e.Actor, Operation: e.Operation, Arguments: e.Arguments,
 				IdempotencyKey: e.IdempotencyKey, Fault: e.Fault, Outcome: e.Outcome, IsError: e.IsError, Result: e.Result,
-				StateVersion: e.StateVersion, HTTP: (*world.HTTPEvidence)(e.HTTP)}
+				StateVersion: e.StateVersion, HTTP: (*world.HTTPEvidence)(e.HTTP), LatencyMS: e.LatencyMS}
 			if o := e.Override; o != nil {
 				ov := &world.OverrideEvidence{ID: o.ID, Outcome: o.Outcome, MatchCount: o.MatchCount, Remaining: o.Remaining}
 				ov.Scope.UnmarshalText([]byte(o.Scope)) // an unknown name is the lowest scope

@@ -21,6 +21,9 @@ type Evidence struct {
 	StateVersion   int               `json:"state_version"`
 	// HTTP is the request of a call over its package's own HTTP API.
 	HTTP *HTTPEvidence `json:"http,omitempty"`
+	// LatencyMS is the operation's latency: the call answered this many
+	// milliseconds of virtual time after Time.
+	LatencyMS float64 `json:"latency_ms,omitempty"`
 }
 
 // HTTPEvidence is the HTTP request that made a call: its method, its path
@@ -59,7 +62,7 @@ func evidenceOf(in []world.Evidence) []Evidence {
 	for i, e := range in {
 		out[i] = Evidence{Seq: e.Seq, Time: e.Time, Actor: e.Actor, Operation: e.Operation, Arguments: e.Arguments,
 			IdempotencyKey: e.IdempotencyKey, Fault: e.Fault, Outcome: e.Outcome, IsError: e.IsError, Result: e.Result,
-			StateVersion: e.StateVersion, HTTP: (*HTTPEvidence)(e.HTTP)}
+			StateVersion: e.StateVersion, HTTP: (*HTTPEvidence)(e.HTTP), LatencyMS: e.LatencyMS}
 		if o := e.Override; o != nil {
 			out[i].Override = &OverrideEvidence{ID: o.ID, Scope: o.Scope.String(), Outcome: o.Outcome, MatchCount: o.MatchCount, Remaining: o.Remaining}
 		}

@@ -59,13 +59,14 @@ type Drill struct {
 // Instance is one drill's world. All its methods are safe for concurrent
 // use; each call runs in one critical section.
 type Instance struct {
-	w      *World
-	drill  Drill
-	setup  *Setup // the complete starting setup
-	rules  []*Override
-	behav  map[string]*Operation // operation → the operation whose behavior runs
-	actor  string
-	events []Event
+	w       *World
+	drill   Drill
+	setup   *Setup // the complete starting setup
+	rules   []*Override
+	behav   map[string]*Operation // operation → the operation whose behavior runs
+	latency time.Duration         // the latency of the call under way (Call)
+	actor   string
+	events  []Event
 
 	mu           sync.Mutex
 	state        map[string]map[string]any
@@ -123,6 +124,9 @@ type Evidence struct {
 	StateVersion   int               `json:"state_version"`
 	// HTTP is the request of a call over the package's HTTP API.
 	HTTP *HTTPEvidence `json:"http,omitempty"`
+	// LatencyMS is the operation's latency: the call answered this many
+	// milliseconds of virtual time after Time.
+	LatencyMS float64 `json:"latency_ms,omitempty"`
 }
 
 // OverrideEvidence is the override that shaped a call.
@@ -439,7 +443,8 @@ func (in *Instance) Call(req Request) *Response {
 		resp = in.call(req, &ev)
 	}
 	in.record(&ev, resp)
-	in.now = in.now.Add(in.w.Tick)
+	in.now = in.now.Add(in.w.Tick + in.latency)
+	in.latency = 0
 	return resp
 }
 
@@ -539,6 +544,9 @@ func (in *Instance) call(req Request, ev *Evidence) *Response {
 	op, args, resp := in.decode(req, ev)
 	if resp != nil {
 		return resp
+	}
+	if op.Latency > 0 { // a slow service is slow whatever it answers
+		in.latency, ev.LatencyMS = op.Latency, float64(op.Latency)/float64(time.Millisecond)
 	}
 	if resp := in.permit(op, ev); resp != nil {
 		return resp

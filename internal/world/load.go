@@ -464,6 +464,16 @@ func (l *loader) operation(pkg *Package, o spec.KV) *Operation {
 			op.Idempotent = true
 		case "behavior":
 			op.Behavior, behaviorNode = str(q.Val), q.V
+		case "latency":
+			d, err := time.ParseDuration(str(q.Val))
+			switch {
+			case err != nil || d < 0:
+				l.errorf(q.V, "latency %q of %s is not a duration such as 250ms or 2s", str(q.Val), op.Key)
+			case d > MaxLatency:
+				l.errorf(q.V, "latency %q of %s is more than 24h, the most one call may take", str(q.Val), op.Key)
+			default:
+				op.Latency = d
+			}
 		case "http":
 			routeKV = q
 		}

@@ -1,6 +1,9 @@
 package world
 
 import (
+	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -172,4 +175,41 @@ func TestBehaviorStepBudgetIsPerCallAndDeterministic(t *testing.T) {
 	}
 	// The budget is per call: a normal call after two spent ones works.
 	wantOK(t, in.Call(Request{Tool: "get_record", Arguments: `{"id":"record-0"}`}))
+}
+
+// An operation's latency moves the virtual clock on by that much per
+// call: what is scheduled meanwhile comes due before the next call, and
+// the evidence says how long the call took. No real time passes.
+func TestStageLatencyAdvancesTheClock(t *testing.T) {
+	dir := t.TempDir()
+	src, err := os.ReadFile("testdata/seed.world.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := strings.Replace(string(src), "        behavior: get\n", "        behavior: get\n        latency: 15m\n", 1)
+	star, _ := os.ReadFile("testdata/seed.star")
+	os.WriteFile(filepath.Join(dir, "seed.star"), star, 0o644)
+	os.WriteFile(filepath.Join(dir, "seed.world.yaml"), []byte(text), 0o644)
+	w := mustLoad(t, filepath.Join(dir, "seed.world.yaml"))
+	in := newDrill(t, w, Drill{})
+	start := time.Now()
+	wantOK(t, save(in, `{"id":"a","text":"x"}`))                                                               // 09:00:00; expires at 09:10:00
+	wantOK(t, in.Call(Request{Operation: "record-store/records.get", Arguments: `{"id":"a"}`}))                // 09:00:01, answered 09:15:01
+	wantCode(t, in.Call(Request{Operation: "record-store/records.get", Arguments: `{"id":"a"}`}), "NOT_FOUND") // the expiry came due meanwhile
+	if took := time.Since(start); took > 5*time.Second {
+		t.Errorf("the calls took %v of real time", took)
+	}
+	var got []string
+	for _, e := range in.Evidence() {
+		got = append(got, fmt.Sprintf("%s %s %s %v", e.Time, e.Actor, e.Operation, e.LatencyMS))
+	}
+	want := []string{
+		"2026-01-01T09:00:00Z agent record-store/records.save 0",
+		"2026-01-01T09:00:01Z agent record-store/records.get 900000",
+		"2026-01-01T09:10:00Z event:record-store/records.save#1 record-store/records.expire 0",
+		"2026-01-01T09:15:02Z agent record-store/records.get 900000",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("evidence:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
 }

@@ -76,8 +76,12 @@ type Operation struct {
 	KeyArg        string // idempotency_key: the argument carrying the key
 	Behavior      string
 	Route         *Route // http: the real service's route; nil for none
-	fn            *starlark.Function
-	Pos           spec.Pos
+	// Latency is how long each call of the operation takes in the
+	// world's virtual time: the clock moves on by it (besides the tick),
+	// so that what is scheduled meanwhile comes due before the next call.
+	Latency time.Duration
+	fn      *starlark.Function
+	Pos     spec.Pos
 }
 
 // ErrorDecl is a declared error of an operation.
@@ -252,6 +256,8 @@ type Limits struct {
 const (
 	DefaultScheduledPerCall = 1000
 	DefaultEventsPerTick    = 10_000
+	// MaxLatency bounds an operation's latency.
+	MaxLatency = 24 * time.Hour
 )
 
 var (
