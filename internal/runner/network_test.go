@@ -37,6 +37,18 @@ cases:
       - output: {contains: "model: on it"}
 `
 
+// netnsOrSkip skips a test where no namespace can be made, unless
+// DRYFIRE_TEST_NETNS=1 says it must run.
+func netnsOrSkip(t *testing.T) {
+	t.Helper()
+	if err := netjail.Available(); err != nil {
+		if os.Getenv("DRYFIRE_TEST_NETNS") == "1" {
+			t.Fatal(err)
+		}
+		t.Skip(err)
+	}
+}
+
 // networkDir is a suite around testdata/network/agent.py, and a listener
 // outside any namespace that counts the connections it gets.
 func networkDir(t *testing.T) (dir string, port int, conns *atomic.Int64) {
@@ -77,12 +89,7 @@ func networkDir(t *testing.T) (dir string, port int, conns *atomic.Int64) {
 // are refused at once, and both are in the report and fail the case. Open:
 // the same program reaches the other port, and the case passes.
 func TestNetworkIsolated(t *testing.T) {
-	if err := netjail.Available(); err != nil {
-		if os.Getenv("DRYFIRE_TEST_NETNS") == "1" {
-			t.Fatal(err)
-		}
-		t.Skip(err)
-	}
+	netnsOrSkip(t)
 	dir, port, conns := networkDir(t)
 	srv := fakeapi.NewOpenAIChat(fakeapi.Script{"Please look up A-991.": {{Text: "on it"}}})
 	defer srv.Close()
@@ -133,12 +140,7 @@ func TestNetworkIsolated(t *testing.T) {
 // the case. (No outside name here: the test stays off the machine's DNS;
 // internal/netjail's TestPass covers lookups.)
 func TestNetworkReport(t *testing.T) {
-	if err := netjail.Available(); err != nil {
-		if os.Getenv("DRYFIRE_TEST_NETNS") == "1" {
-			t.Fatal(err)
-		}
-		t.Skip(err)
-	}
+	netnsOrSkip(t)
 	dir, port, conns := networkDir(t)
 	srv := fakeapi.NewOpenAIChat(fakeapi.Script{"Please look up A-991.": {{Text: "on it"}}})
 	defer srv.Close()
