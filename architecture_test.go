@@ -26,7 +26,7 @@ var layers = []struct {
 	name string
 	pkgs []string
 }{
-	{"commands", []string{"cmd/dryfire", "bench/..."}},
+	{"commands", []string{"cmd/dryfire", "bench/...", "internal/cli/gendocs"}},
 	{"command line", []string{"internal/cli"}},
 	{"the SDKs' engine", []string{"internal/engine"}},
 	{"public API", []string{"."}},

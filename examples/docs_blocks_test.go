@@ -1,7 +1,6 @@
 package examples_test
 
 import (
-	"bufio"
 	"fmt"
 	"io/fs"
 	"os"
@@ -11,24 +10,22 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/dryfire-dev/dryfire/internal/test/docblock"
 )
 
 // A docBlock is one fenced code block of a docs page.
 type docBlock struct {
-	page  string // relative to the repository root: README.md, docs/ci.md
-	line  int    // of the opening fence
-	lines []string
-	// before is the last non-blank line before the opening fence (an
-	// HTML comment such as <!-- file: NAME --> says which test runs it).
-	before string
+	page string // relative to the repository root: README.md, docs/ci.md
+	docblock.Block
 }
 
 func (b docBlock) String() string {
 	first := ""
-	if len(b.lines) > 0 {
-		first = b.lines[0]
+	if len(b.Lines) > 0 {
+		first = b.Lines[0]
 	}
-	return fmt.Sprintf("%s:%d: the block starting %q", b.page, b.line, first)
+	return fmt.Sprintf("%s:%d: the block starting %q", b.page, b.Line, first)
 }
 
 // docPages lists README.md and every page under docs/, relative to the
@@ -50,38 +47,16 @@ func docPages(t *testing.T) []string {
 }
 
 // readBlocks returns the fenced blocks of a page, as the testscript
-// command `doc` reads them: a line starting with ``` opens a block and
-// the next one closes it.
+// command `doc` reads them.
 func readBlocks(t *testing.T, page string) []docBlock {
 	t.Helper()
-	f, err := os.Open(filepath.Join("..", page))
+	bs, err := docblock.All(filepath.Join("..", page))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
-	var blocks []docBlock
-	var cur *docBlock
-	before := ""
-	sc := bufio.NewScanner(f)
-	for n := 1; sc.Scan(); n++ {
-		line := sc.Text()
-		switch {
-		case strings.HasPrefix(strings.TrimLeft(line, " "), "```") && cur == nil:
-			cur = &docBlock{page: page, line: n, before: before}
-		case strings.HasPrefix(strings.TrimLeft(line, " "), "```"):
-			blocks = append(blocks, *cur)
-			cur = nil
-		case cur != nil:
-			cur.lines = append(cur.lines, line)
-		case strings.TrimSpace(line) != "":
-			before = strings.TrimSpace(line)
-		}
-	}
-	if err := sc.Err(); err != nil {
-		t.Fatal(err)
-	}
-	if cur != nil {
-		t.Errorf("%s:%d: a fenced block is never closed", page, cur.line)
+	blocks := make([]docBlock, len(bs))
+	for i, b := range bs {
+		blocks[i] = docBlock{page, b}
 	}
 	return blocks
 }
@@ -89,25 +64,23 @@ func readBlocks(t *testing.T, page string) []docBlock {
 // marked returns the index of the first block that has a line starting
 // with marker, as `doc PAGE MARKER FILE` picks it, or -1.
 func marked(blocks []docBlock, marker string) int {
+	bs := make([]docblock.Block, len(blocks))
 	for i, b := range blocks {
-		for _, l := range b.lines {
-			if strings.HasPrefix(l, marker) {
-				return i
-			}
-		}
+		bs[i] = b.Block
 	}
-	return -1
+	return docblock.Index(bs, marker)
 }
 
 // A docClaim is a test that runs the block of page that marker picks.
 type docClaim struct{ page, marker, by string }
 
 var (
-	// doc PAGE 'MARKER' ... in a testscript (a marker quoted with '...',
-	// '' being a quote).
-	txtarClaim = regexp.MustCompile(`(?m)^\s*doc (\S+\.md) '((?:[^']|'')*)'`)
-	// docBlock(filepath.Join(root, "PAGE"), "MARKER") in a Go test.
-	goClaim = regexp.MustCompile(`docBlock\(filepath\.Join\(root, "([^"]+\.md)"\), ("(?:[^"\\]|\\.)*")\)`)
+	// doc PAGE 'MARKER' ... in a testscript (or docappend, servedoc; a
+	// marker quoted with '...', '' being a quote).
+	txtarClaim = regexp.MustCompile(`(?m)^\s*(?:\[[^]]*\] )*(?:doc|docappend|servedoc) (\S+\.md) '((?:[^']|'')*)'`)
+	// docBlock(filepath.Join(root, "PAGE"), "MARKER") in a Go test, or
+	// docblock.Find(..."PAGE"), "MARKER"), pageBlock(t, "PAGE", "MARKER").
+	goClaim = regexp.MustCompile(`(?:docBlock|docblock\.Find|pageBlock)\([^"]*"([^"]+\.md)"\)?, ("(?:[^"\\]|\\.)*")\)`)
 )
 
 // docClaims collects the doc blocks the testscripts and the Go tests of
@@ -199,15 +172,15 @@ func TestDocsBlocksAreRun(t *testing.T) {
 			switch {
 			case generated,
 				p == "README.md" && i == 0,
-				p == "docs/worlds.md" && strings.HasPrefix(b.before, "<!-- file: "),
-				p == "docs/ci.md" && strings.HasPrefix(b.before, "<!-- ci: "):
+				p == "docs/worlds.md" && strings.HasPrefix(b.Before, "<!-- file: "),
+				p == "docs/ci.md" && strings.HasPrefix(b.Before, "<!-- ci: "):
 				run[p][i] = true
-			case strings.HasPrefix(b.before, "<!-- excerpt: "):
-				path := strings.TrimSuffix(strings.TrimPrefix(b.before, "<!-- excerpt: "), " -->")
+			case strings.HasPrefix(b.Before, "<!-- excerpt: "):
+				path := strings.TrimSuffix(strings.TrimPrefix(b.Before, "<!-- excerpt: "), " -->")
 				src, err := os.ReadFile(filepath.Join("..", path))
 				if err != nil {
 					t.Errorf("%s is an excerpt of %s: %v", b, path, err)
-				} else if !strings.Contains(string(src), strings.Join(b.lines, "\n")+"\n") {
+				} else if !strings.Contains(string(src), strings.Join(b.Lines, "\n")+"\n") {
 					t.Errorf("%s is not a verbatim part of %s: copy it again from there", b, path)
 				} else {
 					run[p][i] = true
@@ -264,12 +237,6 @@ var notRunYet = []string{
 	"docs/agents.md: the block starting \"// the MCP TypeScript SDK client\"",
 	"docs/agents.md: the block starting \"# the MCP Python SDK\"",
 	"docs/agents.md: the block starting \"agent:\"",
-	"docs/cassettes.md: the block starting \"support.dryfire.yaml\"",
-	"docs/cassettes.md: the block starting \"export ANTHROPIC_API_KEY=sk-ant-…          # or OPENAI_API_KEY\"",
-	"docs/cassettes.md: the block starting \"FAIL  support.dryfire.yaml: refund for a gold customer\"",
-	"docs/cassettes.md: the block starting \"agent:\"",
-	"docs/cassettes.md: the block starting \"  $.metadata.request_id: recorded \\\"3f2504e0-4f89-41d3-9a0c-0305e82c3301\\\", now \\\"6ba7b810-9dad-11d1-80b4-00c04fd430c8\\\" (preset uuid would match these)\"",
-	"docs/cassettes.md: the block starting \"{\"",
 	"docs/cassettes.md: the block starting \"        \\\"events\\\": [\"",
 	"docs/cassettes.md: the block starting \"cases:\"",
 	"docs/ci.md: the block starting \"dryfire merge shard-*.json --json report.json --junit junit.xml\"",
@@ -290,11 +257,6 @@ var notRunYet = []string{
 	"docs/running.md: the block starting \"FAIL  support.dryfire.yaml: refund for a gold customer (3/5 trials passed, flaky)\"",
 	"docs/running.md: the block starting \"\\\"trials\\\": {\"",
 	"docs/sdks.md: the block starting \"p, err := dryfire.Load(nil, \\\"examples/quickstart\\\") // err is a dryfire.Diagnostics on spec errors\"",
-	"docs/serving.md: the block starting \"dryfire serve examples/quickstart/support.dryfire.yaml --http 7777\"",
-	"docs/serving.md: the block starting \"export DRYFIRE_TOOLS_URL=http://127.0.0.1:7777/tools\"",
-	"docs/serving.md: the block starting \"$ dryfire serve support.dryfire.yaml --case 'refund for a gold customer' --http 7777\"",
-	"docs/serving.md: the block starting \"$ dryfire serve examples/world/support.dryfire.yaml --http 7777\"",
-	"docs/serving.md: the block starting \"export DRYFIRE_TOOLS_URL=http://127.0.0.1:7777/tools\"",
 	"docs/suites.md: the block starting \"# yaml-language-server: $schema=../../schema/suite.schema.json\"",
 	"docs/suites.md: the block starting \"# yaml-language-server: $schema=../../schema/suite.schema.json\"",
 	"docs/suites.md: the block starting \"mocks:\"",
@@ -315,7 +277,7 @@ func pageBlock(t *testing.T, page, marker string) []string {
 	if i < 0 {
 		t.Fatalf("%s: no block has a line starting %q", page, marker)
 	}
-	return bs[i].lines
+	return bs[i].Lines
 }
 
 // TestReadmeCommands: the README's first block gives the two commands
@@ -328,7 +290,7 @@ func TestReadmeCommands(t *testing.T) {
 		t.Fatal("README.md has no blocks")
 	}
 	var cmds []string
-	for _, l := range blocks[0].lines {
+	for _, l := range blocks[0].Lines {
 		cmd, _, _ := strings.Cut(l, "#")
 		cmds = append(cmds, strings.TrimSpace(cmd))
 	}

@@ -1,7 +1,6 @@
 package cli_test
 
 import (
-	"bufio"
 	"encoding/json"
 	"encoding/xml"
 	"flag"
@@ -9,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -16,6 +16,8 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/dryfire-dev/dryfire/internal/cli"
+	"github.com/dryfire-dev/dryfire/internal/test/docblock"
+	"github.com/dryfire-dev/dryfire/internal/test/fakeapi"
 )
 
 var update = flag.Bool("update", false, "rewrite the expected output in testdata/script from the actual output")
@@ -73,6 +75,10 @@ func TestScript(t *testing.T) {
 			"waitgrep":    cmdWaitGrep,
 			"doc":         cmdDoc,
 			"fakemodel":   cmdFakeModel,
+			"docappend":   cmdDocAppend,
+			"contains":    cmdContains,
+			"fakescript":  cmdFakeScript,
+			"jsonkeys":    cmdJSONKeys,
 		},
 	})
 }
@@ -103,49 +109,131 @@ func cmdWaitGrep(ts *testscript.TestScript, neg bool, args []string) {
 // has a line starting with MARKER to FILE. When MARKER is a "$ command"
 // line, the block's lines after it are written (the command's output);
 // otherwise the whole block is.
+//
+// Each OLD=NEW after FILE replaces OLD by NEW in the block: a page's port
+// 7777 becomes the port a test server really listens on.
 func cmdDoc(ts *testscript.TestScript, neg bool, args []string) {
-	if neg || len(args) != 3 {
-		ts.Fatalf("usage: doc PAGE MARKER FILE")
+	if neg || len(args) < 3 {
+		ts.Fatalf("usage: doc PAGE MARKER FILE [OLD=NEW...]")
 	}
 	block, err := docBlock(filepath.Join(ts.Getenv("REPO"), args[0]), args[1])
 	ts.Check(err)
+	for _, r := range args[3:] {
+		old, new, ok := strings.Cut(r, "=")
+		if !ok {
+			ts.Fatalf("doc: %q is not OLD=NEW", r)
+		}
+		block = strings.ReplaceAll(block, old, new)
+	}
 	ts.Check(os.WriteFile(ts.MkAbs(args[2]), []byte(block), 0o644))
 }
 
-func docBlock(path, marker string) (string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return "", err
+// docappend PAGE MARKER FILE [INDENT] appends the block `doc` would write
+// to FILE, each line indented by INDENT spaces: a page's fragment of a
+// suite (its mocks:, a check) completes a suite the script began.
+func cmdDocAppend(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 3 && len(args) != 4 {
+		ts.Fatalf("usage: docappend PAGE MARKER FILE [INDENT]")
 	}
-	defer f.Close()
-	var block []string
-	in := false
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		line := sc.Text()
-		if strings.HasPrefix(line, "```") {
-			if in {
-				for i, l := range block {
-					if strings.HasPrefix(l, marker) {
-						if strings.HasPrefix(marker, "$ ") {
-							block = block[i+1:]
-						}
-						return strings.Join(block, "\n") + "\n", nil
-					}
-				}
+	block, err := docBlock(filepath.Join(ts.Getenv("REPO"), args[0]), args[1])
+	ts.Check(err)
+	if len(args) == 4 {
+		n, err := strconv.Atoi(args[3])
+		ts.Check(err)
+		pad := strings.Repeat(" ", n)
+		lines := strings.SplitAfter(block, "\n")
+		for i, l := range lines {
+			if strings.TrimSpace(l) != "" {
+				lines[i] = pad + l
 			}
-			in, block = !in, nil
-			continue
 		}
-		if in {
-			block = append(block, line)
-		}
+		block = strings.Join(lines, "")
 	}
-	if err := sc.Err(); err != nil {
-		return "", err
-	}
-	return "", fmt.Errorf("no fenced block in %s has a line starting with %q", path, marker)
+	f, err := os.OpenFile(ts.MkAbs(args[2]), os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	ts.Check(err)
+	_, err = f.WriteString(block)
+	ts.Check(err)
+	ts.Check(f.Close())
 }
+
+// contains FILE PART: the text of FILE (or stdout, stderr) holds the
+// text of the file PART, as a whole.
+func cmdContains(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 2 {
+		ts.Fatalf("usage: contains FILE PART")
+	}
+	text, part := ts.ReadFile(args[0]), ts.ReadFile(args[1])
+	if strings.Contains(text, part) == neg {
+		ts.Fatalf("%s does not hold %s:\n--- %s\n%s--- %s\n%s", args[0], args[1], args[0], text, args[1], part)
+	}
+}
+
+// jsonkeys PART FILE: every "key": that the text PART (a page's sketch
+// of a JSON file, with … for what it leaves out) names is a key of an
+// object somewhere in the JSON file FILE.
+func cmdJSONKeys(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: jsonkeys PART FILE")
+	}
+	var v any
+	if err := json.Unmarshal([]byte(ts.ReadFile(args[1])), &v); err != nil {
+		ts.Fatalf("%s is not JSON: %v", args[1], err)
+	}
+	have := map[string]bool{}
+	var walk func(v any)
+	walk = func(v any) {
+		switch v := v.(type) {
+		case map[string]any:
+			for k, x := range v {
+				have[k] = true
+				walk(x)
+			}
+		case []any:
+			for _, x := range v {
+				walk(x)
+			}
+		}
+	}
+	walk(v)
+	n := 0
+	for _, m := range regexp.MustCompile(`"([^"\s]+)":`).FindAllStringSubmatch(ts.ReadFile(args[0]), -1) {
+		n++
+		if !have[m[1]] {
+			ts.Fatalf("%s names the key %q, which %s does not have", args[0], m[1], args[1])
+		}
+	}
+	if n == 0 {
+		ts.Fatalf("%s names no key", args[0])
+	}
+}
+
+// fakescript API FILE starts a fake model API (anthropic, openai or
+// openai-responses) whose answers are FILE, a JSON object mapping a
+// conversation's first user message to its turns ({"text", "toolcalls":
+// [{"name", "args"}]}); $FAKE is its URL.
+func cmdFakeScript(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: fakescript API FILE")
+	}
+	var script fakeapi.Script
+	ts.Check(json.Unmarshal([]byte(ts.ReadFile(args[1])), &script))
+	var fake *fakeapi.Server
+	switch args[0] {
+	case "anthropic":
+		fake = fakeapi.NewAnthropic(script)
+	case "openai":
+		fake = fakeapi.NewOpenAIChat(script)
+	case "openai-responses":
+		fake = fakeapi.NewOpenAIResponses(script)
+	default:
+		ts.Fatalf("fakescript: unknown API %q", args[0])
+	}
+	ts.Defer(fake.Close)
+	ts.Setenv("FAKE", fake.URL)
+}
+
+// docBlock is the block `doc` writes.
+func docBlock(path, marker string) (string, error) { return docblock.Find(path, marker) }
 
 // jsonsummary FILE PASSED FAILED ERROR SKIPPED checks that FILE is a JSON
 // report with that summary, and that its cases add up to it.

@@ -14,6 +14,25 @@ const (
 	exitCallUnreachable = 3 // call: no dryfire server answered
 )
 
+// exitDocs says what each exit code means, command by command; the
+// reference page docs/reference/exit-codes.md is generated from it.
+var exitDocs = []struct {
+	code     int
+	commands string
+	meaning  string
+}{
+	{exitOK, "every command", "Success. `run`, `merge`: every case passed (skipped cases allowed). `validate`: no errors (warnings allowed). `reproduce`: every drill is identical. `call`: the tool answered a result."},
+	{exitFailed, "`run`, `merge`", "A case failed, or erred because of the suite or the agent (a script that ran out, `max_turns`, an agent program that exited non-zero or timed out)."},
+	{exitFailed, "`reproduce`", "A drill's evidence or verdict differs from the report's."},
+	{exitCallError, "`call`", "The tool answered an error result (an error outcome, an unmatched call, a world error); its text is printed."},
+	{exitUsage, "every command", "A usage or spec error: nothing ran. This includes every problem `validate` reports, a `--filter` that matches no case, a report path whose directory does not exist, an API key missing for cases that need the live model, files `init` or `world import` would overwrite, and shards `merge` refuses."},
+	{exitInfra, "`run`, `merge`", "The only problems were infrastructure errors (a provider unreachable, a cassette missing in mode `none` or corrupt, a passthrough case in mode `none`, an agent program that cannot start), or a report could not be written after the run (1 if a case failed)."},
+	{exitInfra, "`serve`, `engine`, `mcp-bridge`", "Could not serve: the address cannot be listened on, or the transport failed."},
+	{exitInfra, "`init`, `world import`", "A file could not be written."},
+	{exitCallUnreachable, "`call`", "No dryfire server answered at the URL, or it refused the request (the message says which)."},
+	{exitStopped, "`run`", "Interrupted (Ctrl-C, SIGTERM or SIGHUP): the reports are written, and the cases not started are reported as skipped."},
+}
+
 // runExit is the exit code of a finished run: a failed case, or one that
 // erred through the suite or the agent, fails the run; errors of the
 // surroundings alone (a provider unreachable, a cassette missing) are

@@ -31,7 +31,9 @@ import (
 //
 //	servebg ARGS...  start `dryfire serve ARGS...` in the background and
 //	                 wait for the line saying where it listens; $ADDR
-//	                 is then that address, $URL http://$ADDR
+//	                 is then that address, $URL http://$ADDR, $PORT its port
+//	servedoc PAGE MARKER [OLD=NEW...]  servebg with the arguments of the
+//	                 docs page's dryfire serve command (see cmdServeDoc)
 //	servestop        stop it with SIGINT, wait, and write its standard
 //	                 error to $WORK/serve.stderr and "exit N" to
 //	                 $WORK/serve.exit
@@ -61,8 +63,84 @@ func TestServeScript(t *testing.T) {
 			"httpget":    cmdHTTPGet,
 			"fakeopenai": cmdFakeOpenAI,
 			"cmplines":   cmdCmpLines,
+			"doc":        cmdDoc,
+			"docappend":  cmdDocAppend,
+			"servedoc":   cmdServeDoc,
+			"contains":   cmdContains,
+			"fakescript": cmdFakeScript,
+			"jsonkeys":   cmdJSONKeys,
 		},
 	})
+}
+
+// servedoc PAGE MARKER [OLD=NEW...] is servebg with the arguments of a
+// page's command: the line of its block that starts with MARKER (a
+// "dryfire serve ..." line), its comment and a final & dropped, each
+// OLD=NEW replaced, its words split as sh would (quotes, no expansion).
+func cmdServeDoc(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 2 {
+		ts.Fatalf("usage: servedoc PAGE MARKER [OLD=NEW...]")
+	}
+	block, err := docBlock(filepath.Join(ts.Getenv("REPO"), args[0]), args[1])
+	ts.Check(err)
+	line := ""
+	if strings.HasPrefix(args[1], "$ ") {
+		line = args[1] // the block is what follows the command
+	}
+	for _, l := range strings.Split(block, "\n") {
+		if strings.HasPrefix(l, args[1]) {
+			line = l
+			break
+		}
+	}
+	line = strings.TrimPrefix(line, "$ ")
+	if i := strings.Index(line, " #"); i >= 0 {
+		line = line[:i]
+	}
+	line = strings.TrimSuffix(strings.TrimSpace(line), "&")
+	for _, r := range args[2:] {
+		old, new, _ := strings.Cut(r, "=")
+		line = strings.ReplaceAll(line, old, new)
+	}
+	words := shellWords(ts, line)
+	if len(words) < 2 || words[0] != "dryfire" || words[1] != "serve" {
+		ts.Fatalf("servedoc: %q is not a dryfire serve command", line)
+	}
+	cmdServeBG(ts, false, words[2:])
+}
+
+// shellWords splits a command line as sh does for plain words and quotes.
+func shellWords(ts *testscript.TestScript, line string) []string {
+	var words []string
+	var w strings.Builder
+	inWord := false
+	quote := rune(0)
+	for _, r := range line {
+		switch {
+		case quote != 0 && r == quote:
+			quote = 0
+		case quote != 0:
+			w.WriteRune(r)
+		case r == '\'' || r == '"':
+			quote, inWord = r, true
+		case r == ' ' || r == '\t':
+			if inWord {
+				words = append(words, w.String())
+				w.Reset()
+				inWord = false
+			}
+		default:
+			w.WriteRune(r)
+			inWord = true
+		}
+	}
+	if quote != 0 {
+		ts.Fatalf("unbalanced quote in %q", line)
+	}
+	if inWord {
+		words = append(words, w.String())
+	}
+	return words
 }
 
 // background is a `dryfire serve` a script started.
@@ -122,6 +200,8 @@ func cmdServeBG(ts *testscript.TestScript, neg bool, args []string) {
 	case a := <-addr:
 		ts.Setenv("URL", "http://"+a)
 		ts.Setenv("ADDR", a)
+		_, port, _ := strings.Cut(a, ":")
+		ts.Setenv("PORT", port)
 	case <-time.After(20 * time.Second):
 		bg.mu.Lock()
 		defer bg.mu.Unlock()
