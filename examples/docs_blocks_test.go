@@ -80,7 +80,7 @@ var (
 	txtarClaim = regexp.MustCompile(`(?m)^\s*(?:\[[^]]*\] )*(?:doc|docappend|servedoc) (\S+\.md) '((?:[^']|'')*)'`)
 	// docBlock(filepath.Join(root, "PAGE"), "MARKER") in a Go test, or
 	// docblock.Find(..."PAGE"), "MARKER"), pageBlock(t, "PAGE", "MARKER").
-	goClaim = regexp.MustCompile(`(?:docBlock|docblock\.Find|pageBlock)\([^"]*"([^"]+\.md)"\)?, ("(?:[^"\\]|\\.)*")\)`)
+	goClaim = regexp.MustCompile(`(?:docBlock|docblock\.Find|pageBlock)\([^"]*"([^"]+\.md)"\)?, ("(?:[^"\\]|\\.)*"|` + "`[^`]*`" + `)\)`)
 )
 
 // docClaims collects the doc blocks the testscripts and the Go tests of
@@ -114,7 +114,8 @@ func docClaims(t *testing.T) []docClaim {
 				if err != nil {
 					t.Errorf("%s: %v", rel, err)
 				}
-				claims = append(claims, docClaim{m[1], marker, rel})
+				page := strings.TrimPrefix(strings.ReplaceAll(m[1], "../", ""), "./")
+				claims = append(claims, docClaim{page, marker, rel})
 			}
 		}
 		return nil
@@ -180,7 +181,7 @@ func TestDocsBlocksAreRun(t *testing.T) {
 				src, err := os.ReadFile(filepath.Join("..", path))
 				if err != nil {
 					t.Errorf("%s is an excerpt of %s: %v", b, path, err)
-				} else if !strings.Contains(string(src), strings.Join(b.Lines, "\n")+"\n") {
+				} else if !isExcerpt(string(src), b.Lines) {
 					t.Errorf("%s is not a verbatim part of %s: copy it again from there", b, path)
 				} else {
 					run[p][i] = true
@@ -188,84 +189,31 @@ func TestDocsBlocksAreRun(t *testing.T) {
 			}
 		}
 	}
-	var missing []string
 	for _, p := range pages {
 		for i, b := range blocks[p] {
 			if !run[p][i] {
-				missing = append(missing, b.String())
+				t.Errorf("%s is run by no test: name it in a testscript (`doc PAGE 'A LINE OF IT' FILE`, internal/cli) and run it, or see TestDocsBlocksAreRun for the other ways", b)
 			}
 		}
 	}
-	// Blocks not run yet, each to be given a test and taken off this list;
-	// the list only shrinks.
-	known := map[string]int{}
-	for _, k := range notRunYet {
-		known[k]++
-	}
-	for _, m := range missing {
-		key := stripLine(m)
-		if known[key] == 0 {
-			t.Errorf("%s is run by no test: name it in a testscript with `doc PAGE 'FIRST LINE' FILE` and run it (see TestDocsBlocksAreRun)", m)
-			continue
-		}
-		if known[key]--; known[key] == 0 {
-			delete(known, key)
-		}
-	}
-	for _, k := range slices.Sorted(func(yield func(string) bool) {
-		for k := range known {
-			if !yield(k) {
-				return
+}
+
+// isExcerpt says whether lines are consecutive lines of src, as they are
+// or indented alike (a page's Go code is the body of a test function).
+func isExcerpt(src string, lines []string) bool {
+	for _, indent := range []string{"", "\t", "\t\t", "    "} {
+		var b strings.Builder
+		for _, l := range lines {
+			if l != "" {
+				b.WriteString(indent)
 			}
+			b.WriteString(l + "\n")
 		}
-	}) {
-		t.Errorf("%s is run by a test now (or is gone): take it off notRunYet", k)
+		if strings.Contains(src, b.String()) {
+			return true
+		}
 	}
-}
-
-// stripLine drops the line number of a block's description, so that the
-// list of blocks not run yet survives edits above them.
-func stripLine(s string) string {
-	page, rest, _ := strings.Cut(s, ":")
-	_, rest, _ = strings.Cut(rest, ":")
-	return page + ":" + rest
-}
-
-var notRunYet = []string{
-	"docs/agents.md: the block starting \"workspace: fixtures/repo\"",
-	"docs/agents.md: the block starting \"go install github.com/dryfire-dev/dryfire/cmd/dryfire@latest   # dryfire (Go 1.26+)\"",
-	"docs/agents.md: the block starting \"// the MCP TypeScript SDK client\"",
-	"docs/agents.md: the block starting \"# the MCP Python SDK\"",
-	"docs/agents.md: the block starting \"agent:\"",
-	"docs/cassettes.md: the block starting \"        \\\"events\\\": [\"",
-	"docs/cassettes.md: the block starting \"cases:\"",
-	"docs/ci.md: the block starting \"dryfire merge shard-*.json --json report.json --junit junit.xml\"",
-	"docs/development.md: the block starting \"scripts/test.sh                                            # everything CI runs: go test -race ./..., then scripts/ci.d/*.sh\"",
-	"docs/engine-protocol.md: the block starting \"{\"",
-	"docs/engine-protocol.md: the block starting \"{\"",
-	"docs/engine-protocol.md: the block starting \"{\\\"arguments\\\": {\\\"id\\\": \\\"record-1\\\", \\\"text\\\": \\\"hello\\\"}, \\\"actorId\\\": \\\"agent\\\", \\\"idempotencyKey\\\": \\\"save-record-1\\\"}\"",
-	"docs/engine-protocol.md: the block starting \"{\\\"status\\\": \\\"ok\\\", \\\"output\\\": {\\\"id\\\": \\\"record-1\\\", \\\"version\\\": 1}, \\\"error\\\": null, \\\"receipt\\\": false}\"",
-	"docs/engine-protocol.md: the block starting \"{\\\"output\\\": \\\"Saved record-1.\\\", \\\"error\\\": null}\"",
-	"docs/engine-protocol.md: the block starting \"{\"",
-	"docs/getting-started.md: the block starting \"go build -o dryfire ./cmd/dryfire     # or: go install ./cmd/dryfire\"",
-	"docs/http.md: the block starting \"packages:\"",
-	"docs/http.md: the block starting \"dryfire world import openapi.yaml --package payments [--out DIR] [--env PAYMENTS_URL] [--force]\"",
-	"docs/passthrough.md: the block starting \"mocks:\"",
-	"docs/passthrough.md: the block starting \"# shop/tools.py, resolved from the directory dryfire runs in (it is first on sys.path)\"",
-	"docs/running.md: the block starting \"dryfire init [DIR] [--world] [--agent-command]   write a starter suite (and a world, an existing agent) that passes at once\"",
-	"docs/running.md: the block starting \"{\\\"cases\\\": [{\\\"suite\\\": \\\"examples/quickstart/support.dryfire.yaml\\\", \\\"name\\\": \\\"…\\\",\"",
-	"docs/running.md: the block starting \"FAIL  support.dryfire.yaml: refund for a gold customer (3/5 trials passed, flaky)\"",
-	"docs/running.md: the block starting \"\\\"trials\\\": {\"",
-	"docs/sdks.md: the block starting \"p, err := dryfire.Load(nil, \\\"examples/quickstart\\\") // err is a dryfire.Diagnostics on spec errors\"",
-	"docs/suites.md: the block starting \"# yaml-language-server: $schema=../../schema/suite.schema.json\"",
-	"docs/suites.md: the block starting \"# yaml-language-server: $schema=../../schema/suite.schema.json\"",
-	"docs/suites.md: the block starting \"mocks:\"",
-	"docs/suites.md: the block starting \"- trajectory:\"",
-	"docs/worlds.md: the block starting \"go run ./cmd/dryfire run examples/world/support.dryfire.yaml --json report.json   # three drills on the script model\"",
-	"docs/worlds.md: the block starting \"w, err := drill.Load(\\\"records.world.yaml\\\")\"",
-	"docs/worlds.md: the block starting \"$ dryfire reproduce report.json -- sh other.sh     # another agent: it refunds 100, not 120\"",
-	"docs/worlds.md: the block starting \"version: 1\"",
-	"docs/worlds.md: the block starting \"dryfire serve records.dryfire.yaml --case 'the agent retries a busy save' --http 7777 &\"",
+	return false
 }
 
 // pageBlock returns the lines of the block of page (relative to the

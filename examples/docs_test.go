@@ -18,6 +18,26 @@ import (
 // after a "<!-- file: NAME -->" line) to a directory and runs its drills:
 // the page's example stays true.
 func TestDocsWorlds(t *testing.T) {
+	dir := writeWorldFiles(t)
+	p, err := dryfire.Load(nil, filepath.Join(dir, "records.dryfire.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := p.Run(context.Background(), &dryfire.RunOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range rep.Cases {
+		if c.Status != dryfire.Passed || c.Verdict != dryfire.Passed {
+			t.Errorf("%s: %s %s %+v", c.Name, c.Status, c.Reason, c.Checks)
+		}
+	}
+}
+
+// writeWorldFiles writes the files of docs/worlds.md (each fenced block
+// after a "<!-- file: NAME -->" line) to a new directory.
+func writeWorldFiles(t *testing.T) string {
+	t.Helper()
 	page, err := os.ReadFile("../docs/worlds.md")
 	if err != nil {
 		t.Fatal(err)
@@ -34,19 +54,7 @@ func TestDocsWorlds(t *testing.T) {
 	if n != 3 {
 		t.Fatalf("found %d files in docs/worlds.md; want 3", n)
 	}
-	p, err := dryfire.Load(nil, filepath.Join(dir, "records.dryfire.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	rep, err := p.Run(context.Background(), &dryfire.RunOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, c := range rep.Cases {
-		if c.Status != dryfire.Passed || c.Verdict != dryfire.Passed {
-			t.Errorf("%s: %s %s %+v", c.Name, c.Status, c.Reason, c.Checks)
-		}
-	}
+	return dir
 }
 
 // TestDocsCI checks the workflows of docs/ci.md: each block is YAML, and

@@ -125,6 +125,7 @@ func cmdDoc(ts *testscript.TestScript, neg bool, args []string) {
 		}
 		block = strings.ReplaceAll(block, old, new)
 	}
+	ts.Check(os.MkdirAll(filepath.Dir(ts.MkAbs(args[2])), 0o755))
 	ts.Check(os.WriteFile(ts.MkAbs(args[2]), []byte(block), 0o644))
 }
 
@@ -157,13 +158,34 @@ func cmdDocAppend(ts *testscript.TestScript, neg bool, args []string) {
 }
 
 // contains FILE PART: the text of FILE (or stdout, stderr) holds the
-// text of the file PART, as a whole.
+// text of the file PART. A line of PART that is only "…" (a page leaving
+// lines out) stands for any lines: the pieces between must come in order.
 func cmdContains(ts *testscript.TestScript, neg bool, args []string) {
 	if len(args) != 2 {
 		ts.Fatalf("usage: contains FILE PART")
 	}
 	text, part := ts.ReadFile(args[0]), ts.ReadFile(args[1])
-	if strings.Contains(text, part) == neg {
+	var pieces []string
+	var cur strings.Builder
+	for _, l := range strings.SplitAfter(part, "\n") {
+		if strings.TrimSpace(l) == "…" {
+			pieces = append(pieces, cur.String())
+			cur.Reset()
+			continue
+		}
+		cur.WriteString(l)
+	}
+	pieces = append(pieces, cur.String())
+	rest, ok := text, true
+	for _, p := range pieces {
+		i := strings.Index(rest, p)
+		if i < 0 {
+			ok = false
+			break
+		}
+		rest = rest[i+len(p):]
+	}
+	if ok == neg {
 		ts.Fatalf("%s does not hold %s:\n--- %s\n%s--- %s\n%s", args[0], args[1], args[0], text, args[1], part)
 	}
 }
@@ -179,27 +201,12 @@ func cmdJSONKeys(ts *testscript.TestScript, neg bool, args []string) {
 	if err := json.Unmarshal([]byte(ts.ReadFile(args[1])), &v); err != nil {
 		ts.Fatalf("%s is not JSON: %v", args[1], err)
 	}
-	have := map[string]bool{}
-	var walk func(v any)
-	walk = func(v any) {
-		switch v := v.(type) {
-		case map[string]any:
-			for k, x := range v {
-				have[k] = true
-				walk(x)
-			}
-		case []any:
-			for _, x := range v {
-				walk(x)
-			}
-		}
-	}
-	walk(v)
+	have := docblock.JSONKeys(v)
 	n := 0
-	for _, m := range regexp.MustCompile(`"([^"\s]+)":`).FindAllStringSubmatch(ts.ReadFile(args[0]), -1) {
+	for _, k := range docblock.SketchKeys(ts.ReadFile(args[0])) {
 		n++
-		if !have[m[1]] {
-			ts.Fatalf("%s names the key %q, which %s does not have", args[0], m[1], args[1])
+		if !have[k] {
+			ts.Fatalf("%s names the key %q, which %s does not have", args[0], k, args[1])
 		}
 	}
 	if n == 0 {

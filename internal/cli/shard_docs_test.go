@@ -74,8 +74,15 @@ func TestDocsShardWorkflow(t *testing.T) {
 			}
 		}
 	}
+	// The page's merge command is the workflow's merge step.
+	cmd, err := docBlock(filepath.Join(root, "docs/ci.md"), "dryfire merge shard-*.json")
+	if err != nil {
+		t.Fatal(err)
+	}
 	var merged string
+	found := false
 	for _, s := range merge.Steps {
+		found = found || s.Run == "./"+strings.TrimSpace(cmd)
 		code, out := dryfire(s.Run, nil)
 		if code > 0 {
 			t.Fatalf("merge: %s: exit %d\n%s", s.Run, code, out)
@@ -84,6 +91,9 @@ func TestDocsShardWorkflow(t *testing.T) {
 			ran++
 			merged = out
 		}
+	}
+	if !found {
+		t.Errorf("no step of the merge job runs the page's %s", cmd)
 	}
 	if ran != 4 {
 		t.Fatalf("%d dryfire steps ran, want 3 shards and a merge", ran)

@@ -9,6 +9,7 @@ import (
 	"bufio"
 	"fmt"
 	"os"
+	"regexp"
 	"strings"
 )
 
@@ -93,4 +94,38 @@ func Find(path, marker string) (string, error) {
 		}
 	}
 	return strings.Join(lines, "\n") + "\n", nil
+}
+
+// sketchKey is a "key": of a page's sketch of JSON.
+var sketchKey = regexp.MustCompile(`"([^"\s]+)":`)
+
+// SketchKeys returns the keys a page's sketch of a JSON document names
+// (every "key": in it, … standing for what the page leaves out), in order.
+func SketchKeys(sketch string) []string {
+	var keys []string
+	for _, m := range sketchKey.FindAllStringSubmatch(sketch, -1) {
+		keys = append(keys, m[1])
+	}
+	return keys
+}
+
+// JSONKeys returns every object key of a decoded JSON value, at any depth.
+func JSONKeys(v any) map[string]bool {
+	keys := map[string]bool{}
+	var walk func(v any)
+	walk = func(v any) {
+		switch v := v.(type) {
+		case map[string]any:
+			for k, x := range v {
+				keys[k] = true
+				walk(x)
+			}
+		case []any:
+			for _, x := range v {
+				walk(x)
+			}
+		}
+	}
+	walk(v)
+	return keys
 }
