@@ -321,6 +321,9 @@ func schemaPage(title, intro string, data []byte) ([]byte, error) {
 				path = s.name + "." + k
 			}
 			what := p.get("description").str()
+			if ref := p.get("$ref").str(); what == "" && ref != "" {
+				what = defs.get(strings.TrimPrefix(ref, "#/$defs/")).get("description").str()
+			}
 			var extra []string
 			for _, bd := range bounds {
 				if v := p.get(bd.key); v != nil {
