@@ -319,3 +319,24 @@ func slug(heading string) string {
 	}
 	return b.String()
 }
+
+// TestDocsIndexLinksEveryPage: docs/README.md, the index, links every
+// page under docs/, so that a new page is found from the README.
+func TestDocsIndexLinksEveryPage(t *testing.T) {
+	index, err := os.ReadFile("../docs/README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, page := range docPages(t) {
+		rel, ok := strings.CutPrefix(page, "docs/")
+		if !ok || rel == "README.md" {
+			continue
+		}
+		if !strings.Contains(string(index), "]("+rel+")") && !strings.Contains(string(index), "]("+rel+"#") {
+			t.Errorf("docs/README.md does not link %s: add it under its task", page)
+		}
+	}
+	if readme, err := os.ReadFile("../README.md"); err != nil || !strings.Contains(string(readme), "](docs/README.md)") {
+		t.Errorf("README.md does not link the docs index (docs/README.md): %v", err)
+	}
+}
