@@ -93,3 +93,29 @@ func TestDocsWorldCommands(t *testing.T) {
 		t.Errorf("the drills with the existing agent:\n%s", out)
 	}
 }
+
+// TestReadmeQuickstart runs the README's first command as it is written,
+// `go run ./cmd/dryfire run examples/quickstart`, from the repository root:
+// one line per case, the summary, exit 0. (The block's other command,
+// scripts/test.sh, is the one .ci/run runs: examples' TestReadmeCommands.)
+func TestReadmeQuickstart(t *testing.T) {
+	block, err := docblock.Find("../../README.md", "go run ./cmd/dryfire run examples/quickstart")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := docCommands(t, block)[0]
+	if cmd != "go run ./cmd/dryfire run examples/quickstart" {
+		t.Fatalf("the README's first command is %q", cmd)
+	}
+	run := exec.Command("go", strings.Fields(cmd)[1:]...)
+	run.Dir = filepath.Join("..", "..")
+	run.Env = append(os.Environ(), "CI=true", "NO_COLOR=1", "CGO_ENABLED=0") // as buildBinary: one build in the cache
+	out, err := run.Output()
+	if err != nil {
+		t.Fatalf("%s: %v\n%s", cmd, err, out)
+	}
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	if len(lines) != 4 || lines[3] != "3 passed, 0 failed" {
+		t.Errorf("%s printed:\n%s", cmd, out)
+	}
+}
