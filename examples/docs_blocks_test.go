@@ -255,6 +255,19 @@ func TestReadmeCommands(t *testing.T) {
 	}
 }
 
+// TestReadmeIsALandingPage: the README fits on two screens (80 lines);
+// what more there is to say goes into a page of docs/, linked from the
+// index.
+func TestReadmeIsALandingPage(t *testing.T) {
+	data, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(string(data), "\n"); n > 80 {
+		t.Errorf("README.md has %d lines, more than two screens (80): move the new text into a page of docs/ and link it from docs/README.md", n)
+	}
+}
+
 // TestDocsLinks: every relative link of the docs reaches a file of the
 // repository, and every #anchor a heading of its page.
 func TestDocsLinks(t *testing.T) {
