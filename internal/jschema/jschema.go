@@ -34,6 +34,12 @@ func (noLoader) Load(url string) (any, error) {
 // Compile compiles a schema given as a JSON value. url names it in
 // messages; empty means a generated in-memory name.
 func Compile(v any, url string) (*Schema, error) {
+	return CompileAt(v, url, "")
+}
+
+// CompileAt compiles the part of a schema at fragment ("#/$defs/x"; ""
+// is the whole schema), its references resolved against the whole.
+func CompileAt(v any, url, fragment string) (*Schema, error) {
 	if url == "" {
 		url = fmt.Sprintf("mem://schema/%d.json", counter.Add(1))
 	}
@@ -46,7 +52,7 @@ func Compile(v any, url string) (*Schema, error) {
 	if err := c.AddResource(url, v); err != nil {
 		return nil, clean(err)
 	}
-	s, err := c.Compile(url)
+	s, err := c.Compile(url + fragment)
 	if err != nil {
 		return nil, clean(err)
 	}

@@ -59,48 +59,68 @@ type row struct {
 	values map[string]any
 }
 
-// expandData replaces the from: items of the suite's cases with the cases
-// their rows make.
-func expandData(root *yaml.Node, file string, opts *Options, d *diags) {
-	_, cases := lookup(root, "cases")
-	if cases == nil || cases.Kind != yaml.SequenceNode {
-		return
+// dataCases makes the cases of a from: item, one row at a time: each is
+// handed to one (false: stop the whole suite) and let go. The file is
+// read twice, first for its columns (and every bad row), so that no row
+// is kept.
+func (x *decoder) dataCases(item *yaml.Node, one func(*yaml.Node) bool) bool {
+	d := x.d
+	fromKey, from := lookup(item, "from")
+	if from.Kind != yaml.ScalarNode || from.Value == "" {
+		d.add(Error, fromKey.Line, fromKey.Column, "from must name a data file (.jsonl, .json, .csv, .yaml), relative to the suite")
+		return true
 	}
-	var out []*yaml.Node
-	changed := false
-	copied := 0
-	for _, item := range cases.Content {
-		fromKey, from := lookup(item, "from")
-		if from == nil {
-			out = append(out, item)
-			continue
+	rows, source, ok := openData(x.file, from, x.opts, d)
+	if !ok {
+		return true
+	}
+	bad := func(line int, format string, args ...any) {
+		d.add(Error, virtualLine(source, line), 1, format, args...)
+	}
+	seen := map[string]bool{}
+	var columns []string
+	n := 0
+	header := rows(bad, func(r row) bool {
+		if n++; n > maxRows {
+			bad(r.line, "more than %d rows in one data file; split it", maxRows)
+			return false
 		}
-		changed = true
-		if from.Kind != yaml.ScalarNode || from.Value == "" {
-			d.add(Error, fromKey.Line, fromKey.Column, "from must name a data file (.jsonl, .json, .csv, .yaml), relative to the suite")
-			continue
-		}
-		rows, columns, source, ok := readData(file, from, opts, d)
-		if !ok {
-			continue
-		}
-		checkColumns(item, columns, from.Value, d)
-		for _, r := range rows {
-			c := instantiate(item, r, columns, source, from.Value, d, &copied)
-			if c == nil {
-				cases.Content = out // over the value bound: reported
-				return
+		for k := range r.values {
+			if !seen[k] {
+				seen[k] = true
+				columns = append(columns, k)
 			}
-			out = append(out, c)
+		}
+		return true
+	})
+	if n > maxRows {
+		return true
+	}
+	for _, h := range header {
+		if !seen[h] {
+			seen[h] = true
+			columns = append(columns, h)
 		}
 	}
-	if changed {
-		cases.Content = out
-	}
+	slices.Sort(columns)
+	checkColumns(item, columns, from.Value, d)
+	quiet := func(int, string, ...any) {} // reported in the first pass
+	more := true
+	rows(quiet, func(r row) bool {
+		c := instantiate(item, r, columns, source, from.Value, d)
+		if c != nil {
+			more = one(c)
+		}
+		return more
+	})
+	return more
 }
 
-// readData reads the rows of the data file the node names.
-func readData(suite string, from *yaml.Node, opts *Options, d *diags) ([]row, []string, int, bool) {
+// openData reads the data file the node names and returns its rows,
+// which can be gone through more than once: each call hands every row
+// to each (until it returns false), reports bad ones with bad, and returns
+// the header of a CSV file.
+func openData(suite string, from *yaml.Node, opts *Options, d *diags) (func(bad func(int, string, ...any), each func(row) bool) []string, int, bool) {
 	root := opts.Root
 	if root == "" {
 		root = safeio.DefaultRoot(suite)
@@ -108,55 +128,31 @@ func readData(suite string, from *yaml.Node, opts *Options, d *diags) ([]row, []
 	path, err := safeio.Confine(root, filepath.Dir(suite), from.Value)
 	if err != nil {
 		d.add(Error, from.Line, from.Column, "data file %s", safeio.Describe(from.Value, err))
-		return nil, nil, 0, false
+		return nil, 0, false
 	}
 	data, err := safeio.ReadFile(path, "data file", safeio.Limit(safeio.MaxData))
 	if err != nil {
 		d.add(Error, from.Line, from.Column, "reading data file %s: %v", from.Value, unwrapPath(err))
-		return nil, nil, 0, false
+		return nil, 0, false
 	}
-	d.sources = append(d.sources, path)
-	source := len(d.sources) - 1
-	bad := func(line int, format string, args ...any) {
-		d.add(Error, virtualLine(source, line), 1, format, args...)
-	}
-	var rows []row
-	var header []string
+	var read func(data []byte, bad func(int, string, ...any), each func(row) bool) []string
 	switch ext := strings.ToLower(filepath.Ext(path)); ext {
 	case ".jsonl", ".ndjson":
-		rows = jsonLines(data, bad)
+		read = jsonLines
 	case ".json":
-		rows = jsonArray(data, bad)
+		read = jsonArray
 	case ".csv":
-		rows, header = csvRows(data, bad)
+		read = csvRows
 	case ".yaml", ".yml":
-		rows = yamlRows(data, bad)
+		read = yamlRows
 	default:
 		d.add(Error, from.Line, from.Column, "data file %s: the kinds are .jsonl (or .ndjson), .json, .csv, .yaml and .yml, not %q", from.Value, ext)
-		return nil, nil, 0, false
+		return nil, 0, false
 	}
-	if len(rows) > maxRows {
-		bad(rows[maxRows].line, "more than %d rows in one data file; split it", maxRows)
-		return nil, nil, 0, false
-	}
-	seen := map[string]bool{}
-	var columns []string
-	for _, h := range header {
-		if !seen[h] {
-			seen[h] = true
-			columns = append(columns, h)
-		}
-	}
-	for _, r := range rows {
-		for k := range r.values {
-			if !seen[k] {
-				seen[k] = true
-				columns = append(columns, k)
-			}
-		}
-	}
-	slices.Sort(columns)
-	return rows, columns, source, true
+	d.sources = append(d.sources, path)
+	return func(bad func(int, string, ...any), each func(row) bool) []string {
+		return read(data, bad, each)
+	}, len(d.sources) - 1, true
 }
 
 func unwrapPath(err error) error {
@@ -167,8 +163,7 @@ func unwrapPath(err error) error {
 	return err
 }
 
-func jsonLines(data []byte, bad func(int, string, ...any)) []row {
-	var rows []row
+func jsonLines(data []byte, bad func(int, string, ...any), each func(row) bool) []string {
 	sc := bufio.NewScanner(bytes.NewReader(data))
 	sc.Buffer(make([]byte, 64<<10), maxDataLine)
 	line := 0
@@ -194,15 +189,17 @@ func jsonLines(data []byte, bad func(int, string, ...any)) []row {
 			bad(line, "a row is a JSON object of columns, not %s", describe(v))
 			continue
 		}
-		rows = append(rows, row{line, m})
+		if !each(row{line, m}) {
+			return nil
+		}
 	}
 	if err := sc.Err(); err != nil {
 		bad(line+1, "reading the data file: %v (a line may hold at most %d bytes)", err, maxDataLine)
 	}
-	return rows
+	return nil
 }
 
-func jsonArray(data []byte, bad func(int, string, ...any)) []row {
+func jsonArray(data []byte, bad func(int, string, ...any), each func(row) bool) []string {
 	lineAt := func(off int64) int { return 1 + bytes.Count(data[:min(int(off), len(data))], []byte("\n")) }
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
@@ -210,7 +207,6 @@ func jsonArray(data []byte, bad func(int, string, ...any)) []row {
 		bad(1, "a .json data file is an array of row objects")
 		return nil
 	}
-	var rows []row
 	for dec.More() {
 		// The row's line: where its first character is.
 		off := dec.InputOffset()
@@ -220,38 +216,39 @@ func jsonArray(data []byte, bad func(int, string, ...any)) []row {
 		var v any
 		if err := dec.Decode(&v); err != nil {
 			bad(lineAt(off), "not JSON: %v", err)
-			return rows
+			return nil
 		}
 		m, ok := v.(map[string]any)
 		if !ok {
 			bad(lineAt(off), "a row is a JSON object of columns, not %s", describe(v))
 			continue
 		}
-		rows = append(rows, row{lineAt(off), m})
+		if !each(row{lineAt(off), m}) {
+			return nil
+		}
 	}
-	return rows
+	return nil
 }
 
-func csvRows(data []byte, bad func(int, string, ...any)) ([]row, []string) {
+func csvRows(data []byte, bad func(int, string, ...any), each func(row) bool) []string {
 	r := csv.NewReader(bytes.NewReader(data))
 	r.FieldsPerRecord = -1
 	header, err := r.Read()
 	if err != nil {
 		bad(1, "a .csv data file starts with a header row naming its columns: %v", csvProblem(err))
-		return nil, nil
+		return nil
 	}
 	for i, h := range header {
 		header[i] = strings.TrimSpace(strings.TrimPrefix(h, "\ufeff"))
 		if header[i] == "" {
 			bad(1, "column %d of the header has no name", i+1)
-			return nil, nil
+			return nil
 		}
 	}
-	var rows []row
 	for {
 		rec, err := r.Read()
 		if errors.Is(err, io.EOF) {
-			return rows, header
+			return header
 		}
 		if err != nil {
 			line := 1
@@ -260,7 +257,7 @@ func csvRows(data []byte, bad func(int, string, ...any)) ([]row, []string) {
 				line = pe.StartLine
 			}
 			bad(line, "not CSV: %v", csvProblem(err))
-			return rows, header
+			return header
 		}
 		line, _ := r.FieldPos(0)
 		if len(rec) != len(header) {
@@ -271,7 +268,9 @@ func csvRows(data []byte, bad func(int, string, ...any)) ([]row, []string) {
 		for i, v := range rec {
 			m[header[i]] = v
 		}
-		rows = append(rows, row{line, m})
+		if !each(row{line, m}) {
+			return header
+		}
 	}
 }
 
@@ -283,7 +282,7 @@ func csvProblem(err error) error {
 	return err
 }
 
-func yamlRows(data []byte, bad func(int, string, ...any)) []row {
+func yamlRows(data []byte, bad func(int, string, ...any), each func(row) bool) []string {
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
 		bad(1, "not YAML: %v", err)
@@ -293,7 +292,6 @@ func yamlRows(data []byte, bad func(int, string, ...any)) []row {
 		bad(1, "a .yaml data file is a list of row mappings")
 		return nil
 	}
-	var rows []row
 	for _, n := range doc.Content[0].Content {
 		var v any
 		if n.Kind != yaml.MappingNode {
@@ -309,9 +307,11 @@ func yamlRows(data []byte, bad func(int, string, ...any)) []row {
 			bad(n.Line, "a row is a mapping of columns with string keys")
 			continue
 		}
-		rows = append(rows, row{n.Line, m})
+		if !each(row{n.Line, m}) {
+			return nil
+		}
 	}
-	return rows
+	return nil
 }
 
 // checkColumns reports, once each, the placeholders of a template that
@@ -342,13 +342,14 @@ func checkColumns(item *yaml.Node, columns []string, file string, d *diags) {
 
 // instantiate is the case one row makes of a template: a copy without
 // from:, its placeholders filled, its nodes at the row's line. It returns
-// nil once the copies pass the value bound.
-func instantiate(item *yaml.Node, r row, columns []string, source int, file string, d *diags, copied *int) *yaml.Node {
+// nil when the copy passes the bound on one case's values.
+func instantiate(item *yaml.Node, r row, columns []string, source int, file string, d *diags) *yaml.Node {
 	line := virtualLine(source, r.line)
+	copied := 0
 	var cp func(n *yaml.Node, depth int) *yaml.Node
 	cp = func(n *yaml.Node, depth int) *yaml.Node {
 		n = deref(n)
-		if *copied++; *copied > maxNodes || depth > maxDepth {
+		if copied++; copied > maxNodes || depth > maxDepth {
 			return nil
 		}
 		c := &yaml.Node{Kind: n.Kind, Style: n.Style, Tag: n.Tag, Value: n.Value, Line: line, Column: 1}
@@ -366,7 +367,7 @@ func instantiate(item *yaml.Node, r row, columns []string, source int, file stri
 	}
 	c := cp(item, 0)
 	if c == nil {
-		d.add(Error, item.Line, item.Column, "the cases from %s are more than %d values in all; split the data file", file, maxNodes)
+		d.add(Error, line, 1, "case too large: this row's case has more than %d values (the bound is per case)", maxNodes)
 		return nil
 	}
 	// Drop from:, and name the case by its row when the template does not.

@@ -34,6 +34,11 @@ type decoder struct {
 	ruleLists map[*yaml.Node]bool
 	quiet     int
 
+	// firstCase is where each case name is first written.
+	firstCase map[string]Pos
+	// cross is what checking a case against the suite needs (crossHead).
+	cross cross
+
 	regexes map[string]*regexp.Regexp
 }
 
@@ -141,9 +146,9 @@ func (x *decoder) warnf(n *yaml.Node, format string, args ...any) {
 	}
 }
 
+// suite decodes everything of the suite but its cases (addCase).
 func (x *decoder) suite(root *yaml.Node, doc any) *Suite {
 	s := &Suite{File: x.file, Mocks: map[string][]*Rule{}}
-	var cases kv
 	for _, p := range pairs(root, doc) {
 		switch deref(p.k).Value {
 		case "name":
@@ -156,8 +161,6 @@ func (x *decoder) suite(root *yaml.Node, doc any) *Suite {
 			}
 		case "mocks":
 			s.Mocks, s.MockOrder = x.mocks(p.v, p.val)
-		case "cases":
-			cases = p
 		case "world":
 			s.World, s.WorldPos = str(p.val), x.pos(p.v)
 		case "scenario":
@@ -186,48 +189,50 @@ func (x *decoder) suite(root *yaml.Node, doc any) *Suite {
 	if s.Name == "" {
 		s.Name = defaultName(x.file)
 	}
-	firstCase := map[string]*yaml.Node{}
-	for i, cn := range items(cases.v, cases.val) {
-		c := x.caseOf(cn, i)
-		if c == nil {
-			continue
-		}
-		nameKey, nameNode := lookup(cn.n, "name")
-		if c.Name != "" && nameNode != nil {
-			if f, dup := firstCase[c.Name]; dup {
-				first := x.pos(f)
-				where := fmt.Sprintf("line %d", first.Line)
-				if first.File != x.pos(nameNode).File {
-					where = first.FileLine()
-				}
-				x.errorf(nameNode, "duplicate case name %q (first at %s); case names are unique within a suite", c.Name, where)
-			} else {
-				firstCase[c.Name] = nameKey
-			}
-		}
-		s.Cases = append(s.Cases, c)
-	}
-	x.crossCheck(s)
-	release(s)
+	x.firstCase = map[string]Pos{}
+	x.crossHead(s)
 	return s
 }
 
-// release drops the suite's pointers into the YAML tree, which only
-// decoding needs, so that a loaded suite does not keep the tree alive.
-func release(s *Suite) {
-	rules := func(m map[string][]*Rule) {
-		for _, rs := range m {
-			for _, r := range rs {
-				r.whenNode = nil
+// addCase decodes the case item n (converted value val), index in the
+// cases list, checks it against the suite, and appends it. The case keeps
+// no pointer into the YAML tree.
+func (x *decoder) addCase(s *Suite, it item, index int) {
+	c := x.caseOf(it, index)
+	if c == nil {
+		return
+	}
+	nameKey, nameNode := lookup(it.n, "name")
+	if c.Name != "" && nameNode != nil {
+		if first, dup := x.firstCase[c.Name]; dup {
+			where := fmt.Sprintf("line %d", first.Line)
+			if first.File != x.pos(nameNode).File {
+				where = first.FileLine()
 			}
+			x.errorf(nameNode, "duplicate case name %q (first at %s); case names are unique within a suite", c.Name, where)
+		} else {
+			x.firstCase[c.Name] = x.pos(nameKey)
 		}
 	}
-	rules(s.Mocks)
-	for _, c := range s.Cases {
-		c.node = nil
-		rules(c.Mocks)
-		for _, ch := range c.Expect {
-			ch.withNode, ch.toolNodes, ch.judgeNode = nil, nil, nil
+	x.crossCase(s, c)
+	releaseCase(c)
+	s.Cases = append(s.Cases, c)
+}
+
+// releaseCase drops the case's pointers into the YAML tree, which only
+// decoding needs, so that a loaded suite does not keep the tree alive.
+func releaseCase(c *Case) {
+	c.node = nil
+	releaseRules(c.Mocks)
+	for _, ch := range c.Expect {
+		ch.withNode, ch.toolNodes, ch.judgeNode = nil, nil, nil
+	}
+}
+
+func releaseRules(m map[string][]*Rule) {
+	for _, rs := range m {
+		for _, r := range rs {
+			r.whenNode = nil
 		}
 	}
 }
@@ -842,32 +847,33 @@ func (x *decoder) regex(n *yaml.Node, src string) *regexp.Regexp {
 	return re
 }
 
-// crossCheck reports what needs the whole file: references between
-// scripts, mocks, tools and checks.
-func (x *decoder) crossCheck(s *Suite) {
+// cross is what the checks of each case against its suite need.
+type cross struct {
+	known, scripted, command, real bool
+	declared                       map[string]*Tool
+	// suiteTools are the names declared or mocked by the suite.
+	suiteTools []string
+}
+
+// crossHead reports what is wrong between the parts of the suite other
+// than its cases, and readies the checks of each case (crossCase).
+func (x *decoder) crossHead(s *Suite) {
 	// An unknown or missing provider is reported already: judge nothing by it.
-	known := slices.Contains(providers, s.Agent.Provider)
-	scripted := s.Agent.Provider == ProviderScript
-	command := len(s.Agent.Command) > 0
-	real := known && !scripted && !command
+	k := &x.cross
+	k.known = slices.Contains(providers, s.Agent.Provider)
+	k.scripted = s.Agent.Provider == ProviderScript
+	k.command = len(s.Agent.Command) > 0
+	k.real = k.known && !k.scripted && !k.command
 
-	x.checkWorkspaces(s, command)
-	if scripted && !command {
-		for _, c := range s.Cases {
-			if len(c.ModelFaults) > 0 {
-				x.d.add(Error, c.ModelFaultsPos.Line, c.ModelFaultsPos.Col, "model_faults need model requests to fault: a real provider or agent.command (provider script sends none)")
-			}
-		}
-	}
-
-	declared := map[string]*Tool{}
+	x.checkWorkspace(s, k.command)
+	k.declared = map[string]*Tool{}
 	for _, t := range s.Tools {
-		declared[t.Name] = t
+		k.declared[t.Name] = t
 	}
 	for _, rules := range s.Mocks {
-		x.checkWhenKeys(rules, declared)
+		x.checkWhenKeys(rules, k.declared)
 	}
-	if real {
+	if k.real {
 		for _, t := range s.Tools {
 			if t.InputSchema == nil {
 				x.d.add(Warning, t.Pos.Line, t.Pos.Col, "tool %q has no input_schema: the model is shown an open object schema", t.Name)
@@ -875,105 +881,116 @@ func (x *decoder) crossCheck(s *Suite) {
 				x.d.add(Warning, t.SchemaPos.Line, t.SchemaPos.Col, "tool %q: input_schema has no \"type\": the model is sent it with \"type\": \"object\" added (tool arguments are an object, and the APIs reject a tool schema without a type)", t.Name)
 			}
 		}
-		warnUndeclared := func(order []string, parent *yaml.Node, suiteToo bool) {
-			_, mocks := lookup(parent, "mocks")
-			for _, name := range order {
-				if _, warned := s.Mocks[name]; declared[name] == nil && !(suiteToo && warned) {
-					k, _ := lookup(mocks, name)
-					x.warnf(k, "tool %q is mocked but not declared under tools: the model is shown an open object schema", name)
-				}
-			}
-		}
-		warnUndeclared(s.MockOrder, x.root, false)
-		for _, c := range s.Cases {
-			warnUndeclared(c.MockOrder, c.node, true)
+		x.warnUndeclared(s, s.MockOrder, x.root, false)
+	}
+	for _, t := range s.Tools {
+		k.suiteTools = append(k.suiteTools, t.Name)
+	}
+	k.suiteTools = append(k.suiteTools, s.MockOrder...)
+	releaseRules(s.Mocks)
+}
+
+func (x *decoder) warnUndeclared(s *Suite, order []string, parent *yaml.Node, suiteToo bool) {
+	_, mocks := lookup(parent, "mocks")
+	for _, name := range order {
+		if _, warned := s.Mocks[name]; x.cross.declared[name] == nil && !(suiteToo && warned) {
+			k, _ := lookup(mocks, name)
+			x.warnf(k, "tool %q is mocked but not declared under tools: the model is shown an open object schema", name)
 		}
 	}
+}
 
-	for _, c := range s.Cases {
-		if s.World == "" {
-			for _, k := range []string{"scenario", "actor", "toolOverrides", "setup", "seed"} {
-				if kn, _ := lookup(c.node, k); kn != nil {
-					x.errorf(kn, "%s is for drills: the suite needs world: (a *.world.yaml file)", k)
-				}
+// crossCase reports what is wrong between case c and its suite:
+// references between scripts, mocks, tools and checks.
+func (x *decoder) crossCase(s *Suite, c *Case) {
+	k := &x.cross
+	if k.scripted && !k.command && len(c.ModelFaults) > 0 {
+		x.d.add(Error, c.ModelFaultsPos.Line, c.ModelFaultsPos.Col, "model_faults need model requests to fault: a real provider or agent.command (provider script sends none)")
+	}
+	x.checkCaseWorkspace(s, c, k.command)
+	if k.real {
+		x.warnUndeclared(s, c.MockOrder, c.node, true)
+	}
+	declared := k.declared
+	if s.World == "" {
+		for _, key := range []string{"scenario", "actor", "toolOverrides", "setup", "seed"} {
+			if kn, _ := lookup(c.node, key); kn != nil {
+				x.errorf(kn, "%s is for drills: the suite needs world: (a *.world.yaml file)", key)
 			}
 		}
-		for _, rules := range c.Mocks {
-			x.checkWhenKeys(rules, declared)
+	}
+	for _, rules := range c.Mocks {
+		x.checkWhenKeys(rules, declared)
+	}
+	tools := map[string]bool{}
+	var knownList []string
+	addKnown := func(n string) {
+		if !tools[n] {
+			tools[n] = true
+			knownList = append(knownList, n)
 		}
-		tools := map[string]bool{}
-		var knownList []string
-		addKnown := func(n string) {
-			if !tools[n] {
-				tools[n] = true
-				knownList = append(knownList, n)
-			}
+	}
+	for _, n := range k.suiteTools {
+		addKnown(n)
+	}
+	for _, n := range c.MockOrder {
+		addKnown(n)
+	}
+	sort.Strings(knownList)
+	rulesFor := func(tool string) []*Rule {
+		if r, ok := c.Mocks[tool]; ok {
+			return r
 		}
-		for _, t := range s.Tools {
-			addKnown(t.Name)
-		}
-		for _, n := range s.MockOrder {
-			addKnown(n)
-		}
-		for _, n := range c.MockOrder {
-			addKnown(n)
-		}
-		sort.Strings(knownList)
-		rulesFor := func(tool string) []*Rule {
-			if r, ok := c.Mocks[tool]; ok {
-				return r
-			}
-			return s.Mocks[tool]
-		}
+		return s.Mocks[tool]
+	}
 
-		if sk, _ := lookup(c.node, "script"); sk != nil && s.NoAgent {
-			x.errorf(sk, "script is only for provider: script, and this suite has no agent (its drills' agent is the test's own function): remove the script, or give the suite an agent")
-		} else if sk != nil && command {
-			x.errorf(sk, "script is only for provider: script; with agent.command your program makes the model calls (remove the script)")
-		} else if sk != nil && known && !scripted {
-			x.errorf(sk, "script is only for provider: script; this suite's provider is %q (remove the script, or set agent.provider: script)", s.Agent.Provider)
+	if sk, _ := lookup(c.node, "script"); sk != nil && s.NoAgent {
+		x.errorf(sk, "script is only for provider: script, and this suite has no agent (its drills' agent is the test's own function): remove the script, or give the suite an agent")
+	} else if sk != nil && k.command {
+		x.errorf(sk, "script is only for provider: script; with agent.command your program makes the model calls (remove the script)")
+	} else if sk != nil && k.known && !k.scripted {
+		x.errorf(sk, "script is only for provider: script; this suite's provider is %q (remove the script, or set agent.provider: script)", s.Agent.Provider)
+	}
+	if k.scripted && len(c.Script) == 0 && !c.Skip {
+		if _, sn := lookup(c.node, "script"); sn == nil {
+			x.errorf(c.node, "%s has no script: provider script needs the model's turns (or skip: true)", caseLabel(c))
 		}
-		if scripted && len(c.Script) == 0 && !c.Skip {
-			if _, sn := lookup(c.node, "script"); sn == nil {
-				x.errorf(c.node, "%s has no script: provider script needs the model's turns (or skip: true)", caseLabel(c))
+	}
+	for ti, t := range c.Script {
+		if len(t.ToolCalls) == 0 && !t.broken && ti+1 < len(c.Script) {
+			next := c.Script[ti+1]
+			x.d.add(Warning, next.Pos.Line, next.Pos.Col, "script turn %d is never reached: turn %d has no tool calls, so the case ends there", ti+2, ti+1)
+		}
+		for _, call := range t.ToolCalls {
+			if call.Name != "" && len(rulesFor(call.Name)) == 0 && k.scripted && s.World == "" {
+				x.d.add(Warning, call.Pos.Line, call.Pos.Col, "no mock rule for tool %q in this case: the call will be unmatched and the case will fail%s", call.Name, suggest.DidYouMean(call.Name, knownList))
 			}
 		}
-		for ti, t := range c.Script {
-			if len(t.ToolCalls) == 0 && !t.broken && ti+1 < len(c.Script) {
-				next := c.Script[ti+1]
-				x.d.add(Warning, next.Pos.Line, next.Pos.Col, "script turn %d is never reached: turn %d has no tool calls, so the case ends there", ti+2, ti+1)
-			}
-			for _, call := range t.ToolCalls {
-				if call.Name != "" && len(rulesFor(call.Name)) == 0 && scripted && s.World == "" {
-					x.d.add(Warning, call.Pos.Line, call.Pos.Col, "no mock rule for tool %q in this case: the call will be unmatched and the case will fail%s", call.Name, suggest.DidYouMean(call.Name, knownList))
-				}
+	}
+	x.resolveJudges(s, c)
+	for _, ch := range c.Expect {
+		var names []string
+		switch ch.Kind {
+		case CheckCalled, CheckNotCalled:
+			names = []string{ch.Tool}
+		case CheckOrder:
+			names = ch.Order
+		case CheckTrajectory:
+			for _, tc := range ch.Trajectory {
+				names = append(names, tc.Tool)
 			}
 		}
-		x.resolveJudges(s, c)
-		for _, ch := range c.Expect {
-			var names []string
-			switch ch.Kind {
-			case CheckCalled, CheckNotCalled:
-				names = []string{ch.Tool}
-			case CheckOrder:
-				names = ch.Order
-			case CheckTrajectory:
-				for _, tc := range ch.Trajectory {
-					names = append(names, tc.Tool)
+		for i, n := range names {
+			if n != "" && !tools[n] && s.World == "" {
+				at := ch.Pos
+				if i < len(ch.toolNodes) {
+					at = x.pos(ch.toolNodes[i])
 				}
+				x.d.add(Warning, at.Line, at.Col, "check names tool %q, which is neither declared nor mocked%s", n, suggest.DidYouMean(n, knownList))
 			}
-			for i, n := range names {
-				if n != "" && !tools[n] && s.World == "" {
-					at := ch.Pos
-					if i < len(ch.toolNodes) {
-						at = x.pos(ch.toolNodes[i])
-					}
-					x.d.add(Warning, at.Line, at.Col, "check names tool %q, which is neither declared nor mocked%s", n, suggest.DidYouMean(n, knownList))
-				}
-			}
-			if ch.With != nil && declared[ch.Tool] != nil {
-				x.checkPatternKeys(ch.With, declared[ch.Tool], ch.withNode, "with")
-			}
+		}
+		if ch.With != nil && declared[ch.Tool] != nil {
+			x.checkPatternKeys(ch.With, declared[ch.Tool], ch.withNode, "with")
 		}
 	}
 }

@@ -73,7 +73,7 @@ func (doc *Document) CheckSchema(fs *FormatSchema) {
 		return
 	}
 	for _, l := range fs.s.s.Validate(doc.Value) {
-		reportLeaf(fs.s, doc.Root, doc.Value, doc.conv, l, doc.d)
+		reportLeaf(fs.s, doc.Root, doc.Value, doc.conv, l, 0, doc.d)
 	}
 }
 

@@ -7,7 +7,10 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
+
+	yaml "go.yaml.in/yaml/v4"
 
 	"github.com/dryfire-dev/dryfire/internal/safeio"
 )
@@ -128,15 +131,28 @@ func parse(file string, data []byte, opts *Options, d *diags) *Suite {
 	if root == nil {
 		return nil
 	}
-	expandData(root, file, opts, d)
+	// The cases are converted, checked and decoded one at a time (each
+	// with its own bound on values), and each case's nodes are let go
+	// once it is decoded; the rest of the suite first.
+	items, detached := detachCases(root)
 	conv := newConverter(d)
 	doc := conv.convert(root, 0)
 	if conv.large {
 		return nil
 	}
-	if _, ok := doc.(map[string]any); !ok {
+	m, ok := doc.(map[string]any)
+	if !ok {
 		d.add(Error, root.Line, root.Column, "a suite must be a mapping with version, agent and cases, not %s", describe(doc))
 		return nil
+	}
+	schemas, err := splitSchemas()
+	if err != nil {
+		d.add(Error, 1, 1, "internal error: %v", err)
+		return nil
+	}
+	if detached {
+		// What the suite's schema sees of the list: whether it is empty.
+		m["cases"] = make([]any, min(len(items), 1))
 	}
 	// The schema check and the decoder only read the tree: run them side
 	// by side, each with its own diagnostics, merged afterwards.
@@ -144,7 +160,9 @@ func parse(file string, data []byte, opts *Options, d *diags) *Suite {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		checkSchema(root, doc, conv, sd)
+		for _, l := range schemas[0].s.Validate(doc) {
+			reportLeaf(schemas[0], root, doc, conv, l, 0, sd)
+		}
 	}()
 	x := &decoder{root: root, file: file, d: d, conv: conv, opts: opts}
 	s := x.suite(root, doc)
@@ -152,5 +170,46 @@ func parse(file string, data []byte, opts *Options, d *diags) *Suite {
 	for _, dg := range sd.list {
 		d.add(dg.Severity, dg.Pos.Line, dg.Pos.Col, "%s", dg.Message)
 	}
+	index := 0
+	one := func(n *yaml.Node) bool {
+		conv.beginCase(n)
+		val := conv.convert(n, 2)
+		if conv.large {
+			return false
+		}
+		if !conv.over {
+			path := []string{"cases", strconv.Itoa(index)}
+			for _, l := range schemas[1].s.Validate(val) {
+				l.Path = append(path, l.Path...)
+				reportLeaf(schemas[1], n, val, conv, l, 2, d)
+			}
+			x.addCase(s, item{n, val}, index)
+		}
+		index++
+		return true
+	}
+	for i, n := range items {
+		items[i] = nil // let the case's nodes go once decoded
+		if _, from := lookup(n, "from"); from != nil {
+			if !x.dataCases(n, one) {
+				return nil
+			}
+			continue
+		}
+		if !one(n) {
+			return nil
+		}
+	}
 	return s
+}
+
+// detachCases takes the items of the suite's cases list out of the tree.
+func detachCases(root *yaml.Node) ([]*yaml.Node, bool) {
+	_, cases := lookup(root, "cases")
+	if cases == nil || cases.Kind != yaml.SequenceNode {
+		return nil, false
+	}
+	items := cases.Content
+	cases.Content = nil
+	return items, true
 }

@@ -168,22 +168,25 @@ func (x *decoder) fileCheck(c *Check, k, v *yaml.Node, val any) {
 	}
 }
 
-// checkWorkspaces reports workspaces where no program runs, and file
-// checks of cases that have no workspace.
-func (x *decoder) checkWorkspaces(s *Suite, command bool) {
-	const why = "workspace is for suites whose agent is a program (agent.command): it becomes the program's working directory"
+// checkWorkspace reports a suite workspace where no program runs.
+func (x *decoder) checkWorkspace(s *Suite, command bool) {
 	if s.Workspace != "" && !command {
-		x.d.add(Error, s.WorkspacePos.Line, s.WorkspacePos.Col, "%s", why)
+		x.d.add(Error, s.WorkspacePos.Line, s.WorkspacePos.Col, "%s", workspaceWhy)
 	}
-	for _, c := range s.Cases {
-		if c.Workspace != "" && !command {
-			x.d.add(Error, c.WorkspacePos.Line, c.WorkspacePos.Col, "%s", why)
-		}
-		ws, _ := s.WorkspaceOf(c)
-		for _, ch := range c.Expect {
-			if ch.Kind == CheckFile && ws == "" {
-				x.d.add(Error, ch.Pos.Line, ch.Pos.Col, "a file check needs a workspace: give workspace: DIR (a template directory, relative to the suite) on the suite or the case")
-			}
+}
+
+const workspaceWhy = "workspace is for suites whose agent is a program (agent.command): it becomes the program's working directory"
+
+// checkCaseWorkspace reports a case workspace where no program runs, and
+// file checks of a case that has no workspace.
+func (x *decoder) checkCaseWorkspace(s *Suite, c *Case, command bool) {
+	if c.Workspace != "" && !command {
+		x.d.add(Error, c.WorkspacePos.Line, c.WorkspacePos.Col, "%s", workspaceWhy)
+	}
+	ws, _ := s.WorkspaceOf(c)
+	for _, ch := range c.Expect {
+		if ch.Kind == CheckFile && ws == "" {
+			x.d.add(Error, ch.Pos.Line, ch.Pos.Col, "a file check needs a workspace: give workspace: DIR (a template directory, relative to the suite) on the suite or the case")
 		}
 	}
 }

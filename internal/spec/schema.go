@@ -3,6 +3,7 @@ package spec
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strconv"
@@ -28,6 +29,39 @@ var suiteSchema = sync.OnceValues(func() (*suiteSchemaT, error) {
 		return nil, fmt.Errorf("compiling the embedded suite schema: %w", err)
 	}
 	return &suiteSchemaT{s: s, raw: raw, contexts: schemaContexts}, nil
+})
+
+// The suite schema in two parts, for a loader that checks one case at a
+// time: the suite with its cases' items unchecked (still a list, not
+// empty), and one case.
+var splitSchemas = sync.OnceValues(func() ([2]*suiteSchemaT, error) {
+	ss, err := suiteSchema()
+	if err != nil {
+		return [2]*suiteSchemaT{}, err
+	}
+	top, _ := ss.raw.(map[string]any)
+	props, _ := top["properties"].(map[string]any)
+	cases, _ := props["cases"].(map[string]any)
+	if cases == nil {
+		return [2]*suiteSchemaT{}, fmt.Errorf("the embedded suite schema has no cases")
+	}
+	head := maps.Clone(top)
+	head["properties"] = maps.Clone(props)
+	c := maps.Clone(cases)
+	c["items"] = map[string]any{}
+	head["properties"].(map[string]any)["cases"] = c
+	hs, err := jschema.Compile(head, schema.SuiteURL)
+	if err != nil {
+		return [2]*suiteSchemaT{}, fmt.Errorf("compiling the embedded suite schema: %w", err)
+	}
+	cs, err := jschema.CompileAt(ss.raw, schema.SuiteURL, "#/$defs/case")
+	if err != nil {
+		return [2]*suiteSchemaT{}, fmt.Errorf("compiling the embedded case schema: %w", err)
+	}
+	return [2]*suiteSchemaT{
+		{s: hs, raw: ss.raw, contexts: ss.contexts},
+		{s: cs, raw: ss.raw, contexts: ss.contexts},
+	}, nil
 })
 
 // suiteSchemaT is a compiled format schema with what messages call its
@@ -131,12 +165,15 @@ func checkSchema(root *yaml.Node, doc any, conv *converter, d *diags) {
 		return
 	}
 	for _, l := range ss.s.Validate(doc) {
-		reportLeaf(ss, root, doc, conv, l, d)
+		reportLeaf(ss, root, doc, conv, l, 0, d)
 	}
 }
 
-func reportLeaf(ss *suiteSchemaT, root *yaml.Node, doc any, conv *converter, l jschema.Leaf, d *diags) {
-	val, key := at(root, l.Path)
+// reportLeaf reports one failure. The first base steps of its path lead
+// to root (and doc) from the suite's top: a case checked on its own is at
+// cases[i].
+func reportLeaf(ss *suiteSchemaT, root *yaml.Node, doc any, conv *converter, l jschema.Leaf, base int, d *diags) {
+	val, key := at(root, l.Path[base:])
 	if conv.isBad(val) {
 		return // reported by the converter; its value is not what was written
 	}
@@ -147,7 +184,7 @@ func reportLeaf(ss *suiteSchemaT, root *yaml.Node, doc any, conv *converter, l j
 	ptr := keywordPointer(l.Keyword)
 	prefix, label := ss.contextOf(ptr)
 	name := fieldName(l.Path)
-	got := valueAt(doc, l.Path)
+	got := valueAt(doc, l.Path[base:])
 
 	switch k := l.Kind.(type) {
 	case *kind.AdditionalProperties:

@@ -155,11 +155,17 @@ func atEnd(data []byte, line, col int) bool {
 // converter turns a YAML node tree into plain JSON values, reporting what
 // JSON cannot hold: duplicate keys, merge keys, non-finite numbers, binary.
 type converter struct {
-	d       *diags
-	nodes   int  // values converted so far, counting each alias expansion
-	aliased int  // of those, the copies aliases made
-	large   bool // the document-too-large error is out
-	deep    bool // the nesting error is out
+	d *diags
+	// nodes counts the values converted in the current scope (the
+	// document, or one case: the bound is per case), each alias
+	// expansion included; aliased the copies aliases made, in the scope
+	// and in the whole document.
+	nodes, aliased, aliasedAll int
+	large                      bool // the document is too large (reported): stop
+	deep                       bool // the nesting error is out
+	inCase                     bool // the scope is one case
+	over                       bool // the case is too large (reported): drop it
+	caseNode                   *yaml.Node
 	// anchored remembers the conversion of each anchored node, so that an
 	// alias neither converts (and reports) it again nor escapes the count
 	// of values (alias bombs).
@@ -170,6 +176,31 @@ type converter struct {
 	// merged holds mappings with a merge key (reported): keys they seem to
 	// miss may be in the merge, so later stages do not call them missing.
 	merged map[*yaml.Node]bool
+}
+
+// beginCase starts the count of the values of case n.
+func (c *converter) beginCase(n *yaml.Node) {
+	c.nodes, c.aliased, c.inCase, c.over, c.caseNode = 0, 0, true, false, n
+}
+
+// tooLarge reports the bound that n went over: the copies aliases made in
+// the whole document, or the values of the case or of the document.
+func (c *converter) tooLarge(n *yaml.Node) {
+	switch {
+	case c.aliasedAll > maxNodes || !c.inCase && c.aliased > 0:
+		c.large = true
+		c.d.add(Error, n.Line, n.Column, "document too large: more than %d values once aliases are expanded", maxNodes)
+	case c.inCase:
+		c.over = true
+		how := ""
+		if c.aliased > 0 {
+			how = " once aliases are expanded"
+		}
+		c.d.add(Error, c.caseNode.Line, c.caseNode.Column, "case too large: more than %d values%s (the bound is per case); split it into smaller cases", maxNodes, how)
+	default:
+		c.large = true
+		c.d.add(Error, n.Line, n.Column, "document too large: more than %d values; split it into several files", maxNodes)
+	}
 }
 
 type anchoredValue struct {
@@ -206,15 +237,11 @@ func (c *converter) isMerged(n *yaml.Node) bool {
 
 func (c *converter) convert(n *yaml.Node, depth int) any {
 	c.nodes++
-	if c.nodes > maxNodes {
-		if !c.large {
-			c.large = true
-			if c.aliased > 0 {
-				c.d.add(Error, n.Line, n.Column, "document too large: more than %d values once aliases are expanded", maxNodes)
-			} else {
-				c.d.add(Error, n.Line, n.Column, "document too large: more than %d values; split it into several files", maxNodes)
-			}
-		}
+	if c.large || c.over {
+		return nil
+	}
+	if c.nodes > maxNodes || c.aliasedAll > maxNodes {
+		c.tooLarge(n)
 		return nil
 	}
 	if depth > maxDepth {
@@ -228,6 +255,7 @@ func (c *converter) convert(n *yaml.Node, depth int) any {
 	if a, ok := c.anchored[n]; ok {
 		c.nodes += a.size // an alias expands to the whole value again
 		c.aliased += a.size
+		c.aliasedAll += a.size
 		return a.v
 	}
 	start := c.nodes
