@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"iter"
 	"os"
 	"path/filepath"
 	"sort"
@@ -127,14 +128,65 @@ func Parse(file string, data []byte, opts *Options) (*Suite, Diagnostics) {
 }
 
 func parse(file string, data []byte, opts *Options, d *diags) *Suite {
+	if head, spans, ok := cutCases(data); ok && !noCutting {
+		cd := &diags{file: d.file, kind: d.kind, empty: d.empty}
+		if s, ok := parseCut(file, data, head, spans, opts, cd); ok {
+			*d = *cd
+			return s
+		}
+	}
 	root := parseYAML(data, d)
 	if root == nil {
 		return nil
 	}
-	// The cases are converted, checked and decoded one at a time (each
-	// with its own bound on values), and each case's nodes are let go
-	// once it is decoded; the rest of the suite first.
 	items, detached := detachCases(root)
+	all := func(yield func(*yaml.Node) bool) {
+		for i, n := range items {
+			items[i] = nil // let the case's nodes go once decoded
+			if !yield(n) {
+				return
+			}
+		}
+	}
+	return decodeSuite(file, root, all, len(items), detached, opts, d)
+}
+
+// noCutting parses every file whole (a test compares the two ways).
+var noCutting bool
+
+// parseCut parses a suite whose case items were cut apart (cutCases):
+// the rest of the suite, then each item on its own. ok is false when a
+// part does not parse alone; nothing it found is then reported.
+func parseCut(file string, data, head []byte, spans []span, opts *Options, d *diags) (*Suite, bool) {
+	root := parseYAML(head, d)
+	if root == nil || len(d.list) > 0 {
+		return nil, false
+	}
+	ok := true
+	items := func(yield func(*yaml.Node) bool) {
+		for _, sp := range spans {
+			pd := &diags{file: file}
+			seq := parseYAML(data[sp.start:sp.end], pd)
+			if seq == nil || len(pd.list) > 0 || seq.Kind != yaml.SequenceNode || len(seq.Content) != 1 {
+				ok = false
+				return
+			}
+			n := seq.Content[0]
+			shiftLines(n, sp.line-1)
+			if !yield(n) {
+				return
+			}
+		}
+	}
+	s := decodeSuite(file, root, items, len(spans), true, opts, d)
+	return s, ok
+}
+
+// decodeSuite converts, checks and decodes a suite, its cases one at a
+// time from items (count of them; detached: taken out of the tree, which
+// holds an empty list or nothing in their place). Each case has its own
+// bound on values, and its nodes are let go once it is decoded.
+func decodeSuite(file string, root *yaml.Node, items iter.Seq[*yaml.Node], count int, detached bool, opts *Options, d *diags) *Suite {
 	conv := newConverter(d)
 	doc := conv.convert(root, 0)
 	if conv.large {
@@ -152,7 +204,7 @@ func parse(file string, data []byte, opts *Options, d *diags) *Suite {
 	}
 	if detached {
 		// What the suite's schema sees of the list: whether it is empty.
-		m["cases"] = make([]any, min(len(items), 1))
+		m["cases"] = make([]any, min(count, 1))
 	}
 	// The schema check and the decoder only read the tree: run them side
 	// by side, each with its own diagnostics, merged afterwards.
@@ -188,8 +240,7 @@ func parse(file string, data []byte, opts *Options, d *diags) *Suite {
 		index++
 		return true
 	}
-	for i, n := range items {
-		items[i] = nil // let the case's nodes go once decoded
+	for n := range items {
 		if _, from := lookup(n, "from"); from != nil {
 			if !x.dataCases(n, one) {
 				return nil
