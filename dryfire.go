@@ -48,7 +48,13 @@ type Project struct {
 	Warnings Diagnostics
 	// Files are the suite files loaded, in run order.
 	Files []string
+	// checkOnly: loaded with LoadOptions.CheckOnly, its cases not kept.
+	checkOnly bool
 }
+
+// errCheckOnly is what a project loaded only to be checked answers when
+// asked to run or serve.
+var errCheckOnly = errors.New("this project was loaded with CheckOnly (its cases were checked, not kept): load it again without to run or serve it")
 
 // ImplFunc is a Go callable registered under an impl name
 // (package.module:function), used instead of Python: it gets the call's
@@ -80,6 +86,11 @@ type LoadOptions struct {
 	// Empty means the current directory for the files inside it, and
 	// each suite's (or world's) own directory for a file outside it.
 	Root string
+	// CheckOnly checks every case and counts it without keeping it: the
+	// memory of loading does not grow with the number of cases (dryfire
+	// validate loads this way). The project reports CaseCount, and
+	// cannot run or serve.
+	CheckOnly bool
 }
 
 // Load reads the suites at paths: files, or directories searched for
@@ -125,14 +136,14 @@ func Load(opts *LoadOptions, paths ...string) (*Project, error) {
 		}
 		return err
 	}
-	suites, ds := world.LoadFiles(files, &spec.Options{ResolveImpl: resolve, Root: opts.Root}, opts.Root)
+	suites, ds := world.LoadFiles(files, &spec.Options{ResolveImpl: resolve, Root: opts.Root, Discard: opts.CheckOnly}, opts.Root)
 	if ds.HasErrors() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		impl.Close(ctx, nil)
 		return nil, diagnosticsOf(ds)
 	}
-	return &Project{suites: suites, impl: impl, Warnings: diagnosticsOf(ds), Files: files}, nil
+	return &Project{suites: suites, impl: impl, Warnings: diagnosticsOf(ds), Files: files, checkOnly: opts.CheckOnly}, nil
 }
 
 // Close ends the project's passthrough code: the Python helper, if one
@@ -147,7 +158,7 @@ func (p *Project) Close(ctx context.Context, w io.Writer) error {
 func (p *Project) CaseCount() int {
 	n := 0
 	for _, s := range p.suites {
-		n += len(s.Cases)
+		n += len(s.Cases) + s.Discarded
 	}
 	return n
 }
@@ -318,6 +329,9 @@ func (p *Project) Run(ctx context.Context, opts *RunOptions) (*Report, error) {
 	if opts == nil {
 		opts = &RunOptions{}
 	}
+	if p.checkOnly {
+		return nil, errCheckOnly
+	}
 	ro := runner.Options{Concurrency: opts.Concurrency, Impl: p.impl, Record: cassette.Mode(opts.Record), Env: opts.Env, Seed: opts.Seed, KeepWorkspaces: opts.KeepWorkspaces, Clock: opts.Clock, MCPBridge: opts.MCPBridge, Only: opts.Only, FailFast: opts.FailFast, Network: opts.Network,
 		Trials: opts.Trials, PassThreshold: opts.PassThreshold}
 	if opts.Trials < 0 || opts.Trials > runner.MaxTrials {
@@ -448,6 +462,9 @@ func (p *Project) ToolServer(opts *ServeOptions) (*ToolServer, error) {
 // oneCase is the project's one suite and its case of that name (nil for
 // "").
 func (p *Project) oneCase(name string) (*spec.Suite, *spec.Case, error) {
+	if p.checkOnly {
+		return nil, nil, errCheckOnly
+	}
 	if len(p.suites) != 1 {
 		return nil, nil, fmt.Errorf("serving tools needs one suite file, and %d were loaded (%s); name one file", len(p.suites), strings.Join(p.Files, ", "))
 	}

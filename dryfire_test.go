@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -74,5 +75,59 @@ func TestLoadErrors(t *testing.T) {
 	var ds dryfire.Diagnostics
 	if err == nil || errors.As(err, &ds) {
 		t.Errorf("Load of a missing path: err = %v, want a plain error", err)
+	}
+}
+
+// A project loaded with CheckOnly counts the cases it checked, and says
+// it cannot run them.
+func TestLoadCheckOnly(t *testing.T) {
+	full, err := dryfire.Load(nil, "examples/quickstart", "examples/failing")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := dryfire.Load(&dryfire.LoadOptions{CheckOnly: true}, "examples/quickstart", "examples/failing")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.CaseCount() != full.CaseCount() || p.CaseCount() == 0 {
+		t.Errorf("CheckOnly counts %d cases, a full load %d", p.CaseCount(), full.CaseCount())
+	}
+	if _, err := p.Run(context.Background(), nil); err == nil || !strings.Contains(err.Error(), "CheckOnly") {
+		t.Errorf("running a CheckOnly project: %v", err)
+	}
+	if _, err := p.ToolServer(nil); err == nil || !strings.Contains(err.Error(), "CheckOnly") {
+		t.Errorf("serving a CheckOnly project: %v", err)
+	}
+}
+
+// WriteJSON writes, a case at a time, the bytes JSON renders: for a run's
+// report, a shard's, and one of no cases.
+func TestWriteJSONIsJSON(t *testing.T) {
+	p, err := dryfire.Load(nil, "examples/quickstart", "examples/failing")
+	if err != nil {
+		t.Fatal(err)
+	}
+	run, err := p.Run(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	shard, err := p.Run(context.Background(), &dryfire.RunOptions{Shard: &dryfire.Shard{Index: 1, Count: 2}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, r := range map[string]*dryfire.Report{
+		"run": run, "shard": shard, "no cases": {Cases: []dryfire.CaseResult{}}, "nil cases": {},
+	} {
+		want, err := r.JSON()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var b strings.Builder
+		if err := r.WriteJSON(&b); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if diff := cmp.Diff(string(want), b.String()); diff != "" {
+			t.Errorf("%s: WriteJSON differs from JSON (-JSON +WriteJSON):\n%s", name, diff)
+		}
 	}
 }

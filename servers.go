@@ -104,6 +104,21 @@ func (m *ModelEndpoint) Finish() (bool, error) { return m.e.Finish() }
 // JSON with a trailing newline.
 func (r *Report) JSON() ([]byte, error) { return report.IndentedJSON(r) }
 
+// WriteJSON writes what JSON renders to w, one case at a time: the
+// report's text is never in memory whole.
+func (r *Report) WriteJSON(w io.Writer) error {
+	if r.Cases == nil {
+		data, err := r.JSON()
+		if err == nil {
+			_, err = w.Write(data)
+		}
+		return err
+	}
+	head := *r
+	head.Cases = nil
+	return report.WriteListJSON(w, &head, "cases", len(r.Cases), func(i int) any { return &r.Cases[i] })
+}
+
 // HTML renders the report as one self-contained HTML page (no network):
 // the summary, filters and every case's details.
 func (r *Report) HTML() ([]byte, error) { return internalReport(r).HTML() }

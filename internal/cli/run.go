@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bufio"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -328,7 +329,7 @@ func checkDest(dest string) error {
 
 func writeReports(e *env, rep *dryfire.Report, o runOptions) error {
 	if o.jsonOut != "" {
-		if err := writeReport(e, o.jsonOut, rep.JSON); err != nil {
+		if err := writeReportWith(e, o.jsonOut, rep.WriteJSON); err != nil {
 			return fmt.Errorf("writing the JSON report: %w", err)
 		}
 	}
@@ -350,18 +351,41 @@ func writeReports(e *env, rep *dryfire.Report, o runOptions) error {
 // device, a pipe) is written through, never replaced: --json /dev/stdout
 // must not swap the /dev/stdout link for a file.
 func writeReport(e *env, dest string, render func() ([]byte, error)) error {
-	data, err := render()
-	if err != nil {
+	return writeReportWith(e, dest, func(w io.Writer) error {
+		data, err := render()
+		if err == nil {
+			_, err = w.Write(data)
+		}
 		return err
-	}
+	})
+}
+
+// writeReportWith is writeReport for a report that writes itself to a
+// writer (buffered), never whole in memory.
+func writeReportWith(e *env, dest string, write func(io.Writer) error) error {
 	if w := stdWriter(e, dest); w != nil {
-		_, err := w.Write(data)
-		return err
+		bw := bufio.NewWriterSize(w, 256<<10)
+		if err := write(bw); err != nil {
+			return err
+		}
+		return bw.Flush()
 	}
 	if fi, err := os.Lstat(dest); err == nil && !fi.Mode().IsRegular() {
-		return os.WriteFile(dest, data, 0o644)
+		f, err := os.OpenFile(dest, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+		if err != nil {
+			return err
+		}
+		bw := bufio.NewWriterSize(f, 256<<10)
+		err = write(bw)
+		if err == nil {
+			err = bw.Flush()
+		}
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		return err
 	}
-	return atomicfile.Write(dest, data, 0o644)
+	return atomicfile.WriteWith(dest, 0o644, write)
 }
 
 // stdWriter returns our standard output or error when dest is "-" or names

@@ -66,7 +66,10 @@ func closeProject(e *env, p *dryfire.Project) {
 // to stderr, and a load with errors ends with the count line (then
 // consequence, e.g. ": nothing ran") and exit status 2.
 func loadProject(e *env, python string, args []string, consequence string) (*dryfire.Project, error) {
-	lo := loadOptions(e, python)
+	return loadWith(e, loadOptions(e, python), args, consequence)
+}
+
+func loadWith(e *env, lo dryfire.LoadOptions, args []string, consequence string) (*dryfire.Project, error) {
 	p, err := dryfire.Load(&lo, args...)
 	var ds dryfire.Diagnostics
 	switch {
@@ -93,7 +96,9 @@ func loadProject(e *env, python string, args []string, consequence string) (*dry
 }
 
 func runValidate(e *env, python string, args []string) error {
-	p, err := loadProject(e, python, args, "")
+	lo := loadOptions(e, python)
+	lo.CheckOnly = true // the cases are counted, not kept
+	p, err := loadWith(e, lo, args, "")
 	if err != nil {
 		return err
 	}

@@ -89,7 +89,7 @@ func (t *Text) CaseDone(i int, c *Case) {
 	case Skipped:
 		t.counts.Skipped++
 	}
-	if i >= 0 && i < len(t.done) {
+	if i >= 0 && i < len(t.done) && !t.opts.Terminal {
 		t.done[i] = c
 	}
 	if t.opts.Terminal {
@@ -105,6 +105,7 @@ func (t *Text) CaseDone(i int, c *Case) {
 	}
 	for t.next < len(t.done) && t.done[t.next] != nil {
 		t.printCase(t.done[t.next])
+		t.done[t.next] = nil // printed: the printer keeps no result
 		t.next++
 	}
 	t.flush()

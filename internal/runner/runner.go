@@ -267,6 +267,9 @@ func Run(ctx context.Context, suites []*spec.Suite, opts Options) (*report.Repor
 				if left[ci]--; left[ci] == 0 {
 					r := cases[ci]
 					rep.Cases[ci] = foldCase(runs[r.first:r.first+r.n], opts.PassThreshold)
+					if r.n == 1 {
+						runs[r.first] = report.Case{} // kept once, in the report (trials keep their runs)
+					}
 					progress(func() { opts.Progress.CaseDone(ci, &rep.Cases[ci]) })
 				}
 				mu.Unlock()

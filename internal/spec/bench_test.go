@@ -2,6 +2,8 @@ package spec
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -57,6 +59,39 @@ func BenchmarkParseLarge(b *testing.B) {
 	for b.Loop() {
 		_, ds := Parse("large.dryfire.yaml", data, nil)
 		if len(ds) > 0 {
+			b.Fatal(ds)
+		}
+	}
+}
+
+// BenchmarkParseLargeWhole is BenchmarkParseLarge with the file parsed
+// whole, as when its cases cannot be cut apart: the two ways side by side.
+func BenchmarkParseLargeWhole(b *testing.B) {
+	noCutting = true
+	defer func() { noCutting = false }()
+	BenchmarkParseLarge(b)
+}
+
+// BenchmarkParseData parses a suite whose 1,000 cases are rows of a JSON
+// Lines file (3 tool calls and 3 checks each), checking them without
+// keeping them (validate).
+func BenchmarkParseData(b *testing.B) {
+	dir := b.TempDir()
+	var rows strings.Builder
+	for i := range 1000 {
+		fmt.Fprintf(&rows, "{\"id\": \"A-%d\", \"name\": \"case %d\", \"amount\": %d}\n", i, i, i%50)
+	}
+	os.WriteFile(filepath.Join(dir, "rows.jsonl"), []byte(rows.String()), 0o644)
+	data := []byte("version: 1\nagent: {provider: script}\nmocks:\n  lookup_order: [{return: {ok: true}}]\n  issue_refund: [{return: {ok: true}}]\ncases:\n" +
+		"  - from: rows.jsonl\n    name: \"{{name}}\"\n    input: \"Refund {{id}}\"\n    script:\n" +
+		"      - tool_calls: [{name: lookup_order, args: {order_id: \"{{id}}\"}}, {name: lookup_order, args: {order_id: \"{{id}}\"}}]\n" +
+		"      - tool_calls: [{name: issue_refund, args: {order_id: \"{{id}}\", amount: \"{{amount}}\"}}]\n      - text: Done.\n" +
+		"    expect:\n      - called: {tool: lookup_order, with: {order_id: \"{{id}}\"}, times: 2}\n      - called: {tool: issue_refund, times: 1}\n      - output: {contains: Done}\n")
+	file := filepath.Join(dir, "d.dryfire.yaml")
+	b.ReportAllocs()
+	for b.Loop() {
+		s, ds := Parse(file, data, &Options{Root: dir, Discard: true})
+		if len(ds) > 0 || s.Discarded != 1000 {
 			b.Fatal(ds)
 		}
 	}

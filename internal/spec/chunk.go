@@ -26,59 +26,62 @@ type span struct {
 // every line where it was). ok is false when the file is not of that
 // shape, or has no item.
 func cutCases(data []byte) (head []byte, items []span, ok bool) {
+	// Each line: where it starts and ends, and its indentation.
 	type line struct{ start, end, indent int }
-	var lines []line
-	for i := 0; i < len(data); {
-		j := bytes.IndexByte(data[i:], '\n')
+	at := func(i int) line {
 		end := len(data)
-		if j >= 0 {
+		if j := bytes.IndexByte(data[i:], '\n'); j >= 0 {
 			end = i + j
 		}
 		indent := 0
-		for indent < end-i && data[i+indent] == ' ' {
+		for i+indent < end && data[i+indent] == ' ' {
 			indent++
 		}
-		lines = append(lines, line{i, end, indent})
-		if j < 0 {
-			break
-		}
-		i = end + 1
+		return line{i, end, indent}
 	}
+	next := func(l line) int { return l.end + 1 } // past the end when l is the last line
 	blank := func(l line) bool {
 		rest := bytes.TrimRight(data[l.start+l.indent:l.end], " \r")
 		return len(rest) == 0 || rest[0] == '#'
-	}
-	keyLine := -1
-	for n, l := range lines {
-		text := data[l.start:l.end]
-		if bytes.IndexByte(text, '\t') >= 0 && !blank(l) && l.indent < len(text) && text[l.indent] == '\t' {
-			return nil, nil, false // a tab in the indentation: the whole parse says so
-		}
-		if l.indent == 0 && bytes.HasPrefix(text, []byte("cases:")) {
-			rest := bytes.TrimRight(text[len("cases:"):], " \r")
-			if len(rest) > 0 && rest[0] != '#' && !(rest[0] == ' ' && bytes.HasPrefix(bytes.TrimLeft(rest, " "), []byte("#"))) {
-				return nil, nil, false // a value on the key's line
-			}
-			if keyLine >= 0 {
-				return nil, nil, false // a duplicate key: the whole parse says so
-			}
-			keyLine = n
-		}
-	}
-	if keyLine < 0 {
-		return nil, nil, false
 	}
 	isItem := func(l line, k int) bool {
 		if l.indent != k || l.start+k >= l.end || data[l.start+k] != '-' {
 			return false
 		}
-		next := l.start + k + 1
-		return next == l.end || data[next] == ' ' || data[next] == '\r'
+		n := l.start + k + 1
+		return n == l.end || data[n] == ' ' || data[n] == '\r'
+	}
+	// The cases: key, alone on its line at the margin, once.
+	keyEnd, keyLineNo := -1, 0
+	lineNo := 0
+	for i := 0; i < len(data); {
+		l := at(i)
+		lineNo++
+		if l.indent < l.end-l.start && data[l.start+l.indent] == '\t' {
+			return nil, nil, false // a tab in the indentation: the whole parse says so
+		}
+		if l.indent == 0 && bytes.HasPrefix(data[l.start:l.end], []byte("cases:")) {
+			rest := bytes.TrimLeft(bytes.TrimRight(data[l.start+len("cases:"):l.end], " \r"), " ")
+			if len(rest) > 0 && (rest[0] != '#' || data[l.start+len("cases:")] != ' ') {
+				return nil, nil, false // a value on the key's line
+			}
+			if keyEnd >= 0 {
+				return nil, nil, false // a duplicate key: the whole parse says so
+			}
+			keyEnd, keyLineNo = next(l), lineNo
+		}
+		i = next(l)
+	}
+	if keyEnd < 0 || keyEnd > len(data) {
+		return nil, nil, false
 	}
 	k := -1
-	endLine := len(lines)
-	for n := keyLine + 1; n < len(lines); n++ {
-		l := lines[n]
+	end := len(data)
+	lineNo = keyLineNo
+	for i := keyEnd; i < len(data); {
+		l := at(i)
+		lineNo++
+		i = next(l)
 		if blank(l) {
 			continue
 		}
@@ -89,20 +92,16 @@ func cutCases(data []byte) (head []byte, items []span, ok bool) {
 			k = l.indent
 		}
 		if isItem(l, k) {
-			items = append(items, span{start: l.start, line: n + 1})
+			items = append(items, span{start: l.start, line: lineNo})
 			continue
 		}
 		if l.indent <= k {
-			endLine = n
+			end = l.start
 			break
 		}
 	}
 	if len(items) == 0 {
 		return nil, nil, false
-	}
-	end := len(data)
-	if endLine < len(lines) {
-		end = lines[endLine].start
 	}
 	for i := range items {
 		if i+1 < len(items) {
@@ -112,9 +111,10 @@ func cutCases(data []byte) (head []byte, items []span, ok bool) {
 		}
 	}
 	// Blank the items' lines, keeping their line breaks.
-	head = make([]byte, 0, len(data)-(end-items[0].start)+endLine-keyLine)
+	breaks := bytes.Count(data[items[0].start:end], []byte{'\n'})
+	head = make([]byte, 0, len(data)-(end-items[0].start)+breaks)
 	head = append(head, data[:items[0].start]...)
-	head = append(head, bytes.Repeat([]byte{'\n'}, bytes.Count(data[items[0].start:end], []byte{'\n'}))...)
+	head = append(head, bytes.Repeat([]byte{'\n'}, breaks)...)
 	head = append(head, data[end:]...)
 	return head, items, true
 }

@@ -34,8 +34,9 @@ type decoder struct {
 	ruleLists map[*yaml.Node]bool
 	quiet     int
 
-	// firstCase is where each case name is first written.
-	firstCase map[string]Pos
+	// firstCase is the line (virtual for a data file's row) where each
+	// case name is first written.
+	firstCase map[string]int
 	// cross is what checking a case against the suite needs (crossHead).
 	cross cross
 
@@ -189,7 +190,7 @@ func (x *decoder) suite(root *yaml.Node, doc any) *Suite {
 	if s.Name == "" {
 		s.Name = defaultName(x.file)
 	}
-	x.firstCase = map[string]Pos{}
+	x.firstCase = map[string]int{}
 	x.crossHead(s)
 	return s
 }
@@ -204,17 +205,22 @@ func (x *decoder) addCase(s *Suite, it item, index int) {
 	}
 	nameKey, nameNode := lookup(it.n, "name")
 	if c.Name != "" && nameNode != nil {
-		if first, dup := x.firstCase[c.Name]; dup {
+		if line, dup := x.firstCase[c.Name]; dup {
+			first := x.pos(&yaml.Node{Line: line})
 			where := fmt.Sprintf("line %d", first.Line)
 			if first.File != x.pos(nameNode).File {
 				where = first.FileLine()
 			}
 			x.errorf(nameNode, "duplicate case name %q (first at %s); case names are unique within a suite", c.Name, where)
 		} else {
-			x.firstCase[c.Name] = x.pos(nameKey)
+			x.firstCase[c.Name] = nameKey.Line
 		}
 	}
 	x.crossCase(s, c)
+	if x.opts.Discard && s.World == "" {
+		s.Discarded++
+		return
+	}
 	releaseCase(c)
 	s.Cases = append(s.Cases, c)
 }

@@ -26,6 +26,11 @@ type Options struct {
 	// inside; "" is the current directory when the suite is inside it,
 	// else the suite's directory.
 	Root string
+	// Discard checks every case and counts it (Suite.Discarded) without
+	// keeping it, so that checking a suite takes the memory of one case,
+	// not of all; the suites of a world keep theirs (the world is
+	// checked against them afterwards).
+	Discard bool
 }
 
 // IsSuiteFile reports whether a file name is a suite by its name.
@@ -151,6 +156,13 @@ func parse(file string, data []byte, opts *Options, d *diags) *Suite {
 	return decodeSuite(file, root, all, len(items), detached, opts, d)
 }
 
+// afterCase, when set, is called after each case is decoded (a test
+// watches the heap).
+var afterCase func()
+
+// How many items, and about how many bytes of them, are parsed at once.
+const cutGroup, cutBytes = 64, 64 << 10
+
 // noCutting parses every file whole (a test compares the two ways).
 var noCutting bool
 
@@ -164,18 +176,27 @@ func parseCut(file string, data, head []byte, spans []span, opts *Options, d *di
 	}
 	ok := true
 	items := func(yield func(*yaml.Node) bool) {
-		for _, sp := range spans {
+		// Items are parsed a few at a time: a parser costs more to set up
+		// than a small item costs to parse.
+		for i := 0; i < len(spans); {
+			j := i + 1
+			for j < len(spans) && j-i < cutGroup && spans[j].end-spans[i].start < cutBytes {
+				j++
+			}
 			pd := &diags{file: file}
-			seq := parseYAML(data[sp.start:sp.end], pd)
-			if seq == nil || len(pd.list) > 0 || seq.Kind != yaml.SequenceNode || len(seq.Content) != 1 {
+			seq := parseYAML(data[spans[i].start:spans[j-1].end], pd)
+			if seq == nil || len(pd.list) > 0 || seq.Kind != yaml.SequenceNode || len(seq.Content) != j-i {
 				ok = false
 				return
 			}
-			n := seq.Content[0]
-			shiftLines(n, sp.line-1)
-			if !yield(n) {
-				return
+			shiftLines(seq, spans[i].line-1)
+			for k, n := range seq.Content {
+				seq.Content[k] = nil // let each go once decoded
+				if !yield(n) {
+					return
+				}
 			}
+			i = j
 		}
 	}
 	s := decodeSuite(file, root, items, len(spans), true, opts, d)
@@ -238,6 +259,9 @@ func decodeSuite(file string, root *yaml.Node, items iter.Seq[*yaml.Node], count
 			x.addCase(s, item{n, val}, index)
 		}
 		index++
+		if afterCase != nil {
+			afterCase()
+		}
 		return true
 	}
 	for n := range items {

@@ -38,6 +38,8 @@ type Suite struct {
 	Mocks     map[string][]*Rule
 	MockOrder []string // tool names of Mocks, in file order
 	Cases     []*Case
+	// Discarded counts the cases checked but not kept (Options.Discard).
+	Discarded int
 	// Match are the suite's request matching rules (see MatchRules).
 	Match []reqmatch.Rule
 	// Workspace is the template directory copied for each case (as
