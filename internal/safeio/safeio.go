@@ -5,6 +5,7 @@
 package safeio
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -60,7 +61,12 @@ func ReadFile(path, what string, limit int64) ([]byte, error) {
 	if st.Size() > limit {
 		return nil, tooLarge(path, what, st.Size(), limit)
 	}
-	data, err := io.ReadAll(io.LimitReader(f, limit+1))
+	// Read into a buffer of the file's size (one more byte sees growth):
+	// a large file is in memory once, not in the doubling copies of a
+	// growing buffer.
+	buf := bytes.NewBuffer(make([]byte, 0, min(st.Size(), limit)+1))
+	_, err = buf.ReadFrom(io.LimitReader(f, limit+1))
+	data := buf.Bytes()
 	if err != nil {
 		return nil, fmt.Errorf("reading %s %s: %w", what, path, err)
 	}
