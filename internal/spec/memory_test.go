@@ -72,8 +72,9 @@ func TestCheckingCasesTakesFlatMemory(t *testing.T) {
 		each := (large - small) / int64(9*n)
 		t.Logf("%s: %d KB for %d cases, %d KB for %d: %d bytes a case", kind.name, small>>10, n, large>>10, 10*n, each)
 		// A case kept would be some 5,000 bytes; a name, and a data
-		// file's row (read whole), some 100.
-		if large > 10*small || each > 500 {
+		// file's row (read whole), some 100. (A ratio of the two heaps
+		// says the same, but the small one is too small to be steady.)
+		if each > 500 {
 			t.Errorf("%s: checking %d cases took %d KB of heap, %d took %d KB (%d bytes a case): memory grows with the cases", kind.name, 10*n, large>>10, n, small>>10, each)
 		}
 	}
