@@ -61,10 +61,10 @@ func ReadFile(path, what string, limit int64) ([]byte, error) {
 	if st.Size() > limit {
 		return nil, tooLarge(path, what, st.Size(), limit)
 	}
-	// Read into a buffer of the file's size (one more byte sees growth):
-	// a large file is in memory once, not in the doubling copies of a
-	// growing buffer.
-	buf := bytes.NewBuffer(make([]byte, 0, min(st.Size(), limit)+1))
+	// Read into a buffer of the file's size (and the room a read asks
+	// for, which sees growth): a large file is in memory once, not in the
+	// doubling copies of a growing buffer.
+	buf := bytes.NewBuffer(make([]byte, 0, min(st.Size(), limit)+bytes.MinRead))
 	_, err = buf.ReadFrom(io.LimitReader(f, limit+1))
 	data := buf.Bytes()
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"syscall"
 	"testing"
@@ -91,5 +92,24 @@ func TestConfineResolvesDotDotAndSymlinks(t *testing.T) {
 	}
 	if p, err := Confine(root, base, "a.star"); err != nil || p != filepath.Join(base, "a.star") {
 		t.Errorf("path %s %v", p, err)
+	}
+}
+
+// A file is read into one buffer of its size: reading 4 MiB allocates
+// about 4 MiB, not the doubling copies of a growing buffer.
+func TestReadFileAllocatesTheFileOnce(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "big.json")
+	if err := os.WriteFile(path, make([]byte, 4<<20), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	data, err := ReadFile(path, "file", 8<<20)
+	runtime.ReadMemStats(&after)
+	if err != nil || len(data) != 4<<20 {
+		t.Fatalf("read %d bytes: %v", len(data), err)
+	}
+	if got := after.TotalAlloc - before.TotalAlloc; got > 5<<20 {
+		t.Errorf("reading a 4 MiB file allocated %d bytes", got)
 	}
 }
