@@ -42,8 +42,9 @@ import (
 
 // Project is a set of loaded, valid suites.
 type Project struct {
-	suites []*spec.Suite
-	impl   *passthrough.Runner
+	suites   []*spec.Suite
+	impl     *passthrough.Runner
+	specOpts *spec.Options // how the suites were loaded
 	// Warnings found while loading; they do not stop a run.
 	Warnings Diagnostics
 	// Files are the suite files loaded, in run order.
@@ -136,14 +137,15 @@ func Load(opts *LoadOptions, paths ...string) (*Project, error) {
 		}
 		return err
 	}
-	suites, ds := world.LoadFiles(files, &spec.Options{ResolveImpl: resolve, Root: opts.Root, Discard: opts.CheckOnly}, opts.Root)
+	so := &spec.Options{ResolveImpl: resolve, Root: opts.Root, Discard: opts.CheckOnly}
+	suites, ds := world.LoadFiles(files, so, opts.Root)
 	if ds.HasErrors() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		impl.Close(ctx, nil)
 		return nil, diagnosticsOf(ds)
 	}
-	return &Project{suites: suites, impl: impl, Warnings: diagnosticsOf(ds), Files: files, checkOnly: opts.CheckOnly}, nil
+	return &Project{suites: suites, impl: impl, specOpts: so, Warnings: diagnosticsOf(ds), Files: files, checkOnly: opts.CheckOnly}, nil
 }
 
 // Close ends the project's passthrough code: the Python helper, if one
@@ -326,6 +328,12 @@ type Progress interface {
 // API key missing for cases that need the live model); failing cases are
 // in the report, not in the error.
 func (p *Project) Run(ctx context.Context, opts *RunOptions) (*Report, error) {
+	return p.run(ctx, opts, nil)
+}
+
+// run runs the project's cases, their tools answered by up when it is
+// not nil (RecordTools).
+func (p *Project) run(ctx context.Context, opts *RunOptions, up runner.Upstream) (*Report, error) {
 	if opts == nil {
 		opts = &RunOptions{}
 	}
@@ -333,7 +341,7 @@ func (p *Project) Run(ctx context.Context, opts *RunOptions) (*Report, error) {
 		return nil, errCheckOnly
 	}
 	ro := runner.Options{Concurrency: opts.Concurrency, Impl: p.impl, Record: cassette.Mode(opts.Record), Env: opts.Env, Seed: opts.Seed, KeepWorkspaces: opts.KeepWorkspaces, Clock: opts.Clock, MCPBridge: opts.MCPBridge, Only: opts.Only, FailFast: opts.FailFast, Network: opts.Network,
-		Trials: opts.Trials, PassThreshold: opts.PassThreshold}
+		Trials: opts.Trials, PassThreshold: opts.PassThreshold, Upstream: up}
 	if opts.Trials < 0 || opts.Trials > runner.MaxTrials {
 		return nil, fmt.Errorf("trials must be between 1 and %d, not %d", runner.MaxTrials, opts.Trials)
 	}

@@ -69,7 +69,17 @@ func loadProject(e *env, python string, args []string, consequence string) (*dry
 	return loadWith(e, loadOptions(e, python), args, consequence)
 }
 
+// loadProjectWarning is loadProject, printing warnings only when warn
+// is set (record-tools prints those of the files it wrote instead).
+func loadProjectWarning(e *env, python string, args []string, consequence string, warn bool) (*dryfire.Project, error) {
+	return loadWarning(e, loadOptions(e, python), args, consequence, warn)
+}
+
 func loadWith(e *env, lo dryfire.LoadOptions, args []string, consequence string) (*dryfire.Project, error) {
+	return loadWarning(e, lo, args, consequence, true)
+}
+
+func loadWarning(e *env, lo dryfire.LoadOptions, args []string, consequence string, warn bool) (*dryfire.Project, error) {
 	p, err := dryfire.Load(&lo, args...)
 	var ds dryfire.Diagnostics
 	switch {
@@ -85,6 +95,9 @@ func loadWith(e *env, lo dryfire.LoadOptions, args []string, consequence string)
 		return nil, &exitError{code: exitUsage}
 	case err != nil:
 		return nil, &exitError{code: exitUsage, err: err}
+	}
+	if !warn {
+		return p, nil
 	}
 	for _, d := range p.Warnings {
 		fmt.Fprintln(e.stderr, d)

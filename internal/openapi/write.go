@@ -6,13 +6,12 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 
 	yaml "go.yaml.in/yaml/v4"
 
-	"github.com/dryfire-dev/dryfire/internal/value"
+	"github.com/dryfire-dev/dryfire/internal/yamlnode"
 )
 
 // world writes the world file: one package, its HTTP API, its operations.
@@ -64,11 +63,7 @@ func (im *importer) world() []byte {
 		fmt.Fprintf(&b, ": %s %s", title, str(info["version"]))
 	}
 	b.WriteString(").\n# The behaviors in " + im.o.Module + " keep records in state by id; edit them, or\n# override single calls with toolOverrides.\n")
-	out, err := yaml.Dump(&yaml.Node{Kind: yaml.DocumentNode, Content: []*yaml.Node{root}}, yaml.WithIndent(2), yaml.WithLineWidth(-1))
-	if err != nil {
-		panic(fmt.Sprintf("openapi: encoding the world: %v", err)) // a tree of scalars, maps and lists always encodes
-	}
-	b.Write(out)
+	b.Write(yamlnode.Dump(root))
 	return b.Bytes()
 }
 
@@ -243,83 +238,11 @@ def _delete(ctx, args, coll, id_arg, answer):
     return record if answer else None
 `
 
-func scalar(s string) *yaml.Node {
-	return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: s}
-}
-
-type pair [2]*yaml.Node
-
-func kv(k string, v *yaml.Node) pair { return pair{scalar(k), v} }
-
-func mapping(pairs ...pair) *yaml.Node {
-	n := &yaml.Node{Kind: yaml.MappingNode}
-	for _, p := range pairs {
-		n.Content = append(n.Content, p[0], p[1])
-	}
-	return n
-}
-
-func flowSeq(items ...string) *yaml.Node {
-	n := &yaml.Node{Kind: yaml.SequenceNode, Style: yaml.FlowStyle}
-	for _, s := range items {
-		n.Content = append(n.Content, scalar(s))
-	}
-	return n
-}
-
-// flow is a JSON value as a flow-style node, keys sorted ("type" first,
-// then "properties", so that a schema reads naturally).
-func flow(v any) *yaml.Node {
-	switch x := v.(type) {
-	case map[string]any:
-		n := &yaml.Node{Kind: yaml.MappingNode, Style: yaml.FlowStyle}
-		keys := make([]string, 0, len(x))
-		for k := range x {
-			keys = append(keys, k)
-		}
-		sort.Slice(keys, func(i, j int) bool {
-			ri, rj := keyRank(keys[i]), keyRank(keys[j])
-			if ri != rj {
-				return ri < rj
-			}
-			return keys[i] < keys[j]
-		})
-		for _, k := range keys {
-			n.Content = append(n.Content, scalar(k), flow(x[k]))
-		}
-		return n
-	case []any:
-		n := &yaml.Node{Kind: yaml.SequenceNode, Style: yaml.FlowStyle}
-		for _, e := range x {
-			n.Content = append(n.Content, flow(e))
-		}
-		return n
-	case string:
-		return scalar(x)
-	case json.Number:
-		tag := "!!int"
-		if strings.ContainsAny(string(x), ".eE") {
-			tag = "!!float"
-		}
-		return &yaml.Node{Kind: yaml.ScalarNode, Tag: tag, Value: string(x)}
-	case bool:
-		return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!bool", Value: strconv.FormatBool(x)}
-	case nil:
-		return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!null", Value: "null"}
-	}
-	return scalar(value.Canonical(v))
-}
-
-func keyRank(k string) int {
-	switch k {
-	case "type":
-		return 0
-	case "properties":
-		return 1
-	case "items":
-		return 2
-	case "required":
-		return 3
-	}
-	return 4
-}
+// The node builders are yamlnode's.
+var (
+	scalar  = yamlnode.Scalar
+	kv      = yamlnode.KV
+	mapping = yamlnode.Mapping
+	flowSeq = yamlnode.FlowSeq
+	flow    = yamlnode.Flow
+)

@@ -150,6 +150,14 @@ func (s *Suite) Case(c *spec.Case) *Case {
 	return p
 }
 
+// WithTools is the case shown other tools: those of real tools behind a
+// recording proxy, instead of the declared and mocked ones.
+func (c *Case) WithTools(tools []Tool) *Case {
+	p := *c
+	p.Tools, p.ModelTools = tools, modelDefs(tools)
+	return &p
+}
+
 // Cassette is the case's cassette file (cassettes/SUITE/CASE.json beside
 // the suite). Paths depend on every case of the suite, not only the ones
 // a run selects: a filter never moves a cassette.

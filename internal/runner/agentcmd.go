@@ -33,6 +33,7 @@ import (
 	"github.com/dryfire-dev/dryfire/internal/report"
 	"github.com/dryfire-dev/dryfire/internal/serve"
 	"github.com/dryfire-dev/dryfire/internal/spec"
+	"github.com/dryfire-dev/dryfire/internal/tool"
 	"github.com/dryfire-dev/dryfire/internal/world"
 )
 
@@ -296,13 +297,18 @@ func startCommand(j job, opts Options, lv *live, h *host, c report.Case, start t
 	} else {
 		m.ep = ep
 	}
+	var up tool.Answerer
+	if opts.Upstream != nil {
+		up = opts.Upstream.For(j.suite.File, j.c.Name)
+	}
 	sc := serve.NewScope(serve.ScopeOptions{
-		ID:    j.id,
-		Plan:  j.plan,
-		Impl:  opts.Impl,
-		World: drill,
-		Model: m,
-		Turn:  func() int { return int(m.arrived.Load()) },
+		ID:       j.id,
+		Plan:     j.plan,
+		Impl:     opts.Impl,
+		World:    drill,
+		Model:    m,
+		Turn:     func() int { return int(m.arrived.Load()) },
+		Upstream: up,
 	})
 	c.Notes = append(c.Notes, sc.Notes()...)
 	if err := h.srv.Add(sc); err != nil {

@@ -106,6 +106,17 @@ type Options struct {
 	// Shard, when set, runs only that part of the selected cases; the
 	// report says which (report.Shard), for merging.
 	Shard *Shard
+	// Upstream, when set, answers every case's tool calls instead of its
+	// mocks, and its tools are the ones the agent is shown: real tools
+	// behind a recording proxy (dryfire record-tools).
+	Upstream Upstream
+}
+
+// Upstream is real tools a run's cases call instead of their mocks.
+type Upstream interface {
+	Tools() []plan.Tool
+	// For answers the calls of one case, by suite file and case name.
+	For(suite, name string) tool.Answerer
 }
 
 // Progress receives run events.
@@ -170,6 +181,9 @@ func Run(ctx context.Context, suites []*spec.Suite, opts Options) (*report.Repor
 				continue
 			}
 			j := job{suite: s, plan: sp.Case(c), c: c, id: strconv.Itoa(len(jobs) + 1)}
+			if opts.Upstream != nil {
+				j.plan = j.plan.WithTools(opts.Upstream.Tools())
+			}
 			if s.Agent.Provider != spec.ProviderScript {
 				j.cassette = j.plan.Cassette()
 			}
@@ -552,7 +566,9 @@ func runCase(ctx context.Context, j job, opts Options, lv *live) report.Case {
 		}
 	}
 	var answer tool.Answerer = drill
-	if drill == nil {
+	if opts.Upstream != nil {
+		answer = opts.Upstream.For(j.suite.File, j.c.Name)
+	} else if drill == nil {
 		ms := mock.NewSession(j.plan.Rules, opts.Impl)
 		ms.Label = j.c.Name
 		answer = ms

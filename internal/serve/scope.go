@@ -60,6 +60,7 @@ type Scope struct {
 	tools    []Tool
 	notes    []string
 	world    *world.Instance // a world scope's world; nil for mocks
+	upstream tool.Answerer   // answers every call instead of the mocks; nil: the mocks
 	model    http.Handler    // the scope's model routes; nil: the server's
 
 	rec  *tool.Recorder // the merged record of every call
@@ -140,6 +141,10 @@ type ScopeOptions struct {
 	// returns as the call starts: the runner of agent.command cases gives
 	// the number of model calls made so far.
 	Turn func() int
+	// Upstream, when set, answers every tool call (whose arguments are
+	// an object) instead of the mocks: real tools behind a recording
+	// proxy (dryfire record-tools). The plan's tools are served.
+	Upstream tool.Answerer
 }
 
 // DefaultSessionTimeout is how long an MCP session over HTTP may stay
@@ -161,7 +166,7 @@ func NewScope(o ScopeOptions) *Scope {
 		p = plan.New(o.Suite, o.Rules).Case(o.Case)
 	}
 	o.Suite, o.Case = p.Suite.Spec, p.Spec
-	s := &Scope{id: o.ID, suite: o.Suite, cse: o.Case, impl: o.Impl, world: o.World, model: o.Model,
+	s := &Scope{id: o.ID, suite: o.Suite, cse: o.Case, impl: o.Impl, world: o.World, model: o.Model, upstream: o.Upstream,
 		rec:  tool.NewRecorder(nil, tool.RecorderOptions{NoRecords: o.NoRecords, Turn: o.Turn}),
 		idle: o.SessionTimeout, maxSessions: o.MaxSessions,
 		sessions: map[*mcp.ServerSession]*state{}, byID: map[string]*httpSession{}, watched: map[*mcp.ServerSession]bool{}}
@@ -265,6 +270,9 @@ func (s *Scope) answer(ctx context.Context, ss *mcp.ServerSession, name string, 
 	}
 	if args[0] != '{' {
 		return s.rec.CallOn(ctx, c, func() tool.Answerer { return notObject{} })
+	}
+	if s.upstream != nil {
+		return s.rec.CallOn(ctx, c, func() tool.Answerer { return s.upstream })
 	}
 	// The state is picked as the call takes its place in the record, so
 	// a Reset falls wholly before or after the call.

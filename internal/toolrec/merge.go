@@ -1,0 +1,531 @@
+package toolrec
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	yaml "go.yaml.in/yaml/v4"
+
+	"github.com/dryfire-dev/dryfire/internal/mock"
+	"github.com/dryfire-dev/dryfire/internal/plan"
+	"github.com/dryfire-dev/dryfire/internal/redact"
+	"github.com/dryfire-dev/dryfire/internal/reqmatch"
+	"github.com/dryfire-dev/dryfire/internal/spec"
+	"github.com/dryfire-dev/dryfire/internal/tool"
+	"github.com/dryfire-dev/dryfire/internal/value"
+	"github.com/dryfire-dev/dryfire/internal/yamlnode"
+)
+
+// Origin starts the comment above every recorded rule; a rule without it
+// is hand-written.
+const Origin = "# recorded from "
+
+// Options of a merge.
+type Options struct {
+	// Label names the upstream in the origin comments (Target.Label).
+	Label string
+	// Tools are the upstream's tools: those the suite does not declare
+	// are declared.
+	Tools []plan.Tool
+	// Secrets are redacted from every argument and answer written; an
+	// argument holding one is left out of a rule's when.
+	Secrets redact.Redactor
+	// Parse loads the merged file the way the run loaded the suite (the
+	// same passthrough resolver and root), to check it.
+	Parse func(file string, data []byte) (*spec.Suite, spec.Diagnostics)
+}
+
+// Result is what a merge wrote.
+type Result struct {
+	Data      []byte   // the merged file
+	Tools     []string // tools declared, in the upstream's order
+	Rules     int      // rules added
+	Sequences int      // of which sequences
+	CaseRules int      // of which in a case's own mocks
+	// Known counts calls an existing rule already answers as the
+	// upstream did.
+	Known int
+	// Conflicts are calls an existing rule answers otherwise: the rule is
+	// kept, never changed.
+	Conflicts []Conflict
+	// Failed are calls the upstream did not answer (not recorded).
+	Failed []string
+	// Warnings are the merged file's, when it changed.
+	Warnings spec.Diagnostics
+}
+
+// Changed says the merge changes the file.
+func (r *Result) Changed() bool { return len(r.Tools) > 0 || r.Rules > 0 }
+
+// Conflict is a recorded answer an existing rule contradicts.
+type Conflict struct {
+	Rule    string // FILE:LINE of the rule kept
+	Message string
+}
+
+func (c Conflict) String() string { return c.Rule + ": " + c.Message }
+
+// MaxRules bounds the rules one merge writes.
+const MaxRules = 10_000
+
+// pending is one rule to write: the calls of one case (or of every case
+// that agrees) with equal arguments, as matched, in call order.
+type pending struct {
+	tool    string
+	when    map[string]any // nil: every call
+	key     string         // tool and canonical when
+	answers []Answer       // compressed: the last one repeats
+	cse     string         // the first case that made the calls
+	leaves  int
+}
+
+// Merge writes the exchanges of one suite's cases into its file: tool
+// declarations for the upstream's tools the suite lacks, and rules for
+// the calls no existing rule answers, after the existing ones. ex are the
+// exchanges of this suite, in the order the calls were made.
+func Merge(file string, data []byte, suite *spec.Suite, ex []Exchange, o Options) (*Result, error) {
+	var root yaml.Node
+	if err := yaml.Unmarshal(data, &root); err != nil {
+		return nil, fmt.Errorf("reading %s: %w", file, err)
+	}
+	top := &root
+	if top.Kind == yaml.DocumentNode && len(top.Content) == 1 {
+		top = top.Content[0]
+	}
+	if top == nil || top.Kind != yaml.MappingNode || top.Style&yaml.FlowStyle != 0 {
+		return nil, fmt.Errorf("%s: recording needs a suite whose top level is a block mapping", file)
+	}
+	res := &Result{}
+	byCase := map[string]*spec.Case{}
+	matches := map[string]*reqmatch.Set{} // a case's rules: the suite's, the agent's, its own
+	for _, c := range suite.Cases {
+		byCase[c.Name] = c
+		m, err := reqmatch.Compile(suite.MatchRules(c))
+		if err != nil {
+			return nil, fmt.Errorf("%s: case %q: %w", file, c.Name, err)
+		}
+		matches[c.Name] = m
+	}
+
+	// Which calls the existing rules answer already, and how.
+	var calls []Exchange
+	set := mock.Compile(suite)
+	sessions := map[string]*mock.Session{}
+	for _, e := range ex {
+		if e.Err != "" {
+			res.Failed = append(res.Failed, fmt.Sprintf("case %q: %s: %s", e.Case, e.Tool, o.Secrets.String(e.Err)))
+			continue
+		}
+		c := byCase[e.Case]
+		if c == nil {
+			continue
+		}
+		sess := sessions[e.Case]
+		if sess == nil {
+			sess = mock.NewSession(set.ForCase(c), nil)
+			sessions[e.Case] = sess
+		}
+		want := redactAnswer(e.Answer, o.Secrets).Result()
+		got := sess.Answer(context.Background(), tool.Call{Name: e.Tool, Args: value.Canonical(e.Args)}, e.Args, nil)
+		switch {
+		case got.Outcome == tool.Unmatched:
+			calls = append(calls, e)
+		case sameResult(got, want):
+			res.Known++
+		default:
+			res.Conflicts = append(res.Conflicts, Conflict{Rule: got.Rule, Message: fmt.Sprintf("%s %s (case %q): the upstream answered %s; %s rule answers %s. The rule is kept: delete it and record again to take the new answer",
+				e.Tool, value.Canonical(redactValue(e.Args, o.Secrets)), e.Case, describe(want), whose(data, got.Rule), describe(got))})
+		}
+	}
+
+	// The new rules, per case; then per tool, the suite's when every case
+	// that made the calls agrees, else each case's own.
+	type caseRules struct {
+		name  string
+		order []string
+		rules map[string]*pending
+	}
+	var cases []*caseRules
+	byName := map[string]*caseRules{}
+	for _, e := range calls {
+		cr := byName[e.Case]
+		if cr == nil {
+			cr = &caseRules{name: e.Case, rules: map[string]*pending{}}
+			byName[e.Case] = cr
+			cases = append(cases, cr)
+		}
+		when := whenOf(e.Args, matches[e.Case], o.Secrets)
+		key := e.Tool + "\x00" + value.Canonical(when)
+		p := cr.rules[key]
+		if p == nil {
+			p = &pending{tool: e.Tool, key: key, cse: e.Case, leaves: leaves(when)}
+			if len(when) > 0 {
+				p.when = when
+			}
+			cr.rules[key] = p
+			cr.order = append(cr.order, key)
+		}
+		a := redactAnswer(e.Answer, o.Secrets)
+		if n := len(p.answers); n == 0 || !sameResult(p.answers[n-1].Result(), a.Result()) {
+			p.answers = append(p.answers, a)
+		}
+	}
+	perCase := map[string]bool{} // tools whose rules go into the cases
+	seen := map[string]*pending{}
+	for _, cr := range cases {
+		c := byCase[cr.name]
+		for _, key := range cr.order {
+			p := cr.rules[key]
+			if _, own := c.Mocks[p.tool]; own {
+				perCase[p.tool] = true
+				continue
+			}
+			if q := seen[key]; q != nil && !sameAnswers(q.answers, p.answers) {
+				perCase[p.tool] = true
+			}
+			if seen[key] == nil {
+				seen[key] = p
+			}
+		}
+	}
+	var suiteRules []*pending
+	caseLists := map[string][]*pending{}
+	added := map[string]bool{}
+	for _, cr := range cases {
+		for _, key := range cr.order {
+			p := cr.rules[key]
+			if perCase[p.tool] {
+				caseLists[cr.name] = append(caseLists[cr.name], p)
+			} else if !added[key] {
+				added[key] = true
+				suiteRules = append(suiteRules, p)
+			}
+		}
+	}
+	n := len(suiteRules)
+	for _, l := range caseLists {
+		n += len(l)
+	}
+	if n > MaxRules {
+		return nil, fmt.Errorf("%s: the recording makes %d rules, more than %d (MaxRules): record fewer cases at a time (--filter)", file, n, MaxRules)
+	}
+
+	// The edits, as text inserted into the file as it is: every byte of
+	// it stays, comments and layout included.
+	ed := newEditor(file, data, top)
+	declared := map[string]bool{}
+	for _, t := range suite.Tools {
+		declared[t.Name] = true
+	}
+	var decl []yamlnode.Pair
+	for _, t := range o.Tools {
+		if declared[t.Name] {
+			continue
+		}
+		declared[t.Name] = true
+		res.Tools = append(res.Tools, t.Name)
+		decl = append(decl, yamlnode.KV(t.Name, toolNode(t, o.Secrets)))
+	}
+	if len(decl) > 0 {
+		if err := ed.addPairs(top, "tools", decl, []string{"mocks", "cases"}); err != nil {
+			return nil, err
+		}
+	}
+	if gs := groups(suiteRules); len(gs) > 0 {
+		if err := ed.addRules(top, "mocks", gs, o.Label, []string{"cases"}); err != nil {
+			return nil, err
+		}
+		res.count(suiteRules, false)
+	}
+	for _, cr := range cases {
+		list := caseLists[cr.name]
+		if len(list) == 0 {
+			continue
+		}
+		item, err := ed.caseItem(top, byCase[cr.name])
+		if err != nil {
+			return nil, err
+		}
+		if err := ed.addRules(item, "mocks", groups(list), o.Label, nil); err != nil {
+			return nil, err
+		}
+		res.count(list, true)
+	}
+	res.Data = ed.apply()
+	if !res.Changed() {
+		res.Data = data
+		return res, nil
+	}
+
+	// The merged file must load clean and answer every recorded call as
+	// the upstream did.
+	merged, ds := o.Parse(file, res.Data)
+	if ds.HasErrors() || merged == nil {
+		return nil, fmt.Errorf("the merged suite does not load (a bug of dryfire record-tools; %s is unchanged):\n%s", file, ds.Error())
+	}
+	res.Warnings = ds
+	set = mock.Compile(merged)
+	byCase = map[string]*spec.Case{}
+	for _, c := range merged.Cases {
+		byCase[c.Name] = c
+	}
+	sessions = map[string]*mock.Session{}
+	for _, e := range calls {
+		sess := sessions[e.Case]
+		if sess == nil {
+			sess = mock.NewSession(set.ForCase(byCase[e.Case]), nil)
+			sessions[e.Case] = sess
+		}
+		want := redactAnswer(e.Answer, o.Secrets).Result()
+		got := sess.Answer(context.Background(), tool.Call{Name: e.Tool, Args: value.Canonical(e.Args)}, e.Args, nil)
+		if !sameResult(got, want) {
+			res.Conflicts = append(res.Conflicts, Conflict{Rule: got.Rule, Message: fmt.Sprintf("%s %s (case %q): the upstream answered %s; after the merge this rule answers %s (a rule above takes the call: move the recorded rule up, or narrow the rule above)",
+				e.Tool, value.Canonical(redactValue(e.Args, o.Secrets)), e.Case, describe(want), describe(got))})
+		}
+	}
+	return res, nil
+}
+
+func (r *Result) count(ps []*pending, inCase bool) {
+	for _, p := range ps {
+		r.Rules++
+		if len(p.answers) > 1 {
+			r.Sequences++
+		}
+		if inCase {
+			r.CaseRules++
+		}
+	}
+}
+
+// groups are rules by tool, tools in the order of their first rule,
+// each tool's rules sorted (sortRules).
+func groups(ps []*pending) []group {
+	var out []group
+	at := map[string]int{}
+	for _, p := range ps {
+		i, ok := at[p.tool]
+		if !ok {
+			i = len(out)
+			at[p.tool] = i
+			out = append(out, group{tool: p.tool})
+		}
+		out[i].rules = append(out[i].rules, p)
+	}
+	for i := range out {
+		out[i].rules = sortRules(out[i].rules)
+	}
+	return out
+}
+
+// sortRules puts the rules whose when says more first, so that a rule
+// for some of the arguments never takes the calls of one for more of them.
+func sortRules(ps []*pending) []*pending {
+	out := slices.Clone(ps)
+	slices.SortStableFunc(out, func(a, b *pending) int { return b.leaves - a.leaves })
+	return out
+}
+
+// whose says whether the rule at FILE:LINE was recorded or written by hand.
+func whose(data []byte, rule string) string {
+	i := strings.LastIndexByte(rule, ':')
+	line, err := strconv.Atoi(rule[i+1:])
+	if i < 0 || err != nil {
+		return "the"
+	}
+	lines := bytes.Split(data, []byte("\n"))
+	for l := line - 2; l >= 0 && l < len(lines); l-- {
+		t := strings.TrimSpace(string(lines[l]))
+		if strings.HasPrefix(t, Origin) {
+			return "the recorded"
+		}
+		if !strings.HasPrefix(t, "#") {
+			break
+		}
+	}
+	return "the hand-written"
+}
+
+func describe(r tool.Result) string {
+	s := r.Content
+	if len(s) > 80 {
+		s = s[:77] + "..."
+	}
+	if r.IsError {
+		return "the error " + strconv.Quote(s)
+	}
+	return strconv.Quote(s)
+}
+
+func sameResult(a, b tool.Result) bool {
+	return a.Content == b.Content && a.IsError == b.IsError && bytes.Equal(a.Blocks, b.Blocks)
+}
+
+func sameAnswers(a, b []Answer) bool {
+	return slices.EqualFunc(a, b, func(x, y Answer) bool { return sameResult(x.Result(), y.Result()) })
+}
+
+// whenOf is the pattern of a call's arguments: every argument, less those
+// the suite's matching rules ignore or normalise (they differ from run to
+// run) and those that hold a secret (the file never does).
+func whenOf(args any, match *reqmatch.Set, red redact.Redactor) map[string]any {
+	// Apply changes what it is given: it gets a copy.
+	clone, _ := value.Parse([]byte(value.Canonical(args)))
+	norm, _ := match.Apply(clone)
+	m, _ := keep(args, norm, red).(map[string]any)
+	if m == nil {
+		m = map[string]any{}
+	}
+	return m
+}
+
+// keep is the part of v equal to its normalised form n; a member or
+// element that differs is left out (a list as a whole: its pattern
+// matches element by element).
+func keep(v, n any, red redact.Redactor) any {
+	switch x := v.(type) {
+	case map[string]any:
+		nm, _ := n.(map[string]any)
+		out := map[string]any{}
+		for k, e := range x {
+			ne, ok := nm[k]
+			if !ok {
+				continue
+			}
+			if kept := keep(e, ne, red); kept != drop {
+				out[k] = kept
+			}
+		}
+		return out
+	case []any:
+		if value.Canonical(v) != value.Canonical(n) || value.Canonical(redactValue(v, red)) != value.Canonical(v) {
+			return drop
+		}
+		return v
+	case string:
+		if s, ok := n.(string); !ok || s != x || red.String(x) != x {
+			return drop
+		}
+		return v
+	}
+	if value.Canonical(v) != value.Canonical(n) {
+		return drop
+	}
+	return v
+}
+
+type dropped struct{}
+
+var drop any = dropped{}
+
+func leaves(v any) int {
+	switch x := v.(type) {
+	case map[string]any:
+		n := 0
+		for _, e := range x {
+			n += leaves(e)
+		}
+		return n
+	case []any:
+		n := 0
+		for _, e := range x {
+			n += leaves(e)
+		}
+		return n + 1
+	}
+	return 1
+}
+
+func redactValue(v any, red redact.Redactor) any {
+	switch x := v.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			out[red.String(k)] = redactValue(e, red)
+		}
+		return out
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = redactValue(e, red)
+		}
+		return out
+	case string:
+		return red.String(x)
+	}
+	return v
+}
+
+func redactAnswer(a Answer, red redact.Redactor) Answer {
+	if len(red) == 0 {
+		return a
+	}
+	bl, _ := redactValue(a.Blocks, red).([]any)
+	return Answer{IsError: a.IsError, Blocks: bl}
+}
+
+// toolNode declares a tool as the upstream listed it.
+func toolNode(t plan.Tool, red redact.Redactor) *yaml.Node {
+	n := yamlnode.Mapping()
+	if t.Description != "" {
+		n.Content = append(n.Content, yamlnode.Scalar("description"), yamlnode.Scalar(red.String(t.Description)))
+	}
+	if t.Input != nil {
+		n.Content = append(n.Content, yamlnode.Scalar("input_schema"), yamlnode.Fit(redactValue(t.Input, red), flowLimit))
+	}
+	if len(n.Content) == 0 {
+		n.Style = yaml.FlowStyle
+	}
+	return n
+}
+
+// ruleNode is one recorded rule.
+func ruleNode(p *pending) *yaml.Node {
+	n := yamlnode.Mapping()
+	if p.when != nil {
+		n.Content = append(n.Content, yamlnode.Scalar("when"), yamlnode.Flow(p.when))
+	}
+	if len(p.answers) == 1 {
+		k, v := outcome(p.answers[0])
+		n.Content = append(n.Content, yamlnode.Scalar(k), v)
+		return n
+	}
+	seq := &yaml.Node{Kind: yaml.SequenceNode}
+	for _, a := range p.answers {
+		k, v := outcome(a)
+		seq.Content = append(seq.Content, yamlnode.Mapping(yamlnode.KV(k, v)))
+	}
+	n.Content = append(n.Content, yamlnode.Scalar("sequence"), seq)
+	return n
+}
+
+// flowLimit is the longest JSON value written on one line.
+const flowLimit = 80
+
+// outcome is an answer as a rule's outcome: an error's text; one text
+// block as return (its JSON value when the text is that value's
+// canonical form, else the text); other blocks as content.
+func outcome(a Answer) (string, *yaml.Node) {
+	text, one := a.Text()
+	switch {
+	case a.IsError:
+		return "error", yamlnode.Scalar(text)
+	case one:
+		if v, err := value.Parse([]byte(text)); err == nil && value.Canonical(v) == text {
+			switch v.(type) {
+			case map[string]any, []any:
+				return "return", yamlnode.Fit(v, flowLimit)
+			}
+		}
+		return "return", yamlnode.Scalar(text)
+	}
+	seq := &yaml.Node{Kind: yaml.SequenceNode}
+	for _, b := range a.Blocks {
+		seq.Content = append(seq.Content, yamlnode.Flow(b))
+	}
+	return "content", seq
+}

@@ -1,0 +1,119 @@
+package toolrec_test
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/dryfire-dev/dryfire/internal/plan"
+	"github.com/dryfire-dev/dryfire/internal/redact"
+	"github.com/dryfire-dev/dryfire/internal/spec"
+	"github.com/dryfire-dev/dryfire/internal/toolrec"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files")
+
+func text(s string) toolrec.Answer {
+	return toolrec.Answer{Blocks: []any{map[string]any{"type": "text", "text": s}}}
+}
+
+func parse(file string, data []byte) (*spec.Suite, spec.Diagnostics) {
+	return spec.Parse(file, data, nil)
+}
+
+// golden compares got with the file, or writes it with -update.
+func golden(t *testing.T, file string, got []byte) {
+	t.Helper()
+	if *update {
+		if err := os.WriteFile(file, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(want) != string(got) {
+		t.Errorf("%s differs (go test -run %s -update to rewrite it):\n--- got\n%s\n--- want\n%s", file, t.Name(), got, want)
+	}
+}
+
+// summary is what a merge reports, as the golden of its messages.
+func summary(r *toolrec.Result) []byte {
+	var b strings.Builder
+	fmt.Fprintf(&b, "tools declared: %s\n", strings.Join(r.Tools, ", "))
+	fmt.Fprintf(&b, "rules added: %d (%d sequences, %d in cases' own mocks); calls already answered: %d\n", r.Rules, r.Sequences, r.CaseRules, r.Known)
+	for _, c := range r.Conflicts {
+		fmt.Fprintf(&b, "conflict: %s\n", c)
+	}
+	for _, f := range r.Failed {
+		fmt.Fprintf(&b, "failed: %s\n", f)
+	}
+	return []byte(b.String())
+}
+
+func TestMergeKeepsHandWrittenRules(t *testing.T) {
+	file := filepath.Join("testdata", "merge", "handwritten.dryfire.yaml")
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	suite, ds := parse(file, data)
+	if ds.HasErrors() {
+		t.Fatal(ds)
+	}
+	obj := func(kv ...any) map[string]any {
+		m := map[string]any{}
+		for i := 0; i < len(kv); i += 2 {
+			m[kv[i].(string)] = kv[i+1]
+		}
+		return m
+	}
+	ex := []toolrec.Exchange{
+		{Case: "reads two notes", Tool: "lookup", Args: obj("id", "n-1"), Answer: text("the first note, edited")},
+		{Case: "reads two notes", Tool: "lookup", Args: obj("id", "n-2"), Answer: text("note two")},
+		{Case: "reads two notes", Tool: "lookup", Args: obj("id", "n-2"), Answer: text("note two, later")},
+		{Case: "writes a note", Tool: "write", Args: obj("text", "hello", "at", "2026-12-01T10:04:58Z"), Answer: text(`{"id":1}`)},
+		{Case: "writes a note", Tool: "write", Args: obj("text", "hello", "at", "2026-12-01T10:05:00Z"), Answer: text(`{"id":2}`)},
+		{Case: "writes a note", Tool: "list", Args: obj(), Answer: text("hello\n")},
+		{Case: "lists again", Tool: "list", Args: obj(), Answer: text("hello\nhello\n")},
+		{Case: "lists again", Tool: "write", Args: obj("text", "s3cr3t-value-123"), Answer: toolrec.Answer{IsError: true, Blocks: []any{map[string]any{"type": "text", "text": "refused s3cr3t-value-123"}}}},
+	}
+	o := toolrec.Options{
+		Label:   "notes-server",
+		Secrets: redact.New([]string{"s3cr3t-value-123"}),
+		Parse:   parse,
+		Tools: []plan.Tool{
+			{Name: "lookup", Description: "Look a note up.", Input: obj("type", "object")},
+			{Name: "write", Description: "Write a note.", Input: obj("type", "object", "properties", obj("text", obj("type", "string")))},
+			{Name: "list"},
+		},
+	}
+	res, err := toolrec.Merge(file, data, suite, ex, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden(t, filepath.Join("testdata", "merge", "handwritten.merged.yaml"), res.Data)
+	golden(t, filepath.Join("testdata", "merge", "handwritten.merged.txt"), summary(res))
+	if strings.Contains(string(res.Data), "s3cr3t-value-123") {
+		t.Error("the secret reached the merged file")
+	}
+
+	// Recorded again, into the merged file: nothing is new.
+	suite2, ds := parse(file, res.Data)
+	if ds.HasErrors() {
+		t.Fatal(ds)
+	}
+	again, err := toolrec.Merge(file, res.Data, suite2, ex, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again.Changed() || string(again.Data) != string(res.Data) {
+		t.Errorf("a second merge of the same recording changed the file:\n%s", again.Data)
+	}
+	golden(t, filepath.Join("testdata", "merge", "handwritten.again.txt"), summary(again))
+}

@@ -1,0 +1,356 @@
+// Package toolrec records real tools so that a suite can answer from
+// then on without them: a proxy in front of an MCP server (started as a
+// command over stdio, or reached by URL over streamable HTTP or the
+// older HTTP+SSE transport) or plain HTTP tools, which forwards every
+// call of a run's cases and keeps what the upstream answered; and the
+// writer that turns those answers into first-match mock rules merged
+// into the suite file, beside the hand-written ones, which it never
+// changes.
+package toolrec
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os/exec"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/dryfire-dev/dryfire/internal/mock"
+	"github.com/dryfire-dev/dryfire/internal/plan"
+	"github.com/dryfire-dev/dryfire/internal/tool"
+	"github.com/dryfire-dev/dryfire/internal/value"
+)
+
+// Target is the upstream to record: exactly one of Command, URL and
+// HTTP.
+type Target struct {
+	// Command is an MCP server run as a program, spoken to over its
+	// standard input and output.
+	Command []string
+	Dir     string   // the command's working directory; "" the current one
+	Env     []string // the command's environment; nil the process's
+	// URL is an MCP server over HTTP: streamable HTTP, or the HTTP+SSE
+	// transport of the 2024-11-05 era when SSE is set.
+	URL string
+	SSE bool
+	// HTTP is the base URL of plain HTTP tools: GET BASE/tools lists
+	// them, POST BASE/tools/NAME with the arguments as a JSON object
+	// calls one (the shape dryfire serve answers).
+	HTTP string
+	// CallTimeout bounds one forwarded call; 0 means DefaultCallTimeout.
+	CallTimeout time.Duration
+}
+
+// DefaultCallTimeout bounds a forwarded call unless Target says
+// otherwise: a real tool that never answers must not hang the run.
+const DefaultCallTimeout = 60 * time.Second
+
+// MaxAnswer bounds the bytes of one plain HTTP tool answer kept.
+const MaxAnswer = 8 << 20
+
+// MaxTools bounds the tools an upstream may list.
+const MaxTools = 10_000
+
+// Label names the target in messages and in the comments of recorded
+// rules: the command line, or the URL without credentials.
+func (t Target) Label() string {
+	switch {
+	case len(t.Command) > 0:
+		return strings.Join(t.Command, " ")
+	case t.URL != "":
+		return stripCredentials(t.URL)
+	}
+	return stripCredentials(t.HTTP)
+}
+
+func stripCredentials(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return raw
+	}
+	u.User = nil
+	u.RawQuery = ""
+	return u.String()
+}
+
+// Answer is what the upstream answered one call: the MCP content blocks
+// (JSON objects), or the text of a plain HTTP tool as one text block.
+type Answer struct {
+	IsError bool
+	Blocks  []any
+}
+
+// Exchange is one forwarded call: which case made it, the tool, the
+// arguments (parsed JSON) and the answer. Err is set instead of an
+// answer when the upstream could not be reached or refused the request.
+type Exchange struct {
+	Suite, Case string
+	Tool        string
+	Args        any
+	Answer      Answer
+	Err         string
+}
+
+// Upstream is a connected target. It is safe for concurrent use.
+type Upstream struct {
+	t       Target
+	session *mcp.ClientSession // MCP targets
+	client  *http.Client       // plain HTTP targets
+	tools   []plan.Tool
+
+	mu  sync.Mutex
+	log []Exchange
+}
+
+// Dial connects to the target and reads its tool list.
+func Dial(ctx context.Context, t Target) (*Upstream, error) {
+	n := 0
+	for _, set := range []bool{len(t.Command) > 0, t.URL != "", t.HTTP != ""} {
+		if set {
+			n++
+		}
+	}
+	if n != 1 {
+		return nil, errors.New("name exactly one upstream: an MCP server command, an MCP URL, or a base URL of HTTP tools")
+	}
+	if t.CallTimeout == 0 {
+		t.CallTimeout = DefaultCallTimeout
+	}
+	u := &Upstream{t: t}
+	if t.HTTP != "" {
+		u.client = &http.Client{Timeout: t.CallTimeout}
+		if err := u.listHTTP(ctx); err != nil {
+			return nil, fmt.Errorf("listing the tools of %s: %w", t.Label(), err)
+		}
+		return u, nil
+	}
+	var tr mcp.Transport
+	switch {
+	case len(t.Command) > 0:
+		cmd := exec.Command(t.Command[0], t.Command[1:]...)
+		cmd.Dir, cmd.Env = t.Dir, t.Env
+		tr = &mcp.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second}
+	case t.SSE:
+		tr = &mcp.SSEClientTransport{Endpoint: t.URL}
+	default:
+		tr = &mcp.StreamableClientTransport{Endpoint: t.URL, MaxRetries: -1, DisableStandaloneSSE: true}
+	}
+	c := mcp.NewClient(&mcp.Implementation{Name: "dryfire-record-tools", Version: "1"}, nil)
+	cctx, cancel := context.WithTimeout(ctx, t.CallTimeout)
+	defer cancel()
+	s, err := c.Connect(cctx, tr, nil)
+	if err != nil {
+		return nil, fmt.Errorf("connecting to the MCP server %s: %w", t.Label(), err)
+	}
+	u.session = s
+	for tl, err := range s.Tools(cctx, nil) {
+		if err != nil {
+			s.Close()
+			return nil, fmt.Errorf("listing the tools of %s: %w", t.Label(), err)
+		}
+		if len(u.tools) == MaxTools {
+			s.Close()
+			return nil, fmt.Errorf("listing the tools of %s: more than %d tools (MaxTools)", t.Label(), MaxTools)
+		}
+		var schema any
+		if tl.InputSchema != nil {
+			b, err := json.Marshal(tl.InputSchema)
+			if err == nil {
+				schema, _ = value.Parse(b)
+			}
+		}
+		u.tools = append(u.tools, plan.Tool{Name: tl.Name, Description: tl.Description, Input: schema})
+	}
+	return u, nil
+}
+
+// listHTTP reads GET BASE/tools: {"tools": [{name, description, input_schema}]}.
+func (u *Upstream) listHTTP(ctx context.Context) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimSuffix(u.t.HTTP, "/")+"/tools", nil)
+	if err != nil {
+		return err
+	}
+	resp, err := u.client.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, MaxAnswer+1))
+	if err != nil {
+		return err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("GET /tools answered %s", resp.Status)
+	}
+	var list struct {
+		Tools []struct {
+			Name        string          `json:"name"`
+			Description string          `json:"description"`
+			Input       json.RawMessage `json:"input_schema"`
+			InputCamel  json.RawMessage `json:"inputSchema"`
+		} `json:"tools"`
+	}
+	if err := json.Unmarshal(body, &list); err != nil {
+		return fmt.Errorf("GET /tools: not a tool list ({\"tools\": [...]}): %w", err)
+	}
+	if len(list.Tools) > MaxTools {
+		return fmt.Errorf("more than %d tools (MaxTools)", MaxTools)
+	}
+	for _, tl := range list.Tools {
+		raw := tl.Input
+		if raw == nil {
+			raw = tl.InputCamel
+		}
+		var schema any
+		if raw != nil {
+			schema, _ = value.Parse(raw)
+		}
+		u.tools = append(u.tools, plan.Tool{Name: tl.Name, Description: tl.Description, Input: schema})
+	}
+	return nil
+}
+
+// Target is what the upstream was dialled with.
+func (u *Upstream) Target() Target { return u.t }
+
+// Tools are the upstream's tools, in the order it listed them.
+func (u *Upstream) Tools() []plan.Tool { return u.tools }
+
+// Exchanges are the calls forwarded so far, in the order they ended.
+func (u *Upstream) Exchanges() []Exchange {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return append([]Exchange(nil), u.log...)
+}
+
+// Close ends the connection (and an MCP command: its input is closed,
+// then it is terminated).
+func (u *Upstream) Close() error {
+	if u.session != nil {
+		return u.session.Close()
+	}
+	return nil
+}
+
+// For is the answerer of one case: it forwards each call and keeps the
+// exchange under the case's suite file and name.
+func (u *Upstream) For(suite, name string) tool.Answerer {
+	return &caseAnswerer{u: u, suite: suite, name: name}
+}
+
+type caseAnswerer struct {
+	u           *Upstream
+	suite, name string
+}
+
+func (a *caseAnswerer) Answer(ctx context.Context, c tool.Call, args any, perr error) tool.Result {
+	if perr != nil {
+		return tool.Result{Content: "arguments are not JSON: " + perr.Error(), IsError: true, Outcome: tool.Error, Entry: -1}
+	}
+	ans, err := a.u.Call(ctx, c.Name, args)
+	ex := Exchange{Suite: a.suite, Case: a.name, Tool: c.Name, Args: args, Answer: ans}
+	if err != nil {
+		ex.Err = err.Error()
+	}
+	a.u.mu.Lock()
+	a.u.log = append(a.u.log, ex)
+	a.u.mu.Unlock()
+	if err != nil {
+		return tool.Result{Content: "dryfire record-tools: " + err.Error(), IsError: true, Outcome: tool.Error, Entry: -1}
+	}
+	return ans.Result()
+}
+
+// Result is the answer as a tool call's result, as the rule recorded
+// from it will give it: one text block is its text, an error its text
+// as an error, other blocks as they are.
+func (a Answer) Result() tool.Result {
+	text, one := a.Text()
+	switch {
+	case a.IsError:
+		return tool.Result{Content: text, IsError: true, Outcome: tool.Error, Entry: -1}
+	case one:
+		return tool.Result{Content: text, Outcome: tool.Return, Entry: -1}
+	}
+	return tool.Result{Content: text, Blocks: []byte(value.Canonical(a.Blocks)), Outcome: tool.Content, Entry: -1}
+}
+
+// Text is the answer's text (its blocks as mock.RenderContent shows
+// them), and whether the answer is exactly one text block.
+func (a Answer) Text() (string, bool) {
+	if len(a.Blocks) == 1 {
+		if m, ok := a.Blocks[0].(map[string]any); ok && m["type"] == "text" && len(m) == 2 {
+			s, ok := m["text"].(string)
+			return s, ok
+		}
+	}
+	return mock.RenderContent(a.Blocks), false
+}
+
+// Call forwards one call and returns the upstream's answer.
+func (u *Upstream) Call(ctx context.Context, name string, args any) (Answer, error) {
+	ctx, cancel := context.WithTimeout(ctx, u.t.CallTimeout)
+	defer cancel()
+	if u.client != nil {
+		return u.callHTTP(ctx, name, args)
+	}
+	res, err := u.session.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: json.RawMessage(value.Canonical(args))})
+	if err != nil {
+		return Answer{}, fmt.Errorf("calling %s on %s: %w", name, u.t.Label(), err)
+	}
+	b, err := json.Marshal(res.Content)
+	if err != nil {
+		return Answer{}, fmt.Errorf("reading the answer of %s: %w", name, err)
+	}
+	blocks, err := value.Parse(b)
+	if err != nil {
+		return Answer{}, fmt.Errorf("reading the answer of %s: %w", name, err)
+	}
+	bl, _ := blocks.([]any)
+	if bl == nil {
+		bl = []any{}
+	}
+	return Answer{IsError: res.IsError, Blocks: bl}, nil
+}
+
+// callHTTP posts the arguments to BASE/tools/NAME. A 2xx answer of the
+// shape dryfire serve answers ({"content": TEXT, "is_error": BOOL}) is
+// that; any other 2xx answer's body is the result's text, and the body of
+// any other status an error result's.
+func (u *Upstream) callHTTP(ctx context.Context, name string, args any) (Answer, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, strings.TrimSuffix(u.t.HTTP, "/")+"/tools/"+url.PathEscape(name), bytes.NewReader([]byte(value.Canonical(args))))
+	if err != nil {
+		return Answer{}, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := u.client.Do(req)
+	if err != nil {
+		return Answer{}, fmt.Errorf("calling %s on %s: %w", name, u.t.Label(), err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, MaxAnswer+1))
+	if err != nil {
+		return Answer{}, fmt.Errorf("reading the answer of %s: %w", name, err)
+	}
+	if len(body) > MaxAnswer {
+		return Answer{}, fmt.Errorf("the answer of %s is over %d MiB (MaxAnswer)", name, MaxAnswer>>20)
+	}
+	text, isErr := string(body), resp.StatusCode/100 != 2
+	var env struct {
+		Content *string `json:"content"`
+		IsError bool    `json:"is_error"`
+	}
+	if !isErr && json.Unmarshal(body, &env) == nil && env.Content != nil {
+		text, isErr = *env.Content, env.IsError
+	}
+	return Answer{IsError: isErr, Blocks: []any{map[string]any{"type": "text", "text": text}}}, nil
+}
