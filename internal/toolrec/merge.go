@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	yaml "go.yaml.in/yaml/v4"
 
@@ -138,7 +139,7 @@ func Merge(file string, data []byte, suite *spec.Suite, ex []Exchange, o Options
 			res.Known++
 		default:
 			res.Conflicts = append(res.Conflicts, Conflict{Rule: got.Rule, Message: fmt.Sprintf("%s %s (case %q): the upstream answered %s; %s rule answers %s. The rule is kept: delete it and record again to take the new answer",
-				e.Tool, value.Canonical(redactValue(e.Args, o.Secrets)), e.Case, describe(want), whose(data, got.Rule), describe(got))})
+				e.Tool, describeArgs(redactValue(e.Args, o.Secrets)), e.Case, describe(want, got), whose(data, got.Rule), describe(got, want))})
 		}
 	}
 
@@ -284,7 +285,7 @@ func Merge(file string, data []byte, suite *spec.Suite, ex []Exchange, o Options
 		got := sess.Answer(context.Background(), tool.Call{Name: e.Tool, Args: value.Canonical(e.Args)}, e.Args, nil)
 		if !sameResult(got, want) {
 			res.Conflicts = append(res.Conflicts, Conflict{Rule: got.Rule, Message: fmt.Sprintf("%s %s (case %q): the upstream answered %s; after the merge this rule answers %s (a rule above takes the call: move the recorded rule up, or narrow the rule above)",
-				e.Tool, value.Canonical(redactValue(e.Args, o.Secrets)), e.Case, describe(want), describe(got))})
+				e.Tool, describeArgs(redactValue(e.Args, o.Secrets)), e.Case, describe(want, got), describe(got, want))})
 		}
 	}
 	return res, nil
@@ -350,15 +351,55 @@ func whose(data []byte, rule string) string {
 	return "the hand-written"
 }
 
-func describe(r tool.Result) string {
-	s := r.Content
-	if len(s) > 80 {
-		s = s[:77] + "..."
+// describe quotes a result's text, from a little before where it
+// differs from other's (so that two long answers show their difference)
+// and at most describeLen bytes of it.
+func describe(r, other tool.Result) string {
+	s, o := r.Content, other.Content
+	i := 0
+	for i < len(s) && i < len(o) && s[i] == o[i] {
+		i++
+	}
+	start := max(0, i-describeLen/4)
+	for start > 0 && !utf8.RuneStart(s[start]) {
+		start--
+	}
+	out := s[start:]
+	cut := len(out) > describeLen
+	if cut {
+		end := describeLen
+		for end > 0 && !utf8.RuneStart(out[end]) {
+			end--
+		}
+		out = out[:end]
+	}
+	q := strconv.Quote(out)
+	if start > 0 {
+		q = "…" + q
+	}
+	if cut {
+		q += "…"
 	}
 	if r.IsError {
-		return "the error " + strconv.Quote(s)
+		return "the error " + q
 	}
-	return strconv.Quote(s)
+	return q
+}
+
+// describeLen is how much of an answer a conflict quotes.
+const describeLen = 60
+
+// describeArgs is a call's arguments as JSON, cut at describeLen.
+func describeArgs(args any) string {
+	s := value.Canonical(args)
+	if len(s) > describeLen {
+		end := describeLen
+		for end > 0 && !utf8.RuneStart(s[end]) {
+			end--
+		}
+		s = s[:end] + "…"
+	}
+	return s
 }
 
 func sameResult(a, b tool.Result) bool {
