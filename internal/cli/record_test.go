@@ -2,10 +2,13 @@ package cli_test
 
 import (
 	"encoding/json"
+	"net"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
 
@@ -35,6 +38,8 @@ func TestRecordToolsScript(t *testing.T) {
 			"doc":         cmdDoc,
 			"jsonsummary": cmdJSONSummary,
 			"samereport":  cmdSameReport,
+			"freeport":    cmdFreePort,
+			"waitport":    cmdWaitPort,
 		},
 	})
 }
@@ -76,5 +81,38 @@ func cmdSameReport(ts *testscript.TestScript, neg bool, args []string) {
 	a, b := read(args[0]), read(args[1])
 	if a != b {
 		ts.Fatalf("the reports differ:\n--- %s\n%s\n--- %s\n%s", args[0], a, args[1], b)
+	}
+}
+
+// freeport VAR sets VAR to a loopback TCP port that is free now, for a
+// server the script starts.
+func cmdFreePort(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: freeport VAR")
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	ts.Check(err)
+	port := l.Addr().(*net.TCPAddr).Port
+	ts.Check(l.Close())
+	ts.Setenv(args[0], strconv.Itoa(port))
+}
+
+// waitport PORT waits up to 60 s for a server to listen on the loopback
+// port.
+func cmdWaitPort(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: waitport PORT")
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		c, err := net.DialTimeout("tcp", "127.0.0.1:"+args[0], time.Second)
+		if err == nil {
+			c.Close()
+			return
+		}
+		if time.Now().After(deadline) {
+			ts.Fatalf("nothing listens on port %s after 60 s: %v", args[0], err)
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }

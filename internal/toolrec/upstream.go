@@ -106,6 +106,9 @@ type Upstream struct {
 	session *mcp.ClientSession // MCP targets
 	client  *http.Client       // plain HTTP targets
 	tools   []plan.Tool
+	// stop ends every HTTP exchange with an MCP server by URL (its
+	// streams included): how Close gets out of one that never ends.
+	stop context.CancelFunc
 
 	mu  sync.Mutex
 	log []Exchange
@@ -134,31 +137,42 @@ func Dial(ctx context.Context, t Target) (*Upstream, error) {
 		return u, nil
 	}
 	var tr mcp.Transport
+	hctx, stop := context.WithCancel(context.Background())
+	u.stop = stop
+	hc := &http.Client{Transport: &stoppable{ctx: hctx, rt: http.DefaultTransport}}
 	switch {
 	case len(t.Command) > 0:
 		cmd := exec.Command(t.Command[0], t.Command[1:]...)
 		cmd.Dir, cmd.Env = t.Dir, t.Env
 		tr = &mcp.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second}
 	case t.SSE:
-		tr = &mcp.SSEClientTransport{Endpoint: t.URL}
+		tr = &mcp.SSEClientTransport{Endpoint: t.URL, HTTPClient: hc}
 	default:
-		tr = &mcp.StreamableClientTransport{Endpoint: t.URL, MaxRetries: -1, DisableStandaloneSSE: true}
+		tr = &mcp.StreamableClientTransport{Endpoint: t.URL, HTTPClient: hc, MaxRetries: -1, DisableStandaloneSSE: true}
 	}
 	c := mcp.NewClient(&mcp.Implementation{Name: "dryfire-record-tools", Version: "1"}, nil)
-	cctx, cancel := context.WithTimeout(ctx, t.CallTimeout)
-	defer cancel()
-	s, err := c.Connect(cctx, tr, nil)
+	// The context of Connect is the session's (the HTTP+SSE stream lives
+	// in it): the time it may take is bounded by a timer instead.
+	slow := time.AfterFunc(t.CallTimeout, stop)
+	s, err := c.Connect(hctx, tr, nil)
+	slow.Stop()
 	if err != nil {
+		stop()
+		if hctx.Err() != nil {
+			err = fmt.Errorf("no answer within %s", t.CallTimeout)
+		}
 		return nil, fmt.Errorf("connecting to the MCP server %s: %w", t.Label(), err)
 	}
+	cctx, cancel := context.WithTimeout(ctx, t.CallTimeout)
+	defer cancel()
 	u.session = s
 	for tl, err := range s.Tools(cctx, nil) {
 		if err != nil {
-			s.Close()
+			u.Close()
 			return nil, fmt.Errorf("listing the tools of %s: %w", t.Label(), err)
 		}
 		if len(u.tools) == MaxTools {
-			s.Close()
+			u.Close()
 			return nil, fmt.Errorf("listing the tools of %s: more than %d tools (MaxTools)", t.Label(), MaxTools)
 		}
 		var schema any
@@ -232,13 +246,68 @@ func (u *Upstream) Exchanges() []Exchange {
 	return append([]Exchange(nil), u.log...)
 }
 
-// Close ends the connection (and an MCP command: its input is closed,
-// then it is terminated).
+// CloseTimeout bounds how long Close waits for an MCP session to end.
+const CloseTimeout = 5 * time.Second
+
+// Close ends the connection: an MCP command's input is closed, then it is
+// terminated; a session by URL is ended (streamable HTTP: DELETE), its
+// streams cut. It returns within about CloseTimeout.
 func (u *Upstream) Close() error {
-	if u.session != nil {
-		return u.session.Close()
+	if u.session == nil {
+		return nil
 	}
-	return nil
+	if u.t.SSE {
+		// An HTTP+SSE session has nothing to say when it ends: its
+		// stream is cut, which ends it.
+		u.stop()
+	}
+	done := make(chan error, 1)
+	go func() { done <- u.session.Close() }()
+	select {
+	case err := <-done:
+		u.stop()
+		return err
+	case <-time.After(CloseTimeout):
+		u.stop()
+		select {
+		case err := <-done:
+			return err
+		case <-time.After(CloseTimeout):
+			return fmt.Errorf("the session with %s did not end within %s", u.t.Label(), 2*CloseTimeout)
+		}
+	}
+}
+
+// stoppable carries every request to an MCP server by URL under a
+// context of the Upstream's, which Close cancels: go-sdk's client would
+// otherwise wait on a stream the server keeps open.
+type stoppable struct {
+	ctx context.Context
+	rt  http.RoundTripper
+}
+
+func (s *stoppable) RoundTrip(r *http.Request) (*http.Response, error) {
+	ctx, cancel := context.WithCancel(r.Context())
+	unhook := context.AfterFunc(s.ctx, cancel)
+	resp, err := s.rt.RoundTrip(r.WithContext(ctx))
+	if err != nil {
+		unhook()
+		cancel()
+		return nil, err
+	}
+	resp.Body = &stopBody{ReadCloser: resp.Body, end: func() { unhook(); cancel() }}
+	return resp, nil
+}
+
+type stopBody struct {
+	io.ReadCloser
+	end func()
+}
+
+func (b *stopBody) Close() error {
+	err := b.ReadCloser.Close()
+	b.end()
+	return err
 }
 
 // For is the answerer of one case: it forwards each call and keeps the
