@@ -425,6 +425,13 @@ type ServeOptions struct {
 	// newest evidence entries and emitted events (GET /world/evidence
 	// counts the others as dropped); 0 keeps everything.
 	MaxEvidence int
+	// RecordTools, when set, makes the server a recording proxy: every
+	// tool call is answered by the real tools it names (Command, URL or
+	// HTTP; its Run is not used) instead of the mocks, the agent is shown
+	// their tools, and ToolServer.FinishRecording merges what they
+	// answered into the suite (into the case's own mocks with Case) as
+	// RecordTools does. Not for world suites.
+	RecordTools *RecordToolsOptions
 }
 
 // DefaultMaxSessions is how many MCP sessions over HTTP a server keeps
@@ -451,6 +458,18 @@ func (p *Project) ToolServer(opts *ServeOptions) (*ToolServer, error) {
 	}
 	cp := plan.New(s, nil).Case(c)
 	so := serve.ScopeOptions{Plan: cp, Impl: p.impl, NoRecords: opts.NoRecords, SessionTimeout: opts.SessionTimeout, MaxSessions: opts.MaxSessions}
+	var rec *serveRecording
+	if opts.RecordTools != nil {
+		if s.World != "" {
+			return nil, fmt.Errorf("%s is a world suite: its tools are the world's operations, and recording tools writes mock rules", s.File)
+		}
+		var err error
+		if rec, err = p.dialRecording(context.Background(), s, c, opts.RecordTools); err != nil {
+			return nil, err
+		}
+		so.Plan = cp.WithTools(rec.up.Tools())
+		so.Upstream = rec.up.For(s.File, rec.caseName)
+	}
 	if s.World != "" {
 		in, err := serveWorld(cp, opts)
 		if err != nil {
@@ -464,7 +483,7 @@ func (p *Project) ToolServer(opts *ServeOptions) (*ToolServer, error) {
 	if opts.Model == nil {
 		o.NoModelHint = "dryfire serve --http serves one with --case NAME: that case's cassette"
 	}
-	return &ToolServer{s: serve.New(serve.NewScope(so), o)}, nil
+	return &ToolServer{s: serve.New(serve.NewScope(so), o), rec: rec}, nil
 }
 
 // oneCase is the project's one suite and its case of that name (nil for

@@ -109,14 +109,7 @@ func (p *Project) RecordTools(ctx context.Context, o *RecordToolsOptions) (*Tool
 	if env == nil {
 		env = os.Environ()
 	}
-	t := toolrec.Target{Command: o.Command, Dir: o.Dir, Env: env, URL: o.URL, SSE: o.SSE, HTTP: o.HTTP, CallTimeout: o.CallTimeout}
-	secrets := redact.FromEnviron(env)
-	for _, u := range []string{o.URL, o.HTTP} {
-		if u != "" {
-			secrets = append(secrets, redact.FromURL(u)...)
-		}
-	}
-	red := redact.New(secrets)
+	t, red := target(o, env)
 	up, err := toolrec.Dial(ctx, t)
 	if err != nil {
 		return nil, errors.New(red.String(err.Error()))
@@ -138,25 +131,97 @@ func (p *Project) RecordTools(ctx context.Context, o *RecordToolsOptions) (*Tool
 				mine = append(mine, e)
 			}
 		}
-		rf := RecordedFile{File: s.File}
-		res, warnings, err := p.mergeInto(s, mine, up, red, o.DryRun)
-		for _, w := range warnings {
-			rf.Warnings = append(rf.Warnings, w.String())
-		}
-		if err != nil {
-			rf.Err = red.String(err.Error())
-		}
-		if res != nil {
-			rf.Written = res.Changed() && !o.DryRun && err == nil
-			rf.Tools, rf.Rules, rf.Sequences, rf.CaseRules, rf.Known = res.Tools, res.Rules, res.Sequences, res.CaseRules, res.Known
-			for _, c := range res.Conflicts {
-				rf.Conflicts = append(rf.Conflicts, c.String())
-			}
-			rf.Failed = res.Failed
-		}
-		rec.Files = append(rec.Files, rf)
+		rec.Files = append(rec.Files, p.recordedFile(s, mine, up, red, o.DryRun))
 	}
 	return rec, nil
+}
+
+// target is what the options name, in the environment env, and the
+// redactor of its secrets and the environment's.
+func target(o *RecordToolsOptions, env []string) (toolrec.Target, redact.Redactor) {
+	t := toolrec.Target{Command: o.Command, Dir: o.Dir, Env: env, URL: o.URL, SSE: o.SSE, HTTP: o.HTTP, CallTimeout: o.CallTimeout}
+	secrets := redact.FromEnviron(env)
+	for _, u := range []string{o.URL, o.HTTP} {
+		if u != "" {
+			secrets = append(secrets, redact.FromURL(u)...)
+		}
+	}
+	return t, redact.New(secrets)
+}
+
+// recordedFile merges one suite's exchanges and says what it did.
+func (p *Project) recordedFile(s *spec.Suite, ex []toolrec.Exchange, up *toolrec.Upstream, red redact.Redactor, dry bool) RecordedFile {
+	rf := RecordedFile{File: s.File}
+	res, warnings, err := p.mergeInto(s, ex, up, red, dry)
+	for _, w := range warnings {
+		rf.Warnings = append(rf.Warnings, w.String())
+	}
+	if err != nil {
+		rf.Err = red.String(err.Error())
+	}
+	if res != nil {
+		rf.Written = res.Changed() && !dry && err == nil
+		rf.Tools, rf.Rules, rf.Sequences, rf.CaseRules, rf.Known = res.Tools, res.Rules, res.Sequences, res.CaseRules, res.Known
+		for _, c := range res.Conflicts {
+			rf.Conflicts = append(rf.Conflicts, c.String())
+		}
+		rf.Failed = res.Failed
+	}
+	if n := up.Dropped(); n > 0 {
+		rf.Failed = append(rf.Failed, fmt.Sprintf("%d calls after the first %d were answered but not recorded (toolrec.MaxExchanges)", n, toolrec.MaxExchanges))
+	}
+	return rf
+}
+
+// serveRecording is a ToolServer's recording proxy.
+type serveRecording struct {
+	p        *Project
+	suite    *spec.Suite
+	caseName string
+	up       *toolrec.Upstream
+	red      redact.Redactor
+	dry      bool
+}
+
+func (p *Project) dialRecording(ctx context.Context, s *spec.Suite, c *spec.Case, o *RecordToolsOptions) (*serveRecording, error) {
+	env := os.Environ()
+	if o.Run != nil && o.Run.Env != nil {
+		env = o.Run.Env
+	}
+	t, red := target(o, env)
+	up, err := toolrec.Dial(ctx, t)
+	if err != nil {
+		return nil, errors.New(red.String(err.Error()))
+	}
+	r := &serveRecording{p: p, suite: s, up: up, red: red, dry: o.DryRun}
+	if c != nil {
+		r.caseName = c.Name
+	}
+	return r, nil
+}
+
+// Recording says what a recording proxy forwards to: the upstream, how
+// many tools it listed; ok false when the server is not one.
+func (t *ToolServer) Recording() (upstream string, tools int, ok bool) {
+	if t.rec == nil {
+		return "", 0, false
+	}
+	return t.rec.red.String(t.rec.up.Target().Label()), len(t.rec.up.Tools()), true
+}
+
+// FinishRecording ends a recording proxy's session with the real tools
+// and merges what they answered into the suite file (ServeOptions
+// .RecordTools); calls is how many were forwarded. Call it once, after
+// the server has stopped; nil without RecordTools.
+func (t *ToolServer) FinishRecording() (calls int, f *RecordedFile) {
+	if t.rec == nil {
+		return 0, nil
+	}
+	r := t.rec
+	r.up.Close()
+	ex := r.up.Exchanges()
+	rf := r.p.recordedFile(r.suite, ex, r.up, r.red, r.dry)
+	return len(ex), &rf
 }
 
 // mergeInto merges one suite's exchanges into its file, and returns the

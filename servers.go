@@ -14,7 +14,10 @@ import (
 // itself, over MCP and plain HTTP, answered by the suite's mocks or its
 // world (see `dryfire serve`). It is an http.Handler; ServeStdio serves
 // MCP over standard input and output instead.
-type ToolServer struct{ s *serve.Server }
+type ToolServer struct {
+	s   *serve.Server
+	rec *serveRecording // with ServeOptions.RecordTools
+}
 
 // ServeHTTP serves MCP on /mcp, the tools on /tools and /tools/{name},
 // /reset, a world's /ops and /world routes, and the model routes (/v1/...)

@@ -103,22 +103,12 @@ func runRecordTools(cmd *cobra.Command, e *env, o recordToolsOptions, args []str
 			return usageErr("nothing after --: give the MCP server's command, e.g. -- npx -y @modelcontextprotocol/server-memory")
 		}
 	}
-	n := 0
-	for _, set := range []bool{len(command) > 0, o.url != "", o.sse != "", o.http != ""} {
-		if set {
-			n++
-		}
+	rt, err := upstreamOptions(command, o.url, o.sse, o.http, "--")
+	if err != nil {
+		return err
 	}
-	if n != 1 {
+	if rt == nil {
 		return usageErr("record-tools records one upstream: give an MCP server's command after --, or --url, --sse or --http")
-	}
-	for _, u := range []struct{ flag, v string }{{"url", o.url}, {"sse", o.sse}, {"http", o.http}} {
-		if u.v == "" {
-			continue
-		}
-		if pu, err := url.Parse(u.v); err != nil || (pu.Scheme != "http" && pu.Scheme != "https") || pu.Host == "" {
-			return usageErr("--%s %q: want an http:// or https:// URL", u.flag, u.v)
-		}
 	}
 	if o.filter != "" {
 		if _, err := regexp.Compile(o.filter); err != nil {
@@ -147,15 +137,9 @@ func runRecordTools(cmd *cobra.Command, e *env, o recordToolsOptions, args []str
 	width, terminal := e.terminalWidth(text)
 	printer := dryfire.NewTextPrinter(text, dryfire.TextOptions{Terminal: terminal, Color: terminal && e.getenv("NO_COLOR") == "", Width: width})
 	progress := &noneSelected{next: printer}
-	rt := &dryfire.RecordToolsOptions{
-		Run:         &dryfire.RunOptions{Filter: o.filter, Progress: progress, Record: dryfire.RecordMode(o.record), Env: e.environ(), MCPBridge: selfBridge()},
-		Command:     command,
-		URL:         o.url + o.sse,
-		SSE:         o.sse != "",
-		HTTP:        o.http,
-		CallTimeout: time.Duration(o.timeout * float64(time.Second)),
-		DryRun:      o.dryRun,
-	}
+	rt.Run = &dryfire.RunOptions{Filter: o.filter, Progress: progress, Record: dryfire.RecordMode(o.record), Env: e.environ(), MCPBridge: selfBridge()}
+	rt.CallTimeout = time.Duration(o.timeout * float64(time.Second))
+	rt.DryRun = o.dryRun
 	rec, err := p.RecordTools(cmd.Context(), rt)
 	if err != nil {
 		if rec == nil {
@@ -191,6 +175,33 @@ func runRecordTools(cmd *cobra.Command, e *env, o recordToolsOptions, args []str
 		return &exitError{code: code}
 	}
 	return nil
+}
+
+// upstreamOptions are the real tools a command names (at most one of an
+// MCP command, a streamable HTTP URL, an HTTP+SSE URL and a plain HTTP
+// base URL; flag is the URL flags' prefix, for messages); nil when none.
+func upstreamOptions(command []string, mcpURL, sseURL, httpURL, flag string) (*dryfire.RecordToolsOptions, error) {
+	n := 0
+	for _, set := range []bool{len(command) > 0, mcpURL != "", sseURL != "", httpURL != ""} {
+		if set {
+			n++
+		}
+	}
+	if n == 0 {
+		return nil, nil
+	}
+	if n > 1 {
+		return nil, usageErr("record one upstream: an MCP server's command after --, or %surl, %ssse or %shttp", flag, flag, flag)
+	}
+	for _, u := range []struct{ flag, v string }{{"url", mcpURL}, {"sse", sseURL}, {"http", httpURL}} {
+		if u.v == "" {
+			continue
+		}
+		if pu, err := url.Parse(u.v); err != nil || (pu.Scheme != "http" && pu.Scheme != "https") || pu.Host == "" {
+			return nil, usageErr("%s%s %q: want an http:// or https:// URL", flag, u.flag, u.v)
+		}
+	}
+	return &dryfire.RecordToolsOptions{Command: command, URL: mcpURL + sseURL, SSE: sseURL != "", HTTP: httpURL}, nil
 }
 
 // recordedFileLines says what was merged into one file; true when

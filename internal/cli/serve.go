@@ -29,12 +29,19 @@ type serveOptions struct {
 	sessionTimeout time.Duration
 	maxSessions    int
 	maxEvidence    int
+	// A recording proxy: the real tools (an MCP command after --, or one
+	// of the URLs) answer, and what they answer is merged into the suite
+	// when serve stops.
+	upCommand []string
+	upURL     string
+	upSSE     string
+	upHTTP    string
 }
 
 func newServeCommand(e *env) *cobra.Command {
 	var o serveOptions
 	cmd := &cobra.Command{
-		Use:   "serve PATH (--stdio | --http ADDR) [flags]",
+		Use:   "serve PATH (--stdio | --http ADDR) [flags] [-- COMMAND...]",
 		Short: "Serve a suite's mocks or world to any agent over MCP and HTTP",
 		Long: `Serve the tools of the suite at PATH to an agent dryfire does not run
 itself, answered by the suite's mocks exactly as in dryfire run: the same
@@ -76,6 +83,13 @@ rebinding protection).
 dryfire serve runs until Ctrl-C or SIGTERM (with --stdio, also until
 standard input closes), then stops gracefully.
 
+In front of real tools (an MCP server's command after --, or
+--upstream-url, --upstream-sse or --upstream-http), serve is a recording
+proxy: every tool call is answered by them instead of the mocks, the
+agent is shown their tools, and when serve stops what they answered is
+merged into the suite (into the case's own mocks with --case) exactly as
+dryfire record-tools merges it.
+
 Exit status: 0 stopped; 2 a spec or usage error (an unknown case, too);
 3 the address cannot be listened on, or a recorded cassette could not be
 written.`,
@@ -85,10 +99,25 @@ written.`,
   dryfire serve support.dryfire.yaml --case 'gold refund' --http 7777
   dryfire serve desk.dryfire.yaml --http 7777 --seed 7 --actor supervisor
   dryfire serve support.dryfire.yaml --http 0.0.0.0:7777   # other machines too
-  dryfire serve shop.dryfire.yaml --http 7777 --python .venv/bin/python`,
-		Args: onePath,
+  dryfire serve shop.dryfire.yaml --http 7777 --python .venv/bin/python
+  dryfire serve notes.dryfire.yaml --stdio -- ./my-mcp-server   # record it
+  dryfire serve s.dryfire.yaml --http 7777 --upstream-url http://h:3001/mcp
+  dryfire serve s.dryfire.yaml --http 7777 --upstream-sse http://h:3001/sse
+  dryfire serve s.dryfire.yaml --http 7777 --upstream-http http://h:8080`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if dash := cmd.ArgsLenAtDash(); dash >= 0 {
+				if len(args) == dash {
+					return usageErr("nothing after --: give the MCP server's command, e.g. -- npx -y @modelcontextprotocol/server-memory")
+				}
+				return onePath(cmd, args[:dash])
+			}
+			return onePath(cmd, args)
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.seedSet = cmd.Flags().Changed("seed")
+			if dash := cmd.ArgsLenAtDash(); dash >= 0 {
+				o.upCommand = args[dash:]
+			}
 			return runServe(cmd.Context(), e, o, args[0])
 		},
 	}
@@ -105,6 +134,9 @@ written.`,
 	f.DurationVar(&o.sessionTimeout, "session-timeout", dryfire.DefaultSessionTimeout, "end an MCP session over HTTP after `DURATION` without a request from its client (0: never)")
 	f.IntVar(&o.maxEvidence, "max-evidence", 20000, "keep the newest `N` evidence entries of a world (GET /world/evidence counts the older ones as dropped; 0: all)")
 	f.IntVar(&o.maxSessions, "max-sessions", dryfire.DefaultMaxSessions, "keep at most `N` MCP sessions over HTTP open: one more ends the session idle the longest")
+	f.StringVar(&o.upURL, "upstream-url", "", "be a recording proxy of the MCP server at `URL` (streamable HTTP): see above")
+	f.StringVar(&o.upSSE, "upstream-sse", "", "be a recording proxy of the MCP server at `URL` over HTTP+SSE (the 2024-11-05 protocol)")
+	f.StringVar(&o.upHTTP, "upstream-http", "", "be a recording proxy of the plain HTTP tools at base `URL` (GET URL/tools, POST URL/tools/NAME)")
 	addLoadFlags(cmd, e, &o.python)
 	return cmd
 }
@@ -175,12 +207,20 @@ func runServe(ctx context.Context, e *env, o serveOptions, path string) error {
 	if o.sessionTimeout < 0 {
 		return usageErr("--session-timeout %s: want a duration of 0 or more (0: never)", o.sessionTimeout)
 	}
-	p, err := loadProject(e, o.python, []string{path}, ": not serving")
+	rt, err := upstreamOptions(o.upCommand, o.upURL, o.upSSE, o.upHTTP, "--upstream-")
+	if err != nil {
+		return err
+	}
+	p, err := loadProjectWarning(e, o.python, []string{path}, ": not serving", rt == nil)
 	if err != nil {
 		return err
 	}
 	defer closeProject(e, p)
 	so := &dryfire.ServeOptions{Case: o.caseName, Actor: o.actor, NoRecords: true, SessionTimeout: o.sessionTimeout, MaxSessions: o.maxSessions, MaxEvidence: o.maxEvidence}
+	if rt != nil {
+		rt.Run = &dryfire.RunOptions{Env: e.environ()}
+		so.RecordTools = rt
+	}
 	if o.sessionTimeout == 0 {
 		so.SessionTimeout = -1 // never
 	}
@@ -214,10 +254,26 @@ func runServe(ctx context.Context, e *env, o serveOptions, path string) error {
 	if o.caseName != "" {
 		what += fmt.Sprintf(" (case %q)", o.caseName)
 	}
-	if o.stdio {
-		return serveStdio(ctx, e, srv, what)
+	if up, n, ok := srv.Recording(); ok {
+		fmt.Fprintf(e.stderr, "recording the tools of %s (%s listed): merged into %s when serve stops\n", up, count(n, "tool"), p.Files[0])
 	}
-	return serveHTTP(ctx, e, srv, what, addr, loopback, model, modelErr)
+	if o.stdio {
+		err = serveStdio(ctx, e, srv, what)
+	} else {
+		err = serveHTTP(ctx, e, srv, what, addr, loopback, model, modelErr)
+	}
+	if calls, f := srv.FinishRecording(); f != nil {
+		up, _, _ := srv.Recording()
+		fmt.Fprintf(e.stderr, "recorded %s to %s\n", count(calls, "call"), up)
+		bad := recordedFileLines(e.stderr, *f, false)
+		for _, w := range f.Warnings {
+			fmt.Fprintln(e.stderr, w)
+		}
+		if bad && err == nil {
+			err = &exitError{code: exitFailed}
+		}
+	}
+	return err
 }
 
 func serveStdio(ctx context.Context, e *env, srv *dryfire.ToolServer, what string) error {

@@ -245,6 +245,9 @@ func (e *editor) addRules(m *yaml.Node, key string, groups []group, label string
 		for i, p := range g.rules {
 			nodes[i] = ruleNode(p)
 			comments[i] = fmt.Sprintf("%s%s, case %q", Origin, label, p.cse)
+			if p.cse == "" {
+				comments[i] = fmt.Sprintf("%s%s (dryfire serve)", Origin, label)
+			}
 		}
 		return itemsText(nodes, comments, pre)
 	}

@@ -35,7 +35,9 @@ func FuzzMerge(f *testing.F) {
 		if suite == nil || ds.HasErrors() {
 			return
 		}
-		var ex []toolrec.Exchange
+		// Calls of no case (dryfire serve of the suite's own rules), then
+		// of every case.
+		ex := []toolrec.Exchange{{Tool: "lookup", Args: map[string]any{"id": "n-2"}, Answer: text("served")}}
 		for _, c := range suite.Cases {
 			ex = append(ex,
 				toolrec.Exchange{Case: c.Name, Tool: "lookup", Args: map[string]any{"id": "n-1"}, Answer: text("one")},

@@ -122,12 +122,12 @@ func Merge(file string, data []byte, suite *spec.Suite, ex []Exchange, o Options
 			continue
 		}
 		c := byCase[e.Case]
-		if c == nil {
+		if c == nil && e.Case != "" {
 			continue
 		}
 		sess := sessions[e.Case]
 		if sess == nil {
-			sess = mock.NewSession(set.ForCase(c), nil)
+			sess = mock.NewSession(rulesOf(set, c), nil)
 			sessions[e.Case] = sess
 		}
 		want := redactAnswer(e.Answer, o.Secrets).Result()
@@ -159,7 +159,7 @@ func Merge(file string, data []byte, suite *spec.Suite, ex []Exchange, o Options
 			byName[e.Case] = cr
 			cases = append(cases, cr)
 		}
-		when := whenOf(e.Args, matches[e.Case], o.Secrets)
+		when := whenOf(e.Args, matchOf(suite, matches, e.Case), o.Secrets)
 		key := e.Tool + "\x00" + value.Canonical(when)
 		p := cr.rules[key]
 		if p == nil {
@@ -181,7 +181,7 @@ func Merge(file string, data []byte, suite *spec.Suite, ex []Exchange, o Options
 		c := byCase[cr.name]
 		for _, key := range cr.order {
 			p := cr.rules[key]
-			if _, own := c.Mocks[p.tool]; own {
+			if ownsTool(c, p.tool) {
 				perCase[p.tool] = true
 				continue
 			}
@@ -199,7 +199,9 @@ func Merge(file string, data []byte, suite *spec.Suite, ex []Exchange, o Options
 	for _, cr := range cases {
 		for _, key := range cr.order {
 			p := cr.rules[key]
-			if perCase[p.tool] {
+			// Calls of no case are the suite's own (dryfire serve without
+			// --case): they never go into a case.
+			if perCase[p.tool] && cr.name != "" {
 				caseLists[cr.name] = append(caseLists[cr.name], p)
 			} else if !added[key] {
 				added[key] = true
@@ -278,7 +280,7 @@ func Merge(file string, data []byte, suite *spec.Suite, ex []Exchange, o Options
 	for _, e := range calls {
 		sess := sessions[e.Case]
 		if sess == nil {
-			sess = mock.NewSession(set.ForCase(byCase[e.Case]), nil)
+			sess = mock.NewSession(rulesOf(set, byCase[e.Case]), nil)
 			sessions[e.Case] = sess
 		}
 		want := redactAnswer(e.Answer, o.Secrets).Result()
@@ -289,6 +291,38 @@ func Merge(file string, data []byte, suite *spec.Suite, ex []Exchange, o Options
 		}
 	}
 	return res, nil
+}
+
+// ownsTool says case c has its own rules for the tool (its list replaces
+// the suite's).
+func ownsTool(c *spec.Case, name string) bool {
+	if c == nil {
+		return false
+	}
+	_, ok := c.Mocks[name]
+	return ok
+}
+
+// rulesOf is the rules a case sees; the suite's own for nil (calls of
+// no case: dryfire serve without --case).
+func rulesOf(set *mock.Set, c *spec.Case) *mock.Set {
+	if c == nil {
+		return set
+	}
+	return set.ForCase(c)
+}
+
+// matchOf is the matching rules of a case's calls; the suite's and the
+// agent's for calls of no case.
+func matchOf(suite *spec.Suite, byCase map[string]*reqmatch.Set, name string) *reqmatch.Set {
+	if m, ok := byCase[name]; ok {
+		return m
+	}
+	m, err := reqmatch.Compile(suite.MatchRules(&spec.Case{}))
+	if err != nil {
+		return nil // the loader has checked the rules
+	}
+	return m
 }
 
 func (r *Result) count(ps []*pending, inCase bool) {

@@ -60,6 +60,10 @@ const MaxAnswer = 8 << 20
 // MaxTools bounds the tools an upstream may list.
 const MaxTools = 10_000
 
+// MaxExchanges bounds the calls an Upstream keeps: later ones are
+// forwarded and answered, not kept (Dropped counts them).
+const MaxExchanges = 100_000
+
 // Label names the target in messages and in the comments of recorded
 // rules: the command line, or the URL without credentials.
 func (t Target) Label() string {
@@ -98,6 +102,8 @@ type Exchange struct {
 	Args        any
 	Answer      Answer
 	Err         string
+
+	done bool // answered (an Upstream's record holds calls still running)
 }
 
 // Upstream is a connected target. It is safe for concurrent use.
@@ -110,8 +116,9 @@ type Upstream struct {
 	// streams included): how Close gets out of one that never ends.
 	stop context.CancelFunc
 
-	mu  sync.Mutex
-	log []Exchange
+	mu      sync.Mutex
+	log     []Exchange
+	dropped int
 }
 
 // Dial connects to the target and reads its tool list.
@@ -239,15 +246,29 @@ func (u *Upstream) Target() Target { return u.t }
 // Tools are the upstream's tools, in the order it listed them.
 func (u *Upstream) Tools() []plan.Tool { return u.tools }
 
-// Exchanges are the calls forwarded so far, in the order they ended.
+// Exchanges are the calls forwarded and answered so far, in the order
+// they started.
 func (u *Upstream) Exchanges() []Exchange {
 	u.mu.Lock()
 	defer u.mu.Unlock()
-	return append([]Exchange(nil), u.log...)
+	out := make([]Exchange, 0, len(u.log))
+	for _, e := range u.log {
+		if e.done {
+			out = append(out, e)
+		}
+	}
+	return out
 }
 
 // CloseTimeout bounds how long Close waits for an MCP session to end.
 const CloseTimeout = 5 * time.Second
+
+// Dropped is how many calls were answered but not kept (MaxExchanges).
+func (u *Upstream) Dropped() int {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return u.dropped
+}
 
 // Close ends the connection: an MCP command's input is closed, then it is
 // terminated; a session by URL is ended (streamable HTTP: DELETE), its
@@ -325,14 +346,27 @@ func (a *caseAnswerer) Answer(ctx context.Context, c tool.Call, args any, perr e
 	if perr != nil {
 		return tool.Result{Content: "arguments are not JSON: " + perr.Error(), IsError: true, Outcome: tool.Error, Entry: -1}
 	}
+	// The exchange takes its place as the call starts: the recording is
+	// in the order calls were made, whenever they end.
+	a.u.mu.Lock()
+	at := -1
+	if len(a.u.log) < MaxExchanges {
+		at = len(a.u.log)
+		a.u.log = append(a.u.log, Exchange{})
+	} else {
+		a.u.dropped++
+	}
+	a.u.mu.Unlock()
 	ans, err := a.u.Call(ctx, c.Name, args)
-	ex := Exchange{Suite: a.suite, Case: a.name, Tool: c.Name, Args: args, Answer: ans}
+	ex := Exchange{Suite: a.suite, Case: a.name, Tool: c.Name, Args: args, Answer: ans, done: true}
 	if err != nil {
 		ex.Err = err.Error()
 	}
-	a.u.mu.Lock()
-	a.u.log = append(a.u.log, ex)
-	a.u.mu.Unlock()
+	if at >= 0 {
+		a.u.mu.Lock()
+		a.u.log[at] = ex
+		a.u.mu.Unlock()
+	}
 	if err != nil {
 		return tool.Result{Content: "dryfire record-tools: " + err.Error(), IsError: true, Outcome: tool.Error, Entry: -1}
 	}
