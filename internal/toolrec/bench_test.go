@@ -35,19 +35,8 @@ func BenchmarkProxyOverhead(b *testing.B) {
 			b.Fatalf("echo: %v %+v", err, res)
 		}
 	}
-	client := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil)
-
 	b.Run("direct", func(b *testing.B) {
-		s, err := client.Connect(ctx, &mcp.CommandTransport{Command: exec.Command(server[0], server[1:]...)}, nil)
-		if err != nil {
-			b.Fatal(err)
-		}
-		defer s.Close()
-		call(b, s)
-		b.ResetTimer()
-		for b.Loop() {
-			call(b, s)
-		}
+		timeCalls(b, &mcp.CommandTransport{Command: exec.Command(server[0], server[1:]...)}, call)
 	})
 
 	b.Run("proxied", func(b *testing.B) {
@@ -78,8 +67,13 @@ func BenchmarkProxyOverhead(b *testing.B) {
 func overHTTP(b *testing.B, sc *serve.Scope, call func(*testing.B, *mcp.ClientSession)) {
 	srv := httptest.NewServer(serve.New(sc, serve.Options{}))
 	defer srv.Close()
+	timeCalls(b, &mcp.StreamableClientTransport{Endpoint: srv.URL + "/mcp", DisableStandaloneSSE: true}, call)
+}
+
+// timeCalls times call on an MCP session over t (after one untimed call).
+func timeCalls(b *testing.B, t mcp.Transport, call func(*testing.B, *mcp.ClientSession)) {
 	client := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil)
-	s, err := client.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: srv.URL + "/mcp", DisableStandaloneSSE: true}, nil)
+	s, err := client.Connect(context.Background(), t, nil)
 	if err != nil {
 		b.Fatal(err)
 	}
