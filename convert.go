@@ -114,6 +114,9 @@ func caseOf(c *report.Case) CaseResult {
 			out.Workspace.Changes[i] = WorkspaceChange(ch)
 		}
 	}
+	for _, m := range c.Conversation {
+		out.Conversation = append(out.Conversation, Message(m))
+	}
 	if t := c.Trials; t != nil {
 		out.Trials = &Trials{N: t.N, Passed: t.Passed, Threshold: t.Threshold, Flaky: t.Flaky, PassAtK: t.PassAtK, PassHatK: t.PassHatK, Shown: t.Shown,
 			Runs: make([]CaseResult, len(t.Runs))}
@@ -191,6 +194,9 @@ func internalCase(c *CaseResult) *report.Case {
 		for i, ch := range w.Changes {
 			out.Workspace.Changes[i] = workspace.Change(ch)
 		}
+	}
+	for _, m := range c.Conversation {
+		out.Conversation = append(out.Conversation, report.Message(m))
 	}
 	if t := c.Trials; t != nil {
 		out.Trials = &report.Trials{N: t.N, Passed: t.Passed, Threshold: t.Threshold, Flaky: t.Flaky, PassAtK: t.PassAtK, PassHatK: t.PassHatK, Shown: t.Shown,

@@ -156,6 +156,9 @@ type CaseResult struct {
 	State     map[string]any  `json:"state,omitempty"`
 	Evidence  []Evidence      `json:"evidence,omitempty"`
 	Events    []Event         `json:"events,omitempty"`
+	// Conversation, in a case with a simulated user (user:), is who said
+	// what: each user message and the agent's reply to it, by turn.
+	Conversation []Message `json:"conversation,omitempty"`
 	// Trials, for a case run more than once (RunOptions.Trials,
 	// trials:): how many passed, pass@k and pass^k, and every trial's
 	// own result. The case's other fields are those of trial Shown; its
@@ -191,6 +194,16 @@ type Trials struct {
 	Shown int `json:"shown"`
 	// Runs are the trials' own results, in trial order.
 	Runs []CaseResult `json:"runs"`
+}
+
+// Message is one message of a conversation: the user's or the agent's
+// (Role "user" or "agent") in turn Turn (1 is the input and its reply);
+// an agent's reply came from model turns up to ModelTurn.
+type Message struct {
+	Role      string `json:"role"`
+	Turn      int    `json:"turn"`
+	Text      string `json:"text"`
+	ModelTurn int    `json:"model_turn,omitempty"`
 }
 
 // CheckResult is the result of one check.

@@ -20,6 +20,23 @@ type Config struct {
 	Tools    []model.ToolDef
 	Params   map[string]any
 	MaxTurns int // model calls allowed; at least 1
+	// User, when set, goes on with the conversation after each reply;
+	// MaxTurns bounds the model calls of the whole conversation.
+	User User
+}
+
+// User is a simulated user: after each of the agent's replies, its next
+// message, or ok false to end the conversation.
+type User interface {
+	Next(ctx context.Context, reply string) (msg string, ok bool, err error)
+}
+
+// Exchange is one turn of a conversation: a user message and the agent's
+// reply, made by model turns up to ModelTurn.
+type Exchange struct {
+	User      string
+	Reply     string
+	ModelTurn int
 }
 
 // Transcript is what happened in one run of the loop.
@@ -28,6 +45,9 @@ type Transcript struct {
 	Turns    int    // model calls made
 	Usage    model.Usage
 	Messages []model.Message
+	// Conversation is every turn of the conversation, the first (Input)
+	// included; the last may have no reply when the run ended in it.
+	Conversation []Exchange
 	// Notes are the model's remarks for the report (an answer cut short).
 	Notes []string
 }
@@ -53,6 +73,7 @@ func Run(ctx context.Context, m model.Model, tools tool.Session, cfg Config) (*T
 		Params:   cfg.Params,
 		Messages: []model.Message{{Role: model.User, Text: cfg.Input}},
 	}
+	t.Conversation = []Exchange{{User: cfg.Input}}
 	for {
 		if t.Turns >= cfg.MaxTurns {
 			t.Messages = req.Messages
@@ -81,8 +102,20 @@ func Run(ctx context.Context, m model.Model, tools tool.Session, cfg Config) (*T
 		req.Messages = append(req.Messages, model.Message{Role: model.Assistant, Text: resp.Text, ToolCalls: calls, Raw: resp.Raw})
 		if len(calls) == 0 {
 			t.Output = resp.Text
-			t.Messages = req.Messages
-			return t, nil
+			last := &t.Conversation[len(t.Conversation)-1]
+			last.Reply, last.ModelTurn = resp.Text, t.Turns
+			if cfg.User == nil {
+				t.Messages = req.Messages
+				return t, nil
+			}
+			msg, ok, err := cfg.User.Next(ctx, resp.Text)
+			if err != nil || !ok {
+				t.Messages = req.Messages
+				return t, err
+			}
+			t.Conversation = append(t.Conversation, Exchange{User: msg})
+			req.Messages = append(req.Messages, model.Message{Role: model.User, Text: msg})
+			continue
 		}
 		for _, c := range calls {
 			if err := ctx.Err(); err != nil {

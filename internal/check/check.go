@@ -33,6 +33,9 @@ type Facts struct {
 	// Workspace is the case's workspace directory after the run ("" when
 	// it has none): what file checks read.
 	Workspace string
+	// Replies are the agent's replies of a conversation (a case with
+	// user:), one per user message; nil for a case of one reply (Output).
+	Replies []string
 	// Verdicts are the answers of the case's judge checks, by their
 	// spec.Judge.Index.
 	Verdicts map[int]*Verdict
@@ -282,9 +285,39 @@ func quoteOut(s string) string {
 	return value.Truncate(value.Canonical(s), 300)
 }
 
+// output judges an output check: on the last reply, or in a
+// conversation on the reply its turn names, or on any of them.
 func output(c *spec.Check, f *Facts) (bool, string) {
+	if f.Replies == nil || c.Turn == 0 {
+		return outputOf(c, f.Output)
+	}
+	if c.Turn == spec.TurnAny {
+		var last string
+		for i, r := range f.Replies {
+			if ok, msg := outputOf(c, r); ok {
+				return true, fmt.Sprintf("the output of turn %d: %s", i+1, msg)
+			} else {
+				last = msg
+			}
+		}
+		if len(f.Replies) == 0 {
+			return false, "expected the output of any turn to pass; the agent never replied"
+		}
+		return false, fmt.Sprintf("expected the output of any of the %s to pass; none did; the last: %s", plural(len(f.Replies), "turn", "turns"), last)
+	}
+	if c.Turn > len(f.Replies) {
+		return false, fmt.Sprintf("expected the output of turn %d; the conversation had %s", c.Turn, plural(len(f.Replies), "turn", "turns"))
+	}
+	ok, msg := outputOf(c, f.Replies[c.Turn-1])
+	if ok {
+		return true, fmt.Sprintf("the output of turn %d: %s", c.Turn, msg)
+	}
+	return false, strings.Replace(msg, "expected output", fmt.Sprintf("expected the output of turn %d", c.Turn), 1)
+}
+
+// outputOf judges an output check on one reply.
+func outputOf(c *spec.Check, out string) (bool, string) {
 	var passed []string
-	out := f.Output
 	if c.Contains != nil {
 		if !strings.Contains(out, *c.Contains) {
 			msg := fmt.Sprintf("expected output to contain %s; output was %s", value.Canonical(*c.Contains), quoteOut(out))

@@ -232,6 +232,15 @@ var checkTests = []struct {
 	{"file/no-workspace", `file: {path: notes.txt, exists: true}`, nothing, false},
 
 	// judge: the verdict, with and without a threshold, and no verdict.
+	// output of one turn of a conversation, of any, of the last.
+	{"output/turn", `output: {contains: order number, turn: 1}`, conversation, true},
+	{"output/turn-fails", `output: {contains: refund, turn: 2}`, conversation, false},
+	{"output/turn-beyond", `output: {contains: refund, turn: 4}`, conversation, false},
+	{"output/turn-any", `output: {regex: 'A-\d', turn: any}`, conversation, true},
+	{"output/turn-any-fails", `output: {contains: sorry, turn: any}`, conversation, false},
+	{"output/turn-last", `output: {equals: "You're welcome.", turn: last}`, conversation, true},
+	{"output/turn-last-fails", `output: {contains: order, turn: last}`, conversation, false},
+
 	{"judge/pass", `judge: {rubric: "The refund is confirmed.", provider: anthropic, model: claude-haiku-4-5}`, judged(&check.Verdict{Pass: true, Score: score(0.9), Reasoning: "The reply confirms the refund of A-991."}), true},
 	{"judge/pass-no-score", `judge: {rubric: "The refund is confirmed.", provider: openai, model: gpt-5-mini}`, judged(&check.Verdict{Pass: true, Reasoning: "Confirmed."}), true},
 	{"judge/fail", `judge: {rubric: "The reply apologises for the delay.", provider: anthropic, model: claude-haiku-4-5}`, judged(&check.Verdict{Score: score(0.2), Reasoning: "There is no apology."}), false},
@@ -240,6 +249,14 @@ var checkTests = []struct {
 	{"judge/threshold-no-score", `judge: {rubric: "The refund is confirmed.", provider: anthropic, model: claude-haiku-4-5, threshold: 0.5}`, judged(&check.Verdict{Pass: true}), false},
 	{"judge/no-verdict", `judge: {rubric: "The refund is confirmed.", provider: anthropic, model: claude-haiku-4-5}`, judged(&check.Verdict{Problem: `its answer is not a verdict (a JSON object {"pass": true or false, "score": 0 to 1, "reasoning": "..."}): "I think it is fine."`}), false},
 	{"judge/not-asked", `judge: {rubric: "The refund is confirmed.", provider: anthropic, model: claude-haiku-4-5}`, refund, false},
+}
+
+// conversation is a case of three turns: the agent asks for the order,
+// refunds it, and is thanked.
+var conversation = &check.Facts{
+	Replies: []string{"What is your order number?", "Refunded A-1.", "You're welcome."},
+	Output:  "You're welcome.",
+	Turns:   4,
 }
 
 // judged is the refund with the verdict of its one judge check.

@@ -86,6 +86,9 @@ type Case struct {
 	State     map[string]any   `json:"state,omitempty"`
 	Evidence  []world.Evidence `json:"evidence,omitempty"`
 	Events    []world.Emitted  `json:"events,omitempty"`
+	// Conversation, in a case with a simulated user (user:), is who said
+	// what: each user message and the agent's reply to it, by turn.
+	Conversation []Message `json:"conversation,omitempty"`
 	// Trials, for a case run more than once (--trials, trials:): how
 	// many passed, pass@k and pass^k, and every trial's own result.
 	Trials *Trials `json:"trials,omitempty"`
@@ -97,6 +100,17 @@ type Case struct {
 	Infra bool `json:"-"`
 	// Live counts the model requests that went to a live API.
 	Live int `json:"-"`
+}
+
+// Message is one message of a conversation: the user's or the agent's
+// (role "user" or "agent"), in turn Turn (1 is input and its reply); an
+// agent's reply came from model turns up to ModelTurn (tool calls with a
+// turn after the previous reply's ModelTurn were made for it).
+type Message struct {
+	Role      string `json:"role"`
+	Turn      int    `json:"turn"`
+	Text      string `json:"text"`
+	ModelTurn int    `json:"model_turn,omitempty"`
 }
 
 // ModelFault is a declared fault as it was served: the request it

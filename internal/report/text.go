@@ -343,6 +343,12 @@ func Details(c *Case) []string {
 		out = append(out, fmt.Sprintf("unmatched call in turn %d: %s %s", tc.Turn, tc.Tool, string(tc.Args)))
 		out = append(out, "  "+strings.TrimPrefix(tc.Result, "dryfire: "))
 	}
+	if c.Status != Passed && c.Conversation != nil {
+		out = append(out, "conversation:")
+		for _, m := range c.Conversation {
+			out = append(out, fmt.Sprintf("  %s %d: %s", m.Role, m.Turn, quote(m.Text)))
+		}
+	}
 	if c.Status != Passed {
 		out = append(out, fmt.Sprintf("output after %d turn(s): %s", c.Turns, quote(c.Output)))
 	}

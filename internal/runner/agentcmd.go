@@ -15,6 +15,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os/exec"
@@ -26,6 +27,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/dryfire-dev/dryfire/internal/agent"
 	"github.com/dryfire-dev/dryfire/internal/cassette"
 	"github.com/dryfire-dev/dryfire/internal/endpoint"
 	"github.com/dryfire-dev/dryfire/internal/model"
@@ -221,7 +223,19 @@ func runCommand(ctx context.Context, j job, opts Options, lv *live, c report.Cas
 	if note != "" {
 		cc.c.Notes = append(cc.c.Notes, note)
 	}
-	res := runProgram(ctx, j, opts, lv, cc.url, ws, jail)
+	var tk *talk
+	if j.c.User != nil {
+		user, err := newSimUser(j, lv, &cc.c.Notes)
+		if err != nil {
+			cc.abandon()
+			cc.ws.finish(&c)
+			c.Status, c.Reason, c.Infra = report.Errored, err.Error(), true
+			return done(c, drill, start)
+		}
+		cc.user = user
+		tk = &talk{user: user, turn: func() int { return int(cc.m.arrived.Load()) }}
+	}
+	res := runProgram(ctx, j, opts, lv, cc.url, ws, jail, tk)
 	c = cc.finish(ctx, res)
 	if jail != nil {
 		networkFindings(&c, mode, res.attempts)
@@ -248,6 +262,7 @@ type commandCase struct {
 	keepEmpty bool
 	ws        *caseWorkspace // the program's workspace; nil when it has none
 	lv        *live          // the run's: judge checks ask their model through it
+	user      *simUser       // the case's simulated user; nil without user:
 }
 
 // startCommand serves a case's tools (its world's operations in a world
@@ -368,6 +383,17 @@ func (cc *commandCase) finish(ctx context.Context, res programResult) report.Cas
 	if cc.epErr != nil && m.refused.Load() > 0 {
 		r.broken = cc.epErr
 	}
+	if cc.user != nil {
+		conv := res.conv
+		for i := range conv {
+			conv[i].ModelTurn = turnOf(conv[i].ModelTurn)
+		}
+		cc.user.notes = &c.Notes
+		save := ctx.Err() == nil && r.replay == nil && !(r.err != nil && r.infra)
+		if p := cc.user.finish(&c, conv, save); p != nil && r.replay == nil {
+			r.replay = p
+		}
+	}
 	judge(j, &c, r, &grader{ctx: ctx, lv: cc.lv})
 	// The cassette is written for a run that finished: not one that was
 	// interrupted, nor one whose program failed (a non-zero exit, a
@@ -412,6 +438,16 @@ type programResult struct {
 	// attempts are what the program tried past dryfire in its isolated
 	// network.
 	attempts []netjail.Attempt
+	// conv is the conversation of a case with user:, each reply's
+	// ModelTurn as a count of model calls begun.
+	conv []agent.Exchange
+}
+
+// talk is a case's simulated user and how many model calls its program
+// has begun, for a conversation (nil for a case of one input).
+type talk struct {
+	user *simUser
+	turn func() int
 }
 
 // runProgram runs the suite's program for one case, in the suite's
@@ -420,7 +456,7 @@ type programResult struct {
 //
 // With jail, the program runs in that network namespace (and the jail is
 // closed when it has exited, its attempts in the result).
-func runProgram(ctx context.Context, j job, opts Options, lv *live, prefix string, ws *caseWorkspace, jail *netjail.Jail) programResult {
+func runProgram(ctx context.Context, j job, opts Options, lv *live, prefix string, ws *caseWorkspace, jail *netjail.Jail, tk *talk) programResult {
 	a := &j.suite.Agent
 	timeout := DefaultCommandTimeout
 	if a.TimeoutS > 0 {
@@ -449,23 +485,47 @@ func runProgram(ctx context.Context, j job, opts Options, lv *live, prefix strin
 		vars, clockNote = clockEnv(clk, cmd.Env, lv.getenv)
 		cmd.Env = append(cmd.Env, vars...)
 	}
-	cmd.Stdin = strings.NewReader(j.c.Input)
 	stdout := &capped{max: maxOutput}
 	stderr := &tail{}
 	cmd.Stdout, cmd.Stderr = stdout, stderr
+	var stdin io.WriteCloser
+	var lines *lineWriter
+	if tk != nil {
+		cmd.Env = append(cmd.Env, EnvConversation+"=jsonl")
+		lines = newLineWriter(maxOutput, 2*spec.MaxUserTurns+2)
+		cmd.Stdout = lines
+		var err error
+		if stdin, err = cmd.StdinPipe(); err != nil {
+			return programResult{err: err, infra: true}
+		}
+	} else {
+		cmd.Stdin = strings.NewReader(j.c.Input)
+	}
 	// The program and whatever it starts are one process group, killed
 	// whole on a timeout, on Ctrl-C, and when the program has exited
 	// (what it left running).
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.WaitDelay = 2 * time.Second
-	var err error
+	var err, convErr error
+	var conv []agent.Exchange
 	if jail != nil {
-		if err = jail.Start(cmd); err == nil {
-			err = cmd.Wait()
-		}
+		err = jail.Start(cmd)
 	} else {
-		err = cmd.Run()
+		err = cmd.Start()
+	}
+	if err == nil && tk != nil {
+		exited := make(chan struct{})
+		var waitErr error
+		go func() {
+			waitErr = cmd.Wait()
+			close(exited)
+		}()
+		conv, convErr = converse(cctx, stdin, lines, exited, tk.user, j.c.Input, tk.turn)
+		<-exited
+		err = waitErr
+	} else if err == nil {
+		err = cmd.Wait()
 	}
 	if cmd.Process != nil {
 		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
@@ -477,7 +537,13 @@ func runProgram(ctx context.Context, j job, opts Options, lv *live, prefix strin
 	if errors.Is(err, exec.ErrWaitDelay) {
 		err = nil // it exited 0; what it left running held its output open
 	}
-	r := programResult{output: trimNewline(stdout.String()), cut: stdout.cut, stderr: stderr.String(), note: clockNote, attempts: attempts}
+	r := programResult{output: trimNewline(stdout.String()), cut: stdout.cut, stderr: stderr.String(), note: clockNote, attempts: attempts, conv: conv}
+	if tk != nil {
+		r.output = conv[len(conv)-1].Reply
+		if r.output == "" && len(conv) > 1 {
+			r.output = conv[len(conv)-2].Reply
+		}
+	}
 	var exit *exec.ExitError
 	switch {
 	case err == nil:
@@ -494,6 +560,10 @@ func runProgram(ctx context.Context, j job, opts Options, lv *live, prefix strin
 	default:
 		r.err = fmt.Errorf("the agent could not start: %s: %w", strings.Join(quoteArgs(a.Command), " "), err)
 		r.infra = true
+	}
+	if r.err == nil && convErr != nil {
+		var ue *userError
+		r.err, r.infra = convErr, errors.As(convErr, &ue)
 	}
 	return r
 }
@@ -514,7 +584,7 @@ func quoteArgs(args []string) []string {
 var dryfireEnv = []string{
 	"OPENAI_BASE_URL", "ANTHROPIC_BASE_URL", "OPENAI_API_KEY", "ANTHROPIC_API_KEY",
 	EnvMCPURL, EnvToolsURL, EnvOpsURL, EnvWorldURL, EnvCase, EnvInput, EnvWorkspace, EnvNow,
-	EnvMCPCommand, EnvMCPArgv,
+	EnvMCPCommand, EnvMCPArgv, EnvConversation,
 }
 
 // bridgeEnv are DRYFIRE_MCP_COMMAND and DRYFIRE_MCP_ARGV: the bridge

@@ -175,15 +175,34 @@ func parseVerdict(text string) *check.Verdict {
 // each tool call with its arguments and result, the agent's answer.
 func judgeConversation(input string, c *report.Case) string {
 	var b strings.Builder
-	b.WriteString("[user] " + input + "\n")
-	for _, tc := range c.ToolCalls {
-		result := "returned"
-		if tc.IsError {
-			result = "returned an error"
+	calls := c.ToolCalls
+	// The calls made up to model turn upTo, not yet written.
+	writeCalls := func(upTo int) {
+		for len(calls) > 0 && (upTo < 0 || calls[0].Turn <= upTo) {
+			tc := calls[0]
+			calls = calls[1:]
+			result := "returned"
+			if tc.IsError {
+				result = "returned an error"
+			}
+			fmt.Fprintf(&b, "[agent, turn %d] called %s %s; it %s: %s\n", tc.Turn, tc.Tool, cutText(string(tc.Args), maxJudgeItem), result, cutText(tc.Result, maxJudgeItem))
 		}
-		fmt.Fprintf(&b, "[agent, turn %d] called %s %s; it %s: %s\n", tc.Turn, tc.Tool, cutText(string(tc.Args), maxJudgeItem), result, cutText(tc.Result, maxJudgeItem))
 	}
-	b.WriteString("[agent] " + c.Output + "\n")
+	if c.Conversation == nil {
+		b.WriteString("[user] " + input + "\n")
+		writeCalls(-1)
+		b.WriteString("[agent] " + c.Output + "\n")
+		return cutText(b.String(), maxJudgeConversation)
+	}
+	for _, m := range c.Conversation {
+		if m.Role == "user" {
+			b.WriteString("[user] " + m.Text + "\n")
+			continue
+		}
+		writeCalls(m.ModelTurn)
+		b.WriteString("[agent] " + m.Text + "\n")
+	}
+	writeCalls(-1)
 	return cutText(b.String(), maxJudgeConversation)
 }
 

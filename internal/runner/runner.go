@@ -418,6 +418,21 @@ func prepareLive(jobs []job, opts Options) (*live, error) {
 				}
 			}
 		}
+		// A model-driven user's model.
+		if u := j.c.User; u != nil && u.Model != nil {
+			needsModel = true
+			keyEnv := model.KeyEnv(u.Model.Provider)
+			if u.Model.Provider != spec.ProviderOpenAICompatible && lv.getenv(keyEnv) == "" {
+				switch file := UserCassette(TrialCassette(j.plan.Cassette(), j.trial)); {
+				case lv.mode == cassette.All:
+					need(j, keyEnv, "the simulated user, --record all")
+				case lv.mode == cassette.Once:
+					if _, err := os.Stat(file); err != nil {
+						need(j, keyEnv, "no cassette of the simulated user yet: "+file)
+					}
+				}
+			}
+		}
 		p := j.suite.Agent.Provider
 		command := len(j.suite.Agent.Command) > 0
 		if p == spec.ProviderScript && !command {
@@ -574,7 +589,18 @@ func runCase(ctx context.Context, j job, opts Options, lv *live) report.Case {
 		answer = ms
 	}
 	sess := tool.NewRecorder(answer, tool.RecorderOptions{})
+	user, err := newSimUser(j, lv, &c.Notes)
+	if err != nil {
+		c.Status, c.Reason, c.Infra = report.Errored, err.Error(), true
+		endDrill(&c, drill)
+		return done(c, drill, start)
+	}
+	var au agent.User
+	if user != nil {
+		au = user
+	}
 	tr, err := agent.Run(ctx, m, sess, agent.Config{
+		User:     au,
 		Model:    j.suite.Agent.Model,
 		System:   j.suite.Agent.System,
 		Input:    j.c.Input,
@@ -599,6 +625,9 @@ func runCase(ctx context.Context, j job, opts Options, lv *live) report.Case {
 	}
 	if faults != nil {
 		reportFaults(&c, j.c.ModelFaults, faults.Faults())
+	}
+	if p := user.finish(&c, tr.Conversation, ctx.Err() == nil && r.replay == nil && !(err != nil && r.infra)); p != nil && r.replay == nil {
+		r.replay = p
 	}
 	judge(j, &c, r, &grader{ctx: ctx, lv: lv})
 	// The cassette is written for a case that finished: not one that was
@@ -648,7 +677,7 @@ func judge(j job, c *report.Case, r ran, g *grader) {
 		}
 		c.Notes = append(c.Notes, rec.Result.Notes...)
 	}
-	facts := &check.Facts{Calls: r.recs, Output: c.Output, Turns: c.Turns, Workspace: r.workspace}
+	facts := &check.Facts{Calls: r.recs, Output: c.Output, Turns: c.Turns, Workspace: r.workspace, Replies: replies(c)}
 	facts.World = endDrill(c, r.drill)
 	if r.broken != nil {
 		c.Status, c.Reason, c.Infra = report.Errored, r.broken.Error(), true

@@ -231,7 +231,10 @@ func releaseCase(c *Case) {
 	c.node = nil
 	releaseRules(c.Mocks)
 	for _, ch := range c.Expect {
-		ch.withNode, ch.toolNodes, ch.judgeNode = nil, nil, nil
+		ch.withNode, ch.toolNodes, ch.judgeNode, ch.turnNode = nil, nil, nil, nil
+	}
+	if c.User != nil {
+		c.User.key, c.User.node = nil, nil
 	}
 }
 
@@ -566,6 +569,8 @@ func (x *decoder) caseOf(it item, index int) *Case {
 			c.SetupNode = p.v
 		case "mocks":
 			c.Mocks, c.MockOrder = x.mocks(p.v, p.val)
+		case "user":
+			c.User = x.user(p)
 		case "script":
 			for ti, tn := range items(p.v, p.val) {
 				if t := x.turn(tn, ti); t != nil {
@@ -788,6 +793,20 @@ func (x *decoder) check(it item) *Check {
 				}
 			case "json_schema":
 				c.JSONSchema = x.compileSchema(p.v, p.val, "json_schema")
+			case "turn":
+				c.turnNode = p.v
+				switch t := p.val.(type) {
+				case string:
+					switch t {
+					case "any":
+						c.Turn = TurnAny
+					case "last":
+					default:
+						x.errorf(p.v, "turn must be a turn number (1 is the reply to input), any or last, not %q%s", t, suggest.DidYouMean(t, []string{"any", "last"}))
+					}
+				case json.Number:
+					c.Turn, _ = x.integer(p.v, p.val)
+				}
 			}
 		}
 	case CheckMaxTurns:
@@ -963,7 +982,7 @@ func (x *decoder) crossCase(s *Suite, c *Case) {
 		}
 	}
 	for ti, t := range c.Script {
-		if len(t.ToolCalls) == 0 && !t.broken && ti+1 < len(c.Script) {
+		if len(t.ToolCalls) == 0 && !t.broken && ti+1 < len(c.Script) && c.User == nil {
 			next := c.Script[ti+1]
 			x.d.add(Warning, next.Pos.Line, next.Pos.Col, "script turn %d is never reached: turn %d has no tool calls, so the case ends there", ti+2, ti+1)
 		}
@@ -974,6 +993,7 @@ func (x *decoder) crossCase(s *Suite, c *Case) {
 		}
 	}
 	x.resolveJudges(s, c)
+	x.resolveUser(s, c)
 	for _, ch := range c.Expect {
 		var names []string
 		switch ch.Kind {
@@ -998,6 +1018,106 @@ func (x *decoder) crossCase(s *Suite, c *Case) {
 		if ch.With != nil && declared[ch.Tool] != nil {
 			x.checkPatternKeys(ch.With, declared[ch.Tool], ch.withNode, "with")
 		}
+	}
+}
+
+// user reads a case's user: a list of scripted turns or a model-driven
+// user (its model resolved in crossCheck).
+func (x *decoder) user(p kv) *User {
+	u := &User{Pos: x.pos(p.k), key: p.k, node: p.v}
+	switch val := p.val.(type) {
+	case []any:
+		u.Script = []*UserTurn{}
+		for _, it := range items(p.v, val) {
+			t := &UserTurn{Pos: x.pos(it.n)}
+			switch v := it.val.(type) {
+			case string:
+				t.Say = v
+			case map[string]any:
+				for _, q := range pairs(it.n, v) {
+					switch deref(q.k).Value {
+					case "say":
+						t.Say = str(q.val)
+					case "when":
+						if s, ok := q.val.(string); ok {
+							t.When = x.regex(q.v, s)
+						}
+					}
+				}
+			default:
+				continue // reported by the schema
+			}
+			u.Script = append(u.Script, t)
+		}
+	case map[string]any:
+		m := &UserModel{MaxTurns: DefaultUserMaxTurns}
+		for _, q := range pairs(p.v, val) {
+			switch deref(q.k).Value {
+			case "provider":
+				m.Provider = str(q.val)
+			case "model":
+				m.Model = str(q.val)
+			case "instructions":
+				m.Instructions = str(q.val)
+			case "stop_when":
+				if s, ok := q.val.(string); ok {
+					m.StopWhen = x.regex(q.v, s)
+				}
+			case "max_turns":
+				if i, ok := x.integer(q.v, q.val); ok {
+					m.MaxTurns = i
+				}
+			}
+		}
+		u.Model = m
+	default:
+		return nil // reported by the schema
+	}
+	return u
+}
+
+// resolveUser gives a model-driven user its model: its own, else the
+// agent's, as a judge's; and says what does not go with a conversation.
+func (x *decoder) resolveUser(s *Suite, c *Case) {
+	u := c.User
+	if u == nil {
+		for _, ch := range c.Expect {
+			if ch.Kind == CheckOutput && ch.Turn != 0 && ch.turnNode != nil {
+				x.warnf(ch.turnNode, "turn is for conversations (a case with user:): this case has one reply, so turn reads it")
+			}
+		}
+		return
+	}
+	if s.NoAgent {
+		x.errorf(u.key, "user: needs the suite's agent: a test's own function is not run in a conversation")
+	}
+	m := u.Model
+	if m == nil {
+		return
+	}
+	own := m.Provider != ""
+	if !own {
+		m.Provider = s.Agent.Provider
+	}
+	if m.Provider == s.Agent.Provider {
+		m.BaseURL = s.Agent.BaseURL
+		if m.Model == "" {
+			m.Model = s.Agent.Model
+		}
+	}
+	switch {
+	case m.Provider == "" || m.Provider == ProviderScript:
+		why := "the agent's provider is script"
+		if m.Provider == "" {
+			why = "the agent names no provider"
+		}
+		x.errorf(u.node, "a model-driven user needs a model, and %s: give the user provider and model, or scripted turns (a list)", why)
+	case !slices.Contains(providers, m.Provider):
+	case m.Model == "":
+		x.errorf(u.node, "a model-driven user needs a model name: give the user model")
+	case m.Provider == ProviderOpenAICompatible && m.BaseURL == "":
+		at, _ := lookup(u.node, "provider")
+		x.errorf(at, "a user on openai-compatible needs the agent's base_url: use the agent's provider, or another provider")
 	}
 }
 

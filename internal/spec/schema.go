@@ -101,6 +101,8 @@ var schemaContexts = []SchemaContext{
 	{"/$defs/agent", "agent"},
 	{"/$defs/tool", "tool"},
 	{"/$defs/rule", "mock rule"},
+	{"/$defs/case/properties/user/items", "user turn"},
+	{"/$defs/case/properties/user", "user"},
 	{"/$defs/case", "case"},
 	{"/$defs/turn", "script turn"},
 	{"/$defs/file_check", "file check"},

@@ -193,6 +193,9 @@ type Case struct {
 	MockOrder []string
 	Script    []*Turn
 	Expect    []*Check
+	// User, when set, goes on talking after the agent's first reply: a
+	// conversation of several turns.
+	User *User
 	Pos       Pos
 
 	// Drill fields of a world suite's case: the scenario, the actor, the
@@ -208,6 +211,39 @@ type Case struct {
 
 	node  *yaml.Node
 	index int // in the cases list, counting items that are not cases
+}
+
+// MaxUserTurns bounds the messages a simulated user sends after input
+// (a scripted list's length, a model-driven user's max_turns).
+const MaxUserTurns = 100
+
+// DefaultUserMaxTurns is a model-driven user's max_turns when not given.
+const DefaultUserMaxTurns = 5
+
+// User is a case's simulated user: scripted turns, or a model.
+type User struct {
+	Script []*UserTurn // scripted; nil for a model-driven user
+	Model  *UserModel  // model-driven; nil for a scripted user
+	Pos    Pos
+
+	key, node *yaml.Node // the user key and its value, for messages
+}
+
+// UserTurn is one scripted message of a simulated user, said only when
+// the agent's last reply matches When (when set).
+type UserTurn struct {
+	Say  string
+	When *regexp.Regexp
+	Pos  Pos
+}
+
+// UserModel is a model-driven simulated user, its model resolved as a
+// judge's is (the agent's when not given).
+type UserModel struct {
+	Provider, Model, BaseURL string
+	Instructions             string
+	StopWhen                 *regexp.Regexp
+	MaxTurns                 int
 }
 
 // Turn is one scripted model answer.
@@ -269,6 +305,9 @@ type TrajectoryCall struct {
 	Pos  Pos
 }
 
+// TurnAny, as Check.Turn, is an output check on any of the replies.
+const TurnAny = -1
+
 // Judge is a judge check: a model grades the case against Rubric.
 type Judge struct {
 	Rubric    string
@@ -317,6 +356,10 @@ type Check struct {
 	Regex      *regexp.Regexp
 	Equals     *string
 	JSONSchema *jschema.Schema
+	// Turn is which reply an output check reads in a conversation: 0
+	// the last, TurnAny any of them, else the reply to the Nth user
+	// message.
+	Turn int
 
 	// max_turns
 	MaxTurns int
@@ -352,6 +395,7 @@ type Check struct {
 
 	withNode  *yaml.Node
 	judgeNode *yaml.Node   // the judge check's value
+	turnNode  *yaml.Node   // an output check's turn
 	toolNodes []*yaml.Node // where each tool name of the check is written
 }
 

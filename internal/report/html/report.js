@@ -145,8 +145,25 @@ ${t.runs.map((r, k) => `<div class="case trial" data-trial="${k}"><div class="he
       if (!turns.has(tc.turn)) turns.set(tc.turn, []);
       turns.get(tc.turn).push(tc);
     }
+    const sorted = [...turns.entries()].sort((a, b) => a[0] - b[0]);
+    const toolTurn = ([turn, calls]) => `<div class="turn"><div class="who">assistant, turn ${esc(turn)}: ${calls.length} tool call(s)</div>${calls.map(call).join("")}</div>`;
+    if (c.conversation) {
+      // Who said what: each user message, the tool calls made for the
+      // reply (model turns up to the reply's), the reply.
+      let out = "", i = 0;
+      for (const m of c.conversation) {
+        if (m.role === "user") {
+          out += `<div class="turn user"><div class="who">user, turn ${esc(m.turn)}</div><pre>${esc(m.text)}</pre></div>`;
+          continue;
+        }
+        while (i < sorted.length && sorted[i][0] <= m.model_turn) out += toolTurn(sorted[i++]);
+        out += `<div class="turn"><div class="who">agent, reply to turn ${esc(m.turn)}${m.model_turn ? ` (model turn ${esc(m.model_turn)})` : ""}</div>${m.text ? `<pre>${esc(m.text)}</pre>` : '<div class="meta">(no text)</div>'}</div>`;
+      }
+      while (i < sorted.length) out += toolTurn(sorted[i++]);
+      return out;
+    }
     let out = `<div class="turn"><div class="who">user</div><div class="meta">the case's input (in the suite file)</div></div>`;
-    for (const [turn, calls] of [...turns.entries()].sort((a, b) => a[0] - b[0])) {
+    for (const [turn, calls] of sorted) {
       out += `<div class="turn"><div class="who">assistant, turn ${esc(turn)}: ${calls.length} tool call(s)</div>${calls.map(call).join("")}</div>`;
     }
     out += `<div class="turn"><div class="who">assistant, final answer${c.turns ? ` (turn ${c.turns})` : ""}</div>${c.output ? `<pre>${esc(c.output)}</pre>` : '<div class="meta">(none)</div>'}</div>`;

@@ -1,0 +1,202 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+
+	"github.com/dryfire-dev/dryfire/internal/agent"
+	"github.com/dryfire-dev/dryfire/internal/cassette"
+	"github.com/dryfire-dev/dryfire/internal/model"
+	"github.com/dryfire-dev/dryfire/internal/report"
+	"github.com/dryfire-dev/dryfire/internal/spec"
+)
+
+// userSystem opens the system prompt of a model-driven user; the case's
+// instructions follow it. Changing it changes every recorded request of
+// a simulated user.
+const userSystem = `You are playing the user in a conversation with an AI agent, to test the agent. Stay in your role: write only your next message to the agent, as the user would, with no commentary.
+
+Who you are and what you want:
+`
+
+// UserCassette is the cassette of a case's model-driven user (the case's
+// or trial's cassette is file): FILE.user.json, beside it.
+func UserCassette(file string) string {
+	return strings.TrimSuffix(file, ".json") + ".user.json"
+}
+
+// simUser is a case's simulated user (user:): it says the next message
+// after each of the agent's replies, from its scripted turns or from its
+// model, and keeps the conversation for the report.
+type simUser struct {
+	u     *spec.User
+	notes *[]string
+	// Scripted: the next turn to consider.
+	next int
+	// Model-driven: its model, through its own cassette.
+	m    model.Model
+	rec  *cassette.Recorder
+	file string
+	said int
+	conv []agent.Exchange // the conversation so far, as the user saw it
+}
+
+// newSimUser is the simulated user of a job; nil when the case has none.
+// A model-driven user's cassette that cannot be opened is the error.
+func newSimUser(j job, lv *live, notes *[]string) (*simUser, error) {
+	u := j.c.User
+	if u == nil {
+		return nil, nil
+	}
+	s := &simUser{u: u, notes: notes, conv: []agent.Exchange{{User: j.c.Input}}}
+	if u.Model == nil {
+		return s, nil
+	}
+	um := u.Model
+	cred := model.Resolve(um.Provider, um.BaseURL, lv.getenv)
+	s.file = UserCassette(TrialCassette(j.plan.Cassette(), j.trial))
+	cfg := cassette.Config{
+		Mode:      lv.mode,
+		File:      s.file,
+		SuiteFile: j.suite.File,
+		Case:      j.c.Name,
+		Provider:  um.Provider,
+		Live:      lv.transport,
+		Secrets:   append(slices.Clip(lv.secrets), cred.Key),
+	}
+	if cred.Key == "" && um.Provider != spec.ProviderOpenAICompatible {
+		cfg.LiveUnavailable = cred.KeyEnv + " is not set"
+	}
+	rec, err := cassette.Open(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("the simulated user: %w", err)
+	}
+	m, err := model.New(model.Options{
+		Provider: um.Provider,
+		Model:    um.Model,
+		BaseURL:  cred.BaseURL,
+		APIKey:   cred.Key,
+		Client:   &http.Client{Transport: rec},
+		Retries:  model.DefaultRetries,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("the simulated user: %w", err)
+	}
+	s.m, s.rec = m, rec
+	return s, nil
+}
+
+// Next implements agent.User.
+func (s *simUser) Next(ctx context.Context, reply string) (string, bool, error) {
+	s.conv[len(s.conv)-1].Reply = reply
+	msg, ok, err := s.say(ctx, reply)
+	if ok && err == nil {
+		s.conv = append(s.conv, agent.Exchange{User: msg})
+	}
+	return msg, ok, err
+}
+
+func (s *simUser) say(ctx context.Context, reply string) (string, bool, error) {
+	if s.m == nil {
+		for s.next < len(s.u.Script) {
+			t := s.u.Script[s.next]
+			s.next++
+			if t.When != nil && !t.When.MatchString(reply) {
+				*s.notes = append(*s.notes, fmt.Sprintf("user turn %d (%s) was skipped: the agent's reply does not match /%s/", s.next, t.Pos.FileLine(), t.When))
+				continue
+			}
+			return t.Say, true, nil
+		}
+		return "", false, nil
+	}
+	um := s.u.Model
+	if s.said >= um.MaxTurns {
+		return "", false, nil
+	}
+	var b strings.Builder
+	for _, x := range s.conv {
+		b.WriteString("[you] " + x.User + "\n")
+		if x.Reply != "" {
+			b.WriteString("[agent] " + x.Reply + "\n")
+		}
+	}
+	resp, err := s.m.Generate(ctx, &model.Request{
+		Model:    um.Model,
+		System:   userSystem + um.Instructions,
+		Messages: []model.Message{{Role: model.User, Text: "The conversation so far:\n" + cutText(b.String(), maxJudgeConversation) + "\nWrite your next message to the agent."}},
+	})
+	if err != nil {
+		return "", false, &userError{fmt.Errorf("the simulated user (%s %s): %w", um.Provider, um.Model, err)}
+	}
+	msg := strings.TrimSpace(resp.Text)
+	if um.StopWhen != nil && um.StopWhen.MatchString(msg) {
+		*s.notes = append(*s.notes, fmt.Sprintf("the simulated user ended the conversation after %d message(s): %q matches stop_when /%s/", s.said, cutText(msg, 200), um.StopWhen))
+		return "", false, nil
+	}
+	if msg == "" {
+		*s.notes = append(*s.notes, "the simulated user ended the conversation: its model answered no text")
+		return "", false, nil
+	}
+	s.said++
+	return msg, true, nil
+}
+
+// finish ends the user's part of a case: the conversation goes into the
+// report (with each reply's model turn from turns, the agent's), and a
+// model-driven user's cassette is saved for a run that finished (save).
+// The replay error is a user's request that strayed from its recording.
+func (s *simUser) finish(c *report.Case, turns []agent.Exchange, save bool) *cassette.ReplayError {
+	if s == nil {
+		return nil
+	}
+	conv := turns
+	if conv == nil {
+		conv = s.conv
+	}
+	c.Conversation = make([]report.Message, 0, 2*len(conv))
+	for i, x := range conv {
+		c.Conversation = append(c.Conversation, report.Message{Role: "user", Turn: i + 1, Text: x.User})
+		if x.ModelTurn > 0 || x.Reply != "" {
+			c.Conversation = append(c.Conversation, report.Message{Role: "agent", Turn: i + 1, Text: x.Reply, ModelTurn: x.ModelTurn})
+		}
+	}
+	if s.rec == nil {
+		return nil
+	}
+	if p := s.rec.Problem(); p != nil {
+		return p
+	}
+	if save && s.rec.Failure() == nil {
+		if wrote, err := s.rec.Save(); err != nil {
+			*s.notes = append(*s.notes, "the simulated user's cassette could not be saved: "+err.Error())
+		} else if wrote {
+			_, recorded, _ := s.rec.Stats()
+			*s.notes = append(*s.notes, fmt.Sprintf("recorded %s of the simulated user into %s", calls(recorded), s.file))
+		}
+	}
+	return nil
+}
+
+// userError is a failure of a simulated user's model: the surroundings',
+// not the agent's.
+type userError struct{ err error }
+
+func (e *userError) Error() string { return e.err.Error() }
+func (e *userError) Unwrap() error { return e.err }
+
+// replies are the agent's replies of a conversation, for checks.
+func replies(c *report.Case) []string {
+	if c.Conversation == nil {
+		return nil
+	}
+	out := []string{}
+	for _, m := range c.Conversation {
+		if m.Role == "agent" {
+			out = append(out, m.Text)
+		}
+	}
+	return out
+}
