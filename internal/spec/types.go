@@ -196,7 +196,7 @@ type Case struct {
 	// User, when set, goes on talking after the agent's first reply: a
 	// conversation of several turns.
 	User *User
-	Pos       Pos
+	Pos  Pos
 
 	// Drill fields of a world suite's case: the scenario, the actor, the
 	// drill's overrides and the per-test setup, as JSON values with the
