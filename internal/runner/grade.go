@@ -86,33 +86,8 @@ func (g *grader) verdicts(j job, c *report.Case) (map[int]*check.Verdict, error)
 }
 
 func (g *grader) ask(j job, c *report.Case, jd *spec.Judge, conversation string) (*check.Verdict, error) {
-	lv := g.lv
-	cred := model.Resolve(jd.Provider, jd.BaseURL, lv.getenv)
 	file := j.judgeFile(jd)
-	cfg := cassette.Config{
-		Mode:      lv.mode,
-		File:      file,
-		SuiteFile: j.suite.File,
-		Case:      j.c.Name,
-		Provider:  jd.Provider,
-		Live:      lv.transport,
-		Secrets:   append(slices.Clip(lv.secrets), cred.Key),
-	}
-	if cred.Key == "" && jd.Provider != spec.ProviderOpenAICompatible {
-		cfg.LiveUnavailable = cred.KeyEnv + " is not set"
-	}
-	rec, err := cassette.Open(cfg)
-	if err != nil {
-		return nil, fmt.Errorf("judge %d: %w", jd.Index, err)
-	}
-	m, err := model.New(model.Options{
-		Provider: jd.Provider,
-		Model:    jd.Model,
-		BaseURL:  cred.BaseURL,
-		APIKey:   cred.Key,
-		Client:   &http.Client{Transport: rec},
-		Retries:  model.DefaultRetries,
-	})
+	m, rec, err := sideModel(j, g.lv, file, jd.Provider, jd.Model, jd.BaseURL)
 	if err != nil {
 		return nil, fmt.Errorf("judge %d: %w", jd.Index, err)
 	}
@@ -137,6 +112,41 @@ func (g *grader) ask(j job, c *report.Case, jd *spec.Judge, conversation string)
 		c.Notes = append(c.Notes, fmt.Sprintf("recorded the judge's model call into %s", file))
 	}
 	return parseVerdict(resp.Text), nil
+}
+
+// sideModel is a model a case uses besides its agent's (a judge's, a
+// simulated user's), its calls recorded into a cassette of their own,
+// file, in the run's record mode.
+func sideModel(j job, lv *live, file, provider, name, baseURL string) (model.Model, *cassette.Recorder, error) {
+	cred := model.Resolve(provider, baseURL, lv.getenv)
+	cfg := cassette.Config{
+		Mode:      lv.mode,
+		File:      file,
+		SuiteFile: j.suite.File,
+		Case:      j.c.Name,
+		Provider:  provider,
+		Live:      lv.transport,
+		Secrets:   append(slices.Clip(lv.secrets), cred.Key),
+	}
+	if cred.Key == "" && provider != spec.ProviderOpenAICompatible {
+		cfg.LiveUnavailable = cred.KeyEnv + " is not set"
+	}
+	rec, err := cassette.Open(cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	m, err := model.New(model.Options{
+		Provider: provider,
+		Model:    name,
+		BaseURL:  cred.BaseURL,
+		APIKey:   cred.Key,
+		Client:   &http.Client{Transport: rec},
+		Retries:  model.DefaultRetries,
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	return m, rec, nil
 }
 
 // parseVerdict reads a judge's answer: a JSON object {pass, score,

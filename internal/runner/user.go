@@ -3,8 +3,6 @@ package runner
 import (
 	"context"
 	"fmt"
-	"net/http"
-	"slices"
 	"strings"
 
 	"github.com/dryfire-dev/dryfire/internal/agent"
@@ -56,32 +54,8 @@ func newSimUser(j job, lv *live, notes *[]string) (*simUser, error) {
 		return s, nil
 	}
 	um := u.Model
-	cred := model.Resolve(um.Provider, um.BaseURL, lv.getenv)
 	s.file = UserCassette(TrialCassette(j.plan.Cassette(), j.trial))
-	cfg := cassette.Config{
-		Mode:      lv.mode,
-		File:      s.file,
-		SuiteFile: j.suite.File,
-		Case:      j.c.Name,
-		Provider:  um.Provider,
-		Live:      lv.transport,
-		Secrets:   append(slices.Clip(lv.secrets), cred.Key),
-	}
-	if cred.Key == "" && um.Provider != spec.ProviderOpenAICompatible {
-		cfg.LiveUnavailable = cred.KeyEnv + " is not set"
-	}
-	rec, err := cassette.Open(cfg)
-	if err != nil {
-		return nil, fmt.Errorf("the simulated user: %w", err)
-	}
-	m, err := model.New(model.Options{
-		Provider: um.Provider,
-		Model:    um.Model,
-		BaseURL:  cred.BaseURL,
-		APIKey:   cred.Key,
-		Client:   &http.Client{Transport: rec},
-		Retries:  model.DefaultRetries,
-	})
+	m, rec, err := sideModel(j, lv, s.file, um.Provider, um.Model, um.BaseURL)
 	if err != nil {
 		return nil, fmt.Errorf("the simulated user: %w", err)
 	}

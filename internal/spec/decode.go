@@ -1095,30 +1095,7 @@ func (x *decoder) resolveUser(s *Suite, c *Case) {
 	if m == nil {
 		return
 	}
-	own := m.Provider != ""
-	if !own {
-		m.Provider = s.Agent.Provider
-	}
-	if m.Provider == s.Agent.Provider {
-		m.BaseURL = s.Agent.BaseURL
-		if m.Model == "" {
-			m.Model = s.Agent.Model
-		}
-	}
-	switch {
-	case m.Provider == "" || m.Provider == ProviderScript:
-		why := "the agent's provider is script"
-		if m.Provider == "" {
-			why = "the agent names no provider"
-		}
-		x.errorf(u.node, "a model-driven user needs a model, and %s: give the user provider and model, or scripted turns (a list)", why)
-	case !slices.Contains(providers, m.Provider):
-	case m.Model == "":
-		x.errorf(u.node, "a model-driven user needs a model name: give the user model")
-	case m.Provider == ProviderOpenAICompatible && m.BaseURL == "":
-		at, _ := lookup(u.node, "provider")
-		x.errorf(at, "a user on openai-compatible needs the agent's base_url: use the agent's provider, or another provider")
-	}
+	x.sideModel(s, u.node, "a model-driven user", "user", ", or scripted turns (a list)", &m.Provider, &m.Model, &m.BaseURL)
 }
 
 // resolveJudges gives each judge check of a case its place among them
@@ -1133,39 +1110,48 @@ func (x *decoder) resolveJudges(s *Suite, c *Case) {
 		}
 		n++
 		j.Index = n
-		own := j.Provider != ""
-		if !own {
-			j.Provider = s.Agent.Provider
+		x.sideModel(s, ch.judgeNode, "a judge", "judge", " (e.g. {provider: anthropic, model: claude-sonnet-4-5})", &j.Provider, &j.Model, &j.BaseURL)
+	}
+}
+
+// sideModel resolves the model of a judge or a simulated user, written
+// at n: its own provider, else the agent's; on the agent's provider the
+// agent's model (when it names none) and base_url. It says what is
+// missing: a real provider (not script), a model name, a base_url for
+// openai-compatible.
+func (x *decoder) sideModel(s *Suite, n *yaml.Node, who, role, hint string, prov, name, baseURL *string) {
+	own := *prov != ""
+	if !own {
+		*prov = s.Agent.Provider
+	}
+	if *prov == s.Agent.Provider {
+		*baseURL = s.Agent.BaseURL
+		if *name == "" {
+			*name = s.Agent.Model
 		}
-		if j.Provider == s.Agent.Provider {
-			j.BaseURL = s.Agent.BaseURL
-			if j.Model == "" {
-				j.Model = s.Agent.Model
-			}
+	}
+	switch {
+	case *prov == "" || *prov == ProviderScript:
+		why := "the agent's provider is script, which answers from the case's script only"
+		if *prov == "" {
+			why = "the agent names no provider"
 		}
-		switch {
-		case j.Provider == "" || j.Provider == ProviderScript:
-			why := "the agent's provider is script, which answers from the case's script only"
-			if j.Provider == "" {
-				why = "the agent names no provider"
-			}
-			x.errorf(ch.judgeNode, "a judge needs a model to grade with, and %s: give the judge provider and model (e.g. {provider: anthropic, model: claude-sonnet-4-5})", why)
-		case !slices.Contains(providers, j.Provider):
-			// An unknown agent provider is reported already.
-		case j.Model == "":
-			at := ch.judgeNode
-			if own {
-				at, _ = lookup(ch.judgeNode, "provider")
-			}
-			why := "the agent names none"
-			if j.Provider != s.Agent.Provider {
-				why = "the agent's is for the agent's provider"
-			}
-			x.errorf(at, "a judge needs a model name: give the judge model (%s)", why)
-		case j.Provider == ProviderOpenAICompatible && j.BaseURL == "":
-			at, _ := lookup(ch.judgeNode, "provider")
-			x.errorf(at, "a judge on openai-compatible needs the agent's base_url: use the agent's provider, or another provider")
+		x.errorf(n, "%s needs a model, and %s: give the %s provider and model%s", who, why, role, hint)
+	case !slices.Contains(providers, *prov):
+		// An unknown agent provider is reported already.
+	case *name == "":
+		at := n
+		if own {
+			at, _ = lookup(n, "provider")
 		}
+		why := "the agent names none"
+		if *prov != s.Agent.Provider {
+			why = "the agent's is for the agent's provider"
+		}
+		x.errorf(at, "%s needs a model name: give the %s model (%s)", who, role, why)
+	case *prov == ProviderOpenAICompatible && *baseURL == "":
+		at, _ := lookup(n, "provider")
+		x.errorf(at, "%s on openai-compatible needs the agent's base_url: use the agent's provider, or another provider", who)
 	}
 }
 
