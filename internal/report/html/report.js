@@ -146,7 +146,7 @@ ${t.runs.map((r, k) => `<div class="case trial" data-trial="${k}"><div class="he
       turns.get(tc.turn).push(tc);
     }
     const sorted = [...turns.entries()].sort((a, b) => a[0] - b[0]);
-    const toolTurn = ([turn, calls]) => `<div class="turn"><div class="who">assistant, turn ${esc(turn)}: ${calls.length} tool call(s)</div>${calls.map(call).join("")}</div>`;
+    const toolTurn = ([turn, calls]) => `<div class="turn"><div class="who">${c.conversation ? "agent, model turn" : "assistant, turn"} ${esc(turn)}: ${calls.length} tool call(s)</div>${calls.map(call).join("")}</div>`;
     if (c.conversation) {
       // Who said what: each user message, the tool calls made for the
       // reply (model turns up to the reply's), the reply.
