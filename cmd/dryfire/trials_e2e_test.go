@@ -134,6 +134,10 @@ func TestE2ETrialsRecordReplay(t *testing.T) {
 			}
 		}
 	}
+	// A trial's cassette says how to record the case again: all its trials.
+	if data, _ := os.ReadFile(filepath.Join(dir, "cassettes", "support", "refund-for-a-gold-customer.trial-2.json")); !strings.Contains(string(data), "--filter '^refund for a gold customer$' --record all --trials 5") {
+		t.Errorf("trial 2's cassette note does not name --trials 5:\n%.600s", data)
+	}
 	files, _ := filepath.Glob(filepath.Join(dir, "cassettes", "support", "*"))
 	if len(files) != 10 {
 		t.Errorf("%d cassettes, want 10: %v", len(files), files)

@@ -103,6 +103,10 @@ type Config struct {
 	// note; nil: the dryfire run command. A drill of a test's own agent
 	// (the SDKs) is recorded by running its test again.
 	Rerecord func(Mode) string
+	// Trials, above 1, is how often the case runs (--trials, trials:):
+	// each trial has its cassette, and the command that records the case
+	// again runs them all (--trials N).
+	Trials int
 	// Match are the declared matching rules: both the recorded and the
 	// live request body go through them before they are compared (what
 	// is recorded is the request as sent). Empty: bodies match exactly.
@@ -114,7 +118,7 @@ func (cfg *Config) fix(mode Mode) string {
 	if cfg.Rerecord != nil {
 		return cfg.Rerecord(mode)
 	}
-	cmd := rerecord(cfg.SuiteFile, cfg.Case)
+	cmd := rerecord(cfg.SuiteFile, cfg.Case) + cfg.trialsFlag()
 	if mode != All {
 		cmd = strings.Replace(cmd, "--record all", "--record "+string(mode), 1)
 	}
@@ -706,7 +710,15 @@ func (r *Recorder) note() string {
 		return "Recorded by dryfire from " + from + "; the test replays it offline. To re-record: " + r.cfg.Rerecord(All)
 	}
 	return "Recorded by dryfire from " + from + "; dryfire run replays it offline. To re-record, in the suite's directory: " +
-		rerecord(filepath.Base(r.cfg.SuiteFile), r.cfg.Case)
+		rerecord(filepath.Base(r.cfg.SuiteFile), r.cfg.Case) + r.cfg.trialsFlag()
+}
+
+// trialsFlag is " --trials N" for a case of several trials.
+func (cfg *Config) trialsFlag() string {
+	if cfg.Trials > 1 {
+		return " --trials " + itoa(cfg.Trials)
+	}
+	return ""
 }
 
 // rerecord is the command that records one case again.

@@ -88,6 +88,8 @@ type Options struct {
 	// Rerecord, when set, says how to record the case again (see
 	// cassette.Config.Rerecord); nil: the dryfire run command.
 	Rerecord func(cassette.Mode) string
+	// Trials is cassette.Config.Trials: how often the case runs.
+	Trials int
 	// File is the case's cassette: cassettes/SUITE/SLUG.json beside the
 	// suite file, as cassette.Paths gives it (and as the runner uses).
 	File string
@@ -258,6 +260,7 @@ func New(o Options) (*Endpoint, error) {
 		Passthrough: o.Passthrough,
 		Secrets:     secrets,
 		Rerecord:    o.Rerecord,
+		Trials:      o.Trials,
 		Match:       o.Match,
 	}
 	if o.Mode != cassette.None {

@@ -286,6 +286,7 @@ func startCommand(j job, opts Options, lv *live, h *host, c report.Case, start t
 		Passthrough: passthrough,
 		Match:       j.suite.MatchRules(j.c),
 		Faults:      ModelFaults(j.c),
+		Trials:      j.trials,
 	}
 	if j.suite.NoAgent {
 		// The agent is a test's own function: running its test records it.

@@ -127,6 +127,7 @@ func sideModel(j job, lv *live, file, provider, name, baseURL string) (model.Mod
 		Provider:  provider,
 		Live:      lv.transport,
 		Secrets:   append(slices.Clip(lv.secrets), cred.Key),
+		Trials:    j.trials,
 	}
 	if cred.Key == "" && provider != spec.ProviderOpenAICompatible {
 		cfg.LiveUnavailable = cred.KeyEnv + " is not set"

@@ -141,6 +141,7 @@ type job struct {
 	cassette string // the case's cassette file (real providers, agent.command)
 	id       string // the case's scope under /cases/ (agent.command)
 	trial    int    // the trial (1-based) of a case run several times; 0: once
+	trials   int    // how often the case runs, when more than once
 }
 
 // live is what the cases of one run share to reach real models.
@@ -770,6 +771,7 @@ func realModel(j job, passthrough bool, lv *live) (model.Model, *cassette.Record
 		Passthrough: passthrough,
 		Secrets:     append(slices.Clip(lv.secrets), key),
 		Match:       j.suite.MatchRules(j.c),
+		Trials:      j.trials,
 	}
 	if key == "" && a.Provider != spec.ProviderOpenAICompatible {
 		cfg.LiveUnavailable = keyEnv + " is not set"

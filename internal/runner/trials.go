@@ -49,7 +49,7 @@ func expandTrials(jobs []job, opts Options) ([]job, []trialRange) {
 			t := j
 			t.cassette = TrialCassette(j.cassette, k)
 			if n > 1 {
-				t.trial = k
+				t.trial, t.trials = k, n
 			}
 			t.id = strconv.Itoa(len(out) + 1)
 			out = append(out, t)
