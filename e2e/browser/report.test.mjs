@@ -90,6 +90,38 @@ test("a merge of shards: the same page", async () => {
   await page.close();
 });
 
+test("a conversation: who said what, each reply's tool calls before it", async () => {
+  const suite = join(dir, "talk.dryfire.yaml");
+  writeFileSync(suite, `version: 1
+agent: {provider: script}
+mocks:
+  issue_refund: [{return: {refund_id: R-7}}]
+cases:
+  - name: a refund in three turns
+    input: I want a refund.
+    user: [My order is A-1., Thanks!]
+    script:
+      - text: What is your order number?
+      - tool_calls: [{name: issue_refund, args: {order_id: A-1}}]
+      - text: Refund R-7 is done.
+      - text: Bye.
+    expect:
+      - output: {contains: welcome}
+`);
+  const file = join(dir, "talk.html");
+  const r = run("run", suite, "--html", file);
+  assert.equal(r.code, 1, r.out);
+  const { page, failures } = await open(file);
+  await page.click("#cases > .case > .head");
+  await page.locator("#cases > .case > .body").waitFor();
+  const who = await page.$$eval("#cases > .case > .body .turn > .who", (ws) => ws.map((w) => w.textContent));
+  assert.deepEqual(who, ["user, turn 1", "agent, reply to turn 1 (model turn 1)", "user, turn 2", "agent, model turn 2: 1 tool call(s)",
+    "agent, reply to turn 2 (model turn 3)", "user, turn 3", "agent, reply to turn 3 (model turn 4)"]);
+  assert.match(await page.textContent("#cases > .case > .body"), /Refund R-7 is done\./);
+  assert.deepEqual(failures, []);
+  await page.close();
+});
+
 test("10,000 cases: written in at most 1 s, open in at most 2 s, still filterable", async () => {
   let yaml = "version: 1\nagent: {provider: script}\nmocks:\n  lookup: [{when: {n: 0}, return: {ok: true}}, {return: {ok: false}}]\ncases:\n";
   for (let i = 0; i < 10000; i++) {

@@ -108,6 +108,15 @@
     }
     parts.push(`<h3>transcript</h3>${transcript(c)}`);
     if (c.replay) parts.push(`<h3>cassette differences</h3><pre>${esc(c.replay)}</pre>`);
+    if (c.model_faults && c.model_faults.length) {
+      parts.push(`<h3>model faults</h3><table><tr><th>request</th><th>api</th><th>fault</th><th>sent again</th></tr>${c.model_faults.map((f) =>
+        `<tr><td>${esc(f.request)}</td><td>${esc(f.api)}</td><td><code>${esc(f.fault)}</code></td><td class="${f.retried ? "ok" : "no"}">${f.retried ? "yes" : "no"}</td></tr>`).join("")}</table>`);
+    }
+    if (c.network) {
+      const a = c.network.attempts || [];
+      parts.push(`<h3>network (${esc(c.network.mode)})</h3>${a.length ? `<table><tr><th>kind</th><th>address</th><th>port</th><th>name</th><th>tries</th></tr>${a.map((x) =>
+        `<tr><td>${esc(x.kind)}</td><td><code>${esc(x.address)}</code></td><td>${esc(x.port)}</td><td>${esc(x.name)}</td><td>${esc(x.count)}</td></tr>`).join("")}</table>` : '<div class="meta">nothing was tried past dryfire</div>'}`);
+    }
     if (c.evidence && c.evidence.length) {
       parts.push(`<h3>world evidence</h3><table><tr><th>#</th><th>time</th><th>actor</th><th>operation</th><th>arguments</th><th>outcome</th><th>result</th></tr>${c.evidence.map((e) =>
         `<tr><td>${esc(e.seq)}</td><td>${esc(e.time)}</td><td>${esc(e.actor)}</td><td><code>${esc(e.operation)}</code>${e.fault ? ` <span class="miss">fault ${esc(e.fault)}</span>` : ""}${e.override ? ` <span class="tag">override ${esc(e.override.id)}</span>` : ""}</td><td><pre>${esc(json(e.arguments))}</pre></td><td class="${e.is_error ? "no" : "ok"}">${esc(e.outcome)}</td><td><pre>${esc(json(e.result))}</pre></td></tr>`).join("")}</table>`);
