@@ -32,7 +32,7 @@ var layers = []struct {
 	{"public API", []string{"."}},
 	{"public API for Go drills", []string{"drill"}},
 	{"running cases", []string{"internal/runner"}},
-	{"servers, the loop, judging, reports", []string{"internal/serve", "internal/endpoint", "internal/mcpbridge", "internal/agent", "internal/check", "internal/report", "internal/toolrec"}},
+	{"servers, the loop, judging, reports", []string{"internal/toolserver", "internal/modelserver", "internal/mcpbridge", "internal/agent", "internal/check", "internal/report", "internal/toolrec"}},
 	{"the per-case plan", []string{"internal/plan"}},
 	{"answering tools and models", []string{"internal/mock", "internal/world", "internal/cassette", "internal/model", "internal/openapi"}},
 	{"user code, the suite format, the tool-call record", []string{"internal/passthrough", "internal/spec", "internal/tool"}},

@@ -5,7 +5,7 @@ import (
 
 	"github.com/dryfire-dev/dryfire/internal/cassette"
 	"github.com/dryfire-dev/dryfire/internal/runner"
-	"github.com/dryfire-dev/dryfire/internal/serve"
+	"github.com/dryfire-dev/dryfire/internal/toolserver"
 )
 
 // The public constants are written out, so that go doc shows their
@@ -19,9 +19,9 @@ func TestConstantsAreTheInternalOnes(t *testing.T) {
 			t.Errorf("record mode %q, internally %q", c.public, c.inner)
 		}
 	}
-	if DefaultConcurrency != runner.DefaultConcurrency || DefaultMaxSessions != serve.DefaultMaxSessions || DefaultSessionTimeout != serve.DefaultSessionTimeout {
+	if DefaultConcurrency != runner.DefaultConcurrency || DefaultMaxSessions != toolserver.DefaultMaxSessions || DefaultSessionTimeout != toolserver.DefaultSessionTimeout {
 		t.Errorf("defaults %d, %d, %s; internally %d, %d, %s", DefaultConcurrency, DefaultMaxSessions, DefaultSessionTimeout,
-			runner.DefaultConcurrency, serve.DefaultMaxSessions, serve.DefaultSessionTimeout)
+			runner.DefaultConcurrency, toolserver.DefaultMaxSessions, toolserver.DefaultSessionTimeout)
 	}
 	if MaxTrials != runner.MaxTrials {
 		t.Errorf("MaxTrials %d, internally %d", MaxTrials, runner.MaxTrials)

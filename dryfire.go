@@ -29,14 +29,14 @@ import (
 	"time"
 
 	"github.com/dryfire-dev/dryfire/internal/cassette"
-	"github.com/dryfire-dev/dryfire/internal/endpoint"
+	"github.com/dryfire-dev/dryfire/internal/modelserver"
 	"github.com/dryfire-dev/dryfire/internal/passthrough"
 	"github.com/dryfire-dev/dryfire/internal/plan"
 	"github.com/dryfire-dev/dryfire/internal/report"
 	"github.com/dryfire-dev/dryfire/internal/runner"
-	"github.com/dryfire-dev/dryfire/internal/serve"
 	"github.com/dryfire-dev/dryfire/internal/spec"
 	"github.com/dryfire-dev/dryfire/internal/suggest"
+	"github.com/dryfire-dev/dryfire/internal/toolserver"
 	"github.com/dryfire-dev/dryfire/internal/world"
 )
 
@@ -457,7 +457,7 @@ func (p *Project) ToolServer(opts *ServeOptions) (*ToolServer, error) {
 		return nil, err
 	}
 	cp := plan.New(s, nil).Case(c)
-	so := serve.ScopeOptions{Plan: cp, Impl: p.impl, NoRecords: opts.NoRecords, SessionTimeout: opts.SessionTimeout, MaxSessions: opts.MaxSessions}
+	so := toolserver.ScopeOptions{Plan: cp, Impl: p.impl, NoRecords: opts.NoRecords, SessionTimeout: opts.SessionTimeout, MaxSessions: opts.MaxSessions}
 	var rec *serveRecording
 	if opts.RecordTools != nil {
 		if s.World != "" {
@@ -479,11 +479,11 @@ func (p *Project) ToolServer(opts *ServeOptions) (*ToolServer, error) {
 	} else if opts.Actor != "" {
 		return nil, fmt.Errorf("%s has no world: an actor (%q) is for world suites", s.File, opts.Actor)
 	}
-	o := serve.Options{Model: opts.Model, ModelRoutes: endpoint.Paths}
+	o := toolserver.Options{Model: opts.Model, ModelRoutes: modelserver.Paths}
 	if opts.Model == nil {
 		o.NoModelHint = "dryfire serve --http serves one with --case NAME: that case's cassette"
 	}
-	return &ToolServer{s: serve.New(serve.NewScope(so), o), rec: rec}, nil
+	return &ToolServer{s: toolserver.New(toolserver.NewScope(so), o), rec: rec}, nil
 }
 
 // oneCase is the project's one suite and its case of that name (nil for
@@ -570,7 +570,7 @@ func (p *Project) ModelEndpoint(caseName string, o *ModelOptions) (*ModelEndpoin
 		return nil, fmt.Errorf("a model endpoint serves the cassette of one case: name it")
 	}
 	cp := plan.New(s, nil).Case(c)
-	e, err := endpoint.New(endpoint.Options{
+	e, err := modelserver.New(modelserver.Options{
 		File: cp.Cassette(), SuiteFile: s.File, Case: c.Name, Mode: cassette.Mode(o.Record), Env: o.Env,
 		Passthrough: cp.UsesImpl, ByContent: !o.InOrder, CoalesceStreams: !o.FlushEvents, NoRecords: o.NoRecords,
 		Match: s.MatchRules(c), Faults: runner.ModelFaults(c),
@@ -584,7 +584,7 @@ func (p *Project) ModelEndpoint(caseName string, o *ModelOptions) (*ModelEndpoin
 // RefuseModel is a handler that answers every model request with err, in
 // each API's own error shape (status 400): for a server whose model
 // endpoint could not be made, so that the agent is told why.
-func RefuseModel(err error) http.Handler { return endpoint.Refuse(err) }
+func RefuseModel(err error) http.Handler { return modelserver.Refuse(err) }
 
 // DefaultConcurrency is how many cases Project.Run runs at once unless
 // RunOptions.Concurrency says otherwise.
@@ -596,5 +596,5 @@ const DefaultConcurrency = 8
 // as given, and port 0 picks a free port. loopback reports whether the
 // address is loopback only; any other host deserves a warning.
 func ListenAddr(addr string) (hostport string, loopback bool, err error) {
-	return serve.ListenAddr(addr)
+	return toolserver.ListenAddr(addr)
 }

@@ -5,9 +5,9 @@ import (
 	"io"
 	"net/http"
 
-	"github.com/dryfire-dev/dryfire/internal/endpoint"
+	"github.com/dryfire-dev/dryfire/internal/modelserver"
 	"github.com/dryfire-dev/dryfire/internal/report"
-	"github.com/dryfire-dev/dryfire/internal/serve"
+	"github.com/dryfire-dev/dryfire/internal/toolserver"
 )
 
 // ToolServer serves a suite's tools to agents dryfire does not run
@@ -15,7 +15,7 @@ import (
 // world (see `dryfire serve`). It is an http.Handler; ServeStdio serves
 // MCP over standard input and output instead.
 type ToolServer struct {
-	s   *serve.Server
+	s   *toolserver.Server
 	rec *serveRecording // with ServeOptions.RecordTools
 }
 
@@ -45,7 +45,7 @@ func (t *ToolServer) World() *ServedWorld {
 	w := in.World()
 	for _, name := range w.PackageList {
 		if ph := w.Packages[name].HTTP; ph != nil {
-			sw.APIs = append(sw.APIs, ServedAPI{Package: name, Path: serve.HTTPPath(name), Env: ph.Env, Routes: len(ph.Routes)})
+			sw.APIs = append(sw.APIs, ServedAPI{Package: name, Path: toolserver.HTTPPath(name), Env: ph.Env, Routes: len(ph.Routes)})
 		}
 	}
 	return sw
@@ -77,7 +77,7 @@ type ServedAPI struct {
 // /v1/chat/completions, /v1/responses and /v1/messages answered from the
 // case's cassette (see `dryfire serve --case`). It is an http.Handler;
 // Finish writes what it recorded.
-type ModelEndpoint struct{ e *endpoint.Endpoint }
+type ModelEndpoint struct{ e *modelserver.Endpoint }
 
 // ServeHTTP answers one model request.
 func (m *ModelEndpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) { m.e.ServeHTTP(w, r) }
@@ -182,15 +182,15 @@ type Route struct {
 // matches them.
 func ToolServerRoutes() []Route {
 	var out []Route
-	for _, r := range serve.Routes() {
+	for _, r := range toolserver.Routes() {
 		rt := Route{Method: r.Method, Path: r.Path, Doc: r.Doc}
 		if r.World {
 			rt.Serves = "world"
 		}
 		out = append(out, rt)
 	}
-	for _, p := range endpoint.Paths {
-		out = append(out, Route{Method: http.MethodPost, Path: p, Doc: endpoint.Routes[p].Name(), Serves: "model"})
+	for _, p := range modelserver.Paths {
+		out = append(out, Route{Method: http.MethodPost, Path: p, Doc: modelserver.Routes[p].Name(), Serves: "model"})
 	}
 	return out
 }

@@ -25,7 +25,7 @@ import (
 	"strings"
 
 	"github.com/dryfire-dev/dryfire/internal/cassette"
-	"github.com/dryfire-dev/dryfire/internal/endpoint"
+	"github.com/dryfire-dev/dryfire/internal/modelserver"
 	"github.com/dryfire-dev/dryfire/internal/test/fakeapi"
 )
 
@@ -113,7 +113,7 @@ func main() {
 	files := cassette.Paths(suite, names)
 	for i, name := range names {
 		stream := name == "chat-stream"
-		e, err := endpoint.New(endpoint.Options{File: files[i], SuiteFile: suite, Case: name, Mode: cassette.All, Env: []string{}, OpenAIBaseURL: fake.URL + "/v1"})
+		e, err := modelserver.New(modelserver.Options{File: files[i], SuiteFile: suite, Case: name, Mode: cassette.All, Env: []string{}, OpenAIBaseURL: fake.URL + "/v1"})
 		if err != nil {
 			log.Fatal(err)
 		}

@@ -2,7 +2,7 @@
 // SDKs, streaming and not, and prints what they got as JSON: run once
 // against dryfire's fake APIs directly, once through dryfire's model
 // endpoint while it records, once through it replaying with the fakes
-// stopped, the three outputs must be the same (internal/endpoint's
+// stopped, the three outputs must be the same (internal/modelserver's
 // TestNodeClients does that).
 //
 // DRYFIRE_TEST_URLS is a JSON object: scenario name → base URL, in the

@@ -27,7 +27,7 @@ import (
 
 	"github.com/dryfire-dev/dryfire/internal/cassette"
 	"github.com/dryfire-dev/dryfire/internal/runner"
-	"github.com/dryfire-dev/dryfire/internal/serve"
+	"github.com/dryfire-dev/dryfire/internal/toolserver"
 	"github.com/dryfire-dev/dryfire/internal/world"
 )
 
@@ -166,7 +166,7 @@ func (e *Engine) Close() {
 // ServeHTTP routes a request: control routes under /engine/, bindings
 // under /drills/ID/.
 func (e *Engine) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if !serve.Allowed(w, r) {
+	if !toolserver.Allowed(w, r) {
 		return
 	}
 	path := r.URL.Path

@@ -29,13 +29,13 @@ import (
 
 	"github.com/dryfire-dev/dryfire/internal/agent"
 	"github.com/dryfire-dev/dryfire/internal/cassette"
-	"github.com/dryfire-dev/dryfire/internal/endpoint"
 	"github.com/dryfire-dev/dryfire/internal/model"
+	"github.com/dryfire-dev/dryfire/internal/modelserver"
 	"github.com/dryfire-dev/dryfire/internal/netjail"
 	"github.com/dryfire-dev/dryfire/internal/report"
-	"github.com/dryfire-dev/dryfire/internal/serve"
 	"github.com/dryfire-dev/dryfire/internal/spec"
 	"github.com/dryfire-dev/dryfire/internal/tool"
+	"github.com/dryfire-dev/dryfire/internal/toolserver"
 	"github.com/dryfire-dev/dryfire/internal/world"
 )
 
@@ -75,7 +75,7 @@ const (
 // case's model endpoint under PREFIX/ID/v1/ with its tools, on one
 // loopback listener of its own (startHost) or on the engine's.
 type host struct {
-	srv    *serve.Server
+	srv    *toolserver.Server
 	prefix string // "/cases/"
 	base   string // http://127.0.0.1:PORT
 	port   int    // PORT
@@ -87,7 +87,7 @@ type host struct {
 // newHost returns a host serving scopes under prefix, not listening yet.
 func newHost(prefix string) *host {
 	h := &host{prefix: prefix}
-	h.srv = serve.New(nil, serve.Options{ModelRoutes: endpoint.Paths, Prefix: prefix})
+	h.srv = toolserver.New(nil, toolserver.Options{ModelRoutes: modelserver.Paths, Prefix: prefix})
 	return h
 }
 
@@ -134,8 +134,8 @@ func (h *host) route(w http.ResponseWriter, r *http.Request) {
 // caseModel is the model side of one case: its endpoint, the count of
 // model calls (for max_turns and for the turn of each tool call).
 type caseModel struct {
-	ep     *endpoint.Endpoint // nil when it could not be made
-	refuse http.Handler       // answers every model call when ep is nil
+	ep     *modelserver.Endpoint // nil when it could not be made
+	refuse http.Handler          // answers every model call when ep is nil
 	max    int
 	faults int // declared faults: requests allowed past max
 
@@ -145,11 +145,11 @@ type caseModel struct {
 }
 
 func (m *caseModel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	_, route := endpoint.Routes[r.URL.Path]
+	_, route := modelserver.Routes[r.URL.Path]
 	if route && r.Method == http.MethodPost {
 		if n := m.arrived.Add(1); n > int64(m.max+m.faults) {
 			m.over.Add(1)
-			endpoint.Refuse(&maxTurnsError{max: m.max, asked: n - int64(m.faults)}).ServeHTTP(w, r)
+			modelserver.Refuse(&maxTurnsError{max: m.max, asked: n - int64(m.faults)}).ServeHTTP(w, r)
 			return
 		}
 		if m.ep == nil {
@@ -177,7 +177,7 @@ func (e *maxTurnsError) Error() string {
 // started) to its turn: the model calls among those that were answered
 // with a success. A call made before any model call is in turn 0; a call
 // made after the Nth model call and before the next, in turn N.
-func turns(calls []endpoint.Call) func(int) int {
+func turns(calls []modelserver.Call) func(int) int {
 	ok := make([]int, len(calls)+1)
 	for i, c := range calls {
 		ok[i+1] = ok[i]
@@ -249,9 +249,9 @@ func runCommand(ctx context.Context, j job, opts Options, lv *live, c report.Cas
 type commandCase struct {
 	j     job
 	h     *host
-	sc    *serve.Scope
+	sc    *toolserver.Scope
 	m     *caseModel
-	ep    *endpoint.Endpoint // nil when it could not be made (epErr)
+	ep    *modelserver.Endpoint // nil when it could not be made (epErr)
 	epErr error
 	drill *world.Instance
 	url   string // where the case is served: BASE/PREFIX/ID
@@ -276,7 +276,7 @@ func startCommand(j job, opts Options, lv *live, h *host, c report.Case, start t
 	} else {
 		c.Cassette = j.cassette
 	}
-	eo := endpoint.Options{
+	eo := modelserver.Options{
 		File:        j.cassette,
 		SuiteFile:   j.suite.File,
 		Case:        j.c.Name,
@@ -305,11 +305,11 @@ func startCommand(j job, opts Options, lv *live, h *host, c report.Case, start t
 	// A request a declared fault answers is no turn: max_turns lets as
 	// many more through.
 	m := &caseModel{max: j.c.EffectiveMaxTurns(a), faults: len(j.c.ModelFaults)}
-	ep, epErr := endpoint.New(eo)
+	ep, epErr := modelserver.New(eo)
 	if epErr != nil {
 		// The program may not call the model at all: the case fails
 		// for the missing cassette only when it does.
-		m.refuse = endpoint.Refuse(epErr)
+		m.refuse = modelserver.Refuse(epErr)
 	} else {
 		m.ep = ep
 	}
@@ -317,7 +317,7 @@ func startCommand(j job, opts Options, lv *live, h *host, c report.Case, start t
 	if opts.Upstream != nil {
 		up = opts.Upstream.For(j.suite.File, j.c.Name)
 	}
-	sc := serve.NewScope(serve.ScopeOptions{
+	sc := toolserver.NewScope(toolserver.ScopeOptions{
 		ID:       j.id,
 		Plan:     j.plan,
 		Impl:     opts.Impl,
@@ -361,7 +361,7 @@ func (cc *commandCase) finish(ctx context.Context, res programResult) report.Cas
 		c.Notes = append(c.Notes, res.note)
 	}
 
-	var mcalls []endpoint.Call
+	var mcalls []modelserver.Call
 	if ep != nil {
 		mcalls = ep.Calls()
 		c.Turns, c.Usage = ep.Turns(), ep.Usage()
@@ -413,7 +413,7 @@ func (cc *commandCase) finish(ctx context.Context, res programResult) report.Cas
 }
 
 // stats are the endpoint's counts; none without an endpoint.
-func stats(ep *endpoint.Endpoint) (played, recorded, live int) {
+func stats(ep *modelserver.Endpoint) (played, recorded, live int) {
 	if ep == nil {
 		return 0, 0, 0
 	}
@@ -618,8 +618,8 @@ func bindingEnv(prefix string, c *spec.Case, world bool) [][2]string {
 	out := [][2]string{
 		{"OPENAI_BASE_URL", prefix + "/v1"},
 		{"ANTHROPIC_BASE_URL", prefix},
-		{"OPENAI_API_KEY", endpoint.DummyKey},
-		{"ANTHROPIC_API_KEY", endpoint.DummyKey},
+		{"OPENAI_API_KEY", modelserver.DummyKey},
+		{"ANTHROPIC_API_KEY", modelserver.DummyKey},
 		{EnvMCPURL, prefix + "/mcp"},
 		{EnvToolsURL, prefix + "/tools"},
 	}

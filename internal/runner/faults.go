@@ -3,7 +3,7 @@ package runner
 import (
 	"fmt"
 
-	"github.com/dryfire-dev/dryfire/internal/endpoint"
+	"github.com/dryfire-dev/dryfire/internal/modelserver"
 	"github.com/dryfire-dev/dryfire/internal/report"
 	"github.com/dryfire-dev/dryfire/internal/spec"
 )
@@ -11,20 +11,20 @@ import (
 // ModelFaults are a case's declared model faults (model_faults), as the
 // model endpoint and the built-in loop's transport serve them; nil when
 // it declares none.
-func ModelFaults(c *spec.Case) []endpoint.Fault {
+func ModelFaults(c *spec.Case) []modelserver.Fault {
 	if len(c.ModelFaults) == 0 {
 		return nil
 	}
-	out := make([]endpoint.Fault, len(c.ModelFaults))
+	out := make([]modelserver.Fault, len(c.ModelFaults))
 	for i, f := range c.ModelFaults {
-		out[i] = endpoint.Fault{Request: f.Request, Status: f.Status, RetryAfter: f.RetryAfter, Drop: f.Drop, CutAfter: f.CutAfter, Delay: f.Delay}
+		out[i] = modelserver.Fault{Request: f.Request, Status: f.Status, RetryAfter: f.RetryAfter, Drop: f.Drop, CutAfter: f.CutAfter, Delay: f.Delay}
 	}
 	return out
 }
 
 // reportFaults puts the faults served into the case's report, with a note
 // for each, and one for the declared faults whose request never came.
-func reportFaults(c *report.Case, declared []spec.ModelFault, served []endpoint.Injected) {
+func reportFaults(c *report.Case, declared []spec.ModelFault, served []modelserver.Injected) {
 	seen := map[int]bool{}
 	for _, s := range served {
 		f := report.ModelFault{Request: s.Fault.Request, API: string(s.API), Fault: s.Fault.String(), Retried: s.Retried}

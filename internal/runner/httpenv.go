@@ -3,8 +3,8 @@ package runner
 import (
 	"strings"
 
-	"github.com/dryfire-dev/dryfire/internal/serve"
 	"github.com/dryfire-dev/dryfire/internal/spec"
+	"github.com/dryfire-dev/dryfire/internal/toolserver"
 	"github.com/dryfire-dev/dryfire/internal/world"
 )
 
@@ -41,7 +41,7 @@ func httpEnv(prefix string, s *spec.Suite) [][2]string {
 		if ph == nil {
 			continue
 		}
-		url := prefix + serve.HTTPPath(name)
+		url := prefix + toolserver.HTTPPath(name)
 		out = append(out, [2]string{HTTPEnvName(name), url})
 		if ph.Env != "" {
 			out = append(out, [2]string{ph.Env, url})

@@ -20,9 +20,9 @@ import (
 	"github.com/dryfire-dev/dryfire/internal/agent"
 	"github.com/dryfire-dev/dryfire/internal/cassette"
 	"github.com/dryfire-dev/dryfire/internal/check"
-	"github.com/dryfire-dev/dryfire/internal/endpoint"
 	"github.com/dryfire-dev/dryfire/internal/mock"
 	"github.com/dryfire-dev/dryfire/internal/model"
+	"github.com/dryfire-dev/dryfire/internal/modelserver"
 	"github.com/dryfire-dev/dryfire/internal/plan"
 	"github.com/dryfire-dev/dryfire/internal/redact"
 	"github.com/dryfire-dev/dryfire/internal/report"
@@ -566,7 +566,7 @@ func runCase(ctx context.Context, j job, opts Options, lv *live) report.Case {
 	}
 	var m model.Model
 	var rec *cassette.Recorder
-	var faults *endpoint.FaultTransport
+	var faults *modelserver.FaultTransport
 	if j.suite.Agent.Provider == spec.ProviderScript {
 		m = model.NewScript(j.c.Script)
 	} else {
@@ -757,7 +757,7 @@ func done(c report.Case, drill *world.Instance, start time.Time) report.Case {
 // through the case's cassette recorder.
 // A case's declared model faults are served by a FaultTransport over the
 // recorder, returned when there are any.
-func realModel(j job, passthrough bool, lv *live) (model.Model, *cassette.Recorder, *endpoint.FaultTransport, error) {
+func realModel(j job, passthrough bool, lv *live) (model.Model, *cassette.Recorder, *modelserver.FaultTransport, error) {
 	a := &j.suite.Agent
 	cred := model.Resolve(a.Provider, a.BaseURL, lv.getenv)
 	keyEnv, key, base := cred.KeyEnv, cred.Key, cred.BaseURL
@@ -789,7 +789,7 @@ func realModel(j job, passthrough bool, lv *live) (model.Model, *cassette.Record
 		timeout = time.Duration(a.TimeoutS * float64(time.Second))
 	}
 	var transport http.RoundTripper = rec
-	faults, _ := endpoint.NewFaultTransport(rec, ModelFaults(j.c)).(*endpoint.FaultTransport)
+	faults, _ := modelserver.NewFaultTransport(rec, ModelFaults(j.c)).(*modelserver.FaultTransport)
 	if faults != nil {
 		transport = faults
 	}

@@ -9,9 +9,9 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/dryfire-dev/dryfire/internal/plan"
-	"github.com/dryfire-dev/dryfire/internal/serve"
 	"github.com/dryfire-dev/dryfire/internal/spec"
 	"github.com/dryfire-dev/dryfire/internal/toolrec"
+	"github.com/dryfire-dev/dryfire/internal/toolserver"
 )
 
 // BenchmarkProxyOverhead is a tools/call of the real "everything" MCP
@@ -50,7 +50,7 @@ func BenchmarkProxyOverhead(b *testing.B) {
 			b.Fatal(ds)
 		}
 		p := plan.New(suite, nil).Case(suite.Cases[0]).WithTools(up.Tools())
-		overHTTP(b, serve.NewScope(serve.ScopeOptions{Plan: p, Upstream: up.For(suite.File, "c"), NoRecords: true}), call)
+		overHTTP(b, toolserver.NewScope(toolserver.ScopeOptions{Plan: p, Upstream: up.For(suite.File, "c"), NoRecords: true}), call)
 	})
 
 	b.Run("replayed", func(b *testing.B) {
@@ -58,14 +58,14 @@ func BenchmarkProxyOverhead(b *testing.B) {
 		if ds.HasErrors() {
 			b.Fatal(ds)
 		}
-		overHTTP(b, serve.NewScope(serve.ScopeOptions{Suite: suite, NoRecords: true}), call)
+		overHTTP(b, toolserver.NewScope(toolserver.ScopeOptions{Suite: suite, NoRecords: true}), call)
 	})
 }
 
 // overHTTP serves a scope over streamable HTTP and times call on an MCP
 // session with it.
-func overHTTP(b *testing.B, sc *serve.Scope, call func(*testing.B, *mcp.ClientSession)) {
-	srv := httptest.NewServer(serve.New(sc, serve.Options{}))
+func overHTTP(b *testing.B, sc *toolserver.Scope, call func(*testing.B, *mcp.ClientSession)) {
+	srv := httptest.NewServer(toolserver.New(sc, toolserver.Options{}))
 	defer srv.Close()
 	timeCalls(b, &mcp.StreamableClientTransport{Endpoint: srv.URL + "/mcp", DisableStandaloneSSE: true}, call)
 }

@@ -5,7 +5,7 @@ package world
 // alone. The world keeps the route table of each package and the
 // mappings between a request and an operation's input, and between an
 // answer and the service's response (status, error body, headers);
-// serving them is the transport's (internal/serve).
+// serving them is the transport's (internal/toolserver).
 
 import (
 	"encoding/json"

@@ -167,9 +167,9 @@ func compatibility(t *testing.T, models modelResult, mcp map[string]map[string]i
 		"The real APIs' own validation beyond their published types: which models take which parameters, limits on sizes and counts, tool name and schema rules the types do not state. (For example, @anthropic-ai/sdk 1.14.0 declares no `temperature`, `top_p` or `top_k`; a suite that sets them is sent as written.)",
 		"Anthropic `ping` stream events (the SDK skips them rather than types them) and Chat's closing `data: [DONE]`.",
 		"The model endpoint of `dryfire serve` replays recorded bytes, so its answers are the fakes' checked here; its own error bodies (no recorded interaction matches) are not checked.",
-		"Requests that agents run through `agent.command` send themselves (their SDK's); `internal/endpoint` runs the official Node clients against the endpoint.",
+		"Requests that agents run through `agent.command` send themselves (their SDK's); `internal/modelserver` runs the official Node clients against the endpoint.",
 		"MCP 2025-06-18 is checked with the 2025-11-25 schemas, so a 2025-11-25 field in a 2025-06-18 session would pass.",
-		"MCP 2026-07-28: @modelcontextprotocol/core does not declare `resultType`, `ttlMs`, `cacheScope` or the `serverInfo` of `_meta`, so they are not checked; `internal/serve` tests them.",
+		"MCP 2026-07-28: @modelcontextprotocol/core does not declare `resultType`, `ttlMs`, `cacheScope` or the `serverInfo` of `_meta`, so they are not checked; `internal/toolserver` tests them.",
 		"MCP over standard input and output, and the HTTP tool routes (`POST /tools/NAME`): the same results through another transport, not captured here.",
 		"The Python SDKs' pydantic models: not used yet.",
 	} {

@@ -13,8 +13,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dryfire-dev/dryfire/internal/serve"
 	"github.com/dryfire-dev/dryfire/internal/spec"
+	"github.com/dryfire-dev/dryfire/internal/toolserver"
 )
 
 // An mcpMessage is one JSON-RPC message of an MCP exchange, with what it
@@ -179,7 +179,7 @@ func captureMCP(t *testing.T) []mcpMessage {
 			if era >= era0728 && !sessionless {
 				continue // the era has no sessions
 			}
-			srv := serve.New(serve.NewScope(serve.ScopeOptions{Suite: su}), serve.Options{})
+			srv := toolserver.New(toolserver.NewScope(toolserver.ScopeOptions{Suite: su}), toolserver.Options{})
 			hs := httptest.NewServer(srv)
 			label := era + ", session"
 			if sessionless {

@@ -1,0 +1,597 @@
+// Package modelserver serves one case's model calls over HTTP, in the wire
+// formats of the real APIs, from the case's cassette: an existing agent,
+// pointed at it by the base URL its SDK already reads, runs offline and
+// the same way every time.
+//
+// An Endpoint is an http.Handler for POST /v1/chat/completions and POST
+// /v1/responses (OpenAI: an SDK's base URL is http://HOST/v1) and POST
+// /v1/messages (Anthropic: the base URL is http://HOST, the SDK adds
+// /v1/messages), JSON and event streams alike. Mounted under a prefix
+// (http.StripPrefix("/cases/7", e)), the base URLs carry the prefix.
+//
+// Requests are matched exactly as the built-in loop's are (the Nth request
+// of the case against the Nth recorded interaction, canonicalised by the
+// cassette package) — or, with Options.ByContent, each by its content
+// alone, in any order, for a server several clients replay at once — and
+// answered with the recorded status, Content-Type and body bytes, a stream
+// event by event with a flush after each (or in one write, with
+// Options.CoalesceStreams), at full speed. A request the recording does not answer is refused in the API's
+// own error shape, with a status no SDK retries. When the mode records, a
+// request the recording does not answer goes to the real API (streams are
+// passed on as they arrive) and the exchange is kept, to be written by
+// Finish.
+package modelserver
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/dryfire-dev/dryfire/internal/cassette"
+	"github.com/dryfire-dev/dryfire/internal/model"
+	"github.com/dryfire-dev/dryfire/internal/provider"
+	"github.com/dryfire-dev/dryfire/internal/reqmatch"
+)
+
+// API is a model API the endpoint serves.
+type API string
+
+const (
+	// OpenAIChat is POST /v1/chat/completions.
+	OpenAIChat API = "openai-chat"
+	// OpenAIResponses is POST /v1/responses.
+	OpenAIResponses API = "openai-responses"
+	// Anthropic is POST /v1/messages.
+	Anthropic API = "anthropic"
+)
+
+// Routes are the paths served (after any prefix is stripped) and their API.
+var Routes = map[string]API{
+	"/v1/chat/completions": OpenAIChat,
+	"/v1/responses":        OpenAIResponses,
+	"/v1/messages":         Anthropic,
+}
+
+// Name is the API's name for people.
+func (a API) Name() string {
+	switch a {
+	case OpenAIChat:
+		return "OpenAI Chat Completions"
+	case OpenAIResponses:
+		return "OpenAI Responses"
+	case Anthropic:
+		return "Anthropic Messages"
+	}
+	return string(a)
+}
+
+// Paths are the keys of Routes in the order they are listed (help texts,
+// the tool server's 404 answer).
+var Paths = []string{"/v1/chat/completions", "/v1/responses", "/v1/messages"}
+
+// DummyKey is a key to give an agent's SDK when no real key is set, so
+// that it starts: a client key that starts with "dryfire-" is never sent
+// to a real API.
+const DummyKey = "dryfire-no-key"
+
+// maxBody bounds a request body.
+const maxBody = 64 << 20
+
+// Options configure the endpoint of one case.
+type Options struct {
+	// Rerecord, when set, says how to record the case again (see
+	// cassette.Config.Rerecord); nil: the dryfire run command.
+	Rerecord func(cassette.Mode) string
+	// Trials is cassette.Config.Trials: how often the case runs.
+	Trials int
+	// File is the case's cassette: cassettes/SUITE/SLUG.json beside the
+	// suite file, as cassette.Paths gives it (and as the runner uses).
+	File string
+	// SuiteFile is the suite file as the user named it, and Case the
+	// case's name: in the cassette, in messages, in the command that
+	// records the case again.
+	SuiteFile string
+	Case      string
+	// Mode says when calls are replayed and when recorded; "" is
+	// cassette.DefaultMode of Env (none when CI is set, else once).
+	Mode cassette.Mode
+	// OpenAIBaseURL and AnthropicBaseURL are where live calls go (the
+	// same shapes as the SDKs': OpenAI's with /v1). Empty: the Env's
+	// OPENAI_BASE_URL / ANTHROPIC_BASE_URL, else the public APIs. An
+	// Env that points these at this endpoint itself would loop: give
+	// the endpoint the environment of dryfire, not the agent's.
+	OpenAIBaseURL    string
+	AnthropicBaseURL string
+	// Env (KEY=VALUE) holds the keys (OPENAI_API_KEY, ANTHROPIC_API_KEY),
+	// base URLs, CI, and the secrets never to write (values of variables
+	// whose name has KEY, TOKEN, SECRET or PASSWORD); nil is os.Environ().
+	Env []string
+	// Transport carries live calls; nil is a transport of the endpoint's
+	// own. Never used in mode none.
+	Transport http.RoundTripper
+	// Passthrough marks a case that runs passthrough code (impl): its
+	// calls always go live and are never recorded (as in the runner).
+	Passthrough bool
+	// CoalesceStreams writes a replayed stream in one piece (the same
+	// bytes, with a Content-Length, flushed once) instead of event by
+	// event with a flush after each: several times faster, since every
+	// flush is a write to the socket, and no different to a client that
+	// parses the stream as a stream (replay keeps no delays anyway). Off,
+	// a naive client that takes each read for one event works as it does
+	// against the real API.
+	CoalesceStreams bool
+	// ByContent answers each replayed request with the recorded
+	// interaction whose request, in canonical form, equals it, in any
+	// order (cassette.Index), instead of the Nth request of the case with
+	// the Nth interaction: for a server that several clients replay one
+	// conversation against at once (dryfire serve). A request sent twice
+	// is answered twice, by the same interaction; a request no interaction
+	// answers is refused, naming the closest one, and changes nothing for
+	// the requests after it (in order, the case has strayed and every
+	// later request is refused too); Unplayed reports nothing. It applies
+	// while the endpoint replays: a cassette was read and the mode is none
+	// or once. In modes new and all, and in once when there is no cassette
+	// yet, requests are taken in order as they come.
+	ByContent bool
+	// NoRecords keeps no list of the calls answered (Calls returns none),
+	// only what Turns and Usage count: for a long-running server, whose
+	// memory would otherwise grow with every call.
+	NoRecords bool
+	// Match are the case's declared request matching rules (see
+	// cassette.Config.Match).
+	Match []reqmatch.Rule
+	// Faults are the case's declared faults (faults.go), at most one per
+	// request number.
+	Faults []Fault
+}
+
+// Call is one model request the endpoint answered.
+type Call struct {
+	API      API
+	Status   int  // the status answered
+	Replayed bool // from the cassette (false: live, or refused)
+	Streamed bool // an event stream
+	Usage    model.Usage
+	// Err is why the request was refused (it differs from the
+	// recording, goes beyond it, may not go live, …), or nil.
+	Err error
+	// Fault: a declared fault answered it (see Faults); it is no turn.
+	Fault bool
+}
+
+// Endpoint serves one case's model calls. It is an http.Handler; it is safe
+// for concurrent use, though the calls of a case are matched in the order
+// they arrive.
+type Endpoint struct {
+	opts      Options
+	rec       *cassette.Recorder
+	answers   []answer // per interaction of the cassette read, ready to write
+	upstream  map[API]*url.URL
+	keys      map[API]string // keys from Env
+	keyEnv    map[API]string
+	public    map[API]bool // the upstream is the public API: a key is needed
+	transport http.RoundTripper
+
+	index  *cassette.Index // ByContent replay; nil: in order
+	faults *faults         // nil: none declared
+
+	inflight sync.WaitGroup
+	mu       sync.Mutex
+	calls    []Call
+	turns    int
+	usage    model.Usage
+}
+
+// answer is a recorded response as it is written: headers ready, usage
+// read once.
+type answer struct {
+	status   int
+	header   []string // Content-Type, or nil
+	length   []string // Content-Length (bodies)
+	body     []byte
+	events   [][]byte
+	streamed bool // written event by event
+	usage    model.Usage
+	// cacheControl: a stream written in one piece, with the header a
+	// stream goes with.
+	cacheControl bool
+}
+
+// New prepares the endpoint of one case, reading its cassette when the
+// mode replays. Its errors are those of cassette.Open: a missing cassette
+// in mode none (*cassette.MissingError), a file that is not this case's
+// cassette (*cassette.FileError), a passthrough case in mode none; Refuse
+// makes a handler that answers them.
+func New(o Options) (*Endpoint, error) {
+	env := o.Env
+	if env == nil {
+		env = os.Environ()
+	}
+	vars := map[string]string{}
+	for _, kv := range env {
+		if k, v, ok := strings.Cut(kv, "="); ok {
+			vars[k] = v
+		}
+	}
+	if o.Mode == "" {
+		o.Mode = cassette.DefaultMode(func(k string) string { return vars[k] })
+	}
+	if _, err := cassette.ParseMode(string(o.Mode)); err != nil {
+		return nil, err
+	}
+	e := &Endpoint{
+		opts:     o,
+		upstream: map[API]*url.URL{},
+		keys:     map[API]string{},
+		keyEnv:   map[API]string{},
+		public:   map[API]bool{},
+		faults:   newFaults(o.Faults),
+	}
+	secrets := cassette.SecretsFromEnv(env)
+	for _, api := range []API{OpenAIChat, OpenAIResponses, Anthropic} {
+		p := providerOf(api)
+		base := o.OpenAIBaseURL
+		if api == Anthropic {
+			base = o.AnthropicBaseURL
+		}
+		cred := model.Resolve(p, base, func(k string) string { return vars[k] })
+		u, err := url.Parse(strings.TrimRight(cred.BaseURL, "/"))
+		if err != nil || u.Scheme == "" || u.Host == "" {
+			return nil, fmt.Errorf("the %s base URL %q is not an absolute URL", p, cred.BaseURL)
+		}
+		e.upstream[api] = u
+		e.public[api], e.keyEnv[api], e.keys[api] = cred.Public, cred.KeyEnv, cred.Key
+		if k := e.keys[api]; k != "" {
+			secrets = append(secrets, k)
+		}
+	}
+	cfg := cassette.Config{
+		Mode:        o.Mode,
+		File:        o.File,
+		SuiteFile:   o.SuiteFile,
+		Case:        o.Case,
+		Provider:    cassette.AnyAPI,
+		Passthrough: o.Passthrough,
+		Secrets:     secrets,
+		Rerecord:    o.Rerecord,
+		Trials:      o.Trials,
+		Match:       o.Match,
+	}
+	if o.Mode != cassette.None {
+		e.transport = o.Transport
+		if e.transport == nil {
+			e.transport = http.DefaultTransport.(*http.Transport).Clone()
+		}
+		cfg.Live = e.transport
+	}
+	rec, err := cassette.Open(cfg)
+	if err != nil {
+		return nil, err
+	}
+	e.rec = rec
+	if c := rec.Cassette(); c != nil {
+		e.answers = make([]answer, len(c.Interactions))
+		for i := range c.Interactions {
+			it := &c.Interactions[i]
+			e.answers[i] = prepare(apiOfPath(it.Request.Path), &it.Response, o.CoalesceStreams)
+		}
+		if o.ByContent && (o.Mode == cassette.None || o.Mode == cassette.Once) {
+			e.index = rec.Index()
+		}
+	}
+	return e, nil
+}
+
+func prepare(api API, rs *cassette.Response, coalesce bool) answer {
+	a := answer{status: rs.Status, body: rs.Body, events: rs.Events, streamed: rs.Streamed(), usage: usageOf(api, rs)}
+	if ct := rs.Header["content-type"]; ct != "" {
+		a.header = []string{ct}
+	}
+	if a.streamed && coalesce {
+		a.body, a.events, a.streamed = rs.Bytes(), nil, false
+		a.cacheControl = true
+	}
+	if !a.streamed {
+		a.length = []string{strconv.Itoa(len(a.body))}
+	}
+	return a
+}
+
+// providerOf is the provider name of an API (for key and base URL names).
+func providerOf(api API) string {
+	switch api {
+	case Anthropic:
+		return provider.Anthropic
+	case OpenAIResponses:
+		return provider.OpenAIResponses
+	}
+	return provider.OpenAI
+}
+
+// apiOfPath is the API of a recorded request's path (its query aside).
+func apiOfPath(path string) API {
+	p, _, _ := strings.Cut(path, "?")
+	if api, ok := Routes[p]; ok {
+		return api
+	}
+	if cassette.IsAnthropicPath(p) {
+		return Anthropic
+	}
+	if strings.HasSuffix(p, "/responses") {
+		return OpenAIResponses
+	}
+	return OpenAIChat
+}
+
+// ServeHTTP implements http.Handler.
+func (e *Endpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	api, ok := Routes[r.URL.Path]
+	if !ok {
+		notFound(w, r)
+		return
+	}
+	if r.Method != http.MethodPost {
+		w.Header().Set("Allow", http.MethodPost)
+		writeError(w, api, http.StatusMethodNotAllowed, errorInfo{typ: "invalid_request_error", code: "method_not_allowed",
+			msg: fmt.Sprintf("%s %s: only POST is served here", r.Method, r.URL.Path)})
+		return
+	}
+	body, err := readBody(r)
+	if err != nil {
+		status := http.StatusBadRequest
+		if errors.Is(err, errTooLarge) {
+			status = http.StatusRequestEntityTooLarge
+		}
+		writeError(w, api, status, errorInfo{typ: "invalid_request_error", msg: "dryfire could not read the request body: " + err.Error()})
+		return
+	}
+	if e.faults == nil {
+		e.answer(w, r, api, body)
+		return
+	}
+	f, fi := e.faults.arrive(api, body)
+	if f == nil {
+		e.answer(w, r, api, body)
+		return
+	}
+	if f.Delay > 0 {
+		sleep(r.Context(), f.Delay)
+	}
+	switch {
+	case f.Status != 0:
+		writeFault(w, api, f)
+		e.note(Call{API: api, Status: f.Status, Fault: true})
+	case f.Drop:
+		e.note(Call{API: api, Fault: true})
+		panic(http.ErrAbortHandler) // the server closes the connection, answering nothing
+	case f.CutAfter >= 0:
+		cw := &cutWriter{ResponseWriter: w, events: f.CutAfter, bytes: -1}
+		e.answer(cw, r, api, body)
+		e.faults.cut(fi, !cw.cut, cw.bytes >= 0)
+		if !cw.cut {
+			return
+		}
+		flusher(w)()
+		panic(http.ErrAbortHandler) // what was sent stays sent; the rest never comes
+	default: // a delay alone
+		e.answer(w, r, api, body)
+	}
+}
+
+// answer answers a request from the recording or the live API. An answer
+// a cut fault's writer cut (cutOff) is taken back from the recording, for
+// the retry to take its place.
+func (e *Endpoint) answer(w http.ResponseWriter, r *http.Request, api API, body []byte) {
+	if e.index != nil {
+		i, _, err := e.index.Find(r, body)
+		if err != nil {
+			status := e.refuse(w, api, err)
+			e.note(Call{API: api, Status: status, Err: err})
+			return
+		}
+		a := &e.answers[i]
+		a.write(w)
+		e.note(a.call(api, cutOff(w)))
+		return
+	}
+	// A client's own key is a secret from its first request on: learned
+	// before the request is canonicalised for the cassette.
+	if k := clientKey(r); e.keys[api] == "" && k != "" && !isDummy(k) {
+		e.rec.AddSecret(k)
+	}
+	x, err := e.rec.Begin(r, body, e.unavailable(api, r))
+	if err != nil {
+		status := e.refuse(w, api, err)
+		e.note(Call{API: api, Status: status, Err: err})
+		return
+	}
+	if x.Recorded != nil {
+		a := &e.answers[x.Interaction]
+		a.write(w)
+		if cutOff(w) {
+			e.rec.Unplay(x)
+		}
+		e.note(a.call(api, cutOff(w)))
+		return
+	}
+	e.inflight.Add(1)
+	defer e.inflight.Done()
+	e.live(w, r, api, body, x)
+	if cutOff(w) {
+		e.rec.Unplay(x)
+	}
+}
+
+// call is the Call of a replayed answer; one a fault cut is no turn and
+// used no tokens.
+func (a *answer) call(api API, cut bool) Call {
+	c := Call{API: api, Status: a.status, Replayed: true, Streamed: a.streamed || a.cacheControl, Usage: a.usage, Fault: cut}
+	if cut {
+		c.Usage = model.Usage{}
+	}
+	return c
+}
+
+// readBody reads a request body, in one allocation when its length is
+// known.
+func readBody(r *http.Request) ([]byte, error) {
+	if r.Body == nil {
+		return nil, nil
+	}
+	if n := r.ContentLength; n >= 0 && n <= maxBody {
+		buf := make([]byte, n)
+		if _, err := io.ReadFull(r.Body, buf); err != nil {
+			return nil, err
+		}
+		return buf, nil
+	}
+	data, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
+	if err == nil && len(data) > maxBody {
+		err = errTooLarge
+	}
+	return data, err
+}
+
+// errTooLarge is a request body over maxBody: answered 413.
+var errTooLarge = errors.New("it is larger than 64 MiB")
+
+// write answers with a recorded response: a body in one write, a stream
+// event by event, flushed after each.
+func (a *answer) write(w http.ResponseWriter) {
+	h := w.Header()
+	if a.header != nil {
+		h["Content-Type"] = a.header
+	}
+	if !a.streamed {
+		h["Content-Length"] = a.length
+		if a.cacheControl {
+			h["Cache-Control"] = noCache
+		}
+		w.WriteHeader(a.status)
+		w.Write(a.body)
+		return
+	}
+	h["Cache-Control"] = noCache
+	w.WriteHeader(a.status)
+	flush := flusher(w)
+	for _, ev := range a.events {
+		if _, err := w.Write(ev); err != nil {
+			return
+		}
+		flush()
+	}
+}
+
+var noCache = []string{"no-cache"}
+
+// flusher is how to flush w.
+func flusher(w http.ResponseWriter) func() {
+	if f, ok := w.(http.Flusher); ok {
+		return f.Flush
+	}
+	rc := http.NewResponseController(w)
+	return func() { rc.Flush() }
+}
+
+func (e *Endpoint) note(c Call) {
+	e.mu.Lock()
+	if !e.opts.NoRecords {
+		e.calls = append(e.calls, c)
+	}
+	if c.Status/100 == 2 && !c.Fault {
+		e.turns++
+	}
+	e.usage.InputTokens += c.Usage.InputTokens
+	e.usage.OutputTokens += c.Usage.OutputTokens
+	e.mu.Unlock()
+}
+
+// Calls are the model requests answered so far, in order (none when
+// Options.NoRecords is set).
+func (e *Endpoint) Calls() []Call {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return append([]Call(nil), e.calls...)
+}
+
+// Turns counts the model calls answered with a success (2xx): the turns
+// of the case's transcript.
+func (e *Endpoint) Turns() int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.turns
+}
+
+// Usage totals the tokens of the calls answered (as recorded, when
+// replayed), read from the JSON answers' usage and from the streams'
+// usage events.
+func (e *Endpoint) Usage() model.Usage {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.usage
+}
+
+// Problem is the request that strayed from the recording (it differs, or
+// goes beyond it), or nil: the case fails with it.
+func (e *Endpoint) Problem() *cassette.ReplayError { return e.rec.Problem() }
+
+// Failure is why a call could not go live or be recorded (no key, an
+// answer cut short, a key the API refused), or nil: a case error.
+func (e *Endpoint) Failure() error { return e.rec.Failure() }
+
+// Unplayed reports the recorded interactions the case did not ask for,
+// once it has ended (and only then: it fails later requests), or nil;
+// always nil when requests are answered by content (Options.ByContent).
+func (e *Endpoint) Unplayed() *cassette.ReplayError {
+	if e.index != nil {
+		return nil
+	}
+	return e.rec.Unplayed()
+}
+
+// Replaying reports whether the endpoint replays a cassette it read (in
+// mode none, once or new), rather than recording every call.
+func (e *Endpoint) Replaying() bool { return e.rec.Cassette() != nil }
+
+// ByContent reports whether requests are answered by content, in any
+// order (Options.ByContent, while replaying), rather than in order.
+func (e *Endpoint) ByContent() bool { return e.index != nil }
+
+// Stats are the calls replayed, the calls recorded live, and every call
+// that went live (recorded or not).
+func (e *Endpoint) Stats() (played, recorded, live int) { return e.rec.Stats() }
+
+// File is the cassette file.
+func (e *Endpoint) File() string { return e.opts.File }
+
+// Mode is the record mode in force.
+func (e *Endpoint) Mode() cassette.Mode { return e.opts.Mode }
+
+// Finish ends the case: it waits for live calls still running, then
+// writes the cassette when the case recorded something (atomically; a file
+// that already holds these bytes is left alone) and reports whether it
+// did. Call it only for a case that ended normally: not one interrupted,
+// nor one whose agent could not run; then nothing is written.
+func (e *Endpoint) Finish() (bool, error) {
+	e.inflight.Wait()
+	return e.rec.Save()
+}
+
+// Reset starts the case over without reading the cassette again: the
+// recording is replayed from its first interaction, and the calls, the
+// counters, any problem and anything recorded and not yet written (call
+// Finish first to keep it) are dropped.
+func (e *Endpoint) Reset() {
+	e.inflight.Wait()
+	e.rec.Reset()
+	e.mu.Lock()
+	e.calls, e.turns, e.usage = nil, 0, model.Usage{}
+	e.mu.Unlock()
+	e.faults.reset()
+}

@@ -1,0 +1,184 @@
+package modelserver
+
+import (
+	"bytes"
+	"errors"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/dryfire-dev/dryfire/internal/cassette"
+)
+
+// Error codes of the answers dryfire gives instead of the model's (the
+// OpenAI body's "code"; the Anthropic body has no code, its message says
+// the same).
+const (
+	CodeMismatch    = "dryfire_cassette_mismatch"   // the request differs from the recorded one
+	CodeBeyond      = "dryfire_cassette_beyond"     // more requests than recorded
+	CodeNoCassette  = "dryfire_no_cassette"         // mode none and no cassette
+	CodeBadCassette = "dryfire_cassette_unreadable" // not a cassette of this case
+	CodeNoLive      = "dryfire_live_unavailable"    // would go live, but may not (no key, mode none)
+	CodeUpstream    = "dryfire_upstream_unreachable"
+)
+
+// errorInfo is an error answer, whatever the API's shape.
+type errorInfo struct {
+	typ   string // OpenAI type / Anthropic error type
+	msg   string
+	param string // OpenAI param, "" is null
+	code  string // OpenAI code, "" is null
+	// fault: a declared fault's answer, sent without x-should-retry (the
+	// client decides by the status, as with the real API's).
+	fault bool
+}
+
+// writeError answers an error in the API's own shape:
+// {"error":{"message","type","param","code"}} for OpenAI,
+// {"type":"error","error":{"type","message"}} for Anthropic. A 4xx goes
+// with x-should-retry: false, so that SDKs give up at once.
+func writeError(w http.ResponseWriter, api API, status int, e errorInfo) {
+	var b bytes.Buffer
+	if api == Anthropic {
+		typ := e.typ
+		if typ == "" {
+			typ = "invalid_request_error"
+		}
+		b.WriteString(`{"type":"error","error":{"type":`)
+		quoteJSON(&b, typ)
+		b.WriteString(`,"message":`)
+		quoteJSON(&b, e.msg)
+		b.WriteString("}}")
+	} else {
+		typ := e.typ
+		if typ == "" {
+			typ = "invalid_request_error"
+		}
+		b.WriteString(`{"error":{"message":`)
+		quoteJSON(&b, e.msg)
+		b.WriteString(`,"type":`)
+		quoteJSON(&b, typ)
+		b.WriteString(`,"param":`)
+		nullable(&b, e.param)
+		b.WriteString(`,"code":`)
+		nullable(&b, e.code)
+		b.WriteString("}}")
+	}
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("Content-Length", strconv.Itoa(b.Len()))
+	if status/100 == 4 && !e.fault {
+		h.Set("X-Should-Retry", "false")
+	}
+	w.WriteHeader(status)
+	w.Write(b.Bytes())
+}
+
+func nullable(b *bytes.Buffer, s string) {
+	if s == "" {
+		b.WriteString("null")
+		return
+	}
+	quoteJSON(b, s)
+}
+
+// quoteJSON writes s as a JSON string (no HTML escaping).
+func quoteJSON(b *bytes.Buffer, s string) {
+	b.WriteByte('"')
+	for _, r := range s {
+		switch {
+		case r == '"' || r == '\\':
+			b.WriteByte('\\')
+			b.WriteRune(r)
+		case r == '\n':
+			b.WriteString(`\n`)
+		case r == '\r':
+			b.WriteString(`\r`)
+		case r == '\t':
+			b.WriteString(`\t`)
+		case r < 0x20:
+			b.WriteString(`\u00`)
+			b.WriteByte("0123456789abcdef"[r>>4])
+			b.WriteByte("0123456789abcdef"[r&0xf])
+		default:
+			b.WriteRune(r)
+		}
+	}
+	b.WriteByte('"')
+}
+
+// refuse answers a request the recording cannot answer and that may not go
+// live, with status 400 (which no SDK retries), and returns the status.
+func (e *Endpoint) refuse(w http.ResponseWriter, api API, err error) int {
+	info := describe(err)
+	writeError(w, api, http.StatusBadRequest, info)
+	return http.StatusBadRequest
+}
+
+// describe is the error answer for an error of the cassette package.
+func describe(err error) errorInfo {
+	info := errorInfo{typ: "invalid_request_error", msg: "dryfire: " + err.Error()}
+	var re *cassette.ReplayError
+	var me *cassette.MissingError
+	var fe *cassette.FileError
+	var le *cassette.LiveError
+	var pe *cassette.PassthroughError
+	switch {
+	case errors.As(err, &re):
+		info.code = CodeMismatch
+		if re.Kind == cassette.Beyond {
+			info.code = CodeBeyond
+		}
+		if (re.Kind == cassette.Mismatch || re.Kind == cassette.NoMatch) && len(re.Diffs) > 0 {
+			info.param = param(re.Diffs[0])
+		}
+	case errors.As(err, &me):
+		info.code = CodeNoCassette
+	case errors.As(err, &fe):
+		info.code = CodeBadCassette
+	case errors.As(err, &le), errors.As(err, &pe):
+		info.code = CodeNoLive
+	}
+	return info
+}
+
+// param is the field a difference is about, as an OpenAI error names it:
+// "$.messages[1].content: recorded …" is messages[1].content.
+func param(diff string) string {
+	p, ok := strings.CutPrefix(diff, "$")
+	if !ok {
+		return ""
+	}
+	p, _, _ = strings.Cut(p, ": recorded ")
+	return strings.TrimPrefix(p, ".")
+}
+
+// notFound answers a path that is not a model route, in the shape of the
+// API it looks like.
+func notFound(w http.ResponseWriter, r *http.Request) {
+	api := OpenAIChat
+	if strings.HasPrefix(r.URL.Path, "/v1/messages") || strings.HasPrefix(r.URL.Path, "/v1/complete") || r.Header.Get("Anthropic-Version") != "" {
+		api = Anthropic
+	}
+	info := errorInfo{typ: "invalid_request_error", code: "unknown_url",
+		msg: "dryfire serves POST /v1/chat/completions, /v1/responses and /v1/messages here, not " + r.Method + " " + r.URL.Path}
+	if api == Anthropic {
+		info.typ = "not_found_error"
+	}
+	writeError(w, api, http.StatusNotFound, info)
+}
+
+// Refuse is a handler that answers every model request with err (in the
+// API's shape, status 400): for a case whose endpoint could not be made
+// (New's error), so that its agent is told why.
+func Refuse(err error) http.Handler {
+	info := describe(err)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		api, ok := Routes[r.URL.Path]
+		if !ok {
+			notFound(w, r)
+			return
+		}
+		writeError(w, api, http.StatusBadRequest, info)
+	})
+}

@@ -1,0 +1,197 @@
+package modelserver
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/dryfire-dev/dryfire/internal/cassette"
+	"github.com/dryfire-dev/dryfire/internal/model"
+)
+
+// Live calls. The client's auth header is replaced by the key of the
+// environment (OPENAI_API_KEY, ANTHROPIC_API_KEY) when it is set. When it
+// is not, a key the client sent of its own is forwarded as it came (and
+// added to the secrets never written; auth headers are never written
+// anyway), unless it is a dummy (see DummyKey). With neither, a call to a
+// public API is refused before anything is dialled; a call to another
+// upstream (a local server, a proxy) goes without a key.
+
+// hopByHop are the headers that concern one connection only.
+var hopByHop = []string{"Connection", "Proxy-Connection", "Keep-Alive", "Proxy-Authenticate",
+	"Proxy-Authorization", "Te", "Trailer", "Transfer-Encoding", "Upgrade"}
+
+// authHeaders carry keys.
+var authHeaders = []string{"Authorization", "X-Api-Key", "Api-Key"}
+
+// clientKey is the key a request carries, if any.
+func clientKey(r *http.Request) string {
+	if k := r.Header.Get("X-Api-Key"); k != "" {
+		return k
+	}
+	if k := r.Header.Get("Api-Key"); k != "" {
+		return k
+	}
+	if k, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer "); ok {
+		return strings.TrimSpace(k)
+	}
+	return ""
+}
+
+// isDummy says whether a client's key is one dryfire gave it.
+func isDummy(key string) bool { return strings.HasPrefix(key, "dryfire-") }
+
+// unavailable says why a request may not go live, "" when it may.
+func (e *Endpoint) unavailable(api API, r *http.Request) string {
+	if e.keys[api] != "" || !e.public[api] {
+		return ""
+	}
+	if k := clientKey(r); k != "" && !isDummy(k) {
+		return ""
+	}
+	return e.keyEnv[api] + " is not set"
+}
+
+// live sends a request to the real API and answers with what it says: a
+// stream passed on as it arrives. The exchange is kept for the cassette
+// unless it is an answer the SDKs retry (429, 5xx, …) or a refused key
+// (401, 403: then the case records nothing).
+func (e *Endpoint) live(w http.ResponseWriter, r *http.Request, api API, body []byte, x *cassette.Exchange) {
+	target := *e.upstream[api]
+	path := r.URL.Path
+	if api != Anthropic {
+		path = strings.TrimPrefix(path, "/v1") // OpenAI's base URL has it
+	}
+	target.Path = strings.TrimRight(target.Path, "/") + path
+	target.RawPath = ""
+	// A query of the base URL (an api-version, say) is kept, before the
+	// client's own.
+	switch {
+	case target.RawQuery == "":
+		target.RawQuery = r.URL.RawQuery
+	case r.URL.RawQuery != "":
+		target.RawQuery += "&" + r.URL.RawQuery
+	}
+	out, err := http.NewRequestWithContext(r.Context(), http.MethodPost, target.String(), bytes.NewReader(body))
+	if err != nil {
+		e.upstreamError(w, api, err)
+		return
+	}
+	for k, vs := range r.Header {
+		out.Header[k] = vs
+	}
+	for _, k := range hopByHop {
+		out.Header.Del(k)
+	}
+	out.Header.Del("Accept-Encoding") // the transport asks for gzip and undoes it
+	out.Header.Del("Content-Length")
+	if key := e.keys[api]; key != "" {
+		for _, k := range authHeaders {
+			out.Header.Del(k)
+		}
+		if api == Anthropic {
+			out.Header.Set("X-Api-Key", key)
+		} else {
+			out.Header.Set("Authorization", "Bearer "+key)
+		}
+	} else if k := clientKey(r); k != "" && !isDummy(k) {
+		// forwarded; ServeHTTP made it a secret
+	} else {
+		for _, k := range authHeaders {
+			out.Header.Del(k)
+		}
+	}
+	resp, err := e.transport.RoundTrip(out)
+	if err != nil {
+		e.upstreamError(w, api, err)
+		return
+	}
+	defer resp.Body.Close()
+	ct := resp.Header.Get("Content-Type")
+	h := w.Header()
+	for k, vs := range resp.Header {
+		h[k] = vs
+	}
+	for _, k := range hopByHop {
+		h.Del(k)
+	}
+	h.Del("Content-Length")
+	h.Del("Content-Encoding")
+	var data []byte
+	streamed := cassette.IsEventStream(ct)
+	if streamed {
+		w.WriteHeader(resp.StatusCode)
+		flush := flusher(w)
+		flush()
+		var all bytes.Buffer
+		buf := make([]byte, 32<<10)
+		for {
+			n, err := resp.Body.Read(buf)
+			if n > 0 {
+				all.Write(buf[:n])
+				w.Write(buf[:n])
+				flush()
+			}
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				e.rec.Fail(fmt.Errorf("the streamed answer of %s was cut short: %v", target.Host, err))
+				e.note(Call{API: api, Status: resp.StatusCode, Streamed: true, Err: err})
+				return
+			}
+		}
+		data = all.Bytes()
+	} else {
+		data, err = io.ReadAll(resp.Body)
+		if err != nil {
+			for k := range h {
+				delete(h, k)
+			}
+			e.upstreamError(w, api, fmt.Errorf("reading its answer: %w", err))
+			return
+		}
+		h.Set("Content-Length", strconv.Itoa(len(data)))
+	}
+	switch resp.StatusCode {
+	case http.StatusUnauthorized, http.StatusForbidden:
+		e.rec.Fail(fmt.Errorf("%s refused the key (%d): %s", target.Host, resp.StatusCode, snippet(data)))
+	default:
+		e.rec.Keep(x, target.Hostname(), resp.StatusCode, ct, data)
+	}
+	rs := cassette.Response{Status: resp.StatusCode, Body: data}
+	if streamed {
+		rs.Body, rs.Events = nil, cassette.SplitEvents(data)
+	}
+	c := Call{API: api, Status: resp.StatusCode, Streamed: streamed, Usage: usageOf(api, &rs)}
+	if cutOff(w) {
+		c.Fault, c.Usage = true, model.Usage{}
+	}
+	e.note(c)
+	if !streamed {
+		w.WriteHeader(resp.StatusCode)
+		w.Write(data)
+	}
+}
+
+// upstreamError answers a live call that got no answer: 502, which the
+// SDKs retry (the recording keeps only the answer that comes).
+func (e *Endpoint) upstreamError(w http.ResponseWriter, api API, err error) {
+	typ := "server_error"
+	if api == Anthropic {
+		typ = "api_error"
+	}
+	writeError(w, api, http.StatusBadGateway, errorInfo{typ: typ, code: CodeUpstream, msg: "dryfire could not get an answer from the live API: " + err.Error()})
+	e.note(Call{API: api, Status: http.StatusBadGateway, Err: err})
+}
+
+func snippet(data []byte) string {
+	s := strings.TrimSpace(string(data))
+	if len(s) > 300 {
+		s = s[:300] + "…"
+	}
+	return s
+}

@@ -1,0 +1,48 @@
+package toolserver
+
+import (
+	"fmt"
+	"net"
+	"net/netip"
+	"strconv"
+	"strings"
+)
+
+// ListenAddr reads an address to listen on, as `dryfire serve --http`
+// takes it: a bare port ("7777") or an address without a host (":7777")
+// binds 127.0.0.1, so that nothing is reachable from another machine
+// unless asked for; anything else is used as given. Port 0 picks a free
+// port. loopback reports whether the address is loopback only (localhost
+// or a loopback IP); any other host, 0.0.0.0 and [::] included, deserves
+// a warning.
+func ListenAddr(addr string) (hostport string, loopback bool, err error) {
+	if addr == "" {
+		return "", false, fmt.Errorf("no address; want a port (7777), HOST:PORT (127.0.0.1:7777) or :PORT")
+	}
+	if isPort(addr) {
+		return "127.0.0.1:" + addr, true, nil
+	}
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil || !isPort(port) {
+		return "", false, fmt.Errorf("%q is not an address; want a port (7777), HOST:PORT (127.0.0.1:7777) or :PORT", addr)
+	}
+	if host == "" {
+		return "127.0.0.1:" + port, true, nil
+	}
+	if strings.EqualFold(host, "localhost") {
+		return net.JoinHostPort(host, port), true, nil
+	}
+	ip, err := netip.ParseAddr(host)
+	if err != nil {
+		return net.JoinHostPort(host, port), false, nil // a host name: whatever it resolves to
+	}
+	return net.JoinHostPort(host, port), ip.IsLoopback(), nil
+}
+
+func isPort(s string) bool {
+	if s == "" || len(s) > 5 {
+		return false
+	}
+	n, err := strconv.Atoi(s)
+	return err == nil && n >= 0 && n <= 65535 && s[0] != '+' && s[0] != '-'
+}

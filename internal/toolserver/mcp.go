@@ -1,0 +1,357 @@
+package toolserver
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"runtime/debug"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/dryfire-dev/dryfire/internal/tool"
+)
+
+// The MCP side of a scope, through the official go-sdk (v1.8.0).
+//
+// go-sdk serves the two protocol eras with two kinds of streamable HTTP
+// handler: a stateful one (Stateless: false) runs the legacy initialize
+// handshake and keeps sessions by Mcp-Session-Id, and rejects 2026-07-28
+// requests; a stateless one (Stateless: true) serves 2026-07-28
+// (server/discover, _meta on every request) and legacy requests without a
+// session, making a short-lived session per request. /mcp puts one of each
+// behind a router (mcpHandler) that looks at headers only, except for a
+// sessionless POST whose body it peeks at to tell initialize from the rest.
+//
+// tools/list and tools/call go through one receiving middleware that
+// answers them from the scope: the tools in file order (go-sdk sorts them
+// by name), and a tool the suite does not know answered the way the
+// built-in loop answers it (an error result naming the tool, with a
+// did-you-mean), not with go-sdk's JSON-RPC "unknown tool" error. Over
+// HTTP, the common tools/call does not reach go-sdk at all (fast.go).
+
+// mcpServer is a scope's go-sdk server and its two HTTP handlers.
+type mcpServer struct {
+	server    *mcp.Server
+	stateful  *mcp.StreamableHTTPHandler
+	stateless *mcp.StreamableHTTPHandler
+}
+
+// maxBody bounds the body of one MCP or tool request.
+const maxBody = 4 << 20
+
+func newMCPServer(s *Scope) *mcpServer {
+	impl := &mcp.Implementation{Name: "dryfire", Title: "dryfire: " + s.suite.Name, Version: version()}
+	s.serverInfo, _ = json.Marshal(impl)
+	server := mcp.NewServer(impl, &mcp.ServerOptions{
+		// Tools never change while serving; logging is there because
+		// clients may set a level (nothing is ever logged to them).
+		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}, Logging: &mcp.LoggingCapabilities{}},
+	})
+	// The tools are registered (go-sdk consults them for the Mcp-Name
+	// header checks), but both tools methods are answered by the
+	// middleware below: go-sdk lists tools sorted by name, dryfire in file
+	// order, and answers unknown tools with a JSON-RPC error.
+	unreachable := func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return s.mcpCall(ctx, req), nil
+	}
+	tools := make([]*mcp.Tool, len(s.tools))
+	for i, t := range s.tools {
+		if bytes.Contains(t.InputSchema, []byte(`"x-mcp-header"`)) {
+			s.noFastModern = true
+		}
+		tools[i] = &mcp.Tool{Name: t.Name, Description: t.Description, InputSchema: t.InputSchema}
+		if t.OutputSchema != nil {
+			tools[i].OutputSchema = t.OutputSchema
+		}
+		server.AddTool(tools[i], unreachable)
+	}
+	server.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			switch method {
+			case "tools/call":
+				if r, ok := req.(*mcp.CallToolRequest); ok {
+					return s.mcpCall(ctx, r), nil
+				}
+			case "initialize":
+				res, err := next(ctx, method, req)
+				if ss, ok := req.GetSession().(*mcp.ServerSession); ok && err == nil {
+					s.register(ss)
+				}
+				return res, err
+			case "logging/setLevel":
+				res, err := next(ctx, method, req)
+				if p, ok := req.GetParams().(*mcp.SetLoggingLevelParams); ok && err == nil {
+					s.setLogLevel(req.GetSession(), string(p.Level))
+				}
+				return res, err
+			case "tools/list":
+				// One page, in file order. A new result each time: go-sdk
+				// writes serverInfo into the _meta of 2026-07-28 results.
+				return &mcp.ListToolsResult{Cacheable: mcp.Cacheable{CacheScope: "public"}, Tools: tools}, nil
+			}
+			return next(ctx, method, req)
+		}
+	})
+	// The outermost middleware: results as the request's protocol
+	// version defines them.
+	server.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			res, err := next(ctx, method, req)
+			if err == nil && !modernRequest(req) {
+				res = legacyResult(res)
+			}
+			return res, err
+		}
+	})
+	opts := mcp.StreamableHTTPOptions{
+		// One JSON body per answer rather than an SSE stream: every client
+		// accepts both, and a mock has nothing to stream.
+		JSONResponse: true,
+		// The Server checks Host and Origin on every route, /mcp included.
+		DisableLocalhostProtection: true,
+		MaxRequestBodyBytes:        maxBody,
+	}
+	get := func(*http.Request) *mcp.Server { return server }
+	m := &mcpServer{server: server, stateful: mcp.NewStreamableHTTPHandler(get, &opts)}
+	opts.Stateless = true
+	m.stateless = mcp.NewStreamableHTTPHandler(get, &opts)
+	return m
+}
+
+// version is dryfire's module version, for serverInfo.
+func version() string {
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+		return bi.Main.Version
+	}
+	return "dev"
+}
+
+// statelessKey marks the context of a request served by the stateless
+// handler: its calls use the scope's shared state.
+type statelessKey struct{}
+
+// mcpCall answers tools/call: the text the built-in loop would deliver,
+// structuredContent when that text is a JSON object, isError for errors
+// and unmatched calls; a content outcome's blocks as they are. A rule's
+// log and progress notifications are sent first.
+func (s *Scope) mcpCall(ctx context.Context, req *mcp.CallToolRequest) *mcp.CallToolResult {
+	var ss *mcp.ServerSession
+	if ctx.Value(statelessKey{}) == nil {
+		ss = req.Session
+	}
+	var name string
+	var args json.RawMessage
+	modern := false
+	if p := req.Params; p != nil {
+		name, args = p.Name, p.Arguments
+		v, _ := p.Meta[metaProtocolVersion].(string)
+		modern = v >= "2026-07-28"
+	}
+	res := s.answer(ctx, ss, name, args)
+	if res.Notices != nil && req.Session != nil {
+		sendNotices(ctx, req, res.Notices)
+	}
+	return toolResult(res, modern)
+}
+
+// sendNotices sends a call's log messages and progress through go-sdk,
+// before its answer: go-sdk sends log messages at or above the level the
+// client set (none before it sets one), and progress only when the
+// request carries a progressToken. Over stdio they come before the
+// answer on the one stream; over HTTP, where go-sdk answers in JSON, they
+// go to the session's standalone stream (the fast path, which answers
+// the usual tools/call over HTTP, sends them in the call's own stream).
+func sendNotices(ctx context.Context, req *mcp.CallToolRequest, n *tool.Notices) {
+	for _, l := range n.Log {
+		req.Session.Log(ctx, &mcp.LoggingMessageParams{Level: mcp.LoggingLevel(l.Level), Logger: l.Logger, Data: json.RawMessage(l.Data)})
+	}
+	if tok := req.Params.GetProgressToken(); tok != nil && len(n.Progress) > 0 {
+		total := n.Progress[len(n.Progress)-1]
+		for _, p := range n.Progress {
+			req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: tok, Progress: p, Total: total})
+		}
+		// The MCP TypeScript SDK (1.x) loses progress notifications that
+		// reach it in the same read as the answer: it dispatches
+		// notifications in microtasks but removes the call's progress
+		// handler as soon as it reads the answer. A pause before the
+		// answer puts it in a read of its own.
+		time.Sleep(progressPause)
+	}
+}
+
+// progressPause is the pause between a call's progress notifications and
+// its answer over stdio.
+const progressPause = 20 * time.Millisecond
+
+const metaProtocolVersion = "io.modelcontextprotocol/protocolVersion"
+
+// completeResult is a CallToolResult whose resultType is "complete", as
+// 2026-07-28 results carry it. The field is unexported: go-sdk sets it in
+// its own tools/call path, which the middleware bypasses, and when it
+// decodes a result, which is how this one is made; copies keep it.
+var completeResult = func() mcp.CallToolResult {
+	var r mcp.CallToolResult
+	if err := json.Unmarshal([]byte(`{"content":[],"resultType":"complete"}`), &r); err != nil {
+		panic(err)
+	}
+	return r
+}()
+
+func toolResult(res tool.Result, modern bool) *mcp.CallToolResult {
+	out := new(mcp.CallToolResult)
+	if modern {
+		*out = completeResult
+	}
+	out.Content = []mcp.Content{&mcp.TextContent{Text: res.Content}}
+	if res.Blocks != nil {
+		out.Content = blockContent(res.Blocks)
+	}
+	out.IsError = res.IsError
+	if !res.IsError && res.Blocks == nil && isObject(res.Content) {
+		out.StructuredContent = json.RawMessage(res.Content)
+	}
+	return out
+}
+
+// blockContent is a content outcome's blocks as go-sdk content, for the
+// paths go-sdk writes (stdio, and requests the fast path leaves to it).
+func blockContent(blocks []byte) []mcp.Content {
+	var r mcp.CallToolResult
+	if err := json.Unmarshal(append(append([]byte(`{"content":`), blocks...), '}'), &r); err != nil {
+		// The loader has checked every block; this is a bug.
+		return []mcp.Content{&mcp.TextContent{Text: "dryfire: internal error: content blocks: " + err.Error()}}
+	}
+	return r.Content
+}
+
+// isObject reports whether s is the JSON text of an object.
+func isObject(s string) bool {
+	return len(s) >= 2 && s[0] == '{' && s[len(s)-1] == '}' && json.Valid([]byte(s))
+}
+
+// ServeMCP serves the scope over one MCP connection, such as one end of
+// mcp.NewInMemoryTransports (for standard input and output, ServeStdio),
+// until the client disconnects or ctx is done. The connection is one
+// session: it has its own sequence state.
+func (s *Scope) ServeMCP(ctx context.Context, t mcp.Transport) error {
+	err := s.mcp.server.Run(ctx, t)
+	if errors.Is(err, context.Canceled) || errors.Is(err, mcp.ErrConnectionClosed) || errors.Is(err, io.EOF) {
+		return nil
+	}
+	return err
+}
+
+// closeSessions ends every MCP session of the scope (their standalone
+// SSE streams included), for a shutdown.
+func (s *Scope) closeSessions() {
+	var all []*mcp.ServerSession
+	for ss := range s.mcp.server.Sessions() {
+		all = append(all, ss)
+	}
+	var wg sync.WaitGroup
+	for _, ss := range all {
+		wg.Go(func() { ss.Close() })
+	}
+	wg.Wait()
+}
+
+// mcpHandler is /mcp: it sends each request to go-sdk's stateful or
+// stateless handler.
+//
+//   - MCP-Protocol-Version 2026-07-28 or later: stateless (the new era has
+//     no sessions; go-sdk's stateless handler also answers its errors:
+//     -32020 header mismatch, -32022 unsupported version, 405 for GET).
+//   - Mcp-Session-Id: stateful (the session's own requests, its GET
+//     stream, its DELETE).
+//   - any other POST: initialize opens a session (stateful); anything else
+//     is a request without a session (stateless), answered on the scope's
+//     shared state.
+//   - any other GET or DELETE: stateful, which says a session is needed.
+//
+// A POST that go-sdk refuses in plain text is answered with a JSON-RPC
+// error instead (rpcErrorWriter).
+type mcpHandler struct{ s *Scope }
+
+func (h mcpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	m := h.s.mcp
+	var hs *httpSession
+	if sid := r.Header.Get("Mcp-Session-Id"); sid != "" {
+		// The session's client is active: its idle time starts over, now
+		// and when this request ends (a GET stream may stay open long).
+		if hs = h.s.session(sid); hs != nil {
+			defer hs.touch()
+		}
+	}
+	if r.Method == http.MethodPost && !h.s.slowMCP && h.fastCall(w, r, hs) {
+		return
+	}
+	version := r.Header.Get("Mcp-Protocol-Version")
+	modern := version >= "2026-07-28"
+	if r.Method != http.MethodPost {
+		if modern {
+			m.serveStateless(w, r)
+		} else {
+			m.stateful.ServeHTTP(w, r)
+		}
+		return
+	}
+	// A POST carries JSON-RPC: go-sdk's plain-text refusals of it become
+	// JSON-RPC errors, which need the body's id.
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
+	if err != nil {
+		writeRPCError(w, http.StatusRequestEntityTooLarge, nil, -32600, fmt.Sprintf("reading the request: %v (the bound is %d bytes)", err, maxBody))
+		return
+	}
+	if bad, id, code, msg := checkRPC(body); bad {
+		writeRPCError(w, http.StatusBadRequest, id, code, msg)
+		return
+	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	rw := &rpcErrorWriter{ResponseWriter: w}
+	defer rw.finish(body, modern)
+	switch {
+	case modern:
+		m.serveStateless(rw, r)
+	case r.Header.Get("Mcp-Session-Id") != "" || opensSession(body):
+		m.stateful.ServeHTTP(rw, r)
+	default:
+		m.serveStateless(rw, r)
+	}
+}
+
+func (m *mcpServer) serveStateless(w http.ResponseWriter, r *http.Request) {
+	m.stateless.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), statelessKey{}, true)))
+}
+
+// opensSession reports whether body is an initialize request (or a batch
+// holding one). Bodies go-sdk cannot read go to the stateful handler,
+// which says what is wrong with them.
+func opensSession(body []byte) bool {
+	type msg struct {
+		Method string `json:"method"`
+	}
+	body = bytes.TrimSpace(body)
+	if len(body) > 0 && body[0] == '[' {
+		var batch []msg
+		if json.Unmarshal(body, &batch) != nil {
+			return true
+		}
+		for _, m := range batch {
+			if m.Method == "initialize" {
+				return true
+			}
+		}
+		return false
+	}
+	var one msg
+	if json.Unmarshal(body, &one) != nil {
+		return true
+	}
+	return one.Method == "initialize"
+}

@@ -1,0 +1,523 @@
+package toolserver
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"math"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/dryfire-dev/dryfire/internal/mock"
+	"github.com/dryfire-dev/dryfire/internal/plan"
+	"github.com/dryfire-dev/dryfire/internal/spec"
+	"github.com/dryfire-dev/dryfire/internal/tool"
+	"github.com/dryfire-dev/dryfire/internal/value"
+	"github.com/dryfire-dev/dryfire/internal/world"
+)
+
+// Scope is the tool world of one case, or of a suite when no case is
+// chosen: the rules that answer (the suite's, with the case's overrides),
+// the passthrough code behind impl rules, the mock state, and one merged
+// record of every tool call made in it, over MCP and HTTP alike, in call
+// order.
+//
+// State rules:
+//   - An MCP session has its own sequence positions, so two sessions each
+//     see a sequence from its start: a legacy session (2025-11-25 and
+//     earlier) opened with initialize over streamable HTTP, and a stdio or
+//     in-memory connection (either era; over stdio, one per process).
+//   - Everything without a session shares the scope's own state: HTTP tool
+//     calls (POST /tools/NAME), stateless MCP requests (2026-07-28, or a
+//     legacy request without Mcp-Session-Id), and Scope.Call.
+//   - Reset puts every sequence back to its start (the shared state and
+//     every session's) and clears the record.
+//   - A world scope (ScopeOptions.World) has one world, shared by every
+//     session and HTTP call alike: a world is one simulated environment,
+//     and an agent's MCP sessions, its HTTP calls and /ops all act on it.
+//     Reset restores the world (world.Instance.Reset) and clears the
+//     record.
+//
+// A Scope is safe for concurrent use: a call's selection and sequence
+// advance happen in the mock engine's one critical section, so counts
+// are exact under any concurrency, and its record (tool.Recorder) keeps
+// the order calls started in.
+type Scope struct {
+	id    string
+	suite *spec.Suite
+	cse   *spec.Case
+	set   *mock.Set
+	// usesImpl says a rule of the scope runs passthrough code.
+	usesImpl bool
+	impl     mock.Impl
+	label    string
+	tools    []Tool
+	notes    []string
+	world    *world.Instance // a world scope's world; nil for mocks
+	upstream tool.Answerer   // answers every call instead of the mocks; nil: the mocks
+	model    http.Handler    // the scope's model routes; nil: the server's
+
+	rec  *tool.Recorder // the merged record of every call
+	idle time.Duration  // idle HTTP sessions end after this; <= 0 never
+	// maxSessions bounds the HTTP sessions open at once (< 0 no bound).
+	maxSessions int
+
+	mu       sync.Mutex
+	gen      uint64 // bumped by Reset
+	shared   *state
+	sessions map[*mcp.ServerSession]*state // MCP sessions that made calls
+	byID     map[string]*httpSession       // HTTP sessions, by Mcp-Session-Id
+	watched  map[*mcp.ServerSession]bool   // sessions whose end is awaited
+	expiring bool                          // the idle-session sweeper runs
+
+	mcp          *mcpServer
+	serverInfo   []byte // the serverInfo of 2026-07-28 results, as JSON
+	noFastModern bool   // a tool declares x-mcp-header: go-sdk checks those
+	slowMCP      bool   // tests: every MCP request through go-sdk
+	fastCalls    atomic.Int64
+
+	listOnce sync.Once
+	list     []byte // the GET /tools body
+}
+
+// state is one line of mock state: a sequence position per rule.
+type state struct {
+	gen  uint64
+	sess *mock.Session
+}
+
+// ScopeOptions describe a Scope.
+type ScopeOptions struct {
+	// ID names the scope under /cases/ID/ when it is added to a Server; the
+	// default scope of a Server (its root paths) may leave it empty.
+	ID string
+	// Suite is the suite whose tools and rules are served. Required.
+	Suite *spec.Suite
+	// Case selects a case's mocks (they replace the suite's rule list for
+	// each tool they name); nil serves the suite's own rules.
+	Case *spec.Case
+	// Rules are the suite's compiled rules (mock.Compile(Suite)), to share
+	// one compilation between the scopes of a suite's cases; nil compiles
+	// them.
+	Rules *mock.Set
+	// Plan, when set, is the case's plan, which a run has made already:
+	// its suite, case, rules and tools are served, and Suite, Case and
+	// Rules are not used.
+	Plan *plan.Case
+	// Impl runs impl: rules; nil answers them with an error result saying
+	// passthrough code is not available.
+	Impl mock.Impl
+	// World, when set, makes this a world scope: the world's operations
+	// are the tools (in operation order, each by its tool name), every
+	// call is an operation of this one instance by its drill's actor, and
+	// the /ops and /world routes answer. Suite is then the world suite;
+	// Case, Rules and Impl are not used.
+	World *world.Instance
+	// NoRecords keeps no record of calls: Records returns none. A
+	// long-running server sets it, or its memory grows with every call
+	// (about 760 bytes a call with the record). Scopes of runs, whose
+	// checks read the record, leave it unset.
+	NoRecords bool
+	// SessionTimeout ends an MCP session opened over HTTP (2025-11-25 and
+	// earlier) after that long without a request from its client, as
+	// if the client had deleted it; the client gets 404 and opens a new
+	// one. 0 means DefaultSessionTimeout; a negative value, never.
+	SessionTimeout time.Duration
+	// MaxSessions bounds the MCP sessions over HTTP open at once: opening
+	// one more ends the one idle the longest. 0 means DefaultMaxSessions;
+	// negative, no bound.
+	MaxSessions int
+	// Model, when set, serves the scope's model routes (/v1/... under the
+	// scope's prefix, the prefix stripped): its case's model endpoint,
+	// mounted with its tools. Nil: the server's Options.Model.
+	Model http.Handler
+	// Turn, when set, stamps each call's Turn (in Records) with what it
+	// returns as the call starts: the runner of agent.command cases gives
+	// the number of model calls made so far.
+	Turn func() int
+	// Upstream, when set, answers every tool call (whose arguments are
+	// an object) instead of the mocks: real tools behind a recording
+	// proxy (dryfire record-tools). The plan's tools are served.
+	Upstream tool.Answerer
+}
+
+// DefaultSessionTimeout is how long an MCP session over HTTP may stay
+// idle before it ends, unless ScopeOptions.SessionTimeout says otherwise.
+const DefaultSessionTimeout = 30 * time.Minute
+
+// DefaultMaxSessions is how many MCP sessions over HTTP may be open at
+// once, unless ScopeOptions.MaxSessions says otherwise (each holds tens
+// of kilobytes in go-sdk).
+const DefaultMaxSessions = 1000
+
+// NewScope returns the scope of a suite, or of one of its cases.
+func NewScope(o ScopeOptions) *Scope {
+	p := o.Plan
+	if p == nil {
+		if o.Suite == nil {
+			panic("toolserver.NewScope: no suite")
+		}
+		p = plan.New(o.Suite, o.Rules).Case(o.Case)
+	}
+	o.Suite, o.Case = p.Suite.Spec, p.Spec
+	s := &Scope{id: o.ID, suite: o.Suite, cse: o.Case, impl: o.Impl, world: o.World, model: o.Model, upstream: o.Upstream,
+		rec:  tool.NewRecorder(nil, tool.RecorderOptions{NoRecords: o.NoRecords, Turn: o.Turn}),
+		idle: o.SessionTimeout, maxSessions: o.MaxSessions,
+		sessions: map[*mcp.ServerSession]*state{}, byID: map[string]*httpSession{}, watched: map[*mcp.ServerSession]bool{}}
+	if s.idle == 0 {
+		s.idle = DefaultSessionTimeout
+	}
+	if s.maxSessions == 0 {
+		s.maxSessions = DefaultMaxSessions
+	}
+	if o.Case != nil {
+		s.label = o.Case.Name
+	}
+	if o.World != nil {
+		s.tools, s.notes = served(plan.WorldTools(o.World.World()))
+	} else {
+		s.set, s.usesImpl = p.Rules, p.UsesImpl
+		s.tools, s.notes = served(p.Tools)
+		s.shared = s.newState()
+	}
+	s.mcp = newMCPServer(s)
+	return s
+}
+
+// ID is the scope's name under /cases/.
+func (s *Scope) ID() string { return s.id }
+
+// Suite is the suite served.
+func (s *Scope) Suite() *spec.Suite { return s.suite }
+
+// Case is the case whose mocks are served; nil for the suite's own.
+func (s *Scope) Case() *spec.Case { return s.cse }
+
+// Tools are the tools served, in the order the built-in loop shows them
+// to a model: the suite's declared tools in file order, then tools that
+// are only mocked (suite, then case), with an open object schema.
+func (s *Scope) Tools() []Tool { return s.tools }
+
+// Notes are warnings about how the suite's tools are served, as
+// FILE:LINE:COL: warning: ... (an input schema MCP cannot carry as
+// written); empty for most suites.
+func (s *Scope) Notes() []string { return s.notes }
+
+// UsesImpl reports whether any rule of the scope runs passthrough code.
+func (s *Scope) UsesImpl() bool { return s.usesImpl }
+
+// World is the world a world scope serves; nil for a scope of mocks.
+func (s *Scope) World() *world.Instance { return s.world }
+
+// Call answers one tool call on the scope's shared state, the one HTTP
+// tool calls and stateless MCP requests use, and records it. args is the
+// JSON text of the arguments. It answers exactly what the built-in loop
+// would deliver, an unmatched call included.
+func (s *Scope) Call(ctx context.Context, name, args string) tool.Result {
+	return s.answer(ctx, nil, name, []byte(args))
+}
+
+// Records returns a copy of every finished call since the start or the
+// last Reset, in call order (the order calls started in), across every
+// MCP session and HTTP call of the scope (and /ops calls of a world
+// scope, named by their tool). None when ScopeOptions.NoRecords is set.
+func (s *Scope) Records() []tool.Record { return s.rec.Records() }
+
+// Reset puts every sequence of the scope back to its start, for the
+// shared state and every MCP session alike, and clears the record. Calls
+// running meanwhile finish on the state they started with and are left
+// out of the record. A world scope's world is reset as a whole
+// (world.Instance.Reset: its evidence is kept).
+func (s *Scope) Reset() {
+	s.rec.Reset(func() {
+		s.mu.Lock()
+		s.gen++
+		if s.world == nil {
+			s.shared = s.newState()
+		}
+		s.mu.Unlock()
+	})
+	if s.world != nil {
+		s.world.Reset()
+	}
+}
+
+func (s *Scope) newState() *state {
+	ms := mock.NewSession(s.set, s.impl)
+	ms.Label = s.label
+	return &state{gen: s.gen, sess: ms}
+}
+
+// answer checks that args is a JSON object (absent or null counts as
+// {}), then answers the call on the state of ss (nil: the shared state)
+// and records it. Arguments that are not an object are answered and
+// recorded as an unmatched call whose near miss says so, without
+// consulting the rules.
+func (s *Scope) answer(ctx context.Context, ss *mcp.ServerSession, name string, args []byte) tool.Result {
+	args = bytes.TrimSpace(args)
+	if len(args) == 0 || string(args) == "null" {
+		args = emptyObject
+	}
+	c := tool.Call{Name: name, Args: string(args)}
+	if s.world != nil {
+		return s.rec.CallOn(ctx, c, func() tool.Answerer { return s.world })
+	}
+	if args[0] != '{' {
+		return s.rec.CallOn(ctx, c, func() tool.Answerer { return notObject{} })
+	}
+	if s.upstream != nil {
+		return s.rec.CallOn(ctx, c, func() tool.Answerer { return s.upstream })
+	}
+	// The state is picked as the call takes its place in the record, so
+	// a Reset falls wholly before or after the call.
+	return s.rec.CallOn(ctx, c, func() tool.Answerer {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if ss != nil {
+			return s.sessionState(ss).sess
+		}
+		return s.shared.sess
+	})
+}
+
+var emptyObject = []byte("{}")
+
+// notObject answers a call whose arguments are not a JSON object, without
+// the mocks, as unmatched, with the reason as its near miss.
+type notObject struct{}
+
+func (notObject) Answer(_ context.Context, c tool.Call, _ any, _ error) tool.Result {
+	nm := &tool.NearMiss{Tool: c.Name, Note: fmt.Sprintf("the arguments are not a JSON object (got %s)", jsonKind(c.Args[0]))}
+	return tool.Result{Outcome: tool.Unmatched, IsError: true, Entry: -1, NearMiss: nm, Content: "dryfire: " + mock.DescribeMiss(nm)}
+}
+
+// jsonKind names the JSON type that starts with c.
+func jsonKind(c byte) string {
+	switch {
+	case c == '[':
+		return "an array"
+	case c == '"':
+		return "a string"
+	case c == 't' || c == 'f':
+		return "a boolean"
+	case c == '-' || c >= '0' && c <= '9':
+		return "a number"
+	}
+	return "text that is not JSON"
+}
+
+// callWorld runs one operation of a world scope and records it under
+// name (the tool name the agent used, or the operation's).
+func (s *Scope) callWorld(ctx context.Context, name string, req world.Request) *world.Response {
+	op := &world.Op{In: s.world, Req: req}
+	s.rec.CallOn(ctx, tool.Call{Name: name, Args: req.Arguments}, func() tool.Answerer { return op })
+	return op.Response
+}
+
+// sessionState returns the state of an MCP session, made on its first
+// call and again after a Reset. s.mu is held.
+func (s *Scope) sessionState(ss *mcp.ServerSession) *state {
+	st := s.sessions[ss]
+	if st != nil && st.gen == s.gen {
+		return st
+	}
+	st = s.newState()
+	s.sessions[ss] = st
+	s.watch(ss)
+	return st
+}
+
+// httpSession is an MCP session go-sdk opened over HTTP, and when its
+// client last sent a request (Unix nanoseconds).
+type httpSession struct {
+	ss   *mcp.ServerSession
+	last atomic.Int64
+	// logLevel is the level the client set with logging/setLevel ("":
+	// none yet), for the fast path, which sends a call's log messages
+	// itself.
+	logLevel atomic.Pointer[string]
+}
+
+// register notes a session go-sdk opened over HTTP by its id, for the
+// tools/call fast path and the idle timeout.
+func (s *Scope) register(ss *mcp.ServerSession) {
+	id := ss.ID()
+	if id == "" {
+		return
+	}
+	hs := &httpSession{ss: ss}
+	hs.touch()
+	s.mu.Lock()
+	var evict *mcp.ServerSession
+	if s.maxSessions > 0 && len(s.byID) >= s.maxSessions {
+		// At the bound: the session idle the longest ends, as if idle
+		// past the timeout (its client gets 404 and may open another).
+		oldID, oldest := "", int64(math.MaxInt64)
+		for sid, o := range s.byID {
+			if l := o.last.Load(); l < oldest || l == oldest && sid < oldID {
+				oldID, oldest = sid, l
+			}
+		}
+		evict = s.byID[oldID].ss
+		delete(s.byID, oldID)
+	}
+	if evict != nil {
+		defer evict.Close()
+	}
+	s.byID[id] = hs
+	s.watch(ss)
+	if s.idle > 0 && !s.expiring {
+		s.expiring = true
+		go s.expireIdle()
+	}
+	s.mu.Unlock()
+}
+
+// session returns the HTTP session with that id, or nil, and notes that
+// its client has just sent a request.
+func (s *Scope) session(id string) *httpSession {
+	s.mu.Lock()
+	hs := s.byID[id]
+	s.mu.Unlock()
+	if hs != nil {
+		hs.touch()
+	}
+	return hs
+}
+
+// setLogLevel notes the logging level a session's client set.
+func (s *Scope) setLogLevel(sess mcp.Session, level string) {
+	ss, ok := sess.(*mcp.ServerSession)
+	if !ok || ss == nil || ss.ID() == "" {
+		return
+	}
+	s.mu.Lock()
+	hs := s.byID[ss.ID()]
+	s.mu.Unlock()
+	if hs != nil && hs.ss == ss {
+		hs.logLevel.Store(&level)
+	}
+}
+
+// touch notes that the session's client has just been active.
+func (hs *httpSession) touch() { hs.last.Store(time.Now().UnixNano()) }
+
+// expireIdle ends the HTTP sessions idle for longer than the timeout,
+// checking a few times per timeout, until no session is left (go-sdk's
+// own idle timer cannot be used: the fast path answers a session's calls
+// without go-sdk seeing them). It is started again by the next session.
+func (s *Scope) expireIdle() {
+	every := min(max(s.idle/4, time.Millisecond), time.Minute)
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for range t.C {
+		cut := time.Now().Add(-s.idle).UnixNano()
+		var idle []*mcp.ServerSession
+		s.mu.Lock()
+		for id, hs := range s.byID {
+			if hs.last.Load() <= cut {
+				idle = append(idle, hs.ss)
+				delete(s.byID, id)
+			}
+		}
+		done := len(s.byID) == 0
+		if done {
+			s.expiring = false
+		}
+		s.mu.Unlock()
+		for _, ss := range idle {
+			ss.Close()
+		}
+		if done {
+			return
+		}
+	}
+}
+
+// watch forgets a session, and its state, when it ends. s.mu is held.
+func (s *Scope) watch(ss *mcp.ServerSession) {
+	if s.watched[ss] {
+		return
+	}
+	s.watched[ss] = true
+	go func() {
+		ss.Wait()
+		s.mu.Lock()
+		delete(s.sessions, ss)
+		delete(s.watched, ss)
+		if id := ss.ID(); id != "" && s.byID[id] != nil && s.byID[id].ss == ss {
+			delete(s.byID, id)
+		}
+		s.mu.Unlock()
+	}()
+}
+
+// Tool is a tool as served: what MCP tools/list and GET /tools show.
+type Tool struct {
+	Name        string
+	Description string
+	// InputSchema is a JSON object with "type": "object", as MCP
+	// 2025-11-25 requires.
+	InputSchema json.RawMessage
+	// OutputSchema, for a world operation whose output schema is an
+	// object's, is that schema (MCP outputSchema); nil otherwise.
+	OutputSchema json.RawMessage
+	// Operation is the world operation (package/operation) behind the
+	// tool; empty for mocks.
+	Operation string
+}
+
+var openObject = json.RawMessage(`{"type":"object"}`)
+
+// served are the tools of a plan as MCP and HTTP serve them, in the
+// plan's order (the order a model is shown them), with a note for each
+// input schema MCP cannot carry as written.
+func served(tools []plan.Tool) ([]Tool, []string) {
+	out := make([]Tool, 0, len(tools))
+	var notes []string
+	for _, t := range tools {
+		schema, note := inputSchema(t.Input)
+		if note != "" {
+			what := fmt.Sprintf("tool %q", t.Name)
+			if t.Operation != "" {
+				what = "operation " + t.Operation
+			}
+			notes = append(notes, fmt.Sprintf("%s: warning: %s: %s", t.Pos, what, note))
+		}
+		st := Tool{Name: t.Name, Description: t.Description, InputSchema: schema, Operation: t.Operation}
+		if m, ok := t.Output.(map[string]any); ok && m["type"] == "object" {
+			st.OutputSchema = json.RawMessage(value.Canonical(m))
+		}
+		out = append(out, st)
+	}
+	return out, notes
+}
+
+// inputSchema is a declared input_schema as MCP carries it: none is an
+// open object; a mapping without "type" gets "type": "object" (MCP
+// 2025-11-25 requires it, and tool arguments are objects anyway); any
+// other schema is served as an open object, with a note.
+func inputSchema(v any) (json.RawMessage, string) {
+	if v == nil {
+		return openObject, ""
+	}
+	m, ok := v.(map[string]any)
+	if !ok {
+		return openObject, fmt.Sprintf("input_schema is %s, not a mapping: MCP clients are shown {\"type\": \"object\"}", value.TypeName(v))
+	}
+	switch t := m["type"]; t {
+	case "object":
+	case nil:
+		m = maps.Clone(m)
+		m["type"] = "object"
+	default:
+		return openObject, fmt.Sprintf("input_schema has type %s, not object: MCP clients are shown {\"type\": \"object\"}", value.Canonical(t))
+	}
+	return json.RawMessage(value.Canonical(m)), ""
+}
