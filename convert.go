@@ -8,25 +8,25 @@ import (
 	"github.com/dryfire-dev/dryfire/internal/model"
 	"github.com/dryfire-dev/dryfire/internal/netjail"
 	"github.com/dryfire-dev/dryfire/internal/report"
-	"github.com/dryfire-dev/dryfire/internal/spec"
 	"github.com/dryfire-dev/dryfire/internal/tool"
 	"github.com/dryfire-dev/dryfire/internal/workspace"
 	"github.com/dryfire-dev/dryfire/internal/world"
+	"github.com/dryfire-dev/dryfire/internal/yamlpos"
 )
 
-func specDiagnostic(d Diagnostic) spec.Diagnostic {
-	return spec.Diagnostic{Pos: spec.Pos(d.Pos), Severity: spec.Severity(d.Severity), Message: d.Message}
+func specDiagnostic(d Diagnostic) yamlpos.Diagnostic {
+	return yamlpos.Diagnostic{Pos: yamlpos.Pos(d.Pos), Severity: yamlpos.Severity(d.Severity), Message: d.Message}
 }
 
-func specDiagnostics(ds Diagnostics) spec.Diagnostics {
-	out := make(spec.Diagnostics, len(ds))
+func specDiagnostics(ds Diagnostics) yamlpos.Diagnostics {
+	out := make(yamlpos.Diagnostics, len(ds))
 	for i, d := range ds {
 		out[i] = specDiagnostic(d)
 	}
 	return out
 }
 
-func diagnosticsOf(ds spec.Diagnostics) Diagnostics {
+func diagnosticsOf(ds yamlpos.Diagnostics) Diagnostics {
 	if ds == nil {
 		return nil
 	}
@@ -40,7 +40,7 @@ func diagnosticsOf(ds spec.Diagnostics) Diagnostics {
 // publicError is err with the internal Diagnostics it may be replaced by
 // the public ones.
 func publicError(err error) error {
-	if ds, ok := err.(spec.Diagnostics); ok {
+	if ds, ok := err.(yamlpos.Diagnostics); ok {
 		return diagnosticsOf(ds)
 	}
 	return err

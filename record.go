@@ -12,6 +12,7 @@ import (
 	"github.com/dryfire-dev/dryfire/internal/safeio"
 	"github.com/dryfire-dev/dryfire/internal/spec"
 	"github.com/dryfire-dev/dryfire/internal/toolrec"
+	"github.com/dryfire-dev/dryfire/internal/yamlpos"
 )
 
 // RecordToolsOptions say which real tools Project.RecordTools records:
@@ -226,7 +227,7 @@ func (t *ToolServer) FinishRecording() (calls int, f *RecordedFile) {
 
 // mergeInto merges one suite's exchanges into its file, and returns the
 // warnings of the file as it is after (or would be, with dry).
-func (p *Project) mergeInto(s *spec.Suite, ex []toolrec.Exchange, up *toolrec.Upstream, red redact.Redactor, dry bool) (*toolrec.Result, spec.Diagnostics, error) {
+func (p *Project) mergeInto(s *spec.Suite, ex []toolrec.Exchange, up *toolrec.Upstream, red redact.Redactor, dry bool) (*toolrec.Result, yamlpos.Diagnostics, error) {
 	data, err := safeio.ReadFile(s.File, "suite", safeio.Limit(safeio.MaxYAML))
 	if err != nil {
 		return nil, nil, fmt.Errorf("reading the suite again: %w", err)
@@ -241,7 +242,7 @@ func (p *Project) mergeInto(s *spec.Suite, ex []toolrec.Exchange, up *toolrec.Up
 		Label:   red.String(up.Target().Label()),
 		Tools:   up.Tools(),
 		Secrets: red,
-		Parse: func(file string, data []byte) (*spec.Suite, spec.Diagnostics) {
+		Parse: func(file string, data []byte) (*spec.Suite, yamlpos.Diagnostics) {
 			return spec.Parse(file, data, p.specOpts)
 		},
 	})

@@ -12,8 +12,8 @@ import (
 	"github.com/dryfire-dev/dryfire/internal/atomicfile"
 	"github.com/dryfire-dev/dryfire/internal/openapi"
 	"github.com/dryfire-dev/dryfire/internal/safeio"
-	"github.com/dryfire-dev/dryfire/internal/spec"
 	"github.com/dryfire-dev/dryfire/internal/world"
+	"github.com/dryfire-dev/dryfire/internal/yamlpos"
 )
 
 func newWorldCommand(e *env) *cobra.Command {
@@ -118,7 +118,7 @@ func runWorldImport(e *env, file, pkg, out, envVar string, force bool) error {
 	return nil
 }
 
-func printDiagnostics(e *env, ds spec.Diagnostics) {
+func printDiagnostics(e *env, ds yamlpos.Diagnostics) {
 	for _, d := range ds {
 		fmt.Fprintln(e.stderr, d.String())
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/dryfire-dev/dryfire/internal/spec"
 	"github.com/dryfire-dev/dryfire/internal/suggest"
 	"github.com/dryfire-dev/dryfire/internal/world"
+	"github.com/dryfire-dev/dryfire/internal/yamlpos"
 )
 
 // suiteCache keeps each loaded suite while its files (the suite, its
@@ -33,9 +34,9 @@ type loaded struct {
 	file   string // absolute
 	suite  *spec.Suite
 	sw     *world.SuiteWorld
-	ds     spec.Diagnostics // errors: the suite is not usable
-	stamps []stamp          // what the load read, to see a change
-	ops    []byte           // the binding's operations, as JSON
+	ds     yamlpos.Diagnostics // errors: the suite is not usable
+	stamps []stamp             // what the load read, to see a change
+	ops    []byte              // the binding's operations, as JSON
 	cases  map[string]*spec.Case
 	names  []string // case names, in file order
 }
@@ -130,7 +131,7 @@ func (ls *loaded) usable() error {
 		for _, d := range ls.ds {
 			lines = append(lines, d.String())
 			sev := "error"
-			if d.Severity == spec.Warning {
+			if d.Severity == yamlpos.Warning {
 				sev = "warning"
 			}
 			diags = append(diags, diagnostic{File: d.Pos.File, Line: d.Pos.Line, Col: d.Pos.Col, Severity: sev, Message: d.Message})

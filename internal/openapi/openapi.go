@@ -23,8 +23,8 @@ import (
 
 	yaml "go.yaml.in/yaml/v4"
 
-	"github.com/dryfire-dev/dryfire/internal/spec"
 	"github.com/dryfire-dev/dryfire/internal/value"
+	"github.com/dryfire-dev/dryfire/internal/yamlpos"
 )
 
 // Options of an import.
@@ -39,7 +39,7 @@ type Options struct {
 type Result struct {
 	World, Module []byte
 	Operations    int
-	Warnings      spec.Diagnostics // positioned in the document
+	Warnings      yamlpos.Diagnostics // positioned in the document
 }
 
 // MaxRefDepth bounds how deep $ref resolution nests inside one schema.
@@ -55,14 +55,14 @@ var methods = []string{"get", "put", "post", "delete", "patch"}
 // Import converts an OpenAPI document. The error is a document that is
 // not OpenAPI 3.0 or 3.1 (positioned); problems of single operations are
 // warnings.
-func Import(file string, data []byte, o Options) (*Result, spec.Diagnostics) {
-	doc := spec.ParseDocument(file, data, "OpenAPI document", "empty file: expected an OpenAPI 3.0 or 3.1 document")
+func Import(file string, data []byte, o Options) (*Result, yamlpos.Diagnostics) {
+	doc := yamlpos.ParseDocument(file, data, "OpenAPI document", "empty file: expected an OpenAPI 3.0 or 3.1 document")
 	if doc.Root == nil {
 		return nil, doc.Diagnostics()
 	}
 	root, ok := doc.Value.(map[string]any)
 	if !ok {
-		doc.Errorf(doc.Root, "an OpenAPI document is a mapping, not %s", spec.Describe(doc.Value))
+		doc.Errorf(doc.Root, "an OpenAPI document is a mapping, not %s", yamlpos.Describe(doc.Value))
 		return nil, doc.Diagnostics()
 	}
 	im := &importer{doc: doc, root: root, o: o, names: map[string]bool{}, colls: map[string]bool{}, warned: map[*yaml.Node]bool{}}
@@ -78,11 +78,11 @@ func Import(file string, data []byte, o Options) (*Result, spec.Diagnostics) {
 		im.v30 = true
 	case strings.HasPrefix(ver, "3.1"):
 	case root["swagger"] != nil:
-		_, n := spec.Lookup(doc.Root, "swagger")
+		_, n := yamlpos.Lookup(doc.Root, "swagger")
 		doc.Errorf(n, "swagger %v is OpenAPI 2; convert it to OpenAPI 3 first (e.g. with swagger2openapi)", root["swagger"])
 		return nil, doc.Diagnostics()
 	default:
-		n, _ := spec.Lookup(doc.Root, "openapi")
+		n, _ := yamlpos.Lookup(doc.Root, "openapi")
 		if n == nil {
 			n = doc.Root
 		}
@@ -90,18 +90,18 @@ func Import(file string, data []byte, o Options) (*Result, spec.Diagnostics) {
 		return nil, doc.Diagnostics()
 	}
 	for _, k := range []string{"webhooks"} {
-		if kn, _ := spec.Lookup(doc.Root, k); kn != nil {
+		if kn, _ := yamlpos.Lookup(doc.Root, k); kn != nil {
 			doc.Warnf(kn, "%s are not imported: a world answers requests, it does not send them", k)
 		}
 	}
 	if comps, _ := root["components"].(map[string]any); comps["securitySchemes"] != nil {
-		_, cn := spec.Lookup(doc.Root, "components")
-		n, _ := spec.Lookup(cn, "securitySchemes")
+		_, cn := yamlpos.Lookup(doc.Root, "components")
+		n, _ := yamlpos.Lookup(cn, "securitySchemes")
 		doc.Warnf(n, "security schemes are not enforced: without http.tokens every request calls as the drill's actor (http.tokens maps bearer tokens to actors)")
 	}
 	im.paths()
 	if len(im.ops) == 0 {
-		n, _ := spec.Lookup(doc.Root, "paths")
+		n, _ := yamlpos.Lookup(doc.Root, "paths")
 		if n == nil {
 			n = doc.Root
 		}
@@ -110,7 +110,7 @@ func Import(file string, data []byte, o Options) (*Result, spec.Diagnostics) {
 	}
 	res := &Result{World: im.world(), Module: im.module(), Operations: len(im.ops)}
 	for _, d := range doc.Diagnostics() {
-		if d.Severity == spec.Error {
+		if d.Severity == yamlpos.Error {
 			return nil, doc.Diagnostics()
 		}
 	}
@@ -119,7 +119,7 @@ func Import(file string, data []byte, o Options) (*Result, spec.Diagnostics) {
 }
 
 type importer struct {
-	doc   *spec.Document
+	doc   *yamlpos.Document
 	root  map[string]any
 	o     Options
 	v30   bool
@@ -164,21 +164,21 @@ var (
 func str(v any) string { s, _ := v.(string); return s }
 
 func (im *importer) paths() {
-	_, pn := spec.Lookup(im.doc.Root, "paths")
+	_, pn := yamlpos.Lookup(im.doc.Root, "paths")
 	paths, _ := im.root["paths"].(map[string]any)
-	for _, p := range spec.Pairs(pn, paths) {
+	for _, p := range yamlpos.Pairs(pn, paths) {
 		item, _ := p.Val.(map[string]any)
 		if _, ok := item["$ref"]; ok {
-			k, _ := spec.Lookup(p.V, "$ref")
+			k, _ := yamlpos.Lookup(p.V, "$ref")
 			im.doc.Warnf(k, "path %s: a path item $ref is not imported", p.Key())
 			continue
 		}
-		var shared []spec.KV
-		for _, q := range spec.Pairs(p.V, item) {
+		var shared []yamlpos.KV
+		for _, q := range yamlpos.Pairs(p.V, item) {
 			switch k := q.Key(); {
 			case k == "parameters":
-				for _, it := range spec.Items(q.V, q.Val) {
-					shared = append(shared, spec.KV{V: it.N, Val: it.Val})
+				for _, it := range yamlpos.Items(q.V, q.Val) {
+					shared = append(shared, yamlpos.KV{V: it.N, Val: it.Val})
 				}
 			case contains(methods, k):
 			case k == "head" || k == "options" || k == "trace":
@@ -187,7 +187,7 @@ func (im *importer) paths() {
 				im.doc.Warnf(q.K, "path %s: servers of a path are not imported; routes are relative to the package's base URL", p.Key())
 			}
 		}
-		for _, q := range spec.Pairs(p.V, item) {
+		for _, q := range yamlpos.Pairs(p.V, item) {
 			if contains(methods, q.Key()) {
 				im.operation(p.Key(), q, shared)
 			}
@@ -204,11 +204,11 @@ func contains(list []string, s string) bool {
 	return false
 }
 
-func (im *importer) operation(path string, q spec.KV, shared []spec.KV) {
+func (im *importer) operation(path string, q yamlpos.KV, shared []yamlpos.KV) {
 	m, _ := q.Val.(map[string]any)
 	op := &operation{method: strings.ToUpper(q.Key()), path: path, props: map[string]any{}, headers: map[string]string{}, errors: map[string]int{}, retryable: map[string]bool{}}
 	id := str(m["operationId"])
-	_, idNode := spec.Lookup(q.V, "operationId")
+	_, idNode := yamlpos.Lookup(q.V, "operationId")
 	if id == "" {
 		id = strings.ToLower(q.Key()) + strings.ReplaceAll(badIdent.ReplaceAllString(path, "_"), "__", "_")
 		id = strings.TrimRight(id, "_")
@@ -231,15 +231,15 @@ func (im *importer) operation(path string, q spec.KV, shared []spec.KV) {
 		op.description, _, _ = strings.Cut(strings.TrimSpace(str(m["description"])), "\n")
 	}
 	for _, k := range []string{"callbacks", "security", "servers"} {
-		if kn, _ := spec.Lookup(q.V, k); kn != nil && (k != "security" || len(asList(m[k])) > 0) {
+		if kn, _ := yamlpos.Lookup(q.V, k); kn != nil && (k != "security" || len(asList(m[k])) > 0) {
 			im.doc.Warnf(kn, "%s of %s %s are not imported", k, op.method, path)
 		}
 	}
 	// Parameters: the path item's, then the operation's over them.
-	params := append([]spec.KV(nil), shared...)
-	if _, pn := spec.Lookup(q.V, "parameters"); pn != nil {
-		for _, it := range spec.Items(pn, m["parameters"]) {
-			params = append(params, spec.KV{V: it.N, Val: it.Val})
+	params := append([]yamlpos.KV(nil), shared...)
+	if _, pn := yamlpos.Lookup(q.V, "parameters"); pn != nil {
+		for _, it := range yamlpos.Items(pn, m["parameters"]) {
+			params = append(params, yamlpos.KV{V: it.N, Val: it.Val})
 		}
 	}
 	seen := map[string]string{}
@@ -247,10 +247,10 @@ func (im *importer) operation(path string, q spec.KV, shared []spec.KV) {
 		im.parameter(op, p, seen)
 	}
 	if rb, ok := m["requestBody"]; ok {
-		_, n := spec.Lookup(q.V, "requestBody")
+		_, n := yamlpos.Lookup(q.V, "requestBody")
 		im.requestBody(op, n, rb)
 	}
-	_, rn := spec.Lookup(q.V, "responses")
+	_, rn := yamlpos.Lookup(q.V, "responses")
 	im.responses(op, rn, m["responses"])
 	im.classify(op)
 	im.ops = append(im.ops, op)
@@ -259,7 +259,7 @@ func (im *importer) operation(path string, q spec.KV, shared []spec.KV) {
 func asList(v any) []any { l, _ := v.([]any); return l }
 
 // parameter adds a path, query or header parameter to the input.
-func (im *importer) parameter(op *operation, p spec.KV, seen map[string]string) {
+func (im *importer) parameter(op *operation, p yamlpos.KV, seen map[string]string) {
 	pm, n := im.deref(p.V, p.Val)
 	m, _ := pm.(map[string]any)
 	name, in := str(m["name"]), str(m["in"])
@@ -284,9 +284,9 @@ func (im *importer) parameter(op *operation, p spec.KV, seen map[string]string) 
 	}
 	style, explode := str(m["style"]), m["explode"]
 	if style != "" && !(in == "path" && style == "simple" || in == "query" && style == "form" || in == "header" && style == "simple") || in == "query" && explode == false {
-		k, _ := spec.Lookup(n, "style")
+		k, _ := yamlpos.Lookup(n, "style")
 		if k == nil {
-			k, _ = spec.Lookup(n, "explode")
+			k, _ = yamlpos.Lookup(n, "explode")
 		}
 		im.doc.Warnf(k, "parameter %s of %s %s: only the default style is imported (path and header simple, query form with explode); the value arrives as text", name, op.method, op.path)
 	}
@@ -296,10 +296,10 @@ func (im *importer) parameter(op *operation, p spec.KV, seen map[string]string) 
 	seen[name] = in
 	schema := map[string]any{"type": "string"}
 	if s, ok := m["schema"]; ok {
-		_, sn := spec.Lookup(n, "schema")
+		_, sn := yamlpos.Lookup(n, "schema")
 		schema, _ = im.schema(sn, s, 0, nil).(map[string]any)
 	} else if _, ok := m["content"]; ok {
-		k, _ := spec.Lookup(n, "content")
+		k, _ := yamlpos.Lookup(n, "content")
 		im.doc.Warnf(k, "parameter %s of %s %s: content (a serialized parameter) is not imported; it arrives as text", name, op.method, op.path)
 	}
 	if d := str(m["description"]); d != "" && schema != nil {
@@ -325,9 +325,9 @@ func (im *importer) requestBody(op *operation, n *yaml.Node, v any) {
 	bv, bn := im.deref(n, v)
 	b, _ := bv.(map[string]any)
 	content, _ := b["content"].(map[string]any)
-	_, cn := spec.Lookup(bn, "content")
+	_, cn := yamlpos.Lookup(bn, "content")
 	media, mn := jsonMedia(cn, content)
-	for _, p := range spec.Pairs(cn, content) {
+	for _, p := range yamlpos.Pairs(cn, content) {
 		if p.Key() != media {
 			im.doc.Warnf(p.K, "request body %s of %s %s is not imported (JSON bodies are)", p.Key(), op.method, op.path)
 		}
@@ -336,7 +336,7 @@ func (im *importer) requestBody(op *operation, n *yaml.Node, v any) {
 		return
 	}
 	mm, _ := content[media].(map[string]any)
-	_, sn := spec.Lookup(mn, "schema")
+	_, sn := yamlpos.Lookup(mn, "schema")
 	s, _ := im.schema(sn, mm["schema"], 0, nil).(map[string]any)
 	props, _ := s["properties"].(map[string]any)
 	if s["type"] != "object" || props == nil || s["allOf"] != nil || s["oneOf"] != nil || s["anyOf"] != nil {
@@ -367,7 +367,7 @@ func (im *importer) requestBody(op *operation, n *yaml.Node, v any) {
 
 // jsonMedia picks the JSON media type of a content map.
 func jsonMedia(n *yaml.Node, content map[string]any) (string, *yaml.Node) {
-	for _, p := range spec.Pairs(n, content) {
+	for _, p := range yamlpos.Pairs(n, content) {
 		k := strings.ToLower(p.Key())
 		if k == "application/json" || strings.HasSuffix(k, "+json") || k == "*/*" {
 			return p.Key(), p.V
@@ -391,21 +391,21 @@ var retryableStatus = map[int]bool{408: true, 429: true, 502: true, 503: true, 5
 func (im *importer) responses(op *operation, n *yaml.Node, v any) {
 	resp, _ := v.(map[string]any)
 	var codes []string
-	for _, p := range spec.Pairs(n, resp) {
+	for _, p := range yamlpos.Pairs(n, resp) {
 		codes = append(codes, p.Key())
 	}
 	sort.Strings(codes)
 	for _, code := range codes {
-		kn, vn := spec.Lookup(n, code)
+		kn, vn := yamlpos.Lookup(n, code)
 		rv, rn := im.deref(vn, resp[code])
 		r, _ := rv.(map[string]any)
 		content, _ := r["content"].(map[string]any)
-		_, cn := spec.Lookup(rn, "content")
+		_, cn := yamlpos.Lookup(rn, "content")
 		media, mn := jsonMedia(cn, content)
 		var schema any
 		if media != "" {
 			mm, _ := content[media].(map[string]any)
-			_, sn := spec.Lookup(mn, "schema")
+			_, sn := yamlpos.Lookup(mn, "schema")
 			if s, ok := mm["schema"]; ok {
 				schema = im.schema(sn, s, 0, nil)
 			}
@@ -612,7 +612,7 @@ func (im *importer) deref(n *yaml.Node, v any) (any, *yaml.Node) {
 		}
 		target, tn, err := im.resolve(ref)
 		if err != nil {
-			rn, _ := spec.Lookup(n, "$ref")
+			rn, _ := yamlpos.Lookup(n, "$ref")
 			im.doc.Warnf(rn, "%v", err)
 			return nil, n
 		}
@@ -638,7 +638,7 @@ func (im *importer) resolve(ref string) (any, *yaml.Node, error) {
 		if cur, ok = m[tok]; !ok {
 			return nil, nil, fmt.Errorf("$ref %q names nothing in the document", ref)
 		}
-		_, n = spec.Lookup(n, tok)
+		_, n = yamlpos.Lookup(n, tok)
 	}
 	return cur, n, nil
 }
@@ -659,7 +659,7 @@ func (im *importer) schema(n *yaml.Node, v any, depth int, stack []string) any {
 		return map[string]any{}
 	}
 	if ref, ok := m["$ref"].(string); ok {
-		rn, _ := spec.Lookup(n, "$ref")
+		rn, _ := yamlpos.Lookup(n, "$ref")
 		if contains(stack, ref) || depth >= MaxRefDepth {
 			im.doc.Warnf(rn, "$ref %q is recursive; it is imported as {} (any value) past its first level", ref)
 			return map[string]any{}
@@ -672,14 +672,14 @@ func (im *importer) schema(n *yaml.Node, v any, depth int, stack []string) any {
 		return im.schema(tn, target, depth+1, append(stack, ref))
 	}
 	out := map[string]any{}
-	for _, p := range spec.Pairs(n, m) {
+	for _, p := range yamlpos.Pairs(n, m) {
 		k := p.Key()
 		switch k {
 		case "example", "examples", "xml", "externalDocs", "discriminator", "deprecated", "nullable":
 			continue
 		case "properties", "patternProperties", "$defs", "definitions", "dependentSchemas":
 			sub := map[string]any{}
-			for _, q := range spec.Pairs(p.V, p.Val) {
+			for _, q := range yamlpos.Pairs(p.V, p.Val) {
 				sub[q.Key()] = im.schema(q.V, q.Val, depth, stack)
 			}
 			out[k] = sub
@@ -687,7 +687,7 @@ func (im *importer) schema(n *yaml.Node, v any, depth int, stack []string) any {
 			out[k] = im.schema(p.V, p.Val, depth, stack)
 		case "allOf", "anyOf", "oneOf", "prefixItems":
 			var list []any
-			for _, it := range spec.Items(p.V, p.Val) {
+			for _, it := range yamlpos.Items(p.V, p.Val) {
 				list = append(list, im.schema(it.N, it.Val, depth, stack))
 			}
 			out[k] = list

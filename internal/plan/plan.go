@@ -15,6 +15,7 @@ import (
 	"github.com/dryfire-dev/dryfire/internal/model"
 	"github.com/dryfire-dev/dryfire/internal/spec"
 	"github.com/dryfire-dev/dryfire/internal/world"
+	"github.com/dryfire-dev/dryfire/internal/yamlpos"
 )
 
 // Suite is the plan of one suite, shared by its cases. Immutable once
@@ -67,7 +68,7 @@ type Tool struct {
 	Operation string
 	// Pos is where the tool or operation is declared; zero for a tool
 	// that is only mocked.
-	Pos spec.Pos
+	Pos yamlpos.Pos
 }
 
 // openObject is the schema of a tool without one.

@@ -30,6 +30,7 @@ import (
 	"github.com/dryfire-dev/dryfire/internal/tool"
 	"github.com/dryfire-dev/dryfire/internal/value"
 	"github.com/dryfire-dev/dryfire/internal/world"
+	"github.com/dryfire-dev/dryfire/internal/yamlpos"
 )
 
 // NoteNeverRecorded is the note of a case that runs passthrough code.
@@ -128,7 +129,7 @@ type Progress interface {
 
 // UnsupportedError is a suite the runner cannot run at all.
 type UnsupportedError struct {
-	Pos spec.Pos
+	Pos yamlpos.Pos
 	Msg string
 }
 

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	yaml "go.yaml.in/yaml/v4"
+
+	"github.com/dryfire-dev/dryfire/internal/yamlpos"
 )
 
 // ParseClock reads a clock's start time: RFC 3339, with or without a
@@ -29,9 +31,9 @@ func (x *decoder) clock(n *yaml.Node, val any) *Clock {
 	case string:
 		nowNode = n
 	case map[string]any:
-		_, nowNode = lookup(n, "now")
+		_, nowNode = yamlpos.Lookup(n, "now")
 		c.TZ = str(v["tz"])
-		if _, tn := lookup(n, "tz"); tn != nil && c.TZ != "" {
+		if _, tn := yamlpos.Lookup(n, "tz"); tn != nil && c.TZ != "" {
 			if _, err := time.LoadLocation(c.TZ); err != nil || strings.EqualFold(c.TZ, "local") {
 				x.errorf(tn, "unknown time zone %q: give an IANA name such as Europe/Berlin or UTC", c.TZ)
 			}
@@ -42,7 +44,7 @@ func (x *decoder) clock(n *yaml.Node, val any) *Clock {
 	if nowNode == nil {
 		return nil // reported by the schema
 	}
-	t, err := ParseClock(deref(nowNode).Value)
+	t, err := ParseClock(yamlpos.Deref(nowNode).Value)
 	if err != nil {
 		x.errorf(nowNode, "agent.clock: %v", err)
 		return nil

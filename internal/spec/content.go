@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	yaml "go.yaml.in/yaml/v4"
+
+	"github.com/dryfire-dev/dryfire/internal/yamlpos"
 )
 
 // MCP content outcomes and the notifications of a rule: what the schema
@@ -21,8 +23,8 @@ import (
 // out of the checks here (their problems are reported once, by it).
 func (x *decoder) contentBlocks(n *yaml.Node, val any) []any {
 	var out []any
-	for _, it := range items(n, val) {
-		m, ok := it.val.(map[string]any)
+	for _, it := range yamlpos.Items(n, val) {
+		m, ok := it.Val.(map[string]any)
 		if !ok {
 			continue // reported by the schema
 		}
@@ -33,8 +35,8 @@ func (x *decoder) contentBlocks(n *yaml.Node, val any) []any {
 		typ, _ := m["type"].(string)
 		switch typ {
 		case "image", "audio":
-			x.mediaType(it.n, m, typ+" block")
-			if d, ok := x.base64(it.n, "data", m, typ+" block"); ok {
+			x.mediaType(it.N, m, typ+" block")
+			if d, ok := x.base64(it.N, "data", m, typ+" block"); ok {
 				block["data"] = d
 			}
 		case "resource":
@@ -42,7 +44,7 @@ func (x *decoder) contentBlocks(n *yaml.Node, val any) []any {
 			if !ok {
 				break
 			}
-			rn := valueNode(it.n, "resource")
+			rn := valueNode(it.N, "resource")
 			x.uri(rn, res)
 			x.mediaType(rn, res, "embedded resource")
 			_, hasText := res["text"]
@@ -51,7 +53,7 @@ func (x *decoder) contentBlocks(n *yaml.Node, val any) []any {
 			case !hasText && !hasBlob:
 				x.errorf(rn, "embedded resource needs its contents: give text (a string) or blob (base64)")
 			case hasText && hasBlob:
-				k, _ := lookup(rn, "blob")
+				k, _ := yamlpos.Lookup(rn, "blob")
 				if k == nil {
 					k = rn
 				}
@@ -67,8 +69,8 @@ func (x *decoder) contentBlocks(n *yaml.Node, val any) []any {
 				}
 			}
 		case "resource_link":
-			x.uri(it.n, m)
-			x.mediaType(it.n, m, "resource_link block")
+			x.uri(it.N, m)
+			x.mediaType(it.N, m, "resource_link block")
 		}
 		out = append(out, block)
 	}
@@ -79,7 +81,7 @@ func (x *decoder) contentBlocks(n *yaml.Node, val any) []any {
 // it cannot be found (the converted value had it: a message still needs a
 // position).
 func valueNode(n *yaml.Node, key string) *yaml.Node {
-	if _, v := lookup(n, key); v != nil {
+	if _, v := yamlpos.Lookup(n, key); v != nil {
 		return v
 	}
 	return n
@@ -155,8 +157,8 @@ func (x *decoder) uri(n *yaml.Node, m map[string]any) {
 // logMessages reads a rule's log: strings (level info) and mappings.
 func (x *decoder) logMessages(n *yaml.Node, val any) []LogMessage {
 	var out []LogMessage
-	for _, it := range items(n, val) {
-		switch e := it.val.(type) {
+	for _, it := range yamlpos.Items(n, val) {
+		switch e := it.Val.(type) {
 		case string:
 			out = append(out, LogMessage{Level: "info", Data: e})
 		case map[string]any:
@@ -178,8 +180,8 @@ func (x *decoder) logMessages(n *yaml.Node, val any) []LogMessage {
 func (x *decoder) progress(n *yaml.Node, val any) []float64 {
 	var out []float64
 	var prev json.Number
-	for _, it := range items(n, val) {
-		num, ok := it.val.(json.Number)
+	for _, it := range yamlpos.Items(n, val) {
+		num, ok := it.Val.(json.Number)
 		if !ok {
 			return nil // reported by the schema
 		}
@@ -188,7 +190,7 @@ func (x *decoder) progress(n *yaml.Node, val any) []float64 {
 			return nil // out of range: reported by the converter
 		}
 		if len(out) > 0 && f <= out[len(out)-1] {
-			x.errorf(it.n, "progress values must increase (MCP requires it): %s comes after %s", num, prev)
+			x.errorf(it.N, "progress values must increase (MCP requires it): %s comes after %s", num, prev)
 			return nil
 		}
 		out = append(out, f)

@@ -17,6 +17,7 @@ import (
 
 	"github.com/dryfire-dev/dryfire/internal/safeio"
 	"github.com/dryfire-dev/dryfire/internal/suggest"
+	"github.com/dryfire-dev/dryfire/internal/yamlpos"
 )
 
 // Cases from data: an item of cases: with a from: key is a template, and
@@ -28,28 +29,15 @@ import (
 //
 // The rows become YAML nodes before anything else reads the suite, so a
 // row's case is validated and run as an inline one. Its nodes carry a
-// virtual line that names the data file and the row's line (virtualLine),
-// and every position made from them is that file and line.
+// virtual line that names the data file and the row's line
+// (yamlpos.VirtualLine), and every position made from them is that file
+// and line.
 
 // maxRows bounds the rows one data file may give.
 const maxRows = 1_000_000
 
 // maxDataLine bounds one line of a JSON Lines file.
 const maxDataLine = 4 << 20
-
-// A virtual line is (source+1)<<lineBits | line: source indexes the
-// diagnostics' data files.
-const lineBits = 32
-
-func virtualLine(source, line int) int { return (source+1)<<lineBits | line }
-
-// realPos maps a position that may be virtual to its file and line.
-func (d *diags) realPos(line int) (string, int) {
-	if line>>lineBits == 0 || line>>lineBits > len(d.sources) {
-		return d.file, line
-	}
-	return d.sources[line>>lineBits-1], line & (1<<lineBits - 1)
-}
 
 var placeholder = regexp.MustCompile(`\{\{\s*([^{}\s]+)\s*\}\}`)
 
@@ -65,9 +53,9 @@ type row struct {
 // is kept.
 func (x *decoder) dataCases(item *yaml.Node, one func(*yaml.Node) bool) bool {
 	d := x.d
-	fromKey, from := lookup(item, "from")
+	fromKey, from := yamlpos.Lookup(item, "from")
 	if from.Kind != yaml.ScalarNode || from.Value == "" {
-		d.add(Error, fromKey.Line, fromKey.Column, "from must name a data file (.jsonl, .json, .csv, .yaml), relative to the suite")
+		d.Add(yamlpos.Error, fromKey.Line, fromKey.Column, "from must name a data file (.jsonl, .json, .csv, .yaml), relative to the suite")
 		return true
 	}
 	rows, source, ok := openData(x.file, from, x.opts, d)
@@ -75,7 +63,7 @@ func (x *decoder) dataCases(item *yaml.Node, one func(*yaml.Node) bool) bool {
 		return true
 	}
 	bad := func(line int, format string, args ...any) {
-		d.add(Error, virtualLine(source, line), 1, format, args...)
+		d.Add(yamlpos.Error, yamlpos.VirtualLine(source, line), 1, format, args...)
 	}
 	seen := map[string]bool{}
 	var columns []string
@@ -120,19 +108,19 @@ func (x *decoder) dataCases(item *yaml.Node, one func(*yaml.Node) bool) bool {
 // which can be gone through more than once: each call hands every row
 // to each (until it returns false), reports bad ones with bad, and returns
 // the header of a CSV file.
-func openData(suite string, from *yaml.Node, opts *Options, d *diags) (func(bad func(int, string, ...any), each func(row) bool) []string, int, bool) {
+func openData(suite string, from *yaml.Node, opts *Options, d *yamlpos.Collector) (func(bad func(int, string, ...any), each func(row) bool) []string, int, bool) {
 	root := opts.Root
 	if root == "" {
 		root = safeio.DefaultRoot(suite)
 	}
 	path, err := safeio.Confine(root, filepath.Dir(suite), from.Value)
 	if err != nil {
-		d.add(Error, from.Line, from.Column, "data file %s", safeio.Describe(from.Value, err))
+		d.Add(yamlpos.Error, from.Line, from.Column, "data file %s", safeio.Describe(from.Value, err))
 		return nil, 0, false
 	}
 	data, err := safeio.ReadFile(path, "data file", safeio.Limit(safeio.MaxData))
 	if err != nil {
-		d.add(Error, from.Line, from.Column, "reading data file %s: %v", from.Value, unwrapPath(err))
+		d.Add(yamlpos.Error, from.Line, from.Column, "reading data file %s: %v", from.Value, unwrapPath(err))
 		return nil, 0, false
 	}
 	var read func(data []byte, bad func(int, string, ...any), each func(row) bool) []string
@@ -146,13 +134,13 @@ func openData(suite string, from *yaml.Node, opts *Options, d *diags) (func(bad 
 	case ".yaml", ".yml":
 		read = yamlRows
 	default:
-		d.add(Error, from.Line, from.Column, "data file %s: the kinds are .jsonl (or .ndjson), .json, .csv, .yaml and .yml, not %q", from.Value, ext)
+		d.Add(yamlpos.Error, from.Line, from.Column, "data file %s: the kinds are .jsonl (or .ndjson), .json, .csv, .yaml and .yml, not %q", from.Value, ext)
 		return nil, 0, false
 	}
-	d.sources = append(d.sources, path)
+	d.Sources = append(d.Sources, path)
 	return func(bad func(int, string, ...any), each func(row) bool) []string {
 		return read(data, bad, each)
-	}, len(d.sources) - 1, true
+	}, len(d.Sources) - 1, true
 }
 
 func unwrapPath(err error) error {
@@ -186,7 +174,7 @@ func jsonLines(data []byte, bad func(int, string, ...any), each func(row) bool) 
 		}
 		m, ok := v.(map[string]any)
 		if !ok {
-			bad(line, "a row is a JSON object of columns, not %s", describe(v))
+			bad(line, "a row is a JSON object of columns, not %s", yamlpos.Describe(v))
 			continue
 		}
 		if !each(row{line, m}) {
@@ -220,7 +208,7 @@ func jsonArray(data []byte, bad func(int, string, ...any), each func(row) bool) 
 		}
 		m, ok := v.(map[string]any)
 		if !ok {
-			bad(lineAt(off), "a row is a JSON object of columns, not %s", describe(v))
+			bad(lineAt(off), "a row is a JSON object of columns, not %s", yamlpos.Describe(v))
 			continue
 		}
 		if !each(row{lineAt(off), m}) {
@@ -316,7 +304,7 @@ func yamlRows(data []byte, bad func(int, string, ...any), each func(row) bool) [
 
 // checkColumns reports, once each, the placeholders of a template that
 // name no column of its data.
-func checkColumns(item *yaml.Node, columns []string, file string, d *diags) {
+func checkColumns(item *yaml.Node, columns []string, file string, d *yamlpos.Collector) {
 	var walk func(n *yaml.Node)
 	walk = func(n *yaml.Node) {
 		if n == nil {
@@ -325,7 +313,7 @@ func checkColumns(item *yaml.Node, columns []string, file string, d *diags) {
 		if n.Kind == yaml.ScalarNode {
 			for _, m := range placeholder.FindAllStringSubmatch(n.Value, -1) {
 				if !slices.Contains(columns, m[1]) {
-					d.add(Error, n.Line, n.Column, "%s has no column %q%s (its columns: %s)", file, m[1], suggest.DidYouMean(m[1], columns), strings.Join(columns, ", "))
+					d.Add(yamlpos.Error, n.Line, n.Column, "%s has no column %q%s (its columns: %s)", file, m[1], suggest.DidYouMean(m[1], columns), strings.Join(columns, ", "))
 				}
 			}
 			return
@@ -343,13 +331,13 @@ func checkColumns(item *yaml.Node, columns []string, file string, d *diags) {
 // instantiate is the case one row makes of a template: a copy without
 // from:, its placeholders filled, its nodes at the row's line. It returns
 // nil when the copy passes the bound on one case's values.
-func instantiate(item *yaml.Node, r row, columns []string, source int, file string, d *diags) *yaml.Node {
-	line := virtualLine(source, r.line)
+func instantiate(item *yaml.Node, r row, columns []string, source int, file string, d *yamlpos.Collector) *yaml.Node {
+	line := yamlpos.VirtualLine(source, r.line)
 	copied := 0
 	var cp func(n *yaml.Node, depth int) *yaml.Node
 	cp = func(n *yaml.Node, depth int) *yaml.Node {
-		n = deref(n)
-		if copied++; copied > maxNodes || depth > maxDepth {
+		n = yamlpos.Deref(n)
+		if copied++; copied > yamlpos.MaxNodes || depth > yamlpos.MaxDepth {
 			return nil
 		}
 		c := &yaml.Node{Kind: n.Kind, Style: n.Style, Tag: n.Tag, Value: n.Value, Line: line, Column: 1}
@@ -367,7 +355,7 @@ func instantiate(item *yaml.Node, r row, columns []string, source int, file stri
 	}
 	c := cp(item, 0)
 	if c == nil {
-		d.add(Error, line, 1, "case too large: this row's case has more than %d values (the bound is per case)", maxNodes)
+		d.Add(yamlpos.Error, line, 1, "case too large: this row's case has more than %d values (the bound is per case)", yamlpos.MaxNodes)
 		return nil
 	}
 	// Drop from:, and name the case by its row when the template does not.
@@ -394,7 +382,7 @@ func instantiate(item *yaml.Node, r row, columns []string, source int, file stri
 }
 
 // fill replaces the placeholders of scalar n with the row's values.
-func fill(n *yaml.Node, r row, columns []string, line int, d *diags) {
+func fill(n *yaml.Node, r row, columns []string, line int, d *yamlpos.Collector) {
 	ms := placeholder.FindAllStringSubmatchIndex(n.Value, -1)
 	if len(ms) == 0 {
 		return
@@ -403,7 +391,7 @@ func fill(n *yaml.Node, r row, columns []string, line int, d *diags) {
 		v, ok := r.values[col]
 		// A column of no row is reported once, at the template.
 		if !ok && slices.Contains(columns, col) {
-			d.add(Error, line, 1, "this row has no value for column %q", col)
+			d.Add(yamlpos.Error, line, 1, "this row has no value for column %q", col)
 		}
 		return v, ok
 	}
@@ -419,7 +407,7 @@ func fill(n *yaml.Node, r row, columns []string, line int, d *diags) {
 		}
 		var enc yaml.Node
 		if err := enc.Encode(jsonish(v)); err != nil {
-			d.add(Error, line, 1, "column %q: %v", n.Value, err)
+			d.Add(yamlpos.Error, line, 1, "column %q: %v", n.Value, err)
 			return
 		}
 		atLine(&enc, line)

@@ -3,7 +3,6 @@ package spec
 import (
 	"encoding/json"
 	"fmt"
-	"iter"
 	"math"
 	"regexp"
 	"slices"
@@ -17,6 +16,7 @@ import (
 	"github.com/dryfire-dev/dryfire/internal/provider"
 	"github.com/dryfire-dev/dryfire/internal/suggest"
 	"github.com/dryfire-dev/dryfire/internal/value"
+	"github.com/dryfire-dev/dryfire/internal/yamlpos"
 )
 
 // decoder turns a schema-checked node tree into a Suite and reports what
@@ -25,8 +25,8 @@ import (
 type decoder struct {
 	root *yaml.Node
 	file string
-	d    *diags
-	conv *converter
+	d    *yamlpos.Collector
+	conv *yamlpos.Converter
 	opts *Options
 
 	// A rule list reached again through an alias decodes quietly: its
@@ -43,69 +43,9 @@ type decoder struct {
 	regexes map[string]*regexp.Regexp
 }
 
-// A kv is one entry of a mapping: its key and value nodes, and the value
-// converted to JSON. The decoder reads values from their parents'
-// conversions as it walks down, so nothing converts a node twice.
-type kv struct {
-	k, v *yaml.Node
-	val  any
-}
-
-// pairs lists the entries of mapping n, whose converted value is val, in
-// file order. Keys the converter dropped (merge keys, keys that are not
-// strings, duplicates after the first) are left out, as in val.
-func pairs(n *yaml.Node, val any) []kv {
-	n = deref(n)
-	if n == nil || n.Kind != yaml.MappingNode {
-		return nil
-	}
-	m, _ := val.(map[string]any)
-	out := make([]kv, 0, len(n.Content)/2)
-next:
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		k := deref(n.Content[i])
-		if k == nil || k.Kind != yaml.ScalarNode || isMerge(k) {
-			continue
-		}
-		for _, p := range out {
-			if deref(p.k).Value == k.Value {
-				continue next // a duplicate key: reported, and the first wins
-			}
-		}
-		out = append(out, kv{n.Content[i], n.Content[i+1], m[k.Value]})
-	}
-	return out
-}
-
-// An item is one entry of a list, with its converted value.
-type item struct {
-	n   *yaml.Node
-	val any
-}
-
-// items yields the index and entries of list n, whose converted value is val.
-func items(n *yaml.Node, val any) iter.Seq2[int, item] {
-	return func(yield func(int, item) bool) {
-		n = deref(n)
-		if n == nil || n.Kind != yaml.SequenceNode {
-			return
-		}
-		a, _ := val.([]any)
-		for i, e := range n.Content {
-			it := item{n: e}
-			if i < len(a) {
-				it.val = a[i]
-			}
-			if !yield(i, it) {
-				return
-			}
-		}
-	}
-}
-
-func (x *decoder) pos(n *yaml.Node) Pos {
-	file, line := x.d.realPos(max(n.Line, 1))
-	return Pos{File: file, Line: line, Col: max(n.Column, 1)}
+func (x *decoder) pos(n *yaml.Node) yamlpos.Pos {
+	file, line := x.d.RealPos(max(n.Line, 1))
+	return yamlpos.Pos{File: file, Line: line, Col: max(n.Column, 1)}
 }
 
 func str(val any) string {
@@ -137,54 +77,54 @@ func (x *decoder) integer(n *yaml.Node, val any) (int, bool) {
 
 func (x *decoder) errorf(n *yaml.Node, format string, args ...any) {
 	if x.quiet == 0 {
-		x.d.add(Error, n.Line, n.Column, format, args...)
+		x.d.Add(yamlpos.Error, n.Line, n.Column, format, args...)
 	}
 }
 
 func (x *decoder) warnf(n *yaml.Node, format string, args ...any) {
 	if x.quiet == 0 {
-		x.d.add(Warning, n.Line, n.Column, format, args...)
+		x.d.Add(yamlpos.Warning, n.Line, n.Column, format, args...)
 	}
 }
 
 // suite decodes everything of the suite but its cases (addCase).
 func (x *decoder) suite(root *yaml.Node, doc any) *Suite {
 	s := &Suite{File: x.file, Mocks: map[string][]*Rule{}}
-	for _, p := range pairs(root, doc) {
-		switch deref(p.k).Value {
+	for _, p := range yamlpos.Pairs(root, doc) {
+		switch yamlpos.Deref(p.K).Value {
 		case "name":
-			s.Name = str(p.val)
+			s.Name = str(p.Val)
 		case "agent":
 			s.Agent = x.agent(p)
 		case "tools":
-			for _, t := range pairs(p.v, p.val) {
+			for _, t := range yamlpos.Pairs(p.V, p.Val) {
 				s.Tools = append(s.Tools, x.tool(t))
 			}
 		case "mocks":
-			s.Mocks, s.MockOrder = x.mocks(p.v, p.val)
+			s.Mocks, s.MockOrder = x.mocks(p.V, p.Val)
 		case "world":
-			s.World, s.WorldPos = str(p.val), x.pos(p.v)
+			s.World, s.WorldPos = str(p.Val), x.pos(p.V)
 		case "scenario":
-			s.Scenario, s.ScenarioPos = str(p.val), x.pos(p.v)
+			s.Scenario, s.ScenarioPos = str(p.Val), x.pos(p.V)
 		case "match":
-			s.Match = x.match(p.v, p.val)
+			s.Match = x.match(p.V, p.Val)
 		case "workspace":
-			s.Workspace, s.WorkspacePos = str(p.val), x.pos(p.v)
+			s.Workspace, s.WorkspacePos = str(p.Val), x.pos(p.V)
 		case "trials":
-			s.Trials, _ = x.integer(p.v, p.val)
+			s.Trials, _ = x.integer(p.V, p.Val)
 		}
 	}
-	if k, _ := lookup(root, "agent"); k == nil && s.World != "" {
+	if k, _ := yamlpos.Lookup(root, "agent"); k == nil && s.World != "" {
 		s.NoAgent = true
 	}
 	if s.World != "" {
 		for _, key := range []string{"tools", "mocks"} {
-			if k, _ := lookup(root, key); k != nil {
+			if k, _ := yamlpos.Lookup(root, key); k != nil {
 				x.errorf(k, "a world suite takes its tools from the world's operations: remove %s (use toolOverrides in the world, a scenario or a case)", key)
 			}
 		}
 	} else if s.Scenario != "" {
-		k, _ := lookup(root, "scenario")
+		k, _ := yamlpos.Lookup(root, "scenario")
 		x.errorf(k, "scenario needs world: a scenario is part of a world file")
 	}
 	if s.Name == "" {
@@ -198,12 +138,12 @@ func (x *decoder) suite(root *yaml.Node, doc any) *Suite {
 // addCase decodes the case item n (converted value val), index in the
 // cases list, checks it against the suite, and appends it. The case keeps
 // no pointer into the YAML tree.
-func (x *decoder) addCase(s *Suite, it item, index int) {
+func (x *decoder) addCase(s *Suite, it yamlpos.Item, index int) {
 	c := x.caseOf(it, index)
 	if c == nil {
 		return
 	}
-	nameKey, nameNode := lookup(it.n, "name")
+	nameKey, nameNode := yamlpos.Lookup(it.N, "name")
 	if c.Name != "" && nameNode != nil {
 		if line, dup := x.firstCase[c.Name]; dup {
 			first := x.pos(&yaml.Node{Line: line})
@@ -259,55 +199,55 @@ func defaultName(file string) string {
 	return base
 }
 
-func (x *decoder) agent(agent kv) Agent {
-	a := Agent{Pos: x.pos(agent.k)}
-	for _, p := range pairs(agent.v, agent.val) {
-		switch deref(p.k).Value {
+func (x *decoder) agent(agent yamlpos.KV) Agent {
+	a := Agent{Pos: x.pos(agent.K)}
+	for _, p := range yamlpos.Pairs(agent.V, agent.Val) {
+		switch yamlpos.Deref(p.K).Value {
 		case "provider":
-			a.Provider = str(p.val)
-			a.ProviderPos = x.pos(p.v)
+			a.Provider = str(p.Val)
+			a.ProviderPos = x.pos(p.V)
 		case "model":
-			a.Model = str(p.val)
+			a.Model = str(p.Val)
 		case "base_url":
-			a.BaseURL = str(p.val)
+			a.BaseURL = str(p.Val)
 		case "system":
-			a.System = str(p.val)
+			a.System = str(p.Val)
 		case "max_turns":
-			a.MaxTurns, _ = x.integer(p.v, p.val)
+			a.MaxTurns, _ = x.integer(p.V, p.Val)
 		case "retries":
-			if n, ok := x.integer(p.v, p.val); ok {
+			if n, ok := x.integer(p.V, p.Val); ok {
 				a.Retries = &n
 			}
 		case "timeout_s":
-			if num, ok := p.val.(json.Number); ok {
+			if num, ok := p.Val.(json.Number); ok {
 				a.TimeoutS, _ = num.Float64()
 			}
 		case "params":
-			a.Params, _ = p.val.(map[string]any)
+			a.Params, _ = p.Val.(map[string]any)
 		case "match":
-			a.Match = x.match(p.v, p.val)
+			a.Match = x.match(p.V, p.Val)
 		case "clock":
-			a.Clock = x.clock(p.v, p.val)
+			a.Clock = x.clock(p.V, p.Val)
 		case "network":
-			a.Network, a.NetworkPos = str(p.val), x.pos(p.v)
+			a.Network, a.NetworkPos = str(p.Val), x.pos(p.V)
 		case "command":
-			a.CommandPos = x.pos(p.k)
-			for _, e := range items(p.v, p.val) {
-				a.Command = append(a.Command, str(e.val))
+			a.CommandPos = x.pos(p.K)
+			for _, e := range yamlpos.Items(p.V, p.Val) {
+				a.Command = append(a.Command, str(e.Val))
 			}
 		}
 	}
 	if a.Provider == ProviderOpenAICompatible && a.BaseURL == "" {
-		_, pv := lookup(agent.v, "provider")
+		_, pv := yamlpos.Lookup(agent.V, "provider")
 		x.errorf(pv, "provider openai-compatible needs agent.base_url (the server's URL, e.g. http://localhost:11434/v1)")
 	}
-	if ck, _ := lookup(agent.v, "command"); ck != nil {
-		x.commandAgent(agent.v, &a)
+	if ck, _ := yamlpos.Lookup(agent.V, "command"); ck != nil {
+		x.commandAgent(agent.V, &a)
 	} else {
-		if k, _ := lookup(agent.v, "clock"); k != nil {
+		if k, _ := yamlpos.Lookup(agent.V, "clock"); k != nil {
 			x.errorf(k, "agent.clock sets the time an agent program (agent.command) reads; the built-in loop's requests carry no clock")
 		}
-		if k, _ := lookup(agent.v, "network"); k != nil {
+		if k, _ := yamlpos.Lookup(agent.V, "network"); k != nil {
 			x.errorf(k, "agent.network is the network of an agent program (agent.command); the built-in loop runs inside dryfire, whose model calls go to the cassette")
 		}
 	}
@@ -321,31 +261,31 @@ func (x *decoder) agent(agent kv) Agent {
 // live calls go).
 func (x *decoder) commandAgent(n *yaml.Node, a *Agent) {
 	for _, key := range []string{"model", "system", "params", "retries"} {
-		if k, _ := lookup(n, key); k != nil {
+		if k, _ := yamlpos.Lookup(n, key); k != nil {
 			x.errorf(k, "agent.%s is for the built-in loop; with agent.command your program makes its own model calls (remove %s)", key, key)
 		}
 	}
 	switch a.Provider {
 	case "":
-		if k, _ := lookup(n, "base_url"); k != nil {
+		if k, _ := yamlpos.Lookup(n, "base_url"); k != nil {
 			x.errorf(k, "agent.base_url with agent.command needs provider: the API it is the base URL of (anthropic, openai, openai-responses or openai-compatible)")
 		}
 	case ProviderScript:
-		_, pv := lookup(n, "provider")
+		_, pv := yamlpos.Lookup(n, "provider")
 		x.errorf(pv, "provider script is the built-in loop's offline model; with agent.command your program calls a real API through dryfire: name that API (anthropic, openai, openai-responses, openai-compatible) or leave provider out")
 	}
 }
 
-func (x *decoder) tool(tool kv) *Tool {
-	t := &Tool{Name: deref(tool.k).Value, Pos: x.pos(tool.k)}
-	for _, p := range pairs(tool.v, tool.val) {
-		switch deref(p.k).Value {
+func (x *decoder) tool(tool yamlpos.KV) *Tool {
+	t := &Tool{Name: yamlpos.Deref(tool.K).Value, Pos: x.pos(tool.K)}
+	for _, p := range yamlpos.Pairs(tool.V, tool.Val) {
+		switch yamlpos.Deref(p.K).Value {
 		case "description":
-			t.Description = str(p.val)
+			t.Description = str(p.Val)
 		case "input_schema":
-			t.InputSchema = p.val
-			t.SchemaPos = x.pos(deref(p.v))
-			x.compileSchema(p.v, p.val, fmt.Sprintf("input_schema of tool %q", t.Name))
+			t.InputSchema = p.Val
+			t.SchemaPos = x.pos(yamlpos.Deref(p.V))
+			x.compileSchema(p.V, p.Val, fmt.Sprintf("input_schema of tool %q", t.Name))
 		}
 	}
 	return t
@@ -356,12 +296,12 @@ var outcomeKeys = []string{"return", "content", "error", "sequence", "impl"}
 func (x *decoder) mocks(n *yaml.Node, val any) (map[string][]*Rule, []string) {
 	out := map[string][]*Rule{}
 	var order []string
-	for _, p := range pairs(n, val) {
-		name := deref(p.k).Value
+	for _, p := range yamlpos.Pairs(n, val) {
+		name := yamlpos.Deref(p.K).Value
 		order = append(order, name)
 		rules := []*Rule{}
 		again := false
-		if list := deref(p.v); list != nil {
+		if list := yamlpos.Deref(p.V); list != nil {
 			again = x.ruleLists[list]
 			if x.ruleLists == nil {
 				x.ruleLists = map[*yaml.Node]bool{}
@@ -371,7 +311,7 @@ func (x *decoder) mocks(n *yaml.Node, val any) (map[string][]*Rule, []string) {
 		if again {
 			x.quiet++
 		}
-		for _, rn := range items(p.v, p.val) {
+		for _, rn := range yamlpos.Items(p.V, p.Val) {
 			if r := x.rule(name, rn); r != nil {
 				rules = append(rules, r)
 			}
@@ -384,33 +324,33 @@ func (x *decoder) mocks(n *yaml.Node, val any) (map[string][]*Rule, []string) {
 	return out, order
 }
 
-func (x *decoder) rule(tool string, rule item) *Rule {
-	n := rule.n
+func (x *decoder) rule(tool string, rule yamlpos.Item) *Rule {
+	n := rule.N
 	r := &Rule{Tool: tool, Pos: x.pos(n)}
-	if deref(n) == nil || deref(n).Kind != yaml.MappingNode {
+	if yamlpos.Deref(n) == nil || yamlpos.Deref(n).Kind != yaml.MappingNode {
 		return nil // reported by the schema
 	}
-	var outcomes []kv
+	var outcomes []yamlpos.KV
 	misspelt := false // an unknown key that is likely a misspelt outcome
-	for _, p := range pairs(n, rule.val) {
-		switch k := deref(p.k).Value; k {
+	for _, p := range yamlpos.Pairs(n, rule.Val) {
+		switch k := yamlpos.Deref(p.K).Value; k {
 		case "when":
-			if m, ok := p.val.(map[string]any); ok {
+			if m, ok := p.Val.(map[string]any); ok {
 				r.When = value.Compile(m)
-				r.whenNode = p.v
+				r.whenNode = p.V
 			}
 		case "timeout_s":
-			if num, ok := p.val.(json.Number); ok {
+			if num, ok := p.Val.(json.Number); ok {
 				r.TimeoutS, _ = num.Float64()
 			}
 		case "delay_ms":
-			if num, ok := p.val.(json.Number); ok {
+			if num, ok := p.Val.(json.Number); ok {
 				r.DelayMS, _ = num.Float64()
 			}
 		case "log":
-			r.Log = x.logMessages(p.v, p.val)
+			r.Log = x.logMessages(p.V, p.Val)
 		case "progress":
-			r.Progress = x.progress(p.v, p.val)
+			r.Progress = x.progress(p.V, p.Val)
 		case "return", "content", "error", "sequence", "impl":
 			outcomes = append(outcomes, p)
 		default:
@@ -420,26 +360,26 @@ func (x *decoder) rule(tool string, rule item) *Rule {
 	switch len(outcomes) {
 	case 0:
 		// A merge key or a misspelt outcome is reported already.
-		if !x.conv.isMerged(n) && !misspelt {
+		if !x.conv.IsMerged(n) && !misspelt {
 			x.errorf(n, "mock rule for %q has no outcome: give one of return, content, error, sequence or impl (return: null delivers null)", tool)
 		}
 		return r
 	case 1:
 	default:
-		x.errorf(outcomes[1].k, "mock rule for %q has %d outcomes (%s); keep one, or use sequence for a different outcome on each call", tool, len(outcomes), keyNames(outcomes))
+		x.errorf(outcomes[1].K, "mock rule for %q has %d outcomes (%s); keep one, or use sequence for a different outcome on each call", tool, len(outcomes), keyNames(outcomes))
 	}
 	r.Outcome = x.outcome(outcomes[0], true)
 	if r.TimeoutS > 0 && !usesImpl(r.Outcome) {
-		_, tn := lookup(n, "timeout_s")
+		_, tn := yamlpos.Lookup(n, "timeout_s")
 		x.warnf(tn, "timeout_s only bounds impl outcomes; this rule has none")
 	}
 	return r
 }
 
-func keyNames(ps []kv) string {
+func keyNames(ps []yamlpos.KV) string {
 	names := make([]string, len(ps))
 	for i, p := range ps {
-		names[i] = deref(p.k).Value
+		names[i] = yamlpos.Deref(p.K).Value
 	}
 	return strings.Join(names, ", ")
 }
@@ -456,46 +396,46 @@ func usesImpl(o Outcome) bool {
 	return false
 }
 
-func (x *decoder) outcome(p kv, top bool) Outcome {
-	v := p.v
-	o := Outcome{Kind: OutcomeKind(deref(p.k).Value), Pos: x.pos(v)}
+func (x *decoder) outcome(p yamlpos.KV, top bool) Outcome {
+	v := p.V
+	o := Outcome{Kind: OutcomeKind(yamlpos.Deref(p.K).Value), Pos: x.pos(v)}
 	switch o.Kind {
 	case Return:
-		o.Value = p.val
+		o.Value = p.Val
 	case Content:
-		o.Blocks = x.contentBlocks(v, p.val)
+		o.Blocks = x.contentBlocks(v, p.Val)
 	case Fail:
-		o.Message = str(p.val)
+		o.Message = str(p.Val)
 	case Impl:
-		o.Impl = str(p.val)
-		x.checkImpl(v, p.val)
+		o.Impl = str(p.Val)
+		x.checkImpl(v, p.Val)
 	case Sequence:
 		if !top {
 			return o // reported by the schema
 		}
-		for _, it := range items(v, p.val) {
-			en := it.n
-			entry := pairs(en, it.val)
-			var found []kv
+		for _, it := range yamlpos.Items(v, p.Val) {
+			en := it.N
+			entry := yamlpos.Pairs(en, it.Val)
+			var found []yamlpos.KV
 			for _, q := range entry {
-				switch deref(q.k).Value {
+				switch yamlpos.Deref(q.K).Value {
 				case "return", "content", "error", "impl":
 					found = append(found, q)
 				}
 			}
-			if deref(en) == nil || deref(en).Kind != yaml.MappingNode {
+			if yamlpos.Deref(en) == nil || yamlpos.Deref(en).Kind != yaml.MappingNode {
 				continue // reported by the schema
 			}
 			switch len(found) {
 			case 0:
 				// An entry with other keys got an unknown-key error already.
-				if len(entry) == 0 && !x.conv.isMerged(en) {
+				if len(entry) == 0 && !x.conv.IsMerged(en) {
 					x.errorf(en, "sequence entry has no outcome: give return, content, error or impl")
 				}
 				continue
 			case 1:
 			default:
-				x.errorf(found[1].k, "sequence entry has %d outcomes (%s); each entry is exactly one of return, content, error or impl", len(found), keyNames(found))
+				x.errorf(found[1].K, "sequence entry has %d outcomes (%s); each entry is exactly one of return, content, error or impl", len(found), keyNames(found))
 			}
 			o.Sequence = append(o.Sequence, x.outcome(found[0], false))
 		}
@@ -523,62 +463,62 @@ func (x *decoder) checkImpl(v *yaml.Node, val any) {
 	}
 }
 
-func (x *decoder) caseOf(it item, index int) *Case {
-	n := it.n
-	if deref(n) == nil || deref(n).Kind != yaml.MappingNode {
+func (x *decoder) caseOf(it yamlpos.Item, index int) *Case {
+	n := it.N
+	if yamlpos.Deref(n) == nil || yamlpos.Deref(n).Kind != yaml.MappingNode {
 		return nil
 	}
 	c := &Case{Pos: x.pos(n), node: n, index: index}
-	for _, p := range pairs(n, it.val) {
-		switch deref(p.k).Value {
+	for _, p := range yamlpos.Pairs(n, it.Val) {
+		switch yamlpos.Deref(p.K).Value {
 		case "name":
-			c.Name = str(p.val)
+			c.Name = str(p.Val)
 		case "input":
-			c.Input = str(p.val)
+			c.Input = str(p.Val)
 		case "skip":
-			switch v := p.val.(type) {
+			switch v := p.Val.(type) {
 			case bool:
 				c.Skip = v
 			case string:
 				c.Skip, c.SkipReason = true, v
 			}
 		case "max_turns":
-			c.MaxTurns, _ = x.integer(p.v, p.val)
+			c.MaxTurns, _ = x.integer(p.V, p.Val)
 		case "trials":
-			c.Trials, _ = x.integer(p.v, p.val)
+			c.Trials, _ = x.integer(p.V, p.Val)
 		case "match":
-			c.Match = x.match(p.v, p.val)
+			c.Match = x.match(p.V, p.Val)
 		case "workspace":
-			c.Workspace, c.WorkspacePos = str(p.val), x.pos(p.v)
+			c.Workspace, c.WorkspacePos = str(p.Val), x.pos(p.V)
 		case "model_faults":
-			c.ModelFaults, c.ModelFaultsPos = x.modelFaults(p.v, p.val), x.pos(p.k)
+			c.ModelFaults, c.ModelFaultsPos = x.modelFaults(p.V, p.Val), x.pos(p.K)
 		case "scenario":
-			c.Scenario, c.ScenarioPos = str(p.val), x.pos(p.v)
+			c.Scenario, c.ScenarioPos = str(p.Val), x.pos(p.V)
 		case "actor":
-			c.Actor, c.ActorPos = str(p.val), x.pos(p.v)
+			c.Actor, c.ActorPos = str(p.Val), x.pos(p.V)
 		case "seed":
-			if num, ok := p.val.(json.Number); ok {
+			if num, ok := p.Val.(json.Number); ok {
 				if i, err := strconv.ParseInt(string(num), 10, 64); err == nil {
 					c.Seed = &i
 				}
 			}
 		case "toolOverrides":
-			c.ToolOverrides, c.ToolOverridesNode = p.val, p.v
+			c.ToolOverrides, c.ToolOverridesNode = p.Val, p.V
 		case "setup":
-			c.Setup, _ = p.val.(map[string]any)
-			c.SetupNode = p.v
+			c.Setup, _ = p.Val.(map[string]any)
+			c.SetupNode = p.V
 		case "mocks":
-			c.Mocks, c.MockOrder = x.mocks(p.v, p.val)
+			c.Mocks, c.MockOrder = x.mocks(p.V, p.Val)
 		case "user":
 			c.User = x.user(p)
 		case "script":
-			for ti, tn := range items(p.v, p.val) {
+			for ti, tn := range yamlpos.Items(p.V, p.Val) {
 				if t := x.turn(tn, ti); t != nil {
 					c.Script = append(c.Script, t)
 				}
 			}
 		case "expect":
-			for _, cn := range items(p.v, p.val) {
+			for _, cn := range yamlpos.Items(p.V, p.Val) {
 				if ch := x.check(cn); ch != nil {
 					c.Expect = append(c.Expect, ch)
 				}
@@ -588,39 +528,39 @@ func (x *decoder) caseOf(it item, index int) *Case {
 	return c
 }
 
-func (x *decoder) turn(it item, index int) *Turn {
-	n := it.n
-	if deref(n) == nil || deref(n).Kind != yaml.MappingNode {
+func (x *decoder) turn(it yamlpos.Item, index int) *Turn {
+	n := it.N
+	if yamlpos.Deref(n) == nil || yamlpos.Deref(n).Kind != yaml.MappingNode {
 		return nil
 	}
 	t := &Turn{Pos: x.pos(n)}
 	hasText, unknown := false, false
-	for _, p := range pairs(n, it.val) {
-		switch deref(p.k).Value {
+	for _, p := range yamlpos.Pairs(n, it.Val) {
+		switch yamlpos.Deref(p.K).Value {
 		default:
 			unknown = true
 		case "text":
-			t.Text = str(p.val)
+			t.Text = str(p.Val)
 			hasText = true
 		case "tool_calls":
-			if d := deref(p.v); d == nil || d.Kind != yaml.SequenceNode {
+			if d := yamlpos.Deref(p.V); d == nil || d.Kind != yaml.SequenceNode {
 				t.broken = true // reported by the schema
 			}
-			for ci, call := range items(p.v, p.val) {
-				cn := call.n
-				if deref(cn) == nil || deref(cn).Kind != yaml.MappingNode {
+			for ci, call := range yamlpos.Items(p.V, p.Val) {
+				cn := call.N
+				if yamlpos.Deref(cn) == nil || yamlpos.Deref(cn).Kind != yaml.MappingNode {
 					t.broken = true
 					continue
 				}
 				sc := &ScriptCall{Pos: x.pos(cn), Args: map[string]any{}}
-				for _, q := range pairs(cn, call.val) {
-					switch deref(q.k).Value {
+				for _, q := range yamlpos.Pairs(cn, call.Val) {
+					switch yamlpos.Deref(q.K).Value {
 					case "id":
-						sc.ID = str(q.val)
+						sc.ID = str(q.Val)
 					case "name":
-						sc.Name = str(q.val)
+						sc.Name = str(q.Val)
 					case "args":
-						if m, ok := q.val.(map[string]any); ok {
+						if m, ok := q.Val.(map[string]any); ok {
 							sc.Args = m
 						}
 					}
@@ -643,13 +583,13 @@ func (x *decoder) turn(it item, index int) *Turn {
 	return t
 }
 
-func (x *decoder) check(it item) *Check {
-	ps := pairs(it.n, it.val)
+func (x *decoder) check(it yamlpos.Item) *Check {
+	ps := yamlpos.Pairs(it.N, it.Val)
 	if len(ps) != 1 {
 		return nil // reported by the schema
 	}
-	k, v, val := ps[0].k, ps[0].v, ps[0].val
-	c := &Check{Kind: CheckKind(deref(k).Value), Pos: x.pos(k)}
+	k, v, val := ps[0].K, ps[0].V, ps[0].Val
+	c := &Check{Kind: CheckKind(yamlpos.Deref(k).Value), Pos: x.pos(k)}
 	c.Source = string(c.Kind) + ": " + flow(v, val)
 	switch c.Kind {
 	case CheckCalled, CheckNotCalled:
@@ -661,32 +601,32 @@ func (x *decoder) check(it item) *Check {
 			return nil
 		}
 		var timesN, minN, maxN *yaml.Node
-		for _, p := range pairs(v, val) {
-			switch deref(p.k).Value {
+		for _, p := range yamlpos.Pairs(v, val) {
+			switch yamlpos.Deref(p.K).Value {
 			case "tool":
-				c.Tool, c.toolNodes = str(p.val), []*yaml.Node{p.v}
+				c.Tool, c.toolNodes = str(p.Val), []*yaml.Node{p.V}
 			case "operation":
-				c.Operation = str(p.val)
+				c.Operation = str(p.Val)
 			case "actor":
-				c.Actor = str(p.val)
+				c.Actor = str(p.Val)
 			case "outcome":
-				c.Outcome = str(p.val)
+				c.Outcome = str(p.Val)
 			case "with":
-				if m, ok := p.val.(map[string]any); ok {
+				if m, ok := p.Val.(map[string]any); ok {
 					c.With = value.Compile(m)
-					c.withNode = p.v
+					c.withNode = p.V
 				}
 			case "times":
-				if i, ok := x.integer(p.v, p.val); ok {
-					c.Times, timesN = &i, p.k
+				if i, ok := x.integer(p.V, p.Val); ok {
+					c.Times, timesN = &i, p.K
 				}
 			case "min":
-				if i, ok := x.integer(p.v, p.val); ok {
-					c.Min, minN = &i, p.k
+				if i, ok := x.integer(p.V, p.Val); ok {
+					c.Min, minN = &i, p.K
 				}
 			case "max":
-				if i, ok := x.integer(p.v, p.val); ok {
-					c.Max, maxN = &i, p.k
+				if i, ok := x.integer(p.V, p.Val); ok {
+					c.Max, maxN = &i, p.K
 				}
 			}
 		}
@@ -694,7 +634,7 @@ func (x *decoder) check(it item) *Check {
 			x.errorf(k, "%s needs tool (or operation, in a world suite)", c.Kind)
 		}
 		if c.Tool != "" && c.Operation != "" {
-			_, on := lookup(v, "operation")
+			_, on := yamlpos.Lookup(v, "operation")
 			x.errorf(on, "give tool or operation, not both")
 		}
 		if timesN != nil && (minN != nil || maxN != nil) {
@@ -704,37 +644,37 @@ func (x *decoder) check(it item) *Check {
 			x.errorf(minN, "min (%d) is greater than max (%d)", *c.Min, *c.Max)
 		}
 	case CheckOrder:
-		for _, e := range items(v, val) {
-			c.Order = append(c.Order, str(e.val))
-			c.toolNodes = append(c.toolNodes, e.n)
+		for _, e := range yamlpos.Items(v, val) {
+			c.Order = append(c.Order, str(e.Val))
+			c.toolNodes = append(c.toolNodes, e.N)
 		}
 	case CheckTrajectory:
 		c.TrajectoryMatch, c.TrajectoryArgs = TrajectoryStrict, ArgsSubset
-		for _, p := range pairs(v, val) {
-			switch deref(p.k).Value {
+		for _, p := range yamlpos.Pairs(v, val) {
+			switch yamlpos.Deref(p.K).Value {
 			case "match":
-				if s, ok := p.val.(string); ok {
+				if s, ok := p.Val.(string); ok {
 					c.TrajectoryMatch = s
 				}
 			case "args":
-				if s, ok := p.val.(string); ok {
+				if s, ok := p.Val.(string); ok {
 					c.TrajectoryArgs = s
 				}
 			case "calls":
-				for _, e := range items(p.v, p.val) {
-					tc := &TrajectoryCall{Pos: x.pos(e.n)}
-					switch ev := e.val.(type) {
+				for _, e := range yamlpos.Items(p.V, p.Val) {
+					tc := &TrajectoryCall{Pos: x.pos(e.N)}
+					switch ev := e.Val.(type) {
 					case string:
 						tc.Tool = ev
-						c.toolNodes = append(c.toolNodes, e.n)
+						c.toolNodes = append(c.toolNodes, e.N)
 					case map[string]any:
-						for _, q := range pairs(e.n, ev) {
-							switch deref(q.k).Value {
+						for _, q := range yamlpos.Pairs(e.N, ev) {
+							switch yamlpos.Deref(q.K).Value {
 							case "tool":
-								tc.Tool = str(q.val)
-								c.toolNodes = append(c.toolNodes, q.v)
+								tc.Tool = str(q.Val)
+								c.toolNodes = append(c.toolNodes, q.V)
 							case "with":
-								if m, ok := q.val.(map[string]any); ok {
+								if m, ok := q.Val.(map[string]any); ok {
 									tc.With = value.Compile(m)
 								}
 							}
@@ -749,7 +689,7 @@ func (x *decoder) check(it item) *Check {
 		if c.TrajectoryArgs == ArgsIgnore {
 			for _, tc := range c.Trajectory {
 				if tc.With != nil {
-					_, wn := lookup(v, "args")
+					_, wn := yamlpos.Lookup(v, "args")
 					x.warnf(wn, "args: ignore compares tool names only: the with of the calls is not used")
 					break
 				}
@@ -757,16 +697,16 @@ func (x *decoder) check(it item) *Check {
 		}
 	case CheckJudge:
 		j := &Judge{}
-		for _, p := range pairs(v, val) {
-			switch deref(p.k).Value {
+		for _, p := range yamlpos.Pairs(v, val) {
+			switch yamlpos.Deref(p.K).Value {
 			case "rubric":
-				j.Rubric = str(p.val)
+				j.Rubric = str(p.Val)
 			case "provider":
-				j.Provider = str(p.val)
+				j.Provider = str(p.Val)
 			case "model":
-				j.Model = str(p.val)
+				j.Model = str(p.Val)
 			case "threshold":
-				if num, ok := p.val.(json.Number); ok {
+				if num, ok := p.Val.(json.Number); ok {
 					if f, err := num.Float64(); err == nil {
 						j.Threshold = &f
 					}
@@ -777,35 +717,35 @@ func (x *decoder) check(it item) *Check {
 			c.Judge, c.judgeNode = j, v
 		}
 	case CheckOutput:
-		for _, p := range pairs(v, val) {
-			switch deref(p.k).Value {
+		for _, p := range yamlpos.Pairs(v, val) {
+			switch yamlpos.Deref(p.K).Value {
 			case "contains":
-				if s, ok := p.val.(string); ok {
+				if s, ok := p.Val.(string); ok {
 					c.Contains = &s
 				}
 			case "equals":
-				if s, ok := p.val.(string); ok {
+				if s, ok := p.Val.(string); ok {
 					c.Equals = &s
 				}
 			case "regex":
-				if s, ok := p.val.(string); ok {
-					c.Regex = x.regex(p.v, s)
+				if s, ok := p.Val.(string); ok {
+					c.Regex = x.regex(p.V, s)
 				}
 			case "json_schema":
-				c.JSONSchema = x.compileSchema(p.v, p.val, "json_schema")
+				c.JSONSchema = x.compileSchema(p.V, p.Val, "json_schema")
 			case "turn":
-				c.turnNode = p.v
-				switch t := p.val.(type) {
+				c.turnNode = p.V
+				switch t := p.Val.(type) {
 				case string:
 					switch t {
 					case "any":
 						c.Turn = TurnAny
 					case "last":
 					default:
-						x.errorf(p.v, "turn must be a turn number (1 is the reply to input), any or last, not %q%s", t, suggest.DidYouMean(t, []string{"any", "last"}))
+						x.errorf(p.V, "turn must be a turn number (1 is the reply to input), any or last, not %q%s", t, suggest.DidYouMean(t, []string{"any", "last"}))
 					}
 				case json.Number:
-					c.Turn, _ = x.integer(p.v, p.val)
+					c.Turn, _ = x.integer(p.V, p.Val)
 				}
 			}
 		}
@@ -818,10 +758,10 @@ func (x *decoder) check(it item) *Check {
 		c.StateHas, c.HasContains = m["contains"]
 		c.Absent, _ = m["absent"].(bool)
 		given := 0
-		for _, p := range pairs(v, val) {
-			switch deref(p.k).Value {
+		for _, p := range yamlpos.Pairs(v, val) {
+			switch yamlpos.Deref(p.K).Value {
 			case "count":
-				if i, ok := x.integer(p.v, p.val); ok {
+				if i, ok := x.integer(p.V, p.Val); ok {
 					c.Count = &i
 				}
 				given++
@@ -838,9 +778,9 @@ func (x *decoder) check(it item) *Check {
 		if d, ok := m["data"].(map[string]any); ok {
 			c.EventData = value.Compile(d)
 		}
-		for _, p := range pairs(v, val) {
-			if deref(p.k).Value == "count" {
-				if i, ok := x.integer(p.v, p.val); ok {
+		for _, p := range yamlpos.Pairs(v, val) {
+			if yamlpos.Deref(p.K).Value == "count" {
+				if i, ok := x.integer(p.V, p.Val); ok {
 					c.Count = &i
 				}
 			}
@@ -901,9 +841,9 @@ func (x *decoder) crossHead(s *Suite) {
 	if k.real {
 		for _, t := range s.Tools {
 			if t.InputSchema == nil {
-				x.d.add(Warning, t.Pos.Line, t.Pos.Col, "tool %q has no input_schema: the model is shown an open object schema", t.Name)
+				x.d.Add(yamlpos.Warning, t.Pos.Line, t.Pos.Col, "tool %q has no input_schema: the model is shown an open object schema", t.Name)
 			} else if m, ok := t.InputSchema.(map[string]any); ok && m["type"] == nil {
-				x.d.add(Warning, t.SchemaPos.Line, t.SchemaPos.Col, "tool %q: input_schema has no \"type\": the model is sent it with \"type\": \"object\" added (tool arguments are an object, and the APIs reject a tool schema without a type)", t.Name)
+				x.d.Add(yamlpos.Warning, t.SchemaPos.Line, t.SchemaPos.Col, "tool %q: input_schema has no \"type\": the model is sent it with \"type\": \"object\" added (tool arguments are an object, and the APIs reject a tool schema without a type)", t.Name)
 			}
 		}
 		x.warnUndeclared(s, s.MockOrder, x.root, false)
@@ -916,10 +856,10 @@ func (x *decoder) crossHead(s *Suite) {
 }
 
 func (x *decoder) warnUndeclared(s *Suite, order []string, parent *yaml.Node, suiteToo bool) {
-	_, mocks := lookup(parent, "mocks")
+	_, mocks := yamlpos.Lookup(parent, "mocks")
 	for _, name := range order {
 		if _, warned := s.Mocks[name]; x.cross.declared[name] == nil && !(suiteToo && warned) {
-			k, _ := lookup(mocks, name)
+			k, _ := yamlpos.Lookup(mocks, name)
 			x.warnf(k, "tool %q is mocked but not declared under tools: the model is shown an open object schema", name)
 		}
 	}
@@ -930,7 +870,7 @@ func (x *decoder) warnUndeclared(s *Suite, order []string, parent *yaml.Node, su
 func (x *decoder) crossCase(s *Suite, c *Case) {
 	k := &x.cross
 	if k.scripted && !k.command && len(c.ModelFaults) > 0 {
-		x.d.add(Error, c.ModelFaultsPos.Line, c.ModelFaultsPos.Col, "model_faults need model requests to fault: a real provider or agent.command (provider script sends none)")
+		x.d.Add(yamlpos.Error, c.ModelFaultsPos.Line, c.ModelFaultsPos.Col, "model_faults need model requests to fault: a real provider or agent.command (provider script sends none)")
 	}
 	x.checkCaseWorkspace(s, c, k.command)
 	if k.real {
@@ -939,7 +879,7 @@ func (x *decoder) crossCase(s *Suite, c *Case) {
 	declared := k.declared
 	if s.World == "" {
 		for _, key := range []string{"scenario", "actor", "toolOverrides", "setup", "seed"} {
-			if kn, _ := lookup(c.node, key); kn != nil {
+			if kn, _ := yamlpos.Lookup(c.node, key); kn != nil {
 				x.errorf(kn, "%s is for drills: the suite needs world: (a *.world.yaml file)", key)
 			}
 		}
@@ -969,7 +909,7 @@ func (x *decoder) crossCase(s *Suite, c *Case) {
 		return s.Mocks[tool]
 	}
 
-	if sk, _ := lookup(c.node, "script"); sk != nil && s.NoAgent {
+	if sk, _ := yamlpos.Lookup(c.node, "script"); sk != nil && s.NoAgent {
 		x.errorf(sk, "script is only for provider: script, and this suite has no agent (its drills' agent is the test's own function): remove the script, or give the suite an agent")
 	} else if sk != nil && k.command {
 		x.errorf(sk, "script is only for provider: script; with agent.command your program makes the model calls (remove the script)")
@@ -977,18 +917,18 @@ func (x *decoder) crossCase(s *Suite, c *Case) {
 		x.errorf(sk, "script is only for provider: script; this suite's provider is %q (remove the script, or set agent.provider: script)", s.Agent.Provider)
 	}
 	if k.scripted && len(c.Script) == 0 && !c.Skip {
-		if _, sn := lookup(c.node, "script"); sn == nil {
+		if _, sn := yamlpos.Lookup(c.node, "script"); sn == nil {
 			x.errorf(c.node, "%s has no script: provider script needs the model's turns (or skip: true)", caseLabel(c))
 		}
 	}
 	for ti, t := range c.Script {
 		if len(t.ToolCalls) == 0 && !t.broken && ti+1 < len(c.Script) && c.User == nil {
 			next := c.Script[ti+1]
-			x.d.add(Warning, next.Pos.Line, next.Pos.Col, "script turn %d is never reached: turn %d has no tool calls, so the case ends there", ti+2, ti+1)
+			x.d.Add(yamlpos.Warning, next.Pos.Line, next.Pos.Col, "script turn %d is never reached: turn %d has no tool calls, so the case ends there", ti+2, ti+1)
 		}
 		for _, call := range t.ToolCalls {
 			if call.Name != "" && len(rulesFor(call.Name)) == 0 && k.scripted && s.World == "" {
-				x.d.add(Warning, call.Pos.Line, call.Pos.Col, "no mock rule for tool %q in this case: the call will be unmatched and the case will fail%s", call.Name, suggest.DidYouMean(call.Name, knownList))
+				x.d.Add(yamlpos.Warning, call.Pos.Line, call.Pos.Col, "no mock rule for tool %q in this case: the call will be unmatched and the case will fail%s", call.Name, suggest.DidYouMean(call.Name, knownList))
 			}
 		}
 	}
@@ -1012,7 +952,7 @@ func (x *decoder) crossCase(s *Suite, c *Case) {
 				if i < len(ch.toolNodes) {
 					at = x.pos(ch.toolNodes[i])
 				}
-				x.d.add(Warning, at.Line, at.Col, "check names tool %q, which is neither declared nor mocked%s", n, suggest.DidYouMean(n, knownList))
+				x.d.Add(yamlpos.Warning, at.Line, at.Col, "check names tool %q, which is neither declared nor mocked%s", n, suggest.DidYouMean(n, knownList))
 			}
 		}
 		if ch.With != nil && declared[ch.Tool] != nil {
@@ -1023,24 +963,24 @@ func (x *decoder) crossCase(s *Suite, c *Case) {
 
 // user reads a case's user: a list of scripted turns or a model-driven
 // user (its model resolved in crossCheck).
-func (x *decoder) user(p kv) *User {
-	u := &User{Pos: x.pos(p.k), key: p.k, node: p.v}
-	switch val := p.val.(type) {
+func (x *decoder) user(p yamlpos.KV) *User {
+	u := &User{Pos: x.pos(p.K), key: p.K, node: p.V}
+	switch val := p.Val.(type) {
 	case []any:
 		u.Script = []*UserTurn{}
-		for _, it := range items(p.v, val) {
-			t := &UserTurn{Pos: x.pos(it.n)}
-			switch v := it.val.(type) {
+		for _, it := range yamlpos.Items(p.V, val) {
+			t := &UserTurn{Pos: x.pos(it.N)}
+			switch v := it.Val.(type) {
 			case string:
 				t.Say = v
 			case map[string]any:
-				for _, q := range pairs(it.n, v) {
-					switch deref(q.k).Value {
+				for _, q := range yamlpos.Pairs(it.N, v) {
+					switch yamlpos.Deref(q.K).Value {
 					case "say":
-						t.Say = str(q.val)
+						t.Say = str(q.Val)
 					case "when":
-						if s, ok := q.val.(string); ok {
-							t.When = x.regex(q.v, s)
+						if s, ok := q.Val.(string); ok {
+							t.When = x.regex(q.V, s)
 						}
 					}
 				}
@@ -1051,20 +991,20 @@ func (x *decoder) user(p kv) *User {
 		}
 	case map[string]any:
 		m := &UserModel{MaxTurns: DefaultUserMaxTurns}
-		for _, q := range pairs(p.v, val) {
-			switch deref(q.k).Value {
+		for _, q := range yamlpos.Pairs(p.V, val) {
+			switch yamlpos.Deref(q.K).Value {
 			case "provider":
-				m.Provider = str(q.val)
+				m.Provider = str(q.Val)
 			case "model":
-				m.Model = str(q.val)
+				m.Model = str(q.Val)
 			case "instructions":
-				m.Instructions = str(q.val)
+				m.Instructions = str(q.Val)
 			case "stop_when":
-				if s, ok := q.val.(string); ok {
-					m.StopWhen = x.regex(q.v, s)
+				if s, ok := q.Val.(string); ok {
+					m.StopWhen = x.regex(q.V, s)
 				}
 			case "max_turns":
-				if i, ok := x.integer(q.v, q.val); ok {
+				if i, ok := x.integer(q.V, q.Val); ok {
 					m.MaxTurns = i
 				}
 			}
@@ -1142,7 +1082,7 @@ func (x *decoder) sideModel(s *Suite, n *yaml.Node, who, role, hint string, prov
 	case *name == "":
 		at := n
 		if own {
-			at, _ = lookup(n, "provider")
+			at, _ = yamlpos.Lookup(n, "provider")
 		}
 		why := "the agent names none"
 		if *prov != s.Agent.Provider {
@@ -1150,7 +1090,7 @@ func (x *decoder) sideModel(s *Suite, n *yaml.Node, who, role, hint string, prov
 		}
 		x.errorf(at, "%s needs a model name: give the %s model (%s)", who, role, why)
 	case *prov == ProviderOpenAICompatible && *baseURL == "":
-		at, _ := lookup(n, "provider")
+		at, _ := yamlpos.Lookup(n, "provider")
 		x.errorf(at, "%s on openai-compatible needs the agent's base_url: use the agent's provider, or another provider", who)
 	}
 }
@@ -1190,110 +1130,22 @@ func (x *decoder) checkPatternKeys(p *value.Pattern, t *Tool, n *yaml.Node, what
 	for _, k := range p.Keys() {
 		if _, ok := props[k]; !ok {
 			at := n
-			if kn, _ := lookup(n, k); kn != nil {
+			if kn, _ := yamlpos.Lookup(n, k); kn != nil {
 				at = kn
 			}
-			x.d.add(Warning, at.Line, at.Column, "%s key %q is not declared in the input_schema of tool %q%s", what, k, t.Name, suggest.DidYouMean(k, names))
+			x.d.Add(yamlpos.Warning, at.Line, at.Column, "%s key %q is not declared in the input_schema of tool %q%s", what, k, t.Name, suggest.DidYouMean(k, names))
 		}
 	}
 }
 
-// schemaURL names every JSON Schema a suite holds while it compiles; it is
-// cut from messages, which then read "#/$defs/x" rather than a made-up URL.
-const schemaURL = "mem://dryfire/schema.json"
-
-var (
-	schemaAt      = regexp.MustCompile(`^not a valid JSON Schema: at (/.*?): (.*)$`)
-	missingRef    = regexp.MustCompile(`json-pointer in "(#[^"]*)" not found`)
-	externalRef   = regexp.MustCompile(`external \$ref "([^"]*)" is not allowed`)
-	jsonTypeNames = []string{"array", "boolean", "integer", "null", "number", "object", "string"}
-)
-
-// compileSchema compiles the JSON Schema written at n (a tool's
-// input_schema, an output check's json_schema) and reports a broken one at
-// the offending key or value inside it. what names it in messages.
+// compileSchema compiles the JSON Schema written at n and reports a broken
+// one at the offending key or value inside it.
 func (x *decoder) compileSchema(n *yaml.Node, v any, what string) *jschema.Schema {
-	switch v.(type) {
-	case map[string]any, bool:
-	default:
-		return nil // reported by the suite schema
+	sch, at, msg := yamlpos.CompileSchema(n, v, what)
+	if msg != "" {
+		x.errorf(at, "%s", msg)
 	}
-	sch, err := jschema.Compile(v, schemaURL)
-	if err == nil {
-		return sch
-	}
-	msg := strings.ReplaceAll(err.Error(), schemaURL, "")
-	at := n
-	switch {
-	case schemaAt.MatchString(msg):
-		m := schemaAt.FindStringSubmatch(msg)
-		path := pointerSteps(m[1])
-		node, _ := nodeAt(n, path)
-		at = node
-		if t, ok := valueAt(v, path).(string); ok && len(path) > 0 && (path[len(path)-1] == "type" || len(path) > 1 && path[len(path)-2] == "type") && !slices.Contains(jsonTypeNames, t) {
-			msg = fmt.Sprintf("unknown type %q%s; types are %s", t, suggest.DidYouMean(t, jsonTypeNames), strings.Join(jsonTypeNames, ", "))
-		} else {
-			msg = "not a valid JSON Schema: at " + m[1] + ": " + m[2]
-		}
-	case missingRef.MatchString(msg):
-		ref := missingRef.FindStringSubmatch(msg)[1]
-		at = findRef(n, ref, at)
-		msg = fmt.Sprintf("$ref %q points at nothing in this schema", ref)
-	case externalRef.MatchString(msg):
-		ref := externalRef.FindStringSubmatch(msg)[1]
-		at = findRef(n, ref, at)
-		msg = fmt.Sprintf("$ref %q: a schema cannot refer outside itself; put the definition under $defs", ref)
-	}
-	x.errorf(at, "%s: %s", what, msg)
-	return nil
-}
-
-// pointerSteps splits a JSON Pointer into its unescaped steps.
-func pointerSteps(ptr string) []string {
-	steps := strings.Split(strings.TrimPrefix(ptr, "/"), "/")
-	for i, s := range steps {
-		steps[i] = strings.ReplaceAll(strings.ReplaceAll(s, "~1", "/"), "~0", "~")
-	}
-	return steps
-}
-
-// nodeAt is at for a path that must not leave n: it returns n itself when
-// the path cannot be followed at all.
-func nodeAt(n *yaml.Node, path []string) (*yaml.Node, *yaml.Node) {
-	v, k := at(n, path)
-	if v == nil {
-		return n, nil
-	}
-	return v, k
-}
-
-// findRef returns the value node of the first "$ref: ref" under n, or def.
-func findRef(n *yaml.Node, ref string, def *yaml.Node) *yaml.Node {
-	var walk func(n *yaml.Node, depth int) *yaml.Node
-	walk = func(n *yaml.Node, depth int) *yaml.Node {
-		n = deref(n)
-		if n == nil || depth > maxDepth {
-			return nil
-		}
-		if n.Kind == yaml.MappingNode {
-			for i := 0; i+1 < len(n.Content); i += 2 {
-				k, v := deref(n.Content[i]), deref(n.Content[i+1])
-				if k != nil && k.Value == "$ref" && v != nil && v.Kind == yaml.ScalarNode && v.Value == ref {
-					return v
-				}
-			}
-		}
-		for _, c := range n.Content {
-			if f := walk(c, depth+1); f != nil {
-				return f
-			}
-		}
-		return nil
-	}
-	if f := walk(n, 0); f != nil {
-		return f
-	}
-	return def
+	return sch
 }
 
 var identifier = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)

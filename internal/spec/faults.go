@@ -6,6 +6,8 @@ import (
 	"time"
 
 	yaml "go.yaml.in/yaml/v4"
+
+	"github.com/dryfire-dev/dryfire/internal/yamlpos"
 )
 
 // ModelFault is what a case's model endpoint answers one model request
@@ -17,7 +19,7 @@ type ModelFault struct {
 	Drop       bool          // close the connection without an answer
 	CutAfter   int           // send this many stream events, then close; negative: no cut
 	Delay      time.Duration // wait before answering
-	Pos        Pos
+	Pos        yamlpos.Pos
 }
 
 // modelFaults reads a case's model_faults: one fault at most per
@@ -25,52 +27,52 @@ type ModelFault struct {
 func (x *decoder) modelFaults(n *yaml.Node, val any) []ModelFault {
 	var out []ModelFault
 	at := map[int]bool{}
-	for _, it := range items(n, val) {
-		m, ok := it.val.(map[string]any)
-		if !ok || deref(it.n) == nil {
+	for _, it := range yamlpos.Items(n, val) {
+		m, ok := it.Val.(map[string]any)
+		if !ok || yamlpos.Deref(it.N) == nil {
 			continue // reported by the schema
 		}
-		f := ModelFault{RetryAfter: -1, CutAfter: -1, Pos: x.pos(it.n)}
+		f := ModelFault{RetryAfter: -1, CutAfter: -1, Pos: x.pos(it.N)}
 		kinds := 0
-		for _, p := range pairs(it.n, m) {
-			switch deref(p.k).Value {
+		for _, p := range yamlpos.Pairs(it.N, m) {
+			switch yamlpos.Deref(p.K).Value {
 			case "request":
-				f.Request, _ = x.integer(p.v, p.val)
+				f.Request, _ = x.integer(p.V, p.Val)
 			case "status":
-				f.Status, _ = x.integer(p.v, p.val)
+				f.Status, _ = x.integer(p.V, p.Val)
 				kinds++
 			case "retry_after":
-				if num, ok := p.val.(json.Number); ok {
+				if num, ok := p.Val.(json.Number); ok {
 					if s, err := strconv.ParseFloat(string(num), 64); err == nil && s >= 0 && s <= 3600 {
 						f.RetryAfter = time.Duration(s * float64(time.Second))
 					}
 				}
 			case "drop":
-				f.Drop = p.val == true
+				f.Drop = p.Val == true
 				kinds++
 			case "cut_after":
-				f.CutAfter, _ = x.integer(p.v, p.val)
+				f.CutAfter, _ = x.integer(p.V, p.Val)
 				kinds++
 			case "delay_ms":
-				ms, _ := x.integer(p.v, p.val)
+				ms, _ := x.integer(p.V, p.Val)
 				f.Delay = time.Duration(ms) * time.Millisecond
 			}
 		}
 		switch {
 		case kinds > 1:
-			x.errorf(it.n, "a model fault is one of status, drop and cut_after (delay_ms goes with any of them); give each its own request")
+			x.errorf(it.N, "a model fault is one of status, drop and cut_after (delay_ms goes with any of them); give each its own request")
 			continue
 		case kinds == 0 && f.Delay == 0:
-			x.errorf(it.n, "a model fault needs status, drop, cut_after or delay_ms")
+			x.errorf(it.N, "a model fault needs status, drop, cut_after or delay_ms")
 			continue
 		case f.RetryAfter >= 0 && f.Status == 0:
-			_, rn := lookup(it.n, "retry_after")
+			_, rn := yamlpos.Lookup(it.N, "retry_after")
 			x.errorf(rn, "retry_after goes with status (the error answer that carries Retry-After)")
 			continue
 		case f.Request == 0:
 			continue // reported by the schema
 		case at[f.Request]:
-			_, rn := lookup(it.n, "request")
+			_, rn := yamlpos.Lookup(it.N, "request")
 			x.errorf(rn, "model request %d has a fault already; a request gets one (delay_ms goes with it)", f.Request)
 			continue
 		}

@@ -6,6 +6,7 @@ import (
 	yaml "go.yaml.in/yaml/v4"
 
 	"github.com/dryfire-dev/dryfire/internal/value"
+	"github.com/dryfire-dev/dryfire/internal/yamlpos"
 )
 
 // flow renders a node on one line in YAML flow style, keys in the order
@@ -18,8 +19,8 @@ func flow(n *yaml.Node, val any) string {
 }
 
 func writeFlow(b *strings.Builder, n *yaml.Node, val any, depth int) {
-	n = deref(n)
-	if n == nil || depth > maxDepth {
+	n = yamlpos.Deref(n)
+	if n == nil || depth > yamlpos.MaxDepth {
 		b.WriteString("null")
 		return
 	}
@@ -31,7 +32,7 @@ func writeFlow(b *strings.Builder, n *yaml.Node, val any, depth int) {
 			if i > 0 {
 				b.WriteString(", ")
 			}
-			k := deref(n.Content[i]).Value
+			k := yamlpos.Deref(n.Content[i]).Value
 			writeScalar(b, k)
 			b.WriteString(": ")
 			writeFlow(b, n.Content[i+1], m[k], depth+1)

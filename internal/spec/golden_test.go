@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/dryfire-dev/dryfire/internal/yamlpos"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files of testdata/invalid")
@@ -22,7 +24,7 @@ func invalidSuites(t testing.TB) []string {
 	return files
 }
 
-func render(ds Diagnostics) string {
+func render(ds yamlpos.Diagnostics) string {
 	var b strings.Builder
 	for _, d := range ds {
 		b.WriteString(d.String())

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/dryfire-dev/dryfire/internal/yamlpos"
 )
 
 // hostileInputs are inputs built to break a YAML loader: deep nesting,
@@ -166,7 +168,7 @@ func TestNoPanic(t *testing.T) {
 	}
 }
 
-func checkInvariants(t *testing.T, s *Suite, ds Diagnostics) {
+func checkInvariants(t *testing.T, s *Suite, ds yamlpos.Diagnostics) {
 	t.Helper()
 	for _, d := range ds {
 		if d.Pos.Line < 1 || d.Pos.Col < 1 || d.Message == "" {

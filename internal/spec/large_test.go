@@ -6,14 +6,16 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/dryfire-dev/dryfire/internal/yamlpos"
 )
 
 // The value-count error names its cause: aliases when they made the
 // copies, the document itself when it has none.
 func TestDocumentTooLargeNamesItsCause(t *testing.T) {
-	defer func(n int) { maxNodes = n }(maxNodes)
-	maxNodes = 1000
-	plain := "version: 1\nagent: {provider: script}\nmocks: {t: [{return: [" + strings.Repeat("1,", maxNodes) + "1]}]}\ncases: [{name: a, input: hi, script: [{text: ok}]}]\n"
+	defer func(n int) { yamlpos.MaxNodes = n }(yamlpos.MaxNodes)
+	yamlpos.MaxNodes = 1000
+	plain := "version: 1\nagent: {provider: script}\nmocks: {t: [{return: [" + strings.Repeat("1,", yamlpos.MaxNodes) + "1]}]}\ncases: [{name: a, input: hi, script: [{text: ok}]}]\n"
 	_, ds := Parse("big.dryfire.yaml", []byte(plain), nil)
 	if got := ds.Error(); !strings.Contains(got, "document too large: more than 1000 values; split it into several files") {
 		t.Errorf("without aliases: %s", got)
@@ -28,14 +30,14 @@ func TestDocumentTooLargeNamesItsCause(t *testing.T) {
 // their sum, from YAML or from a data file; one case over it is reported
 // at its place, and the others still load.
 func TestValueBoundIsPerCase(t *testing.T) {
-	defer func(n int) { maxNodes = n }(maxNodes)
-	maxNodes = 1000
+	defer func(n int) { yamlpos.MaxNodes = n }(yamlpos.MaxNodes)
+	yamlpos.MaxNodes = 1000
 	var b strings.Builder
 	b.WriteString("version: 1\nagent: {provider: script}\ncases:\n")
 	for i := range 50 { // 50 cases of about 30 values: 1,500 in all
 		fmt.Fprintf(&b, "  - {name: c%d, input: hi, script: [{text: ok}], mocks: {t: [{return: [%s0]}]}}\n", i, strings.Repeat("0,", 20))
 	}
-	big := b.String() + "  - {name: big, input: hi, script: [{text: ok}], mocks: {t: [{return: [" + strings.Repeat("1,", maxNodes) + "1]}]}}\n"
+	big := b.String() + "  - {name: big, input: hi, script: [{text: ok}], mocks: {t: [{return: [" + strings.Repeat("1,", yamlpos.MaxNodes) + "1]}]}}\n"
 	s, ds := Parse("cases.dryfire.yaml", []byte(b.String()), nil)
 	if ds.HasErrors() || len(s.Cases) != 50 {
 		t.Fatalf("50 small cases: %d cases, %v", len(s.Cases), ds)
@@ -63,7 +65,7 @@ func TestValueBoundIsPerCase(t *testing.T) {
 	}
 	// A template whose rows make cases over the bound: each row says so.
 	os.WriteFile(filepath.Join(dir, "one.jsonl"), []byte("{\"n\": 1}\n"), 0o644)
-	suite = "version: 1\nagent: {provider: script}\ncases:\n  - from: one.jsonl\n    input: \"{{n}}\"\n    script: [{text: ok}]\n    mocks: {t: [{return: [" + strings.Repeat("1,", maxNodes) + "1]}]}\n"
+	suite = "version: 1\nagent: {provider: script}\ncases:\n  - from: one.jsonl\n    input: \"{{n}}\"\n    script: [{text: ok}]\n    mocks: {t: [{return: [" + strings.Repeat("1,", yamlpos.MaxNodes) + "1]}]}\n"
 	_, ds = Parse(file, []byte(suite), &Options{Root: dir})
 	want = "one.jsonl:1:1: case too large: this row's case has more than 1000 values (the bound is per case)"
 	if got := ds.Error(); !strings.Contains(got, want) {

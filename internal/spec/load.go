@@ -14,6 +14,7 @@ import (
 	yaml "go.yaml.in/yaml/v4"
 
 	"github.com/dryfire-dev/dryfire/internal/safeio"
+	"github.com/dryfire-dev/dryfire/internal/yamlpos"
 )
 
 // Options tune loading.
@@ -92,13 +93,13 @@ func Expand(paths []string) ([]string, error) {
 
 // LoadFiles loads each file. It returns the suites that could be decoded
 // and every diagnostic, grouped by file in argument order.
-func LoadFiles(files []string, opts *Options) ([]*Suite, Diagnostics) {
+func LoadFiles(files []string, opts *Options) ([]*Suite, yamlpos.Diagnostics) {
 	var suites []*Suite
-	var all Diagnostics
+	var all yamlpos.Diagnostics
 	for _, f := range files {
 		data, err := safeio.ReadFile(f, "suite", safeio.Limit(safeio.MaxYAML))
 		if err != nil {
-			all = append(all, Diagnostic{Pos: Pos{File: f, Line: 1, Col: 1}, Message: fmt.Sprintf("reading suite: %v", err)})
+			all = append(all, yamlpos.Diagnostic{Pos: yamlpos.Pos{File: f, Line: 1, Col: 1}, Message: fmt.Sprintf("reading suite: %v", err)})
 			continue
 		}
 		s, ds := Parse(f, data, opts)
@@ -111,7 +112,7 @@ func LoadFiles(files []string, opts *Options) ([]*Suite, Diagnostics) {
 }
 
 // Load expands paths and loads every suite file found.
-func Load(paths []string, opts *Options) ([]*Suite, Diagnostics, error) {
+func Load(paths []string, opts *Options) ([]*Suite, yamlpos.Diagnostics, error) {
 	files, err := Expand(paths)
 	if err != nil {
 		return nil, nil, err
@@ -122,25 +123,30 @@ func Load(paths []string, opts *Options) ([]*Suite, Diagnostics, error) {
 
 // Parse loads one suite from its bytes; file names it in positions. It
 // never panics: any input gives a suite or diagnostics.
-func Parse(file string, data []byte, opts *Options) (*Suite, Diagnostics) {
+func Parse(file string, data []byte, opts *Options) (*Suite, yamlpos.Diagnostics) {
 	if opts == nil {
 		opts = &Options{}
 	}
-	d := &diags{file: file}
+	d := newDiags(file)
 	s := parse(file, data, opts, d)
-	sortWithin(d.list, append([]string{file}, d.sources...)...)
-	return s, Diagnostics(d.list)
+	yamlpos.Sort(d.List, append([]string{file}, d.Sources...)...)
+	return s, yamlpos.Diagnostics(d.List)
 }
 
-func parse(file string, data []byte, opts *Options, d *diags) *Suite {
+// newDiags collects the diagnostics of suite file.
+func newDiags(file string) *yamlpos.Collector {
+	return &yamlpos.Collector{File: file, Kind: "suite", Empty: "empty suite file: expected a mapping with version, agent and cases"}
+}
+
+func parse(file string, data []byte, opts *Options, d *yamlpos.Collector) *Suite {
 	if head, spans, ok := cutCases(data); ok && !noCutting {
-		cd := &diags{file: d.file, kind: d.kind, empty: d.empty}
+		cd := &yamlpos.Collector{File: d.File, Kind: d.Kind, Empty: d.Empty}
 		if s, ok := parseCut(file, data, head, spans, opts, cd); ok {
 			*d = *cd
 			return s
 		}
 	}
-	root := parseYAML(data, d)
+	root := yamlpos.Parse(data, d)
 	if root == nil {
 		return nil
 	}
@@ -169,9 +175,9 @@ var noCutting bool
 // parseCut parses a suite whose case items were cut apart (cutCases):
 // the rest of the suite, then each item on its own. ok is false when a
 // part does not parse alone; nothing it found is then reported.
-func parseCut(file string, data, head []byte, spans []span, opts *Options, d *diags) (*Suite, bool) {
-	root := parseYAML(head, d)
-	if root == nil || len(d.list) > 0 {
+func parseCut(file string, data, head []byte, spans []span, opts *Options, d *yamlpos.Collector) (*Suite, bool) {
+	root := yamlpos.Parse(head, d)
+	if root == nil || len(d.List) > 0 {
 		return nil, false
 	}
 	ok := true
@@ -183,9 +189,9 @@ func parseCut(file string, data, head []byte, spans []span, opts *Options, d *di
 			for j < len(spans) && j-i < cutGroup && spans[j].end-spans[i].start < cutBytes {
 				j++
 			}
-			pd := &diags{file: file}
-			seq := parseYAML(data[spans[i].start:spans[j-1].end], pd)
-			if seq == nil || len(pd.list) > 0 || seq.Kind != yaml.SequenceNode || len(seq.Content) != j-i {
+			pd := newDiags(file)
+			seq := yamlpos.Parse(data[spans[i].start:spans[j-1].end], pd)
+			if seq == nil || len(pd.List) > 0 || seq.Kind != yaml.SequenceNode || len(seq.Content) != j-i {
 				ok = false
 				return
 			}
@@ -207,20 +213,20 @@ func parseCut(file string, data, head []byte, spans []span, opts *Options, d *di
 // time from items (count of them; detached: taken out of the tree, which
 // holds an empty list or nothing in their place). Each case has its own
 // bound on values, and its nodes are let go once it is decoded.
-func decodeSuite(file string, root *yaml.Node, items iter.Seq[*yaml.Node], count int, detached bool, opts *Options, d *diags) *Suite {
-	conv := newConverter(d)
-	doc := conv.convert(root, 0)
-	if conv.large {
+func decodeSuite(file string, root *yaml.Node, items iter.Seq[*yaml.Node], count int, detached bool, opts *Options, d *yamlpos.Collector) *Suite {
+	conv := yamlpos.NewConverter(d)
+	doc := conv.Convert(root, 0)
+	if conv.Large {
 		return nil
 	}
 	m, ok := doc.(map[string]any)
 	if !ok {
-		d.add(Error, root.Line, root.Column, "a suite must be a mapping with version, agent and cases, not %s", describe(doc))
+		d.Add(yamlpos.Error, root.Line, root.Column, "a suite must be a mapping with version, agent and cases, not %s", yamlpos.Describe(doc))
 		return nil
 	}
 	schemas, err := splitSchemas()
 	if err != nil {
-		d.add(Error, 1, 1, "internal error: %v", err)
+		d.Add(yamlpos.Error, 1, 1, "internal error: %v", err)
 		return nil
 	}
 	if detached {
@@ -229,34 +235,34 @@ func decodeSuite(file string, root *yaml.Node, items iter.Seq[*yaml.Node], count
 	}
 	// The schema check and the decoder only read the tree: run them side
 	// by side, each with its own diagnostics, merged afterwards.
-	sd := &diags{file: file}
+	sd := newDiags(file)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		for _, l := range schemas[0].s.Validate(doc) {
-			reportLeaf(schemas[0], root, doc, conv, l, 0, sd)
+		for _, l := range schemas[0].Validate(doc) {
+			schemas[0].Report(root, doc, conv, l, 0, sd)
 		}
 	}()
 	x := &decoder{root: root, file: file, d: d, conv: conv, opts: opts}
 	s := x.suite(root, doc)
 	<-done
-	for _, dg := range sd.list {
-		d.add(dg.Severity, dg.Pos.Line, dg.Pos.Col, "%s", dg.Message)
+	for _, dg := range sd.List {
+		d.Add(dg.Severity, dg.Pos.Line, dg.Pos.Col, "%s", dg.Message)
 	}
 	index := 0
 	one := func(n *yaml.Node) bool {
-		conv.beginCase(n)
-		val := conv.convert(n, 2)
-		if conv.large {
+		conv.BeginCase(n)
+		val := conv.Convert(n, 2)
+		if conv.Large {
 			return false
 		}
-		if !conv.over {
+		if !conv.Over {
 			path := []string{"cases", strconv.Itoa(index)}
-			for _, l := range schemas[1].s.Validate(val) {
+			for _, l := range schemas[1].Validate(val) {
 				l.Path = append(path, l.Path...)
-				reportLeaf(schemas[1], n, val, conv, l, 2, d)
+				schemas[1].Report(n, val, conv, l, 2, d)
 			}
-			x.addCase(s, item{n, val}, index)
+			x.addCase(s, yamlpos.Item{N: n, Val: val}, index)
 		}
 		index++
 		if afterCase != nil {
@@ -265,7 +271,7 @@ func decodeSuite(file string, root *yaml.Node, items iter.Seq[*yaml.Node], count
 		return true
 	}
 	for n := range items {
-		if _, from := lookup(n, "from"); from != nil {
+		if _, from := yamlpos.Lookup(n, "from"); from != nil {
 			if !x.dataCases(n, one) {
 				return nil
 			}
@@ -280,7 +286,7 @@ func decodeSuite(file string, root *yaml.Node, items iter.Seq[*yaml.Node], count
 
 // detachCases takes the items of the suite's cases list out of the tree.
 func detachCases(root *yaml.Node) ([]*yaml.Node, bool) {
-	_, cases := lookup(root, "cases")
+	_, cases := yamlpos.Lookup(root, "cases")
 	if cases == nil || cases.Kind != yaml.SequenceNode {
 		return nil, false
 	}

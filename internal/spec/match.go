@@ -9,6 +9,7 @@ import (
 	yaml "go.yaml.in/yaml/v4"
 
 	"github.com/dryfire-dev/dryfire/internal/reqmatch"
+	"github.com/dryfire-dev/dryfire/internal/yamlpos"
 )
 
 // match reads a match block (suite, agent or case): its ignore paths and
@@ -16,22 +17,22 @@ import (
 // paths and regular expressions are checked here, at their positions.
 func (x *decoder) match(n *yaml.Node, val any) []reqmatch.Rule {
 	var out []reqmatch.Rule
-	for _, p := range pairs(n, val) {
-		switch deref(p.k).Value {
+	for _, p := range yamlpos.Pairs(n, val) {
+		switch yamlpos.Deref(p.K).Value {
 		case "ignore":
-			for _, it := range items(p.v, p.val) {
-				s, ok := it.val.(string)
+			for _, it := range yamlpos.Items(p.V, p.Val) {
+				s, ok := it.Val.(string)
 				if !ok || s == "" {
 					continue // reported by the schema
 				}
 				if _, err := reqmatch.ParsePath(s); err != nil {
-					x.pathError(it.n, s, err)
+					x.pathError(it.N, s, err)
 					continue
 				}
 				out = append(out, reqmatch.Rule{Ignore: s})
 			}
 		case "normalize":
-			for _, it := range items(p.v, p.val) {
+			for _, it := range yamlpos.Items(p.V, p.Val) {
 				if r, ok := x.normalizeRule(it); ok {
 					out = append(out, r)
 				}
@@ -48,46 +49,46 @@ func (x *decoder) pathError(n *yaml.Node, s string, err error) {
 		x.errorf(n, "invalid JSON path %q: %v", s, err)
 		return
 	}
-	at := *deref(n)
+	at := *yamlpos.Deref(n)
 	if at.Style&(yaml.DoubleQuotedStyle|yaml.SingleQuotedStyle) != 0 {
 		at.Column++
 	}
-	if at.Line == deref(n).Line && at.Style&(yaml.LiteralStyle|yaml.FoldedStyle) == 0 {
+	if at.Line == yamlpos.Deref(n).Line && at.Style&(yaml.LiteralStyle|yaml.FoldedStyle) == 0 {
 		at.Column += pe.Col - 1
 	}
 	x.errorf(&at, "invalid JSON path %q: %s", s, pe.Msg)
 }
 
-func (x *decoder) normalizeRule(it item) (reqmatch.Rule, bool) {
-	n := deref(it.n)
+func (x *decoder) normalizeRule(it yamlpos.Item) (reqmatch.Rule, bool) {
+	n := yamlpos.Deref(it.N)
 	if n == nil || n.Kind != yaml.MappingNode {
 		return reqmatch.Rule{}, false // reported by the schema
 	}
 	var r reqmatch.Rule
 	var regexNode, replaceKey *yaml.Node
-	for _, p := range pairs(n, it.val) {
-		switch deref(p.k).Value {
+	for _, p := range yamlpos.Pairs(n, it.Val) {
+		switch yamlpos.Deref(p.K).Value {
 		case "preset":
-			r.Preset = str(p.val)
+			r.Preset = str(p.Val)
 		case "regex":
-			r.Regex, regexNode = str(p.val), p.v
+			r.Regex, regexNode = str(p.Val), p.V
 		case "replace":
-			r.Replace, replaceKey = str(p.val), p.k
+			r.Replace, replaceKey = str(p.Val), p.K
 		}
 	}
 	switch {
 	case r.Preset != "" && r.Regex != "":
-		pk, _ := lookup(n, "regex")
+		pk, _ := yamlpos.Lookup(n, "regex")
 		x.errorf(pk, "a normalize rule has either preset or regex, not both: write each as its own \"- \" item")
 		return r, false
 	case r.Preset == "" && r.Regex == "":
-		if _, v := lookup(n, "preset"); v != nil {
+		if _, v := yamlpos.Lookup(n, "preset"); v != nil {
 			return r, false // an unknown preset, reported by the schema
 		}
-		if _, v := lookup(n, "regex"); v != nil {
+		if _, v := yamlpos.Lookup(n, "regex"); v != nil {
 			return r, false
 		}
-		if hasUnknownKey(n, it.val, "replace") {
+		if hasUnknownKey(n, it.Val, "replace") {
 			return r, false // reported by the schema, with a suggestion
 		}
 		x.errorf(n, "a normalize rule needs preset (%s) or regex", strings.Join(reqmatch.Presets(), ", "))
@@ -110,7 +111,7 @@ func (x *decoder) fileCheck(c *Check, k, v *yaml.Node, val any) {
 		return // reported by the schema
 	}
 	c.File = str(m["path"])
-	if _, pn := lookup(v, "path"); pn != nil && c.File != "" {
+	if _, pn := yamlpos.Lookup(v, "path"); pn != nil && c.File != "" {
 		if p := filepath.ToSlash(c.File); strings.HasPrefix(p, "/") || filepath.IsAbs(c.File) || slices.Contains(strings.Split(p, "/"), "..") {
 			x.errorf(pn, "file path %q must be relative to the workspace and stay inside it (no leading / and no ..)", c.File)
 		}
@@ -118,34 +119,34 @@ func (x *decoder) fileCheck(c *Check, k, v *yaml.Node, val any) {
 	c.Exists, _ = m["exists"].(bool)
 	c.Absent, _ = m["absent"].(bool)
 	var content []string
-	for _, p := range pairs(v, val) {
-		switch key := deref(p.k).Value; key {
+	for _, p := range yamlpos.Pairs(v, val) {
+		switch key := yamlpos.Deref(p.K).Value; key {
 		case "contains":
-			if s, ok := p.val.(string); ok {
+			if s, ok := p.Val.(string); ok {
 				c.Contains = &s
 			}
 			content = append(content, key)
 		case "regex":
-			if s, ok := p.val.(string); ok {
-				c.Regex = x.regex(p.v, s)
+			if s, ok := p.Val.(string); ok {
+				c.Regex = x.regex(p.V, s)
 			}
 			content = append(content, key)
 		case "equals":
-			c.JSONEquals, c.HasEquals = p.val, true
+			c.JSONEquals, c.HasEquals = p.Val, true
 			content = append(content, key)
 		case "sha256":
-			s := strings.ToLower(str(p.val))
+			s := strings.ToLower(str(p.Val))
 			if len(s) != 64 || strings.Trim(s, "0123456789abcdef") != "" {
-				x.errorf(p.v, "sha256 must be 64 hex digits (the output of sha256sum), not %s", describe(p.val))
+				x.errorf(p.V, "sha256 must be 64 hex digits (the output of sha256sum), not %s", yamlpos.Describe(p.Val))
 			}
 			c.SHA256 = s
 			content = append(content, key)
 		case "json_path":
-			c.JSONPath = str(p.val)
+			c.JSONPath = str(p.Val)
 			if _, err := reqmatch.ParsePath(c.JSONPath); err != nil {
-				x.pathError(p.v, c.JSONPath, err)
+				x.pathError(p.V, c.JSONPath, err)
 			} else if strings.Contains(c.JSONPath, "*") {
-				x.errorf(p.v, "json_path %q of a file check names one value: no * steps", c.JSONPath)
+				x.errorf(p.V, "json_path %q of a file check names one value: no * steps", c.JSONPath)
 			}
 			content = append(content, key)
 		}
@@ -162,8 +163,8 @@ func (x *decoder) fileCheck(c *Check, k, v *yaml.Node, val any) {
 		if s, ok := c.JSONEquals.(string); ok {
 			c.Equals = &s
 		} else {
-			_, en := lookup(v, "equals")
-			x.errorf(en, "equals of a file check is the file's text (a string), unless json_path is given; it is %s", describe(c.JSONEquals))
+			_, en := yamlpos.Lookup(v, "equals")
+			x.errorf(en, "equals of a file check is the file's text (a string), unless json_path is given; it is %s", yamlpos.Describe(c.JSONEquals))
 		}
 	}
 }
@@ -171,7 +172,7 @@ func (x *decoder) fileCheck(c *Check, k, v *yaml.Node, val any) {
 // checkWorkspace reports a suite workspace where no program runs.
 func (x *decoder) checkWorkspace(s *Suite, command bool) {
 	if s.Workspace != "" && !command {
-		x.d.add(Error, s.WorkspacePos.Line, s.WorkspacePos.Col, "%s", workspaceWhy)
+		x.d.Add(yamlpos.Error, s.WorkspacePos.Line, s.WorkspacePos.Col, "%s", workspaceWhy)
 	}
 }
 
@@ -181,12 +182,12 @@ const workspaceWhy = "workspace is for suites whose agent is a program (agent.co
 // file checks of a case that has no workspace.
 func (x *decoder) checkCaseWorkspace(s *Suite, c *Case, command bool) {
 	if c.Workspace != "" && !command {
-		x.d.add(Error, c.WorkspacePos.Line, c.WorkspacePos.Col, "%s", workspaceWhy)
+		x.d.Add(yamlpos.Error, c.WorkspacePos.Line, c.WorkspacePos.Col, "%s", workspaceWhy)
 	}
 	ws, _ := s.WorkspaceOf(c)
 	for _, ch := range c.Expect {
 		if ch.Kind == CheckFile && ws == "" {
-			x.d.add(Error, ch.Pos.Line, ch.Pos.Col, "a file check needs a workspace: give workspace: DIR (a template directory, relative to the suite) on the suite or the case")
+			x.d.Add(yamlpos.Error, ch.Pos.Line, ch.Pos.Col, "a file check needs a workspace: give workspace: DIR (a template directory, relative to the suite) on the suite or the case")
 		}
 	}
 }
@@ -194,8 +195,8 @@ func (x *decoder) checkCaseWorkspace(s *Suite, c *Case, command bool) {
 // hasUnknownKey says whether mapping n has a key other than those known
 // (the schema reports it, with a suggestion).
 func hasUnknownKey(n *yaml.Node, val any, known ...string) bool {
-	for _, p := range pairs(n, val) {
-		if !slices.Contains(known, deref(p.k).Value) {
+	for _, p := range yamlpos.Pairs(n, val) {
+		if !slices.Contains(known, yamlpos.Deref(p.K).Value) {
 			return true
 		}
 	}

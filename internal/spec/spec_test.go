@@ -8,10 +8,12 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/dryfire-dev/dryfire/internal/yamlpos"
 )
 
 // mustParse parses a suite that must load without errors.
-func mustParse(t *testing.T, src string) (*Suite, Diagnostics) {
+func mustParse(t *testing.T, src string) (*Suite, yamlpos.Diagnostics) {
 	t.Helper()
 	s, ds := Parse("test.dryfire.yaml", []byte(src), nil)
 	if ds.HasErrors() {
@@ -349,7 +351,7 @@ func TestPositions(t *testing.T) {
 	}
 	lines := strings.Split(string(data), "\n")
 	// at checks that a position points at the given text.
-	at := func(what string, p Pos, text string) {
+	at := func(what string, p yamlpos.Pos, text string) {
 		t.Helper()
 		if p.File != file {
 			t.Errorf("%s: file %q", what, p.File)
@@ -464,9 +466,9 @@ func TestResolveImpl(t *testing.T) {
 }
 
 func TestDiagnostics(t *testing.T) {
-	ds := Diagnostics{
-		{Pos: Pos{File: "a.yaml", Line: 1, Col: 2}, Message: "bad"},
-		{Pos: Pos{File: "a.yaml", Line: 3, Col: 4}, Severity: Warning, Message: "odd"},
+	ds := yamlpos.Diagnostics{
+		{Pos: yamlpos.Pos{File: "a.yaml", Line: 1, Col: 2}, Message: "bad"},
+		{Pos: yamlpos.Pos{File: "a.yaml", Line: 3, Col: 4}, Severity: yamlpos.Warning, Message: "odd"},
 	}
 	if got, want := ds.Error(), "a.yaml:1:2: bad\na.yaml:3:4: warning: odd"; got != want {
 		t.Errorf("Error() = %q, want %q", got, want)

@@ -14,6 +14,7 @@ import (
 	"github.com/dryfire-dev/dryfire/internal/provider"
 	"github.com/dryfire-dev/dryfire/internal/reqmatch"
 	"github.com/dryfire-dev/dryfire/internal/value"
+	"github.com/dryfire-dev/dryfire/internal/yamlpos"
 )
 
 // Providers a suite may name (package provider's names).
@@ -45,7 +46,7 @@ type Suite struct {
 	// Workspace is the template directory copied for each case (as
 	// written, relative to the suite); a case's own replaces it.
 	Workspace    string
-	WorkspacePos Pos
+	WorkspacePos yamlpos.Pos
 	// Trials is how often each case runs (0: once; a case's own and the
 	// run's --trials go over it).
 	Trials int
@@ -54,7 +55,7 @@ type Suite struct {
 	// to the suite), and Scenario its default scenario; the cases of such
 	// a suite are drills, and its tools are the world's operations.
 	World, Scenario       string
-	WorldPos, ScenarioPos Pos
+	WorldPos, ScenarioPos yamlpos.Pos
 	// NoAgent is a world suite without agent: its drills' agent is the
 	// test's own function (the TypeScript and Python SDKs), so a run
 	// reports them as skipped.
@@ -83,10 +84,10 @@ type Agent struct {
 	// directory, its working directory); Provider is then optional and
 	// names the API the program calls.
 	Command    []string
-	CommandPos Pos // of the command key
-	Pos        Pos // of the agent key
+	CommandPos yamlpos.Pos // of the command key
+	Pos        yamlpos.Pos // of the agent key
 	// ProviderPos is the position of the provider value.
-	ProviderPos Pos
+	ProviderPos yamlpos.Pos
 	// Match are the agent's request matching rules.
 	Match []reqmatch.Rule
 	// Clock is what an agent.command program reads as the time; nil: the
@@ -95,7 +96,7 @@ type Agent struct {
 	// Network is the network an agent.command program gets: isolated,
 	// open, or "" (the run's default).
 	Network    string
-	NetworkPos Pos
+	NetworkPos yamlpos.Pos
 }
 
 // The values of agent.network.
@@ -109,7 +110,7 @@ const (
 type Clock struct {
 	Now time.Time // the start; the clock runs from there
 	TZ  string    // an IANA zone name; "" means UTC
-	Pos Pos
+	Pos yamlpos.Pos
 }
 
 // Tool is a tool the model is shown.
@@ -117,8 +118,8 @@ type Tool struct {
 	Name        string
 	Description string
 	InputSchema any // JSON value; nil when not declared
-	Pos         Pos
-	SchemaPos   Pos // where InputSchema is written
+	Pos         yamlpos.Pos
+	SchemaPos   yamlpos.Pos // where InputSchema is written
 }
 
 // OutcomeKind is what a rule or sequence entry does.
@@ -135,12 +136,12 @@ const (
 // Outcome is what a matching rule delivers.
 type Outcome struct {
 	Kind     OutcomeKind
-	Value    any       // Return: the value (nil for return: null)
-	Blocks   []any     // Content: the MCP content blocks (mappings; base64 without whitespace)
-	Message  string    // Fail: the error message
-	Impl     string    // Impl: package.module:function
-	Sequence []Outcome // Sequence: the entries
-	Pos      Pos       // of the outcome's value
+	Value    any         // Return: the value (nil for return: null)
+	Blocks   []any       // Content: the MCP content blocks (mappings; base64 without whitespace)
+	Message  string      // Fail: the error message
+	Impl     string      // Impl: package.module:function
+	Sequence []Outcome   // Sequence: the entries
+	Pos      yamlpos.Pos // of the outcome's value
 }
 
 // Rule is one mock rule.
@@ -158,7 +159,7 @@ type Rule struct {
 	// carries a progressToken; increasing, the last being the total).
 	Log      []LogMessage
 	Progress []float64
-	Pos      Pos // of the rule (its first key)
+	Pos      yamlpos.Pos // of the rule (its first key)
 
 	whenNode *yaml.Node
 }
@@ -183,11 +184,11 @@ type Case struct {
 	Match []reqmatch.Rule
 	// Workspace is the case's own template directory (see Suite).
 	Workspace    string
-	WorkspacePos Pos
+	WorkspacePos yamlpos.Pos
 	// ModelFaults are the faults of the case's model requests, in file
 	// order; ModelFaultsPos is where the list was written.
 	ModelFaults    []ModelFault
-	ModelFaultsPos Pos
+	ModelFaultsPos yamlpos.Pos
 	// Mocks replace the suite's whole rule list for each tool they name.
 	Mocks     map[string][]*Rule
 	MockOrder []string
@@ -196,13 +197,13 @@ type Case struct {
 	// User, when set, goes on talking after the agent's first reply: a
 	// conversation of several turns.
 	User *User
-	Pos  Pos
+	Pos  yamlpos.Pos
 
 	// Drill fields of a world suite's case: the scenario, the actor, the
 	// drill's overrides and the per-test setup, as JSON values with the
 	// nodes they were written at (for positioned messages).
 	Scenario, Actor       string
-	ScenarioPos, ActorPos Pos
+	ScenarioPos, ActorPos yamlpos.Pos
 	Seed                  *int64
 	ToolOverrides         any
 	ToolOverridesNode     *yaml.Node
@@ -224,7 +225,7 @@ const DefaultUserMaxTurns = 5
 type User struct {
 	Script []*UserTurn // scripted; nil for a model-driven user
 	Model  *UserModel  // model-driven; nil for a scripted user
-	Pos    Pos
+	Pos    yamlpos.Pos
 
 	key, node *yaml.Node // the user key and its value, for messages
 }
@@ -234,7 +235,7 @@ type User struct {
 type UserTurn struct {
 	Say  string
 	When *regexp.Regexp
-	Pos  Pos
+	Pos  yamlpos.Pos
 }
 
 // UserModel is a model-driven simulated user, its model resolved as a
@@ -250,7 +251,7 @@ type UserModel struct {
 type Turn struct {
 	Text      string
 	ToolCalls []*ScriptCall
-	Pos       Pos
+	Pos       yamlpos.Pos
 
 	broken bool // reported as an error: its reachability says nothing
 }
@@ -261,7 +262,7 @@ type ScriptCall struct {
 	Name     string
 	Args     any    // the arguments as a value (an object)
 	ArgsJSON string // canonical JSON of Args
-	Pos      Pos
+	Pos      yamlpos.Pos
 }
 
 // CheckKind names a check.
@@ -302,7 +303,7 @@ const (
 type TrajectoryCall struct {
 	Tool string
 	With *value.Pattern // nil: any arguments
-	Pos  Pos
+	Pos  yamlpos.Pos
 }
 
 // TurnAny, as Check.Turn, is an output check on any of the replies.
@@ -326,7 +327,7 @@ var CheckKinds = []string{"called", "not_called", "order", "trajectory", "judge"
 // Check is one entry of a case's expect list.
 type Check struct {
 	Kind CheckKind
-	Pos  Pos
+	Pos  yamlpos.Pos
 	// Source is the check as written, in canonical JSON, for reports.
 	Source string
 
@@ -426,7 +427,7 @@ func (s *Suite) MatchRules(c *Case) []reqmatch.Rule {
 
 // WorkspaceOf is the template directory of a case, as written (relative
 // to the suite), and where it is written; "" when it has none.
-func (s *Suite) WorkspaceOf(c *Case) (string, Pos) {
+func (s *Suite) WorkspaceOf(c *Case) (string, yamlpos.Pos) {
 	if c.Workspace != "" {
 		return c.Workspace, c.WorkspacePos
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/dryfire-dev/dryfire/internal/spec"
 	"github.com/dryfire-dev/dryfire/internal/yamlnode"
+	"github.com/dryfire-dev/dryfire/internal/yamlpos"
 )
 
 // editor inserts text into a YAML file between its lines, so that what
@@ -208,12 +209,12 @@ func childIndent(k *yaml.Node) string { return strings.Repeat(" ", k.Column-1+2)
 // before the first of the keys named in before that m has, else at its
 // end).
 func (e *editor) addPairs(m *yaml.Node, key string, pairs []yamlnode.Pair, before []string) error {
-	k, v := spec.Lookup(m, key)
+	k, v := yamlpos.Lookup(m, key)
 	if k == nil {
 		e.insertText(m, pairsText([]yamlnode.Pair{yamlnode.KV(key, yamlnode.Mapping(pairs...))}, keyIndent(m, "")), before)
 		return nil
 	}
-	v = spec.Deref(v)
+	v = yamlpos.Deref(v)
 	switch {
 	case empty(v):
 		if err := e.clear(k, v); err != nil {
@@ -251,7 +252,7 @@ func (e *editor) addRules(m *yaml.Node, key string, groups []group, label string
 		}
 		return itemsText(nodes, comments, pre)
 	}
-	k, v := spec.Lookup(m, key)
+	k, v := yamlpos.Lookup(m, key)
 	if k == nil {
 		pre := keyIndent(m, "")
 		text := pre + key + ":\n"
@@ -261,7 +262,7 @@ func (e *editor) addRules(m *yaml.Node, key string, groups []group, label string
 		e.insertText(m, text, before)
 		return nil
 	}
-	v = spec.Deref(v)
+	v = yamlpos.Deref(v)
 	if empty(v) {
 		if err := e.clear(k, v); err != nil {
 			return err
@@ -278,13 +279,13 @@ func (e *editor) addRules(m *yaml.Node, key string, groups []group, label string
 		return e.errorf(v, "%s is written in flow style: write it as a block mapping to record into it", key)
 	}
 	for _, g := range groups {
-		tk, tv := spec.Lookup(v, g.tool)
+		tk, tv := yamlpos.Lookup(v, g.tool)
 		if tk == nil {
 			pre := keyIndent(v, childIndent(k))
 			e.insert(e.ends[v], pre+g.tool+":\n"+items(g, pre+"  "))
 			continue
 		}
-		tv = spec.Deref(tv)
+		tv = yamlpos.Deref(tv)
 		if empty(tv) {
 			if err := e.clear(tk, tv); err != nil {
 				return err
@@ -326,15 +327,15 @@ func (e *editor) insertText(m *yaml.Node, text string, before []string) {
 
 // caseItem is the mapping of case c in the file's cases list.
 func (e *editor) caseItem(top *yaml.Node, c *spec.Case) (*yaml.Node, error) {
-	_, list := spec.Lookup(top, "cases")
-	list = spec.Deref(list)
+	_, list := yamlpos.Lookup(top, "cases")
+	list = yamlpos.Deref(list)
 	if list != nil && list.Kind == yaml.SequenceNode && list.Style&yaml.FlowStyle == 0 {
 		for _, it := range list.Content {
-			it = spec.Deref(it)
+			it = yamlpos.Deref(it)
 			if it.Kind != yaml.MappingNode || it.Style&yaml.FlowStyle != 0 {
 				continue
 			}
-			if _, n := spec.Lookup(it, "name"); n != nil && n.Value == c.Name {
+			if _, n := yamlpos.Lookup(it, "name"); n != nil && n.Value == c.Name {
 				return it, nil
 			}
 		}

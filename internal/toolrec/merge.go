@@ -19,6 +19,7 @@ import (
 	"github.com/dryfire-dev/dryfire/internal/tool"
 	"github.com/dryfire-dev/dryfire/internal/value"
 	"github.com/dryfire-dev/dryfire/internal/yamlnode"
+	"github.com/dryfire-dev/dryfire/internal/yamlpos"
 )
 
 // Origin starts the comment above every recorded rule; a rule without it
@@ -37,7 +38,7 @@ type Options struct {
 	Secrets redact.Redactor
 	// Parse loads the merged file the way the run loaded the suite (the
 	// same passthrough resolver and root), to check it.
-	Parse func(file string, data []byte) (*spec.Suite, spec.Diagnostics)
+	Parse func(file string, data []byte) (*spec.Suite, yamlpos.Diagnostics)
 }
 
 // Result is what a merge wrote.
@@ -56,7 +57,7 @@ type Result struct {
 	// Failed are calls the upstream did not answer (not recorded).
 	Failed []string
 	// Warnings are the merged file's, when it changed.
-	Warnings spec.Diagnostics
+	Warnings yamlpos.Diagnostics
 }
 
 // Changed says the merge changes the file.

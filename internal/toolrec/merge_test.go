@@ -12,6 +12,7 @@ import (
 	"github.com/dryfire-dev/dryfire/internal/redact"
 	"github.com/dryfire-dev/dryfire/internal/spec"
 	"github.com/dryfire-dev/dryfire/internal/toolrec"
+	"github.com/dryfire-dev/dryfire/internal/yamlpos"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files")
@@ -20,7 +21,7 @@ func text(s string) toolrec.Answer {
 	return toolrec.Answer{Blocks: []any{map[string]any{"type": "text", "text": s}}}
 }
 
-func parse(file string, data []byte) (*spec.Suite, spec.Diagnostics) {
+func parse(file string, data []byte) (*spec.Suite, yamlpos.Diagnostics) {
 	return spec.Parse(file, data, nil)
 }
 

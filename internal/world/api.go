@@ -3,8 +3,8 @@ package world
 import (
 	"fmt"
 
-	"github.com/dryfire-dev/dryfire/internal/spec"
 	"github.com/dryfire-dev/dryfire/internal/value"
+	"github.com/dryfire-dev/dryfire/internal/yamlpos"
 )
 
 // ParseOverrides decodes toolOverrides rules given as JSON values (from a
@@ -18,12 +18,12 @@ func (w *World) ParseOverrides(v any, scope Scope) ([]*Override, error) {
 	if !ok {
 		return nil, fmt.Errorf("toolOverrides must be a list, not %s", value.TypeName(v))
 	}
-	doc := spec.ParseDocument("toolOverrides", []byte(value.Canonical(list)), "toolOverrides", "")
+	doc := yamlpos.ParseDocument("toolOverrides", []byte(value.Canonical(list)), "toolOverrides", "")
 	var out []*Override
-	for _, it := range spec.Items(doc.Root, doc.Value) {
+	for _, it := range yamlpos.Items(doc.Root, doc.Value) {
 		m, ok := it.Val.(map[string]any)
 		if !ok {
-			doc.Errorf(it.N, "a tool override must be a mapping, not %s", spec.Describe(it.Val))
+			doc.Errorf(it.N, "a tool override must be a mapping, not %s", yamlpos.Describe(it.Val))
 			continue
 		}
 		if o := parseOverride(doc, w, it.N, m, scope); o != nil {
@@ -47,15 +47,15 @@ func (w *World) ParseOverrides(v any, scope Scope) ([]*Override, error) {
 // state, budgets, faults, events; its toolOverrides rank as per-test
 // rules) given as JSON values.
 func (w *World) ParseSetup(m map[string]any) (*Setup, error) {
-	doc := spec.ParseDocument("scenario", []byte(value.Canonical(m)), "scenario", "")
+	doc := yamlpos.ParseDocument("scenario", []byte(value.Canonical(m)), "scenario", "")
 	l := &loader{doc: doc, w: w, opts: &LoadOptions{}}
 	s := &Setup{Name: "(inline)", Source: m}
-	var b, f, e, o spec.KV
-	for _, q := range spec.Pairs(doc.Root, doc.Value) {
+	var b, f, e, o yamlpos.KV
+	for _, q := range yamlpos.Pairs(doc.Root, doc.Value) {
 		switch q.Key() {
 		case "state":
 			s.State = map[string]map[string]any{}
-			for _, pk := range spec.Pairs(q.V, q.Val) {
+			for _, pk := range yamlpos.Pairs(q.V, q.Val) {
 				if w.Packages[pk.Key()] == nil {
 					doc.Errorf(pk.K, "unknown package %q", pk.Key())
 					continue
@@ -88,10 +88,10 @@ func (w *World) ParseSetup(m map[string]any) (*Setup, error) {
 	return s, nil
 }
 
-func onlyErrors(ds spec.Diagnostics) error {
-	var out spec.Diagnostics
+func onlyErrors(ds yamlpos.Diagnostics) error {
+	var out yamlpos.Diagnostics
 	for _, d := range ds {
-		if d.Severity == spec.Error {
+		if d.Severity == yamlpos.Error {
 			out = append(out, d)
 		}
 	}

@@ -13,7 +13,7 @@ import (
 	"go.starlark.net/resolve"
 	"go.starlark.net/starlark"
 
-	"github.com/dryfire-dev/dryfire/internal/spec"
+	"github.com/dryfire-dev/dryfire/internal/yamlpos"
 )
 
 func init() {
@@ -28,25 +28,25 @@ var predeclared = checkedBuiltins()
 type resolveErrors = resolve.ErrorList
 
 // starPos is the innermost position of a Starlark evaluation error.
-func starPos(err error) (spec.Pos, string) {
+func starPos(err error) (yamlpos.Pos, string) {
 	var ee *starlark.EvalError
 	if errors.As(err, &ee) {
 		msg := ee.Msg
 		for i := len(ee.CallStack) - 1; i >= 0; i-- {
 			p := ee.CallStack[i].Pos
 			if p.IsValid() && p.Filename() != "<builtin>" {
-				return spec.Pos{File: p.Filename(), Line: int(p.Line), Col: max(int(p.Col), 1)}, msg
+				return yamlpos.Pos{File: p.Filename(), Line: int(p.Line), Col: max(int(p.Col), 1)}, msg
 			}
 		}
-		return spec.Pos{}, msg
+		return yamlpos.Pos{}, msg
 	}
-	return spec.Pos{}, err.Error()
+	return yamlpos.Pos{}, err.Error()
 }
 
 // behaviorError is a handler failure: a Starlark error, a value that is
 // not JSON, a step budget spent.
 type behaviorError struct {
-	Pos spec.Pos
+	Pos yamlpos.Pos
 	Msg string
 }
 
@@ -268,7 +268,7 @@ func (c *callCtx) run(fn *starlark.Function, args map[string]any) (any, *declare
 	out, err := fromStarlark(res, 0)
 	if err != nil {
 		p := fn.Position()
-		return nil, nil, &behaviorError{Pos: spec.Pos{File: p.Filename(), Line: int(p.Line), Col: int(p.Col)}, Msg: fmt.Sprintf("behavior %s returned a value that is not JSON: %v", fn.Name(), err)}
+		return nil, nil, &behaviorError{Pos: yamlpos.Pos{File: p.Filename(), Line: int(p.Line), Col: int(p.Col)}, Msg: fmt.Sprintf("behavior %s returned a value that is not JSON: %v", fn.Name(), err)}
 	}
 	return out, nil, nil
 }

@@ -9,12 +9,12 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/dryfire-dev/dryfire/internal/spec"
+	"github.com/dryfire-dev/dryfire/internal/yamlpos"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files of testdata/invalid")
 
-func render(ds spec.Diagnostics) string {
+func render(ds yamlpos.Diagnostics) string {
 	var b strings.Builder
 	for _, d := range ds {
 		b.WriteString(d.String())

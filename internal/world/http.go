@@ -18,9 +18,9 @@ import (
 
 	yaml "go.yaml.in/yaml/v4"
 
-	"github.com/dryfire-dev/dryfire/internal/spec"
 	"github.com/dryfire-dev/dryfire/internal/suggest"
 	"github.com/dryfire-dev/dryfire/internal/value"
+	"github.com/dryfire-dev/dryfire/internal/yamlpos"
 )
 
 // Route is an operation's HTTP binding.
@@ -40,7 +40,7 @@ type Route struct {
 	Status int
 	// Errors is the status of an error code, for this operation.
 	Errors map[string]int
-	Pos    spec.Pos
+	Pos    yamlpos.Pos
 }
 
 type routeSeg struct {
@@ -93,15 +93,15 @@ type HTTPEvidence struct {
 }
 
 // route reads an operation's http: a "METHOD /path" string or a mapping.
-func (l *loader) route(op *Operation, q spec.KV) {
+func (l *loader) route(op *Operation, q yamlpos.KV) {
 	rt := &Route{Pos: l.doc.Pos(q.V), Headers: map[string]string{}, Errors: map[string]int{}}
 	var methodNode, pathNode = q.V, q.V
 	if s, ok := q.Val.(string); ok {
 		m, p, _ := strings.Cut(strings.TrimSpace(s), " ")
 		rt.Method, rt.Path = m, strings.TrimSpace(p)
 	}
-	var errs spec.KV
-	for _, p := range spec.Pairs(q.V, q.Val) {
+	var errs yamlpos.KV
+	for _, p := range yamlpos.Pairs(q.V, q.Val) {
 		switch p.Key() {
 		case "method":
 			rt.Method, methodNode = str(p.Val), p.V
@@ -118,7 +118,7 @@ func (l *loader) route(op *Operation, q spec.KV) {
 				}
 			}
 		case "headers":
-			for _, h := range spec.Pairs(p.V, p.Val) {
+			for _, h := range yamlpos.Pairs(p.V, p.Val) {
 				arg := str(h.Val)
 				rt.Headers[http.CanonicalHeaderKey(h.Key())] = arg
 				l.argWarn(h.V, op, arg, "header "+h.Key())
@@ -157,9 +157,9 @@ func (l *loader) argWarn(n *yaml.Node, op *Operation, arg, what string) {
 // statusMap reads an errors: mapping of code to HTTP status. A code must
 // be one of op's declared errors or one the world answers itself; for a
 // package (op nil) one some operation of pkg declares.
-func (l *loader) statusMap(p spec.KV, op *Operation, pkg []*Operation) map[string]int {
+func (l *loader) statusMap(p yamlpos.KV, op *Operation, pkg []*Operation) map[string]int {
 	out := map[string]int{}
-	for _, e := range spec.Pairs(p.V, p.Val) {
+	for _, e := range yamlpos.Pairs(p.V, p.Val) {
 		code := e.Key()
 		if n, ok := e.Val.(json.Number); ok {
 			s, err := strconv.Atoi(string(n))
@@ -248,10 +248,10 @@ func (rt *Route) shape() string {
 }
 
 // packageHTTP reads a package's http: and checks its bound routes.
-func (l *loader) packageHTTP(pkg *Package, q spec.KV, ops []*Operation) {
+func (l *loader) packageHTTP(pkg *Package, q yamlpos.KV, ops []*Operation) {
 	ph := &PackageHTTP{IdempotencyHeader: DefaultIdempotencyHeader, ErrorBody: DefaultErrorBody, Errors: map[string]int{}}
-	var errs spec.KV
-	for _, p := range spec.Pairs(q.V, q.Val) {
+	var errs yamlpos.KV
+	for _, p := range yamlpos.Pairs(q.V, q.Val) {
 		switch p.Key() {
 		case "env":
 			ph.Env = str(p.Val)
@@ -262,7 +262,7 @@ func (l *loader) packageHTTP(pkg *Package, q spec.KV, ops []*Operation) {
 			}
 		case "tokens":
 			ph.Tokens = map[string]string{}
-			for _, t := range spec.Pairs(p.V, p.Val) {
+			for _, t := range yamlpos.Pairs(p.V, p.Val) {
 				actor := str(t.Val)
 				ph.Tokens[t.Key()] = actor
 				if l.actorNames != nil && !contains(l.actorNames, actor) {
@@ -299,11 +299,11 @@ func (l *loader) checkTemplate(n *yaml.Node, v any) {
 			}
 		}
 	case map[string]any:
-		for _, p := range spec.Pairs(n, x) {
+		for _, p := range yamlpos.Pairs(n, x) {
 			l.checkTemplate(p.V, p.Val)
 		}
 	case []any:
-		for _, it := range spec.Items(n, x) {
+		for _, it := range yamlpos.Items(n, x) {
 			l.checkTemplate(it.N, it.Val)
 		}
 	}

@@ -19,13 +19,13 @@ import (
 
 	"github.com/dryfire-dev/dryfire/internal/jschema"
 	"github.com/dryfire-dev/dryfire/internal/safeio"
-	"github.com/dryfire-dev/dryfire/internal/spec"
 	"github.com/dryfire-dev/dryfire/internal/suggest"
+	"github.com/dryfire-dev/dryfire/internal/yamlpos"
 	"github.com/dryfire-dev/dryfire/schema"
 )
 
-var worldSchema = sync.OnceValues(func() (*spec.FormatSchema, error) {
-	return spec.NewFormatSchema(schema.World, schema.WorldURL, []spec.SchemaContext{
+var worldSchema = sync.OnceValues(func() (*yamlpos.FormatSchema, error) {
+	return yamlpos.NewFormatSchema(schema.World, schema.WorldURL, []yamlpos.SchemaContext{
 		{Prefix: "/$defs/operation", Label: "operation"},
 		{Prefix: "/$defs/error_decl", Label: "error declaration"},
 		{Prefix: "/$defs/package_http", Label: "package http"},
@@ -47,10 +47,10 @@ var worldSchema = sync.OnceValues(func() (*spec.FormatSchema, error) {
 })
 
 // Load reads and validates a world file.
-func Load(file string, opts *LoadOptions) (*World, spec.Diagnostics) {
+func Load(file string, opts *LoadOptions) (*World, yamlpos.Diagnostics) {
 	data, err := safeio.ReadFile(file, "world", safeio.Limit(safeio.MaxYAML))
 	if err != nil {
-		return nil, spec.Diagnostics{{Pos: spec.Pos{File: file, Line: 1, Col: 1}, Message: fmt.Sprintf("reading world: %v", err)}}
+		return nil, yamlpos.Diagnostics{{Pos: yamlpos.Pos{File: file, Line: 1, Col: 1}, Message: fmt.Sprintf("reading world: %v", err)}}
 	}
 	return Parse(file, data, opts)
 }
@@ -58,17 +58,17 @@ func Load(file string, opts *LoadOptions) (*World, spec.Diagnostics) {
 // Parse loads a world from its bytes; file names it in positions and
 // behavior paths are relative to it. It never panics: any input gives a
 // world or diagnostics (a world only when there is no error).
-func Parse(file string, data []byte, opts *LoadOptions) (*World, spec.Diagnostics) {
+func Parse(file string, data []byte, opts *LoadOptions) (*World, yamlpos.Diagnostics) {
 	if opts == nil {
 		opts = &LoadOptions{}
 	}
-	doc := spec.ParseDocument(file, data, "world", "empty world file: expected a mapping with version, world and packages")
+	doc := yamlpos.ParseDocument(file, data, "world", "empty world file: expected a mapping with version, world and packages")
 	if doc.Root == nil {
 		return nil, doc.Diagnostics()
 	}
 	m, ok := doc.Value.(map[string]any)
 	if !ok {
-		doc.Errorf(doc.Root, "a world must be a mapping with version, world and packages, not %s", spec.Describe(doc.Value))
+		doc.Errorf(doc.Root, "a world must be a mapping with version, world and packages, not %s", yamlpos.Describe(doc.Value))
 		return nil, doc.Diagnostics()
 	}
 	fs, err := worldSchema()
@@ -94,10 +94,10 @@ func Parse(file string, data []byte, opts *LoadOptions) (*World, spec.Diagnostic
 }
 
 type loader struct {
-	doc   *spec.Document
+	doc   *yamlpos.Document
 	opts  *LoadOptions
 	w     *World
-	extra spec.Diagnostics // problems in behavior modules, at their own positions
+	extra yamlpos.Diagnostics // problems in behavior modules, at their own positions
 	// actorNames are the world's actors, known before its packages load
 	// (nil: the world declares none).
 	actorNames []string
@@ -111,10 +111,10 @@ func str(v any) string { s, _ := v.(string); return s }
 
 func (l *loader) world() {
 	root, doc := l.doc.Root, l.doc.Value
-	var packages, actors, scenarios, behaviors spec.KV
+	var packages, actors, scenarios, behaviors yamlpos.KV
 	setup := &Setup{Name: "", State: map[string]map[string]any{}}
-	var budgets, faults, events, overrides spec.KV
-	for _, p := range spec.Pairs(root, doc) {
+	var budgets, faults, events, overrides yamlpos.KV
+	for _, p := range yamlpos.Pairs(root, doc) {
 		switch p.Key() {
 		case "world":
 			l.w.Name = str(p.Val)
@@ -157,19 +157,19 @@ func (l *loader) world() {
 	if behaviors.V != nil {
 		l.behaviors(behaviors)
 	}
-	for _, a := range spec.Pairs(actors.V, actors.Val) {
+	for _, a := range yamlpos.Pairs(actors.V, actors.Val) {
 		l.actorNames = append(l.actorNames, a.Key())
 	}
 	if packages.V != nil {
 		l.packages(packages, setup)
 	}
-	for _, a := range spec.Pairs(actors.V, actors.Val) {
+	for _, a := range yamlpos.Pairs(actors.V, actors.Val) {
 		act := &Actor{Name: a.Key()}
-		for _, q := range spec.Pairs(a.V, a.Val) {
+		for _, q := range yamlpos.Pairs(a.V, a.Val) {
 			if q.Key() != "allow" {
 				continue
 			}
-			for _, it := range spec.Items(q.V, q.Val) {
+			for _, it := range yamlpos.Items(q.V, q.Val) {
 				pat := str(it.Val)
 				if pat == "" {
 					continue
@@ -183,13 +183,13 @@ func (l *loader) world() {
 	}
 	l.setupLists(setup, budgets, faults, events, overrides, ScopeWorld)
 	l.w.Baseline = setup
-	for _, sc := range spec.Pairs(scenarios.V, scenarios.Val) {
+	for _, sc := range yamlpos.Pairs(scenarios.V, scenarios.Val) {
 		s := &Setup{Name: sc.Key(), State: map[string]map[string]any{}}
-		var b, f, e, o spec.KV
-		for _, q := range spec.Pairs(sc.V, sc.Val) {
+		var b, f, e, o yamlpos.KV
+		for _, q := range yamlpos.Pairs(sc.V, sc.Val) {
 			switch q.Key() {
 			case "state":
-				for _, pk := range spec.Pairs(q.V, q.Val) {
+				for _, pk := range yamlpos.Pairs(q.V, q.Val) {
 					if l.w.Packages[pk.Key()] == nil {
 						l.errorf(pk.K, "scenario %q: unknown package %q%s", s.Name, pk.Key(), suggest.DidYouMean(pk.Key(), l.w.PackageList))
 						continue
@@ -215,8 +215,8 @@ func (l *loader) world() {
 
 // limits reads the world's limits: whole numbers in the ranges the
 // schema checks.
-func (l *loader) limits(p spec.KV) {
-	for _, q := range spec.Pairs(p.V, p.Val) {
+func (l *loader) limits(p yamlpos.KV) {
+	for _, q := range yamlpos.Pairs(p.V, p.Val) {
 		n, ok := q.Val.(json.Number)
 		if !ok {
 			continue
@@ -236,8 +236,8 @@ func (l *loader) limits(p spec.KV) {
 	}
 }
 
-func (l *loader) clock(p spec.KV) {
-	for _, q := range spec.Pairs(p.V, p.Val) {
+func (l *loader) clock(p yamlpos.KV) {
+	for _, q := range yamlpos.Pairs(p.V, p.Val) {
 		switch q.Key() {
 		case "start":
 			t, err := time.Parse(time.RFC3339, str(q.Val))
@@ -259,8 +259,8 @@ func (l *loader) clock(p spec.KV) {
 
 // behaviors loads each Starlark module, runs its top level (bounded) and
 // freezes it: the functions are then safe to share between drills.
-func (l *loader) behaviors(p spec.KV) {
-	for _, it := range spec.Items(p.V, p.Val) {
+func (l *loader) behaviors(p yamlpos.KV) {
+	for _, it := range yamlpos.Items(p.V, p.Val) {
 		name := str(it.Val)
 		if name == "" {
 			continue
@@ -364,10 +364,10 @@ func (l *loader) starError(n *yaml.Node, name string, err error) {
 	var el resolveErrors
 	switch {
 	case errors.As(err, &se):
-		l.extra = append(l.extra, spec.Diagnostic{Pos: spec.Pos{File: se.Pos.Filename(), Line: int(se.Pos.Line), Col: max(int(se.Pos.Col), 1)}, Message: "starlark: " + se.Msg})
+		l.extra = append(l.extra, yamlpos.Diagnostic{Pos: yamlpos.Pos{File: se.Pos.Filename(), Line: int(se.Pos.Line), Col: max(int(se.Pos.Col), 1)}, Message: "starlark: " + se.Msg})
 	case errors.As(err, &el):
 		for _, e := range el {
-			l.extra = append(l.extra, spec.Diagnostic{Pos: spec.Pos{File: e.Pos.Filename(), Line: int(e.Pos.Line), Col: max(int(e.Pos.Col), 1)}, Message: "starlark: " + e.Msg})
+			l.extra = append(l.extra, yamlpos.Diagnostic{Pos: yamlpos.Pos{File: e.Pos.Filename(), Line: int(e.Pos.Line), Col: max(int(e.Pos.Col), 1)}, Message: "starlark: " + e.Msg})
 		}
 	default:
 		pos, msg := starPos(err)
@@ -375,26 +375,26 @@ func (l *loader) starError(n *yaml.Node, name string, err error) {
 			l.errorf(n, "behavior module %q: %s", name, msg)
 			return
 		}
-		l.extra = append(l.extra, spec.Diagnostic{Pos: pos, Message: "starlark: " + msg})
+		l.extra = append(l.extra, yamlpos.Diagnostic{Pos: pos, Message: "starlark: " + msg})
 	}
 }
 
-func (l *loader) packages(p spec.KV, setup *Setup) {
-	for _, pk := range spec.Pairs(p.V, p.Val) {
+func (l *loader) packages(p yamlpos.KV, setup *Setup) {
+	for _, pk := range yamlpos.Pairs(p.V, p.Val) {
 		l.w.PackageList = append(l.w.PackageList, pk.Key())
 	}
 	sort.Strings(l.w.PackageList)
-	for _, pk := range spec.Pairs(p.V, p.Val) {
+	for _, pk := range yamlpos.Pairs(p.V, p.Val) {
 		name := pk.Key()
 		if strings.ContainsAny(name, "/.") || name == "" {
 			l.errorf(pk.K, "package name %q may not contain / or . (they separate package, operation and state paths)", name)
 		}
 		pkg := &Package{Name: name, Ordered: map[string]bool{}}
 		l.w.Packages[name] = pkg
-		var ordered, httpKV spec.KV
+		var ordered, httpKV yamlpos.KV
 		var ops []*Operation
 		nodes := map[*Operation]*yaml.Node{}
-		for _, q := range spec.Pairs(pk.V, pk.Val) {
+		for _, q := range yamlpos.Pairs(pk.V, pk.Val) {
 			switch q.Key() {
 			case "state":
 				if st, ok := q.Val.(map[string]any); ok {
@@ -405,7 +405,7 @@ func (l *loader) packages(p spec.KV, setup *Setup) {
 			case "http":
 				httpKV = q
 			case "operations":
-				for _, o := range spec.Pairs(q.V, q.Val) {
+				for _, o := range yamlpos.Pairs(q.V, q.Val) {
 					op := l.operation(pkg, o)
 					ops = append(ops, op)
 					nodes[op] = o.K
@@ -416,7 +416,7 @@ func (l *loader) packages(p spec.KV, setup *Setup) {
 			l.packageHTTP(pkg, httpKV, ops)
 		}
 		l.routes(pkg, ops, nodes, httpKV.K)
-		for _, it := range spec.Items(ordered.V, ordered.Val) {
+		for _, it := range yamlpos.Items(ordered.V, ordered.Val) {
 			c := str(it.Val)
 			st := setup.State[name][c]
 			if _, isList := st.([]any); st != nil && !isList {
@@ -428,15 +428,15 @@ func (l *loader) packages(p spec.KV, setup *Setup) {
 	sort.Strings(l.w.OpList)
 }
 
-func (l *loader) operation(pkg *Package, o spec.KV) *Operation {
+func (l *loader) operation(pkg *Package, o yamlpos.KV) *Operation {
 	op := &Operation{Package: pkg.Name, Name: o.Key(), Errors: map[string]ErrorDecl{}, Pos: l.doc.Pos(o.K)}
 	op.Key = pkg.Name + "/" + op.Name
 	if strings.Contains(op.Name, "/") {
 		l.errorf(o.K, "operation name %q may not contain /", op.Name)
 	}
 	var toolNode, behaviorNode, keyNode *yaml.Node
-	var routeKV spec.KV
-	for _, q := range spec.Pairs(o.V, o.Val) {
+	var routeKV yamlpos.KV
+	for _, q := range yamlpos.Pairs(o.V, o.Val) {
 		switch q.Key() {
 		case "tool":
 			op.Tool, toolNode = str(q.Val), q.V
@@ -449,7 +449,7 @@ func (l *loader) operation(pkg *Package, o spec.KV) *Operation {
 			op.Output = q.Val
 			op.OutputSchema = l.doc.CompileSchema(q.V, q.Val, fmt.Sprintf("output of %s", op.Key))
 		case "errors":
-			for _, e := range spec.Pairs(q.V, q.Val) {
+			for _, e := range yamlpos.Pairs(q.V, q.Val) {
 				d := ErrorDecl{}
 				if m, ok := e.Val.(map[string]any); ok {
 					d.Retryable, _ = m["retryable"].(bool)
@@ -551,8 +551,8 @@ func (l *loader) checkPattern(n *yaml.Node, pat string) {
 }
 
 // setupLists decodes the budgets, faults, events and overrides of a setup.
-func (l *loader) setupLists(s *Setup, budgets, faults, events, overrides spec.KV, scope Scope) {
-	for _, it := range spec.Items(budgets.V, budgets.Val) {
+func (l *loader) setupLists(s *Setup, budgets, faults, events, overrides yamlpos.KV, scope Scope) {
+	for _, it := range yamlpos.Items(budgets.V, budgets.Val) {
 		m, _ := it.Val.(map[string]any)
 		b := Budget{Operation: str(m["operation"])}
 		if n, ok := m["calls"].(json.Number); ok {
@@ -560,20 +560,20 @@ func (l *loader) setupLists(s *Setup, budgets, faults, events, overrides spec.KV
 			b.Calls = c
 		}
 		if b.Operation != "" {
-			_, on := spec.Lookup(it.N, "operation")
+			_, on := yamlpos.Lookup(it.N, "operation")
 			l.checkPattern(on, b.Operation)
 		}
 		s.Budgets = append(s.Budgets, b)
 	}
 	ids := map[string]bool{}
-	for i, it := range spec.Items(faults.V, faults.Val) {
+	for i, it := range yamlpos.Items(faults.V, faults.Val) {
 		m, _ := it.Val.(map[string]any)
 		f := Fault{ID: str(m["id"]), Operation: str(m["operation"]), Code: str(m["error"]), Message: str(m["message"])}
 		if f.ID == "" {
 			f.ID = fmt.Sprintf("fault-%d", i+1)
 		}
 		if ids[f.ID] {
-			_, idn := spec.Lookup(it.N, "id")
+			_, idn := yamlpos.Lookup(it.N, "id")
 			l.errorf(idn, "duplicate fault id %q", f.ID)
 		}
 		ids[f.ID] = true
@@ -587,22 +587,22 @@ func (l *loader) setupLists(s *Setup, budgets, faults, events, overrides spec.KV
 		_, hasRate := m["rate"]
 		switch {
 		case hasEvery && hasRate:
-			k, _ := spec.Lookup(it.N, "rate")
+			k, _ := yamlpos.Lookup(it.N, "rate")
 			l.errorf(k, "a fault fails either every N calls or at a rate, not both")
 		case !hasEvery && !hasRate && m != nil:
 			l.errorf(it.N, "fault %q needs every (fail every Nth call) or rate (a share of calls, seeded)", f.ID)
 		}
-		_, on := spec.Lookup(it.N, "operation")
+		_, on := yamlpos.Lookup(it.N, "operation")
 		if op := l.opRefIf(on, f.Operation); op != nil && f.Code != "" {
 			if _, ok := op.Errors[f.Code]; !ok {
-				_, en := spec.Lookup(it.N, "error")
+				_, en := yamlpos.Lookup(it.N, "error")
 				l.undeclared(en, op, f.Code)
 			}
 		}
 		s.Faults = append(s.Faults, f)
 	}
 	ids = map[string]bool{}
-	for i, it := range spec.Items(events.V, events.Val) {
+	for i, it := range yamlpos.Items(events.V, events.Val) {
 		m, _ := it.Val.(map[string]any)
 		e := Event{ID: str(m["id"]), At: str(m["at"]), Operation: str(m["operation"])}
 		e.Arguments, _ = m["arguments"].(map[string]any)
@@ -613,21 +613,21 @@ func (l *loader) setupLists(s *Setup, budgets, faults, events, overrides spec.KV
 			e.ID = fmt.Sprintf("event-%d", i+1)
 		}
 		if ids[e.ID] {
-			_, idn := spec.Lookup(it.N, "id")
+			_, idn := yamlpos.Lookup(it.N, "id")
 			l.errorf(idn, "duplicate event id %q", e.ID)
 		}
 		ids[e.ID] = true
 		if _, err := l.w.eventTime(e.At); err != nil && e.At != "" {
-			_, an := spec.Lookup(it.N, "at")
+			_, an := yamlpos.Lookup(it.N, "at")
 			l.errorf(an, "%v", err)
 		}
-		_, on := spec.Lookup(it.N, "operation")
+		_, on := yamlpos.Lookup(it.N, "operation")
 		if op := l.opRefIf(on, e.Operation); op != nil {
 			if op.fn == nil && op.Behavior == "" {
 				l.errorf(on, "event %q calls %s, which has no behavior to run", e.ID, op.Key)
 			}
 			if op.InputSchema != nil {
-				_, an := spec.Lookup(it.N, "arguments")
+				_, an := yamlpos.Lookup(it.N, "arguments")
 				if an == nil {
 					an = it.N
 				}
@@ -636,7 +636,7 @@ func (l *loader) setupLists(s *Setup, budgets, faults, events, overrides spec.KV
 		}
 		s.Events = append(s.Events, e)
 	}
-	for _, it := range spec.Items(overrides.V, overrides.Val) {
+	for _, it := range yamlpos.Items(overrides.V, overrides.Val) {
 		if o := l.override(it, scope); o != nil {
 			s.Overrides = append(s.Overrides, o)
 		}
@@ -663,7 +663,7 @@ func (l *loader) undeclared(n *yaml.Node, op *Operation, code string) {
 func (l *loader) validate(n *yaml.Node, s *jschema.Schema, v any, what string) bool {
 	leaves := s.Validate(v)
 	for _, lf := range leaves {
-		at, _ := spec.At(n, lf.Path...)
+		at, _ := yamlpos.At(n, lf.Path...)
 		if at == nil {
 			at = n
 		}

@@ -9,8 +9,8 @@ import (
 	yaml "go.yaml.in/yaml/v4"
 
 	"github.com/dryfire-dev/dryfire/internal/jschema"
-	"github.com/dryfire-dev/dryfire/internal/spec"
 	"github.com/dryfire-dev/dryfire/internal/suggest"
+	"github.com/dryfire-dev/dryfire/internal/yamlpos"
 )
 
 // reporter is where decoding reports problems: a world Document, or the
@@ -18,10 +18,10 @@ import (
 type reporter interface {
 	Errorf(n *yaml.Node, format string, args ...any)
 	Warnf(n *yaml.Node, format string, args ...any)
-	Pos(n *yaml.Node) spec.Pos
+	Pos(n *yaml.Node) yamlpos.Pos
 }
 
-func (l *loader) override(it spec.Item, scope Scope) *Override {
+func (l *loader) override(it yamlpos.Item, scope Scope) *Override {
 	return parseOverride(l.doc, l.w, it.N, it.Val, scope)
 }
 
@@ -35,20 +35,20 @@ func parseOverride(r reporter, w *World, n *yaml.Node, val any, scope Scope) *Ov
 		return nil
 	}
 	o := &Override{Scope: scope, Pos: r.Pos(n), Source: m, ID: str(m["id"])}
-	_, on := spec.Lookup(n, "operation")
+	_, on := yamlpos.Lookup(n, "operation")
 	switch v := m["operation"].(type) {
 	case string:
 		o.Operation = v
 	case map[string]any:
 		o.Operation = str(v["packageId"]) + "/" + str(v["operationId"])
-		if pn, _ := spec.Lookup(on, "packageId"); pn == nil {
+		if pn, _ := yamlpos.Lookup(on, "packageId"); pn == nil {
 			return nil // reported by the schema
 		}
-		if _, vn := spec.Lookup(on, "operationId"); vn != nil {
+		if _, vn := yamlpos.Lookup(on, "operationId"); vn != nil {
 			if w.Packages[str(v["packageId"])] != nil {
 				on = vn
 			} else {
-				_, on = spec.Lookup(on, "packageId")
+				_, on = yamlpos.Lookup(on, "packageId")
 			}
 		}
 	default:
@@ -67,19 +67,19 @@ func parseOverride(r reporter, w *World, n *yaml.Node, val any, scope Scope) *Ov
 		o.Times, _ = strconv.Atoi(string(t))
 	}
 	if when, ok := m["when"].(map[string]any); ok {
-		_, wn := spec.Lookup(n, "when")
+		_, wn := yamlpos.Lookup(n, "when")
 		o.Actor = str(when["actorId"])
 		if o.Actor != "" && w.Actors[o.Actor] == nil {
-			_, an := spec.Lookup(wn, "actorId")
+			_, an := yamlpos.Lookup(wn, "actorId")
 			r.Errorf(an, "tool override: unknown actor %q%s", o.Actor, suggest.DidYouMean(o.Actor, w.ActorList))
 		}
 		o.Arguments, _ = when["arguments"].(map[string]any)
 		if op != nil && o.Arguments != nil {
 			if props := properties(op.Input); props != nil {
-				_, argn := spec.Lookup(wn, "arguments")
+				_, argn := yamlpos.Lookup(wn, "arguments")
 				for _, k := range sortedKeys(o.Arguments) {
 					if _, ok := props[k]; !ok {
-						kn, _ := spec.Lookup(argn, k)
+						kn, _ := yamlpos.Lookup(argn, k)
 						r.Warnf(kn, "when.arguments key %q is not a property of the input of %s%s", k, op.Key, suggest.DidYouMean(k, sortedKeys(props)))
 					}
 				}
@@ -87,7 +87,7 @@ func parseOverride(r reporter, w *World, n *yaml.Node, val any, scope Scope) *Ov
 		}
 	}
 	out, _ := m["outcome"].(map[string]any)
-	_, outn := spec.Lookup(n, "outcome")
+	_, outn := yamlpos.Lookup(n, "outcome")
 	o.Kind = OutcomeKind(str(out["kind"]))
 	for _, k := range []string{"value", "code", "message", "retryable"} {
 		if _, has := out[k]; !has {
@@ -95,7 +95,7 @@ func parseOverride(r reporter, w *World, n *yaml.Node, val any, scope Scope) *Ov
 		}
 		allowed := map[OutcomeKind]string{OutReturn: "value", OutError: "code message retryable"}[o.Kind]
 		if o.Kind != "" && !strings.Contains(allowed, k) {
-			kn, _ := spec.Lookup(outn, k)
+			kn, _ := yamlpos.Lookup(outn, k)
 			r.Errorf(kn, "outcome %s takes no %s%s", o.Kind, k, map[OutcomeKind]string{OutReturn: " (only value)", OutError: " (code, message, retryable)", OutOriginal: " (it runs the normal behavior)"}[o.Kind])
 		}
 	}
@@ -104,11 +104,11 @@ func parseOverride(r reporter, w *World, n *yaml.Node, val any, scope Scope) *Ov
 		o.Value = out["value"]
 		if op != nil && op.OutputSchema != nil {
 			vn := outn
-			if _, v := spec.Lookup(outn, "value"); v != nil {
+			if _, v := yamlpos.Lookup(outn, "value"); v != nil {
 				vn = v
 			}
 			for _, lf := range op.OutputSchema.Validate(o.Value) {
-				at, _ := spec.At(vn, lf.Path...)
+				at, _ := yamlpos.At(vn, lf.Path...)
 				if at == nil {
 					at = vn
 				}
@@ -128,7 +128,7 @@ func parseOverride(r reporter, w *World, n *yaml.Node, val any, scope Scope) *Ov
 		}
 		if op != nil {
 			if _, ok := op.Errors[o.Code]; !ok {
-				_, cn := spec.Lookup(outn, "code")
+				_, cn := yamlpos.Lookup(outn, "code")
 				codes := sortedKeys(op.Errors)
 				if len(codes) == 0 {
 					r.Errorf(cn, "error %q is not declared by %s, which declares no errors (add it under errors:)", o.Code, op.Key)

@@ -10,6 +10,7 @@ import (
 	"github.com/dryfire-dev/dryfire/internal/spec"
 	"github.com/dryfire-dev/dryfire/internal/suggest"
 	"github.com/dryfire-dev/dryfire/internal/value"
+	"github.com/dryfire-dev/dryfire/internal/yamlpos"
 )
 
 // SetupError is a per-test setup given as JSON values that does not fit
@@ -32,9 +33,9 @@ func (w *World) ApplySetup(d *Drill, setup any) error {
 	if !ok {
 		return &SetupError{[]string{"setup: must be an object, not " + value.TypeName(setup)}}
 	}
-	doc := spec.ParseDocument("setup", []byte(value.Canonical(m)), "setup", "")
+	doc := yamlpos.ParseDocument("setup", []byte(value.Canonical(m)), "setup", "")
 	r := &nodeReporter{file: "setup"}
-	for _, p := range spec.Pairs(doc.Root, doc.Value) {
+	for _, p := range yamlpos.Pairs(doc.Root, doc.Value) {
 		switch p.Key() {
 		case "scenario":
 			if _, ok := p.Val.(map[string]any); !ok {
@@ -46,7 +47,7 @@ func (w *World) ApplySetup(d *Drill, setup any) error {
 				r.Errorf(p.V, "must be an object, not %s", value.TypeName(p.Val))
 				break
 			}
-			for _, q := range spec.Pairs(p.V, tm) {
+			for _, q := range yamlpos.Pairs(p.V, tm) {
 				if q.Key() != "behaviorOverrides" {
 					r.Errorf(q.K, "unknown key %q in setup.tools%s; expected behaviorOverrides", q.Key(), suggest.DidYouMean(q.Key(), []string{"behaviorOverrides"}))
 					continue
@@ -56,7 +57,7 @@ func (w *World) ApplySetup(d *Drill, setup any) error {
 					r.Errorf(q.V, "must be an object of package/operation → behavior function, not %s", value.TypeName(q.Val))
 					continue
 				}
-				for _, b := range spec.Pairs(q.V, bo) {
+				for _, b := range yamlpos.Pairs(q.V, bo) {
 					if _, ok := b.Val.(string); !ok {
 						r.Errorf(b.V, "must be the name of a behavior function, not %s", value.TypeName(b.Val))
 					}
@@ -72,10 +73,10 @@ func (w *World) ApplySetup(d *Drill, setup any) error {
 	}
 	var problems []string
 	for _, dg := range r.ds {
-		if dg.Severity != spec.Error {
+		if dg.Severity != yamlpos.Error {
 			continue
 		}
-		_, path, _ := spec.PathAt(doc.Root, dg.Pos.Line, dg.Pos.Col)
+		_, path, _ := yamlpos.PathAt(doc.Root, dg.Pos.Line, dg.Pos.Col)
 		problems = append(problems, "setup"+path+": "+dg.Message)
 	}
 	if len(problems) > 0 {
@@ -87,16 +88,16 @@ func (w *World) ApplySetup(d *Drill, setup any) error {
 // reportSetup reports the problems ParseSetup found in an inline scenario
 // (rest, the scenario without its toolOverrides) at their nodes under sn.
 func reportSetup(r *nodeReporter, sn *yaml.Node, rest map[string]any, err error) {
-	var ds spec.Diagnostics
+	var ds yamlpos.Diagnostics
 	if !errors.As(err, &ds) {
 		r.Errorf(sn, "%v", err)
 		return
 	}
-	doc := spec.ParseDocument("scenario", []byte(value.Canonical(rest)), "scenario", "")
+	doc := yamlpos.ParseDocument("scenario", []byte(value.Canonical(rest)), "scenario", "")
 	for _, dg := range ds {
 		at := sn
-		if steps, _, ok := spec.PathAt(doc.Root, dg.Pos.Line, dg.Pos.Col); ok {
-			v, k := spec.At(sn, steps...)
+		if steps, _, ok := yamlpos.PathAt(doc.Root, dg.Pos.Line, dg.Pos.Col); ok {
+			v, k := yamlpos.At(sn, steps...)
 			if k != nil && len(steps) > 0 && isKeyMessage(dg.Message) {
 				v = k
 			}

@@ -13,6 +13,7 @@ import (
 	"github.com/dryfire-dev/dryfire/internal/safeio"
 	"github.com/dryfire-dev/dryfire/internal/spec"
 	"github.com/dryfire-dev/dryfire/internal/suggest"
+	"github.com/dryfire-dev/dryfire/internal/yamlpos"
 )
 
 // SuiteWorld is what a world suite runs on: the world and each case's
@@ -43,7 +44,7 @@ func (sw *SuiteWorld) Drill(c *spec.Case, scenario string, seed *int64) Drill {
 // nodeReporter reports at nodes of a suite file.
 type nodeReporter struct {
 	file string
-	ds   spec.Diagnostics
+	ds   yamlpos.Diagnostics
 }
 
 func (r *nodeReporter) at(n *yaml.Node) (int, int) {
@@ -55,25 +56,25 @@ func (r *nodeReporter) at(n *yaml.Node) (int, int) {
 
 func (r *nodeReporter) Errorf(n *yaml.Node, format string, args ...any) {
 	l, c := r.at(n)
-	r.ds = append(r.ds, spec.Diagnostic{Pos: spec.Pos{File: r.file, Line: l, Col: c}, Message: fmt.Sprintf(format, args...)})
+	r.ds = append(r.ds, yamlpos.Diagnostic{Pos: yamlpos.Pos{File: r.file, Line: l, Col: c}, Message: fmt.Sprintf(format, args...)})
 }
 
 func (r *nodeReporter) Warnf(n *yaml.Node, format string, args ...any) {
 	l, c := r.at(n)
-	r.ds = append(r.ds, spec.Diagnostic{Pos: spec.Pos{File: r.file, Line: l, Col: c}, Severity: spec.Warning, Message: fmt.Sprintf(format, args...)})
+	r.ds = append(r.ds, yamlpos.Diagnostic{Pos: yamlpos.Pos{File: r.file, Line: l, Col: c}, Severity: yamlpos.Warning, Message: fmt.Sprintf(format, args...)})
 }
 
-func (r *nodeReporter) Pos(n *yaml.Node) spec.Pos {
+func (r *nodeReporter) Pos(n *yaml.Node) yamlpos.Pos {
 	l, c := r.at(n)
-	return spec.Pos{File: r.file, Line: l, Col: c}
+	return yamlpos.Pos{File: r.file, Line: l, Col: c}
 }
 
-func (r *nodeReporter) errAt(p spec.Pos, format string, args ...any) {
-	r.ds = append(r.ds, spec.Diagnostic{Pos: p, Message: fmt.Sprintf(format, args...)})
+func (r *nodeReporter) errAt(p yamlpos.Pos, format string, args ...any) {
+	r.ds = append(r.ds, yamlpos.Diagnostic{Pos: p, Message: fmt.Sprintf(format, args...)})
 }
 
-func (r *nodeReporter) warnAt(p spec.Pos, format string, args ...any) {
-	r.ds = append(r.ds, spec.Diagnostic{Pos: p, Severity: spec.Warning, Message: fmt.Sprintf(format, args...)})
+func (r *nodeReporter) warnAt(p yamlpos.Pos, format string, args ...any) {
+	r.ds = append(r.ds, yamlpos.Diagnostic{Pos: p, Severity: yamlpos.Warning, Message: fmt.Sprintf(format, args...)})
 }
 
 // Cache shares the worlds of one load between the suites naming them.
@@ -82,7 +83,7 @@ type Cache map[string]*Cached
 // Cached is a world loaded once (nil W when it has errors).
 type Cached struct {
 	W  *World
-	Ds spec.Diagnostics
+	Ds yamlpos.Diagnostics
 }
 
 // AttachSuite loads the world a suite names, checks every case against it
@@ -90,14 +91,14 @@ type Cached struct {
 // attaches a *SuiteWorld to the suite. Problems come back positioned in
 // the suite file, and the world file's own in the world file (once per
 // load, whatever the number of suites naming it).
-func AttachSuite(s *spec.Suite, cache Cache) spec.Diagnostics {
+func AttachSuite(s *spec.Suite, cache Cache) yamlpos.Diagnostics {
 	return AttachSuiteIn(s, cache, "")
 }
 
 // AttachSuiteIn is AttachSuite with the project root that the world file
 // and its behavior modules must stay inside; "" is the current directory
 // when the suite is inside it, else the suite's directory.
-func AttachSuiteIn(s *spec.Suite, cache Cache, root string) spec.Diagnostics {
+func AttachSuiteIn(s *spec.Suite, cache Cache, root string) yamlpos.Diagnostics {
 	r := &nodeReporter{file: s.File}
 	if root == "" {
 		root = safeio.DefaultRoot(s.File)
@@ -119,7 +120,7 @@ func AttachSuiteIn(s *spec.Suite, cache Cache, root string) spec.Diagnostics {
 			cache[filepath.Clean(path)] = &Cached{}
 			return r.ds
 		}
-		var ds spec.Diagnostics
+		var ds yamlpos.Diagnostics
 		w, ds = Load(path, &LoadOptions{Root: root})
 		cache[filepath.Clean(path)] = &Cached{W: w, Ds: ds}
 		r.ds = append(r.ds, ds...)
@@ -128,7 +129,7 @@ func AttachSuiteIn(s *spec.Suite, cache Cache, root string) spec.Diagnostics {
 		return r.ds
 	}
 	sw := &SuiteWorld{World: w, Drills: map[*spec.Case]*Drill{}}
-	scenarioOK := func(name string, at spec.Pos) bool {
+	scenarioOK := func(name string, at yamlpos.Pos) bool {
 		if name == "" || w.Scenarios[name] != nil {
 			return true
 		}
@@ -145,7 +146,7 @@ func AttachSuiteIn(s *spec.Suite, cache Cache, root string) spec.Diagnostics {
 		if c.Actor != "" && w.Actors[c.Actor] == nil {
 			r.errAt(c.ActorPos, "world %s has no actor %q%s", w.Name, c.Actor, suggest.DidYouMean(c.Actor, w.ActorList))
 		}
-		for _, it := range spec.Items(c.ToolOverridesNode, c.ToolOverrides) {
+		for _, it := range yamlpos.Items(c.ToolOverridesNode, c.ToolOverrides) {
 			if o := parseOverride(r, w, it.N, it.Val, ScopeDrill); o != nil {
 				d.Overrides = append(d.Overrides, o)
 			} else {
@@ -164,14 +165,14 @@ func AttachSuiteIn(s *spec.Suite, cache Cache, root string) spec.Diagnostics {
 // SortDiagnostics orders diagnostics by file (in the order files first
 // appear) and then by position: a suite's own problems and those found
 // against its world read as one list.
-func SortDiagnostics(ds spec.Diagnostics) spec.Diagnostics {
+func SortDiagnostics(ds yamlpos.Diagnostics) yamlpos.Diagnostics {
 	order := map[string]int{}
 	for _, d := range ds {
 		if _, ok := order[d.Pos.File]; !ok {
 			order[d.Pos.File] = len(order)
 		}
 	}
-	out := append(spec.Diagnostics(nil), ds...)
+	out := append(yamlpos.Diagnostics(nil), ds...)
 	sort.SliceStable(out, func(i, j int) bool {
 		a, b := out[i], out[j]
 		if a.Pos.File != b.Pos.File {
@@ -190,7 +191,7 @@ func attachSetup(r *nodeReporter, w *World, c *spec.Case, d *Drill) {
 		return
 	}
 	if sc, ok := c.Setup["scenario"].(map[string]any); ok {
-		_, sn := spec.Lookup(c.SetupNode, "scenario")
+		_, sn := yamlpos.Lookup(c.SetupNode, "scenario")
 		// The rules with their positions; the rest of the setup as values.
 		rest := make(map[string]any, len(sc))
 		for k, v := range sc {
@@ -198,9 +199,9 @@ func attachSetup(r *nodeReporter, w *World, c *spec.Case, d *Drill) {
 				rest[k] = v
 			}
 		}
-		_, on := spec.Lookup(sn, "toolOverrides")
+		_, on := yamlpos.Lookup(sn, "toolOverrides")
 		var rules []*Override
-		for _, it := range spec.Items(on, sc["toolOverrides"]) {
+		for _, it := range yamlpos.Items(on, sc["toolOverrides"]) {
 			if o := parseOverride(r, w, it.N, it.Val, ScopeTest); o != nil {
 				rules = append(rules, o)
 			} else {
@@ -217,12 +218,12 @@ func attachSetup(r *nodeReporter, w *World, c *spec.Case, d *Drill) {
 		}
 	}
 	if tools, ok := c.Setup["tools"].(map[string]any); ok {
-		_, tn := spec.Lookup(c.SetupNode, "tools")
-		_, bn := spec.Lookup(tn, "behaviorOverrides")
+		_, tn := yamlpos.Lookup(c.SetupNode, "tools")
+		_, bn := yamlpos.Lookup(tn, "behaviorOverrides")
 		bo, _ := tools["behaviorOverrides"].(map[string]any)
 		for _, op := range sortedKeys(bo) {
 			fn, _ := bo[op].(string)
-			kn, vn := spec.Lookup(bn, op)
+			kn, vn := yamlpos.Lookup(bn, op)
 			if w.Operations[op] == nil {
 				r.Errorf(kn, "behaviorOverrides: unknown operation %q%s", op, suggest.DidYouMean(op, w.OpList))
 				continue
@@ -332,9 +333,9 @@ func Lookup(state map[string]any, steps []string) (any, bool) {
 // inside root: empty, the suite's directory); a world file among files is
 // validated as a world. Diagnostics are sorted by file and position when
 // a world was involved.
-func LoadFiles(files []string, opts *spec.Options, root string) ([]*spec.Suite, spec.Diagnostics) {
+func LoadFiles(files []string, opts *spec.Options, root string) ([]*spec.Suite, yamlpos.Diagnostics) {
 	var suiteFiles []string
-	var ds spec.Diagnostics
+	var ds yamlpos.Diagnostics
 	worlds := Cache{}
 	for _, f := range files {
 		if !IsWorldFile(f) {

@@ -23,8 +23,8 @@ import (
 
 	"github.com/dryfire-dev/dryfire/internal/jschema"
 	"github.com/dryfire-dev/dryfire/internal/safeio"
-	"github.com/dryfire-dev/dryfire/internal/spec"
 	"github.com/dryfire-dev/dryfire/internal/value"
+	"github.com/dryfire-dev/dryfire/internal/yamlpos"
 )
 
 // World is a loaded world file.
@@ -81,7 +81,7 @@ type Operation struct {
 	// so that what is scheduled meanwhile comes due before the next call.
 	Latency time.Duration
 	fn      *starlark.Function
-	Pos     spec.Pos
+	Pos     yamlpos.Pos
 }
 
 // ErrorDecl is a declared error of an operation.
@@ -192,7 +192,7 @@ type Override struct {
 	Message   string
 	Retryable *bool
 	Scope     Scope
-	Pos       spec.Pos
+	Pos       yamlpos.Pos
 	Source    any // the rule as written, for the build
 }
 

@@ -1,10 +1,9 @@
-package spec
+package yamlpos
 
 import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"github.com/dryfire-dev/dryfire/internal/value"
 	"io"
 	"math"
 	"math/big"
@@ -14,27 +13,30 @@ import (
 	"unicode/utf8"
 
 	yaml "go.yaml.in/yaml/v4"
+
+	"github.com/dryfire-dev/dryfire/internal/value"
 )
 
 // Limits that keep hostile input (alias bombs, deep nesting) from taking
-// the loader down.
-const maxDepth = 200
+// the loader down: MaxDepth levels of nesting, MaxNodes values in a
+// document or in one case of a suite.
+const MaxDepth = 200
 
-// maxNodes is a variable so that a test can lower it.
-var maxNodes = 1_000_000
+// MaxNodes is a variable so that a test can lower it.
+var MaxNodes = 1_000_000
 
-// parseYAML reads the one document of a file. On a syntax error it reports
+// Parse reads the one document of a file. On a syntax error it reports
 // the position and returns nil.
-func parseYAML(data []byte, d *diags) *yaml.Node {
+func Parse(data []byte, d *Collector) *yaml.Node {
 	ld, err := yaml.NewLoader(bytes.NewReader(data))
 	if err != nil {
-		d.add(Error, 1, 1, "yaml: %v", err)
+		d.Add(Error, 1, 1, "yaml: %v", err)
 		return nil
 	}
 	var doc yaml.Node
 	if err := ld.Load(&doc); err != nil {
 		if errors.Is(err, io.EOF) {
-			d.add(Error, 1, 1, "%s", d.emptyMessage())
+			d.Add(Error, 1, 1, "%s", d.emptyMessage())
 			return nil
 		}
 		reportYAMLError(err, data, d)
@@ -43,7 +45,7 @@ func parseYAML(data []byte, d *diags) *yaml.Node {
 	var second yaml.Node
 	switch err := ld.Load(&second); {
 	case err == nil:
-		d.add(Error, second.Line, second.Column, "a %s file holds one YAML document; found a second one here", d.kindName())
+		d.Add(Error, second.Line, second.Column, "a %s file holds one YAML document; found a second one here", d.kindName())
 	case !errors.Is(err, io.EOF):
 		reportYAMLError(err, data, d)
 		return nil
@@ -51,11 +53,11 @@ func parseYAML(data []byte, d *diags) *yaml.Node {
 	if doc.Kind == yaml.DocumentNode && len(doc.Content) == 1 {
 		return doc.Content[0]
 	}
-	d.add(Error, 1, 1, "%s", d.emptyMessage())
+	d.Add(Error, 1, 1, "%s", d.emptyMessage())
 	return nil
 }
 
-func reportYAMLError(err error, data []byte, d *diags) {
+func reportYAMLError(err error, data []byte, d *Collector) {
 	var le *yaml.LoadError
 	var les *yaml.LoadErrors
 	switch {
@@ -66,7 +68,7 @@ func reportYAMLError(err error, data []byte, d *diags) {
 	case errors.As(err, &le):
 		reportLoadError(le, data, d)
 	default:
-		d.add(Error, 1, 1, "yaml: %v", err)
+		d.Add(Error, 1, 1, "yaml: %v", err)
 	}
 }
 
@@ -78,7 +80,7 @@ var unclosed = map[string][2]string{
 	"while parsing a flow mapping":   {"flow mapping", "'}'"},
 }
 
-func reportLoadError(le *yaml.LoadError, data []byte, d *diags) {
+func reportLoadError(le *yaml.LoadError, data []byte, d *Collector) {
 	msg := strings.TrimPrefix(le.Message, "yaml: ")
 	line, col := le.Mark.Line, le.Mark.Column
 	ctx := le.ContextMark
@@ -86,7 +88,7 @@ func reportLoadError(le *yaml.LoadError, data []byte, d *diags) {
 	switch {
 	case charAt(data, line, col) == '\t' &&
 		(strings.Contains(msg, "cannot start any token") || strings.Contains(msg, "tab character")):
-		d.add(Error, line, col, "yaml: found a tab in the indentation; YAML indents with spaces only")
+		d.Add(Error, line, col, "yaml: found a tab in the indentation; YAML indents with spaces only")
 		return
 	case strings.Contains(msg, "mapping values are not allowed"):
 		hint = `; a plain value cannot contain ": " (quote it), or this line is indented wrongly`
@@ -101,7 +103,7 @@ func reportLoadError(le *yaml.LoadError, data []byte, d *diags) {
 	}
 	if u, ok := unclosed[le.ContextMsg]; ok && ctx.Line > 0 && atEnd(data, line, col) {
 		// The end of the file is no place to point at: point at the opener.
-		d.add(Error, ctx.Line, ctx.Column, "yaml: this %s is never closed: the file ends before its %s", u[0], u[1])
+		d.Add(Error, ctx.Line, ctx.Column, "yaml: this %s is never closed: the file ends before its %s", u[0], u[1])
 		return
 	}
 	if le.ContextMsg != "" {
@@ -111,7 +113,7 @@ func reportLoadError(le *yaml.LoadError, data []byte, d *diags) {
 		}
 		msg += ")"
 	}
-	d.add(Error, line, col, "yaml: %s%s", msg, hint)
+	d.Add(Error, line, col, "yaml: %s%s", msg, hint)
 }
 
 // offset returns the byte offset of a 1-based line and column (in
@@ -152,19 +154,20 @@ func atEnd(data []byte, line, col int) bool {
 	return i < 0 || len(bytes.TrimSpace(data[i:])) == 0
 }
 
-// converter turns a YAML node tree into plain JSON values, reporting what
-// JSON cannot hold: duplicate keys, merge keys, non-finite numbers, binary.
-type converter struct {
-	d *diags
+// A Converter turns a YAML node tree into plain JSON values, reporting
+// what JSON cannot hold: duplicate keys, merge keys, non-finite numbers,
+// binary.
+type Converter struct {
+	d *Collector
 	// nodes counts the values converted in the current scope (the
 	// document, or one case: the bound is per case), each alias
 	// expansion included; aliased the copies aliases made, in the scope
 	// and in the whole document.
 	nodes, aliased, aliasedAll int
-	large                      bool // the document is too large (reported): stop
+	Large                      bool // the document is too large (reported): stop
 	deep                       bool // the nesting error is out
 	inCase                     bool // the scope is one case
-	over                       bool // the case is too large (reported): drop it
+	Over                       bool // the case is too large (reported): drop it
 	caseNode                   *yaml.Node
 	// anchored remembers the conversion of each anchored node, so that an
 	// alias neither converts (and reports) it again nor escapes the count
@@ -178,28 +181,29 @@ type converter struct {
 	merged map[*yaml.Node]bool
 }
 
-// beginCase starts the count of the values of case n.
-func (c *converter) beginCase(n *yaml.Node) {
-	c.nodes, c.aliased, c.inCase, c.over, c.caseNode = 0, 0, true, false, n
+// BeginCase starts the count of the values of case n: a suite's cases
+// are bounded one by one, each converted on its own after the rest.
+func (c *Converter) BeginCase(n *yaml.Node) {
+	c.nodes, c.aliased, c.inCase, c.Over, c.caseNode = 0, 0, true, false, n
 }
 
 // tooLarge reports the bound that n went over: the copies aliases made in
 // the whole document, or the values of the case or of the document.
-func (c *converter) tooLarge(n *yaml.Node) {
+func (c *Converter) tooLarge(n *yaml.Node) {
 	switch {
-	case c.aliasedAll > maxNodes || !c.inCase && c.aliased > 0:
-		c.large = true
-		c.d.add(Error, n.Line, n.Column, "document too large: more than %d values once aliases are expanded", maxNodes)
+	case c.aliasedAll > MaxNodes || !c.inCase && c.aliased > 0:
+		c.Large = true
+		c.d.Add(Error, n.Line, n.Column, "document too large: more than %d values once aliases are expanded", MaxNodes)
 	case c.inCase:
-		c.over = true
+		c.Over = true
 		how := ""
 		if c.aliased > 0 {
 			how = " once aliases are expanded"
 		}
-		c.d.add(Error, c.caseNode.Line, c.caseNode.Column, "case too large: more than %d values%s (the bound is per case); split it into smaller cases", maxNodes, how)
+		c.d.Add(Error, c.caseNode.Line, c.caseNode.Column, "case too large: more than %d values%s (the bound is per case); split it into smaller cases", MaxNodes, how)
 	default:
-		c.large = true
-		c.d.add(Error, n.Line, n.Column, "document too large: more than %d values; split it into several files", maxNodes)
+		c.Large = true
+		c.d.Add(Error, n.Line, n.Column, "document too large: more than %d values; split it into several files", MaxNodes)
 	}
 }
 
@@ -208,46 +212,51 @@ type anchoredValue struct {
 	size int // values it expands to
 }
 
-func newConverter(d *diags) *converter {
-	return &converter{d: d}
+// NewConverter makes a converter that reports to d.
+func NewConverter(d *Collector) *Converter {
+	return &Converter{d: d}
 }
 
 // report reports a problem with a node and marks it bad.
-func (c *converter) report(n *yaml.Node, format string, args ...any) {
-	c.d.add(Error, n.Line, n.Column, format, args...)
+func (c *Converter) report(n *yaml.Node, format string, args ...any) {
+	c.d.Add(Error, n.Line, n.Column, format, args...)
 	c.markBad(n)
 }
 
-func (c *converter) markBad(n *yaml.Node) {
+func (c *Converter) markBad(n *yaml.Node) {
 	if c.bad == nil {
 		c.bad = map[*yaml.Node]bool{}
 	}
 	c.bad[n] = true
 }
 
-// isBad reports whether the converter already reported a problem with n.
-func (c *converter) isBad(n *yaml.Node) bool {
-	return c.bad[deref(n)]
+// IsBad reports whether the converter already reported a problem with n
+// (its value is not what was written): say nothing more of it.
+func (c *Converter) IsBad(n *yaml.Node) bool {
+	return c.bad[Deref(n)]
 }
 
-// isMerged reports whether mapping n has a merge key.
-func (c *converter) isMerged(n *yaml.Node) bool {
-	return c.merged[deref(n)]
+// IsMerged reports whether mapping n has a merge key (reported): keys
+// it seems to miss may be in the merge.
+func (c *Converter) IsMerged(n *yaml.Node) bool {
+	return c.merged[Deref(n)]
 }
 
-func (c *converter) convert(n *yaml.Node, depth int) any {
+// Convert converts n, at depth levels of nesting, to JSON values: maps,
+// lists, strings, booleans, json.Number and nil.
+func (c *Converter) Convert(n *yaml.Node, depth int) any {
 	c.nodes++
-	if c.large || c.over {
+	if c.Large || c.Over {
 		return nil
 	}
-	if c.nodes > maxNodes || c.aliasedAll > maxNodes {
+	if c.nodes > MaxNodes || c.aliasedAll > MaxNodes {
 		c.tooLarge(n)
 		return nil
 	}
-	if depth > maxDepth {
+	if depth > MaxDepth {
 		if !c.deep {
 			c.deep = true
-			c.d.add(Error, n.Line, n.Column, "nesting deeper than %d levels", maxDepth)
+			c.d.Add(Error, n.Line, n.Column, "nesting deeper than %d levels", MaxDepth)
 		}
 		c.markBad(n)
 		return nil
@@ -265,10 +274,10 @@ func (c *converter) convert(n *yaml.Node, depth int) any {
 		if n.Alias == nil {
 			return nil
 		}
-		return c.convert(n.Alias, depth+1)
+		return c.Convert(n.Alias, depth+1)
 	case yaml.DocumentNode:
 		if len(n.Content) > 0 {
-			v = c.convert(n.Content[0], depth+1)
+			v = c.Convert(n.Content[0], depth+1)
 		}
 	case yaml.MappingNode:
 		m := make(map[string]any, len(n.Content)/2)
@@ -276,7 +285,7 @@ func (c *converter) convert(n *yaml.Node, depth int) any {
 			k, val := n.Content[i], n.Content[i+1]
 			key, ok := c.key(k)
 			if !ok {
-				if isMerge(k) {
+				if IsMerge(k) {
 					if c.merged == nil {
 						c.merged = map[*yaml.Node]bool{}
 					}
@@ -288,13 +297,13 @@ func (c *converter) convert(n *yaml.Node, depth int) any {
 				c.duplicate(n, i, key)
 				continue
 			}
-			m[key] = c.convert(val, depth+1)
+			m[key] = c.Convert(val, depth+1)
 		}
 		v = m
 	case yaml.SequenceNode:
 		a := make([]any, 0, len(n.Content))
 		for _, e := range n.Content {
-			a = append(a, c.convert(e, depth+1))
+			a = append(a, c.Convert(e, depth+1))
 		}
 		v = a
 	case yaml.ScalarNode:
@@ -310,38 +319,39 @@ func (c *converter) convert(n *yaml.Node, depth int) any {
 }
 
 // duplicate reports the key at n.Content[i], which an earlier key repeats.
-func (c *converter) duplicate(n *yaml.Node, i int, key string) {
+func (c *Converter) duplicate(n *yaml.Node, i int, key string) {
 	k := n.Content[i]
 	for j := 0; j < i; j += 2 {
-		f := deref(n.Content[j])
-		if f == nil || f.Kind != yaml.ScalarNode || f.Value != key || isMerge(f) {
+		f := Deref(n.Content[j])
+		if f == nil || f.Kind != yaml.ScalarNode || f.Value != key || IsMerge(f) {
 			continue
 		}
 		f = n.Content[j]
 		if f.Line == k.Line {
-			c.d.add(Error, k.Line, k.Column, "duplicate key %q (first at column %d); remove one", key, f.Column)
+			c.d.Add(Error, k.Line, k.Column, "duplicate key %q (first at column %d); remove one", key, f.Column)
 		} else {
-			c.d.add(Error, k.Line, k.Column, "duplicate key %q (first at line %d); remove one", key, f.Line)
+			c.d.Add(Error, k.Line, k.Column, "duplicate key %q (first at line %d); remove one", key, f.Line)
 		}
 		return
 	}
 }
 
-func isMerge(k *yaml.Node) bool {
-	k = deref(k)
+// IsMerge reports whether key node k is a merge key (<<).
+func IsMerge(k *yaml.Node) bool {
+	k = Deref(k)
 	return k != nil && k.Kind == yaml.ScalarNode && k.ShortTag() == "!!merge"
 }
 
-func (c *converter) key(k *yaml.Node) (string, bool) {
+func (c *Converter) key(k *yaml.Node) (string, bool) {
 	for k.Kind == yaml.AliasNode && k.Alias != nil {
 		k = k.Alias
 	}
 	if k.Kind != yaml.ScalarNode {
-		c.d.add(Error, k.Line, k.Column, "mapping keys must be plain strings, not a %s", kindName(k))
+		c.d.Add(Error, k.Line, k.Column, "mapping keys must be plain strings, not a %s", KindName(k))
 		return "", false
 	}
-	if isMerge(k) {
-		c.d.add(Error, k.Line, k.Column, "merge keys (<<) are not supported: write the keys out, or alias the whole value")
+	if IsMerge(k) {
+		c.d.Add(Error, k.Line, k.Column, "merge keys (<<) are not supported: write the keys out, or alias the whole value")
 		return "", false
 	}
 	return k.Value, true
@@ -352,7 +362,7 @@ var (
 	leadingZero = regexp.MustCompile(`^[-+]?0[0-9_]+$`)
 )
 
-func (c *converter) scalar(n *yaml.Node) any {
+func (c *Converter) scalar(n *yaml.Node) any {
 	switch n.ShortTag() {
 	case "!!null":
 		return nil
@@ -370,7 +380,7 @@ func (c *converter) scalar(n *yaml.Node) any {
 		var i int64
 		if err := n.Decode(&i); err == nil {
 			if n.Style == 0 && leadingZero.MatchString(n.Value) {
-				c.d.add(Warning, n.Line, n.Column, "%s is read as the number %d (a leading 0 makes it octal); quote it to keep the text", n.Value, i)
+				c.d.Add(Warning, n.Line, n.Column, "%s is read as the number %d (a leading 0 makes it octal); quote it to keep the text", n.Value, i)
 			}
 			return json.Number(strconv.FormatInt(i, 10))
 		}
@@ -413,70 +423,4 @@ func (c *converter) scalar(n *yaml.Node) any {
 	}
 	// !!str, !!timestamp and any other tag: the text as written.
 	return n.Value
-}
-
-func kindName(n *yaml.Node) string {
-	switch n.Kind {
-	case yaml.MappingNode:
-		return "mapping"
-	case yaml.SequenceNode:
-		return "list"
-	case yaml.ScalarNode:
-		return "scalar"
-	case yaml.AliasNode:
-		return "alias"
-	}
-	return "document"
-}
-
-// deref follows aliases.
-func deref(n *yaml.Node) *yaml.Node {
-	for i := 0; n != nil && n.Kind == yaml.AliasNode && i < maxDepth; i++ {
-		n = n.Alias
-	}
-	return n
-}
-
-// lookup returns the key and value nodes of key in a mapping node.
-func lookup(n *yaml.Node, key string) (k, v *yaml.Node) {
-	n = deref(n)
-	if n == nil || n.Kind != yaml.MappingNode {
-		return nil, nil
-	}
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		kn := deref(n.Content[i])
-		if kn != nil && kn.Kind == yaml.ScalarNode && kn.Value == key {
-			return n.Content[i], n.Content[i+1]
-		}
-	}
-	return nil, nil
-}
-
-// at walks a JSON-pointer-like path of keys and indexes from n. It returns
-// the deepest node reached and, when the last step is a key, its key node.
-func at(n *yaml.Node, path []string) (val, key *yaml.Node) {
-	val = n
-	for _, step := range path {
-		d := deref(val)
-		if d == nil {
-			return val, key
-		}
-		switch d.Kind {
-		case yaml.MappingNode:
-			k, v := lookup(d, step)
-			if v == nil {
-				return val, key
-			}
-			val, key = v, k
-		case yaml.SequenceNode:
-			i, err := strconv.Atoi(step)
-			if err != nil || i < 0 || i >= len(d.Content) {
-				return val, key
-			}
-			val, key = d.Content[i], nil
-		default:
-			return val, key
-		}
-	}
-	return val, key
 }

@@ -1,4 +1,4 @@
-package spec
+package yamlpos
 
 import (
 	"fmt"
@@ -12,12 +12,12 @@ import (
 	"github.com/dryfire-dev/dryfire/internal/value"
 )
 
-// Document is a YAML file of another dryfire format (a world) parsed with
-// the suite loader's machinery: positions, the JSON conversion with its
-// checks (duplicate keys, merge keys, non-JSON scalars), a format schema
-// applied with positioned messages, and the same did-you-mean. Other
-// packages decode their format from it and report through it, so every
-// format reads its problems out the same way.
+// Document is a YAML file of a dryfire format parsed whole: positions, the
+// JSON conversion with its checks (duplicate keys, merge keys, non-JSON
+// scalars), a format schema applied with positioned messages, and the
+// same did-you-mean as the suite loader's. A format's package decodes its
+// format from it and reports through it, so every format reads its
+// problems out the same way.
 type Document struct {
 	File string
 	// Root is the document's top node; nil when the file could not be
@@ -26,40 +26,21 @@ type Document struct {
 	// Value is Root converted to JSON values.
 	Value any
 
-	d    *diags
-	conv *converter
-}
-
-// FormatSchema is a compiled JSON Schema of a file format, with the names
-// messages give its parts.
-type FormatSchema struct{ s *suiteSchemaT }
-
-// NewFormatSchema compiles a format schema (given as JSON text) registered
-// under url. contexts name its parts in messages, the most specific first;
-// the last, with an empty prefix, names the whole file.
-func NewFormatSchema(data []byte, url string, contexts []SchemaContext) (*FormatSchema, error) {
-	raw, err := value.Parse(data)
-	if err != nil {
-		return nil, fmt.Errorf("parsing a format schema: %w", err)
-	}
-	s, err := jschema.Compile(raw, url)
-	if err != nil {
-		return nil, err
-	}
-	return &FormatSchema{&suiteSchemaT{s: s, raw: raw, contexts: contexts}}, nil
+	d    *Collector
+	conv *Converter
 }
 
 // ParseDocument parses one YAML document. kind names the format in
 // messages ("world"); empty is the message for an empty file.
 func ParseDocument(file string, data []byte, kind, empty string) *Document {
-	d := &diags{file: file, kind: kind, empty: empty}
-	doc := &Document{File: file, d: d, conv: newConverter(d)}
-	root := parseYAML(data, d)
+	d := &Collector{File: file, Kind: kind, Empty: empty}
+	doc := &Document{File: file, d: d, conv: NewConverter(d)}
+	root := Parse(data, d)
 	if root == nil {
 		return doc
 	}
-	v := doc.conv.convert(root, 0)
-	if doc.conv.large {
+	v := doc.conv.Convert(root, 0)
+	if doc.conv.Large {
 		return doc
 	}
 	doc.Root, doc.Value = root, v
@@ -72,8 +53,8 @@ func (doc *Document) CheckSchema(fs *FormatSchema) {
 	if doc.Root == nil {
 		return
 	}
-	for _, l := range fs.s.s.Validate(doc.Value) {
-		reportLeaf(fs.s, doc.Root, doc.Value, doc.conv, l, 0, doc.d)
+	for _, l := range fs.s.Validate(doc.Value) {
+		fs.Report(doc.Root, doc.Value, doc.conv, l, 0, doc.d)
 	}
 }
 
@@ -83,7 +64,7 @@ func (doc *Document) Errorf(n *yaml.Node, format string, args ...any) {
 	if n != nil {
 		line, col = n.Line, n.Column
 	}
-	doc.d.add(Error, line, col, format, args...)
+	doc.d.Add(Error, line, col, format, args...)
 }
 
 // Warnf reports a warning at n.
@@ -92,7 +73,7 @@ func (doc *Document) Warnf(n *yaml.Node, format string, args ...any) {
 	if n != nil {
 		line, col = n.Line, n.Column
 	}
-	doc.d.add(Warning, line, col, format, args...)
+	doc.d.Add(Warning, line, col, format, args...)
 }
 
 // Pos is n's position in the document.
@@ -105,71 +86,86 @@ func (doc *Document) Pos(n *yaml.Node) Pos {
 
 // IsBad reports whether the converter reported n already (its value is
 // not what was written): say nothing more of it.
-func (doc *Document) IsBad(n *yaml.Node) bool { return doc.conv.isBad(n) }
+func (doc *Document) IsBad(n *yaml.Node) bool { return doc.conv.IsBad(n) }
 
 // Diagnostics returns what was reported, in position order.
 func (doc *Document) Diagnostics() Diagnostics {
-	sortWithin(doc.d.list)
-	return Diagnostics(doc.d.list)
+	Sort(doc.d.List)
+	return Diagnostics(doc.d.List)
 }
 
 // CompileSchema compiles a JSON Schema written at n and reports a broken
 // one at the offending key or value inside it.
 func (doc *Document) CompileSchema(n *yaml.Node, v any, what string) *jschema.Schema {
-	x := &decoder{root: doc.Root, file: doc.File, d: doc.d, conv: doc.conv}
-	return x.compileSchema(n, v, what)
+	sch, at, msg := CompileSchema(n, v, what)
+	if msg != "" {
+		doc.Errorf(at, "%s", msg)
+	}
+	return sch
 }
 
 // A KV is an entry of a mapping: key and value nodes, and the value
-// converted to JSON.
+// converted to JSON. Decoders read values from their parents' conversions
+// as they walk down, so nothing converts a node twice.
 type KV struct {
 	K, V *yaml.Node
 	Val  any
 }
 
 // Key is the entry's key text.
-func (p KV) Key() string { return deref(p.K).Value }
+func (p KV) Key() string { return Deref(p.K).Value }
 
-// Pairs lists the entries of mapping n (converted value val) in file
-// order; keys the converter dropped are left out.
+// Pairs lists the entries of mapping n, whose converted value is val, in
+// file order. Keys the converter dropped (merge keys, keys that are not
+// strings, duplicates after the first) are left out, as in val.
 func Pairs(n *yaml.Node, val any) []KV {
-	ps := pairs(n, val)
-	out := make([]KV, len(ps))
-	for i, p := range ps {
-		out[i] = KV{p.k, p.v, p.val}
+	n = Deref(n)
+	if n == nil || n.Kind != yaml.MappingNode {
+		return nil
+	}
+	m, _ := val.(map[string]any)
+	out := make([]KV, 0, len(n.Content)/2)
+next:
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k := Deref(n.Content[i])
+		if k == nil || k.Kind != yaml.ScalarNode || IsMerge(k) {
+			continue
+		}
+		for _, p := range out {
+			if Deref(p.K).Value == k.Value {
+				continue next // a duplicate key: reported, and the first wins
+			}
+		}
+		out = append(out, KV{n.Content[i], n.Content[i+1], m[k.Value]})
 	}
 	return out
 }
 
-// Item is an entry of a list with its converted value.
+// An Item is an entry of a list, with its converted value.
 type Item struct {
 	N   *yaml.Node
 	Val any
 }
 
-// Items yields the entries of list n (converted value val).
+// Items yields the index and entries of list n, whose converted value is val.
 func Items(n *yaml.Node, val any) iter.Seq2[int, Item] {
 	return func(yield func(int, Item) bool) {
-		for i, it := range items(n, val) {
-			if !yield(i, Item{it.n, it.val}) {
+		n = Deref(n)
+		if n == nil || n.Kind != yaml.SequenceNode {
+			return
+		}
+		a, _ := val.([]any)
+		for i, e := range n.Content {
+			it := Item{N: e}
+			if i < len(a) {
+				it.Val = a[i]
+			}
+			if !yield(i, it) {
 				return
 			}
 		}
 	}
 }
-
-// Lookup returns the key and value nodes of key in mapping n.
-func Lookup(n *yaml.Node, key string) (k, v *yaml.Node) { return lookup(n, key) }
-
-// At walks a path of keys and indexes from n: the deepest node reached
-// and, when its last step is a key, the key node.
-func At(n *yaml.Node, path ...string) (val, key *yaml.Node) { return at(n, path) }
-
-// Deref follows aliases.
-func Deref(n *yaml.Node) *yaml.Node { return deref(n) }
-
-// Describe names a value's type the YAML way, with the value when short.
-func Describe(v any) string { return describe(v) }
 
 // PathAt finds the node written at line:col under root (a mapping key or
 // a value) and returns the steps to it (keys, and list indexes as
@@ -180,7 +176,7 @@ func PathAt(root *yaml.Node, line, col int) (steps []string, text string, ok boo
 	var b strings.Builder
 	var walk func(n *yaml.Node) bool
 	walk = func(n *yaml.Node) bool {
-		n = deref(n)
+		n = Deref(n)
 		if n == nil {
 			return false
 		}

@@ -1,0 +1,87 @@
+package yamlpos
+
+import (
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// A format schema without Wording gets the generic messages, at the key or
+// value they are about; the converter's own problems come first in line
+// order and are not repeated by the schema.
+func TestDocumentGenericMessages(t *testing.T) {
+	fs, err := NewFormatSchema([]byte(`{
+		"type": "object", "additionalProperties": false, "required": ["name"],
+		"properties": {
+			"name": {"type": "string"},
+			"parts": {"type": "object", "minProperties": 1},
+			"count": {"type": "integer", "minimum": 1}
+		}}`), "mem://test/format.json", []SchemaContext{{Prefix: "", Label: "thing"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ name, src, want string }{
+		{"ok", "name: a\nparts: {x: 1}\n", ""},
+		{"unknown key", "name: a\nprats: {}\n", `f.yaml:2:1: unknown key "prats" in thing (did you mean "parts"?)`},
+		{"missing", "count: 2\n", `f.yaml:1:1: thing is missing required key "name"`},
+		{"empty mapping", "name: a\nparts: {}\n", "f.yaml:2:8: parts must not be empty"},
+		{"type", "name: [1]\n", "f.yaml:1:7: name must be a string, not a list"},
+		{"minimum", "name: a\ncount: 0\n", "f.yaml:2:8: count must be at least 1, not 0"},
+		{"root", "- a\n", "f.yaml:1:1: the thing must be a mapping, not a list"},
+		{"duplicate", "name: a\nname: b\n", `f.yaml:2:1: duplicate key "name" (first at line 1); remove one`},
+		{"empty", "", "f.yaml:1:1: empty thing file"},
+		{"second document", "name: a\n---\nname: b\n", "f.yaml:2:1: a thing file holds one YAML document; found a second one here"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			doc := ParseDocument("f.yaml", []byte(tc.src), "thing", "")
+			doc.CheckSchema(fs)
+			if got := doc.Diagnostics().Error(); got != tc.want {
+				t.Errorf("got\n%s\nwant\n%s", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestNodeWalking(t *testing.T) {
+	doc := ParseDocument("f.yaml", []byte("a:\n  b: [x, {c: 1}]\n  a: 2\n"), "thing", "")
+	if ds := doc.Diagnostics(); len(ds) > 0 {
+		t.Fatal(ds)
+	}
+	var keys []string
+	for _, p := range Pairs(doc.Root, doc.Value) {
+		for _, q := range Pairs(p.V, p.Val) {
+			keys = append(keys, q.Key())
+		}
+	}
+	if got := strings.Join(keys, ","); got != "b,a" {
+		t.Errorf("pairs: %s", got)
+	}
+	v, k := At(doc.Root, "a", "b", "1", "c")
+	if v == nil || k == nil || v.Value != "1" || k.Line != 2 || k.Column != 11 {
+		t.Fatalf("At: %v %v", v, k)
+	}
+	steps, text, ok := PathAt(doc.Root, 2, 14)
+	if !ok || strings.Join(steps, "/") != "a/b/1/c" || text != ".a.b[1].c" {
+		t.Errorf("PathAt: %v %q %v", steps, text, ok)
+	}
+	bv, _ := At(doc.Root, "a", "b")
+	var vals []string
+	for i, it := range Items(bv, ValueAt(doc.Value, []string{"a", "b"})) {
+		vals = append(vals, strconv.Itoa(i)+"="+Describe(it.Val))
+	}
+	if got := strings.Join(vals, ","); got != `0=a string ("x"),1=a mapping` {
+		t.Errorf("items: %s", got)
+	}
+}
+
+// A virtual line names a line of another file: the diagnostic is there.
+func TestVirtualLines(t *testing.T) {
+	d := &Collector{File: "suite.yaml", Sources: []string{"rows.jsonl"}}
+	d.Add(Error, VirtualLine(0, 7), 3, "bad %s", "row")
+	d.Add(Error, VirtualLine(0, 7), 3, "bad %s", "row") // once
+	d.Add(Warning, 2, 0, "note")
+	Sort(d.List, "suite.yaml", "rows.jsonl")
+	if got, want := Diagnostics(d.List).Error(), "suite.yaml:2:1: warning: note\nrows.jsonl:7:3: bad row"; got != want {
+		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+}
