@@ -35,7 +35,7 @@ var layers = []struct {
 	{"servers, the loop, judging, reports", []string{"internal/toolserver", "internal/modelserver", "internal/mcpbridge", "internal/agent", "internal/check", "internal/report", "internal/toolrec"}},
 	{"the per-case plan", []string{"internal/plan"}},
 	{"answering tools and models", []string{"internal/mock", "internal/world", "internal/cassette", "internal/model", "internal/openapi"}},
-	{"user code, the suite format, the tool-call record", []string{"internal/passthrough", "internal/spec", "internal/tool"}},
+	{"user code, the suite format, the tool-call record", []string{"internal/passthrough", "internal/program", "internal/spec", "internal/tool"}},
 	{"YAML with positions and diagnostics", []string{"internal/yamlpos"}},
 	{"foundations", []string{"internal/netjail", "internal/value", "internal/suggest", "internal/jschema", "internal/atomicfile", "internal/safeio", "internal/redact", "internal/yamlnode", "internal/provider", "internal/reqmatch", "internal/workspace", "schema"}},
 	{"test support", []string{"internal/test/...", "examples/..."}},

@@ -12,13 +12,12 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"slices"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/dryfire-dev/dryfire/internal/mock"
 	"github.com/dryfire-dev/dryfire/internal/passthrough"
+	"github.com/dryfire-dev/dryfire/internal/program"
 	"github.com/dryfire-dev/dryfire/internal/report"
 	"github.com/dryfire-dev/dryfire/internal/safeio"
 	"github.com/dryfire-dev/dryfire/internal/workspace"
@@ -168,26 +167,12 @@ func (ci *caseImpl) close() {
 	r.Close(ctx, io.Discard)
 }
 
-// command is the program's command line for a run in the workspace: each
-// argument that is a relative path to an existing file of dir (where the
-// command is written, the suite's directory) is made absolute, so that
-// the program and its scripts are found from the workspace. Without a
-// workspace, args unchanged.
+// command is the program's command line for a run in the workspace
+// (program.AbsArgs from dir, where the command is written: the suite's
+// directory); without a workspace, args unchanged.
 func (w *caseWorkspace) command(dir string, args []string) []string {
 	if w == nil {
 		return args
 	}
-	out := slices.Clone(args)
-	for i, a := range out {
-		if a == "" || filepath.IsAbs(a) || strings.HasPrefix(a, "-") {
-			continue
-		}
-		p := filepath.Join(dir, a)
-		if info, err := os.Stat(p); err == nil && info.Mode().IsRegular() {
-			if abs, err := filepath.Abs(p); err == nil {
-				out[i] = abs
-			}
-		}
-	}
-	return out
+	return program.AbsArgs(dir, args)
 }
