@@ -24,6 +24,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/dryfire-dev/dryfire/internal/jsonrpc"
 )
 
 // MaxMessage bounds one message read or relayed.
@@ -225,15 +227,7 @@ func (b *Bridge) fail(h head, err error) {
 	if len(h.ID) == 0 || string(h.ID) == "null" {
 		return
 	}
-	type rpcError struct {
-		Code    int    `json:"code"`
-		Message string `json:"message"`
-	}
-	msg, _ := json.Marshal(struct {
-		JSONRPC string          `json:"jsonrpc"`
-		ID      json.RawMessage `json:"id"`
-		Error   rpcError        `json:"error"`
-	}{"2.0", h.ID, rpcError{-32603, "dryfire mcp-bridge: " + err.Error()}})
+	msg := jsonrpc.Error(h.ID, -32603, "dryfire mcp-bridge: "+err.Error())
 	b.write(head{}, msg)
 }
 

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/dryfire-dev/dryfire/internal/passthrough"
+	"github.com/dryfire-dev/dryfire/internal/pause"
 	"github.com/dryfire-dev/dryfire/internal/spec"
 	"github.com/dryfire-dev/dryfire/internal/suggest"
 	"github.com/dryfire-dev/dryfire/internal/tool"
@@ -216,7 +217,8 @@ func (s *Session) Answer(ctx context.Context, c tool.Call, args any, perr error)
 	s.mu.Unlock()
 
 	if r != nil && r.delay > 0 {
-		if err := wait(ctx, r.delay); err != nil {
+		if !pause.For(ctx, r.delay) {
+			err := context.Cause(ctx)
 			res.Outcome, res.Content, res.Blocks, res.IsError, res.Notices = tool.Error, fmt.Sprintf("dryfire: the call ended during the rule's delay_ms (%s): %v", r.where, err), nil, true, nil
 			return res
 		}
@@ -229,18 +231,6 @@ func (s *Session) Answer(ctx context.Context, c tool.Call, args any, perr error)
 		}
 	}
 	return res
-}
-
-// wait sleeps for d, or until ctx ends (its error).
-func wait(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return context.Cause(ctx)
-	}
 }
 
 func (s *Session) runImpl(ctx context.Context, req passthrough.Request) passthrough.Result {

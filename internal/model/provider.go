@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/dryfire-dev/dryfire/internal/pause"
 	"github.com/dryfire-dev/dryfire/internal/provider"
 )
 
@@ -121,14 +122,10 @@ func Resolve(provider, base string, getenv func(string) string) Credentials {
 }
 
 func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
+	if !pause.For(ctx, d) {
 		return ctx.Err()
 	}
+	return nil
 }
 
 // APIError is a provider's answer that is not a success, with its body.

@@ -35,6 +35,7 @@ import (
 
 	"github.com/dryfire-dev/dryfire/internal/cassette"
 	"github.com/dryfire-dev/dryfire/internal/model"
+	"github.com/dryfire-dev/dryfire/internal/pause"
 	"github.com/dryfire-dev/dryfire/internal/provider"
 	"github.com/dryfire-dev/dryfire/internal/reqmatch"
 )
@@ -361,7 +362,7 @@ func (e *Endpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if f.Delay > 0 {
-		sleep(r.Context(), f.Delay)
+		pause.For(r.Context(), f.Delay)
 	}
 	switch {
 	case f.Status != 0:

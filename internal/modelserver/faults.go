@@ -12,7 +12,6 @@ package modelserver
 
 import (
 	"bytes"
-	"context"
 	"crypto/sha256"
 	"fmt"
 	"io"
@@ -27,6 +26,7 @@ import (
 	"time"
 
 	"github.com/dryfire-dev/dryfire/internal/cassette"
+	"github.com/dryfire-dev/dryfire/internal/pause"
 )
 
 // Fault is what one model request is answered with instead of, or
@@ -167,16 +167,6 @@ func (e *Endpoint) FaultCount() int {
 	return len(e.faults.plan)
 }
 
-// sleep waits d, or until ctx ends.
-func sleep(ctx context.Context, d time.Duration) {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-	case <-ctx.Done():
-	}
-}
-
 // writeFault answers an error status in the API's own shape, with the
 // error type its API gives that status and, when declared, the wait.
 // x-should-retry is not sent: the client decides by the status, as it
@@ -314,7 +304,7 @@ func (t *FaultTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		return t.rec.RoundTrip(req)
 	}
 	if f.Delay > 0 {
-		sleep(req.Context(), f.Delay)
+		pause.For(req.Context(), f.Delay)
 		if err := req.Context().Err(); err != nil {
 			return nil, err
 		}

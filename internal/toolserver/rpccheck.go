@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+
+	"github.com/dryfire-dev/dryfire/internal/jsonrpc"
 )
 
 // checkRPC says what is wrong with a JSON-RPC message or batch before
@@ -78,17 +80,5 @@ func checkMessage(data []byte) (bool, json.RawMessage, int, string) {
 
 // rpcErrorLine is a JSON-RPC error message as one line of stdio.
 func rpcErrorLine(id json.RawMessage, code int, msg string) []byte {
-	if id == nil {
-		id = json.RawMessage("null")
-	}
-	type rpcError struct {
-		Code    int    `json:"code"`
-		Message string `json:"message"`
-	}
-	data, _ := json.Marshal(struct {
-		JSONRPC string          `json:"jsonrpc"`
-		ID      json.RawMessage `json:"id"`
-		Error   rpcError        `json:"error"`
-	}{"2.0", id, rpcError{code, msg}})
-	return append(data, '\n')
+	return append(jsonrpc.Error(id, code, msg), '\n')
 }
