@@ -97,9 +97,7 @@ func jailOrSkip(t *testing.T) {
 // lookup are refused at once, and each is reported.
 func TestJail(t *testing.T) {
 	jailOrSkip(t)
-	if _, err := exec.LookPath("python3"); err != nil {
-		t.Skip("python3 is not installed")
-	}
+	needPython(t)
 	other, err := net.Listen("tcp", "127.0.0.1:0") // listening outside: unreachable inside
 	if err != nil {
 		t.Fatal(err)
@@ -110,7 +108,6 @@ func TestJail(t *testing.T) {
 		t.Fatal(err)
 	}
 	port := j.Listener().Addr().(*net.TCPAddr).Port
-	go http.Serve(j.Listener(), http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("dryfire")) }))
 	script := `
 import socket, sys, time, urllib.request
 print(urllib.request.urlopen("http://127.0.0.1:%d/").read().decode())
@@ -129,19 +126,10 @@ except OSError as e:
 print("slow" if time.monotonic() - start > 5 else "fast")
 `
 	otherPort := other.Addr().(*net.TCPAddr).Port
-	cmd := exec.Command("python3", "-c", fmt.Sprintf(script, port, otherPort))
-	var out strings.Builder
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := j.Start(cmd); err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Wait(); err != nil {
-		t.Fatalf("%v\n%s", err, out.String())
-	}
-	attempts := j.Close()
+	out, attempts := pythonInJail(t, j, fmt.Sprintf(script, port, otherPort))
 	want := "dryfire\nrefused " + itoa(otherPort) + " ConnectionRefusedError\nrefused 443 ConnectionRefusedError\nno name gaierror\nfast\n"
-	if out.String() != want {
-		t.Errorf("the program printed:\n%s\nwant:\n%s", out.String(), want)
+	if out != want {
+		t.Errorf("the program printed:\n%s\nwant:\n%s", out, want)
 	}
 	var got []string
 	for _, a := range attempts {
@@ -157,6 +145,31 @@ print("slow" if time.monotonic() - start > 5 else "fast")
 	if strings.Join(got, "\n") != wantTCP {
 		t.Errorf("attempts:\n%s\nwant:\n%s", strings.Join(got, "\n"), wantTCP)
 	}
+}
+
+func needPython(t *testing.T) {
+	t.Helper()
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Skip("python3 is not installed")
+	}
+}
+
+// pythonInJail runs a Python script in j, whose listener answers
+// "dryfire", and returns what it printed and what it tried past the
+// namespace (j is closed).
+func pythonInJail(t *testing.T, j *Jail, script string) (string, []Attempt) {
+	t.Helper()
+	go http.Serve(j.Listener(), http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("dryfire")) }))
+	cmd := exec.Command("python3", "-c", script)
+	var out strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := j.Start(cmd); err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("%v\n%s", err, out.String())
+	}
+	return out.String(), j.Close()
 }
 
 // The cost of a namespace: made, served on, and closed.

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"os/exec"
 	"strings"
 	"testing"
 )
@@ -59,9 +58,7 @@ func fakeResolver(t *testing.T) string {
 // reported as under isolation.
 func TestPass(t *testing.T) {
 	jailOrSkip(t)
-	if _, err := exec.LookPath("python3"); err != nil {
-		t.Skip("python3 is not installed")
-	}
+	needPython(t)
 	other, err := net.Listen("tcp", "127.0.0.1:0") // outside, reached through dryfire
 	if err != nil {
 		t.Fatal(err)
@@ -80,7 +77,6 @@ func TestPass(t *testing.T) {
 		t.Fatal(err)
 	}
 	port := j.Listener().Addr().(*net.TCPAddr).Port
-	go http.Serve(j.Listener(), http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("dryfire")) }))
 	script := `
 import socket, urllib.request
 print(urllib.request.urlopen("http://127.0.0.1:%[1]d/").read().decode())
@@ -93,19 +89,9 @@ try:
 except OSError as e:
     print("closed", type(e).__name__)
 `
-	cmd := exec.Command("python3", "-c", fmt.Sprintf(script, port, other.Addr().(*net.TCPAddr).Port, closedPort))
-	var out strings.Builder
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := j.Start(cmd); err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Wait(); err != nil {
-		t.Fatalf("%v\n%s", err, out.String())
-	}
-	attempts := j.Close()
+	got, attempts := pythonInJail(t, j, fmt.Sprintf(script, port, other.Addr().(*net.TCPAddr).Port, closedPort))
 	otherPort := itoa(other.Addr().(*net.TCPAddr).Port)
 	want := "dryfire\nother 127.0.0.1:" + otherPort + "\nother svc.example.test:" + otherPort + "\n"
-	got := out.String()
 	if !strings.HasPrefix(got, want) || !(strings.HasSuffix(got, "closed ConnectionResetError\n") || strings.HasSuffix(got, "read b''\n")) {
 		t.Errorf("the program printed:\n%s\nwant:\n%s(closed ConnectionResetError or read b'')", got, want)
 	}
