@@ -3,7 +3,6 @@ package cassette
 import (
 	"bytes"
 	"encoding/json"
-	"slices"
 	"strings"
 
 	"github.com/dryfire-dev/dryfire/internal/provider"
@@ -92,6 +91,10 @@ const (
 	bodyIndent = "  "
 )
 
+// bodyForm writes a body as writeCanonical does, indented as json.Indent
+// does with bodyPrefix and bodyIndent.
+var bodyForm = value.Form{Prefix: bodyPrefix, Indent: bodyIndent}
+
 // canonicalBody parses a JSON body and applies the rules; anything else is
 // kept as bytes.
 func canonicalBody(body []byte, rules []Rule, red redactor) canonBody {
@@ -108,10 +111,7 @@ func canonicalBody(body []byte, rules []Rule, red redactor) canonBody {
 	if len(red) > 0 {
 		v = redactValue(v, red)
 	}
-	var b bytes.Buffer
-	b.Grow(len(body) * 2)
-	writeIndented(&b, v, 0)
-	return canonBody{json: true, value: v, bytes: b.Bytes()}
+	return canonBody{json: true, value: v, bytes: bodyForm.Append(make([]byte, 0, len(body)*2), v)}
 }
 
 // parseJSON parses one JSON value, keeping numbers as written.
@@ -171,59 +171,6 @@ func redactValue(v any, red redactor) any {
 		}
 	}
 	return v
-}
-
-// writeIndented writes v as writeCanonical does, indented as json.Indent
-// does with bodyPrefix and bodyIndent.
-func writeIndented(b *bytes.Buffer, v any, depth int) {
-	newline := func(d int) {
-		b.WriteByte('\n')
-		b.WriteString(bodyPrefix)
-		for range d {
-			b.WriteString(bodyIndent)
-		}
-	}
-	switch x := v.(type) {
-	case []any:
-		if len(x) == 0 {
-			b.WriteString("[]")
-			return
-		}
-		b.WriteByte('[')
-		for i, e := range x {
-			if i > 0 {
-				b.WriteByte(',')
-			}
-			newline(depth + 1)
-			writeIndented(b, e, depth+1)
-		}
-		newline(depth)
-		b.WriteByte(']')
-	case map[string]any:
-		if len(x) == 0 {
-			b.WriteString("{}")
-			return
-		}
-		keys := make([]string, 0, len(x))
-		for k := range x {
-			keys = append(keys, k)
-		}
-		slices.Sort(keys)
-		b.WriteByte('{')
-		for i, k := range keys {
-			if i > 0 {
-				b.WriteByte(',')
-			}
-			newline(depth + 1)
-			writeString(b, k)
-			b.WriteString(": ")
-			writeIndented(b, x[k], depth+1)
-		}
-		newline(depth)
-		b.WriteByte('}')
-	default:
-		writeCanonical(b, v)
-	}
 }
 
 // writeCanonical writes v as compact JSON with sorted keys, escaping only

@@ -2,13 +2,12 @@ package cassette
 
 import (
 	"bytes"
-	"encoding/json"
 	"net/http"
 	"slices"
-	"strconv"
 	"sync"
 
 	"github.com/dryfire-dev/dryfire/internal/reqmatch"
+	"github.com/dryfire-dev/dryfire/internal/value"
 )
 
 // Index answers requests from a recording by their content, independent
@@ -188,7 +187,7 @@ func requestKey(rq *Request, cb canonBody) string {
 	b.WriteByte(0)
 	if cb.json {
 		b.WriteByte('J')
-		writeKeyValue(&b, cb.value)
+		b.Write(keyForm.Append(b.AvailableBuffer(), cb.value))
 	} else {
 		b.WriteByte('B')
 		b.Write(cb.bytes)
@@ -196,42 +195,6 @@ func requestKey(rq *Request, cb canonBody) string {
 	return b.String()
 }
 
-// writeKeyValue writes v as writeCanonical does, with numbers by value
-// (1.0 and 1 alike, as compare takes them).
-func writeKeyValue(b *bytes.Buffer, v any) {
-	switch x := v.(type) {
-	case json.Number:
-		if f, err := strconv.ParseFloat(string(x), 64); err == nil {
-			b.WriteString(strconv.FormatFloat(f, 'g', -1, 64))
-			return
-		}
-		b.WriteString(string(x))
-	case []any:
-		b.WriteByte('[')
-		for i, e := range x {
-			if i > 0 {
-				b.WriteByte(',')
-			}
-			writeKeyValue(b, e)
-		}
-		b.WriteByte(']')
-	case map[string]any:
-		keys := make([]string, 0, len(x))
-		for k := range x {
-			keys = append(keys, k)
-		}
-		slices.Sort(keys)
-		b.WriteByte('{')
-		for i, k := range keys {
-			if i > 0 {
-				b.WriteByte(',')
-			}
-			writeString(b, k)
-			b.WriteByte(':')
-			writeKeyValue(b, x[k])
-		}
-		b.WriteByte('}')
-	default:
-		writeCanonical(b, v)
-	}
-}
+// keyForm writes a body in a key as writeCanonical does, with numbers by
+// value (1.0 and 1 alike, as compare takes them).
+var keyForm = value.Form{ByValue: true}

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"sort"
 	"strconv"
-	"strings"
 )
 
 // A Pattern is a compiled `when` or `with`: a deep subset of a value.
@@ -236,11 +235,9 @@ func PathKey(k string) string {
 	if k != "" && isIdent(k) {
 		return "." + k
 	}
-	var b strings.Builder
-	b.WriteString("[")
-	writeString(&b, k)
-	b.WriteString("]")
-	return b.String()
+	b := append(make([]byte, 0, len(k)+4), '[')
+	b = append(appendString(b, k), ']')
+	return string(b)
 }
 
 // isIdent reports whether a key reads unambiguously after a dot: ASCII

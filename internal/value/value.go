@@ -12,7 +12,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/big"
-	"slices"
 	"strings"
 	"unicode/utf8"
 )
@@ -31,15 +30,6 @@ func Parse(data []byte) (any, error) {
 	return v, nil
 }
 
-// Canonical renders v as compact JSON with sorted keys and no HTML
-// escaping: the form dryfire delivers to the model and writes to reports.
-func Canonical(v any) string {
-	var b strings.Builder
-	b.Grow(64)
-	write(&b, v)
-	return b.String()
-}
-
 // Render is what a tool result carries: a string verbatim, anything else
 // as canonical JSON.
 func Render(v any) string {
@@ -47,110 +37,6 @@ func Render(v any) string {
 		return s
 	}
 	return Canonical(v)
-}
-
-func write(b *strings.Builder, v any) {
-	switch x := v.(type) {
-	case nil:
-		b.WriteString("null")
-	case bool:
-		if x {
-			b.WriteString("true")
-		} else {
-			b.WriteString("false")
-		}
-	case json.Number:
-		b.WriteString(string(x))
-	case string:
-		writeString(b, x)
-	case []any:
-		b.WriteByte('[')
-		for i, e := range x {
-			if i > 0 {
-				b.WriteByte(',')
-			}
-			write(b, e)
-		}
-		b.WriteByte(']')
-	case map[string]any:
-		var buf [16]string // most objects are small: sort their keys without allocating
-		keys := buf[:0]
-		for k := range x {
-			keys = append(keys, k)
-		}
-		slices.Sort(keys)
-		b.WriteByte('{')
-		for i, k := range keys {
-			if i > 0 {
-				b.WriteByte(',')
-			}
-			writeString(b, k)
-			b.WriteByte(':')
-			write(b, x[k])
-		}
-		b.WriteByte('}')
-	default:
-		// Not a value of this package; fall back to encoding/json so that
-		// callers of the Go API may pass ordinary Go values.
-		data, err := json.Marshal(x)
-		if err != nil {
-			writeString(b, fmt.Sprint(x))
-			return
-		}
-		w, err := Parse(data)
-		if err != nil {
-			b.Write(data)
-			return
-		}
-		write(b, w)
-	}
-}
-
-const hex = "0123456789abcdef"
-
-func writeString(b *strings.Builder, s string) {
-	b.WriteByte('"')
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' {
-				i++
-				continue
-			}
-			b.WriteString(s[start:i])
-			switch c {
-			case '"':
-				b.WriteString(`\"`)
-			case '\\':
-				b.WriteString(`\\`)
-			case '\n':
-				b.WriteString(`\n`)
-			case '\r':
-				b.WriteString(`\r`)
-			case '\t':
-				b.WriteString(`\t`)
-			default:
-				b.WriteString(`\u00`)
-				b.WriteByte(hex[c>>4])
-				b.WriteByte(hex[c&0xf])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			b.WriteString(s[start:i])
-			b.WriteString(`\ufffd`)
-			i += size
-			start = i
-			continue
-		}
-		i += size
-	}
-	b.WriteString(s[start:])
-	b.WriteByte('"')
 }
 
 // Equal reports whether a and b are the same JSON value. Numbers compare

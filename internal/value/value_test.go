@@ -1,6 +1,7 @@
 package value
 
 import (
+	"bytes"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -311,5 +312,30 @@ func BenchmarkNumberEqual(b *testing.B) {
 				NumberEqual(json.Number(p.a), json.Number(p.b))
 			}
 		})
+	}
+}
+
+// An indented Form is json.Indent of the compact form, and ByValue writes
+// numbers equal by value alike.
+func TestForm(t *testing.T) {
+	for _, src := range []string{
+		`{"b":[1,{"x":[],"y":{}},"s\u0001<>"],"a":null,"c":{"d":true,"e":1.50}}`,
+		`[]`, `{}`, `"x"`, `[[],[[]],{"":{"":[1]}}]`, `12345678901234567890`,
+	} {
+		v := mustParse(t, src)
+		f := Form{Prefix: "  ", Indent: "\t"}
+		var want bytes.Buffer
+		if err := json.Indent(&want, []byte(Canonical(v)), f.Prefix, f.Indent); err != nil {
+			t.Fatal(err)
+		}
+		if got := f.Append(nil, v); string(got) != want.String() {
+			t.Errorf("%s indented:\n%s\nwant\n%s", src, got, want.String())
+		}
+	}
+	byValue := Form{ByValue: true}
+	a := byValue.Append(nil, mustParse(t, `{"n":[1.0,1e2,-0.50]}`))
+	b := byValue.Append(nil, mustParse(t, `{"n":[1,100,-0.5]}`))
+	if string(a) != string(b) || string(a) != `{"n":[1,100,-0.5]}` {
+		t.Errorf("by value: %s and %s", a, b)
 	}
 }

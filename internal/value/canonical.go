@@ -1,0 +1,180 @@
+package value
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strconv"
+	"unicode/utf8"
+	"unsafe"
+)
+
+// Canonical renders v as compact JSON with sorted keys and no HTML
+// escaping: the form dryfire delivers to the model and writes to reports.
+func Canonical(v any) string {
+	b := (&writer{}).append(make([]byte, 0, 64), v, 0)
+	return unsafe.String(unsafe.SliceData(b), len(b)) // b is not used again
+}
+
+// Form is a way of writing values as JSON, the one writer of canonical
+// JSON in dryfire: keys sorted, only what JSON requires escaped (no HTML
+// escaping), strings that are not UTF-8 made so. The zero Form is
+// Canonical's compact form.
+type Form struct {
+	// Prefix and Indent, when either is set, indent the value as
+	// json.Indent does with them (an empty array or object stays [] or
+	// {}): the form cassettes store bodies in.
+	Prefix, Indent string
+	// ByValue writes each number by its value (1.0 and 1e0 as 1), for a
+	// key under which numbers equal by value must be alike.
+	ByValue bool
+}
+
+// Append appends v to dst in the form f.
+func (f *Form) Append(dst []byte, v any) []byte {
+	w := writer{Form: *f, indented: f.Prefix != "" || f.Indent != ""}
+	return w.append(dst, v, 0)
+}
+
+// writer writes in a Form.
+type writer struct {
+	Form
+	indented bool
+}
+
+func (f *writer) newline(b []byte, depth int) []byte {
+	b = append(b, '\n')
+	b = append(b, f.Prefix...)
+	for range depth {
+		b = append(b, f.Indent...)
+	}
+	return b
+}
+
+func (f *writer) append(b []byte, v any, depth int) []byte {
+	switch x := v.(type) {
+	case nil:
+		return append(b, "null"...)
+	case bool:
+		if x {
+			return append(b, "true"...)
+		}
+		return append(b, "false"...)
+	case json.Number:
+		if f.ByValue {
+			if n, err := strconv.ParseFloat(string(x), 64); err == nil {
+				return strconv.AppendFloat(b, n, 'g', -1, 64)
+			}
+		}
+		return append(b, x...)
+	case string:
+		return appendString(b, x)
+	case []any:
+		indent := f.indented
+		if len(x) == 0 && indent {
+			return append(b, "[]"...)
+		}
+		b = append(b, '[')
+		for i, e := range x {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			if indent {
+				b = f.newline(b, depth+1)
+			}
+			b = f.append(b, e, depth+1)
+		}
+		if indent {
+			b = f.newline(b, depth)
+		}
+		return append(b, ']')
+	case map[string]any:
+		indent := f.indented
+		if len(x) == 0 && indent {
+			return append(b, "{}"...)
+		}
+		var buf [16]string // most objects are small: sort their keys without allocating
+		keys := buf[:0]
+		for k := range x {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		b = append(b, '{')
+		for i, k := range keys {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			if indent {
+				b = f.newline(b, depth+1)
+			}
+			b = appendString(b, k)
+			b = append(b, ':')
+			if indent {
+				b = append(b, ' ')
+			}
+			b = f.append(b, x[k], depth+1)
+		}
+		if indent {
+			b = f.newline(b, depth)
+		}
+		return append(b, '}')
+	default:
+		// Not a value of this package; fall back to encoding/json so that
+		// callers of the Go API may pass ordinary Go values.
+		data, err := json.Marshal(x)
+		if err != nil {
+			return appendString(b, fmt.Sprint(x))
+		}
+		w, err := Parse(data)
+		if err != nil {
+			return append(b, data...)
+		}
+		return f.append(b, w, depth)
+	}
+}
+
+const hex = "0123456789abcdef"
+
+func appendString(b []byte, s string) []byte {
+	b = append(b, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' {
+				i++
+				continue
+			}
+			b = append(b, s[start:i]...)
+			switch c {
+			case '"':
+				b = append(b, `\"`...)
+			case '\\':
+				b = append(b, `\\`...)
+			case '\n':
+				b = append(b, `\n`...)
+			case '\r':
+				b = append(b, `\r`...)
+			case '\t':
+				b = append(b, `\t`...)
+			default:
+				b = append(b, `\u00`...)
+				b = append(b, hex[c>>4], hex[c&0xf])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			b = append(b, s[start:i]...)
+			b = append(b, `\ufffd`...)
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	b = append(b, s[start:]...)
+	return append(b, '"')
+}
