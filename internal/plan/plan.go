@@ -1,14 +1,15 @@
 // Package plan is what a suite and each of its cases are before anything
 // runs, worked out once: the rules that answer, the tools a model is
 // shown (one list, one order, for the built-in loop, MCP and HTTP alike),
-// the drill of a world suite, the cassette of a case, and whether a case
-// runs user code (passthrough). The runner, the tool server, the root
+// the drill of a world suite, the cassette of a case, whether a case
+// runs user code (passthrough), and the limits of its run. The runner, the tool server, the root
 // package and reproduction read these facts here instead of each working
 // them out again.
 package plan
 
 import (
 	"sync"
+	"time"
 
 	"github.com/dryfire-dev/dryfire/internal/cassette"
 	"github.com/dryfire-dev/dryfire/internal/mock"
@@ -28,6 +29,7 @@ type Suite struct {
 	tools     []Tool // the suite's own list (declared, then mocked; or the world's operations)
 	modelDefs []model.ToolDef
 	usesImpl  bool // the suite's own rules run passthrough code
+	limits    Limits
 
 	pathsOnce sync.Once
 	paths     map[*spec.Case]string
@@ -51,6 +53,39 @@ type Case struct {
 	// UsesImpl says the case runs passthrough code (an impl: rule): such
 	// a case is never recorded into a cassette.
 	UsesImpl bool
+	Limits   Limits
+}
+
+// DefaultCommandTimeout bounds the run of an agent.command program in one
+// case, unless agent.timeout_s says otherwise.
+const DefaultCommandTimeout = 120 * time.Second
+
+// Limits bound a case's run.
+type Limits struct {
+	// MaxTurns bounds the model calls: the case's max_turns, else the
+	// agent's, else spec.DefaultMaxTurns.
+	MaxTurns int
+	// CallTimeout bounds one model call of the built-in loop
+	// (agent.timeout_s, else model.DefaultTimeout); RunTimeout the whole
+	// run of an agent.command program (agent.timeout_s, else
+	// DefaultCommandTimeout).
+	CallTimeout, RunTimeout time.Duration
+	// Retries is how often the built-in loop retries a failed model call
+	// (agent.retries, else model.DefaultRetries).
+	Retries int
+}
+
+// suiteLimits are the limits of a case with no max_turns of its own.
+func suiteLimits(a *spec.Agent) Limits {
+	l := Limits{MaxTurns: (&spec.Case{}).EffectiveMaxTurns(a), CallTimeout: model.DefaultTimeout, RunTimeout: DefaultCommandTimeout, Retries: model.DefaultRetries}
+	if a.TimeoutS > 0 {
+		l.CallTimeout = time.Duration(a.TimeoutS * float64(time.Second))
+		l.RunTimeout = l.CallTimeout
+	}
+	if a.Retries != nil {
+		l.Retries = *a.Retries
+	}
+	return l
 }
 
 // Tool is one tool an agent is shown.
@@ -80,7 +115,7 @@ func New(s *spec.Suite, rules *mock.Set) *Suite {
 	if rules == nil {
 		rules = mock.Compile(s)
 	}
-	p := &Suite{Spec: s, Rules: rules}
+	p := &Suite{Spec: s, Rules: rules, limits: suiteLimits(&s.Agent)}
 	p.World, _ = s.Attached.(*world.SuiteWorld)
 	if p.World != nil {
 		p.tools = WorldTools(p.World.World)
@@ -135,7 +170,10 @@ func modelDefs(tools []Tool) []model.ToolDef {
 // Case plans one case of the suite; nil plans the suite's own tools and
 // rules.
 func (s *Suite) Case(c *spec.Case) *Case {
-	p := &Case{Suite: s, Spec: c, Rules: s.Rules, Tools: s.tools, ModelTools: s.modelDefs, UsesImpl: s.usesImpl}
+	p := &Case{Suite: s, Spec: c, Rules: s.Rules, Tools: s.tools, ModelTools: s.modelDefs, UsesImpl: s.usesImpl, Limits: s.limits}
+	if c != nil {
+		p.Limits.MaxTurns = c.EffectiveMaxTurns(&s.Spec.Agent)
+	}
 	if c == nil || len(c.Mocks) == 0 || s.World != nil {
 		return p
 	}

@@ -2,10 +2,12 @@ package plan_test
 
 import (
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/dryfire-dev/dryfire/internal/cassette"
+	"github.com/dryfire-dev/dryfire/internal/model"
 	"github.com/dryfire-dev/dryfire/internal/plan"
 	"github.com/dryfire-dev/dryfire/internal/spec"
 	"github.com/dryfire-dev/dryfire/internal/world"
@@ -184,5 +186,42 @@ func TestDrill(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, names(sp.Case(c0).Tools)); diff != "" || len(want) == 0 {
 		t.Errorf("world tools (-want +got):\n%s", diff)
+	}
+}
+
+// A case's limits: its max_turns, else the agent's, else the default;
+// agent.timeout_s bounds a model call and a program's run alike, each
+// with its own default; agent.retries, else the default.
+func TestLimits(t *testing.T) {
+	parse := func(agent string) *plan.Suite {
+		t.Helper()
+		s, ds := spec.Parse("l.dryfire.yaml", []byte("version: 1\nagent: "+agent+"\ncases:\n  - {name: own, input: hi, max_turns: 3}\n  - {name: plain, input: hi}\n"), nil)
+		if ds.HasErrors() {
+			t.Fatal(ds)
+		}
+		return plan.New(s, nil)
+	}
+	tests := []struct {
+		agent      string
+		own, plain plan.Limits
+	}{
+		{"{provider: openai, model: m}",
+			plan.Limits{MaxTurns: 3, CallTimeout: model.DefaultTimeout, RunTimeout: plan.DefaultCommandTimeout, Retries: model.DefaultRetries},
+			plan.Limits{MaxTurns: spec.DefaultMaxTurns, CallTimeout: model.DefaultTimeout, RunTimeout: plan.DefaultCommandTimeout, Retries: model.DefaultRetries}},
+		{"{provider: openai, model: m, max_turns: 7, timeout_s: 1.5, retries: 0}",
+			plan.Limits{MaxTurns: 3, CallTimeout: 1500 * time.Millisecond, RunTimeout: 1500 * time.Millisecond, Retries: 0},
+			plan.Limits{MaxTurns: 7, CallTimeout: 1500 * time.Millisecond, RunTimeout: 1500 * time.Millisecond, Retries: 0}},
+	}
+	for _, tt := range tests {
+		sp := parse(tt.agent)
+		if got := sp.Case(sp.Spec.Cases[0]).Limits; got != tt.own {
+			t.Errorf("%s: case with max_turns: %+v, want %+v", tt.agent, got, tt.own)
+		}
+		if got := sp.Case(sp.Spec.Cases[1]).Limits; got != tt.plain {
+			t.Errorf("%s: case without: %+v, want %+v", tt.agent, got, tt.plain)
+		}
+		if got := sp.Case(nil).Limits; got != tt.plain {
+			t.Errorf("%s: the suite's own: %+v, want %+v", tt.agent, got, tt.plain)
+		}
 	}
 }

@@ -262,7 +262,7 @@ func startCommand(j job, opts Options, lv *live, h *host, c report.Case, start t
 	}
 	// A request a declared fault answers is no turn: max_turns lets as
 	// many more through.
-	m := &caseModel{max: j.c.EffectiveMaxTurns(a), faults: len(j.c.ModelFaults)}
+	m := &caseModel{max: j.plan.Limits.MaxTurns, faults: len(j.c.ModelFaults)}
 	ep, epErr := modelserver.New(eo)
 	if epErr != nil {
 		// The program may not call the model at all: the case fails

@@ -5,17 +5,12 @@ import (
 	"errors"
 	"io"
 	"path/filepath"
-	"time"
 
 	"github.com/dryfire-dev/dryfire/internal/agent"
 	"github.com/dryfire-dev/dryfire/internal/netjail"
 	"github.com/dryfire-dev/dryfire/internal/program"
 	"github.com/dryfire-dev/dryfire/internal/spec"
 )
-
-// DefaultCommandTimeout bounds the run of an agent.command program in one
-// case, unless agent.timeout_s says otherwise.
-const DefaultCommandTimeout = 120 * time.Second
 
 // programResult is how a program's run in one case ended.
 type programResult struct {
@@ -49,15 +44,11 @@ type talk struct {
 // closed when it has exited, its attempts in the result).
 func runProgram(ctx context.Context, j job, opts Options, lv *live, prefix string, ws *caseWorkspace, jail *netjail.Jail, tk *talk) programResult {
 	a := &j.suite.Agent
-	timeout := DefaultCommandTimeout
-	if a.TimeoutS > 0 {
-		timeout = time.Duration(a.TimeoutS * float64(time.Second))
-	}
 	dir := filepath.Dir(j.suite.File)
 	if opts.CommandDir != "" {
 		dir = opts.CommandDir
 	}
-	ps := program.Spec{Argv: ws.command(dir, a.Command), Command: a.Command, Dir: dir, Stdin: j.c.Input, Timeout: timeout, Jail: jail}
+	ps := program.Spec{Argv: ws.command(dir, a.Command), Command: a.Command, Dir: dir, Stdin: j.c.Input, Timeout: j.plan.Limits.RunTimeout, Jail: jail}
 	ps.Env = agentEnv(lv.env, prefix, j.c, j.suite.World != "", httpEnv(prefix, j.suite)...)
 	if len(opts.MCPBridge) > 0 {
 		ps.Env = append(ps.Env, bridgeEnv(opts.MCPBridge, prefix+"/mcp")...)

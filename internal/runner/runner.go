@@ -608,7 +608,7 @@ func runCase(ctx context.Context, j job, opts Options, lv *live) report.Case {
 		Input:    j.c.Input,
 		Tools:    j.plan.ModelTools,
 		Params:   j.suite.Agent.Params,
-		MaxTurns: j.c.EffectiveMaxTurns(&j.suite.Agent),
+		MaxTurns: j.plan.Limits.MaxTurns,
 	})
 	c.Output, c.Turns, c.Usage = tr.Output, tr.Turns, tr.Usage
 	c.Notes = append(c.Notes, tr.Notes...)
@@ -781,14 +781,7 @@ func realModel(j job, passthrough bool, lv *live) (model.Model, *cassette.Record
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	retries := model.DefaultRetries
-	if a.Retries != nil {
-		retries = *a.Retries
-	}
-	timeout := model.DefaultTimeout
-	if a.TimeoutS > 0 {
-		timeout = time.Duration(a.TimeoutS * float64(time.Second))
-	}
+	retries, timeout := j.plan.Limits.Retries, j.plan.Limits.CallTimeout
 	var transport http.RoundTripper = rec
 	faults, _ := modelserver.NewFaultTransport(rec, ModelFaults(j.c)).(*modelserver.FaultTransport)
 	if faults != nil {
