@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/dryfire-dev/dryfire/internal/reqmatch"
+	"github.com/dryfire-dev/dryfire/internal/value"
 )
 
 // maxDiffs bounds the differences a message lists.
@@ -145,75 +146,60 @@ func (d *differ) add(s string) {
 	}
 }
 
-func member(path, key string) string { return reqmatch.Member(path, key) }
+// bodyPath is the path syntax of match rules: $.a.b, $["odd key"], $.a[3].
+type bodyPath struct{}
 
-// json walks two JSON values in step, recording where they differ.
-func (d *differ) json(path string, rec, now any) {
-	switch r := rec.(type) {
-	case map[string]any:
-		n, ok := now.(map[string]any)
-		if !ok {
-			break
-		}
-		keys := make([]string, 0, len(r)+len(n))
-		for k := range r {
-			keys = append(keys, k)
-		}
-		for k := range n {
-			if _, ok := r[k]; !ok {
-				keys = append(keys, k)
-			}
-		}
-		slices.Sort(keys)
-		for _, k := range keys {
-			rv, rok := r[k]
-			nv, nok := n[k]
-			switch {
-			case !rok:
-				d.add(member(path, k) + ": recorded (absent), now " + show(nv))
-			case !nok:
-				d.add(member(path, k) + ": recorded " + show(rv) + ", now (absent)")
-			default:
-				d.json(member(path, k), rv, nv)
-			}
-		}
-		return
-	case []any:
-		n, ok := now.([]any)
-		if !ok {
-			break
-		}
-		if len(r) != len(n) {
-			d.add(fmt.Sprintf("%s: recorded %s, now %d", path, plural(len(r), "item"), len(n)))
-		}
-		for i := range max(len(r), len(n)) {
-			p := reqmatch.Index(path, i)
-			switch {
-			case i >= len(r):
-				d.add(p + ": recorded (absent), now " + show(n[i]))
-			case i >= len(n):
-				d.add(p + ": recorded " + show(r[i]) + ", now (absent)")
-			default:
-				d.json(p, r[i], n[i])
-			}
-		}
-		return
+func (bodyPath) Key(path, key string) string     { return reqmatch.Member(path, key) }
+func (bodyPath) Index(path string, i int) string { return reqmatch.Index(path, i) }
+
+// bodyDiff compares two bodies all the way down, arrays item by item,
+// numbers by value.
+var bodyDiff = value.Differ{Path: bodyPath{}, Items: true, Equal: sameLeaf}
+
+// sameLeaf says two values that are not both objects (or both arrays) are
+// alike: strings as written, numbers by value.
+func sameLeaf(a, b any) bool {
+	switch x := a.(type) {
 	case string:
-		if n, ok := now.(string); ok {
-			if r != n {
-				d.add(path + ": recorded " + textSnippet(r, n) + d.note(path, r, n))
-			}
-			return
-		}
+		y, ok := b.(string)
+		return ok && x == y
 	case json.Number:
-		if n, ok := now.(json.Number); ok {
-			if r != n && !sameNumber(r, n) {
-				d.add(path + ": recorded " + string(r) + ", now " + string(n) + d.note(path, string(r), string(n)))
-			}
+		y, ok := b.(json.Number)
+		return ok && (x == y || sameNumber(x, y))
+	case nil, bool:
+		return a == b
+	}
+	return false
+}
+
+// json records where two JSON values differ.
+func (d *differ) json(path string, rec, now any) {
+	bodyDiff.Diffs(path, rec, now, func(x value.Diff) bool {
+		switch {
+		case x.Length:
+			d.add(fmt.Sprintf("%s: recorded %s, now %d", x.Path, plural(len(x.A.([]any)), "item"), len(x.B.([]any))))
+		case !x.InA:
+			d.add(x.Path + ": recorded (absent), now " + show(x.B))
+		case !x.InB:
+			d.add(x.Path + ": recorded " + show(x.A) + ", now (absent)")
+		default:
+			d.leaf(x.Path, x.A, x.B)
+		}
+		return true
+	})
+}
+
+// leaf records two values at path that differ.
+func (d *differ) leaf(path string, rec, now any) {
+	if r, ok := rec.(string); ok {
+		if n, ok := now.(string); ok {
+			d.add(path + ": recorded " + textSnippet(r, n) + d.note(path, r, n))
 			return
 		}
-	default: // nil, bool
-		if rec == now {
+	}
+	if r, ok := rec.(json.Number); ok {
+		if n, ok := now.(json.Number); ok {
+			d.add(path + ": recorded " + string(r) + ", now " + string(n) + d.note(path, string(r), string(n)))
 			return
 		}
 	}

@@ -138,28 +138,29 @@ func containsState(got, want any) bool {
 	return value.Compile(want).Match(got)
 }
 
+// stateDiff compares a state's top-level keys, each value whole.
+var stateDiff = value.Differ{Depth: 1}
+
 // diff says where two mappings differ: keys missing, extra or different.
 func diff(want, got any) string {
-	wm, ok1 := want.(map[string]any)
-	gm, ok2 := got.(map[string]any)
+	_, ok1 := want.(map[string]any)
+	_, ok2 := got.(map[string]any)
 	if !ok1 || !ok2 {
 		return ""
 	}
-	var parts []string
-	for _, k := range sortedKeys(wm) {
-		g, ok := gm[k]
+	var parts, extra []string
+	stateDiff.Diffs("", want, got, func(d value.Diff) bool {
 		switch {
-		case !ok:
-			parts = append(parts, fmt.Sprintf("missing %s", value.PathKey(k)))
-		case !value.Equal(wm[k], g):
-			parts = append(parts, fmt.Sprintf("%s: expected %s, got %s", value.PathKey(k), value.Truncate(value.Canonical(wm[k]), 80), value.Truncate(value.Canonical(g), 80)))
+		case !d.InB:
+			parts = append(parts, "missing "+d.Path)
+		case !d.InA:
+			extra = append(extra, "unexpected "+d.Path)
+		default:
+			parts = append(parts, fmt.Sprintf("%s: expected %s, got %s", d.Path, value.Truncate(value.Canonical(d.A), 80), value.Truncate(value.Canonical(d.B), 80)))
 		}
-	}
-	for _, k := range sortedKeys(gm) {
-		if _, ok := wm[k]; !ok {
-			parts = append(parts, fmt.Sprintf("unexpected %s", value.PathKey(k)))
-		}
-	}
+		return true
+	})
+	parts = append(parts, extra...)
 	if len(parts) == 0 {
 		return ""
 	}

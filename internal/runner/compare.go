@@ -3,7 +3,6 @@ package runner
 import (
 	"encoding/json"
 	"fmt"
-	"sort"
 
 	"github.com/dryfire-dev/dryfire/internal/report"
 	"github.com/dryfire-dev/dryfire/internal/value"
@@ -56,31 +55,16 @@ func evidenceValues(c *report.Case) []any {
 	return a
 }
 
+// evidenceDiff compares two drills' evidence: objects key by key (a key
+// one lacks is null), anything else whole.
+var evidenceDiff = value.Differ{MissingIsNull: true}
+
 // firstDiff is the first path where two JSON values differ, or "".
 func firstDiff(a, b any, path string) string {
-	if value.Equal(a, b) {
-		return ""
-	}
-	am, ok1 := a.(map[string]any)
-	bm, ok2 := b.(map[string]any)
-	if ok1 && ok2 {
-		keys := map[string]bool{}
-		for k := range am {
-			keys[k] = true
-		}
-		for k := range bm {
-			keys[k] = true
-		}
-		sorted := make([]string, 0, len(keys))
-		for k := range keys {
-			sorted = append(sorted, k)
-		}
-		sort.Strings(sorted)
-		for _, k := range sorted {
-			if d := firstDiff(am[k], bm[k], path+value.PathKey(k)); d != "" {
-				return d
-			}
-		}
-	}
-	return fmt.Sprintf("%s: stored %s, re-run %s", path, value.Truncate(value.Canonical(a), 120), value.Truncate(value.Canonical(b), 120))
+	out := ""
+	evidenceDiff.Diffs(path, a, b, func(d value.Diff) bool {
+		out = fmt.Sprintf("%s: stored %s, re-run %s", d.Path, value.Truncate(value.Canonical(d.A), 120), value.Truncate(value.Canonical(d.B), 120))
+		return false
+	})
+	return out
 }

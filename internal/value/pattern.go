@@ -179,7 +179,7 @@ func (p *Pattern) diff(path string, v any, present bool, first *Mismatch) int {
 		n := 0
 		for i, k := range p.keys {
 			got, ok := m[k]
-			n += p.vals[i].diff(path+PathKey(k), got, ok, first)
+			n += p.vals[i].diff(JSONPath.Key(path, k), got, ok, first)
 		}
 		return n
 	case kArray:
@@ -202,7 +202,7 @@ func (p *Pattern) diff(path string, v any, present bool, first *Mismatch) int {
 			}
 		}
 		for i, e := range p.elems[:min(len(a), len(p.elems))] {
-			n += e.diff(path+"["+strconv.Itoa(i)+"]", a[i], true, first)
+			n += e.diff(JSONPath.Index(path, i), a[i], true, first)
 		}
 		return n
 	}
