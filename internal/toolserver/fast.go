@@ -71,30 +71,53 @@ var cacheControl = []string{"no-cache, no-transform"}
 // scope does not know).
 func (h mcpHandler) fastCall(w http.ResponseWriter, r *http.Request, hs *httpSession) bool {
 	s := h.s
-	hdr := r.Header
-	version := hdr.Get("Mcp-Protocol-Version")
-	var ss *mcp.ServerSession
-	modern := version == "2026-07-28"
-	switch {
-	case modern:
-		if s.noFastModern || hdr.Get("Mcp-Method") != "tools/call" {
-			return false
-		}
-	case version == "" || contains(legacyVersions, version):
-		if hs == nil {
-			return false
-		}
-		ss = hs.ss
-	default:
+	ss, modern, ok := s.fastHeaders(r.Header, hs)
+	if !ok {
 		return false
 	}
-	if !isJSONType(hdr["Content-Type"]) || !accepts(hdr["Accept"]) || len(hdr["Last-Event-Id"]) > 0 {
-		return false
-	}
-
 	in := bufs.Get().(*bytes.Buffer)
 	in.Reset()
 	defer bufs.Put(in)
+	var req mcpCallRequest
+	var meta requestMeta
+	if !fastRequest(r, in, modern, &req, &meta) {
+		return false
+	}
+	s.fastCalls.Add(1)
+	res := s.answer(r.Context(), ss, req.Params.Name, req.Params.Arguments)
+	s.writeFastAnswer(w, hs, &req, &meta, res, modern)
+	return true
+}
+
+// fastHeaders says whether the fast path may take a request with these
+// headers: a tools/call of the 2026-07-28 era, or of an earlier one in a
+// session the scope knows (ss); modern is the era.
+func (s *Scope) fastHeaders(hdr http.Header, hs *httpSession) (ss *mcp.ServerSession, modern, ok bool) {
+	version := hdr.Get("Mcp-Protocol-Version")
+	modern = version == modernVersion
+	switch {
+	case modern:
+		if s.noFastModern || hdr.Get("Mcp-Method") != "tools/call" {
+			return nil, false, false
+		}
+	case version == "" || contains(legacyVersions, version):
+		if hs == nil {
+			return nil, false, false
+		}
+		ss = hs.ss
+	default:
+		return nil, false, false
+	}
+	if !isJSONType(hdr["Content-Type"]) || !accepts(hdr["Accept"]) || len(hdr["Last-Event-Id"]) > 0 {
+		return nil, false, false
+	}
+	return ss, modern, true
+}
+
+// fastRequest reads r's body into in and decodes it into req and meta,
+// and reports whether it is a plain tools/call the fast path answers;
+// when it is not, r's body is restored for go-sdk.
+func fastRequest(r *http.Request, in *bytes.Buffer, modern bool, req *mcpCallRequest, meta *requestMeta) bool {
 	if _, err := in.ReadFrom(io.LimitReader(r.Body, maxBody+1)); err != nil || in.Len() > maxBody {
 		r.Body = io.NopCloser(io.MultiReader(bytes.NewReader(bytes.Clone(in.Bytes())), r.Body))
 		return false
@@ -107,17 +130,15 @@ func (h mcpHandler) fastCall(w http.ResponseWriter, r *http.Request, hs *httpSes
 	if !bytes.Contains(body, []byte(`"tools/call"`)) {
 		return restore()
 	}
-	var req mcpCallRequest
-	if json.Unmarshal(body, &req) != nil || req.JSONRPC != "2.0" || req.Method != "tools/call" || !validRPCID(req.ID) ||
+	if json.Unmarshal(body, req) != nil || req.JSONRPC != "2.0" || req.Method != "tools/call" || !validRPCID(req.ID) ||
 		req.Params.Name == "" || req.Params.Task != nil || req.Params.InputResponses != nil || req.Params.RequestState != nil {
 		return restore()
 	}
-	var meta requestMeta
-	if req.Params.Meta != nil && (json.Unmarshal(req.Params.Meta, &meta) != nil) {
+	if req.Params.Meta != nil && (json.Unmarshal(req.Params.Meta, meta) != nil) {
 		return restore()
 	}
 	if modern {
-		if meta.ProtocolVersion != version || hdr.Get("Mcp-Name") != req.Params.Name ||
+		if meta.ProtocolVersion != modernVersion || r.Header.Get("Mcp-Name") != req.Params.Name ||
 			!isJSONObject(meta.ClientCapabilities) || (meta.ClientInfo != nil && !isJSONObject(meta.ClientInfo)) {
 			return restore()
 		}
@@ -128,10 +149,12 @@ func (h mcpHandler) fastCall(w http.ResponseWriter, r *http.Request, hs *httpSes
 		meta.LogLevel != "" && levelRank[meta.LogLevel] == 0 {
 		return restore()
 	}
+	return true
+}
 
-	s.fastCalls.Add(1)
-	res := s.answer(r.Context(), ss, req.Params.Name, req.Params.Arguments)
-
+// writeFastAnswer writes the answer res of a fast-path call: JSON, or an
+// event stream when notifications go before it.
+func (s *Scope) writeFastAnswer(w http.ResponseWriter, hs *httpSession, req *mcpCallRequest, meta *requestMeta, res tool.Result, modern bool) {
 	out := bufs.Get().(*bytes.Buffer)
 	out.Reset()
 	defer bufs.Put(out)
@@ -155,13 +178,16 @@ func (h mcpHandler) fastCall(w http.ResponseWriter, r *http.Request, hs *httpSes
 			wh["Content-Type"] = eventStreamType
 			w.WriteHeader(http.StatusOK)
 			w.Write(out.Bytes())
-			return true
+			return
 		}
 	}
 	out.Write(s.appendRPCResult(out.AvailableBuffer(), req.ID, res, modern))
 	writeJSON(w, http.StatusOK, out.Bytes())
-	return true
 }
+
+// modernVersion is the MCP era whose requests name their method and tool
+// in headers.
+const modernVersion = "2026-07-28"
 
 var eventStreamType = []string{"text/event-stream"}
 

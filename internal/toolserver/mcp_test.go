@@ -12,10 +12,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-const (
-	legacyVersion = "2025-11-25"
-	modernVersion = "2026-07-28"
-)
+const legacyVersion = "2025-11-25"
 
 // connectInMemory connects a go-sdk client to sc over an in-memory
 // connection (one MCP session). version "" lets the client choose (the

@@ -70,54 +70,9 @@ func (f *writer) append(b []byte, v any, depth int) []byte {
 	case string:
 		return appendString(b, x)
 	case []any:
-		indent := f.indented
-		if len(x) == 0 && indent {
-			return append(b, "[]"...)
-		}
-		b = append(b, '[')
-		for i, e := range x {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			if indent {
-				b = f.newline(b, depth+1)
-			}
-			b = f.append(b, e, depth+1)
-		}
-		if indent {
-			b = f.newline(b, depth)
-		}
-		return append(b, ']')
+		return f.array(b, x, depth)
 	case map[string]any:
-		indent := f.indented
-		if len(x) == 0 && indent {
-			return append(b, "{}"...)
-		}
-		var buf [16]string // most objects are small: sort their keys without allocating
-		keys := buf[:0]
-		for k := range x {
-			keys = append(keys, k)
-		}
-		slices.Sort(keys)
-		b = append(b, '{')
-		for i, k := range keys {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			if indent {
-				b = f.newline(b, depth+1)
-			}
-			b = appendString(b, k)
-			b = append(b, ':')
-			if indent {
-				b = append(b, ' ')
-			}
-			b = f.append(b, x[k], depth+1)
-		}
-		if indent {
-			b = f.newline(b, depth)
-		}
-		return append(b, '}')
+		return f.object(b, x, depth)
 	default:
 		// Not a value of this package; fall back to encoding/json so that
 		// callers of the Go API may pass ordinary Go values.
@@ -131,6 +86,57 @@ func (f *writer) append(b []byte, v any, depth int) []byte {
 		}
 		return f.append(b, w, depth)
 	}
+}
+
+func (f *writer) array(b []byte, x []any, depth int) []byte {
+	if len(x) == 0 && f.indented {
+		return append(b, "[]"...)
+	}
+	b = append(b, '[')
+	for i, e := range x {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		if f.indented {
+			b = f.newline(b, depth+1)
+		}
+		b = f.append(b, e, depth+1)
+	}
+	if f.indented {
+		b = f.newline(b, depth)
+	}
+	return append(b, ']')
+}
+
+func (f *writer) object(b []byte, x map[string]any, depth int) []byte {
+	if len(x) == 0 && f.indented {
+		return append(b, "{}"...)
+	}
+	var buf [16]string // most objects are small: sort their keys without allocating
+	keys := buf[:0]
+	for k := range x {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	b = append(b, '{')
+	for i, k := range keys {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		if f.indented {
+			b = f.newline(b, depth+1)
+		}
+		b = appendString(b, k)
+		b = append(b, ':')
+		if f.indented {
+			b = append(b, ' ')
+		}
+		b = f.append(b, x[k], depth+1)
+	}
+	if f.indented {
+		b = f.newline(b, depth)
+	}
+	return append(b, '}')
 }
 
 const hex = "0123456789abcdef"
