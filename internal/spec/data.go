@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 
 	"go.yaml.in/yaml/v4"
@@ -51,7 +52,7 @@ type row struct {
 // handed to one (false: stop the whole suite) and let go. The file is
 // read twice, first for its columns (and every bad row), so that no row
 // is kept.
-func (x *decoder) dataCases(item *yaml.Node, one func(*yaml.Node) bool) bool {
+func (x *decoder) dataCases(item *yaml.Node, k *caseChecker) bool {
 	d := x.d
 	fromKey, from := yamlpos.Lookup(item, "from")
 	if from.Kind != yaml.ScalarNode || from.Value == "" {
@@ -93,15 +94,9 @@ func (x *decoder) dataCases(item *yaml.Node, one func(*yaml.Node) bool) bool {
 	slices.Sort(columns)
 	checkColumns(item, columns, from.Value, d)
 	quiet := func(int, string, ...any) {} // reported in the first pass
-	more := true
-	rows(quiet, func(r row) bool {
-		c := instantiate(item, r, columns, source, from.Value, d)
-		if c != nil {
-			more = one(c)
-		}
-		return more
-	})
-	return more
+	rc := k.rowChecker(newTemplate(item), columns, source, from.Value)
+	rows(quiet, rc.add)
+	return rc.done()
 }
 
 // openData reads the data file the node names and returns its rows,
@@ -328,36 +323,75 @@ func checkColumns(item *yaml.Node, columns []string, file string, d *yamlpos.Col
 	walk(item)
 }
 
+// A template is the case item of a data file, made ready once for all its
+// rows: how many nodes a copy has, and where each templated scalar's
+// placeholders are.
+type template struct {
+	item *yaml.Node
+	// nodes is the count of a copy's nodes (aliases followed); -1 when it
+	// passes the bound on one case's values or on nesting.
+	nodes int
+	sites map[*yaml.Node][][]int
+}
+
+func newTemplate(item *yaml.Node) *template {
+	t := &template{item: item, sites: map[*yaml.Node][][]int{}}
+	var count func(n *yaml.Node, depth int) bool
+	count = func(n *yaml.Node, depth int) bool {
+		n = yamlpos.Deref(n)
+		if t.nodes++; t.nodes > yamlpos.MaxNodes || depth > yamlpos.MaxDepth {
+			return false
+		}
+		if n.Kind == yaml.ScalarNode && strings.Contains(n.Value, "{{") {
+			if _, done := t.sites[n]; !done {
+				t.sites[n] = placeholder.FindAllStringSubmatchIndex(n.Value, -1)
+			}
+		}
+		for _, sub := range n.Content {
+			if !count(sub, depth+1) {
+				return false
+			}
+		}
+		return true
+	}
+	if !count(item, 0) {
+		t.nodes = -1
+	}
+	return t
+}
+
 // instantiate is the case one row makes of a template: a copy without
 // from:, its placeholders filled, its nodes at the row's line. It returns
 // nil when the copy passes the bound on one case's values.
-func instantiate(item *yaml.Node, r row, columns []string, source int, file string, d *yamlpos.Collector) *yaml.Node {
+func instantiate(t *template, r row, columns []string, source int, file string, d *yamlpos.Collector) *yaml.Node {
 	line := yamlpos.VirtualLine(source, r.line)
-	copied := 0
-	var cp func(n *yaml.Node, depth int) *yaml.Node
-	cp = func(n *yaml.Node, depth int) *yaml.Node {
-		n = yamlpos.Deref(n)
-		if copied++; copied > yamlpos.MaxNodes || depth > yamlpos.MaxDepth {
-			return nil
-		}
-		c := &yaml.Node{Kind: n.Kind, Style: n.Style, Tag: n.Tag, Value: n.Value, Line: line, Column: 1}
-		if n.Kind == yaml.ScalarNode && strings.Contains(n.Value, "{{") {
-			fill(c, r, columns, line, d)
-		}
-		for _, sub := range n.Content {
-			s := cp(sub, depth+1)
-			if s == nil {
-				return nil
-			}
-			c.Content = append(c.Content, s)
-		}
-		return c
-	}
-	c := cp(item, 0)
-	if c == nil {
+	if t.nodes < 0 {
 		d.Add(yamlpos.Error, line, 1, "case too large: this row's case has more than %d values (the bound is per case)", yamlpos.MaxNodes)
 		return nil
 	}
+	// The copy's nodes, and the lists of their children, each in one piece.
+	nodes := make([]yaml.Node, t.nodes)
+	kids := make([]*yaml.Node, t.nodes)
+	used, usedKids := 0, 0
+	var cp func(n *yaml.Node) *yaml.Node
+	cp = func(n *yaml.Node) *yaml.Node {
+		n = yamlpos.Deref(n)
+		c := &nodes[used]
+		used++
+		*c = yaml.Node{Kind: n.Kind, Style: n.Style, Tag: n.Tag, Value: n.Value, Line: line, Column: 1}
+		if ms := t.sites[n]; ms != nil {
+			fill(c, ms, r, columns, line, d)
+		}
+		if len(n.Content) > 0 {
+			c.Content = kids[usedKids : usedKids : usedKids+len(n.Content)]
+			usedKids += len(n.Content)
+			for _, sub := range n.Content {
+				c.Content = append(c.Content, cp(sub))
+			}
+		}
+		return c
+	}
+	c := cp(t.item)
 	// Drop from:, and name the case by its row when the template does not.
 	hasName := false
 	var content []*yaml.Node
@@ -381,9 +415,8 @@ func instantiate(item *yaml.Node, r row, columns []string, source int, file stri
 	return c
 }
 
-// fill replaces the placeholders of scalar n with the row's values.
-func fill(n *yaml.Node, r row, columns []string, line int, d *yamlpos.Collector) {
-	ms := placeholder.FindAllStringSubmatchIndex(n.Value, -1)
+// fill replaces the placeholders of scalar n, at ms, with the row's values.
+func fill(n *yaml.Node, ms [][]int, r row, columns []string, line int, d *yamlpos.Collector) {
 	if len(ms) == 0 {
 		return
 	}
@@ -403,6 +436,10 @@ func fill(n *yaml.Node, r row, columns []string, line int, d *yamlpos.Collector)
 		}
 		if s, isStr := v.(string); isStr {
 			*n = yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: s, Style: yaml.DoubleQuotedStyle, Line: line, Column: 1}
+			return
+		}
+		if tag, text, ok := scalarOf(v); ok {
+			*n = yaml.Node{Kind: yaml.ScalarNode, Tag: tag, Value: text, Line: line, Column: 1}
 			return
 		}
 		var enc yaml.Node
@@ -435,6 +472,22 @@ func text(v any) string {
 	}
 	data, _ := json.Marshal(v)
 	return string(data)
+}
+
+// scalarOf is the tag and text of the YAML scalar that encoding v gives,
+// for the values that need no encoder: integers, booleans and null.
+func scalarOf(v any) (tag, text string, ok bool) {
+	switch x := v.(type) {
+	case json.Number:
+		if i, err := x.Int64(); err == nil {
+			return "!!int", strconv.FormatInt(i, 10), true
+		}
+	case bool:
+		return "!!bool", strconv.FormatBool(x), true
+	case nil:
+		return "!!null", "null", true
+	}
+	return "", "", false
 }
 
 // jsonish turns json.Number into int64 or float64, which YAML encodes as

@@ -139,24 +139,42 @@ func (x *decoder) suite(root *yaml.Node, doc any) *Suite {
 // cases list, checks it against the suite, and appends it. The case keeps
 // no pointer into the YAML tree.
 func (x *decoder) addCase(s *Suite, it yamlpos.Item, index int) {
+	if c, line, name := x.decodeCase(s, it, index); c != nil {
+		x.keepCase(s, c, c.Name, line, name)
+	}
+}
+
+// decodeCase decodes case it, the index-th, and checks it against the
+// suite: the case (nil when it is not one), and the line of its name key
+// and its name node for keepCase.
+func (x *decoder) decodeCase(s *Suite, it yamlpos.Item, index int) (*Case, int, *yaml.Node) {
 	c := x.caseOf(it, index)
 	if c == nil {
-		return
+		return nil, 0, nil
 	}
+	x.crossCase(s, c)
 	nameKey, nameNode := yamlpos.Lookup(it.N, "name")
-	if c.Name != "" && nameNode != nil {
-		if line, dup := x.firstCase[c.Name]; dup {
+	if nameKey == nil {
+		return c, 0, nil
+	}
+	return c, nameKey.Line, nameNode
+}
+
+// keepCase checks that the name of case c is the first of its kind and
+// keeps the case, or counts it (Options.Discard: c may be nil).
+func (x *decoder) keepCase(s *Suite, c *Case, name string, nameLine int, nameNode *yaml.Node) {
+	if name != "" && nameNode != nil {
+		if line, dup := x.firstCase[name]; dup {
 			first := x.pos(&yaml.Node{Line: line})
 			where := fmt.Sprintf("line %d", first.Line)
 			if first.File != x.pos(nameNode).File {
 				where = first.FileLine()
 			}
-			x.errorf(nameNode, "duplicate case name %q (first at %s); case names are unique within a suite", c.Name, where)
+			x.errorf(nameNode, "duplicate case name %q (first at %s); case names are unique within a suite", name, where)
 		} else {
-			x.firstCase[c.Name] = nameKey.Line
+			x.firstCase[name] = nameLine
 		}
 	}
-	x.crossCase(s, c)
 	if x.opts.Discard && s.World == "" {
 		s.Discarded++
 		return

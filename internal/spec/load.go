@@ -4,11 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"iter"
 	"os"
 	"path/filepath"
 	"sort"
-	"strconv"
 	"strings"
 
 	yaml "go.yaml.in/yaml/v4"
@@ -159,7 +157,14 @@ func parse(file string, data []byte, opts *Options, d *yamlpos.Collector) *Suite
 			}
 		}
 	}
-	return decodeSuite(file, root, all, len(items), detached, opts, d)
+	return decodeSuite(file, root, func(k *caseChecker) bool {
+		for n := range all {
+			if !k.item(n) {
+				return false
+			}
+		}
+		return true
+	}, len(items), detached, opts, d)
 }
 
 // afterCase, when set, is called after each case is decoded (a test
@@ -180,40 +185,21 @@ func parseCut(file string, data, head []byte, spans []span, opts *Options, d *ya
 	if root == nil || len(d.List) > 0 {
 		return nil, false
 	}
-	ok := true
-	items := func(yield func(*yaml.Node) bool) {
-		// Items are parsed a few at a time: a parser costs more to set up
-		// than a small item costs to parse.
-		for i := 0; i < len(spans); {
-			j := i + 1
-			for j < len(spans) && j-i < cutGroup && spans[j].end-spans[i].start < cutBytes {
-				j++
-			}
-			pd := newDiags(file)
-			seq := yamlpos.Parse(data[spans[i].start:spans[j-1].end], pd)
-			if seq == nil || len(pd.List) > 0 || seq.Kind != yaml.SequenceNode || len(seq.Content) != j-i {
-				ok = false
-				return
-			}
-			shiftLines(seq, spans[i].line-1)
-			for k, n := range seq.Content {
-				seq.Content[k] = nil // let each go once decoded
-				if !yield(n) {
-					return
-				}
-			}
-			i = j
-		}
-	}
-	s := decodeSuite(file, root, items, len(spans), true, opts, d)
+	var ok bool
+	s := decodeSuite(file, root, func(k *caseChecker) bool {
+		var more bool
+		ok, more = k.cutItems(data, spans)
+		return more
+	}, len(spans), true, opts, d)
 	return s, ok
 }
 
-// decodeSuite converts, checks and decodes a suite, its cases one at a
-// time from items (count of them; detached: taken out of the tree, which
-// holds an empty list or nothing in their place). Each case has its own
-// bound on values, and its nodes are let go once it is decoded.
-func decodeSuite(file string, root *yaml.Node, items iter.Seq[*yaml.Node], count int, detached bool, opts *Options, d *yamlpos.Collector) *Suite {
+// decodeSuite converts, checks and decodes a suite, then its cases one at
+// a time: cases hands them to the checker (count of them; detached: taken
+// out of the tree, which holds an empty list or nothing in their place),
+// and returns false when the file is too large to go on. Each case has
+// its own bound on values, and its nodes are let go once it is decoded.
+func decodeSuite(file string, root *yaml.Node, cases func(*caseChecker) bool, count int, detached bool, opts *Options, d *yamlpos.Collector) *Suite {
 	conv := yamlpos.NewConverter(d)
 	doc := conv.Convert(root, 0)
 	if conv.Large {
@@ -249,37 +235,10 @@ func decodeSuite(file string, root *yaml.Node, items iter.Seq[*yaml.Node], count
 	for _, dg := range sd.List {
 		d.Add(dg.Severity, dg.Pos.Line, dg.Pos.Col, "%s", dg.Message)
 	}
-	index := 0
-	one := func(n *yaml.Node) bool {
-		conv.BeginCase(n)
-		val := conv.Convert(n, 2)
-		if conv.Large {
-			return false
-		}
-		if !conv.Over {
-			path := []string{"cases", strconv.Itoa(index)}
-			for _, l := range schemas[1].Validate(val) {
-				l.Path = append(path, l.Path...)
-				schemas[1].Report(n, val, conv, l, 2, d)
-			}
-			x.addCase(s, yamlpos.Item{N: n, Val: val}, index)
-		}
-		index++
-		if afterCase != nil {
-			afterCase()
-		}
-		return true
-	}
-	for n := range items {
-		if _, from := yamlpos.Lookup(n, "from"); from != nil {
-			if !x.dataCases(n, one) {
-				return nil
-			}
-			continue
-		}
-		if !one(n) {
-			return nil
-		}
+	k := newCaseChecker(x, s, schemas[1])
+	defer k.close()
+	if !cases(k) {
+		return nil
 	}
 	return s
 }

@@ -38,7 +38,7 @@ func TestCheckingCasesTakesFlatMemory(t *testing.T) {
 		return []byte(head + "  - from: rows.jsonl\n    name: \"{{name}}\"\n    input: \"Where is order {{id}}?\"\n    script:\n      - tool_calls: [{name: lookup, args: {id: \"{{id}}\"}}]\n      - text: Shipped.\n    expect:\n      - called: {tool: lookup, with: {id: \"{{id}}\"}, times: 1}\n      - output: {contains: Shipped}\n")
 	}
 	// peak is the most heap live, beyond what was live before, while the
-	// suite is checked (measured after a collection every 500 cases).
+	// suite is checked (measured after a collection every 100 cases).
 	peak := func(suite []byte, n int) int64 {
 		var m runtime.MemStats
 		runtime.GC()
@@ -46,7 +46,7 @@ func TestCheckingCasesTakesFlatMemory(t *testing.T) {
 		base, top := m.HeapAlloc, m.HeapAlloc
 		seen := 0
 		afterCase = func() {
-			if seen++; seen%500 == 0 {
+			if seen++; seen%100 == 0 {
 				runtime.GC()
 				runtime.ReadMemStats(&m)
 				top = max(top, m.HeapAlloc)

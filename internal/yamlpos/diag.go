@@ -128,9 +128,20 @@ func (d *Collector) Add(sev Severity, line, col int, format string, args ...any)
 	if col < 1 {
 		col = 1
 	}
-	msg := fmt.Sprintf(format, args...)
 	file, line := d.RealPos(line)
-	key := fmt.Sprintf("%d:%s:%d:%d:%s", sev, file, line, col, msg)
+	d.keep(Diagnostic{Pos: Pos{File: file, Line: line, Col: col}, Severity: sev, Message: fmt.Sprintf(format, args...)})
+}
+
+// Merge adds what another collector of the same file collected, each
+// diagnostic once as Add does.
+func (d *Collector) Merge(ds []Diagnostic) {
+	for _, dg := range ds {
+		d.keep(dg)
+	}
+}
+
+func (d *Collector) keep(dg Diagnostic) {
+	key := fmt.Sprintf("%d:%s:%d:%d:%s", dg.Severity, dg.Pos.File, dg.Pos.Line, dg.Pos.Col, dg.Message)
 	if d.seen == nil {
 		d.seen = map[string]bool{}
 	}
@@ -138,7 +149,7 @@ func (d *Collector) Add(sev Severity, line, col int, format string, args ...any)
 		return
 	}
 	d.seen[key] = true
-	d.List = append(d.List, Diagnostic{Pos: Pos{File: file, Line: line, Col: col}, Severity: sev, Message: msg})
+	d.List = append(d.List, dg)
 }
 
 func (d *Collector) kindName() string {

@@ -1,0 +1,435 @@
+package spec
+
+import (
+	"runtime"
+	"slices"
+	"strconv"
+	"sync"
+
+	yaml "go.yaml.in/yaml/v4"
+
+	"github.com/dryfire-dev/dryfire/internal/yamlpos"
+)
+
+// Cases are checked on every core: the items of a cut file a group at a
+// time, the rows of a data file a batch at a time, each batch by a worker
+// with its own converter, decoder and diagnostics, merged on the loading
+// goroutine in the order of the file. What a case needs of the cases
+// before it is done there too: the duplicate-name check, and the whole of
+// any case the converter would share state with others for (anchors,
+// aliases, nesting near the bound, reported once a file), which is checked
+// there in order with the file's own converter. So the output is the same,
+// byte for byte, as checking every case in order.
+
+// checkWorkers is how many goroutines check cases (0: one a core); 1
+// checks them in order on the loading goroutine (a test compares the two).
+var checkWorkers = 0
+
+// rowBatch is how many rows of a data file a worker checks at a time.
+const rowBatch = 32
+
+// A checked case is one case a worker checked, or left to check in order.
+type checked struct {
+	inOrder bool
+	n       *yaml.Node // the item, when inOrder
+	// ok: it decoded to a case, c, which is nil when it is only counted
+	// (Options.Discard); its name, the line of its name key, its name.
+	ok       bool
+	c        *Case
+	name     string
+	nameLine int
+	nameNode *yaml.Node
+}
+
+// A batch is what a worker found in a group of items or a batch of rows.
+type batch struct {
+	diags []yamlpos.Diagnostic
+	cases []checked
+	// failed: the group did not parse on its own (the file is parsed
+	// whole). regroup: it holds a data-file item, whose rows make an
+	// unknown number of cases: nodes are its items, to be checked in
+	// order, and what was started after it is started again.
+	failed, regroup bool
+	nodes           []*yaml.Node
+	end             int // the span after the group
+}
+
+// A pool runs batches on its workers and hands their results back in the
+// order they were started.
+type pool struct {
+	jobs    chan func()
+	pending []chan batch
+	window  int
+	stop    sync.Once
+}
+
+func newPool(workers int) *pool {
+	p := &pool{jobs: make(chan func()), window: 2 * workers}
+	for range workers {
+		go func() {
+			for job := range p.jobs {
+				job()
+			}
+		}()
+	}
+	return p
+}
+
+func (p *pool) full() bool { return len(p.pending) >= p.window }
+
+// start runs job on a worker.
+func (p *pool) start(job func() batch) {
+	ch := make(chan batch, 1)
+	p.pending = append(p.pending, ch)
+	p.jobs <- func() { ch <- job() }
+}
+
+// next waits for the oldest batch started.
+func (p *pool) next() batch {
+	ch := p.pending[0]
+	p.pending[0] = nil
+	p.pending = p.pending[1:]
+	return <-ch
+}
+
+// discard waits for every batch started and drops what they found.
+func (p *pool) discard() {
+	for _, ch := range p.pending {
+		<-ch
+	}
+	p.pending = nil
+}
+
+// close discards what is pending and ends the workers.
+func (p *pool) close() {
+	p.discard()
+	p.stop.Do(func() { close(p.jobs) })
+}
+
+// caseChecker checks the cases of one suite: in order (one), or on the
+// pool's workers (start, merge).
+type caseChecker struct {
+	x      *decoder
+	s      *Suite
+	conv   *yamlpos.Converter
+	schema *yamlpos.FormatSchema
+	d      *yamlpos.Collector
+	index  int
+	pool   *pool // nil: in order
+	// wopts are the options the workers decode with: ResolveImpl is
+	// called by one at a time.
+	wopts *Options
+}
+
+func newCaseChecker(x *decoder, s *Suite, schema *yamlpos.FormatSchema) *caseChecker {
+	k := &caseChecker{x: x, s: s, conv: x.conv, schema: schema, d: x.d}
+	workers := checkWorkers
+	if workers == 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	if workers > 1 {
+		k.pool = newPool(workers)
+		o := *x.opts
+		if resolve := o.ResolveImpl; resolve != nil {
+			var mu sync.Mutex
+			o.ResolveImpl = func(ref string) error {
+				mu.Lock()
+				defer mu.Unlock()
+				return resolve(ref)
+			}
+		}
+		k.wopts = &o
+	}
+	return k
+}
+
+func (k *caseChecker) close() {
+	if k.pool != nil {
+		k.pool.close()
+	}
+}
+
+// one checks case item n in order. It returns false when the file is too
+// large to go on.
+func (k *caseChecker) one(n *yaml.Node) bool {
+	conv := k.conv
+	conv.BeginCase(n)
+	val := conv.Convert(n, 2)
+	if conv.Large {
+		return false
+	}
+	if !conv.Over {
+		k.validate(n, val, conv, k.d)
+		k.x.addCase(k.s, yamlpos.Item{N: n, Val: val}, k.index)
+	}
+	k.index++
+	if afterCase != nil {
+		afterCase()
+	}
+	return true
+}
+
+// validate checks case n (converted: val) against the case schema.
+func (k *caseChecker) validate(n *yaml.Node, val any, conv *yamlpos.Converter, d *yamlpos.Collector) {
+	path := []string{"cases", strconv.Itoa(k.index)}
+	for _, l := range k.schema.Validate(val) {
+		l.Path = append(path, l.Path...)
+		k.schema.Report(n, val, conv, l, 2, d)
+	}
+}
+
+// worker is a decoder of one batch: its own diagnostics and converters,
+// the suite's parts read only.
+func (k *caseChecker) worker(sources []string) (*decoder, *yamlpos.Collector) {
+	d := &yamlpos.Collector{File: k.d.File, Kind: k.d.Kind, Empty: k.d.Empty, Sources: sources}
+	return &decoder{root: k.x.root, file: k.x.file, d: d, opts: k.wopts, cross: k.x.cross}, d
+}
+
+// check checks case item n, the index-th, on a worker.
+func (k *caseChecker) check(w *decoder, n *yaml.Node, index int) checked {
+	if !plain(n, 0) {
+		return checked{inOrder: true, n: n}
+	}
+	conv := yamlpos.NewConverter(w.d)
+	w.conv = conv
+	conv.BeginCase(n)
+	val := conv.Convert(n, 2)
+	if conv.Over {
+		return checked{}
+	}
+	path := []string{"cases", strconv.Itoa(index)}
+	for _, l := range k.schema.Validate(val) {
+		l.Path = append(path, l.Path...)
+		k.schema.Report(n, val, conv, l, 2, w.d)
+	}
+	c, line, name := w.decodeCase(k.s, yamlpos.Item{N: n, Val: val}, index)
+	if c == nil {
+		return checked{}
+	}
+	out := checked{ok: true, c: c, name: c.Name, nameLine: line, nameNode: name}
+	releaseCase(c) // its nodes go with the batch
+	if k.x.opts.Discard && k.s.World == "" {
+		out.c = nil
+	}
+	return out
+}
+
+// plain reports whether item n can be checked apart from the cases before
+// it: no anchors or aliases (the converter shares them between cases), no
+// nesting near the bound (reported once a file).
+func plain(n *yaml.Node, depth int) bool {
+	if n.Anchor != "" || n.Kind == yaml.AliasNode || depth >= yamlpos.MaxDepth-4 {
+		return false
+	}
+	for _, c := range n.Content {
+		if !plain(c, depth+1) {
+			return false
+		}
+	}
+	return true
+}
+
+// merge takes in what a worker found, in order. It returns false when the
+// file is too large to go on.
+func (k *caseChecker) merge(b batch) bool {
+	k.d.Merge(b.diags)
+	for _, c := range b.cases {
+		if c.inOrder {
+			if !k.one(c.n) {
+				return false
+			}
+			continue
+		}
+		if c.ok {
+			k.x.keepCase(k.s, c.c, c.name, c.nameLine, c.nameNode)
+		}
+		k.index++
+		if afterCase != nil {
+			afterCase()
+		}
+	}
+	return true
+}
+
+// cutItems checks the items of a cut file (cutCases), parsed a group at a
+// time. ok is false when a group does not parse on its own; more is false
+// when the file is too large to go on.
+func (k *caseChecker) cutItems(data []byte, spans []span) (ok, more bool) {
+	if k.pool == nil {
+		ok = true
+		for i := 0; i < len(spans); {
+			j := groupEnd(spans, i)
+			seq, parsed := parseGroup(data, spans, i, j, k.d.File)
+			if !parsed {
+				return false, true
+			}
+			for g, n := range seq {
+				seq[g] = nil // let each go once decoded
+				if !k.item(n) {
+					return true, false
+				}
+			}
+			i = j
+		}
+		return true, true
+	}
+	next, base := 0, k.index
+	for next < len(spans) || len(k.pool.pending) > 0 {
+		for next < len(spans) && !k.pool.full() {
+			i, j, first := next, groupEnd(spans, next), base
+			k.pool.start(func() batch { return k.checkGroup(data, spans, i, j, first) })
+			base += j - i
+			next = j
+		}
+		b := k.pool.next()
+		switch {
+		case b.failed:
+			k.pool.discard()
+			return false, true
+		case b.regroup:
+			// What was started after this group took its items for one
+			// case each: start again after it, from the true count.
+			k.pool.discard()
+			for _, n := range b.nodes {
+				if !k.item(n) {
+					return true, false
+				}
+			}
+			next, base = b.end, k.index
+		default:
+			if !k.merge(b) {
+				k.pool.discard()
+				return true, false
+			}
+		}
+	}
+	return true, true
+}
+
+// item checks one item of the cases list in order: a case, or a data
+// file's rows.
+func (k *caseChecker) item(n *yaml.Node) bool {
+	if _, from := yamlpos.Lookup(n, "from"); from != nil {
+		return k.x.dataCases(n, k)
+	}
+	return k.one(n)
+}
+
+// groupEnd is the end of the group of spans that starts at i: items are
+// parsed a few at a time, as a parser costs more to set up than a small
+// item costs to parse.
+func groupEnd(spans []span, i int) int {
+	j := i + 1
+	for j < len(spans) && j-i < cutGroup && spans[j].end-spans[i].start < cutBytes {
+		j++
+	}
+	return j
+}
+
+// parseGroup parses spans i..j-1 of data on their own.
+func parseGroup(data []byte, spans []span, i, j int, file string) ([]*yaml.Node, bool) {
+	pd := newDiags(file)
+	seq := yamlpos.Parse(data[spans[i].start:spans[j-1].end], pd)
+	if seq == nil || len(pd.List) > 0 || seq.Kind != yaml.SequenceNode || len(seq.Content) != j-i {
+		return nil, false
+	}
+	shiftLines(seq, spans[i].line-1)
+	return seq.Content, true
+}
+
+// checkGroup parses and checks spans i..j-1 on a worker; the first is
+// case index first.
+func (k *caseChecker) checkGroup(data []byte, spans []span, i, j, first int) batch {
+	seq, ok := parseGroup(data, spans, i, j, k.d.File)
+	if !ok {
+		return batch{failed: true}
+	}
+	for _, n := range seq {
+		if _, from := yamlpos.Lookup(n, "from"); from != nil {
+			return batch{regroup: true, nodes: seq, end: j}
+		}
+	}
+	w, d := k.worker(nil)
+	b := batch{cases: make([]checked, 0, len(seq))}
+	for g, n := range seq {
+		b.cases = append(b.cases, k.check(w, n, first+g))
+	}
+	b.diags = d.List
+	return b
+}
+
+// A rowChecker checks the cases of a data file's rows, each instantiated
+// from t: in order, or by the pool's workers a batch at a time.
+type rowChecker struct {
+	k       *caseChecker
+	t       *template
+	columns []string
+	source  int
+	file    string
+	rows    []row
+	next    int // the case index of the next batch
+	more    bool
+}
+
+func (k *caseChecker) rowChecker(t *template, columns []string, source int, file string) *rowChecker {
+	return &rowChecker{k: k, t: t, columns: columns, source: source, file: file, next: k.index, more: true}
+}
+
+// add checks row r, now or with the rows after it. It returns false when
+// the file is too large to go on.
+func (rc *rowChecker) add(r row) bool {
+	k := rc.k
+	if k.pool == nil || rc.t.nodes < 0 {
+		if c := instantiate(rc.t, r, rc.columns, rc.source, rc.file, k.d); c != nil {
+			rc.more = k.one(c)
+		}
+		return rc.more
+	}
+	if rc.rows = append(rc.rows, r); len(rc.rows) == rowBatch {
+		rc.flush()
+	}
+	return rc.more
+}
+
+// flush starts the rows gathered (every row makes one case), taking in
+// what is done while the pool is full.
+func (rc *rowChecker) flush() {
+	k := rc.k
+	if len(rc.rows) > 0 && rc.more {
+		rows, first, sources := rc.rows, rc.next, slices.Clone(k.d.Sources)
+		rc.rows, rc.next = nil, rc.next+len(rows)
+		k.pool.start(func() batch { return rc.checkRows(rows, first, sources) })
+	}
+	for rc.more && k.pool.full() {
+		rc.more = k.merge(k.pool.next())
+	}
+}
+
+// done checks what is left. It returns false when the file is too large
+// to go on.
+func (rc *rowChecker) done() bool {
+	k := rc.k
+	if k.pool == nil {
+		return rc.more
+	}
+	rc.flush()
+	for rc.more && len(k.pool.pending) > 0 {
+		rc.more = k.merge(k.pool.next())
+	}
+	k.pool.discard()
+	return rc.more
+}
+
+// checkRows instantiates and checks rows on a worker; the first is case
+// index first.
+func (rc *rowChecker) checkRows(rows []row, first int, sources []string) batch {
+	k := rc.k
+	w, d := k.worker(sources)
+	b := batch{cases: make([]checked, 0, len(rows))}
+	for g, r := range rows {
+		c := instantiate(rc.t, r, rc.columns, rc.source, rc.file, d)
+		b.cases = append(b.cases, k.check(w, c, first+g))
+	}
+	b.diags = d.List
+	return b
+}

@@ -1,0 +1,105 @@
+package spec
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// Checking cases on several workers gives what checking them in order
+// gives, byte for byte: diagnostics and suite. The suite has what must be
+// done in order among the cut groups: duplicate names across groups and
+// rows, an anchor and its alias, nesting too deep twice (reported once),
+// a data-file item in the middle of a group, rows with problems.
+func TestCheckingInParallelIsCheckingInOrder(t *testing.T) {
+	dir := t.TempDir()
+	var rows strings.Builder
+	for i := range 150 {
+		switch {
+		case i%17 == 3:
+			fmt.Fprintf(&rows, "{\"id\": \"R-%d\"}\n", i) // no name
+		case i%23 == 5:
+			fmt.Fprintf(&rows, "{\"id\": \"R-%d\", \"name\": %d}\n", i, i) // a number for a name
+		case i == 40:
+			fmt.Fprintf(&rows, "{\"id\": \"R-%d\", \"name\": \"case 7\"}\n", i) // an inline case's name
+		case i == 90:
+			fmt.Fprintf(&rows, "{\"id\": %s, \"name\": \"deep row\"}\n", strings.Repeat("[", 250)+strings.Repeat("]", 250))
+		default:
+			fmt.Fprintf(&rows, "{\"id\": \"R-%d\", \"name\": \"row %d\"}\n", i, i)
+		}
+	}
+	os.WriteFile(filepath.Join(dir, "rows.jsonl"), []byte(rows.String()), 0o644)
+	var b strings.Builder
+	b.WriteString("version: 1\nagent: {provider: script}\nmocks:\n  lookup: [{return: {ok: true}}]\ncases:\n")
+	for i := range 400 {
+		switch {
+		case i == 130:
+			b.WriteString("  - from: rows.jsonl\n    name: \"{{name}}\"\n    input: \"Look up {{id}}\"\n    script: [{tool_calls: [{name: lookup, args: {id: \"{{id}}\"}}]}, {text: done}]\n")
+			continue
+		case i == 70:
+			b.WriteString("  - name: anchored\n    input: hi\n    script: &s [{text: ok}]\n")
+			continue
+		case i == 80:
+			b.WriteString("  - name: aliased\n    input: hi\n    script: *s\n")
+			continue
+		case i == 150 || i == 310:
+			b.WriteString("  - a case that is a string\n") // its index is in the message
+			continue
+		case i == 200 || i == 260:
+			fmt.Fprintf(&b, "  - name: deep %d\n    input: hi\n    script: [{text: ok}]\n    mocks: {lookup: [{return: %s1%s}]}\n", i, strings.Repeat("[", 210), strings.Repeat("]", 210))
+			continue
+		}
+		name := fmt.Sprintf("case %d", i)
+		if i%50 == 49 {
+			name = "case 7" // a duplicate, in another group
+		}
+		fmt.Fprintf(&b, "  - name: %s\n    input: Look up A-%d\n    script:\n      - tool_calls: [{name: lookup, args: {id: A-%d}}]\n      - text: done\n", name, i, i)
+		switch i % 13 {
+		case 4:
+			b.WriteString("    expect: [{called: {tool: lookup, times: many}}]\n")
+		case 9:
+			b.WriteString("    expect: [{output: {contains: done, regex: '('}}]\n")
+		case 11:
+			b.WriteString("    expect: [{called: {tool: lokup}}]\n")
+		}
+	}
+	file := filepath.Join(dir, "s.dryfire.yaml")
+	data := []byte(b.String())
+	os.WriteFile(file, data, 0o644)
+	if _, _, ok := cutCases(data); !ok {
+		t.Fatal("the suite is not cut apart")
+	}
+	load := func(workers int, discard bool) (string, string) {
+		defer func(n int) { checkWorkers = n }(checkWorkers)
+		checkWorkers = workers
+		s, ds := Parse(file, data, &Options{Root: dir, Discard: discard})
+		js, _ := json.Marshal(s)
+		return ds.Error(), string(js)
+	}
+	for _, discard := range []bool{false, true} {
+		wantDs, wantS := load(1, discard)
+		if n := strings.Count(wantDs, "\n"); n < 40 {
+			t.Fatalf("only %d diagnostics:\n%s", n+1, wantDs)
+		}
+		for _, must := range []string{"duplicate case name", "nesting deeper", "rows.jsonl:", "name must be a string", "cases[299] must be a mapping"} {
+			if !strings.Contains(wantDs, must) {
+				t.Errorf("no %q in\n%s", must, wantDs)
+			}
+		}
+		if strings.Count(wantDs, "nesting deeper") != 1 {
+			t.Errorf("nesting reported %d times", strings.Count(wantDs, "nesting deeper"))
+		}
+		for _, workers := range []int{2, 3, 8} {
+			gotDs, gotS := load(workers, discard)
+			if gotDs != wantDs {
+				t.Errorf("%d workers, discard %v: diagnostics differ:\n%s\nin order:\n%s", workers, discard, gotDs, wantDs)
+			}
+			if gotS != wantS {
+				t.Errorf("%d workers, discard %v: the suites differ", workers, discard)
+			}
+		}
+	}
+}
