@@ -8,6 +8,7 @@ import (
 
 	yaml "go.yaml.in/yaml/v4"
 
+	"github.com/dryfire-dev/dryfire/internal/jschema"
 	"github.com/dryfire-dev/dryfire/internal/yamlpos"
 )
 
@@ -185,8 +186,9 @@ func (k *caseChecker) worker(sources []string) (*decoder, *yamlpos.Collector) {
 	return &decoder{root: k.x.root, file: k.x.file, d: d, opts: k.wopts, cross: k.x.cross}, d
 }
 
-// check checks case item n, the index-th, on a worker.
-func (k *caseChecker) check(w *decoder, n *yaml.Node, index int) checked {
+// check checks case item n, the index-th, on a worker; plan, when set,
+// says which parts of a data file's row to check against the case schema.
+func (k *caseChecker) check(w *decoder, n *yaml.Node, index int, plan *rowPlan) checked {
 	if !plain(n, 0) {
 		return checked{inOrder: true, n: n}
 	}
@@ -197,8 +199,17 @@ func (k *caseChecker) check(w *decoder, n *yaml.Node, index int) checked {
 	if conv.Over {
 		return checked{}
 	}
+	var leaves []jschema.Leaf
+	if plan != nil {
+		leaves = plan.validate(val)
+		if verifyRowPlan {
+			checkRowPlan(leaves, k.schema.Validate(val))
+		}
+	} else {
+		leaves = k.schema.Validate(val)
+	}
 	path := []string{"cases", strconv.Itoa(index)}
-	for _, l := range k.schema.Validate(val) {
+	for _, l := range leaves {
 		l.Path = append(path, l.Path...)
 		k.schema.Report(n, val, conv, l, 2, w.d)
 	}
@@ -352,7 +363,7 @@ func (k *caseChecker) checkGroup(data []byte, spans []span, i, j, first int) bat
 	w, d := k.worker(nil)
 	b := batch{cases: make([]checked, 0, len(seq))}
 	for g, n := range seq {
-		b.cases = append(b.cases, k.check(w, n, first+g))
+		b.cases = append(b.cases, k.check(w, n, first+g, nil))
 	}
 	b.diags = d.List
 	return b
@@ -369,6 +380,9 @@ type rowChecker struct {
 	rows    []row
 	next    int // the case index of the next batch
 	more    bool
+	// plan is made from the first row (planned says it was tried).
+	plan    *rowPlan
+	planned bool
 }
 
 func (k *caseChecker) rowChecker(t *template, columns []string, source int, file string) *rowChecker {
@@ -396,6 +410,10 @@ func (rc *rowChecker) add(r row) bool {
 func (rc *rowChecker) flush() {
 	k := rc.k
 	if len(rc.rows) > 0 && rc.more {
+		if !rc.planned {
+			rc.planned = true
+			rc.plan = rc.makePlan(rc.rows[0])
+		}
 		rows, first, sources := rc.rows, rc.next, slices.Clone(k.d.Sources)
 		rc.rows, rc.next = nil, rc.next+len(rows)
 		k.pool.start(func() batch { return rc.checkRows(rows, first, sources) })
@@ -420,6 +438,24 @@ func (rc *rowChecker) done() bool {
 	return rc.more
 }
 
+// makePlan plans the checks of the rows' cases from row r's, or gives nil
+// (each is checked whole).
+func (rc *rowChecker) makePlan(r row) *rowPlan {
+	k := rc.k
+	d := &yamlpos.Collector{File: k.d.File, Kind: k.d.Kind, Sources: k.d.Sources}
+	c := instantiate(rc.t, r, rc.columns, rc.source, rc.file, d)
+	if c == nil || !plain(c, 0) {
+		return nil
+	}
+	conv := yamlpos.NewConverter(d)
+	conv.BeginCase(c)
+	val := conv.Convert(c, 2)
+	if conv.Over || conv.Large {
+		return nil
+	}
+	return newRowPlan(rc.t, val, k.schema)
+}
+
 // checkRows instantiates and checks rows on a worker; the first is case
 // index first.
 func (rc *rowChecker) checkRows(rows []row, first int, sources []string) batch {
@@ -428,7 +464,7 @@ func (rc *rowChecker) checkRows(rows []row, first int, sources []string) batch {
 	b := batch{cases: make([]checked, 0, len(rows))}
 	for g, r := range rows {
 		c := instantiate(rc.t, r, rc.columns, rc.source, rc.file, d)
-		b.cases = append(b.cases, k.check(w, c, first+g))
+		b.cases = append(b.cases, k.check(w, c, first+g, rc.plan))
 	}
 	b.diags = d.List
 	return b

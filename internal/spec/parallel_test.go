@@ -2,6 +2,7 @@ package spec
 
 import (
 	"encoding/json"
+	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -100,6 +101,65 @@ func TestCheckingInParallelIsCheckingInOrder(t *testing.T) {
 			if gotS != wantS {
 				t.Errorf("%d workers, discard %v: the suites differ", workers, discard)
 			}
+		}
+	}
+}
+
+// Every test of the package that checks data rows compares the planned
+// check of each row with the whole check (benchmarks do not).
+func TestMain(m *testing.M) {
+	flag.Parse()
+	verifyRowPlan = flag.Lookup("test.bench").Value.String() == ""
+	code := m.Run()
+	if rowPlanDiff != "" {
+		fmt.Fprintf(os.Stderr, "a row's planned schema check differs from the whole check:\n%s\n", rowPlanDiff)
+		code = 1
+	}
+	os.Exit(code)
+}
+
+// A row's planned check finds what the whole check finds, wherever the
+// template fills values in: under mocks, sequences, content blocks, checks
+// of every kind, the user, and as whole values of any type.
+func TestRowPlanIsTheWholeCheck(t *testing.T) {
+	dir := t.TempDir()
+	values := []string{`"text"`, `""`, `7`, `-1`, `2.5`, `true`, `null`, `[]`, `[1, "a"]`, `{}`, `{"a": 1}`, `"{{x}}"`, `"call"`, `"image"`}
+	var rows strings.Builder
+	for i, v := range values {
+		for j, w := range values {
+			fmt.Fprintf(&rows, "{\"n\": \"row %d-%d\", \"v\": %s, \"w\": %s}\n", i, j, v, w)
+		}
+	}
+	os.WriteFile(filepath.Join(dir, "rows.jsonl"), []byte(rows.String()), 0o644)
+	templates := []string{
+		"    input: \"{{v}}\"\n    script: [{text: \"{{w}}\"}]\n",
+		"    input: hi\n    script: [{tool_calls: [{name: lookup, args: \"{{v}}\", id: \"{{w}}\"}]}, {text: ok}]\n",
+		"    input: hi\n    max_turns: \"{{v}}\"\n    trials: \"{{w}}\"\n    script: [{text: ok}]\n",
+		"    input: hi\n    script: [{text: ok}]\n    mocks:\n      lookup:\n        - when: {id: \"{{v}}\"}\n          return: \"{{w}}\"\n        - sequence: [{return: \"{{v}}\"}, {error: \"{{w}}\"}]\n        - content: [{type: \"{{v}}\", text: \"{{w}}\"}, {type: image, data: \"{{w}}\", mimeType: \"{{v}}\"}]\n",
+		"    input: hi\n    script: [{text: ok}]\n    expect:\n      - called: {tool: \"{{v}}\", with: \"{{w}}\", times: \"{{v}}\"}\n      - output: {contains: \"{{v}}\", regex: \"{{w}}\"}\n      - order: [\"{{v}}\", lookup]\n      - \"{{w}}\"\n      - max_turns: \"{{v}}\"\n",
+		"    input: hi\n    user: [\"{{v}}\", {text: \"{{w}}\"}]\n    script: [{text: ok}, {text: \"{{v}}\"}]\n",
+		"    input: hi\n    script: \"{{v}}\"\n    expect: \"{{w}}\"\n",
+		"    input: hi\n    \"{{v}}\": 1\n    script: [{text: ok, extra: \"{{w}}\"}]\n",
+	}
+	for i, tmpl := range templates {
+		data := []byte("version: 1\nagent: {provider: script}\nmocks:\n  lookup: [{return: {ok: true}}]\ncases:\n  - from: rows.jsonl\n    name: \"{{n}}\"\n" + tmpl)
+		file := filepath.Join(dir, fmt.Sprintf("t%d.dryfire.yaml", i))
+		var want string
+		for _, workers := range []int{1, 2} {
+			checkWorkers = workers
+			_, ds := Parse(file, data, &Options{Root: dir})
+			checkWorkers = 0
+			if workers == 1 {
+				want = ds.Error()
+				if !ds.HasErrors() {
+					t.Errorf("template %d: no errors", i)
+				}
+			} else if ds.Error() != want {
+				t.Errorf("template %d: diagnostics differ with 2 workers:\n%s\nin order:\n%s", i, ds.Error(), want)
+			}
+		}
+		if rowPlanDiff != "" {
+			t.Fatalf("template %d: %s", i, rowPlanDiff)
 		}
 	}
 }
