@@ -59,6 +59,29 @@ func CompileAt(v any, url, fragment string) (*Schema, error) {
 	return &Schema{s: s}, nil
 }
 
+// CompileFragments compiles the schemas at fragments ("#/$defs/x") of
+// the one schema v registered under url, sharing what they share.
+func CompileFragments(v any, url string, fragments []string) ([]*Schema, error) {
+	if _, err := expanded(v, MaxExpanded); err != nil {
+		return nil, err
+	}
+	c := jsonschema.NewCompiler()
+	c.DefaultDraft(jsonschema.Draft2020)
+	c.UseLoader(noLoader{})
+	if err := c.AddResource(url, v); err != nil {
+		return nil, clean(err)
+	}
+	out := make([]*Schema, len(fragments))
+	for i, f := range fragments {
+		s, err := c.Compile(url + f)
+		if err != nil {
+			return nil, clean(err)
+		}
+		out[i] = &Schema{s: s}
+	}
+	return out, nil
+}
+
 func clean(err error) error {
 	var se *jsonschema.SchemaValidationError
 	if errors.As(err, &se) {

@@ -65,7 +65,7 @@ type pool struct {
 }
 
 func newPool(workers int) *pool {
-	p := &pool{jobs: make(chan func()), window: 2 * workers}
+	p := &pool{jobs: make(chan func()), window: workers}
 	for range workers {
 		go func() {
 			for job := range p.jobs {
@@ -217,7 +217,11 @@ func (k *caseChecker) check(w *decoder, n *yaml.Node, index int, plan *rowPlan) 
 	if c == nil {
 		return checked{}
 	}
-	out := checked{ok: true, c: c, name: c.Name, nameLine: line, nameNode: name}
+	out := checked{ok: true, c: c, name: c.Name, nameLine: line}
+	if name != nil {
+		// Where the name is, without holding on to the case's nodes.
+		out.nameNode = &yaml.Node{Kind: name.Kind, Line: name.Line, Column: name.Column}
+	}
 	releaseCase(c) // its nodes go with the batch
 	if k.x.opts.Discard && k.s.World == "" {
 		out.c = nil

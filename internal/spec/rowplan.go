@@ -32,9 +32,10 @@ type rowPlan struct {
 }
 
 // A planUnit is a part of the case checked for each row: where it is,
-// and the schemas that apply there.
+// and the schemas that apply there (their locations in the suite schema).
 type planUnit struct {
 	path    []string
+	locs    []string
 	schemas []*jschema.Schema
 }
 
@@ -103,21 +104,6 @@ func valueAtPath(val any, path []string) (any, bool) {
 	return val, true
 }
 
-// fragments are the compiled parts of the suite schema, by location.
-var fragments sync.Map // string → *jschema.Schema
-
-func fragment(raw any, loc string) *jschema.Schema {
-	if s, ok := fragments.Load(loc); ok {
-		return s.(*jschema.Schema)
-	}
-	s, err := jschema.CompileAt(raw, schema.SuiteURL, "#"+loc)
-	if err != nil {
-		return nil
-	}
-	fragments.Store(loc, s)
-	return s
-}
-
 // newRowPlan plans the checks of the cases of template t, whose first
 // row's case converts to refVal, against the case schema whole. It
 // returns nil when each row's case is best checked whole.
@@ -129,21 +115,11 @@ func newRowPlan(t *template, refVal any, whole *yamlpos.FormatSchema) *rowPlan {
 	}
 	p := &rowPlan{}
 	var unitPaths [][]string
-	ok := true
 	var walk func(locs []string, val any, path []string, here *siteNode)
 	walk = func(own []string, val any, path []string, here *siteNode) {
 		locs, simple := expand(raw, own, val)
 		if !simple || here.site {
-			var ss []*jschema.Schema
-			for _, l := range own {
-				s := fragment(raw, l)
-				if s == nil {
-					ok = false
-					return
-				}
-				ss = append(ss, s)
-			}
-			p.units = append(p.units, planUnit{path: slices.Clone(path), schemas: ss})
+			p.units = append(p.units, planUnit{path: slices.Clone(path), locs: own})
 			unitPaths = append(unitPaths, slices.Clone(path))
 			return
 		}
@@ -165,8 +141,18 @@ func newRowPlan(t *template, refVal any, whole *yamlpos.FormatSchema) *rowPlan {
 		}
 	}
 	walk([]string{"/$defs/case"}, refVal, nil, sites)
-	if !ok {
+	var frags []string
+	for _, u := range p.units {
+		for _, l := range u.locs {
+			frags = append(frags, "#"+l)
+		}
+	}
+	compiled, err := jschema.CompileFragments(raw, schema.SuiteURL, frags)
+	if err != nil {
 		return nil
+	}
+	for i := range p.units {
+		p.units[i].schemas, compiled = compiled[:len(p.units[i].locs)], compiled[len(p.units[i].locs):]
 	}
 	whole0 := whole.Validate(refVal)
 	for _, l := range whole0 {
@@ -295,7 +281,7 @@ func expand(raw any, locs []string, val any) (out []string, simple bool) {
 				return
 			}
 			branch := "else"
-			if holds(raw, loc+"/if", val) {
+			if keysHold(cond, val) {
 				branch = "then"
 			}
 			if _, ok := m[branch]; ok {
@@ -336,10 +322,47 @@ func keysOnly(s any) bool {
 	return true
 }
 
-// holds reports whether val passes the schema at loc.
-func holds(raw any, loc string, val any) bool {
-	s := fragment(raw, loc)
-	return s != nil && len(s.Validate(val)) == 0
+// keysHold reports whether val passes s, a schema of keys alone
+// (keysOnly).
+func keysHold(s any, val any) bool {
+	m, _ := s.(map[string]any)
+	obj, isObj := val.(map[string]any)
+	for k, v := range m {
+		switch k {
+		case "required":
+			list, _ := v.([]any)
+			for _, e := range list {
+				name, _ := e.(string)
+				if _, ok := obj[name]; isObj && !ok {
+					return false
+				}
+			}
+		case "minProperties", "maxProperties":
+			n, err := strconv.Atoi(fmt.Sprint(v))
+			if err != nil {
+				return false
+			}
+			if isObj && (k == "minProperties" && len(obj) < n || k == "maxProperties" && len(obj) > n) {
+				return false
+			}
+		case "not":
+			if keysHold(v, val) {
+				return false
+			}
+		case "allOf", "anyOf", "oneOf":
+			list, _ := v.([]any)
+			n := 0
+			for _, e := range list {
+				if keysHold(e, val) {
+					n++
+				}
+			}
+			if k == "allOf" && n != len(list) || k == "anyOf" && n == 0 || k == "oneOf" && n != 1 {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // childLocs are the schemas the schema at loc applies to val's child step.
