@@ -146,13 +146,42 @@ func TestE2EConversations(t *testing.T) {
 	for _, want := range []string{
 		"note: user turn 2 (talk.dryfire.yaml:16) was skipped: the agent's reply does not match /(?i)email/",
 		`note: the simulated user ended the conversation after 1 message(s): "Thanks, that is all. DONE" matches stop_when /DONE/`,
-		"note: recorded 2 model calls of the simulated user into cassettes/talk/model-driven-user.user.json",
-		"note: recorded 2 model calls of the simulated user into cassettes/program/a-program-talks-with-a-model-driven-user.user.json",
+		"note: recorded 2 model calls of the simulated user into cassettes/talk/model-driven-user.json",
+		"note: recorded 2 model calls of the simulated user into cassettes/program/a-program-talks-with-a-model-driven-user.json",
 		"4 passed, 0 failed",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("recording output lacks %q:\n%s", want, out)
 		}
+	}
+	// The user's calls are in the case's cassette, apart from the
+	// agent's: the agent's interactions hold none of the user's requests.
+	for _, f := range []string{"cassettes/talk/model-driven-user.json", "cassettes/program/a-program-talks-with-a-model-driven-user.json"} {
+		var cas struct {
+			Interactions     []json.RawMessage `json:"interactions"`
+			UserRules        []string          `json:"user_rules"`
+			UserInteractions []json.RawMessage `json:"user_interactions"`
+		}
+		data, err := os.ReadFile(filepath.Join(dir, f))
+		if err != nil || json.Unmarshal(data, &cas) != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		if len(cas.UserInteractions) != 2 || len(cas.UserRules) == 0 {
+			t.Errorf("%s: %d user interactions, rules %v; want 2 and the anthropic rules", f, len(cas.UserInteractions), cas.UserRules)
+		}
+		for i, it := range cas.Interactions {
+			if strings.Contains(string(it), "You are playing the user") {
+				t.Errorf("%s: agent interaction %d is the user's", f, i+1)
+			}
+		}
+		for i, it := range cas.UserInteractions {
+			if !strings.Contains(string(it), "You are playing the user") {
+				t.Errorf("%s: user interaction %d is not the user's", f, i+1)
+			}
+		}
+	}
+	if m, _ := filepath.Glob(filepath.Join(dir, "cassettes", "*", "*.user.json")); len(m) > 0 {
+		t.Errorf("user cassettes of their own: %v", m)
 	}
 	rec := stableReport(t, filepath.Join(dir, "recorded.json"))
 	var report struct {
@@ -212,8 +241,50 @@ func TestE2EConversations(t *testing.T) {
 	// recording, and the case fails saying where.
 	os.WriteFile(filepath.Join(dir, "talk.dryfire.yaml"), []byte(strings.Replace(talkSuite, "You are Ana.", "You are Bo.", 1)), 0o644)
 	code, out, _ = runEnv(t, dir, bin, cleanEnv(base, "CI=1"), "run", "talk.dryfire.yaml", "--filter", "model-driven")
-	if code != 1 || !strings.Contains(out, "model request 1 differs from the recording in cassettes/talk/model-driven-user.user.json") {
+	if code != 1 || !strings.Contains(out, "the simulated user's model request 1 differs from the recording in cassettes/talk/model-driven-user.json (the simulated user's part)") ||
+		!strings.Contains(out, "the simulated user sent something else than when the case was recorded") {
 		t.Errorf("changed instructions: exit %d\n%s", code, out)
+	}
+
+	// The user says less than when it was recorded: its unplayed call
+	// fails the case, as the agent's do.
+	os.WriteFile(filepath.Join(dir, "talk.dryfire.yaml"), []byte(strings.Replace(talkSuite, "max_turns: 4", "max_turns: 1", 1)), 0o644)
+	code, out, _ = runEnv(t, dir, bin, cleanEnv(base, "CI=1"), "run", "talk.dryfire.yaml", "--filter", "model-driven")
+	if code != 1 || !strings.Contains(out, "1 of 2 interactions recorded in cassettes/talk/model-driven-user.json (the simulated user's part) was not played") {
+		t.Errorf("a user that says less: exit %d\n%s", code, out)
+	}
+
+	// A cassette recorded before the case had a model-driven user: in
+	// mode none the user's part is missing, and the message says so.
+	os.WriteFile(filepath.Join(dir, "talk.dryfire.yaml"), []byte(talkSuite), 0o644)
+	file := filepath.Join(dir, "cassettes/talk/model-driven-user.json")
+	data, _ = os.ReadFile(file)
+	i := strings.Index(string(data), ",\n  \"user_rules\"")
+	if i < 0 {
+		t.Fatalf("no user part in %s", data)
+	}
+	os.WriteFile(file, append(data[:i:i], "\n}\n"...), 0o644)
+	code, out, _ = runEnv(t, dir, bin, cleanEnv(base, "CI=1"), "run", "talk.dryfire.yaml", "--filter", "model-driven")
+	if code != 3 || !strings.Contains(out, "no recording of the simulated user: cassettes/talk/model-driven-user.json holds none") {
+		t.Errorf("a cassette without the user's part: exit %d\n%s", code, out)
+	}
+
+	// Trials: each trial's cassette holds its user's part; replayed
+	// offline, trial by trial.
+	srv2 := fakeapi.NewAnthropic(talkBrain{}, fakeapi.RequireKey(e2eAnthropicKey))
+	defer srv2.Close()
+	trials := []string{"run", "talk.dryfire.yaml", "--filter", "model-driven", "--trials", "2"}
+	code, out, _ = runEnv(t, dir, bin, cleanEnv("ANTHROPIC_BASE_URL="+srv2.URL, "ANTHROPIC_API_KEY="+e2eAnthropicKey), trials...)
+	if code != 0 || !strings.Contains(out, "(2/2 trials passed)") {
+		t.Errorf("recording 2 trials: exit %d\n%s", code, out)
+	}
+	srv2.Close()
+	if c, err := os.ReadFile(filepath.Join(dir, "cassettes/talk/model-driven-user.trial-2.json")); err != nil || !strings.Contains(string(c), `"user_interactions": [`) {
+		t.Errorf("trial 2's cassette: %v\n%s", err, c)
+	}
+	code, out, _ = runEnv(t, dir, bin, cleanEnv(base, "CI=1"), trials...)
+	if code != 0 || !strings.Contains(out, "1 passed, 0 failed") {
+		t.Errorf("replaying 2 trials: exit %d\n%s", code, out)
 	}
 }
 

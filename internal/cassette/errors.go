@@ -28,6 +28,7 @@ const (
 type ReplayError struct {
 	Kind      Kind
 	File      string // the cassette
+	Section   Section
 	SuiteFile string
 	Case      string
 	Request   int      // the request concerned (1-based); Unplayed: the first unplayed
@@ -45,19 +46,23 @@ func (e *ReplayError) Permanent() bool { return true }
 
 // Summary is the problem in one line.
 func (e *ReplayError) Summary() string {
+	who, in := "model request", e.File
+	if e.Section == UserSection {
+		who, in = "the simulated user's model request", e.File+" (the simulated user's part)"
+	}
 	switch e.Kind {
 	case Mismatch:
-		return fmt.Sprintf("model request %d differs from the recording in %s", e.Request, e.File)
+		return fmt.Sprintf("%s %d differs from the recording in %s", who, e.Request, in)
 	case Beyond:
-		return fmt.Sprintf("model request %d goes beyond the recording in %s, which holds %s", e.Request, e.File, plural(e.Recorded, "interaction"))
+		return fmt.Sprintf("%s %d goes beyond the recording in %s, which holds %s", who, e.Request, in, plural(e.Recorded, "interaction"))
 	case NoMatch:
 		if e.Request == 0 {
-			return fmt.Sprintf("no interaction recorded in %s answers this model request", e.File)
+			return fmt.Sprintf("no interaction recorded in %s answers this model request", in)
 		}
-		return fmt.Sprintf("no interaction recorded in %s answers this model request; the closest, interaction %d of %d, differs", e.File, e.Request, e.Recorded)
+		return fmt.Sprintf("no interaction recorded in %s answers this model request; the closest, interaction %d of %d, differs", in, e.Request, e.Recorded)
 	}
 	n := e.Recorded - e.Request + 1
-	return fmt.Sprintf("%d of %s recorded in %s %s not played", n, plural(e.Recorded, "interaction"), e.File, map[bool]string{true: "was", false: "were"}[n == 1])
+	return fmt.Sprintf("%d of %s recorded in %s %s not played", n, plural(e.Recorded, "interaction"), in, map[bool]string{true: "was", false: "were"}[n == 1])
 }
 
 // Error is the summary, the differences, and what to do.
@@ -88,13 +93,17 @@ func (e *ReplayError) Error() string {
 		}
 		b.WriteString("]\notherwise, ")
 	}
+	who := "the agent"
+	if e.Section == UserSection {
+		who = "the simulated user"
+	}
 	switch e.Kind {
 	case Mismatch, NoMatch:
-		b.WriteString("the agent sent something else than when the case was recorded; if that is intended, re-record the case:\n")
+		b.WriteString(who + " sent something else than when the case was recorded; if that is intended, re-record the case:\n")
 	case Beyond:
-		b.WriteString("the agent made more model calls than when the case was recorded; if that is intended, re-record the case (or record only the new calls with --record new):\n")
+		b.WriteString(who + " made more model calls than when the case was recorded; if that is intended, re-record the case (or record only the new calls with --record new):\n")
 	case Unplayed:
-		b.WriteString("the agent made fewer model calls than when the case was recorded; if that is intended, re-record the case:\n")
+		b.WriteString(who + " made fewer model calls than when the case was recorded; if that is intended, re-record the case:\n")
 	}
 	fix := e.Fix
 	if fix == "" {
@@ -115,12 +124,19 @@ func plural(n int, what string) string {
 type MissingError struct {
 	File, SuiteFile, Case string
 	Fix                   string // how to record it; "": the dryfire run command
+	// Section is the part that is missing (the file may exist, recorded
+	// before the case had a model-driven user).
+	Section Section
 }
 
 // Permanent implements model.Permanent.
 func (e *MissingError) Permanent() bool { return true }
 
 func (e *MissingError) Error() string {
+	if e.Section == UserSection {
+		return fmt.Sprintf("no recording of the simulated user: %s holds none, and --record none (the default when CI is set) only replays; record it, with the user model's key set, with: %s",
+			e.File, e.fix())
+	}
 	return fmt.Sprintf("no cassette for this case: %s does not exist, and --record none (the default when CI is set) only replays; record it, with the provider's key set, with: %s",
 		e.File, e.fix())
 }
@@ -165,6 +181,7 @@ func (e *PassthroughError) Error() string {
 // LiveError is a request that would go live but may not.
 type LiveError struct {
 	File        string
+	Section     Section
 	Request     int
 	Passthrough bool
 	Why         string
@@ -176,6 +193,9 @@ func (e *LiveError) Permanent() bool { return true }
 func (e *LiveError) Error() string {
 	if e.Passthrough {
 		return fmt.Sprintf("model request %d must go to the live model (this case runs passthrough code, so it is never recorded), but %s", e.Request, e.Why)
+	}
+	if e.Section == UserSection {
+		return fmt.Sprintf("the simulated user's model request %d is not in the recording %s (the simulated user's part), so it must go to the live model, but %s", e.Request, e.File, e.Why)
 	}
 	return fmt.Sprintf("model request %d is not in the recording %s, so it must go to the live model, but %s", e.Request, e.File, e.Why)
 }

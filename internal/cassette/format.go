@@ -29,7 +29,30 @@ type Cassette struct {
 	// (both requests go through them before they are compared).
 	Match        []reqmatch.Rule
 	Interactions []Interaction
+	// User is the part of a case's model-driven user (its simulated
+	// user's model calls), kept apart from the agent's interactions: nil
+	// when the file has none.
+	User *Part
 }
+
+// Part is a section of a cassette recorded by another caller of a model
+// than the agent: its own canonicalisation rules and interactions.
+type Part struct {
+	Rules        []Rule
+	Interactions []Interaction
+}
+
+// Section names the part of a case's cassette a Recorder replays and
+// records.
+type Section string
+
+const (
+	// AgentSection is the agent's interactions ("interactions").
+	AgentSection Section = ""
+	// UserSection is the model-driven user's ("user_rules",
+	// "user_interactions").
+	UserSection Section = "user"
+)
 
 // Interaction is one request and the answer it got.
 type Interaction struct {
@@ -80,6 +103,9 @@ type fileCassette struct {
 	Rules        []Rule            `json:"rules"`
 	Match        []fileMatch       `json:"match"`
 	Interactions []fileInteraction `json:"interactions"`
+	// The model-driven user's part: present (even empty) when recorded.
+	UserRules        []Rule             `json:"user_rules"`
+	UserInteractions *[]fileInteraction `json:"user_interactions"`
 }
 
 // fileMatch is one matching rule as a cassette lists it.
@@ -127,14 +153,8 @@ func (c *Cassette) Marshal() []byte {
 	field(&b, 1, "suite", c.Suite, true)
 	field(&b, 1, "case", c.Case, true)
 	field(&b, 1, "note", c.Note, true)
-	b.WriteString(`  "rules": [`)
-	for i, r := range c.Rules {
-		if i > 0 {
-			b.WriteString(", ")
-		}
-		writeString(&b, string(r))
-	}
-	b.WriteString("],\n")
+	writeRules(&b, "rules", c.Rules)
+	b.WriteString(",\n")
 	if len(c.Match) > 0 {
 		b.WriteString(`  "match": [`)
 		for i, m := range c.Match {
@@ -146,45 +166,73 @@ func (c *Cassette) Marshal() []byte {
 		}
 		b.WriteString("],\n")
 	}
-	if len(c.Interactions) == 0 {
-		b.WriteString("  \"interactions\": []\n}\n")
-		return b.Bytes()
+	writeInteractions(&b, "interactions", c.Interactions)
+	if u := c.User; u != nil {
+		b.WriteString(",\n")
+		writeRules(&b, "user_rules", u.Rules)
+		b.WriteString(",\n")
+		writeInteractions(&b, "user_interactions", u.Interactions)
 	}
-	b.WriteString("  \"interactions\": [\n")
-	for i, it := range c.Interactions {
+	b.WriteString("\n}\n")
+	return b.Bytes()
+}
+
+func writeRules(b *bytes.Buffer, key string, rules []Rule) {
+	b.WriteString("  ")
+	writeString(b, key)
+	b.WriteString(": [")
+	for i, r := range rules {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		writeString(b, string(r))
+	}
+	b.WriteByte(']')
+}
+
+// writeInteractions writes a top-level list of interactions, without the
+// comma or line end after it.
+func writeInteractions(b *bytes.Buffer, key string, its []Interaction) {
+	b.WriteString("  ")
+	writeString(b, key)
+	if len(its) == 0 {
+		b.WriteString(": []")
+		return
+	}
+	b.WriteString(": [\n")
+	for i, it := range its {
 		b.WriteString("    {\n      \"request\": {\n")
 		rq := &it.Request
-		field(&b, 4, "method", rq.Method, true)
-		field(&b, 4, "path", rq.Path, true)
-		headers(&b, 4, rq.Header, true)
+		field(b, 4, "method", rq.Method, true)
+		field(b, 4, "path", rq.Path, true)
+		headers(b, 4, rq.Header, true)
 		if rq.JSON {
 			b.WriteString("        \"body\": ")
-			if err := json.Indent(&b, rq.Body, bodyPrefix, bodyIndent); err != nil {
+			if err := json.Indent(b, rq.Body, bodyPrefix, bodyIndent); err != nil {
 				panic("cassette: a canonical body is not JSON: " + err.Error())
 			}
 			b.WriteByte('\n')
 		} else {
-			body(&b, 4, rq.Body)
+			body(b, 4, rq.Body)
 		}
-		trimComma(&b)
+		trimComma(b)
 		b.WriteString("      },\n      \"response\": {\n")
 		rs := &it.Response
-		fmt.Fprintf(&b, "        \"status\": %d,\n", rs.Status)
-		headers(&b, 4, rs.Header, true)
+		fmt.Fprintf(b, "        \"status\": %d,\n", rs.Status)
+		headers(b, 4, rs.Header, true)
 		if rs.Events != nil {
-			events(&b, rs.Events)
+			events(b, rs.Events)
 		} else {
-			body(&b, 4, rs.Body)
+			body(b, 4, rs.Body)
 		}
-		trimComma(&b)
+		trimComma(b)
 		b.WriteString("      }\n    }")
-		if i < len(c.Interactions)-1 {
+		if i < len(its)-1 {
 			b.WriteByte(',')
 		}
 		b.WriteByte('\n')
 	}
-	b.WriteString("  ]\n}\n")
-	return b.Bytes()
+	b.WriteString("  ]")
 }
 
 // trimComma drops the comma of the last field written.
@@ -313,9 +361,27 @@ func Unmarshal(data []byte) (*Cassette, error) {
 	for _, m := range f.Match {
 		c.Match = append(c.Match, reqmatch.Rule(m))
 	}
-	c.Interactions = make([]Interaction, len(f.Interactions))
-	for i, fi := range f.Interactions {
-		where := fmt.Sprintf("interaction %d", i+1)
+	var err error
+	if c.Interactions, err = readInteractions(f.Interactions, "interaction"); err != nil {
+		return nil, err
+	}
+	if f.UserInteractions != nil {
+		c.User = &Part{Rules: f.UserRules}
+		if c.User.Interactions, err = readInteractions(*f.UserInteractions, "user interaction"); err != nil {
+			return nil, err
+		}
+	} else if f.UserRules != nil {
+		return nil, &FormatError{Msg: `"user_rules" without "user_interactions"`}
+	}
+	return c, nil
+}
+
+// readInteractions reads a list of interactions; what names one in
+// messages ("interaction 3").
+func readInteractions(fis []fileInteraction, what string) ([]Interaction, error) {
+	out := make([]Interaction, len(fis))
+	for i, fi := range fis {
+		where := fmt.Sprintf("%s %d", what, i+1)
 		if fi.Request == nil || fi.Response == nil {
 			return nil, &FormatError{Msg: where + ` needs both "request" and "response"`}
 		}
@@ -326,7 +392,7 @@ func Unmarshal(data []byte) (*Cassette, error) {
 		if rs.Status < 100 || rs.Status > 999 {
 			return nil, &FormatError{Msg: fmt.Sprintf("%s: response status %d is not an HTTP status", where, rs.Status)}
 		}
-		it := &c.Interactions[i]
+		it := &out[i]
 		it.Request = Request{Method: rq.Method, Path: rq.Path, Header: rq.Headers}
 		var err error
 		if it.Request.Body, err = rq.bytes(); err != nil {
@@ -351,7 +417,7 @@ func Unmarshal(data []byte) (*Cassette, error) {
 			}
 		}
 	}
-	return c, nil
+	return out, nil
 }
 
 func (f *fileBody) bytes() ([]byte, error) {

@@ -111,6 +111,37 @@ func TestRoundTripExactBytes(t *testing.T) {
 	}
 }
 
+// A cassette with a model-driven user's part: written after the agent's
+// interactions, read back as it was, and the same bytes again.
+func TestUserPart(t *testing.T) {
+	c := sample()
+	c.Interactions = c.Interactions[:1]
+	c.User = &Part{Rules: RulesFor("openai"), Interactions: sample().Interactions[2:3]}
+	data := c.Marshal()
+	golden(t, "sample-user.json", data)
+	got, err := Unmarshal(data)
+	if err != nil {
+		t.Fatalf("Unmarshal: %v\n%s", err, data)
+	}
+	if got.User == nil || len(got.User.Interactions) != 1 || got.User.Interactions[0].Request.Path != "/v1/models" || len(got.User.Rules) != len(c.User.Rules) || len(got.Interactions) != 1 {
+		t.Fatalf("read back: %+v", got)
+	}
+	if again := got.Marshal(); !bytes.Equal(again, data) {
+		t.Errorf("a second Marshal differs:\n%s\n---\n%s", again, data)
+	}
+	// An empty part is a part: the user was recorded saying nothing.
+	c.User = &Part{}
+	got, err = Unmarshal(c.Marshal())
+	if err != nil || got.User == nil || len(got.User.Interactions) != 0 {
+		t.Errorf("an empty user part: %v %+v\n%s", err, got, c.Marshal())
+	}
+	// No part: none read.
+	c.User = nil
+	if got, err = Unmarshal(c.Marshal()); err != nil || got.User != nil {
+		t.Errorf("no user part: %v %+v", err, got)
+	}
+}
+
 func TestEmptyCassette(t *testing.T) {
 	c := &Cassette{Suite: "s.dryfire.yaml", Case: "c", Rules: []Rule{RuleJSON}}
 	data := c.Marshal()
@@ -144,6 +175,8 @@ func TestUnmarshalErrors(t *testing.T) {
 		{"event empty", `{"dryfire_cassette": 1, "interactions": [{"request": {"method": "POST", "path": "/"}, "response": {"status": 200, "events": [{}]}}]}`, `event 1: needs "event", "data", "data_text", "raw" or "raw_base64"`},
 		{"event raw and data", `{"dryfire_cassette": 1, "interactions": [{"request": {"method": "POST", "path": "/"}, "response": {"status": 200, "events": [{"data": 1}, {"raw": "x", "data": 1}]}}]}`, `event 2: "raw" or "raw_base64" goes alone`},
 		{"event two data", `{"dryfire_cassette": 1, "interactions": [{"request": {"method": "POST", "path": "/"}, "response": {"status": 200, "events": [{"data": 1, "data_text": "1"}]}}]}`, `has both "data" and "data_text"`},
+		{"user part bad", `{"dryfire_cassette": 1, "interactions": [], "user_interactions": [{"request": {"method": "POST", "path": "/"}}]}`, `user interaction 1 needs both "request" and "response"`},
+		{"user rules alone", `{"dryfire_cassette": 1, "interactions": [], "user_rules": ["json"]}`, `"user_rules" without "user_interactions"`},
 		{"event name line break", `{"dryfire_cassette": 1, "interactions": [{"request": {"method": "POST", "path": "/"}, "response": {"status": 200, "events": [{"event": "a\nb"}]}}]}`, `"event" may not hold a line break`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -111,6 +111,13 @@ type Config struct {
 	// live request body go through them before they are compared (what
 	// is recorded is the request as sent). Empty: bodies match exactly.
 	Match []reqmatch.Rule
+	// Section is the part of the file this recorder replays and writes:
+	// the agent's interactions, or the model-driven user's. Saving one
+	// part keeps the file's other.
+	Section Section
+	// DropUser, for the agent's section, drops the file's user part when
+	// the cassette is saved: the case has no model-driven user any more.
+	DropUser bool
 }
 
 // fix is how to record the case of cfg again in mode.
@@ -176,7 +183,7 @@ func Open(cfg Config) (*Recorder, error) {
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		if cfg.Mode == None {
-			return nil, &MissingError{File: cfg.File, SuiteFile: cfg.SuiteFile, Case: cfg.Case, Fix: cfg.fix(Once)}
+			return nil, &MissingError{File: cfg.File, SuiteFile: cfg.SuiteFile, Case: cfg.Case, Fix: cfg.fix(Once), Section: cfg.Section}
 		}
 		r.live, r.recording = true, true
 		return r, nil
@@ -185,6 +192,17 @@ func Open(cfg Config) (*Recorder, error) {
 	}
 	if c.Case != cfg.Case {
 		return nil, &FileError{File: cfg.File, Msg: fmt.Sprintf("it was recorded for case %q, not %q (a case was renamed, or cases whose names give one file name were reordered)", c.Case, cfg.Case), Fix: cfg.fix(All)}
+	}
+	if cfg.Section == UserSection {
+		if c.User == nil {
+			// Recorded before the case had a model-driven user.
+			if cfg.Mode == None {
+				return nil, &MissingError{File: cfg.File, SuiteFile: cfg.SuiteFile, Case: cfg.Case, Fix: cfg.fix(Once), Section: cfg.Section}
+			}
+			r.live, r.recording = true, true
+			return r, nil
+		}
+		c = &Cassette{Suite: c.Suite, Case: c.Case, Note: c.Note, Rules: c.User.Rules, Interactions: c.User.Interactions}
 	}
 	r.tape = c
 	r.recording = cfg.Mode == New
@@ -294,13 +312,13 @@ func (r *Recorder) Begin(req *http.Request, body []byte, unavailable string) (*E
 				return r.played1(now), nil
 			}
 			if r.cfg.Mode != New {
-				r.problem = &ReplayError{Kind: Mismatch, File: r.cfg.File, SuiteFile: r.cfg.SuiteFile, Case: r.cfg.Case, Fix: r.cfg.fix(All),
+				r.problem = &ReplayError{Kind: Mismatch, File: r.cfg.File, Section: r.cfg.Section, SuiteFile: r.cfg.SuiteFile, Case: r.cfg.Case, Fix: r.cfg.fix(All),
 					Request: n, Recorded: len(r.tape.Interactions), Diffs: diffs, More: more, Presets: fix}
 				return nil, r.problem
 			}
 		} else if r.cfg.Mode != New {
 			now, _ := r.canonical(req, body)
-			r.problem = &ReplayError{Kind: Beyond, File: r.cfg.File, SuiteFile: r.cfg.SuiteFile, Case: r.cfg.Case, Fix: r.cfg.fix(All),
+			r.problem = &ReplayError{Kind: Beyond, File: r.cfg.File, Section: r.cfg.Section, SuiteFile: r.cfg.SuiteFile, Case: r.cfg.Case, Fix: r.cfg.fix(All),
 				Request: n, Recorded: len(r.tape.Interactions), Diffs: []string{"request " + itoa(n) + ": " + now.Method + " " + now.Path}}
 			return nil, r.problem
 		}
@@ -316,7 +334,7 @@ func (r *Recorder) Begin(req *http.Request, body []byte, unavailable string) (*E
 		if why == "" {
 			why = "this run never goes live"
 		}
-		r.failure = &LiveError{File: r.cfg.File, Request: r.played + r.liveCalls + 1, Passthrough: r.cfg.Passthrough, Why: why}
+		r.failure = &LiveError{File: r.cfg.File, Section: r.cfg.Section, Request: r.played + r.liveCalls + 1, Passthrough: r.cfg.Passthrough, Why: why}
 		return nil, r.failure
 	}
 	now, _ := r.canonical(req, body)
@@ -647,7 +665,7 @@ func (r *Recorder) Unplayed() *ReplayError {
 	if r.problem != nil || r.tape == nil || r.live || r.next >= len(r.tape.Interactions) {
 		return nil
 	}
-	e := &ReplayError{Kind: Unplayed, File: r.cfg.File, SuiteFile: r.cfg.SuiteFile, Case: r.cfg.Case, Fix: r.cfg.fix(All),
+	e := &ReplayError{Kind: Unplayed, File: r.cfg.File, Section: r.cfg.Section, SuiteFile: r.cfg.SuiteFile, Case: r.cfg.Case, Fix: r.cfg.fix(All),
 		Request: r.next + 1, Recorded: len(r.tape.Interactions)}
 	for i := r.next; i < len(r.tape.Interactions); i++ {
 		if len(e.Diffs) == maxDiffs {
@@ -680,14 +698,7 @@ func (r *Recorder) Save() (bool, error) {
 	if !r.recording || r.cfg.Passthrough || r.problem != nil || r.failure != nil || !r.live {
 		return false, nil
 	}
-	c := &Cassette{
-		Suite:        filepath.Base(r.cfg.SuiteFile),
-		Case:         r.cfg.Case,
-		Note:         r.note(),
-		Rules:        r.rules,
-		Match:        r.set.Rules(),
-		Interactions: r.out,
-	}
+	c := r.merged()
 	data := c.Marshal()
 	if old, err := os.ReadFile(r.cfg.File); err == nil && bytes.Equal(old, data) {
 		return false, nil
@@ -699,6 +710,36 @@ func (r *Recorder) Save() (bool, error) {
 		return false, fmt.Errorf("writing the cassette: %w", err)
 	}
 	return true, nil
+}
+
+// merged is the cassette Save writes: this recorder's section, and the
+// other part of the file as it is now (the other recorder of the case may
+// have saved it since Open).
+func (r *Recorder) merged() *Cassette {
+	old, err := Load(r.cfg.File)
+	if err != nil || old.Case != r.cfg.Case {
+		old = nil
+	}
+	if r.cfg.Section != UserSection {
+		c := &Cassette{
+			Suite:        filepath.Base(r.cfg.SuiteFile),
+			Case:         r.cfg.Case,
+			Note:         r.note(),
+			Rules:        r.rules,
+			Match:        r.set.Rules(),
+			Interactions: r.out,
+		}
+		if old != nil && !r.cfg.DropUser {
+			c.User = old.User
+		}
+		return c
+	}
+	c := &Cassette{Suite: filepath.Base(r.cfg.SuiteFile), Case: r.cfg.Case, Note: r.note()}
+	if old != nil {
+		c.Note, c.Rules, c.Match, c.Interactions = old.Note, old.Rules, old.Match, old.Interactions
+	}
+	c.User = &Part{Rules: r.rules, Interactions: r.out}
+	return c
 }
 
 func (r *Recorder) note() string {

@@ -592,3 +592,113 @@ func TestDefaultMode(t *testing.T) {
 		t.Error("ParseMode accepted sometimes")
 	}
 }
+
+// The agent's and the model-driven user's recorders share the case's
+// file, each its own part: saving one keeps the other, each replays only
+// its own, and a part that is missing is missing in mode none.
+func TestUserSection(t *testing.T) {
+	dir := t.TempDir()
+	api := newEcho(t)
+	agent := config(dir, Once, http.DefaultTransport)
+	user := agent
+	user.Section, user.Provider = UserSection, "anthropic"
+	url := api.URL + "/v1/chat/completions"
+	userReqs := []string{`{"model":"u","messages":[{"role":"user","content":"say something"}]}`}
+
+	// Recorded as a case does: the user's part is saved first.
+	ur, ar := mustOpen(t, user), mustOpen(t, agent)
+	for _, b := range requests[:2] {
+		call(t, ar, url, b)
+	}
+	call(t, ur, url, userReqs[0])
+	if wrote, err := ur.Save(); !wrote || err != nil {
+		t.Fatalf("user Save = %v, %v", wrote, err)
+	}
+	if wrote, err := ar.Save(); !wrote || err != nil {
+		t.Fatalf("agent Save = %v, %v", wrote, err)
+	}
+	c, err := Load(agent.File)
+	if err != nil || len(c.Interactions) != 2 || c.User == nil || len(c.User.Interactions) != 1 {
+		t.Fatalf("the file: %v %+v", err, c)
+	}
+	if strings.Contains(string(c.Interactions[0].Request.Body), "say something") || !strings.Contains(string(c.User.Interactions[0].Request.Body), "say something") {
+		t.Errorf("the parts are mixed up: %+v", c)
+	}
+	if got, want := c.User.Rules, RulesFor("anthropic"); len(got) != len(want) || got[len(got)-1] != want[len(want)-1] {
+		t.Errorf("user rules %v, want %v", got, want)
+	}
+
+	// Replayed offline: each recorder plays its own part only.
+	for _, cfg := range []Config{agent, user} {
+		cfg.Mode, cfg.Live = None, nil
+		r := mustOpen(t, cfg)
+		reqs := requests[:2]
+		if cfg.Section == UserSection {
+			reqs = userReqs
+		}
+		for i, b := range reqs {
+			if _, _, err := call(t, r, url, b); err != nil {
+				t.Fatalf("section %q, request %d: %v", cfg.Section, i+1, err)
+			}
+		}
+		if u := r.Unplayed(); u != nil {
+			t.Errorf("section %q: %v", cfg.Section, u)
+		}
+	}
+
+	// The user asks something else: the error names its part.
+	u2 := user
+	u2.Mode, u2.Live = None, nil
+	r := mustOpen(t, u2)
+	_, _, err = call(t, r, url, `{"model":"u","messages":[]}`)
+	var re *ReplayError
+	if !errors.As(err, &re) || !strings.Contains(re.Error(), "the simulated user's model request 1 differs from the recording in "+agent.File+" (the simulated user's part)") ||
+		!strings.Contains(re.Error(), "the simulated user sent something else") {
+		t.Errorf("a stray user request: %v", err)
+	}
+	// Unplayed user calls name the part too.
+	r = mustOpen(t, u2)
+	if u := r.Unplayed(); u == nil || !strings.Contains(u.Summary(), "1 of 1 interaction recorded in "+agent.File+" (the simulated user's part) was not played") {
+		t.Errorf("unplayed: %v", u)
+	}
+
+	// Re-recording the agent alone keeps the user's part, byte for byte;
+	// with DropUser (the case lost its model-driven user) it goes.
+	before, _ := os.ReadFile(agent.File)
+	all := agent
+	all.Mode = All
+	record(t, all, url, requests)
+	c, _ = Load(agent.File)
+	if len(c.Interactions) != 3 || c.User == nil || len(c.User.Interactions) != 1 {
+		t.Fatalf("after re-recording the agent: %+v", c)
+	}
+	after, _ := os.ReadFile(agent.File)
+	if i := strings.Index(string(before), `"user_rules"`); i < 0 || !strings.HasSuffix(string(after), string(before[i:])) {
+		t.Errorf("the user's part changed:\n%s\n---\n%s", before, after)
+	}
+	all.DropUser = true
+	record(t, all, url, requests[:1])
+	if c, _ = Load(agent.File); c.User != nil || len(c.Interactions) != 1 {
+		t.Errorf("DropUser kept %+v", c.User)
+	}
+
+	// A file without the user's part: mode none says it is missing, mode
+	// once records it and keeps the agent's.
+	u2 = user
+	u2.Mode, u2.Live = None, nil
+	var me *MissingError
+	if _, err := Open(u2); !errors.As(err, &me) || !strings.Contains(err.Error(), "no recording of the simulated user: "+agent.File+" holds none") {
+		t.Errorf("Open in mode none: %v", err)
+	}
+	record(t, user, url, userReqs)
+	if c, _ = Load(agent.File); c.User == nil || len(c.User.Interactions) != 1 || len(c.Interactions) != 1 {
+		t.Errorf("recorded into a file without a user part: %+v", c)
+	}
+	// A user's part recorded where no agent's was: the agent's part is
+	// empty.
+	os.Remove(agent.File)
+	record(t, user, url, userReqs)
+	if c, err = Load(agent.File); err != nil || c.User == nil || len(c.Interactions) != 0 || c.Case != "refund" {
+		t.Errorf("a user's part alone: %v %+v", err, c)
+	}
+}

@@ -147,6 +147,9 @@ type Options struct {
 	// Match are the case's declared request matching rules (see
 	// cassette.Config.Match).
 	Match []reqmatch.Rule
+	// DropUser is cassette.Config.DropUser: saving the cassette drops
+	// its model-driven user's part (the case has no such user).
+	DropUser bool
 	// Faults are the case's declared faults (faults.go), at most one per
 	// request number.
 	Faults []Fault
@@ -263,6 +266,7 @@ func New(o Options) (*Endpoint, error) {
 		Rerecord:    o.Rerecord,
 		Trials:      o.Trials,
 		Match:       o.Match,
+		DropUser:    o.DropUser,
 	}
 	if o.Mode != cassette.None {
 		e.transport = o.Transport

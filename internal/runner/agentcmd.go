@@ -245,6 +245,7 @@ func startCommand(j job, opts Options, lv *live, h *host, c report.Case, start t
 		Match:       j.suite.MatchRules(j.c),
 		Faults:      ModelFaults(j.c),
 		Trials:      j.trials,
+		DropUser:    !hasModelUser(j.c),
 	}
 	if j.suite.NoAgent {
 		// The agent is a test's own function: running its test records it.
@@ -349,9 +350,7 @@ func (cc *commandCase) finish(ctx context.Context, res programResult) report.Cas
 		}
 		cc.user.notes = &c.Notes
 		save := ctx.Err() == nil && r.replay == nil && !(r.err != nil && r.infra)
-		if p := cc.user.finish(&c, conv, save); p != nil && r.replay == nil {
-			r.replay = p
-		}
+		cc.user.finish(&c, conv, &r, save)
 	}
 	judge(j, &c, r, &grader{ctx: ctx, lv: cc.lv})
 	// The cassette is written for a run that finished: not one that was

@@ -87,7 +87,7 @@ func (g *grader) verdicts(j job, c *report.Case) (map[int]*check.Verdict, error)
 
 func (g *grader) ask(j job, c *report.Case, jd *spec.Judge, conversation string) (*check.Verdict, error) {
 	file := j.judgeFile(jd)
-	m, rec, err := sideModel(j, g.lv, file, jd.Provider, jd.Model, jd.BaseURL)
+	m, rec, err := sideModel(j, g.lv, file, cassette.AgentSection, jd.Provider, jd.Model, jd.BaseURL)
 	if err != nil {
 		return nil, fmt.Errorf("judge %d: %w", jd.Index, err)
 	}
@@ -117,7 +117,7 @@ func (g *grader) ask(j job, c *report.Case, jd *spec.Judge, conversation string)
 // sideModel is a model a case uses besides its agent's (a judge's, a
 // simulated user's), its calls recorded into a cassette of their own,
 // file, in the run's record mode.
-func sideModel(j job, lv *live, file, provider, name, baseURL string) (model.Model, *cassette.Recorder, error) {
+func sideModel(j job, lv *live, file string, section cassette.Section, provider, name, baseURL string) (model.Model, *cassette.Recorder, error) {
 	cred := model.Resolve(provider, baseURL, lv.getenv)
 	cfg := cassette.Config{
 		Mode:      lv.mode,
@@ -128,6 +128,7 @@ func sideModel(j job, lv *live, file, provider, name, baseURL string) (model.Mod
 		Live:      lv.transport,
 		Secrets:   append(slices.Clip(lv.secrets), cred.Key),
 		Trials:    j.trials,
+		Section:   section,
 	}
 	if cred.Key == "" && provider != spec.ProviderOpenAICompatible {
 		cfg.LiveUnavailable = cred.KeyEnv + " is not set"

@@ -425,12 +425,12 @@ func prepareLive(jobs []job, opts Options) (*live, error) {
 			needsModel = true
 			keyEnv := model.KeyEnv(u.Model.Provider)
 			if u.Model.Provider != spec.ProviderOpenAICompatible && lv.getenv(keyEnv) == "" {
-				switch file := UserCassette(TrialCassette(j.plan.Cassette(), j.trial)); {
+				switch file := j.userFile(); {
 				case lv.mode == cassette.All:
 					need(j, keyEnv, "the simulated user, --record all")
 				case lv.mode == cassette.Once:
-					if _, err := os.Stat(file); err != nil {
-						need(j, keyEnv, "no cassette of the simulated user yet: "+file)
+					if c, err := cassette.Load(file); err != nil || c.User == nil {
+						need(j, keyEnv, "no recording of the simulated user yet in "+file)
 					}
 				}
 			}
@@ -628,9 +628,7 @@ func runCase(ctx context.Context, j job, opts Options, lv *live) report.Case {
 	if faults != nil {
 		reportFaults(&c, j.c.ModelFaults, faults.Faults())
 	}
-	if p := user.finish(&c, tr.Conversation, ctx.Err() == nil && r.replay == nil && !(err != nil && r.infra)); p != nil && r.replay == nil {
-		r.replay = p
-	}
+	user.finish(&c, tr.Conversation, &r, ctx.Err() == nil && r.replay == nil && !(err != nil && r.infra))
 	judge(j, &c, r, &grader{ctx: ctx, lv: lv})
 	// The cassette is written for a case that finished: not one that was
 	// interrupted, nor one the infrastructure failed (the recording would
@@ -773,6 +771,7 @@ func realModel(j job, passthrough bool, lv *live) (model.Model, *cassette.Record
 		Secrets:     append(slices.Clip(lv.secrets), key),
 		Match:       j.suite.MatchRules(j.c),
 		Trials:      j.trials,
+		DropUser:    !hasModelUser(j.c),
 	}
 	if key == "" && a.Provider != spec.ProviderOpenAICompatible {
 		cfg.LiveUnavailable = keyEnv + " is not set"

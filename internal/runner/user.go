@@ -20,10 +20,10 @@ const userSystem = `You are playing the user in a conversation with an AI agent,
 Who you are and what you want:
 `
 
-// UserCassette is the cassette of a case's model-driven user (the case's
-// or trial's cassette is file): FILE.user.json, beside it.
-func UserCassette(file string) string {
-	return strings.TrimSuffix(file, ".json") + ".user.json"
+// userFile is the cassette that holds a job's model-driven user's calls:
+// the case's (or trial's) own, in a part apart from the agent's.
+func (j job) userFile() string {
+	return TrialCassette(j.plan.Cassette(), j.trial)
 }
 
 // simUser is a case's simulated user (user:): it says the next message
@@ -34,7 +34,8 @@ type simUser struct {
 	notes *[]string
 	// Scripted: the next turn to consider.
 	next int
-	// Model-driven: its model, through its own cassette.
+	// Model-driven: its model, through the user's part of the case's
+	// cassette.
 	m    model.Model
 	rec  *cassette.Recorder
 	file string
@@ -54,8 +55,8 @@ func newSimUser(j job, lv *live, notes *[]string) (*simUser, error) {
 		return s, nil
 	}
 	um := u.Model
-	s.file = UserCassette(TrialCassette(j.plan.Cassette(), j.trial))
-	m, rec, err := sideModel(j, lv, s.file, um.Provider, um.Model, um.BaseURL)
+	s.file = j.userFile()
+	m, rec, err := sideModel(j, lv, s.file, cassette.UserSection, um.Provider, um.Model, um.BaseURL)
 	if err != nil {
 		return nil, fmt.Errorf("the simulated user: %w", err)
 	}
@@ -119,12 +120,14 @@ func (s *simUser) say(ctx context.Context, reply string) (string, bool, error) {
 }
 
 // finish ends the user's part of a case: the conversation goes into the
-// report (with each reply's model turn from turns, the agent's), and a
-// model-driven user's cassette is saved for a run that finished (save).
-// The replay error is a user's request that strayed from its recording.
-func (s *simUser) finish(c *report.Case, turns []agent.Exchange, save bool) *cassette.ReplayError {
+// report (with each reply's model turn from turns, the agent's), a
+// model-driven user's request that strayed from its recording fails the
+// case (r.replay), recorded calls of the user left unplayed by a run that
+// finished fail it as the agent's do (r.unplayed), and the user's part of
+// the cassette is saved for a run that finished (save).
+func (s *simUser) finish(c *report.Case, turns []agent.Exchange, r *ran, save bool) {
 	if s == nil {
-		return nil
+		return
 	}
 	conv := turns
 	if conv == nil {
@@ -138,20 +141,25 @@ func (s *simUser) finish(c *report.Case, turns []agent.Exchange, save bool) *cas
 		}
 	}
 	if s.rec == nil {
-		return nil
+		return
 	}
 	if p := s.rec.Problem(); p != nil {
-		return p
+		if r.replay == nil {
+			r.replay = p
+		}
+		return
 	}
-	if save && s.rec.Failure() == nil {
+	if save && r.replay == nil && r.live == nil && r.err == nil && r.unplayed == nil {
+		r.unplayed = s.rec.Unplayed()
+	}
+	if save && s.rec.Failure() == nil && s.rec.Problem() == nil {
 		if wrote, err := s.rec.Save(); err != nil {
-			*s.notes = append(*s.notes, "the simulated user's cassette could not be saved: "+err.Error())
+			*s.notes = append(*s.notes, "the simulated user's part of the cassette could not be saved: "+err.Error())
 		} else if wrote {
 			_, recorded, _ := s.rec.Stats()
 			*s.notes = append(*s.notes, fmt.Sprintf("recorded %s of the simulated user into %s", calls(recorded), s.file))
 		}
 	}
-	return nil
 }
 
 // userError is a failure of a simulated user's model: the surroundings',
@@ -174,3 +182,7 @@ func replies(c *report.Case) []string {
 	}
 	return out
 }
+
+// hasModelUser says whether a case has a model-driven user, whose calls
+// are kept in the user's part of its cassette.
+func hasModelUser(c *spec.Case) bool { return c.User != nil && c.User.Model != nil }
