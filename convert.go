@@ -59,14 +59,14 @@ func reportOf(r *report.Report) *Report {
 }
 
 func summaryOf(s report.Summary) Summary {
-	return Summary{Passed: s.Passed, Failed: s.Failed, Error: s.Error, Skipped: s.Skipped, Flaky: s.Flaky, Usage: Usage(s.Usage)}
+	return Summary{Passed: s.Passed, Failed: s.Failed, Error: s.Error, Skipped: s.Skipped, Flaky: s.Flaky, Usage: Usage(s.Usage), UsageByRole: roleUsageOf(s.UsageByRole)}
 }
 
 func caseOf(c *report.Case) CaseResult {
 	out := CaseResult{
-		Suite: c.Suite, Name: c.Name, Status: Status(c.Status), Reason: c.Reason, Output: c.Output, Turns: c.Turns,
-		Usage: Usage(c.Usage), Notes: c.Notes, Cassette: c.Cassette, Replay: c.Replay, Stderr: c.Stderr,
-		Verdict: Status(c.Verdict), Seed: c.Seed, BuildHash: c.BuildHash, Build: c.Build, State: c.State,
+		Suite: c.Suite, Name: c.Name, Input: c.Input, Status: Status(c.Status), Reason: c.Reason, Output: c.Output, Turns: c.Turns,
+		Usage: Usage(c.Usage), UsageByRole: roleUsageOf(c.UsageByRole), Notes: c.Notes, Cassette: c.Cassette, Replay: c.Replay, Stderr: c.Stderr,
+		Verdict: Status(c.Verdict), Seed: c.Seed, BuildHash: c.BuildHash, Build: c.Build, InitialState: c.InitialState, State: c.State,
 		DurationMS: c.DurationMS, Infra: c.Infra, Live: c.Live,
 	}
 	if c.Checks != nil {
@@ -130,7 +130,7 @@ func caseOf(c *report.Case) CaseResult {
 func internalReport(r *Report) *report.Report {
 	out := &report.Report{Cases: make([]report.Case, len(r.Cases)), Summary: report.Summary{
 		Passed: r.Summary.Passed, Failed: r.Summary.Failed, Error: r.Summary.Error, Skipped: r.Summary.Skipped, Flaky: r.Summary.Flaky,
-		Usage: model.Usage(r.Summary.Usage)}}
+		Usage: model.Usage(r.Summary.Usage), UsageByRole: internalRoleUsage(r.Summary.UsageByRole)}}
 	if s := r.Shard; s != nil {
 		out.Shard = &report.Shard{Index: s.Index, Count: s.Count, Cases: s.Cases, Positions: s.Positions, Suites: s.Suites, Build: s.Build,
 			Balanced: s.Balanced, Infra: s.Infra, Live: s.Live}
@@ -143,9 +143,9 @@ func internalReport(r *Report) *report.Report {
 
 func internalCase(c *CaseResult) *report.Case {
 	out := &report.Case{
-		Suite: c.Suite, Name: c.Name, Status: report.Status(c.Status), Reason: c.Reason, Output: c.Output, Turns: c.Turns,
-		Usage: model.Usage(c.Usage), Notes: c.Notes, Cassette: c.Cassette, Replay: c.Replay, Stderr: c.Stderr,
-		Verdict: report.Status(c.Verdict), Seed: c.Seed, BuildHash: c.BuildHash, Build: c.Build, State: c.State,
+		Suite: c.Suite, Name: c.Name, Input: c.Input, Status: report.Status(c.Status), Reason: c.Reason, Output: c.Output, Turns: c.Turns,
+		Usage: model.Usage(c.Usage), UsageByRole: internalRoleUsage(c.UsageByRole), Notes: c.Notes, Cassette: c.Cassette, Replay: c.Replay, Stderr: c.Stderr,
+		Verdict: report.Status(c.Verdict), Seed: c.Seed, BuildHash: c.BuildHash, Build: c.Build, InitialState: c.InitialState, State: c.State,
 		DurationMS: c.DurationMS, Infra: c.Infra, Live: c.Live,
 	}
 	if c.Checks != nil {
@@ -206,4 +206,18 @@ func internalCase(c *CaseResult) *report.Case {
 		}
 	}
 	return out
+}
+
+func roleUsageOf(u *report.RoleUsage) *RoleUsage {
+	if u == nil {
+		return nil
+	}
+	return &RoleUsage{Agent: Usage(u.Agent), Judge: Usage(u.Judge), User: Usage(u.User)}
+}
+
+func internalRoleUsage(u *RoleUsage) *report.RoleUsage {
+	if u == nil {
+		return nil
+	}
+	return &report.RoleUsage{Agent: model.Usage(u.Agent), Judge: model.Usage(u.Judge), User: model.Usage(u.User)}
 }

@@ -107,6 +107,9 @@ type Summary struct {
 	// Usage is the total of the cases' token counts (as recorded, for
 	// replayed calls).
 	Usage Usage `json:"usage"`
+	// UsageByRole splits Usage by who called the model, when a case's
+	// judge or simulated user did.
+	UsageByRole *RoleUsage `json:"usage_by_role,omitempty"`
 }
 
 // Usage counts a model's tokens.
@@ -115,10 +118,20 @@ type Usage struct {
 	OutputTokens int `json:"output_tokens"`
 }
 
+// RoleUsage is tokens by who spent them: the agent, the judge checks,
+// the model-driven user.
+type RoleUsage struct {
+	Agent Usage `json:"agent"`
+	Judge Usage `json:"judge"`
+	User  Usage `json:"user"`
+}
+
 // CaseResult is the result of one case.
 type CaseResult struct {
-	Suite     string        `json:"suite"` // the suite file
-	Name      string        `json:"name"`
+	Suite string `json:"suite"` // the suite file
+	Name  string `json:"name"`
+	// Input is the case's input: the first user message.
+	Input     string        `json:"input,omitempty"`
 	Status    Status        `json:"status"`
 	Reason    string        `json:"reason"`
 	Checks    []CheckResult `json:"checks"`
@@ -126,7 +139,10 @@ type CaseResult struct {
 	Output    string        `json:"output"`
 	Turns     int           `json:"turns"`
 	Usage     Usage         `json:"usage"`
-	Notes     []string      `json:"notes"`
+	// UsageByRole splits Usage when the case's judge checks or its
+	// model-driven user spent tokens too (Usage is the sum).
+	UsageByRole *RoleUsage `json:"usage_by_role,omitempty"`
+	Notes       []string   `json:"notes"`
 	// Cassette is the file the case's model calls are recorded in (real
 	// providers; never for a case that runs passthrough code).
 	Cassette string `json:"cassette,omitempty"`
@@ -153,9 +169,11 @@ type CaseResult struct {
 	Seed      *int64          `json:"seed,omitempty"`
 	BuildHash string          `json:"build_hash,omitempty"`
 	Build     json.RawMessage `json:"build,omitempty"`
-	State     map[string]any  `json:"state,omitempty"`
-	Evidence  []Evidence      `json:"evidence,omitempty"`
-	Events    []Event         `json:"events,omitempty"`
+	// InitialState is the world's state when the drill began.
+	InitialState map[string]any `json:"initial_state,omitempty"`
+	State        map[string]any `json:"state,omitempty"`
+	Evidence     []Evidence     `json:"evidence,omitempty"`
+	Events       []Event        `json:"events,omitempty"`
 	// Conversation, in a case with a simulated user (user:), is who said
 	// what: each user message and the agent's reply to it, by turn.
 	Conversation []Message `json:"conversation,omitempty"`

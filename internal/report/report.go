@@ -43,12 +43,58 @@ type Summary struct {
 	// Usage is the total of the cases' token counts (as recorded, for
 	// replayed calls).
 	Usage model.Usage `json:"usage"`
+	// UsageByRole splits Usage by who called the model, when a case's
+	// judge or simulated user did (a case without a split counts as its
+	// agent's).
+	UsageByRole *RoleUsage `json:"usage_by_role,omitempty"`
+}
+
+// RoleUsage is a case's (or a run's) tokens by who spent them: the agent,
+// its judge checks, its model-driven user.
+type RoleUsage struct {
+	Agent model.Usage `json:"agent"`
+	Judge model.Usage `json:"judge"`
+	User  model.Usage `json:"user"`
+}
+
+func (r *RoleUsage) add(o *RoleUsage) {
+	addUsage(&r.Agent, o.Agent)
+	addUsage(&r.Judge, o.Judge)
+	addUsage(&r.User, o.User)
+}
+
+func addUsage(to *model.Usage, u model.Usage) {
+	to.InputTokens += u.InputTokens
+	to.OutputTokens += u.OutputTokens
+}
+
+// AddUsage counts tokens a case's judge ("judge") or simulated user
+// ("user") spent: into the case's Usage and, split from the agent's
+// (Usage so far), into UsageByRole. Nothing spent changes nothing.
+func (c *Case) AddUsage(role string, u model.Usage) {
+	if u.InputTokens == 0 && u.OutputTokens == 0 {
+		return
+	}
+	if c.UsageByRole == nil {
+		c.UsageByRole = &RoleUsage{Agent: c.Usage}
+	}
+	switch role {
+	case "judge":
+		addUsage(&c.UsageByRole.Judge, u)
+	case "user":
+		addUsage(&c.UsageByRole.User, u)
+	default:
+		addUsage(&c.UsageByRole.Agent, u)
+	}
+	addUsage(&c.Usage, u)
 }
 
 // Case is the result of one case.
 type Case struct {
-	Suite     string      `json:"suite"` // the suite file
-	Name      string      `json:"name"`
+	Suite string `json:"suite"` // the suite file
+	Name  string `json:"name"`
+	// Input is the case's input: the first user message.
+	Input     string      `json:"input,omitempty"`
 	Status    Status      `json:"status"`
 	Reason    string      `json:"reason"`
 	Checks    []Check     `json:"checks"`
@@ -56,7 +102,10 @@ type Case struct {
 	Output    string      `json:"output"`
 	Turns     int         `json:"turns"`
 	Usage     model.Usage `json:"usage"`
-	Notes     []string    `json:"notes"`
+	// UsageByRole splits Usage, when the case's judge checks or its
+	// model-driven user spent tokens too: Usage is the sum of the three.
+	UsageByRole *RoleUsage `json:"usage_by_role,omitempty"`
+	Notes       []string   `json:"notes"`
 	// Cassette is the file the case's model calls are recorded in (real
 	// providers; never for a case that runs passthrough code).
 	Cassette string `json:"cassette,omitempty"`
@@ -79,13 +128,16 @@ type Case struct {
 	// Drill fields (world suites): the verdict (the case's status), the
 	// seed, the derived build and its hash, the final state, the evidence
 	// of every operation and the events behaviors emitted.
-	Verdict   Status           `json:"verdict,omitempty"`
-	Seed      *int64           `json:"seed,omitempty"`
-	BuildHash string           `json:"build_hash,omitempty"`
-	Build     json.RawMessage  `json:"build,omitempty"`
-	State     map[string]any   `json:"state,omitempty"`
-	Evidence  []world.Evidence `json:"evidence,omitempty"`
-	Events    []world.Emitted  `json:"events,omitempty"`
+	Verdict   Status          `json:"verdict,omitempty"`
+	Seed      *int64          `json:"seed,omitempty"`
+	BuildHash string          `json:"build_hash,omitempty"`
+	Build     json.RawMessage `json:"build,omitempty"`
+	// InitialState is the world's state when the drill began (its
+	// scenario's setup), beside its final State.
+	InitialState map[string]any   `json:"initial_state,omitempty"`
+	State        map[string]any   `json:"state,omitempty"`
+	Evidence     []world.Evidence `json:"evidence,omitempty"`
+	Events       []world.Emitted  `json:"events,omitempty"`
 	// Conversation, in a case with a simulated user (user:), is who said
 	// what: each user message and the agent's reply to it, by turn.
 	Conversation []Message `json:"conversation,omitempty"`
@@ -175,9 +227,17 @@ type ToolCall struct {
 // Tally recomputes the summary from the cases.
 func (r *Report) Tally() {
 	r.Summary = Summary{}
+	var roles RoleUsage
+	split := false
 	for _, c := range r.Cases {
 		r.Summary.Usage.InputTokens += c.Usage.InputTokens
 		r.Summary.Usage.OutputTokens += c.Usage.OutputTokens
+		if c.UsageByRole != nil {
+			roles.add(c.UsageByRole)
+			split = true
+		} else {
+			addUsage(&roles.Agent, c.Usage)
+		}
 		if c.Trials != nil && c.Trials.Flaky {
 			r.Summary.Flaky++
 		}
@@ -191,5 +251,8 @@ func (r *Report) Tally() {
 		case Skipped:
 			r.Summary.Skipped++
 		}
+	}
+	if split {
+		r.Summary.UsageByRole = &roles
 	}
 }

@@ -117,7 +117,7 @@ func TestJSONKeys(t *testing.T) {
 	if diff := cmp.Diff(sorted("passed", "failed", "error", "skipped", "usage"), keys(doc.Summary)); diff != "" {
 		t.Errorf("summary keys (-want +got):\n%s", diff)
 	}
-	caseKeys := sorted("suite", "name", "status", "reason", "checks", "tool_calls", "output", "turns", "usage", "notes", "duration_ms")
+	caseKeys := sorted("suite", "name", "input", "status", "reason", "checks", "tool_calls", "output", "turns", "usage", "notes", "duration_ms")
 	callKeys := sorted("turn", "id", "tool", "args", "outcome", "rule", "is_error", "result")
 	for _, c := range doc.Cases {
 		if diff := cmp.Diff(caseKeys, keys(c)); diff != "" {

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/dryfire-dev/dryfire/internal/model"
 	"github.com/dryfire-dev/dryfire/internal/tool"
 )
 
@@ -164,6 +165,18 @@ func UsageLine(r *Report) string {
 		return ""
 	}
 	line := fmt.Sprintf("usage: %d input tokens, %d output tokens", u.InputTokens, u.OutputTokens)
+	if ro := r.Summary.UsageByRole; ro != nil {
+		var parts []string
+		for _, p := range []struct {
+			who string
+			u   model.Usage
+		}{{"agent", ro.Agent}, {"judges", ro.Judge}, {"simulated users", ro.User}} {
+			if p.u.InputTokens != 0 || p.u.OutputTokens != 0 {
+				parts = append(parts, fmt.Sprintf("%s %d in, %d out", p.who, p.u.InputTokens, p.u.OutputTokens))
+			}
+		}
+		line += " (" + strings.Join(parts, "; ") + ")"
+	}
 	live := 0
 	for i := range r.Cases {
 		live += r.Cases[i].Live

@@ -73,9 +73,17 @@ func FoldTrials(runs []Case, threshold float64) Case {
 	c.Infra = status == Errored && infra
 	c.Usage, c.DurationMS, c.Live = runs[0].Usage, 0, 0
 	c.Usage.InputTokens, c.Usage.OutputTokens = 0, 0
+	c.UsageByRole = nil
+	var roles RoleUsage
 	for _, r := range runs {
 		c.Usage.InputTokens += r.Usage.InputTokens
 		c.Usage.OutputTokens += r.Usage.OutputTokens
+		if r.UsageByRole != nil {
+			roles.add(r.UsageByRole)
+			c.UsageByRole = &roles
+		} else {
+			addUsage(&roles.Agent, r.Usage)
+		}
 		c.DurationMS += r.DurationMS
 		c.Live += r.Live
 	}

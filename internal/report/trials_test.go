@@ -69,3 +69,38 @@ func TestFoldTrials(t *testing.T) {
 }
 
 func usage(in, out int) model.Usage { return model.Usage{InputTokens: in, OutputTokens: out} }
+
+// A judge's and a simulated user's tokens count in the case's usage, with
+// a split by role; the run's summary and the text's usage line add them
+// up (a case without a split is its agent's), and trials sum them.
+func TestUsageByRole(t *testing.T) {
+	c := Case{Usage: usage(100, 10)}
+	c.AddUsage("judge", usage(0, 0))
+	if c.UsageByRole != nil {
+		t.Errorf("nothing spent, yet a split: %+v", c.UsageByRole)
+	}
+	c.AddUsage("judge", usage(30, 3))
+	c.AddUsage("user", usage(20, 2))
+	c.AddUsage("judge", usage(5, 1))
+	want := &RoleUsage{Agent: usage(100, 10), Judge: usage(35, 4), User: usage(20, 2)}
+	if diff := cmp.Diff(want, c.UsageByRole); diff != "" || c.Usage != usage(155, 16) {
+		t.Errorf("usage %+v, split (-want +got):\n%s", c.Usage, diff)
+	}
+	r := &Report{Cases: []Case{c, {Usage: usage(1, 1)}}}
+	r.Tally()
+	if diff := cmp.Diff(&RoleUsage{Agent: usage(101, 11), Judge: usage(35, 4), User: usage(20, 2)}, r.Summary.UsageByRole); diff != "" || r.Summary.Usage != usage(156, 17) {
+		t.Errorf("summary %+v (-want +got):\n%s", r.Summary.Usage, diff)
+	}
+	if got, want := UsageLine(r), "usage: 156 input tokens, 17 output tokens (agent 101 in, 11 out; judges 35 in, 4 out; simulated users 20 in, 2 out) (as recorded: every model call was replayed, nothing was spent)"; got != want {
+		t.Errorf("UsageLine = %q\nwant       %q", got, want)
+	}
+	f := FoldTrials([]Case{c, {Usage: usage(7, 7)}}, 1)
+	if diff := cmp.Diff(&RoleUsage{Agent: usage(107, 17), Judge: usage(35, 4), User: usage(20, 2)}, f.UsageByRole); diff != "" || f.Usage != usage(162, 23) {
+		t.Errorf("folded %+v (-want +got):\n%s", f.Usage, diff)
+	}
+	// No split anywhere: none in the summary either.
+	r = &Report{Cases: []Case{{Usage: usage(1, 1)}}}
+	if r.Tally(); r.Summary.UsageByRole != nil || UsageLine(r) != "usage: 1 input tokens, 1 output tokens (as recorded: every model call was replayed, nothing was spent)" {
+		t.Errorf("no split: %+v %q", r.Summary.UsageByRole, UsageLine(r))
+	}
+}

@@ -37,7 +37,7 @@ func drillFacts(in *world.Instance, c *report.Case) *check.WorldFacts {
 	b := in.Build()
 	seed := in.Seed()
 	c.Seed, c.BuildHash, c.Build = &seed, b.Hash, json.RawMessage(b.JSON)
-	c.State = in.State()
+	c.InitialState, c.State = in.InitialState(), in.State()
 	c.Evidence = in.Evidence()
 	c.Events = in.Emitted()
 	if c.Evidence == nil {

@@ -106,6 +106,9 @@ func (g *grader) ask(j job, c *report.Case, jd *spec.Judge, conversation string)
 		}
 		return nil, fmt.Errorf("judge %d (%s %s): %w", jd.Index, jd.Provider, jd.Model, err)
 	}
+	c.AddUsage("judge", resp.Usage)
+	_, _, live := rec.Stats()
+	c.Live += live
 	if wrote, err := rec.Save(); err != nil {
 		return nil, fmt.Errorf("judge %d: its cassette could not be saved: %w", jd.Index, err)
 	} else if wrote {

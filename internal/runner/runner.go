@@ -524,6 +524,7 @@ func base(j job) report.Case {
 	return report.Case{
 		Suite:     j.suite.File,
 		Name:      j.c.Name,
+		Input:     j.c.Input,
 		Checks:    []report.Check{},
 		ToolCalls: []report.ToolCall{},
 		Notes:     []string{},

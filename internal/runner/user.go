@@ -36,11 +36,12 @@ type simUser struct {
 	next int
 	// Model-driven: its model, through the user's part of the case's
 	// cassette.
-	m    model.Model
-	rec  *cassette.Recorder
-	file string
-	said int
-	conv []agent.Exchange // the conversation so far, as the user saw it
+	m     model.Model
+	rec   *cassette.Recorder
+	file  string
+	said  int
+	usage model.Usage      // what the user's model spent
+	conv  []agent.Exchange // the conversation so far, as the user saw it
 }
 
 // newSimUser is the simulated user of a job; nil when the case has none.
@@ -106,6 +107,8 @@ func (s *simUser) say(ctx context.Context, reply string) (string, bool, error) {
 	if err != nil {
 		return "", false, &userError{fmt.Errorf("the simulated user (%s %s): %w", um.Provider, um.Model, err)}
 	}
+	s.usage.InputTokens += resp.Usage.InputTokens
+	s.usage.OutputTokens += resp.Usage.OutputTokens
 	msg := strings.TrimSpace(resp.Text)
 	if um.StopWhen != nil && um.StopWhen.MatchString(msg) {
 		*s.notes = append(*s.notes, fmt.Sprintf("the simulated user ended the conversation after %d message(s): %q matches stop_when /%s/", s.said, cutText(msg, 200), um.StopWhen))
@@ -143,6 +146,9 @@ func (s *simUser) finish(c *report.Case, turns []agent.Exchange, r *ran, save bo
 	if s.rec == nil {
 		return
 	}
+	c.AddUsage("user", s.usage)
+	_, _, live := s.rec.Stats()
+	c.Live += live
 	if p := s.rec.Problem(); p != nil {
 		if r.replay == nil {
 			r.replay = p

@@ -402,6 +402,22 @@ func (in *Instance) State() map[string]any {
 	return out
 }
 
+// InitialState returns a copy of the state the drill began with (its
+// setup's), in the shape of State.
+func (in *Instance) InitialState() map[string]any {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	out := make(map[string]any, len(in.w.PackageList))
+	for _, p := range in.w.PackageList {
+		colls := map[string]any{}
+		for c, v := range in.setup.State[p] {
+			colls[c] = deepCopy(v)
+		}
+		out[p] = colls
+	}
+	return out
+}
+
 // Evidence returns a copy of the evidence so far, in order.
 func (in *Instance) Evidence() []Evidence {
 	in.mu.Lock()

@@ -12,7 +12,17 @@
   const judged = (j) => `<div class="judge"><b>judge ${esc(j.provider)} ${esc(j.model)}: ${j.pass ? "pass" : "fail"}${j.score == null ? "" : `, score ${esc(j.score)}`}</b><blockquote>${esc(j.reasoning)}</blockquote><small>recorded in <code>${esc(j.cassette)}</code></small></div>`;
   const json = (v) => { try { return JSON.stringify(v, null, 2); } catch (e) { return String(v); } };
   const el = (tag, cls, html) => { const e = document.createElement(tag); if (cls) e.className = cls; if (html != null) e.innerHTML = html; return e; };
-  const hay = cases.map((c) => (c.suite + "\n" + c.name + "\n" + c.reason + "\n" + c.output).toLowerCase());
+  const hay = cases.map((c) => (c.suite + "\n" + c.name + "\n" + (c.input || "") + "\n" + c.reason + "\n" + c.output).toLowerCase());
+  // Tokens, and who spent them when a judge or a simulated user did too.
+  const tokens = (u, by) => {
+    if (!u || !(u.input_tokens || u.output_tokens)) return "";
+    let s = `${u.input_tokens} input, ${u.output_tokens} output tokens`;
+    if (by) {
+      const parts = [["agent", by.agent], ["judge", by.judge], ["user", by.user]].filter(([, v]) => v && (v.input_tokens || v.output_tokens));
+      s += ` (${parts.map(([k, v]) => `${k} ${v.input_tokens}/${v.output_tokens}`).join(", ")})`;
+    }
+    return s;
+  };
   const suites = [...new Set(cases.map((c) => c.suite))];
   const state = { status: "all", suite: "", text: "", shown: 0, matches: [] };
 
@@ -21,12 +31,12 @@
   const top = document.getElementById("top");
   const counts = ["passed", "failed", "error", "skipped"].map((k) => `<span class="${k}">${s[k] || 0} ${k}</span>`).join("");
   const flaky = s.flaky ? `<span class="tag">${s.flaky} flaky</span>` : "";
-  const usage = s.usage && (s.usage.input_tokens || s.usage.output_tokens) ? `<span class="meta">${s.usage.input_tokens} input tokens, ${s.usage.output_tokens} output tokens</span>` : "";
+  const usage = tokens(s.usage, s.usage_by_role) ? `<span class="meta">${tokens(s.usage, s.usage_by_role)}</span>` : "";
   top.innerHTML = `<h1>dryfire report</h1><div class="counts">${counts}${flaky} ${usage}</div>
 <div class="filters" role="search">
   <span id="status">${["all", "passed", "failed", "error", "skipped", "flaky"].map((k) => `<button type="button" data-status="${k}" aria-pressed="${k === "all"}">${k}</button>`).join(" ")}</span>
   <select id="suite" aria-label="suite"><option value="">every suite (${suites.length})</option>${suites.map((x) => `<option>${esc(x)}</option>`).join("")}</select>
-  <input id="text" type="search" placeholder="filter by name, reason or output" aria-label="text filter">
+  <input id="text" type="search" placeholder="filter by name, input, reason or output" aria-label="text filter">
   <span id="shown"></span>
 </div>`;
   top.querySelectorAll("#status button").forEach((b) => b.addEventListener("click", () => {
@@ -99,7 +109,7 @@
     const parts = [];
     const meta = [];
     if (c.reason) meta.push(`<div><b>${c.status === "error" ? "error" : "reason"}:</b> ${esc(c.reason)}</div>`);
-    meta.push(`<div class="meta">${c.turns} turn(s) · ${c.duration_ms} ms${c.usage && c.usage.input_tokens ? ` · ${c.usage.input_tokens} input, ${c.usage.output_tokens} output tokens` : ""}${c.cassette ? ` · cassette <code>${esc(c.cassette)}</code>` : ""}${c.seed != null ? ` · seed ${esc(c.seed)}` : ""}${c.build_hash ? ` · build <code>${esc(c.build_hash.slice(0, 19))}</code>` : ""}</div>`);
+    meta.push(`<div class="meta">${c.turns} turn(s) · ${c.duration_ms} ms${tokens(c.usage, c.usage_by_role) ? ` · ${tokens(c.usage, c.usage_by_role)}` : ""}${c.cassette ? ` · cassette <code>${esc(c.cassette)}</code>` : ""}${c.seed != null ? ` · seed ${esc(c.seed)}` : ""}${c.build_hash ? ` · build <code>${esc(c.build_hash.slice(0, 19))}</code>` : ""}</div>`);
     parts.push(meta.join(""));
     if (c.trials) parts.push(trials(c.trials));
     if (c.checks && c.checks.length) {
@@ -122,7 +132,17 @@
         `<tr><td>${esc(e.seq)}</td><td>${esc(e.time)}</td><td>${esc(e.actor)}</td><td><code>${esc(e.operation)}</code>${e.fault ? ` <span class="miss">fault ${esc(e.fault)}</span>` : ""}${e.override ? ` <span class="tag">override ${esc(e.override.id)}</span>` : ""}</td><td><pre>${esc(json(e.arguments))}</pre></td><td class="${e.is_error ? "no" : "ok"}">${esc(e.outcome)}</td><td><pre>${esc(json(e.result))}</pre></td></tr>`).join("")}</table>`);
     }
     if (c.events && c.events.length) parts.push(`<h3>events</h3><pre>${esc(json(c.events))}</pre>`);
-    if (c.state) parts.push(`<h3>final state</h3><pre>${esc(json(c.state))}</pre>`);
+    if (c.state) {
+      if (c.initial_state) {
+        const ch = [];
+        diff(c.initial_state, c.state, "", ch);
+        const sign = { "+": "added", "-": "removed", "~": "changed" };
+        parts.push(`<h3>state changes</h3>${ch.length ? `<table class="diff"><tr><th></th><th>path</th><th>initial</th><th>final</th></tr>${ch.slice(0, MAXDIFF).map((d) =>
+          `<tr class="${sign[d.op]}"><td>${sign[d.op]}</td><td><code>${esc(d.path)}</code></td><td>${d.op === "+" ? "" : `<pre>${esc(json(d.before))}</pre>`}</td><td>${d.op === "-" ? "" : `<pre>${esc(json(d.after))}</pre>`}</td></tr>`).join("")}</table>${ch.length > MAXDIFF ? `<div class="meta">… and ${ch.length - MAXDIFF} more change(s)</div>` : ""}` : '<div class="meta">the final state is the initial state</div>'}`);
+        parts.push(`<details><summary>initial state</summary><pre>${esc(json(c.initial_state))}</pre></details>`);
+      }
+      parts.push(`<h3>final state</h3><pre>${esc(json(c.state))}</pre>`);
+    }
     if (c.workspace) {
       const w = c.workspace;
       parts.push(`<h3>workspace</h3><div class="meta">${(w.changes || []).length + (w.more_changes || 0)} change(s) against <code>${esc(w.template)}</code>${w.kept ? `, kept at <code>${esc(w.kept)}</code>` : ""}</div>${(w.changes || []).map((ch) =>
@@ -171,12 +191,39 @@ ${t.runs.map((r, k) => `<div class="case trial" data-trial="${k}"><div class="he
       while (i < sorted.length) out += toolTurn(sorted[i++]);
       return out;
     }
-    let out = `<div class="turn"><div class="who">user</div><div class="meta">the case's input (in the suite file)</div></div>`;
+    let out = `<div class="turn user"><div class="who">user, input</div>${c.input ? `<pre>${esc(c.input)}</pre>` : '<div class="meta">(none)</div>'}</div>`;
     for (const [turn, calls] of sorted) {
       out += `<div class="turn"><div class="who">assistant, turn ${esc(turn)}: ${calls.length} tool call(s)</div>${calls.map(call).join("")}</div>`;
     }
     out += `<div class="turn"><div class="who">assistant, final answer${c.turns ? ` (turn ${c.turns})` : ""}</div>${c.output ? `<pre>${esc(c.output)}</pre>` : '<div class="meta">(none)</div>'}</div>`;
     return out;
+  }
+
+  // diff lists what changed from a to b, path by path: "+" added, "-"
+  // removed, "~" changed (objects key by key, lists item by item).
+  const MAXDIFF = 500;
+  function diff(a, b, path, out) {
+    if (out.length > MAXDIFF) return;
+    const obj = (v) => v !== null && typeof v === "object" && !Array.isArray(v);
+    const at = (k) => /^[A-Za-z_][A-Za-z0-9_-]*$/.test(k) ? (path ? `${path}.${k}` : k) : `${path}[${JSON.stringify(k)}]`;
+    if (obj(a) && obj(b)) {
+      for (const k of [...new Set([...Object.keys(a), ...Object.keys(b)])].sort()) {
+        if (!(k in a)) out.push({ op: "+", path: at(k), after: b[k] });
+        else if (!(k in b)) out.push({ op: "-", path: at(k), before: a[k] });
+        else diff(a[k], b[k], at(k), out);
+      }
+      return;
+    }
+    if (Array.isArray(a) && Array.isArray(b)) {
+      for (let i = 0; i < Math.max(a.length, b.length); i++) {
+        const p = `${path}[${i}]`;
+        if (i >= a.length) out.push({ op: "+", path: p, after: b[i] });
+        else if (i >= b.length) out.push({ op: "-", path: p, before: a[i] });
+        else diff(a[i], b[i], p, out);
+      }
+      return;
+    }
+    if (JSON.stringify(a) !== JSON.stringify(b)) out.push({ op: "~", path: path || "(the whole state)", before: a, after: b });
   }
 
   function call(tc) {
