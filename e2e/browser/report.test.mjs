@@ -6,7 +6,7 @@
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync, spawnSync } from "node:child_process";
-import { mkdtempSync, writeFileSync, statSync } from "node:fs";
+import { mkdtempSync, mkdirSync, readFileSync, writeFileSync, copyFileSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
@@ -118,6 +118,78 @@ cases:
   assert.deepEqual(who, ["user, turn 1", "agent, reply to turn 1 (model turn 1)", "user, turn 2", "agent, model turn 2: 1 tool call(s)",
     "agent, reply to turn 2 (model turn 3)", "user, turn 3", "agent, reply to turn 3 (model turn 4)"]);
   assert.match(await page.textContent("#cases > .case > .body"), /Refund R-7 is done\./);
+  assert.deepEqual(failures, []);
+  await page.close();
+});
+
+test("a drill: the case's input, the world's state changes against the initial state", async () => {
+  const file = join(dir, "world.html");
+  const r = run("run", "examples/world", "--html", file);
+  assert.equal(r.code, 0, r.out);
+  const { page, failures } = await open(file);
+  const refund = page.locator("#cases > .case", { hasText: "refund a delivered order" }).first();
+  await refund.locator("> .head").click();
+  const body = refund.locator("> .body");
+  await body.waitFor();
+  assert.equal(await body.locator(".turn.user pre").first().textContent(), "Please refund order A-991.");
+  const rows = await body.locator("table.diff tr").evaluateAll((trs) => trs.slice(1).map((tr) => [...tr.children].map((td) => td.textContent)));
+  assert.deepEqual(rows, [["added", "refunds.refunds", "", JSON.stringify({ "R-1": { amount: 120, at: "2026-01-01T09:00:02Z", order_id: "A-991" } }, null, 2)]]);
+  assert.match(await body.textContent(), /final state/);
+  // A drill that changed nothing says so.
+  const none = page.locator("#cases > .case", { hasText: "the agent may not escalate tickets" });
+  await none.locator("> .head").click();
+  await none.locator("> .body").waitFor();
+  assert.match(await none.locator("> .body").textContent(), /the final state is the initial state/);
+  assert.deepEqual(failures, []);
+  await page.close();
+});
+
+test("model faults and an isolated network, from offline suites", async (t) => {
+  // A recorded case replayed with a declared fault: its first model
+  // request is answered 529, the client sends it again.
+  const faults = join(dir, "faults");
+  mkdirSync(join(faults, "cassettes", "anthropic"), { recursive: true });
+  copyFileSync(join(repo, "examples/providers/cassettes/anthropic/opening-hours-need-no-tool.json"), join(faults, "cassettes/anthropic/opening-hours-need-no-tool.json"));
+  writeFileSync(join(faults, "anthropic.dryfire.yaml"), readFileSync(join(repo, "examples/providers/anthropic.dryfire.yaml"), "utf8")
+    .replace("    input: When are you open?\n", "    input: When are you open?\n    model_faults:\n      - {request: 1, status: 529}\n"));
+  // A program that tries a port past dryfire, in a network of its own.
+  writeFileSync(join(faults, "net.dryfire.yaml"), `version: 1
+agent:
+  command: [python3, -c, "import socket\\ntry:\\n    socket.create_connection(('127.0.0.1', 9), timeout=2)\\nexcept OSError:\\n    pass\\nprint('tried')"]
+  network: isolated
+cases:
+  - name: reaches past dryfire
+    input: go
+    expect:
+      - output: {contains: tried}
+`);
+  const file = join(dir, "faults.html");
+  const r = run("run", join(faults, "anthropic.dryfire.yaml"), join(faults, "net.dryfire.yaml"), "--filter", "opening|reaches", "--html", file);
+  // Where no network namespace can be made, the isolated case errs
+  // saying why (exit 3), and only the faults are seen.
+  const isolated = !/agent\.network is isolated, but/.test(r.out);
+  assert.ok(r.code === 1 || (!isolated && r.code === 3), r.out);
+  const { page, failures } = await open(file);
+  const opening = page.locator("#cases > .case", { hasText: "opening hours need no tool" });
+  await opening.locator("> .head").click();
+  const body = opening.locator("> .body");
+  await body.waitFor();
+  const table = (loc) => loc.evaluateAll((tables) => tables.map((tb) => [...tb.querySelectorAll("tr")].map((tr) => [...tr.children].map((td) => td.textContent))));
+  const h3 = await body.locator("h3").allTextContents();
+  assert.ok(h3.includes("model faults"), h3.join(", "));
+  const ft = await table(body.locator("h3:text-is('model faults') + table"));
+  assert.deepEqual(ft, [[["request", "api", "fault", "sent again"], ["1", "anthropic", "answered 529", "yes"]]]);
+  if (!isolated) {
+    t.diagnostic("no network namespace here: the network section is not tested: " + r.out);
+  } else {
+    const net = page.locator("#cases > .case", { hasText: "reaches past dryfire" });
+    await net.locator("> .head").click();
+    const nb = net.locator("> .body");
+    await nb.waitFor();
+    assert.deepEqual(await nb.locator("h3", { hasText: "network" }).allTextContents(), ["network (isolated)"]);
+    const nt = await table(nb.locator("h3:text-is('network (isolated)') + table"));
+    assert.deepEqual(nt, [[["kind", "address", "port", "name", "tries"], ["tcp", "127.0.0.1", "9", "", "1"]]]);
+  }
   assert.deepEqual(failures, []);
   await page.close();
 });
