@@ -483,7 +483,11 @@ func (p *Project) ToolServer(opts *ServeOptions) (*ToolServer, error) {
 	if opts.Model == nil {
 		o.NoModelHint = "dryfire serve --http serves one with --case NAME: that case's cassette"
 	}
-	return &ToolServer{s: toolserver.New(toolserver.NewScope(so), o), rec: rec}, nil
+	t := &ToolServer{s: toolserver.New(toolserver.NewScope(so), o), rec: rec}
+	if c != nil && c.User != nil {
+		t.notes = append(t.notes, fmt.Sprintf("%s: warning: case %q has user: (a conversation), which serve does not play: it answers the case's tools and model calls for whatever agent connects, and that agent says its own messages; dryfire run plays the user, to the built-in loop or to an agent.command program", c.User.Pos, c.Name))
+	}
+	return t, nil
 }
 
 // oneCase is the project's one suite and its case of that name (nil for

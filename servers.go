@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"net/http"
+	"slices"
 
 	"github.com/dryfire-dev/dryfire/internal/modelserver"
 	"github.com/dryfire-dev/dryfire/internal/report"
@@ -15,8 +16,9 @@ import (
 // world (see `dryfire serve`). It is an http.Handler; ServeStdio serves
 // MCP over standard input and output instead.
 type ToolServer struct {
-	s   *toolserver.Server
-	rec *serveRecording // with ServeOptions.RecordTools
+	s     *toolserver.Server
+	rec   *serveRecording // with ServeOptions.RecordTools
+	notes []string        // the server's own, after its scope's
 }
 
 // ServeHTTP serves MCP on /mcp, the tools on /tools and /tools/{name},
@@ -32,7 +34,7 @@ func (t *ToolServer) ServeStdio(ctx context.Context, in io.Reader, out io.Writer
 
 // Notes are remarks about what is served, for the person who started it
 // (for example, that a case's impl: rules are never recorded).
-func (t *ToolServer) Notes() []string { return t.s.Root().Notes() }
+func (t *ToolServer) Notes() []string { return slices.Concat(t.s.Root().Notes(), t.notes) }
 
 // World is the world a world suite's server serves; nil for a suite of
 // mocks.

@@ -845,7 +845,12 @@ func writeCassette(cu cassetteUser, c *report.Case) {
 	if wrote {
 		played, recorded, _ := cu.Stats()
 		note := fmt.Sprintf("recorded %s into %s", calls(recorded), c.Cassette)
-		if played > 0 {
+		switch {
+		case recorded == 0 && played == 0:
+			// An agent.command program that called no model: its
+			// cassette says so, for replays without a key.
+			note = fmt.Sprintf("the agent made no model call; %s records that, so that replays need no key", c.Cassette)
+		case played > 0:
 			note = fmt.Sprintf("recorded %s into %s, after %d replayed", calls(recorded), c.Cassette, played)
 		}
 		c.Notes = append(c.Notes, note)

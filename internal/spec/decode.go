@@ -1047,7 +1047,7 @@ func (x *decoder) resolveUser(s *Suite, c *Case) {
 		return
 	}
 	if s.NoAgent {
-		x.errorf(u.key, "user: needs the suite's agent: a test's own function is not run in a conversation")
+		x.errorf(u.key, "user: needs the suite's agent (provider and model, or command): a suite without one is the drills of a test's own function (runDrills / run_drills, dryfire engine), which takes one input and gives one answer, so no simulated user can talk to it; give the suite an agent, or drive the conversation in the test")
 	}
 	m := u.Model
 	if m == nil {
