@@ -76,7 +76,7 @@ func TestHTMLIsSelfContained(t *testing.T) {
 func TestHTMLTenThousandCases(t *testing.T) {
 	r := &Report{Cases: make([]Case, 10000)}
 	for i := range r.Cases {
-		r.Cases[i] = Case{Suite: "big.dryfire.yaml", Name: fmt.Sprintf("case %d", i), Status: Passed, Output: "done " + strings.Repeat("x", 40), Turns: 2,
+		r.Cases[i] = Case{Suite: "big.dryfire.yaml", Name: fmt.Sprintf("case %d", i), Input: "look it up", Status: Passed, Output: "done " + strings.Repeat("x", 40), Turns: 2,
 			Checks:    []Check{{Check: "called: lookup", At: "big.dryfire.yaml:7", Passed: true, Message: "lookup was called 1 time (expected at least once)"}},
 			ToolCalls: []ToolCall{{Turn: 1, ID: "call_1_1", Tool: "lookup", Args: json.RawMessage(`{"n":0}`), Outcome: tool.Return, Rule: "big.dryfire.yaml:4", Result: `{"ok":true}`}},
 			Notes:     []string{}}

@@ -849,7 +849,7 @@ func writeCassette(cu cassetteUser, c *report.Case) {
 		case recorded == 0 && played == 0:
 			// An agent.command program that called no model: its
 			// cassette says so, for replays without a key.
-			note = fmt.Sprintf("the agent made no model call; %s records that, so that replays need no key", c.Cassette)
+			note = fmt.Sprintf("recorded no model call into %s: the agent made none (the file lets replays run without a key)", c.Cassette)
 		case played > 0:
 			note = fmt.Sprintf("recorded %s into %s, after %d replayed", calls(recorded), c.Cassette, played)
 		}
