@@ -43,20 +43,11 @@ func CompileAt(v any, url, fragment string) (*Schema, error) {
 	if url == "" {
 		url = fmt.Sprintf("mem://schema/%d.json", counter.Add(1))
 	}
-	if _, err := expanded(v, MaxExpanded); err != nil {
+	ss, err := CompileFragments(v, url, []string{fragment})
+	if err != nil {
 		return nil, err
 	}
-	c := jsonschema.NewCompiler()
-	c.DefaultDraft(jsonschema.Draft2020)
-	c.UseLoader(noLoader{})
-	if err := c.AddResource(url, v); err != nil {
-		return nil, clean(err)
-	}
-	s, err := c.Compile(url + fragment)
-	if err != nil {
-		return nil, clean(err)
-	}
-	return &Schema{s: s}, nil
+	return ss[0], nil
 }
 
 // CompileFragments compiles the schemas at fragments ("#/$defs/x") of

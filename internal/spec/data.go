@@ -94,7 +94,7 @@ func (x *decoder) dataCases(item *yaml.Node, k *caseChecker) bool {
 	slices.Sort(columns)
 	checkColumns(item, columns, from.Value, d)
 	quiet := func(int, string, ...any) {} // reported in the first pass
-	rc := k.rowChecker(newTemplate(item), columns, source, from.Value)
+	rc := k.rowChecker(newTemplate(item), columns, source, from.Value, n)
 	rows(quiet, rc.add)
 	return rc.done()
 }

@@ -91,7 +91,7 @@ func (x *decoder) warnf(n *yaml.Node, format string, args ...any) {
 func (x *decoder) suite(root *yaml.Node, doc any) *Suite {
 	s := &Suite{File: x.file, Mocks: map[string][]*Rule{}}
 	for _, p := range yamlpos.Pairs(root, doc) {
-		switch yamlpos.Deref(p.K).Value {
+		switch p.Key() {
 		case "name":
 			s.Name = str(p.Val)
 		case "agent":
@@ -220,7 +220,7 @@ func defaultName(file string) string {
 func (x *decoder) agent(agent yamlpos.KV) Agent {
 	a := Agent{Pos: x.pos(agent.K)}
 	for _, p := range yamlpos.Pairs(agent.V, agent.Val) {
-		switch yamlpos.Deref(p.K).Value {
+		switch p.Key() {
 		case "provider":
 			a.Provider = str(p.Val)
 			a.ProviderPos = x.pos(p.V)
@@ -295,9 +295,9 @@ func (x *decoder) commandAgent(n *yaml.Node, a *Agent) {
 }
 
 func (x *decoder) tool(tool yamlpos.KV) *Tool {
-	t := &Tool{Name: yamlpos.Deref(tool.K).Value, Pos: x.pos(tool.K)}
+	t := &Tool{Name: tool.Key(), Pos: x.pos(tool.K)}
 	for _, p := range yamlpos.Pairs(tool.V, tool.Val) {
-		switch yamlpos.Deref(p.K).Value {
+		switch p.Key() {
 		case "description":
 			t.Description = str(p.Val)
 		case "input_schema":
@@ -315,7 +315,7 @@ func (x *decoder) mocks(n *yaml.Node, val any) (map[string][]*Rule, []string) {
 	out := map[string][]*Rule{}
 	var order []string
 	for _, p := range yamlpos.Pairs(n, val) {
-		name := yamlpos.Deref(p.K).Value
+		name := p.Key()
 		order = append(order, name)
 		rules := []*Rule{}
 		again := false
@@ -351,7 +351,7 @@ func (x *decoder) rule(tool string, rule yamlpos.Item) *Rule {
 	var outcomes []yamlpos.KV
 	misspelt := false // an unknown key that is likely a misspelt outcome
 	for _, p := range yamlpos.Pairs(n, rule.Val) {
-		switch k := yamlpos.Deref(p.K).Value; k {
+		switch k := p.Key(); k {
 		case "when":
 			if m, ok := p.Val.(map[string]any); ok {
 				r.When = value.Compile(m)
@@ -397,7 +397,7 @@ func (x *decoder) rule(tool string, rule yamlpos.Item) *Rule {
 func keyNames(ps []yamlpos.KV) string {
 	names := make([]string, len(ps))
 	for i, p := range ps {
-		names[i] = yamlpos.Deref(p.K).Value
+		names[i] = p.Key()
 	}
 	return strings.Join(names, ", ")
 }
@@ -416,7 +416,7 @@ func usesImpl(o Outcome) bool {
 
 func (x *decoder) outcome(p yamlpos.KV, top bool) Outcome {
 	v := p.V
-	o := Outcome{Kind: OutcomeKind(yamlpos.Deref(p.K).Value), Pos: x.pos(v)}
+	o := Outcome{Kind: OutcomeKind(p.Key()), Pos: x.pos(v)}
 	switch o.Kind {
 	case Return:
 		o.Value = p.Val
@@ -436,7 +436,7 @@ func (x *decoder) outcome(p yamlpos.KV, top bool) Outcome {
 			entry := yamlpos.Pairs(en, it.Val)
 			var found []yamlpos.KV
 			for _, q := range entry {
-				switch yamlpos.Deref(q.K).Value {
+				switch q.Key() {
 				case "return", "content", "error", "impl":
 					found = append(found, q)
 				}
@@ -488,7 +488,7 @@ func (x *decoder) caseOf(it yamlpos.Item, index int) *Case {
 	}
 	c := &Case{Pos: x.pos(n), node: n, index: index}
 	for _, p := range yamlpos.Pairs(n, it.Val) {
-		switch yamlpos.Deref(p.K).Value {
+		switch p.Key() {
 		case "name":
 			c.Name = str(p.Val)
 		case "input":
@@ -554,7 +554,7 @@ func (x *decoder) turn(it yamlpos.Item, index int) *Turn {
 	t := &Turn{Pos: x.pos(n)}
 	hasText, unknown := false, false
 	for _, p := range yamlpos.Pairs(n, it.Val) {
-		switch yamlpos.Deref(p.K).Value {
+		switch p.Key() {
 		default:
 			unknown = true
 		case "text":
@@ -572,7 +572,7 @@ func (x *decoder) turn(it yamlpos.Item, index int) *Turn {
 				}
 				sc := &ScriptCall{Pos: x.pos(cn), Args: map[string]any{}}
 				for _, q := range yamlpos.Pairs(cn, call.Val) {
-					switch yamlpos.Deref(q.K).Value {
+					switch q.Key() {
 					case "id":
 						sc.ID = str(q.Val)
 					case "name":
@@ -620,7 +620,7 @@ func (x *decoder) check(it yamlpos.Item) *Check {
 		}
 		var timesN, minN, maxN *yaml.Node
 		for _, p := range yamlpos.Pairs(v, val) {
-			switch yamlpos.Deref(p.K).Value {
+			switch p.Key() {
 			case "tool":
 				c.Tool, c.toolNodes = str(p.Val), []*yaml.Node{p.V}
 			case "operation":
@@ -669,7 +669,7 @@ func (x *decoder) check(it yamlpos.Item) *Check {
 	case CheckTrajectory:
 		c.TrajectoryMatch, c.TrajectoryArgs = TrajectoryStrict, ArgsSubset
 		for _, p := range yamlpos.Pairs(v, val) {
-			switch yamlpos.Deref(p.K).Value {
+			switch p.Key() {
 			case "match":
 				if s, ok := p.Val.(string); ok {
 					c.TrajectoryMatch = s
@@ -687,7 +687,7 @@ func (x *decoder) check(it yamlpos.Item) *Check {
 						c.toolNodes = append(c.toolNodes, e.N)
 					case map[string]any:
 						for _, q := range yamlpos.Pairs(e.N, ev) {
-							switch yamlpos.Deref(q.K).Value {
+							switch q.Key() {
 							case "tool":
 								tc.Tool = str(q.Val)
 								c.toolNodes = append(c.toolNodes, q.V)
@@ -716,7 +716,7 @@ func (x *decoder) check(it yamlpos.Item) *Check {
 	case CheckJudge:
 		j := &Judge{}
 		for _, p := range yamlpos.Pairs(v, val) {
-			switch yamlpos.Deref(p.K).Value {
+			switch p.Key() {
 			case "rubric":
 				j.Rubric = str(p.Val)
 			case "provider":
@@ -736,7 +736,7 @@ func (x *decoder) check(it yamlpos.Item) *Check {
 		}
 	case CheckOutput:
 		for _, p := range yamlpos.Pairs(v, val) {
-			switch yamlpos.Deref(p.K).Value {
+			switch p.Key() {
 			case "contains":
 				if s, ok := p.Val.(string); ok {
 					c.Contains = &s
@@ -777,7 +777,7 @@ func (x *decoder) check(it yamlpos.Item) *Check {
 		c.Absent, _ = m["absent"].(bool)
 		given := 0
 		for _, p := range yamlpos.Pairs(v, val) {
-			switch yamlpos.Deref(p.K).Value {
+			switch p.Key() {
 			case "count":
 				if i, ok := x.integer(p.V, p.Val); ok {
 					c.Count = &i
@@ -797,7 +797,7 @@ func (x *decoder) check(it yamlpos.Item) *Check {
 			c.EventData = value.Compile(d)
 		}
 		for _, p := range yamlpos.Pairs(v, val) {
-			if yamlpos.Deref(p.K).Value == "count" {
+			if p.Key() == "count" {
 				if i, ok := x.integer(p.V, p.Val); ok {
 					c.Count = &i
 				}
@@ -993,7 +993,7 @@ func (x *decoder) user(p yamlpos.KV) *User {
 				t.Say = v
 			case map[string]any:
 				for _, q := range yamlpos.Pairs(it.N, v) {
-					switch yamlpos.Deref(q.K).Value {
+					switch q.Key() {
 					case "say":
 						t.Say = str(q.Val)
 					case "when":
@@ -1010,7 +1010,7 @@ func (x *decoder) user(p yamlpos.KV) *User {
 	case map[string]any:
 		m := &UserModel{MaxTurns: DefaultUserMaxTurns}
 		for _, q := range yamlpos.Pairs(p.V, val) {
-			switch yamlpos.Deref(q.K).Value {
+			switch q.Key() {
 			case "provider":
 				m.Provider = str(q.Val)
 			case "model":

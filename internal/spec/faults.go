@@ -35,7 +35,7 @@ func (x *decoder) modelFaults(n *yaml.Node, val any) []ModelFault {
 		f := ModelFault{RetryAfter: -1, CutAfter: -1, Pos: x.pos(it.N)}
 		kinds := 0
 		for _, p := range yamlpos.Pairs(it.N, m) {
-			switch yamlpos.Deref(p.K).Value {
+			switch p.Key() {
 			case "request":
 				f.Request, _ = x.integer(p.V, p.Val)
 			case "status":

@@ -18,7 +18,7 @@ import (
 func (x *decoder) match(n *yaml.Node, val any) []reqmatch.Rule {
 	var out []reqmatch.Rule
 	for _, p := range yamlpos.Pairs(n, val) {
-		switch yamlpos.Deref(p.K).Value {
+		switch p.Key() {
 		case "ignore":
 			for _, it := range yamlpos.Items(p.V, p.Val) {
 				s, ok := it.Val.(string)
@@ -67,7 +67,7 @@ func (x *decoder) normalizeRule(it yamlpos.Item) (reqmatch.Rule, bool) {
 	var r reqmatch.Rule
 	var regexNode, replaceKey *yaml.Node
 	for _, p := range yamlpos.Pairs(n, it.Val) {
-		switch yamlpos.Deref(p.K).Value {
+		switch p.Key() {
 		case "preset":
 			r.Preset = str(p.Val)
 		case "regex":
@@ -120,7 +120,7 @@ func (x *decoder) fileCheck(c *Check, k, v *yaml.Node, val any) {
 	c.Absent, _ = m["absent"].(bool)
 	var content []string
 	for _, p := range yamlpos.Pairs(v, val) {
-		switch key := yamlpos.Deref(p.K).Value; key {
+		switch key := p.Key(); key {
 		case "contains":
 			if s, ok := p.Val.(string); ok {
 				c.Contains = &s
@@ -196,7 +196,7 @@ func (x *decoder) checkCaseWorkspace(s *Suite, c *Case, command bool) {
 // (the schema reports it, with a suggestion).
 func hasUnknownKey(n *yaml.Node, val any, known ...string) bool {
 	for _, p := range yamlpos.Pairs(n, val) {
-		if !slices.Contains(known, yamlpos.Deref(p.K).Value) {
+		if !slices.Contains(known, p.Key()) {
 			return true
 		}
 	}

@@ -29,6 +29,11 @@ var checkWorkers = 0
 // rowBatch is how many rows of a data file a worker checks at a time.
 const rowBatch = 32
 
+// parallelFrom is how many cases a cut file or a data file has before its
+// cases are checked on workers: fewer take longer to hand over than to
+// check, and two at once hold more memory (a test lowers it).
+var parallelFrom = 2048
+
 // A checked case is one case a worker checked, or left to check in order.
 type checked struct {
 	inOrder bool
@@ -116,7 +121,9 @@ type caseChecker struct {
 	schema *yamlpos.FormatSchema
 	d      *yamlpos.Collector
 	index  int
-	pool   *pool // nil: in order
+	pool   *pool // made when first needed
+	// workers is how many goroutines may check cases (1: in order).
+	workers int
 	// wopts are the options the workers decode with: ResolveImpl is
 	// called by one at a time.
 	wopts *Options
@@ -128,8 +135,8 @@ func newCaseChecker(x *decoder, s *Suite, schema *yamlpos.FormatSchema) *caseChe
 	if workers == 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
+	k.workers = workers
 	if workers > 1 {
-		k.pool = newPool(workers)
 		o := *x.opts
 		if resolve := o.ResolveImpl; resolve != nil {
 			var mu sync.Mutex
@@ -144,15 +151,27 @@ func newCaseChecker(x *decoder, s *Suite, schema *yamlpos.FormatSchema) *caseChe
 	return k
 }
 
+// parallel reports whether n cases are checked on workers, making the
+// pool when they are.
+func (k *caseChecker) parallel(n int) bool {
+	if k.workers < 2 || n < parallelFrom {
+		return false
+	}
+	if k.pool == nil {
+		k.pool = newPool(k.workers)
+	}
+	return true
+}
+
 func (k *caseChecker) close() {
 	if k.pool != nil {
 		k.pool.close()
 	}
 }
 
-// one checks case item n in order. It returns false when the file is too
-// large to go on.
-func (k *caseChecker) one(n *yaml.Node) bool {
+// one checks case item n in order (plan: see check). It returns false when
+// the file is too large to go on.
+func (k *caseChecker) one(n *yaml.Node, plan *rowPlan) bool {
 	conv := k.conv
 	conv.BeginCase(n)
 	val := conv.Convert(n, 2)
@@ -160,7 +179,7 @@ func (k *caseChecker) one(n *yaml.Node) bool {
 		return false
 	}
 	if !conv.Over {
-		k.validate(n, val, conv, k.d)
+		k.validate(n, val, conv, k.d, k.index, plan)
 		k.x.addCase(k.s, yamlpos.Item{N: n, Val: val}, k.index)
 	}
 	k.index++
@@ -170,10 +189,20 @@ func (k *caseChecker) one(n *yaml.Node) bool {
 	return true
 }
 
-// validate checks case n (converted: val) against the case schema.
-func (k *caseChecker) validate(n *yaml.Node, val any, conv *yamlpos.Converter, d *yamlpos.Collector) {
-	path := []string{"cases", strconv.Itoa(k.index)}
-	for _, l := range k.schema.Validate(val) {
+// validate checks case n (converted: val), the index-th, against the case
+// schema; plan, when set, says which parts of a data file's row to check.
+func (k *caseChecker) validate(n *yaml.Node, val any, conv *yamlpos.Converter, d *yamlpos.Collector, index int, plan *rowPlan) {
+	var leaves []jschema.Leaf
+	if plan != nil {
+		leaves = plan.validate(val)
+		if verifyRowPlan {
+			checkRowPlan(leaves, k.schema.Validate(val))
+		}
+	} else {
+		leaves = k.schema.Validate(val)
+	}
+	path := []string{"cases", strconv.Itoa(index)}
+	for _, l := range leaves {
 		l.Path = append(path, l.Path...)
 		k.schema.Report(n, val, conv, l, 2, d)
 	}
@@ -199,20 +228,7 @@ func (k *caseChecker) check(w *decoder, n *yaml.Node, index int, plan *rowPlan) 
 	if conv.Over {
 		return checked{}
 	}
-	var leaves []jschema.Leaf
-	if plan != nil {
-		leaves = plan.validate(val)
-		if verifyRowPlan {
-			checkRowPlan(leaves, k.schema.Validate(val))
-		}
-	} else {
-		leaves = k.schema.Validate(val)
-	}
-	path := []string{"cases", strconv.Itoa(index)}
-	for _, l := range leaves {
-		l.Path = append(path, l.Path...)
-		k.schema.Report(n, val, conv, l, 2, w.d)
-	}
+	k.validate(n, val, conv, w.d, index, plan)
 	c, line, name := w.decodeCase(k.s, yamlpos.Item{N: n, Val: val}, index)
 	if c == nil {
 		return checked{}
@@ -250,7 +266,7 @@ func (k *caseChecker) merge(b batch) bool {
 	k.d.Merge(b.diags)
 	for _, c := range b.cases {
 		if c.inOrder {
-			if !k.one(c.n) {
+			if !k.one(c.n, nil) {
 				return false
 			}
 			continue
@@ -270,7 +286,7 @@ func (k *caseChecker) merge(b batch) bool {
 // time. ok is false when a group does not parse on its own; more is false
 // when the file is too large to go on.
 func (k *caseChecker) cutItems(data []byte, spans []span) (ok, more bool) {
-	if k.pool == nil {
+	if !k.parallel(len(spans)) {
 		ok = true
 		for i := 0; i < len(spans); {
 			j := groupEnd(spans, i)
@@ -327,7 +343,7 @@ func (k *caseChecker) item(n *yaml.Node) bool {
 	if _, from := yamlpos.Lookup(n, "from"); from != nil {
 		return k.x.dataCases(n, k)
 	}
-	return k.one(n)
+	return k.one(n, nil)
 }
 
 // groupEnd is the end of the group of spans that starts at i: items are
@@ -381,6 +397,7 @@ type rowChecker struct {
 	columns []string
 	source  int
 	file    string
+	pool    *pool // nil: in order
 	rows    []row
 	next    int // the case index of the next batch
 	more    bool
@@ -389,17 +406,30 @@ type rowChecker struct {
 	planned bool
 }
 
-func (k *caseChecker) rowChecker(t *template, columns []string, source int, file string) *rowChecker {
-	return &rowChecker{k: k, t: t, columns: columns, source: source, file: file, next: k.index, more: true}
+// rowChecker checks the n rows of a data file, from template t.
+func (k *caseChecker) rowChecker(t *template, columns []string, source int, file string, n int) *rowChecker {
+	rc := &rowChecker{k: k, t: t, columns: columns, source: source, file: file, next: k.index, more: true}
+	if t.nodes >= 0 && k.parallel(n) {
+		rc.pool = k.pool
+	}
+	return rc
 }
 
 // add checks row r, now or with the rows after it. It returns false when
 // the file is too large to go on.
 func (rc *rowChecker) add(r row) bool {
 	k := rc.k
-	if k.pool == nil || rc.t.nodes < 0 {
+	if rc.pool == nil {
+		if !rc.planned && rc.t.nodes >= 0 {
+			rc.planned = true
+			rc.plan = rc.makePlan(r)
+		}
 		if c := instantiate(rc.t, r, rc.columns, rc.source, rc.file, k.d); c != nil {
-			rc.more = k.one(c)
+			if plain(c, 0) {
+				rc.more = k.one(c, rc.plan)
+			} else {
+				rc.more = k.one(c, nil)
+			}
 		}
 		return rc.more
 	}
@@ -431,7 +461,7 @@ func (rc *rowChecker) flush() {
 // to go on.
 func (rc *rowChecker) done() bool {
 	k := rc.k
-	if k.pool == nil {
+	if rc.pool == nil {
 		return rc.more
 	}
 	rc.flush()

@@ -106,10 +106,14 @@ func TestCheckingInParallelIsCheckingInOrder(t *testing.T) {
 }
 
 // Every test of the package that checks data rows compares the planned
-// check of each row with the whole check (benchmarks do not).
+// check of each row with the whole check, and checks cases on workers
+// however few there are (benchmarks do neither).
 func TestMain(m *testing.M) {
 	flag.Parse()
 	verifyRowPlan = flag.Lookup("test.bench").Value.String() == ""
+	if verifyRowPlan {
+		parallelFrom = 1 // every test goes through the workers
+	}
 	code := m.Run()
 	if rowPlanDiff != "" {
 		fmt.Fprintf(os.Stderr, "a row's planned schema check differs from the whole check:\n%s\n", rowPlanDiff)

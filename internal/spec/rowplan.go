@@ -251,9 +251,9 @@ func expand(raw any, locs []string, val any) (out []string, simple bool) {
 		}
 		seen[loc] = true
 		out = append(out, loc)
-		m, _ := schemaAt(raw, loc).(map[string]any)
+		m, _ := yamlpos.PointerAt(raw, loc).(map[string]any)
 		if m == nil {
-			if b, isBool := schemaAt(raw, loc).(bool); !isBool || !b {
+			if b, isBool := yamlpos.PointerAt(raw, loc).(bool); !isBool || !b {
 				simple = false
 			}
 			return
@@ -367,7 +367,7 @@ func keysHold(s any, val any) bool {
 
 // childLocs are the schemas the schema at loc applies to val's child step.
 func childLocs(raw any, loc string, val any, step string) []string {
-	m, _ := schemaAt(raw, loc).(map[string]any)
+	m, _ := yamlpos.PointerAt(raw, loc).(map[string]any)
 	if m == nil {
 		return nil
 	}
@@ -391,28 +391,4 @@ func childLocs(raw any, loc string, val any, step string) []string {
 
 func escapePointer(s string) string {
 	return strings.ReplaceAll(strings.ReplaceAll(s, "~", "~0"), "/", "~1")
-}
-
-// schemaAt is the part of the schema at JSON Pointer loc.
-func schemaAt(raw any, loc string) any {
-	cur := raw
-	for _, step := range strings.Split(strings.TrimPrefix(loc, "/"), "/") {
-		if step == "" {
-			continue
-		}
-		step = strings.ReplaceAll(strings.ReplaceAll(step, "~1", "/"), "~0", "~")
-		switch c := cur.(type) {
-		case map[string]any:
-			cur = c[step]
-		case []any:
-			i, err := strconv.Atoi(step)
-			if err != nil || i < 0 || i >= len(c) {
-				return nil
-			}
-			cur = c[i]
-		default:
-			return nil
-		}
-	}
-	return cur
 }

@@ -98,25 +98,7 @@ func (fs *FormatSchema) contextOf(ptr string, d *Collector) (prefix, label strin
 
 // allowedKeys lists the property names the schema object at ptr declares.
 func (fs *FormatSchema) allowedKeys(ptr string) []string {
-	var cur any = fs.raw
-	for _, step := range strings.Split(strings.TrimPrefix(ptr, "/"), "/") {
-		if step == "" {
-			continue
-		}
-		switch c := cur.(type) {
-		case map[string]any:
-			cur = c[step]
-		case []any: // allOf/0/then
-			i, err := strconv.Atoi(step)
-			if err != nil || i < 0 || i >= len(c) {
-				return nil
-			}
-			cur = c[i]
-		default:
-			return nil
-		}
-	}
-	m, _ := cur.(map[string]any)
+	m, _ := PointerAt(fs.raw, ptr).(map[string]any)
 	props, _ := m["properties"].(map[string]any)
 	keys := make([]string, 0, len(props))
 	for k := range props {
@@ -252,6 +234,30 @@ func isEmptyNull(n *yaml.Node) bool {
 func ratString(v any) string {
 	s := fmt.Sprint(v)
 	return strings.TrimSuffix(s, "/1")
+}
+
+// PointerAt is the part of JSON value v at JSON Pointer ptr, nil when
+// there is none.
+func PointerAt(v any, ptr string) any {
+	for _, step := range strings.Split(strings.TrimPrefix(ptr, "/"), "/") {
+		if step == "" {
+			continue
+		}
+		step = strings.ReplaceAll(strings.ReplaceAll(step, "~1", "/"), "~0", "~")
+		switch c := v.(type) {
+		case map[string]any:
+			v = c[step]
+		case []any: // allOf/0/then
+			i, err := strconv.Atoi(step)
+			if err != nil || i < 0 || i >= len(c) {
+				return nil
+			}
+			v = c[i]
+		default:
+			return nil
+		}
+	}
+	return v
 }
 
 // IsIndex reports whether a path step is a list index.
