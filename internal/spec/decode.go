@@ -859,9 +859,9 @@ func (x *decoder) crossHead(s *Suite) {
 	if k.real {
 		for _, t := range s.Tools {
 			if t.InputSchema == nil {
-				x.d.Add(yamlpos.Warning, t.Pos.Line, t.Pos.Col, "tool %q has no input_schema: the model is shown an open object schema", t.Name)
+				x.d.AddAt(yamlpos.Warning, t.Pos, "tool %q has no input_schema: the model is shown an open object schema", t.Name)
 			} else if m, ok := t.InputSchema.(map[string]any); ok && m["type"] == nil {
-				x.d.Add(yamlpos.Warning, t.SchemaPos.Line, t.SchemaPos.Col, "tool %q: input_schema has no \"type\": the model is sent it with \"type\": \"object\" added (tool arguments are an object, and the APIs reject a tool schema without a type)", t.Name)
+				x.d.AddAt(yamlpos.Warning, t.SchemaPos, "tool %q: input_schema has no \"type\": the model is sent it with \"type\": \"object\" added (tool arguments are an object, and the APIs reject a tool schema without a type)", t.Name)
 			}
 		}
 		x.warnUndeclared(s, s.MockOrder, x.root, false)
@@ -888,7 +888,7 @@ func (x *decoder) warnUndeclared(s *Suite, order []string, parent *yaml.Node, su
 func (x *decoder) crossCase(s *Suite, c *Case) {
 	k := &x.cross
 	if k.scripted && !k.command && len(c.ModelFaults) > 0 {
-		x.d.Add(yamlpos.Error, c.ModelFaultsPos.Line, c.ModelFaultsPos.Col, "model_faults need model requests to fault: a real provider or agent.command (provider script sends none)")
+		x.d.AddAt(yamlpos.Error, c.ModelFaultsPos, "model_faults need model requests to fault: a real provider or agent.command (provider script sends none)")
 	}
 	x.checkCaseWorkspace(s, c, k.command)
 	if k.real {
@@ -942,11 +942,11 @@ func (x *decoder) crossCase(s *Suite, c *Case) {
 	for ti, t := range c.Script {
 		if len(t.ToolCalls) == 0 && !t.broken && ti+1 < len(c.Script) && c.User == nil {
 			next := c.Script[ti+1]
-			x.d.Add(yamlpos.Warning, next.Pos.Line, next.Pos.Col, "script turn %d is never reached: turn %d has no tool calls, so the case ends there", ti+2, ti+1)
+			x.d.AddAt(yamlpos.Warning, next.Pos, "script turn %d is never reached: turn %d has no tool calls, so the case ends there", ti+2, ti+1)
 		}
 		for _, call := range t.ToolCalls {
 			if call.Name != "" && len(rulesFor(call.Name)) == 0 && k.scripted && s.World == "" {
-				x.d.Add(yamlpos.Warning, call.Pos.Line, call.Pos.Col, "no mock rule for tool %q in this case: the call will be unmatched and the case will fail%s", call.Name, suggest.DidYouMean(call.Name, knownList))
+				x.d.AddAt(yamlpos.Warning, call.Pos, "no mock rule for tool %q in this case: the call will be unmatched and the case will fail%s", call.Name, suggest.DidYouMean(call.Name, knownList))
 			}
 		}
 	}
@@ -970,7 +970,7 @@ func (x *decoder) crossCase(s *Suite, c *Case) {
 				if i < len(ch.toolNodes) {
 					at = x.pos(ch.toolNodes[i])
 				}
-				x.d.Add(yamlpos.Warning, at.Line, at.Col, "check names tool %q, which is neither declared nor mocked%s", n, suggest.DidYouMean(n, knownList))
+				x.d.AddAt(yamlpos.Warning, at, "check names tool %q, which is neither declared nor mocked%s", n, suggest.DidYouMean(n, knownList))
 			}
 		}
 		if ch.With != nil && declared[ch.Tool] != nil {

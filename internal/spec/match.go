@@ -172,7 +172,7 @@ func (x *decoder) fileCheck(c *Check, k, v *yaml.Node, val any) {
 // checkWorkspace reports a suite workspace where no program runs.
 func (x *decoder) checkWorkspace(s *Suite, command bool) {
 	if s.Workspace != "" && !command {
-		x.d.Add(yamlpos.Error, s.WorkspacePos.Line, s.WorkspacePos.Col, "%s", workspaceWhy)
+		x.d.AddAt(yamlpos.Error, s.WorkspacePos, "%s", workspaceWhy)
 	}
 }
 
@@ -182,12 +182,12 @@ const workspaceWhy = "workspace is for suites whose agent is a program (agent.co
 // file checks of a case that has no workspace.
 func (x *decoder) checkCaseWorkspace(s *Suite, c *Case, command bool) {
 	if c.Workspace != "" && !command {
-		x.d.Add(yamlpos.Error, c.WorkspacePos.Line, c.WorkspacePos.Col, "%s", workspaceWhy)
+		x.d.AddAt(yamlpos.Error, c.WorkspacePos, "%s", workspaceWhy)
 	}
 	ws, _ := s.WorkspaceOf(c)
 	for _, ch := range c.Expect {
 		if ch.Kind == CheckFile && ws == "" {
-			x.d.Add(yamlpos.Error, ch.Pos.Line, ch.Pos.Col, "a file check needs a workspace: give workspace: DIR (a template directory, relative to the suite) on the suite or the case")
+			x.d.AddAt(yamlpos.Error, ch.Pos, "a file check needs a workspace: give workspace: DIR (a template directory, relative to the suite) on the suite or the case")
 		}
 	}
 }

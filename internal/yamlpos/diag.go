@@ -132,6 +132,16 @@ func (d *Collector) Add(sev Severity, line, col int, format string, args ...any)
 	d.keep(Diagnostic{Pos: Pos{File: file, Line: line, Col: col}, Severity: sev, Message: fmt.Sprintf(format, args...)})
 }
 
+// AddAt adds a diagnostic at p, a position already made (not virtual),
+// once as Add does.
+func (d *Collector) AddAt(sev Severity, p Pos, format string, args ...any) {
+	p.Line, p.Col = max(p.Line, 1), max(p.Col, 1)
+	if p.File == "" {
+		p.File = d.File
+	}
+	d.keep(Diagnostic{Pos: p, Severity: sev, Message: fmt.Sprintf(format, args...)})
+}
+
 // Merge adds what another collector of the same file collected, each
 // diagnostic once as Add does.
 func (d *Collector) Merge(ds []Diagnostic) {
