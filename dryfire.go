@@ -240,6 +240,11 @@ type RunOptions struct {
 	// Shard, when set, runs one part of the selected cases; the report
 	// says which (Report.Shard), and Merge joins the parts' reports.
 	Shard *Shard
+	// Stream, when set, gets every case's result as the run goes on and
+	// writes the reports with it; the Report the run returns then holds
+	// only the cases the stream keeps (ReportStream.Keep) and the summary
+	// (and shard) of all of them. Call the stream's Close with it.
+	Stream *ReportStream
 }
 
 // Shard is one part of a run shared by several processes (CI machines):
@@ -370,11 +375,22 @@ func (p *Project) run(ctx context.Context, opts *RunOptions, up runner.Upstream)
 		}
 		ro.Filter = re
 	}
+	if opts.Stream != nil {
+		ro.Sink, ro.Lean = opts.Stream.add, true
+	}
 	rep, err := runner.Run(ctx, p.suites, ro)
 	if err != nil {
 		return nil, err
 	}
-	return reportOf(rep), nil
+	out := reportOf(rep)
+	out.totals = rep.Totals
+	if opts.Stream != nil {
+		for _, c := range opts.Stream.kept {
+			out.Cases = append(out.Cases, caseOf(c))
+		}
+		opts.Stream.kept = nil
+	}
+	return out, nil
 }
 
 // progress hands the runner's events to a Progress, each case in the

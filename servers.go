@@ -162,7 +162,13 @@ func (p *TextPrinter) CaseStarted(index int, suite, name string) { p.t.CaseStart
 func (p *TextPrinter) CaseDone(index int, c *CaseResult) { p.t.CaseDone(index, internalCase(c)) }
 
 // Finish prints the summary line, always last.
-func (p *TextPrinter) Finish(r *Report) { p.t.Finish(internalReport(r)) }
+func (p *TextPrinter) Finish(r *Report) {
+	if r.totals != nil {
+		p.t.FinishTotals(r.totals)
+		return
+	}
+	p.t.Finish(internalReport(r))
+}
 
 // Route is one route of a ToolServer, as its 404 answer and `dryfire serve
 // --help` list it.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/dryfire-dev/dryfire/drill"
+	"github.com/dryfire-dev/dryfire/internal/report"
 )
 
 // Pos is a FILE:LINE:COL position in a suite or world file; Line and Col
@@ -68,6 +69,9 @@ type Report struct {
 	// Shard, in the report of one shard of a run (RunOptions.Shard), says
 	// which part it is; Merge of all the parts has none.
 	Shard *ShardInfo `json:"shard,omitempty"`
+	// totals, of a run's report, are its cases counted as they were
+	// done: all there is of most of them after a streamed run.
+	totals *report.Totals
 }
 
 // ShardInfo says which part of a run a report is.

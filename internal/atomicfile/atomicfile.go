@@ -22,37 +22,67 @@ func Write(path string, data []byte, perm os.FileMode) error {
 // WriteWith replaces path atomically with what write writes (buffered),
 // so that a large file need not be in memory at once.
 func WriteWith(path string, perm os.FileMode, write func(io.Writer) error) error {
-	dir := filepath.Dir(path)
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
+	f, err := Create(path, perm)
 	if err != nil {
+		return err
+	}
+	if err := write(f); err != nil {
+		f.Abort()
 		return fmt.Errorf("writing %s: %w", path, err)
 	}
-	tmp := f.Name()
+	return f.Commit()
+}
+
+// File is a file being written that replaces path only when committed:
+// until then path is untouched, and an aborted file leaves nothing.
+type File struct {
+	path string
+	perm os.FileMode
+	f    *os.File
+	bw   *bufio.Writer
+}
+
+// Create starts a File that will replace path, with permissions perm.
+func Create(path string, perm os.FileMode) (*File, error) {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return nil, fmt.Errorf("writing %s: %w", path, err)
+	}
+	return &File{path: path, perm: perm, f: f, bw: bufio.NewWriterSize(f, 256<<10)}, nil
+}
+
+// Write writes to the file (buffered).
+func (f *File) Write(p []byte) (int, error) { return f.bw.Write(p) }
+
+// Abort removes the file; path stays as it was.
+func (f *File) Abort() {
+	f.f.Close()
+	os.Remove(f.f.Name())
+}
+
+// Commit syncs the file and renames it over path.
+func (f *File) Commit() error {
+	tmp := f.f.Name()
 	fail := func(err error) error {
-		f.Close()
+		f.Abort()
+		return fmt.Errorf("writing %s: %w", f.path, err)
+	}
+	if err := f.bw.Flush(); err != nil {
+		return fail(err)
+	}
+	if err := f.f.Chmod(f.perm); err != nil {
+		return fail(err)
+	}
+	if err := f.f.Sync(); err != nil {
+		return fail(err)
+	}
+	if err := f.f.Close(); err != nil {
 		os.Remove(tmp)
-		return fmt.Errorf("writing %s: %w", path, err)
+		return fmt.Errorf("writing %s: %w", f.path, err)
 	}
-	bw := bufio.NewWriterSize(f, 256<<10)
-	if err := write(bw); err != nil {
-		return fail(err)
-	}
-	if err := bw.Flush(); err != nil {
-		return fail(err)
-	}
-	if err := f.Chmod(perm); err != nil {
-		return fail(err)
-	}
-	if err := f.Sync(); err != nil {
-		return fail(err)
-	}
-	if err := f.Close(); err != nil {
+	if err := os.Rename(tmp, f.path); err != nil {
 		os.Remove(tmp)
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("writing %s: %w", path, err)
+		return fmt.Errorf("writing %s: %w", f.path, err)
 	}
 	return nil
 }

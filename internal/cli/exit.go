@@ -38,16 +38,10 @@ var exitDocs = []struct {
 // surroundings alone (a provider unreachable, a cassette missing) are
 // exit 3.
 func runExit(rep *dryfire.Report) int {
-	infra := false
-	for _, c := range rep.Cases {
-		switch {
-		case c.Status == dryfire.Failed, c.Status == dryfire.Errored && !c.Infra:
-			return exitFailed
-		case c.Status == dryfire.Errored:
-			infra = true
-		}
-	}
-	if infra {
+	switch failing, infra := rep.Outcome(); {
+	case failing:
+		return exitFailed
+	case infra:
 		return exitInfra
 	}
 	return exitOK

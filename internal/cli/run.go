@@ -206,6 +206,18 @@ func runRun(cmd *cobra.Command, e *env, o runOptions, args []string) error {
 	if cmd.Flags().Changed("seed") {
 		ro.Seed = &o.seed
 	}
+	// The JSON and JUnit reports are written while the run goes on, and
+	// the run keeps no case's result: its memory does not grow with its
+	// cases. The HTML report needs them all, so with --html the run keeps
+	// them and the reports are written after it.
+	var outs *streamOuts
+	if o.htmlOut == "" {
+		if outs, err = openStream(e, o); err != nil {
+			return &exitError{code: exitInfra, err: fmt.Errorf("%w; nothing ran", err)}
+		}
+		defer outs.abort()
+		ro.Stream = outs.stream
+	}
 	rep, err := p.Run(ctx, ro)
 	if err != nil {
 		// A suite this build cannot run, a key missing for cases that
@@ -226,7 +238,13 @@ func runRun(cmd *cobra.Command, e *env, o runOptions, args []string) error {
 			fmt.Fprintln(e.stderr, "dryfire:", err)
 		}
 	}
-	if err := writeReports(e, rep, o); err != nil {
+	var errs []error
+	if outs != nil {
+		errs = outs.finish(rep)
+	} else if err := writeReports(e, rep, o); err != nil {
+		errs = []error{err}
+	}
+	for _, err := range errs {
 		fmt.Fprintln(e.stderr, "dryfire:", err)
 		if code == exitOK {
 			code = exitInfra
@@ -344,6 +362,120 @@ func writeReports(e *env, rep *dryfire.Report, o runOptions) error {
 		}
 	}
 	return nil
+}
+
+// streamOuts are the reports of a run written while it runs, and where
+// they go.
+type streamOuts struct {
+	stream *dryfire.ReportStream
+	json   *reportOut
+	junit  *reportOut
+	done   bool
+}
+
+// reportOut is a report's destination while a run streams it: committed
+// once the run is done, dropped when it did not run.
+type reportOut struct {
+	w      io.Writer
+	commit func() error
+	abort  func()
+}
+
+// openStream readies the JSON and JUnit reports of o to be streamed.
+func openStream(e *env, o runOptions) (*streamOuts, error) {
+	s := &streamOuts{}
+	var err error
+	if s.json, err = openReport(e, o.jsonOut); err != nil {
+		return nil, fmt.Errorf("writing the JSON report: %w", err)
+	}
+	if s.junit, err = openReport(e, o.junitOut); err != nil {
+		s.json.drop()
+		return nil, fmt.Errorf("writing the JUnit report: %w", err)
+	}
+	if s.stream, err = dryfire.NewReportStream(s.json.writer(), s.junit.writer()); err != nil {
+		s.json.drop()
+		s.junit.drop()
+		return nil, err
+	}
+	s.stream.Keep = maxSummaryRows + 1 // what annotations and the job summary show
+	return s, nil
+}
+
+// finish writes the ends of the reports and commits them.
+func (s *streamOuts) finish(rep *dryfire.Report) []error {
+	s.done = true
+	var errs []error
+	if err := s.stream.Close(rep); err != nil {
+		errs = append(errs, err)
+	}
+	for _, r := range []struct {
+		name string
+		out  *reportOut
+	}{{"JSON", s.json}, {"JUnit", s.junit}} {
+		if r.out == nil {
+			continue
+		}
+		if err := r.out.commit(); err != nil {
+			errs = append(errs, fmt.Errorf("writing the %s report: %w", r.name, err))
+		}
+	}
+	return errs
+}
+
+// abort drops the reports of a run that did not finish (nothing ran).
+func (s *streamOuts) abort() {
+	if s.done {
+		return
+	}
+	s.stream.Discard()
+	s.json.drop()
+	s.junit.drop()
+}
+
+func (r *reportOut) writer() io.Writer {
+	if r == nil {
+		return nil
+	}
+	return r.w
+}
+
+func (r *reportOut) drop() {
+	if r != nil {
+		r.abort()
+	}
+}
+
+// openReport is dest ready to be written: standard output or error for
+// "-" or a name of them, a file written through when dest is not a plain
+// file (a device, a pipe), else a file replaced atomically when
+// committed; nil for no dest.
+func openReport(e *env, dest string) (*reportOut, error) {
+	if dest == "" {
+		return nil, nil
+	}
+	if w := stdWriter(e, dest); w != nil {
+		bw := bufio.NewWriterSize(w, 256<<10)
+		return &reportOut{w: bw, commit: bw.Flush, abort: func() {}}, nil
+	}
+	if fi, err := os.Lstat(dest); err == nil && !fi.Mode().IsRegular() {
+		f, err := os.OpenFile(dest, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+		if err != nil {
+			return nil, err
+		}
+		bw := bufio.NewWriterSize(f, 256<<10)
+		return &reportOut{w: bw, commit: func() error {
+			err := bw.Flush()
+			if cerr := f.Close(); err == nil {
+				err = cerr
+			}
+			return err
+		}, abort: func() { f.Close() }}, nil
+	}
+	f, err := atomicfile.Create(dest, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	return &reportOut{w: f, commit: f.Commit, abort: f.Abort}, nil
 }
 
 // writeReport writes a report to dest: standard output for "-", else a

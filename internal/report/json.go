@@ -3,9 +3,7 @@ package report
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
 	"io"
-	"strconv"
 )
 
 // JSON renders the report as indented JSON with a trailing newline.
@@ -17,43 +15,13 @@ func (r *Report) JSON() ([]byte, error) { return IndentedJSON(r) }
 // item(i) is the list's i-th entry. A report of many cases is written
 // without its whole text in memory.
 func WriteListJSON(w io.Writer, head any, key string, n int, item func(i int) any) error {
-	rest, err := IndentedJSON(head)
-	if err != nil {
-		return err
-	}
-	open := "{\n  " + strconv.Quote(key) + ": null"
-	if !bytes.HasPrefix(rest, []byte(open)) {
-		return fmt.Errorf("writing JSON: %q is not the first field", key)
-	}
-	if _, err := io.WriteString(w, "{\n  "+strconv.Quote(key)+": ["); err != nil {
-		return err
-	}
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	enc.SetIndent("    ", "  ")
+	l := NewListJSON(w, key)
 	for i := range n {
-		b.Reset()
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		b.WriteString("\n    ")
-		if err := enc.Encode(item(i)); err != nil {
-			return err
-		}
-		b.Truncate(b.Len() - 1) // the encoder's newline
-		if _, err := w.Write(b.Bytes()); err != nil {
+		if err := l.Item(item(i)); err != nil {
 			return err
 		}
 	}
-	if n > 0 {
-		io.WriteString(w, "\n  ")
-	}
-	if _, err := io.WriteString(w, "]"); err != nil {
-		return err
-	}
-	_, err = w.Write(rest[len(open):])
-	return err
+	return l.End(head)
 }
 
 // IndentedJSON is v as the JSON report is written: indented by two

@@ -99,64 +99,16 @@ func seconds(ms float64) string { return fmt.Sprintf("%.3f", ms/1000) }
 // testcase per case, and failure text holding the check messages and near
 // misses.
 func (r *Report) JUnit() ([]byte, error) {
-	root := junitSuites{Name: "dryfire"}
-	index := map[string]int{}
-	var total float64
-	var suiteMS []float64
+	var body MemBody
+	j := NewReportJUnit(&body)
 	for i := range r.Cases {
-		c := &r.Cases[i]
-		si, ok := index[c.Suite]
-		if !ok {
-			si = len(root.Suites)
-			index[c.Suite] = si
-			root.Suites = append(root.Suites, junitSuite{Name: c.Suite})
-			suiteMS = append(suiteMS, 0)
+		if err := j.Case(&r.Cases[i]); err != nil {
+			return nil, err
 		}
-		s := &root.Suites[si]
-		jc := junitCase{Name: c.Name, Classname: c.Suite, Time: seconds(c.DurationMS)}
-		if c.Verdict != "" {
-			props := []junitProperty{{"verdict", string(c.Verdict)}, {"build_hash", c.BuildHash}}
-			if c.Seed != nil {
-				props = append(props, junitProperty{"seed", fmt.Sprint(*c.Seed)})
-			}
-			jc.Properties = &junitProperties{props}
-		}
-		var details string
-		if c.Status == Failed || c.Status == Errored {
-			details = xmlText(ansi.ReplaceAllString(strings.Join(Details(c), "\n"), ""))
-		}
-		switch c.Status {
-		case Failed:
-			jc.Failure = &junitProblem{Message: c.Reason, Type: "failure", Text: details}
-			s.Failures++
-		case Errored:
-			jc.Error = &junitProblem{Message: c.Reason, Type: "error", Text: details}
-			s.Errors++
-		case Skipped:
-			jc.Skipped = &junitSkipped{Message: c.Reason}
-			s.Skipped++
-		}
-		s.Tests++
-		total += c.DurationMS
-		suiteMS[si] += c.DurationMS
-		s.Cases = append(s.Cases, jc)
 	}
-	for i := range root.Suites {
-		s := &root.Suites[i]
-		s.Time = seconds(suiteMS[i])
-		root.Tests += s.Tests
-		root.Failures += s.Failures
-		root.Errors += s.Errors
-		root.Skipped += s.Skipped
-	}
-	root.Time = seconds(total)
 	var b bytes.Buffer
-	b.WriteString(xml.Header)
-	enc := xml.NewEncoder(&b)
-	enc.Indent("", "  ")
-	if err := enc.Encode(root); err != nil {
+	if err := j.End(&b); err != nil {
 		return nil, err
 	}
-	b.WriteByte('\n')
 	return b.Bytes(), nil
 }

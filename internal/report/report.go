@@ -29,6 +29,10 @@ type Report struct {
 	// Shard, in the report of one shard of a run (--shard I/N), says
 	// which part it is; a merge of all the parts has none.
 	Shard *Shard `json:"shard,omitempty"`
+	// Totals, in the report of a run, are its cases counted as they
+	// were done: all there is of them when the run kept no case
+	// (runner.Options.Lean).
+	Totals *Totals `json:"-"`
 }
 
 // Summary counts cases by status.
@@ -225,34 +229,4 @@ type ToolCall struct {
 }
 
 // Tally recomputes the summary from the cases.
-func (r *Report) Tally() {
-	r.Summary = Summary{}
-	var roles RoleUsage
-	split := false
-	for _, c := range r.Cases {
-		r.Summary.Usage.InputTokens += c.Usage.InputTokens
-		r.Summary.Usage.OutputTokens += c.Usage.OutputTokens
-		if c.UsageByRole != nil {
-			roles.add(c.UsageByRole)
-			split = true
-		} else {
-			addUsage(&roles.Agent, c.Usage)
-		}
-		if c.Trials != nil && c.Trials.Flaky {
-			r.Summary.Flaky++
-		}
-		switch c.Status {
-		case Passed:
-			r.Summary.Passed++
-		case Failed:
-			r.Summary.Failed++
-		case Errored:
-			r.Summary.Error++
-		case Skipped:
-			r.Summary.Skipped++
-		}
-	}
-	if split {
-		r.Summary.UsageByRole = &roles
-	}
-}
+func (r *Report) Tally() { r.Summary = TotalsOf(r).Summary }

@@ -114,6 +114,13 @@ func (t *Text) CaseDone(i int, c *Case) {
 
 // Finish prints the summary line, always last.
 func (t *Text) Finish(r *Report) {
+	tot := TotalsOf(r)
+	tot.Summary = r.Summary // as the report says
+	t.FinishTotals(tot)
+}
+
+// FinishTotals is Finish from a run's totals.
+func (t *Text) FinishTotals(tot *Totals) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.finished = true
@@ -122,15 +129,15 @@ func (t *Text) Finish(r *Report) {
 		t.redraw = nil
 	}
 	t.clearStatus()
-	if line := UsageLine(r); line != "" {
+	if line := tot.UsageLine(); line != "" {
 		t.buf.WriteString(line)
 		t.buf.WriteByte('\n')
 	}
-	if line := TrialsLine(r); line != "" {
+	if line := tot.TrialsLine(); line != "" {
 		t.buf.WriteString(line)
 		t.buf.WriteByte('\n')
 	}
-	t.buf.WriteString(SummaryLine(r.Summary))
+	t.buf.WriteString(SummaryLine(tot.Summary))
 	t.buf.WriteByte('\n')
 	t.flush()
 }
@@ -159,13 +166,13 @@ func SummaryLine(s Summary) string {
 
 // UsageLine totals the tokens of a run, "usage: N input tokens, N output
 // tokens", saying when they were all replayed; empty when there are none.
-func UsageLine(r *Report) string {
-	u := r.Summary.Usage
+func (t *Totals) UsageLine() string {
+	u := t.Summary.Usage
 	if u.InputTokens == 0 && u.OutputTokens == 0 {
 		return ""
 	}
 	line := fmt.Sprintf("usage: %d input tokens, %d output tokens", u.InputTokens, u.OutputTokens)
-	if ro := r.Summary.UsageByRole; ro != nil {
+	if ro := t.Summary.UsageByRole; ro != nil {
 		var parts []string
 		for _, p := range []struct {
 			who string
@@ -177,11 +184,7 @@ func UsageLine(r *Report) string {
 		}
 		line += " (" + strings.Join(parts, "; ") + ")"
 	}
-	live := 0
-	for i := range r.Cases {
-		live += r.Cases[i].Live
-	}
-	if live == 0 {
+	if t.Live == 0 {
 		line += " (as recorded: every model call was replayed, nothing was spent)"
 	}
 	return line
@@ -190,35 +193,17 @@ func UsageLine(r *Report) string {
 // TrialsLine sums up the trials of a run that ran cases more than once:
 // "trials: 12 case(s) × 5, 60 runs; 9 passed every trial, 2 flaky"; empty
 // when every case ran once.
-func TrialsLine(r *Report) string {
-	cases, runs, all := 0, 0, 0
-	same := -1
-	for i := range r.Cases {
-		tr := r.Cases[i].Trials
-		if tr == nil {
-			continue
-		}
-		cases++
-		runs += tr.N
-		if tr.Passed == tr.N {
-			all++
-		}
-		if same == -1 {
-			same = tr.N
-		} else if same != tr.N {
-			same = 0
-		}
-	}
-	if cases == 0 {
+func (t *Totals) TrialsLine() string {
+	if t.TrialCases == 0 {
 		return ""
 	}
 	per := ""
-	if same > 0 {
-		per = fmt.Sprintf(" × %d", same)
+	if t.SameN > 0 {
+		per = fmt.Sprintf(" × %d", t.SameN)
 	}
-	line := fmt.Sprintf("trials: %d case(s)%s, %d runs; %d passed every trial", cases, per, runs, all)
-	if r.Summary.Flaky > 0 {
-		line += fmt.Sprintf(", %d flaky", r.Summary.Flaky)
+	line := fmt.Sprintf("trials: %d case(s)%s, %d runs; %d passed every trial", t.TrialCases, per, t.TrialRuns, t.AllPassed)
+	if t.Summary.Flaky > 0 {
+		line += fmt.Sprintf(", %d flaky", t.Summary.Flaky)
 	}
 	return line
 }
@@ -543,4 +528,11 @@ func workspaceLines(w *Workspace) []string {
 		out = append(out, "workspace kept at "+w.Kept)
 	}
 	return out
+}
+
+// UsageLine is Totals.UsageLine of report r (its summary as it says).
+func UsageLine(r *Report) string {
+	tot := TotalsOf(r)
+	tot.Summary = r.Summary
+	return tot.UsageLine()
 }

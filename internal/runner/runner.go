@@ -111,6 +111,14 @@ type Options struct {
 	// mocks, and its tools are the ones the agent is shown: real tools
 	// behind a recording proxy (dryfire record-tools).
 	Upstream Upstream
+	// Sink, when set, gets each case's result in report order, as soon as
+	// it and every case before it are done (calls serialised, with
+	// Progress's): how the reports are written while the run goes on.
+	Sink func(index int, c *report.Case)
+	// Lean keeps no case's result: the report has no cases, only the
+	// summary, the totals and the shard. The results go to Sink only, so
+	// that the memory of a run does not grow with its cases.
+	Lean bool
 }
 
 // Upstream is real tools a run's cases call instead of their mocks.
@@ -222,25 +230,60 @@ func Run(ctx context.Context, suites []*spec.Suite, opts Options) (*report.Repor
 	if n < 1 {
 		n = DefaultConcurrency
 	}
-	rep := &report.Report{Cases: make([]report.Case, len(cases))}
+	rep := &report.Report{}
+	if !opts.Lean {
+		rep.Cases = make([]report.Case, len(cases))
+	}
 	// Each case's trials are jobs of their own; a case is started with
-	// its first trial and done with its last, as one result.
-	runs := make([]report.Case, len(jobs))
-	caseOf := make([]int, len(jobs))
-	left := make([]int, len(cases))
+	// its first trial and done with its last, as one result. The results
+	// of a case's trials are kept until its last is done.
+	trialRuns := map[int][]report.Case{}
+	caseOf := make([]int32, len(jobs))
+	left := make([]int32, len(cases))
 	started := make([]bool, len(cases))
 	for ci, r := range cases {
-		left[ci] = r.n
+		left[ci] = int32(r.n)
 		for k := range r.n {
-			caseOf[r.first+k] = ci
+			caseOf[r.first+k] = int32(ci)
 		}
 	}
-	var mu sync.Mutex // serialises Progress calls and the trial counts
+	var mu sync.Mutex // serialises Progress and Sink calls, the trial counts and the results in order
+	more := sync.NewCond(&mu)
 	progress := func(f func()) {
 		if opts.Progress != nil {
 			f()
 		}
 	}
+	// Done cases are handed on in report order: to the totals, the shard's
+	// infra list, the Sink. A case done before those ahead of it waits in
+	// pending; a case more than window places ahead of the first not done
+	// does not start (with a Sink), so that pending stays small.
+	tot := &report.Totals{}
+	pending := map[int]*report.Case{}
+	emitted := 0
+	emit := func(ci int, c *report.Case) {
+		pending[ci] = c
+		for {
+			c, ok := pending[emitted]
+			if !ok {
+				break
+			}
+			delete(pending, emitted)
+			tot.Add(c)
+			if shard != nil {
+				if c.Status == report.Errored && c.Infra {
+					shard.Infra = append(shard.Infra, shard.Positions[emitted])
+				}
+				shard.Live += c.Live
+			}
+			if opts.Sink != nil {
+				opts.Sink(emitted, c)
+			}
+			emitted++
+		}
+		more.Broadcast()
+	}
+	const window = 1024
 	progress(func() { opts.Progress.Start(len(cases)) })
 	// Workers take the next job by index: no dispatcher goroutine, no
 	// hand-off per case.
@@ -256,16 +299,22 @@ func Run(ctx context.Context, suites []*spec.Suite, opts Options) (*report.Repor
 				if i >= len(jobs) {
 					return
 				}
-				j, ci := jobs[i], caseOf[i]
+				j, ci := jobs[i], int(caseOf[i])
+				if opts.Sink != nil || opts.Lean {
+					mu.Lock()
+					for ci >= emitted+window {
+						more.Wait()
+					}
+					mu.Unlock()
+				}
+				var res report.Case
 				switch {
 				case ctx.Err() != nil:
-					c := base(j)
-					c.Status, c.Reason = report.Skipped, interruptedReason
-					runs[i] = c
+					res = base(j)
+					res.Status, res.Reason = report.Skipped, interruptedReason
 				case opts.FailFast && failed.Load():
-					c := base(j)
-					c.Status, c.Reason = report.Skipped, failFastReason
-					runs[i] = c
+					res = base(j)
+					res.Status, res.Reason = report.Skipped, failFastReason
 				default:
 					mu.Lock()
 					if !started[ci] {
@@ -273,30 +322,46 @@ func Run(ctx context.Context, suites []*spec.Suite, opts Options) (*report.Repor
 						progress(func() { opts.Progress.CaseStarted(ci, j.suite.File, j.c.Name) })
 					}
 					mu.Unlock()
-					runs[i] = runCase(ctx, j, opts, lv)
-					if st := runs[i].Status; st == report.Failed || st == report.Errored {
+					res = runCase(ctx, j, opts, lv)
+					if st := res.Status; st == report.Failed || st == report.Errored {
 						failed.Store(true)
 					}
 				}
-				lv.red.Walk(&runs[i])
+				lv.red.Walk(&res)
 				mu.Lock()
-				if left[ci]--; left[ci] == 0 {
-					r := cases[ci]
-					rep.Cases[ci] = foldCase(runs[r.first:r.first+r.n], opts.PassThreshold)
-					if r.n == 1 {
-						runs[r.first] = report.Case{} // kept once, in the report (trials keep their runs)
+				r := cases[ci]
+				var folded report.Case
+				if r.n == 1 {
+					folded = res
+				} else {
+					runs := trialRuns[ci]
+					if runs == nil {
+						runs = make([]report.Case, r.n)
 					}
-					progress(func() { opts.Progress.CaseDone(ci, &rep.Cases[ci]) })
+					runs[i-r.first] = res
+					trialRuns[ci] = runs
+				}
+				if left[ci]--; left[ci] == 0 {
+					if r.n > 1 {
+						folded = foldCase(trialRuns[ci], opts.PassThreshold)
+						delete(trialRuns, ci)
+					}
+					c := &folded
+					if !opts.Lean {
+						rep.Cases[ci] = folded
+						c = &rep.Cases[ci]
+					}
+					progress(func() { opts.Progress.CaseDone(ci, c) })
+					emit(ci, c)
 				}
 				mu.Unlock()
 			}
 		}()
 	}
 	wg.Wait()
-	rep.Tally()
-	if shard != nil {
-		shardTail(shard, rep)
-	}
+	rep.Summary = tot.Summary
+	rep.Totals = tot
+	rep.Shard = shard
 	return rep, nil
 }
 

@@ -135,15 +135,3 @@ func suitesHash(jobs []job, opts Options) (string, error) {
 	}
 	return "sha256:" + hex.EncodeToString(h.Sum(nil)), nil
 }
-
-// shardTail fills what a shard's report says after the run: the cases
-// that erred through their surroundings, and the live model calls.
-func shardTail(info *report.Shard, rep *report.Report) {
-	for i, c := range rep.Cases {
-		if c.Status == report.Errored && c.Infra {
-			info.Infra = append(info.Infra, info.Positions[i])
-		}
-		info.Live += c.Live
-	}
-	rep.Shard = info
-}

@@ -1,0 +1,163 @@
+package report
+
+import (
+	"bytes"
+	"encoding/xml"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/dryfire-dev/dryfire/internal/model"
+)
+
+// junitWhole is the JUnit report encoded whole, as one struct: what the
+// streamed ReportJUnit must write byte for byte.
+func junitWhole(t *testing.T, r *Report) []byte {
+	t.Helper()
+	root := junitSuites{Name: "dryfire"}
+	index := map[string]int{}
+	var total float64
+	var ms []float64
+	var j ReportJUnit
+	for i := range r.Cases {
+		c := &r.Cases[i]
+		si, ok := index[c.Suite]
+		if !ok {
+			si = len(root.Suites)
+			index[c.Suite] = si
+			root.Suites = append(root.Suites, junitSuite{Name: c.Suite})
+			ms = append(ms, 0)
+		}
+		s := &root.Suites[si]
+		jc, _ := j.element(c, s)
+		s.Tests++
+		total += c.DurationMS
+		ms[si] += c.DurationMS
+		s.Cases = append(s.Cases, jc)
+	}
+	for i := range root.Suites {
+		s := &root.Suites[i]
+		s.Time = seconds(ms[i])
+		root.Tests += s.Tests
+		root.Failures += s.Failures
+		root.Errors += s.Errors
+		root.Skipped += s.Skipped
+	}
+	root.Time = seconds(total)
+	var b bytes.Buffer
+	b.WriteString(xml.Header)
+	enc := xml.NewEncoder(&b)
+	enc.Indent("", "  ")
+	if err := enc.Encode(root); err != nil {
+		t.Fatal(err)
+	}
+	b.WriteByte('\n')
+	return b.Bytes()
+}
+
+func streamReports() map[string]*Report {
+	seed := int64(7)
+	return map[string]*Report{
+		"empty": {Cases: []Case{}},
+		"nil":   {},
+		"one":   {Cases: []Case{{Suite: "a.dryfire.yaml", Name: "x", Status: Passed, DurationMS: 1.5, Checks: []Check{}, ToolCalls: []ToolCall{}, Notes: []string{}}}},
+		// Suites interleaved (a merge may list them so), every status,
+		// a drill's properties, text XML must escape.
+		"mixed": {Cases: []Case{
+			{Suite: "a.dryfire.yaml", Name: "pass", Status: Passed, DurationMS: 2},
+			{Suite: "b.dryfire.yaml", Name: `<fail> "q" & 'a'`, Status: Failed, Reason: "1 of 1 checks failed\x00",
+				Checks: []Check{{Check: "output: {contains: x}", At: "b.dryfire.yaml:3", Message: "expected ]]> \x1b[31mred\x1b[0m\r\nend"}}, DurationMS: 3.25},
+			{Suite: "a.dryfire.yaml", Name: "err", Status: Errored, Reason: "boom", Infra: true, DurationMS: 1},
+			{Suite: "c.dryfire.yaml", Name: "skip", Status: Skipped, Reason: "skip: true"},
+			{Suite: "c.dryfire.yaml", Name: "drill", Status: Passed, Verdict: Passed, Seed: &seed, BuildHash: "abc", Usage: model.Usage{InputTokens: 3}},
+			{Suite: "a.dryfire.yaml", Name: "again", Status: Passed, DurationMS: 0.001},
+		}},
+	}
+}
+
+func TestReportJUnitIsTheWholeEncoding(t *testing.T) {
+	for name, r := range streamReports() {
+		got, err := r.JUnit()
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if diff := cmp.Diff(string(junitWhole(t, r)), string(got)); diff != "" {
+			t.Errorf("%s: streamed JUnit differs from the whole encoding (-whole +streamed):\n%s", name, diff)
+		}
+	}
+}
+
+func TestReportJSONIsJSON(t *testing.T) {
+	for name, r := range streamReports() {
+		if r.Cases == nil {
+			continue // a nil list is "null", which no run writes
+		}
+		r.Tally()
+		r.Shard = nil
+		if name == "mixed" {
+			r.Shard = &Shard{Index: 1, Count: 2, Cases: 12, Positions: []int{0, 3}, Infra: []int{}}
+		}
+		want, err := r.JSON()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var b bytes.Buffer
+		j := NewReportJSON(&b)
+		for i := range r.Cases {
+			if err := j.Case(&r.Cases[i]); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := j.End(r); err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(string(want), b.String()); diff != "" {
+			t.Errorf("%s: streamed JSON differs (-JSON +streamed):\n%s", name, diff)
+		}
+	}
+}
+
+type failAfter struct{ n int }
+
+func (f *failAfter) Write(p []byte) (int, error) {
+	if f.n -= len(p); f.n < 0 {
+		return 0, errors.New("disk full")
+	}
+	return len(p), nil
+}
+
+func (f *failAfter) ReadAt(p []byte, off int64) (int, error) { return 0, errors.New("unreadable") }
+
+// TestStreamWriteErrors checks that a write that fails is reported, by
+// the case that hit it and by the end, and that nothing is written after.
+func TestStreamWriteErrors(t *testing.T) {
+	r := streamReports()["mixed"]
+	j := NewReportJSON(&failAfter{n: 100})
+	var err error
+	for i := range r.Cases {
+		if err = j.Case(&r.Cases[i]); err != nil {
+			break
+		}
+	}
+	if err == nil || !strings.Contains(err.Error(), "disk full") {
+		t.Errorf("JSON Case error = %v, want disk full", err)
+	}
+	if err := j.End(r); err == nil {
+		t.Errorf("JSON End after a failed write = nil, want the error")
+	}
+	u := NewReportJUnit(&failAfter{n: 100})
+	err = nil
+	for i := range r.Cases {
+		if err = u.Case(&r.Cases[i]); err != nil {
+			break
+		}
+	}
+	if err == nil {
+		t.Errorf("JUnit Case into a full body = nil, want the error")
+	}
+	if err := u.End(&bytes.Buffer{}); err == nil {
+		t.Errorf("JUnit End after a failed write = nil, want the error")
+	}
+}
