@@ -92,6 +92,11 @@ type LoadOptions struct {
 	// validate loads this way). The project reports CaseCount, and
 	// cannot run or serve.
 	CheckOnly bool
+	// Lazy keeps most cases only as a stub once checked (their name,
+	// position, skip and trials) and decodes each again when it runs: the
+	// memory of a loaded project hardly grows with the detail of its
+	// cases. dryfire run loads this way.
+	Lazy bool
 }
 
 // Load reads the suites at paths: files, or directories searched for
@@ -137,7 +142,7 @@ func Load(opts *LoadOptions, paths ...string) (*Project, error) {
 		}
 		return err
 	}
-	so := &spec.Options{ResolveImpl: resolve, Root: opts.Root, Discard: opts.CheckOnly}
+	so := &spec.Options{ResolveImpl: resolve, Root: opts.Root, Discard: opts.CheckOnly, Lazy: opts.Lazy}
 	suites, ds := world.LoadFiles(files, so, opts.Root)
 	if ds.HasErrors() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -523,7 +528,8 @@ func (p *Project) oneCase(name string) (*spec.Suite, *spec.Case, error) {
 	for i, c := range s.Cases {
 		names[i] = c.Name
 		if c.Name == name {
-			return s, c, nil
+			full, err := s.Decode(c)
+			return s, full, err
 		}
 	}
 	return nil, nil, fmt.Errorf("%s has no case %q%s", s.File, name, suggest.DidYouMean(name, names))

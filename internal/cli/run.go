@@ -175,7 +175,11 @@ func runRun(cmd *cobra.Command, e *env, o runOptions, args []string) error {
 		}
 	}
 	text := textWriter(e, o)
-	p, err := loadProject(e, o.python, args, ": nothing ran")
+	// Cases are kept as stubs and decoded again as they run: with the
+	// results streamed, the run's memory does not grow with its cases.
+	lo := loadOptions(e, o.python)
+	lo.Lazy = true
+	p, err := loadWith(e, lo, args, ": nothing ran")
 	if err != nil {
 		return err
 	}

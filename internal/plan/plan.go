@@ -32,7 +32,7 @@ type Suite struct {
 	limits    Limits
 
 	pathsOnce sync.Once
-	paths     map[*spec.Case]string
+	paths     map[string]string // by case name
 }
 
 // Case is the plan of one case (or of a suite's own tools, when Spec is
@@ -207,12 +207,17 @@ func (c *Case) Cassette() string {
 		for i, sc := range s.Spec.Cases {
 			names[i] = sc.Name
 		}
-		s.paths = make(map[*spec.Case]string, len(names))
+		// By name, which is unique in a suite: a case decoded again from a
+		// stub (spec.Options.Lazy) has the stub's file.
+		s.paths = make(map[string]string, len(names))
 		for i, path := range cassette.Paths(s.Spec.File, names) {
-			s.paths[s.Spec.Cases[i]] = path
+			s.paths[names[i]] = path
 		}
 	})
-	return s.paths[c.Spec]
+	if c.Spec == nil {
+		return ""
+	}
+	return s.paths[c.Spec.Name]
 }
 
 // Drill is the drill the case's world starts from, with its seed: seed

@@ -322,7 +322,7 @@ func Run(ctx context.Context, suites []*spec.Suite, opts Options) (*report.Repor
 						progress(func() { opts.Progress.CaseStarted(ci, j.suite.File, j.c.Name) })
 					}
 					mu.Unlock()
-					res = runCase(ctx, j, opts, lv)
+					res = runDecoded(ctx, j, opts, lv)
 					if st := res.Status; st == report.Failed || st == report.Errored {
 						failed.Store(true)
 					}
@@ -594,6 +594,26 @@ func base(j job) report.Case {
 		ToolCalls: []report.ToolCall{},
 		Notes:     []string{},
 	}
+}
+
+// runDecoded runs the case of j, decoded first when the suite kept it as
+// a stub (spec.Options.Lazy): the decoded case lives as long as its run.
+func runDecoded(ctx context.Context, j job, opts Options, lv *live) report.Case {
+	if j.c.Lazy() {
+		full, err := j.suite.Decode(j.c)
+		if err != nil {
+			c := base(j)
+			c.Status, c.Reason = report.Errored, "decoding the case: "+err.Error()
+			return c
+		}
+		j.c = full
+		// The cassette file (j.cassette) was found from the stub.
+		j.plan = j.plan.Suite.Case(full)
+		if opts.Upstream != nil {
+			j.plan = j.plan.WithTools(opts.Upstream.Tools())
+		}
+	}
+	return runCase(ctx, j, opts, lv)
 }
 
 func runCase(ctx context.Context, j job, opts Options, lv *live) report.Case {

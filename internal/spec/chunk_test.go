@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"golang.org/x/tools/txtar"
@@ -15,6 +16,80 @@ import (
 // same suite with the same diagnostics whether its items are parsed one
 // by one or with the whole file.
 func TestCutCasesLoadsAsTheWholeFile(t *testing.T) {
+	files := repoSuites(t)
+	cut := 0
+	for name, data := range files {
+		if _, _, ok := cutCases(data); ok {
+			cut++
+		}
+		a, da := Parse(name, data, nil)
+		noCutting = true
+		b, db := Parse(name, data, nil)
+		noCutting = false
+		if da.Error() != db.Error() {
+			t.Errorf("%s: cut apart:\n%s\nwhole:\n%s", name, da.Error(), db.Error())
+			continue
+		}
+		ja, _ := json.Marshal(a)
+		jb, _ := json.Marshal(b)
+		if string(ja) != string(jb) {
+			t.Errorf("%s: the suites differ:\n%s\n%s", name, ja, jb)
+		}
+	}
+	t.Logf("%d suites, %d of them cut apart", len(files), cut)
+}
+
+// A stub decodes to the case it was: every suite of the repository loads
+// with the same diagnostics with Lazy, and with each stub decoded again
+// (from several goroutines at once) to the same suite.
+func TestLazyCasesDecodeAsLoaded(t *testing.T) {
+	stubs := 0
+	for name, data := range repoSuites(t) {
+		a, da := Parse(name, data, nil)
+		b, db := Parse(name, data, &Options{Lazy: true})
+		if da.Error() != db.Error() {
+			t.Errorf("%s: lazy:\n%s\nwhole:\n%s", name, db.Error(), da.Error())
+			continue
+		}
+		if a == nil || b == nil || da.HasErrors() {
+			continue // a suite with errors never runs
+		}
+		var wg sync.WaitGroup
+		for i, c := range b.Cases {
+			if !c.Lazy() {
+				continue
+			}
+			stubs++
+			if len(c.Expect) > 0 || len(c.Script) > 0 || c.Input != "" {
+				t.Errorf("%s: stub %q keeps its decoded fields", name, c.Name)
+			}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				full, err := b.Decode(c)
+				if err != nil {
+					t.Errorf("%s: case %q: %v", name, c.Name, err)
+					return
+				}
+				b.Cases[i] = full
+			}()
+		}
+		wg.Wait()
+		ja, _ := json.Marshal(a)
+		jb, _ := json.Marshal(b)
+		if string(ja) != string(jb) {
+			t.Errorf("%s: the suites differ once decoded:\n%s\n%s", name, ja, jb)
+		}
+	}
+	if stubs < 100 {
+		t.Errorf("only %d stubs in the repository's suites", stubs)
+	}
+	t.Logf("%d stubs decoded again", stubs)
+}
+
+// repoSuites are the suite files of the repository by name: examples,
+// the testscripts' files, the hostile corpus.
+func repoSuites(t *testing.T) map[string][]byte {
 	files := map[string][]byte{}
 	root := filepath.Join("..", "..")
 	filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
@@ -41,24 +116,5 @@ func TestCutCasesLoadsAsTheWholeFile(t *testing.T) {
 	if len(files) < 100 {
 		t.Fatalf("only %d suites found", len(files))
 	}
-	cut := 0
-	for name, data := range files {
-		if _, _, ok := cutCases(data); ok {
-			cut++
-		}
-		a, da := Parse(name, data, nil)
-		noCutting = true
-		b, db := Parse(name, data, nil)
-		noCutting = false
-		if da.Error() != db.Error() {
-			t.Errorf("%s: cut apart:\n%s\nwhole:\n%s", name, da.Error(), db.Error())
-			continue
-		}
-		ja, _ := json.Marshal(a)
-		jb, _ := json.Marshal(b)
-		if string(ja) != string(jb) {
-			t.Errorf("%s: the suites differ:\n%s\n%s", name, ja, jb)
-		}
-	}
-	t.Logf("%d suites, %d of them cut apart", len(files), cut)
+	return files
 }

@@ -30,6 +30,9 @@ type Options struct {
 	// not of all; the suites of a world keep theirs (the world is
 	// checked against them afterwards).
 	Discard bool
+	// Lazy keeps most cases as stubs once checked, decoded again when
+	// they run (Suite.Decode): see lazy.go.
+	Lazy bool
 }
 
 // IsSuiteFile reports whether a file name is a suite by its name.
@@ -148,6 +151,12 @@ func parse(file string, data []byte, opts *Options, d *yamlpos.Collector) *Suite
 	if root == nil {
 		return nil
 	}
+	if opts.Lazy {
+		// Stubs are decoded again from cut items only.
+		o := *opts
+		o.Lazy = false
+		opts = &o
+	}
 	items, detached := detachCases(root)
 	all := func(yield func(*yaml.Node) bool) {
 		for i, n := range items {
@@ -191,6 +200,9 @@ func parseCut(file string, data, head []byte, spans []span, opts *Options, d *ya
 		ok, more = k.cutItems(data, spans)
 		return more
 	}, len(spans), true, opts, d)
+	if s != nil && s.src != nil {
+		s.src.data, s.src.spans = data, spans
+	}
 	return s, ok
 }
 

@@ -41,6 +41,8 @@ type Suite struct {
 	Cases     []*Case
 	// Discarded counts the cases checked but not kept (Options.Discard).
 	Discarded int
+	// src is where stubs are decoded again from (Options.Lazy).
+	src *source
 	// Match are the suite's request matching rules (see MatchRules).
 	Match []reqmatch.Rule
 	// Workspace is the template directory copied for each case (as
@@ -211,7 +213,8 @@ type Case struct {
 	SetupNode             *yaml.Node
 
 	node  *yaml.Node
-	index int // in the cases list, counting items that are not cases
+	index int  // in the cases list, counting items that are not cases
+	lazy  bool // a stub (Options.Lazy): Suite.Decode decodes it
 }
 
 // MaxUserTurns bounds the messages a simulated user sends after input

@@ -1,0 +1,103 @@
+package dryfire_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/dryfire-dev/dryfire"
+)
+
+// heapWatch is a Progress that measures the live heap (after a
+// collection) every 500 cases done, keeping the highest.
+type heapWatch struct{ done, top uint64 }
+
+func (h *heapWatch) Start(int)                       {}
+func (h *heapWatch) CaseStarted(int, string, string) {}
+func (h *heapWatch) CaseDone(_ int, c *dryfire.CaseResult) {
+	if h.done++; h.done%500 == 0 {
+		h.top = max(h.top, liveHeap())
+	}
+}
+
+func liveHeap() uint64 {
+	var m runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&m)
+	return m.HeapAlloc
+}
+
+// A run streamed to its reports keeps no case's result, and a project
+// loaded with Lazy keeps a stub of each case: loading 10 times the cases
+// takes a few hundred bytes more a case (the file's text and the stub),
+// and running them hardly more than that (20,000 cases against 2,000;
+// 5,000 against 500 under the race detector). A case kept decoded costs
+// some 5,000 bytes, a result kept some 3,000.
+func TestRunningCasesTakesFlatMemory(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs 22,000 cases")
+	}
+	dir := t.TempDir()
+	suite := func(n int) string {
+		var b strings.Builder
+		b.WriteString("version: 1\nagent: {provider: script}\nmocks:\n  lookup: [{return: {status: shipped}}]\ncases:\n")
+		for i := range n {
+			fmt.Fprintf(&b, "  - name: case-%d\n    input: Where is order O-%d?\n    script:\n      - tool_calls: [{name: lookup, args: {id: O-%d}}]\n      - text: Shipped.\n    expect:\n      - called: {tool: lookup, with: {id: O-%d}, times: 1}\n      - output: {contains: Shipped}\n", i, i, i, i)
+		}
+		path := filepath.Join(dir, fmt.Sprintf("s%d.dryfire.yaml", n))
+		if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	// measure loads and runs n cases and says the heap the project takes
+	// and the most the run adds to it.
+	measure := func(n int) (loaded, running uint64) {
+		path := suite(n)
+		before := liveHeap()
+		p, err := dryfire.Load(&dryfire.LoadOptions{Lazy: true}, path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer p.Close(context.Background(), nil)
+		after := liveHeap()
+		stream, err := dryfire.NewReportStream(io.Discard, io.Discard)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w := &heapWatch{top: after}
+		rep, err := p.Run(context.Background(), &dryfire.RunOptions{Stream: stream, Progress: w})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := stream.Close(rep); err != nil {
+			t.Fatal(err)
+		}
+		if rep.Summary.Passed != n || len(rep.Cases) != 0 {
+			t.Fatalf("%d cases: %+v, %d kept", n, rep.Summary, len(rep.Cases))
+		}
+		runtime.KeepAlive(p)
+		return after - min(before, after), w.top - after
+	}
+	n := 2_000
+	if raceEnabled {
+		n = 500
+	}
+	smallLoad, smallRun := measure(n)
+	largeLoad, largeRun := measure(10 * n)
+	perLoad := (int64(largeLoad) - int64(smallLoad)) / int64(9*n)
+	perRun := (int64(largeRun) - int64(smallRun)) / int64(9*n)
+	t.Logf("loaded: %d KB for %d cases, %d KB for %d (%d bytes a case); running adds %d KB and %d KB (%d bytes a case)",
+		smallLoad>>10, n, largeLoad>>10, 10*n, perLoad, smallRun>>10, largeRun>>10, perRun)
+	if perLoad > 2_000 {
+		t.Errorf("loading %d cases took %d KB of heap, %d took %d KB (%d bytes a case): cases are kept decoded", 10*n, largeLoad>>10, n, smallLoad>>10, perLoad)
+	}
+	if perRun > 1_000 {
+		t.Errorf("running %d cases added %d KB of heap, %d added %d KB (%d bytes a case): results or decoded cases are kept", 10*n, largeRun>>10, n, smallRun>>10, perRun)
+	}
+}

@@ -1,0 +1,5 @@
+//go:build !race
+
+package dryfire_test
+
+const raceEnabled = false
