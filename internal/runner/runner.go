@@ -294,6 +294,7 @@ func Run(ctx context.Context, suites []*spec.Suite, opts Options) (*report.Repor
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			res := new(report.Case) // each result, until it is folded (one allocation a worker)
 			for {
 				i := int(next.Add(1)) - 1
 				if i >= len(jobs) {
@@ -307,13 +308,12 @@ func Run(ctx context.Context, suites []*spec.Suite, opts Options) (*report.Repor
 					}
 					mu.Unlock()
 				}
-				var res report.Case
 				switch {
 				case ctx.Err() != nil:
-					res = base(j)
+					*res = base(j)
 					res.Status, res.Reason = report.Skipped, interruptedReason
 				case opts.FailFast && failed.Load():
-					res = base(j)
+					*res = base(j)
 					res.Status, res.Reason = report.Skipped, failFastReason
 				default:
 					mu.Lock()
@@ -322,23 +322,23 @@ func Run(ctx context.Context, suites []*spec.Suite, opts Options) (*report.Repor
 						progress(func() { opts.Progress.CaseStarted(ci, j.suite.File, j.c.Name) })
 					}
 					mu.Unlock()
-					res = runDecoded(ctx, j, opts, lv)
+					*res = runDecoded(ctx, j, opts, lv)
 					if st := res.Status; st == report.Failed || st == report.Errored {
 						failed.Store(true)
 					}
 				}
-				lv.red.Walk(&res)
+				lv.red.Walk(res)
 				mu.Lock()
 				r := cases[ci]
 				var folded report.Case
 				if r.n == 1 {
-					folded = res
+					folded = *res
 				} else {
 					runs := trialRuns[ci]
 					if runs == nil {
 						runs = make([]report.Case, r.n)
 					}
-					runs[i-r.first] = res
+					runs[i-r.first] = *res
 					trialRuns[ci] = runs
 				}
 				if left[ci]--; left[ci] == 0 {
@@ -346,8 +346,11 @@ func Run(ctx context.Context, suites []*spec.Suite, opts Options) (*report.Repor
 						folded = foldCase(trialRuns[ci], opts.PassThreshold)
 						delete(trialRuns, ci)
 					}
-					c := &folded
-					if !opts.Lean {
+					var c *report.Case
+					if opts.Lean {
+						c = new(report.Case)
+						*c = folded
+					} else {
 						rep.Cases[ci] = folded
 						c = &rep.Cases[ci]
 					}
