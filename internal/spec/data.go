@@ -94,7 +94,10 @@ func (x *decoder) dataCases(item *yaml.Node, k *caseChecker) bool {
 	slices.Sort(columns)
 	checkColumns(item, columns, from.Value, d)
 	quiet := func(int, string, ...any) {} // reported in the first pass
-	rc := k.rowChecker(newTemplate(item), columns, source, from.Value, n)
+	t := newTemplate(item)
+	x.rows = x.rowSource(t, from.Value, columns, source) // rows kept as stubs (lazy.go)
+	defer func() { x.rows = nil }()
+	rc := k.rowChecker(t, columns, source, from.Value, n)
 	rows(quiet, rc.add)
 	return rc.done()
 }

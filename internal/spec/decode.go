@@ -41,6 +41,10 @@ type decoder struct {
 	cross cross
 
 	regexes map[string]*regexp.Regexp
+
+	// rows, while a data file's rows make cases, is where they are read
+	// again from when they are kept as stubs (lazy.go); nil otherwise.
+	rows *rowSource
 }
 
 func (x *decoder) pos(n *yaml.Node) yamlpos.Pos {

@@ -1,11 +1,16 @@
 package spec
 
 import (
+	"bytes"
 	"errors"
+	"path/filepath"
 	"sort"
+	"strings"
+	"sync"
 
 	yaml "go.yaml.in/yaml/v4"
 
+	"github.com/dryfire-dev/dryfire/internal/safeio"
 	"github.com/dryfire-dev/dryfire/internal/yamlpos"
 )
 
@@ -16,8 +21,9 @@ import (
 // what the runner needs before the case runs. The runner decodes it
 // again from the file's text when it runs (Suite.Decode) and lets it go
 // after. Only the items of a cases list cut apart in the text (cutCases)
-// are kept so, and only those whose run needs nothing else read before
-// it starts: no judge check, no simulated user, no passthrough code.
+// and the rows of a JSON Lines file are kept so, and only those whose run
+// needs nothing else read before it starts: no judge check, no simulated
+// user, no passthrough code.
 
 // source is where a suite's stubs are decoded again from.
 type source struct {
@@ -36,7 +42,7 @@ func (c *Case) Lazy() bool { return c.lazy }
 // stubOf is the stub kept for the case c decoded from item n, or nil when
 // c is to be kept whole.
 func (x *decoder) stubOf(s *Suite, c *Case) *Case {
-	if !x.opts.Lazy || s.World != "" || c.Pos.File != x.file || c.User != nil || usesImplRules(s.Mocks) || usesImplRules(c.Mocks) {
+	if !x.opts.Lazy || s.World != "" || c.Pos.File != x.file && x.rows == nil || c.User != nil || usesImplRules(s.Mocks) || usesImplRules(c.Mocks) {
 		return nil
 	}
 	for _, ch := range c.Expect {
@@ -44,8 +50,80 @@ func (x *decoder) stubOf(s *Suite, c *Case) *Case {
 			return nil
 		}
 	}
-	return &Case{Name: c.Name, Skip: c.Skip, SkipReason: c.SkipReason, Trials: c.Trials, Pos: c.Pos, index: c.index, lazy: true}
+	stub := &Case{Name: c.Name, Skip: c.Skip, SkipReason: c.SkipReason, Trials: c.Trials, Pos: c.Pos, index: c.index, lazy: true}
+	if c.Pos.File != x.file {
+		stub.rows = x.rows
+	}
+	return stub
 }
+
+// rowSource is a JSON Lines file whose rows are kept as stubs: the
+// template they fill, and the file read again, with where each line
+// starts, when the first of them is decoded.
+type rowSource struct {
+	t       *template  // of the from: item
+	file    string     // as from: names it
+	path    string
+	columns []string
+	source  int // in the suite's Collector.Sources
+
+	once  sync.Once
+	data  []byte
+	lines []int // where each line starts
+	err   error
+}
+
+// rowSource is where the rows of the data file of template t are read again
+// from, or nil when they are decoded whole (not JSON Lines, or not Lazy).
+func (x *decoder) rowSource(t *template, file string, columns []string, source int) *rowSource {
+	switch strings.ToLower(filepath.Ext(file)) {
+	case ".jsonl", ".ndjson":
+	default:
+		return nil
+	}
+	if !x.opts.Lazy {
+		return nil
+	}
+	return &rowSource{t: t, file: file, path: x.d.Sources[source], columns: columns, source: source}
+}
+
+// row is the row at line of the file, read again.
+func (rs *rowSource) row(line int) (row, error) {
+	rs.once.Do(func() {
+		rs.data, rs.err = safeio.ReadFile(rs.path, "data file", safeio.Limit(safeio.MaxData))
+		rs.lines = append(rs.lines, 0)
+		for i, b := range rs.data {
+			if b == '\n' {
+				rs.lines = append(rs.lines, i+1)
+			}
+		}
+	})
+	if rs.err != nil {
+		return row{}, rs.err
+	}
+	if line < 1 || line > len(rs.lines) {
+		return row{}, errDataChanged
+	}
+	text := rs.data[rs.lines[line-1]:]
+	if i := bytes.IndexByte(text, '\n'); i >= 0 {
+		text = text[:i]
+	}
+	var r row
+	found := false
+	jsonLines(text, func(int, string, ...any) {}, func(x row) bool {
+		r, found = x, true
+		return false
+	})
+	if !found {
+		return row{}, errDataChanged
+	}
+	r.line = line
+	return r, nil
+}
+
+// errDataChanged is a stub's row that is not what it was when the suite
+// was loaded.
+var errDataChanged = errors.New("its data file changed after the suite was loaded")
 
 func usesImplRules(m map[string][]*Rule) bool {
 	for _, rs := range m {
@@ -73,19 +151,30 @@ func (s *Suite) Decode(c *Case) (*Case, error) {
 	if src == nil {
 		return nil, errNotLazy
 	}
-	k := sort.Search(len(src.spans), func(i int) bool { return src.spans[i].line >= c.Pos.Line })
-	if k == len(src.spans) || src.spans[k].line != c.Pos.Line {
-		return nil, errNotLazy
-	}
-	sp := src.spans[k]
 	d := newDiags(s.File)
 	d.Sources = src.srcs
-	seq := yamlpos.Parse(src.data[sp.start:sp.end], d)
-	if seq == nil || seq.Kind != yaml.SequenceNode || len(seq.Content) != 1 {
-		return nil, errNotLazy
+	var n *yaml.Node
+	if rs := c.rows; rs != nil {
+		r, err := rs.row(c.Pos.Line)
+		if err != nil {
+			return nil, err
+		}
+		if n = instantiate(rs.t, r, rs.columns, rs.source, rs.file, d); n == nil {
+			return nil, errDataChanged
+		}
+	} else {
+		k := sort.Search(len(src.spans), func(i int) bool { return src.spans[i].line >= c.Pos.Line })
+		if k == len(src.spans) || src.spans[k].line != c.Pos.Line {
+			return nil, errNotLazy
+		}
+		sp := src.spans[k]
+		seq := yamlpos.Parse(src.data[sp.start:sp.end], d)
+		if seq == nil || seq.Kind != yaml.SequenceNode || len(seq.Content) != 1 {
+			return nil, errNotLazy
+		}
+		shiftLines(seq, sp.line-1)
+		n = seq.Content[0]
 	}
-	shiftLines(seq, sp.line-1)
-	n := seq.Content[0]
 	conv := yamlpos.NewConverter(d)
 	x := &decoder{root: src.root, file: s.File, d: d, conv: conv, opts: src.opts, cross: src.cross, firstCase: map[string]int{}}
 	conv.BeginCase(n)
@@ -93,6 +182,9 @@ func (s *Suite) Decode(c *Case) (*Case, error) {
 	full := x.caseOf(yamlpos.Item{N: n, Val: val}, c.index)
 	if full == nil || conv.Over || conv.Large {
 		return nil, errNotLazy
+	}
+	if full.Name != c.Name {
+		return nil, errDataChanged
 	}
 	x.crossCase(s, full)
 	releaseCase(full)

@@ -213,8 +213,9 @@ type Case struct {
 	SetupNode             *yaml.Node
 
 	node  *yaml.Node
-	index int  // in the cases list, counting items that are not cases
-	lazy  bool // a stub (Options.Lazy): Suite.Decode decodes it
+	index int        // in the cases list, counting items that are not cases
+	lazy  bool       // a stub (Options.Lazy): Suite.Decode decodes it
+	rows  *rowSource // a stub's data file, when a row made it
 }
 
 // MaxUserTurns bounds the messages a simulated user sends after input
