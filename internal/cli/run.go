@@ -183,6 +183,7 @@ func runRun(cmd *cobra.Command, e *env, o runOptions, args []string) error {
 	if err != nil {
 		return err
 	}
+	raiseMemoryLimit()
 	defer closeProject(e, p)
 	width, terminal := e.terminalWidth(text)
 	printer := dryfire.NewTextPrinter(text, dryfire.TextOptions{
