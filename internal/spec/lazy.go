@@ -61,8 +61,8 @@ func (x *decoder) stubOf(s *Suite, c *Case) *Case {
 // template they fill, and the file read again, with where each line
 // starts, when the first of them is decoded.
 type rowSource struct {
-	t       *template  // of the from: item
-	file    string     // as from: names it
+	t       *template // of the from: item
+	file    string    // as from: names it
 	path    string
 	columns []string
 	source  int // in the suite's Collector.Sources
