@@ -43,6 +43,8 @@ func TestCutCasesLoadsAsTheWholeFile(t *testing.T) {
 // with the same diagnostics with Lazy, and with each stub decoded again
 // (from several goroutines at once) to the same suite.
 func TestLazyCasesDecodeAsLoaded(t *testing.T) {
+	defer func(m int) { lazyMin = m }(lazyMin)
+	lazyMin = 1
 	stubs := 0
 	for name, data := range repoSuites(t) {
 		a, da := Parse(name, data, nil)

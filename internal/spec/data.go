@@ -95,7 +95,7 @@ func (x *decoder) dataCases(item *yaml.Node, k *caseChecker) bool {
 	checkColumns(item, columns, from.Value, d)
 	quiet := func(int, string, ...any) {} // reported in the first pass
 	t := newTemplate(item)
-	x.rows = x.rowSource(t, from.Value, columns, source) // rows kept as stubs (lazy.go)
+	x.rows = x.rowSource(t, from.Value, columns, source, n) // rows kept as stubs (lazy.go)
 	defer func() { x.rows = nil }()
 	rc := k.rowChecker(t, columns, source, from.Value, n)
 	rows(quiet, rc.add)

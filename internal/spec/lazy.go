@@ -42,7 +42,7 @@ func (c *Case) Lazy() bool { return c.lazy }
 // stubOf is the stub kept for the case c decoded from item n, or nil when
 // c is to be kept whole.
 func (x *decoder) stubOf(s *Suite, c *Case) *Case {
-	if !x.opts.Lazy || s.World != "" || c.Pos.File != x.file && x.rows == nil || c.User != nil || usesImplRules(s.Mocks) || usesImplRules(c.Mocks) {
+	if !x.opts.Lazy || s.World != "" || c.Pos.File == x.file && !x.opts.lazyInline || c.Pos.File != x.file && x.rows == nil || c.User != nil || usesImplRules(s.Mocks) || usesImplRules(c.Mocks) {
 		return nil
 	}
 	for _, ch := range c.Expect {
@@ -75,13 +75,13 @@ type rowSource struct {
 
 // rowSource is where the rows of the data file of template t are read again
 // from, or nil when they are decoded whole (not JSON Lines, or not Lazy).
-func (x *decoder) rowSource(t *template, file string, columns []string, source int) *rowSource {
+func (x *decoder) rowSource(t *template, file string, columns []string, source, rows int) *rowSource {
 	switch strings.ToLower(filepath.Ext(file)) {
 	case ".jsonl", ".ndjson":
 	default:
 		return nil
 	}
-	if !x.opts.Lazy {
+	if !x.opts.Lazy || rows < lazyMin {
 		return nil
 	}
 	return &rowSource{t: t, file: file, path: x.d.Sources[source], columns: columns, source: source}
@@ -135,6 +135,11 @@ func usesImplRules(m map[string][]*Rule) bool {
 	}
 	return false
 }
+
+// lazyMin is how many cases a list, or rows a file, has at least for
+// them to be kept as stubs: fewer are decoded again slower than they are
+// kept whole.
+var lazyMin = 2048
 
 // errNotLazy is what Decode says of a stub it cannot find again.
 var errNotLazy = errors.New("internal error: the case cannot be decoded again from its suite")

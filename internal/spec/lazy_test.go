@@ -13,6 +13,8 @@ import (
 // line included; a row changed on disk after loading is an error, not
 // another case.
 func TestLazyRowsDecodeAsLoaded(t *testing.T) {
+	defer func(m int) { lazyMin = m }(lazyMin)
+	lazyMin = 1
 	dir := t.TempDir()
 	rows := "{\"id\": \"O-1\", \"name\": \"one\"}\r\n\n{\"id\": \"O-2\", \"name\": \"two\"}\n{\"id\": \"O-3\"}\n"
 	if err := os.WriteFile(filepath.Join(dir, "rows.jsonl"), []byte(rows), 0o644); err != nil {

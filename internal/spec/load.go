@@ -33,6 +33,8 @@ type Options struct {
 	// Lazy keeps most cases as stubs once checked, decoded again when
 	// they run (Suite.Decode): see lazy.go.
 	Lazy bool
+	// lazyInline: the suite's own items are many enough to keep as stubs.
+	lazyInline bool
 }
 
 // IsSuiteFile reports whether a file name is a suite by its name.
@@ -193,6 +195,16 @@ func parseCut(file string, data, head []byte, spans []span, opts *Options, d *ya
 	root := yamlpos.Parse(head, d)
 	if root == nil || len(d.List) > 0 {
 		return nil, false
+	}
+	if opts.Lazy && len(spans) < lazyMin {
+		// A small list is decoded again faster than it is kept whole.
+		o := *opts
+		o.lazyInline = false
+		opts = &o
+	} else if opts.Lazy {
+		o := *opts
+		o.lazyInline = true
+		opts = &o
 	}
 	var ok bool
 	s := decodeSuite(file, root, func(k *caseChecker) bool {
