@@ -132,6 +132,21 @@ func TestLayering(t *testing.T) {
 	}
 }
 
+// TestCLIImportsThePublicAPI fails when the command line imports an
+// internal package other than a foundation (or the SDKs' engine, which it
+// serves): everything else it reaches through the public package, as a
+// user's Go program would.
+func TestCLIImportsThePublicAPI(t *testing.T) {
+	imports, _ := goList(t, "./internal/cli")
+	foundations := len(layers) - 2
+	for _, imp := range imports["internal/cli"] {
+		if imp == "." || imp == "internal/engine" || layerOf(imp) == foundations {
+			continue
+		}
+		t.Errorf("internal/cli imports %s: reach it through the public package (a foundation, layer %d, may be imported)", imp, foundations+1)
+	}
+}
+
 // TestPackageGraph fails when the package graph of ARCHITECTURE.md is not
 // the one go list -deps gives; -update redraws it.
 func TestPackageGraph(t *testing.T) {

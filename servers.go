@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"slices"
 
+	"github.com/dryfire-dev/dryfire/internal/mcpbridge"
 	"github.com/dryfire-dev/dryfire/internal/modelserver"
 	"github.com/dryfire-dev/dryfire/internal/report"
 	"github.com/dryfire-dev/dryfire/internal/toolserver"
@@ -201,4 +202,14 @@ func ToolServerRoutes() []Route {
 		out = append(out, Route{Method: http.MethodPost, Path: p, Doc: modelserver.Routes[p].Name(), Serves: "model"})
 	}
 	return out
+}
+
+// BridgeMCP relays an MCP client speaking stdio (in, out) to the
+// streamable HTTP MCP endpoint at url (`dryfire mcp-bridge`), until in
+// ends and every request sent has its answer, or ctx ends. A request the
+// endpoint cannot be reached for is answered with a JSON-RPC error; only
+// a failure to read in or write out ends it with an error.
+func BridgeMCP(ctx context.Context, url string, in io.Reader, out io.Writer) error {
+	b := &mcpbridge.Bridge{URL: url}
+	return b.Run(ctx, in, out)
 }

@@ -17,7 +17,6 @@ import (
 	"github.com/dryfire-dev/dryfire"
 	"github.com/dryfire-dev/dryfire/internal/atomicfile"
 	"github.com/dryfire-dev/dryfire/internal/safeio"
-	"github.com/dryfire-dev/dryfire/internal/spec"
 )
 
 type runOptions struct {
@@ -196,7 +195,7 @@ func runRun(cmd *cobra.Command, e *env, o runOptions, args []string) error {
 	ctx := cmd.Context()
 	var clock *time.Time
 	if o.clock != "" {
-		t, err := spec.ParseClock(o.clock)
+		t, err := dryfire.ParseClock(o.clock)
 		if err != nil {
 			return usageErr("--clock: %v", err)
 		}

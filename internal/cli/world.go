@@ -9,11 +9,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/dryfire-dev/dryfire"
 	"github.com/dryfire-dev/dryfire/internal/atomicfile"
-	"github.com/dryfire-dev/dryfire/internal/openapi"
 	"github.com/dryfire-dev/dryfire/internal/safeio"
-	"github.com/dryfire-dev/dryfire/internal/world"
-	"github.com/dryfire-dev/dryfire/internal/yamlpos"
 )
 
 func newWorldCommand(e *env) *cobra.Command {
@@ -79,7 +77,7 @@ func runWorldImport(e *env, file, pkg, out, envVar string, force bool) error {
 	if err != nil {
 		return &exitError{code: exitUsage, err: fmt.Errorf("reading the OpenAPI document: %w", err)}
 	}
-	res, ds := openapi.Import(file, data, openapi.Options{Package: pkg, Env: envVar, Source: filepath.Base(file)})
+	res, ds := dryfire.ImportOpenAPI(file, data, dryfire.ImportOptions{Package: pkg, Env: envVar, Source: filepath.Base(file)})
 	if res == nil {
 		printDiagnostics(e, ds)
 		return &exitError{code: exitUsage, err: fmt.Errorf("%s was not imported", file)}
@@ -105,20 +103,16 @@ func runWorldImport(e *env, file, pkg, out, envVar string, force bool) error {
 			return &exitError{code: exitInfra, err: fmt.Errorf("writing %s: %w", f.path, err)}
 		}
 	}
-	w, wds := world.Load(worldFile, &world.LoadOptions{Root: out})
+	routes, ok, wds := dryfire.CheckWorld(worldFile, out, pkg)
 	printDiagnostics(e, wds)
-	if w == nil {
+	if !ok {
 		return &exitError{code: exitUsage, err: fmt.Errorf("the world written to %s does not validate (a bug of the import: please report it with the document)", worldFile)}
-	}
-	routes := 0
-	if ph := w.Packages[pkg].HTTP; ph != nil {
-		routes = len(ph.Routes)
 	}
 	fmt.Fprintf(e.stdout, "wrote %s (%s, %s) and %s; it validates clean\n", worldFile, count(res.Operations, "operation"), count(routes, "route"), module)
 	return nil
 }
 
-func printDiagnostics(e *env, ds yamlpos.Diagnostics) {
+func printDiagnostics(e *env, ds dryfire.Diagnostics) {
 	for _, d := range ds {
 		fmt.Fprintln(e.stderr, d.String())
 	}
