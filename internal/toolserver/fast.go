@@ -11,6 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/dryfire-dev/dryfire/internal/tool"
+	"github.com/dryfire-dev/dryfire/internal/value"
 )
 
 // The tools/call fast path.
@@ -206,10 +207,10 @@ func appendNotices(b []byte, n *tool.Notices, level string, token json.RawMessag
 				continue
 			}
 			b = append(b, `event: message`+"\n"+`data: {"jsonrpc":"2.0","method":"notifications/message","params":{"level":`...)
-			b = appendString(b, l.Level)
+			b = value.AppendString(b, l.Level)
 			if l.Logger != "" {
 				b = append(b, `,"logger":`...)
-				b = appendString(b, l.Logger)
+				b = value.AppendString(b, l.Logger)
 			}
 			b = append(b, `,"data":`...)
 			b = append(b, l.Data...)
@@ -247,7 +248,7 @@ func (s *Scope) appendRPCResult(b []byte, id json.RawMessage, res tool.Result, m
 		b = append(b, res.Blocks...)
 	} else {
 		b = append(b, `"content":[{"type":"text","text":`...)
-		b = appendString(b, res.Content)
+		b = value.AppendString(b, res.Content)
 		b = append(b, "}]"...)
 	}
 	if !res.IsError && res.Blocks == nil && isObject(res.Content) {

@@ -8,7 +8,8 @@ import (
 	"net/http"
 	"strconv"
 	"sync"
-	"unicode/utf8"
+
+	"github.com/dryfire-dev/dryfire/internal/value"
 )
 
 // HTTP tools: GET /tools and POST /tools/{name}. The call path is kept
@@ -80,7 +81,7 @@ func (s *Scope) serveCall(w http.ResponseWriter, r *http.Request, name string) {
 	defer bufs.Put(out)
 	b := out.AvailableBuffer()
 	b = append(b, `{"content":`...)
-	b = appendString(b, res.Content)
+	b = value.AppendString(b, res.Content)
 	if res.IsError {
 		b = append(b, `,"is_error":true}`...)
 	} else {
@@ -112,59 +113,8 @@ func writeJSON(w http.ResponseWriter, status int, body []byte) {
 func writeError(w http.ResponseWriter, status int, typ, msg string) {
 	b := append([]byte(`{"error":{"type":`), strconv.Quote(typ)...)
 	b = append(b, `,"message":`...)
-	b = appendString(b, msg)
+	b = value.AppendString(b, msg)
 	b = append(b, "}}"...)
 	writeJSON(w, status, b)
 }
 
-const hex = "0123456789abcdef"
-
-// appendString appends s as a JSON string, escaped as encoding/json
-// escapes it without HTML escaping; invalid UTF-8 becomes U+FFFD.
-func appendString(b []byte, s string) []byte {
-	b = append(b, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' {
-				i++
-				continue
-			}
-			b = append(b, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				b = append(b, '\\', c)
-			case '\n':
-				b = append(b, '\\', 'n')
-			case '\r':
-				b = append(b, '\\', 'r')
-			case '\t':
-				b = append(b, '\\', 't')
-			default:
-				b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			b = append(b, s[start:i]...)
-			b = append(b, `\ufffd`...)
-			i += size
-			start = i
-			continue
-		}
-		if r == '\u2028' || r == '\u2029' {
-			b = append(b, s[start:i]...)
-			b = append(b, '\\', 'u', '2', '0', '2', hex[r&0xf])
-			i += size
-			start = i
-			continue
-		}
-		i += size
-	}
-	b = append(b, s[start:]...)
-	return append(b, '"')
-}

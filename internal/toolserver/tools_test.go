@@ -261,16 +261,6 @@ func TestRecords(t *testing.T) {
 	}
 }
 
-func TestAppendString(t *testing.T) {
-	for _, s := range []string{"", "plain", `q"b\s`, "\n\r\t\x00\x1f", "é ✓ 𝄞", "\u2028\u2029", "bad \xff utf8", "<html>&"} {
-		want, _ := json.Marshal(s)
-		want = []byte(strings.NewReplacer(`\u003c`, "<", `\u003e`, ">", `\u0026`, "&").Replace(string(want)))
-		if got := appendString(nil, s); string(got) != string(want) {
-			t.Errorf("appendString(%q) = %s, want %s", s, got, want)
-		}
-	}
-}
-
 func TestAllowed(t *testing.T) {
 	hs := startServer(t, New(newTestScope(t, ""), Options{}))
 	for _, tt := range []struct {

@@ -141,7 +141,14 @@ func (f *writer) object(b []byte, x map[string]any, depth int) []byte {
 
 const hex = "0123456789abcdef"
 
-func appendString(b []byte, s string) []byte {
+// AppendString appends s as a JSON string as encoding/json writes it
+// without HTML escaping: as Canonical does, and U+2028 and U+2029 escaped
+// too (a JavaScript reader would take them for line ends).
+func AppendString(b []byte, s string) []byte { return appendStr(b, s, true) }
+
+func appendString(b []byte, s string) []byte { return appendStr(b, s, false) }
+
+func appendStr(b []byte, s string, lineSeps bool) []byte {
 	b = append(b, '"')
 	start := 0
 	for i := 0; i < len(s); {
@@ -175,6 +182,13 @@ func appendString(b []byte, s string) []byte {
 		if r == utf8.RuneError && size == 1 {
 			b = append(b, s[start:i]...)
 			b = append(b, `\ufffd`...)
+			i += size
+			start = i
+			continue
+		}
+		if lineSeps && (r == '\u2028' || r == '\u2029') {
+			b = append(b, s[start:i]...)
+			b = append(b, '\\', 'u', '2', '0', '2', hex[r&0xf])
 			i += size
 			start = i
 			continue

@@ -339,3 +339,20 @@ func TestForm(t *testing.T) {
 		t.Errorf("by value: %s and %s", a, b)
 	}
 }
+
+// AppendString writes a string as encoding/json does without HTML
+// escaping; Canonical does the same but for U+2028 and U+2029.
+func TestAppendString(t *testing.T) {
+	for _, s := range []string{"", "plain", "\x00\x1f", "q\"b\\s\n\r\t\x01\x7f", "<&>", "é€😀 𝄞", "bad \xff utf8", "sep \u2028 \u2029"} {
+		var want bytes.Buffer
+		enc := json.NewEncoder(&want)
+		enc.SetEscapeHTML(false)
+		enc.Encode(s)
+		if got := string(AppendString(nil, s)); got+"\n" != want.String() {
+			t.Errorf("AppendString(%q) = %s, encoding/json %s", s, got, want.String())
+		}
+	}
+	if got := Canonical("a\u2028b"); got != "\"a\u2028b\"" {
+		t.Errorf("Canonical keeps U+2028 as it is: %s", got)
+	}
+}
