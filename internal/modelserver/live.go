@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 
@@ -60,49 +61,10 @@ func (e *Endpoint) unavailable(api API, r *http.Request) string {
 // unless it is an answer the SDKs retry (429, 5xx, …) or a refused key
 // (401, 403: then the case records nothing).
 func (e *Endpoint) live(w http.ResponseWriter, r *http.Request, api API, body []byte, x *cassette.Exchange) {
-	target := *e.upstream[api]
-	path := r.URL.Path
-	if api != Anthropic {
-		path = strings.TrimPrefix(path, "/v1") // OpenAI's base URL has it
-	}
-	target.Path = strings.TrimRight(target.Path, "/") + path
-	target.RawPath = ""
-	// A query of the base URL (an api-version, say) is kept, before the
-	// client's own.
-	switch {
-	case target.RawQuery == "":
-		target.RawQuery = r.URL.RawQuery
-	case r.URL.RawQuery != "":
-		target.RawQuery += "&" + r.URL.RawQuery
-	}
-	out, err := http.NewRequestWithContext(r.Context(), http.MethodPost, target.String(), bytes.NewReader(body))
+	out, target, err := e.upstreamRequest(r, api, body)
 	if err != nil {
 		e.upstreamError(w, api, err)
 		return
-	}
-	for k, vs := range r.Header {
-		out.Header[k] = vs
-	}
-	for _, k := range hopByHop {
-		out.Header.Del(k)
-	}
-	out.Header.Del("Accept-Encoding") // the transport asks for gzip and undoes it
-	out.Header.Del("Content-Length")
-	if key := e.keys[api]; key != "" {
-		for _, k := range authHeaders {
-			out.Header.Del(k)
-		}
-		if api == Anthropic {
-			out.Header.Set("X-Api-Key", key)
-		} else {
-			out.Header.Set("Authorization", "Bearer "+key)
-		}
-	} else if k := clientKey(r); k != "" && !isDummy(k) {
-		// forwarded; ServeHTTP made it a secret
-	} else {
-		for _, k := range authHeaders {
-			out.Header.Del(k)
-		}
 	}
 	resp, err := e.transport.RoundTrip(out)
 	if err != nil {
@@ -123,28 +85,10 @@ func (e *Endpoint) live(w http.ResponseWriter, r *http.Request, api API, body []
 	var data []byte
 	streamed := cassette.IsEventStream(ct)
 	if streamed {
-		w.WriteHeader(resp.StatusCode)
-		flush := flusher(w)
-		flush()
-		var all bytes.Buffer
-		buf := make([]byte, 32<<10)
-		for {
-			n, err := resp.Body.Read(buf)
-			if n > 0 {
-				all.Write(buf[:n])
-				w.Write(buf[:n])
-				flush()
-			}
-			if err == io.EOF {
-				break
-			}
-			if err != nil {
-				e.rec.Fail(fmt.Errorf("the streamed answer of %s was cut short: %v", target.Host, err))
-				e.note(Call{API: api, Status: resp.StatusCode, Streamed: true, Err: err})
-				return
-			}
+		var ok bool
+		if data, ok = e.relayStream(w, resp, api, target); !ok {
+			return
 		}
-		data = all.Bytes()
 	} else {
 		data, err = io.ReadAll(resp.Body)
 		if err != nil {
@@ -174,6 +118,84 @@ func (e *Endpoint) live(w http.ResponseWriter, r *http.Request, api API, body []
 	if !streamed {
 		w.WriteHeader(resp.StatusCode)
 		w.Write(data)
+	}
+}
+
+// upstreamRequest is the request r made to the real API at target: the
+// base URL's path and query before the client's, the client's headers
+// less the hop-by-hop ones, and the run's key in place of the client's
+// (a client's own real key is forwarded; a dummy one is dropped).
+func (e *Endpoint) upstreamRequest(r *http.Request, api API, body []byte) (*http.Request, *url.URL, error) {
+	target := *e.upstream[api]
+	path := r.URL.Path
+	if api != Anthropic {
+		path = strings.TrimPrefix(path, "/v1") // OpenAI's base URL has it
+	}
+	target.Path = strings.TrimRight(target.Path, "/") + path
+	target.RawPath = ""
+	// A query of the base URL (an api-version, say) is kept, before the
+	// client's own.
+	switch {
+	case target.RawQuery == "":
+		target.RawQuery = r.URL.RawQuery
+	case r.URL.RawQuery != "":
+		target.RawQuery += "&" + r.URL.RawQuery
+	}
+	out, err := http.NewRequestWithContext(r.Context(), http.MethodPost, target.String(), bytes.NewReader(body))
+	if err != nil {
+		return nil, nil, err
+	}
+	for k, vs := range r.Header {
+		out.Header[k] = vs
+	}
+	for _, k := range hopByHop {
+		out.Header.Del(k)
+	}
+	out.Header.Del("Accept-Encoding") // the transport asks for gzip and undoes it
+	out.Header.Del("Content-Length")
+	if key := e.keys[api]; key != "" {
+		for _, k := range authHeaders {
+			out.Header.Del(k)
+		}
+		if api == Anthropic {
+			out.Header.Set("X-Api-Key", key)
+		} else {
+			out.Header.Set("Authorization", "Bearer "+key)
+		}
+	} else if k := clientKey(r); k != "" && !isDummy(k) {
+		// forwarded; ServeHTTP made it a secret
+	} else {
+		for _, k := range authHeaders {
+			out.Header.Del(k)
+		}
+	}
+	return out, &target, nil
+}
+
+// relayStream passes a streamed answer on as it arrives and returns it
+// whole; false when it was cut short (the recording then fails, and the
+// call is noted).
+func (e *Endpoint) relayStream(w http.ResponseWriter, resp *http.Response, api API, target *url.URL) ([]byte, bool) {
+	w.WriteHeader(resp.StatusCode)
+	flush := flusher(w)
+	flush()
+	var all bytes.Buffer
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := resp.Body.Read(buf)
+		if n > 0 {
+			all.Write(buf[:n])
+			w.Write(buf[:n])
+			flush()
+		}
+		if err == io.EOF {
+			return all.Bytes(), true
+		}
+		if err != nil {
+			e.rec.Fail(fmt.Errorf("the streamed answer of %s was cut short: %v", target.Host, err))
+			e.note(Call{API: api, Status: resp.StatusCode, Streamed: true, Err: err})
+			return nil, false
+		}
 	}
 }
 
