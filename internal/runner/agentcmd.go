@@ -331,12 +331,12 @@ func (cc *commandCase) finish(ctx context.Context, res programResult) report.Cas
 	for i := range recs {
 		recs[i].Turn = turnOf(recs[i].Turn)
 	}
-	r := ran{recs: recs, drill: drill, err: res.err, infra: res.infra, failed: res.failed, workspace: cc.ws.path()}
+	r := ran{recs: recs, drill: drill, err: res.err, infra: res.infra, failed: res.failed, workspace: cc.ws.path(), program: true, keepEmpty: cc.keepEmpty}
 	if m.over.Load() > 0 {
 		r.err, r.infra, r.failed = &maxTurnsError{max: m.max, asked: int64(m.max) + 1}, false, false
 	}
 	if ep != nil {
-		r.readCassette(ep, &c)
+		r.cassette = ep
 	}
 	// What went wrong around the program comes first: it is why the
 	// program failed, when it did.
@@ -349,37 +349,12 @@ func (cc *commandCase) finish(ctx context.Context, res programResult) report.Cas
 			conv[i].ModelTurn = turnOf(conv[i].ModelTurn)
 		}
 		cc.user.notes = &c.Notes
-		save := ctx.Err() == nil && r.replay == nil && !(r.err != nil && r.infra)
-		cc.user.finish(&c, conv, &r, save)
+		r.user, r.conv = cc.user, conv
 	}
-	judge(j, &c, r, &grader{ctx: ctx, lv: cc.lv})
-	// The cassette is written for a run that finished: not one that was
-	// interrupted, nor one whose program failed (a non-zero exit, a
-	// timeout, a call past max_turns, a test's agent that threw: its
-	// recording may be cut short).
-	// A test's drill that recorded nothing leaves no cassette behind (most
-	// make no model call).
-	if _, recorded, _ := stats(ep); cc.keepEmpty || recorded > 0 {
-		cc.save(ctx, &c, r)
-	}
+	conclude(ctx, j, &c, r, &grader{ctx: ctx, lv: cc.lv})
 	if c.Status != report.Passed && res.stderr != "" {
 		c.Stderr = res.stderr
 	}
 	cc.ws.finish(&c)
 	return done(c, drill, cc.start)
-}
-
-// stats are the endpoint's counts; none without an endpoint.
-func stats(ep *modelserver.Endpoint) (played, recorded, live int) {
-	if ep == nil {
-		return 0, 0, 0
-	}
-	return ep.Stats()
-}
-
-// save writes the case's cassette, when its run finished.
-func (cc *commandCase) save(ctx context.Context, c *report.Case, r ran) {
-	if cc.ep != nil && r.replay == nil && ctx.Err() == nil && c.Status != report.Errored && !r.failed {
-		writeCassette(cc.ep, c)
-	}
 }

@@ -701,7 +701,7 @@ func runCase(ctx context.Context, j job, opts Options, lv *live) report.Case {
 	})
 	c.Output, c.Turns, c.Usage = tr.Output, tr.Turns, tr.Usage
 	c.Notes = append(c.Notes, tr.Notes...)
-	r := ran{recs: sess.Records(), drill: drill}
+	r := ran{recs: sess.Records(), drill: drill, user: user, conv: tr.Conversation}
 	if err != nil {
 		r.err = err
 		var mt *agent.MaxTurnsError
@@ -712,19 +712,12 @@ func runCase(ctx context.Context, j job, opts Options, lv *live) report.Case {
 		}
 	}
 	if rec != nil {
-		r.readCassette(savingRecorder{rec}, &c)
+		r.cassette = savingRecorder{rec}
 	}
 	if faults != nil {
 		reportFaults(&c, j.c.ModelFaults, faults.Faults())
 	}
-	user.finish(&c, tr.Conversation, &r, ctx.Err() == nil && r.replay == nil && !(err != nil && r.infra))
-	judge(j, &c, r, &grader{ctx: ctx, lv: lv})
-	// The cassette is written for a case that finished: not one that was
-	// interrupted, nor one the infrastructure failed (the recording would
-	// be cut short).
-	if rec != nil && r.replay == nil && ctx.Err() == nil && !(c.Status == report.Errored && c.Infra) {
-		writeCassette(savingRecorder{rec}, &c)
-	}
+	conclude(ctx, j, &c, r, &grader{ctx: ctx, lv: lv})
 	return done(c, drill, start)
 }
 
@@ -749,6 +742,50 @@ type ran struct {
 	// workspace is the case's workspace directory, which file checks
 	// read ("" when it has none).
 	workspace string
+
+	// cassette is the case's cassette once the run is over: the built-in
+	// loop's recorder or an agent.command case's endpoint; nil for none.
+	cassette cassetteUser
+	// user is the case's simulated user (nil: none), conv its
+	// conversation (each reply's ModelTurn already a turn).
+	user *simUser
+	conv []agent.Exchange
+	// program says the agent was a program (agent.command): its run is
+	// worth a cassette only when the case did not err and the program
+	// did not fail (a non-zero exit, a timeout, a call past max_turns, a
+	// test's agent that threw: its recording may be cut short), and,
+	// unless keepEmpty, when it recorded a model call (a test's drill
+	// that recorded nothing leaves no cassette behind: most make none).
+	// The built-in loop's is worth one unless the infrastructure failed.
+	program, keepEmpty bool
+}
+
+// conclude is how every case ends, whoever its agent was: what the
+// cassette says of the run, the simulated user's conversation, the
+// verdict (judge), then the cassette written when the run finished: not
+// one that was interrupted, strayed from its recording, or is not worth
+// one (ran.program).
+func conclude(ctx context.Context, j job, c *report.Case, r ran, g *grader) {
+	if r.cassette != nil {
+		r.readCassette(r.cassette, c)
+	}
+	if r.user != nil {
+		save := ctx.Err() == nil && r.replay == nil && !(r.err != nil && r.infra)
+		r.user.finish(c, r.conv, &r, save)
+	}
+	judge(j, c, r, g)
+	if r.cassette != nil && r.replay == nil && ctx.Err() == nil && r.worthACassette(c) {
+		writeCassette(r.cassette, c)
+	}
+}
+
+// worthACassette says whether a finished run is written (see ran.program).
+func (r *ran) worthACassette(c *report.Case) bool {
+	if !r.program {
+		return !(c.Status == report.Errored && c.Infra)
+	}
+	_, recorded, _ := r.cassette.Stats()
+	return c.Status != report.Errored && !r.failed && (r.keepEmpty || recorded > 0)
 }
 
 // judge fills a case's transcript, its drill fields (the drill ended
