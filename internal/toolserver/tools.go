@@ -117,4 +117,3 @@ func writeError(w http.ResponseWriter, status int, typ, msg string) {
 	b = append(b, "}}"...)
 	writeJSON(w, status, b)
 }
-
