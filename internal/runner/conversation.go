@@ -9,6 +9,7 @@ import (
 	"io"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/dryfire-dev/dryfire/internal/agent"
 	"github.com/dryfire-dev/dryfire/internal/value"
@@ -104,6 +105,14 @@ func converse(ctx context.Context, stdin io.WriteCloser, out *lineWriter, exited
 			Text string `json:"text"`
 		}{n, text})
 		if _, err := stdin.Write(append(line, '\n')); err != nil {
+			// A program that has just exited closed its end first: say
+			// that it exited, as when it exits while dryfire waits.
+			select {
+			case <-exited:
+				return exitedBefore(n, out)
+			case <-time.After(exitGrace):
+			case <-ctx.Done():
+			}
 			return fmt.Errorf("the agent stopped reading its standard input before turn %d: %w", n, err)
 		}
 		return nil
@@ -154,15 +163,30 @@ func awaitReply(ctx context.Context, out *lineWriter, exited <-chan struct{}, n 
 				out.unread(line)
 				continue
 			}
-			msg := fmt.Sprintf("the agent exited before it replied to turn %d", n)
-			if rest := out.rest(); rest != "" {
-				msg += fmt.Sprintf(" (its standard output ends without a new line: %s)", value.Truncate(rest, 200))
-			}
-			return "", errors.New(msg)
+			return "", exitedBefore(n, out)
 		case <-ctx.Done():
 			return "", ctx.Err()
 		}
 	}
+}
+
+// exitGrace is how long a failed write to a program's standard input
+// waits to learn whether the program exited (then the failure is its
+// exit) or only closed its standard input.
+const exitGrace = waitGrace
+
+// waitGrace is more than the program package waits for what an exited
+// program left holding its output open.
+const waitGrace = 3 * time.Second
+
+// exitedBefore is the error of a program that exited before it replied
+// to turn n, with what it wrote after its last line.
+func exitedBefore(n int, out *lineWriter) error {
+	msg := fmt.Sprintf("the agent exited before it replied to turn %d", n)
+	if rest := out.rest(); rest != "" {
+		msg += fmt.Sprintf(" (its standard output ends without a new line: %s)", value.Truncate(rest, 200))
+	}
+	return errors.New(msg)
 }
 
 // unread puts a line taken back first.
