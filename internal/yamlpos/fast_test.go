@@ -1,0 +1,377 @@
+package yamlpos
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	yaml "go.yaml.in/yaml/v4"
+	"golang.org/x/tools/txtar"
+)
+
+// goYAML is what go-yaml's Loader reads from src, as Parse loads it: the
+// root node of the one document, or an error.
+func goYAML(src []byte) (*yaml.Node, error) {
+	ld, err := yaml.NewLoader(bytes.NewReader(src))
+	if err != nil {
+		return nil, err
+	}
+	var doc yaml.Node
+	if err := ld.Load(&doc); err != nil {
+		return nil, err
+	}
+	var second yaml.Node
+	if err := ld.Load(&second); !errors.Is(err, io.EOF) {
+		return nil, fmt.Errorf("a second document (%v)", err)
+	}
+	if doc.Kind != yaml.DocumentNode || len(doc.Content) != 1 {
+		return nil, errors.New("no root node")
+	}
+	return doc.Content[0], nil
+}
+
+// nodeDiff names the first difference between two trees, at its path, in
+// every field but the comments ("" when they are equal).
+func nodeDiff(path string, a, b *yaml.Node) string {
+	if a == nil || b == nil {
+		if a != b {
+			return fmt.Sprintf("%s: node %v vs %v", path, a, b)
+		}
+		return ""
+	}
+	for _, f := range []struct {
+		name string
+		x, y any
+	}{
+		{"Kind", a.Kind, b.Kind}, {"Style", a.Style, b.Style}, {"Tag", a.Tag, b.Tag},
+		{"Value", a.Value, b.Value}, {"Anchor", a.Anchor, b.Anchor},
+		{"Line", a.Line, b.Line}, {"Column", a.Column, b.Column},
+		{"Alias", a.Alias != nil, b.Alias != nil},
+		{"Content nil", a.Content == nil, b.Content == nil},
+		{"len(Content)", len(a.Content), len(b.Content)},
+	} {
+		if f.x != f.y {
+			return fmt.Sprintf("%s: %s %#v vs %#v", path, f.name, f.x, f.y)
+		}
+	}
+	for i := range a.Content {
+		p := path + "/" + strconv.Itoa(i)
+		if a.Kind == yaml.MappingNode && i%2 == 1 {
+			p = path + "/" + a.Content[i-1].Value
+		}
+		if d := nodeDiff(p, a.Content[i], b.Content[i]); d != "" {
+			return d
+		}
+	}
+	return ""
+}
+
+// noComments reports a node of the fast reader's with a comment field set.
+func noComments(n *yaml.Node) bool {
+	if n.HeadComment != "" || n.LineComment != "" || n.FootComment != "" {
+		return false
+	}
+	for _, c := range n.Content {
+		if !noComments(c) {
+			return false
+		}
+	}
+	return true
+}
+
+// sameAsGoYAML checks that the fast reader declines src or reads what
+// go-yaml reads; it reports whether it read it.
+func sameAsGoYAML(t testing.TB, name string, src []byte) bool {
+	t.Helper()
+	fast := readFast(src)
+	if fast == nil {
+		return false
+	}
+	slow, err := goYAML(src)
+	if err != nil {
+		t.Errorf("%s: the fast reader reads what go-yaml refuses (%v):\n%s", name, err, src)
+		return true
+	}
+	if d := nodeDiff("", fast, slow); d != "" {
+		t.Errorf("%s: fast vs go-yaml: %s\n%s", name, d, src)
+	}
+	if !noComments(fast) {
+		t.Errorf("%s: the fast reader filled in a comment", name)
+	}
+	return true
+}
+
+// repoYAML is every YAML text of the repository: .yaml/.yml files, the
+// YAML files of txtar archives (testscripts, the hostile corpus) and the
+// yaml code blocks of the docs.
+func repoYAML(t testing.TB) map[string][]byte {
+	files := map[string][]byte{}
+	root := filepath.Join("..", "..")
+	block := regexp.MustCompile("(?ms)^```ya?ml[^\n]*\n(.*?)^```")
+	isYAML := func(name string) bool { return strings.HasSuffix(name, ".yaml") || strings.HasSuffix(name, ".yml") }
+	filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
+		if err != nil || path != root && d.IsDir() && (strings.HasPrefix(d.Name(), ".") || d.Name() == "node_modules") {
+			return filepath.SkipDir
+		}
+		switch {
+		case d.IsDir():
+		case isYAML(path):
+			data, _ := os.ReadFile(path)
+			files[path] = data
+		case strings.HasSuffix(path, ".txtar"):
+			a, err := txtar.ParseFile(path)
+			if err != nil {
+				return nil
+			}
+			for _, f := range a.Files {
+				if isYAML(f.Name) {
+					files[path+"/"+f.Name] = f.Data
+				}
+			}
+		case strings.HasSuffix(path, ".md"):
+			data, _ := os.ReadFile(path)
+			for i, m := range block.FindAllSubmatch(data, -1) {
+				files[path+"#"+strconv.Itoa(i)] = m[1]
+			}
+		}
+		return nil
+	})
+	if len(files) < 300 {
+		t.Fatalf("only %d YAML texts found", len(files))
+	}
+	return files
+}
+
+// Every YAML text of the repository, and generated suites, whole and cut
+// into the groups of cases the suite loader parses: the fast reader
+// declines or reads go-yaml's tree.
+func TestFastReaderIsGoYAML(t *testing.T) {
+	files := repoYAML(t)
+	read := 0
+	for name, data := range files {
+		if sameAsGoYAML(t, name, data) {
+			read++
+		}
+	}
+	t.Logf("%d of %d YAML texts read by the fast reader", read, len(files))
+	// Most of the repository's YAML is in its subset; if it declined
+	// everything, this test would show nothing.
+	if read < len(files)/2 {
+		t.Errorf("the fast reader read only %d of %d texts", read, len(files))
+	}
+	if testing.Short() {
+		return
+	}
+	dir := t.TempDir()
+	cmd := exec.Command("go", "run", "./bench/gensuite", "-n", "300", "-o", dir)
+	cmd.Dir = filepath.Join("..", "..")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("gensuite: %v\n%s", err, out)
+	}
+	data, err := os.ReadFile(filepath.Join(dir, "inline.dryfire.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !sameAsGoYAML(t, "gensuite", data) {
+		t.Errorf("the fast reader declined the generated suite")
+	}
+	// A group of items as the loader cuts them: a sequence at column 3.
+	i := bytes.Index(data, []byte("\n  - name:"))
+	if !sameAsGoYAML(t, "gensuite items", data[i+1:]) {
+		t.Errorf("the fast reader declined the generated items")
+	}
+}
+
+// Snippets at the edges of the subset: each is declined or read as
+// go-yaml reads it, and the ones marked are read (not declined).
+func TestFastReaderSnippets(t *testing.T) {
+	for _, tc := range fastSnippets {
+		t.Run(tc.src, func(t *testing.T) {
+			if got := sameAsGoYAML(t, "snippet", []byte(tc.src)); got != tc.read {
+				t.Errorf("read = %v, want %v", got, tc.read)
+			}
+		})
+	}
+}
+
+var fastSnippets = []struct {
+	src  string
+	read bool
+}{
+	{"a: 1\n", true},
+	{"a: 1", true},
+	{"  a: 1\n  b: 2\n", true},
+	{"a:\n  b: 1\n  c: [x, y]\nd: {e: f}\n", true},
+	{"- a\n- b\n", true},
+	{"- - a\n  - b\n- c\n", true},
+	{"key: - x\n", false},
+	{"? complex\n: value\n", false},
+	{"a:\n- x\n- y\nb: 1\n", true},
+	{"a:\n  - x\n  b: 1\n", false},
+	{"- name: x\n  input: y\n- name: z\n", true},
+	{"a: \"\\u00e9\\x41\\n\\t\\\"\\\\ \\/\"\n", true},
+	{"a: \"\\q\"\n", false},
+	{"a: \"\\ud800\"\n", false},
+	{"a: 'it''s'\n", true},
+	{"a: \"é ü 日本\"\nb: é: x\n", false},
+	{"é: 日本\nü: [α, β]\n", true},
+	{"n: [0x1F, 0o17, 017, 1e3, .5, +1, -1, -.inf, .NaN, 1_000, 0b101, 0x_1F, 1.5e+3, -0, -0.0, +0, 9223372036854775808, 18446744073709551616, 1e400, 0x, 1.]\n", true},
+	{"b: [yes, no, on, off, y, n, true, True, TRUE, tRue, false, FALSE]\n", true},
+	{"z: [null, Null, NULL, nUll, ~, '~', \"null\"]\n", true},
+	{"a: a:b\nc: http://x.y/z?q=1#f\n", true},
+	{"a: b #c\nd: e#f\n", true},
+	{"a: 'b'#c\n", false},
+	{"a: b   \nc: d  # x  \n", true},
+	{"a: 1\r\nb: 2\r\n", false},
+	{"\ufeffa: 1\n", false},
+	{"a:\tb\n", false},
+	{"a: b\n  c\n", false},
+	{"a: b\n\n  c\n", false},
+	{"a: 2024-01-01\n", false},
+	{"a: &x 1\nb: *x\n", false},
+	{"a: !!str 1\n", false},
+	{"<<: {a: 1}\n", false},
+	{"a: <<\n", false},
+	{"---\na: 1\n", false},
+	{"a: 1\n...\n", false},
+	{"%YAML 1.2\n---\na: 1\n", false},
+	{"a:\nb: 1\n", false},
+	{"a: [b, c,]\n", false},
+	{"a: [b,, c]\n", false},
+	{"a: {b}\n", false},
+	{"a: {b: }\n", false},
+	{"a: {\"b\":c}\n", false},
+	{"a: {b: c, d: [e, {f: g}], h: 'i', j: \"k\"}\n", true},
+	{"a: [b,\n  c, # x\n  d]\ne: 1\n", true},
+	{"a: [b\n  c]\n", false},
+	{"a: [b,\nc]\n", false},
+	{"a: [b c, d e]\n", true},
+	{"a: [b: c]\n", false},
+	{"a: [-1, -x, - x]\n", false},
+	{"a: [-1, -x]\n", true},
+	{"a: |\n  line 1\n\n  line 2\n    more\nb: 1\n", true},
+	{"a: |-\n  line 1\n  line 2\n\n\nb: 1\n", true},
+	{"a: >\n  folded\n  text\n\n  para\nb: >-\n  x\n  y\n", true},
+	{"a: >\n  folded\n    more\n", false},
+	{"a: |+\n  keep\n\n", false},
+	{"a: |2\n   x\n", false},
+	{"a: |\n  x\n  \n  y\n", false},
+	{"a: |\n  no break", false},
+	{"a: | # c\n  x\n", true},
+	{"a: |#c\n  x\n", false},
+	{"- |\n  x\n  # not a comment\n# a comment\n- y\n", true},
+	{"- a: |\n    x\n  b: 1\n", true},
+	{"a: |\nb\n", false},
+	{"\"q\": 1\n'r': 2\n\"s\" : 3\n", true},
+	{"a: \"multi\n  line\"\n", false},
+	{"a b: c d\n", true},
+	{"a  : b\n", true},
+	{"a: b: c\n", false},
+	{"a: b:\n", false},
+	{"- a\nb: 1\n", false},
+	{"a: 1\n- b\n", false},
+	{"a: 1\na: 2\n", true},
+	{"1: a\ntrue: b\nnull: c\n", true},
+	{"[a, b]\n", true},
+	{"{a: 1}\n", true},
+	{"{a: 1}: b\n", false},
+	{"plain root\n", true},
+	{"'quoted root'\n", true},
+	{"", false},
+	{"# only a comment\n", false},
+	{"a: 1 # c\n# c\n\n  # c\nb: 2\n", true},
+	{"a: [\"\\u00e9\", '\\n']\n", true},
+	{"a: -\n", false},
+	{"-\n  a: 1\n", true},
+	{"- # c\n  a: 1\n", true},
+	{"a: # c\n  b: 1\n", true},
+	{"a:\n  b\n", true},
+	{"a:\n  b\n  c\n", false},
+	{"- a\n -b\n", false},
+	{"a: {b: 1,\nc: 2}\n", false},
+	{"x:\n  a: {b: 1,\n    c: 2}\n", true},
+	{"a: `b`\n", false},
+	{"a: @b\n", false},
+	{"a: %b\n", false},
+	{"a: b\u2028c\n", false},
+	{"a: \u00a0b\n", true},
+	{"a: \x7f\n", false},
+	{"a: \"\\0\\a\\b\\v\\f\\r\\e\\N\\_\\L\\P\\U0001F600\"\n", true},
+	{strings.Repeat("[", 100) + strings.Repeat("]", 100) + "\n", true},
+	{strings.Repeat("[", 5000) + strings.Repeat("]", 5000) + "\n", false},
+	{strings.Repeat("- ", 300) + "x\n", true},
+}
+
+// The fuzzer's seeds: the snippets and the repository's small YAML texts.
+func FuzzFastReaderIsGoYAML(f *testing.F) {
+	for _, tc := range fastSnippets {
+		f.Add([]byte(tc.src))
+	}
+	for _, data := range repoYAML(f) {
+		if len(data) < 4096 {
+			f.Add(data)
+		}
+	}
+	f.Fuzz(func(t *testing.T, src []byte) {
+		sameAsGoYAML(t, "input", src)
+	})
+}
+
+// suiteText is a suite of n cases as large suites are written (three
+// tool calls and three checks each).
+func suiteText(n int) []byte {
+	var b bytes.Buffer
+	b.WriteString("version: 1\nagent: {provider: script}\ncases:\n")
+	for i := range n {
+		fmt.Fprintf(&b, `  - name: case-%07d
+    input: "Refund order O-%d, please"
+    script:
+      - tool_calls:
+          - {name: lookup_order, args: {order_id: O-%d}}
+          - {name: lookup_order, args: {order_id: 'O-%d'}}
+      - tool_calls: [{name: refund, args: {order_id: O-%d, amount: %d.5}}]
+      - text: |
+          Refunded O-%d.
+          Anything else? # not a comment
+    expect:
+      - called: {tool: lookup_order, with: {order_id: O-%d}, times: 2}
+      - called: {tool: refund, times: 1}
+      - output: {contains: Refunded}  # a comment
+`, i, i, i, i, i, i, i, i)
+	}
+	return b.Bytes()
+}
+
+// BenchmarkReadYAML reads a 1,000-case suite with the fast reader and
+// with go-yaml.
+func BenchmarkReadYAML(b *testing.B) {
+	data := suiteText(1000)
+	if readFast(data) == nil {
+		b.Fatal("declined")
+	}
+	for _, r := range []struct {
+		name string
+		read func([]byte) *yaml.Node
+	}{
+		{"fast", readFast},
+		{"go-yaml", func(src []byte) *yaml.Node { n, _ := goYAML(src); return n }},
+	} {
+		b.Run(r.name, func(b *testing.B) {
+			b.SetBytes(int64(len(data)))
+			b.ReportAllocs()
+			for b.Loop() {
+				if r.read(data) == nil {
+					b.Fatal("nil")
+				}
+			}
+		})
+	}
+}
