@@ -88,26 +88,33 @@ type fastReader struct {
 	lineStart int // where that line starts
 	// ind is the indentation of the content line the reader is at once a
 	// block node is read (-1: the end of the text).
-	ind    int
-	depth  int
-	slab   []yaml.Node
-	stack  []*yaml.Node
-	buf    []byte
-	intern map[string]string
+	ind   int
+	depth int
+	// colAt and colN: the last column counted, at colAt.
+	colAt, colN int
+	slab        []yaml.Node
+	stack       []*yaml.Node
+	buf         []byte
+	intern      map[string]string
 }
 
 func (r *fastReader) blankAt(p int) bool {
 	return p >= len(r.src) || r.src[p] == ' ' || r.src[p] == '\n'
 }
 
-// col is the column of p on the current line, in characters from 1.
+// col is the column of p on the current line, in characters from 1. It
+// counts on from the last column asked on the line (they come in order).
 func (r *fastReader) col(p int) int {
-	c := 1
-	for _, b := range r.src[r.lineStart:p] {
+	if r.colN == 0 || r.colAt < r.lineStart || r.colAt > p {
+		r.colAt, r.colN = r.lineStart, 1
+	}
+	c := r.colN
+	for _, b := range r.src[r.colAt:p] {
 		if b&0xc0 != 0x80 {
 			c++
 		}
 	}
+	r.colAt, r.colN = p, c
 	return c
 }
 
