@@ -140,9 +140,10 @@ func (r *fastReader) content(start int) []*yaml.Node {
 	return c
 }
 
-// str makes the text of a scalar, sharing short ones (keys above all).
+// str makes the text of a scalar, sharing short ones (keys above all)
+// in a text long enough for the sharing to pay.
 func (r *fastReader) str(b []byte) string {
-	if len(b) > 24 {
+	if len(b) > 24 || len(r.src) < 8<<10 {
 		return string(b)
 	}
 	if s, ok := r.intern[string(b)]; ok {
@@ -277,6 +278,41 @@ func (r *fastReader) block(ctx, mode int) *yaml.Node {
 	return n
 }
 
+// What follows a '-' or a key's ':' on its line.
+const (
+	badLine      = iota // something the reader does not take
+	lineEnds            // nothing: the reader is at the next content line
+	valueFollows        // a value, at r.pos
+)
+
+// indicator moves past the '-' or ':' at r.pos and the spaces after it.
+func (r *fastReader) indicator() int {
+	src := r.src
+	r.pos++
+	for r.pos < len(src) && src[r.pos] == ' ' {
+		r.pos++
+	}
+	if r.pos < len(src) && src[r.pos] != '\n' && src[r.pos] != '#' {
+		return valueFollows
+	}
+	if !r.endLine() {
+		return badLine
+	}
+	return lineEnds
+}
+
+// more reports whether the next content line goes on with the block
+// collection at column col (ok false: it is indented past it).
+func (r *fastReader) more(col int) (more, ok bool) {
+	switch {
+	case r.ind < 0 || r.ind+1 < col:
+		return false, true
+	case r.ind+1 > col:
+		return false, false
+	}
+	return true, true
+}
+
 func (r *fastReader) enter() bool {
 	r.depth++
 	return r.depth <= fastMaxDepth
@@ -292,30 +328,23 @@ func (r *fastReader) sequence(line, col int) *yaml.Node {
 	start := len(r.stack)
 	src := r.src
 	for {
-		r.pos++ // the '-'
-		for r.pos < len(src) && src[r.pos] == ' ' {
-			r.pos++
-		}
 		var v *yaml.Node
-		if r.pos >= len(src) || src[r.pos] == '\n' || src[r.pos] == '#' {
-			if !r.endLine() || r.ind < 0 || r.ind+1 <= col {
+		switch r.indicator() {
+		case lineEnds:
+			if r.ind < 0 || r.ind+1 <= col {
 				return nil // an empty item
 			}
 			v = r.block(col, atLine)
-		} else {
+		case valueFollows:
 			v = r.block(col, afterDash)
 		}
 		if v == nil {
 			return nil
 		}
 		r.stack = append(r.stack, v)
-		if r.ind < 0 || r.ind+1 < col {
-			break
-		}
-		if r.ind+1 > col {
+		if more, ok := r.more(col); !ok {
 			return nil
-		}
-		if src[r.pos] != '-' || !r.blankAt(r.pos+1) {
+		} else if !more || src[r.pos] != '-' || !r.blankAt(r.pos+1) {
 			break
 		}
 	}
@@ -334,13 +363,10 @@ func (r *fastReader) mapping(key *yaml.Node, line, col int) *yaml.Node {
 	start := len(r.stack)
 	src := r.src
 	for {
-		r.pos++ // the ':'
-		for r.pos < len(src) && src[r.pos] == ' ' {
-			r.pos++
-		}
 		var v *yaml.Node
-		if r.pos >= len(src) || src[r.pos] == '\n' || src[r.pos] == '#' {
-			if !r.endLine() || r.ind < 0 {
+		switch r.indicator() {
+		case lineEnds:
+			if r.ind < 0 {
 				return nil
 			}
 			switch c := r.ind + 1; {
@@ -351,18 +377,17 @@ func (r *fastReader) mapping(key *yaml.Node, line, col int) *yaml.Node {
 			default:
 				return nil // an empty value
 			}
-		} else {
+		case valueFollows:
 			v = r.block(col, afterKey)
 		}
 		if v == nil {
 			return nil
 		}
 		r.stack = append(r.stack, key, v)
-		if r.ind < 0 || r.ind+1 < col {
-			break
-		}
-		if r.ind+1 > col {
+		if more, ok := r.more(col); !ok {
 			return nil
+		} else if !more {
+			break
 		}
 		if key = r.key(); key == nil {
 			return nil
