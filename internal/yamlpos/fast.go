@@ -1,6 +1,7 @@
 package yamlpos
 
 import (
+	"bytes"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -15,8 +16,8 @@ import (
 // into the same tree go-yaml's Loader makes: Kind, Style, Tag, Value,
 // Line, Column and Content. It leaves the comment fields empty (nothing
 // in dryfire reads them). For anything else (anchors, aliases, tags,
-// directives, document markers, merge keys, empty values, tabs, CR, a
-// BOM, timestamps, multi-line plain or quoted scalars, unusual
+// directives, document markers, merge keys, empty values, tabs, a CR
+// but in CRLF, a BOM, timestamps, multi-line plain or quoted scalars, unusual
 // indentation, and every error) it returns nil, and go-yaml reads the
 // text: what is reported about a file, and where, stays go-yaml's.
 
@@ -27,6 +28,14 @@ const fastMaxDepth = 1000
 // readFast returns the root node of the one document in src, or nil when
 // src is outside what it reads.
 func readFast(src []byte) *yaml.Node {
+	if bytes.IndexByte(src, '\r') >= 0 {
+		// CRLF line ends read as LF ones: go-yaml takes the pair as one
+		// line break, in block scalars too. A CR alone is left to it.
+		if bytes.Count(src, []byte{'\r'}) != bytes.Count(src, []byte("\r\n")) {
+			return nil
+		}
+		src = bytes.ReplaceAll(src, []byte("\r\n"), []byte{'\n'})
+	}
 	if !fastChars(src) {
 		return nil
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -198,6 +199,11 @@ func TestFastReaderSnippets(t *testing.T) {
 			if got := sameAsGoYAML(t, "snippet", []byte(tc.src)); got != tc.read {
 				t.Errorf("read = %v, want %v", got, tc.read)
 			}
+			// With CRLF line ends: the same, as go-yaml takes CRLF as LF.
+			crlf := strings.ReplaceAll(tc.src, "\n", "\r\n")
+			if got := sameAsGoYAML(t, "snippet with CRLF", []byte(crlf)); got != tc.read && !strings.Contains(tc.src, "\r") {
+				t.Errorf("with CRLF: read = %v, want %v", got, tc.read)
+			}
 		})
 	}
 }
@@ -230,8 +236,11 @@ var fastSnippets = []struct {
 	{"a: b #c\nd: e#f\n", true},
 	{"a: 'b'#c\n", false},
 	{"a: b   \nc: d  # x  \n", true},
-	{"a: 1\r\nb: 2\r\n", false},
+	{"a: 1\r\nb: 2\r\n", true},
+	{"a: 1\rb: 2\r", false},
+	{"a: b\r\r\n", false},
 	{"\ufeffa: 1\n", false},
+	{"a: \"x\ry\"\n", false},
 	{"a:\tb\n", false},
 	{"a: b\n  c\n", false},
 	{"a: b\n\n  c\n", false},
@@ -374,4 +383,67 @@ func BenchmarkReadYAML(b *testing.B) {
 			}
 		})
 	}
+}
+
+// Texts made at random from the pieces suites are made of (keys, dashes,
+// scalars of every kind, flow collections split across lines, block
+// scalars, comments, blank lines, at random indentations; LF or CRLF line
+// ends), valid or not:
+// the fast reader declines each or reads go-yaml's tree.
+func TestFastReaderRandomTexts(t *testing.T) {
+	rng := rand.New(rand.NewPCG(randSeed(), 2))
+	scalars := []string{"a", "b c", "x:y", "http://h/p#f", "a#b", "1", "-1", "+1", "0x1F", "0o17", "017", "1e3", ".5", "1.", "-.inf", ".nan", "1_0", "0b1",
+		"yes", "no", "on", "true", "False", "null", "~", "-0", "9223372036854775808", "1e999", "é", "日本", "'q'", "'it''s'", `"d"`, `"\u00e9\n"`,
+		`"a \"b\""`, "'#'", `"#"`, "[a, b]", "{a: 1, b: [c]}", "[]", "{}", "[a,\n   b]", "{a: 1,\n   b: 2}", "|\n", ">\n", "|-\n", "-x", "a b  ", "`x`", "&a x", "*a", "!t x"}
+	pick := func(s []string) string { return s[rng.IntN(len(s))] }
+	texts, read := 0, 0
+	for range 20000 {
+		var b strings.Builder
+		for range 1 + rng.IntN(8) {
+			ind := strings.Repeat(" ", []int{0, 0, 2, 2, 4, 4, 6, 1, 3}[rng.IntN(9)])
+			v := pick(scalars)
+			switch rng.IntN(7) {
+			case 0:
+				b.WriteString(ind + "k" + strconv.Itoa(rng.IntN(3)) + ": " + v)
+			case 1:
+				b.WriteString(ind + "- " + v)
+			case 2:
+				b.WriteString(ind + "k" + strconv.Itoa(rng.IntN(3)) + ":")
+			case 3:
+				b.WriteString(ind + "- k: " + v)
+			case 4:
+				b.WriteString(ind + "# c")
+			case 5:
+				b.WriteString(ind + "  text " + v)
+			case 6:
+				b.WriteString(ind + "- - " + v)
+			}
+			if !strings.HasSuffix(v, "\n") {
+				b.WriteString([]string{"\n", "\n", "\n", " # c\n", "  \n", "\n\n"}[rng.IntN(6)])
+			}
+		}
+		text := b.String()
+		if rng.IntN(3) == 0 {
+			text = strings.ReplaceAll(text, "\n", "\r\n")
+		}
+		texts++
+		if sameAsGoYAML(t, "random", []byte(text)) {
+			read++
+		}
+		if t.Failed() {
+			break
+		}
+	}
+	t.Logf("%d of %d random texts read", read, texts)
+	if read < texts/20 {
+		t.Errorf("only %d of %d random texts read", read, texts)
+	}
+}
+
+// randSeed is 1, or FASTREADER_SEED to search further by hand.
+func randSeed() uint64 {
+	if s, err := strconv.ParseUint(os.Getenv("FASTREADER_SEED"), 10, 64); err == nil {
+		return s
+	}
+	return 1
 }
