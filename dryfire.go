@@ -165,7 +165,7 @@ func (p *Project) Close(ctx context.Context, w io.Writer) error {
 func (p *Project) CaseCount() int {
 	n := 0
 	for _, s := range p.suites {
-		n += len(s.Cases) + s.Discarded
+		n += s.Len() + s.Discarded
 	}
 	return n
 }
@@ -177,8 +177,9 @@ func (p *Project) CasePos(suite, name string) Pos {
 		if s.File != suite {
 			continue
 		}
-		for _, c := range s.Cases {
-			if c.Name == name {
+		for i := range s.Len() {
+			if s.CaseName(i) == name {
+				c := s.CaseAt(i)
 				return Pos{File: c.Pos.File, Line: c.Pos.Line, Col: c.Pos.Col}
 			}
 		}
@@ -524,11 +525,11 @@ func (p *Project) oneCase(name string) (*spec.Suite, *spec.Case, error) {
 	if name == "" {
 		return s, nil, nil
 	}
-	names := make([]string, len(s.Cases))
-	for i, c := range s.Cases {
-		names[i] = c.Name
-		if c.Name == name {
-			full, err := s.Decode(c)
+	names := make([]string, s.Len())
+	for i := range names {
+		names[i] = s.CaseName(i)
+		if names[i] == name {
+			full, err := s.Decode(s.CaseAt(i))
 			return s, full, err
 		}
 	}

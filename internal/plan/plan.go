@@ -203,9 +203,9 @@ func (c *Case) WithTools(tools []Tool) *Case {
 func (c *Case) Cassette() string {
 	s := c.Suite
 	s.pathsOnce.Do(func() {
-		names := make([]string, len(s.Spec.Cases))
-		for i, sc := range s.Spec.Cases {
-			names[i] = sc.Name
+		names := make([]string, s.Spec.Len())
+		for i := range names {
+			names[i] = s.Spec.CaseName(i)
 		}
 		// By name, which is unique in a suite: a case decoded again from a
 		// stub (spec.Options.Lazy) has the stub's file.

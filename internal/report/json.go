@@ -37,3 +37,59 @@ func IndentedJSON(v any) ([]byte, error) {
 	}
 	return b.Bytes(), nil
 }
+
+// appendIndented appends compact JSON (encoding/json's output: no space
+// outside strings) as json.Indent would indent it, with prefix and indent:
+// the same bytes, without the general scanner's cost (the JSON report of
+// a large run is written a case at a time).
+func appendIndented(dst, src []byte, prefix, indent string) []byte {
+	depth, open := 0, false // open: a { or [ whose first element is not yet seen
+	newline := func() {
+		dst = append(dst, '\n')
+		dst = append(dst, prefix...)
+		for range depth {
+			dst = append(dst, indent...)
+		}
+	}
+	for i := 0; i < len(src); i++ {
+		c := src[i]
+		if open && c != '}' && c != ']' {
+			open = false
+			depth++
+			newline()
+		}
+		switch c {
+		case '"':
+			// The string whole: up to its closing quote, past escapes.
+			j := i + 1
+			for j < len(src) && src[j] != '"' {
+				if src[j] == '\\' {
+					j++
+				}
+				j++
+			}
+			j = min(j+1, len(src))
+			dst = append(dst, src[i:j]...)
+			i = j - 1
+		case '{', '[':
+			open = true
+			dst = append(dst, c)
+		case ',':
+			dst = append(dst, c)
+			newline()
+		case ':':
+			dst = append(dst, c, ' ')
+		case '}', ']':
+			if open {
+				open = false // {} and [] stay as they are
+			} else {
+				depth--
+				newline()
+			}
+			dst = append(dst, c)
+		default:
+			dst = append(dst, c)
+		}
+	}
+	return dst
+}

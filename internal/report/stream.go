@@ -84,21 +84,21 @@ func TotalsOf(r *Report) *Totals {
 // the struct (End): a report of many cases is written as they come,
 // without its text or its cases in memory.
 type ListJSON struct {
-	w   io.Writer
-	key string
-	n   int
-	b   bytes.Buffer
-	enc *json.Encoder
-	err error // the first write that failed; nothing is written after it
+	w       io.Writer
+	key     string
+	n       int
+	compact bytes.Buffer // an item as enc writes it
+	b       []byte       // indented
+	enc     *json.Encoder
+	err     error // the first write that failed; nothing is written after it
 }
 
 // NewListJSON writes the list named key to w; nothing is written before
 // the first Item or End.
 func NewListJSON(w io.Writer, key string) *ListJSON {
 	l := &ListJSON{w: w, key: key}
-	l.enc = json.NewEncoder(&l.b)
+	l.enc = json.NewEncoder(&l.compact)
 	l.enc.SetEscapeHTML(false)
-	l.enc.SetIndent("    ", "  ")
 	return l
 }
 
@@ -112,19 +112,21 @@ func (l *ListJSON) open() string { return "{\n  " + strconv.Quote(l.key) + ": ["
 
 // Item writes the list's next item.
 func (l *ListJSON) Item(v any) error {
-	l.b.Reset()
-	if l.n == 0 {
-		l.b.WriteString(l.open())
-	} else {
-		l.b.WriteByte(',')
-	}
-	l.b.WriteString("\n    ")
+	l.compact.Reset()
 	if err := l.enc.Encode(v); err != nil {
 		return err
 	}
-	l.b.Truncate(l.b.Len() - 1) // the encoder's newline
+	l.b = l.b[:0]
+	if l.n == 0 {
+		l.b = append(l.b, l.open()...)
+	} else {
+		l.b = append(l.b, ',')
+	}
+	l.b = append(l.b, "\n    "...)
+	item := l.compact.Bytes()
+	l.b = appendIndented(l.b, item[:len(item)-1], "    ", "  ") // without the encoder's newline
 	l.n++
-	l.write(l.b.Bytes())
+	l.write(l.b)
 	return l.err
 }
 

@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"encoding/json"
 	"encoding/xml"
 	"errors"
 	"strings"
@@ -160,4 +161,45 @@ func TestStreamWriteErrors(t *testing.T) {
 	if err := u.End(&bytes.Buffer{}); err == nil {
 		t.Errorf("JUnit End after a failed write = nil, want the error")
 	}
+}
+
+// appendIndented indents as json.Indent does: empty objects and lists
+// kept, strings copied whole (brackets, commas, colons, escaped quotes and
+// backslashes in them), numbers and literals as they are.
+func TestAppendIndentedIsJSONIndent(t *testing.T) {
+	values := []any{
+		nil, true, 1.5e-7, "", `a "quoted" \ back\slash, [not] {a: list}`, "\u2028 <&> \x01 é",
+		[]any{}, map[string]any{}, []any{[]any{}, map[string]any{}, nil},
+		map[string]any{"a": []any{1, "x", map[string]any{"b": map[string]any{}}}, `k"ey\`: "v"},
+		&Case{Name: "c", Status: Passed, Checks: []Check{{Check: "output", Message: `wanted "}"`}}, ToolCalls: []ToolCall{{Tool: "t", Args: []byte(`{"a":[1,{}]}`)}}},
+	}
+	for _, v := range values {
+		compact, err := json.Marshal(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkIndented(t, compact)
+	}
+}
+
+func checkIndented(t *testing.T, compact []byte) {
+	t.Helper()
+	var want bytes.Buffer
+	if err := json.Indent(&want, compact, "    ", "  "); err != nil {
+		return // not JSON: appendIndented is only given encoding/json's output
+	}
+	var c bytes.Buffer
+	if err := json.Compact(&c, compact); err != nil || !bytes.Equal(c.Bytes(), compact) {
+		return // not compact
+	}
+	if got := appendIndented([]byte("x"), compact, "    ", "  "); string(got[1:]) != want.String() {
+		t.Errorf("%s indented:\n%s\nwant:\n%s", compact, got[1:], want.Bytes())
+	}
+}
+
+func FuzzAppendIndented(f *testing.F) {
+	for _, s := range []string{`{}`, `[]`, `{"a":[1,{"b":"\"}"}],"c":[]}`, `"\\"`, `[[[]],{}]`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, compact []byte) { checkIndented(t, compact) })
 }

@@ -11,7 +11,6 @@ import (
 	"os"
 	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -177,37 +176,16 @@ const failFastReason = "not run: an earlier case did not pass (--fail-fast)"
 // Cases start in report order; once ctx is done, the cases not yet
 // started are reported as skipped.
 func Run(ctx context.Context, suites []*spec.Suite, opts Options) (*report.Report, error) {
-	var jobs []job
-	for _, s := range suites {
-		if len(opts.Command) > 0 {
-			s = withCommand(s, opts.Command)
-		}
-		if err := supported(s); err != nil {
-			return nil, err
-		}
-		sp := plan.New(s, nil)
-		for _, c := range s.Cases {
-			if opts.Filter != nil && !opts.Filter.MatchString(c.Name) || opts.Only != nil && !opts.Only(s.File, c.Name) {
-				continue
-			}
-			j := job{suite: s, plan: sp.Case(c), c: c, id: strconv.Itoa(len(jobs) + 1)}
-			if opts.Upstream != nil {
-				j.plan = j.plan.WithTools(opts.Upstream.Tools())
-			}
-			if s.Agent.Provider != spec.ProviderScript {
-				j.cassette = j.plan.Cassette()
-			}
-			jobs = append(jobs, j)
-		}
+	jobs, err := newJobList(suites, &opts)
+	if err != nil {
+		return nil, err
 	}
 	var shard *report.Shard
 	if opts.Shard != nil {
-		var err error
-		if jobs, shard, err = shardJobs(jobs, opts.Shard, opts); err != nil {
+		if shard, err = shardJobs(jobs, opts.Shard, opts); err != nil {
 			return nil, err
 		}
 	}
-	jobs, cases := expandTrials(jobs, opts)
 	lv, err := prepareLive(jobs, opts)
 	if err != nil {
 		return nil, err
@@ -215,16 +193,13 @@ func Run(ctx context.Context, suites []*spec.Suite, opts Options) (*report.Repor
 	if t, ok := lv.transport.(*http.Transport); ok && opts.Live == nil {
 		defer t.CloseIdleConnections()
 	}
-	for _, j := range jobs {
-		if len(j.suite.Agent.Command) > 0 && !j.c.Skip {
-			h, err := startHost()
-			if err != nil {
-				return nil, err
-			}
-			defer h.close()
-			lv.host = h
-			break
+	if needsHost(jobs) {
+		h, err := startHost()
+		if err != nil {
+			return nil, err
 		}
+		defer h.close()
+		lv.host = h
 	}
 	n := opts.Concurrency
 	if n < 1 {
@@ -232,20 +207,19 @@ func Run(ctx context.Context, suites []*spec.Suite, opts Options) (*report.Repor
 	}
 	rep := &report.Report{}
 	if !opts.Lean {
-		rep.Cases = make([]report.Case, len(cases))
+		rep.Cases = make([]report.Case, jobs.n)
 	}
 	// Each case's trials are jobs of their own; a case is started with
 	// its first trial and done with its last, as one result. The results
 	// of a case's trials are kept until its last is done.
-	trialRuns := map[int][]report.Case{}
-	caseOf := make([]int32, len(jobs))
-	left := make([]int32, len(cases))
-	started := make([]bool, len(cases))
-	for ci, r := range cases {
-		left[ci] = int32(r.n)
-		for k := range r.n {
-			caseOf[r.first+k] = int32(ci)
+	inTrials := map[int]*trialRuns{}
+	runsOf := func(ci, n int) *trialRuns {
+		t := inTrials[ci]
+		if t == nil {
+			t = &trialRuns{runs: make([]report.Case, n), left: n}
+			inTrials[ci] = t
 		}
+		return t
 	}
 	var mu sync.Mutex // serialises Progress and Sink calls, the trial counts and the results in order
 	more := sync.NewCond(&mu)
@@ -284,23 +258,23 @@ func Run(ctx context.Context, suites []*spec.Suite, opts Options) (*report.Repor
 		more.Broadcast()
 	}
 	const window = 1024
-	progress(func() { opts.Progress.Start(len(cases)) })
+	progress(func() { opts.Progress.Start(jobs.n) })
 	// Workers take the next job by index: no dispatcher goroutine, no
 	// hand-off per case.
 	var next atomic.Int64
 	var failed atomic.Bool // FailFast: a case did not pass
 	var wg sync.WaitGroup
-	for range min(n, len(jobs)) {
+	for range min(n, jobs.jobs) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			res := new(report.Case) // each result, until it is folded (one allocation a worker)
 			for {
 				i := int(next.Add(1)) - 1
-				if i >= len(jobs) {
+				if i >= jobs.jobs {
 					return
 				}
-				j, ci := jobs[i], int(caseOf[i])
+				ci, r := jobs.caseOf(i)
 				if opts.Sink != nil || opts.Lean {
 					mu.Lock()
 					for ci >= emitted+window {
@@ -308,6 +282,7 @@ func Run(ctx context.Context, suites []*spec.Suite, opts Options) (*report.Repor
 					}
 					mu.Unlock()
 				}
+				j := jobs.job(i)
 				switch {
 				case ctx.Err() != nil:
 					*res = base(j)
@@ -317,8 +292,12 @@ func Run(ctx context.Context, suites []*spec.Suite, opts Options) (*report.Repor
 					res.Status, res.Reason = report.Skipped, failFastReason
 				default:
 					mu.Lock()
-					if !started[ci] {
-						started[ci] = true
+					first := true
+					if r.n > 1 {
+						t := runsOf(ci, r.n)
+						first, t.started = !t.started, true
+					}
+					if first {
 						progress(func() { opts.Progress.CaseStarted(ci, j.suite.File, j.c.Name) })
 					}
 					mu.Unlock()
@@ -329,23 +308,20 @@ func Run(ctx context.Context, suites []*spec.Suite, opts Options) (*report.Repor
 				}
 				lv.red.Walk(res)
 				mu.Lock()
-				r := cases[ci]
 				var folded report.Case
-				if r.n == 1 {
+				last := r.n == 1
+				if last {
 					folded = *res
 				} else {
-					runs := trialRuns[ci]
-					if runs == nil {
-						runs = make([]report.Case, r.n)
+					t := runsOf(ci, r.n)
+					t.runs[i-r.first] = *res
+					if t.left--; t.left == 0 {
+						last = true
+						folded = foldCase(t.runs, opts.PassThreshold)
+						delete(inTrials, ci)
 					}
-					runs[i-r.first] = *res
-					trialRuns[ci] = runs
 				}
-				if left[ci]--; left[ci] == 0 {
-					if r.n > 1 {
-						folded = foldCase(trialRuns[ci], opts.PassThreshold)
-						delete(trialRuns, ci)
-					}
+				if last {
 					var c *report.Case
 					if opts.Lean {
 						c = new(report.Case)
@@ -366,6 +342,31 @@ func Run(ctx context.Context, suites []*spec.Suite, opts Options) (*report.Repor
 	rep.Totals = tot
 	rep.Shard = shard
 	return rep, nil
+}
+
+// trialRuns are the results of a case's trials until its last is done.
+type trialRuns struct {
+	runs    []report.Case
+	left    int  // trials not done
+	started bool // Progress heard of the case
+}
+
+// needsHost says whether a case to run is an agent.command program's,
+// which a host serves.
+func needsHost(jobs *jobList) bool {
+	command := false
+	for _, rs := range jobs.suites {
+		command = command || len(rs.s.Agent.Command) > 0
+	}
+	for ci := range jobs.n {
+		if !command {
+			break
+		}
+		if rs, _ := jobs.at(ci); len(rs.s.Agent.Command) > 0 && !jobs.skipped(ci) {
+			return true
+		}
+	}
+	return false
 }
 
 // withCommand is a copy of the suite whose agent is the program command
@@ -445,16 +446,19 @@ func (e *MissingKeyError) Error() string {
 // prepareLive resolves the record mode and the environment, and checks
 // before anything runs that every case that will need a live model has
 // its key.
-func prepareLive(jobs []job, opts Options) (*live, error) {
+func prepareLive(jobs *jobList, opts Options) (*live, error) {
 	lv, err := newLive(opts)
 	if err != nil {
 		return nil, err
 	}
 	// Credentials in base URLs are secrets too, for the cassettes and the
 	// report.
-	for _, j := range jobs {
-		lv.secrets = append(lv.secrets, redact.FromURL(j.suite.Agent.BaseURL)...)
-		if p := j.suite.Agent.Provider; p != spec.ProviderScript {
+	for k, rs := range jobs.suites {
+		if !jobs.selects(k) {
+			continue
+		}
+		lv.secrets = append(lv.secrets, redact.FromURL(rs.s.Agent.BaseURL)...)
+		if p := rs.s.Agent.Provider; p != spec.ProviderScript {
 			lv.secrets = append(lv.secrets, redact.FromURL(lv.getenv(model.BaseURLEnv(p)))...)
 		}
 	}
@@ -468,7 +472,13 @@ func prepareLive(jobs []job, opts Options) (*live, error) {
 		}
 		missing[keyEnv] = append(missing[keyEnv], j.suite.File+": "+j.c.Name+" ("+why+")")
 	}
-	for _, j := range jobs {
+	for i := range jobs.jobs {
+		// A stub has no judge check and no simulated user.
+		ci, _ := jobs.caseOf(i)
+		if rs, k := jobs.at(ci); rs.s.NoAgent || rs.s.Agent.Provider == spec.ProviderScript && len(rs.s.Agent.Command) == 0 && rs.s.Stubbed(k) {
+			continue
+		}
+		j := jobs.job(i)
 		if j.c.Skip || j.suite.NoAgent {
 			continue
 		}

@@ -6,7 +6,6 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"fmt"
-	"hash/fnv"
 	"os"
 	"slices"
 	"strconv"
@@ -30,47 +29,60 @@ type Shard struct {
 // CaseKey is how a case is known across runs: its suite file and name.
 func CaseKey(suite, name string) string { return suite + "\x00" + name }
 
-// shardJobs keeps the jobs of shard sh of all the run's jobs (one per
-// case, before trials), and says which part of the run they are.
-func shardJobs(jobs []job, sh *Shard, opts Options) ([]job, *report.Shard, error) {
-	info := &report.Shard{Index: sh.Index, Count: sh.Count, Cases: len(jobs), Positions: []int{}, Infra: []int{}, Build: sh.Build, Balanced: len(sh.Durations) > 0}
-	suites, err := suitesHash(jobs, opts)
+// shardJobs keeps the cases of shard sh of all the run's selected cases,
+// and says which part of the run they are.
+func shardJobs(l *jobList, sh *Shard, opts Options) (*report.Shard, error) {
+	info := &report.Shard{Index: sh.Index, Count: sh.Count, Cases: l.n, Positions: []int{}, Infra: []int{}, Build: sh.Build, Balanced: len(sh.Durations) > 0}
+	suites, err := suitesHash(l, opts)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	info.Suites = suites
-	owner := assign(jobs, sh)
-	var out []job
-	for i, j := range jobs {
-		if owner[i] == sh.Index-1 {
-			out = append(out, j)
+	owner := assign(l, sh)
+	for i, o := range owner {
+		if int(o) == sh.Index-1 {
 			info.Positions = append(info.Positions, i)
 		}
 	}
-	return out, info, nil
+	l.keep(info.Positions)
+	return info, nil
 }
 
-// assign gives each job a shard (0-based). By name, a case's shard is a
-// hash of its key: stable across runs and machines whatever else the
-// suites hold. By durations, the longest cases go first, each to the shard
-// with the least time so far (cases the previous run did not have count
-// as its mean); every shard computes the same spread from the same report.
-func assign(jobs []job, sh *Shard) []int {
-	owner := make([]int, len(jobs))
-	hashes := make([]uint64, len(jobs))
-	for i, j := range jobs {
-		h := fnv.New64a()
-		h.Write([]byte(CaseKey(j.suite.File, j.c.Name)))
-		hashes[i] = h.Sum64()
-		owner[i] = int(hashes[i] % uint64(sh.Count))
+// keyHash is the FNV-1a hash of CaseKey(suite, name).
+func keyHash(suite, name string) uint64 {
+	const offset, prime = 14695981039346656037, 1099511628211
+	h := uint64(offset)
+	for i := range len(suite) {
+		h = (h ^ uint64(suite[i])) * prime
+	}
+	h = (h ^ 0) * prime
+	for i := range len(name) {
+		h = (h ^ uint64(name[i])) * prime
+	}
+	return h
+}
+
+// assign gives each selected case a shard (0-based). By name, a case's
+// shard is a hash of its key: stable across runs and machines whatever
+// else the suites hold. By durations, the longest cases go first, each to
+// the shard with the least time so far (cases the previous run did not
+// have count as its mean); every shard computes the same spread from the
+// same report.
+func assign(l *jobList, sh *Shard) []int32 {
+	owner := make([]int32, l.n)
+	for i := range l.n {
+		owner[i] = int32(keyHash(l.name(i)) % uint64(sh.Count))
 	}
 	if len(sh.Durations) == 0 {
 		return owner
 	}
-	dur := make([]float64, len(jobs))
+	hashes := make([]uint64, l.n)
+	dur := make([]float64, l.n)
 	known, total := 0, 0.0
-	for i, j := range jobs {
-		if d, ok := sh.Durations[CaseKey(j.suite.File, j.c.Name)]; ok {
+	for i := range l.n {
+		suite, name := l.name(i)
+		hashes[i] = keyHash(suite, name)
+		if d, ok := sh.Durations[CaseKey(suite, name)]; ok {
 			dur[i], known, total = d, known+1, total+d
 		} else {
 			dur[i] = -1
@@ -80,7 +92,7 @@ func assign(jobs []job, sh *Shard) []int {
 	if known > 0 && total > 0 {
 		mean = total / float64(known)
 	}
-	order := make([]int, len(jobs))
+	order := make([]int, l.n)
 	for i := range order {
 		order[i] = i
 		if dur[i] < 0 {
@@ -101,7 +113,7 @@ func assign(jobs []job, sh *Shard) []int {
 				best = s
 			}
 		}
-		owner[i] = best
+		owner[i] = int32(best)
 		load[best] += dur[i]
 	}
 	return owner
@@ -109,25 +121,26 @@ func assign(jobs []job, sh *Shard) []int {
 
 // suitesHash identifies what a run runs: the contents of its suite files,
 // its cases in order, and the options that change their results.
-func suitesHash(jobs []job, opts Options) (string, error) {
+func suitesHash(l *jobList, opts Options) (string, error) {
 	h := sha256.New()
 	field := func(s string) {
 		binary.Write(h, binary.BigEndian, uint64(len(s)))
 		h.Write([]byte(s))
 	}
 	read := map[string]bool{}
-	for _, j := range jobs {
-		if !read[j.suite.File] {
-			read[j.suite.File] = true
-			data, err := os.ReadFile(j.suite.File)
+	for ci := range l.n {
+		rs, k := l.at(ci)
+		if !read[rs.s.File] {
+			read[rs.s.File] = true
+			data, err := os.ReadFile(rs.s.File)
 			if err != nil {
 				return "", fmt.Errorf("reading the suite to shard its cases: %w", err)
 			}
-			field(j.suite.File)
+			field(rs.s.File)
 			field(string(data))
 		}
-		field(CaseKey(j.suite.File, j.c.Name))
-		field(strconv.Itoa(trialsOf(opts, j.suite, j.c)))
+		field(CaseKey(rs.s.File, rs.s.CaseName(k)))
+		field(strconv.Itoa(l.trialsOf(ci)))
 	}
 	field(strconv.FormatFloat(opts.PassThreshold, 'g', -1, 64))
 	if opts.Seed != nil {

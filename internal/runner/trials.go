@@ -12,13 +12,13 @@ import (
 const MaxTrials = 1000
 
 // trialsOf is how often a case runs: the run's --trials, else the case's
-// trials:, else the suite's, else once.
-func trialsOf(opts Options, s *spec.Suite, c *spec.Case) int {
+// trials: (caseTrials), else the suite's, else once.
+func trialsOf(runTrials int, s *spec.Suite, caseTrials int) int {
 	switch {
-	case opts.Trials > 0:
-		return opts.Trials
-	case c.Trials > 0:
-		return c.Trials
+	case runTrials > 0:
+		return runTrials
+	case caseTrials > 0:
+		return caseTrials
 	case s.Trials > 0:
 		return s.Trials
 	}
@@ -35,31 +35,6 @@ func TrialCassette(file string, k int) string {
 	}
 	return strings.TrimSuffix(file, ".json") + ".trial-" + strconv.Itoa(k) + ".json"
 }
-
-// expandTrials gives each trial of each case a job of its own (its own
-// cassette and agent.command scope), in case order then trial order;
-// cases[i] is the job range of case i.
-func expandTrials(jobs []job, opts Options) ([]job, []trialRange) {
-	out := make([]job, 0, len(jobs))
-	cases := make([]trialRange, len(jobs))
-	for i, j := range jobs {
-		n := trialsOf(opts, j.suite, j.c)
-		cases[i] = trialRange{first: len(out), n: n}
-		for k := 1; k <= n; k++ {
-			t := j
-			t.cassette = TrialCassette(j.cassette, k)
-			if n > 1 {
-				t.trial, t.trials = k, n
-			}
-			t.id = strconv.Itoa(len(out) + 1)
-			out = append(out, t)
-		}
-	}
-	return out, cases
-}
-
-// trialRange is where the trials of one case are among the run's jobs.
-type trialRange struct{ first, n int }
 
 // foldCase is the result of a case from its trials' results: the one
 // result itself when it ran once (the report of a run without trials is

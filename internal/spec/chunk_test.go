@@ -57,7 +57,16 @@ func TestLazyCasesDecodeAsLoaded(t *testing.T) {
 			continue // a suite with errors never runs
 		}
 		var wg sync.WaitGroup
-		for i, c := range b.Cases {
+		cases := make([]*Case, b.Len())
+		for i := range cases {
+			c := b.CaseAt(i)
+			cases[i] = c
+			if b.Stubbed(i) != c.Lazy() || b.CaseName(i) != c.Name {
+				t.Errorf("%s: case %d: Stubbed %v, CaseName %q; the case: Lazy %v, Name %q", name, i, b.Stubbed(i), b.CaseName(i), c.Lazy(), c.Name)
+			}
+			if skip, trials := b.SkipOf(i); skip != c.Skip || trials != c.Trials {
+				t.Errorf("%s: case %q: SkipOf %v %d, want %v %d", name, c.Name, skip, trials, c.Skip, c.Trials)
+			}
 			if !c.Lazy() {
 				continue
 			}
@@ -73,10 +82,11 @@ func TestLazyCasesDecodeAsLoaded(t *testing.T) {
 					t.Errorf("%s: case %q: %v", name, c.Name, err)
 					return
 				}
-				b.Cases[i] = full
+				cases[i] = full
 			}()
 		}
 		wg.Wait()
+		b.Cases = cases
 		ja, _ := json.Marshal(a)
 		jb, _ := json.Marshal(b)
 		if string(ja) != string(jb) {

@@ -183,15 +183,7 @@ func (x *decoder) keepCase(s *Suite, c *Case, name string, nameLine int, nameNod
 		s.Discarded++
 		return
 	}
-	if stub := x.stubOf(s, c); stub != nil {
-		if s.src == nil {
-			s.src = &source{root: x.root, cross: x.cross, opts: x.opts}
-		}
-		s.src.srcs = x.d.Sources
-		c = stub
-	}
-	releaseCase(c)
-	s.Cases = append(s.Cases, c)
+	x.keep(s, c) // lazy.go
 }
 
 // releaseCase drops the case's pointers into the YAML tree, which only

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"math"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -26,7 +28,8 @@ import (
 // needs nothing else read before it starts: no judge check, no simulated
 // user, no passthrough code.
 
-// source is where a suite's stubs are decoded again from.
+// source is where a suite's stubs are decoded again from, and the
+// suite's cases once one of them is a stub (Suite.Cases is nil then).
 type source struct {
 	data  []byte
 	spans []span // by line
@@ -34,28 +37,149 @@ type source struct {
 	cross cross
 	opts  *Options
 	srcs  []string
+
+	stubs  []stub  // every case of the suite, in order
+	wholes []*Case // the cases kept whole, by stub.line
+	groups []group // the files and data rows stubs come from
+}
+
+// stub is a case as a large suite keeps it: 32 bytes and its name.
+type stub struct {
+	name   string
+	line   int32 // its line; for a case kept whole, its place in wholes
+	col    int32
+	index  int32 // Case.index
+	trials uint16
+	group  uint8 // in source.groups: its file, and its data rows
+	flags  uint8 // stubSkip, stubWhole
+}
+
+const (
+	stubSkip  = 1 << iota // Case.Skip
+	stubWhole             // a case kept whole (wholes)
+)
+
+// group is the file of stubs, and the data file they are rows of (nil:
+// items of the suite's own cases list).
+type group struct {
+	file string
+	rows *rowSource
 }
 
 // Lazy reports whether c is a stub to be decoded (Suite.Decode) before it
 // runs.
 func (c *Case) Lazy() bool { return c.lazy }
 
-// stubOf is the stub kept for the case c decoded from item n, or nil when
-// c is to be kept whole.
-func (x *decoder) stubOf(s *Suite, c *Case) *Case {
+// stubOf is the stub kept for case c, or false when c is to be kept
+// whole.
+func (x *decoder) stubOf(s *Suite, c *Case) (stub, bool) {
 	if !x.opts.Lazy || s.World != "" || c.Pos.File == x.file && !x.opts.lazyInline || c.Pos.File != x.file && x.rows == nil || c.User != nil || usesImplRules(s.Mocks) || usesImplRules(c.Mocks) {
-		return nil
+		return stub{}, false
 	}
 	for _, ch := range c.Expect {
 		if ch.Kind == CheckJudge {
-			return nil
+			return stub{}, false
 		}
 	}
-	stub := &Case{Name: c.Name, Skip: c.Skip, SkipReason: c.SkipReason, Trials: c.Trials, Pos: c.Pos, index: c.index, lazy: true}
-	if c.Pos.File != x.file {
-		stub.rows = x.rows
+	if c.Pos.Line < 1 || c.Pos.Line > math.MaxInt32 || c.Pos.Col > math.MaxInt32 || c.index > math.MaxInt32 || c.Trials < 0 || c.Trials > math.MaxUint16 {
+		return stub{}, false
 	}
-	return stub
+	g := group{file: c.Pos.File}
+	if c.Pos.File != x.file {
+		g.rows = x.rows
+	}
+	if s.src == nil {
+		s.src = &source{root: x.root, cross: x.cross, opts: x.opts}
+	}
+	src := s.src
+	k := slices.Index(src.groups, g)
+	if k < 0 {
+		if len(src.groups) > math.MaxUint8 {
+			return stub{}, false
+		}
+		k = len(src.groups)
+		src.groups = append(src.groups, g)
+	}
+	st := stub{name: c.Name, line: int32(c.Pos.Line), col: int32(c.Pos.Col), index: int32(c.index), trials: uint16(c.Trials), group: uint8(k)}
+	if c.Skip {
+		st.flags |= stubSkip
+	}
+	return st, true
+}
+
+// keep adds case c to s: as a stub when it can be one, else whole.
+func (x *decoder) keep(s *Suite, c *Case) {
+	if x.opts.Lazy {
+		if st, ok := x.stubOf(s, c); ok {
+			s.src.srcs = x.d.Sources
+			if s.src.stubs == nil {
+				// The cases before the first stub become entries too.
+				for _, w := range s.Cases {
+					s.src.keepWhole(w)
+				}
+				s.Cases = nil
+			}
+			s.src.stubs = append(s.src.stubs, st)
+			return
+		}
+	}
+	releaseCase(c)
+	if s.src != nil && s.src.stubs != nil {
+		s.src.keepWhole(c)
+		return
+	}
+	s.Cases = append(s.Cases, c)
+}
+
+func (src *source) keepWhole(c *Case) {
+	src.stubs = append(src.stubs, stub{name: c.Name, line: int32(len(src.wholes)), flags: stubWhole})
+	src.wholes = append(src.wholes, c)
+}
+
+// Len is how many cases s has.
+func (s *Suite) Len() int {
+	if s.src != nil && s.src.stubs != nil {
+		return len(s.src.stubs)
+	}
+	return len(s.Cases)
+}
+
+// CaseName is the name of case i of s.
+func (s *Suite) CaseName(i int) string {
+	if s.src != nil && s.src.stubs != nil {
+		return s.src.stubs[i].name
+	}
+	return s.Cases[i].Name
+}
+
+// Stubbed reports whether case i of s is kept as a stub: it has no judge
+// check, no simulated user and no passthrough code.
+func (s *Suite) Stubbed(i int) bool {
+	return s.src != nil && s.src.stubs != nil && s.src.stubs[i].flags&stubWhole == 0
+}
+
+// CaseAt is case i of s: the case itself, or a new stub of it (Lazy: its
+// name, position, skip and trials) that Decode makes whole.
+func (s *Suite) CaseAt(i int) *Case {
+	if s.src == nil || s.src.stubs == nil {
+		return s.Cases[i]
+	}
+	st := &s.src.stubs[i]
+	if st.flags&stubWhole != 0 {
+		return s.src.wholes[st.line]
+	}
+	g := s.src.groups[st.group]
+	return &Case{Name: st.name, Skip: st.flags&stubSkip != 0, Trials: int(st.trials), Pos: yamlpos.Pos{File: g.file, Line: int(st.line), Col: int(st.col)}, index: int(st.index), lazy: true, rows: g.rows}
+}
+
+// SkipOf says whether case i of s is skipped (skip:), and its trials:.
+func (s *Suite) SkipOf(i int) (skip bool, trials int) {
+	if s.src == nil || s.src.stubs == nil || s.src.stubs[i].flags&stubWhole != 0 {
+		c := s.CaseAt(i)
+		return c.Skip, c.Trials
+	}
+	st := &s.src.stubs[i]
+	return st.flags&stubSkip != 0, int(st.trials)
 }
 
 // rowSource is a JSON Lines file whose rows are kept as stubs: the

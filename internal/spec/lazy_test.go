@@ -43,7 +43,10 @@ cases:
 		t.Fatalf("diagnostics: %v / %v", da, db)
 	}
 	stubs := 0
-	for i, c := range b.Cases {
+	cases := make([]*Case, b.Len())
+	for i := range cases {
+		c := b.CaseAt(i)
+		cases[i] = c
 		if !c.Lazy() {
 			continue
 		}
@@ -52,8 +55,9 @@ cases:
 		if err != nil {
 			t.Fatalf("case %q: %v", c.Name, err)
 		}
-		b.Cases[i] = full
+		cases[i] = full
 	}
+	b.Cases = cases
 	if stubs != 4 {
 		t.Errorf("%d stubs, want 4 (an inline case and 3 rows)", stubs)
 	}
@@ -70,7 +74,8 @@ cases:
 	if err := os.WriteFile(filepath.Join(dir, "rows.jsonl"), []byte(strings.Replace(rows, `"two"`, `"deux"`, 1)), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	for _, k := range c.Cases {
+	for i := range c.Len() {
+		k := c.CaseAt(i)
 		_, err := c.Decode(k)
 		if want := k.Name == "two"; (err != nil) != want {
 			t.Errorf("case %q decoded after its file changed: error %v", k.Name, err)

@@ -38,7 +38,9 @@ type Suite struct {
 	// Mocks are the suite-level rules per tool name.
 	Mocks     map[string][]*Rule
 	MockOrder []string // tool names of Mocks, in file order
-	Cases     []*Case
+	// Cases are the suite's cases in order; nil once one is kept as a
+	// stub (Options.Lazy): Len, CaseName and CaseAt read them then.
+	Cases []*Case
 	// Discarded counts the cases checked but not kept (Options.Discard).
 	Discarded int
 	// src is where stubs are decoded again from (Options.Lazy).
