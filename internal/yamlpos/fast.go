@@ -129,7 +129,9 @@ func (r *fastReader) col(p int) int {
 
 func (r *fastReader) node(kind yaml.Kind, style yaml.Style, tag string, line, col int) *yaml.Node {
 	if len(r.slab) == 0 {
-		r.slab = make([]yaml.Node, 64)
+		// Nodes come 64 at a time, or fewer near the end of the text
+		// (suites take some 7 bytes of text a node; more slabs if not).
+		r.slab = make([]yaml.Node, min(64, (len(r.src)-r.pos)/7+1))
 	}
 	n := &r.slab[0]
 	r.slab = r.slab[1:]

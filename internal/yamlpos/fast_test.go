@@ -359,29 +359,36 @@ func suiteText(n int) []byte {
 	return b.Bytes()
 }
 
-// BenchmarkReadYAML reads a 1,000-case suite with the fast reader and
-// with go-yaml.
+// BenchmarkReadYAML reads a 1,000-case suite, and one case's item (what
+// a run reads again of each case), with the fast reader and with go-yaml.
 func BenchmarkReadYAML(b *testing.B) {
-	data := suiteText(1000)
-	if readFast(data) == nil {
-		b.Fatal("declined")
-	}
-	for _, r := range []struct {
+	suite := suiteText(1000)
+	two := suiteText(2)
+	item := two[bytes.Index(two, []byte("  - name")):bytes.LastIndex(two, []byte("  - name"))]
+	for _, text := range []struct {
 		name string
-		read func([]byte) *yaml.Node
-	}{
-		{"fast", readFast},
-		{"go-yaml", func(src []byte) *yaml.Node { n, _ := goYAML(src); return n }},
-	} {
-		b.Run(r.name, func(b *testing.B) {
-			b.SetBytes(int64(len(data)))
-			b.ReportAllocs()
-			for b.Loop() {
-				if r.read(data) == nil {
-					b.Fatal("nil")
+		data []byte
+	}{{"suite", suite}, {"case", item}} {
+		if readFast(text.data) == nil {
+			b.Fatal("declined")
+		}
+		for _, r := range []struct {
+			name string
+			read func([]byte) *yaml.Node
+		}{
+			{"fast", readFast},
+			{"go-yaml", func(src []byte) *yaml.Node { n, _ := goYAML(src); return n }},
+		} {
+			b.Run(text.name+"/"+r.name, func(b *testing.B) {
+				b.SetBytes(int64(len(text.data)))
+				b.ReportAllocs()
+				for b.Loop() {
+					if r.read(text.data) == nil {
+						b.Fatal("nil")
+					}
 				}
-			}
-		})
+			})
+		}
 	}
 }
 
