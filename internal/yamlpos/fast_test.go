@@ -7,7 +7,6 @@ import (
 	"io"
 	"math/rand/v2"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -16,6 +15,8 @@ import (
 
 	yaml "go.yaml.in/yaml/v4"
 	"golang.org/x/tools/txtar"
+
+	"github.com/dryfire-dev/dryfire/bench/gensuite/suite"
 )
 
 // goYAML is what go-yaml's Loader reads from src, as Parse loads it: the
@@ -151,9 +152,9 @@ func repoYAML(t testing.TB) map[string][]byte {
 	return files
 }
 
-// Every YAML text of the repository, and generated suites, whole and cut
-// into the groups of cases the suite loader parses: the fast reader
-// declines or reads go-yaml's tree.
+// Every YAML text of the repository, and generated suites (inline, and
+// the template of a JSON Lines one), whole and as the loader cuts their
+// cases: the fast reader declines or reads go-yaml's tree.
 func TestFastReaderIsGoYAML(t *testing.T) {
 	files := repoYAML(t)
 	read := 0
@@ -168,26 +169,23 @@ func TestFastReaderIsGoYAML(t *testing.T) {
 	if read < len(files)/2 {
 		t.Errorf("the fast reader read only %d of %d texts", read, len(files))
 	}
-	if testing.Short() {
-		return
-	}
-	dir := t.TempDir()
-	cmd := exec.Command("go", "run", "./bench/gensuite", "-n", "300", "-o", dir)
-	cmd.Dir = filepath.Join("..", "..")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("gensuite: %v\n%s", err, out)
-	}
-	data, err := os.ReadFile(filepath.Join(dir, "inline.dryfire.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !sameAsGoYAML(t, "gensuite", data) {
-		t.Errorf("the fast reader declined the generated suite")
-	}
-	// A group of items as the loader cuts them: a sequence at column 3.
-	i := bytes.Index(data, []byte("\n  - name:"))
-	if !sameAsGoYAML(t, "gensuite items", data[i+1:]) {
-		t.Errorf("the fast reader declined the generated items")
+	for _, jsonl := range []bool{false, true} {
+		path, err := suite.Write(t.TempDir(), 300, jsonl)
+		if err != nil {
+			t.Fatal(err)
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !sameAsGoYAML(t, path, data) {
+			t.Errorf("the fast reader declined the generated suite %s", path)
+		}
+		// The items as the loader cuts them: a sequence at column 3.
+		i := bytes.Index(data, []byte("\n  - "))
+		if !sameAsGoYAML(t, path+" items", data[i+1:]) {
+			t.Errorf("the fast reader declined the generated items of %s", path)
+		}
 	}
 }
 
