@@ -38,21 +38,26 @@ var layers = []struct {
 	{"user code, the suite format, the tool-call record", []string{"internal/passthrough", "internal/program", "internal/spec", "internal/tool"}},
 	{"YAML with positions and diagnostics", []string{"internal/yamlpos"}},
 	{"foundations", []string{"internal/netjail", "internal/pause", "internal/jsonrpc", "internal/value", "internal/suggest", "internal/jschema", "internal/atomicfile", "internal/safeio", "internal/redact", "internal/yamlnode", "internal/provider", "internal/reqmatch", "internal/workspace", "schema"}},
-	{"test support", []string{"internal/test/...", "examples/..."}},
+	{"test support", []string{"internal/test/...", "examples/...", "bench/gensuite/suite"}},
 }
 
 // layerOf is the index in layers of a package path relative to the module
-// ("." for the root), or -1.
+// ("." for the root), or -1. A package named exactly is in that layer,
+// even when a "/..." entry of another layer covers it too.
 func layerOf(rel string) int {
+	under := -1 // the layer of a "/..." entry above rel; an exact entry wins
 	for i, l := range layers {
 		for _, p := range l.pkgs {
 			dir, tree := strings.CutSuffix(p, "/...")
-			if rel == dir || tree && strings.HasPrefix(rel, dir+"/") {
+			switch {
+			case rel == p:
 				return i
+			case under < 0 && tree && (rel == dir || strings.HasPrefix(rel, dir+"/")):
+				under = i
 			}
 		}
 	}
-	return -1
+	return under
 }
 
 // goList runs go list in the module root and returns, for each package of
