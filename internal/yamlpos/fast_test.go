@@ -452,3 +452,101 @@ func randSeed() uint64 {
 	}
 	return 1
 }
+
+// Trees written out at random as people write them (block collections at
+// random indentation steps, compact "- key: v" and "- - a", sequences not
+// indented under their key, flow collections, block scalars, comments
+// and blank lines between entries, LF or CRLF): the fast reader reads
+// most of them, and reads each as go-yaml does.
+func TestFastReaderRandomTrees(t *testing.T) {
+	rng := rand.New(rand.NewPCG(randSeed(), 3))
+	scalars := []string{"a", "b c", "x:y", "a#b", "1", "-1", "0x1F", "1e3", ".5", "true", "no", "null", "~", "é 日本", "'q'", "'it''s'",
+		`"d"`, `"\u00e9\t"`, "-x", "a  ", "[a, b]", "{a: 1, b: [c, {d: e}]}", "[]", "{}", "[a,\n      b]"}
+	pick := func(s []string) string { return s[rng.IntN(len(s))] }
+	var b strings.Builder
+	line := func() {
+		switch rng.IntN(8) {
+		case 0:
+			b.WriteString(" # c")
+		case 1:
+			b.WriteString("\n")
+		case 2:
+			b.WriteString("\n" + strings.Repeat(" ", rng.IntN(6)) + "# c")
+		}
+		b.WriteString("\n")
+	}
+	// node writes the value of a key of the mapping at column col+1
+	// (afterDash false: after "key: ") or of an item whose "- " is at
+	// column col+1, the line already started.
+	var node func(col, depth int, afterDash bool)
+	node = func(col, depth int, afterDash bool) {
+		step := 1 + rng.IntN(4)
+		compact := afterDash && rng.IntN(2) == 0
+		at := col + step // where a nested collection on the next lines starts
+		if compact {
+			at = col + 2
+		}
+		switch k := rng.IntN(10); {
+		case depth > 4 || k < 4:
+			b.WriteString(pick(scalars))
+			line()
+		case k == 4:
+			b.WriteString(pick([]string{"|", ">", "|-", ">-", "| # c"}) + "\n")
+			in := strings.Repeat(" ", col+step)
+			for range 1 + rng.IntN(3) {
+				b.WriteString(in + pick([]string{"text", "more text", "# not a comment", "x: y"}) + "\n")
+				if rng.IntN(4) == 0 {
+					b.WriteString("\n")
+				}
+			}
+		case k < 7: // a mapping
+			if !compact {
+				b.WriteString("\n")
+			}
+			for i := range 1 + rng.IntN(3) {
+				if i > 0 || !compact {
+					b.WriteString(strings.Repeat(" ", at))
+				}
+				b.WriteString(pick([]string{"k", "key", "\"q\"", "'s'", "a b"}) + strconv.Itoa(i) + ": ")
+				node(at, depth+1, false)
+			}
+		default: // a sequence
+			if !afterDash && rng.IntN(3) == 0 {
+				at = col // not indented under its key
+			}
+			if !compact {
+				b.WriteString("\n")
+			}
+			for i := range 1 + rng.IntN(3) {
+				if i > 0 || !compact {
+					b.WriteString(strings.Repeat(" ", at))
+				}
+				b.WriteString("- ")
+				node(at, depth+1, true)
+			}
+		}
+	}
+	texts, read := 0, 0
+	for range 5000 {
+		b.Reset()
+		b.WriteString("root: ")
+		node(0, 0, false)
+		text := b.String()
+		if rng.IntN(4) == 0 {
+			text = strings.ReplaceAll(text, "\n", "\r\n")
+		}
+		texts++
+		if sameAsGoYAML(t, "random tree", []byte(text)) {
+			read++
+		} else if _, err := goYAML([]byte(text)); err == nil && os.Getenv("FASTREADER_SHOW") != "" {
+			t.Logf("declined, go-yaml reads it:\n%s", text)
+		}
+		if t.Failed() {
+			break
+		}
+	}
+	t.Logf("%d of %d random trees read", read, texts)
+	if read < texts/2 {
+		t.Errorf("only %d of %d random trees read", read, texts)
+	}
+}
