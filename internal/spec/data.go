@@ -1,12 +1,10 @@
 package spec
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/csv"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"path/filepath"
 	"regexp"
@@ -42,10 +40,27 @@ const maxDataLine = 4 << 20
 
 var placeholder = regexp.MustCompile(`\{\{\s*([^{}\s]+)\s*\}\}`)
 
-// row is one row of a data file: its line and its values by column.
+// row is one row of a data file: its line and its values by column, or
+// the text of a JSON Lines row not decoded yet (values nil; see decoded).
 type row struct {
 	line   int
 	values map[string]any
+	text   []byte
+}
+
+// decoded is r with its values, decoding its text. A row the first pass
+// read as good reads so again (the same bytes, the same code); were it
+// not, the case would be told.
+func (r row) decoded(d *yamlpos.Collector, source int) row {
+	if r.text != nil {
+		m, problem := jsonRow(r.text)
+		if m == nil {
+			d.Add(yamlpos.Error, yamlpos.VirtualLine(source, r.line), 1, "internal error: this row reads differently the second time: %s", problem)
+			m = map[string]any{}
+		}
+		r.values, r.text = m, nil
+	}
+	return r
 }
 
 // dataCases makes the cases of a from: item, one row at a time: each is
@@ -105,7 +120,8 @@ func (x *decoder) dataCases(item *yaml.Node, k *caseChecker) bool {
 // openData reads the data file the node names and returns its rows,
 // which can be gone through more than once: each call hands every row
 // to each (until it returns false), reports bad ones with bad, and returns
-// the header of a CSV file.
+// the header of a CSV file. The passes of a JSON Lines file after the
+// first hand on the text of each row the first found good, not decoded.
 func openData(suite string, from *yaml.Node, opts *Options, d *yamlpos.Collector) (func(bad func(int, string, ...any), each func(row) bool) []string, int, bool) {
 	root := opts.Root
 	if root == "" {
@@ -122,9 +138,15 @@ func openData(suite string, from *yaml.Node, opts *Options, d *yamlpos.Collector
 		return nil, 0, false
 	}
 	var read func(data []byte, bad func(int, string, ...any), each func(row) bool) []string
+	raw := false // the next pass of a JSON Lines file is raw
 	switch ext := strings.ToLower(filepath.Ext(path)); ext {
 	case ".jsonl", ".ndjson":
-		read = jsonLines
+		f := &jsonLinesFile{keys: newRowKeys()}
+		read = func(data []byte, bad func(int, string, ...any), each func(row) bool) []string {
+			f.read(data, bad, each, raw)
+			raw = true
+			return nil
+		}
 	case ".json":
 		read = jsonArray
 	case ".csv":
@@ -150,39 +172,44 @@ func unwrapPath(err error) error {
 }
 
 func jsonLines(data []byte, bad func(int, string, ...any), each func(row) bool) []string {
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	sc.Buffer(make([]byte, 64<<10), maxDataLine)
-	line := 0
-	for sc.Scan() {
-		line++
-		text := bytes.TrimSpace(sc.Bytes())
-		if len(text) == 0 {
-			continue
-		}
-		var v any
-		dec := json.NewDecoder(bytes.NewReader(text))
-		dec.UseNumber()
-		if err := dec.Decode(&v); err != nil {
-			bad(line, "not JSON: %v", err)
-			continue
-		}
-		if dec.More() {
-			bad(line, "a line of a .jsonl file holds one JSON object; this one has more after it")
-			continue
-		}
-		m, ok := v.(map[string]any)
-		if !ok {
-			bad(line, "a row is a JSON object of columns, not %s", yamlpos.Describe(v))
-			continue
-		}
-		if !each(row{line, m}) {
-			return nil
-		}
+	new(jsonLinesFile).read(data, bad, each, false)
+	return nil
+}
+
+// A jsonLinesFile is a JSON Lines file read by dataCases: first for its
+// columns (only the keys of each row are kept) and its bad lines, then
+// raw: each good line's text, decoded where its case is checked (a worker).
+type jsonLinesFile struct {
+	keys *rowKeys // the first pass's, when it keeps only keys
+	bad  []int    // the lines the first pass found bad, in order
+}
+
+func (f *jsonLinesFile) read(data []byte, bad func(int, string, ...any), each func(row) bool, raw bool) {
+	skip := f.bad
+	if !raw {
+		f.bad = nil
 	}
-	if err := sc.Err(); err != nil {
+	line, err := eachLine(data, func(line int, text []byte) bool {
+		if raw {
+			for len(skip) > 0 && skip[0] < line {
+				skip = skip[1:]
+			}
+			if len(skip) > 0 && skip[0] == line || len(bytes.TrimSpace(text)) == 0 {
+				return true
+			}
+			return each(row{line: line, text: text})
+		}
+		m, problem := readRow(text, f.keys)
+		if problem != "" {
+			f.bad = append(f.bad, line)
+			bad(line, "%s", problem)
+			return true
+		}
+		return m == nil || each(row{line: line, values: m})
+	})
+	if err != nil && !raw {
 		bad(line+1, "reading the data file: %v (a line may hold at most %d bytes)", err, maxDataLine)
 	}
-	return nil
 }
 
 func jsonArray(data []byte, bad func(int, string, ...any), each func(row) bool) []string {
@@ -209,7 +236,7 @@ func jsonArray(data []byte, bad func(int, string, ...any), each func(row) bool) 
 			bad(lineAt(off), "a row is a JSON object of columns, not %s", yamlpos.Describe(v))
 			continue
 		}
-		if !each(row{lineAt(off), m}) {
+		if !each(row{line: lineAt(off), values: m}) {
 			return nil
 		}
 	}
@@ -254,7 +281,7 @@ func csvRows(data []byte, bad func(int, string, ...any), each func(row) bool) []
 		for i, v := range rec {
 			m[header[i]] = v
 		}
-		if !each(row{line, m}) {
+		if !each(row{line: line, values: m}) {
 			return header
 		}
 	}
@@ -293,7 +320,7 @@ func yamlRows(data []byte, bad func(int, string, ...any), each func(row) bool) [
 			bad(n.Line, "a row is a mapping of columns with string keys")
 			continue
 		}
-		if !each(row{n.Line, m}) {
+		if !each(row{line: n.Line, values: m}) {
 			return nil
 		}
 	}
@@ -327,14 +354,27 @@ func checkColumns(item *yaml.Node, columns []string, file string, d *yamlpos.Col
 }
 
 // A template is the case item of a data file, made ready once for all its
-// rows: how many nodes a copy has, and where each templated scalar's
-// placeholders are.
+// rows: how many nodes a copy has, where each templated scalar's
+// placeholders are, and the copy's nodes in order (ops), so that a row
+// fills them in one loop.
 type template struct {
 	item *yaml.Node
 	// nodes is the count of a copy's nodes (aliases followed); -1 when it
 	// passes the bound on one case's values or on nesting.
 	nodes int
 	sites map[*yaml.Node][][]int
+	// ops are the nodes of a copy, the item's first, each parent before
+	// its children (aliases followed); kids the children of each.
+	ops  []tnode
+	kids []int32
+}
+
+// A tnode is one node of a template's copy: the node it copies (aliases
+// followed), its placeholders, and where its children are in kids.
+type tnode struct {
+	src        *yaml.Node
+	sites      [][]int
+	kid0, nkid int32
 }
 
 func newTemplate(item *yaml.Node) *template {
@@ -359,64 +399,109 @@ func newTemplate(item *yaml.Node) *template {
 	}
 	if !count(item, 0) {
 		t.nodes = -1
+		return t
 	}
+	t.ops = make([]tnode, 0, t.nodes)
+	var flat func(n *yaml.Node) int32
+	flat = func(n *yaml.Node) int32 {
+		n = yamlpos.Deref(n)
+		i := int32(len(t.ops))
+		t.ops = append(t.ops, tnode{src: n, sites: t.sites[n]})
+		if len(n.Content) > 0 {
+			kids := make([]int32, len(n.Content))
+			for j, sub := range n.Content {
+				kids[j] = flat(sub)
+			}
+			t.ops[i].kid0, t.ops[i].nkid = int32(len(t.kids)), int32(len(kids))
+			t.kids = append(t.kids, kids...)
+		}
+		return i
+	}
+	flat(item)
 	return t
+}
+
+// A rowSlab holds the nodes of a row's case, to be used again for the
+// next row once nothing holds the case's nodes.
+type rowSlab struct {
+	nodes []yaml.Node
+	kids  []*yaml.Node
 }
 
 // instantiate is the case one row makes of a template: a copy without
 // from:, its placeholders filled, its nodes at the row's line. It returns
 // nil when the copy passes the bound on one case's values.
 func instantiate(t *template, r row, columns []string, source int, file string, d *yamlpos.Collector) *yaml.Node {
+	return instantiateIn(nil, t, r, columns, source, file, d)
+}
+
+// instantiateIn is instantiate with the case's nodes in slab (nil: new
+// ones), which the case holds until slab is used again.
+func instantiateIn(slab *rowSlab, t *template, r row, columns []string, source int, file string, d *yamlpos.Collector) *yaml.Node {
 	line := yamlpos.VirtualLine(source, r.line)
 	if t.nodes < 0 {
 		d.Add(yamlpos.Error, line, 1, "case too large: this row's case has more than %d values (the bound is per case)", yamlpos.MaxNodes)
 		return nil
 	}
-	// The copy's nodes, and the lists of their children, each in one piece.
-	nodes := make([]yaml.Node, t.nodes)
-	kids := make([]*yaml.Node, t.nodes)
-	used, usedKids := 0, 0
-	var cp func(n *yaml.Node) *yaml.Node
-	cp = func(n *yaml.Node) *yaml.Node {
-		n = yamlpos.Deref(n)
-		c := &nodes[used]
-		used++
-		*c = yaml.Node{Kind: n.Kind, Style: n.Style, Tag: n.Tag, Value: n.Value, Line: line, Column: 1}
-		if ms := t.sites[n]; ms != nil {
-			fill(c, ms, r, columns, line, d)
-		}
-		if len(n.Content) > 0 {
-			c.Content = kids[usedKids : usedKids : usedKids+len(n.Content)]
-			usedKids += len(n.Content)
-			for _, sub := range n.Content {
-				c.Content = append(c.Content, cp(sub))
-			}
-		}
-		return c
+	// The copy's nodes (and the name's two), and the lists of their
+	// children (and the item's own, without from: and with the name).
+	top := len(t.ops[0].src.Content) + 2
+	if slab == nil {
+		slab = &rowSlab{}
 	}
-	c := cp(t.item)
+	if len(slab.nodes) < len(t.ops)+2 {
+		slab.nodes = make([]yaml.Node, len(t.ops)+2)
+	}
+	if len(slab.kids) < len(t.kids)+top {
+		slab.kids = make([]*yaml.Node, len(t.kids)+top)
+	}
+	nodes, kids := slab.nodes, slab.kids
+	for i := range t.ops {
+		op := &t.ops[i]
+		n, c := op.src, &nodes[i]
+		*c = yaml.Node{Kind: n.Kind, Style: n.Style, Tag: n.Tag, Value: n.Value, Line: line, Column: 1}
+		if op.sites != nil {
+			fill(c, op.sites, r, columns, line, d)
+		}
+		if op.nkid > 0 {
+			ks := kids[op.kid0 : op.kid0+op.nkid : op.kid0+op.nkid]
+			for j, k := range t.kids[op.kid0 : op.kid0+op.nkid] {
+				ks[j] = &nodes[k]
+			}
+			c.Content = ks
+		}
+	}
 	// Drop from:, and name the case by its row when the template does not.
+	c := &nodes[0]
 	hasName := false
-	var content []*yaml.Node
 	for i := 0; i+1 < len(c.Content); i += 2 {
-		switch c.Content[i].Value {
-		case "from":
-			continue
-		case "name":
+		if c.Content[i].Value == "name" {
 			hasName = true
 		}
-		content = append(content, c.Content[i], c.Content[i+1])
 	}
+	content := kids[len(t.kids) : len(t.kids) : len(t.kids)+top]
 	if !hasName {
-		name := fmt.Sprintf("%s:%d", filepath.Base(file), r.line)
-		content = append([]*yaml.Node{
-			{Kind: yaml.ScalarNode, Tag: "!!str", Value: "name", Line: line, Column: 1},
-			{Kind: yaml.ScalarNode, Tag: "!!str", Value: name, Style: yaml.DoubleQuotedStyle, Line: line, Column: 1},
-		}, content...)
+		name := filepath.Base(file) + ":" + strconv.Itoa(r.line)
+		k, v := &nodes[len(t.ops)], &nodes[len(t.ops)+1]
+		*k = yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: "name", Line: line, Column: 1}
+		*v = yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: name, Style: yaml.DoubleQuotedStyle, Line: line, Column: 1}
+		content = append(content, k, v)
+	}
+	for i := 0; i+1 < len(c.Content); i += 2 {
+		if c.Content[i].Value != "from" {
+			content = append(content, c.Content[i], c.Content[i+1])
+		}
 	}
 	c.Content = content
+	if verifyInstantiate != nil {
+		verifyInstantiate(t, r, columns, source, file, c)
+	}
 	return c
 }
+
+// verifyInstantiate, when set (tests), is shown every case instantiate
+// makes.
+var verifyInstantiate func(t *template, r row, columns []string, source int, file string, c *yaml.Node)
 
 // fill replaces the placeholders of scalar n, at ms, with the row's values.
 func fill(n *yaml.Node, ms [][]int, r row, columns []string, line int, d *yamlpos.Collector) {

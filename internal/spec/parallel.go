@@ -223,6 +223,7 @@ func (k *caseChecker) check(w *decoder, n *yaml.Node, index int, plan *rowPlan) 
 	}
 	conv := yamlpos.NewConverter(w.d)
 	w.conv = conv
+	w.ruleLists = nil // no list is reached again from another case: no aliases
 	conv.BeginCase(n)
 	val := conv.Convert(n, 2)
 	if conv.Over {
@@ -243,6 +244,12 @@ func (k *caseChecker) check(w *decoder, n *yaml.Node, index int, plan *rowPlan) 
 		out.c = nil
 	}
 	return out
+}
+
+// holdsNodes reports whether case c, once released, still holds nodes of
+// its item (a drill's overrides and setup).
+func holdsNodes(c *Case) bool {
+	return c != nil && (c.ToolOverridesNode != nil || c.SetupNode != nil)
 }
 
 // plain reports whether item n can be checked apart from the cases before
@@ -420,6 +427,7 @@ func (k *caseChecker) rowChecker(t *template, columns []string, source int, file
 func (rc *rowChecker) add(r row) bool {
 	k := rc.k
 	if rc.pool == nil {
+		r = r.decoded(k.d, rc.source)
 		if !rc.planned && rc.t.nodes >= 0 {
 			rc.planned = true
 			rc.plan = rc.makePlan(r)
@@ -446,7 +454,7 @@ func (rc *rowChecker) flush() {
 	if len(rc.rows) > 0 && rc.more {
 		if !rc.planned {
 			rc.planned = true
-			rc.plan = rc.makePlan(rc.rows[0])
+			rc.plan = rc.makePlan(rc.rows[0].decoded(k.d, rc.source))
 		}
 		rows, first, sources := rc.rows, rc.next, slices.Clone(k.d.Sources)
 		rc.rows, rc.next = nil, rc.next+len(rows)
@@ -496,9 +504,17 @@ func (rc *rowChecker) checkRows(rows []row, first int, sources []string) batch {
 	k := rc.k
 	w, d := k.worker(sources)
 	b := batch{cases: make([]checked, 0, len(rows))}
+	var slab *rowSlab // the next row's nodes: the last row's, when nothing holds them
 	for g, r := range rows {
-		c := instantiate(rc.t, r, rc.columns, rc.source, rc.file, d)
-		b.cases = append(b.cases, k.check(w, c, first+g, rc.plan))
+		if slab == nil {
+			slab = &rowSlab{}
+		}
+		c := instantiateIn(slab, rc.t, r.decoded(d, rc.source), rc.columns, rc.source, rc.file, d)
+		ch := k.check(w, c, first+g, rc.plan)
+		if ch.inOrder || holdsNodes(ch.c) {
+			slab = nil
+		}
+		b.cases = append(b.cases, ch)
 	}
 	b.diags = d.List
 	return b

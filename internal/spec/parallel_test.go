@@ -106,17 +106,23 @@ func TestCheckingInParallelIsCheckingInOrder(t *testing.T) {
 }
 
 // Every test of the package that checks data rows compares the planned
-// check of each row with the whole check, and checks cases on workers
-// however few there are (benchmarks do neither).
+// check of each row with the whole check and each row's case with the
+// one made node by node, and checks cases on workers however few there
+// are (benchmarks do none of it).
 func TestMain(m *testing.M) {
 	flag.Parse()
 	verifyRowPlan = flag.Lookup("test.bench").Value.String() == ""
 	if verifyRowPlan {
 		parallelFrom = 1 // every test goes through the workers
+		verifyInstantiate = compareInstantiate
 	}
 	code := m.Run()
 	if rowPlanDiff != "" {
 		fmt.Fprintf(os.Stderr, "a row's planned schema check differs from the whole check:\n%s\n", rowPlanDiff)
+		code = 1
+	}
+	if instantiateDiff != "" {
+		fmt.Fprintf(os.Stderr, "a row's case differs from the one made node by node:\n%s\n", instantiateDiff)
 		code = 1
 	}
 	os.Exit(code)
