@@ -66,7 +66,6 @@ func instantiateByCopy(t *template, r row, columns []string, source int, file st
 	return c
 }
 
-
 var (
 	instantiateMismatch sync.Once
 	instantiateDiff     string
