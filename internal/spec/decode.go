@@ -36,7 +36,7 @@ type decoder struct {
 
 	// firstCase is the line (virtual for a data file's row) where each
 	// case name is first written.
-	firstCase map[string]int
+	firstCase nameSet
 	// cross is what checking a case against the suite needs (crossHead).
 	cross cross
 
@@ -134,7 +134,7 @@ func (x *decoder) suite(root *yaml.Node, doc any) *Suite {
 	if s.Name == "" {
 		s.Name = defaultName(x.file)
 	}
-	x.firstCase = map[string]int{}
+	x.firstCase = nameSet{}
 	x.crossHead(s)
 	return s
 }
@@ -168,7 +168,7 @@ func (x *decoder) decodeCase(s *Suite, it yamlpos.Item, index int) (*Case, int, 
 // keeps the case, or counts it (Options.Discard: c may be nil).
 func (x *decoder) keepCase(s *Suite, c *Case, name string, nameLine int, nameNode *yaml.Node) {
 	if name != "" && nameNode != nil {
-		if line, dup := x.firstCase[name]; dup {
+		if line, dup := x.firstCase.line(name); dup {
 			first := x.pos(&yaml.Node{Line: line})
 			where := fmt.Sprintf("line %d", first.Line)
 			if first.File != x.pos(nameNode).File {
@@ -176,7 +176,7 @@ func (x *decoder) keepCase(s *Suite, c *Case, name string, nameLine int, nameNod
 			}
 			x.errorf(nameNode, "duplicate case name %q (first at %s); case names are unique within a suite", name, where)
 		} else {
-			x.firstCase[name] = nameLine
+			x.firstCase.add(name, nameLine)
 		}
 	}
 	if x.opts.Discard && s.World == "" {

@@ -304,7 +304,7 @@ func (s *Suite) Decode(c *Case) (*Case, error) {
 		n = seq.Content[0]
 	}
 	conv := yamlpos.NewConverter(d)
-	x := &decoder{root: src.root, file: s.File, d: d, conv: conv, opts: src.opts, cross: src.cross, firstCase: map[string]int{}}
+	x := &decoder{root: src.root, file: s.File, d: d, conv: conv, opts: src.opts, cross: src.cross}
 	conv.BeginCase(n)
 	val := conv.Convert(n, 2)
 	full := x.caseOf(yamlpos.Item{N: n, Val: val}, c.index)
