@@ -244,14 +244,15 @@ func (p *rowParser) value(keep bool) (any, bool) {
 		}
 		return string(s), true
 	case c == '-' || c >= '0' && c <= '9':
-		start := p.i
-		if !p.number() {
+		n := yamlpos.NumberLen(p.b[p.i:])
+		if n == 0 {
 			return nil, false
 		}
+		p.i += n
 		if !keep {
 			return nil, true
 		}
-		return json.Number(p.b[start:p.i]), true
+		return json.Number(p.b[p.i-n : p.i]), true
 	case bytes.HasPrefix(p.b[p.i:], []byte("true")):
 		p.i += 4
 		return true, true
@@ -263,43 +264,6 @@ func (p *rowParser) value(keep bool) (any, bool) {
 		return nil, true
 	}
 	return nil, false
-}
-
-// number reads a number by JSON's grammar.
-func (p *rowParser) number() bool {
-	digits := func() int {
-		n := 0
-		for p.i < len(p.b) && p.b[p.i] >= '0' && p.b[p.i] <= '9' {
-			p.i++
-			n++
-		}
-		return n
-	}
-	if p.b[p.i] == '-' {
-		p.i++
-	}
-	switch {
-	case p.i < len(p.b) && p.b[p.i] == '0':
-		p.i++
-	case digits() == 0:
-		return false
-	}
-	if p.i < len(p.b) && p.b[p.i] == '.' {
-		p.i++
-		if digits() == 0 {
-			return false
-		}
-	}
-	if p.i < len(p.b) && (p.b[p.i] == 'e' || p.b[p.i] == 'E') {
-		p.i++
-		if p.i < len(p.b) && (p.b[p.i] == '+' || p.b[p.i] == '-') {
-			p.i++
-		}
-		if digits() == 0 {
-			return false
-		}
-	}
-	return true
 }
 
 // str reads the string at p.i: its bytes (decoded by encoding/json when

@@ -362,10 +362,46 @@ func (c *Converter) key(k *yaml.Node) (string, bool) {
 	return k.Value, true
 }
 
-var (
-	jsonNumber  = regexp.MustCompile(`^-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?$`)
-	leadingZero = regexp.MustCompile(`^[-+]?0[0-9_]+$`)
-)
+var leadingZero = regexp.MustCompile(`^[-+]?0[0-9_]+$`)
+
+// NumberLen is the length of the JSON number s starts with, 0 if none:
+// -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?, as long as it goes.
+func NumberLen[T ~string | ~[]byte](s T) int {
+	digits := func(i int) int {
+		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+			i++
+		}
+		return i
+	}
+	i := 0
+	if i < len(s) && s[i] == '-' {
+		i++
+	}
+	switch {
+	case i < len(s) && s[i] == '0':
+		i++
+	case i < len(s) && s[i] >= '1' && s[i] <= '9':
+		i = digits(i)
+	default:
+		return 0
+	}
+	if i+1 < len(s) && s[i] == '.' && s[i+1] >= '0' && s[i+1] <= '9' {
+		i = digits(i + 1)
+	}
+	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
+		j := i + 1
+		if j < len(s) && (s[j] == '+' || s[j] == '-') {
+			j++
+		}
+		if k := digits(j); k > j {
+			i = k
+		}
+	}
+	return i
+}
+
+// isJSONNumber reports whether s is a JSON number and nothing else.
+func isJSONNumber(s string) bool { return s != "" && NumberLen(s) == len(s) }
 
 func (c *Converter) scalar(n *yaml.Node) any {
 	switch n.ShortTag() {
@@ -379,7 +415,7 @@ func (c *Converter) scalar(n *yaml.Node) any {
 		}
 		return b
 	case "!!int":
-		if jsonNumber.MatchString(n.Value) {
+		if isJSONNumber(n.Value) {
 			return json.Number(n.Value)
 		}
 		var i int64
@@ -399,7 +435,7 @@ func (c *Converter) scalar(n *yaml.Node) any {
 		c.report(n, "invalid integer %q", n.Value)
 		return nil
 	case "!!float":
-		if jsonNumber.MatchString(n.Value) {
+		if isJSONNumber(n.Value) {
 			return json.Number(n.Value)
 		}
 		var f float64
@@ -419,7 +455,7 @@ func (c *Converter) scalar(n *yaml.Node) any {
 	// A plain number YAML cannot hold resolves to a string: an integer is
 	// kept exactly, as a big one is above; a float beyond a float64 (1e400)
 	// would not be what was meant, sent as either.
-	if n.Style == 0 && n.ShortTag() == "!!str" && jsonNumber.MatchString(n.Value) {
+	if n.Style == 0 && n.ShortTag() == "!!str" && isJSONNumber(n.Value) {
 		if !strings.ContainsAny(n.Value, ".eE") {
 			return json.Number(n.Value) // an integer too long for YAML's own: kept exactly
 		}
