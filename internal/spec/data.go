@@ -422,8 +422,11 @@ func newTemplate(item *yaml.Node) *template {
 }
 
 // A rowSlab holds the nodes of a row's case, to be used again for the
-// next row once nothing holds the case's nodes.
+// next row once nothing holds the case's nodes. Nothing changes a case's
+// nodes once made, so the next row of the same template changes only
+// their lines and the filled-in values.
 type rowSlab struct {
+	t     *template // whose copy the nodes are (nil: none yet)
 	nodes []yaml.Node
 	kids  []*yaml.Node
 }
@@ -449,16 +452,24 @@ func instantiateIn(slab *rowSlab, t *template, r row, columns []string, source i
 	if slab == nil {
 		slab = &rowSlab{}
 	}
-	if len(slab.nodes) < len(t.ops)+2 {
-		slab.nodes = make([]yaml.Node, len(t.ops)+2)
-	}
-	if len(slab.kids) < len(t.kids)+top {
-		slab.kids = make([]*yaml.Node, len(t.kids)+top)
+	again := slab.t == t
+	if !again {
+		slab.t = t
+		if len(slab.nodes) < len(t.ops)+2 {
+			slab.nodes = make([]yaml.Node, len(t.ops)+2)
+		}
+		if len(slab.kids) < len(t.kids)+top {
+			slab.kids = make([]*yaml.Node, len(t.kids)+top)
+		}
 	}
 	nodes, kids := slab.nodes, slab.kids
 	for i := range t.ops {
 		op := &t.ops[i]
 		n, c := op.src, &nodes[i]
+		if again && op.sites == nil && i > 0 {
+			c.Line = line // the rest is the last row's, the same
+			continue
+		}
 		*c = yaml.Node{Kind: n.Kind, Style: n.Style, Tag: n.Tag, Value: n.Value, Line: line, Column: 1}
 		if op.sites != nil {
 			fill(c, op.sites, r, columns, line, d)
