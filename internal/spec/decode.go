@@ -587,9 +587,11 @@ func (x *decoder) turn(it yamlpos.Item, index int) *Turn {
 					}
 				}
 				if sc.ID == "" {
-					sc.ID = fmt.Sprintf("call_%d_%d", index+1, ci+1)
+					sc.ID = "call_" + strconv.Itoa(index+1) + "_" + strconv.Itoa(ci+1)
 				}
-				sc.ArgsJSON = value.Canonical(sc.Args)
+				if !x.cross.counted {
+					sc.ArgsJSON = value.Canonical(sc.Args)
+				}
 				t.ToolCalls = append(t.ToolCalls, sc)
 			}
 		}
@@ -611,7 +613,9 @@ func (x *decoder) check(it yamlpos.Item) *Check {
 	}
 	k, v, val := ps[0].K, ps[0].V, ps[0].Val
 	c := &Check{Kind: CheckKind(yamlpos.Deref(k).Value), Pos: x.pos(k)}
-	c.Source = string(c.Kind) + ": " + flow(v, val)
+	if !x.cross.counted {
+		c.Source = string(c.Kind) + ": " + flow(v, val)
+	}
 	switch c.Kind {
 	case CheckCalled, CheckNotCalled:
 		if s, ok := val.(string); ok {
@@ -836,7 +840,11 @@ func (x *decoder) regex(n *yaml.Node, src string) *regexp.Regexp {
 // cross is what the checks of each case against its suite need.
 type cross struct {
 	known, scripted, command, real bool
-	declared                       map[string]*Tool
+	// counted: the cases are only counted (Options.Discard, not a world
+	// suite), so what only a kept case is read for (a check's source
+	// text, a call's arguments as JSON) is not made.
+	counted  bool
+	declared map[string]*Tool
 	// suiteTools are the names declared or mocked by the suite.
 	suiteTools []string
 }
@@ -850,6 +858,7 @@ func (x *decoder) crossHead(s *Suite) {
 	k.scripted = s.Agent.Provider == ProviderScript
 	k.command = len(s.Agent.Command) > 0
 	k.real = k.known && !k.scripted && !k.command
+	k.counted = x.opts.Discard && s.World == ""
 
 	x.checkWorkspace(s, k.command)
 	k.declared = map[string]*Tool{}
