@@ -38,6 +38,19 @@ func readRow(text []byte, keys *rowKeys) (map[string]any, string) {
 	if m, ok := p.row(); ok {
 		return m, ""
 	}
+	m, problem := rowByDecoder(text)
+	if m != nil && keys != nil {
+		clear(keys.m)
+		for k := range m {
+			keys.m[k] = nil
+		}
+		return keys.m, ""
+	}
+	return m, problem
+}
+
+// rowByDecoder reads a trimmed, non-blank line by encoding/json alone.
+func rowByDecoder(text []byte) (map[string]any, string) {
 	var v any
 	dec := json.NewDecoder(bytes.NewReader(text))
 	dec.UseNumber()
@@ -50,13 +63,6 @@ func readRow(text []byte, keys *rowKeys) (map[string]any, string) {
 	m, ok := v.(map[string]any)
 	if !ok {
 		return nil, fmt.Sprintf("a row is a JSON object of columns, not %s", yamlpos.Describe(v))
-	}
-	if keys != nil {
-		clear(keys.m)
-		for k := range m {
-			keys.m[k] = nil
-		}
-		return keys.m, ""
 	}
 	return m, ""
 }
