@@ -370,11 +370,13 @@ type template struct {
 }
 
 // A tnode is one node of a template's copy: the node it copies (aliases
-// followed), its placeholders, and where its children are in kids.
+// followed), its placeholders, and where its children are in kids; fixed:
+// no row changes it or what is under it, but one changes its parent.
 type tnode struct {
 	src        *yaml.Node
 	sites      [][]int
 	kid0, nkid int32
+	fixed      bool
 }
 
 func newTemplate(item *yaml.Node) *template {
@@ -402,23 +404,44 @@ func newTemplate(item *yaml.Node) *template {
 		return t
 	}
 	t.ops = make([]tnode, 0, t.nodes)
-	var flat func(n *yaml.Node) int32
-	flat = func(n *yaml.Node) int32 {
+	// flat lays out n and what is under it, and reports whether a row
+	// changes any of it.
+	var flat func(n *yaml.Node) (int32, bool)
+	flat = func(n *yaml.Node) (int32, bool) {
 		n = yamlpos.Deref(n)
 		i := int32(len(t.ops))
 		t.ops = append(t.ops, tnode{src: n, sites: t.sites[n]})
+		changes := t.sites[n] != nil
 		if len(n.Content) > 0 {
 			kids := make([]int32, len(n.Content))
+			fixed := make([]bool, len(n.Content))
 			for j, sub := range n.Content {
-				kids[j] = flat(sub)
+				k, ch := flat(sub)
+				kids[j], fixed[j] = k, !ch
+				changes = changes || ch
+			}
+			for j, k := range kids {
+				t.ops[k].fixed = fixed[j] && changes
 			}
 			t.ops[i].kid0, t.ops[i].nkid = int32(len(t.kids)), int32(len(kids))
 			t.kids = append(t.kids, kids...)
 		}
-		return i
+		return i, changes
 	}
 	flat(item)
 	return t
+}
+
+// fixedIn is the Converter.Fixed of the row cases in slab: the parts no
+// row changes.
+func (t *template) fixedIn(slab *rowSlab) map[*yaml.Node]*yamlpos.Fixed {
+	m := map[*yaml.Node]*yamlpos.Fixed{}
+	for i := range t.ops {
+		if t.ops[i].fixed {
+			m[&slab.nodes[i]] = &yamlpos.Fixed{}
+		}
+	}
+	return m
 }
 
 // A rowSlab holds the nodes of a row's case, to be used again for the
@@ -429,6 +452,9 @@ type rowSlab struct {
 	t     *template // whose copy the nodes are (nil: none yet)
 	nodes []yaml.Node
 	kids  []*yaml.Node
+	// fixed, when made (counted suites), is the values of the parts of
+	// t's copy no row changes, for the converter (template.fixedIn).
+	fixed map[*yaml.Node]*yamlpos.Fixed
 }
 
 // instantiate is the case one row makes of a template: a copy without
@@ -454,7 +480,7 @@ func instantiateIn(slab *rowSlab, t *template, r row, columns []string, source i
 	}
 	again := slab.t == t
 	if !again {
-		slab.t = t
+		slab.t, slab.fixed = t, nil
 		if len(slab.nodes) < len(t.ops)+2 {
 			slab.nodes = make([]yaml.Node, len(t.ops)+2)
 		}

@@ -45,6 +45,9 @@ type decoder struct {
 	// rows, while a data file's rows make cases, is where they are read
 	// again from when they are kept as stubs (lazy.go); nil otherwise.
 	rows *rowSource
+	// fixed, on a worker checking rows of a counted suite, is what its
+	// converter is given as Converter.Fixed.
+	fixed map[*yaml.Node]*yamlpos.Fixed
 }
 
 func (x *decoder) pos(n *yaml.Node) yamlpos.Pos {

@@ -84,3 +84,22 @@ func compareInstantiate(t *template, r row, columns []string, source int, file s
 		})
 	}
 }
+
+var (
+	fixedMismatch sync.Once
+	fixedDiff     string
+)
+
+// compareFixed fails the tests (TestMain) when a row case converted with
+// the parts no row changes converted once is not what converting it all
+// gives.
+func compareFixed(n *yaml.Node, val any, over bool) {
+	conv := yamlpos.NewConverter(&yamlpos.Collector{})
+	conv.BeginCase(n)
+	want := conv.Convert(n, 2)
+	if conv.Over != over || !reflect.DeepEqual(val, want) {
+		fixedMismatch.Do(func() {
+			fixedDiff = fmt.Sprintf("at line %d: %#v (too large: %v)\nconverted whole: %#v (too large: %v)", n.Line&(1<<32-1), val, over, want, conv.Over)
+		})
+	}
+}

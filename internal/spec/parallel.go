@@ -222,10 +222,14 @@ func (k *caseChecker) check(w *decoder, n *yaml.Node, index int, plan *rowPlan) 
 		return checked{inOrder: true, n: n}
 	}
 	conv := yamlpos.NewConverter(w.d)
+	conv.Fixed = w.fixed
 	w.conv = conv
 	w.ruleLists = nil // no list is reached again from another case: no aliases
 	conv.BeginCase(n)
 	val := conv.Convert(n, 2)
+	if verifyFixed != nil && conv.Fixed != nil {
+		verifyFixed(n, val, conv.Over)
+	}
 	if conv.Over {
 		return checked{}
 	}
@@ -245,6 +249,10 @@ func (k *caseChecker) check(w *decoder, n *yaml.Node, index int, plan *rowPlan) 
 	}
 	return out
 }
+
+// verifyFixed, when set (tests), is shown every row case converted with
+// Converter.Fixed: its value, and whether it was too large.
+var verifyFixed func(n *yaml.Node, val any, over bool)
 
 // holdsNodes reports whether case c, once released, still holds nodes of
 // its item (a drill's overrides and setup).
@@ -411,6 +419,7 @@ type rowChecker struct {
 	// plan is made from the first row (planned says it was tried).
 	plan    *rowPlan
 	planned bool
+	slabs   sync.Pool // of *rowSlab, for the workers' batches
 }
 
 // rowChecker checks the n rows of a data file, from template t.
@@ -504,17 +513,25 @@ func (rc *rowChecker) checkRows(rows []row, first int, sources []string) batch {
 	k := rc.k
 	w, d := k.worker(sources)
 	b := batch{cases: make([]checked, 0, len(rows))}
-	var slab *rowSlab // the next row's nodes: the last row's, when nothing holds them
+	// The next row's nodes: the last row's, when nothing holds them.
+	slab, _ := rc.slabs.Get().(*rowSlab)
 	for g, r := range rows {
 		if slab == nil {
 			slab = &rowSlab{}
 		}
 		c := instantiateIn(slab, rc.t, r.decoded(d, rc.source), rc.columns, rc.source, rc.file, d)
+		if k.x.cross.counted && slab.fixed == nil {
+			slab.fixed = rc.t.fixedIn(slab) // no case keeps the values
+		}
+		w.fixed = slab.fixed
 		ch := k.check(w, c, first+g, rc.plan)
 		if ch.inOrder || holdsNodes(ch.c) {
 			slab = nil
 		}
 		b.cases = append(b.cases, ch)
+	}
+	if slab != nil {
+		rc.slabs.Put(slab)
 	}
 	b.diags = d.List
 	return b

@@ -118,10 +118,15 @@ func TestMain(m *testing.M) {
 	if verifyRowPlan {
 		parallelFrom = 1 // every test goes through the workers
 		verifyInstantiate = compareInstantiate
+		verifyFixed = compareFixed
 	}
 	code := m.Run()
 	if rowPlanDiff != "" {
 		fmt.Fprintf(os.Stderr, "a row's planned schema check differs from the whole check:\n%s\n", rowPlanDiff)
+		code = 1
+	}
+	if fixedDiff != "" {
+		fmt.Fprintf(os.Stderr, "a row's case converted with its fixed parts differs from it converted whole:\n%s\n", fixedDiff)
 		code = 1
 	}
 	if instantiateDiff != "" {

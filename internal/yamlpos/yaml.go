@@ -184,6 +184,27 @@ type Converter struct {
 	// merged holds mappings with a merge key (reported): keys they seem to
 	// miss may be in the merge, so later stages do not call them missing.
 	merged map[*yaml.Node]bool
+	// reports counts what the converter reported.
+	reports int
+	// Fixed, when set, holds parts of the tree that are the same, node
+	// for node, in every tree converted with it (the parts of a data
+	// file's row cases no row changes): each is converted once and, when
+	// that reported nothing, its value is given again after, counted as
+	// if converted again. The values are shared: for trees whose values
+	// nothing changes.
+	Fixed map[*yaml.Node]*Fixed
+}
+
+// A Fixed is the value of a part of a tree in Converter.Fixed.
+type Fixed struct {
+	v    any
+	size int // the values under it
+	done bool
+}
+
+func (c *Converter) add(sev Severity, line, col int, format string, args ...any) {
+	c.reports++
+	c.d.Add(sev, line, col, format, args...)
 }
 
 // BeginCase starts the count of the values of case n: a suite's cases
@@ -198,17 +219,17 @@ func (c *Converter) tooLarge(n *yaml.Node) {
 	switch {
 	case c.aliasedAll > MaxNodes || !c.inCase && c.aliased > 0:
 		c.Large = true
-		c.d.Add(Error, n.Line, n.Column, "document too large: more than %d values once aliases are expanded", MaxNodes)
+		c.add(Error, n.Line, n.Column, "document too large: more than %d values once aliases are expanded", MaxNodes)
 	case c.inCase:
 		c.Over = true
 		how := ""
 		if c.aliased > 0 {
 			how = " once aliases are expanded"
 		}
-		c.d.Add(Error, c.caseNode.Line, c.caseNode.Column, "case too large: more than %d values%s (the bound is per case); split it into smaller cases", MaxNodes, how)
+		c.add(Error, c.caseNode.Line, c.caseNode.Column, "case too large: more than %d values%s (the bound is per case); split it into smaller cases", MaxNodes, how)
 	default:
 		c.Large = true
-		c.d.Add(Error, n.Line, n.Column, "document too large: more than %d values; split it into several files", MaxNodes)
+		c.add(Error, n.Line, n.Column, "document too large: more than %d values; split it into several files", MaxNodes)
 	}
 }
 
@@ -224,7 +245,7 @@ func NewConverter(d *Collector) *Converter {
 
 // report reports a problem with a node and marks it bad.
 func (c *Converter) report(n *yaml.Node, format string, args ...any) {
-	c.d.Add(Error, n.Line, n.Column, format, args...)
+	c.add(Error, n.Line, n.Column, format, args...)
 	c.markBad(n)
 }
 
@@ -261,7 +282,7 @@ func (c *Converter) Convert(n *yaml.Node, depth int) any {
 	if depth > MaxDepth {
 		if !c.deep {
 			c.deep = true
-			c.d.Add(Error, n.Line, n.Column, "nesting deeper than %d levels", MaxDepth)
+			c.add(Error, n.Line, n.Column, "nesting deeper than %d levels", MaxDepth)
 		}
 		c.markBad(n)
 		return nil
@@ -272,7 +293,27 @@ func (c *Converter) Convert(n *yaml.Node, depth int) any {
 		c.aliasedAll += a.size
 		return a.v
 	}
-	start := c.nodes
+	fixed := c.Fixed[n]
+	if fixed != nil && fixed.done && c.nodes+fixed.size <= MaxNodes {
+		c.nodes += fixed.size
+		return fixed.v
+	}
+	start, reports, bad, merged, anchored, aliased := c.nodes, c.reports, len(c.bad), len(c.merged), len(c.anchored), c.aliasedAll
+	v := c.convert(n, depth)
+	if n.Anchor != "" {
+		if c.anchored == nil {
+			c.anchored = map[*yaml.Node]anchoredValue{}
+		}
+		c.anchored[n] = anchoredValue{v, c.nodes - start}
+	}
+	if fixed != nil && !fixed.done && !c.Large && !c.Over && c.reports == reports && len(c.bad) == bad && len(c.merged) == merged && len(c.anchored) == anchored && c.aliasedAll == aliased {
+		fixed.v, fixed.size, fixed.done = v, c.nodes-start, true
+	}
+	return v
+}
+
+// convert is Convert of n without what comes before and after.
+func (c *Converter) convert(n *yaml.Node, depth int) any {
 	var v any
 	switch n.Kind {
 	case yaml.AliasNode:
@@ -314,12 +355,6 @@ func (c *Converter) Convert(n *yaml.Node, depth int) any {
 	case yaml.ScalarNode:
 		v = c.scalar(n)
 	}
-	if n.Anchor != "" {
-		if c.anchored == nil {
-			c.anchored = map[*yaml.Node]anchoredValue{}
-		}
-		c.anchored[n] = anchoredValue{v, c.nodes - start}
-	}
 	return v
 }
 
@@ -333,9 +368,9 @@ func (c *Converter) duplicate(n *yaml.Node, i int, key string) {
 		}
 		f = n.Content[j]
 		if f.Line == k.Line {
-			c.d.Add(Error, k.Line, k.Column, "duplicate key %q (first at column %d); remove one", key, f.Column)
+			c.add(Error, k.Line, k.Column, "duplicate key %q (first at column %d); remove one", key, f.Column)
 		} else {
-			c.d.Add(Error, k.Line, k.Column, "duplicate key %q (first at line %d); remove one", key, f.Line)
+			c.add(Error, k.Line, k.Column, "duplicate key %q (first at line %d); remove one", key, f.Line)
 		}
 		return
 	}
@@ -352,11 +387,11 @@ func (c *Converter) key(k *yaml.Node) (string, bool) {
 		k = k.Alias
 	}
 	if k.Kind != yaml.ScalarNode {
-		c.d.Add(Error, k.Line, k.Column, "mapping keys must be plain strings, not a %s", KindName(k))
+		c.add(Error, k.Line, k.Column, "mapping keys must be plain strings, not a %s", KindName(k))
 		return "", false
 	}
 	if IsMerge(k) {
-		c.d.Add(Error, k.Line, k.Column, "merge keys (<<) are not supported: write the keys out, or alias the whole value")
+		c.add(Error, k.Line, k.Column, "merge keys (<<) are not supported: write the keys out, or alias the whole value")
 		return "", false
 	}
 	return k.Value, true
@@ -421,7 +456,7 @@ func (c *Converter) scalar(n *yaml.Node) any {
 		var i int64
 		if err := n.Decode(&i); err == nil {
 			if n.Style == 0 && leadingZero.MatchString(n.Value) {
-				c.d.Add(Warning, n.Line, n.Column, "%s is read as the number %d (a leading 0 makes it octal); quote it to keep the text", n.Value, i)
+				c.add(Warning, n.Line, n.Column, "%s is read as the number %d (a leading 0 makes it octal); quote it to keep the text", n.Value, i)
 			}
 			return json.Number(strconv.FormatInt(i, 10))
 		}

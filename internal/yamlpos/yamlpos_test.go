@@ -1,10 +1,13 @@
 package yamlpos
 
 import (
+	"reflect"
 	"regexp"
 	"strconv"
 	"strings"
 	"testing"
+
+	yaml "go.yaml.in/yaml/v4"
 )
 
 // A format schema without Wording gets the generic messages, at the key or
@@ -100,5 +103,43 @@ func TestNumberLen(t *testing.T) {
 		if got, want := NumberLen(s), len(prefix.FindString(s)); got != want {
 			t.Errorf("NumberLen(%q) = %d, want %d", s, got, want)
 		}
+	}
+}
+
+// A part of a tree in Converter.Fixed is converted once and given again,
+// with its count of values, only when converting it reported nothing.
+func TestConverterFixed(t *testing.T) {
+	d := &Collector{File: "f.yaml"}
+	root := Parse([]byte("a: {b: 1, b: 2}\nc: [x, {y: 010}]\ne: [x, {y: z}]\n"), d)
+	if root == nil || len(d.List) > 0 {
+		t.Fatal(d.List)
+	}
+	m := Deref(root)
+	fixed := map[*yaml.Node]*Fixed{}
+	for i := 1; i < len(m.Content); i += 2 {
+		fixed[m.Content[i]] = &Fixed{}
+	}
+	var first any
+	for round := range 3 {
+		d := &Collector{File: "f.yaml"}
+		conv := NewConverter(d)
+		conv.Fixed = fixed
+		v := conv.Convert(root, 0)
+		whole := NewConverter(&Collector{})
+		want := whole.Convert(root, 0)
+		if !reflect.DeepEqual(v, want) || conv.nodes != whole.nodes {
+			t.Errorf("round %d: %#v (%d values), want %#v (%d)", round, v, conv.nodes, want, whole.nodes)
+		}
+		if len(d.List) != 2 { // the duplicate key and the octal number, every time
+			t.Errorf("round %d: %v", round, d.List)
+		}
+		if round == 0 {
+			first = v
+		} else if e, f := v.(map[string]any)["e"], first.(map[string]any)["e"]; reflect.ValueOf(e).Pointer() != reflect.ValueOf(f).Pointer() {
+			t.Errorf("round %d: the clean part was converted again", round)
+		}
+	}
+	if fixed[m.Content[1]].done || fixed[m.Content[3]].done || !fixed[m.Content[5]].done {
+		t.Errorf("kept: a %v, c %v, e %v; want only e", fixed[m.Content[1]].done, fixed[m.Content[3]].done, fixed[m.Content[5]].done)
 	}
 }
