@@ -17,7 +17,7 @@ import (
 // Style, Tag, Value, Line, Column and Content. It leaves the comment
 // fields empty (nothing in dryfire reads them). For anything else
 // (anchors, aliases, tags, directives, document markers, merge keys,
-// empty values, tabs, a CR but in CRLF, a BOM, timestamps, multi-line
+// empty values in flow collections, tabs, a CR but in CRLF, a BOM, timestamps, multi-line
 // plain or quoted scalars, unusual indentation, and every error) it
 // returns nil, and go-yaml reads the text: what is reported about a file,
 // and where, stays go-yaml's.
@@ -102,10 +102,12 @@ type fastReader struct {
 	depth int
 	// colAt and colN: the last column counted, at colAt.
 	colAt, colN int
-	slab        []yaml.Node
-	stack       []*yaml.Node
-	buf         []byte
-	intern      map[string]string
+	// Where an empty value after the last indicator is.
+	emptyLine, emptyCol int
+	slab                []yaml.Node
+	stack               []*yaml.Node
+	buf                 []byte
+	intern              map[string]string
 }
 
 func (r *fastReader) blankAt(p int) bool {
@@ -298,8 +300,11 @@ const (
 )
 
 // indicator moves past the '-' or ':' at r.pos and the spaces after it.
+// r.empty is then an empty value where go-yaml places one: just after
+// the indicator.
 func (r *fastReader) indicator() int {
 	src := r.src
+	r.emptyLine, r.emptyCol = r.line, r.col(r.pos)+1
 	r.pos++
 	for r.pos < len(src) && src[r.pos] == ' ' {
 		r.pos++
@@ -325,6 +330,11 @@ func (r *fastReader) more(col int) (more, ok bool) {
 	return true, true
 }
 
+// empty is the null of a key or item with no value.
+func (r *fastReader) empty() *yaml.Node {
+	return r.node(yaml.ScalarNode, 0, "!!null", r.emptyLine, r.emptyCol)
+}
+
 func (r *fastReader) enter() bool {
 	r.depth++
 	return r.depth <= fastMaxDepth
@@ -344,7 +354,8 @@ func (r *fastReader) sequence(line, col int) *yaml.Node {
 		switch r.indicator() {
 		case lineEnds:
 			if r.ind < 0 || r.ind+1 <= col {
-				return nil // an empty item
+				v = r.empty()
+				break
 			}
 			v = r.block(col, atLine)
 		case valueFollows:
@@ -378,16 +389,15 @@ func (r *fastReader) mapping(key *yaml.Node, line, col int) *yaml.Node {
 		var v *yaml.Node
 		switch r.indicator() {
 		case lineEnds:
-			if r.ind < 0 {
-				return nil
-			}
 			switch c := r.ind + 1; {
+			case r.ind < 0:
+				v = r.empty()
 			case c > col:
 				v = r.block(col, atLine)
 			case c == col && src[r.pos] == '-' && r.blankAt(r.pos+1):
 				v = r.sequence(r.line, c) // a sequence not indented under its key
 			default:
-				return nil // an empty value
+				v = r.empty()
 			}
 		case valueFollows:
 			v = r.block(col, afterKey)

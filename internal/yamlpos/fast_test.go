@@ -250,7 +250,19 @@ var fastSnippets = []struct {
 	{"---\na: 1\n", false},
 	{"a: 1\n...\n", false},
 	{"%YAML 1.2\n---\na: 1\n", false},
-	{"a:\nb: 1\n", false},
+	{"a:\nb: 1\n", true},
+	{"a:\n", true},
+	{"a:", true},
+	{"a:\n  # c\nb:\n", true},
+	{"a: # c\nb: 1\n", true},
+	{"a  :\nb: 1\n", true},
+	{"é:\nü: 1\n", true},
+	{"x:\n  a:\nb: 1\n", true},
+	{"- \n- x\n-\n", true},
+	{"- # c\n- x\n", true},
+	{"a:\n- b:\n- c:\n-\nd:\n", true},
+	{"k:\n  -\n  b: 1\n", false},
+	{"- a:\n  b:\n- - \n  -\n", true},
 	{"a: [b, c,]\n", false},
 	{"a: [b,, c]\n", false},
 	{"a: {b}\n", false},
@@ -455,13 +467,14 @@ func randSeed() uint64 {
 
 // Trees written out at random as people write them (block collections at
 // random indentation steps, compact "- key: v" and "- - a", sequences not
-// indented under their key, flow collections, block scalars, comments
-// and blank lines between entries, LF or CRLF): the fast reader reads
+// indented under their key, empty values, flow collections, block
+// scalars, comments and blank lines between entries, LF or CRLF): the
+// fast reader reads
 // most of them, and reads each as go-yaml does.
 func TestFastReaderRandomTrees(t *testing.T) {
 	rng := rand.New(rand.NewPCG(randSeed(), 3))
 	scalars := []string{"a", "b c", "x:y", "a#b", "1", "-1", "0x1F", "1e3", ".5", "true", "no", "null", "~", "é 日本", "'q'", "'it''s'",
-		`"d"`, `"\u00e9\t"`, "-x", "a  ", "[a, b]", "{a: 1, b: [c, {d: e}]}", "[]", "{}", "[a,\n      b]"}
+		`"d"`, `"\u00e9\t"`, "-x", "a  ", "[a, b]", "{a: 1, b: [c, {d: e}]}", "[]", "{}", "[a,\n      b]", "", ""}
 	pick := func(s []string) string { return s[rng.IntN(len(s))] }
 	var b strings.Builder
 	line := func() {
