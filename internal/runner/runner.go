@@ -113,7 +113,13 @@ type Options struct {
 	// Sink, when set, gets each case's result in report order, as soon as
 	// it and every case before it are done (calls serialised, with
 	// Progress's): how the reports are written while the run goes on.
-	Sink func(index int, c *report.Case)
+	Sink func(index int, c *report.Case, prepared any)
+	// Prepare, when set, is given each case's result in the worker that
+	// finished it, before Sink and outside the lock that serialises
+	// Sink: what a Sink does with every result that does not depend on
+	// their order (encoding it) is done there, on every core. Sink gets
+	// its value.
+	Prepare func(c *report.Case) any
 	// Lean keeps no case's result: the report has no cases, only the
 	// summary, the totals and the shard. The results go to Sink only, so
 	// that the memory of a run does not grow with its cases.
@@ -233,15 +239,20 @@ func Run(ctx context.Context, suites []*spec.Suite, opts Options) (*report.Repor
 	// pending; a case more than window places ahead of the first not done
 	// does not start (with a Sink), so that pending stays small.
 	tot := &report.Totals{}
-	pending := map[int]*report.Case{}
+	type done struct {
+		c        *report.Case
+		prepared any
+	}
+	pending := map[int]done{}
 	emitted := 0
-	emit := func(ci int, c *report.Case) {
-		pending[ci] = c
+	emit := func(ci int, d done) {
+		pending[ci] = d
 		for {
-			c, ok := pending[emitted]
+			d, ok := pending[emitted]
 			if !ok {
 				break
 			}
+			c := d.c
 			delete(pending, emitted)
 			tot.Add(c)
 			if shard != nil {
@@ -251,7 +262,7 @@ func Run(ctx context.Context, suites []*spec.Suite, opts Options) (*report.Repor
 				shard.Live += c.Live
 			}
 			if opts.Sink != nil {
-				opts.Sink(emitted, c)
+				opts.Sink(emitted, c, d.prepared)
 			}
 			emitted++
 		}
@@ -330,8 +341,14 @@ func Run(ctx context.Context, suites []*spec.Suite, opts Options) (*report.Repor
 						rep.Cases[ci] = folded
 						c = &rep.Cases[ci]
 					}
+					d := done{c: c}
+					if opts.Prepare != nil {
+						mu.Unlock() // c is this worker's until emitted
+						d.prepared = opts.Prepare(c)
+						mu.Lock()
+					}
 					progress(func() { opts.Progress.CaseDone(ci, c) })
-					emit(ci, c)
+					emit(ci, d)
 				}
 				mu.Unlock()
 			}

@@ -194,7 +194,7 @@ type rowSource struct {
 
 	once  sync.Once
 	data  []byte
-	lines []int // where each line starts
+	lines []uint32 // where each line starts (the file is at most safeio.MaxData)
 	err   error
 }
 
@@ -216,10 +216,13 @@ func (x *decoder) rowSource(t *template, file string, columns []string, source, 
 func (rs *rowSource) row(line int) (row, error) {
 	rs.once.Do(func() {
 		rs.data, rs.err = safeio.ReadFile(rs.path, "data file", safeio.Limit(safeio.MaxData))
-		rs.lines = append(rs.lines, 0)
+		if len(rs.data) > math.MaxUint32 {
+			rs.data, rs.err = nil, errDataChanged
+		}
+		rs.lines = make([]uint32, 1, bytes.Count(rs.data, []byte{'\n'})+1)
 		for i, b := range rs.data {
 			if b == '\n' {
-				rs.lines = append(rs.lines, i+1)
+				rs.lines = append(rs.lines, uint32(i+1))
 			}
 		}
 	})
