@@ -43,6 +43,7 @@ import (
 // Project is a set of loaded, valid suites.
 type Project struct {
 	suites   []*spec.Suite
+	worlds   world.Worlds // what its world suites run on
 	impl     *passthrough.Runner
 	specOpts *spec.Options // how the suites were loaded
 	// Warnings found while loading; they do not stop a run.
@@ -143,14 +144,14 @@ func Load(opts *LoadOptions, paths ...string) (*Project, error) {
 		return err
 	}
 	so := &spec.Options{ResolveImpl: resolve, Root: opts.Root, Discard: opts.CheckOnly, Lazy: opts.Lazy}
-	suites, ds := world.LoadFiles(files, so, opts.Root)
+	suites, worlds, ds := world.LoadFiles(files, so, opts.Root)
 	if ds.HasErrors() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		impl.Close(ctx, nil)
 		return nil, diagnosticsOf(ds)
 	}
-	return &Project{suites: suites, impl: impl, specOpts: so, Warnings: diagnosticsOf(ds), Files: files, checkOnly: opts.CheckOnly}, nil
+	return &Project{suites: suites, worlds: worlds, impl: impl, specOpts: so, Warnings: diagnosticsOf(ds), Files: files, checkOnly: opts.CheckOnly}, nil
 }
 
 // Close ends the project's passthrough code: the Python helper, if one
@@ -352,7 +353,7 @@ func (p *Project) run(ctx context.Context, opts *RunOptions, up runner.Upstream)
 		return nil, errCheckOnly
 	}
 	ro := runner.Options{Concurrency: opts.Concurrency, Impl: p.impl, Record: cassette.Mode(opts.Record), Env: opts.Env, Seed: opts.Seed, KeepWorkspaces: opts.KeepWorkspaces, Clock: opts.Clock, MCPBridge: opts.MCPBridge, Only: opts.Only, FailFast: opts.FailFast, Network: opts.Network,
-		Trials: opts.Trials, PassThreshold: opts.PassThreshold, Upstream: up}
+		Trials: opts.Trials, PassThreshold: opts.PassThreshold, Upstream: up, Worlds: p.worlds}
 	if opts.Trials < 0 || opts.Trials > runner.MaxTrials {
 		return nil, fmt.Errorf("trials must be between 1 and %d, not %d", runner.MaxTrials, opts.Trials)
 	}
@@ -478,7 +479,7 @@ func (p *Project) ToolServer(opts *ServeOptions) (*ToolServer, error) {
 	if err != nil {
 		return nil, err
 	}
-	cp := plan.New(s, nil).Case(c)
+	cp := plan.New(s, p.worlds[s], nil).Case(c)
 	so := toolserver.ScopeOptions{Plan: cp, Impl: p.impl, NoRecords: opts.NoRecords, SessionTimeout: opts.SessionTimeout, MaxSessions: opts.MaxSessions}
 	var rec *serveRecording
 	if opts.RecordTools != nil {
@@ -596,7 +597,7 @@ func (p *Project) ModelEndpoint(caseName string, o *ModelOptions) (*ModelEndpoin
 	if c == nil {
 		return nil, fmt.Errorf("a model endpoint serves the cassette of one case: name it")
 	}
-	cp := plan.New(s, nil).Case(c)
+	cp := plan.New(s, p.worlds[s], nil).Case(c)
 	e, err := modelserver.New(modelserver.Options{
 		File: cp.Cassette(), SuiteFile: s.File, Case: c.Name, Mode: cassette.Mode(o.Record), Env: o.Env,
 		Passthrough: cp.UsesImpl, ByContent: !o.InOrder, CoalesceStreams: !o.FlushEvents, NoRecords: o.NoRecords,

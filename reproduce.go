@@ -106,6 +106,7 @@ func Reproduce(ctx context.Context, reportJSON []byte, opts *ReproduceOptions) (
 		Record:      cassette.None,
 		Env:         opts.Env,
 		Filter:      regexp.MustCompile("^(" + strings.Join(names, "|") + ")$"),
+		Worlds:      p.worlds,
 		Builds: func(suite, name string) (string, int64, bool) {
 			c, ok := drills[key{suite, name}]
 			if !ok {

@@ -180,7 +180,7 @@ func (e *Engine) start(body []byte) ([]byte, error) {
 		}
 	}
 	id := newID()
-	run, err := e.host.Start(runner.DrillSpec{Suite: ls.suite, Case: c, ID: id, World: in, Record: record})
+	run, err := e.host.Start(runner.DrillSpec{Suite: ls.suite, SuiteWorld: ls.sw, Case: c, ID: id, World: in, Record: record})
 	if err != nil {
 		return nil, &apiError{http.StatusInternalServerError, "INTERNAL", "starting the drill: " + err.Error()}
 	}

@@ -88,14 +88,14 @@ func (c *suiteCache) get(path string) (*loaded, *loaded) {
 // load reads one suite file and, for a world suite, its world.
 func load(path string) *loaded {
 	ls := &loaded{file: path, stamps: []stamp{stampOf(path)}}
-	suites, ds := world.LoadFiles([]string{path}, nil, "")
+	suites, worlds, ds := world.LoadFiles([]string{path}, nil, "")
 	ls.ds = ds
 	if len(suites) == 1 {
 		ls.suite = suites[0]
 		if s := ls.suite; s.World != "" {
 			wf := filepath.Join(filepath.Dir(path), filepath.FromSlash(s.World))
 			ls.stamps = append(ls.stamps, stampOf(wf))
-			if sw, ok := s.Attached.(*world.SuiteWorld); ok {
+			if sw := worlds[s]; sw != nil {
 				ls.sw = sw
 				names := make([]string, 0, len(sw.World.Sources))
 				for name := range sw.World.Sources {

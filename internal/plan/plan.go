@@ -109,14 +109,15 @@ type Tool struct {
 // openObject is the schema of a tool without one.
 var openObject = map[string]any{"type": "object"}
 
-// New plans a suite. rules are its compiled rules (mock.Compile), to
-// share one compilation; nil compiles them.
-func New(s *spec.Suite, rules *mock.Set) *Suite {
+// New plans a suite: sw is the world a world suite runs on (what
+// world.LoadFiles or world.AttachSuite returned for it), nil for a suite
+// of mocks. rules are its compiled rules (mock.Compile), to share one
+// compilation; nil compiles them.
+func New(s *spec.Suite, sw *world.SuiteWorld, rules *mock.Set) *Suite {
 	if rules == nil {
 		rules = mock.Compile(s)
 	}
-	p := &Suite{Spec: s, Rules: rules, limits: suiteLimits(&s.Agent)}
-	p.World, _ = s.Attached.(*world.SuiteWorld)
+	p := &Suite{Spec: s, Rules: rules, World: sw, limits: suiteLimits(&s.Agent)}
 	if p.World != nil {
 		p.tools = WorldTools(p.World.World)
 	} else {

@@ -65,7 +65,7 @@ func names(tools []plan.Tool) []string {
 // suite mocks, then tools only the case mocks; the model sees the same
 // list, with an open object for a tool without a schema.
 func TestTools(t *testing.T) {
-	sp := plan.New(load(t), nil)
+	sp := plan.New(load(t), nil, nil)
 	s := sp.Spec
 	for _, tt := range []struct {
 		c    *spec.Case
@@ -106,7 +106,7 @@ func TestTools(t *testing.T) {
 // A case runs user code when a rule it sees is an impl: its own, or the
 // suite's for a tool it does not override.
 func TestUsesImpl(t *testing.T) {
-	sp := plan.New(load(t), nil)
+	sp := plan.New(load(t), nil, nil)
 	var got []bool
 	for _, c := range sp.Spec.Cases {
 		got = append(got, sp.Case(c).UsesImpl)
@@ -122,7 +122,7 @@ func TestUsesImpl(t *testing.T) {
 // A case's cassette is where cassette.Paths puts it among all the cases
 // of the suite.
 func TestCassette(t *testing.T) {
-	sp := plan.New(load(t), nil)
+	sp := plan.New(load(t), nil, nil)
 	var names []string
 	for _, c := range sp.Spec.Cases {
 		names = append(names, c.Name)
@@ -146,10 +146,11 @@ func TestDrill(t *testing.T) {
 		t.Fatal(err, ds)
 	}
 	s := suites[0]
-	if ds := world.AttachSuite(s, world.Cache{}); ds.HasErrors() {
+	sw, ds := world.AttachSuite(s, world.Cache{})
+	if ds.HasErrors() {
 		t.Fatal(ds)
 	}
-	sp := plan.New(s, nil)
+	sp := plan.New(s, sw, nil)
 	if sp.World == nil {
 		t.Fatal("no world")
 	}
@@ -199,7 +200,7 @@ func TestLimits(t *testing.T) {
 		if ds.HasErrors() {
 			t.Fatal(ds)
 		}
-		return plan.New(s, nil)
+		return plan.New(s, nil, nil)
 	}
 	tests := []struct {
 		agent      string

@@ -63,7 +63,9 @@ func (H *Host) Close() { H.h.srv.CloseSessions() }
 // DrillSpec is one drill to start.
 type DrillSpec struct {
 	Suite *spec.Suite
-	Case  *spec.Case
+	// SuiteWorld is the world the suite runs on (world.LoadFiles').
+	SuiteWorld *world.SuiteWorld
+	Case       *spec.Case
 	// ID names the drill under the host's prefix: letters and digits.
 	ID string
 	// World is the drill's world instance (its setup, seed and actor
@@ -84,7 +86,7 @@ type Drill struct {
 // /ops, its world routes, and its model endpoint on its cassette.
 func (H *Host) Start(d DrillSpec) (*Drill, error) {
 	start := time.Now()
-	p := H.plan(d.Suite).Case(d.Case)
+	p := H.plan(d.Suite, d.SuiteWorld).Case(d.Case)
 	j := job{suite: d.Suite, plan: p, c: d.Case, cassette: p.Cassette(), id: d.ID}
 	lv := H.lv
 	if d.Record != "" && d.Record != lv.mode {
@@ -102,13 +104,13 @@ func (H *Host) Start(d DrillSpec) (*Drill, error) {
 }
 
 // plan is the plan of a suite, made once.
-func (H *Host) plan(s *spec.Suite) *plan.Suite {
+func (H *Host) plan(s *spec.Suite, sw *world.SuiteWorld) *plan.Suite {
 	H.mu.Lock()
 	defer H.mu.Unlock()
 	if p := H.plans[s]; p != nil {
 		return p
 	}
-	p := plan.New(s, nil)
+	p := plan.New(s, sw, nil)
 	H.plans[s] = p
 	return p
 }
@@ -127,7 +129,7 @@ func (d *Drill) URL() string { return d.cc.url }
 // Env is what an agent program needs to reach the drill, in a fixed
 // order: the variables an agent.command program gets.
 func (d *Drill) Env() [][2]string {
-	return append(bindingEnv(d.cc.url, d.cc.j.c, d.cc.drill != nil), httpEnv(d.cc.url, d.cc.j.suite)...)
+	return append(bindingEnv(d.cc.url, d.cc.j.c, d.cc.drill != nil), httpEnv(d.cc.url, d.cc.j.plan.Suite.World)...)
 }
 
 // End ends the drill and judges it: output is what the agent returned,

@@ -3,7 +3,6 @@ package runner
 import (
 	"strings"
 
-	"github.com/dryfire-dev/dryfire/internal/spec"
 	"github.com/dryfire-dev/dryfire/internal/toolserver"
 	"github.com/dryfire-dev/dryfire/internal/world"
 )
@@ -30,9 +29,8 @@ func HTTPEnvName(pkg string) string {
 // httpEnv are the base URLs of a world suite's package APIs served at
 // prefix, in package order: DRYFIRE_HTTP_URL_PACKAGE, and the variable
 // the package names (http.env), the one the agent already reads.
-func httpEnv(prefix string, s *spec.Suite) [][2]string {
-	sw, ok := s.Attached.(*world.SuiteWorld)
-	if !ok {
+func httpEnv(prefix string, sw *world.SuiteWorld) [][2]string {
+	if sw == nil {
 		return nil
 	}
 	var out [][2]string

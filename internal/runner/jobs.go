@@ -44,13 +44,14 @@ type jobList struct {
 func newJobList(suites []*spec.Suite, opts *Options) (*jobList, error) {
 	l := &jobList{opts: opts}
 	for _, s := range suites {
+		sw := opts.Worlds[s]
 		if len(opts.Command) > 0 {
 			s = withCommand(s, opts.Command)
 		}
 		if err := supported(s); err != nil {
 			return nil, err
 		}
-		l.suites = append(l.suites, runSuite{s: s, plan: plan.New(s, nil), first: l.total})
+		l.suites = append(l.suites, runSuite{s: s, plan: plan.New(s, sw, nil), first: l.total})
 		l.total += s.Len()
 	}
 	if l.total > math.MaxInt32 {

@@ -124,6 +124,9 @@ type Options struct {
 	// summary, the totals and the shard. The results go to Sink only, so
 	// that the memory of a run does not grow with its cases.
 	Lean bool
+	// Worlds are the worlds of the world suites run (world.LoadFiles'):
+	// what their drills start from.
+	Worlds world.Worlds
 }
 
 // Upstream is real tools a run's cases call instead of their mocks.

@@ -136,8 +136,8 @@ func copyWorld(t testing.TB, dir string) {
 }
 
 // writeWorldSuite writes a world suite into dir, the support-desk world
-// beside it, and loads it with its world attached.
-func writeWorldSuite(t testing.TB, dir, name, text string) []*spec.Suite {
+// beside it, and loads it and its world.
+func writeWorldSuite(t testing.TB, dir, name, text string) ([]*spec.Suite, world.Worlds) {
 	t.Helper()
 	copyWorld(t, dir)
 	path := filepath.Join(dir, name)
@@ -148,10 +148,11 @@ func writeWorldSuite(t testing.TB, dir, name, text string) []*spec.Suite {
 	if err != nil || ds.HasErrors() {
 		t.Fatal(err, ds)
 	}
-	if ds := world.AttachSuite(suites[0], world.Cache{}); ds.HasErrors() {
+	sw, ds := world.AttachSuite(suites[0], world.Cache{})
+	if ds.HasErrors() {
 		t.Fatal(ds)
 	}
-	return suites
+	return suites, world.Worlds{suites[0]: sw}
 }
 
 // isolationSuite has n drills of worldAgent, half over MCP and half over
@@ -205,9 +206,9 @@ cases:
 func TestCommandWorldDrillsIsolatedAndDeterministic(t *testing.T) {
 	dir := t.TempDir()
 	const n = 16
-	suites := writeWorldSuite(t, dir, "drills.dryfire.yaml", isolationSuite(fmt.Sprintf("[%q, world]", agentBinary(t)), n))
+	suites, worlds := writeWorldSuite(t, dir, "drills.dryfire.yaml", isolationSuite(fmt.Sprintf("[%q, world]", agentBinary(t)), n))
 	run := func(j int) (*report.Report, string) {
-		rep, err := runner.Run(context.Background(), suites, runner.Options{Concurrency: j, Record: cassette.None, Env: commandEnv()})
+		rep, err := runner.Run(context.Background(), suites, runner.Options{Worlds: worlds, Concurrency: j, Record: cassette.None, Env: commandEnv()})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -328,8 +329,8 @@ func TestCommandWorldDrillsRecordThenReplay(t *testing.T) {
 	dir := t.TempDir()
 	srv := fakeapi.NewOpenAIChat(worldBrain, fakeapi.RequireKey(testOpenAIKey))
 	defer srv.Close()
-	suites := writeWorldSuite(t, dir, "support.dryfire.yaml", fmt.Sprintf(worldModelSuite, fmt.Sprintf("[%q, loop, bycase]", agentBinary(t))))
-	recorded, err := runner.Run(context.Background(), suites, runner.Options{Record: cassette.Once,
+	suites, worlds := writeWorldSuite(t, dir, "support.dryfire.yaml", fmt.Sprintf(worldModelSuite, fmt.Sprintf("[%q, loop, bycase]", agentBinary(t))))
+	recorded, err := runner.Run(context.Background(), suites, runner.Options{Worlds: worlds, Record: cassette.Once,
 		Env: commandEnv("OPENAI_API_KEY="+testOpenAIKey, "OPENAI_BASE_URL="+srv.URL+"/v1")})
 	if err != nil {
 		t.Fatal(err)
@@ -376,7 +377,7 @@ func TestCommandWorldDrillsRecordThenReplay(t *testing.T) {
 	}
 
 	conns := srv.Conns()
-	replayed, err := runner.Run(context.Background(), suites, runner.Options{Record: cassette.None, Env: commandEnv()})
+	replayed, err := runner.Run(context.Background(), suites, runner.Options{Worlds: worlds, Record: cassette.None, Env: commandEnv()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -394,8 +395,8 @@ func TestCommandWorldDrillReplayMismatch(t *testing.T) {
 	dir := t.TempDir()
 	srv := fakeapi.NewOpenAIChat(worldBrain, fakeapi.RequireKey(testOpenAIKey))
 	defer srv.Close()
-	suites := writeWorldSuite(t, dir, "support.dryfire.yaml", fmt.Sprintf(worldModelSuite, fmt.Sprintf("[%q, loop, http]", agentBinary(t))))
-	rec, err := runner.Run(context.Background(), suites, runner.Options{Record: cassette.Once, Filter: mustRE(t, "^refund over http$"),
+	suites, worlds := writeWorldSuite(t, dir, "support.dryfire.yaml", fmt.Sprintf(worldModelSuite, fmt.Sprintf("[%q, loop, http]", agentBinary(t))))
+	rec, err := runner.Run(context.Background(), suites, runner.Options{Worlds: worlds, Record: cassette.Once, Filter: mustRE(t, "^refund over http$"),
 		Env: commandEnv("OPENAI_API_KEY="+testOpenAIKey, "OPENAI_BASE_URL="+srv.URL+"/v1")})
 	if err != nil || rec.Cases[0].Status != report.Passed {
 		t.Fatalf("%v %+v", err, rec.Cases)
@@ -403,8 +404,8 @@ func TestCommandWorldDrillReplayMismatch(t *testing.T) {
 	// The tool's answer changes (another scenario): the second model
 	// request carries another tool result than the recorded one.
 	text := strings.Replace(fmt.Sprintf(worldModelSuite, fmt.Sprintf("[%q, loop, http]", agentBinary(t))), "scenario: refunds-down\n", "", 1)
-	suites = writeWorldSuite(t, dir, "support.dryfire.yaml", text)
-	rep, err := runner.Run(context.Background(), suites, runner.Options{Record: cassette.None, Filter: mustRE(t, "^refund over http$"), Env: commandEnv()})
+	suites, worlds = writeWorldSuite(t, dir, "support.dryfire.yaml", text)
+	rep, err := runner.Run(context.Background(), suites, runner.Options{Worlds: worlds, Record: cassette.None, Filter: mustRE(t, "^refund over http$"), Env: commandEnv()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -418,7 +419,7 @@ func TestCommandWorldDrillReplayMismatch(t *testing.T) {
 // with it: a late call is refused.
 func TestCommandWorldDrillEnds(t *testing.T) {
 	dir := t.TempDir()
-	suites := writeWorldSuite(t, dir, "env.dryfire.yaml", `version: 1
+	suites, worlds := writeWorldSuite(t, dir, "env.dryfire.yaml", `version: 1
 world: support.world.yaml
 agent:
   command: [`+strconv.Quote(agentBinary(t))+`, env]
@@ -428,7 +429,7 @@ cases:
     expect:
       - state: {path: tickets.queue, count: 0}
 `)
-	rep, err := runner.Run(context.Background(), suites, runner.Options{Record: cassette.None, Env: commandEnv()})
+	rep, err := runner.Run(context.Background(), suites, runner.Options{Worlds: worlds, Record: cassette.None, Env: commandEnv()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,16 +12,14 @@ import (
 	"github.com/dryfire-dev/dryfire/internal/world"
 )
 
-func loadWorldSuite(t *testing.T) []*spec.Suite {
+// loadWorld loads a world suite and its world.
+func loadWorld(t *testing.T, path string) ([]*spec.Suite, world.Worlds) {
 	t.Helper()
-	suites, ds, err := spec.Load([]string{"../../examples/world/support.dryfire.yaml"}, nil)
-	if err != nil || ds.HasErrors() {
-		t.Fatal(err, ds)
-	}
-	if ds := world.AttachSuite(suites[0], world.Cache{}); ds.HasErrors() {
+	suites, worlds, ds := world.LoadFiles([]string{path}, nil, "")
+	if ds.HasErrors() {
 		t.Fatal(ds)
 	}
-	return suites
+	return suites, worlds
 }
 
 func reportJSONValue(v any) string {
@@ -43,10 +41,10 @@ func reportJSON(t *testing.T, rep *report.Report) string {
 // Drills run on the script model through the world's tool session; the
 // same seed gives byte-identical evidence and verdicts at any concurrency.
 func TestWorldDrillsDeterministic(t *testing.T) {
-	suites := loadWorldSuite(t)
+	suites, worlds := loadWorld(t, "../../examples/world/support.dryfire.yaml")
 	var first string
 	for _, j := range []int{1, 2, 8, 1} {
-		rep, err := runner.Run(context.Background(), suites, runner.Options{Concurrency: j})
+		rep, err := runner.Run(context.Background(), suites, runner.Options{Worlds: worlds, Concurrency: j})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -64,7 +62,7 @@ func TestWorldDrillsDeterministic(t *testing.T) {
 	}
 	// The initial state is the scenario's, beside the final one; a drill
 	// that refunds changes the final one only.
-	rep, err := runner.Run(context.Background(), suites, runner.Options{})
+	rep, err := runner.Run(context.Background(), suites, runner.Options{Worlds: worlds})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,7 +82,7 @@ func TestWorldDrillsDeterministic(t *testing.T) {
 		t.Errorf("no drill changed the world's state: the initial state is the final one")
 	}
 	seed := int64(5)
-	rep, err = runner.Run(context.Background(), suites, runner.Options{Seed: &seed})
+	rep, err = runner.Run(context.Background(), suites, runner.Options{Worlds: worlds, Seed: &seed})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,17 +95,11 @@ func TestWorldDrillsDeterministic(t *testing.T) {
 // drills as skipped, saying why, without asking for any key; with a
 // command (dryfire reproduce -- COMMAND) they run.
 func TestWorldSuiteWithoutAgentIsSkipped(t *testing.T) {
-	suites, ds, err := spec.Load([]string{"../engine/testdata/project/tests/records.dryfire.yaml"}, nil)
-	if err != nil || ds.HasErrors() {
-		t.Fatal(err, ds)
-	}
-	if ds := world.AttachSuite(suites[0], world.Cache{}); ds.HasErrors() {
-		t.Fatal(ds)
-	}
+	suites, worlds := loadWorld(t, "../engine/testdata/project/tests/records.dryfire.yaml")
 	if !suites[0].NoAgent {
 		t.Fatal("NoAgent is not set")
 	}
-	rep, err := runner.Run(context.Background(), suites, runner.Options{Env: []string{}, Record: "once"})
+	rep, err := runner.Run(context.Background(), suites, runner.Options{Worlds: worlds, Env: []string{}, Record: "once"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,7 +111,7 @@ func TestWorldSuiteWithoutAgentIsSkipped(t *testing.T) {
 			t.Errorf("%s: %s %q", c.Name, c.Status, c.Reason)
 		}
 	}
-	rep, err = runner.Run(context.Background(), suites, runner.Options{Env: []string{}, Record: "none", Command: []string{"sh", "-c", "echo sent"}, Filter: regexp.MustCompile("^mail-twice$")})
+	rep, err = runner.Run(context.Background(), suites, runner.Options{Worlds: worlds, Env: []string{}, Record: "none", Command: []string{"sh", "-c", "echo sent"}, Filter: regexp.MustCompile("^mail-twice$")})
 	if err != nil {
 		t.Fatal(err)
 	}

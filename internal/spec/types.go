@@ -64,9 +64,6 @@ type Suite struct {
 	// test's own function (the TypeScript and Python SDKs), so a run
 	// reports them as skipped.
 	NoAgent bool
-	// Attached is what the world hook made of the world (a *world.World):
-	// the runner's to use.
-	Attached any
 }
 
 // Agent is the agent under test.

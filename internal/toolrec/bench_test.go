@@ -49,7 +49,7 @@ func BenchmarkProxyOverhead(b *testing.B) {
 		if ds.HasErrors() {
 			b.Fatal(ds)
 		}
-		p := plan.New(suite, nil).Case(suite.Cases[0]).WithTools(up.Tools())
+		p := plan.New(suite, nil, nil).Case(suite.Cases[0]).WithTools(up.Tools())
 		overHTTP(b, toolserver.NewScope(toolserver.ScopeOptions{Plan: p, Upstream: up.For(suite.File, "c"), NoRecords: true}), call)
 	})
 

@@ -163,7 +163,7 @@ func NewScope(o ScopeOptions) *Scope {
 		if o.Suite == nil {
 			panic("toolserver.NewScope: no suite")
 		}
-		p = plan.New(o.Suite, o.Rules).Case(o.Case)
+		p = plan.New(o.Suite, nil, o.Rules).Case(o.Case)
 	}
 	o.Suite, o.Case = p.Suite.Spec, p.Spec
 	s := &Scope{id: o.ID, suite: o.Suite, cse: o.Case, impl: o.Impl, world: o.World, model: o.Model, upstream: o.Upstream,

@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/dryfire-dev/dryfire/internal/plan"
 	"github.com/dryfire-dev/dryfire/internal/world"
 )
 
@@ -19,10 +20,10 @@ import (
 func newWorldScope(t testing.TB, caseName string, o ScopeOptions) *Scope {
 	t.Helper()
 	s := loadSuite(t, "desk.dryfire.yaml")
-	if ds := world.AttachSuite(s, world.Cache{}); ds.HasErrors() {
+	sw, ds := world.AttachSuite(s, world.Cache{})
+	if ds.HasErrors() {
 		t.Fatal(ds)
 	}
-	sw := s.Attached.(*world.SuiteWorld)
 	d := world.Drill{Seed: sw.World.Seed}
 	if caseName != "" {
 		c := findCase(t, s, caseName)
@@ -33,7 +34,7 @@ func newWorldScope(t testing.TB, caseName string, o ScopeOptions) *Scope {
 	if err != nil {
 		t.Fatal(err)
 	}
-	o.Suite, o.World = s, in
+	o.Plan, o.World = plan.New(s, sw, nil).Case(o.Case), in
 	return NewScope(o)
 }
 

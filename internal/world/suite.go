@@ -86,19 +86,24 @@ type Cached struct {
 	Ds yamlpos.Diagnostics
 }
 
+// Worlds are the worlds of a load's world suites, by suite: what each
+// world suite runs on.
+type Worlds map[*spec.Suite]*SuiteWorld
+
 // AttachSuite loads the world a suite names, checks every case against it
 // (scenarios, actors, overrides, setups, scripted tool names, checks) and
-// attaches a *SuiteWorld to the suite. Problems come back positioned in
-// the suite file, and the world file's own in the world file (once per
-// load, whatever the number of suites naming it).
-func AttachSuite(s *spec.Suite, cache Cache) yamlpos.Diagnostics {
+// returns what the suite runs on (nil when the world could not be
+// loaded). Problems come back positioned in the suite file, and the world
+// file's own in the world file (once per load, whatever the number of
+// suites naming it).
+func AttachSuite(s *spec.Suite, cache Cache) (*SuiteWorld, yamlpos.Diagnostics) {
 	return AttachSuiteIn(s, cache, "")
 }
 
 // AttachSuiteIn is AttachSuite with the project root that the world file
 // and its behavior modules must stay inside; "" is the current directory
 // when the suite is inside it, else the suite's directory.
-func AttachSuiteIn(s *spec.Suite, cache Cache, root string) yamlpos.Diagnostics {
+func AttachSuiteIn(s *spec.Suite, cache Cache, root string) (*SuiteWorld, yamlpos.Diagnostics) {
 	r := &nodeReporter{file: s.File}
 	if root == "" {
 		root = safeio.DefaultRoot(s.File)
@@ -106,7 +111,7 @@ func AttachSuiteIn(s *spec.Suite, cache Cache, root string) yamlpos.Diagnostics 
 	path, err := safeio.Confine(root, filepath.Dir(s.File), s.World)
 	if err != nil {
 		r.errAt(s.WorldPos, "world %s%s", safeio.Describe(s.World, err), rootHint(err))
-		return r.ds
+		return nil, r.ds
 	}
 	var w *World
 	if c, ok := cache[filepath.Clean(path)]; ok {
@@ -118,7 +123,7 @@ func AttachSuiteIn(s *spec.Suite, cache Cache, root string) yamlpos.Diagnostics 
 		if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
 			r.errAt(s.WorldPos, "world file %s not found (the path is relative to the suite)", path)
 			cache[filepath.Clean(path)] = &Cached{}
-			return r.ds
+			return nil, r.ds
 		}
 		var ds yamlpos.Diagnostics
 		w, ds = Load(path, &LoadOptions{Root: root})
@@ -126,7 +131,7 @@ func AttachSuiteIn(s *spec.Suite, cache Cache, root string) yamlpos.Diagnostics 
 		r.ds = append(r.ds, ds...)
 	}
 	if w == nil {
-		return r.ds
+		return nil, r.ds
 	}
 	sw := &SuiteWorld{World: w, Drills: map[*spec.Case]*Drill{}}
 	scenarioOK := func(name string, at yamlpos.Pos) bool {
@@ -158,8 +163,7 @@ func AttachSuiteIn(s *spec.Suite, cache Cache, root string) yamlpos.Diagnostics 
 		checkChecks(r, w, c)
 		sw.Drills[c] = d
 	}
-	s.Attached = sw
-	return r.ds
+	return sw, r.ds
 }
 
 // SortDiagnostics orders diagnostics by file (in the order files first
@@ -328,12 +332,12 @@ func Lookup(state map[string]any, steps []string) (any, bool) {
 	return cur, true
 }
 
-// LoadFiles loads suite files as spec.LoadFiles does, and attaches each
-// world suite's world (each world file loaded once, behavior modules read
+// LoadFiles loads suite files as spec.LoadFiles does, and each world
+// suite's world (each world file loaded once, behavior modules read
 // inside root: empty, the suite's directory); a world file among files is
 // validated as a world. Diagnostics are sorted by file and position when
 // a world was involved.
-func LoadFiles(files []string, opts *spec.Options, root string) ([]*spec.Suite, yamlpos.Diagnostics) {
+func LoadFiles(files []string, opts *spec.Options, root string) ([]*spec.Suite, Worlds, yamlpos.Diagnostics) {
 	var suiteFiles []string
 	var ds yamlpos.Diagnostics
 	worlds := Cache{}
@@ -348,13 +352,22 @@ func LoadFiles(files []string, opts *spec.Options, root string) ([]*spec.Suite, 
 	}
 	suites, sds := spec.LoadFiles(suiteFiles, opts)
 	ds = append(ds, sds...)
+	var ws Worlds
 	for _, s := range suites {
-		if s.World != "" {
-			ds = append(ds, AttachSuiteIn(s, worlds, root)...)
+		if s.World == "" {
+			continue
+		}
+		sw, wds := AttachSuiteIn(s, worlds, root)
+		ds = append(ds, wds...)
+		if sw != nil {
+			if ws == nil {
+				ws = Worlds{}
+			}
+			ws[s] = sw
 		}
 	}
 	if len(worlds) > 0 {
 		ds = SortDiagnostics(ds)
 	}
-	return suites, ds
+	return suites, ws, ds
 }
