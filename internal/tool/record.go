@@ -64,7 +64,7 @@ func (r *Recorder) CallOn(ctx context.Context, c Call, pick func() Answerer) Res
 	if r.turn != nil {
 		c.Turn = r.turn()
 	}
-	args, perr := value.Parse([]byte(c.Args))
+	args, perr := value.ParseString(c.Args)
 	r.mu.Lock()
 	a := pick()
 	gen := r.gen

@@ -8,27 +8,12 @@
 package value
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"math/big"
 	"strings"
 	"unicode/utf8"
 )
-
-// Parse decodes JSON text into a value, keeping numbers as json.Number.
-func Parse(data []byte) (any, error) {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
-		return nil, err
-	}
-	if dec.More() {
-		return nil, fmt.Errorf("unexpected data after the JSON value")
-	}
-	return v, nil
-}
 
 // Render is what a tool result carries: a string verbatim, anything else
 // as canonical JSON.
