@@ -4,6 +4,9 @@ import (
 	"bytes"
 	"flag"
 	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -245,5 +248,58 @@ func TestNoCommentCitesAnOutsideDocument(t *testing.T) {
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// hotPath are the packages a tool call or a model call goes through,
+// each with the files of its package that are not on that path (a world
+// is loaded once, then called).
+var hotPath = map[string][]string{
+	"internal/toolserver":  nil,
+	"internal/modelserver": nil,
+	"internal/mock":        nil,
+	"internal/tool":        nil,
+	"internal/value":       nil,
+	"internal/model":       nil,
+	"internal/cassette":    nil,
+	"internal/reqmatch":    nil,
+	"internal/agent":       nil,
+	"internal/passthrough": nil,
+	"internal/jsonrpc":     nil,
+	"internal/world":       {"load.go", "override.go", "suite.go"},
+}
+
+// maxHotFunc is the longest a function on the hot path may be, in lines:
+// past it, a function does several jobs, which stay apart as functions.
+const maxHotFunc = 80
+
+// TestHotPathFunctionsAreShort fails when a function of production code
+// on a tool call's or a model call's path is longer than maxHotFunc lines.
+func TestHotPathFunctionsAreShort(t *testing.T) {
+	fset := token.NewFileSet()
+	for dir, skip := range hotPath {
+		files, err := filepath.Glob(filepath.Join(filepath.FromSlash(dir), "*.go"))
+		if err != nil || len(files) == 0 {
+			t.Fatalf("%s: no Go files (%v)", dir, err)
+		}
+		for _, path := range files {
+			if strings.HasSuffix(path, "_test.go") || slices.Contains(skip, filepath.Base(path)) {
+				continue
+			}
+			f, err := parser.ParseFile(fset, path, nil, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, d := range f.Decls {
+				fd, ok := d.(*ast.FuncDecl)
+				if !ok || fd.Body == nil {
+					continue
+				}
+				start, end := fset.Position(fd.Pos()), fset.Position(fd.End())
+				if n := end.Line - start.Line + 1; n > maxHotFunc {
+					t.Errorf("%s:%d: %s is %d lines, over %d on the hot path: split it into its stages", filepath.ToSlash(path), start.Line, fd.Name.Name, n, maxHotFunc)
+				}
+			}
+		}
 	}
 }

@@ -353,59 +353,77 @@ func parseAnthropic(data []byte, maxTokens any) (*Response, error) {
 		return nil, badAnthropic(data, "`content` is not an array of content blocks (%v)", err)
 	}
 	resp := &Response{Raw: append(json.RawMessage(nil), r.Content...)}
-	var text strings.Builder
-	for i, b := range blocks {
-		switch b.Type {
-		case "text":
-			if b.Text == nil {
-				return nil, badAnthropic(data, "content.%d: a text block without `text`", i)
-			}
-			text.WriteString(*b.Text)
-		case "tool_use":
-			switch {
-			case b.ID == "":
-				return nil, badAnthropic(data, "content.%d: a tool_use block without `id`", i)
-			case b.Name == "":
-				return nil, badAnthropic(data, "content.%d: a tool_use block without `name`", i)
-			case len(b.Input) == 0 || b.Input[0] != '{':
-				return nil, badAnthropic(data, "content.%d: the input of tool_use %s (%s) is not a JSON object", i, b.ID, b.Name)
-			}
-			var args bytes.Buffer
-			if err := json.Compact(&args, b.Input); err != nil {
-				return nil, badAnthropic(data, "content.%d: the input of tool_use %s: %v", i, b.ID, err)
-			}
-			resp.ToolCalls = append(resp.ToolCalls, tool.Call{ID: b.ID, Name: b.Name, Args: args.String()})
-		case "":
-			return nil, badAnthropic(data, "content.%d: a content block without `type`", i)
-		}
-		// Other blocks (thinking, redacted_thinking, server tools) are
-		// kept in Raw and sent back as they came.
+	if err := readAnthropicContent(data, blocks, resp); err != nil {
+		return nil, err
 	}
-	resp.Text = text.String()
 	if r.Usage != nil {
 		resp.Usage = Usage{
 			InputTokens:  r.Usage.InputTokens + r.Usage.CacheCreationInputTokens + r.Usage.CacheReadInputTokens,
 			OutputTokens: r.Usage.OutputTokens,
 		}
 	}
+	if err := anthropicStop(resp, r.StopReason, maxTokens); err != nil {
+		return nil, err
+	}
+	return resp, nil
+}
+
+// readAnthropicContent reads a Message's content blocks into resp: the
+// text, and the tool calls with their input compacted.
+func readAnthropicContent(data []byte, blocks []anthropicBlock, resp *Response) error {
+	var text strings.Builder
+	for i, b := range blocks {
+		switch b.Type {
+		case "text":
+			if b.Text == nil {
+				return badAnthropic(data, "content.%d: a text block without `text`", i)
+			}
+			text.WriteString(*b.Text)
+		case "tool_use":
+			switch {
+			case b.ID == "":
+				return badAnthropic(data, "content.%d: a tool_use block without `id`", i)
+			case b.Name == "":
+				return badAnthropic(data, "content.%d: a tool_use block without `name`", i)
+			case len(b.Input) == 0 || b.Input[0] != '{':
+				return badAnthropic(data, "content.%d: the input of tool_use %s (%s) is not a JSON object", i, b.ID, b.Name)
+			}
+			var args bytes.Buffer
+			if err := json.Compact(&args, b.Input); err != nil {
+				return badAnthropic(data, "content.%d: the input of tool_use %s: %v", i, b.ID, err)
+			}
+			resp.ToolCalls = append(resp.ToolCalls, tool.Call{ID: b.ID, Name: b.Name, Args: args.String()})
+		case "":
+			return badAnthropic(data, "content.%d: a content block without `type`", i)
+		}
+		// Other blocks (thinking, redacted_thinking, server tools) are
+		// kept in Raw and sent back as they came.
+	}
+	resp.Text = text.String()
+	return nil
+}
+
+// anthropicStop notes a stop_reason that cut the answer short, or fails
+// when it cut a tool call short (its input may be incomplete).
+func anthropicStop(resp *Response, stopReason *string, maxTokens any) error {
 	stop := ""
-	if r.StopReason != nil {
-		stop = *r.StopReason
+	if stopReason != nil {
+		stop = *stopReason
 	}
 	switch stop {
 	case "max_tokens":
 		if n := len(resp.ToolCalls); n > 0 {
 			last := resp.ToolCalls[n-1]
-			return nil, fmt.Errorf("anthropic stopped at max_tokens (%v) while writing a call to %s (%s): its input may be incomplete, so it is not run; raise agent.params.max_tokens", maxTokens, last.Name, last.ID)
+			return fmt.Errorf("anthropic stopped at max_tokens (%v) while writing a call to %s (%s): its input may be incomplete, so it is not run; raise agent.params.max_tokens", maxTokens, last.Name, last.ID)
 		}
 		resp.Notes = append(resp.Notes, fmt.Sprintf("anthropic stopped at max_tokens (%v): the answer is cut short; raise agent.params.max_tokens", maxTokens))
 	case "model_context_window_exceeded":
 		if len(resp.ToolCalls) > 0 {
-			return nil, errors.New("anthropic stopped because the context window is full (stop_reason model_context_window_exceeded) while writing a tool call: its input may be incomplete, so it is not run")
+			return errors.New("anthropic stopped because the context window is full (stop_reason model_context_window_exceeded) while writing a tool call: its input may be incomplete, so it is not run")
 		}
 		resp.Notes = append(resp.Notes, "anthropic stopped because the context window is full (stop_reason model_context_window_exceeded): the answer is cut short")
 	case "refusal":
 		resp.Notes = append(resp.Notes, "anthropic refused to answer (stop_reason refusal)")
 	}
-	return resp, nil
+	return nil
 }

@@ -58,21 +58,7 @@ func (s *Scope) serveHTTPAPI(w http.ResponseWriter, r *http.Request, rest string
 	wd := s.world.World()
 	pkg := wd.Packages[segs[0]]
 	if pkg == nil || pkg.HTTP == nil {
-		var have []string
-		for _, name := range wd.PackageList {
-			if wd.Packages[name].HTTP != nil {
-				have = append(have, HTTPPath(name))
-			}
-		}
-		why := "it has no such package"
-		if pkg != nil {
-			why = "no operation of that package declares http:"
-		}
-		list := "none (declare http: on an operation)"
-		if len(have) > 0 {
-			list = strings.Join(have, ", ")
-		}
-		writeError(w, http.StatusNotFound, "not_found", fmt.Sprintf("%s %s: this world serves no HTTP API for %q (%s); the package APIs are %s", r.Method, r.URL.Path, segs[0], why, list))
+		noPackageAPI(w, r, wd, segs[0])
 		return
 	}
 	ph := pkg.HTTP
@@ -86,37 +72,12 @@ func (s *Scope) serveHTTPAPI(w http.ResponseWriter, r *http.Request, rest string
 		op, params, allow = ph.Match(http.MethodGet, segs)
 	}
 	if op == nil {
-		switch {
-		case len(segs) == 0 && (r.Method == http.MethodGet || r.Method == http.MethodHead):
-			s.serveRouteList(w, r, pkg)
-		case len(allow) > 0:
-			w.Header().Set("Allow", strings.Join(allow, ", "))
-			writePackageError(w, ph, http.StatusMethodNotAllowed, &world.ErrorEnvelope{Code: CodeMethod,
-				Message: fmt.Sprintf("%s %s: the route allows %s", r.Method, path, strings.Join(allow, ", "))})
-		default:
-			msg := fmt.Sprintf("no route %s %s", r.Method, path)
-			if c := ph.Closest(r.Method, segs); c != nil {
-				msg += fmt.Sprintf("; the closest is %s %s (%s)", c.Route.Method, c.Route.Path, c.Key)
-			}
-			msg += "; GET " + strings.TrimSuffix(r.URL.Path[:len(r.URL.Path)-len(rest)], "/") + "/" + pkg.Name + " lists every route"
-			writePackageError(w, ph, http.StatusNotFound, &world.ErrorEnvelope{Code: CodeNoRoute, Message: msg})
-		}
+		s.noRoute(w, r, pkg, segs, allow, rest)
 		return
 	}
-	actor := ""
-	if ph.Tokens != nil {
-		tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-		actor = ph.Tokens[strings.TrimSpace(tok)]
-		if !ok || actor == "" {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="`+pkg.Name+`"`)
-			why := "no bearer token"
-			if ok {
-				why = "a bearer token this package does not know"
-			}
-			writePackageError(w, ph, http.StatusUnauthorized, &world.ErrorEnvelope{Code: CodeUnauthenticated,
-				Message: fmt.Sprintf("%s %s: the request carries %s (Authorization: Bearer TOKEN, with a token of http.tokens)", r.Method, path, why)})
-			return
-		}
+	actor, ok := bearerActor(w, r, pkg, path)
+	if !ok {
+		return
 	}
 	args, text, err := requestArgs(w, r, op, params)
 	if err != nil {
@@ -126,7 +87,76 @@ func (s *Scope) serveHTTPAPI(w http.ResponseWriter, r *http.Request, rest string
 	req := world.Request{Operation: op.Key, Args: args, Arguments: text, Actor: actor,
 		IdempotencyKey: r.Header.Get(ph.IdempotencyHeader),
 		HTTP:           &world.HTTPEvidence{Method: r.Method, Path: path, Route: op.Route.Path}}
-	resp := s.callWorld(r.Context(), op.Tool, req)
+	writeRouteAnswer(w, r, ph, op, s.callWorld(r.Context(), op.Tool, req))
+}
+
+// noPackageAPI is the 404 for a package that serves no HTTP API (or no
+// package at all): it lists the package APIs there are.
+func noPackageAPI(w http.ResponseWriter, r *http.Request, wd *world.World, name string) {
+	var have []string
+	for _, n := range wd.PackageList {
+		if wd.Packages[n].HTTP != nil {
+			have = append(have, HTTPPath(n))
+		}
+	}
+	why := "it has no such package"
+	if wd.Packages[name] != nil {
+		why = "no operation of that package declares http:"
+	}
+	list := "none (declare http: on an operation)"
+	if len(have) > 0 {
+		list = strings.Join(have, ", ")
+	}
+	writeError(w, http.StatusNotFound, "not_found", fmt.Sprintf("%s %s: this world serves no HTTP API for %q (%s); the package APIs are %s", r.Method, r.URL.Path, name, why, list))
+}
+
+// noRoute answers a request that no route of the package takes: the
+// route list (GET on the base URL), 405 with Allow when the path has
+// routes of other methods, else 404 naming the closest route.
+func (s *Scope) noRoute(w http.ResponseWriter, r *http.Request, pkg *world.Package, segs, allow []string, rest string) {
+	ph := pkg.HTTP
+	path := "/" + strings.Join(segs, "/")
+	switch {
+	case len(segs) == 0 && (r.Method == http.MethodGet || r.Method == http.MethodHead):
+		s.serveRouteList(w, r, pkg)
+	case len(allow) > 0:
+		w.Header().Set("Allow", strings.Join(allow, ", "))
+		writePackageError(w, ph, http.StatusMethodNotAllowed, &world.ErrorEnvelope{Code: CodeMethod,
+			Message: fmt.Sprintf("%s %s: the route allows %s", r.Method, path, strings.Join(allow, ", "))})
+	default:
+		msg := fmt.Sprintf("no route %s %s", r.Method, path)
+		if c := ph.Closest(r.Method, segs); c != nil {
+			msg += fmt.Sprintf("; the closest is %s %s (%s)", c.Route.Method, c.Route.Path, c.Key)
+		}
+		msg += "; GET " + strings.TrimSuffix(r.URL.Path[:len(r.URL.Path)-len(rest)], "/") + "/" + pkg.Name + " lists every route"
+		writePackageError(w, ph, http.StatusNotFound, &world.ErrorEnvelope{Code: CodeNoRoute, Message: msg})
+	}
+}
+
+// bearerActor is the actor whose token the request carries, when the
+// package has tokens (else ""); false when it answered 401.
+func bearerActor(w http.ResponseWriter, r *http.Request, pkg *world.Package, path string) (string, bool) {
+	ph := pkg.HTTP
+	if ph.Tokens == nil {
+		return "", true
+	}
+	tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	actor := ph.Tokens[strings.TrimSpace(tok)]
+	if ok && actor != "" {
+		return actor, true
+	}
+	w.Header().Set("WWW-Authenticate", `Bearer realm="`+pkg.Name+`"`)
+	why := "no bearer token"
+	if ok {
+		why = "a bearer token this package does not know"
+	}
+	writePackageError(w, ph, http.StatusUnauthorized, &world.ErrorEnvelope{Code: CodeUnauthenticated,
+		Message: fmt.Sprintf("%s %s: the request carries %s (Authorization: Bearer TOKEN, with a token of http.tokens)", r.Method, path, why)})
+	return "", false
+}
+
+// writeRouteAnswer writes the world's response to a route's request.
+func writeRouteAnswer(w http.ResponseWriter, r *http.Request, ph *world.PackageHTTP, op *world.Operation, resp *world.Response) {
 	status := ph.Status(op, resp)
 	if resp.Error != nil {
 		if resp.Error.Retryable {
