@@ -41,29 +41,45 @@ func BenchmarkMatch(b *testing.B) {
 	benchMatch(b, benchSet, benchArgs)
 }
 
-// BenchmarkMatchScan is the same with rules that differ by a number
-// (amount), which is not indexed: the first-match scan.
-func BenchmarkMatchScan(b *testing.B) {
+// BenchmarkMatchNumber is the same with rules that differ by a number
+// (amount): indexed by its value.
+func BenchmarkMatchNumber(b *testing.B) {
 	benchMatch(b, func(b *testing.B, n int) *Set {
-		b.Helper()
-		var src strings.Builder
-		src.WriteString("version: 1\nagent: {provider: script}\nmocks:\n  create_order:\n")
-		for i := range n {
-			fmt.Fprintf(&src, "    - when: {amount: %d, currency: EUR, sku: SKU-1}\n      return: {ok: true, rule: %d}\n", i, i)
-		}
-		src.WriteString("cases:\n  - name: c\n    input: hi\n    script: [{text: done}]\n")
-		s, ds := spec.Parse("bench.dryfire.yaml", []byte(src.String()), nil)
-		if ds.HasErrors() {
-			b.Fatal(ds)
-		}
-		set := Compile(s)
-		if set.tools["create_order"].index != nil {
-			b.Fatal("indexed")
-		}
-		return set
+		return benchRules(b, n, "{amount: %d, currency: EUR, sku: SKU-1}", true)
 	}, func(n int) string {
 		return fmt.Sprintf(`{"amount":%d,"currency":"EUR","sku":"SKU-1","note":"deliver before noon"}`, n-1)
 	})
+}
+
+// BenchmarkMatchScan is the same with rules that differ inside a nested
+// value, which no index keys on: the first-match scan.
+func BenchmarkMatchScan(b *testing.B) {
+	benchMatch(b, func(b *testing.B, n int) *Set {
+		return benchRules(b, n, "{order: {amount: %d}, currency: EUR, sku: SKU-1}", false)
+	}, func(n int) string {
+		return fmt.Sprintf(`{"order":{"amount":%d},"currency":"EUR","sku":"SKU-1","note":"deliver before noon"}`, n-1)
+	})
+}
+
+// benchRules compiles n rules of create_order, rule i guarded by when
+// (with i for its %d); indexed says whether the list must be indexed.
+func benchRules(b *testing.B, n int, when string, indexed bool) *Set {
+	b.Helper()
+	var src strings.Builder
+	src.WriteString("version: 1\nagent: {provider: script}\nmocks:\n  create_order:\n")
+	for i := range n {
+		fmt.Fprintf(&src, "    - when: "+when+"\n      return: {ok: true, rule: %d}\n", i, i)
+	}
+	src.WriteString("cases:\n  - name: c\n    input: hi\n    script: [{text: done}]\n")
+	s, ds := spec.Parse("bench.dryfire.yaml", []byte(src.String()), nil)
+	if ds.HasErrors() {
+		b.Fatal(ds)
+	}
+	set := Compile(s)
+	if got := set.tools["create_order"].index != nil; got != indexed {
+		b.Fatalf("indexed: %v, want %v", got, indexed)
+	}
+	return set
 }
 
 func benchMatch(b *testing.B, mk func(*testing.B, int) *Set, mkArgs func(int) string) {

@@ -1,32 +1,39 @@
 package mock
 
 import (
+	"encoding/json"
 	"sort"
+
+	"github.com/dryfire-dev/dryfire/internal/value"
 )
 
 // Rule indexing. A tool's rule is chosen by a first-match scan in file
 // order; for a long list of rules that differ by one argument (an
-// id, a SKU, a city), most of the scan is spent proving that rules about
-// other values do not match. A tool's list is indexed by one `when` key:
+// id, a SKU, a city, an amount), most of the scan is spent proving that
+// rules about other values do not match. A tool's list is indexed by one
+// `when` key:
 //
-//   - byValue: for each string, the positions of the rules whose `when`
+//   - byString: for each string, the positions of the rules whose `when`
 //     requires exactly that string under the key;
+//   - byNumber: the same for numbers, by value.NumberKey (1, 1.0 and 1e0
+//     are one number, as `when` compares them);
 //   - others: the positions of every other rule (no `when`, no such key,
-//     or a value there that is not a string).
+//     or another kind of value there).
 //
 // A call whose arguments hold the string s under the key can only match
-// a rule of byValue[s] or of others: every other rule requires another
-// string there, and string equality is what `when` compares. A call
-// without a string there can only match one of others. So the candidates
-// are those two lists, merged back into file order, and the first of
-// them whose `when` matches (tried in full, the key included) is the
-// first rule of the whole list that matches: the same rule as the scan,
-// always (TestIndexMatchesScan, FuzzIndexMatchesScan).
+// a rule of byString[s] or of others: every other rule requires another
+// string or a number there, and a string equals only that same string; a
+// number likewise matches only byNumber of its key, or others. A call
+// with anything else there can only match one of others. So the
+// candidates are those two lists, merged back into file order, and the
+// first of them whose `when` matches (tried in full, the key included)
+// is the first rule of the whole list that matches: the same rule as the
+// scan, always (TestIndexMatchesScan, FuzzIndexMatchesScan).
 //
 // The key is the one that leaves the fewest candidates: len(others) plus
 // the size of the average value's rule list, as a call that hits one of
 // the indexed rules sees it (sum of squared list sizes over their total).
-// A key every rule gives the same string (currency: EUR) leaves them all;
+// A key every rule gives the same value (currency: EUR) leaves them all;
 // a key that tells the rules apart (sku: SKU-1, SKU-2, ...) leaves one.
 
 // minIndexed is the shortest rule list that is indexed: below it a scan
@@ -34,9 +41,24 @@ import (
 var minIndexed = 8
 
 type ruleIndex struct {
-	key     string
-	byValue map[string][]int32
-	others  []int32
+	key      string
+	byString map[string][]int32
+	byNumber map[string][]int32 // by value.NumberKey
+	others   []int32
+}
+
+// indexKey is the index's key for a scalar a `when` requires or a call
+// holds: a string as itself, a number (num) by value.NumberKey; ok false
+// for anything else.
+func indexKey(v any) (key string, num, ok bool) {
+	switch x := v.(type) {
+	case string:
+		return x, false, true
+	case json.Number:
+		k, ok := value.NumberKey(x)
+		return k, true, ok
+	}
+	return "", false, false
 }
 
 // buildIndex indexes rules by the best key, or returns nil when the list
@@ -46,8 +68,8 @@ func buildIndex(rules []*rule) *ruleIndex {
 		return nil
 	}
 	type stat struct {
-		n      int            // rules requiring a string under the key
-		values map[string]int // how many rules require each string
+		n      int            // rules requiring a string or a number under the key
+		values map[string]int // how many rules require each ("$" string, "#" number)
 	}
 	stats := map[string]*stat{}
 	for _, r := range rules {
@@ -55,14 +77,20 @@ func buildIndex(rules []*rule) *ruleIndex {
 			continue
 		}
 		for _, k := range r.spec.When.Keys() {
-			if v, ok := r.spec.When.StringAt(k); ok {
+			v, _ := r.spec.When.ScalarAt(k)
+			if key, num, ok := indexKey(v); ok {
 				st := stats[k]
 				if st == nil {
 					st = &stat{values: map[string]int{}}
 					stats[k] = st
 				}
+				if num {
+					key = "#" + key // strings and numbers apart
+				} else {
+					key = "$" + key
+				}
 				st.n++
-				st.values[v]++
+				st.values[key]++
 			}
 		}
 	}
@@ -90,11 +118,16 @@ func buildIndex(rules []*rule) *ruleIndex {
 
 // indexBy indexes rules by key.
 func indexBy(rules []*rule, key string) *ruleIndex {
-	ix := &ruleIndex{key: key, byValue: map[string][]int32{}}
+	ix := &ruleIndex{key: key, byString: map[string][]int32{}, byNumber: map[string][]int32{}}
 	for i, r := range rules {
 		if r.spec.When != nil {
-			if v, ok := r.spec.When.StringAt(key); ok {
-				ix.byValue[v] = append(ix.byValue[v], int32(i))
+			v, _ := r.spec.When.ScalarAt(key)
+			if k, num, ok := indexKey(v); ok {
+				if num {
+					ix.byNumber[k] = append(ix.byNumber[k], int32(i))
+				} else {
+					ix.byString[k] = append(ix.byString[k], int32(i))
+				}
 				continue
 			}
 		}
@@ -104,12 +137,16 @@ func indexBy(rules []*rule, key string) *ruleIndex {
 }
 
 // match is scan(rules, args) over the candidates only: the rules for the
-// call's string under the key, and the others, in file order.
+// call's string or number under the key, and the others, in file order.
 func (ix *ruleIndex) match(rules []*rule, args any) *rule {
 	var hit []int32
 	if m, ok := args.(map[string]any); ok {
-		if v, ok := m[ix.key].(string); ok {
-			hit = ix.byValue[v]
+		if k, num, ok := indexKey(m[ix.key]); ok {
+			if num {
+				hit = ix.byNumber[k]
+			} else {
+				hit = ix.byString[k]
+			}
 		}
 	}
 	others := ix.others

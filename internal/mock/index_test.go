@@ -49,7 +49,8 @@ func checkIndex(t *testing.T, rules []*rule, key string, args any) {
 // like numbers).
 var (
 	testKeys   = []string{"sku", "city", "n", ""}
-	testValues = []any{"a", "b", "c", "A", "1", "", json.Number("1"), json.Number("1.0"), nil, true,
+	testValues = []any{"a", "b", "c", "A", "1", "", json.Number("1"), json.Number("1.0"), json.Number("10e-1"), json.Number("2"),
+		json.Number("0"), json.Number("-0.0"), json.Number("1e400"), json.Number("10e399"), nil, true,
 		map[string]any{"sku": "a"}, map[string]any{}, []any{"a"}, []any{}}
 )
 
@@ -101,6 +102,8 @@ func FuzzIndexMatchesScan(f *testing.F) {
 	f.Add(`[{"city":"Rome"},{"city":"Rome","n":2},{"n":2}]`, `{"city":"Rome","n":2}`, "city")
 	f.Add(`[{"sku":"a"}]`, `["sku"]`, "sku")
 	f.Add(`[{"sku":"a"}]`, `not json`, "sku")
+	f.Add(`[{"n":1},{"n":2},{"n":"1"},{"n":1.0},{"n":true},null]`, `{"n":1e0}`, "n")
+	f.Add(`[{"n":0},{"n":-0.0},{"n":1e400}]`, `{"n":10e399}`, "n")
 	f.Fuzz(func(t *testing.T, whensText, argsText, key string) {
 		wv, err := value.Parse([]byte(whensText))
 		if err != nil {
@@ -137,7 +140,8 @@ func TestBuildIndexKey(t *testing.T) {
 			return map[string]any{"currency": "EUR", "sku": fmt.Sprint("SKU-", i)}
 		}), "sku"},
 		{"every rule the same string", many(func(i int) any { return map[string]any{"currency": "EUR"} }), ""},
-		{"numbers are not indexed", many(func(i int) any { return map[string]any{"n": json.Number(fmt.Sprint(i))} }), ""},
+		{"numbers are, by value", many(func(i int) any { return map[string]any{"n": json.Number(fmt.Sprint(i))} }), "n"},
+		{"booleans are not", many(func(i int) any { return map[string]any{"b": i%2 == 0} }), ""},
 		{"mostly catch-alls", many(func(i int) any {
 			if i < 15 {
 				return nil

@@ -63,23 +63,18 @@ func (p *Pattern) Source() any { return p.source }
 // Keys lists the top-level keys of an object pattern, sorted.
 func (p *Pattern) Keys() []string { return p.keys }
 
-// StringAt returns the string a mapping pattern requires under its
-// top-level key k, and whether it requires one: only a value equal to that
-// string under k can match.
-func (p *Pattern) StringAt(k string) (string, bool) {
+// ScalarAt returns the scalar a mapping pattern requires under its
+// top-level key k (nil, a bool, a string or a json.Number), and whether it
+// requires one: only a value equal to it under k can match.
+func (p *Pattern) ScalarAt(k string) (any, bool) {
 	if p.kind != kObject {
-		return "", false
+		return nil, false
 	}
 	i := sort.SearchStrings(p.keys, k)
-	if i == len(p.keys) || p.keys[i] != k {
-		return "", false
+	if i == len(p.keys) || p.keys[i] != k || p.vals[i].kind != kScalar {
+		return nil, false
 	}
-	v := p.vals[i]
-	if v.kind != kScalar {
-		return "", false
-	}
-	s, ok := v.scalar.(string)
-	return s, ok
+	return p.vals[i].scalar, true
 }
 
 // Match reports whether v contains the pattern.

@@ -187,27 +187,28 @@ func TestPathKey(t *testing.T) {
 	}
 }
 
-// StringAt says which string a mapping pattern requires under a key: the
+// ScalarAt says which scalar a mapping pattern requires under a key: the
 // rule index keys on it.
-func TestStringAt(t *testing.T) {
-	p := Compile(map[string]any{"sku": "A-1", "n": json.Number("1"), "z": nil, "o": map[string]any{"sku": "x"}, "l": []any{"x"}})
+func TestScalarAt(t *testing.T) {
+	p := Compile(map[string]any{"sku": "A-1", "n": json.Number("1"), "z": nil, "b": true, "o": map[string]any{"sku": "x"}, "l": []any{"x"}})
 	for _, tt := range []struct {
 		key  string
-		want string
+		want any
 		ok   bool
 	}{
 		{"sku", "A-1", true},
-		{"n", "", false},
-		{"z", "", false},
-		{"o", "", false},
-		{"l", "", false},
-		{"absent", "", false},
+		{"n", json.Number("1"), true},
+		{"z", nil, true},
+		{"b", true, true},
+		{"o", nil, false},
+		{"l", nil, false},
+		{"absent", nil, false},
 	} {
-		if got, ok := p.StringAt(tt.key); got != tt.want || ok != tt.ok {
-			t.Errorf("StringAt(%q) = %q, %v; want %q, %v", tt.key, got, ok, tt.want, tt.ok)
+		if got, ok := p.ScalarAt(tt.key); got != tt.want || ok != tt.ok {
+			t.Errorf("ScalarAt(%q) = %#v, %v; want %#v, %v", tt.key, got, ok, tt.want, tt.ok)
 		}
 	}
-	if _, ok := Compile("sku").StringAt("sku"); ok {
+	if _, ok := Compile("sku").ScalarAt("sku"); ok {
 		t.Error("a scalar pattern requires nothing under a key")
 	}
 }

@@ -85,6 +85,66 @@ func NumberEqual(a, b json.Number) bool {
 	return da.equal(&db)
 }
 
+// NumberKey is a string two numbers share exactly when NumberEqual says
+// they are equal (1, 1.0, 1e0 and 10e-1 share "1"); false when n is not
+// written in JSON's grammar (it then equals only its own spelling). A
+// plain integer of up to 21 digits is its own key, without allocating.
+func NumberKey(n json.Number) (string, bool) {
+	s := string(n)
+	if plainInteger(s) {
+		return s, true
+	}
+	d, ok := parseDecimal(s)
+	if !ok {
+		return "", false
+	}
+	if d.zero() {
+		return "0", true
+	}
+	// The value is ±0.D × 10^point, D the significant digits.
+	var b strings.Builder
+	if d.neg {
+		b.WriteByte('-')
+	}
+	k := d.last - d.first + 1
+	shift := int64(len(d.whole) - d.first)
+	if x, ok := smallExp(d.exp); ok {
+		if point := x + shift; point >= int64(k) && point <= 21 {
+			for i := d.first; i <= d.last; i++ {
+				b.WriteByte(d.digit(i))
+			}
+			for range point - int64(k) {
+				b.WriteByte('0')
+			}
+			return b.String(), true
+		}
+	}
+	point := bigExp(d.exp)
+	point.Add(point, big.NewInt(shift))
+	b.WriteByte('.') // no integer key has a point
+	for i := d.first; i <= d.last; i++ {
+		b.WriteByte(d.digit(i))
+	}
+	b.WriteByte('e')
+	b.WriteString(point.String())
+	return b.String(), true
+}
+
+// plainInteger reports whether s is -?[1-9][0-9]{0,20} or 0: a number
+// that is its own key.
+func plainInteger(s string) bool {
+	digits := strings.TrimPrefix(s, "-")
+	if digits == "" || len(digits) > 21 || digits[0] == '0' && (len(digits) > 1 || len(s) > 1) {
+		return false
+	}
+	for i := 0; i < len(digits); i++ {
+		if !isDigit(digits[i]) {
+			return false
+		}
+	}
+	return true
+}
+
 // decimal is a JSON number taken apart: its value is
 // ±0.D × 10^(exp + len(whole) − first), where D is the digits of
 // whole+frac from index first to last (the significant digits).

@@ -356,3 +356,36 @@ func TestAppendString(t *testing.T) {
 		t.Errorf("Canonical keeps U+2028 as it is: %s", got)
 	}
 }
+
+// Two numbers share a NumberKey exactly when NumberEqual says they are
+// equal; a plain integer is its own key.
+func TestNumberKey(t *testing.T) {
+	nums := []string{"0", "-0", "0.0", "0e5", "1", "1.0", "1e0", "10e-1", "0.1e1", "100", "1e2", "1E+2", "100.00",
+		"-1", "-1.0", "-100", "-1e2", "2", "12", "1.2e1", "120e-1", "0.5", "5e-1", "0.05", "123456789012345678901",
+		"1234567890123456789012", "1.234567890123456789012e21", "1e21", "1e22", "1000000000000000000000",
+		"10000000000000000000000", "1e400", "10e399", "1e-400", "1e99999999999999999999", "10e99999999999999999998",
+		"01", "1.", ".5", "+1", "abc", ""}
+	for _, a := range nums {
+		ka, okA := NumberKey(json.Number(a))
+		for _, b := range nums {
+			kb, okB := NumberKey(json.Number(b))
+			if !okA || !okB {
+				continue
+			}
+			if eq := NumberEqual(json.Number(a), json.Number(b)); eq != (ka == kb) {
+				t.Errorf("NumberEqual(%s, %s) = %v, keys %q and %q", a, b, eq, ka, kb)
+			}
+		}
+		if _, bad := map[string]bool{"01": true, "1.": true, ".5": true, "+1": true, "abc": true, "": true}[a]; bad == okA {
+			t.Errorf("NumberKey(%q) ok = %v", a, okA)
+		}
+	}
+	for _, n := range []string{"100", "-7", "0", "123456789012345678901"} {
+		if k, _ := NumberKey(json.Number(n)); k != n {
+			t.Errorf("NumberKey(%s) = %q, want itself", n, k)
+		}
+		if a := testing.AllocsPerRun(10, func() { NumberKey(json.Number(n)) }); a != 0 {
+			t.Errorf("NumberKey(%s) allocates %v times", n, a)
+		}
+	}
+}
