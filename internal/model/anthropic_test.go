@@ -17,6 +17,7 @@ import (
 	"github.com/dryfire-dev/dryfire/internal/agent"
 	"github.com/dryfire-dev/dryfire/internal/mock"
 	"github.com/dryfire-dev/dryfire/internal/model"
+	"github.com/dryfire-dev/dryfire/internal/provider"
 	"github.com/dryfire-dev/dryfire/internal/spec"
 	"github.com/dryfire-dev/dryfire/internal/test/fakeapi"
 	"github.com/dryfire-dev/dryfire/internal/tool"
@@ -89,7 +90,7 @@ func anthropicModel(t *testing.T, baseURL, key string, w *anthWire, retries int,
 		s = &anthWaits{}
 	}
 	m, err := model.New(model.Options{
-		Provider: spec.ProviderAnthropic,
+		Provider: provider.Anthropic,
 		Model:    "claude-test",
 		BaseURL:  baseURL,
 		APIKey:   key,
@@ -459,7 +460,7 @@ func TestAnthropicModelFromOptions(t *testing.T) {
 	}
 
 	// No model at all: an error before any call.
-	m, _ = model.New(model.Options{Provider: spec.ProviderAnthropic, Client: &http.Client{Transport: w}})
+	m, _ = model.New(model.Options{Provider: provider.Anthropic, Client: &http.Client{Transport: w}})
 	_, err := m.Generate(context.Background(), &model.Request{Messages: []model.Message{{Role: model.User, Text: "hi"}}})
 	if err == nil || !strings.Contains(err.Error(), "set agent.model") || w.requests != 1 {
 		t.Errorf("err = %v after %d requests", err, w.requests)

@@ -21,6 +21,7 @@ import (
 	"github.com/dryfire-dev/dryfire/internal/agent"
 	"github.com/dryfire-dev/dryfire/internal/mock"
 	"github.com/dryfire-dev/dryfire/internal/model"
+	"github.com/dryfire-dev/dryfire/internal/provider"
 	"github.com/dryfire-dev/dryfire/internal/spec"
 	"github.com/dryfire-dev/dryfire/internal/test/fakeapi"
 	"github.com/dryfire-dev/dryfire/internal/tool"
@@ -227,7 +228,7 @@ func requestsGolden(t *testing.T, exs []exchange) string {
 func TestChatConversation(t *testing.T) {
 	srv := fakeapi.NewOpenAIChat(oaiBrain, fakeapi.RequireKey("sk-test"))
 	defer srv.Close()
-	m, c, _ := oaiModel(t, spec.ProviderOpenAI, srv.URL+"/v1", "sk-test")
+	m, c, _ := oaiModel(t, provider.OpenAI, srv.URL+"/v1", "sk-test")
 	sess := oaiSession(t)
 
 	tr, err := agent.Run(context.Background(), m, sess, oaiConfig)
@@ -270,9 +271,9 @@ func TestOpenAIRetries(t *testing.T) {
 		provider string
 		start    func(fakeapi.Brain, ...fakeapi.Option) *fakeapi.Server
 	}{
-		{spec.ProviderOpenAI, fakeapi.NewOpenAIChat},
-		{spec.ProviderOpenAICompatible, fakeapi.NewOpenAIChat},
-		{spec.ProviderOpenAIResponses, fakeapi.NewOpenAIResponses},
+		{provider.OpenAI, fakeapi.NewOpenAIChat},
+		{provider.OpenAICompatible, fakeapi.NewOpenAIChat},
+		{provider.OpenAIResponses, fakeapi.NewOpenAIResponses},
 	} {
 		t.Run(tt.provider, func(t *testing.T) {
 			srv := tt.start(fakeapi.Script{"hi": {{Text: "hello"}}})
@@ -321,19 +322,19 @@ func TestOpenAIErrors(t *testing.T) {
 		want     string
 		requests int64
 	}{
-		{"missing key", spec.ProviderOpenAI, chat, "", model.Request{Model: "gpt-test", Messages: hi},
+		{"missing key", provider.OpenAI, chat, "", model.Request{Model: "gpt-test", Messages: hi},
 			"openai answered 401 Unauthorized: invalid_request_error: You didn't provide an API key.", 1},
-		{"unknown param", spec.ProviderOpenAI, chat, "sk-test", model.Request{Model: "gpt-test", Messages: hi, Params: map[string]any{"max_token": 5}},
+		{"unknown param", provider.OpenAI, chat, "sk-test", model.Request{Model: "gpt-test", Messages: hi, Params: map[string]any{"max_token": 5}},
 			"openai answered 400 Bad Request: invalid_request_error (unknown_parameter): Unknown parameter: 'max_token'.", 1},
-		{"bad tool name", spec.ProviderOpenAI, chat, "sk-test", model.Request{Model: "gpt-test", Messages: hi, Tools: []model.ToolDef{{Name: "orders.lookup"}}},
+		{"bad tool name", provider.OpenAI, chat, "sk-test", model.Request{Model: "gpt-test", Messages: hi, Tools: []model.ToolDef{{Name: "orders.lookup"}}},
 			"openai answered 400 Bad Request: invalid_request_error (invalid_value): Invalid 'tools[0].function.name': string does not match pattern.", 1},
-		{"param owned by the loop", spec.ProviderOpenAI, chat, "sk-test", model.Request{Model: "gpt-test", Messages: hi, Params: map[string]any{"messages": []any{}}},
+		{"param owned by the loop", provider.OpenAI, chat, "sk-test", model.Request{Model: "gpt-test", Messages: hi, Params: map[string]any{"messages": []any{}}},
 			`agent.params sets "messages", which dryfire's loop writes itself on every call; remove it from agent.params`, 0},
-		{"stream", spec.ProviderOpenAI, chat, "sk-test", model.Request{Model: "gpt-test", Messages: hi, Params: map[string]any{"stream": true}},
+		{"stream", provider.OpenAI, chat, "sk-test", model.Request{Model: "gpt-test", Messages: hi, Params: map[string]any{"stream": true}},
 			"agent.params sets stream: true, but dryfire's loop reads whole answers; remove stream from agent.params", 0},
-		{"instructions param", spec.ProviderOpenAIResponses, resp, "", model.Request{Model: "gpt-test", Messages: hi, Params: map[string]any{"instructions": "x"}},
+		{"instructions param", provider.OpenAIResponses, resp, "", model.Request{Model: "gpt-test", Messages: hi, Params: map[string]any{"instructions": "x"}},
 			`agent.params sets "instructions", which dryfire's loop writes itself on every call; remove it from agent.params`, 0},
-		{"chat param on responses", spec.ProviderOpenAIResponses, resp, "", model.Request{Model: "gpt-test", Messages: hi, Params: map[string]any{"max_tokens": 5}},
+		{"chat param on responses", provider.OpenAIResponses, resp, "", model.Request{Model: "gpt-test", Messages: hi, Params: map[string]any{"max_tokens": 5}},
 			"openai-responses answered 400 Bad Request: invalid_request_error (unknown_parameter): Unknown parameter: 'max_tokens'.", 1},
 	}
 	for _, tt := range tests {
@@ -394,7 +395,7 @@ func TestChatLenient(t *testing.T) {
 			}))
 			defer srv.Close()
 			// A trailing slash on the base URL, and no key: no Authorization.
-			m, _, _ := oaiModel(t, spec.ProviderOpenAICompatible, srv.URL+"/v1/", "")
+			m, _, _ := oaiModel(t, provider.OpenAICompatible, srv.URL+"/v1/", "")
 			req := &model.Request{Model: "llama3", Messages: []model.Message{
 				{Role: model.User, Text: "hi"},
 				{Role: model.Assistant, ToolCalls: []tool.Call{{ID: "c1", Name: "a", Args: "{}"}}},
@@ -431,7 +432,7 @@ func TestOpenAIErrorShapes(t *testing.T) {
 			w.WriteHeader(400)
 			io.WriteString(w, tt.body)
 		}))
-		m, _, _ := oaiModel(t, spec.ProviderOpenAICompatible, srv.URL, "")
+		m, _, _ := oaiModel(t, provider.OpenAICompatible, srv.URL, "")
 		_, err := m.Generate(context.Background(), &model.Request{Model: "m", Messages: []model.Message{{Role: model.User, Text: "hi"}}})
 		srv.Close()
 		if err == nil || err.Error() != tt.want {

@@ -14,7 +14,7 @@ import (
 
 	"github.com/dryfire-dev/dryfire/internal/agent"
 	"github.com/dryfire-dev/dryfire/internal/model"
-	"github.com/dryfire-dev/dryfire/internal/spec"
+	"github.com/dryfire-dev/dryfire/internal/provider"
 	"github.com/dryfire-dev/dryfire/internal/test/fakeapi"
 	"github.com/dryfire-dev/dryfire/internal/tool"
 )
@@ -23,7 +23,7 @@ import (
 func TestResponsesConversation(t *testing.T) {
 	srv := fakeapi.NewOpenAIResponses(oaiBrain, fakeapi.RequireKey("sk-test"))
 	defer srv.Close()
-	m, c, _ := oaiModel(t, spec.ProviderOpenAIResponses, srv.URL+"/v1", "sk-test")
+	m, c, _ := oaiModel(t, provider.OpenAIResponses, srv.URL+"/v1", "sk-test")
 	sess := oaiSession(t)
 
 	tr, err := agent.Run(context.Background(), m, sess, oaiConfig)
@@ -80,7 +80,7 @@ func TestResponsesReasoningRoundTrip(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			srv := fakeapi.NewOpenAIResponses(oaiBrain)
 			defer srv.Close()
-			m, c, _ := oaiModel(t, spec.ProviderOpenAIResponses, srv.URL+"/v1", "")
+			m, c, _ := oaiModel(t, provider.OpenAIResponses, srv.URL+"/v1", "")
 			cfg := oaiConfig
 			cfg.Params = tt.params
 			if _, err := agent.Run(context.Background(), m, oaiSession(t), cfg); err != nil {
@@ -123,7 +123,7 @@ func TestResponsesWithoutRaw(t *testing.T) {
 		io.WriteString(w, `{"status":"completed","output":[]}`)
 	}))
 	defer srv.Close()
-	m, _, _ := oaiModel(t, spec.ProviderOpenAIResponses, srv.URL, "")
+	m, _, _ := oaiModel(t, provider.OpenAIResponses, srv.URL, "")
 	_, err := m.Generate(context.Background(), &model.Request{Model: "m", Messages: []model.Message{
 		{Role: model.User, Text: "hi"},
 		{Role: model.Assistant, Text: "Checking.", ToolCalls: []tool.Call{{ID: "c1", Name: "a", Args: ""}}},
@@ -170,7 +170,7 @@ func TestResponsesParsing(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, tt.body) }))
 			defer srv.Close()
-			m, _, _ := oaiModel(t, spec.ProviderOpenAIResponses, srv.URL+"/", "")
+			m, _, _ := oaiModel(t, provider.OpenAIResponses, srv.URL+"/", "")
 			got, err := m.Generate(context.Background(), &model.Request{Model: "m", Messages: []model.Message{{Role: model.User, Text: "hi"}}})
 			if tt.err != "" {
 				if err == nil || err.Error() != tt.err {
@@ -195,8 +195,8 @@ func TestOpenAIRunsAreByteIdentical(t *testing.T) {
 		provider string
 		start    func(fakeapi.Brain, ...fakeapi.Option) *fakeapi.Server
 	}{
-		{spec.ProviderOpenAI, fakeapi.NewOpenAIChat},
-		{spec.ProviderOpenAIResponses, fakeapi.NewOpenAIResponses},
+		{provider.OpenAI, fakeapi.NewOpenAIChat},
+		{provider.OpenAIResponses, fakeapi.NewOpenAIResponses},
 	} {
 		t.Run(tt.provider, func(t *testing.T) {
 			var runs [2][]exchange

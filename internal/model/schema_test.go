@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/dryfire-dev/dryfire/internal/model"
-	"github.com/dryfire-dev/dryfire/internal/spec"
+	"github.com/dryfire-dev/dryfire/internal/provider"
 	"github.com/dryfire-dev/dryfire/internal/test/fakeapi"
 )
 
@@ -20,13 +20,13 @@ func TestToolSchemaWithoutTypeIsSentAsObject(t *testing.T) {
 		fake     func() *fakeapi.Server
 		schemaAt func(body map[string]any) any
 	}{
-		{spec.ProviderAnthropic, func() *fakeapi.Server { return fakeapi.NewAnthropic(script) },
+		{provider.Anthropic, func() *fakeapi.Server { return fakeapi.NewAnthropic(script) },
 			func(b map[string]any) any { return b["tools"].([]any)[0].(map[string]any)["input_schema"] }},
-		{spec.ProviderOpenAI, func() *fakeapi.Server { return fakeapi.NewOpenAIChat(script) },
+		{provider.OpenAI, func() *fakeapi.Server { return fakeapi.NewOpenAIChat(script) },
 			func(b map[string]any) any {
 				return b["tools"].([]any)[0].(map[string]any)["function"].(map[string]any)["parameters"]
 			}},
-		{spec.ProviderOpenAIResponses, func() *fakeapi.Server { return fakeapi.NewOpenAIResponses(script) },
+		{provider.OpenAIResponses, func() *fakeapi.Server { return fakeapi.NewOpenAIResponses(script) },
 			func(b map[string]any) any { return b["tools"].([]any)[0].(map[string]any)["parameters"] }},
 	}
 	for _, tt := range tests {
@@ -34,7 +34,7 @@ func TestToolSchemaWithoutTypeIsSentAsObject(t *testing.T) {
 			srv := tt.fake()
 			defer srv.Close()
 			base := srv.URL
-			if tt.provider != spec.ProviderAnthropic {
+			if tt.provider != provider.Anthropic {
 				base += "/v1"
 			}
 			m, c, _ := oaiModel(t, tt.provider, base, "sk-test")

@@ -21,8 +21,8 @@ import (
 	"github.com/dryfire-dev/dryfire/internal/cassette"
 	"github.com/dryfire-dev/dryfire/internal/modelserver"
 	"github.com/dryfire-dev/dryfire/internal/program"
+	"github.com/dryfire-dev/dryfire/internal/provider"
 	"github.com/dryfire-dev/dryfire/internal/report"
-	"github.com/dryfire-dev/dryfire/internal/spec"
 	"github.com/dryfire-dev/dryfire/internal/tool"
 	"github.com/dryfire-dev/dryfire/internal/toolserver"
 	"github.com/dryfire-dev/dryfire/internal/world"
@@ -255,7 +255,7 @@ func startCommand(j job, opts Options, lv *live, h *host, c report.Case, start t
 		}
 	}
 	if a.BaseURL != "" {
-		if a.Provider == spec.ProviderAnthropic {
+		if a.Provider == provider.Anthropic {
 			eo.AnthropicBaseURL = a.BaseURL
 		} else {
 			eo.OpenAIBaseURL = a.BaseURL

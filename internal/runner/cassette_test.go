@@ -15,6 +15,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/dryfire-dev/dryfire/internal/cassette"
+	"github.com/dryfire-dev/dryfire/internal/provider"
 	"github.com/dryfire-dev/dryfire/internal/report"
 	"github.com/dryfire-dev/dryfire/internal/runner"
 	"github.com/dryfire-dev/dryfire/internal/spec"
@@ -81,28 +82,28 @@ cases:
 `
 }
 
-type provider struct {
+type fakeProvider struct {
 	name  string
 	start func(fakeapi.Brain, ...fakeapi.Option) *fakeapi.Server
 	base  func(*fakeapi.Server) string
 	key   string
 }
 
-var providers = []provider{
-	{spec.ProviderAnthropic, fakeapi.NewAnthropic, func(s *fakeapi.Server) string { return s.URL }, testAnthropicKey},
-	{spec.ProviderOpenAI, fakeapi.NewOpenAIChat, func(s *fakeapi.Server) string { return s.URL + "/v1" }, testOpenAIKey},
-	{spec.ProviderOpenAIResponses, fakeapi.NewOpenAIResponses, func(s *fakeapi.Server) string { return s.URL + "/v1" }, testOpenAIKey},
+var providers = []fakeProvider{
+	{provider.Anthropic, fakeapi.NewAnthropic, func(s *fakeapi.Server) string { return s.URL }, testAnthropicKey},
+	{provider.OpenAI, fakeapi.NewOpenAIChat, func(s *fakeapi.Server) string { return s.URL + "/v1" }, testOpenAIKey},
+	{provider.OpenAIResponses, fakeapi.NewOpenAIResponses, func(s *fakeapi.Server) string { return s.URL + "/v1" }, testOpenAIKey},
 }
 
 func keyEnv(p string) string {
-	if p == spec.ProviderAnthropic {
+	if p == provider.Anthropic {
 		return "ANTHROPIC_API_KEY"
 	}
 	return "OPENAI_API_KEY"
 }
 
 func baseEnv(p string) string {
-	if p == spec.ProviderAnthropic {
+	if p == provider.Anthropic {
 		return "ANTHROPIC_BASE_URL"
 	}
 	return "OPENAI_BASE_URL"

@@ -12,6 +12,7 @@ import (
 	"github.com/dryfire-dev/dryfire/internal/model"
 	"github.com/dryfire-dev/dryfire/internal/modelserver"
 	"github.com/dryfire-dev/dryfire/internal/program"
+	"github.com/dryfire-dev/dryfire/internal/provider"
 	"github.com/dryfire-dev/dryfire/internal/spec"
 )
 
@@ -116,7 +117,7 @@ func isDryfireEnv(k string) bool {
 func commandKeyMissing(a *spec.Agent, getenv func(string) string) string {
 	usable := func(p, base string) bool {
 		cred := model.Resolve(p, base, getenv)
-		return p == spec.ProviderOpenAICompatible || cred.Key != "" || !cred.Public
+		return p == provider.OpenAICompatible || cred.Key != "" || !cred.Public
 	}
 	if a.Provider != "" {
 		if usable(a.Provider, a.BaseURL) {
@@ -124,8 +125,8 @@ func commandKeyMissing(a *spec.Agent, getenv func(string) string) string {
 		}
 		return model.KeyEnv(a.Provider)
 	}
-	if usable(spec.ProviderOpenAI, "") || usable(spec.ProviderAnthropic, "") {
+	if usable(provider.OpenAI, "") || usable(provider.Anthropic, "") {
 		return ""
 	}
-	return model.KeyEnv(spec.ProviderOpenAI) + " or " + model.KeyEnv(spec.ProviderAnthropic)
+	return model.KeyEnv(provider.OpenAI) + " or " + model.KeyEnv(provider.Anthropic)
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/dryfire-dev/dryfire/internal/cassette"
 	"github.com/dryfire-dev/dryfire/internal/model"
 	"github.com/dryfire-dev/dryfire/internal/plan"
+	"github.com/dryfire-dev/dryfire/internal/provider"
 	"github.com/dryfire-dev/dryfire/internal/redact"
 	"github.com/dryfire-dev/dryfire/internal/report"
 	"github.com/dryfire-dev/dryfire/internal/spec"
@@ -41,7 +42,7 @@ func NewHost(prefix string, opts Options) (*Host, error) {
 	lv.connect(opts, true)
 	// Credentials in the base URLs of the engine's environment are secrets
 	// too, for the cassettes and the reports.
-	for _, p := range []string{spec.ProviderOpenAI, spec.ProviderAnthropic} {
+	for _, p := range []string{provider.OpenAI, provider.Anthropic} {
 		lv.secrets = append(lv.secrets, redact.FromURL(lv.getenv(model.BaseURLEnv(p)))...)
 	}
 	lv.red = redact.New(lv.secrets)

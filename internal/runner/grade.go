@@ -14,6 +14,7 @@ import (
 	"github.com/dryfire-dev/dryfire/internal/cassette"
 	"github.com/dryfire-dev/dryfire/internal/check"
 	"github.com/dryfire-dev/dryfire/internal/model"
+	"github.com/dryfire-dev/dryfire/internal/provider"
 	"github.com/dryfire-dev/dryfire/internal/report"
 	"github.com/dryfire-dev/dryfire/internal/spec"
 )
@@ -120,20 +121,20 @@ func (g *grader) ask(j job, c *report.Case, jd *spec.Judge, conversation string)
 // sideModel is a model a case uses besides its agent's (a judge's, a
 // simulated user's), its calls recorded into a cassette of their own,
 // file, in the run's record mode.
-func sideModel(j job, lv *live, file string, section cassette.Section, provider, name, baseURL string) (model.Model, *cassette.Recorder, error) {
-	cred := model.Resolve(provider, baseURL, lv.getenv)
+func sideModel(j job, lv *live, file string, section cassette.Section, prov, name, baseURL string) (model.Model, *cassette.Recorder, error) {
+	cred := model.Resolve(prov, baseURL, lv.getenv)
 	cfg := cassette.Config{
 		Mode:      lv.mode,
 		File:      file,
 		SuiteFile: j.suite.File,
 		Case:      j.c.Name,
-		Provider:  provider,
+		Provider:  prov,
 		Live:      lv.transport,
 		Secrets:   append(slices.Clip(lv.secrets), cred.Key),
 		Trials:    j.trials,
 		Section:   section,
 	}
-	if cred.Key == "" && provider != spec.ProviderOpenAICompatible {
+	if cred.Key == "" && prov != provider.OpenAICompatible {
 		cfg.LiveUnavailable = cred.KeyEnv + " is not set"
 	}
 	rec, err := cassette.Open(cfg)
@@ -141,7 +142,7 @@ func sideModel(j job, lv *live, file string, section cassette.Section, provider,
 		return nil, nil, err
 	}
 	m, err := model.New(model.Options{
-		Provider: provider,
+		Provider: prov,
 		Model:    name,
 		BaseURL:  cred.BaseURL,
 		APIKey:   cred.Key,

@@ -16,6 +16,7 @@ import (
 	"github.com/dryfire-dev/dryfire/internal/agent"
 	"github.com/dryfire-dev/dryfire/internal/mock"
 	"github.com/dryfire-dev/dryfire/internal/model"
+	"github.com/dryfire-dev/dryfire/internal/provider"
 	"github.com/dryfire-dev/dryfire/internal/spec"
 	"github.com/dryfire-dev/dryfire/internal/test/fakeapi"
 	"github.com/dryfire-dev/dryfire/internal/tool"
@@ -97,9 +98,9 @@ var conversations = []conversation{
 			{Text: "Retrying.", ToolCalls: []fakeapi.ToolCall{call("issue_refund", `{"order_id":"A-991"}`)}},
 			{Text: "Done."}},
 		params: map[string]string{
-			spec.ProviderAnthropic:       `{"thinking":{"type":"enabled","budget_tokens":1024}}`,
-			spec.ProviderOpenAIResponses: `{"reasoning":{"effort":"low","summary":"auto"},"include":["reasoning.encrypted_content"],"store":false}`,
-			spec.ProviderOpenAI:          `{"reasoning_effort":"low"}`,
+			provider.Anthropic:       `{"thinking":{"type":"enabled","budget_tokens":1024}}`,
+			provider.OpenAIResponses: `{"reasoning":{"effort":"low","summary":"auto"},"include":["reasoning.encrypted_content"],"store":false}`,
+			provider.OpenAI:          `{"reasoning_effort":"low"}`,
 		}},
 	{name: "schema without type", tools: []model.ToolDef{untypedTool},
 		turns: []fakeapi.Turn{{ToolCalls: []fakeapi.ToolCall{call("send_email", `{"to":"a@example.com","body":"hi"}`)}}, {Text: "The email bounced."}}},
@@ -110,26 +111,26 @@ var conversations = []conversation{
 	{name: "sampling params", system: "Be brief.", tools: []model.ToolDef{lookupTool},
 		turns: []fakeapi.Turn{{ToolCalls: []fakeapi.ToolCall{call("lookup_order", `{"order_id":"A-991"}`)}}, {Text: "Gold."}},
 		params: map[string]string{
-			spec.ProviderAnthropic:        `{"max_tokens":512,"stop_sequences":["END"],"metadata":{"user_id":"u-1"},"service_tier":"auto"}`,
-			spec.ProviderOpenAI:           `{"temperature":0.2,"top_p":0.9,"max_completion_tokens":512,"stop":["END"],"seed":7,"user":"u-1","frequency_penalty":0.1,"presence_penalty":0.1}`,
-			spec.ProviderOpenAIResponses:  `{"temperature":0.2,"top_p":0.9,"max_output_tokens":512,"metadata":{"k":"v"},"user":"u-1"}`,
-			spec.ProviderOpenAICompatible: `{"temperature":0.2,"top_p":0.9,"max_tokens":512,"stop":"END","seed":7}`,
+			provider.Anthropic:        `{"max_tokens":512,"stop_sequences":["END"],"metadata":{"user_id":"u-1"},"service_tier":"auto"}`,
+			provider.OpenAI:           `{"temperature":0.2,"top_p":0.9,"max_completion_tokens":512,"stop":["END"],"seed":7,"user":"u-1","frequency_penalty":0.1,"presence_penalty":0.1}`,
+			provider.OpenAIResponses:  `{"temperature":0.2,"top_p":0.9,"max_output_tokens":512,"metadata":{"k":"v"},"user":"u-1"}`,
+			provider.OpenAICompatible: `{"temperature":0.2,"top_p":0.9,"max_tokens":512,"stop":"END","seed":7}`,
 		}},
 	{name: "tool choice", tools: []model.ToolDef{lookupTool, refundTool},
 		turns: []fakeapi.Turn{{ToolCalls: []fakeapi.ToolCall{call("lookup_order", `{"order_id":"A-991"}`)}}, {Text: "Gold."}},
 		params: map[string]string{
-			spec.ProviderAnthropic:        `{"tool_choice":{"type":"auto","disable_parallel_tool_use":true}}`,
-			spec.ProviderOpenAI:           `{"tool_choice":"required","parallel_tool_calls":false}`,
-			spec.ProviderOpenAIResponses:  `{"tool_choice":"required","parallel_tool_calls":false}`,
-			spec.ProviderOpenAICompatible: `{"tool_choice":"auto"}`,
+			provider.Anthropic:        `{"tool_choice":{"type":"auto","disable_parallel_tool_use":true}}`,
+			provider.OpenAI:           `{"tool_choice":"required","parallel_tool_calls":false}`,
+			provider.OpenAIResponses:  `{"tool_choice":"required","parallel_tool_calls":false}`,
+			provider.OpenAICompatible: `{"tool_choice":"auto"}`,
 		}},
 	{name: "named tool choice", tools: []model.ToolDef{lookupTool, refundTool},
 		turns: []fakeapi.Turn{{ToolCalls: []fakeapi.ToolCall{call("lookup_order", `{"order_id":"A-991"}`)}}, {Text: "Gold."}},
 		params: map[string]string{
-			spec.ProviderAnthropic:        `{"tool_choice":{"type":"tool","name":"lookup_order"}}`,
-			spec.ProviderOpenAI:           `{"tool_choice":{"type":"function","function":{"name":"lookup_order"}}}`,
-			spec.ProviderOpenAIResponses:  `{"tool_choice":{"type":"function","name":"lookup_order"}}`,
-			spec.ProviderOpenAICompatible: `{"tool_choice":{"type":"function","function":{"name":"lookup_order"}}}`,
+			provider.Anthropic:        `{"tool_choice":{"type":"tool","name":"lookup_order"}}`,
+			provider.OpenAI:           `{"tool_choice":{"type":"function","function":{"name":"lookup_order"}}}`,
+			provider.OpenAIResponses:  `{"tool_choice":{"type":"function","name":"lookup_order"}}`,
+			provider.OpenAICompatible: `{"tool_choice":{"type":"function","function":{"name":"lookup_order"}}}`,
 		}},
 	{name: "several turns", system: "Work through it.", tools: []model.ToolDef{lookupTool, refundTool, hoursTool, untypedTool},
 		turns: []fakeapi.Turn{
@@ -157,10 +158,10 @@ var providers = []struct {
 	fake  func(fakeapi.Brain) *fakeapi.Server
 	path  string // the base URL's path
 }{
-	{spec.ProviderAnthropic, "claude-sonnet-4-5", func(b fakeapi.Brain) *fakeapi.Server { return fakeapi.NewAnthropic(b) }, ""},
-	{spec.ProviderOpenAI, "gpt-4.1-mini", func(b fakeapi.Brain) *fakeapi.Server { return fakeapi.NewOpenAIChat(b) }, "/v1"},
-	{spec.ProviderOpenAIResponses, "gpt-4.1-mini", func(b fakeapi.Brain) *fakeapi.Server { return fakeapi.NewOpenAIResponses(b) }, "/v1"},
-	{spec.ProviderOpenAICompatible, "llama3.2", func(b fakeapi.Brain) *fakeapi.Server { return fakeapi.NewOpenAIChat(b) }, "/v1"},
+	{provider.Anthropic, "claude-sonnet-4-5", func(b fakeapi.Brain) *fakeapi.Server { return fakeapi.NewAnthropic(b) }, ""},
+	{provider.OpenAI, "gpt-4.1-mini", func(b fakeapi.Brain) *fakeapi.Server { return fakeapi.NewOpenAIChat(b) }, "/v1"},
+	{provider.OpenAIResponses, "gpt-4.1-mini", func(b fakeapi.Brain) *fakeapi.Server { return fakeapi.NewOpenAIResponses(b) }, "/v1"},
+	{provider.OpenAICompatible, "llama3.2", func(b fakeapi.Brain) *fakeapi.Server { return fakeapi.NewOpenAIChat(b) }, "/v1"},
 }
 
 // capture keeps every request and answer body that passes through it.
@@ -262,14 +263,14 @@ func toolSession(t *testing.T) *tool.Recorder {
 // chunk asked for) and returns the data of each event. Anthropic's ping
 // events, which the SDK skips rather than types, and Chat's [DONE] are
 // left out.
-func streamEvents(t *testing.T, url, provider string, body []byte) []json.RawMessage {
+func streamEvents(t *testing.T, url, prov string, body []byte) []json.RawMessage {
 	t.Helper()
 	var req map[string]json.RawMessage
 	if err := json.Unmarshal(body, &req); err != nil {
 		t.Fatal(err)
 	}
 	req["stream"] = json.RawMessage("true")
-	if provider == spec.ProviderOpenAI || provider == spec.ProviderOpenAICompatible {
+	if prov == provider.OpenAI || prov == provider.OpenAICompatible {
 		req["stream_options"] = json.RawMessage(`{"include_usage":true}`)
 	}
 	data, _ := json.Marshal(req)
