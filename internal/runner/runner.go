@@ -652,16 +652,7 @@ func runDecoded(ctx context.Context, j job, opts Options, lv *live) report.Case 
 func runCase(ctx context.Context, j job, opts Options, lv *live) report.Case {
 	start := time.Now()
 	c := base(j)
-	if j.c.Skip {
-		c.Status = report.Skipped
-		c.Reason = j.c.SkipReason
-		if c.Reason == "" {
-			c.Reason = "skip: true"
-		}
-		return c
-	}
-	if j.suite.NoAgent {
-		c.Status, c.Reason = report.Skipped, NoAgentReason
+	if skipped(j, &c) {
 		return c
 	}
 	// A drill's world, whoever the agent is: the built-in loop or a
@@ -680,36 +671,38 @@ func runCase(ctx context.Context, j job, opts Options, lv *live) report.Case {
 	if len(j.suite.Agent.Command) > 0 {
 		return runCommand(ctx, j, opts, lv, c, start, drill)
 	}
-	passthrough := j.plan.UsesImpl
-	if passthrough {
-		c.Notes = append(c.Notes, NoteNeverRecorded)
-	}
-	var m model.Model
-	var rec *cassette.Recorder
-	var faults *modelserver.FaultTransport
-	if j.suite.Agent.Provider == spec.ProviderScript {
-		m = model.NewScript(j.c.Script)
-	} else {
-		if !passthrough {
-			c.Cassette = j.cassette
+	return runLoop(ctx, j, opts, lv, c, start, drill)
+}
+
+// skipped says whether the case is not run (skip:, or a world suite
+// without agent), with why in c.
+func skipped(j job, c *report.Case) bool {
+	switch {
+	case j.c.Skip:
+		c.Status = report.Skipped
+		c.Reason = j.c.SkipReason
+		if c.Reason == "" {
+			c.Reason = "skip: true"
 		}
-		var err error
-		m, rec, faults, err = realModel(j, passthrough, lv)
-		if err != nil {
-			c.Status, c.Reason, c.Infra = report.Errored, err.Error(), true
-			endDrill(&c, drill)
-			return done(c, drill, start)
-		}
+	case j.suite.NoAgent:
+		c.Status, c.Reason = report.Skipped, NoAgentReason
+	default:
+		return false
 	}
-	var answer tool.Answerer = drill
-	if opts.Upstream != nil {
-		answer = opts.Upstream.For(j.suite.File, j.c.Name)
-	} else if drill == nil {
-		ms := mock.NewSession(j.plan.Rules, opts.Impl)
-		ms.Label = j.c.Name
-		answer = ms
+	return true
+}
+
+// runLoop runs a case in the built-in loop: the model (scripted, or real
+// through the case's cassette), the tools (the mocks, the drill's world
+// or the upstream's), the simulated user; then concludes it.
+func runLoop(ctx context.Context, j job, opts Options, lv *live, c report.Case, start time.Time, drill *world.Instance) report.Case {
+	m, rec, faults, err := loopModel(j, lv, &c)
+	if err != nil {
+		c.Status, c.Reason, c.Infra = report.Errored, err.Error(), true
+		endDrill(&c, drill)
+		return done(c, drill, start)
 	}
-	sess := tool.NewRecorder(answer, tool.RecorderOptions{})
+	sess := tool.NewRecorder(caseAnswerer(j, opts, drill), tool.RecorderOptions{})
 	user, err := newSimUser(j, lv, &c.Notes)
 	if err != nil {
 		c.Status, c.Reason, c.Infra = report.Errored, err.Error(), true
@@ -732,15 +725,7 @@ func runCase(ctx context.Context, j job, opts Options, lv *live) report.Case {
 	c.Output, c.Turns, c.Usage = tr.Output, tr.Turns, tr.Usage
 	c.Notes = append(c.Notes, tr.Notes...)
 	r := ran{recs: sess.Records(), drill: drill, user: user, conv: tr.Conversation}
-	if err != nil {
-		r.err = err
-		var mt *agent.MaxTurnsError
-		var se *model.ErrScriptExhausted
-		r.infra = !errors.As(err, &mt) && !errors.As(err, &se)
-		if errors.Is(err, context.Canceled) {
-			r.err = errors.New("interrupted")
-		}
-	}
+	r.err, r.infra = loopError(err)
 	if rec != nil {
 		r.cassette = savingRecorder{rec}
 	}
@@ -749,6 +734,53 @@ func runCase(ctx context.Context, j job, opts Options, lv *live) report.Case {
 	}
 	conclude(ctx, j, &c, r, &grader{ctx: ctx, lv: lv})
 	return done(c, drill, start)
+}
+
+// loopModel is the built-in loop's model for a case: the script, or the
+// real model behind the case's cassette (none when the case runs
+// passthrough code: such a case is never recorded).
+func loopModel(j job, lv *live, c *report.Case) (model.Model, *cassette.Recorder, *modelserver.FaultTransport, error) {
+	passthrough := j.plan.UsesImpl
+	if passthrough {
+		c.Notes = append(c.Notes, NoteNeverRecorded)
+	}
+	if j.suite.Agent.Provider == spec.ProviderScript {
+		return model.NewScript(j.c.Script), nil, nil, nil
+	}
+	if !passthrough {
+		c.Cassette = j.cassette
+	}
+	return realModel(j, passthrough, lv)
+}
+
+// caseAnswerer answers the case's tool calls: the upstream's real tools
+// (record-tools), else the drill's world, else the case's mocks.
+func caseAnswerer(j job, opts Options, drill *world.Instance) tool.Answerer {
+	if opts.Upstream != nil {
+		return opts.Upstream.For(j.suite.File, j.c.Name)
+	}
+	if drill != nil {
+		return drill
+	}
+	ms := mock.NewSession(j.plan.Rules, opts.Impl)
+	ms.Label = j.c.Name
+	return ms
+}
+
+// loopError is how the built-in loop's error ends the case: infra unless
+// the agent ran out of turns or of script; a cancelled run is
+// "interrupted".
+func loopError(err error) (error, bool) {
+	if err == nil {
+		return nil, false
+	}
+	var mt *agent.MaxTurnsError
+	var se *model.ErrScriptExhausted
+	infra := !errors.As(err, &mt) && !errors.As(err, &se)
+	if errors.Is(err, context.Canceled) {
+		err = errors.New("interrupted")
+	}
+	return err, infra
 }
 
 // ran is how the agent's run in a case ended, for judge: what the built-in
