@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"github.com/dryfire-dev/dryfire/internal/plan"
+	"github.com/dryfire-dev/dryfire/internal/provider"
 	"github.com/dryfire-dev/dryfire/internal/spec"
 )
 
@@ -205,7 +206,7 @@ func (l *jobList) job(i int) job {
 	if l.opts.Upstream != nil {
 		j.plan = j.plan.WithTools(l.opts.Upstream.Tools())
 	}
-	if rs.s.Agent.Provider != spec.ProviderScript {
+	if rs.s.Agent.Provider != provider.Script {
 		j.cassette = TrialCassette(j.plan.Cassette(), i-r.first+1)
 	}
 	if r.n > 1 {

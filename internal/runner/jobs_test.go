@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/dryfire-dev/dryfire/internal/plan"
+	"github.com/dryfire-dev/dryfire/internal/provider"
 	"github.com/dryfire-dev/dryfire/internal/spec"
 )
 
@@ -88,8 +89,8 @@ func eagerJobs(suites []*spec.Suite, opts Options) ([]wantJob, []int) {
 	for _, o := range cases {
 		n := trialsOf(opts.Trials, o.s, o.c.Trials)
 		file := ""
-		if o.s.Agent.Provider != spec.ProviderScript {
-			file = plan.New(o.s, nil).Case(o.c).Cassette()
+		if o.s.Agent.Provider != provider.Script {
+			file = plan.New(o.s, nil, nil).Case(o.c).Cassette()
 		}
 		for k := 1; k <= n; k++ {
 			j := wantJob{suite: o.s.File, name: o.c.Name, skip: o.c.Skip, id: strconv.Itoa(len(out) + 1), cassette: TrialCassette(file, k)}

@@ -23,6 +23,7 @@ import (
 	"github.com/dryfire-dev/dryfire/internal/model"
 	"github.com/dryfire-dev/dryfire/internal/modelserver"
 	"github.com/dryfire-dev/dryfire/internal/plan"
+	"github.com/dryfire-dev/dryfire/internal/provider"
 	"github.com/dryfire-dev/dryfire/internal/redact"
 	"github.com/dryfire-dev/dryfire/internal/report"
 	"github.com/dryfire-dev/dryfire/internal/spec"
@@ -397,7 +398,7 @@ func withCommand(s *spec.Suite, command []string) *spec.Suite {
 	cp := *s
 	cp.Agent.Command = command
 	cp.NoAgent = false
-	if cp.Agent.Provider == spec.ProviderScript {
+	if cp.Agent.Provider == provider.Script {
 		cp.Agent.Provider = ""
 	}
 	return &cp
@@ -409,13 +410,13 @@ func supported(s *spec.Suite) error {
 	}
 	if len(s.Agent.Command) > 0 {
 		switch s.Agent.Provider {
-		case "", spec.ProviderAnthropic, spec.ProviderOpenAI, spec.ProviderOpenAIResponses, spec.ProviderOpenAICompatible:
+		case "", provider.Anthropic, provider.OpenAI, provider.OpenAIResponses, provider.OpenAICompatible:
 			return nil
 		}
 		return &UnsupportedError{Pos: s.Agent.ProviderPos, Msg: fmt.Sprintf("provider %q cannot be used with agent.command", s.Agent.Provider)}
 	}
 	switch s.Agent.Provider {
-	case spec.ProviderScript, spec.ProviderAnthropic, spec.ProviderOpenAI, spec.ProviderOpenAIResponses, spec.ProviderOpenAICompatible:
+	case provider.Script, provider.Anthropic, provider.OpenAI, provider.OpenAIResponses, provider.OpenAICompatible:
 		return nil
 	}
 	return &UnsupportedError{Pos: s.Agent.ProviderPos, Msg: fmt.Sprintf("provider %q is not available in this version of dryfire", s.Agent.Provider)}
@@ -478,7 +479,7 @@ func prepareLive(jobs *jobList, opts Options) (*live, error) {
 			continue
 		}
 		lv.secrets = append(lv.secrets, redact.FromURL(rs.s.Agent.BaseURL)...)
-		if p := rs.s.Agent.Provider; p != spec.ProviderScript {
+		if p := rs.s.Agent.Provider; p != provider.Script {
 			lv.secrets = append(lv.secrets, redact.FromURL(lv.getenv(model.BaseURLEnv(p)))...)
 		}
 	}
@@ -495,7 +496,7 @@ func prepareLive(jobs *jobList, opts Options) (*live, error) {
 	for i := range jobs.jobs {
 		// A stub has no judge check and no simulated user.
 		ci, _ := jobs.caseOf(i)
-		if rs, k := jobs.at(ci); rs.s.NoAgent || rs.s.Agent.Provider == spec.ProviderScript && len(rs.s.Agent.Command) == 0 && rs.s.Stubbed(k) {
+		if rs, k := jobs.at(ci); rs.s.NoAgent || rs.s.Agent.Provider == provider.Script && len(rs.s.Agent.Command) == 0 && rs.s.Stubbed(k) {
 			continue
 		}
 		j := jobs.job(i)
@@ -506,7 +507,7 @@ func prepareLive(jobs *jobList, opts Options) (*live, error) {
 		for _, jd := range judges(j.c) {
 			needsModel = true
 			keyEnv := model.KeyEnv(jd.Provider)
-			if jd.Provider == spec.ProviderOpenAICompatible || lv.getenv(keyEnv) != "" {
+			if jd.Provider == provider.OpenAICompatible || lv.getenv(keyEnv) != "" {
 				continue
 			}
 			switch file := j.judgeFile(jd); {
@@ -522,7 +523,7 @@ func prepareLive(jobs *jobList, opts Options) (*live, error) {
 		if u := j.c.User; u != nil && u.Model != nil {
 			needsModel = true
 			keyEnv := model.KeyEnv(u.Model.Provider)
-			if u.Model.Provider != spec.ProviderOpenAICompatible && lv.getenv(keyEnv) == "" {
+			if u.Model.Provider != provider.OpenAICompatible && lv.getenv(keyEnv) == "" {
 				switch file := j.userFile(); {
 				case lv.mode == cassette.All:
 					need(j, keyEnv, "the simulated user, --record all")
@@ -535,7 +536,7 @@ func prepareLive(jobs *jobList, opts Options) (*live, error) {
 		}
 		p := j.suite.Agent.Provider
 		command := len(j.suite.Agent.Command) > 0
-		if p == spec.ProviderScript && !command {
+		if p == provider.Script && !command {
 			continue
 		}
 		needsModel = true
@@ -545,7 +546,7 @@ func prepareLive(jobs *jobList, opts Options) (*live, error) {
 			if keyEnv == "" {
 				continue
 			}
-		} else if p == spec.ProviderOpenAICompatible || lv.getenv(keyEnv) != "" {
+		} else if p == provider.OpenAICompatible || lv.getenv(keyEnv) != "" {
 			continue
 		}
 		var why string
@@ -744,7 +745,7 @@ func loopModel(j job, lv *live, c *report.Case) (model.Model, *cassette.Recorder
 	if passthrough {
 		c.Notes = append(c.Notes, NoteNeverRecorded)
 	}
-	if j.suite.Agent.Provider == spec.ProviderScript {
+	if j.suite.Agent.Provider == provider.Script {
 		return model.NewScript(j.c.Script), nil, nil, nil
 	}
 	if !passthrough {
@@ -961,7 +962,7 @@ func realModel(j job, passthrough bool, lv *live) (model.Model, *cassette.Record
 		Trials:      j.trials,
 		DropUser:    !hasModelUser(j.c),
 	}
-	if key == "" && a.Provider != spec.ProviderOpenAICompatible {
+	if key == "" && a.Provider != provider.OpenAICompatible {
 		cfg.LiveUnavailable = keyEnv + " is not set"
 	}
 	rec, err := cassette.Open(cfg)

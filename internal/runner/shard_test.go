@@ -6,12 +6,13 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/dryfire-dev/dryfire/internal/provider"
 	"github.com/dryfire-dev/dryfire/internal/spec"
 )
 
 // shardJobsOf is the jobs of a suite of cases "case FROM" to "case TO-1".
 func shardJobsOf(t *testing.T, from, to int) *jobList {
-	s := &spec.Suite{File: "s.dryfire.yaml", Agent: spec.Agent{Provider: spec.ProviderScript}}
+	s := &spec.Suite{File: "s.dryfire.yaml", Agent: spec.Agent{Provider: provider.Script}}
 	for i := from; i < to; i++ {
 		s.Cases = append(s.Cases, &spec.Case{Name: fmt.Sprintf("case %d", i)})
 	}

@@ -261,7 +261,7 @@ func (x *decoder) agent(agent yamlpos.KV) Agent {
 			}
 		}
 	}
-	if a.Provider == ProviderOpenAICompatible && a.BaseURL == "" {
+	if a.Provider == provider.OpenAICompatible && a.BaseURL == "" {
 		_, pv := yamlpos.Lookup(agent.V, "provider")
 		x.errorf(pv, "provider openai-compatible needs agent.base_url (the server's URL, e.g. http://localhost:11434/v1)")
 	}
@@ -294,7 +294,7 @@ func (x *decoder) commandAgent(n *yaml.Node, a *Agent) {
 		if k, _ := yamlpos.Lookup(n, "base_url"); k != nil {
 			x.errorf(k, "agent.base_url with agent.command needs provider: the API it is the base URL of (anthropic, openai, openai-responses or openai-compatible)")
 		}
-	case ProviderScript:
+	case provider.Script:
 		_, pv := yamlpos.Lookup(n, "provider")
 		x.errorf(pv, "provider script is the built-in loop's offline model; with agent.command your program calls a real API through dryfire: name that API (anthropic, openai, openai-responses, openai-compatible) or leave provider out")
 	}
@@ -858,7 +858,7 @@ func (x *decoder) crossHead(s *Suite) {
 	// An unknown or missing provider is reported already: judge nothing by it.
 	k := &x.cross
 	k.known = slices.Contains(providers, s.Agent.Provider)
-	k.scripted = s.Agent.Provider == ProviderScript
+	k.scripted = s.Agent.Provider == provider.Script
 	k.command = len(s.Agent.Command) > 0
 	k.real = k.known && !k.scripted && !k.command
 	k.counted = x.opts.Discard && s.World == ""
@@ -1104,7 +1104,7 @@ func (x *decoder) sideModel(s *Suite, n *yaml.Node, who, role, hint string, prov
 		}
 	}
 	switch {
-	case *prov == "" || *prov == ProviderScript:
+	case *prov == "" || *prov == provider.Script:
 		why := "the agent's provider is script, which answers from the case's script only"
 		if *prov == "" {
 			why = "the agent names no provider"
@@ -1122,7 +1122,7 @@ func (x *decoder) sideModel(s *Suite, n *yaml.Node, who, role, hint string, prov
 			why = "the agent's is for the agent's provider"
 		}
 		x.errorf(at, "%s needs a model name: give the %s model (%s)", who, role, why)
-	case *prov == ProviderOpenAICompatible && *baseURL == "":
+	case *prov == provider.OpenAICompatible && *baseURL == "":
 		at, _ := yamlpos.Lookup(n, "provider")
 		x.errorf(at, "%s on openai-compatible needs the agent's base_url: use the agent's provider, or another provider", who)
 	}

@@ -2,6 +2,7 @@ package spec
 
 import (
 	"encoding/json"
+	"github.com/dryfire-dev/dryfire/internal/provider"
 	"os"
 	"path/filepath"
 	"strings"
@@ -416,7 +417,7 @@ cases:
 		t.Errorf("unexpected diagnostics: %v", ds)
 	}
 	a := s.Agent
-	if a.Provider != ProviderOpenAICompatible || a.BaseURL == "" || a.Model != "llama3" || a.MaxTurns != 2 || a.Params["temperature"] != json.Number("0") {
+	if a.Provider != provider.OpenAICompatible || a.BaseURL == "" || a.Model != "llama3" || a.MaxTurns != 2 || a.Params["temperature"] != json.Number("0") {
 		t.Errorf("agent = %+v", a)
 	}
 	if s.Name != "test" {

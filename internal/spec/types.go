@@ -11,19 +11,9 @@ import (
 	yaml "go.yaml.in/yaml/v4"
 
 	"github.com/dryfire-dev/dryfire/internal/jschema"
-	"github.com/dryfire-dev/dryfire/internal/provider"
 	"github.com/dryfire-dev/dryfire/internal/reqmatch"
 	"github.com/dryfire-dev/dryfire/internal/value"
 	"github.com/dryfire-dev/dryfire/internal/yamlpos"
-)
-
-// Providers a suite may name (package provider's names).
-const (
-	ProviderScript           = provider.Script
-	ProviderAnthropic        = provider.Anthropic
-	ProviderOpenAI           = provider.OpenAI
-	ProviderOpenAIResponses  = provider.OpenAIResponses
-	ProviderOpenAICompatible = provider.OpenAICompatible
 )
 
 // DefaultMaxTurns bounds model calls per case when a suite does not say.
