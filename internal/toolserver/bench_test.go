@@ -12,13 +12,18 @@ import (
 	"github.com/dryfire-dev/dryfire/internal/spec"
 )
 
-// benchSuite has a tool "one" with one rule and a tool "many" with n
-// rules, each matching {"k": "vI"}.
+// benchSuite has a tool "one" with one rule, a tool "many" with n rules,
+// each matching {"k": "vI"}, and a tool "create_order" with n rules of
+// three keys as bench/setup writes them (tools100.dryfire.yaml).
 func benchSuite(tb testing.TB, n int) *spec.Suite {
 	var b strings.Builder
 	b.WriteString("version: 1\nagent: {provider: script}\nmocks:\n  one:\n    - return: {ok: true}\n  many:\n")
 	for i := range n {
 		fmt.Fprintf(&b, "    - when: {k: v%d}\n      return: {rule: %d}\n", i, i)
+	}
+	b.WriteString("  create_order:\n")
+	for i := range n {
+		fmt.Fprintf(&b, "    - when: {amount: 100, currency: EUR, sku: SKU-%d}\n      return: {ok: true, rule: %d}\n", i, i)
 	}
 	b.WriteString("cases:\n  - name: c\n    input: x\n    script: [{text: ok}]\n")
 	s, ds := spec.Parse("bench.dryfire.yaml", []byte(b.String()), nil)
@@ -33,6 +38,7 @@ func BenchmarkHandlerToolCall(b *testing.B) {
 	for _, tt := range []struct{ name, path, body string }{
 		{"1rule", "/tools/one", `{"k":"x"}`},
 		{"100rules_last", "/tools/many", `{"k":"v99"}`},
+		{"100rules_order", "/tools/create_order", `{"amount":100,"currency":"EUR","sku":"SKU-99","note":"deliver before noon"}`},
 	} {
 		b.Run(tt.name, func(b *testing.B) {
 			srv := New(NewScope(ScopeOptions{Suite: benchSuite(b, 100)}), Options{})
