@@ -2,7 +2,6 @@ package spec
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"math"
 	"path/filepath"
@@ -236,12 +235,9 @@ func (rs *rowSource) row(line int) (row, error) {
 	if i := bytes.IndexByte(text, '\n'); i >= 0 {
 		text = text[:i]
 	}
-	// The line was checked while the suite loaded: one JSON object. (Not
-	// jsonLines: its scanner's buffer alone is 64 KiB a row.)
-	var values map[string]any
-	dec := json.NewDecoder(bytes.NewReader(text))
-	dec.UseNumber()
-	if err := dec.Decode(&values); err != nil || values == nil || dec.More() {
+	// The line was checked while the suite loaded: one JSON object.
+	values, problem := jsonRow(text)
+	if values == nil || problem != "" {
 		return row{}, errDataChanged
 	}
 	return row{line: line, values: values}, nil
@@ -267,6 +263,9 @@ func usesImplRules(m map[string][]*Rule) bool {
 // kept whole.
 var lazyMin = 2048
 
+// slabs are the nodes of rows Decode reads again (rowSlab).
+var slabs = sync.Pool{New: func() any { return &rowSlab{} }}
+
 // errNotLazy is what Decode says of a stub it cannot find again.
 var errNotLazy = errors.New("internal error: the case cannot be decoded again from its suite")
 
@@ -290,7 +289,12 @@ func (s *Suite) Decode(c *Case) (*Case, error) {
 		if err != nil {
 			return nil, err
 		}
-		if n = instantiate(rs.t, r, rs.columns, rs.source, rs.file, d); n == nil {
+		// The row's nodes are used again for the next row decoded: once
+		// this one is decoded nothing holds them (a stub is never a
+		// drill's, which keeps some).
+		slab := slabs.Get().(*rowSlab)
+		defer slabs.Put(slab)
+		if n = instantiateIn(slab, rs.t, r, rs.columns, rs.source, rs.file, d); n == nil {
 			return nil, errDataChanged
 		}
 	} else {
