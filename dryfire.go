@@ -383,7 +383,7 @@ func (p *Project) run(ctx context.Context, opts *RunOptions, up runner.Upstream)
 		ro.Filter = re
 	}
 	if opts.Stream != nil {
-		ro.Sink, ro.Prepare, ro.Lean = opts.Stream.add, opts.Stream.encode, true
+		ro.Sink, ro.Lean = opts.Stream.add, true
 	}
 	rep, err := runner.Run(ctx, p.suites, ro)
 	if err != nil {

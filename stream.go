@@ -47,27 +47,12 @@ func NewReportStream(json, junit io.Writer) (*ReportStream, error) {
 	return s, nil
 }
 
-// encode is the runner's Prepare: each case's JSON, encoded in the
-// worker that ran it (a *report.Item; nil when it could not be).
-func (s *ReportStream) encode(c *report.Case) any {
-	if s.json == nil {
-		return nil
-	}
-	if item, err := s.json.Encode(c); err == nil {
-		return item
-	}
-	return nil
-}
-
-// add is the runner's Sink: each case, in report order, with what encode
-// made of it.
-func (s *ReportStream) add(_ int, c *report.Case, encoded any) {
+// add is the runner's Sink: each case, in report order.
+func (s *ReportStream) add(_ int, c *report.Case) {
 	// A write that fails is kept by the writer and returned by Close; the
 	// run goes on.
 	if s.json != nil {
-		if item, ok := encoded.(*report.Item); ok {
-			s.json.Encoded(item)
-		} // else encoding failed, and the case is left out, as ReportJSON.Case leaves it
+		s.json.Case(c)
 	}
 	if s.junit != nil {
 		s.junit.Case(c)

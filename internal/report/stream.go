@@ -84,18 +84,22 @@ func TotalsOf(r *Report) *Totals {
 // the struct (End): a report of many cases is written as they come,
 // without its text or its cases in memory.
 type ListJSON struct {
-	w    io.Writer
-	key  string
-	n    int
-	b    []byte     // the next item, with what comes before it
-	free chan *Item // Items to be used again
-	err  error      // the first write that failed; nothing is written after it
+	w       io.Writer
+	key     string
+	n       int
+	compact bytes.Buffer // an item as enc writes it
+	b       []byte       // indented
+	enc     *json.Encoder
+	err     error // the first write that failed; nothing is written after it
 }
 
 // NewListJSON writes the list named key to w; nothing is written before
 // the first Item or End.
 func NewListJSON(w io.Writer, key string) *ListJSON {
-	return &ListJSON{w: w, key: key, free: make(chan *Item, 1024)}
+	l := &ListJSON{w: w, key: key}
+	l.enc = json.NewEncoder(&l.compact)
+	l.enc.SetEscapeHTML(false)
+	return l
 }
 
 func (l *ListJSON) write(s []byte) {
@@ -108,73 +112,20 @@ func (l *ListJSON) open() string { return "{\n  " + strconv.Quote(l.key) + ": ["
 
 // Item writes the list's next item.
 func (l *ListJSON) Item(v any) error {
-	item, err := l.Encode(v)
-	if err != nil {
+	l.compact.Reset()
+	if err := l.enc.Encode(v); err != nil {
 		return err
 	}
-	return l.Encoded(item)
-}
-
-// start begins the next item in l.b: what comes before it in the list.
-func (l *ListJSON) start() []byte {
-	b := l.b[:0]
+	l.b = l.b[:0]
 	if l.n == 0 {
-		b = append(b, l.open()...)
+		l.b = append(l.b, l.open()...)
 	} else {
-		b = append(b, ',')
+		l.b = append(l.b, ',')
 	}
+	l.b = append(l.b, "\n    "...)
+	item := l.compact.Bytes()
+	l.b = appendIndented(l.b, item[:len(item)-1], "    ", "  ") // without the encoder's newline
 	l.n++
-	return append(b, "\n    "...)
-}
-
-// Item is a list item encoded by ListJSON.Encode, for Encoded.
-type Item struct {
-	compact bytes.Buffer // as enc writes it
-	enc     *json.Encoder
-	text    []byte // indented
-}
-
-// Encode is item v as Item writes it, without what comes before it in the
-// list (Encoded writes that): it may be called from several goroutines at
-// once, and in any order.
-func (l *ListJSON) Encode(v any) (*Item, error) {
-	var it *Item
-	select {
-	case it = <-l.free:
-	default:
-		it = &Item{}
-		it.enc = json.NewEncoder(&it.compact)
-		it.enc.SetEscapeHTML(false)
-	}
-	it.compact.Reset()
-	if err := it.enc.Encode(v); err != nil {
-		l.release(it)
-		return nil, err
-	}
-	c := it.compact.Bytes()
-	if cap(it.text) < len(c)*3/2 {
-		it.text = make([]byte, 0, len(c)*3/2)
-	}
-	it.text = appendIndented(it.text[:0], c[:len(c)-1], "    ", "  ") // without the encoder's newline
-	return it, nil
-}
-
-// release keeps it to be used again, unless it is large or enough are kept.
-func (l *ListJSON) release(it *Item) {
-	if cap(it.text) > 1<<20 {
-		return
-	}
-	select {
-	case l.free <- it:
-	default:
-	}
-}
-
-// Encoded writes the list's next item, encoded by Encode, and lets the
-// item go.
-func (l *ListJSON) Encoded(it *Item) error {
-	l.b = append(l.start(), it.text...)
-	l.release(it)
 	l.write(l.b)
 	return l.err
 }
@@ -209,13 +160,6 @@ func NewReportJSON(w io.Writer) *ReportJSON { return &ReportJSON{NewListJSON(w, 
 
 // Case writes the report's next case.
 func (j *ReportJSON) Case(c *Case) error { return j.l.Item(c) }
-
-// Encode encodes case c for Encoded; it may be called from several
-// goroutines at once, and in any order.
-func (j *ReportJSON) Encode(c *Case) (*Item, error) { return j.l.Encode(c) }
-
-// Encoded writes the report's next case, encoded by Encode.
-func (j *ReportJSON) Encoded(it *Item) error { return j.l.Encoded(it) }
 
 // End writes the summary and shard of r (its cases are not written).
 func (j *ReportJSON) End(r *Report) error {

@@ -114,13 +114,7 @@ type Options struct {
 	// Sink, when set, gets each case's result in report order, as soon as
 	// it and every case before it are done (calls serialised, with
 	// Progress's): how the reports are written while the run goes on.
-	Sink func(index int, c *report.Case, prepared any)
-	// Prepare, when set, is given each case's result in the worker that
-	// finished it, before Sink and outside the lock that serialises
-	// Sink: what a Sink does with every result that does not depend on
-	// their order (encoding it) is done there, on every core. Sink gets
-	// its value.
-	Prepare func(c *report.Case) any
+	Sink func(index int, c *report.Case)
 	// Lean keeps no case's result: the report has no cases, only the
 	// summary, the totals and the shard. The results go to Sink only, so
 	// that the memory of a run does not grow with its cases.
@@ -243,20 +237,15 @@ func Run(ctx context.Context, suites []*spec.Suite, opts Options) (*report.Repor
 	// pending; a case more than window places ahead of the first not done
 	// does not start (with a Sink), so that pending stays small.
 	tot := &report.Totals{}
-	type done struct {
-		c        *report.Case
-		prepared any
-	}
-	pending := map[int]done{}
+	pending := map[int]*report.Case{}
 	emitted := 0
-	emit := func(ci int, d done) {
-		pending[ci] = d
+	emit := func(ci int, c *report.Case) {
+		pending[ci] = c
 		for {
-			d, ok := pending[emitted]
+			c, ok := pending[emitted]
 			if !ok {
 				break
 			}
-			c := d.c
 			delete(pending, emitted)
 			tot.Add(c)
 			if shard != nil {
@@ -266,7 +255,7 @@ func Run(ctx context.Context, suites []*spec.Suite, opts Options) (*report.Repor
 				shard.Live += c.Live
 			}
 			if opts.Sink != nil {
-				opts.Sink(emitted, c, d.prepared)
+				opts.Sink(emitted, c)
 			}
 			emitted++
 		}
@@ -345,14 +334,8 @@ func Run(ctx context.Context, suites []*spec.Suite, opts Options) (*report.Repor
 						rep.Cases[ci] = folded
 						c = &rep.Cases[ci]
 					}
-					d := done{c: c}
-					if opts.Prepare != nil {
-						mu.Unlock() // c is this worker's until emitted
-						d.prepared = opts.Prepare(c)
-						mu.Lock()
-					}
 					progress(func() { opts.Progress.CaseDone(ci, c) })
-					emit(ci, d)
+					emit(ci, c)
 				}
 				mu.Unlock()
 			}
