@@ -6,8 +6,10 @@ import (
 	"encoding/xml"
 	"fmt"
 	"io"
+	"math"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // Totals is what the lines after a run and its exit code need of its
@@ -116,15 +118,24 @@ func (l *ListJSON) Item(v any) error {
 	if err := l.enc.Encode(v); err != nil {
 		return err
 	}
+	item := l.compact.Bytes()
+	l.b = appendIndented(l.start(), item[:len(item)-1], "    ", "  ") // without the encoder's newline
+	return l.end()
+}
+
+// start is the buffer of the next item, with what comes before it.
+func (l *ListJSON) start() []byte {
 	l.b = l.b[:0]
 	if l.n == 0 {
 		l.b = append(l.b, l.open()...)
 	} else {
 		l.b = append(l.b, ',')
 	}
-	l.b = append(l.b, "\n    "...)
-	item := l.compact.Bytes()
-	l.b = appendIndented(l.b, item[:len(item)-1], "    ", "  ") // without the encoder's newline
+	return append(l.b, "\n    "...)
+}
+
+// end writes the item in l.b.
+func (l *ListJSON) end() error {
 	l.n++
 	l.write(l.b)
 	return l.err
@@ -153,13 +164,26 @@ func (l *ListJSON) End(head any) error {
 
 // ReportJSON writes the JSON report of a run a case at a time: the same
 // bytes as Report.JSON.
-type ReportJSON struct{ l *ListJSON }
+type ReportJSON struct {
+	l *ListJSON
+	c *caseJSON
+}
 
 // NewReportJSON writes to w.
-func NewReportJSON(w io.Writer) *ReportJSON { return &ReportJSON{NewListJSON(w, "cases")} }
+func NewReportJSON(w io.Writer) *ReportJSON {
+	return &ReportJSON{NewListJSON(w, "cases"), newCaseJSON()}
+}
 
 // Case writes the report's next case.
-func (j *ReportJSON) Case(c *Case) error { return j.l.Item(c) }
+func (j *ReportJSON) Case(c *Case) error {
+	b, err := j.c.appendCase(j.l.start(), c)
+	if err != nil {
+		// What only encoding/json writes right, or fails on.
+		return j.l.Item(c)
+	}
+	j.l.b = b
+	return j.l.end()
+}
 
 // End writes the summary and shard of r (its cases are not written).
 func (j *ReportJSON) End(r *Report) error {
@@ -195,20 +219,14 @@ type ReportJUnit struct {
 	ms    []float64 // each suite's time
 	total float64
 	parts [][][2]int64 // each suite's spans of the body
-	b     bytes.Buffer
-	enc   *xml.Encoder
+	b     []byte       // a case's element
 	err   error
 }
 
 // NewReportJUnit keeps the cases' elements in body until End.
 func NewReportJUnit(body Body) *ReportJUnit {
-	j := &ReportJUnit{body: body, root: junitSuites{Name: "dryfire"}, index: map[string]int{}}
-	j.enc = xml.NewEncoder(&j.b)
-	j.enc.Indent("    ", "  ")
-	return j
+	return &ReportJUnit{body: body, root: junitSuites{Name: "dryfire"}, index: map[string]int{}}
 }
-
-var testcase = xml.StartElement{Name: xml.Name{Local: "testcase"}}
 
 // Case adds the report's next case.
 func (j *ReportJUnit) Case(c *Case) error {
@@ -224,27 +242,20 @@ func (j *ReportJUnit) Case(c *Case) error {
 		j.parts = append(j.parts, nil)
 	}
 	s := &j.root.Suites[si]
-	jc, err := j.element(c, s)
-	if err != nil {
-		return err
-	}
 	s.Tests++
+	switch c.Status {
+	case Failed:
+		s.Failures++
+	case Errored:
+		s.Errors++
+	case Skipped:
+		s.Skipped++
+	}
 	j.total += c.DurationMS
 	j.ms[si] += c.DurationMS
-	j.b.Reset()
-	if j.off == 0 {
-		// The encoder starts every element after its first on a new
-		// line, indented: the first one too.
-		j.b.WriteString("\n")
-	}
-	if err := j.enc.EncodeElement(jc, testcase); err != nil {
-		return err
-	}
-	if err := j.enc.Flush(); err != nil {
-		return err
-	}
+	j.b = appendTestcase(j.b[:0], c)
 	start := j.off
-	n, err := j.body.Write(j.b.Bytes())
+	n, err := j.body.Write(j.b)
 	j.off += int64(n)
 	if err != nil {
 		j.err = err
@@ -259,32 +270,126 @@ func (j *ReportJUnit) Case(c *Case) error {
 	return nil
 }
 
-// element is a case's testcase element; s counts its status.
-func (j *ReportJUnit) element(c *Case, s *junitSuite) (junitCase, error) {
-	jc := junitCase{Name: c.Name, Classname: c.Suite, Time: seconds(c.DurationMS)}
-	if c.Verdict != "" {
-		props := []junitProperty{{"verdict", string(c.Verdict)}, {"build_hash", c.BuildHash}}
-		if c.Seed != nil {
-			props = append(props, junitProperty{"seed", fmt.Sprint(*c.Seed)})
-		}
-		jc.Properties = &junitProperties{props}
-	}
-	var details string
-	if c.Status == Failed || c.Status == Errored {
-		details = xmlText(ansi.ReplaceAllString(strings.Join(Details(c), "\n"), ""))
-	}
+// appendTestcase appends a case's testcase element, on a line of its own
+// inside its testsuite, as encoding/xml writes junitCase indented (the
+// same bytes, written directly: a large run writes one per case). A
+// drill's verdict, seed and build hash are its properties; a case that
+// did not pass has a failure or error element with its details.
+func appendTestcase(b []byte, c *Case) []byte {
+	b = append(b, "\n    <testcase name=\""...)
+	b = appendXMLAttr(b, c.Name)
+	b = append(b, `" classname="`...)
+	b = appendXMLAttr(b, c.Suite)
+	b = append(b, `" time="`...)
+	b = appendSeconds(b, c.DurationMS)
+	b = append(b, `">`...)
+	inner := false
 	switch c.Status {
-	case Failed:
-		jc.Failure = &junitProblem{Message: c.Reason, Type: "failure", Text: details}
-		s.Failures++
-	case Errored:
-		jc.Error = &junitProblem{Message: c.Reason, Type: "error", Text: details}
-		s.Errors++
+	case Failed, Errored:
+		typ := "failure"
+		if c.Status == Errored {
+			typ = "error"
+		}
+		b = append(b, "\n      <"...)
+		b = append(b, typ...)
+		b = append(b, ` message="`...)
+		b = appendXMLAttr(b, c.Reason)
+		b = append(b, `" type="`...)
+		b = append(b, typ...)
+		b = append(b, `">`...)
+		b = append(b, xmlText(ansi.ReplaceAllString(strings.Join(Details(c), "\n"), ""))...)
+		b = append(b, "</"...)
+		b = append(b, typ...)
+		b = append(b, '>')
+		inner = true
 	case Skipped:
-		jc.Skipped = &junitSkipped{Message: c.Reason}
-		s.Skipped++
+		b = append(b, "\n      <skipped"...)
+		if c.Reason != "" {
+			b = append(b, ` message="`...)
+			b = appendXMLAttr(b, c.Reason)
+			b = append(b, '"')
+		}
+		b = append(b, "></skipped>"...)
+		inner = true
 	}
-	return jc, nil
+	if c.Verdict != "" {
+		b = append(b, "\n      <properties>"...)
+		b = appendProperty(b, "verdict", string(c.Verdict))
+		b = appendProperty(b, "build_hash", c.BuildHash)
+		if c.Seed != nil {
+			b = appendProperty(b, "seed", strconv.FormatInt(*c.Seed, 10))
+		}
+		b = append(b, "\n      </properties>"...)
+		inner = true
+	}
+	if inner {
+		b = append(b, "\n    "...)
+	}
+	return append(b, "</testcase>"...)
+}
+
+func appendProperty(b []byte, name, value string) []byte {
+	b = append(b, "\n        <property name=\""...)
+	b = append(b, name...)
+	b = append(b, `" value="`...)
+	b = appendXMLAttr(b, value)
+	return append(b, `"></property>`...)
+}
+
+// appendSeconds appends what seconds returns.
+func appendSeconds(b []byte, ms float64) []byte {
+	if math.IsInf(ms, 0) || math.IsNaN(ms) {
+		return append(b, seconds(ms)...)
+	}
+	return strconv.AppendFloat(b, ms/1000, 'f', 3, 64)
+}
+
+// appendXMLAttr appends s escaped as encoding/xml escapes an attribute's
+// value: quotes, &, <, >, tab, newline and carriage return as
+// references, what XML cannot hold (and invalid UTF-8) as U+FFFD.
+func appendXMLAttr(b []byte, s string) []byte {
+	last := 0
+	for i := 0; i < len(s); {
+		r, width := rune(s[i]), 1
+		if r >= utf8.RuneSelf {
+			r, width = utf8.DecodeRuneInString(s[i:])
+		}
+		i += width
+		var esc string
+		switch r {
+		case '"':
+			esc = "&#34;"
+		case '\'':
+			esc = "&#39;"
+		case '&':
+			esc = "&amp;"
+		case '<':
+			esc = "&lt;"
+		case '>':
+			esc = "&gt;"
+		case '\t':
+			esc = "&#x9;"
+		case '\n':
+			esc = "&#xA;"
+		case '\r':
+			esc = "&#xD;"
+		default:
+			if xmlChar(r) && (r != utf8.RuneError || width > 1) {
+				continue
+			}
+			esc = "\uFFFD"
+		}
+		b = append(b, s[last:i-width]...)
+		b = append(b, esc...)
+		last = i
+	}
+	return append(b, s[last:]...)
+}
+
+// xmlChar says whether XML 1.0 can hold r.
+func xmlChar(r rune) bool {
+	return r == 0x09 || r == 0x0A || r == 0x0D || r >= 0x20 && r <= 0xD7FF ||
+		r >= 0xE000 && r <= 0xFFFD || r >= 0x10000 && r <= 0x10FFFF
 }
 
 // End writes the report to w: the totals, then each suite with its cases.

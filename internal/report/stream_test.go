@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"encoding/xml"
 	"errors"
+	"fmt"
+	"math/rand/v2"
 	"strings"
 	"testing"
 
@@ -21,7 +23,6 @@ func junitWhole(t *testing.T, r *Report) []byte {
 	index := map[string]int{}
 	var total float64
 	var ms []float64
-	var j ReportJUnit
 	for i := range r.Cases {
 		c := &r.Cases[i]
 		si, ok := index[c.Suite]
@@ -32,7 +33,7 @@ func junitWhole(t *testing.T, r *Report) []byte {
 			ms = append(ms, 0)
 		}
 		s := &root.Suites[si]
-		jc, _ := j.element(c, s)
+		jc := junitElement(c, s)
 		s.Tests++
 		total += c.DurationMS
 		ms[si] += c.DurationMS
@@ -58,6 +59,34 @@ func junitWhole(t *testing.T, r *Report) []byte {
 	return b.Bytes()
 }
 
+// junitElement is a case's testcase element; s counts its status.
+func junitElement(c *Case, s *junitSuite) junitCase {
+	jc := junitCase{Name: c.Name, Classname: c.Suite, Time: seconds(c.DurationMS)}
+	if c.Verdict != "" {
+		props := []junitProperty{{"verdict", string(c.Verdict)}, {"build_hash", c.BuildHash}}
+		if c.Seed != nil {
+			props = append(props, junitProperty{"seed", fmt.Sprint(*c.Seed)})
+		}
+		jc.Properties = &junitProperties{props}
+	}
+	var details string
+	if c.Status == Failed || c.Status == Errored {
+		details = xmlText(ansi.ReplaceAllString(strings.Join(Details(c), "\n"), ""))
+	}
+	switch c.Status {
+	case Failed:
+		jc.Failure = &junitProblem{Message: c.Reason, Type: "failure", Text: details}
+		s.Failures++
+	case Errored:
+		jc.Error = &junitProblem{Message: c.Reason, Type: "error", Text: details}
+		s.Errors++
+	case Skipped:
+		jc.Skipped = &junitSkipped{Message: c.Reason}
+		s.Skipped++
+	}
+	return jc
+}
+
 func streamReports() map[string]*Report {
 	seed := int64(7)
 	return map[string]*Report{
@@ -75,7 +104,24 @@ func streamReports() map[string]*Report {
 			{Suite: "c.dryfire.yaml", Name: "drill", Status: Passed, Verdict: Passed, Seed: &seed, BuildHash: "abc", Usage: model.Usage{InputTokens: 3}},
 			{Suite: "a.dryfire.yaml", Name: "again", Status: Passed, DurationMS: 0.001},
 		}},
+		"varied": variedReport(),
 	}
+}
+
+// variedReport has varied cases (variedCase) in a few suites, and
+// skipped ones with and without a reason.
+func variedReport() *Report {
+	r := rand.New(rand.NewPCG(16, 3))
+	out := &Report{}
+	for i := range 500 {
+		c := variedCase(r)
+		c.Suite = []string{"a.dryfire.yaml", `<b> "&" 'c'.dryfire.yaml`, c.Suite}[i%3]
+		if i%7 == 0 {
+			c.Status, c.Reason = Skipped, ""
+		}
+		out.Cases = append(out.Cases, c)
+	}
+	return out
 }
 
 func TestReportJUnitIsTheWholeEncoding(t *testing.T) {

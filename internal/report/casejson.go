@@ -1,0 +1,355 @@
+package report
+
+import (
+	"bytes"
+	"encoding/json"
+	"math"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
+// caseJSON writes a case of the JSON report as ListJSON.Item writes it
+// through encoding/json (the same bytes), field by field without
+// reflection or a second pass to indent: a large run writes one per case.
+// The fields few cases have (drills, trials, judges, workspaces…) are
+// still encoded by encoding/json, and indented in place.
+type caseJSON struct {
+	b     []byte
+	depth int  // of the line being written, below the list's items
+	first bool // the innermost object or array has no member yet
+	err   error
+	raw   bytes.Buffer // a field as enc writes it
+	enc   *json.Encoder
+}
+
+func newCaseJSON() *caseJSON {
+	w := &caseJSON{}
+	w.enc = json.NewEncoder(&w.raw)
+	w.enc.SetEscapeHTML(false)
+	return w
+}
+
+// itemIndent is the indentation of a list item's lines (IndentedJSON's
+// two spaces, twice: the report object and its list).
+const itemIndent = "    "
+
+// spaces holds the indentation of the deepest lines a case has.
+const spaces = "                                                                "
+
+func (w *caseJSON) indent() string {
+	if n := len(itemIndent) + 2*w.depth; n <= len(spaces) {
+		return spaces[:n]
+	}
+	return itemIndent + strings.Repeat("  ", w.depth)
+}
+
+func (w *caseJSON) newline() {
+	w.b = append(w.b, '\n')
+	w.b = append(w.b, w.indent()...)
+}
+
+func (w *caseJSON) open(c byte) {
+	w.b = append(w.b, c)
+	w.depth++
+	w.first = true
+}
+
+// close ends an object or array: on a line of its own unless it is empty
+// (the parent, if any, has a member now).
+func (w *caseJSON) close(c byte) {
+	w.depth--
+	if !w.first {
+		w.newline()
+	}
+	w.b = append(w.b, c)
+	w.first = false
+}
+
+// member starts an array's next element.
+func (w *caseJSON) member() {
+	if !w.first {
+		w.b = append(w.b, ',')
+	}
+	w.first = false
+	w.newline()
+}
+
+// key starts an object's next field (key is plain ASCII).
+func (w *caseJSON) key(k string) {
+	w.member()
+	w.b = append(w.b, '"')
+	w.b = append(w.b, k...)
+	w.b = append(w.b, '"', ':', ' ')
+}
+
+func (w *caseJSON) str(k, v string) {
+	w.key(k)
+	w.b = appendJSONString(w.b, v)
+}
+
+func (w *caseJSON) int(k string, v int64) {
+	w.key(k)
+	w.b = strconv.AppendInt(w.b, v, 10)
+}
+
+func (w *caseJSON) bool(k string, v bool) {
+	w.key(k)
+	w.b = strconv.AppendBool(w.b, v)
+}
+
+// float writes v as encoding/json does (ES6 number formatting).
+func (w *caseJSON) float(k string, v float64) {
+	if math.IsInf(v, 0) || math.IsNaN(v) {
+		w.fail()
+		return
+	}
+	w.key(k)
+	f := byte('f')
+	if a := math.Abs(v); a != 0 && (a < 1e-6 || a >= 1e21) {
+		f = 'e'
+	}
+	w.b = strconv.AppendFloat(w.b, v, f, -1, 64)
+	if n := len(w.b); f == 'e' && n >= 4 && w.b[n-4] == 'e' && w.b[n-3] == '-' && w.b[n-2] == '0' {
+		w.b[n-2] = w.b[n-1]
+		w.b = w.b[:n-1]
+	}
+}
+
+// errFallback says the case holds something only encoding/json writes
+// as it should (an error included): the caller encodes it that way.
+var errFallback = jsonFallback{}
+
+type jsonFallback struct{}
+
+func (jsonFallback) Error() string { return "encoded by encoding/json" }
+
+func (w *caseJSON) fail() {
+	if w.err == nil {
+		w.err = errFallback
+	}
+}
+
+// value writes v (a pointer to a field) through encoding/json, indented
+// at the current depth.
+func (w *caseJSON) value(k string, v any) {
+	w.key(k)
+	w.raw.Reset()
+	if err := w.enc.Encode(v); err != nil {
+		w.fail()
+		return
+	}
+	item := w.raw.Bytes()
+	w.b = appendIndented(w.b, item[:len(item)-1], w.indent(), "  ")
+}
+
+// rawJSON writes a RawMessage as encoding/json does: null when nil, else
+// compacted (invalid JSON is encoding/json's to report).
+func (w *caseJSON) rawJSON(k string, m json.RawMessage) {
+	w.key(k)
+	if m == nil {
+		w.b = append(w.b, "null"...)
+		return
+	}
+	w.raw.Reset()
+	if err := json.Compact(&w.raw, m); err != nil {
+		w.fail()
+		return
+	}
+	w.b = appendIndented(w.b, w.raw.Bytes(), w.indent(), "  ")
+}
+
+func (w *caseJSON) usage(k string, i, o int) {
+	w.key(k)
+	w.open('{')
+	w.int("input_tokens", int64(i))
+	w.int("output_tokens", int64(o))
+	w.close('}')
+}
+
+// appendCase appends c, at the depth of a list item, to dst.
+func (w *caseJSON) appendCase(dst []byte, c *Case) ([]byte, error) {
+	w.b, w.depth, w.first, w.err = dst, 0, true, nil
+	w.open('{')
+	w.str("suite", c.Suite)
+	w.str("name", c.Name)
+	if c.Input != "" {
+		w.str("input", c.Input)
+	}
+	w.str("status", string(c.Status))
+	w.str("reason", c.Reason)
+	w.key("checks")
+	if c.Checks == nil {
+		w.b = append(w.b, "null"...)
+	} else {
+		w.open('[')
+		for i := range c.Checks {
+			w.check(&c.Checks[i])
+		}
+		w.close(']')
+	}
+	w.key("tool_calls")
+	if c.ToolCalls == nil {
+		w.b = append(w.b, "null"...)
+	} else {
+		w.open('[')
+		for i := range c.ToolCalls {
+			w.toolCall(&c.ToolCalls[i])
+		}
+		w.close(']')
+	}
+	w.str("output", c.Output)
+	w.int("turns", int64(c.Turns))
+	w.usage("usage", c.Usage.InputTokens, c.Usage.OutputTokens)
+	if c.UsageByRole != nil {
+		w.value("usage_by_role", c.UsageByRole)
+	}
+	w.key("notes")
+	if c.Notes == nil {
+		w.b = append(w.b, "null"...)
+	} else {
+		w.open('[')
+		for _, n := range c.Notes {
+			w.member()
+			w.b = appendJSONString(w.b, n)
+		}
+		w.close(']')
+	}
+	if c.Cassette != "" {
+		w.str("cassette", c.Cassette)
+	}
+	if c.Replay != "" {
+		w.str("replay", c.Replay)
+	}
+	if c.Stderr != "" {
+		w.str("stderr", c.Stderr)
+	}
+	if len(c.ModelFaults) > 0 {
+		w.value("model_faults", &c.ModelFaults)
+	}
+	if c.Network != nil {
+		w.value("network", c.Network)
+	}
+	if c.Workspace != nil {
+		w.value("workspace", c.Workspace)
+	}
+	if c.Verdict != "" {
+		w.str("verdict", string(c.Verdict))
+	}
+	if c.Seed != nil {
+		w.int("seed", *c.Seed)
+	}
+	if c.BuildHash != "" {
+		w.str("build_hash", c.BuildHash)
+	}
+	if len(c.Build) > 0 {
+		w.rawJSON("build", c.Build)
+	}
+	if len(c.InitialState) > 0 {
+		w.value("initial_state", &c.InitialState)
+	}
+	if len(c.State) > 0 {
+		w.value("state", &c.State)
+	}
+	if len(c.Evidence) > 0 {
+		w.value("evidence", &c.Evidence)
+	}
+	if len(c.Events) > 0 {
+		w.value("events", &c.Events)
+	}
+	if len(c.Conversation) > 0 {
+		w.value("conversation", &c.Conversation)
+	}
+	if c.Trials != nil {
+		w.value("trials", c.Trials)
+	}
+	w.float("duration_ms", c.DurationMS)
+	w.close('}')
+	return w.b, w.err
+}
+
+func (w *caseJSON) check(c *Check) {
+	w.member()
+	w.open('{')
+	w.str("check", c.Check)
+	w.str("at", c.At)
+	w.bool("passed", c.Passed)
+	w.str("message", c.Message)
+	if c.Judge != nil {
+		w.value("judge", c.Judge)
+	}
+	w.close('}')
+}
+
+func (w *caseJSON) toolCall(t *ToolCall) {
+	w.member()
+	w.open('{')
+	w.int("turn", int64(t.Turn))
+	w.str("id", t.ID)
+	w.str("tool", t.Tool)
+	w.rawJSON("args", t.Args)
+	w.str("outcome", string(t.Outcome))
+	w.str("rule", t.Rule)
+	w.bool("is_error", t.IsError)
+	w.str("result", t.Result)
+	if t.NearMiss != nil {
+		w.value("near_miss", t.NearMiss)
+	}
+	w.close('}')
+}
+
+// appendJSONString appends s quoted as encoding/json quotes it with HTML
+// escaping off: ", \ and control characters escaped, invalid UTF-8 as
+// U+FFFD, U+2028 and U+2029 escaped.
+func appendJSONString(dst []byte, s string) []byte {
+	const hex = "0123456789abcdef"
+	dst = append(dst, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		b := s[i]
+		if b < utf8.RuneSelf {
+			if b >= 0x20 && b != '"' && b != '\\' {
+				i++
+				continue
+			}
+			dst = append(dst, s[start:i]...)
+			switch b {
+			case '\\', '"':
+				dst = append(dst, '\\', b)
+			case '\b':
+				dst = append(dst, '\\', 'b')
+			case '\f':
+				dst = append(dst, '\\', 'f')
+			case '\n':
+				dst = append(dst, '\\', 'n')
+			case '\r':
+				dst = append(dst, '\\', 'r')
+			case '\t':
+				dst = append(dst, '\\', 't')
+			default:
+				dst = append(dst, '\\', 'u', '0', '0', hex[b>>4], hex[b&0xF])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, `\ufffd`...)
+			i += size
+			start = i
+			continue
+		}
+		if r == '\u2028' || r == '\u2029' {
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, '\\', 'u', '2', '0', '2', hex[r&0xF])
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	dst = append(dst, s[start:]...)
+	return append(dst, '"')
+}
