@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/dryfire-dev/dryfire/bench/gensuite/suite"
 )
 
 // largeSuite generates a suite of cases × 3 scripted tool calls, 3 tools
@@ -94,5 +96,37 @@ func BenchmarkParseData(b *testing.B) {
 		if len(ds) > 0 || s.Discarded != 1000 {
 			b.Fatal(ds)
 		}
+	}
+}
+
+// BenchmarkDecodeStubs decodes again each of the 4,096 stubs of a suite
+// loaded Lazy, as run does before each case runs: inline items (a span
+// of the suite's text each) and JSON Lines rows.
+func BenchmarkDecodeStubs(b *testing.B) {
+	const n = 4096
+	for _, jsonl := range []bool{false, true} {
+		b.Run(map[bool]string{false: "inline", true: "jsonl"}[jsonl], func(b *testing.B) {
+			dir := b.TempDir()
+			path, err := suite.Write(dir, n, jsonl)
+			if err != nil {
+				b.Fatal(err)
+			}
+			data, err := os.ReadFile(path)
+			if err != nil {
+				b.Fatal(err)
+			}
+			s, ds := Parse(path, data, &Options{Root: dir, Lazy: true})
+			if ds.HasErrors() || s.Len() != n || !s.CaseAt(n-1).Lazy() {
+				b.Fatalf("%d cases: %v", s.Len(), ds)
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				for i := range n {
+					if _, err := s.Decode(s.CaseAt(i)); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+		})
 	}
 }

@@ -99,7 +99,8 @@ func (x *decoder) stubOf(s *Suite, c *Case) (stub, bool) {
 		k = len(src.groups)
 		src.groups = append(src.groups, g)
 	}
-	st := stub{name: c.Name, line: int32(c.Pos.Line), col: int32(c.Pos.Col), index: int32(c.index), trials: uint16(c.Trials), group: uint8(k)}
+	// The name alone is kept: not the text of the item it is cut from.
+	st := stub{name: strings.Clone(c.Name), line: int32(c.Pos.Line), col: int32(c.Pos.Col), index: int32(c.index), trials: uint16(c.Trials), group: uint8(k)}
 	if c.Skip {
 		st.flags |= stubSkip
 	}
@@ -263,8 +264,12 @@ func usesImplRules(m map[string][]*Rule) bool {
 // kept whole.
 var lazyMin = 2048
 
-// slabs are the nodes of rows Decode reads again (rowSlab).
-var slabs = sync.Pool{New: func() any { return &rowSlab{} }}
+// slabs are the nodes of rows Decode reads again (rowSlab), arenas those
+// of the items it reads again, and of the groups of items checked apart.
+var (
+	slabs  = sync.Pool{New: func() any { return &rowSlab{} }}
+	arenas = sync.Pool{New: func() any { return new(yamlpos.Arena) }}
+)
 
 // errNotLazy is what Decode says of a stub it cannot find again.
 var errNotLazy = errors.New("internal error: the case cannot be decoded again from its suite")
@@ -303,7 +308,12 @@ func (s *Suite) Decode(c *Case) (*Case, error) {
 			return nil, errNotLazy
 		}
 		sp := src.spans[k]
-		seq := yamlpos.Parse(src.data[sp.start:sp.end], d)
+		// The item's nodes are used again for the next item decoded: once
+		// this one is decoded nothing holds them (a stub is never a
+		// drill's, whose overrides and setup keep theirs).
+		a := arenas.Get().(*yamlpos.Arena)
+		defer arenas.Put(a)
+		seq := yamlpos.ParseIn(a, src.data[sp.start:sp.end], d)
 		if seq == nil || seq.Kind != yaml.SequenceNode || len(seq.Content) != 1 {
 			return nil, errNotLazy
 		}

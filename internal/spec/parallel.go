@@ -305,7 +305,7 @@ func (k *caseChecker) cutItems(data []byte, spans []span) (ok, more bool) {
 		ok = true
 		for i := 0; i < len(spans); {
 			j := groupEnd(spans, i)
-			seq, parsed := parseGroup(data, spans, i, j, k.d.File)
+			seq, parsed := parseGroup(nil, data, spans, i, j, k.d.File)
 			if !parsed {
 				return false, true
 			}
@@ -372,10 +372,11 @@ func groupEnd(spans []span, i int) int {
 	return j
 }
 
-// parseGroup parses spans i..j-1 of data on their own.
-func parseGroup(data []byte, spans []span, i, j int, file string) ([]*yaml.Node, bool) {
+// parseGroup parses spans i..j-1 of data on their own, into arena a
+// (nil: new nodes).
+func parseGroup(a *yamlpos.Arena, data []byte, spans []span, i, j int, file string) ([]*yaml.Node, bool) {
 	pd := newDiags(file)
-	seq := yamlpos.Parse(data[spans[i].start:spans[j-1].end], pd)
+	seq := yamlpos.ParseIn(a, data[spans[i].start:spans[j-1].end], pd)
 	if seq == nil || len(pd.List) > 0 || seq.Kind != yaml.SequenceNode || len(seq.Content) != j-i {
 		return nil, false
 	}
@@ -386,8 +387,13 @@ func parseGroup(data []byte, spans []span, i, j int, file string) ([]*yaml.Node,
 // checkGroup parses and checks spans i..j-1 on a worker; the first is
 // case index first.
 func (k *caseChecker) checkGroup(data []byte, spans []span, i, j, first int) batch {
-	seq, ok := parseGroup(data, spans, i, j, k.d.File)
+	// The group's nodes are used again for a later group when nothing of
+	// the batch holds them: no item left to be checked in order, no
+	// case that keeps nodes.
+	a := arenas.Get().(*yamlpos.Arena)
+	seq, ok := parseGroup(a, data, spans, i, j, k.d.File)
 	if !ok {
+		arenas.Put(a)
 		return batch{failed: true}
 	}
 	for _, n := range seq {
@@ -397,10 +403,17 @@ func (k *caseChecker) checkGroup(data []byte, spans []span, i, j, first int) bat
 	}
 	w, d := k.worker(nil)
 	b := batch{cases: make([]checked, 0, len(seq))}
+	held := false
 	for g, n := range seq {
-		b.cases = append(b.cases, k.check(w, n, first+g, nil))
+		c := k.check(w, n, first+g, nil)
+		held = held || c.inOrder || holdsNodes(c.c)
+		b.cases = append(b.cases, c)
 	}
 	b.diags = d.List
+	if !held {
+		clear(seq)
+		arenas.Put(a)
+	}
 	return b
 }
 

@@ -28,7 +28,10 @@ const fastMaxDepth = 1000
 
 // readFast returns the root node of the one document in src, or nil when
 // src is outside what it reads.
-func readFast(src []byte) *yaml.Node {
+func readFast(src []byte) *yaml.Node { return readFastIn(src, nil) }
+
+// readFastIn is readFast with the nodes taken from a (nil: new ones).
+func readFastIn(src []byte, a *Arena) *yaml.Node {
 	if bytes.IndexByte(src, '\r') >= 0 {
 		// CRLF line ends read as LF ones: go-yaml takes the pair as one
 		// line break, in block scalars too. A CR alone is left to it.
@@ -40,7 +43,13 @@ func readFast(src []byte) *yaml.Node {
 	if !fastChars(src) {
 		return nil
 	}
-	r := &fastReader{src: src, line: 1}
+	r := &fastReader{src: src, line: 1, arena: a}
+	if len(src) <= substrMax {
+		r.text = string(src)
+	}
+	if a != nil {
+		a.next, a.nextKids = 0, 0
+	}
 	r.ind = r.skipLines()
 	if r.ind < 0 {
 		return nil // empty: go-yaml says so
@@ -105,9 +114,67 @@ type fastReader struct {
 	// Where an empty value after the last indicator is.
 	emptyLine, emptyCol int
 	slab                []yaml.Node
+	kids                []*yaml.Node // where Content lists are cut from
 	stack               []*yaml.Node
 	buf                 []byte
-	intern              map[string]string
+	// text is src as a string, when src is short enough (substrMax) for
+	// its scalars to share it: their texts are cut from it.
+	text   string
+	intern map[string]string
+	arena  *Arena
+}
+
+// substrMax is the longest text whose scalars share one copy of it
+// (fastReader.text): a tree kept holds the whole text, which is about
+// the size of the tree's strings. The texts read most are far shorter
+// (a group of cut case items, one item read again before it runs).
+const substrMax = 256 << 10
+
+// An Arena holds the nodes of trees read one after another (ParseIn),
+// each let go before the next is read: the nodes and Content lists of
+// one are used again for the next.
+type Arena struct {
+	nodes    [][]yaml.Node
+	kids     [][]*yaml.Node
+	next     int // the next of nodes to hand out
+	nextKids int
+}
+
+// arenaNodes is how many nodes an arena makes at once, arenaKids how
+// many children.
+const arenaNodes, arenaKids = 64, 256
+
+// nodeSlab is a slab for the next nodes.
+func (r *fastReader) nodeSlab() []yaml.Node {
+	if a := r.arena; a != nil {
+		if a.next == len(a.nodes) {
+			a.nodes = append(a.nodes, make([]yaml.Node, arenaNodes))
+		}
+		a.next++
+		s := a.nodes[a.next-1]
+		clear(s) // another tree's
+		return s
+	}
+	// Nodes come 64 at a time, or fewer near the end of the text (suites
+	// take some 7 bytes of text a node; more slabs if not).
+	return make([]yaml.Node, min(64, (len(r.src)-r.pos)/7+1))
+}
+
+// kidSlab is a slab for Content lists, k children at least.
+func (r *fastReader) kidSlab(k int) []*yaml.Node {
+	if a := r.arena; a != nil {
+		if a.nextKids == len(a.kids) {
+			a.kids = append(a.kids, nil)
+		}
+		if len(a.kids[a.nextKids]) < k {
+			a.kids[a.nextKids] = make([]*yaml.Node, max(k, arenaKids))
+		}
+		a.nextKids++
+		return a.kids[a.nextKids-1]
+	}
+	// About a child a node, as many as nodes would be made for the text
+	// left.
+	return make([]*yaml.Node, max(k, min(64, (len(r.src)-r.pos)/7+1)))
 }
 
 func (r *fastReader) blankAt(p int) bool {
@@ -132,9 +199,7 @@ func (r *fastReader) col(p int) int {
 
 func (r *fastReader) node(kind yaml.Kind, style yaml.Style, tag string, line, col int) *yaml.Node {
 	if len(r.slab) == 0 {
-		// Nodes come 64 at a time, or fewer near the end of the text
-		// (suites take some 7 bytes of text a node; more slabs if not).
-		r.slab = make([]yaml.Node, min(64, (len(r.src)-r.pos)/7+1))
+		r.slab = r.nodeSlab()
 	}
 	n := &r.slab[0]
 	r.slab = r.slab[1:]
@@ -142,22 +207,36 @@ func (r *fastReader) node(kind yaml.Kind, style yaml.Style, tag string, line, co
 	return n
 }
 
-// content makes the children pushed since start a node's Content.
+// content makes the children pushed since start a node's Content: a
+// list of its own length and capacity, cut from a slab.
 func (r *fastReader) content(start int) []*yaml.Node {
-	if len(r.stack) == start {
+	k := len(r.stack) - start
+	if k == 0 {
 		return nil
 	}
-	c := make([]*yaml.Node, len(r.stack)-start)
+	if len(r.kids) < k {
+		r.kids = r.kidSlab(k)
+	}
+	c := r.kids[:k:k]
+	r.kids = r.kids[k:]
 	copy(c, r.stack[start:])
 	clear(r.stack[start:])
 	r.stack = r.stack[:start]
 	return c
 }
 
+// sub is the text of a scalar written as src[start:end].
+func (r *fastReader) sub(start, end int) string {
+	if r.text != "" {
+		return r.text[start:end]
+	}
+	return r.str(r.src[start:end])
+}
+
 // str makes the text of a scalar, sharing short ones (keys above all)
-// in a text long enough for the sharing to pay.
+// in a long text.
 func (r *fastReader) str(b []byte) string {
-	if len(b) > 24 || len(r.src) < 8<<10 {
+	if len(b) > 24 || len(r.src) <= substrMax {
 		return string(b)
 	}
 	if s, ok := r.intern[string(b)]; ok {
@@ -532,7 +611,7 @@ func (r *fastReader) plain(line, col int, flow bool) (n *yaml.Node, key bool) {
 		r.pos = end
 	}
 	n = r.node(yaml.ScalarNode, 0, tag, line, col)
-	n.Value = r.str(text)
+	n.Value = r.sub(start, end)
 	return n, key
 }
 
@@ -584,7 +663,7 @@ func (r *fastReader) quoted(line, col int) *yaml.Node {
 	if escaped {
 		n.Value = r.str(r.buf)
 	} else {
-		n.Value = r.str(src[start:p])
+		n.Value = r.sub(start, p)
 	}
 	r.pos = p + 1
 	return n

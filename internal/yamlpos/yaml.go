@@ -29,8 +29,13 @@ var MaxNodes = 1_000_000
 // the position and returns nil. The text is read by the fast reader when
 // it is in its subset (readFast), else by go-yaml: the tree is the same,
 // but for comments, which the fast reader leaves out.
-func Parse(data []byte, d *Collector) *yaml.Node {
-	if n := readFast(data); n != nil {
+func Parse(data []byte, d *Collector) *yaml.Node { return ParseIn(nil, data, d) }
+
+// ParseIn is Parse with the nodes the fast reader makes taken from a (nil:
+// new ones): the tree read before into a is given up, and nothing may
+// hold its nodes any more. The texts of scalars are not a's: they stay.
+func ParseIn(a *Arena, data []byte, d *Collector) *yaml.Node {
+	if n := readFastIn(data, a); n != nil {
 		return n
 	}
 	ld, err := yaml.NewLoader(bytes.NewReader(data))
