@@ -42,6 +42,9 @@ type decoder struct {
 
 	regexes map[string]*regexp.Regexp
 
+	// kvs holds the entries of the mappings being decoded (pairs).
+	kvs []yamlpos.KV
+
 	// rows, while a data file's rows make cases, is where they are read
 	// again from when they are kept as stubs (lazy.go); nil otherwise.
 	rows *rowSource
@@ -53,6 +56,20 @@ type decoder struct {
 func (x *decoder) pos(n *yaml.Node) yamlpos.Pos {
 	file, line := x.d.RealPos(max(n.Line, 1))
 	return yamlpos.Pos{File: file, Line: line, Col: max(n.Column, 1)}
+}
+
+// pairs is yamlpos.Pairs(n, val), kept in x.kvs: done(mark) gives the
+// room back once they are read. A mapping decoded inside another while
+// the outer's entries are read takes the room after them.
+func (x *decoder) pairs(n *yaml.Node, val any) (ps []yamlpos.KV, mark int) {
+	mark = len(x.kvs)
+	x.kvs = yamlpos.AppendPairs(x.kvs, n, val)
+	return x.kvs[mark:len(x.kvs):len(x.kvs)], mark
+}
+
+func (x *decoder) done(mark int) {
+	clear(x.kvs[mark:])
+	x.kvs = x.kvs[:mark]
 }
 
 func str(val any) string {
@@ -493,7 +510,9 @@ func (x *decoder) caseOf(it yamlpos.Item, index int) *Case {
 		return nil
 	}
 	c := &Case{Pos: x.pos(n), node: n, index: index}
-	for _, p := range yamlpos.Pairs(n, it.Val) {
+	ps, mark := x.pairs(n, it.Val)
+	defer x.done(mark)
+	for _, p := range ps {
 		switch p.Key() {
 		case "name":
 			c.Name = str(p.Val)
@@ -538,18 +557,33 @@ func (x *decoder) caseOf(it yamlpos.Item, index int) *Case {
 		case "script":
 			for ti, tn := range yamlpos.Items(p.V, p.Val) {
 				if t := x.turn(tn, ti); t != nil {
+					if c.Script == nil {
+						c.Script = make([]*Turn, 0, listLen(p.V))
+					}
 					c.Script = append(c.Script, t)
 				}
 			}
 		case "expect":
 			for _, cn := range yamlpos.Items(p.V, p.Val) {
 				if ch := x.check(cn); ch != nil {
+					if c.Expect == nil {
+						c.Expect = make([]*Check, 0, listLen(p.V))
+					}
 					c.Expect = append(c.Expect, ch)
 				}
 			}
 		}
 	}
 	return c
+}
+
+// listLen is how many entries list n has: the most a list decoded from
+// it holds.
+func listLen(n *yaml.Node) int {
+	if n = yamlpos.Deref(n); n != nil && n.Kind == yaml.SequenceNode {
+		return len(n.Content)
+	}
+	return 0
 }
 
 func (x *decoder) turn(it yamlpos.Item, index int) *Turn {
@@ -559,7 +593,9 @@ func (x *decoder) turn(it yamlpos.Item, index int) *Turn {
 	}
 	t := &Turn{Pos: x.pos(n)}
 	hasText, unknown := false, false
-	for _, p := range yamlpos.Pairs(n, it.Val) {
+	ps, mark := x.pairs(n, it.Val)
+	defer x.done(mark)
+	for _, p := range ps {
 		switch p.Key() {
 		default:
 			unknown = true
@@ -576,8 +612,9 @@ func (x *decoder) turn(it yamlpos.Item, index int) *Turn {
 					t.broken = true
 					continue
 				}
-				sc := &ScriptCall{Pos: x.pos(cn), Args: map[string]any{}}
-				for _, q := range yamlpos.Pairs(cn, call.Val) {
+				sc := &ScriptCall{Pos: x.pos(cn)}
+				qs, qmark := x.pairs(cn, call.Val)
+				for _, q := range qs {
 					switch q.Key() {
 					case "id":
 						sc.ID = str(q.Val)
@@ -589,11 +626,18 @@ func (x *decoder) turn(it yamlpos.Item, index int) *Turn {
 						}
 					}
 				}
+				x.done(qmark)
+				if sc.Args == nil {
+					sc.Args = map[string]any{}
+				}
 				if sc.ID == "" {
 					sc.ID = "call_" + strconv.Itoa(index+1) + "_" + strconv.Itoa(ci+1)
 				}
 				if !x.cross.counted {
 					sc.ArgsJSON = value.Canonical(sc.Args)
+				}
+				if t.ToolCalls == nil {
+					t.ToolCalls = make([]*ScriptCall, 0, listLen(p.V))
 				}
 				t.ToolCalls = append(t.ToolCalls, sc)
 			}
@@ -610,14 +654,15 @@ func (x *decoder) turn(it yamlpos.Item, index int) *Turn {
 }
 
 func (x *decoder) check(it yamlpos.Item) *Check {
-	ps := yamlpos.Pairs(it.N, it.Val)
+	ps, mark := x.pairs(it.N, it.Val)
+	defer x.done(mark)
 	if len(ps) != 1 {
 		return nil // reported by the schema
 	}
 	k, v, val := ps[0].K, ps[0].V, ps[0].Val
 	c := &Check{Kind: CheckKind(yamlpos.Deref(k).Value), Pos: x.pos(k)}
 	if !x.cross.counted {
-		c.Source = string(c.Kind) + ": " + flow(v, val)
+		c.Source = checkSource(c.Kind, v, val)
 	}
 	switch c.Kind {
 	case CheckCalled, CheckNotCalled:

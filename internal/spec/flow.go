@@ -9,11 +9,15 @@ import (
 	"github.com/dryfire-dev/dryfire/internal/yamlpos"
 )
 
-// flow renders a node on one line in YAML flow style, keys in the order
-// written: how reports quote a check back to its author. val is the node's
-// converted value, which gives each scalar its meaning.
-func flow(n *yaml.Node, val any) string {
+// checkSource is how reports quote a check back to its author: its kind,
+// then its value n rendered on one line in YAML flow style, keys in the
+// order written. val is n's converted value, which gives each scalar its
+// meaning.
+func checkSource(kind CheckKind, n *yaml.Node, val any) string {
 	var b strings.Builder
+	b.Grow(64) // most checks
+	b.WriteString(string(kind))
+	b.WriteString(": ")
 	writeFlow(&b, n, val, 0)
 	return b.String()
 }

@@ -269,6 +269,7 @@ var lazyMin = 2048
 var (
 	slabs  = sync.Pool{New: func() any { return &rowSlab{} }}
 	arenas = sync.Pool{New: func() any { return new(yamlpos.Arena) }}
+	kvBufs = sync.Pool{New: func() any { return new([]yamlpos.KV) }}
 )
 
 // errNotLazy is what Decode says of a stub it cannot find again.
@@ -321,7 +322,10 @@ func (s *Suite) Decode(c *Case) (*Case, error) {
 		n = seq.Content[0]
 	}
 	conv := yamlpos.NewConverter(d)
-	x := &decoder{root: src.root, file: s.File, d: d, conv: conv, opts: src.opts, cross: src.cross}
+	kvs := kvBufs.Get().(*[]yamlpos.KV)
+	defer kvBufs.Put(kvs)
+	x := &decoder{root: src.root, file: s.File, d: d, conv: conv, opts: src.opts, cross: src.cross, kvs: (*kvs)[:0]}
+	defer func() { *kvs = x.kvs[:0] }()
 	conv.BeginCase(n)
 	val := conv.Convert(n, 2)
 	full := x.caseOf(yamlpos.Item{N: n, Val: val}, c.index)

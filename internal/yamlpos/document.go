@@ -123,22 +123,31 @@ func Pairs(n *yaml.Node, val any) []KV {
 	if n == nil || n.Kind != yaml.MappingNode {
 		return nil
 	}
+	return AppendPairs(make([]KV, 0, len(n.Content)/2), n, val)
+}
+
+// AppendPairs appends the entries Pairs lists to buf.
+func AppendPairs(buf []KV, n *yaml.Node, val any) []KV {
+	n = Deref(n)
+	if n == nil || n.Kind != yaml.MappingNode {
+		return buf
+	}
 	m, _ := val.(map[string]any)
-	out := make([]KV, 0, len(n.Content)/2)
+	start := len(buf)
 next:
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k := Deref(n.Content[i])
 		if k == nil || k.Kind != yaml.ScalarNode || IsMerge(k) {
 			continue
 		}
-		for _, p := range out {
+		for _, p := range buf[start:] {
 			if Deref(p.K).Value == k.Value {
 				continue next // a duplicate key: reported, and the first wins
 			}
 		}
-		out = append(out, KV{n.Content[i], n.Content[i+1], m[k.Value]})
+		buf = append(buf, KV{n.Content[i], n.Content[i+1], m[k.Value]})
 	}
-	return out
+	return buf
 }
 
 // An Item is an entry of a list, with its converted value.

@@ -49,6 +49,8 @@ func readFastIn(src []byte, a *Arena) *yaml.Node {
 	}
 	if a != nil {
 		a.next, a.nextKids = 0, 0
+		r.stack, r.buf = a.stack[:0], a.buf[:0]
+		defer func() { a.stack, a.buf = r.stack[:0], r.buf[:0] }()
 	}
 	r.ind = r.skipLines()
 	if r.ind < 0 {
@@ -138,6 +140,8 @@ type Arena struct {
 	kids     [][]*yaml.Node
 	next     int // the next of nodes to hand out
 	nextKids int
+	stack    []*yaml.Node // fastReader's, for the next read
+	buf      []byte
 }
 
 // arenaNodes is how many nodes an arena makes at once, arenaKids how

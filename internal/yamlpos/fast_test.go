@@ -108,8 +108,16 @@ func sameAsGoYAML(t testing.TB, name string, src []byte) bool {
 	if !noComments(fast) {
 		t.Errorf("%s: the fast reader filled in a comment", name)
 	}
+	// Read again into the arena the texts before it were read into: its
+	// nodes were theirs.
+	if d := nodeDiff("", readFastIn(src, testArena), slow); d != "" {
+		t.Errorf("%s: fast, in an arena used before, vs go-yaml: %s\n%s", name, d, src)
+	}
 	return true
 }
+
+// testArena is the arena sameAsGoYAML reads every text into again.
+var testArena = new(Arena)
 
 // repoYAML is every YAML text of the repository: .yaml/.yml files, the
 // YAML files of txtar archives (testscripts, the hostile corpus) and the

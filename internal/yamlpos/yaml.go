@@ -8,6 +8,7 @@ import (
 	"math"
 	"math/big"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -332,6 +333,10 @@ func (c *Converter) convert(n *yaml.Node, depth int) any {
 		}
 	case yaml.MappingNode:
 		m := make(map[string]any, len(n.Content)/2)
+		// The keys so far, to find a duplicate without a lookup in m
+		// (when they are few, as they mostly are).
+		var few [8]string
+		seen := few[:0]
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			k, val := n.Content[i], n.Content[i+1]
 			key, ok := c.key(k)
@@ -344,7 +349,14 @@ func (c *Converter) convert(n *yaml.Node, depth int) any {
 				}
 				continue
 			}
-			if _, dup := m[key]; dup {
+			dup := false
+			if len(n.Content) <= 2*len(few) {
+				dup = slices.Contains(seen, key)
+				seen = append(seen, key)
+			} else {
+				_, dup = m[key]
+			}
+			if dup {
 				c.duplicate(n, i, key)
 				continue
 			}
