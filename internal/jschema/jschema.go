@@ -1,7 +1,8 @@
 // Package jschema compiles and applies JSON Schemas (2020-12 by default)
 // for dryfire: the suite format itself, tools' input schemas and the
-// output check's json_schema. It keeps the library's types in one place
-// and turns its error tree into flat, positioned leaves.
+// output check's json_schema. It keeps the library's types in one place,
+// turns its error tree into flat, positioned leaves, and answers the
+// values it can tell are valid without the library (quick.go).
 package jschema
 
 import (
@@ -18,8 +19,11 @@ import (
 
 var printer = message.NewPrinter(language.English)
 
-// Schema is a compiled JSON Schema.
-type Schema struct{ s *jsonschema.Schema }
+// Schema is a compiled JSON Schema, with its quick tree (nil: none).
+type Schema struct {
+	s *jsonschema.Schema
+	q *quick
+}
 
 var counter atomic.Int64
 
@@ -63,12 +67,16 @@ func CompileFragments(v any, url string, fragments []string) ([]*Schema, error) 
 		return nil, clean(err)
 	}
 	out := make([]*Schema, len(fragments))
+	qc := newQuickCompiler(v)
 	for i, f := range fragments {
 		s, err := c.Compile(url + f)
 		if err != nil {
 			return nil, clean(err)
 		}
 		out[i] = &Schema{s: s}
+		if qc != nil {
+			out[i].q = qc.at(f)
+		}
 	}
 	return out, nil
 }
@@ -101,6 +109,14 @@ type Leaf struct {
 
 // Validate applies the schema; it returns the failures, nil when v is valid.
 func (s *Schema) Validate(v any) []Leaf {
+	if s.q != nil && s.q.check(v, 0) == yes {
+		return nil // certainly valid: see quick.go
+	}
+	return s.validate(v)
+}
+
+// validate applies the validator alone.
+func (s *Schema) validate(v any) []Leaf {
 	err := s.s.Validate(v)
 	if err == nil {
 		return nil

@@ -8,9 +8,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/dryfire-dev/dryfire/internal/value"
-	"github.com/dryfire-dev/dryfire/internal/yamlpos"
 )
 
 // Checking cases on several workers gives what checking them in order
@@ -182,49 +179,3 @@ func TestRowPlanIsTheWholeCheck(t *testing.T) {
 	}
 }
 
-// A unit's schema of a type and a length is judged without the
-// validator, as the validator judges it; any other schema is left to it.
-// The suite schema's name, input and text are such schemas.
-func TestSimplePasses(t *testing.T) {
-	schema := func(s string) any {
-		v, err := value.Parse([]byte(s))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return v
-	}
-	for _, c := range []struct {
-		schema string
-		passes map[any]bool // values; absent: the schema is left to the validator
-	}{
-		{`{"type": "string", "description": "d"}`, map[any]bool{"x": true, "": true, json.Number("7"): false, nil: false, true: false}},
-		{`{"type": "string", "minLength": 1, "maxLength": 2}`, map[any]bool{"": false, "é": true, "éé": true, "abc": false}},
-		{`{"type": ["string", "null"]}`, map[any]bool{nil: true, "x": true, false: false}},
-		{`{"type": "boolean"}`, map[any]bool{true: true, "true": false}},
-		{`{"type": "integer"}`, map[any]bool{json.Number("1"): false}},
-		{`{"type": "string", "pattern": "x"}`, nil},
-		{`{"type": "string", "minLength": 1.5}`, nil},
-		{`{"enum": ["a"]}`, nil},
-		{`true`, nil},
-	} {
-		passes := simplePasses(schema(c.schema))
-		if (passes == nil) != (c.passes == nil) {
-			t.Errorf("%s: judged without the validator: %v", c.schema, passes != nil)
-			continue
-		}
-		for v, want := range c.passes {
-			if got := passes(v); got != want {
-				t.Errorf("%s: %#v passes %v, want %v", c.schema, v, got, want)
-			}
-		}
-	}
-	ss, err := suiteSchema()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, loc := range []string{"/$defs/case/properties/name", "/$defs/case/properties/input", "/$defs/turn/properties/text"} {
-		if passes := simplePasses(yamlpos.PointerAt(ss.Raw(), loc)); passes == nil || !passes("a") {
-			t.Errorf("%s is left to the validator", loc)
-		}
-	}
-}

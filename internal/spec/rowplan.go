@@ -1,14 +1,12 @@
 package spec
 
 import (
-	"encoding/json"
 	"fmt"
 	"maps"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
-	"unicode/utf8"
 
 	yaml "go.yaml.in/yaml/v4"
 
@@ -39,9 +37,6 @@ type planUnit struct {
 	path    []string
 	locs    []string
 	schemas []*jschema.Schema
-	// passes, for each schema that only asks for a type and a length,
-	// tells the values it accepts without the validator (nil: ask it).
-	passes []func(any) bool
 }
 
 // validate checks case val of a row as checking it whole would.
@@ -52,10 +47,7 @@ func (p *rowPlan) validate(val any) []jschema.Leaf {
 		if !ok {
 			continue
 		}
-		for i, s := range u.schemas {
-			if u.passes[i] != nil && u.passes[i](v) {
-				continue
-			}
+		for _, s := range u.schemas {
 			for _, l := range s.Validate(v) {
 				l.Path = append(slices.Clone(u.path), l.Path...)
 				out = append(out, l)
@@ -162,9 +154,6 @@ func newRowPlan(t *template, refVal any, whole *yamlpos.FormatSchema) *rowPlan {
 	for i := range p.units {
 		u := &p.units[i]
 		u.schemas, compiled = compiled[:len(u.locs)], compiled[len(u.locs):]
-		for _, l := range u.locs {
-			u.passes = append(u.passes, simplePasses(yamlpos.PointerAt(raw, l)))
-		}
 	}
 	whole0 := whole.Validate(refVal)
 	for _, l := range whole0 {
@@ -180,75 +169,6 @@ func newRowPlan(t *template, refVal any, whole *yamlpos.FormatSchema) *rowPlan {
 		}
 	}
 	return p
-}
-
-// simplePasses is, for a schema of a type (one or a list) and at most a
-// length, with nothing else but annotations, what tells the values it
-// accepts; nil for any other schema.
-func simplePasses(raw any) func(any) bool {
-	m, ok := raw.(map[string]any)
-	if !ok {
-		return nil
-	}
-	var types []string
-	minLen, maxLen := 0, -1
-	for k, v := range m {
-		switch k {
-		case "description", "title", "$comment", "examples", "default", "deprecated", "readOnly", "writeOnly", "markdownDescription":
-		case "type":
-			switch t := v.(type) {
-			case string:
-				types = []string{t}
-			case []any:
-				for _, e := range t {
-					s, ok := e.(string)
-					if !ok {
-						return nil
-					}
-					types = append(types, s)
-				}
-			default:
-				return nil
-			}
-		case "minLength", "maxLength":
-			n, ok := v.(json.Number)
-			i, err := strconv.Atoi(string(n))
-			if !ok || err != nil || i < 0 {
-				return nil
-			}
-			if k == "minLength" {
-				minLen = i
-			} else {
-				maxLen = i
-			}
-		default:
-			return nil
-		}
-	}
-	if types == nil {
-		return nil
-	}
-	return func(v any) bool {
-		var kind string
-		switch x := v.(type) {
-		case string:
-			if n := utf8.RuneCountInString(x); n < minLen || maxLen >= 0 && n > maxLen {
-				return false
-			}
-			kind = "string"
-		case bool:
-			kind = "boolean"
-		case nil:
-			kind = "null"
-		case map[string]any:
-			kind = "object"
-		case []any:
-			kind = "array"
-		default:
-			return false // numbers: "integer" is more than a Go type
-		}
-		return slices.Contains(types, kind)
-	}
 }
 
 // A siteNode is a part of a template that holds filled-in values: a site
