@@ -116,27 +116,9 @@ func (c *coster) resolve(ref string) (any, string, bool) {
 	if u, err := url.PathUnescape(frag); err == nil {
 		frag = u
 	}
-	cur := c.root
-	if frag == "" {
-		return cur, "", true
-	}
-	if !strings.HasPrefix(frag, "/") {
+	if frag != "" && !strings.HasPrefix(frag, "/") {
 		return nil, "", false // an anchor: counted where it is defined
 	}
-	for _, tok := range strings.Split(frag[1:], "/") {
-		tok = strings.ReplaceAll(strings.ReplaceAll(tok, "~1", "/"), "~0", "~")
-		switch x := cur.(type) {
-		case map[string]any:
-			cur = x[tok]
-		case []any:
-			i, err := strconv.Atoi(tok)
-			if err != nil || i < 0 || i >= len(x) {
-				return nil, "", false
-			}
-			cur = x[i]
-		default:
-			return nil, "", false
-		}
-	}
-	return cur, frag, true
+	v, ok := lookup(c.root, frag)
+	return v, frag, ok
 }

@@ -56,6 +56,16 @@ func and(a, b verdict) verdict {
 	return yes
 }
 
+func or(a, b verdict) verdict {
+	switch {
+	case a == yes || b == yes:
+		return yes
+	case a == unsure || b == unsure:
+		return unsure
+	}
+	return no
+}
+
 // JSON types as bits of a quick node's type set.
 const (
 	tNull uint8 = 1 << iota
@@ -536,15 +546,7 @@ func (q *quick) check(v any, hops int) verdict {
 	if q.hasEnum {
 		e := no
 		for _, w := range q.enum {
-			switch equal(v, w) {
-			case yes:
-				e = yes
-			case unsure:
-				if e == no {
-					e = unsure
-				}
-			}
-			if e == yes {
+			if e = or(e, equal(v, w)); e == yes {
 				break
 			}
 		}
@@ -583,15 +585,7 @@ func (q *quick) check(v any, hops int) verdict {
 	if q.anyOf != nil {
 		a := no
 		for _, s := range q.anyOf {
-			switch s.check(v, hops+1) {
-			case yes:
-				a = yes
-			case unsure:
-				if a == no {
-					a = unsure
-				}
-			}
-			if a == yes {
+			if a = or(a, s.check(v, hops+1)); a == yes {
 				break
 			}
 		}
