@@ -190,3 +190,37 @@ func FuzzQuickAgrees(f *testing.F) {
 		ty.judge(t, ss[0], map[string]any{"version": json.Number("1"), "agent": map[string]any{"provider": "script"}, "cases": []any{v}}, "suite")
 	})
 }
+
+// One case of bench/gensuite's shape, checked against the case schema by
+// Validate (its quick tree) and by the validator alone.
+func BenchmarkCaseSchema(b *testing.B) {
+	v := convert([]byte(`name: case-0000001
+input: Refund order O-1
+script:
+  - tool_calls:
+      - {name: lookup_order, args: {order_id: O-1}}
+      - {name: lookup_order, args: {order_id: O-1}}
+  - tool_calls: [{name: refund, args: {order_id: O-1, amount: 1}}]
+  - text: Refunded O-1.
+expect:
+  - called: {tool: lookup_order, with: {order_id: O-1}, times: 2}
+  - called: {tool: refund, times: 1}
+  - output: {contains: Refunded}
+`))
+	kase := compiled(b, schema.Suite, schema.SuiteURL, "#/$defs/case")[0]
+	if jschema.QuickVerdict(kase, v) != "yes" {
+		b.Fatalf("the case is not certainly valid: %s", jschema.QuickVerdict(kase, v))
+	}
+	b.Run("Validate", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			kase.Validate(v)
+		}
+	})
+	b.Run("validator", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			jschema.LibraryValid(kase, v)
+		}
+	})
+}

@@ -201,6 +201,9 @@ func (k *caseChecker) validate(n *yaml.Node, val any, conv *yamlpos.Converter, d
 	} else {
 		leaves = k.schema.Validate(val)
 	}
+	if len(leaves) == 0 {
+		return
+	}
 	path := []string{"cases", strconv.Itoa(index)}
 	for _, l := range leaves {
 		l.Path = append(path, l.Path...)

@@ -178,4 +178,3 @@ func TestRowPlanIsTheWholeCheck(t *testing.T) {
 		}
 	}
 }
-
