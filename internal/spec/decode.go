@@ -44,6 +44,9 @@ type decoder struct {
 
 	// kvs holds the entries of the mappings being decoded (pairs).
 	kvs []yamlpos.KV
+	// convertLate: the case item was not converted whole; its parts are
+	// converted as they are decoded (pairs).
+	convertLate bool
 
 	// rows, while a data file's rows make cases, is where they are read
 	// again from when they are kept as stubs (lazy.go); nil otherwise.
@@ -61,10 +64,26 @@ func (x *decoder) pos(n *yaml.Node) yamlpos.Pos {
 // pairs is yamlpos.Pairs(n, val), kept in x.kvs: done(mark) gives the
 // room back once they are read. A mapping decoded inside another while
 // the outer's entries are read takes the room after them.
-func (x *decoder) pairs(n *yaml.Node, val any) (ps []yamlpos.KV, mark int) {
+//
+// With x.convertLate (val is nil then), each entry's value is converted
+// here, but for the entries named in late: lists decoded item by item,
+// whose items' values are converted as they are decoded. So the maps
+// and lists a case is made of are never made as values: only the values
+// it keeps are.
+func (x *decoder) pairs(n *yaml.Node, val any, late ...string) (ps []yamlpos.KV, mark int) {
 	mark = len(x.kvs)
 	x.kvs = yamlpos.AppendPairs(x.kvs, n, val)
-	return x.kvs[mark:len(x.kvs):len(x.kvs)], mark
+	ps = x.kvs[mark:len(x.kvs):len(x.kvs)]
+	if x.convertLate {
+		for i := range ps {
+			if !slices.Contains(late, ps[i].Key()) {
+				// The depth only bounds nesting, which was checked when
+				// the case was loaded: one that is not deeper will do.
+				ps[i].Val = x.conv.Convert(ps[i].V, 3)
+			}
+		}
+	}
+	return ps, mark
 }
 
 func (x *decoder) done(mark int) {
@@ -510,7 +529,7 @@ func (x *decoder) caseOf(it yamlpos.Item, index int) *Case {
 		return nil
 	}
 	c := &Case{Pos: x.pos(n), node: n, index: index}
-	ps, mark := x.pairs(n, it.Val)
+	ps, mark := x.pairs(n, it.Val, "script", "expect")
 	defer x.done(mark)
 	for _, p := range ps {
 		switch p.Key() {
@@ -593,7 +612,7 @@ func (x *decoder) turn(it yamlpos.Item, index int) *Turn {
 	}
 	t := &Turn{Pos: x.pos(n)}
 	hasText, unknown := false, false
-	ps, mark := x.pairs(n, it.Val)
+	ps, mark := x.pairs(n, it.Val, "tool_calls")
 	defer x.done(mark)
 	for _, p := range ps {
 		switch p.Key() {
@@ -893,8 +912,12 @@ type cross struct {
 	// text, a call's arguments as JSON) is not made.
 	counted  bool
 	declared map[string]*Tool
-	// suiteTools are the names declared or mocked by the suite.
+	// suiteTools are the names declared or mocked by the suite; toolSet
+	// and toolList the same, once each, and sorted: a case's tools when
+	// it mocks none of its own.
 	suiteTools []string
+	toolSet    map[string]bool
+	toolList   []string
 }
 
 // crossHead reports what is wrong between the parts of the suite other
@@ -930,7 +953,25 @@ func (x *decoder) crossHead(s *Suite) {
 		k.suiteTools = append(k.suiteTools, t.Name)
 	}
 	k.suiteTools = append(k.suiteTools, s.MockOrder...)
+	k.toolSet, k.toolList = knownTools(k.suiteTools, nil)
 	releaseRules(s.Mocks)
+}
+
+// knownTools is the set of the names in suite and own, and the same
+// names sorted.
+func knownTools(suite, own []string) (map[string]bool, []string) {
+	set := make(map[string]bool, len(suite)+len(own))
+	var list []string
+	for _, names := range [][]string{suite, own} {
+		for _, n := range names {
+			if !set[n] {
+				set[n] = true
+				list = append(list, n)
+			}
+		}
+	}
+	sort.Strings(list)
+	return set, list
 }
 
 func (x *decoder) warnUndeclared(s *Suite, order []string, parent *yaml.Node, suiteToo bool) {
@@ -965,21 +1006,10 @@ func (x *decoder) crossCase(s *Suite, c *Case) {
 	for _, rules := range c.Mocks {
 		x.checkWhenKeys(rules, declared)
 	}
-	tools := map[string]bool{}
-	var knownList []string
-	addKnown := func(n string) {
-		if !tools[n] {
-			tools[n] = true
-			knownList = append(knownList, n)
-		}
+	tools, knownList := k.toolSet, k.toolList
+	if len(c.MockOrder) > 0 {
+		tools, knownList = knownTools(k.suiteTools, c.MockOrder)
 	}
-	for _, n := range k.suiteTools {
-		addKnown(n)
-	}
-	for _, n := range c.MockOrder {
-		addKnown(n)
-	}
-	sort.Strings(knownList)
 	rulesFor := func(tool string) []*Rule {
 		if r, ok := c.Mocks[tool]; ok {
 			return r
@@ -1200,13 +1230,16 @@ func (x *decoder) checkPatternKeys(p *value.Pattern, t *Tool, n *yaml.Node, what
 	if !ok {
 		return
 	}
-	names := make([]string, 0, len(props))
-	for k := range props {
-		names = append(names, k)
-	}
-	sort.Strings(names)
+	var names []string // for did-you-mean, when a key is not declared
 	for _, k := range p.Keys() {
 		if _, ok := props[k]; !ok {
+			if names == nil {
+				names = make([]string, 0, len(props))
+				for k := range props {
+					names = append(names, k)
+				}
+				sort.Strings(names)
+			}
 			at := n
 			if kn, _ := yamlpos.Lookup(n, k); kn != nil {
 				at = kn

@@ -324,18 +324,20 @@ func (s *Suite) Decode(c *Case) (*Case, error) {
 	conv := yamlpos.NewConverter(d)
 	kvs := kvBufs.Get().(*[]yamlpos.KV)
 	defer kvBufs.Put(kvs)
-	x := &decoder{root: src.root, file: s.File, d: d, conv: conv, opts: src.opts, cross: src.cross, kvs: (*kvs)[:0]}
+	// The case's values are converted as it is decoded, not whole first:
+	// the maps and lists it is made of are not kept, only its values.
+	x := &decoder{root: src.root, file: s.File, d: d, conv: conv, opts: src.opts, cross: src.cross, kvs: (*kvs)[:0], convertLate: true}
 	defer func() { *kvs = x.kvs[:0] }()
 	conv.BeginCase(n)
-	val := conv.Convert(n, 2)
-	full := x.caseOf(yamlpos.Item{N: n, Val: val}, c.index)
+	full := x.caseOf(yamlpos.Item{N: n}, c.index)
 	if full == nil || conv.Over || conv.Large {
 		return nil, errNotLazy
 	}
 	if full.Name != c.Name {
 		return nil, errDataChanged
 	}
-	x.crossCase(s, full)
+	// What crossCase would say of it was said while the suite loaded, and
+	// it changes nothing of a stub's case (no judge, no simulated user).
 	releaseCase(full)
 	if ds := yamlpos.Diagnostics(d.List); ds.HasErrors() {
 		return nil, ds

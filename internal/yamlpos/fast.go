@@ -40,10 +40,11 @@ func readFastIn(src []byte, a *Arena) *yaml.Node {
 		}
 		src = bytes.ReplaceAll(src, []byte("\r\n"), []byte{'\n'})
 	}
-	if !fastChars(src) {
+	ok, ascii := fastChars(src)
+	if !ok {
 		return nil
 	}
-	r := &fastReader{src: src, line: 1, arena: a}
+	r := &fastReader{src: src, line: 1, arena: a, ascii: ascii}
 	if len(src) <= substrMax {
 		r.text = string(src)
 	}
@@ -65,15 +66,17 @@ func readFastIn(src []byte, a *Arena) *yaml.Node {
 
 // fastChars reports whether src holds only characters the reader knows:
 // no tab, CR or other control character, no BOM or line separator, valid
-// UTF-8, and no line that starts with a document marker or a directive.
-func fastChars(src []byte) bool {
+// UTF-8, and no line that starts with a document marker or a directive;
+// and whether they are all ASCII.
+func fastChars(src []byte) (ok, ascii bool) {
 	lineStart := true
+	ascii = true
 	for i := 0; i < len(src); {
 		c := src[i]
 		if lineStart {
 			lineStart = false
 			if c == '%' || (c == '-' || c == '.') && len(src) >= i+3 && src[i+1] == c && src[i+2] == c {
-				return false
+				return false, false
 			}
 		}
 		if c < utf8.RuneSelf {
@@ -81,18 +84,19 @@ func fastChars(src []byte) bool {
 			case c == '\n':
 				lineStart = true
 			case c < 0x20 || c == 0x7f:
-				return false
+				return false, false
 			}
 			i++
 			continue
 		}
+		ascii = false
 		r, size := utf8.DecodeRune(src[i:])
 		if r == utf8.RuneError && size == 1 || r < 0xa0 || r == 0x2028 || r == 0x2029 || r == 0xfeff || r == 0xfffe || r == 0xffff {
-			return false
+			return false, false
 		}
 		i += size
 	}
-	return true
+	return true, ascii
 }
 
 // Where a block node starts: first on its line, after "- ", after "key: ".
@@ -124,6 +128,7 @@ type fastReader struct {
 	text   string
 	intern map[string]string
 	arena  *Arena
+	ascii  bool // src is: a column is a byte
 }
 
 // substrMax is the longest text whose scalars share one copy of it
@@ -188,6 +193,9 @@ func (r *fastReader) blankAt(p int) bool {
 // col is the column of p on the current line, in characters from 1. It
 // counts on from the last column asked on the line (they come in order).
 func (r *fastReader) col(p int) int {
+	if r.ascii {
+		return p - r.lineStart + 1
+	}
 	if r.colN == 0 || r.colAt < r.lineStart || r.colAt > p {
 		r.colAt, r.colN = r.lineStart, 1
 	}
