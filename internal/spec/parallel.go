@@ -219,9 +219,10 @@ func (k *caseChecker) worker(sources []string) (*decoder, *yamlpos.Collector) {
 }
 
 // check checks case item n, the index-th, on a worker; plan, when set,
-// says which parts of a data file's row to check against the case schema.
-func (k *caseChecker) check(w *decoder, n *yaml.Node, index int, plan *rowPlan) checked {
-	if !plain(n, 0) {
+// says which parts of a data file's row to check against the case schema;
+// isPlain, that n is known to be plain.
+func (k *caseChecker) check(w *decoder, n *yaml.Node, index int, plan *rowPlan, isPlain bool) checked {
+	if !isPlain && !plain(n, 0) {
 		return checked{inOrder: true, n: n}
 	}
 	conv := yamlpos.NewConverter(w.d)
@@ -407,8 +408,11 @@ func (k *caseChecker) checkGroup(data []byte, spans []span, i, j, first int) bat
 	w, d := k.worker(nil)
 	b := batch{cases: make([]checked, 0, len(seq))}
 	held := false
+	// A group the fast reader read, not nested near the bound, is plain
+	// throughout: no item need be walked to know it.
+	known := a.Depth() >= 0 && a.Depth() < yamlpos.MaxDepth-4
 	for g, n := range seq {
-		c := k.check(w, n, first+g, nil)
+		c := k.check(w, n, first+g, nil, known)
 		held = held || c.inOrder || holdsNodes(c.c)
 		b.cases = append(b.cases, c)
 	}
@@ -540,7 +544,7 @@ func (rc *rowChecker) checkRows(rows []row, first int, sources []string) batch {
 			slab.fixed = rc.t.fixedIn(slab) // no case keeps the values
 		}
 		w.fixed = slab.fixed
-		ch := k.check(w, c, first+g, rc.plan)
+		ch := k.check(w, c, first+g, rc.plan, false)
 		if ch.inOrder || holdsNodes(ch.c) {
 			slab = nil
 		}

@@ -49,7 +49,7 @@ func readFastIn(src []byte, a *Arena) *yaml.Node {
 		r.text = string(src)
 	}
 	if a != nil {
-		a.next, a.nextKids = 0, 0
+		a.next, a.nextKids, a.depth = 0, 0, -1
 		r.stack, r.buf = a.stack[:0], a.buf[:0]
 		defer func() { a.stack, a.buf = r.stack[:0], r.buf[:0] }()
 	}
@@ -60,6 +60,9 @@ func readFastIn(src []byte, a *Arena) *yaml.Node {
 	n := r.block(0, atLine)
 	if n == nil || r.ind >= 0 {
 		return nil
+	}
+	if a != nil {
+		a.depth = r.deepest
 	}
 	return n
 }
@@ -115,6 +118,8 @@ type fastReader struct {
 	// block node is read (-1: the end of the text).
 	ind   int
 	depth int
+	// deepest is the most collections the reader was inside at once.
+	deepest int
 	// colAt and colN: the last column counted, at colAt.
 	colAt, colN int
 	// Where an empty value after the last indicator is.
@@ -147,7 +152,13 @@ type Arena struct {
 	nextKids int
 	stack    []*yaml.Node // fastReader's, for the next read
 	buf      []byte
+	depth    int // Depth
 }
+
+// Depth is how many collections deep the tree last read into a nests,
+// the outermost counted, when the fast reader read it (it reads no
+// anchors or aliases); -1 when go-yaml read it.
+func (a *Arena) Depth() int { return a.depth }
 
 // arenaNodes is how many nodes an arena makes at once, arenaKids how
 // many children.
@@ -428,6 +439,7 @@ func (r *fastReader) empty() *yaml.Node {
 
 func (r *fastReader) enter() bool {
 	r.depth++
+	r.deepest = max(r.deepest, r.depth)
 	return r.depth <= fastMaxDepth
 }
 
