@@ -66,12 +66,16 @@ func Run(ctx context.Context, m model.Model, tools tool.Session, cfg Config) (*T
 	if cfg.MaxTurns < 1 {
 		return t, fmt.Errorf("agent: max_turns must be at least 1, not %d", cfg.MaxTurns)
 	}
+	// Room for a few turns of calls: the messages of a short case are
+	// allocated once.
+	msgs := make([]model.Message, 1, 8)
+	msgs[0] = model.Message{Role: model.User, Text: cfg.Input}
 	req := &model.Request{
 		Model:    cfg.Model,
 		System:   cfg.System,
 		Tools:    cfg.Tools,
 		Params:   cfg.Params,
-		Messages: []model.Message{{Role: model.User, Text: cfg.Input}},
+		Messages: msgs,
 	}
 	t.Conversation = []Exchange{{User: cfg.Input}}
 	for {

@@ -842,8 +842,10 @@ func (r *ran) worthACassette(c *report.Case) bool {
 func judge(j job, c *report.Case, r ran, g *grader) {
 	c.ToolCalls = make([]report.ToolCall, len(r.recs))
 	unmatched := 0
-	for i, rec := range r.recs {
-		c.ToolCalls[i] = toolCall(rec)
+	args := make([]byte, 0, 48*len(r.recs)) // every call's arguments, one after the other
+	for i := range r.recs {
+		rec := &r.recs[i]
+		c.ToolCalls[i], args = toolCall(rec, args)
 		if rec.Result.Outcome == tool.Unmatched {
 			unmatched++
 		}
@@ -1035,16 +1037,23 @@ func calls(n int) string {
 	return fmt.Sprintf("%d model calls", n)
 }
 
-func toolCall(r tool.Record) report.ToolCall {
+// toolCall is a recorded call as the report shows it; its arguments are
+// appended to buf (returned), which they share with the case's other calls.
+func toolCall(r *tool.Record, buf []byte) (report.ToolCall, []byte) {
+	start := len(buf)
+	buf = canonical.Append(buf, r.Args)
 	return report.ToolCall{
 		Turn:     r.Turn,
 		ID:       r.ID,
 		Tool:     r.Name,
-		Args:     []byte(value.Canonical(r.Args)),
+		Args:     buf[start:len(buf):len(buf)],
 		Outcome:  r.Result.Outcome,
 		Rule:     r.Result.Rule,
 		IsError:  r.Result.IsError,
 		Result:   r.Result.Content,
 		NearMiss: r.Result.NearMiss,
-	}
+	}, buf
 }
+
+// canonical is value.Canonical's form, appended.
+var canonical value.Form

@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -25,7 +26,10 @@ type Pos struct {
 func (p Pos) String() string { return fmt.Sprintf("%s:%d:%d", p.File, p.Line, p.Col) }
 
 // FileLine renders FILE:LINE, the form reports use for rules.
-func (p Pos) FileLine() string { return fmt.Sprintf("%s:%d", p.File, p.Line) }
+func (p Pos) FileLine() string {
+	var n [20]byte
+	return p.File + ":" + string(strconv.AppendInt(n[:0], int64(p.Line), 10)) // one allocation: a run makes one per check
+}
 
 // Severity says whether a diagnostic stops a run.
 type Severity int
