@@ -90,11 +90,16 @@ func one(c *spec.Check, f *Facts) (bool, string) {
 }
 
 func plural(n int, one, many string) string {
+	var b [40]byte
+	return string(appendPlural(b[:0], n, one, many))
+}
+
+func appendPlural(b []byte, n int, one, many string) []byte {
+	b = append(strconv.AppendInt(b, int64(n), 10), ' ')
 	if n == 1 {
-		return "1 " + one
+		return append(b, one...)
 	}
-	var d [20]byte
-	return string(strconv.AppendInt(d[:0], int64(n), 10)) + " " + many
+	return append(b, many...)
 }
 
 // matching splits the calls to c.Tool into those whose arguments match
@@ -113,11 +118,33 @@ func matching(c *spec.Check, f *Facts) (match, other []tool.Record) {
 	return
 }
 
-func subject(c *spec.Check) string {
+func subject(c *spec.Check) string { return string(appendSubject(nil, c)) }
+
+func appendSubject(b []byte, c *spec.Check) []byte {
+	b = append(b, c.Tool...)
 	if c.With == nil {
-		return c.Tool
+		return b
 	}
-	return c.Tool + " with " + value.Canonical(c.With.Source())
+	return canonical.Append(append(b, " with "...), c.With.Source())
+}
+
+// canonical is value.Canonical's form, appended.
+var canonical value.Form
+
+// appendWant appends how often a called check wants its tool called.
+func appendWant(b []byte, c *spec.Check) []byte {
+	switch {
+	case c.Times != nil:
+		return appendPlural(append(b, "exactly "...), *c.Times, "time", "times")
+	case c.Min != nil && c.Max != nil:
+		b = strconv.AppendInt(append(b, "between "...), int64(*c.Min), 10)
+		return append(strconv.AppendInt(append(b, " and "...), int64(*c.Max), 10), " times"...)
+	case c.Min != nil:
+		return appendPlural(append(b, "at least "...), *c.Min, "time", "times")
+	case c.Max != nil:
+		return appendPlural(append(b, "at most "...), *c.Max, "time", "times")
+	}
+	return append(b, "at least once"...)
 }
 
 // matches counts the calls to c.Tool whose arguments match c.With, and
@@ -140,23 +167,28 @@ func matches(c *spec.Check, f *Facts) (n int, others bool) {
 
 func called(c *spec.Check, f *Facts) (bool, string) {
 	n, _ := matches(c, f)
-	var want string
 	lo, hi := 1, -1 // the allowed range of n; hi < 0: no upper bound
 	switch {
 	case c.Times != nil:
-		want, lo, hi = "exactly "+plural(*c.Times, "time", "times"), *c.Times, *c.Times
+		lo, hi = *c.Times, *c.Times
 	case c.Min != nil && c.Max != nil:
-		want, lo, hi = fmt.Sprintf("between %d and %d times", *c.Min, *c.Max), *c.Min, *c.Max
+		lo, hi = *c.Min, *c.Max
 	case c.Min != nil:
-		want, lo = "at least "+plural(*c.Min, "time", "times"), *c.Min
+		lo = *c.Min
 	case c.Max != nil:
-		want, lo, hi = "at most "+plural(*c.Max, "time", "times"), 0, *c.Max
-	default:
-		want = "at least once"
+		lo, hi = 0, *c.Max
 	}
 	if n >= lo && (hi < 0 || n <= hi) {
-		return true, subject(c) + " was called " + plural(n, "time", "times") + " (expected " + want + ")"
+		// The message of every passing check: built in one buffer.
+		var buf [160]byte
+		b := appendSubject(buf[:0], c)
+		b = append(b, " was called "...)
+		b = appendPlural(b, n, "time", "times")
+		b = append(b, " (expected "...)
+		b = appendWant(b, c)
+		return true, string(append(b, ')'))
 	}
+	want := string(appendWant(nil, c))
 	match, other := matching(c, f)
 	msg := fmt.Sprintf("expected %s to be called %s; ", subject(c), want)
 	switch {

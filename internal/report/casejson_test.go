@@ -193,3 +193,30 @@ func FuzzCaseJSON(f *testing.F) {
 		}
 	})
 }
+
+// compactJSON is true exactly for what json.Compact leaves as it is.
+func checkCompactJSON(t *testing.T, m []byte) {
+	t.Helper()
+	var c bytes.Buffer
+	want := json.Compact(&c, m) == nil && bytes.Equal(c.Bytes(), m)
+	if got := compactJSON(m); got != want {
+		t.Errorf("compactJSON(%q) = %v, want %v", m, got, want)
+	}
+}
+
+func TestCompactJSON(t *testing.T) {
+	for _, s := range []string{
+		`{}`, `[]`, `{"a":1}`, `{"a":[1,-0.5e+3,true,false,null,"x\"\\\/\b\f\n\r\t\u00e9"]}`, `"\xff"`, `0`, `-0`, `1E9`,
+		``, ` {}`, `{} `, `{"a": 1}`, `[1,]`, `{"a"}`, `{"a":}`, `{,}`, `[01]`, `1.`, `.5`, `-`, `1e`, `"\x01"`, `"\u00g0"`,
+		`"\q"`, `"abc`, `tru`, `nul`, `{"a":1,}`, `[1 2]`, `{"a":1"b":2}`, `[[[[]]]]`, `[[[[]]]`, `{1:2}`, "\"a\tb\"",
+	} {
+		checkCompactJSON(t, []byte(s))
+	}
+}
+
+func FuzzCompactJSON(f *testing.F) {
+	for _, s := range []string{`{"a":[1,-0.5e+3,true,null,"x\"\\\u00e9"]}`, `[01]`, `{"a": 1}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(checkCompactJSON)
+}
