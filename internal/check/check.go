@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"unsafe"
 
 	"github.com/dryfire-dev/dryfire/internal/spec"
 	"github.com/dryfire-dev/dryfire/internal/tool"
@@ -131,6 +132,9 @@ func appendSubject(b []byte, c *spec.Check) []byte {
 // canonical is value.Canonical's form, appended.
 var canonical value.Form
 
+// bytesString is b as a string, without a copy: b is not used again.
+func bytesString(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
+
 // appendWant appends how often a called check wants its tool called.
 func appendWant(b []byte, c *spec.Check) []byte {
 	switch {
@@ -179,14 +183,13 @@ func called(c *spec.Check, f *Facts) (bool, string) {
 		lo, hi = 0, *c.Max
 	}
 	if n >= lo && (hi < 0 || n <= hi) {
-		// The message of every passing check: built in one buffer.
-		var buf [160]byte
-		b := appendSubject(buf[:0], c)
+		// The message of every passing check: one allocation.
+		b := appendSubject(make([]byte, 0, 160), c)
 		b = append(b, " was called "...)
 		b = appendPlural(b, n, "time", "times")
 		b = append(b, " (expected "...)
 		b = appendWant(b, c)
-		return true, string(append(b, ')'))
+		return true, bytesString(append(b, ')'))
 	}
 	want := string(appendWant(nil, c))
 	match, other := matching(c, f)
@@ -378,7 +381,8 @@ func outputOf(c *spec.Check, out string) (bool, string) {
 			return false, msg
 		}
 		if c.Regex == nil && c.Equals == nil && c.JSONSchema == nil {
-			return true, "output contains " + value.Canonical(*c.Contains) // the common check: no list to join
+			// The common check: one allocation.
+			return true, bytesString(canonical.Append(append(make([]byte, 0, 64), "output contains "...), *c.Contains))
 		}
 		passed = append(passed, "contains "+value.Canonical(*c.Contains))
 	}
