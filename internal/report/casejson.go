@@ -6,7 +6,8 @@ import (
 	"math"
 	"strconv"
 	"strings"
-	"unicode/utf8"
+
+	"github.com/dryfire-dev/dryfire/internal/value"
 )
 
 // caseJSON writes a case of the JSON report as ListJSON.Item writes it
@@ -85,7 +86,7 @@ func (w *caseJSON) key(k string) {
 
 func (w *caseJSON) str(k, v string) {
 	w.key(k)
-	w.b = appendJSONString(w.b, v)
+	w.b = value.AppendString(w.b, v)
 }
 
 func (w *caseJSON) int(k string, v int64) {
@@ -214,7 +215,7 @@ func (w *caseJSON) appendCase(dst []byte, c *Case) ([]byte, error) {
 		w.open('[')
 		for _, n := range c.Notes {
 			w.member()
-			w.b = appendJSONString(w.b, n)
+			w.b = value.AppendString(w.b, n)
 		}
 		w.close(']')
 	}
@@ -299,62 +300,6 @@ func (w *caseJSON) toolCall(t *ToolCall) {
 		w.value("near_miss", t.NearMiss)
 	}
 	w.close('}')
-}
-
-// appendJSONString appends s quoted as encoding/json quotes it with HTML
-// escaping off: ", \ and control characters escaped, invalid UTF-8 as
-// U+FFFD, U+2028 and U+2029 escaped.
-func appendJSONString(dst []byte, s string) []byte {
-	const hex = "0123456789abcdef"
-	dst = append(dst, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		b := s[i]
-		if b < utf8.RuneSelf {
-			if b >= 0x20 && b != '"' && b != '\\' {
-				i++
-				continue
-			}
-			dst = append(dst, s[start:i]...)
-			switch b {
-			case '\\', '"':
-				dst = append(dst, '\\', b)
-			case '\b':
-				dst = append(dst, '\\', 'b')
-			case '\f':
-				dst = append(dst, '\\', 'f')
-			case '\n':
-				dst = append(dst, '\\', 'n')
-			case '\r':
-				dst = append(dst, '\\', 'r')
-			case '\t':
-				dst = append(dst, '\\', 't')
-			default:
-				dst = append(dst, '\\', 'u', '0', '0', hex[b>>4], hex[b&0xF])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, `\ufffd`...)
-			i += size
-			start = i
-			continue
-		}
-		if r == '\u2028' || r == '\u2029' {
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, '\\', 'u', '2', '0', '2', hex[r&0xF])
-			i += size
-			start = i
-			continue
-		}
-		i += size
-	}
-	dst = append(dst, s[start:]...)
-	return append(dst, '"')
 }
 
 // compactJSON says whether m is valid JSON with no space outside its

@@ -142,13 +142,15 @@ func (f *writer) object(b []byte, x map[string]any, depth int) []byte {
 const hex = "0123456789abcdef"
 
 // AppendString appends s as a JSON string as encoding/json writes it
-// without HTML escaping: as Canonical does, and U+2028 and U+2029 escaped
-// too (a JavaScript reader would take them for line ends).
+// without HTML escaping: as Canonical does, but U+2028 and U+2029 escaped
+// too (a JavaScript reader would take them for line ends), and backspace
+// and form feed as \b and \f.
 func AppendString(b []byte, s string) []byte { return appendStr(b, s, true) }
 
 func appendString(b []byte, s string) []byte { return appendStr(b, s, false) }
 
-func appendStr(b []byte, s string, lineSeps bool) []byte {
+// appendStr appends s quoted; asJSON: as encoding/json does (AppendString).
+func appendStr(b []byte, s string, asJSON bool) []byte {
 	b = append(b, '"')
 	start := 0
 	for i := 0; i < len(s); {
@@ -170,6 +172,16 @@ func appendStr(b []byte, s string, lineSeps bool) []byte {
 				b = append(b, `\r`...)
 			case '\t':
 				b = append(b, `\t`...)
+			case '\b', '\f':
+				if asJSON {
+					if c == '\b' {
+						b = append(b, `\b`...)
+					} else {
+						b = append(b, `\f`...)
+					}
+					break
+				}
+				fallthrough
 			default:
 				b = append(b, `\u00`...)
 				b = append(b, hex[c>>4], hex[c&0xf])
@@ -186,7 +198,7 @@ func appendStr(b []byte, s string, lineSeps bool) []byte {
 			start = i
 			continue
 		}
-		if lineSeps && (r == '\u2028' || r == '\u2029') {
+		if asJSON && (r == '\u2028' || r == '\u2029') {
 			b = append(b, s[start:i]...)
 			b = append(b, '\\', 'u', '2', '0', '2', hex[r&0xf])
 			i += size

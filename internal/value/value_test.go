@@ -341,9 +341,10 @@ func TestForm(t *testing.T) {
 }
 
 // AppendString writes a string as encoding/json does without HTML
-// escaping; Canonical does the same but for U+2028 and U+2029.
+// escaping; Canonical does the same but for U+2028 and U+2029, backspace
+// and form feed.
 func TestAppendString(t *testing.T) {
-	for _, s := range []string{"", "plain", "\x00\x1f", "q\"b\\s\n\r\t\x01\x7f", "<&>", "é€😀 𝄞", "bad \xff utf8", "sep \u2028 \u2029"} {
+	for _, s := range []string{"", "plain", "\x00\x1f", "q\"b\\s\n\r\t\x01\x7f", "\b\f", "<&>", "é€😀 𝄞", "bad \xff utf8", "sep \u2028 \u2029"} {
 		var want bytes.Buffer
 		enc := json.NewEncoder(&want)
 		enc.SetEscapeHTML(false)
@@ -352,8 +353,8 @@ func TestAppendString(t *testing.T) {
 			t.Errorf("AppendString(%q) = %s, encoding/json %s", s, got, want.String())
 		}
 	}
-	if got := Canonical("a\u2028b"); got != "\"a\u2028b\"" {
-		t.Errorf("Canonical keeps U+2028 as it is: %s", got)
+	if got := Canonical("a\u2028b\b\f"); got != "\"a\u2028b\\u0008\\u000c\"" {
+		t.Errorf("Canonical keeps U+2028 as it is and writes \\u0008 and \\u000c: %s", got)
 	}
 }
 
