@@ -686,7 +686,7 @@ func runLoop(ctx context.Context, j job, opts Options, lv *live, c report.Case, 
 		endDrill(&c, drill)
 		return done(c, drill, start)
 	}
-	sess := tool.NewRecorder(caseAnswerer(j, opts, drill), tool.RecorderOptions{})
+	sess := tool.NewRecorder(caseAnswerer(j, opts, drill), tool.RecorderOptions{Calls: scriptCalls(j)})
 	user, err := newSimUser(j, lv, &c.Notes)
 	if err != nil {
 		c.Status, c.Reason, c.Infra = report.Errored, err.Error(), true
@@ -735,6 +735,18 @@ func loopModel(j job, lv *live, c *report.Case) (model.Model, *cassette.Recorder
 		c.Cassette = j.cassette
 	}
 	return realModel(j, passthrough, lv)
+}
+
+// scriptCalls is how many tool calls a scripted case's model makes; 0 for
+// a real model's.
+func scriptCalls(j job) int {
+	n := 0
+	if j.suite.Agent.Provider == provider.Script {
+		for _, t := range j.c.Script {
+			n += len(t.ToolCalls)
+		}
+	}
+	return n
 }
 
 // caseAnswerer answers the case's tool calls: the upstream's real tools

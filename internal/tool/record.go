@@ -40,12 +40,15 @@ type RecorderOptions struct {
 	// Turn, when set, stamps each call's Turn with what it returns as the
 	// call starts; unset, a call keeps the Turn it came with.
 	Turn func() int
+	// Calls is how many calls the record makes room for at first (a
+	// scripted case knows them); 0: a few. More still fit.
+	Calls int
 }
 
 // NewRecorder returns a recorder that answers its calls through a (nil:
 // only through CallOn).
 func NewRecorder(a Answerer, o RecorderOptions) *Recorder {
-	return &Recorder{a: a, noRecords: o.NoRecords, turn: o.Turn}
+	return &Recorder{a: a, noRecords: o.NoRecords, turn: o.Turn, records: log{first: o.Calls}}
 }
 
 var _ Session = (*Recorder)(nil)
@@ -114,7 +117,7 @@ func (r *Recorder) Records() []Record {
 func (r *Recorder) Reset(also func()) {
 	r.mu.Lock()
 	r.gen++
-	r.records = log{}
+	r.records = log{first: r.records.first}
 	if also != nil {
 		also()
 	}
@@ -136,6 +139,7 @@ type slot struct {
 type log struct {
 	chunks [][]slot
 	n      int
+	first  int // the first chunk's size; 0: 8
 }
 
 const maxChunk = 1024
@@ -147,6 +151,9 @@ type pos struct{ c, i int }
 func (l *log) reserve() pos {
 	if k := len(l.chunks); k == 0 || len(l.chunks[k-1]) == cap(l.chunks[k-1]) {
 		size := 8
+		if l.first > 0 {
+			size = min(l.first, maxChunk)
+		}
 		if k > 0 {
 			size = min(l.n, maxChunk)
 		}

@@ -144,19 +144,25 @@ func TestRecorderOptions(t *testing.T) {
 }
 
 // Many calls, across the record's chunks, stay in order and complete.
+// The room made at first (Calls) changes nothing of the record: fewer
+// calls, as many, more, and after a Reset.
 func TestRecorderManyCalls(t *testing.T) {
-	r := tool.NewRecorder(&echo{}, tool.RecorderOptions{})
-	const n = 5000
-	for i := range n {
-		r.Call(context.Background(), tool.Call{ID: fmt.Sprint(i), Name: "t", Args: "{}"})
-	}
-	recs := r.Records()
-	if len(recs) != n {
-		t.Fatalf("%d records, want %d", len(recs), n)
-	}
-	for i, rec := range recs {
-		if rec.ID != fmt.Sprint(i) {
-			t.Fatalf("record %d is call %s", i, rec.ID)
+	for _, room := range []int{0, 1, 3, 5000, 1 << 20} {
+		r := tool.NewRecorder(&echo{}, tool.RecorderOptions{Calls: room})
+		for _, n := range []int{5000, 3} {
+			for i := range n {
+				r.Call(context.Background(), tool.Call{ID: fmt.Sprint(i), Name: "t", Args: "{}"})
+			}
+			recs := r.Records()
+			if len(recs) != n {
+				t.Fatalf("room %d: %d records, want %d", room, len(recs), n)
+			}
+			for i, rec := range recs {
+				if rec.ID != fmt.Sprint(i) {
+					t.Fatalf("room %d: record %d is call %s", room, i, rec.ID)
+				}
+			}
+			r.Reset(nil)
 		}
 	}
 }
