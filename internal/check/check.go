@@ -151,26 +151,21 @@ func appendWant(b []byte, c *spec.Check) []byte {
 	return append(b, "at least once"...)
 }
 
-// matches counts the calls to c.Tool whose arguments match c.With, and
-// says whether there are others: what matching returns, without the lists
-// (a check that passes needs only the count).
-func matches(c *spec.Check, f *Facts) (n int, others bool) {
+// matches counts the calls to c.Tool whose arguments match c.With: the
+// length of matching's first list, without the lists (a check that
+// passes needs only the count).
+func matches(c *spec.Check, f *Facts) int {
+	n := 0
 	for i := range f.Calls {
-		r := &f.Calls[i]
-		if r.Name != c.Tool {
-			continue
-		}
-		if c.With == nil || c.With.Match(r.Args) {
+		if r := &f.Calls[i]; r.Name == c.Tool && (c.With == nil || c.With.Match(r.Args)) {
 			n++
-		} else {
-			others = true
 		}
 	}
-	return n, others
+	return n
 }
 
 func called(c *spec.Check, f *Facts) (bool, string) {
-	n, _ := matches(c, f)
+	n := matches(c, f)
 	lo, hi := 1, -1 // the allowed range of n; hi < 0: no upper bound
 	switch {
 	case c.Times != nil:
