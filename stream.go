@@ -1,6 +1,7 @@
 package dryfire
 
 import (
+	"bufio"
 	"errors"
 	"fmt"
 	"io"
@@ -23,7 +24,7 @@ type ReportStream struct {
 	json   *report.ReportJSON
 	junit  *report.ReportJUnit
 	junitW io.Writer
-	body   *os.File // the JUnit report's cases, until Close
+	body   *os.File // the JUnit report's cases, until Close (through buf)
 	kept   []*report.Case
 	closed bool
 }
@@ -42,9 +43,23 @@ func NewReportStream(json, junit io.Writer) (*ReportStream, error) {
 		if err != nil {
 			return nil, fmt.Errorf("making room for the JUnit report: %w", err)
 		}
-		s.body, s.junitW, s.junit = f, junit, report.NewReportJUnit(f)
+		s.body, s.junitW, s.junit = f, junit, report.NewReportJUnit(&bufferedBody{bufio.NewWriterSize(f, 64<<10), f})
 	}
 	return s, nil
+}
+
+// bufferedBody is a temporary file written through a buffer (a case's
+// testcase element is a hundred bytes or so), flushed before it is read.
+type bufferedBody struct {
+	*bufio.Writer
+	f *os.File
+}
+
+func (b *bufferedBody) ReadAt(p []byte, off int64) (int, error) {
+	if err := b.Flush(); err != nil {
+		return 0, err
+	}
+	return b.f.ReadAt(p, off)
 }
 
 // add is the runner's Sink: each case, in report order.
