@@ -22,11 +22,11 @@ import (
 // converter produces (nil, bool, string, json.Number, []any,
 // map[string]any); anything else is unsure:
 //   - any keyword it does not know, anywhere in a subschema, makes that
-//     subschema unsure (annotations such as description excepted); so do
-//     $ref other than "#/..." (and any $id below the root, which moves
-//     where such refs point: then there is no quick tree at all), a
-//     $schema other than 2020-12's, and numbers it cannot compare
-//     exactly;
+//     subschema unsure (annotations excepted, and format and content*,
+//     which are not asserted); so do $ref other than "#/..." (and any
+//     $id below the root, which moves where such refs point: then there
+//     is no quick tree at all), a $schema other than 2020-12's, and
+//     numbers it cannot compare exactly;
 //   - a number is an integer when its value is (1.0 and 1e2 are, as for
 //     the validator's big.Rat); bounds and numeric enum/const members
 //     compare through float64 only when both sides have at most 15
@@ -123,10 +123,14 @@ var (
 	quickFalse = &quick{isBool: true, always: false}
 )
 
-// annotations are keywords that never make a value invalid.
+// annotations are keywords that never make a value invalid: format and
+// content* too, which CompileFragments's compiler does not assert under
+// 2020-12's own vocabularies, and definitions, which 2020-12 does not
+// apply (a $ref may still point into it).
 var annotations = map[string]bool{
 	"title": true, "description": true, "$comment": true, "default": true, "examples": true,
 	"deprecated": true, "readOnly": true, "writeOnly": true, "$defs": true, "markdownDescription": true,
+	"format": true, "contentEncoding": true, "contentMediaType": true, "contentSchema": true, "definitions": true,
 }
 
 const draft2020 = "https://json-schema.org/draft/2020-12/schema"

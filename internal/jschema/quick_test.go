@@ -104,7 +104,9 @@ func TestQuickKeywordEdges(t *testing.T) {
 
 		{"annotations", `{"title": "t", "description": "d", "default": 1, "examples": [1], "type": "number"}`, `1`, yes},
 		{"unknown keyword", `{"pattern": "^a$"}`, `"a"`, unsure},
-		{"format", `{"format": "email"}`, `"a"`, unsure},
+		{"format is not asserted", `{"format": "email"}`, `"a"`, yes},
+		{"content is not asserted", `{"contentMediaType": "application/json", "contentSchema": {"type": "object"}}`, `"x"`, yes},
+		{"definitions", `{"definitions": {"s": {"type": "string"}}, "$ref": "#/definitions/s"}`, `1`, no},
 		{"unknown keyword under properties", `{"properties": {"a": {"pattern": "x"}}}`, `{"a": "x"}`, unsure},
 		{"unknown keyword on an untaken branch", `{"properties": {"a": {"pattern": "x"}}}`, `{"b": "x"}`, yes},
 		{"unevaluatedProperties", `{"properties": {"a": {}}, "unevaluatedProperties": false}`, `{"a": 1}`, unsure},
