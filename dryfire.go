@@ -335,6 +335,15 @@ type Progress interface {
 	CaseDone(index int, c *CaseResult)
 }
 
+// A ProgressForwarder is a Progress whose CaseDone only hands each case,
+// unchanged, to another Progress (one that filters what Start says, say):
+// a run gives its cases to that one directly, without making each a
+// CaseResult for the forwarder first.
+type ProgressForwarder interface {
+	Progress
+	CaseDoneTo() Progress
+}
+
 // Run runs the project's cases. The error is for a run that could not
 // start (a bad filter or record mode, a provider this build cannot run, an
 // API key missing for cases that need the live model); failing cases are
@@ -373,7 +382,7 @@ func (p *Project) run(ctx context.Context, opts *RunOptions, up runner.Upstream)
 		return nil, fmt.Errorf("the pass threshold is a fraction of the trials, above 0 and at most 1, not %v", opts.PassThreshold)
 	}
 	if opts.Progress != nil {
-		ro.Progress = progress{opts.Progress}
+		ro.Progress = progress{opts.Progress, caseDoneTo(opts.Progress)}
 	}
 	if opts.Filter != "" {
 		re, err := regexp.Compile(opts.Filter)
@@ -402,17 +411,32 @@ func (p *Project) run(ctx context.Context, opts *RunOptions, up runner.Upstream)
 
 // progress hands the runner's events to a Progress, each case in the
 // public shape (a TextPrinter gets the runner's own).
-type progress struct{ p Progress }
+type progress struct {
+	p    Progress
+	done Progress // who gets CaseDone: p, or whom p forwards it to
+}
+
+// caseDoneTo is whom p's CaseDone reaches, past forwarders (a few hops).
+func caseDoneTo(p Progress) Progress {
+	for range 8 {
+		f, ok := p.(ProgressForwarder)
+		if !ok {
+			break
+		}
+		p = f.CaseDoneTo()
+	}
+	return p
+}
 
 func (a progress) Start(total int)                           { a.p.Start(total) }
 func (a progress) CaseStarted(index int, suite, name string) { a.p.CaseStarted(index, suite, name) }
 func (a progress) CaseDone(index int, c *report.Case) {
-	if t, ok := a.p.(*TextPrinter); ok {
+	if t, ok := a.done.(*TextPrinter); ok {
 		t.t.CaseDone(index, c)
 		return
 	}
 	pc := caseOf(c)
-	a.p.CaseDone(index, &pc)
+	a.done.CaseDone(index, &pc)
 }
 
 // ServeOptions choose what Project.ToolServer serves; nil means the

@@ -281,6 +281,7 @@ func (p *noneSelected) Start(total int) {
 
 func (p *noneSelected) CaseStarted(i int, suite, name string) { p.next.CaseStarted(i, suite, name) }
 func (p *noneSelected) CaseDone(i int, c *dryfire.CaseResult) { p.next.CaseDone(i, c) }
+func (p *noneSelected) CaseDoneTo() dryfire.Progress          { return p.next }
 
 // checkReportFlags checks --json and --junit before anything runs.
 func checkReportFlags(e *env, o runOptions) error {
