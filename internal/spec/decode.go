@@ -47,6 +47,10 @@ type decoder struct {
 	// convertLate: the case item was not converted whole; its parts are
 	// converted as they are decoded (pairs).
 	convertLate bool
+	// lateSources: what only a kept case is read for (a check's source
+	// text, a call's arguments as JSON) is made after the case is decoded,
+	// and only when it will not be a stub (makeSources).
+	lateSources bool
 
 	// rows, while a data file's rows make cases, is where they are read
 	// again from when they are kept as stubs (lazy.go); nil otherwise.
@@ -225,6 +229,21 @@ func (x *decoder) keepCase(s *Suite, c *Case, name string, nameLine int, nameNod
 	x.keep(s, c) // lazy.go
 }
 
+// makeSources makes what lateSources left out of case c, while its
+// nodes are still there.
+func makeSources(c *Case) {
+	for _, ch := range c.Expect {
+		if ch.srcNode != nil {
+			ch.Source = checkSource(ch.Kind, ch.srcNode, ch.srcVal)
+		}
+	}
+	for _, t := range c.Script {
+		for _, sc := range t.ToolCalls {
+			sc.ArgsJSON = value.Canonical(sc.Args)
+		}
+	}
+}
+
 // releaseCase drops the case's pointers into the YAML tree, which only
 // decoding needs, so that a loaded suite does not keep the tree alive.
 func releaseCase(c *Case) {
@@ -232,6 +251,7 @@ func releaseCase(c *Case) {
 	releaseRules(c.Mocks)
 	for _, ch := range c.Expect {
 		ch.withNode, ch.toolNodes, ch.judgeNode, ch.turnNode = nil, nil, nil, nil
+		ch.srcNode, ch.srcVal = nil, nil
 	}
 	if c.User != nil {
 		c.User.key, c.User.node = nil, nil
@@ -652,7 +672,7 @@ func (x *decoder) turn(it yamlpos.Item, index int) *Turn {
 				if sc.ID == "" {
 					sc.ID = "call_" + strconv.Itoa(index+1) + "_" + strconv.Itoa(ci+1)
 				}
-				if !x.cross.counted {
+				if !x.cross.counted && !x.lateSources {
 					sc.ArgsJSON = value.Canonical(sc.Args)
 				}
 				if t.ToolCalls == nil {
@@ -680,7 +700,11 @@ func (x *decoder) check(it yamlpos.Item) *Check {
 	}
 	k, v, val := ps[0].K, ps[0].V, ps[0].Val
 	c := &Check{Kind: CheckKind(yamlpos.Deref(k).Value), Pos: x.pos(k)}
-	if !x.cross.counted {
+	switch {
+	case x.cross.counted:
+	case x.lateSources:
+		c.srcNode, c.srcVal = v, val
+	default:
 		c.Source = checkSource(c.Kind, v, val)
 	}
 	switch c.Kind {

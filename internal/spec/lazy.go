@@ -69,18 +69,24 @@ type group struct {
 // runs.
 func (c *Case) Lazy() bool { return c.lazy }
 
-// stubOf is the stub kept for case c, or false when c is to be kept
-// whole.
-func (x *decoder) stubOf(s *Suite, c *Case) (stub, bool) {
+// mayStub reports whether case c can be kept as a stub by what c and
+// the suite are: for an item of the suite's own list, whether it is.
+func (x *decoder) mayStub(s *Suite, c *Case) bool {
 	if !x.opts.Lazy || s.World != "" || c.Pos.File == x.file && !x.opts.lazyInline || c.Pos.File != x.file && x.rows == nil || c.User != nil || usesImplRules(s.Mocks) || usesImplRules(c.Mocks) {
-		return stub{}, false
+		return false
 	}
 	for _, ch := range c.Expect {
 		if ch.Kind == CheckJudge {
-			return stub{}, false
+			return false
 		}
 	}
-	if c.Pos.Line < 1 || c.Pos.Line > math.MaxInt32 || c.Pos.Col > math.MaxInt32 || c.index > math.MaxInt32 || c.Trials < 0 || c.Trials > math.MaxUint16 {
+	return c.Pos.Line >= 1 && c.Pos.Line <= math.MaxInt32 && c.Pos.Col <= math.MaxInt32 && c.index <= math.MaxInt32 && c.Trials >= 0 && c.Trials <= math.MaxUint16
+}
+
+// stubOf is the stub kept for case c, or false when c is to be kept
+// whole.
+func (x *decoder) stubOf(s *Suite, c *Case) (stub, bool) {
+	if !x.mayStub(s, c) {
 		return stub{}, false
 	}
 	g := group{file: c.Pos.File}
@@ -89,6 +95,11 @@ func (x *decoder) stubOf(s *Suite, c *Case) (stub, bool) {
 	}
 	if s.src == nil {
 		s.src = &source{root: x.root, cross: x.cross, opts: x.opts}
+		if x.opts.lazyInline {
+			// The list's own items always find their group: a worker
+			// that checked one knew it would be a stub (mayStub).
+			s.src.groups = append(s.src.groups, group{file: x.file})
+		}
 	}
 	src := s.src
 	k := slices.Index(src.groups, g)

@@ -242,6 +242,9 @@ func (k *caseChecker) check(w *decoder, n *yaml.Node, index int, plan *rowPlan, 
 	if c == nil {
 		return checked{}
 	}
+	if w.lateSources && !w.mayStub(k.s, c) {
+		makeSources(c)
+	}
 	out := checked{ok: true, c: c, name: c.Name, nameLine: line}
 	if name != nil {
 		// Where the name is, without holding on to the case's nodes.
@@ -406,6 +409,9 @@ func (k *caseChecker) checkGroup(data []byte, spans []span, i, j, first int) bat
 		}
 	}
 	w, d := k.worker(nil)
+	// Items that will be stubs are decoded again when they run: what
+	// only a kept case is read for is made then, not now.
+	w.lateSources = k.x.opts.Lazy && k.x.opts.lazyInline && !k.x.cross.counted
 	b := batch{cases: make([]checked, 0, len(seq))}
 	held := false
 	// A group the fast reader read, not nested near the bound, is plain

@@ -388,7 +388,11 @@ type Check struct {
 	JSONEquals any
 
 	withNode  *yaml.Node
-	judgeNode *yaml.Node   // the judge check's value
+	judgeNode *yaml.Node // the judge check's value
+	// srcNode and srcVal are the check's value, its Source once made
+	// (decoder.lateSources).
+	srcNode   *yaml.Node
+	srcVal    any
 	turnNode  *yaml.Node   // an output check's turn
 	toolNodes []*yaml.Node // where each tool name of the check is written
 }
