@@ -87,10 +87,15 @@ type forwarder struct {
 	reached int
 }
 
-func (f *forwarder) Start(total int)                           { f.next.Start(total) }
-func (f *forwarder) CaseStarted(index int, suite, name string) { f.next.CaseStarted(index, suite, name) }
-func (f *forwarder) CaseDone(index int, c *dryfire.CaseResult) { f.reached++; f.next.CaseDone(index, c) }
-func (f *forwarder) CaseDoneTo() dryfire.Progress              { return f.next }
+func (f *forwarder) Start(total int) { f.next.Start(total) }
+func (f *forwarder) CaseStarted(index int, suite, name string) {
+	f.next.CaseStarted(index, suite, name)
+}
+func (f *forwarder) CaseDone(index int, c *dryfire.CaseResult) {
+	f.reached++
+	f.next.CaseDone(index, c)
+}
+func (f *forwarder) CaseDoneTo() dryfire.Progress { return f.next }
 
 // A run gives its cases to whom a ProgressForwarder forwards them, past
 // two forwarders: the printer prints what it prints given them directly.
