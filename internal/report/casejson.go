@@ -394,38 +394,8 @@ func compactString(m []byte, i int) (int, bool) {
 	return i, false
 }
 
-// compactNumber scans the number at m[i:]: -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?
+// compactNumber scans the number at m[i:] (0 long: none).
 func compactNumber(m []byte, i int) (int, bool) {
-	digits := func() bool {
-		j := i
-		for i < len(m) && m[i] >= '0' && m[i] <= '9' {
-			i++
-		}
-		return i > j
-	}
-	if m[i] == '-' {
-		i++
-	}
-	switch {
-	case i < len(m) && m[i] == '0':
-		i++
-	case !digits():
-		return i, false
-	}
-	if i < len(m) && m[i] == '.' {
-		i++
-		if !digits() {
-			return i, false
-		}
-	}
-	if i < len(m) && (m[i] == 'e' || m[i] == 'E') {
-		i++
-		if i < len(m) && (m[i] == '+' || m[i] == '-') {
-			i++
-		}
-		if !digits() {
-			return i, false
-		}
-	}
-	return i, true
+	n := value.NumberLen(m[i:])
+	return i + n, n > 0
 }

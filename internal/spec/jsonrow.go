@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"unicode/utf8"
 
+	"github.com/dryfire-dev/dryfire/internal/value"
 	"github.com/dryfire-dev/dryfire/internal/yamlpos"
 )
 
@@ -250,7 +251,7 @@ func (p *rowParser) value(keep bool) (any, bool) {
 		}
 		return string(s), true
 	case c == '-' || c >= '0' && c <= '9':
-		n := yamlpos.NumberLen(p.b[p.i:])
+		n := value.NumberLen(p.b[p.i:])
 		if n == 0 {
 			return nil, false
 		}

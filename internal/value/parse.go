@@ -218,40 +218,49 @@ func (s *scanner[T]) str() (string, bool) {
 
 // number reads -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)? as written.
 func (s *scanner[T]) number() (any, bool) {
-	start, i, b := s.i, s.i, s.b
-	digits := func() bool {
-		j := i
-		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+	n := NumberLen(s.b[s.i:])
+	if n == 0 {
+		return nil, false
+	}
+	start := s.i
+	s.i += n
+	return json.Number(s.b[start:s.i]), true
+}
+
+// NumberLen is the length of the JSON number s starts with, 0 if none:
+// -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?, as long as it goes.
+func NumberLen[T ~string | ~[]byte](s T) int {
+	digits := func(i int) int {
+		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
 			i++
 		}
-		return i > j
+		return i
 	}
-	if b[i] == '-' {
+	i := 0
+	if i < len(s) && s[i] == '-' {
 		i++
 	}
 	switch {
-	case i < len(b) && b[i] == '0':
+	case i < len(s) && s[i] == '0':
 		i++
-	case !digits():
-		return nil, false
+	case i < len(s) && s[i] >= '1' && s[i] <= '9':
+		i = digits(i)
+	default:
+		return 0
 	}
-	if i < len(b) && b[i] == '.' {
-		i++
-		if !digits() {
-			return nil, false
+	if i+1 < len(s) && s[i] == '.' && s[i+1] >= '0' && s[i+1] <= '9' {
+		i = digits(i + 1)
+	}
+	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
+		j := i + 1
+		if j < len(s) && (s[j] == '+' || s[j] == '-') {
+			j++
+		}
+		if k := digits(j); k > j {
+			i = k
 		}
 	}
-	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
-		i++
-		if i < len(b) && (b[i] == '+' || b[i] == '-') {
-			i++
-		}
-		if !digits() {
-			return nil, false
-		}
-	}
-	s.i = i
-	return json.Number(b[start:i]), true
+	return i
 }
 
 func validUTF8[T string | []byte](text T) bool {

@@ -416,44 +416,8 @@ func (c *Converter) key(k *yaml.Node) (string, bool) {
 
 var leadingZero = regexp.MustCompile(`^[-+]?0[0-9_]+$`)
 
-// NumberLen is the length of the JSON number s starts with, 0 if none:
-// -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?, as long as it goes.
-func NumberLen[T ~string | ~[]byte](s T) int {
-	digits := func(i int) int {
-		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
-			i++
-		}
-		return i
-	}
-	i := 0
-	if i < len(s) && s[i] == '-' {
-		i++
-	}
-	switch {
-	case i < len(s) && s[i] == '0':
-		i++
-	case i < len(s) && s[i] >= '1' && s[i] <= '9':
-		i = digits(i)
-	default:
-		return 0
-	}
-	if i+1 < len(s) && s[i] == '.' && s[i+1] >= '0' && s[i+1] <= '9' {
-		i = digits(i + 1)
-	}
-	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
-		j := i + 1
-		if j < len(s) && (s[j] == '+' || s[j] == '-') {
-			j++
-		}
-		if k := digits(j); k > j {
-			i = k
-		}
-	}
-	return i
-}
-
 // isJSONNumber reports whether s is a JSON number and nothing else.
-func isJSONNumber(s string) bool { return s != "" && NumberLen(s) == len(s) }
+func isJSONNumber(s string) bool { return s != "" && value.NumberLen(s) == len(s) }
 
 func (c *Converter) scalar(n *yaml.Node) any {
 	switch n.ShortTag() {
