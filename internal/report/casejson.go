@@ -182,43 +182,18 @@ func (w *caseJSON) appendCase(dst []byte, c *Case) ([]byte, error) {
 	}
 	w.str("status", string(c.Status))
 	w.str("reason", c.Reason)
-	w.key("checks")
-	if c.Checks == nil {
-		w.b = append(w.b, "null"...)
-	} else {
-		w.open('[')
-		for i := range c.Checks {
-			w.check(&c.Checks[i])
-		}
-		w.close(']')
-	}
-	w.key("tool_calls")
-	if c.ToolCalls == nil {
-		w.b = append(w.b, "null"...)
-	} else {
-		w.open('[')
-		for i := range c.ToolCalls {
-			w.toolCall(&c.ToolCalls[i])
-		}
-		w.close(']')
-	}
+	list(w, "checks", c.Checks, w.check)
+	list(w, "tool_calls", c.ToolCalls, w.toolCall)
 	w.str("output", c.Output)
 	w.int("turns", int64(c.Turns))
 	w.usage("usage", c.Usage.InputTokens, c.Usage.OutputTokens)
 	if c.UsageByRole != nil {
 		w.value("usage_by_role", c.UsageByRole)
 	}
-	w.key("notes")
-	if c.Notes == nil {
-		w.b = append(w.b, "null"...)
-	} else {
-		w.open('[')
-		for _, n := range c.Notes {
-			w.member()
-			w.b = value.AppendString(w.b, n)
-		}
-		w.close(']')
-	}
+	list(w, "notes", c.Notes, func(n *string) {
+		w.member()
+		w.b = value.AppendString(w.b, *n)
+	})
 	if c.Cassette != "" {
 		w.str("cassette", c.Cassette)
 	}
@@ -270,6 +245,20 @@ func (w *caseJSON) appendCase(dst []byte, c *Case) ([]byte, error) {
 	w.float("duration_ms", c.DurationMS)
 	w.close('}')
 	return w.b, w.err
+}
+
+// list writes key k and xs, each member by each; a nil list is null.
+func list[T any](w *caseJSON, k string, xs []T, each func(*T)) {
+	w.key(k)
+	if xs == nil {
+		w.b = append(w.b, "null"...)
+		return
+	}
+	w.open('[')
+	for i := range xs {
+		each(&xs[i])
+	}
+	w.close(']')
 }
 
 func (w *caseJSON) check(c *Check) {
