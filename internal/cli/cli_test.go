@@ -16,6 +16,7 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/dryfire-dev/dryfire/internal/cli"
+	"github.com/dryfire-dev/dryfire/internal/netjail"
 	"github.com/dryfire-dev/dryfire/internal/test/docblock"
 	"github.com/dryfire-dev/dryfire/internal/test/fakeapi"
 )
@@ -68,6 +69,13 @@ func TestScript(t *testing.T) {
 			// (atexit_sleep_ms): with dozens of commands, minutes.
 			e.Setenv("GORACE", strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0"))
 			return nil
+		},
+		// [netns]: network namespaces can be made (agent.network: isolated).
+		Condition: func(cond string) (bool, error) {
+			if cond == "netns" {
+				return netjail.Available() == nil, nil
+			}
+			return false, fmt.Errorf("unknown condition %q", cond)
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"jsonsummary": cmdJSONSummary,

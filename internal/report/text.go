@@ -320,6 +320,9 @@ func Details(c *Case) []string {
 	if c.Status == Errored {
 		out = append(out, "error: "+c.Reason)
 	}
+	if c.Status == Failed && c.Reason != "" && !explained(c) {
+		out = append(out, "failed: "+c.Reason)
+	}
 	if c.Replay != "" {
 		out = append(out, strings.Split(c.Replay, "\n")...)
 	}
@@ -364,6 +367,27 @@ func Details(c *Case) []string {
 		out = append(out, "note: "+n)
 	}
 	return out
+}
+
+// explained says whether a failed case's other lines say why it failed:
+// a failed check, an unmatched call or the cassette's replay. A case
+// failed by what else it did (an isolated network refused, the SDK's
+// agent threw) has only its reason to say so.
+func explained(c *Case) bool {
+	if c.Replay != "" {
+		return true
+	}
+	for _, ch := range c.Checks {
+		if !ch.Passed {
+			return true
+		}
+	}
+	for _, tc := range c.ToolCalls {
+		if tc.Outcome == tool.Unmatched {
+			return true
+		}
+	}
+	return false
 }
 
 func quote(s string) string {

@@ -276,3 +276,29 @@ func TestPrintable(t *testing.T) {
 		}
 	}
 }
+
+// A case failed by what its program did, with every check passed (an
+// isolated network refused a connection), says why: its reason was in the
+// JSON report only.
+func TestDetailsFailedReason(t *testing.T) {
+	c := &report.Case{
+		Status: report.Failed,
+		Reason: "the agent tried to reach the network past dryfire (refused: agent.network is isolated): tcp 127.0.0.1:9 (1)",
+		Checks: []report.Check{{Check: "output: {contains: x}", At: "f:3", Passed: true, Message: "ok"}},
+		Output: "x",
+		Turns:  1,
+	}
+	want := []string{
+		"failed: the agent tried to reach the network past dryfire (refused: agent.network is isolated): tcp 127.0.0.1:9 (1)",
+		`output after 1 turn(s): "x"`,
+	}
+	if diff := cmp.Diff(want, report.Details(c)); diff != "" {
+		t.Errorf("Details (-want +got):\n%s", diff)
+	}
+	// A failed check says why itself: the reason (its count) is not repeated.
+	c.Checks[0].Passed = false
+	c.Reason = "1 of 1 checks failed"
+	if got := report.Details(c); got[0] != "check failed at f:3: output: {contains: x}" {
+		t.Errorf("Details with a failed check: %q", got)
+	}
+}

@@ -304,6 +304,9 @@ func (x *decoder) agent(agent yamlpos.KV) Agent {
 			}
 		case "params":
 			a.Params, _ = p.Val.(map[string]any)
+			if k, _ := yamlpos.Lookup(p.V, "stream"); k != nil && a.Params["stream"] == true {
+				x.errorf(k, "agent.params.stream: true: streaming in the built-in loop is not supported yet (its calls read whole answers); remove stream from agent.params")
+			}
 		case "match":
 			a.Match = x.match(p.V, p.Val)
 		case "clock":
