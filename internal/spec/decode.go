@@ -149,6 +149,12 @@ func (x *decoder) suite(root *yaml.Node, doc any) *Suite {
 			}
 		case "mocks":
 			s.Mocks, s.MockOrder = x.mocks(p.V, p.Val)
+		case "script":
+			for ti, tn := range yamlpos.Items(p.V, p.Val) {
+				if t := x.turn(tn, ti); t != nil {
+					s.Script = append(s.Script, t)
+				}
+			}
 		case "world":
 			s.World, s.WorldPos = str(p.Val), x.pos(p.V)
 		case "scenario":
@@ -354,8 +360,10 @@ func (x *decoder) commandAgent(n *yaml.Node, a *Agent) {
 			x.errorf(k, "agent.base_url with agent.command needs provider: the API it is the base URL of (anthropic, openai, openai-responses or openai-compatible)")
 		}
 	case provider.Script:
-		_, pv := yamlpos.Lookup(n, "provider")
-		x.errorf(pv, "provider script is the built-in loop's offline model; with agent.command your program calls a real API through dryfire: name that API (anthropic, openai, openai-responses, openai-compatible) or leave provider out")
+		// The script answers the program's model calls, over any API.
+		if k, _ := yamlpos.Lookup(n, "base_url"); k != nil {
+			x.errorf(k, "agent.base_url with provider script: the script answers every model call of the program, none goes to a real API (remove base_url)")
+		}
 	}
 }
 
@@ -641,6 +649,8 @@ func (x *decoder) turn(it yamlpos.Item, index int) *Turn {
 		switch p.Key() {
 		default:
 			unknown = true
+		case "when":
+			t.When = x.guard(p)
 		case "text":
 			t.Text = str(p.Val)
 			hasText = true
@@ -693,6 +703,35 @@ func (x *decoder) turn(it yamlpos.Item, index int) *Turn {
 		t.broken = true
 	}
 	return t
+}
+
+// guard reads a script turn's when: (its shape checked by the schema).
+func (x *decoder) guard(when yamlpos.KV) *Guard {
+	g := &Guard{Pos: x.pos(when.K)}
+	for _, p := range yamlpos.Pairs(when.V, when.Val) {
+		switch p.Key() {
+		case "tools":
+			for _, e := range yamlpos.Items(p.V, p.Val) {
+				g.Tools = append(g.Tools, str(e.Val))
+			}
+			g.NoTools = len(g.Tools) == 0
+		case "tool_result":
+			switch v := p.Val.(type) {
+			case bool:
+				g.Result = &v
+			case string:
+				yes := true
+				g.Result, g.ResultOf = &yes, v
+			}
+		case "user":
+			g.User = str(p.Val)
+		case "matches":
+			if src, ok := p.Val.(string); ok {
+				g.Matches = x.regex(p.V, src)
+			}
+		}
+	}
+	return g
 }
 
 func (x *decoder) check(it yamlpos.Item) *Check {
@@ -959,6 +998,11 @@ func (x *decoder) crossHead(s *Suite) {
 	k.counted = x.opts.Discard && s.World == ""
 
 	x.checkWorkspace(s, k.command)
+	if sk, _ := yamlpos.Lookup(x.root, "script"); sk != nil && k.command && !k.scripted {
+		x.errorf(sk, "script is only for provider: script; this suite's agent.command program has its model calls recorded into the cases' cassettes (set agent.provider: script to answer them from the script instead, or remove the script)")
+	} else if sk != nil && k.known && !k.scripted {
+		x.errorf(sk, "script is only for provider: script; this suite's provider is %q (remove the script, or set agent.provider: script)", s.Agent.Provider)
+	}
 	k.declared = map[string]*Tool{}
 	for _, t := range s.Tools {
 		k.declared[t.Name] = t
@@ -1044,20 +1088,23 @@ func (x *decoder) crossCase(s *Suite, c *Case) {
 		return s.Mocks[tool]
 	}
 
-	if sk, _ := yamlpos.Lookup(c.node, "script"); sk != nil && s.NoAgent {
-		x.errorf(sk, "script is only for provider: script, and this suite has no agent (its drills' agent is the test's own function): remove the script, or give the suite an agent")
-	} else if sk != nil && k.command {
-		x.errorf(sk, "script is only for provider: script; with agent.command your program makes the model calls (remove the script)")
-	} else if sk != nil && k.known && !k.scripted {
+	// A world suite without agent (its drills' agent is a test's own
+	// function) takes a script too: it answers the drill's model calls.
+	if sk, _ := yamlpos.Lookup(c.node, "script"); sk != nil && k.command && !k.scripted {
+		x.errorf(sk, "script is only for provider: script; this suite's agent.command program has its model calls recorded into the case's cassette (set agent.provider: script to answer them from the script instead, or remove the script)")
+	} else if sk != nil && k.known && !k.scripted && !k.command {
 		x.errorf(sk, "script is only for provider: script; this suite's provider is %q (remove the script, or set agent.provider: script)", s.Agent.Provider)
 	}
-	if k.scripted && len(c.Script) == 0 && !c.Skip {
+	if k.scripted && len(c.Script) == 0 && len(s.Script) == 0 && !c.Skip {
 		if _, sn := yamlpos.Lookup(c.node, "script"); sn == nil {
-			x.errorf(c.node, "%s has no script: provider script needs the model's turns (or skip: true)", caseLabel(c))
+			x.errorf(c.node, "%s has no script: provider script needs the model's turns (a script in the case, or one for every case at the suite's top level; or skip: true)", caseLabel(c))
 		}
 	}
 	for ti, t := range c.Script {
-		if len(t.ToolCalls) == 0 && !t.broken && ti+1 < len(c.Script) && c.User == nil {
+		// A program may make model calls a script does not foresee,
+		// and a guarded turn waits for its request: reachability is
+		// the built-in loop's.
+		if len(t.ToolCalls) == 0 && !t.broken && ti+1 < len(c.Script) && c.User == nil && !k.command && t.When == nil && c.Script[ti+1].When == nil {
 			next := c.Script[ti+1]
 			x.d.AddAt(yamlpos.Warning, next.Pos, "script turn %d is never reached: turn %d has no tool calls, so the case ends there", ti+2, ti+1)
 		}

@@ -90,6 +90,7 @@ var schemaContexts = []yamlpos.SchemaContext{
 	{Prefix: "/$defs/case/properties/user/items", Label: "user turn"},
 	{Prefix: "/$defs/case/properties/user", Label: "user"},
 	{Prefix: "/$defs/case", Label: "case"},
+	{Prefix: "/$defs/guard", Label: "script guard (when)"},
 	{Prefix: "/$defs/turn", Label: "script turn"},
 	{Prefix: "/$defs/file_check", Label: "file check"},
 	{Prefix: "/$defs/check", Label: "check"},
@@ -146,6 +147,9 @@ func suiteMessage(f yamlpos.Failure) string {
 	case *kind.MinProperties:
 		if f.Label == "output check" {
 			return "empty output check: give contains, regex, equals or json_schema"
+		}
+		if f.Label == "script guard (when)" {
+			return "empty when: give tools, tool_result, user or matches (or remove when: the turn then answers any request)"
 		}
 		return "empty check: give one of " + strings.Join(CheckKinds, ", ")
 	case *kind.MaxProperties:

@@ -11,6 +11,7 @@ import (
 	yaml "go.yaml.in/yaml/v4"
 
 	"github.com/dryfire-dev/dryfire/internal/jschema"
+	"github.com/dryfire-dev/dryfire/internal/provider"
 	"github.com/dryfire-dev/dryfire/internal/reqmatch"
 	"github.com/dryfire-dev/dryfire/internal/value"
 	"github.com/dryfire-dev/dryfire/internal/yamlpos"
@@ -25,6 +26,9 @@ type Suite struct {
 	Name  string
 	Agent Agent
 	Tools []*Tool // in file order
+	// Script is the suite's default script: the model's turns of every
+	// case without a script of its own (ScriptOf).
+	Script []*Turn
 	// Mocks are the suite-level rules per tool name.
 	Mocks     map[string][]*Rule
 	MockOrder []string // tool names of Mocks, in file order
@@ -54,6 +58,25 @@ type Suite struct {
 	// test's own function (the TypeScript and Python SDKs), so a run
 	// reports them as skipped.
 	NoAgent bool
+}
+
+// ScriptOf is the script of case c: its own, else the suite's (nil when
+// neither has one).
+func (s *Suite) ScriptOf(c *Case) []*Turn {
+	if c.Script != nil {
+		return c.Script
+	}
+	return s.Script
+}
+
+// Scripted says whether the model calls of case c are answered by its
+// script (ScriptOf), never by a cassette: its suite's provider is script,
+// or it is a drill of a world suite without agent that has a script.
+func (s *Suite) Scripted(c *Case) bool {
+	if s.Agent.Provider == provider.Script {
+		return true
+	}
+	return s.NoAgent && len(s.ScriptOf(c)) > 0
 }
 
 // Agent is the agent under test.
@@ -244,9 +267,30 @@ type UserModel struct {
 type Turn struct {
 	Text      string
 	ToolCalls []*ScriptCall
-	Pos       yamlpos.Pos
+	// When, when set, is the guard on the requests the turn answers.
+	When *Guard
+	Pos  yamlpos.Pos
 
 	broken bool // reported as an error: its reachability says nothing
+}
+
+// Guard says which model requests a scripted turn answers: every field
+// set must hold.
+type Guard struct {
+	// Tools: the request offers every one of these tools; with NoTools,
+	// it offers none at all (tools: []).
+	Tools   []string
+	NoTools bool
+	// Result, when set, asks that the request end with a tool result
+	// (true) or with none (false); ResultOf, when set, that one of those
+	// results be for a call of this tool.
+	Result   *bool
+	ResultOf string
+	// User: the last user message's text contains it.
+	User string
+	// Matches is found in the text of the request's last message.
+	Matches *regexp.Regexp
+	Pos     yamlpos.Pos
 }
 
 // ScriptCall is one tool call of a scripted turn.
