@@ -173,7 +173,7 @@ func (s *Scope) writeFastAnswer(w http.ResponseWriter, hs *httpSession, req *mcp
 			// in the call's own stream they reach the client before the
 			// answer does, as progress must.
 			b = append(b, "event: message\ndata: "...)
-			b = s.appendRPCResult(b, req.ID, res, modern)
+			b = s.appendRPCResult(b, req.ID, req.Params.Name, res, modern)
 			b = append(b, "\n\n"...)
 			out.Write(b)
 			wh["Content-Type"] = eventStreamType
@@ -182,7 +182,7 @@ func (s *Scope) writeFastAnswer(w http.ResponseWriter, hs *httpSession, req *mcp
 			return
 		}
 	}
-	out.Write(s.appendRPCResult(out.AvailableBuffer(), req.ID, res, modern))
+	out.Write(s.appendRPCResult(out.AvailableBuffer(), req.ID, req.Params.Name, res, modern))
 	writeJSON(w, http.StatusOK, out.Bytes())
 }
 
@@ -234,7 +234,7 @@ func appendNotices(b []byte, n *tool.Notices, level string, token json.RawMessag
 
 // appendRPCResult appends the JSON-RPC response to a tools/call, field for
 // field what go-sdk writes.
-func (s *Scope) appendRPCResult(b []byte, id json.RawMessage, res tool.Result, modern bool) []byte {
+func (s *Scope) appendRPCResult(b []byte, id json.RawMessage, name string, res tool.Result, modern bool) []byte {
 	b = append(b, `{"jsonrpc":"2.0","id":`...)
 	b = append(b, id...)
 	b = append(b, `,"result":{`...)
@@ -251,7 +251,7 @@ func (s *Scope) appendRPCResult(b []byte, id json.RawMessage, res tool.Result, m
 		b = value.AppendString(b, res.Content)
 		b = append(b, "}]"...)
 	}
-	if !res.IsError && res.Blocks == nil && isObject(res.Content) {
+	if s.structured[name] && !res.IsError && res.Blocks == nil && isObject(res.Content) {
 		b = append(b, `,"structuredContent":`...)
 		b = append(b, res.Content...)
 	}

@@ -137,7 +137,8 @@ func version() string {
 type statelessKey struct{}
 
 // mcpCall answers tools/call: the text the built-in loop would deliver,
-// structuredContent when that text is a JSON object, isError for errors
+// structuredContent when the tool declares an output schema (a world
+// operation's; see toolResult), isError for errors
 // and unmatched calls; a content outcome's blocks as they are. A rule's
 // log and progress notifications are sent first.
 func (s *Scope) mcpCall(ctx context.Context, req *mcp.CallToolRequest) *mcp.CallToolResult {
@@ -157,7 +158,7 @@ func (s *Scope) mcpCall(ctx context.Context, req *mcp.CallToolRequest) *mcp.Call
 	if res.Notices != nil && req.Session != nil {
 		sendNotices(ctx, req, res.Notices)
 	}
-	return toolResult(res, modern)
+	return toolResult(res, modern, s.structured[name])
 }
 
 // sendNotices sends a call's log messages and progress through go-sdk,
@@ -203,7 +204,13 @@ var completeResult = func() mcp.CallToolResult {
 	return r
 }()
 
-func toolResult(res tool.Result, modern bool) *mcp.CallToolResult {
+// toolResult is a call's MCP result. structuredContent is there only for
+// a tool with an output schema (structured), as MCP means it: the
+// structured form of a result whose shape the tool declared. Without
+// one, clients show the model the text block, and some would show it
+// both (@langchain/mcp-adapters puts structuredContent beside the text,
+// a JSON object the model then reads twice, the second time encoded).
+func toolResult(res tool.Result, modern, structured bool) *mcp.CallToolResult {
 	out := new(mcp.CallToolResult)
 	if modern {
 		*out = completeResult
@@ -213,7 +220,7 @@ func toolResult(res tool.Result, modern bool) *mcp.CallToolResult {
 		out.Content = blockContent(res.Blocks)
 	}
 	out.IsError = res.IsError
-	if !res.IsError && res.Blocks == nil && isObject(res.Content) {
+	if structured && !res.IsError && res.Blocks == nil && isObject(res.Content) {
 		out.StructuredContent = json.RawMessage(res.Content)
 	}
 	return out

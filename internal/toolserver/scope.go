@@ -59,9 +59,12 @@ type Scope struct {
 	label    string
 	tools    []Tool
 	notes    []string
-	world    *world.Instance // a world scope's world; nil for mocks
-	upstream tool.Answerer   // answers every call instead of the mocks; nil: the mocks
-	model    http.Handler    // the scope's model routes; nil: the server's
+	// structured are the tools with an output schema: only their results
+	// carry structuredContent (see toolResult).
+	structured map[string]bool
+	world      *world.Instance // a world scope's world; nil for mocks
+	upstream   tool.Answerer   // answers every call instead of the mocks; nil: the mocks
+	model      http.Handler    // the scope's model routes; nil: the server's
 
 	rec  *tool.Recorder // the merged record of every call
 	idle time.Duration  // idle HTTP sessions end after this; <= 0 never
@@ -185,6 +188,14 @@ func NewScope(o ScopeOptions) *Scope {
 		s.set, s.usesImpl = p.Rules, p.UsesImpl
 		s.tools, s.notes = served(p.Tools)
 		s.shared = s.newState()
+	}
+	for _, t := range s.tools {
+		if t.OutputSchema != nil {
+			if s.structured == nil {
+				s.structured = map[string]bool{}
+			}
+			s.structured[t.Name] = true
+		}
 	}
 	s.mcp = newMCPServer(s)
 	return s

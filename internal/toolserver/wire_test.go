@@ -116,7 +116,7 @@ func TestWireLegacySession(t *testing.T) {
 	if got, want := call(3), map[string]any{"content": []any{map[string]any{"type": "text", "text": "timeout"}}, "isError": true}; !cmp.Equal(want, got) {
 		t.Errorf("first call: %v, want %v", got, want)
 	}
-	want := map[string]any{"content": []any{map[string]any{"type": "text", "text": `{"ok":true}`}}, "structuredContent": map[string]any{"ok": true}}
+	want := map[string]any{"content": []any{map[string]any{"type": "text", "text": `{"ok":true}`}}} // no output schema, no structuredContent
 	if got := call(4); !cmp.Equal(want, got) {
 		t.Errorf("second call: %v, want %v", got, want)
 	}
@@ -197,10 +197,9 @@ func TestWireModernStateless(t *testing.T) {
 
 	call := rpc(t, url, modernHeaders("tools/call", "lookup_order"), `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"lookup_order","arguments":{"order_id":"A-991"},`+modernMeta(modernVersion)+`}}`)
 	want := map[string]any{
-		"content":           []any{map[string]any{"type": "text", "text": `{"order_id":"A-991","tier":"gold"}`}},
-		"structuredContent": map[string]any{"order_id": "A-991", "tier": "gold"},
-		"resultType":        "complete",
-		"_meta":             map[string]any{"io.modelcontextprotocol/serverInfo": map[string]any{"name": "dryfire", "title": "dryfire: serve-test", "version": version()}},
+		"content":    []any{map[string]any{"type": "text", "text": `{"order_id":"A-991","tier":"gold"}`}},
+		"resultType": "complete",
+		"_meta":      map[string]any{"io.modelcontextprotocol/serverInfo": map[string]any{"name": "dryfire", "title": "dryfire: serve-test", "version": version()}},
 	}
 	if diff := cmp.Diff(want, at(call.decoded, "result")); diff != "" {
 		t.Errorf("tools/call (-want +got):\n%s", diff)
