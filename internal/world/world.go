@@ -22,6 +22,7 @@ import (
 	"go.starlark.net/starlark"
 
 	"github.com/dryfire-dev/dryfire/internal/jschema"
+	_ "github.com/dryfire-dev/dryfire/internal/quietlog" // before starlark: its log line under a memory cap
 	"github.com/dryfire-dev/dryfire/internal/safeio"
 	"github.com/dryfire-dev/dryfire/internal/value"
 	"github.com/dryfire-dev/dryfire/internal/yamlpos"
