@@ -38,6 +38,7 @@ import (
 	"github.com/dryfire-dev/dryfire/internal/suggest"
 	"github.com/dryfire-dev/dryfire/internal/toolserver"
 	"github.com/dryfire-dev/dryfire/internal/world"
+	"github.com/dryfire-dev/dryfire/internal/yamlpos"
 )
 
 // Project is a set of loaded, valid suites.
@@ -114,7 +115,7 @@ func Load(opts *LoadOptions, paths ...string) (*Project, error) {
 	if len(paths) == 0 {
 		return nil, fmt.Errorf("loading suites: no paths given")
 	}
-	files, err := spec.Expand(paths)
+	files, skipped, err := spec.ExpandSkipping(paths)
 	if err != nil {
 		return nil, publicError(err)
 	}
@@ -145,6 +146,11 @@ func Load(opts *LoadOptions, paths ...string) (*Project, error) {
 	}
 	so := &spec.Options{ResolveImpl: resolve, Root: opts.Root, Discard: opts.CheckOnly, Lazy: opts.Lazy}
 	suites, worlds, ds := world.LoadFiles(files, so, opts.Root)
+	for _, sk := range skipped {
+		dir, why := spec.SplitSkipped(sk)
+		ds = append(ds, yamlpos.Diagnostic{Pos: yamlpos.Pos{File: dir, Line: 1, Col: 1}, Severity: yamlpos.Warning,
+			Message: "this directory cannot be read (" + why + "): the suites in it, if any, were not loaded"})
+	}
 	if ds.HasErrors() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()

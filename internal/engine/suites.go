@@ -168,7 +168,7 @@ func (e *Engine) find(cwd, suite, name string) (*loaded, *spec.Case, error) {
 		}
 		return ls, c, nil
 	}
-	files, err := spec.Expand([]string{cwd})
+	files, skipped, err := spec.ExpandSkipping([]string{cwd})
 	if err != nil {
 		return nil, nil, &apiError{http.StatusNotFound, "UNKNOWN_DRILL", fmt.Sprintf("no drill %q: %v (give suite, or run the test from the project's directory)", name, err)}
 	}
@@ -197,6 +197,9 @@ func (e *Engine) find(cwd, suite, name string) (*loaded, *spec.Case, error) {
 		msg := fmt.Sprintf("no world suite under %s has a drill %q%s", cwd, name, suggest.DidYouMean(name, all))
 		if len(broken) > 0 {
 			msg += fmt.Sprintf("; these suites do not load (dryfire validate says why): %s", strings.Join(broken, ", "))
+		}
+		if len(skipped) > 0 {
+			msg += fmt.Sprintf("; these directories cannot be read and were skipped: %s", strings.Join(skipped, "; "))
 		}
 		return nil, nil, &apiError{http.StatusNotFound, "UNKNOWN_DRILL", msg}
 	}

@@ -44,8 +44,17 @@ func IsSuiteFile(name string) bool {
 
 // Expand turns command-line paths into suite files: a file stands for
 // itself, a directory for every *.dryfire.yaml / *.dryfire.yml under it,
-// in lexical order. Duplicates are dropped.
+// in lexical order. Duplicates are dropped. A directory under one given
+// that cannot be read is skipped (ExpandSkipping names them).
 func Expand(paths []string) ([]string, error) {
+	files, _, err := ExpandSkipping(paths)
+	return files, err
+}
+
+// ExpandSkipping is Expand, also naming the directories it skipped, each
+// with why ("a/b: permission denied"), in the order met: one unreadable
+// directory of a project does not hide the suites of the others.
+func ExpandSkipping(paths []string) (files, skipped []string, err error) {
 	var out []string
 	seen := map[string]bool{}
 	add := func(p string) {
@@ -58,10 +67,10 @@ func Expand(paths []string) ([]string, error) {
 	for _, p := range paths {
 		st, err := os.Stat(p)
 		if errors.Is(err, fs.ErrNotExist) {
-			return nil, fmt.Errorf("%s: no such file or directory", p)
+			return nil, skipped, fmt.Errorf("%s: no such file or directory", p)
 		}
 		if err != nil {
-			return nil, fmt.Errorf("reading suite path: %w", err)
+			return nil, skipped, fmt.Errorf("reading suite path: %w", err)
 		}
 		if !st.IsDir() {
 			add(p)
@@ -70,6 +79,10 @@ func Expand(paths []string) ([]string, error) {
 		var found []string
 		err = filepath.WalkDir(p, func(path string, d fs.DirEntry, err error) error {
 			if err != nil {
+				if path != p && d != nil && d.IsDir() {
+					skipped = append(skipped, path+": "+why(err))
+					return filepath.SkipDir
+				}
 				return err
 			}
 			if d.IsDir() && path != p && (strings.HasPrefix(d.Name(), ".") || d.Name() == "node_modules") {
@@ -81,17 +94,38 @@ func Expand(paths []string) ([]string, error) {
 			return nil
 		})
 		if err != nil {
-			return nil, fmt.Errorf("searching %s for suites: %w", p, err)
+			return nil, skipped, fmt.Errorf("searching %s for suites: %w", p, err)
 		}
 		if len(found) == 0 {
-			return nil, fmt.Errorf("no *.dryfire.yaml or *.dryfire.yml files under %s", p)
+			if len(skipped) > 0 {
+				return nil, skipped, fmt.Errorf("no *.dryfire.yaml or *.dryfire.yml files under %s (skipped, unreadable: %s)", p, strings.Join(skipped, "; "))
+			}
+			return nil, skipped, fmt.Errorf("no *.dryfire.yaml or *.dryfire.yml files under %s", p)
 		}
 		sort.Strings(found)
 		for _, f := range found {
 			add(f)
 		}
 	}
-	return out, nil
+	return out, skipped, nil
+}
+
+// SplitSkipped is a skipped directory and why, from ExpandSkipping.
+func SplitSkipped(s string) (dir, why string) {
+	i := strings.LastIndex(s, ": ")
+	if i < 0 {
+		return s, ""
+	}
+	return s[:i], s[i+2:]
+}
+
+// why is an error of the file system as a reason: "permission denied".
+func why(err error) string {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err.Error()
+	}
+	return err.Error()
 }
 
 // LoadFiles loads each file. It returns the suites that could be decoded
