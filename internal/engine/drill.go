@@ -12,6 +12,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync/atomic"
+	"time"
 
 	"github.com/dryfire-dev/dryfire/internal/cassette"
 	"github.com/dryfire-dev/dryfire/internal/report"
@@ -29,7 +31,12 @@ type drill struct {
 	name   string
 	run    *runner.Drill
 	stored *report.Case // the drill a reproduction re-runs; nil otherwise
+	used   atomic.Int64 // the last request's time, Unix nanoseconds
 }
+
+func (d *drill) touch(t time.Time) { d.used.Store(t.UnixNano()) }
+
+func (d *drill) lastUsed() time.Time { return time.Unix(0, d.used.Load()) }
 
 // startRequest is the body of POST /engine/drills.
 type startRequest struct {
@@ -179,14 +186,37 @@ func (e *Engine) start(body []byte) ([]byte, error) {
 			return nil, err
 		}
 	}
+	// Room is taken before the drill is made: a refused start costs
+	// nothing.
+	e.mu.Lock()
+	idle, aerr := e.room()
+	if aerr == nil {
+		e.starting++
+		if len(e.drills)+e.starting > e.maxDrills {
+			e.starting--
+			aerr = &apiError{http.StatusTooManyRequests, "TOO_MANY_DRILLS", fmt.Sprintf("the engine has %d drills running or starting, its limit (%s, default %d): end or abandon each drill when its test finishes", e.maxDrills, EnvMaxDrills, MaxDrills)}
+		}
+	}
+	e.mu.Unlock()
+	for _, d := range idle {
+		d.run.Abandon()
+	}
+	if aerr != nil {
+		return nil, aerr
+	}
 	id := newID()
 	run, err := e.host.Start(runner.DrillSpec{Suite: ls.suite, SuiteWorld: ls.sw, Case: c, ID: id, World: in, Record: record})
+	e.mu.Lock()
+	e.starting--
+	if err == nil {
+		d := &drill{id: id, name: c.Name, run: run, stored: stored}
+		d.touch(e.now())
+		e.drills[id] = d
+	}
+	e.mu.Unlock()
 	if err != nil {
 		return nil, &apiError{http.StatusInternalServerError, "INTERNAL", "starting the drill: " + err.Error()}
 	}
-	e.mu.Lock()
-	e.drills[id] = &drill{id: id, name: c.Name, run: run, stored: stored}
-	e.mu.Unlock()
 	return startAnswer(id, ls, c, in, run), nil
 }
 

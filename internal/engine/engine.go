@@ -21,6 +21,8 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -36,6 +38,18 @@ const Protocol = 1
 
 // MaxBody bounds the body of a control request.
 const MaxBody = 16 << 20
+
+// MaxDrills bounds the drills running at once (started, neither ended
+// nor abandoned): each keeps its world, model endpoint and evidence. A
+// start past it first abandons the drills idle for IdleDrill or longer
+// (the longest idle first), and is refused with 429 TOO_MANY_DRILLS when
+// none is.
+const MaxDrills = 1000
+
+// IdleDrill is how long a running drill may go without a request (to
+// its binding, its end or its abandon) before a start that needs room
+// abandons it.
+const IdleDrill = 30 * time.Minute
 
 // RememberEnded is how many ended drills the engine remembers, to answer
 // their bindings DRILL_ENDED rather than 404.
@@ -59,6 +73,33 @@ type Options struct {
 	Version string
 }
 
+// The variables of Env that replace MaxDrills and IdleDrill.
+const (
+	EnvMaxDrills = "DRYFIRE_MAX_DRILLS"   // a count, at least 1
+	EnvIdleDrill = "DRYFIRE_DRILL_IDLE_S" // seconds, more than 0
+)
+
+// bounds reads MaxDrills and IdleDrill from env, where it sets them.
+func bounds(env []string) (n int, idle time.Duration, err error) {
+	n, idle = MaxDrills, IdleDrill
+	for _, kv := range env {
+		k, v, _ := strings.Cut(kv, "=")
+		switch k {
+		case EnvMaxDrills:
+			if n, err = strconv.Atoi(v); err != nil || n < 1 {
+				return 0, 0, fmt.Errorf("%s=%q: want a whole number of drills, at least 1", k, v)
+			}
+		case EnvIdleDrill:
+			f, err := strconv.ParseFloat(v, 64)
+			if err != nil || !(f > 0) || f > 1e9 {
+				return 0, 0, fmt.Errorf("%s=%q: want a number of seconds, more than 0", k, v)
+			}
+			idle = time.Duration(f * float64(time.Second))
+		}
+	}
+	return n, idle, nil
+}
+
 // Engine is a running engine.
 type Engine struct {
 	token string
@@ -75,11 +116,17 @@ type Engine struct {
 	suites suiteCache
 	ready  []byte
 
-	mu     sync.Mutex
-	drills map[string]*drill
-	ended  map[string]string // id → drill name, the last RememberEnded
-	order  []string          // ring of ended ids
-	next   int
+	maxDrills int
+	idleDrill time.Duration
+	now       func() time.Time
+
+	mu       sync.Mutex
+	drills   map[string]*drill
+	ended    map[string]string // id → drill name, the last RememberEnded
+	expired  map[string]string // id → why: ended ones abandoned for room
+	starting int               // starts that took room and are making their drill
+	order    []string          // ring of ended ids
+	next     int
 }
 
 // Start listens and serves in the background.
@@ -95,6 +142,14 @@ func Start(opts Options) (*Engine, error) {
 	addr := opts.Listen
 	if addr == "" {
 		addr = "127.0.0.1:0"
+	}
+	env := opts.Env
+	if env == nil {
+		env = os.Environ()
+	}
+	maxDrills, idleDrill, err := bounds(env)
+	if err != nil {
+		return nil, err
 	}
 	host, err := runner.NewHost("/drills/", runner.Options{Record: cassette.Mode(opts.Record), Env: opts.Env})
 	if err != nil {
@@ -115,6 +170,10 @@ func Start(opts Options) (*Engine, error) {
 		done:   make(chan struct{}),
 		drills: map[string]*drill{},
 		ended:  map[string]string{},
+
+		maxDrills: maxDrills,
+		idleDrill: idleDrill,
+		now:       time.Now,
 	}
 	e.ctx, e.cancel = context.WithCancel(context.Background())
 	e.suites.entries = map[string]*cacheEntry{}
@@ -257,20 +316,60 @@ func (e *Engine) take(id string) (*drill, *apiError) {
 	d := e.drills[id]
 	if d == nil {
 		if name, ok := e.ended[id]; ok {
+			if why, ok := e.expired[id]; ok {
+				return nil, &apiError{http.StatusGone, "DRILL_ENDED", fmt.Sprintf("drill %s (%s) was abandoned: %s", name, id, why)}
+			}
 			return nil, &apiError{http.StatusGone, "DRILL_ENDED", fmt.Sprintf("drill %s (%s) has ended already", name, id)}
 		}
 		return nil, &apiError{http.StatusNotFound, "UNKNOWN_DRILL", fmt.Sprintf("no drill %q: this engine never started it (an id from another engine process?)", id)}
 	}
+	e.remove(id, d)
+	return d, nil
+}
+
+// remove forgets a running drill, remembering it as ended (e.mu held).
+func (e *Engine) remove(id string, d *drill) {
 	delete(e.drills, id)
 	if len(e.order) < RememberEnded {
 		e.order = append(e.order, id)
 	} else {
 		delete(e.ended, e.order[e.next])
+		delete(e.expired, e.order[e.next])
 		e.order[e.next] = id
 		e.next = (e.next + 1) % RememberEnded
 	}
 	e.ended[id] = d.name
-	return d, nil
+}
+
+// room makes room for one more drill (e.mu held): nil, and the idle
+// drills it took to abandon once e.mu is released; or why there is none.
+func (e *Engine) room() ([]*drill, *apiError) {
+	if len(e.drills) < e.maxDrills {
+		return nil, nil
+	}
+	now := e.now()
+	var idle []*drill
+	for _, d := range e.drills {
+		if now.Sub(d.lastUsed()) >= e.idleDrill {
+			idle = append(idle, d)
+		}
+	}
+	if len(idle) == 0 {
+		return nil, &apiError{http.StatusTooManyRequests, "TOO_MANY_DRILLS", fmt.Sprintf(
+			"the engine has %d drills running, its limit (%s, default %d): end or abandon each drill when its test finishes (a test that never ends its drill keeps it running); a drill idle for %s (%s) is abandoned to make room",
+			len(e.drills), EnvMaxDrills, MaxDrills, e.idleDrill, EnvIdleDrill)}
+	}
+	// The longest idle first; every one past the bound goes, so that a
+	// leak is cleared at once rather than one start at a time.
+	slices.SortFunc(idle, func(a, b *drill) int { return a.lastUsed().Compare(b.lastUsed()) })
+	for _, d := range idle {
+		e.remove(d.id, d)
+		if e.expired == nil {
+			e.expired = map[string]string{}
+		}
+		e.expired[d.id] = fmt.Sprintf("it was idle for %s or longer when the engine, at its limit of %d running drills, needed room", e.idleDrill, e.maxDrills)
+	}
+	return idle, nil
 }
 
 // Where a drill is in its life.
@@ -284,6 +383,7 @@ func (e *Engine) lookup(id string) (string, int) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if d := e.drills[id]; d != nil {
+		d.touch(e.now())
 		return d.name, running
 	}
 	if name, ok := e.ended[id]; ok {
