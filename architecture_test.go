@@ -40,7 +40,7 @@ var layers = []struct {
 	{"answering tools and models", []string{"internal/mock", "internal/world", "internal/cassette", "internal/model", "internal/openapi"}},
 	{"user code, the suite format, the tool-call record", []string{"internal/passthrough", "internal/program", "internal/spec", "internal/tool"}},
 	{"YAML with positions and diagnostics", []string{"internal/yamlpos"}},
-	{"foundations", []string{"internal/netjail", "internal/pause", "internal/quietlog", "internal/jsonrpc", "internal/value", "internal/suggest", "internal/jschema", "internal/atomicfile", "internal/safeio", "internal/redact", "internal/yamlnode", "internal/provider", "internal/reqmatch", "internal/workspace", "schema"}},
+	{"foundations", []string{"internal/netjail", "internal/pause", "internal/quietlog", "internal/jsonrpc", "internal/value", "internal/suggest", "internal/jschema", "internal/atomicfile", "internal/safeio", "internal/redact", "internal/yamlnode", "internal/termtext", "internal/provider", "internal/reqmatch", "internal/workspace", "schema"}},
 	{"test support", []string{"internal/test/...", "examples/...", "bench/gensuite/suite"}},
 }
 

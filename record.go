@@ -252,6 +252,9 @@ func (p *Project) mergeInto(s *spec.Suite, ex []toolrec.Exchange, up *toolrec.Up
 	if res.Changed() {
 		warnings = res.Warnings
 	}
+	if res.Unwritable {
+		return res, warnings, fmt.Errorf("the merged file would not answer every recorded call as the upstream did (the conflicts below); nothing was written")
+	}
 	if dry || !res.Changed() {
 		return res, warnings, nil
 	}

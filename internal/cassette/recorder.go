@@ -762,18 +762,64 @@ func (cfg *Config) trialsFlag() string {
 	return ""
 }
 
-// rerecord is the command that records one case again.
+// rerecord is the command that records one case again. It is one line
+// whatever the names hold: the message it is in is split at its newlines
+// (and a line of a CI log can be a workflow command).
 func rerecord(suiteFile, name string) string {
-	return "dryfire run " + shellQuote(suiteFile) + " --filter " + shellQuote("^"+regexp.QuoteMeta(name)+"$") + " --record all"
+	return "dryfire run " + shellQuote(suiteFile) + " --filter " + shellQuote("^"+quoteMeta(name)+"$") + " --record all"
+}
+
+// quoteMeta is regexp.QuoteMeta with the control characters written as
+// RE2 escapes (\x{1b}, \x{a}): the pattern matches the name and prints on
+// one line.
+func quoteMeta(s string) string {
+	q := regexp.QuoteMeta(s)
+	if !strings.ContainsFunc(q, isControl) {
+		return q
+	}
+	var b strings.Builder
+	for _, r := range q {
+		if isControl(r) {
+			fmt.Fprintf(&b, `\x{%x}`, r)
+		} else {
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+func isControl(r rune) bool {
+	return r < ' ' || r == 0x7f || r >= 0x80 && r < 0xa0 || r == '\u2028' || r == '\u2029'
 }
 
 var shellSafe = regexp.MustCompile(`^[A-Za-z0-9_./:@%+=,-]+$`)
 
 // shellQuote quotes s for a POSIX shell when it needs it; a filter is
-// always quoted.
+// always quoted. A control character (a newline in a file name) is
+// written as an escape of $'...' quoting, so that the command stays on
+// one line.
 func shellQuote(s string) string {
 	if shellSafe.MatchString(s) && !strings.HasPrefix(s, "-") {
 		return s
+	}
+	if strings.ContainsFunc(s, isControl) {
+		var b strings.Builder
+		b.WriteString("$'")
+		for _, r := range s {
+			switch {
+			case r == '\'' || r == '\\':
+				b.WriteByte('\\')
+				b.WriteRune(r)
+			case isControl(r) && r < 0x80:
+				fmt.Fprintf(&b, `\x%02x`, r)
+			case isControl(r):
+				fmt.Fprintf(&b, `\u%04x`, r)
+			default:
+				b.WriteRune(r)
+			}
+		}
+		b.WriteByte('\'')
+		return b.String()
 	}
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }

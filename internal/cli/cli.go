@@ -20,6 +20,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/dryfire-dev/dryfire/internal/redact"
+	"github.com/dryfire-dev/dryfire/internal/termtext"
 	"github.com/dryfire-dev/dryfire/internal/suggest"
 )
 
@@ -134,8 +135,10 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	if ee.err != nil {
 		// An error may quote what an upstream said, and that a key.
+		// Its control characters are escaped (termtext.Lines): an ESC or
+		// OSC sequence from outside reaches no terminal.
 		msg := redact.New(redact.FromEnviron(os.Environ())).String(ee.err.Error())
-		fmt.Fprintln(stderr, "dryfire:", msg)
+		fmt.Fprintln(stderr, "dryfire:", strings.Join(termtext.Lines(msg), "\n"))
 	}
 	if ee.usage {
 		fmt.Fprintf(stderr, "Run '%s --help' for usage.\n", cmd.CommandPath())

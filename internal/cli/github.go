@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/dryfire-dev/dryfire"
+	"github.com/dryfire-dev/dryfire/internal/termtext"
 )
 
 // On GitHub Actions (GITHUB_ACTIONS=true) a run speaks the runner's own
@@ -103,15 +104,11 @@ func ghMessage(c *dryfire.CaseResult) string {
 	return strings.Join(lines, "\n")
 }
 
-// ghData escapes the message of a workflow command.
-func ghData(s string) string {
-	return strings.NewReplacer("%", "%25", "\r", "%0D", "\n", "%0A").Replace(s)
-}
+// ghData escapes the message of a workflow command (termtext's).
+func ghData(s string) string { return termtext.WorkflowData(s) }
 
 // ghProperty escapes a property value of a workflow command.
-func ghProperty(s string) string {
-	return strings.NewReplacer("%", "%25", "\r", "%0D", "\n", "%0A", ":", "%3A", ",", "%2C").Replace(s)
-}
+func ghProperty(s string) string { return termtext.WorkflowProperty(s) }
 
 // ghSummary appends the run's Markdown summary to GITHUB_STEP_SUMMARY.
 func ghSummary(e *env, rep *dryfire.Report) error {

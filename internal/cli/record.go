@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/dryfire-dev/dryfire"
+	"github.com/dryfire-dev/dryfire/internal/termtext"
 )
 
 type recordToolsOptions struct {
@@ -158,13 +159,13 @@ func runRecordTools(cmd *cobra.Command, e *env, o recordToolsOptions, args []str
 	if code == exitInfra {
 		code = exitFailed
 	}
-	fmt.Fprintf(text, "recorded %s to %s (%s listed)\n", count(rec.Calls, "call"), rec.Upstream, count(rec.Tools, "tool"))
+	fmt.Fprintf(text, "recorded %s to %s (%s listed)\n", count(rec.Calls, "call"), termtext.Printable(rec.Upstream), count(rec.Tools, "tool"))
 	for _, f := range rec.Files {
 		if recordedFileLines(text, f, o.dryRun) {
 			code = exitFailed
 		}
 		for _, w := range f.Warnings {
-			fmt.Fprintln(e.stderr, w)
+			fmt.Fprintln(e.stderr, termtext.Printable(w))
 		}
 	}
 	if err := writeReports(e, rec.Report, ro); err != nil {
@@ -207,8 +208,14 @@ func upstreamOptions(command []string, mcpURL, sseURL, httpURL, flag string) (*d
 // recordedFileLines says what was merged into one file; true when
 // something needs the user (a conflict, a failed call, an error).
 func recordedFileLines(w interface{ Write([]byte) (int, error) }, f dryfire.RecordedFile, dry bool) bool {
+	// Every text here may quote a real tool (its name, its error
+	// message): printed Printable, one line each.
+	p := termtext.Printable
 	if f.Err != "" {
-		fmt.Fprintf(w, "%s: not written: %s\n", f.File, f.Err)
+		fmt.Fprintf(w, "%s: not written: %s\n", p(f.File), strings.Join(termtext.Lines(f.Err), "\n  "))
+		for _, c := range f.Conflicts {
+			fmt.Fprintf(w, "  conflict: %s\n", p(c))
+		}
 		return true
 	}
 	verb := "wrote"
@@ -242,12 +249,12 @@ func recordedFileLines(w interface{ Write([]byte) (int, error) }, f dryfire.Reco
 	if len(parts) == 0 {
 		parts = append(parts, "no calls")
 	}
-	fmt.Fprintf(w, "%s %s: %s\n", verb, f.File, strings.Join(parts, "; "))
+	fmt.Fprintf(w, "%s %s: %s\n", verb, p(f.File), strings.Join(parts, "; "))
 	for _, c := range f.Conflicts {
-		fmt.Fprintf(w, "  conflict: %s\n", c)
+		fmt.Fprintf(w, "  conflict: %s\n", p(c))
 	}
 	for _, c := range f.Failed {
-		fmt.Fprintf(w, "  not recorded: %s\n", c)
+		fmt.Fprintf(w, "  not recorded: %s\n", p(c))
 	}
 	return len(f.Conflicts) > 0 || len(f.Failed) > 0
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/dryfire-dev/dryfire"
+	"github.com/dryfire-dev/dryfire/internal/termtext"
 	"github.com/dryfire-dev/dryfire/internal/redact"
 )
 
@@ -255,7 +256,7 @@ func runServe(ctx context.Context, e *env, o serveOptions, path string) error {
 		what += fmt.Sprintf(" (case %q)", o.caseName)
 	}
 	if up, n, ok := srv.Recording(); ok {
-		fmt.Fprintf(e.stderr, "recording the tools of %s (%s listed): merged into %s when serve stops\n", up, count(n, "tool"), p.Files[0])
+		fmt.Fprintf(e.stderr, "recording the tools of %s (%s listed): merged into %s when serve stops\n", termtext.Printable(up), count(n, "tool"), p.Files[0])
 	}
 	if o.stdio {
 		err = serveStdio(ctx, e, srv, what)
@@ -264,10 +265,10 @@ func runServe(ctx context.Context, e *env, o serveOptions, path string) error {
 	}
 	if calls, f := srv.FinishRecording(); f != nil {
 		up, _, _ := srv.Recording()
-		fmt.Fprintf(e.stderr, "recorded %s to %s\n", count(calls, "call"), up)
+		fmt.Fprintf(e.stderr, "recorded %s to %s\n", count(calls, "call"), termtext.Printable(up))
 		bad := recordedFileLines(e.stderr, *f, false)
 		for _, w := range f.Warnings {
-			fmt.Fprintln(e.stderr, w)
+			fmt.Fprintln(e.stderr, termtext.Printable(w))
 		}
 		if bad && err == nil {
 			err = &exitError{code: exitFailed}

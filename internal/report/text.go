@@ -3,12 +3,12 @@ package report
 import (
 	"fmt"
 	"io"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/dryfire-dev/dryfire/internal/model"
+	"github.com/dryfire-dev/dryfire/internal/termtext"
 	"github.com/dryfire-dev/dryfire/internal/tool"
 )
 
@@ -280,35 +280,10 @@ func (t *Text) printCase(c *Case) {
 	}
 }
 
-// Printable is s with its control characters (a newline, an escape
-// sequence's ESC, a carriage return, …) written as Go escapes: a name or a
-// text from a file or an agent cannot start a line of its own, forge a
-// PASS, or colour the terminal. A tab stays.
-func Printable(s string) string {
-	clean := true
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < ' ' && c != '\t' || c == 0x7f || c == 0xc2 || c == 0xe2 {
-			clean = false
-			break
-		}
-	}
-	if clean {
-		return s
-	}
-	var b strings.Builder
-	for _, r := range s {
-		switch {
-		case r == '\t':
-			b.WriteRune(r)
-		case r < ' ' || r == 0x7f || r >= 0x80 && r < 0xa0 || r == '\u2028' || r == '\u2029':
-			q := strconv.QuoteRune(r)
-			b.WriteString(q[1 : len(q)-1])
-		default:
-			b.WriteRune(r)
-		}
-	}
-	return b.String()
-}
+// Printable is termtext.Printable: s with its control characters
+// written as Go escapes, so that a name or a text from a file or an agent
+// cannot start a line of its own, forge a PASS, or colour the terminal.
+func Printable(s string) string { return termtext.Printable(s) }
 
 // Details are the lines that explain a case's result: its error, failed
 // checks, unmatched calls and output. JUnit failure text uses them too.

@@ -245,9 +245,9 @@ func (e *editor) addRules(m *yaml.Node, key string, groups []group, label string
 		comments := make([]string, len(g.rules))
 		for i, p := range g.rules {
 			nodes[i] = ruleNode(p)
-			comments[i] = fmt.Sprintf("%s%s, case %q", Origin, label, p.cse)
+			comments[i] = Origin + yamlnode.CommentText(fmt.Sprintf("%s, case %q", label, p.cse))
 			if p.cse == "" {
-				comments[i] = fmt.Sprintf("%s%s (dryfire serve)", Origin, label)
+				comments[i] = Origin + yamlnode.CommentText(label+" (dryfire serve)")
 			}
 		}
 		return itemsText(nodes, comments, pre)
@@ -257,7 +257,7 @@ func (e *editor) addRules(m *yaml.Node, key string, groups []group, label string
 		pre := keyIndent(m, "")
 		text := pre + key + ":\n"
 		for _, g := range groups {
-			text += pre + "  " + g.tool + ":\n" + items(g, pre+"    ")
+			text += pre + "  " + yamlnode.KeyText(g.tool) + ":\n" + items(g, pre+"    ")
 		}
 		e.insertText(m, text, before)
 		return nil
@@ -270,7 +270,7 @@ func (e *editor) addRules(m *yaml.Node, key string, groups []group, label string
 		pre := childIndent(k)
 		text := ""
 		for _, g := range groups {
-			text += pre + g.tool + ":\n" + items(g, pre+"  ")
+			text += pre + yamlnode.KeyText(g.tool) + ":\n" + items(g, pre+"  ")
 		}
 		e.insert(k.Line, text)
 		return nil
@@ -282,7 +282,7 @@ func (e *editor) addRules(m *yaml.Node, key string, groups []group, label string
 		tk, tv := yamlpos.Lookup(v, g.tool)
 		if tk == nil {
 			pre := keyIndent(v, childIndent(k))
-			e.insert(e.ends[v], pre+g.tool+":\n"+items(g, pre+"  "))
+			e.insert(e.ends[v], pre+yamlnode.KeyText(g.tool)+":\n"+items(g, pre+"  "))
 			continue
 		}
 		tv = yamlpos.Deref(tv)

@@ -58,6 +58,10 @@ type Result struct {
 	Failed []string
 	// Warnings are the merged file's, when it changed.
 	Warnings yamlpos.Diagnostics
+	// Unwritable says the merged file would not answer every recorded
+	// call as the upstream did (Conflicts say which): it must not be
+	// written.
+	Unwritable bool
 }
 
 // Changed says the merge changes the file.
@@ -221,6 +225,7 @@ func Merge(file string, data []byte, suite *spec.Suite, ex []Exchange, o Options
 	// The edits, as text inserted into the file as it is: every byte of
 	// it stays, comments and layout included.
 	ed := newEditor(file, data, top)
+	tree := newMeant(top)
 	declared := map[string]bool{}
 	for _, t := range suite.Tools {
 		declared[t.Name] = true
@@ -238,11 +243,13 @@ func Merge(file string, data []byte, suite *spec.Suite, ex []Exchange, o Options
 		if err := ed.addPairs(top, "tools", decl, []string{"mocks", "cases"}); err != nil {
 			return nil, err
 		}
+		tree.addPairs(tree.top, "tools", decl, []string{"mocks", "cases"})
 	}
 	if gs := groups(suiteRules); len(gs) > 0 {
 		if err := ed.addRules(top, "mocks", gs, o.Label, []string{"cases"}); err != nil {
 			return nil, err
 		}
+		tree.addRules(tree.top, "mocks", gs, []string{"cases"})
 		res.count(suiteRules, false)
 	}
 	for _, cr := range cases {
@@ -257,6 +264,7 @@ func Merge(file string, data []byte, suite *spec.Suite, ex []Exchange, o Options
 		if err := ed.addRules(item, "mocks", groups(list), o.Label, nil); err != nil {
 			return nil, err
 		}
+		tree.addRules(tree.caseItem(cr.name), "mocks", groups(list), nil)
 		res.count(list, true)
 	}
 	res.Data = ed.apply()
@@ -265,8 +273,11 @@ func Merge(file string, data []byte, suite *spec.Suite, ex []Exchange, o Options
 		return res, nil
 	}
 
-	// The merged file must load clean and answer every recorded call as
-	// the upstream did.
+	// The merged file must read as the edits meant, load clean and
+	// answer every recorded call as the upstream did.
+	if err := tree.check(file, res.Data); err != nil {
+		return nil, err
+	}
 	merged, ds := o.Parse(file, res.Data)
 	if ds.HasErrors() || merged == nil {
 		return nil, fmt.Errorf("the merged suite does not load (a bug of dryfire record-tools; %s is unchanged):\n%s", file, ds.Error())
@@ -278,6 +289,7 @@ func Merge(file string, data []byte, suite *spec.Suite, ex []Exchange, o Options
 		byCase[c.Name] = c
 	}
 	sessions = map[string]*mock.Session{}
+	before := len(res.Conflicts)
 	for _, e := range calls {
 		sess := sessions[e.Case]
 		if sess == nil {
@@ -290,6 +302,10 @@ func Merge(file string, data []byte, suite *spec.Suite, ex []Exchange, o Options
 			res.Conflicts = append(res.Conflicts, Conflict{Rule: got.Rule, Message: fmt.Sprintf("%s %s (case %q): the upstream answered %s; after the merge this rule answers %s (a rule above takes the call: move the recorded rule up, or narrow the rule above)",
 				e.Tool, describeArgs(redactValue(e.Args, o.Secrets)), e.Case, describe(want, got), describe(got, want))})
 		}
+	}
+	if len(res.Conflicts) > before {
+		// A file that does not answer as the upstream did is not written.
+		res.Unwritable = true
 	}
 	return res, nil
 }

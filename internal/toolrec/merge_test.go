@@ -118,3 +118,35 @@ func TestMergeKeepsHandWrittenRules(t *testing.T) {
 	}
 	golden(t, filepath.Join("testdata", "merge", "handwritten.again.txt"), summary(again))
 }
+
+// Issue 30, hole 2: a merged file that would not answer a recorded call
+// as the upstream did (here a Parse that reads the file otherwise) is
+// reported as not to be written; a tool name that is YAML is one key.
+func TestMergeOnlyWhatReadsBackAsMeant(t *testing.T) {
+	file := "s.dryfire.yaml"
+	data := []byte("version: 1\nagent: {provider: script}\ncases:\n  - name: c\n    input: hi\n    script: [{text: ok}]\n")
+	suite, ds := parse(file, data)
+	if ds.HasErrors() {
+		t.Fatal(ds)
+	}
+	name := "x: [{impl: \"subprocess:run\"}]\n  y"
+	ex := []toolrec.Exchange{{Case: "c", Tool: name, Args: map[string]any{}, Answer: text("ok")}}
+	o := toolrec.Options{Label: "up", Parse: parse, Tools: []plan.Tool{{Name: name}}}
+	res, err := toolrec.Merge(file, data, suite, ex, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Unwritable || len(res.Conflicts) > 0 || strings.Contains(string(res.Data), "\n  x: [") {
+		t.Errorf("unwritable %v, conflicts %v:\n%s", res.Unwritable, res.Conflicts, res.Data)
+	}
+	o.Parse = func(file string, data []byte) (*spec.Suite, yamlpos.Diagnostics) {
+		return parse(file, []byte(strings.ReplaceAll(string(data), "return: ok", "return: other")))
+	}
+	res, err = toolrec.Merge(file, data, suite, ex, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Unwritable || len(res.Conflicts) != 1 {
+		t.Errorf("unwritable %v, conflicts %v", res.Unwritable, res.Conflicts)
+	}
+}

@@ -26,6 +26,7 @@ import (
 
 	"github.com/dryfire-dev/dryfire/internal/mock"
 	"github.com/dryfire-dev/dryfire/internal/plan"
+	"github.com/dryfire-dev/dryfire/internal/termtext"
 	"github.com/dryfire-dev/dryfire/internal/tool"
 	"github.com/dryfire-dev/dryfire/internal/value"
 )
@@ -63,6 +64,16 @@ const MaxTools = 10_000
 // MaxExchanges bounds the calls an Upstream keeps: later ones are
 // forwarded and answered, not kept (Dropped counts them).
 const MaxExchanges = 100_000
+
+// outsideError is an error whose text is a real tool's (a JSON-RPC
+// error message, a refusal): written Printable, on one line, so that
+// wherever it is printed or kept it starts no line and moves no cursor.
+type outsideError struct{ err error }
+
+func outside(err error) error { return outsideError{err} }
+
+func (e outsideError) Error() string { return termtext.Printable(e.err.Error()) }
+func (e outsideError) Unwrap() error { return e.err }
 
 // Label names the target in messages and in the comments of recorded
 // rules: the command line, or the URL without credentials.
@@ -139,7 +150,7 @@ func Dial(ctx context.Context, t Target) (*Upstream, error) {
 	if t.HTTP != "" {
 		u.client = &http.Client{Timeout: t.CallTimeout}
 		if err := u.listHTTP(ctx); err != nil {
-			return nil, fmt.Errorf("listing the tools of %s: %w", t.Label(), err)
+			return nil, fmt.Errorf("listing the tools of %s: %w", t.Label(), outside(err))
 		}
 		return u, nil
 	}
@@ -168,7 +179,7 @@ func Dial(ctx context.Context, t Target) (*Upstream, error) {
 		if hctx.Err() != nil {
 			err = fmt.Errorf("no answer within %s", t.CallTimeout)
 		}
-		return nil, fmt.Errorf("connecting to the MCP server %s: %w", t.Label(), err)
+		return nil, fmt.Errorf("connecting to the MCP server %s: %w", t.Label(), outside(err))
 	}
 	cctx, cancel := context.WithTimeout(ctx, t.CallTimeout)
 	defer cancel()
@@ -176,7 +187,7 @@ func Dial(ctx context.Context, t Target) (*Upstream, error) {
 	for tl, err := range s.Tools(cctx, nil) {
 		if err != nil {
 			u.Close()
-			return nil, fmt.Errorf("listing the tools of %s: %w", t.Label(), err)
+			return nil, fmt.Errorf("listing the tools of %s: %w", t.Label(), outside(err))
 		}
 		if len(u.tools) == MaxTools {
 			u.Close()
@@ -408,7 +419,7 @@ func (u *Upstream) Call(ctx context.Context, name string, args any) (Answer, err
 	}
 	res, err := u.session.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: json.RawMessage(value.Canonical(args))})
 	if err != nil {
-		return Answer{}, fmt.Errorf("calling %s on %s: %w", name, u.t.Label(), err)
+		return Answer{}, fmt.Errorf("calling %s on %s: %w", termtext.Printable(name), u.t.Label(), outside(err))
 	}
 	b, err := json.Marshal(res.Content)
 	if err != nil {
@@ -437,7 +448,7 @@ func (u *Upstream) callHTTP(ctx context.Context, name string, args any) (Answer,
 	req.Header.Set("Content-Type", "application/json")
 	resp, err := u.client.Do(req)
 	if err != nil {
-		return Answer{}, fmt.Errorf("calling %s on %s: %w", name, u.t.Label(), err)
+		return Answer{}, fmt.Errorf("calling %s on %s: %w", termtext.Printable(name), u.t.Label(), outside(err))
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, MaxAnswer+1))

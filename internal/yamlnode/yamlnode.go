@@ -23,8 +23,20 @@ func Scalar(s string) *yaml.Node {
 // Pair is a mapping's key and value.
 type Pair [2]*yaml.Node
 
-// KV is the pair of a string key and a value.
-func KV(k string, v *yaml.Node) Pair { return Pair{Scalar(k), v} }
+// KV is the pair of a string key and a value. A key of several lines, or
+// with control characters, is double quoted (on one line) rather than a
+// complex "? |-" key.
+func KV(k string, v *yaml.Node) Pair { return Pair{Key(k), v} }
+
+// Key is a string scalar for a mapping key: double quoted when it holds
+// a line break or a control character.
+func Key(k string) *yaml.Node {
+	n := Scalar(k)
+	if strings.ContainsFunc(k, func(r rune) bool { return r < ' ' || r == 0x7f || r >= 0x80 && r < 0xa0 || r == '\u2028' || r == '\u2029' }) {
+		n.Style = yaml.DoubleQuotedStyle
+	}
+	return n
+}
 
 // Mapping is a block mapping of pairs, in order.
 func Mapping(pairs ...Pair) *yaml.Node {

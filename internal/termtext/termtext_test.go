@@ -1,0 +1,35 @@
+package termtext
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestPrintable(t *testing.T) {
+	for in, want := range map[string]string{
+		"plain name":               "plain name",
+		"tab\tstays":               "tab\tstays",
+		"a\n::stop-commands::x":    `a\n::stop-commands::x`,
+		"\x1b[31mred\x1b[0m":       `\x1b[31mred\x1b[0m`,
+		"\x1b]8;;http://x\x07link": `\x1b]8;;http://x\alink`,
+		"c1 \u009b31m csi":         `c1 \u009b31m csi`,
+		"sep\u2028line":            `sep\u2028line`,
+		"bidi \u202eevil":          `bidi \u202eevil`,
+		"cr\roverwrite":            `cr\roverwrite`,
+		"é and 😀 stay":             "é and 😀 stay",
+	} {
+		if got := Printable(in); got != want {
+			t.Errorf("Printable(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestWorkflowData(t *testing.T) {
+	got := WorkflowData("first 100%\nsecond\r\n::warning::x\x1b[2J")
+	if want := `first 100%25%0Asecond%0A::warning::x\x1b[2J`; got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+	if p := WorkflowProperty("s.dryfire.yaml: a, b\n::error::x"); strings.ContainsAny(p, ":,\n") {
+		t.Errorf("property %q", p)
+	}
+}
