@@ -20,8 +20,8 @@ import (
 	"golang.org/x/term"
 
 	"github.com/dryfire-dev/dryfire/internal/redact"
-	"github.com/dryfire-dev/dryfire/internal/termtext"
 	"github.com/dryfire-dev/dryfire/internal/suggest"
+	"github.com/dryfire-dev/dryfire/internal/termtext"
 )
 
 // Version is the dryfire version, set at build time with -ldflags.

@@ -12,8 +12,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/dryfire-dev/dryfire"
-	"github.com/dryfire-dev/dryfire/internal/termtext"
 	"github.com/dryfire-dev/dryfire/internal/redact"
+	"github.com/dryfire-dev/dryfire/internal/termtext"
 )
 
 type serveOptions struct {

@@ -32,7 +32,9 @@ func KV(k string, v *yaml.Node) Pair { return Pair{Key(k), v} }
 // a line break or a control character.
 func Key(k string) *yaml.Node {
 	n := Scalar(k)
-	if strings.ContainsFunc(k, func(r rune) bool { return r < ' ' || r == 0x7f || r >= 0x80 && r < 0xa0 || r == '\u2028' || r == '\u2029' }) {
+	if strings.ContainsFunc(k, func(r rune) bool {
+		return r < ' ' || r == 0x7f || r >= 0x80 && r < 0xa0 || r == '\u2028' || r == '\u2029'
+	}) {
 		n.Style = yaml.DoubleQuotedStyle
 	}
 	return n
