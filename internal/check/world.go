@@ -38,7 +38,6 @@ func stateCheck(c *spec.Check, w *WorldFacts) (bool, string) {
 		return false, fmt.Sprintf("state path %q: %v", c.Path, err)
 	}
 	got, ok := world.Lookup(w.State, steps)
-	unordered := len(steps) == 2 && (w.Ordered == nil || !w.Ordered(steps[0], steps[1]))
 	at := c.Path
 	switch {
 	case c.Absent:
@@ -64,7 +63,7 @@ func stateCheck(c *spec.Check, w *WorldFacts) (bool, string) {
 		}
 		return false, fmt.Sprintf("expected %s to hold %d entries; it holds %d: %s", at, *c.Count, n, short(got))
 	case c.HasEquals:
-		if equalState(c.StateEquals, got, unordered) {
+		if equalState(c.StateEquals, got, steps, c.StateOrdered, w.Ordered) {
 			return true, fmt.Sprintf("%s equals %s", at, short(got))
 		}
 		return false, fmt.Sprintf("expected %s to equal %s; it is %s%s", at, short(c.StateEquals), short(got), diff(c.StateEquals, got))
@@ -79,36 +78,57 @@ func stateCheck(c *spec.Check, w *WorldFacts) (bool, string) {
 
 func short(v any) string { return value.Truncate(value.Canonical(v), 300) }
 
-// equalState compares values; a list compares as a multiset when its
-// order does not matter.
-func equalState(want, got any, unordered bool) bool {
-	if !unordered {
+// equalState compares the value at steps with want. How lists compare
+// (ordered, from the check's ordered: key): nil, every list as a multiset
+// at any depth, except a collection its package declares ordered: (its
+// entries' own lists are multisets still); true, every list in order;
+// false, every list as a multiset, a declared ordered collection too.
+func equalState(want, got any, steps []string, ordered *bool, declared func(pkg, coll string) bool) bool {
+	if ordered != nil && *ordered {
 		return value.Equal(want, got)
 	}
-	a, ok1 := want.([]any)
-	b, ok2 := got.([]any)
-	if !ok1 || !ok2 {
-		return value.Equal(want, got)
+	keep := func(at []string) bool {
+		return ordered == nil && len(at) == 2 && declared != nil && declared(at[0], at[1])
 	}
-	return sameMultiset(a, b)
+	return value.Equal(unorder(want, steps, keep), unorder(got, steps, keep))
 }
 
-func sameMultiset(a, b []any) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	ka, kb := make([]string, len(a)), make([]string, len(b))
-	for i := range a {
-		ka[i], kb[i] = value.Canonical(a[i]), value.Canonical(b[i])
-	}
-	sort.Strings(ka)
-	sort.Strings(kb)
-	for i := range ka {
-		if ka[i] != kb[i] {
-			return false
+// unorder is v with every list sorted by its entries' canonical JSON (by
+// value), at any depth, except a list at a path keep keeps in order: two
+// values equal as multisets are then equal.
+func unorder(v any, at []string, keep func([]string) bool) any {
+	switch x := v.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			out[k] = unorder(e, append(at[:len(at):len(at)], k), keep)
 		}
+		return out
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = unorder(e, append(at[:len(at):len(at)], "[]"), keep)
+		}
+		if keep(at) {
+			return out
+		}
+		keys := make([]string, len(out))
+		form := value.Form{ByValue: true}
+		for i, e := range out {
+			keys[i] = string(form.Append(nil, e))
+		}
+		idx := make([]int, len(out))
+		for i := range idx {
+			idx[i] = i
+		}
+		sort.SliceStable(idx, func(a, b int) bool { return keys[idx[a]] < keys[idx[b]] })
+		sorted := make([]any, len(out))
+		for i, j := range idx {
+			sorted[i] = out[j]
+		}
+		return sorted
 	}
-	return true
+	return v
 }
 
 // containsState: a mapping contains a deep subset; a list an element

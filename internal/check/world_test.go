@@ -17,6 +17,8 @@ func v(s string) any {
 	return x
 }
 
+func ptr[T any](v T) *T { return &v }
+
 func TestStateChecks(t *testing.T) {
 	facts := &Facts{World: &WorldFacts{
 		State:   v(`{"p":{"bag":[1,2,3],"queue":["a","b"],"recs":{"k.1":{"x":1,"y":[1,2]}}}}`).(map[string]any),
@@ -38,6 +40,18 @@ func TestStateChecks(t *testing.T) {
 		{spec.Check{Path: "p.recs.zz.x", StateEquals: v(`1`), HasEquals: true}, false, "(p.recs exists; it holds k.1)"},
 		{spec.Check{Path: "p.bag", Count: n(3)}, true, ""},
 		{spec.Check{Path: "p.recs", Count: n(2)}, false, "holds 1"},
+		// Nested lists compare as multisets too, at any depth (they compared
+		// in order); ordered: true asks for order, ordered: false for none,
+		// even in a declared ordered collection.
+		{spec.Check{Path: "/p/recs/k.1", StateEquals: v(`{"x":1,"y":[2,1]}`), HasEquals: true}, true, "equals"},
+		{spec.Check{Path: "p.recs", StateEquals: v(`{"k.1":{"y":[2,1],"x":1.0}}`), HasEquals: true}, true, "equals"},
+		{spec.Check{Path: "p", StateEquals: v(`{"bag":[2,3,1],"queue":["a","b"],"recs":{"k.1":{"x":1,"y":[2,1]}}}`), HasEquals: true}, true, "equals"},
+		{spec.Check{Path: "p", StateEquals: v(`{"bag":[1,2,3],"queue":["b","a"],"recs":{"k.1":{"x":1,"y":[1,2]}}}`), HasEquals: true}, false, "to equal"},
+		{spec.Check{Path: "/p/recs/k.1", StateEquals: v(`{"x":1,"y":[2,1]}`), HasEquals: true, StateOrdered: ptr(true)}, false, "to equal"},
+		{spec.Check{Path: "p.bag", StateEquals: v(`[3,1,2]`), HasEquals: true, StateOrdered: ptr(true)}, false, "to equal"},
+		{spec.Check{Path: "p.bag", StateEquals: v(`[1,2,3]`), HasEquals: true, StateOrdered: ptr(true)}, true, "equals"},
+		{spec.Check{Path: "p.queue", StateEquals: v(`["b","a"]`), HasEquals: true, StateOrdered: ptr(false)}, true, "equals"},
+		{spec.Check{Path: "p.bag", StateEquals: v(`[1,2,2]`), HasEquals: true}, false, "to equal"}, // a multiset, not a set
 	} {
 		c.check.Kind = spec.CheckState
 		ok, msg := one(&c.check, facts)

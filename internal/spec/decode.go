@@ -925,6 +925,13 @@ func (x *decoder) check(it yamlpos.Item) *Check {
 				given++
 			case "equals", "contains", "absent":
 				given++
+			case "ordered":
+				if b, ok := p.Val.(bool); ok {
+					c.StateOrdered = &b
+				}
+				if _, eq := m["equals"]; !eq {
+					x.errorf(p.K, "ordered says how equals compares lists; this state check has no equals")
+				}
 			}
 		}
 		if given != 1 && m != nil {

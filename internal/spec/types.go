@@ -417,6 +417,9 @@ type Check struct {
 	HasContains bool
 	Absent      bool
 	Count       *int
+	// StateOrdered is the check's ordered: how equals compares lists
+	// (nil: as multisets, except a collection declared ordered).
+	StateOrdered *bool
 
 	// event: Type, Data (a deep subset), Count.
 	EventType string
