@@ -6,12 +6,14 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/dryfire-dev/dryfire"
 	"github.com/dryfire-dev/dryfire/internal/atomicfile"
 	"github.com/dryfire-dev/dryfire/internal/safeio"
+	"github.com/dryfire-dev/dryfire/internal/termtext"
 )
 
 func newWorldCommand(e *env) *cobra.Command {
@@ -95,25 +97,48 @@ func runWorldImport(e *env, file, pkg, out, envVar string, force bool) error {
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return &exitError{code: exitUsage, err: fmt.Errorf("creating %s: %w", out, err)}
 	}
-	for _, f := range []struct {
+	// Both files are written beside their places and validated there;
+	// only a world that loads is moved into place, so that a failed
+	// import leaves nothing behind (nor half of a pair).
+	tmp, err := os.MkdirTemp(out, ".dryfire-import-*")
+	if err != nil {
+		return &exitError{code: exitInfra, err: fmt.Errorf("writing into %s: %w", out, err)}
+	}
+	defer os.RemoveAll(tmp)
+	files := []struct {
 		path string
 		data []byte
-	}{{module, res.Module}, {worldFile, res.World}} {
-		if err := atomicfile.Write(f.path, f.data, 0o644); err != nil {
+	}{{module, res.Module}, {worldFile, res.World}}
+	for _, f := range files {
+		if err := atomicfile.Write(filepath.Join(tmp, filepath.Base(f.path)), f.data, 0o644); err != nil {
 			return &exitError{code: exitInfra, err: fmt.Errorf("writing %s: %w", f.path, err)}
 		}
 	}
-	routes, ok, wds := dryfire.CheckWorld(worldFile, out, pkg)
+	routes, ok, wds := dryfire.CheckWorld(filepath.Join(tmp, filepath.Base(worldFile)), tmp, pkg)
+	for i := range wds {
+		if rel, err := filepath.Rel(tmp, wds[i].Pos.File); err == nil && !strings.HasPrefix(rel, "..") {
+			wds[i].Pos.File = filepath.Join(out, rel)
+		}
+	}
 	printDiagnostics(e, wds)
 	if !ok {
-		return &exitError{code: exitUsage, err: fmt.Errorf("the world written to %s does not validate (a bug of the import: please report it with the document)", worldFile)}
+		return &exitError{code: exitUsage, err: fmt.Errorf("the world made from %s does not validate, so nothing was written (a bug of the import: please report it with the document)", file)}
 	}
-	fmt.Fprintf(e.stdout, "wrote %s (%s, %s) and %s; it validates clean\n", worldFile, count(res.Operations, "operation"), count(routes, "route"), module)
+	for _, f := range files {
+		if err := os.Rename(filepath.Join(tmp, filepath.Base(f.path)), f.path); err != nil {
+			return &exitError{code: exitInfra, err: fmt.Errorf("writing %s: %w", f.path, err)}
+		}
+	}
+	clean := "it validates clean"
+	if len(wds) > 0 {
+		clean = "it validates, with the warnings above"
+	}
+	fmt.Fprintf(e.stdout, "wrote %s (%s, %s) and %s; %s\n", worldFile, count(res.Operations, "operation"), count(routes, "route"), module, clean)
 	return nil
 }
 
 func printDiagnostics(e *env, ds dryfire.Diagnostics) {
 	for _, d := range ds {
-		fmt.Fprintln(e.stderr, d.String())
+		fmt.Fprintln(e.stderr, termtext.Printable(d.String()))
 	}
 }

@@ -13,9 +13,11 @@
 package openapi
 
 import (
+	"errors"
 	"fmt"
 	"maps"
 	"regexp"
+	"regexp/syntax"
 	"slices"
 	"sort"
 	"strconv"
@@ -108,7 +110,21 @@ func Import(file string, data []byte, o Options) (*Result, yamlpos.Diagnostics) 
 		doc.Errorf(n, "the document has no operation to import (paths with get, put, post, delete or patch)")
 		return nil, doc.Diagnostics()
 	}
-	res := &Result{World: im.world(), Module: im.module(), Operations: len(im.ops)}
+	world, err := im.world()
+	if err == nil {
+		var module []byte
+		if module, err = im.module(); err == nil {
+			res := &Result{World: world, Module: module, Operations: len(im.ops)}
+			return im.result(res)
+		}
+	}
+	// A bug of the import, never of the document: nothing is written.
+	doc.Errorf(doc.Root, "the import wrote text that does not read back as meant (a bug of dryfire world import: please report it with the document): %v", err)
+	return nil, doc.Diagnostics()
+}
+
+func (im *importer) result(res *Result) (*Result, yamlpos.Diagnostics) {
+	doc := im.doc
 	for _, d := range doc.Diagnostics() {
 		if d.Severity == yamlpos.Error {
 			return nil, doc.Diagnostics()
@@ -168,6 +184,10 @@ func (im *importer) paths() {
 	paths, _ := im.root["paths"].(map[string]any)
 	for _, p := range yamlpos.Pairs(pn, paths) {
 		item, _ := p.Val.(map[string]any)
+		if why := badPath(p.Key()); why != "" {
+			im.doc.Warnf(p.K, "path %q is not imported: %s", p.Key(), why)
+			continue
+		}
 		if _, ok := item["$ref"]; ok {
 			k, _ := yamlpos.Lookup(p.V, "$ref")
 			im.doc.Warnf(k, "path %s: a path item $ref is not imported", p.Key())
@@ -193,6 +213,28 @@ func (im *importer) paths() {
 			}
 		}
 	}
+}
+
+// paramSeg is a path segment that is a parameter, as a world's route
+// takes it.
+var paramSeg = regexp.MustCompile(`^\{([A-Za-z_][A-Za-z0-9_.-]*)\}$`)
+
+// badPath says why a path key cannot be a world's route ("" when it can):
+// it starts with /, holds no control character, and a parameter is a
+// whole segment with a plain name.
+func badPath(path string) string {
+	if !strings.HasPrefix(path, "/") {
+		return "a path starts with /"
+	}
+	if strings.ContainsFunc(path, func(r rune) bool { return r < ' ' || r == 0x7f }) {
+		return "it holds a control character (a newline?)"
+	}
+	for _, seg := range strings.Split(path[1:], "/") {
+		if strings.ContainsAny(seg, "{}") && !paramSeg.MatchString(seg) {
+			return fmt.Sprintf("segment %q: a parameter is a whole segment named with letters, digits, _, . and -, {name}", seg)
+		}
+	}
+	return ""
 }
 
 func contains(list []string, s string) bool {
@@ -677,9 +719,19 @@ func (im *importer) schema(n *yaml.Node, v any, depth int, stack []string) any {
 		switch k {
 		case "example", "examples", "xml", "externalDocs", "discriminator", "deprecated", "nullable":
 			continue
+		case "pattern":
+			// JSON Schema's patterns are ECMA 262; the world checks them
+			// with Go's RE2, which lacks look-around and back-references.
+			if re, ok := p.Val.(string); ok && !im.re2(p.V, re, "pattern") {
+				continue
+			}
+			out[k] = p.Val
 		case "properties", "patternProperties", "$defs", "definitions", "dependentSchemas":
 			sub := map[string]any{}
 			for _, q := range yamlpos.Pairs(p.V, p.Val) {
+				if k == "patternProperties" && !im.re2(q.K, q.Key(), "patternProperties key") {
+					continue
+				}
 				sub[q.Key()] = im.schema(q.V, q.Val, depth, stack)
 			}
 			out[k] = sub
@@ -725,6 +777,21 @@ func (im *importer) schema(n *yaml.Node, v any, depth int, stack []string) any {
 		}
 	}
 	return flattenAllOf(out)
+}
+
+// re2 says a schema's regular expression compiles as the world will
+// compile it (Go's RE2); when not, it warns at n that the pattern is
+// dropped.
+func (im *importer) re2(n *yaml.Node, re, what string) bool {
+	if _, err := regexp.Compile(re); err != nil {
+		msg := err.Error()
+		if e, ok := errors.AsType[*syntax.Error](err); ok {
+			msg = string(e.Code) + ": " + e.Expr
+		}
+		im.doc.Warnf(n, "%s %q uses syntax Go's RE2 lacks (%s): it is dropped, so the world does not check it (write it without look-around or back-references to keep it)", what, re, msg)
+		return false
+	}
+	return true
 }
 
 // flattenAllOf merges an allOf of plain object schemas into one.

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	yaml "go.yaml.in/yaml/v4"
 
@@ -15,7 +17,7 @@ import (
 )
 
 // world writes the world file: one package, its HTTP API, its operations.
-func (im *importer) world() []byte {
+func (im *importer) world() ([]byte, error) {
 	im.finish()
 	info, _ := im.root["info"].(map[string]any)
 	title := str(info["title"])
@@ -58,13 +60,22 @@ func (im *importer) world() []byte {
 	if src == "" {
 		src = im.doc.File
 	}
-	fmt.Fprintf(&b, "# Imported by dryfire world import from %s (OpenAPI %s", src, str(im.root["openapi"]))
+	// The comment quotes the document (its title may hold a newline):
+	// one line, escaped.
+	head := fmt.Sprintf("Imported by dryfire world import from %s (OpenAPI %s", src, str(im.root["openapi"]))
 	if title != "" {
-		fmt.Fprintf(&b, ": %s %s", title, str(info["version"]))
+		head += fmt.Sprintf(": %s %s", title, str(info["version"]))
 	}
-	b.WriteString(").\n# The behaviors in " + im.o.Module + " keep records in state by id; edit them, or\n# override single calls with toolOverrides.\n")
-	b.Write(yamlnode.Dump(root))
-	return b.Bytes()
+	b.WriteString("# " + yamlnode.CommentText(head) + ").\n# The behaviors in " + yamlnode.CommentText(im.o.Module) + " keep records in state by id; edit them, or\n# override single calls with toolOverrides.\n")
+	data, err := yamlnode.Encode(root)
+	if err != nil {
+		return nil, err
+	}
+	b.Write(data)
+	if err := yamlnode.Check(b.Bytes(), root); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
 }
 
 func (im *importer) opNode(op *operation) *yaml.Node {
@@ -131,41 +142,97 @@ func (im *importer) opNode(op *operation) *yaml.Node {
 }
 
 // module writes the behavior module: the generic resource helpers, and
-// one function per operation that has a generic behavior.
-func (im *importer) module() []byte {
+// one function per operation that has a generic behavior. What came from
+// the document (a path, a collection or parameter name) is a comment
+// made one line (yamlnode.CommentText) or a Starlark string literal
+// (starlarkString); the module is parsed and compared with the calls
+// meant before it is returned (checkModule).
+func (im *importer) module() ([]byte, error) {
 	var b strings.Builder
-	fmt.Fprintf(&b, "# Behaviors of the %s package, written by dryfire world import: a generic\n", im.o.Package)
+	fmt.Fprintf(&b, "# Behaviors of the %s package, written by dryfire world import: a generic\n", yamlnode.CommentText(im.o.Package))
 	b.WriteString("# resource API that keeps records in state by id. Each operation's function\n")
 	b.WriteString("# is its own: edit it, or override single calls with toolOverrides.\n")
 	b.WriteString(moduleHelpers)
+	var meant []call
 	for _, op := range im.ops {
 		if op.kind == "" {
 			continue
 		}
-		fmt.Fprintf(&b, "\ndef %s(ctx, args):\n", op.fn)
-		fmt.Fprintf(&b, "    # %s %s\n", op.method, op.path)
-		integer := "False"
-		if op.intID {
-			integer = "True"
-		}
-		switch op.kind {
-		case "create":
-			fmt.Fprintf(&b, "    return _create(ctx, args, %q, %q, %s)\n", op.coll, op.idField, integer)
-		case "list":
-			fmt.Fprintf(&b, "    return _list(ctx, args, %q, %s)\n", op.coll, integer)
-		case "get":
-			fmt.Fprintf(&b, "    return _get(ctx, args, %q, %q)\n", op.coll, op.idArg)
-		case "replace", "update":
-			fmt.Fprintf(&b, "    return _update(ctx, args, %q, %q, %q, %s)\n", op.coll, op.idArg, op.idField, map[bool]string{true: "True", false: "False"}[op.kind == "update"])
-		case "delete":
-			body := "False"
-			if op.status != 204 && op.output != nil {
-				body = "True"
+		c := op.call()
+		meant = append(meant, c)
+		fmt.Fprintf(&b, "\ndef %s(ctx, args):\n", c.fn)
+		fmt.Fprintf(&b, "    # %s\n", yamlnode.CommentText(op.method+" "+op.path))
+		args := []string{"ctx", "args"}
+		for _, a := range c.args {
+			switch x := a.(type) {
+			case string:
+				args = append(args, starlarkString(x))
+			case bool:
+				args = append(args, map[bool]string{true: "True", false: "False"}[x])
 			}
-			fmt.Fprintf(&b, "    return _delete(ctx, args, %q, %q, %s)\n", op.coll, op.idArg, body)
+		}
+		fmt.Fprintf(&b, "    return %s(%s)\n", c.helper, strings.Join(args, ", "))
+	}
+	data := []byte(b.String())
+	if err := checkModule(im.o.Module, data, meant); err != nil {
+		return nil, err
+	}
+	return data, nil
+}
+
+// call is what an operation's function does: call helper with ctx, args
+// and these arguments (strings and bools).
+type call struct {
+	fn, helper string
+	args       []any
+}
+
+func (op *operation) call() call {
+	c := call{fn: op.fn}
+	switch op.kind {
+	case "create":
+		c.helper, c.args = "_create", []any{op.coll, op.idField, op.intID}
+	case "list":
+		c.helper, c.args = "_list", []any{op.coll, op.intID}
+	case "get":
+		c.helper, c.args = "_get", []any{op.coll, op.idArg}
+	case "replace", "update":
+		c.helper, c.args = "_update", []any{op.coll, op.idArg, op.idField, op.kind == "update"}
+	case "delete":
+		c.helper, c.args = "_delete", []any{op.coll, op.idArg, op.status != 204 && op.output != nil}
+	}
+	return c
+}
+
+// starlarkString is s as a Starlark string literal: double quoted, with
+// quotes, backslashes and every control or non-printing character
+// escaped (\n, \xHH for ASCII, \uXXXX and \UXXXXXXXX beyond).
+func starlarkString(s string) string {
+	var b strings.Builder
+	b.WriteByte('"')
+	for _, r := range s {
+		switch {
+		case r == '"' || r == '\\':
+			b.WriteByte('\\')
+			b.WriteRune(r)
+		case r == '\n':
+			b.WriteString(`\n`)
+		case r == '\t':
+			b.WriteString(`\t`)
+		case r < ' ' || r == 0x7f:
+			fmt.Fprintf(&b, `\x%02x`, r)
+		case r == utf8.RuneError || !unicode.IsPrint(r):
+			if r <= 0xffff {
+				fmt.Fprintf(&b, `\u%04x`, r)
+			} else {
+				fmt.Fprintf(&b, `\U%08x`, r)
+			}
+		default:
+			b.WriteRune(r)
 		}
 	}
-	return []byte(b.String())
+	b.WriteByte('"')
+	return b.String()
 }
 
 const moduleHelpers = `
