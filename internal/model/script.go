@@ -2,23 +2,55 @@ package model
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"sync"
 
 	"github.com/dryfire-dev/dryfire/internal/spec"
 	"github.com/dryfire-dev/dryfire/internal/tool"
+	"github.com/dryfire-dev/dryfire/internal/value"
 )
 
 // Script is the offline, deterministic model: its answers are a case's
-// scripted turns, in order, whatever the conversation says.
+// scripted turns. A request is answered by the first turn not yet served
+// whose guard (when:) holds for it; a turn without a guard holds for any
+// request, so a script without guards is served in order, whatever the
+// conversation says. Every agent's model calls reach it the same way: the
+// built-in loop's (Generate) and, on the wire, an agent program's
+// (internal/modelserver, Pick).
 type Script struct {
 	turns []*spec.Turn
 	mu    sync.Mutex
-	next  int
+	// served[i]: turn i answered a request; log, which request each
+	// answered, in order; asked counts the requests.
+	served []bool
+	log    []Served
+	asked  int
+	// issued are the tool calls the served turns made, by id: a tool
+	// result whose request does not carry the call (a Responses request
+	// with previous_response_id) is still known by its tool.
+	issued map[string]string
+	guards bool // some turn has a guard
+}
+
+// Served is one request the script answered: its number (from 1, in
+// arrival order) and the turn (from 1) that answered it.
+type Served struct {
+	Request, Turn int
 }
 
 // NewScript serves the given turns.
-func NewScript(turns []*spec.Turn) *Script { return &Script{turns: turns} }
+func NewScript(turns []*spec.Turn) *Script {
+	s := &Script{turns: turns, served: make([]bool, len(turns)), issued: map[string]string{}}
+	for _, t := range turns {
+		if t.When != nil {
+			s.guards = true
+		}
+	}
+	return s
+}
 
 // ErrScriptExhausted is returned when the loop asks for a turn the script
 // does not have.
@@ -37,24 +69,337 @@ func (e *ErrScriptExhausted) Error() string {
 	return fmt.Sprintf("the script ran out: it has %d %s, and turn %d still called tools, so the loop asked for turn %d; end the script with a turn that has text and no tool_calls", e.Turns, turns, e.Turns, e.Turns+1)
 }
 
-// Generate returns the next scripted turn.
-func (s *Script) Generate(ctx context.Context, _ *Request) (*Response, error) {
+// Generate returns the turn that answers the request (Pick).
+func (s *Script) Generate(ctx context.Context, req *Request) (*Response, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.next >= len(s.turns) {
-		return nil, &ErrScriptExhausted{Turns: len(s.turns)}
+	p, err := s.Pick(req)
+	t := p.T
+	var offer *ToolNotOfferedError
+	if errors.As(err, &offer) {
+		// The built-in loop's tools are the suite's: a call of another
+		// is answered unmatched, and the case fails for it.
+		err = nil
 	}
-	t := s.turns[s.next]
-	s.next++
+	if err != nil {
+		if !s.guards {
+			var none *NoTurnError
+			if errors.As(err, &none) && none.AllServed {
+				return nil, &ErrScriptExhausted{Turns: len(s.turns)}
+			}
+		}
+		return nil, err
+	}
 	r := &Response{Text: t.Text}
 	if len(t.ToolCalls) > 0 {
 		r.ToolCalls = make([]tool.Call, len(t.ToolCalls))
 		for i, c := range t.ToolCalls {
-			r.ToolCalls[i] = tool.Call{ID: c.ID, Name: c.Name, Args: c.ArgsJSON}
+			r.ToolCalls[i] = tool.Call{ID: c.ID, Name: c.Name, Args: ArgsJSON(c)}
 		}
 	}
 	return r, nil
+}
+
+// ArgsJSON is a scripted call's arguments as JSON text.
+func ArgsJSON(c *spec.ScriptCall) string {
+	if c.ArgsJSON != "" {
+		return c.ArgsJSON
+	}
+	if c.Args == nil {
+		return "{}"
+	}
+	return value.Canonical(c.Args)
+}
+
+// Pick is the turn chosen for a request.
+type Pick struct {
+	Request int        // the request's number, from 1, in arrival order
+	Turn    int        // the turn's number, from 1; 0: none answers
+	T       *spec.Turn // the turn; nil: none
+	Last    string     // the request's last message, for people
+}
+
+// Pick chooses the turn that answers req and marks it served. A request
+// no turn answers is a *NoTurnError; a turn that calls a tool req does not
+// offer, a *ToolNotOfferedError (the turn is served all the same: the
+// case errs).
+func (s *Script) Pick(req *Request) (Pick, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.asked++
+	n := s.asked
+	v := s.view(req)
+	for i, t := range s.turns {
+		if s.served[i] || !v.holds(t.When) {
+			continue
+		}
+		s.served[i] = true
+		s.log = append(s.log, Served{Request: n, Turn: i + 1})
+		for _, c := range t.ToolCalls {
+			s.issued[c.ID] = c.Name
+		}
+		p := Pick{Request: n, Turn: i + 1, T: t, Last: v.last}
+		for _, c := range t.ToolCalls {
+			if !slices.ContainsFunc(req.Tools, func(d ToolDef) bool { return d.Name == c.Name }) {
+				return p, &ToolNotOfferedError{Turn: i + 1, Request: n, Tool: c.Name, Offered: toolNames(req.Tools)}
+			}
+		}
+		return p, nil
+	}
+	e := &NoTurnError{Request: n, Turns: len(s.turns), Served: slices.Clone(s.log), Last: v.last, AllServed: len(s.log) == len(s.turns)}
+	e.Closest = s.closest(v)
+	return Pick{Request: n, Last: v.last}, e
+}
+
+// Unserve gives turn back (a fault cut its answer short): the request
+// that retries it is answered by it again.
+func (s *Script) Unserve(turn int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if turn < 1 || turn > len(s.turns) {
+		return
+	}
+	s.served[turn-1] = false
+	for i := len(s.log) - 1; i >= 0; i-- {
+		if s.log[i].Turn == turn {
+			s.log = slices.Delete(s.log, i, i+1)
+			break
+		}
+	}
+}
+
+// Served lists the requests answered so far and their turns, in order.
+func (s *Script) Served() []Served {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.log)
+}
+
+// Reset starts the script over.
+func (s *Script) Reset() {
+	s.mu.Lock()
+	clear(s.served)
+	s.log, s.asked = nil, 0
+	clear(s.issued)
+	s.mu.Unlock()
+}
+
+func toolNames(ts []ToolDef) []string {
+	out := make([]string, len(ts))
+	for i, t := range ts {
+		out[i] = t.Name
+	}
+	return out
+}
+
+// view is what a guard looks at in a request.
+type view struct {
+	tools    []string
+	lastUser string // the last user message's text
+	hasUser  bool
+	results  []string // the tools of the tool results that end the request
+	ended    bool     // the request ends with tool results
+	last     string   // the last message, for people and matches
+	lastText string
+}
+
+func (s *Script) view(req *Request) *view {
+	v := &view{tools: toolNames(req.Tools)}
+	names := map[string]string{}
+	for _, m := range req.Messages {
+		for _, c := range m.ToolCalls {
+			names[c.ID] = c.Name
+		}
+	}
+	nameOf := func(id string) string {
+		if n, ok := names[id]; ok {
+			return n
+		}
+		return s.issued[id]
+	}
+	for i := len(req.Messages) - 1; i >= 0; i-- {
+		m := req.Messages[i]
+		if m.Role != ToolRole {
+			break
+		}
+		v.ended = true
+		v.results = append(v.results, nameOf(m.CallID))
+	}
+	slices.Reverse(v.results)
+	for i := len(req.Messages) - 1; i >= 0; i-- {
+		if m := req.Messages[i]; m.Role == User {
+			v.lastUser, v.hasUser = m.Text, true
+			break
+		}
+	}
+	if n := len(req.Messages); n > 0 {
+		m := req.Messages[n-1]
+		v.lastText = m.Text
+		switch m.Role {
+		case ToolRole:
+			v.last = fmt.Sprintf("tool %q: %q", nameOf(m.CallID), m.Text)
+		case Assistant:
+			v.last = fmt.Sprintf("assistant: %q", m.Text)
+		default:
+			v.last = fmt.Sprintf("%s: %q", m.Role, m.Text)
+		}
+	} else {
+		v.last = "none (the request has no messages)"
+	}
+	return v
+}
+
+// holds says whether guard g (nil: none) holds for the request.
+func (v *view) holds(g *spec.Guard) bool { return g == nil || len(v.fails(g)) == 0 }
+
+// fails are the reasons guard g does not hold, one per key that fails.
+func (v *view) fails(g *spec.Guard) []string {
+	var out []string
+	if g.NoTools && len(v.tools) > 0 {
+		out = append(out, fmt.Sprintf("when.tools [] wants a request that offers no tool; it offers %s", quoteList(v.tools)))
+	}
+	for _, t := range g.Tools {
+		if !slices.Contains(v.tools, t) {
+			offers := "no tools"
+			if len(v.tools) > 0 {
+				offers = quoteList(v.tools)
+			}
+			out = append(out, fmt.Sprintf("when.tools wants %q offered; the request offers %s", t, offers))
+			break
+		}
+	}
+	if g.Result != nil {
+		switch {
+		case g.ResultOf != "" && !slices.Contains(v.results, g.ResultOf):
+			got := "ends with no tool result"
+			if v.ended {
+				got = "ends with results of " + quoteList(v.results)
+			}
+			out = append(out, fmt.Sprintf("when.tool_result wants a result of %q; the request %s", g.ResultOf, got))
+		case g.ResultOf == "" && *g.Result && !v.ended:
+			out = append(out, "when.tool_result wants the request to end with a tool result; it ends with none")
+		case !*g.Result && v.ended:
+			out = append(out, "when.tool_result false wants a request that ends with no tool result; it ends with results of "+quoteList(v.results))
+		}
+	}
+	if g.User != "" && !strings.Contains(v.lastUser, g.User) {
+		got := "the request has no user message"
+		if v.hasUser {
+			got = fmt.Sprintf("the last user message is %q", cut(v.lastUser))
+		}
+		out = append(out, fmt.Sprintf("when.user wants %q; %s", g.User, got))
+	}
+	if g.Matches != nil && !g.Matches.MatchString(v.lastText) {
+		out = append(out, fmt.Sprintf("when.matches %q is not found in the last message", g.Matches.String()))
+	}
+	return out
+}
+
+// closest is what the guard of the turn not yet served that comes
+// nearest to holding says (the fewest keys failing, the first of those).
+func (s *Script) closest(v *view) string {
+	best, why := -1, []string(nil)
+	for i, t := range s.turns {
+		if s.served[i] || t.When == nil {
+			continue
+		}
+		f := v.fails(t.When)
+		if best < 0 || len(f) < len(why) {
+			best, why = i, f
+		}
+	}
+	if best < 0 {
+		return ""
+	}
+	return fmt.Sprintf("turn %d: %s", best+1, strings.Join(why, "; "))
+}
+
+// NoTurnError is a request no turn of the script answers.
+type NoTurnError struct {
+	Request, Turns int
+	Served         []Served
+	AllServed      bool
+	Last           string // the request's last message, for people
+	Closest        string // the closest guard and why it fails; "" when none
+}
+
+func (e *NoTurnError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "model request %d matches no turn of the script: ", e.Request)
+	switch {
+	case e.Turns == 0:
+		b.WriteString("the script has no turns")
+	case e.AllServed:
+		fmt.Fprintf(&b, "all %d turns are served (%s)", e.Turns, servedList(e.Served))
+	case len(e.Served) == 0:
+		b.WriteString("no turn is served yet")
+	default:
+		fmt.Fprintf(&b, "turns served: %s", servedList(e.Served))
+	}
+	fmt.Fprintf(&b, "; the request's last message: %s", cutLine(e.Last))
+	if e.Closest != "" {
+		fmt.Fprintf(&b, "; closest guard: %s", e.Closest)
+	}
+	if e.AllServed {
+		b.WriteString("; add a turn for it (a guarded one, with when:, for a call the agent makes besides its conversation)")
+	}
+	return b.String()
+}
+
+func servedList(ss []Served) string {
+	parts := make([]string, len(ss))
+	for i, s := range ss {
+		parts[i] = fmt.Sprintf("turn %d (request %d)", s.Turn, s.Request)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// ToolNotOfferedError is a scripted tool call of a tool the request did
+// not offer.
+type ToolNotOfferedError struct {
+	Turn, Request int
+	Tool          string
+	Offered       []string
+}
+
+func (e *ToolNotOfferedError) Error() string {
+	offers := "it offers no tools"
+	if len(e.Offered) > 0 {
+		offers = "it offers " + quoteList(e.Offered)
+	}
+	return fmt.Sprintf("script turn %d calls tool %q, which model request %d does not offer (%s)", e.Turn, e.Tool, e.Request, offers)
+}
+
+func quoteList(vs []string) string {
+	q := make([]string, len(vs))
+	for i, v := range vs {
+		q[i] = fmt.Sprintf("%q", v)
+	}
+	return strings.Join(q, ", ")
+}
+
+// cut shortens text for a message.
+func cut(s string) string {
+	const n = 120
+	if len(s) <= n {
+		return s
+	}
+	i := n
+	for i > 0 && (s[i]&0xC0) == 0x80 {
+		i--
+	}
+	return s[:i] + "…"
+}
+
+func cutLine(s string) string {
+	const n = 200
+	if len(s) <= n {
+		return s
+	}
+	i := n
+	for i > 0 && (s[i]&0xC0) == 0x80 {
+		i--
+	}
+	return s[:i] + "…"
 }

@@ -27,17 +27,13 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/url"
-	"os"
-	"strconv"
-	"strings"
 	"sync"
 
 	"github.com/dryfire-dev/dryfire/internal/cassette"
 	"github.com/dryfire-dev/dryfire/internal/model"
 	"github.com/dryfire-dev/dryfire/internal/pause"
-	"github.com/dryfire-dev/dryfire/internal/provider"
 	"github.com/dryfire-dev/dryfire/internal/reqmatch"
+	"github.com/dryfire-dev/dryfire/internal/spec"
 )
 
 // API is a model API the endpoint serves.
@@ -153,6 +149,12 @@ type Options struct {
 	// Faults are the case's declared faults (faults.go), at most one per
 	// request number.
 	Faults []Fault
+	// Scripted: the case's script answers (scripted.go), over any of the
+	// APIs, and no cassette is opened, read or written: the cassette
+	// options (File, Mode, keys, base URLs, ByContent, …) are not used.
+	// Script is its turns (spec.Suite.ScriptOf).
+	Scripted bool
+	Script   []*spec.Turn
 }
 
 // Call is one model request the endpoint answered.
@@ -171,25 +173,27 @@ type Call struct {
 
 // Endpoint serves one case's model calls. It is an http.Handler; it is safe
 // for concurrent use, though the calls of a case are matched in the order
-// they arrive.
+// they arrive. Whatever answers (ans) — the recording or the live API
+// (recorded.go), or the case's script (scripted.go) — the endpoint routes,
+// reads the body, serves the declared faults and counts the calls.
 type Endpoint struct {
-	opts      Options
-	rec       *cassette.Recorder
-	answers   []answer // per interaction of the cassette read, ready to write
-	upstream  map[API]*url.URL
-	keys      map[API]string // keys from Env
-	keyEnv    map[API]string
-	public    map[API]bool // the upstream is the public API: a key is needed
-	transport http.RoundTripper
+	opts Options
+	ans  answerer
+	rec  *recorded // the cassette's answerer; nil for a scripted case
+	scr  *scripted // the script's; nil for a recorded case
 
-	index  *cassette.Index // ByContent replay; nil: in order
-	faults *faults         // nil: none declared
+	faults *faults // nil: none declared
 
-	inflight sync.WaitGroup
-	mu       sync.Mutex
-	calls    []Call
-	turns    int
-	usage    model.Usage
+	mu    sync.Mutex
+	calls []Call
+	turns int
+	usage model.Usage
+}
+
+// answerer answers one model request of a case, whole: it writes the
+// answer (or the refusal) and notes the call (Endpoint.note).
+type answerer interface {
+	answer(w http.ResponseWriter, r *http.Request, api API, body []byte)
 }
 
 // answer is a recorded response as it is written: headers ready, usage
@@ -207,131 +211,26 @@ type answer struct {
 	cacheControl bool
 }
 
-// New prepares the endpoint of one case, reading its cassette when the
-// mode replays. Its errors are those of cassette.Open: a missing cassette
-// in mode none (*cassette.MissingError), a file that is not this case's
-// cassette (*cassette.FileError), a passthrough case in mode none; Refuse
-// makes a handler that answers them.
+// New prepares the endpoint of one case: its script's (Options.Scripted),
+// else its cassette's, read when the mode replays. Its errors are those
+// of cassette.Open: a missing cassette in mode none
+// (*cassette.MissingError), a file that is not this case's cassette
+// (*cassette.FileError), a passthrough case in mode none; Refuse makes a
+// handler that answers them.
 func New(o Options) (*Endpoint, error) {
-	env := o.Env
-	if env == nil {
-		env = os.Environ()
+	e := &Endpoint{faults: newFaults(o.Faults)}
+	if o.Scripted {
+		e.opts = o
+		e.scr = newScripted(e, o.Script, o.CoalesceStreams)
+		e.ans = e.scr
+		return e, nil
 	}
-	vars := map[string]string{}
-	for _, kv := range env {
-		if k, v, ok := strings.Cut(kv, "="); ok {
-			vars[k] = v
-		}
-	}
-	if o.Mode == "" {
-		o.Mode = cassette.DefaultMode(func(k string) string { return vars[k] })
-	}
-	if _, err := cassette.ParseMode(string(o.Mode)); err != nil {
-		return nil, err
-	}
-	e := &Endpoint{
-		opts:     o,
-		upstream: map[API]*url.URL{},
-		keys:     map[API]string{},
-		keyEnv:   map[API]string{},
-		public:   map[API]bool{},
-		faults:   newFaults(o.Faults),
-	}
-	secrets := cassette.SecretsFromEnv(env)
-	for _, api := range []API{OpenAIChat, OpenAIResponses, Anthropic} {
-		p := providerOf(api)
-		base := o.OpenAIBaseURL
-		if api == Anthropic {
-			base = o.AnthropicBaseURL
-		}
-		cred := model.Resolve(p, base, func(k string) string { return vars[k] })
-		u, err := url.Parse(strings.TrimRight(cred.BaseURL, "/"))
-		if err != nil || u.Scheme == "" || u.Host == "" {
-			return nil, fmt.Errorf("the %s base URL %q is not an absolute URL", p, cred.BaseURL)
-		}
-		e.upstream[api] = u
-		e.public[api], e.keyEnv[api], e.keys[api] = cred.Public, cred.KeyEnv, cred.Key
-		if k := e.keys[api]; k != "" {
-			secrets = append(secrets, k)
-		}
-	}
-	cfg := cassette.Config{
-		Mode:        o.Mode,
-		File:        o.File,
-		SuiteFile:   o.SuiteFile,
-		Case:        o.Case,
-		Provider:    cassette.AnyAPI,
-		Passthrough: o.Passthrough,
-		Secrets:     secrets,
-		Rerecord:    o.Rerecord,
-		Trials:      o.Trials,
-		Match:       o.Match,
-		DropUser:    o.DropUser,
-	}
-	if o.Mode != cassette.None {
-		e.transport = o.Transport
-		if e.transport == nil {
-			e.transport = http.DefaultTransport.(*http.Transport).Clone()
-		}
-		cfg.Live = e.transport
-	}
-	rec, err := cassette.Open(cfg)
+	rec, err := newRecorded(e, &o)
 	if err != nil {
 		return nil, err
 	}
-	e.rec = rec
-	if c := rec.Cassette(); c != nil {
-		e.answers = make([]answer, len(c.Interactions))
-		for i := range c.Interactions {
-			it := &c.Interactions[i]
-			e.answers[i] = prepare(apiOfPath(it.Request.Path), &it.Response, o.CoalesceStreams)
-		}
-		if o.ByContent && (o.Mode == cassette.None || o.Mode == cassette.Once) {
-			e.index = rec.Index()
-		}
-	}
+	e.opts, e.rec, e.ans = o, rec, rec
 	return e, nil
-}
-
-func prepare(api API, rs *cassette.Response, coalesce bool) answer {
-	a := answer{status: rs.Status, body: rs.Body, events: rs.Events, streamed: rs.Streamed(), usage: usageOf(api, rs)}
-	if ct := rs.Header["content-type"]; ct != "" {
-		a.header = []string{ct}
-	}
-	if a.streamed && coalesce {
-		a.body, a.events, a.streamed = rs.Bytes(), nil, false
-		a.cacheControl = true
-	}
-	if !a.streamed {
-		a.length = []string{strconv.Itoa(len(a.body))}
-	}
-	return a
-}
-
-// providerOf is the provider name of an API (for key and base URL names).
-func providerOf(api API) string {
-	switch api {
-	case Anthropic:
-		return provider.Anthropic
-	case OpenAIResponses:
-		return provider.OpenAIResponses
-	}
-	return provider.OpenAI
-}
-
-// apiOfPath is the API of a recorded request's path (its query aside).
-func apiOfPath(path string) API {
-	p, _, _ := strings.Cut(path, "?")
-	if api, ok := Routes[p]; ok {
-		return api
-	}
-	if cassette.IsAnthropicPath(p) {
-		return Anthropic
-	}
-	if strings.HasSuffix(p, "/responses") {
-		return OpenAIResponses
-	}
-	return OpenAIChat
 }
 
 // ServeHTTP implements http.Handler.
@@ -357,12 +256,12 @@ func (e *Endpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if e.faults == nil {
-		e.answer(w, r, api, body)
+		e.ans.answer(w, r, api, body)
 		return
 	}
 	f, fi := e.faults.arrive(api, body)
 	if f == nil {
-		e.answer(w, r, api, body)
+		e.ans.answer(w, r, api, body)
 		return
 	}
 	if f.Delay > 0 {
@@ -377,7 +276,7 @@ func (e *Endpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		panic(http.ErrAbortHandler) // the server closes the connection, answering nothing
 	case f.CutAfter >= 0:
 		cw := &cutWriter{ResponseWriter: w, events: f.CutAfter, bytes: -1}
-		e.answer(cw, r, api, body)
+		e.ans.answer(cw, r, api, body)
 		e.faults.cut(fi, !cw.cut, cw.bytes >= 0)
 		if !cw.cut {
 			return
@@ -385,62 +284,8 @@ func (e *Endpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		flusher(w)()
 		panic(http.ErrAbortHandler) // what was sent stays sent; the rest never comes
 	default: // a delay alone
-		e.answer(w, r, api, body)
+		e.ans.answer(w, r, api, body)
 	}
-}
-
-// answer answers a request from the recording or the live API. An answer
-// a cut fault's writer cut (cutOff) is taken back from the recording, for
-// the retry to take its place.
-func (e *Endpoint) answer(w http.ResponseWriter, r *http.Request, api API, body []byte) {
-	if e.index != nil {
-		i, _, err := e.index.Find(r, body)
-		if err != nil {
-			status := e.refuse(w, api, err)
-			e.note(Call{API: api, Status: status, Err: err})
-			return
-		}
-		a := &e.answers[i]
-		a.write(w)
-		e.note(a.call(api, cutOff(w)))
-		return
-	}
-	// A client's own key is a secret from its first request on: learned
-	// before the request is canonicalised for the cassette.
-	if k := clientKey(r); e.keys[api] == "" && k != "" && !isDummy(k) {
-		e.rec.AddSecret(k)
-	}
-	x, err := e.rec.Begin(r, body, e.unavailable(api, r))
-	if err != nil {
-		status := e.refuse(w, api, err)
-		e.note(Call{API: api, Status: status, Err: err})
-		return
-	}
-	if x.Recorded != nil {
-		a := &e.answers[x.Interaction]
-		a.write(w)
-		if cutOff(w) {
-			e.rec.Unplay(x)
-		}
-		e.note(a.call(api, cutOff(w)))
-		return
-	}
-	e.inflight.Add(1)
-	defer e.inflight.Done()
-	e.live(w, r, api, body, x)
-	if cutOff(w) {
-		e.rec.Unplay(x)
-	}
-}
-
-// call is the Call of a replayed answer; one a fault cut is no turn and
-// used no tokens.
-func (a *answer) call(api API, cut bool) Call {
-	c := Call{API: api, Status: a.status, Replayed: true, Streamed: a.streamed || a.cacheControl, Usage: a.usage, Fault: cut}
-	if cut {
-		c.Usage = model.Usage{}
-	}
-	return c
 }
 
 // readBody reads a request body, in one allocation when its length is
@@ -465,35 +310,6 @@ func readBody(r *http.Request) ([]byte, error) {
 
 // errTooLarge is a request body over maxBody: answered 413.
 var errTooLarge = errors.New("it is larger than 64 MiB")
-
-// write answers with a recorded response: a body in one write, a stream
-// event by event, flushed after each.
-func (a *answer) write(w http.ResponseWriter) {
-	h := w.Header()
-	if a.header != nil {
-		h["Content-Type"] = a.header
-	}
-	if !a.streamed {
-		h["Content-Length"] = a.length
-		if a.cacheControl {
-			h["Cache-Control"] = noCache
-		}
-		w.WriteHeader(a.status)
-		w.Write(a.body)
-		return
-	}
-	h["Cache-Control"] = noCache
-	w.WriteHeader(a.status)
-	flush := flusher(w)
-	for _, ev := range a.events {
-		if _, err := w.Write(ev); err != nil {
-			return
-		}
-		flush()
-	}
-}
-
-var noCache = []string{"no-cache"}
 
 // flusher is how to flush w.
 func flusher(w http.ResponseWriter) func() {
@@ -543,37 +359,61 @@ func (e *Endpoint) Usage() model.Usage {
 }
 
 // Problem is the request that strayed from the recording (it differs, or
-// goes beyond it), or nil: the case fails with it.
-func (e *Endpoint) Problem() *cassette.ReplayError { return e.rec.Problem() }
+// goes beyond it), or nil: the case fails with it. A scripted case has
+// none (ScriptError).
+func (e *Endpoint) Problem() *cassette.ReplayError {
+	if e.rec == nil {
+		return nil
+	}
+	return e.rec.rec.Problem()
+}
 
 // Failure is why a call could not go live or be recorded (no key, an
 // answer cut short, a key the API refused), or nil: a case error.
-func (e *Endpoint) Failure() error { return e.rec.Failure() }
+func (e *Endpoint) Failure() error {
+	if e.rec == nil {
+		return nil
+	}
+	return e.rec.rec.Failure()
+}
 
 // Unplayed reports the recorded interactions the case did not ask for,
 // once it has ended (and only then: it fails later requests), or nil;
 // always nil when requests are answered by content (Options.ByContent).
 func (e *Endpoint) Unplayed() *cassette.ReplayError {
-	if e.index != nil {
+	if e.rec == nil || e.rec.index != nil {
 		return nil
 	}
-	return e.rec.Unplayed()
+	return e.rec.rec.Unplayed()
 }
 
 // Replaying reports whether the endpoint replays a cassette it read (in
 // mode none, once or new), rather than recording every call.
-func (e *Endpoint) Replaying() bool { return e.rec.Cassette() != nil }
+func (e *Endpoint) Replaying() bool { return e.rec != nil && e.rec.rec.Cassette() != nil }
 
 // ByContent reports whether requests are answered by content, in any
 // order (Options.ByContent, while replaying), rather than in order.
-func (e *Endpoint) ByContent() bool { return e.index != nil }
+func (e *Endpoint) ByContent() bool { return e.rec != nil && e.rec.index != nil }
+
+// Scripted reports whether the case's script answers (Options.Scripted).
+func (e *Endpoint) Scripted() bool { return e.scr != nil }
 
 // Stats are the calls replayed, the calls recorded live, and every call
-// that went live (recorded or not).
-func (e *Endpoint) Stats() (played, recorded, live int) { return e.rec.Stats() }
+// that went live (recorded or not); none for a scripted case.
+func (e *Endpoint) Stats() (played, recorded, live int) {
+	if e.rec == nil {
+		return 0, 0, 0
+	}
+	return e.rec.rec.Stats()
+}
 
-// File is the cassette file.
-func (e *Endpoint) File() string { return e.opts.File }
+// File is the cassette file ("" for a scripted case).
+func (e *Endpoint) File() string {
+	if e.rec == nil {
+		return ""
+	}
+	return e.opts.File
+}
 
 // Mode is the record mode in force.
 func (e *Endpoint) Mode() cassette.Mode { return e.opts.Mode }
@@ -582,19 +422,27 @@ func (e *Endpoint) Mode() cassette.Mode { return e.opts.Mode }
 // writes the cassette when the case recorded something (atomically; a file
 // that already holds these bytes is left alone) and reports whether it
 // did. Call it only for a case that ended normally: not one interrupted,
-// nor one whose agent could not run; then nothing is written.
+// nor one whose agent could not run; then nothing is written. A scripted
+// case writes nothing.
 func (e *Endpoint) Finish() (bool, error) {
-	e.inflight.Wait()
-	return e.rec.Save()
+	if e.rec == nil {
+		return false, nil
+	}
+	e.rec.inflight.Wait()
+	return e.rec.rec.Save()
 }
 
 // Reset starts the case over without reading the cassette again: the
-// recording is replayed from its first interaction, and the calls, the
-// counters, any problem and anything recorded and not yet written (call
-// Finish first to keep it) are dropped.
+// recording (or the script) is served from its first turn, and the calls,
+// the counters, any problem and anything recorded and not yet written
+// (call Finish first to keep it) are dropped.
 func (e *Endpoint) Reset() {
-	e.inflight.Wait()
-	e.rec.Reset()
+	if e.rec != nil {
+		e.rec.inflight.Wait()
+		e.rec.rec.Reset()
+	} else {
+		e.scr.reset()
+	}
 	e.mu.Lock()
 	e.calls, e.turns, e.usage = nil, 0, model.Usage{}
 	e.mu.Unlock()

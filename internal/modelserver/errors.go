@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/dryfire-dev/dryfire/internal/cassette"
+	"github.com/dryfire-dev/dryfire/internal/model"
 )
 
 // Error codes of the answers dryfire gives instead of the model's (the
@@ -20,6 +21,8 @@ const (
 	CodeBadCassette = "dryfire_cassette_unreadable" // not a cassette of this case
 	CodeNoLive      = "dryfire_live_unavailable"    // would go live, but may not (no key, mode none)
 	CodeUpstream    = "dryfire_upstream_unreachable"
+	CodeNoTurn      = "dryfire_script_no_turn"          // no turn of the case's script answers the request
+	CodeNotOffered  = "dryfire_script_tool_not_offered" // the turn calls a tool the request does not offer
 )
 
 // errorInfo is an error answer, whatever the API's shape.
@@ -109,7 +112,7 @@ func quoteJSON(b *bytes.Buffer, s string) {
 
 // refuse answers a request the recording cannot answer and that may not go
 // live, with status 400 (which no SDK retries), and returns the status.
-func (e *Endpoint) refuse(w http.ResponseWriter, api API, err error) int {
+func refuse(w http.ResponseWriter, api API, err error) int {
 	info := describe(err)
 	writeError(w, api, http.StatusBadRequest, info)
 	return http.StatusBadRequest
@@ -123,6 +126,8 @@ func describe(err error) errorInfo {
 	var fe *cassette.FileError
 	var le *cassette.LiveError
 	var pe *cassette.PassthroughError
+	var nt *model.NoTurnError
+	var no *model.ToolNotOfferedError
 	switch {
 	case errors.As(err, &re):
 		info.code = CodeMismatch
@@ -138,6 +143,10 @@ func describe(err error) errorInfo {
 		info.code = CodeBadCassette
 	case errors.As(err, &le), errors.As(err, &pe):
 		info.code = CodeNoLive
+	case errors.As(err, &nt), errors.Is(err, errNotJSON):
+		info.code = CodeNoTurn
+	case errors.As(err, &no):
+		info.code = CodeNotOffered
 	}
 	return info
 }

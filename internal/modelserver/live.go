@@ -46,7 +46,7 @@ func clientKey(r *http.Request) string {
 func isDummy(key string) bool { return strings.HasPrefix(key, "dryfire-") }
 
 // unavailable says why a request may not go live, "" when it may.
-func (e *Endpoint) unavailable(api API, r *http.Request) string {
+func (e *recorded) unavailable(api API, r *http.Request) string {
 	if e.keys[api] != "" || !e.public[api] {
 		return ""
 	}
@@ -60,7 +60,7 @@ func (e *Endpoint) unavailable(api API, r *http.Request) string {
 // stream passed on as it arrives. The exchange is kept for the cassette
 // unless it is an answer the SDKs retry (429, 5xx, …) or a refused key
 // (401, 403: then the case records nothing).
-func (e *Endpoint) live(w http.ResponseWriter, r *http.Request, api API, body []byte, x *cassette.Exchange) {
+func (e *recorded) live(w http.ResponseWriter, r *http.Request, api API, body []byte, x *cassette.Exchange) {
 	out, target, err := e.upstreamRequest(r, api, body)
 	if err != nil {
 		e.upstreamError(w, api, err)
@@ -125,7 +125,7 @@ func (e *Endpoint) live(w http.ResponseWriter, r *http.Request, api API, body []
 // base URL's path and query before the client's, the client's headers
 // less the hop-by-hop ones, and the run's key in place of the client's
 // (a client's own real key is forwarded; a dummy one is dropped).
-func (e *Endpoint) upstreamRequest(r *http.Request, api API, body []byte) (*http.Request, *url.URL, error) {
+func (e *recorded) upstreamRequest(r *http.Request, api API, body []byte) (*http.Request, *url.URL, error) {
 	target := *e.upstream[api]
 	path := r.URL.Path
 	if api != Anthropic {
@@ -175,7 +175,7 @@ func (e *Endpoint) upstreamRequest(r *http.Request, api API, body []byte) (*http
 // relayStream passes a streamed answer on as it arrives and returns it
 // whole; false when it was cut short (the recording then fails, and the
 // call is noted).
-func (e *Endpoint) relayStream(w http.ResponseWriter, resp *http.Response, api API, target *url.URL) ([]byte, bool) {
+func (e *recorded) relayStream(w http.ResponseWriter, resp *http.Response, api API, target *url.URL) ([]byte, bool) {
 	w.WriteHeader(resp.StatusCode)
 	flush := flusher(w)
 	flush()
@@ -201,7 +201,7 @@ func (e *Endpoint) relayStream(w http.ResponseWriter, resp *http.Response, api A
 
 // upstreamError answers a live call that got no answer: 502, which the
 // SDKs retry (the recording keeps only the answer that comes).
-func (e *Endpoint) upstreamError(w http.ResponseWriter, api API, err error) {
+func (e *recorded) upstreamError(w http.ResponseWriter, api API, err error) {
 	typ := "server_error"
 	if api == Anthropic {
 		typ = "api_error"

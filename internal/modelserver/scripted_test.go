@@ -1,0 +1,263 @@
+package modelserver
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/dryfire-dev/dryfire/internal/cassette"
+	"github.com/dryfire-dev/dryfire/internal/spec"
+	"github.com/dryfire-dev/dryfire/internal/test/fakeapi"
+)
+
+// refundScript is helpers_test.go's fake script as a case's script.
+func refundScript() []*spec.Turn {
+	return []*spec.Turn{
+		{Text: "Let me look.", ToolCalls: []*spec.ScriptCall{{ID: "call_1_1", Name: "lookup_order", ArgsJSON: `{"order_id":"A-991"}`}}},
+		{ToolCalls: []*spec.ScriptCall{{ID: "call_2_1", Name: "issue_refund", ArgsJSON: `{"order_id":"A-991","amount":120.5}`}}},
+		{Text: "Your refund R-1 for order A-991 is done — 120.50 €."},
+	}
+}
+
+// skeleton is a JSON text's shape: every key path in order with the kind
+// of its value, and the values themselves but for what differs between
+// two servers answering the same turn (ids, token counts, arguments'
+// key order).
+func skeleton(t *testing.T, data []byte) []string {
+	t.Helper()
+	var v any
+	d := json.NewDecoder(bytes.NewReader(data))
+	d.UseNumber()
+	if err := d.Decode(&v); err != nil {
+		t.Fatalf("not JSON: %v\n%s", err, data)
+	}
+	var out []string
+	ordered := orderedKeys(data)
+	var walk func(path string, v any)
+	walk = func(path string, v any) {
+		switch x := v.(type) {
+		case map[string]any:
+			keys := ordered[path]
+			if strings.HasSuffix(path, ".input") { // a tool call's arguments: any order
+				keys = slices.Sorted(slices.Values(keys))
+			}
+			for _, k := range keys {
+				walk(path+"."+k, x[k])
+			}
+		case []any:
+			out = append(out, fmt.Sprintf("%s: list of %d", path, len(x)))
+			for i, e := range x {
+				walk(fmt.Sprintf("%s[%d]", path, i), e)
+			}
+		default:
+			last := path[strings.LastIndex(path, ".")+1:]
+			switch {
+			case slices.Contains([]string{"id", "item_id", "call_id", "created", "created_at", "system_fingerprint", "arguments", "partial_json", "sequence_number"}, last),
+				strings.HasSuffix(last, "tokens"), strings.Contains(path, ".input."):
+				out = append(out, fmt.Sprintf("%s: %T", path, v))
+			default:
+				out = append(out, fmt.Sprintf("%s = %v", path, v))
+			}
+		}
+	}
+	walk("", v)
+	return out
+}
+
+// orderedKeys are the keys of every object of data, in their order, by path.
+func orderedKeys(data []byte) map[string][]string {
+	out := map[string][]string{}
+	d := json.NewDecoder(bytes.NewReader(data))
+	var walk func(path string)
+	walk = func(path string) {
+		tok, err := d.Token()
+		if err != nil {
+			return
+		}
+		switch tok {
+		case json.Delim('{'):
+			for d.More() {
+				k, _ := d.Token()
+				key := k.(string)
+				out[path] = append(out[path], key)
+				walk(path + "." + key)
+			}
+			d.Token()
+		case json.Delim('['):
+			for i := 0; d.More(); i++ {
+				walk(fmt.Sprintf("%s[%d]", path, i))
+			}
+			d.Token()
+		}
+	}
+	walk("")
+	return out
+}
+
+// events are a stream's events: each event: name (or "") and its data's
+// skeleton.
+func events(t *testing.T, body []byte) []string {
+	var out []string
+	for _, ev := range cassette.SplitEvents(body) {
+		name, data := "", ""
+		for _, line := range strings.Split(strings.TrimSpace(string(ev)), "\n") {
+			if n, ok := strings.CutPrefix(line, "event: "); ok {
+				name = n
+			}
+			if d, ok := strings.CutPrefix(line, "data: "); ok {
+				data = d
+			}
+		}
+		if data == "[DONE]" {
+			out = append(out, name+" [DONE]")
+			continue
+		}
+		out = append(out, name+" "+strings.Join(skeleton(t, []byte(data)), "; "))
+	}
+	return out
+}
+
+// A scripted answer has the shape of the strict fake's answer to the same
+// request with the same turn, in every API, streamed or not: the same
+// keys in the same order, the same values but for ids and counts, the
+// same events in the same order.
+func TestScriptedAnswersAreTheFakesShapes(t *testing.T) {
+	for _, f := range flavours {
+		t.Run(f.String(), func(t *testing.T) {
+			fake := newFake(f.api)
+			defer fake.Close()
+			e := mustNew(t, Options{Scripted: true, Script: refundScript()})
+			root := serve(t, e, "/cases/1")
+			for i, body := range conversation(f.api, f.stream) {
+				want := post(t, http.DefaultClient, fake.URL, f.api, body)
+				got := post(t, http.DefaultClient, root, f.api, body)
+				if got.status != 200 || want.status != 200 {
+					t.Fatalf("request %d: status %d (fake %d): %s", i+1, got.status, want.status, got.body)
+				}
+				if g, w := got.header.Get("Content-Type"), want.header.Get("Content-Type"); !strings.HasPrefix(g, strings.Split(w, ";")[0]) {
+					t.Errorf("request %d: Content-Type %q, the fake's %q", i+1, g, w)
+				}
+				var gs, ws []string
+				if f.stream {
+					gs, ws = events(t, got.body), events(t, want.body)
+				} else {
+					gs, ws = skeleton(t, got.body), skeleton(t, want.body)
+				}
+				if d := diffLines(ws, gs); d != "" {
+					t.Errorf("request %d: the scripted answer differs from the fake's (-fake +scripted):\n%s", i+1, d)
+				}
+			}
+			if n := len(e.ScriptAnswers()); n != 3 || e.ScriptError() != nil {
+				t.Errorf("answers %v, error %v", e.ScriptAnswers(), e.ScriptError())
+			}
+			if e.Turns() != 3 || e.Usage().OutputTokens == 0 {
+				t.Errorf("turns %d, usage %+v", e.Turns(), e.Usage())
+			}
+		})
+	}
+}
+
+func diffLines(want, got []string) string {
+	var b strings.Builder
+	for i := 0; i < max(len(want), len(got)); i++ {
+		var w, g string
+		if i < len(want) {
+			w = want[i]
+		}
+		if i < len(got) {
+			g = got[i]
+		}
+		if w != g {
+			fmt.Fprintf(&b, "  %d:\n  - %s\n  + %s\n", i, w, g)
+		}
+	}
+	return b.String()
+}
+
+var _ = io.EOF
+var _ = fakeapi.PieceSize
+
+// Guards pick the turn: a title call (no tools offered) takes the guarded
+// turn wherever it comes, the others are served in order; a request no
+// turn answers, and a turn that calls a tool the request does not offer,
+// are refused in the API's shape with a message that says why.
+func TestScriptGuards(t *testing.T) {
+	yes := true
+	title := &spec.Turn{Text: "Refund A-991", When: &spec.Guard{NoTools: true}}
+	turns := append([]*spec.Turn{title}, refundScript()...)
+	turns[3].When = &spec.Guard{Result: &yes, ResultOf: "issue_refund"}
+	e := mustNew(t, Options{Scripted: true, Script: turns})
+	root := serve(t, e, "")
+	reqs := conversation(OpenAIChat, false)
+	titleReq := `{"model":"gpt-test","messages":[{"role":"user","content":"Title for: Please refund order A-991."}]}`
+	var texts []string
+	for _, body := range []string{reqs[0], titleReq, reqs[1], reqs[2]} {
+		r := post(t, http.DefaultClient, root, OpenAIChat, body)
+		if r.status != 200 {
+			t.Fatalf("status %d: %s", r.status, r.body)
+		}
+		var c struct {
+			Choices []struct {
+				Message struct {
+					Content   *string
+					ToolCalls []struct{ Function struct{ Name string } } `json:"tool_calls"`
+				}
+			}
+		}
+		json.Unmarshal(r.body, &c)
+		m := c.Choices[0].Message
+		s := ""
+		if m.Content != nil {
+			s = *m.Content
+		}
+		for _, tc := range m.ToolCalls {
+			s += " →" + tc.Function.Name
+		}
+		texts = append(texts, s)
+	}
+	want := []string{"Let me look. →lookup_order", "Refund A-991", " →issue_refund", "Your refund R-1 for order A-991 is done — 120.50 €."}
+	if !slices.Equal(texts, want) {
+		t.Errorf("answers %q, want %q", texts, want)
+	}
+	var served []string
+	for _, a := range e.ScriptAnswers() {
+		served = append(served, fmt.Sprintf("%d→%d %s", a.Request, a.Turn, a.LastMessage))
+	}
+	wantServed := []string{`1→2 user: "Please refund order A-991."`, `2→1 user: "Title for: Please refund order A-991."`, `3→3 tool "lookup_order": "{\"tier\":\"gold\"}"`, `4→4 tool "issue_refund": "R-1"`}
+	if !slices.Equal(served, wantServed) {
+		t.Errorf("served %q, want %q", served, wantServed)
+	}
+	// One more request: every turn is served.
+	r := post(t, http.DefaultClient, root, Anthropic, conversation(Anthropic, true)[0])
+	wantErr := `{"type":"error","error":{"type":"invalid_request_error","message":"dryfire: model request 5 matches no turn of the script: all 4 turns are served (turn 2 (request 1), turn 1 (request 2), turn 3 (request 3), turn 4 (request 4)); the request's last message: user: \"Please refund order A-991.\"; add a turn for it (a guarded one, with when:, for a call the agent makes besides its conversation)"}}`
+	if r.status != 400 || string(r.body) != wantErr {
+		t.Errorf("beyond the script: %d %s\nwant %s", r.status, r.body, wantErr)
+	}
+	if err := e.ScriptError(); err == nil || !IsScriptError(err) {
+		t.Errorf("ScriptError %v", err)
+	}
+
+	// The closest guard, and a tool the request does not offer.
+	e = mustNew(t, Options{Scripted: true, Script: []*spec.Turn{
+		{Text: "refunds", When: &spec.Guard{User: "refund", Tools: []string{"issue_refund"}}},
+		{Text: "x", When: &spec.Guard{Result: &yes}},
+	}})
+	root = serve(t, e, "")
+	r = post(t, http.DefaultClient, root, OpenAIResponses, `{"model":"m","input":"Where is my order?","tools":[{"type":"function","name":"lookup_order"}]}`)
+	wantErr = `{"error":{"message":"dryfire: model request 1 matches no turn of the script: no turn is served yet; the request's last message: user: \"Where is my order?\"; closest guard: turn 2: when.tool_result wants the request to end with a tool result; it ends with none","type":"invalid_request_error","param":null,"code":"dryfire_script_no_turn"}}`
+	if r.status != 400 || string(r.body) != wantErr {
+		t.Errorf("no turn: %d %s\nwant %s", r.status, r.body, wantErr)
+	}
+	e = mustNew(t, Options{Scripted: true, Script: refundScript()})
+	root = serve(t, e, "")
+	r = post(t, http.DefaultClient, root, OpenAIChat, `{"model":"m","messages":[{"role":"user","content":"hi"}],"tools":[{"type":"function","function":{"name":"search"}}]}`)
+	wantErr = `{"error":{"message":"dryfire: script turn 1 calls tool \"lookup_order\", which model request 1 does not offer (it offers \"search\")","type":"invalid_request_error","param":null,"code":"dryfire_script_tool_not_offered"}}`
+	if r.status != 400 || string(r.body) != wantErr {
+		t.Errorf("not offered: %d %s\nwant %s", r.status, r.body, wantErr)
+	}
+}
