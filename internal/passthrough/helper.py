@@ -8,9 +8,14 @@
 # Responses:
 #   {"id": N, "ok": true, "text": "..."} | {"id": N, "ok": true, "json": "..."}
 #   {"id": N, "ok": false, "kind": "...", "type": "...", "message": "...", "frame": "..."}
-# The protocol has its own file descriptor: whatever user code prints to
-# stdout goes to stderr, which dryfire forwards with a prefix.
+# The protocol has file descriptors of its own: requests arrive on fd 3
+# and answers leave by fd 1, both moved at once to numbers user code does
+# not know (and may not close by accident); fd 0 is /dev/null, and what
+# user code prints to stdout goes to stderr, which dryfire forwards with
+# a prefix.
 import asyncio
+import fcntl
+import io
 import difflib
 import importlib
 import importlib.util
@@ -25,10 +30,21 @@ import traceback
 PROTOCOL = 1
 
 
+def private(fd):
+    moved = fcntl.fcntl(fd, fcntl.F_DUPFD, 200)
+    os.set_inheritable(moved, False)
+    return moved
+
+
 def main():
-    proto = os.dup(1)
+    proto = private(1)
+    requests = private(3)
+    os.close(3)
     os.dup2(2, 1)
     sys.stdout = sys.stderr
+    # A helper thread that fails says so in one line, not a traceback.
+    threading.excepthook = lambda a: sys.stderr.write(
+        "dryfire passthrough helper: thread %s failed: %s: %s\n" % (a.thread.name if a.thread else "?", a.exc_type.__name__, a.exc_value))
     # In a case's workspace, the impl modules are where dryfire was asked
     # to find them (DRYFIRE_IMPL_DIR), not the working directory.
     here = os.environ.get("DRYFIRE_IMPL_DIR") or os.getcwd()
@@ -190,7 +206,7 @@ def main():
             t.cancel()
 
     done = asyncio.Event()
-    stdin = sys.stdin.buffer
+    stdin = io.open(requests, "rb", buffering=1 << 16)
     read_lock = threading.Lock()
     state_lock = threading.Lock()
     state = {"idle": 0, "eof": False}
@@ -210,7 +226,11 @@ def main():
     def worker():
         while True:
             with read_lock:
-                line = b"" if state["eof"] else stdin.readline()
+                try:
+                    line = b"" if state["eof"] else stdin.readline()
+                except (OSError, ValueError) as e:  # the requests' pipe is gone
+                    sys.stderr.write("dryfire passthrough helper: reading requests failed: %s\n" % e)
+                    line = b""
                 with state_lock:
                     state["idle"] -= 1
                     need = state["idle"] == 0

@@ -339,28 +339,39 @@ func (r *Runner) Close(ctx context.Context, w io.Writer) error {
 		fmt.Fprintf(w, "dryfire: waiting for %d passthrough call(s) to finish (Ctrl-C to abandon them): %s\n",
 			len(running), strings.Join(running, "; "))
 	}
-	// A helper with no call running that does not end once its input is
-	// closed is broken (a function closed its stdin): it is killed, so the
-	// run always ends.
-	var stuck <-chan time.Time
-	if len(r.Running()) == 0 {
-		t := time.NewTimer(closeStuck)
-		defer t.Stop()
-		stuck = t.C
-	}
+	// A helper that does not end within closeStuck of its last call
+	// answering (none running) is broken: it is killed, so the run
+	// always ends. Calls still running are waited for, until ctx ends.
 	if p != nil {
-		select {
-		case <-p.dead:
-		case <-stuck:
-			p.kill()
-			<-p.dead
-		case <-ctx.Done():
-			p.kill()
-			<-p.dead
-			if w != nil {
-				fmt.Fprintln(w, "dryfire: abandoned the passthrough calls still running")
+		tick := time.NewTicker(10 * time.Millisecond)
+		defer tick.Stop()
+		var idle time.Time
+	wait:
+		for {
+			select {
+			case <-p.dead:
+				break wait
+			case <-ctx.Done():
+				p.kill()
+				<-p.dead
+				if w != nil {
+					fmt.Fprintln(w, "dryfire: abandoned the passthrough calls still running")
+				}
+				return ctx.Err()
+			case now := <-tick.C:
+				if len(p.running()) > 0 {
+					idle = time.Time{}
+					continue
+				}
+				if idle.IsZero() {
+					idle = now
+				}
+				if now.Sub(idle) >= closeStuck {
+					p.kill()
+					<-p.dead
+					break wait
+				}
 			}
-			return ctx.Err()
 		}
 	}
 	for {

@@ -43,7 +43,7 @@ type pending struct {
 // proc is one running helper process.
 type proc struct {
 	cmd   *exec.Cmd
-	stdin io.WriteCloser
+	stdin *os.File // the requests' pipe
 	wmu   sync.Mutex
 
 	mu      sync.Mutex
@@ -137,18 +137,28 @@ func start(o Options) (*proc, error) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Stderr = newPrefixWriter(o.Stderr, "python: ")
 	cmd.WaitDelay = 2 * time.Second
-	stdin, err := cmd.StdinPipe()
+	// The requests reach the helper on a descriptor of their own (3, which
+	// it moves out of the way at once), not its standard input: user code
+	// may close fd 0 (and the number be reused). Its standard input is
+	// /dev/null.
+	reqR, reqW, err := os.Pipe()
 	if err != nil {
 		return nil, fmt.Errorf("starting the python helper: %w", err)
 	}
+	cmd.ExtraFiles = []*os.File{reqR}
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
+		reqR.Close()
+		reqW.Close()
 		return nil, fmt.Errorf("starting the python helper: %w", err)
 	}
-	if err := cmd.Start(); err != nil {
+	err = cmd.Start()
+	reqR.Close()
+	if err != nil {
+		reqW.Close()
 		return nil, fmt.Errorf("starting the python helper (%s): %w", py, err)
 	}
-	p := &proc{cmd: cmd, stdin: stdin, pending: map[int64]*pending{}, dead: make(chan struct{})}
+	p := &proc{cmd: cmd, stdin: reqW, pending: map[int64]*pending{}, dead: make(chan struct{})}
 	br := bufio.NewReaderSize(stdout, 64<<10)
 
 	hs := make(chan error, 1)
@@ -267,9 +277,7 @@ func (p *proc) request(ctx context.Context, msg request, label string, timeout t
 	p.mu.Unlock()
 
 	data := encodeRequest(id, msg)
-	p.wmu.Lock()
-	_, err := p.stdin.Write(data)
-	p.wmu.Unlock()
+	err := p.send(data)
 	if err != nil {
 		p.forget(id)
 		return response{}, &sendError{err}
@@ -350,9 +358,23 @@ func (p *proc) abandon(id int64) {
 	if pd == nil {
 		return
 	}
+	p.send(encodeRequest(id, request{Op: "cancel"}))
+}
+
+// sendBound is how long a request may wait for the helper to take it: a
+// helper that reads nothing for that long (its pipe full) is broken.
+const sendBound = 10 * time.Second
+
+// send writes one request, within sendBound.
+func (p *proc) send(data []byte) error {
 	p.wmu.Lock()
-	p.stdin.Write(encodeRequest(id, request{Op: "cancel"}))
-	p.wmu.Unlock()
+	defer p.wmu.Unlock()
+	p.stdin.SetWriteDeadline(time.Now().Add(sendBound))
+	_, err := p.stdin.Write(data)
+	if errors.Is(err, os.ErrDeadlineExceeded) {
+		err = fmt.Errorf("the python helper took no request for %s", seconds(sendBound))
+	}
+	return err
 }
 
 // running names the calls the helper has not answered.
@@ -366,11 +388,9 @@ func (p *proc) running() []string {
 	return out
 }
 
-func (p *proc) closeInput() {
-	p.wmu.Lock()
-	p.stdin.Close()
-	p.wmu.Unlock()
-}
+// closeInput ends the requests; a send blocked on a full pipe fails at
+// once rather than holding it open.
+func (p *proc) closeInput() { p.stdin.Close() }
 
 func (p *proc) kill() {
 	if p.cmd.Process != nil {
@@ -413,7 +433,7 @@ func (pw *prefixWriter) Write(b []byte) (int, error) {
 		if i < 0 {
 			break
 		}
-		fmt.Fprintf(pw.w, "%s%s\n", pw.prefix, pw.buf[:i])
+		fmt.Fprintf(pw.w, "%s%s\n", pw.prefix, printable(bytes.TrimSuffix(pw.buf[:i], []byte("\r"))))
 		pw.buf = pw.buf[i+1:]
 	}
 	return len(b), nil
@@ -424,7 +444,32 @@ func (pw *prefixWriter) flush() {
 	pw.mu.Lock()
 	defer pw.mu.Unlock()
 	if len(pw.buf) > 0 {
-		fmt.Fprintf(pw.w, "%s%s\n", pw.prefix, pw.buf)
+		fmt.Fprintf(pw.w, "%s%s\n", pw.prefix, printable(pw.buf))
 		pw.buf = nil
 	}
+}
+
+// printable is a line of the helper's standard error as the terminal may
+// show it: control characters (an escape sequence, a carriage return
+// that would overwrite dryfire's own words) written as \xNN.
+func printable(b []byte) []byte {
+	clean := true
+	for _, c := range b {
+		if c < 0x20 && c != '\t' || c == 0x7f {
+			clean = false
+			break
+		}
+	}
+	if clean {
+		return b
+	}
+	out := make([]byte, 0, len(b)+16)
+	for _, c := range b {
+		if c < 0x20 && c != '\t' || c == 0x7f {
+			out = fmt.Appendf(out, "\\x%02x", c)
+			continue
+		}
+		out = append(out, c)
+	}
+	return out
 }

@@ -1,6 +1,7 @@
 import asyncio
 import os
 import signal
+import sys
 import time
 
 VALUE = 42
@@ -108,3 +109,21 @@ def close_stdin(args):
 def close_protocol(args):
     os.closerange(3, 256)  # the helper's answers go to a dup of fd 1 among these
     return "closed"
+
+
+def close_stdin_fully(args):
+    sys.stdin.close()
+    try:
+        os.close(0)  # /dev/null now: the requests have a descriptor of their own
+    except OSError:
+        pass  # closed by an earlier call
+    return "closed"
+
+
+def close_stdout(args):
+    os.close(1)
+    return "closed"
+
+
+def pid(args):
+    return os.getpid()
