@@ -203,9 +203,18 @@ func procStat(pid int) (ppid int, state string) {
 	return ppid, fields[0]
 }
 
+// killPid kills the process pid.
+func killPid(pid int) error {
+	p, err := os.FindProcess(pid)
+	if err != nil {
+		return err
+	}
+	return p.Kill()
+}
+
 // alive reports whether pid is a live process (not gone, not a zombie).
 func alive(pid int) bool {
-	if err := syscall.Kill(pid, 0); err != nil {
+	if p, err := os.FindProcess(pid); err != nil || p.Signal(syscall.Signal(0)) != nil {
 		return false
 	}
 	_, state := procStat(pid)
@@ -371,7 +380,7 @@ func TestPassthroughE2E(t *testing.T) {
 		}
 		if alive(helpers[0]) {
 			t.Errorf("the helper (pid %d) is still running", helpers[0])
-			syscall.Kill(helpers[0], syscall.SIGKILL)
+			killPid(helpers[0])
 		}
 	})
 
@@ -424,7 +433,7 @@ func TestPassthroughE2E(t *testing.T) {
 			}
 			if alive(pid) {
 				t.Errorf("the helper (pid %d) is still running", pid)
-				syscall.Kill(pid, syscall.SIGKILL)
+				killPid(pid)
 			}
 		}
 	})
@@ -450,7 +459,7 @@ func TestPassthroughE2E(t *testing.T) {
 		if len(helpers) != 1 {
 			t.Fatalf("helpers of the run: %v, want one", helpers)
 		}
-		if err := syscall.Kill(helpers[0], syscall.SIGKILL); err != nil {
+		if err := killPid(helpers[0]); err != nil {
 			t.Fatal(err)
 		}
 		if code := r.wait(t, 10*time.Second); code != 1 {

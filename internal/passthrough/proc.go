@@ -134,7 +134,7 @@ func start(o Options) (*proc, error) {
 		cmd.Dir = o.Workspace
 		cmd.Env = append(os.Environ(), "DRYFIRE_WORKSPACE="+o.Workspace, envImplDir+"="+dir)
 	}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	newGroup(cmd)
 	cmd.Stderr = newPrefixWriter(o.Stderr, "python: ")
 	cmd.WaitDelay = 2 * time.Second
 	// The requests reach the helper on a descriptor of their own (3, which
@@ -394,7 +394,7 @@ func (p *proc) closeInput() { p.stdin.Close() }
 
 func (p *proc) kill() {
 	if p.cmd.Process != nil {
-		syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+		killGroup(p.cmd)
 	}
 }
 

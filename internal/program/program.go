@@ -90,8 +90,8 @@ func Run(ctx context.Context, s Spec) Result {
 	} else {
 		cmd.Stdin = strings.NewReader(s.Stdin)
 	}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	newGroup(cmd)
+	cmd.Cancel = func() error { return killGroup(cmd) }
 	cmd.WaitDelay = waitDelay
 	var err error
 	if s.Jail != nil {
@@ -113,7 +113,7 @@ func Run(ctx context.Context, s Spec) Result {
 		err = cmd.Wait()
 	}
 	if cmd.Process != nil {
-		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		killGroup(cmd)
 	}
 	var attempts []netjail.Attempt
 	if s.Jail != nil {

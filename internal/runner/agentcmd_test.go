@@ -544,7 +544,7 @@ cases:
 
 // alive says whether pid is a running process (not a zombie).
 func alive(pid int) bool {
-	if err := syscall.Kill(pid, 0); err != nil {
+	if p, err := os.FindProcess(pid); err != nil || p.Signal(syscall.Signal(0)) != nil {
 		return false
 	}
 	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))

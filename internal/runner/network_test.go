@@ -11,7 +11,6 @@ import (
 	"slices"
 	"strings"
 	"sync/atomic"
-	"syscall"
 	"testing"
 
 	"github.com/dryfire-dev/dryfire/internal/cassette"
@@ -198,7 +197,7 @@ func TestNetworkUnavailable(t *testing.T) {
 		cmd.Dir = dir
 		cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "CI=true", fmt.Sprintf("TEST_OTHER_PORT=%d", port), "HOME=" + dir}
 		if os.Geteuid() == 0 {
-			cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+			asNobody(cmd)
 		} else if netjail.Available() == nil {
 			t.Skip("namespaces can be made here by this user: nothing to simulate")
 		}

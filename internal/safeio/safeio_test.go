@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -15,9 +14,7 @@ import (
 func TestHostileFilesAreRefusedWithoutReadingThem(t *testing.T) {
 	dir := t.TempDir()
 	fifo := filepath.Join(dir, "fifo.dryfire.yaml")
-	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	mkfifo(t, fifo)
 	zero := filepath.Join(dir, "zero.dryfire.yaml")
 	if err := os.Symlink("/dev/zero", zero); err != nil {
 		t.Fatal(err)

@@ -1,0 +1,15 @@
+//go:build unix
+
+package safeio
+
+import (
+	"syscall"
+	"testing"
+)
+
+// mkfifo makes a named pipe at path.
+func mkfifo(t *testing.T, path string) {
+	if err := syscall.Mkfifo(path, 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
