@@ -79,3 +79,50 @@ cases:
 		t.Errorf("outputs: %v", outputs)
 	}
 }
+
+// Issue 30, hole 9: a model API echoed the key JSON-escaped (sk\u002d…)
+// in an answer; the cassette kept it, and a CI replay printed it in the
+// report. The recording and the replay are scanned for the key in any
+// form (its text decoded from the JSON, too).
+func TestHostileEscapedKeyNeverReachesACassette(t *testing.T) {
+	const key = "sk-ant-env-secret-escaped-0123"
+	escaped := strings.ReplaceAll(key, "-", `\u002d`)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.Write([]byte(`{"id":"msg_1","type":"message","role":"assistant","model":"claude-test","content":[{"type":"text","text":"your key is ` + escaped + `"}],"stop_reason":"end_turn","stop_sequence":null,"usage":{"input_tokens":1,"output_tokens":1}}`))
+	}))
+	defer srv.Close()
+	dir := t.TempDir()
+	suite := filepath.Join(dir, "echo.dryfire.yaml")
+	os.WriteFile(suite, []byte("version: 1\nname: echo\nagent:\n  provider: anthropic\n  model: claude-test\n  retries: 0\n  base_url: "+srv.URL+"\ncases:\n  - name: echoed key\n    input: hi\n    expect:\n      - output: {contains: never}\n"), 0o644)
+	t.Setenv("ANTHROPIC_API_KEY", key)
+	t.Setenv("NO_COLOR", "1")
+	run := func(args ...string) string {
+		var stdout, stderr bytes.Buffer
+		cli.Main(args, nil, &stdout, &stderr)
+		return stdout.String() + stderr.String()
+	}
+	out := run("run", "--record", "all", suite)
+	if !strings.Contains(out, "your key is REDACTED") {
+		t.Errorf("the answer is not in the report, redacted:\n%s", out)
+	}
+	t.Setenv("CI", "true")
+	out += run("run", "--record", "none", "--json", filepath.Join(dir, "replay.json"), suite)
+	outputs := map[string]string{"output": out}
+	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && !strings.HasSuffix(p, ".dryfire.yaml") {
+			data, _ := os.ReadFile(p)
+			outputs[p] = string(data)
+		}
+		return nil
+	})
+	if len(outputs) < 3 {
+		t.Fatalf("no cassette or report: %v", outputs)
+	}
+	for name, text := range outputs {
+		decoded := strings.ReplaceAll(text, `\u002d`, "-")
+		if strings.Contains(decoded, key) {
+			t.Errorf("%s holds the key:\n%s", name, text)
+		}
+	}
+}

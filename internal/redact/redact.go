@@ -1,7 +1,10 @@
 // Package redact is dryfire's one redactor: the secrets it learns (values
 // of the environment's KEY/TOKEN/SECRET/PASSWORD variables, the keys a
 // client sends, credentials in a base URL) are replaced by REDACTED in
-// everything dryfire writes: cassettes, reports, messages.
+// everything dryfire writes: cassettes, reports, messages, recorded
+// rules; in any of the encodings an upstream may echo them in (a JSON
+// escape, a URL encoding, base64 as in an Authorization: Basic header,
+// hex).
 package redact
 
 import (
@@ -35,22 +38,23 @@ func New(secrets []string) Redactor {
 	return r
 }
 
-// String is s with every secret replaced.
+// String is s with every secret replaced, in each form it can take in
+// what dryfire writes (forms.go): as it is, JSON-escaped, URL-encoded,
+// base64 and hex.
 func (r Redactor) String(s string) string {
 	for _, sec := range r {
-		if strings.Contains(s, sec) {
-			s = strings.ReplaceAll(s, sec, Redacted)
-		}
+		s = replace(s, sec)
 	}
 	return s
 }
 
 // Bytes is b with every secret replaced (b itself when there is none).
 func (r Redactor) Bytes(b []byte) []byte {
-	for _, sec := range r {
-		if bytes.Contains(b, []byte(sec)) {
-			b = bytes.ReplaceAll(b, []byte(sec), []byte(Redacted))
-		}
+	if len(r) == 0 {
+		return b
+	}
+	if s := r.String(string(b)); s != string(b) {
+		return []byte(s)
 	}
 	return b
 }

@@ -1,9 +1,12 @@
 package redact
 
 import (
+	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
+	"net/url"
 	"strings"
 	"testing"
 )
@@ -53,5 +56,53 @@ func TestWriterAndFromEnviron(t *testing.T) {
 	}
 	if w := Writer(&b, nil); w != io.Writer(&b) {
 		t.Error("a writer with no secrets is not the writer itself")
+	}
+}
+
+// Issue 30, hole 9: an upstream echoed a key JSON-escaped (sk\u002d…),
+// and it stayed in the cassette. Every form an upstream may write it in
+// is redacted, and what was JSON stays JSON.
+func TestRedactSeesThroughEncodings(t *testing.T) {
+	const key = "sk-ant-api03-Secret_Value/42+x"
+	r := New([]string{key})
+	b64 := func(enc *base64.Encoding, s string) string { return enc.EncodeToString([]byte(s)) }
+	jsonEsc := strings.NewReplacer("-", `\u002d`, "/", `\/`).Replace(key)
+	for _, in := range []string{
+		`{"error":"bad key ` + jsonEsc + `"}`,
+		`{"error":"bad key ` + strings.Replace(key, "s", `\u0073`, 1) + `"}`,
+		`{"error":"bad key ` + strings.ReplaceAll(key, "-", `\u002D`) + `"}`,
+		`{"outer":"{\"inner\":\"` + strings.ReplaceAll(key, "-", `\\u002d`) + `\"}"}`,
+		"https://h/x?k=" + url.QueryEscape(key),
+		"https://h/x?k=" + strings.ReplaceAll(url.QueryEscape(key), "%2F", "%2f"),
+		"Authorization: Basic " + b64(base64.StdEncoding, "user:"+key),
+		"Authorization: Basic " + b64(base64.StdEncoding, "u:"+key),
+		"Authorization: Basic " + b64(base64.StdEncoding, key),
+		"token " + b64(base64.RawURLEncoding, "xy"+key+"tail"),
+		"hex " + hex.EncodeToString([]byte(key)) + " and " + strings.ToUpper(hex.EncodeToString([]byte(key))),
+	} {
+		got := r.String(in)
+		if !strings.Contains(got, Redacted) {
+			t.Errorf("not redacted: %s", in)
+			continue
+		}
+		if strings.HasPrefix(in, "{") && !json.Valid([]byte(got)) {
+			t.Errorf("%s: no longer JSON: %s", in, got)
+		}
+		for _, leak := range []string{"Secret_Value", "Secret", "api03"} {
+			var dec any
+			json.Unmarshal([]byte(got), &dec)
+			if strings.Contains(got, leak) || strings.Contains(fmt.Sprint(dec), leak) {
+				t.Errorf("%s: %q left in %s", in, leak, got)
+			}
+		}
+		if got := string(r.Bytes([]byte(in))); !strings.Contains(got, Redacted) {
+			t.Errorf("Bytes: not redacted: %s", in)
+		}
+	}
+	// Ordinary text stays as it is.
+	for _, in := range []string{`{"a":"\u002d 100% \\ ok"}`, "QmFzaWMgdGV4dA==", "deadbeef", ""} {
+		if got := r.String(in); got != in {
+			t.Errorf("%q became %q", in, got)
+		}
 	}
 }
