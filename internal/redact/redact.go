@@ -79,8 +79,8 @@ func FromEnv(environ []string) []string {
 	return out
 }
 
-// FromURL are the credentials a URL carries: its password and the
-// values of its query (a key passed as ?key=...), raw and decoded.
+// FromURL are the credentials a URL carries: its user name and password
+// and the values of its query (a key passed as ?key=...), raw and decoded.
 func FromURL(raw string) []string {
 	u, err := url.Parse(raw)
 	if err != nil {
@@ -89,6 +89,10 @@ func FromURL(raw string) []string {
 	var out []string
 	if p, ok := u.User.Password(); ok {
 		out = append(out, p, url.QueryEscape(p))
+	}
+	if u.User != nil {
+		// A user name alone is often a token (https://TOKEN@host).
+		out = append(out, u.User.Username())
 	}
 	for _, vs := range u.Query() {
 		for _, v := range vs {

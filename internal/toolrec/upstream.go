@@ -20,6 +20,7 @@ import (
 	"os/exec"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -55,7 +56,9 @@ type Target struct {
 // otherwise: a real tool that never answers must not hang the run.
 const DefaultCallTimeout = 60 * time.Second
 
-// MaxAnswer bounds the bytes of one plain HTTP tool answer kept.
+// MaxAnswer bounds the bytes of one answer read from an upstream: a
+// plain HTTP tool's body, an MCP server's JSON body or one event of its
+// stream (ErrAnswerTooLarge).
 const MaxAnswer = 8 << 20
 
 // MaxTools bounds the tools an upstream may list.
@@ -148,7 +151,7 @@ func Dial(ctx context.Context, t Target) (*Upstream, error) {
 	}
 	u := &Upstream{t: t}
 	if t.HTTP != "" {
-		u.client = &http.Client{Timeout: t.CallTimeout}
+		u.client = &http.Client{Timeout: t.CallTimeout, CheckRedirect: sameOrigin}
 		if err := u.listHTTP(ctx); err != nil {
 			return nil, fmt.Errorf("listing the tools of %s: %w", t.Label(), outside(err))
 		}
@@ -157,7 +160,7 @@ func Dial(ctx context.Context, t Target) (*Upstream, error) {
 	var tr mcp.Transport
 	hctx, stop := context.WithCancel(context.Background())
 	u.stop = stop
-	hc := &http.Client{Transport: &stoppable{ctx: hctx, rt: http.DefaultTransport}}
+	hc := &http.Client{Transport: &stoppable{ctx: hctx, rt: http.DefaultTransport}, CheckRedirect: sameOrigin}
 	switch {
 	case len(t.Command) > 0:
 		cmd := exec.Command(t.Command[0], t.Command[1:]...)
@@ -175,8 +178,9 @@ func Dial(ctx context.Context, t Target) (*Upstream, error) {
 	s, err := c.Connect(hctx, tr, nil)
 	slow.Stop()
 	if err != nil {
+		timedOut := hctx.Err() != nil
 		stop()
-		if hctx.Err() != nil {
+		if timedOut {
 			err = fmt.Errorf("no answer within %s", t.CallTimeout)
 		}
 		return nil, fmt.Errorf("connecting to the MCP server %s: %w", t.Label(), outside(err))
@@ -207,7 +211,7 @@ func Dial(ctx context.Context, t Target) (*Upstream, error) {
 
 // listHTTP reads GET BASE/tools: {"tools": [{name, description, input_schema}]}.
 func (u *Upstream) listHTTP(ctx context.Context) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimSuffix(u.t.HTTP, "/")+"/tools", nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.httpURL("/tools"), nil)
 	if err != nil {
 		return err
 	}
@@ -247,6 +251,40 @@ func (u *Upstream) listHTTP(ctx context.Context) error {
 			schema, _ = value.Parse(raw)
 		}
 		u.tools = append(u.tools, plan.Tool{Name: tl.Name, Description: tl.Description, Input: schema})
+	}
+	return nil
+}
+
+// httpURL is the base URL of plain HTTP tools with the path suffix
+// (escaped) after its path: its query (a ?api_key=) stays a query.
+func (u *Upstream) httpURL(suffix string) string {
+	b, err := url.Parse(u.t.HTTP)
+	if err != nil {
+		return strings.TrimSuffix(u.t.HTTP, "/") + suffix
+	}
+	raw := strings.TrimSuffix(b.EscapedPath(), "/") + suffix
+	if p, err := url.PathUnescape(raw); err == nil {
+		b.Path, b.RawPath = p, raw
+	}
+	return b.String()
+}
+
+// MaxRedirects bounds the redirects followed within the upstream's origin.
+const MaxRedirects = 10
+
+// sameOrigin is the redirect policy of every request to an upstream: a
+// redirect is followed within the origin it was asked of (scheme, host
+// and port), without a Referer (the URL may carry ?api_key=), and never
+// to another origin, which would be handed the request and its
+// credentials.
+func sameOrigin(req *http.Request, via []*http.Request) error {
+	req.Header.Del("Referer")
+	first := via[0].URL
+	if req.URL.Scheme != first.Scheme || !strings.EqualFold(req.URL.Host, first.Host) {
+		return fmt.Errorf("the upstream redirected to another origin (%s://%s): not followed", req.URL.Scheme, termtext.Printable(req.URL.Host))
+	}
+	if len(via) > MaxRedirects {
+		return fmt.Errorf("more than %d redirects (toolrec.MaxRedirects)", MaxRedirects)
 	}
 	return nil
 }
@@ -327,8 +365,68 @@ func (s *stoppable) RoundTrip(r *http.Request) (*http.Response, error) {
 		cancel()
 		return nil, err
 	}
-	resp.Body = &stopBody{ReadCloser: resp.Body, end: func() { unhook(); cancel() }}
+	trip, _ := r.Context().Value(tripKey{}).(*atomic.Bool)
+	resp.Body = &stopBody{ReadCloser: &boundedBody{ReadCloser: resp.Body, events: strings.HasPrefix(strings.ToLower(resp.Header.Get("Content-Type")), "text/event-stream"), trip: trip}, end: func() { unhook(); cancel() }}
 	return resp, nil
+}
+
+// ErrAnswerTooLarge is the read error of an MCP server's answer over
+// MaxAnswer: a JSON body, or one event of a stream (an endless data:
+// line, or data: lines that never end an event).
+var ErrAnswerTooLarge = fmt.Errorf("an answer of the MCP server is over %d MiB (toolrec.MaxAnswer); the rest is not read", MaxAnswer>>20)
+
+// boundedBody bounds what go-sdk's client reads of one answer: it keeps
+// a JSON body, or the event being read, whole until it ends.
+type boundedBody struct {
+	io.ReadCloser
+	events bool  // an event stream: each event bounded, not the stream
+	n      int64 // bytes of the body, or of the current event
+	line   int64 // bytes of the current line
+	cr     bool  // the last byte was a carriage return
+	err    error
+	trip   *atomic.Bool // set when the bound trips (the call's, when known)
+}
+
+// tripKey is the context key of a call's trip flag.
+type tripKey struct{}
+
+func (b *boundedBody) tooLarge() (int, error) {
+	b.err = ErrAnswerTooLarge
+	if b.trip != nil {
+		b.trip.Store(true)
+	}
+	return 0, b.err
+}
+
+func (b *boundedBody) Read(p []byte) (int, error) {
+	if b.err != nil {
+		return 0, b.err
+	}
+	n, err := b.ReadCloser.Read(p)
+	if !b.events {
+		if b.n += int64(n); b.n > MaxAnswer {
+			return b.tooLarge()
+		}
+		return n, err
+	}
+	for _, c := range p[:n] {
+		switch {
+		case c == '\n' && b.cr:
+			// the \n of \r\n: the line ended at the \r
+		case c == '\n' || c == '\r':
+			if b.line == 0 {
+				b.n = 0 // a blank line ends the event
+			}
+			b.line = 0
+		default:
+			b.line++
+		}
+		b.cr = c == '\r'
+		if b.n++; b.n > MaxAnswer {
+			return b.tooLarge()
+		}
+	}
+	return n, err
 }
 
 type stopBody struct {
@@ -417,7 +515,13 @@ func (u *Upstream) Call(ctx context.Context, name string, args any) (Answer, err
 	if u.client != nil {
 		return u.callHTTP(ctx, name, args)
 	}
+	trip := new(atomic.Bool)
+	ctx = context.WithValue(ctx, tripKey{}, trip)
 	res, err := u.session.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: json.RawMessage(value.Canonical(args))})
+	if err != nil && trip.Load() {
+		// go-sdk ends the call without the read error: say which bound.
+		err = ErrAnswerTooLarge
+	}
 	if err != nil {
 		return Answer{}, fmt.Errorf("calling %s on %s: %w", termtext.Printable(name), u.t.Label(), outside(err))
 	}
@@ -441,7 +545,7 @@ func (u *Upstream) Call(ctx context.Context, name string, args any) (Answer, err
 // that; any other 2xx answer's body is the result's text, and the body of
 // any other status an error result's.
 func (u *Upstream) callHTTP(ctx context.Context, name string, args any) (Answer, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, strings.TrimSuffix(u.t.HTTP, "/")+"/tools/"+url.PathEscape(name), bytes.NewReader([]byte(value.Canonical(args))))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u.httpURL("/tools/"+url.PathEscape(name)), bytes.NewReader([]byte(value.Canonical(args))))
 	if err != nil {
 		return Answer{}, err
 	}
