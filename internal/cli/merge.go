@@ -132,6 +132,10 @@ func buildID() string {
 	if !ok {
 		return id
 	}
+	if Commit != "" {
+		// a release build: -buildvcs=false, the commit given.
+		return fmt.Sprintf("%s (%s, %s)", id, Commit, bi.GoVersion)
+	}
 	rev, modified := "", ""
 	for _, s := range bi.Settings {
 		switch s.Key {
