@@ -21,6 +21,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"regexp"
@@ -656,3 +657,9 @@ const DefaultConcurrency = 8
 func ListenAddr(addr string) (hostport string, loopback bool, err error) {
 	return toolserver.ListenAddr(addr)
 }
+
+// AnnounceAddr is the HOST:PORT a server bound to bound, as asked, tells
+// its clients: the port bound, the host asked, and for 0.0.0.0 or [::]
+// (every address) the loopback address of its family, the one the
+// servers' Host check answers (a Host of 0.0.0.0 is refused with 403).
+func AnnounceAddr(asked string, bound net.Addr) string { return toolserver.AnnounceAddr(asked, bound) }

@@ -293,15 +293,20 @@ func serveHTTP(ctx context.Context, e *env, srv *dryfire.ToolServer, what, addr 
 	if err != nil {
 		return &exitError{code: exitInfra, err: fmt.Errorf("cannot listen on %s: %w", addr, unwrapOp(err))}
 	}
-	// The address as asked for, with the port the system chose for 0.
-	real := ln.Addr().String()
+	// The address as asked for, with the port the system chose for 0;
+	// announced as a URL that answers (127.0.0.1 for 0.0.0.0).
+	bound := ln.Addr().String()
 	if host, _, err := net.SplitHostPort(addr); err == nil {
-		if _, port, err := net.SplitHostPort(real); err == nil {
-			real = net.JoinHostPort(host, port)
+		if _, port, err := net.SplitHostPort(bound); err == nil {
+			bound = net.JoinHostPort(host, port)
 		}
 	}
+	real := dryfire.AnnounceAddr(addr, ln.Addr())
 	if !loopback {
-		fmt.Fprintf(e.stderr, "dryfire: warning: listening on %s, which other machines can reach: anyone who can connect can call the mocks (and the code behind impl: rules)\n", real)
+		fmt.Fprintf(e.stderr, "dryfire: warning: listening on %s, which other machines can reach: anyone who can connect can call the mocks (and the code behind impl: rules)\n", bound)
+	}
+	if bound != real {
+		fmt.Fprintf(e.stderr, "dryfire: %s is every address of this machine: here it answers at http://%s; from another machine, at this machine's address with the same port\n", bound, real)
 	}
 	routes := "MCP /mcp, tools /tools"
 	if srv.World() != nil {

@@ -163,7 +163,7 @@ func Start(opts Options) (*Engine, error) {
 	rand.Read(tok)
 	e := &Engine{
 		token:  hex.EncodeToString(tok),
-		url:    "http://" + ln.Addr().String(),
+		url:    "http://" + toolserver.AnnounceAddr(addr, ln.Addr()), // 127.0.0.1 for 0.0.0.0: the Host check answers it
 		dir:    dir,
 		host:   host,
 		ln:     ln,

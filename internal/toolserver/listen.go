@@ -46,3 +46,39 @@ func isPort(s string) bool {
 	n, err := strconv.Atoi(s)
 	return err == nil && n >= 0 && n <= 65535 && s[0] != '+' && s[0] != '-'
 }
+
+// AnnounceAddr is the HOST:PORT to tell clients of a listener bound to
+// bound as asked: the port bound, and the host asked, except an
+// unspecified one (0.0.0.0, [::]: every address of the machine), for
+// which it is the loopback address of its family. A client that
+// connected to 0.0.0.0 or [::] would send that as its Host, which is not
+// a loopback name, and Allowed would answer 403; from another machine,
+// use this machine's address with the port (a request that reached a
+// non-loopback address is not held to loopback names).
+func AnnounceAddr(asked string, bound net.Addr) string {
+	_, port, err := net.SplitHostPort(bound.String())
+	if err != nil {
+		return bound.String()
+	}
+	host, _, err := net.SplitHostPort(asked)
+	if err != nil || host == "" {
+		host = "127.0.0.1"
+	}
+	if ip, err := netip.ParseAddr(host); err == nil && ip.IsUnspecified() {
+		host = "127.0.0.1"
+		if ip.Is6() && !ip.Is4In6() {
+			host = "::1"
+		}
+	}
+	return net.JoinHostPort(host, port)
+}
+
+// Unspecified says the address (HOST:PORT) listens on every address.
+func Unspecified(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	ip, err := netip.ParseAddr(host)
+	return err == nil && ip.IsUnspecified()
+}
