@@ -240,7 +240,7 @@ type RunOptions struct {
 	// not started are reported as skipped. With Concurrency 1 these are
 	// all the cases after the first failure.
 	FailFast bool
-	// Network, when set ("isolated" or "open"), is the network of every
+	// Network, when set ("isolated", "sandboxed", "report" or "open"), is the network of every
 	// agent.command program, over agent.network's (see docs/agents.md, "A
 	// closed network for agent programs").
 	Network string

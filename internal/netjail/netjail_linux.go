@@ -27,6 +27,7 @@ type Jail struct {
 
 	readDone chan struct{}
 	pass     *passer // network: report; nil: isolated
+	confine  *confinement
 	mu       sync.Mutex
 	seen     tally
 }
@@ -52,13 +53,20 @@ func Available() error {
 // New makes a namespace whose loopback answers on 127.0.0.1:port with
 // Listener (0: a port the system picks). o may be nil: isolated.
 func New(port int, o *Options) (*Jail, error) {
-	j := &Jail{port: port, jobs: make(chan func()), done: make(chan struct{}), readDone: make(chan struct{}), seen: tally{}}
+	j := &Jail{port: port, jobs: make(chan func()), done: make(chan struct{}), readDone: make(chan struct{}), seen: tally{}, confine: &confinement{}}
+	if o != nil {
+		j.confine.sandbox, j.confine.read = o.Sandbox, o.Read
+	}
 	ready := make(chan error, 1)
 	go j.run(ready, o)
 	if err := <-ready; err != nil {
 		return nil, err
 	}
 	go j.read()
+	if _, err := bwrap(); err != nil {
+		j.Close()
+		return nil, err
+	}
 	return j, nil
 }
 
@@ -122,8 +130,12 @@ func (j *Jail) setup() error {
 // Listener is the namespace's 127.0.0.1:PORT, for dryfire to serve on.
 func (j *Jail) Listener() net.Listener { return j.ln }
 
-// Start starts cmd inside the namespace (cmd.Start on its thread).
+// Start starts cmd inside the namespace (cmd.Start on its thread),
+// confined (confine_linux.go).
 func (j *Jail) Start(cmd *exec.Cmd) error {
+	if err := j.confine.wrap(cmd); err != nil {
+		return err
+	}
 	errc := make(chan error, 1)
 	j.jobs <- func() { errc <- cmd.Start() }
 	return <-errc

@@ -11,7 +11,7 @@ import (
 // Jail is a network namespace: Linux only.
 type Jail struct{}
 
-var errNoNamespaces = errors.New("network namespaces are Linux's: network: isolated needs Linux; use network: report or open here")
+var errNoNamespaces = errors.New("it is not supported on this OS: network namespaces and the sandbox (bubblewrap) are Linux's; use network: open here")
 
 // Available says why a namespace cannot be made here.
 func Available() error { return errNoNamespaces }
@@ -23,8 +23,11 @@ func New(int, *Options) (*Jail, error) { return nil, errNoNamespaces }
 type Options struct {
 	Pass     bool
 	Resolver string
+	Sandbox  bool
+	Read     []string
 }
 
 func (*Jail) Listener() net.Listener    { return nil }
 func (*Jail) Start(cmd *exec.Cmd) error { return errNoNamespaces }
 func (*Jail) Close() []Attempt          { return nil }
+func (*Jail) Confined() []string        { return nil }

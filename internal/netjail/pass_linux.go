@@ -43,6 +43,13 @@ type Options struct {
 	// Resolver is where passed DNS queries go, host:port; "": the name
 	// server the program asked.
 	Resolver string
+	// Sandbox confines the filesystem too (see confine_linux.go): read
+	// only but the program's workspace (its DRYFIRE_WORKSPACE) and a
+	// private /tmp; homes, /run, /tmp hidden but Read.
+	Sandbox bool
+	// Read are directories a sandboxed program may still read where they
+	// are hidden (the project's directory).
+	Read []string
 }
 
 type passer struct {

@@ -171,7 +171,7 @@ func runCommand(ctx context.Context, j job, opts Options, lv *live, c report.Cas
 		impl.setDir(ws.path())
 	}
 	mode, dflt := networkOf(&j.suite.Agent, opts, lv.getenv)
-	jail, note, err := lv.host.openJail(mode, dflt)
+	jail, note, err := lv.host.openJail(mode, dflt, programDir(j, opts))
 	if err != nil {
 		cc.abandon()
 		cc.ws.finish(&c)
@@ -196,7 +196,7 @@ func runCommand(ctx context.Context, j job, opts Options, lv *live, c report.Cas
 	res := runProgram(ctx, j, opts, lv, cc.url, ws, jail, tk)
 	c = cc.finish(ctx, res)
 	if jail != nil {
-		networkFindings(&c, mode, res.attempts)
+		networkFindings(&c, mode, res.attempts, jail.Confined())
 	}
 	return c
 }

@@ -9,7 +9,12 @@ package runner
 // namespace too, but lets what it tries through (netjail passes each
 // connection and name lookup on from the machine's network) and reports
 // it without failing the case: a way to see what an agent reaches
-// before closing the network. open is the machine's network.
+// before closing the network. open is the machine's network. Under
+// isolated and report the program runs under bubblewrap (netjail's
+// confine_linux.go): no capabilities, its own processes, the machine's
+// Unix sockets covered; sandboxed is isolated with the filesystem
+// confined too (read-only but its workspace and a private /tmp), and its
+// report says what was hidden.
 // The default is isolated when CI is set (a CI run is meant to be
 // offline, and a program that reaches past dryfire is how it would not
 // be), open elsewhere; under CI where namespaces cannot be made, the
@@ -17,6 +22,7 @@ package runner
 
 import (
 	"fmt"
+	"path/filepath"
 	"strings"
 
 	"github.com/dryfire-dev/dryfire/internal/netjail"
@@ -41,8 +47,8 @@ func networkOf(a *spec.Agent, opts Options, getenv func(string) string) (mode st
 // openJail makes a case's namespace and serves the host in it. nil and a
 // note: the default could not isolate (the program runs open); nil and
 // an error: isolated was asked for and cannot be had.
-func (h *host) openJail(mode string, dflt bool) (j *netjail.Jail, note string, err error) {
-	if mode != spec.NetworkIsolated && mode != spec.NetworkReport {
+func (h *host) openJail(mode string, dflt bool, dir string) (j *netjail.Jail, note string, err error) {
+	if mode != spec.NetworkIsolated && mode != spec.NetworkReport && mode != spec.NetworkSandboxed {
 		return nil, "", nil
 	}
 	if h.hs == nil {
@@ -54,8 +60,11 @@ func (h *host) openJail(mode string, dflt bool) (j *netjail.Jail, note string, e
 		}
 	}
 	var o *netjail.Options
-	if mode == spec.NetworkReport {
+	switch mode {
+	case spec.NetworkReport:
 		o = &netjail.Options{Pass: true}
+	case spec.NetworkSandboxed:
+		o = &netjail.Options{Sandbox: true, Read: []string{dir}}
 	}
 	j, err = netjail.New(h.port, o)
 	if err != nil {
@@ -65,11 +74,23 @@ func (h *host) openJail(mode string, dflt bool) (j *netjail.Jail, note string, e
 	return j, "", nil
 }
 
+// programDir is the directory a case's program is written in (runProgram
+// runs it there when it has no workspace): a sandbox keeps it readable.
+func programDir(j job, opts Options) string {
+	if opts.CommandDir != "" {
+		return opts.CommandDir
+	}
+	return filepath.Dir(j.suite.File)
+}
+
 // networkFindings puts what a program tried past dryfire into the case:
 // its report's network, and a failure of a case that would pass. A
 // program that tried nothing leaves the report as an open network would:
 // the same report whether or not the run was isolated.
-func networkFindings(c *report.Case, mode string, attempts []netjail.Attempt) {
+func networkFindings(c *report.Case, mode string, attempts []netjail.Attempt, confined []string) {
+	if mode == spec.NetworkSandboxed {
+		c.Notes = append(c.Notes, "sandboxed (agent.network): no capabilities, no_new_privs, its own PID namespace; the filesystem read-only but its workspace and a private /tmp; hidden: "+strings.Join(confined, ", "))
+	}
 	if len(attempts) == 0 {
 		return
 	}
@@ -82,7 +103,7 @@ func networkFindings(c *report.Case, mode string, attempts []netjail.Attempt) {
 		c.Notes = append(c.Notes, "the agent reached past dryfire (let through: agent.network is report): "+strings.Join(parts, ", "))
 		return
 	}
-	msg := "the agent tried to reach the network past dryfire (refused: agent.network is isolated): " + strings.Join(parts, ", ")
+	msg := "the agent tried to reach the network past dryfire (refused: agent.network is " + mode + "): " + strings.Join(parts, ", ")
 	if c.Status == report.Passed {
 		c.Status, c.Reason = report.Failed, msg
 		return

@@ -237,7 +237,7 @@ cases:
   - name: one
     input: x
 `)
-	for _, mode := range []string{"open", "isolated", "report"} {
+	for _, mode := range []string{"open", "isolated", "sandboxed", "report"} {
 		b.Run(mode, func(b *testing.B) {
 			for b.Loop() {
 				rep, err := runner.Run(context.Background(), suites, runner.Options{Record: cassette.None, Network: mode, Env: commandEnv()})

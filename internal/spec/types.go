@@ -108,7 +108,7 @@ type Agent struct {
 	// real clock.
 	Clock *Clock
 	// Network is the network an agent.command program gets: isolated,
-	// open, or "" (the run's default).
+	// sandboxed, report, open, or "" (the run's default).
 	Network    string
 	NetworkPos yamlpos.Pos
 }
@@ -118,6 +118,10 @@ const (
 	NetworkIsolated = "isolated"
 	NetworkReport   = "report"
 	NetworkOpen     = "open"
+	// NetworkSandboxed is isolated with the filesystem confined too: the
+	// levels nest (open, report, isolated, sandboxed), so one key says how
+	// closed a program's surroundings are.
+	NetworkSandboxed = "sandboxed"
 )
 
 // Clock is a fixed start time for an agent program, and its time zone.

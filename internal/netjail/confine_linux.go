@@ -1,0 +1,260 @@
+//go:build linux
+
+package netjail
+
+// Confinement of the programs a jail starts: each runs under bubblewrap
+// (bwrap), started on the jail's thread so that it is in the jail's
+// network namespace, with no capabilities and no_new_privs (so it cannot
+// setns() or nsenter back into the machine's network, nor gain them
+// from a setuid file), in a PID namespace of its own with its own /proc
+// (it sees and signals only its own processes; no /proc/PID/ns of
+// another), and on a new session (no controlling terminal). Every Unix
+// socket bound on the machine's network (the list of /proc/net/unix) is
+// covered by /dev/null: a Docker socket is no way out.
+//
+// Sandboxed (Options.Sandbox) adds the filesystem: the machine's, read
+// only, with /home, /root, /run, /tmp, /var/tmp and the user's home
+// hidden behind empty private directories, /dev minimal; writable only
+// the case's workspace and the private /tmp (TMPDIR); readable again the
+// project's directory and the toolchains the program's PATH names in
+// the hidden places (~/.pyenv for ~/.pyenv/shims). Docs:
+// docs/agents.md, "Sandbox"; the choice of bubblewrap: docs/decisions.md.
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+)
+
+// hidden are the directories a sandbox replaces with empty ones.
+var hidden = []string{"/home", "/root", "/run", "/tmp", "/var/tmp"}
+
+var (
+	bwrapOnce sync.Once
+	bwrapPath string
+	bwrapErr  error
+)
+
+// bwrap finds bubblewrap and checks, once, that it can confine here.
+func bwrap() (string, error) {
+	bwrapOnce.Do(func() {
+		path, err := exec.LookPath("bwrap")
+		if err != nil {
+			bwrapErr = errors.New("it needs bubblewrap (bwrap) to keep the agent from leaving it (with no capabilities, in a PID namespace of its own), and bwrap is not on PATH: install it (Debian and Ubuntu: apt-get install bubblewrap)")
+			return
+		}
+		probe := exec.Command(path, "--dev-bind", "/", "/", "--proc", "/proc", "--unshare-pid", "--cap-drop", "ALL", "--die-with-parent", "--new-session", "--", "/bin/sh", "-c", "exit 0")
+		if out, err := probe.CombinedOutput(); err != nil {
+			bwrapErr = fmt.Errorf("bubblewrap (%s) cannot confine the agent here (%v: %s): it needs root, or unprivileged user namespaces", path, err, strings.TrimSpace(string(out)))
+			return
+		}
+		bwrapPath = path
+	})
+	return bwrapPath, bwrapErr
+}
+
+// Confined says what the jail's last program was kept from, beyond the
+// network: for a case's report.
+func (j *Jail) Confined() []string {
+	j.confine.mu.Lock()
+	defer j.confine.mu.Unlock()
+	return slices.Clone(j.confine.hid)
+}
+
+// confinement is what a jail's programs are kept from, for the report.
+type confinement struct {
+	sandbox bool
+	read    []string // Options.Read
+	mu      sync.Mutex
+	hid     []string // what the last start hid, for Confined
+}
+
+// wrap rewrites cmd to run under bwrap; its program, arguments,
+// directory and environment stay what they were.
+func (c *confinement) wrap(cmd *exec.Cmd) error {
+	if cmd.Err != nil {
+		return nil // cmd.Start says why the program cannot start
+	}
+	bw, err := bwrap()
+	if err != nil {
+		return err
+	}
+	dir := cmd.Dir
+	if dir == "" {
+		if dir, err = os.Getwd(); err != nil {
+			return err
+		}
+	}
+	dir, _ = filepath.Abs(dir)
+	if cmd.Env == nil {
+		cmd.Env = os.Environ()
+	}
+	args := []string{bw}
+	var shown []string // directories bound again inside hidden ones
+	var hid []string
+	if c.sandbox {
+		args = append(args, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc")
+		hide := slices.Clone(hidden)
+		if home, err := os.UserHomeDir(); err == nil && !under(home, hide) && home != "/" {
+			hide = append(hide, home)
+		}
+		for _, h := range hide {
+			if st, err := os.Lstat(h); err == nil && st.IsDir() {
+				args = append(args, "--tmpfs", h)
+				hid = append(hid, h)
+			}
+		}
+		var ro, rw []string
+		ro = append(ro, c.read...)
+		ro = append(ro, toolchains(cmd, hide)...)
+		if r, err := filepath.EvalSymlinks("/etc/resolv.conf"); err == nil && under(r, hide) {
+			ro = append(ro, r)
+		}
+		if ws := envOf(cmd.Env, "DRYFIRE_WORKSPACE"); ws != "" {
+			rw = append(rw, ws)
+		}
+		var more []string
+		more, shown = binds(ro, rw, hide)
+		args = append(args, more...)
+		cmd.Env = append(cmd.Env, "TMPDIR=/tmp")
+	} else {
+		args = append(args, "--dev-bind", "/", "/", "--proc", "/proc")
+	}
+	n := 0
+	for _, s := range unixSockets() {
+		if c.sandbox && under(s, hid) && !under(s, shown) {
+			continue // hidden already
+		}
+		args = append(args, "--ro-bind", "/dev/null", s)
+		n++
+	}
+	if n > 0 {
+		hid = append(hid, fmt.Sprintf("%d Unix socket(s) of the machine", n))
+	}
+	args = append(args, "--unshare-pid", "--unshare-ipc", "--cap-drop", "ALL", "--die-with-parent", "--new-session", "--chdir", dir, "--")
+	args = append(args, cmd.Path)
+	args = append(args, cmd.Args[1:]...)
+	cmd.Path, cmd.Args = bw, args
+	c.mu.Lock()
+	c.hid = hid
+	c.mu.Unlock()
+	return nil
+}
+
+// binds are bwrap's mounts for the directories to show again, read-only
+// or writable, parents before what they hold: only those in a hidden
+// place need one (the rest of the machine is there, read-only).
+func binds(ro, rw, hide []string) (args, bound []string) {
+	type bind struct {
+		path string
+		w    bool
+	}
+	var all []bind
+	for _, p := range ro {
+		if p, err := filepath.Abs(p); err == nil && under(p, hide) {
+			all = append(all, bind{p, false})
+		}
+	}
+	for _, p := range rw {
+		if p, err := filepath.Abs(p); err == nil {
+			all = append(all, bind{p, true})
+		}
+	}
+	slices.SortStableFunc(all, func(a, b bind) int { return strings.Count(a.path, "/") - strings.Count(b.path, "/") })
+	for _, b := range all {
+		if _, err := os.Stat(b.path); err != nil {
+			continue
+		}
+		if b.w {
+			args = append(args, "--bind", b.path, b.path)
+		} else {
+			args = append(args, "--ro-bind", b.path, b.path)
+		}
+		bound = append(bound, b.path)
+	}
+	return args, bound
+}
+
+// toolchains are the directories of the program's toolchains in hidden
+// places: for each PATH entry, and the program itself, there, the
+// directory its bin (or shims) is in.
+func toolchains(cmd *exec.Cmd, hide []string) []string {
+	var out []string
+	add := func(dir string) {
+		if !under(dir, hide) {
+			return
+		}
+		if b := filepath.Base(dir); b == "bin" || b == "shims" {
+			dir = filepath.Dir(dir)
+		}
+		if !slices.Contains(hide, dir) {
+			out = append(out, dir)
+		}
+	}
+	for _, d := range filepath.SplitList(envOf(cmd.Env, "PATH")) {
+		if filepath.IsAbs(d) {
+			add(filepath.Clean(d))
+		}
+	}
+	if filepath.IsAbs(cmd.Path) {
+		add(filepath.Dir(cmd.Path))
+		if real, err := filepath.EvalSymlinks(cmd.Path); err == nil {
+			add(filepath.Dir(real))
+		}
+	}
+	return out
+}
+
+// unixSockets are the paths of the Unix sockets bound in the machine's
+// network namespace that exist as sockets now.
+func unixSockets() []string {
+	f, err := os.Open("/proc/net/unix")
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	seen := map[string]bool{}
+	var out []string
+	sc := bufio.NewScanner(f)
+	sc.Scan() // the header
+	for sc.Scan() {
+		fields := strings.Fields(sc.Text())
+		if len(fields) < 8 || !strings.HasPrefix(fields[7], "/") {
+			continue // unbound, or abstract (@…: per namespace already)
+		}
+		p := fields[7]
+		if seen[p] {
+			continue
+		}
+		seen[p] = true
+		if st, err := os.Lstat(p); err == nil && st.Mode()&os.ModeSocket != 0 {
+			out = append(out, p)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+func under(p string, dirs []string) bool {
+	for _, d := range dirs {
+		if p == d || strings.HasPrefix(p, d+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+func envOf(env []string, key string) string {
+	for i := len(env) - 1; i >= 0; i-- {
+		if k, v, ok := strings.Cut(env[i], "="); ok && k == key {
+			return v
+		}
+	}
+	return ""
+}

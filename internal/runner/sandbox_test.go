@@ -1,0 +1,184 @@
+package runner_test
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/dryfire-dev/dryfire/internal/cassette"
+	"github.com/dryfire-dev/dryfire/internal/report"
+	"github.com/dryfire-dev/dryfire/internal/runner"
+	"github.com/dryfire-dev/dryfire/internal/test/fakeapi"
+)
+
+const sandboxSuite = `version: 1
+workspace: template
+agent:
+  command: [python3, agent.py]
+  network: NETWORK
+tools:
+  lookup_order:
+    input_schema: {type: object, properties: {order_id: {type: string}}}
+mocks:
+  lookup_order: [{return: {tier: gold}}]
+cases:
+  - name: tries every way out
+    input: Please look up A-991.
+    expect:
+      - called: {tool: lookup_order, times: 2}
+      - output: {contains: "model: on it"}
+`
+
+// sandboxRun runs testdata/sandbox/agent.py under network, with a
+// listening port and two Unix sockets outside (one in the project's
+// directory, one in another temporary directory) and a secret file in
+// the home directory for it to try, and returns its case.
+func sandboxRun(t *testing.T, network string) report.Case {
+	t.Helper()
+	netnsOrSkip(t)
+	dir, port, conns := networkDir(t)
+	if err := os.WriteFile(filepath.Join(dir, "agent.py"), must(os.ReadFile("testdata/sandbox/agent.py")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(dir, "template"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	listenUnix := func(path string) {
+		ln, err := net.Listen("unix", path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { ln.Close() })
+		go func() {
+			for {
+				c, err := ln.Accept()
+				if err != nil {
+					return
+				}
+				conns.Add(1)
+				c.Close()
+			}
+		}()
+	}
+	elsewhere := t.TempDir()
+	listenUnix(filepath.Join(dir, "project.sock"))
+	listenUnix(filepath.Join(elsewhere, "other.sock"))
+	home, err := os.UserHomeDir()
+	if err != nil {
+		t.Skip("no home directory")
+	}
+	secretDir, err := os.MkdirTemp(home, ".dryfire-sandbox-test-")
+	if err != nil {
+		t.Skip(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(secretDir) })
+	secret := filepath.Join(secretDir, "secret")
+	os.WriteFile(secret, []byte("s3cret"), 0o600)
+	t.Cleanup(func() { os.Remove("/etc/dryfire-sandbox-probe") }) // isolated leaves the filesystem open
+	srv := fakeapi.NewOpenAIChat(fakeapi.Script{"Please look up A-991.": {{Text: "on it"}}})
+	defer srv.Close()
+	suites := writeSuite(t, dir, "sandbox.dryfire.yaml", strings.Replace(sandboxSuite, "NETWORK", network, 1))
+	rep, err := runner.Run(context.Background(), suites, runner.Options{Record: cassette.Once, Env: commandEnv(
+		"OPENAI_BASE_URL="+srv.URL+"/v1", fmt.Sprintf("TEST_OTHER_PORT=%d", port), "HOME="+home,
+		"TEST_SOCKET_PROJECT="+filepath.Join(dir, "project.sock"), "TEST_SOCKET_ELSEWHERE="+filepath.Join(elsewhere, "other.sock"),
+		"TEST_SECRET="+secret, "TEST_PROJECT="+dir, fmt.Sprintf("TEST_OUTSIDE_PID=%d", os.Getpid()))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := conns.Load(); n != 0 {
+		t.Errorf("%s: the listeners outside got %d connections", network, n)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "written-by-agent")); network == "sandboxed" && err == nil {
+		t.Errorf("sandboxed: the agent wrote into the project's directory")
+	}
+	return rep.Cases[0]
+}
+
+func must(b []byte, err error) []byte {
+	if err != nil {
+		panic(err)
+	}
+	return b
+}
+
+// tries are the agent's lines "TRY: could" / "TRY: refused (WHY)", by
+// TRY, and its other lines.
+func tries(out string) map[string]string {
+	m := map[string]string{}
+	for _, l := range strings.Split(out, "\n") {
+		if k, v, ok := strings.Cut(l, ": "); ok {
+			m[k] = v
+		}
+	}
+	return m
+}
+
+// Sandboxed (issue 30): the agent's model, MCP and HTTP tool calls work;
+// it cannot reach 127.0.0.1 by any route (a connection, setns into any
+// namespace it can name, nsenter, a Unix socket in the project or
+// elsewhere), read the home directory, write outside its workspace and
+// private /tmp, or see or signal a process outside its case; it holds no
+// capability; the report says what was hidden.
+func TestSandbox(t *testing.T) {
+	c := sandboxRun(t, "sandboxed")
+	got := tries(c.Output)
+	for try, want := range map[string]string{
+		"model": "on it", "mcp tool": "True", "http tool": "True",
+		"reach 127.0.0.1": "refused", "setns": "refused", "nsenter": "refused",
+		"unix socket in the project": "refused", "unix socket elsewhere": "refused",
+		"read home": "refused", "write project": "refused", "write /etc": "refused",
+		"write tmp": "could", "write workspace": "could",
+		"see a process outside": "refused", "signal a process outside": "refused", "capabilities": "refused",
+	} {
+		if !strings.HasPrefix(got[try], want) {
+			t.Errorf("%s: %q, want %s", try, got[try], want)
+		}
+	}
+	if got["processes seen"] > "3" || len(got["processes seen"]) != 1 {
+		t.Errorf("the agent saw %s processes", got["processes seen"])
+	}
+	// The connection to 127.0.0.1 is reported and fails the case.
+	if c.Status != report.Failed || !strings.HasPrefix(c.Reason, "the agent tried to reach the network past dryfire (refused: agent.network is sandboxed): tcp 127.0.0.1:") {
+		t.Errorf("%s: %s", c.Status, c.Reason)
+	}
+	note := ""
+	for _, n := range c.Notes {
+		if strings.HasPrefix(n, "sandboxed (agent.network):") {
+			note = n
+		}
+	}
+	if !strings.Contains(note, "no capabilities, no_new_privs, its own PID namespace; the filesystem read-only but its workspace and a private /tmp; hidden: /home, /root, /run, /tmp, /var/tmp") {
+		t.Errorf("the report's note on the sandbox: %q (notes %q)", note, c.Notes)
+	}
+	if t.Failed() || testing.Verbose() {
+		t.Logf("output:\n%s\nstderr:\n%s", c.Output, c.Stderr)
+	}
+}
+
+// Isolated (issue 30, holes 1 and 10): the agent kept root's
+// capabilities and setns() or nsenter into its parent's namespace reached
+// 127.0.0.1; a filesystem Unix socket was reachable. Both are refused
+// now, and it sees and signals only its own processes; the filesystem is
+// the machine's (sandboxed confines it).
+func TestIsolatedConfines(t *testing.T) {
+	c := sandboxRun(t, "isolated")
+	got := tries(c.Output)
+	for try, want := range map[string]string{
+		"model": "on it", "mcp tool": "True", "http tool": "True",
+		"reach 127.0.0.1": "refused", "setns": "refused", "nsenter": "refused",
+		"unix socket in the project": "refused", "unix socket elsewhere": "refused",
+		"read home": "could", "write project": "could",
+		"see a process outside": "refused", "signal a process outside": "refused", "capabilities": "refused",
+	} {
+		if !strings.HasPrefix(got[try], want) {
+			t.Errorf("%s: %q, want %s", try, got[try], want)
+		}
+	}
+	if t.Failed() || testing.Verbose() {
+		t.Logf("output:\n%s\nstderr:\n%s", c.Output, c.Stderr)
+	}
+}

@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# The confinement of agent programs (agent.network: isolated, sandboxed,
+# report) with bubblewrap installed: a test agent tries every way out it
+# knows (127.0.0.1, setns, nsenter, Unix sockets, the home directory,
+# writes outside its workspace, processes outside its case) and each must
+# be refused; go test ./... runs the same tests and skips them on a
+# machine without bubblewrap or namespaces. Installs Debian's bubblewrap
+# when it is missing (CI runs as root).
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+if ! command -v bwrap >/dev/null; then
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get install -y -q bubblewrap >/dev/null 2>&1 || { apt-get update -q >/dev/null && apt-get install -y -q bubblewrap >/dev/null; }
+fi
+bwrap --version
+DRYFIRE_TEST_NETNS=1 go test -race -count=1 -run 'TestSandbox|TestIsolatedConfines|TestNetworkIsolated|TestNetworkReport' -v ./internal/runner | grep -E '^(=== RUN|--- |PASS|FAIL|ok)'
