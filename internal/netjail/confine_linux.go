@@ -214,9 +214,13 @@ func toolchains(cmd *exec.Cmd, hide []string) []string {
 // unixSockets are the paths of the Unix sockets bound in the machine's
 // network namespace that exist as sockets now.
 func unixSockets() []string {
-	f, err := os.Open("/proc/net/unix")
+	// This thread's: never a jail's (those run only their jobs), while
+	// the process's main thread may be one.
+	f, err := os.Open("/proc/thread-self/net/unix")
 	if err != nil {
-		return nil
+		if f, err = os.Open("/proc/net/unix"); err != nil {
+			return nil
+		}
 	}
 	defer f.Close()
 	seen := map[string]bool{}
@@ -224,11 +228,10 @@ func unixSockets() []string {
 	sc := bufio.NewScanner(f)
 	sc.Scan() // the header
 	for sc.Scan() {
-		fields := strings.Fields(sc.Text())
-		if len(fields) < 8 || !strings.HasPrefix(fields[7], "/") {
+		p, ok := socketPath(sc.Text())
+		if !ok {
 			continue // unbound, or abstract (@…: per namespace already)
 		}
-		p := fields[7]
 		if seen[p] {
 			continue
 		}
@@ -239,6 +242,25 @@ func unixSockets() []string {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// socketPath is the path of a line of /proc/net/unix: what follows its
+// seven fields (Num RefCount Protocol Flags Type St Inode), spaces and
+// all, when it is a path.
+func socketPath(line string) (string, bool) {
+	rest := line
+	for range 7 {
+		rest = strings.TrimLeft(rest, " ")
+		i := strings.IndexByte(rest, ' ')
+		if i < 0 {
+			return "", false
+		}
+		rest = rest[i:]
+	}
+	if len(rest) < 2 || rest[0] != ' ' || rest[1] != '/' {
+		return "", false
+	}
+	return rest[1:], true
 }
 
 func under(p string, dirs []string) bool {

@@ -185,3 +185,19 @@ func BenchmarkJail(b *testing.B) {
 		j.Close()
 	}
 }
+
+// A line of /proc/net/unix: the path after the seven fields, spaces
+// kept; abstract and unbound sockets have none.
+func TestSocketPath(t *testing.T) {
+	for line, want := range map[string]string{
+		"0000000000000000: 00000002 00000000 00010000 0001 01 12345 /run/docker.sock": "/run/docker.sock",
+		"0000000000000000: 00000002 00000000 00010000 0001 01 12345 /tmp/a b.sock":    "/tmp/a b.sock",
+		"0000000000000000: 00000002 00000000 00010000 0001 01 12345 @abstract":        "",
+		"0000000000000000: 00000003 00000000 00000000 0001 03 12345":                  "",
+		"Num       RefCount Protocol Flags    Type St Inode Path":                     "",
+	} {
+		if got, ok := socketPath(line); got != want || ok != (want != "") {
+			t.Errorf("%q: %q %v, want %q", line, got, ok, want)
+		}
+	}
+}
