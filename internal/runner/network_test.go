@@ -223,28 +223,31 @@ func TestNetworkUnavailable(t *testing.T) {
 	}
 }
 
-// The cost of isolated per case: one program (sh -c exit) per case, run
-// open and isolated; compare the two ns/op (each op is one case).
+// The cost of the network and the sandbox per case: one program per
+// case (sh -c exit, and python3 -c pass), run open, isolated, sandboxed
+// and report; compare the ns/op (each op is one case) within one run.
 func BenchmarkCommandNetwork(b *testing.B) {
 	if err := netjail.Available(); err != nil {
 		b.Skip(err)
 	}
-	dir := b.TempDir()
-	suites := writeSuite(b, dir, "bench.dryfire.yaml", `version: 1
+	for _, prog := range []struct{ name, command string }{{"sh", `[sh, -c, "exit 0"]`}, {"python", `[python3, -c, "pass"]`}} {
+		dir := b.TempDir()
+		suites := writeSuite(b, dir, "bench.dryfire.yaml", `version: 1
 agent:
-  command: [sh, -c, "exit 0"]
+  command: `+prog.command+`
 cases:
   - name: one
     input: x
 `)
-	for _, mode := range []string{"open", "isolated", "sandboxed", "report"} {
-		b.Run(mode, func(b *testing.B) {
-			for b.Loop() {
-				rep, err := runner.Run(context.Background(), suites, runner.Options{Record: cassette.None, Network: mode, Env: commandEnv()})
-				if err != nil || rep.Cases[0].Status != report.Passed {
-					b.Fatalf("%v %+v", err, rep.Cases[0])
+		for _, mode := range []string{"open", "isolated", "sandboxed", "report"} {
+			b.Run(prog.name+"/"+mode, func(b *testing.B) {
+				for b.Loop() {
+					rep, err := runner.Run(context.Background(), suites, runner.Options{Record: cassette.None, Network: mode, Env: commandEnv()})
+					if err != nil || rep.Cases[0].Status != report.Passed {
+						b.Fatalf("%v %+v", err, rep.Cases[0])
+					}
 				}
-			}
-		})
+			})
+		}
 	}
 }
