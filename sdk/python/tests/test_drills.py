@@ -400,3 +400,18 @@ def test_threads_share_one_engine_and_each_thread_its_connection() -> None:
     for t in threads:
         t.join()
     assert len(engines) == 1
+
+
+def test_a_start_past_the_engines_drill_limit_raises_too_many_drills() -> None:
+    # Drills that are never ended are bounded (DRYFIRE_MAX_DRILLS): the
+    # start past the bound is refused, raised as EngineError with its code.
+    import os
+
+    with dryfire.Engine.start(cwd=RECORDS, env={**os.environ, "DRYFIRE_MAX_DRILLS": "1"}) as eng:
+        first = eng.control("POST", "/engine/drills", {"drill": "save-record"})
+        with pytest.raises(EngineError) as e:
+            eng.control("POST", "/engine/drills", {"drill": "save-record"})
+        assert e.value.code == "TOO_MANY_DRILLS"
+        assert "its limit (DRYFIRE_MAX_DRILLS, default 1000)" in str(e.value)
+        eng.control("DELETE", f"/engine/drills/{first['id']}")
+        eng.control("POST", "/engine/drills", {"drill": "save-record"})
