@@ -9,12 +9,11 @@
 #   {"id": N, "ok": true, "text": "..."} | {"id": N, "ok": true, "json": "..."}
 #   {"id": N, "ok": false, "kind": "...", "type": "...", "message": "...", "frame": "..."}
 # The protocol has file descriptors of its own: requests arrive on fd 3
-# and answers leave by fd 1, both moved at once to numbers user code does
+# (DRYFIRE_PASSTHROUGH_REQUESTS; fd 0 on Windows) and answers leave by fd 1, both moved at once to numbers user code does
 # not know (and may not close by accident); fd 0 is /dev/null, and what
 # user code prints to stdout goes to stderr, which dryfire forwards with
 # a prefix.
 import asyncio
-import fcntl
 import io
 import difflib
 import importlib
@@ -31,15 +30,23 @@ PROTOCOL = 1
 
 
 def private(fd):
-    moved = fcntl.fcntl(fd, fcntl.F_DUPFD, 200)
-    os.set_inheritable(moved, False)
-    return moved
+    try:
+        import fcntl
+        moved = fcntl.fcntl(fd, fcntl.F_DUPFD, 200)
+        os.set_inheritable(moved, False)
+        return moved
+    except ImportError:  # Windows: no descriptor numbers to keep away from
+        return os.dup(fd)
 
 
 def main():
     proto = private(1)
-    requests = private(3)
-    os.close(3)
+    given = int(os.environ.pop("DRYFIRE_PASSTHROUGH_REQUESTS", "0"))
+    requests = private(given)
+    if given == 0:
+        os.dup2(os.open(os.devnull, os.O_RDONLY), 0)
+    else:
+        os.close(given)
     os.dup2(2, 1)
     sys.stdout = sys.stderr
     # A helper thread that fails says so in one line, not a traceback.
@@ -367,4 +374,9 @@ def no_attribute(obj, path, part, top):
 
 
 if __name__ == "__main__":
-    main()
+    try:
+        main()
+    except BaseException as e:  # one line of dryfire's, not a traceback
+        sys.stderr.write("dryfire passthrough helper: stopped: %s: %s\n" % (type(e).__name__, e))
+        sys.stderr.flush()
+        os._exit(1)

@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -74,5 +75,22 @@ func TestStderrLinesArePrintable(t *testing.T) {
 	w.flush()
 	if got, want := b.String(), "python: clear\\x1b[2J\\x0ddone\ttab\npython: last\\x07\n"; got != want {
 		t.Fatalf("got %q, want %q", got, want)
+	}
+}
+
+// TestHelperFailureIsOneLine: a function that closes the protocol's
+// descriptors (os.closerange) breaks the helper; what the helper says of
+// it on standard error is one line of dryfire's, not a Python traceback.
+func TestHelperFailureIsOneLine(t *testing.T) {
+	r, stderr := newRunner(t, Options{})
+	r.Call(context.Background(), Request{Ref: "mytools.impls:close_protocol", Args: `{}`, Timeout: 10 * time.Second})
+	if got := r.Call(context.Background(), Request{Ref: "mytools.impls:an_int", Args: `{}`, Timeout: 10 * time.Second}); got.Content != "7" {
+		t.Fatalf("after: %+v", got)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	r.Close(ctx, nil)
+	if s := stderr.String(); strings.Contains(s, "Traceback") || !strings.Contains(s, "python: dryfire passthrough helper: ") {
+		t.Fatalf("stderr:\n%s", s)
 	}
 }

@@ -115,6 +115,9 @@ func pythonPath(o Options) (string, error) {
 	return "", errors.New(msg)
 }
 
+// envRequests tells the helper which descriptor its requests come on.
+const envRequests = "DRYFIRE_PASSTHROUGH_REQUESTS"
+
 // envImplDir tells a helper running in a workspace where the impl
 // modules are (its sys.path[0]).
 const envImplDir = "DRYFIRE_IMPL_DIR"
@@ -145,7 +148,7 @@ func start(o Options) (*proc, error) {
 	if err != nil {
 		return nil, fmt.Errorf("starting the python helper: %w", err)
 	}
-	cmd.ExtraFiles = []*os.File{reqR}
+	requestsOn(cmd, reqR)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		reqR.Close()
