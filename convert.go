@@ -102,6 +102,9 @@ func caseOf(c *report.Case) CaseResult {
 	for _, f := range c.ModelFaults {
 		out.ModelFaults = append(out.ModelFaults, ModelFault(f))
 	}
+	for _, s := range c.Script {
+		out.Script = append(out.Script, ScriptTurn(s))
+	}
 	if n := c.Network; n != nil {
 		out.Network = &Network{Mode: n.Mode, Attempts: make([]NetworkAttempt, len(n.Attempts))}
 		for i, a := range n.Attempts {
@@ -182,6 +185,9 @@ func internalCase(c *CaseResult) *report.Case {
 	}
 	for _, f := range c.ModelFaults {
 		out.ModelFaults = append(out.ModelFaults, report.ModelFault(f))
+	}
+	for _, s := range c.Script {
+		out.Script = append(out.Script, report.ScriptTurn(s))
 	}
 	if n := c.Network; n != nil {
 		out.Network = &report.Network{Mode: n.Mode, Attempts: make([]netjail.Attempt, len(n.Attempts))}

@@ -160,6 +160,10 @@ type CaseResult struct {
 	// ModelFaults are the declared faults (model_faults) as they were
 	// served to the agent's model requests.
 	ModelFaults []ModelFault `json:"model_faults,omitempty"`
+	// Script, in a scripted case whose agent talks to the model endpoint
+	// (agent.command, an SDK's drill), is each model request in arrival
+	// order beside the turn of the case's script that answered it.
+	Script []ScriptTurn `json:"script,omitempty"`
 	// Network is an agent program's isolated network (agent.network:
 	// isolated) and what the program tried to reach there past dryfire.
 	Network *Network `json:"network,omitempty"`
@@ -299,6 +303,18 @@ type OverrideEvidence = drill.OverrideEvidence
 
 // Event is an event a world's behavior emitted.
 type Event = drill.Event
+
+// ScriptTurn is one model request of a scripted case and the turn of the
+// script that answered it (Turn 0: none did; the case errs).
+type ScriptTurn struct {
+	Request  int    `json:"request"`
+	Turn     int    `json:"turn"`
+	API      string `json:"api"`
+	Streamed bool   `json:"streamed"`
+	// LastMessage is the request's last message: its role (or tool and
+	// name) and its text.
+	LastMessage string `json:"last_message"`
+}
 
 // ModelFault is a declared model fault as it was served: the request it
 // answered, what it did, and whether the client sent that request again.

@@ -206,6 +206,9 @@ func (w *caseJSON) appendCase(dst []byte, c *Case) ([]byte, error) {
 	if len(c.ModelFaults) > 0 {
 		w.value("model_faults", &c.ModelFaults)
 	}
+	if len(c.Script) > 0 {
+		w.value("script", &c.Script)
+	}
 	if c.Network != nil {
 		w.value("network", c.Network)
 	}

@@ -123,6 +123,10 @@ type Case struct {
 	// ModelFaults are the declared faults (model_faults) as they were
 	// served to the agent's model requests.
 	ModelFaults []ModelFault `json:"model_faults,omitempty"`
+	// Script, in a scripted case whose agent talks to the model endpoint
+	// (agent.command, an SDK's drill), is each model request in arrival
+	// order beside the turn of the case's script that answered it.
+	Script []ScriptTurn `json:"script,omitempty"`
 	// Network is the network an agent.command program had, when it was
 	// isolated: what it tried to reach past dryfire (refused).
 	Network *Network `json:"network,omitempty"`
@@ -167,6 +171,18 @@ type Message struct {
 	Turn      int    `json:"turn"`
 	Text      string `json:"text"`
 	ModelTurn int    `json:"model_turn,omitempty"`
+}
+
+// ScriptTurn is one model request of a scripted case and the turn of the
+// script that answered it (Turn 0: none did; the case errs).
+type ScriptTurn struct {
+	Request  int    `json:"request"`
+	Turn     int    `json:"turn"`
+	API      string `json:"api"`
+	Streamed bool   `json:"streamed"`
+	// LastMessage is the request's last message: its role (or tool and
+	// name) and its text.
+	LastMessage string `json:"last_message"`
 }
 
 // ModelFault is a declared fault as it was served: the request it

@@ -325,6 +325,12 @@ func Details(c *Case) []string {
 			out = append(out, fmt.Sprintf("  %s %d: %s", m.Role, m.Turn, quote(m.Text)))
 		}
 	}
+	if len(c.Script) > 0 {
+		out = append(out, "script:")
+		for _, s := range c.Script {
+			out = append(out, "  "+s.line())
+		}
+	}
 	if c.Status != Passed {
 		out = append(out, fmt.Sprintf("output after %d turn(s): %s", c.Turns, quote(c.Output)))
 	}
@@ -342,6 +348,19 @@ func Details(c *Case) []string {
 		out = append(out, "note: "+n)
 	}
 	return out
+}
+
+// line is a served turn as the text report shows it.
+func (s *ScriptTurn) line() string {
+	turn := "no turn"
+	if s.Turn > 0 {
+		turn = fmt.Sprintf("turn %d", s.Turn)
+	}
+	how := s.API
+	if s.Streamed {
+		how += ", streamed"
+	}
+	return fmt.Sprintf("request %d → %s (%s): %s", s.Request, turn, how, s.LastMessage)
 }
 
 // explained says whether a failed case's other lines say why it failed:

@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"os"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -227,6 +228,52 @@ type commandCase struct {
 // suite) and model endpoint on h. When that fails, the case comes back
 // finished (an error) and cc is nil.
 func startCommand(j job, opts Options, lv *live, h *host, c report.Case, start time.Time, drill *world.Instance) (cc *commandCase, _ report.Case) {
+	eo, c := endpointOptions(j, lv, c)
+	// A request a declared fault answers is no turn: max_turns lets as
+	// many more through.
+	m := &caseModel{max: j.plan.Limits.MaxTurns, faults: len(j.c.ModelFaults)}
+	ep, epErr := modelserver.New(eo)
+	if epErr != nil {
+		// The program may not call the model at all: the case fails
+		// for the missing cassette only when it does.
+		m.refuse = modelserver.Refuse(epErr)
+	} else {
+		m.ep = ep
+	}
+	var up tool.Answerer
+	if opts.Upstream != nil {
+		up = opts.Upstream.For(j.suite.File, j.c.Name)
+	}
+	sc := toolserver.NewScope(toolserver.ScopeOptions{
+		ID:       j.id,
+		Plan:     j.plan,
+		Impl:     opts.Impl,
+		World:    drill,
+		Model:    m,
+		Turn:     func() int { return int(m.arrived.Load()) },
+		Upstream: up,
+	})
+	c.Notes = append(c.Notes, sc.Notes()...)
+	if err := h.srv.Add(sc); err != nil {
+		c.Status, c.Reason, c.Infra = report.Errored, err.Error(), true
+		endDrill(&c, drill)
+		return nil, done(c, drill, start)
+	}
+	return &commandCase{j: j, h: h, sc: sc, m: m, ep: ep, epErr: epErr, drill: drill, url: h.base + h.prefix + j.id, c: c, start: start, keepEmpty: true, lv: lv}, c
+}
+
+// endpointOptions are the options of case j's model endpoint: its
+// script's, when it is scripted (no cassette: one found at its place is
+// left alone, and said so), else its cassette's.
+func endpointOptions(j job, lv *live, c report.Case) (modelserver.Options, report.Case) {
+	if j.suite.Scripted(j.c) {
+		if file := j.plan.Cassette(); file != "" {
+			if _, err := os.Stat(file); err == nil {
+				c.Notes = append(c.Notes, fmt.Sprintf("%s is not read: this case is scripted (its script answers every model call, and no cassette is read or written)", file))
+			}
+		}
+		return modelserver.Options{Scripted: true, Script: j.suite.ScriptOf(j.c), Faults: ModelFaults(j.c), SuiteFile: j.suite.File, Case: j.c.Name}, c
+	}
 	a := &j.suite.Agent
 	passthrough := j.plan.UsesImpl
 	if passthrough {
@@ -261,37 +308,16 @@ func startCommand(j job, opts Options, lv *live, h *host, c report.Case, start t
 			eo.OpenAIBaseURL = a.BaseURL
 		}
 	}
-	// A request a declared fault answers is no turn: max_turns lets as
-	// many more through.
-	m := &caseModel{max: j.plan.Limits.MaxTurns, faults: len(j.c.ModelFaults)}
-	ep, epErr := modelserver.New(eo)
-	if epErr != nil {
-		// The program may not call the model at all: the case fails
-		// for the missing cassette only when it does.
-		m.refuse = modelserver.Refuse(epErr)
-	} else {
-		m.ep = ep
+	return eo, c
+}
+
+// scriptTurns are a scripted case's served turns as the report shows them.
+func scriptTurns(as []modelserver.ScriptAnswer) []report.ScriptTurn {
+	out := make([]report.ScriptTurn, len(as))
+	for i, a := range as {
+		out[i] = report.ScriptTurn{Request: a.Request, Turn: a.Turn, API: string(a.API), Streamed: a.Streamed, LastMessage: a.LastMessage}
 	}
-	var up tool.Answerer
-	if opts.Upstream != nil {
-		up = opts.Upstream.For(j.suite.File, j.c.Name)
-	}
-	sc := toolserver.NewScope(toolserver.ScopeOptions{
-		ID:       j.id,
-		Plan:     j.plan,
-		Impl:     opts.Impl,
-		World:    drill,
-		Model:    m,
-		Turn:     func() int { return int(m.arrived.Load()) },
-		Upstream: up,
-	})
-	c.Notes = append(c.Notes, sc.Notes()...)
-	if err := h.srv.Add(sc); err != nil {
-		c.Status, c.Reason, c.Infra = report.Errored, err.Error(), true
-		endDrill(&c, drill)
-		return nil, done(c, drill, start)
-	}
-	return &commandCase{j: j, h: h, sc: sc, m: m, ep: ep, epErr: epErr, drill: drill, url: h.base + h.prefix + j.id, c: c, start: start, keepEmpty: true, lv: lv}, c
+	return out
 }
 
 // stop stops serving the case.
@@ -335,7 +361,14 @@ func (cc *commandCase) finish(ctx context.Context, res programResult) report.Cas
 	if m.over.Load() > 0 {
 		r.err, r.infra, r.failed = &maxTurnsError{max: m.max, asked: int64(m.max) + 1}, false, false
 	}
-	if ep != nil {
+	if ep != nil && ep.Scripted() {
+		c.Script = scriptTurns(ep.ScriptAnswers())
+		if err := ep.ScriptError(); err != nil {
+			// The program most likely failed for the refusal: the
+			// script's error is the case's.
+			r.err, r.infra, r.failed = err, false, false
+		}
+	} else if ep != nil {
 		r.cassette = ep
 	}
 	// What went wrong around the program comes first: it is why the

@@ -375,15 +375,12 @@ func needsHost(jobs *jobList) bool {
 
 // withCommand is a copy of the suite whose agent is the program command
 // (Options.Command): the suite's cases, checks and world, another agent.
-// A script suite's provider goes (the program makes its own model calls);
-// another provider stays, naming the API the program calls.
+// The provider stays: script (the cases' scripts answer the program's
+// model calls), or the API the program calls.
 func withCommand(s *spec.Suite, command []string) *spec.Suite {
 	cp := *s
 	cp.Agent.Command = command
 	cp.NoAgent = false
-	if cp.Agent.Provider == provider.Script {
-		cp.Agent.Provider = ""
-	}
 	return &cp
 }
 
@@ -393,7 +390,7 @@ func supported(s *spec.Suite) error {
 	}
 	if len(s.Agent.Command) > 0 {
 		switch s.Agent.Provider {
-		case "", provider.Anthropic, provider.OpenAI, provider.OpenAIResponses, provider.OpenAICompatible:
+		case "", provider.Script, provider.Anthropic, provider.OpenAI, provider.OpenAIResponses, provider.OpenAICompatible:
 			return nil
 		}
 		return &UnsupportedError{Pos: s.Agent.ProviderPos, Msg: fmt.Sprintf("provider %q cannot be used with agent.command", s.Agent.Provider)}
@@ -519,8 +516,8 @@ func prepareLive(jobs *jobList, opts Options) (*live, error) {
 		}
 		p := j.suite.Agent.Provider
 		command := len(j.suite.Agent.Command) > 0
-		if p == provider.Script && !command {
-			continue
+		if p == provider.Script {
+			continue // its script answers, whoever the agent is
 		}
 		needsModel = true
 		keyEnv := model.KeyEnv(p)
