@@ -33,6 +33,7 @@ import (
 	"github.com/dryfire-dev/dryfire/internal/modelserver"
 	"github.com/dryfire-dev/dryfire/internal/passthrough"
 	"github.com/dryfire-dev/dryfire/internal/plan"
+	"github.com/dryfire-dev/dryfire/internal/provider"
 	"github.com/dryfire-dev/dryfire/internal/report"
 	"github.com/dryfire-dev/dryfire/internal/runner"
 	"github.com/dryfire-dev/dryfire/internal/spec"
@@ -611,6 +612,11 @@ type ModelOptions struct {
 	// NoRecords keeps no list of the calls answered (a long-running
 	// server).
 	NoRecords bool
+	// Rerecord, when set, is the command that records the case again in
+	// a mode, for the messages and the cassette's note (dryfire serve's
+	// own command line); nil: the dryfire run command. A cassette whose
+	// note names a dryfire serve command is not overwritten by dryfire run.
+	Rerecord func(RecordMode) string
 }
 
 // ModelEndpoint returns the model endpoint of a case of the project's one
@@ -629,11 +635,25 @@ func (p *Project) ModelEndpoint(caseName string, o *ModelOptions) (*ModelEndpoin
 		return nil, fmt.Errorf("a model endpoint serves the cassette of one case: name it")
 	}
 	cp := plan.New(s, p.worlds[s], nil).Case(c)
-	e, err := modelserver.New(modelserver.Options{
+	mo := modelserver.Options{
 		File: cp.Cassette(), SuiteFile: s.File, Case: c.Name, Mode: cassette.Mode(o.Record), Env: o.Env,
 		Passthrough: cp.UsesImpl, ByContent: !o.InOrder, CoalesceStreams: !o.FlushEvents, NoRecords: o.NoRecords,
 		Match: s.MatchRules(c), Faults: runner.ModelFaults(c),
-	})
+		Scripted: s.Scripted(c), Script: s.ScriptOf(c),
+	}
+	// Live calls go where the suite's agent says, as in a run.
+	if a := &s.Agent; a.BaseURL != "" {
+		if a.Provider == provider.Anthropic {
+			mo.AnthropicBaseURL = a.BaseURL
+		} else {
+			mo.OpenAIBaseURL = a.BaseURL
+		}
+	}
+	if o.Rerecord != nil {
+		mo.Rerecord = func(m cassette.Mode) string { return o.Rerecord(RecordMode(m)) }
+		mo.RecordedBy = "dryfire serve"
+	}
+	e, err := modelserver.New(mo)
 	if err != nil {
 		return nil, err
 	}

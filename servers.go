@@ -91,6 +91,10 @@ func (m *ModelEndpoint) File() string { return m.e.File() }
 // Mode is the record mode the endpoint runs in.
 func (m *ModelEndpoint) Mode() RecordMode { return RecordMode(m.e.Mode()) }
 
+// Scripted reports whether the case's script answers (its suite's
+// agent.provider is script): no cassette is read or written.
+func (m *ModelEndpoint) Scripted() bool { return m.e.Scripted() }
+
 // Replaying reports whether a recording is being replayed (else every call
 // is recorded).
 func (m *ModelEndpoint) Replaying() bool { return m.e.Replaying() }

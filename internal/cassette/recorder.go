@@ -103,6 +103,10 @@ type Config struct {
 	// note; nil: the dryfire run command. A drill of a test's own agent
 	// (the SDKs) is recorded by running its test again.
 	Rerecord func(Mode) string
+	// RecordedBy, with Rerecord, is the command that records and replays
+	// the case ("dryfire serve": for an agent dryfire does not run), as
+	// the cassette's note says; "": the SDKs' tests.
+	RecordedBy string
 	// Trials, above 1, is how often the case runs (--trials, trials:):
 	// each trial has its cassette, and the command that records the case
 	// again runs them all (--trials N).
@@ -746,6 +750,9 @@ func (r *Recorder) note() string {
 	from := "the live API"
 	if r.host != "" {
 		from = r.host
+	}
+	if r.cfg.Rerecord != nil && r.cfg.RecordedBy != "" {
+		return "Recorded by " + r.cfg.RecordedBy + " from " + from + " for the agent that called it; " + r.cfg.RecordedBy + " replays it offline. To re-record: " + r.cfg.Rerecord(All)
 	}
 	if r.cfg.Rerecord != nil {
 		return "Recorded by dryfire from " + from + "; the test replays it offline. To re-record: " + r.cfg.Rerecord(All)

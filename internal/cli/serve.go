@@ -241,7 +241,16 @@ func runServe(ctx context.Context, e *env, o serveOptions, path string) error {
 	var model *dryfire.ModelEndpoint
 	var modelErr error
 	if so.Model != nil {
-		model, modelErr = p.ModelEndpoint(o.caseName, &dryfire.ModelOptions{Record: record, Env: e.environ(), InOrder: o.inOrder, FlushEvents: o.flushEvents, NoRecords: true})
+		// The cassette's note and every hint name this command: a case
+		// recorded for another agent is recorded again by serve, not by
+		// dryfire run (whose built-in loop would replace its recording).
+		rerecord := func(mode dryfire.RecordMode) string {
+			return "dryfire serve " + shellQuote(path) + " --case " + shellQuote(o.caseName) + " --http " + shellQuote(o.http) + " --record " + string(mode)
+		}
+		model, modelErr = p.ModelEndpoint(o.caseName, &dryfire.ModelOptions{Record: record, Env: e.environ(), InOrder: o.inOrder, FlushEvents: o.flushEvents, NoRecords: true, Rerecord: rerecord})
+		if modelErr == nil && model.Scripted() && o.record != "" {
+			return usageErr("--record %s: case %q is scripted (agent.provider: script): its script answers every model call, and nothing is recorded", o.record, o.caseName)
+		}
 		if modelErr != nil {
 			modelH = dryfire.RefuseModel(modelErr)
 		} else {
@@ -323,6 +332,8 @@ func serveHTTP(ctx context.Context, e *env, srv *dryfire.ToolServer, what, addr 
 		}
 	}
 	switch {
+	case model != nil && model.Scripted():
+		fmt.Fprintf(e.stderr, "model endpoint: answered by the case's script (each turn once, the first whose when: holds; no cassette)\n")
 	case model != nil:
 		how := "replaying " + model.File()
 		switch {
@@ -388,6 +399,14 @@ func orNone(s string) string {
 		return "(none)"
 	}
 	return s
+}
+
+// shellQuote is s as one word of a POSIX shell command line.
+func shellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_./:@%+=,-") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // unwrapOp drops the "listen tcp ADDR:" prefix the caller already says.

@@ -85,6 +85,9 @@ type Options struct {
 	// Rerecord, when set, says how to record the case again (see
 	// cassette.Config.Rerecord); nil: the dryfire run command.
 	Rerecord func(cassette.Mode) string
+	// RecordedBy is cassette.Config.RecordedBy: who replays what is
+	// recorded (dryfire serve), for the cassette's note.
+	RecordedBy string
 	// Trials is cassette.Config.Trials: how often the case runs.
 	Trials int
 	// File is the case's cassette: cassettes/SUITE/SLUG.json beside the

@@ -87,6 +87,7 @@ func newRecorded(ep *Endpoint, op *Options) (*recorded, error) {
 		Passthrough: o.Passthrough,
 		Secrets:     secrets,
 		Rerecord:    o.Rerecord,
+		RecordedBy:  o.RecordedBy,
 		Trials:      o.Trials,
 		Match:       o.Match,
 		DropUser:    o.DropUser,

@@ -15,7 +15,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"strings"
 	"sync/atomic"
 	"time"
 
@@ -76,19 +75,9 @@ func (h *host) close() {
 	}
 }
 
-// route serves a request, after one alias: POST PREFIX/ID/messages is
-// PREFIX/ID/v1/messages. ANTHROPIC_BASE_URL is the host root for the
-// official Anthropic SDKs, which add /v1/messages, but the Vercel AI SDK's
-// @ai-sdk/anthropic reads the same variable as a base that already holds
-// /v1 and adds only /messages: both reach the endpoint unchanged.
-func (h *host) route(w http.ResponseWriter, r *http.Request) {
-	if rest, ok := strings.CutPrefix(r.URL.Path, h.prefix); ok {
-		if id, sub, _ := strings.Cut(rest, "/"); sub == "messages" {
-			r.URL.Path, r.URL.RawPath = h.prefix+id+"/v1/messages", ""
-		}
-	}
-	h.srv.ServeHTTP(w, r)
-}
+// route serves a request (POST PREFIX/ID/messages, what @ai-sdk/anthropic
+// sends, is the tool server's alias of PREFIX/ID/v1/messages).
+func (h *host) route(w http.ResponseWriter, r *http.Request) { h.srv.ServeHTTP(w, r) }
 
 // caseModel is the model side of one case: its endpoint, the count of
 // model calls (for max_turns and for the turn of each tool call).

@@ -380,6 +380,7 @@ func needsHost(jobs *jobList) bool {
 func withCommand(s *spec.Suite, command []string) *spec.Suite {
 	cp := *s
 	cp.Agent.Command = command
+	cp.ScriptDrills = cp.ScriptDrills || cp.NoAgent
 	cp.NoAgent = false
 	return &cp
 }

@@ -58,6 +58,10 @@ type Suite struct {
 	// test's own function (the TypeScript and Python SDKs), so a run
 	// reports them as skipped.
 	NoAgent bool
+	// ScriptDrills: the cases with a script are scripted though the
+	// suite has an agent now (a suite without agent given a program,
+	// dryfire reproduce -- COMMAND).
+	ScriptDrills bool
 }
 
 // ScriptOf is the script of case c: its own, else the suite's (nil when
@@ -76,7 +80,7 @@ func (s *Suite) Scripted(c *Case) bool {
 	if s.Agent.Provider == provider.Script {
 		return true
 	}
-	return s.NoAgent && len(s.ScriptOf(c)) > 0
+	return (s.NoAgent || s.ScriptDrills) && len(s.ScriptOf(c)) > 0
 }
 
 // Agent is the agent under test.

@@ -196,6 +196,16 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if !sc.noWorld(w, r) {
 			writeError(w, http.StatusNotFound, "not_found", fmt.Sprintf("no route %s %s; the world routes are %s", r.Method, r.URL.Path, s.routeList(sc, prefix, "/world")))
 		}
+	case model != nil && path == "/messages" && slices.Contains(s.modelRoutes, "/v1/messages"):
+		// ANTHROPIC_BASE_URL is the root for the official Anthropic
+		// SDKs, which add /v1/messages; the Vercel AI SDK's
+		// @ai-sdk/anthropic reads it as a base that holds /v1 already
+		// and adds /messages: both reach the endpoint.
+		r2 := forModel(r, sc, prefix, path)
+		u := *r2.URL
+		u.Path, u.RawPath = "/v1/messages", ""
+		r2.URL = &u
+		model.ServeHTTP(w, r2)
 	case model != nil && slices.Contains(s.modelRoutes, "/v1"+path):
 		writeError(w, http.StatusNotFound, "not_found", modelPathHint(r, prefix, path))
 	default:

@@ -125,8 +125,10 @@ func TestHTTPRoutes(t *testing.T) {
 		t.Errorf("case scope over MCP: %q", got)
 	}
 
-	// Model routes: the prefix stripped, the scope in the context.
-	for _, p := range []string{"/v1/chat/completions", "/cases/refund-1/v1/messages"} {
+	// Model routes: the prefix stripped, the scope in the context; POST
+	// /messages (what @ai-sdk/anthropic sends to ANTHROPIC_BASE_URL) is
+	// /v1/messages, at the root as under a case.
+	for _, p := range []string{"/v1/chat/completions", "/cases/refund-1/v1/messages", "/messages", "/cases/refund-1/messages"} {
 		resp, err := http.Post(hs.URL+p, "application/json", strings.NewReader("{}"))
 		if err != nil {
 			t.Fatal(err)
@@ -136,10 +138,10 @@ func TestHTTPRoutes(t *testing.T) {
 			t.Errorf("POST %s: %d, want the model handler's 299", p, resp.StatusCode)
 		}
 	}
-	if diff := cmp.Diff([]string{"/v1/chat/completions", "/v1/messages"}, model.paths); diff != "" {
+	if diff := cmp.Diff([]string{"/v1/chat/completions", "/v1/messages", "/v1/messages", "/v1/messages"}, model.paths); diff != "" {
 		t.Errorf("model paths (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff([]string{"", "refund-1"}, model.scopes); diff != "" {
+	if diff := cmp.Diff([]string{"", "refund-1", "", "refund-1"}, model.scopes); diff != "" {
 		t.Errorf("model scopes (-want +got):\n%s", diff)
 	}
 
@@ -154,7 +156,6 @@ func TestHTTPRoutes(t *testing.T) {
 		{"GET", "/cases/nope/tools", 404, `{"error":{"type":"not_found","message":"no case is served as \"nope\""}}`},
 		// A model request without /v1: the path to use, and the base URL.
 		{"POST", "/chat/completions", 404, `{"error":{"type":"not_found","message":"no route POST /chat/completions; model requests go under /v1: POST /v1/chat/completions (an OpenAI SDK's base URL is ` + hs.URL + `/v1)"}}`},
-		{"POST", "/cases/refund-1/messages", 404, `{"error":{"type":"not_found","message":"no route POST /cases/refund-1/messages; model requests go under /v1: POST /cases/refund-1/v1/messages (an Anthropic SDK's base URL is ` + hs.URL + `/cases/refund-1 (it adds /v1/messages itself))"}}`},
 		{"GET", "/tools/ping", 405, `{"error":{"type":"method_not_allowed","message":"GET /tools/ping: use POST"}}`},
 		{"POST", "/tools", 405, `{"error":{"type":"method_not_allowed","message":"POST /tools: use GET"}}`},
 		{"GET", "/reset", 405, `{"error":{"type":"method_not_allowed","message":"GET /reset: use POST"}}`},
