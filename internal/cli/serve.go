@@ -67,8 +67,12 @@ Model requests are answered by content: each by the recorded interaction
 whose request equals it, in any order, so several clients can replay one
 conversation at once (--in-order matches the Nth request with the Nth
 interaction, as dryfire run does). --record as for run: with no cassette,
-mode once records one, written when serve stops. Streams are replayed in
-one write (the same bytes; --flush-events sends them event by event).
+mode once records one, written when serve stops; its note and hints name
+this serve command, and dryfire run never records over it. Streams are
+replayed in one write (the same bytes; --flush-events sends them event by
+event). A scripted case's (agent.provider: script) requests are answered
+by its script instead, in whichever API they come: no cassette, no
+--record.
 
 Nothing is kept per call, so memory stays flat however long it runs;
 idle MCP sessions over HTTP end after --session-timeout.

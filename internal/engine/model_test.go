@@ -102,3 +102,54 @@ func TestModelCallWithoutCassette(t *testing.T) {
 		t.Errorf("failures %s; want the way to record an SDK's drill", f)
 	}
 }
+
+// A drill with a script (a world suite without agent) has its model calls
+// answered by the script: no key, no cassette, record none; the verdict
+// passes, and the report lists the served turn beside the request.
+func TestScriptedDrill(t *testing.T) {
+	dir := project(t)
+	suite := filepath.Join(dir, "tests", "records.dryfire.yaml")
+	data, err := os.ReadFile(suite)
+	if err != nil {
+		t.Fatal(err)
+	}
+	scripted := strings.Replace(string(data), "    input: Save record-1 with the text hello.\n", `    input: Save record-1 with the text hello.
+    script:
+      - when: {user: record-1}
+        text: Saved.
+`, 1)
+	if err := os.WriteFile(suite, []byte(scripted), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p := startEngine(t, dir, "--record", "none")
+	d := p.start(map[string]any{"drill": "save-record"})
+	status, ans := p.call("POST", d.url+"/v1/chat/completions", chatBody, false)
+	if status != 200 {
+		t.Fatalf("a scripted drill's model call: %d %v", status, ans)
+	}
+	if text := ans["choices"].([]any)[0].(map[string]any)["message"].(map[string]any)["content"]; text != "Saved." {
+		t.Errorf("answer %v", text)
+	}
+	d.op("record-store/records.save", map[string]any{"id": "record-1", "text": "hello"}, "")
+	res := d.end("Saved.", nil)
+	c := res["report"].(map[string]any)["cases"].([]any)[0].(map[string]any)
+	if res["verdict"] != "passed" || c["cassette"] != nil {
+		t.Fatalf("verdict %v (%v), cassette %v", res["verdict"], res["failures"], c["cassette"])
+	}
+	if got := fmt.Sprint(c["script"]); got != `[map[api:openai-chat last_message:user: "Save record-1 with the text hello." request:1 streamed:false turn:1]]` {
+		t.Errorf("script %s", got)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "tests", "cassettes")); err == nil {
+		t.Errorf("a scripted drill wrote a cassette")
+	}
+	// A second call: no turn is left, and the drill errs saying so.
+	d = p.start(map[string]any{"drill": "save-record"})
+	p.call("POST", d.url+"/v1/chat/completions", chatBody, false)
+	if status, _ := p.call("POST", d.url+"/v1/chat/completions", chatBody, false); status != 400 {
+		t.Errorf("a call past the script: %d", status)
+	}
+	res = d.end("", nil)
+	if f := fmt.Sprint(res["failures"]); res["status"] != "error" || !strings.Contains(f, "model request 2 matches no turn of the script: its only turn is served (turn 1 (request 1))") {
+		t.Errorf("status %v, failures %s", res["status"], f)
+	}
+}

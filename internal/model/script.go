@@ -330,6 +330,8 @@ func (e *NoTurnError) Error() string {
 	switch {
 	case e.Turns == 0:
 		b.WriteString("the script has no turns")
+	case e.AllServed && e.Turns == 1:
+		fmt.Fprintf(&b, "its only turn is served (%s)", servedList(e.Served))
 	case e.AllServed:
 		fmt.Fprintf(&b, "all %d turns are served (%s)", e.Turns, servedList(e.Served))
 	case len(e.Served) == 0:

@@ -217,7 +217,12 @@ type commandCase struct {
 // suite) and model endpoint on h. When that fails, the case comes back
 // finished (an error) and cc is nil.
 func startCommand(j job, opts Options, lv *live, h *host, c report.Case, start time.Time, drill *world.Instance) (cc *commandCase, _ report.Case) {
-	eo, c := endpointOptions(j, lv, c)
+	eo, c, err := endpointOptions(j, lv, c)
+	if err != nil {
+		c.Status, c.Reason = report.Errored, err.Error()
+		endDrill(&c, drill)
+		return nil, done(c, drill, start)
+	}
 	// A request a declared fault answers is no turn: max_turns lets as
 	// many more through.
 	m := &caseModel{max: j.plan.Limits.MaxTurns, faults: len(j.c.ModelFaults)}
@@ -254,14 +259,14 @@ func startCommand(j job, opts Options, lv *live, h *host, c report.Case, start t
 // endpointOptions are the options of case j's model endpoint: its
 // script's, when it is scripted (no cassette: one found at its place is
 // left alone, and said so), else its cassette's.
-func endpointOptions(j job, lv *live, c report.Case) (modelserver.Options, report.Case) {
+func endpointOptions(j job, lv *live, c report.Case) (modelserver.Options, report.Case, error) {
 	if j.suite.Scripted(j.c) {
 		if file := j.plan.Cassette(); file != "" {
 			if _, err := os.Stat(file); err == nil {
 				c.Notes = append(c.Notes, fmt.Sprintf("%s is not read: this case is scripted (its script answers every model call, and no cassette is read or written)", file))
 			}
 		}
-		return modelserver.Options{Scripted: true, Script: j.suite.ScriptOf(j.c), Faults: ModelFaults(j.c), SuiteFile: j.suite.File, Case: j.c.Name}, c
+		return modelserver.Options{Scripted: true, Script: j.suite.ScriptOf(j.c), Faults: ModelFaults(j.c), SuiteFile: j.suite.File, Case: j.c.Name}, c, nil
 	}
 	a := &j.suite.Agent
 	passthrough := j.plan.UsesImpl
@@ -297,7 +302,16 @@ func endpointOptions(j job, lv *live, c report.Case) (modelserver.Options, repor
 			eo.OpenAIBaseURL = a.BaseURL
 		}
 	}
-	return eo, c
+	if eo.Rerecord == nil {
+		rr, err := checkServed(j.cassette, lv.mode)
+		if err != nil {
+			return eo, c, err
+		}
+		if rr != nil {
+			eo.Rerecord, eo.RecordedBy = rr, "dryfire serve"
+		}
+	}
+	return eo, c, nil
 }
 
 // scriptTurns are a scripted case's served turns as the report shows them.

@@ -960,6 +960,13 @@ func realModel(j job, passthrough bool, lv *live) (model.Model, *cassette.Record
 	if key == "" && a.Provider != provider.OpenAICompatible {
 		cfg.LiveUnavailable = keyEnv + " is not set"
 	}
+	rr, err := checkServed(j.cassette, lv.mode)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if rr != nil {
+		cfg.Rerecord, cfg.RecordedBy = rr, "dryfire serve"
+	}
 	rec, err := cassette.Open(cfg)
 	if err != nil {
 		return nil, nil, nil, err
