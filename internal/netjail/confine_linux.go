@@ -17,7 +17,8 @@ package netjail
 // hidden behind empty private directories, /dev minimal; writable only
 // the case's workspace and the private /tmp (TMPDIR); readable again the
 // project's directory and the toolchains the program's PATH names in
-// the hidden places (~/.pyenv for ~/.pyenv/shims). Docs:
+// the hidden places (~/.pyenv for ~/.pyenv/shims), and dryfire's own
+// directory (its mcp-bridge, DRYFIRE_MCP_COMMAND). Docs:
 // docs/agents.md, "Sandbox"; the choice of bubblewrap: docs/decisions.md.
 
 import (
@@ -113,6 +114,9 @@ func (c *confinement) wrap(cmd *exec.Cmd) error {
 		var ro, rw []string
 		ro = append(ro, c.read...)
 		ro = append(ro, toolchains(cmd, hide)...)
+		if exe, err := os.Executable(); err == nil {
+			ro = append(ro, filepath.Dir(exe)) // dryfire mcp-bridge (DRYFIRE_MCP_COMMAND)
+		}
 		if r, err := filepath.EvalSymlinks("/etc/resolv.conf"); err == nil && under(r, hide) {
 			ro = append(ro, r)
 		}
