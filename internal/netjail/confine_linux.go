@@ -17,12 +17,13 @@ package netjail
 // hidden behind empty private directories, /dev minimal; writable only
 // the case's workspace and the private /tmp (TMPDIR); readable again the
 // project's directory and the toolchains the program's PATH names in
-// the hidden places (~/.pyenv for ~/.pyenv/shims), and dryfire's own
-// directory (its mcp-bridge, DRYFIRE_MCP_COMMAND). Docs:
+// the hidden places (~/.pyenv for ~/.pyenv/shims), and the directories
+// of the program's own files (its script, the MCP bridge). Docs:
 // docs/agents.md, "Sandbox"; the choice of bubblewrap: docs/decisions.md.
 
 import (
 	"bufio"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -114,9 +115,7 @@ func (c *confinement) wrap(cmd *exec.Cmd) error {
 		var ro, rw []string
 		ro = append(ro, c.read...)
 		ro = append(ro, toolchains(cmd, hide)...)
-		if exe, err := os.Executable(); err == nil {
-			ro = append(ro, filepath.Dir(exe)) // dryfire mcp-bridge (DRYFIRE_MCP_COMMAND)
-		}
+		ro = append(ro, programFiles(cmd)...)
 		if r, err := filepath.EvalSymlinks("/etc/resolv.conf"); err == nil && under(r, hide) {
 			ro = append(ro, r)
 		}
@@ -149,6 +148,29 @@ func (c *confinement) wrap(cmd *exec.Cmd) error {
 	c.hid = hid
 	c.mu.Unlock()
 	return nil
+}
+
+// programFiles are the directories of the program's own files: each
+// argument that is an absolute path to a file (its script, made absolute
+// by program.AbsArgs), and the MCP bridge it is told to start
+// (DRYFIRE_MCP_ARGV's first word: dryfire itself).
+func programFiles(cmd *exec.Cmd) []string {
+	var out []string
+	file := func(p string) {
+		if filepath.IsAbs(p) {
+			if st, err := os.Stat(p); err == nil && st.Mode().IsRegular() {
+				out = append(out, filepath.Dir(p))
+			}
+		}
+	}
+	for _, a := range cmd.Args[1:] {
+		file(a)
+	}
+	var argv []string
+	if json.Unmarshal([]byte(envOf(cmd.Env, "DRYFIRE_MCP_ARGV")), &argv) == nil && len(argv) > 0 {
+		file(argv[0])
+	}
+	return out
 }
 
 // binds are bwrap's mounts for the directories to show again, read-only

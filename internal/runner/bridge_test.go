@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/dryfire-dev/dryfire/internal/cassette"
+	"github.com/dryfire-dev/dryfire/internal/netjail"
 	"github.com/dryfire-dev/dryfire/internal/report"
 	"github.com/dryfire-dev/dryfire/internal/runner"
 	"github.com/dryfire-dev/dryfire/internal/test/npm"
@@ -79,14 +80,22 @@ mocks:
     - sequence: [{return: t1}, {return: t2}, {return: t3}, {return: past the end}]
 cases:
 `+cases.String())
-	rep, err := runner.Run(context.Background(), suites, runner.Options{Concurrency: 8, Record: cassette.None,
-		Env: commandEnv(), MCPBridge: []string{dryfire(t), "mcp-bridge"}})
-	if err != nil {
-		t.Fatal(err)
+	// Sandboxed too (where it can be had): the script, its node_modules
+	// and the bridge (dryfire, in a temporary directory) stay reachable.
+	networks := []string{"open"}
+	if netjail.Available() == nil {
+		networks = append(networks, "sandboxed")
 	}
-	for _, c := range rep.Cases {
-		if c.Status != report.Passed || len(c.ToolCalls) != 3 {
-			t.Errorf("%s: %s %s (%d calls)\n%s", c.Name, c.Status, c.Reason, len(c.ToolCalls), c.Stderr)
+	for _, network := range networks {
+		rep, err := runner.Run(context.Background(), suites, runner.Options{Concurrency: 8, Record: cassette.None,
+			Env: commandEnv(), MCPBridge: []string{dryfire(t), "mcp-bridge"}, Network: network})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range rep.Cases {
+			if c.Status != report.Passed || len(c.ToolCalls) != 3 {
+				t.Errorf("%s, %s: %s %s (%d calls)\n%s", network, c.Name, c.Status, c.Reason, len(c.ToolCalls), c.Stderr)
+			}
 		}
 	}
 }
