@@ -29,7 +29,7 @@ npx --no-install tsc -p tsconfig.test.json
 stamp "the SDK's tests"
 DRYFIRE_BIN="$work/dryfire" npx --no-install vitest run
 
-stamp "packing the SDK and @dryfire/cli-linux-x64"
+stamp "packing the SDK and this platform's @dryfire/cli-* package"
 mapfile -t tarballs < <(node scripts/pack.mjs --bin "$work/dryfire" --out "$work/tarballs")
 project="$work/project"
 mkdir -p "$project"

@@ -7,6 +7,7 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { statSync } from "node:fs";
 import { delimiter, join } from "node:path";
 import { resolveFromHere } from "./locate.js";
+import { binaryName, missingBinary, platformPackage } from "./platform.js";
 import { Connection } from "./http.js";
 
 /** The protocol version this SDK speaks (docs/engine-protocol.md). */
@@ -15,7 +16,6 @@ export const PROTOCOL = 1;
 export const SDK_VERSION = "0.1.0-dev";
 
 const READY_TIMEOUT_MS = 10_000;
-const PLATFORM_PACKAGE = `@dryfire/cli-${process.platform}-${process.arch}`;
 
 /** Where the binary was found, and how. */
 export interface BinaryLocation {
@@ -46,25 +46,23 @@ export function findBinary(env: NodeJS.ProcessEnv = process.env): BinaryLocation
     }
     return { path: fromEnv, source: "DRYFIRE_BIN" };
   }
-  try {
-    const manifest = resolveFromHere(`${PLATFORM_PACKAGE}/package.json`);
-    const bin = join(manifest, "..", "bin", process.platform === "win32" ? "dryfire.exe" : "dryfire");
-    if (isFile(bin)) return { path: bin, source: "platform package" };
-  } catch {
-    // not installed: look on PATH
+  const pkg = platformPackage();
+  if (pkg !== undefined) {
+    try {
+      const manifest = resolveFromHere(`${pkg}/package.json`);
+      const bin = join(manifest, "..", "bin", binaryName());
+      if (isFile(bin)) return { path: bin, source: "platform package" };
+    } catch {
+      // not installed: look on PATH
+    }
   }
-  const name = process.platform === "win32" ? "dryfire.exe" : "dryfire";
+  const name = binaryName();
   for (const dir of (env.PATH ?? "").split(delimiter)) {
     if (dir === "") continue;
     const p = join(dir, name);
     if (isFile(p)) return { path: p, source: "PATH" };
   }
-  throw new Error(
-    "dryfire: no dryfire binary found. Looked in DRYFIRE_BIN (unset), in the platform package " +
-      `${PLATFORM_PACKAGE} (not installed: \`npm install dryfire\` installs it on a supported platform, ` +
-      "unless optional dependencies are turned off), and on PATH. Install one with " +
-      "`go install github.com/dryfire-dev/dryfire/cmd/dryfire@latest` and put it on PATH or in DRYFIRE_BIN.",
-  );
+  throw new Error(missingBinary());
 }
 
 interface ReadyLine {
