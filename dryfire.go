@@ -245,6 +245,10 @@ type RunOptions struct {
 	// agent.command program, over agent.network's (see docs/agents.md, "A
 	// closed network for agent programs").
 	Network string
+	// Port, when above 0, is the loopback port agent.command programs
+	// reach the run on, over agent.port's (docs/agents.md, "A fixed
+	// port").
+	Port int
 	// Trials, when above 0, runs every case that many times (over the
 	// trials: of cases and suites), each trial isolated and, with a real
 	// model, recorded into a cassette of its own.
@@ -369,7 +373,7 @@ func (p *Project) run(ctx context.Context, opts *RunOptions, up runner.Upstream)
 	if p.checkOnly {
 		return nil, errCheckOnly
 	}
-	ro := runner.Options{Concurrency: opts.Concurrency, Impl: p.impl, Record: cassette.Mode(opts.Record), Env: opts.Env, Seed: opts.Seed, KeepWorkspaces: opts.KeepWorkspaces, Clock: opts.Clock, MCPBridge: opts.MCPBridge, Only: opts.Only, FailFast: opts.FailFast, Network: opts.Network,
+	ro := runner.Options{Concurrency: opts.Concurrency, Impl: p.impl, Record: cassette.Mode(opts.Record), Env: opts.Env, Seed: opts.Seed, KeepWorkspaces: opts.KeepWorkspaces, Clock: opts.Clock, MCPBridge: opts.MCPBridge, Only: opts.Only, FailFast: opts.FailFast, Network: opts.Network, Port: opts.Port,
 		Trials: opts.Trials, PassThreshold: opts.PassThreshold, Upstream: up, Worlds: p.worlds}
 	if opts.Trials < 0 || opts.Trials > runner.MaxTrials {
 		return nil, fmt.Errorf("trials must be between 1 and %d, not %d", runner.MaxTrials, opts.Trials)

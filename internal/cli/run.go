@@ -35,6 +35,7 @@ type runOptions struct {
 	failFast    bool
 	lastFailed  string
 	network     string
+	port        int
 	trials      int
 	threshold   float64
 	shard       string
@@ -120,6 +121,7 @@ skipped; a second Ctrl-C stops at once).`,
 	f.StringVar(&o.lastFailed, "last-failed", "", "re-run only the cases that failed or erred in `REPORT`, the --json report of an earlier run (all of them when none did), e.g. --last-failed report.json")
 	f.BoolVar(&o.watch, "watch", false, "run, then run again whenever a file under PATH changes (suites, worlds, behaviors, impl modules, cassettes; a change to suite files only re-runs those), until Ctrl-C")
 	f.StringVar(&o.network, "network", "", "agent.command programs get `MODE`: isolated (a network of their own where only dryfire answers, under bubblewrap with no capabilities and their own processes; what else they try is reported and fails the case; Linux, as root), sandboxed (isolated, and the filesystem read-only but the workspace and a private /tmp, homes hidden), report (as isolated, but what they try goes through and is only reported) or open, over agent.network's; default isolated when CI is set, else open")
+	f.IntVar(&o.port, "port", 0, "serve agent.command programs' model and tool endpoints on loopback port `N` instead of a free one, over agent.port's: for frameworks that put the server's URL into their requests (crewai names MCP tools after it)")
 	f.IntVar(&o.trials, "trials", 0, "run every case `N` times (over the trials: of cases and suites), each trial isolated and, with a real model, recorded into its own cassette (CASE.trial-K.json after the first); the report gives passes/N, pass@k and pass^k, and marks flaky cases")
 	f.Float64Var(&o.threshold, "pass-threshold", 1, "with trials, a case passes when at least this fraction `F` of its trials pass (above 0, at most 1), e.g. --pass-threshold 0.8; default every trial")
 	f.StringVar(&o.shard, "shard", "", "run only part `I/N` of the cases, for N machines sharing a run: a case's part is a stable hash of its suite and name (or see --durations); merge the parts' --json reports with dryfire merge, e.g. --shard 2/3")
@@ -201,12 +203,15 @@ func runRun(cmd *cobra.Command, e *env, o runOptions, args []string) error {
 		}
 		clock = &t
 	}
+	if o.port < 0 || o.port > 65535 {
+		return usageErr("--port is a TCP port, 1 to 65535, not %d", o.port)
+	}
 	switch o.network {
 	case "", "isolated", "sandboxed", "report", "open":
 	default:
 		return usageErr("--network is isolated, sandboxed, report or open, not %q", o.network)
 	}
-	ro := &dryfire.RunOptions{Concurrency: o.concurrency, Filter: o.filter, Progress: progress, Record: record, Env: e.environ(), KeepWorkspaces: o.keepWS, Clock: clock, MCPBridge: selfBridge(), Only: only, FailFast: o.failFast, Network: o.network, Trials: o.trials, PassThreshold: o.threshold, Shard: shard}
+	ro := &dryfire.RunOptions{Concurrency: o.concurrency, Filter: o.filter, Progress: progress, Record: record, Env: e.environ(), KeepWorkspaces: o.keepWS, Clock: clock, MCPBridge: selfBridge(), Only: only, FailFast: o.failFast, Network: o.network, Port: o.port, Trials: o.trials, PassThreshold: o.threshold, Shard: shard}
 	if cmd.Flags().Changed("seed") {
 		ro.Seed = &o.seed
 	}

@@ -11,11 +11,14 @@ package runner
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
 	"os"
+	"strconv"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/dryfire-dev/dryfire/internal/cassette"
@@ -49,10 +52,17 @@ func newHost(prefix string) *host {
 	return h
 }
 
-// startHost listens on a free loopback port and serves.
-func startHost() (*host, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
+// startHost listens on a loopback port, port (0: a free one), and
+// serves. asked says who asked for the port, for the error when it is
+// taken.
+func startHost(port int, asked string) (*host, error) {
+	ln, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
+	switch {
+	case err != nil && port != 0 && errors.Is(err, syscall.EADDRINUSE):
+		return nil, fmt.Errorf("%s %d: the port is taken (%w): stop what listens there, or choose another port (agent.port, dryfire run --port)", asked, port, err)
+	case err != nil && port != 0:
+		return nil, fmt.Errorf("%s %d: dryfire could not listen there for the agents' tools and models: %w", asked, port, err)
+	case err != nil:
 		return nil, fmt.Errorf("agent.command: dryfire could not listen on a loopback port for the agents' tools and models: %w", err)
 	}
 	h := newHost("/cases/")

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -93,6 +94,9 @@ func testAgent(args []string) int {
 		out := map[string]string{"cwd": wd}
 		for _, k := range []string{"OPENAI_BASE_URL", "ANTHROPIC_BASE_URL", "OPENAI_API_KEY", "ANTHROPIC_API_KEY",
 			"DRYFIRE_MCP_URL", "DRYFIRE_TOOLS_URL", "DRYFIRE_CASE", "DRYFIRE_INPUT", "KEEP_ME", "NO_PROXY"} {
+			out[k] = os.Getenv(k)
+		}
+		for _, k := range args[1:] { // more names to show, "" for unset
 			out[k] = os.Getenv(k)
 		}
 		data, _ := json.Marshal(out)
@@ -471,6 +475,58 @@ cases:
 	}
 }
 
+// A program gets the offline settings, replacing the run's values; the
+// suite's agent.env replaces them, a setting it touches left out whole.
+func TestCommandOfflineEnvironment(t *testing.T) {
+	dir := t.TempDir()
+	names := []string{"OPENAI_API_BASE", "ANTHROPIC_API_BASE", "OPENAI_AGENTS_DISABLE_TRACING", "LANGSMITH_TRACING", "LANGSMITH_TRACING_V2",
+		"LANGCHAIN_TRACING_V2", "OTEL_SDK_DISABLED", "LITELLM_LOCAL_MODEL_COST_MAP", "GOOGLE_API_USE_CLIENT_CERTIFICATE", "DO_NOT_TRACK", "MINE"}
+	suite := `version: 1
+agent:
+  command: [` + strconv.Quote(agentBinary(t)) + `, env, ` + strings.Join(names, ", ") + `]
+  env:
+    LANGSMITH_TRACING: "true"
+    DO_NOT_TRACK: 0
+    MINE: yes it is
+cases:
+  - name: the env
+    input: hi
+`
+	suites := writeSuite(t, dir, "env.dryfire.yaml", suite)
+	rep, err := runner.Run(context.Background(), suites, runner.Options{Record: cassette.None,
+		Env: commandEnv("OTEL_SDK_DISABLED=false", "LANGCHAIN_TRACING_V2=true", "OPENAI_API_BASE=https://api.openai.com/v1", "MINE=the run's")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := rep.Cases[0]
+	if c.Status != report.Passed {
+		t.Fatalf("%s: %s\n%s", c.Status, c.Reason, stableJSON(t, rep))
+	}
+	var got map[string]string
+	if err := json.Unmarshal([]byte(c.Output), &got); err != nil {
+		t.Fatalf("output %q: %v", c.Output, err)
+	}
+	prefix := got["ANTHROPIC_BASE_URL"]
+	want := map[string]string{
+		"OPENAI_API_BASE":                   prefix + "/v1",
+		"ANTHROPIC_API_BASE":                prefix,
+		"OPENAI_AGENTS_DISABLE_TRACING":     "1",
+		"LANGSMITH_TRACING":                 "true", // the suite's; the rest of the LangSmith row left out
+		"LANGSMITH_TRACING_V2":              "",
+		"LANGCHAIN_TRACING_V2":              "", // the run's value dropped too
+		"OTEL_SDK_DISABLED":                 "true",
+		"LITELLM_LOCAL_MODEL_COST_MAP":      "True",
+		"GOOGLE_API_USE_CLIENT_CERTIFICATE": "false",
+		"DO_NOT_TRACK":                      "0",
+		"MINE":                              "yes it is",
+	}
+	for k, w := range want {
+		if got[k] != w {
+			t.Errorf("%s = %q, want %q", k, got[k], w)
+		}
+	}
+}
+
 // A program that exits non-zero, or outlives its timeout, is a case
 // error with the end of its stderr; on a timeout its process group is
 // killed, children included.
@@ -814,5 +870,59 @@ cases:
 			t.Fatalf("the agent's child %d is still running", pid)
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// agent.port serves the run on that port (the program's URLs name it), and
+// Options.Port (dryfire run --port) wins over it; a port that is taken is
+// a clear error before any case runs, naming who asked for it.
+func TestCommandFixedPort(t *testing.T) {
+	free := func() int {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ln.Close()
+		return ln.Addr().(*net.TCPAddr).Port
+	}
+	dir := t.TempDir()
+	suitePort := free()
+	suite := `version: 1
+agent:
+  command: [` + strconv.Quote(agentBinary(t)) + `, env]
+  port: ` + strconv.Itoa(suitePort) + `
+cases:
+  - name: the env
+    input: hi
+`
+	suites := writeSuite(t, dir, "port.dryfire.yaml", suite)
+	url := func(opts runner.Options) (string, error) {
+		opts.Record, opts.Env = cassette.None, commandEnv()
+		rep, err := runner.Run(context.Background(), suites, opts)
+		if err != nil {
+			return "", err
+		}
+		var got map[string]string
+		if err := json.Unmarshal([]byte(rep.Cases[0].Output), &got); err != nil {
+			t.Fatalf("output %q: %v", rep.Cases[0].Output, err)
+		}
+		return got["OPENAI_BASE_URL"], nil
+	}
+	if got, err := url(runner.Options{}); err != nil || got != fmt.Sprintf("http://127.0.0.1:%d/cases/1/v1", suitePort) {
+		t.Errorf("agent.port %d: %q, %v", suitePort, got, err)
+	}
+	runPort := free()
+	if got, err := url(runner.Options{Port: runPort}); err != nil || got != fmt.Sprintf("http://127.0.0.1:%d/cases/1/v1", runPort) {
+		t.Errorf("--port %d: %q, %v", runPort, got, err)
+	}
+	taken, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(suitePort))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer taken.Close()
+	_, err = url(runner.Options{})
+	want := fmt.Sprintf("agent.port %d: the port is taken (listen tcp 127.0.0.1:%d: bind: address already in use): stop what listens there, or choose another port (agent.port, dryfire run --port)", suitePort, suitePort)
+	if err == nil || err.Error() != want {
+		t.Errorf("a taken port: %v\nwant %s", err, want)
 	}
 }

@@ -2,7 +2,9 @@ package runner
 
 // What an agent.command program is told: the variables that lead it to
 // its case (the base URLs of the case's model endpoint with dummy keys,
-// its tool URLs, its name and input), and which key a live run lacks.
+// its tool URLs, its name and input), the offline settings that keep
+// common frameworks from calling home (OfflineEnv), the suite's own
+// agent.env, and which key a live run lacks.
 
 import (
 	"encoding/json"
@@ -38,7 +40,7 @@ const (
 // dryfireEnv are the variables dryfire sets for a program; the run's own
 // values of them never reach it.
 var dryfireEnv = []string{
-	"OPENAI_BASE_URL", "ANTHROPIC_BASE_URL", "OPENAI_API_KEY", "ANTHROPIC_API_KEY",
+	"OPENAI_BASE_URL", "OPENAI_API_BASE", "ANTHROPIC_BASE_URL", "ANTHROPIC_API_BASE", "OPENAI_API_KEY", "ANTHROPIC_API_KEY",
 	EnvMCPURL, EnvToolsURL, EnvOpsURL, EnvWorldURL, EnvCase, EnvInput, EnvWorkspace, EnvNow,
 	EnvMCPCommand, EnvMCPArgv, EnvConversation,
 }
@@ -63,7 +65,9 @@ func bridgeEnv(bridge []string, url string) []string {
 func bindingEnv(prefix string, c *spec.Case, world bool) [][2]string {
 	out := [][2]string{
 		{"OPENAI_BASE_URL", prefix + "/v1"},
+		{"OPENAI_API_BASE", prefix + "/v1"}, // LangChain's ChatOpenAI, litellm, crewai
 		{"ANTHROPIC_BASE_URL", prefix},
+		{"ANTHROPIC_API_BASE", prefix}, // litellm reads it before ANTHROPIC_BASE_URL
 		{"OPENAI_API_KEY", modelserver.DummyKey},
 		{"ANTHROPIC_API_KEY", modelserver.DummyKey},
 		{EnvMCPURL, prefix + "/mcp"},
@@ -79,16 +83,100 @@ func bindingEnv(prefix string, c *spec.Case, world bool) [][2]string {
 	return out
 }
 
+// OfflineSetting is a row of the offline settings: what it keeps from
+// calling home, and the variables (with their values) that do it.
+type OfflineSetting struct {
+	What string
+	Vars [][2]string
+}
+
+// OfflineEnv are the settings dryfire gives every agent program (and an
+// SDK drill's binding), so that a framework replays under agent.network:
+// isolated with no setting of its own: tracing and telemetry off, and
+// what a framework would otherwise fetch at start read from its package.
+// docs/agents.md#offline-settings is this table (TestOfflineEnvDocumented).
+// A setting any of whose variables the suite's agent.env sets is left
+// out whole: LangSmith reads LANGSMITH_TRACING_V2 before
+// LANGSMITH_TRACING, so one of them set by the suite must not meet
+// another set by dryfire.
+var OfflineEnv = []OfflineSetting{
+	{"OpenAI Agents SDK (Python, JS): tracing, which uploads each run to the OpenAI platform", [][2]string{{"OPENAI_AGENTS_DISABLE_TRACING", "1"}}},
+	{"LangSmith tracing (LangChain, LangGraph; Python, JS)", [][2]string{
+		{"LANGSMITH_TRACING", "false"}, {"LANGSMITH_TRACING_V2", "false"}, {"LANGCHAIN_TRACING", "false"}, {"LANGCHAIN_TRACING_V2", "false"}}},
+	{"crewai: its anonymous telemetry and its trace upload (and the prompt asking about it)", [][2]string{
+		{"CREWAI_DISABLE_TELEMETRY", "true"}, {"CREWAI_DISABLE_TRACKING", "true"}, {"CREWAI_TRACING_ENABLED", "false"}}},
+	{"OpenTelemetry SDKs (crewai's telemetry, strands-agents, google-adk, autogen, the OpenTelemetry JS SDK): exporters off", [][2]string{{"OTEL_SDK_DISABLED", "true"}}},
+	{"the Console Do Not Track convention (tools that honour it)", [][2]string{{"DO_NOT_TRACK", "1"}}},
+	{"Mastra: its telemetry", [][2]string{{"MASTRA_TELEMETRY_DISABLED", "1"}}},
+	{"Hugging Face Hub (smolagents): its telemetry", [][2]string{{"HF_HUB_DISABLE_TELEMETRY", "1"}}},
+	{"chromadb (crewai's memory): its telemetry", [][2]string{{"ANONYMIZED_TELEMETRY", "False"}}},
+	{"litellm (crewai, dspy, smolagents, google-adk): the model cost map from its package, not fetched at import", [][2]string{{"LITELLM_LOCAL_MODEL_COST_MAP", "True"}}},
+	{"google-auth (google-adk, the Gemini SDKs): no probe for a client certificate", [][2]string{{"GOOGLE_API_USE_CLIENT_CERTIFICATE", "false"}}},
+}
+
+// isOfflineEnv reports whether k is a variable of OfflineEnv.
+func isOfflineEnv(k string) bool {
+	for _, s := range OfflineEnv {
+		for _, kv := range s.Vars {
+			if kv[0] == k {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// suiteEnv are the offline settings the suite's agent.env leaves in,
+// then agent.env itself, in file order.
+func suiteEnv(own []spec.EnvVar) [][2]string {
+	set := func(k string) bool {
+		for _, v := range own {
+			if v.Name == k {
+				return true
+			}
+		}
+		return false
+	}
+	var out [][2]string
+	for _, s := range OfflineEnv {
+		if slices.ContainsFunc(s.Vars, func(kv [2]string) bool { return set(kv[0]) }) {
+			continue
+		}
+		out = append(out, s.Vars...)
+	}
+	for _, v := range own {
+		out = append(out, [2]string{v.Name, v.Value})
+	}
+	return out
+}
+
 // agentEnv is the environment of a program in one case: the run's, with
-// dryfire's variables (bindingEnv) replaced, and loopback kept away from
-// any proxy.
+// dryfire's variables (bindingEnv) replaced, the offline settings and the
+// suite's agent.env (suiteEnv) after them, and loopback kept away from
+// any proxy. The run's own values of the offline settings are replaced
+// too: the suite, not the machine, says what its programs see.
 // extra are more variables of dryfire's (a world's package APIs), which
 // replace the run's own values too.
-func agentEnv(env []string, prefix string, c *spec.Case, world bool, extra ...[2]string) []string {
+func agentEnv(env []string, prefix string, c *spec.Case, world bool, own []spec.EnvVar, extra ...[2]string) []string {
 	drop := func(k string) bool {
-		return isDryfireEnv(k) || strings.HasPrefix(k, EnvHTTPURLPrefix) || isExtra(k, extra)
+		return isDryfireEnv(k) || strings.HasPrefix(k, EnvHTTPURLPrefix) || isExtra(k, extra) || isOfflineEnv(k) || isOwn(k, own)
 	}
-	return program.Environ(env, drop, append(bindingEnv(prefix, c, world), extra...))
+	set := append(bindingEnv(prefix, c, world), extra...)
+	for _, kv := range suiteEnv(own) {
+		if !isExtra(kv[0], extra) {
+			set = append(set, kv)
+		}
+	}
+	return program.Environ(env, drop, set)
+}
+
+func isOwn(k string, own []spec.EnvVar) bool {
+	for _, v := range own {
+		if v.Name == k {
+			return true
+		}
+	}
+	return false
 }
 
 func isExtra(k string, extra [][2]string) bool {

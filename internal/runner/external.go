@@ -128,9 +128,17 @@ func (H *Host) Forget(s *spec.Suite) {
 func (d *Drill) URL() string { return d.cc.url }
 
 // Env is what an agent program needs to reach the drill, in a fixed
-// order: the variables an agent.command program gets.
+// order: the variables an agent.command program gets (its offline
+// settings and the suite's agent.env too).
 func (d *Drill) Env() [][2]string {
-	return append(bindingEnv(d.cc.url, d.cc.j.c, d.cc.drill != nil), httpEnv(d.cc.url, d.cc.j.plan.Suite.World)...)
+	extra := httpEnv(d.cc.url, d.cc.j.plan.Suite.World)
+	out := append(bindingEnv(d.cc.url, d.cc.j.c, d.cc.drill != nil), extra...)
+	for _, kv := range suiteEnv(d.cc.j.suite.Agent.Env) {
+		if !isExtra(kv[0], extra) {
+			out = append(out, kv)
+		}
+	}
+	return out
 }
 
 // End ends the drill and judges it: output is what the agent returned,

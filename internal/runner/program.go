@@ -49,7 +49,7 @@ func runProgram(ctx context.Context, j job, opts Options, lv *live, prefix strin
 		dir = opts.CommandDir
 	}
 	ps := program.Spec{Argv: ws.command(dir, a.Command), Command: a.Command, Dir: dir, Stdin: j.c.Input, Timeout: j.plan.Limits.RunTimeout, Jail: jail}
-	ps.Env = agentEnv(lv.env, prefix, j.c, j.suite.World != "", httpEnv(prefix, j.plan.Suite.World)...)
+	ps.Env = agentEnv(lv.env, prefix, j.c, j.suite.World != "", j.suite.Agent.Env, httpEnv(prefix, j.plan.Suite.World)...)
 	if len(opts.MCPBridge) > 0 {
 		ps.Env = append(ps.Env, bridgeEnv(opts.MCPBridge, prefix+"/mcp")...)
 	}

@@ -94,6 +94,9 @@ type Options struct {
 	// get it, with their case's MCP URL, as DRYFIRE_MCP_COMMAND and
 	// DRYFIRE_MCP_ARGV.
 	MCPBridge []string
+	// Port, when above 0, is the loopback port the agent.command
+	// programs' endpoints are served on, over agent.port's.
+	Port int
 	// Network, when set, is the network of every agent.command program
 	// (isolated or open), over agent.network's (see network.go).
 	Network string
@@ -198,7 +201,11 @@ func Run(ctx context.Context, suites []*spec.Suite, opts Options) (*report.Repor
 		defer t.CloseIdleConnections()
 	}
 	if needsHost(jobs) {
-		h, err := startHost()
+		port, asked, err := hostPort(jobs, opts)
+		if err != nil {
+			return nil, err
+		}
+		h, err := startHost(port, asked)
 		if err != nil {
 			return nil, err
 		}
@@ -357,6 +364,27 @@ type trialRuns struct {
 
 // needsHost says whether a case to run is an agent.command program's,
 // which a host serves.
+// hostPort is the port of the run's host: Options.Port, else the
+// agent.port its agent.command suites name (all the same one), else 0 (a
+// free port); asked says which, for an error.
+func hostPort(jobs *jobList, opts Options) (port int, asked string, err error) {
+	if opts.Port > 0 {
+		return opts.Port, "dryfire run --port", nil
+	}
+	var at yamlpos.Pos
+	for _, rs := range jobs.suites {
+		a := &rs.s.Agent
+		if len(a.Command) == 0 || a.Port == 0 {
+			continue
+		}
+		if port != 0 && a.Port != port {
+			return 0, "", fmt.Errorf("agent.port: the suites ask for two ports, %d (%s) and %d (%s): one run serves every agent program on one port; give them the same one, or run them apart, or pass dryfire run --port", port, at, a.Port, a.PortPos)
+		}
+		port, at = a.Port, a.PortPos
+	}
+	return port, "agent.port", nil
+}
+
 func needsHost(jobs *jobList) bool {
 	command := false
 	for _, rs := range jobs.suites {

@@ -319,6 +319,11 @@ func (x *decoder) agent(agent yamlpos.KV) Agent {
 			a.Clock = x.clock(p.V, p.Val)
 		case "network":
 			a.Network, a.NetworkPos = str(p.Val), x.pos(p.V)
+		case "env":
+			a.Env = x.agentEnv(p.V, p.Val)
+		case "port":
+			a.Port, _ = x.integer(p.V, p.Val)
+			a.PortPos = x.pos(p.V)
 		case "command":
 			a.CommandPos = x.pos(p.K)
 			for _, e := range yamlpos.Items(p.V, p.Val) {
@@ -339,8 +344,67 @@ func (x *decoder) agent(agent yamlpos.KV) Agent {
 		if k, _ := yamlpos.Lookup(agent.V, "network"); k != nil {
 			x.errorf(k, "agent.network is the network of an agent program (agent.command); the built-in loop runs inside dryfire, whose model calls go to the cassette")
 		}
+		for _, key := range []string{"env", "port"} {
+			if k, _ := yamlpos.Lookup(agent.V, key); k != nil {
+				x.errorf(k, "agent.%s is for an agent program (agent.command); the built-in loop runs inside dryfire", key)
+			}
+		}
+	}
+	if _, ev := yamlpos.Lookup(agent.V, "env"); a.Clock != nil && ev != nil && ev.Kind == yaml.MappingNode {
+		for i := 0; i+1 < len(ev.Content); i += 2 {
+			if k := ev.Content[i].Value; k == "TZ" || k == "LD_PRELOAD" || strings.HasPrefix(k, "FAKETIME") {
+				x.errorf(ev.Content[i], "agent.env sets %s, which agent.clock sets: remove one", k)
+			}
+		}
 	}
 	return a
+}
+
+// agentEnv reads agent.env: a mapping of variable names to scalar values
+// (written as text), for the program only.
+func (x *decoder) agentEnv(n *yaml.Node, val any) []EnvVar {
+	var out []EnvVar
+	for _, p := range yamlpos.Pairs(n, val) {
+		name := p.Key()
+		switch {
+		case !validEnvName(name):
+			x.errorf(p.K, "agent.env: %q is not a variable name (letters, digits and _, not starting with a digit)", name)
+			continue
+		case strings.HasPrefix(name, "DRYFIRE_") || slices.Contains(BindingEnv, name):
+			x.errorf(p.K, "agent.env cannot set %s: dryfire sets it to lead the program to its case", name)
+			continue
+		}
+		var v string
+		switch t := p.Val.(type) {
+		case string:
+			v = t
+		case json.Number:
+			v = string(t)
+		case bool:
+			v = strconv.FormatBool(t)
+		default:
+			continue // the schema says what it must be
+		}
+		if strings.IndexByte(v, 0) >= 0 {
+			x.errorf(p.V, "agent.env.%s holds a NUL byte, which no environment can carry", name)
+			continue
+		}
+		out = append(out, EnvVar{Name: name, Value: v, Pos: x.pos(p.K)})
+	}
+	return out
+}
+
+func validEnvName(s string) bool {
+	if s == "" || s[0] >= '0' && s[0] <= '9' {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9') {
+			return false
+		}
+	}
+	return true
 }
 
 // commandAgent checks the agent of a suite whose cases run an existing

@@ -115,7 +115,25 @@ type Agent struct {
 	// sandboxed, report, open, or "" (the run's default).
 	Network    string
 	NetworkPos yamlpos.Pos
+	// Env are the suite's own variables for an agent.command program
+	// (agent.env), in file order: they replace the run's values and the
+	// offline settings dryfire sets (internal/runner's OfflineEnv).
+	Env []EnvVar
+	// Port is the loopback port the run serves the programs' endpoints
+	// on (agent.port); 0: a free port.
+	Port    int
+	PortPos yamlpos.Pos
 }
+
+// EnvVar is one variable of agent.env.
+type EnvVar struct {
+	Name, Value string
+	Pos         yamlpos.Pos
+}
+
+// BindingEnv are the variables dryfire sets to lead a program to its
+// case's endpoint; agent.env cannot set them, nor any DRYFIRE_ variable.
+var BindingEnv = []string{"OPENAI_BASE_URL", "OPENAI_API_BASE", "ANTHROPIC_BASE_URL", "ANTHROPIC_API_BASE", "OPENAI_API_KEY", "ANTHROPIC_API_KEY"}
 
 // The values of agent.network.
 const (
