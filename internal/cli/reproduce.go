@@ -66,9 +66,7 @@ usage error or a report or suite that cannot be read.`,
 			var ds dryfire.Diagnostics
 			switch {
 			case errors.As(err, &ds):
-				for _, d := range ds {
-					fmt.Fprintln(e.stderr, d)
-				}
+				printDiagnostics(e, ds)
 				return &exitError{code: exitUsage, err: errors.New("the suites of the report do not load; nothing ran")}
 			case err != nil:
 				return &exitError{code: exitUsage, err: err}

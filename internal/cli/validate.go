@@ -84,9 +84,7 @@ func loadWarning(e *env, lo dryfire.LoadOptions, args []string, consequence stri
 	var ds dryfire.Diagnostics
 	switch {
 	case errors.As(err, &ds):
-		for _, d := range ds {
-			fmt.Fprintln(e.stderr, d)
-		}
+		printDiagnostics(e, ds)
 		if onGitHub(e) {
 			ghDiagnostics(e.stderr, ds)
 		}
@@ -99,9 +97,7 @@ func loadWarning(e *env, lo dryfire.LoadOptions, args []string, consequence stri
 	if !warn {
 		return p, nil
 	}
-	for _, d := range p.Warnings {
-		fmt.Fprintln(e.stderr, d)
-	}
+	printDiagnostics(e, p.Warnings)
 	if onGitHub(e) {
 		ghDiagnostics(e.stderr, p.Warnings)
 	}

@@ -137,6 +137,9 @@ func runWorldImport(e *env, file, pkg, out, envVar string, force bool) error {
 	return nil
 }
 
+// printDiagnostics prints diagnostics one a line, Printable: a message
+// quotes what a file says (a key, a value), which starts no line of its
+// own and sends no escape sequence to the terminal.
 func printDiagnostics(e *env, ds dryfire.Diagnostics) {
 	for _, d := range ds {
 		fmt.Fprintln(e.stderr, termtext.Printable(d.String()))

@@ -29,7 +29,7 @@ func replace(s, sec string) string {
 	if strings.Contains(s, sec) {
 		s = strings.ReplaceAll(s, sec, Redacted)
 	}
-	if strings.ContainsAny(s, `\%+`) {
+	if strings.ContainsAny(s, `\%`) || strings.ContainsRune(sec, ' ') && strings.ContainsRune(s, '+') {
 		s = replaceEscaped(s, sec)
 	}
 	for _, n := range needles(sec) {
@@ -44,9 +44,12 @@ func replace(s, sec string) string {
 // (mixed with its plain characters as they come).
 func replaceEscaped(s, sec string) string {
 	var b strings.Builder
+	var starts [256]bool // the bytes a match can start at
+	starts[sec[0]], starts['\\'], starts['%'] = true, true, true
+	starts['+'] = sec[0] == ' '
 	last := 0
 	for i := 0; i < len(s); {
-		if c := s[i]; c != sec[0] && c != '\\' && c != '%' && c != '+' {
+		if !starts[s[i]] {
 			i++
 			continue
 		}
