@@ -42,6 +42,15 @@ func TestConformance(t *testing.T) {
 			}
 		}
 	})
+	var scripted modelResult
+	t.Run("scripted", func(t *testing.T) {
+		scripted = checkScripted(t)
+		for _, p := range providers {
+			if c := scripted.counts[p.name]; c["answer"] < 30 || c["chunk"] < 100 {
+				t.Errorf("%s: %d scripted answers and %d stream events checked, want at least 30 and 100", p.name, c["answer"], c["chunk"])
+			}
+		}
+	})
 	var msgs []mcpMessage
 	t.Run("mcp", func(t *testing.T) {
 		msgs = captureMCP(t)
@@ -64,7 +73,7 @@ func TestConformance(t *testing.T) {
 	for _, f := range checkTypes(t, broken[:1]) {
 		example = append(example, describe(broken[f.Artifact], f))
 	}
-	page := compatibility(t, models, mcpCounts(msgs), strings.Join(example, "\n"))
+	page := compatibility(t, models, scripted, mcpCounts(msgs), strings.Join(example, "\n"))
 	if *updateCompat {
 		if err := os.WriteFile(compatPage, []byte(page), 0o644); err != nil {
 			t.Fatal(err)
@@ -87,7 +96,7 @@ var providerAPI = map[string]string{
 }
 
 // compatibility is the text of docs/compatibility.md.
-func compatibility(t *testing.T, models modelResult, mcp map[string]map[string]int, example string) string {
+func compatibility(t *testing.T, models, scripted modelResult, mcp map[string]map[string]int, example string) string {
 	t.Helper()
 	v := func(name string) string { return name + " " + installed(name) }
 	var b strings.Builder
@@ -140,6 +149,25 @@ func compatibility(t *testing.T, models modelResult, mcp map[string]map[string]i
 		w("\n")
 	}
 
+	w("## Scripted answers\n\n")
+	w("With `agent.provider: script` the model endpoint answers from a case's script, for the built-in loop,\n")
+	w("`agent.command` programs, `dryfire serve --case` and SDK drills alike. The %d conversations above, each\n", len(conversations))
+	w("a scripted case (its turns the script), are run by each provider's client against its case's endpoint;\n")
+	w("every answer, and every event of the same requests sent again with `\"stream\": true` to a fresh endpoint,\n")
+	w("is checked as above, against the same types.\n\n")
+	w("| Provider | API | Answers | Stream events | Known differences accepted |\n")
+	w("|---|---|---:|---:|---:|\n")
+	for _, p := range providers {
+		c, n := scripted.counts[p.name], 0
+		for i, g := range knownGaps {
+			if g.provider == "" || g.provider == p.name {
+				n += scripted.gaps[i]
+			}
+		}
+		w("| %s | %s | %d | %d | %d |\n", p.name, providerAPI[p.name], c["answer"], c["chunk"], n)
+	}
+	w("\n")
+
 	w("## MCP\n\n")
 	w("Every message of a session with `dryfire serve` over streamable HTTP (the opening, each tool with\n")
 	w("results, errors, content blocks, log and progress notifications, an unknown tool, the list methods,\n")
@@ -166,7 +194,7 @@ func compatibility(t *testing.T, models modelResult, mcp map[string]map[string]i
 	for _, s := range []string{
 		"The real APIs' own validation beyond their published types: which models take which parameters, limits on sizes and counts, tool name and schema rules the types do not state. (For example, @anthropic-ai/sdk 1.14.0 declares no `temperature`, `top_p` or `top_k`; a suite that sets them is sent as written.)",
 		"Anthropic `ping` stream events (the SDK skips them rather than types them) and Chat's closing `data: [DONE]`.",
-		"The model endpoint of `dryfire serve` replays recorded bytes, so its answers are the fakes' checked here; its own error bodies (no recorded interaction matches) are not checked.",
+		"For a recorded case, the model endpoint (`agent.command`, `dryfire serve --case`, drills) replays recorded bytes, so its answers are the fakes' checked here; its own error bodies (no recorded interaction matches, a request no script turn answers) are not checked.",
 		"Requests that agents run through `agent.command` send themselves (their SDK's); `internal/modelserver` runs the official Node clients against the endpoint.",
 		"MCP 2025-06-18 is checked with the 2025-11-25 schemas, so a 2025-11-25 field in a 2025-06-18 session would pass.",
 		"MCP 2026-07-28: @modelcontextprotocol/core does not declare `resultType`, `ttlMs`, `cacheScope` or the `serverInfo` of `_meta`, so they are not checked; `internal/toolserver` tests them.",
