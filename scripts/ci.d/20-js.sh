@@ -10,7 +10,10 @@
 #    examples/ts-runners/package-lock.json) into a temporary project, and
 #    run there, offline, the Vitest, Jest and framework examples, each
 #    type-checked with tsc --strict against the published declarations.
-#    The examples find the binary through the platform package.
+#    The examples find the binary through the platform package. The OpenAI
+#    Agents SDK agent of examples/scripted-agents runs there too, on the
+#    script model (as an agent.command case and in runDrills against
+#    examples/world, which is copied beside it).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 root=$PWD
@@ -44,6 +47,10 @@ for example in ts-vitest ts-jest ts-framework; do
 	cp -R "$root/examples/$example" "$project/$example"
 	rm -rf "$project/$example/node_modules"
 done
+cp -R "$root/examples/world" "$project/world"
+mkdir -p "$project/scripted-agents"
+cp -R "$root/examples/scripted-agents/openai-agents-js" "$project/scripted-agents/openai-agents-js"
+rm -rf "$project/scripted-agents/openai-agents-js/node_modules" "$project/world/cassettes"
 
 bin="$project/node_modules/.bin"
 stamp "examples/ts-vitest"
@@ -56,4 +63,6 @@ if [ -d ts-framework ]; then
 	stamp "examples/ts-framework"
 	(cd ts-framework && "$bin/tsc" -p . && "$bin/vitest" run)
 fi
+stamp "examples/scripted-agents/openai-agents-js"
+(cd scripted-agents/openai-agents-js && "$bin/tsc" -p . && "$bin/vitest" run)
 stamp "done"

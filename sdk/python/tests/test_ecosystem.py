@@ -18,6 +18,7 @@ the last test writes it from their rows and fails when the committed file differ
 from __future__ import annotations
 
 import asyncio
+import importlib
 import importlib.metadata
 import json
 import os
@@ -56,6 +57,8 @@ ROWS: list[tuple[str, str, str, str, str]] = []
 
 
 def _version(dist: str) -> str:
+    if dist == "langchain-mcp-adapters" and MCP1:  # installed apart (below)
+        return next(importlib.metadata.distributions(name=dist, path=[MCP1])).version
     return importlib.metadata.version(dist)
 
 
@@ -230,6 +233,99 @@ def test_pydantic_ai_in_process_with_mock_tool_records_and_replays_a_drill(tmp_p
     assert reproduced.reproduction == {"identical": True, "differences": []}
     _row("pydantic-ai-slim", "in-process, function tool = mock_tool, drill model endpoint", "no",
          "drill recorded by the engine, replayed offline: same evidence; reproduction identical")
+
+
+# The script model on the wire: the agents of examples/scripted-agents, with no key and no
+# cassette. LangGraph's MCP adapters need mcp<2 while the rest of this venv has mcp 2: 30-python.sh
+# installs them apart (sdk/python/requirements-mcp1.txt, with --target) and names that folder in
+# DRYFIRE_TEST_MCP1, put first on the LangGraph agent's PYTHONPATH.
+SCRIPTED = EXAMPLES / "scripted-agents"
+MCP1 = os.environ.get("DRYFIRE_TEST_MCP1", "")
+# (suite, agent program, package, API, streamed)
+SCRIPTED_AGENTS = [
+    ("openai", "openai_agent.py", "openai", "Chat Completions", False),
+    ("anthropic", "anthropic_agent.py", "anthropic", "Messages", True),
+    ("langgraph", "langgraph_agent.py", "langchain-mcp-adapters", "Chat Completions (langgraph create_react_agent, ChatOpenAI; tools over MCP)", False),
+]
+API_NAMES = {"Chat Completions": "openai-chat", "Messages": "anthropic"}
+REFUNDED = "Order A-991 is refunded in full (refund R-1)."
+NOT_OFFERED = 'script turn 2 calls tool "open_ticket", which model request 2 does not offer'
+
+
+def _agent_env(program: str, **more: str) -> dict[str, str]:
+    env = _offline_env(**more)
+    if program == "langgraph_agent.py":
+        if not MCP1:
+            pytest.skip("langchain-mcp-adapters needs mcp<2: run scripts/ci.d/30-python.sh, which sets DRYFIRE_TEST_MCP1")
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (MCP1, env.get("PYTHONPATH", "")) if p)
+    return env
+
+
+@pytest.mark.parametrize(("suite", "program", "dist", "api", "stream"), SCRIPTED_AGENTS, ids=[a[0] for a in SCRIPTED_AGENTS])
+def test_existing_agents_run_offline_on_the_script_model(tmp_path: Path, binary: str, suite: str, program: str, dist: str, api: str,
+                                                         stream: bool) -> None:
+    work = tmp_path / "scripted-agents"
+    shutil.copytree(SCRIPTED, work, ignore=shutil.ignore_patterns("openai-agents-js", "__pycache__", "cassettes"))
+    r = subprocess.run([binary, "run", f"{suite}.dryfire.yaml", "--json", "-"], cwd=work, env=_agent_env(program),
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 1, f"one case fails, the other passes:\n{r.stderr}\n{r.stdout}"
+    ok, bad = json.loads(r.stdout)["cases"]
+    assert ok["status"] == "passed", json.dumps(ok, indent=1)
+    assert ok["output"] == REFUNDED
+    assert [(c["tool"], c["is_error"]) for c in ok["tool_calls"]] == [("lookup_order", False), ("issue_refund", True), ("issue_refund", False)]
+    wire = API_NAMES[api.split(" (")[0]]
+    assert [(s["request"], s.get("turn"), s["api"], s["streamed"]) for s in ok["script"]] == [(i, i, wire, stream) for i in (1, 2, 3, 4)]
+    assert bad["status"] != "passed" and NOT_OFFERED in bad["reason"], json.dumps(bad, indent=1)
+    assert [c["tool"] for c in bad["tool_calls"]] == ["lookup_order"]
+    assert not (work / "cassettes").exists(), "a scripted case writes no cassette"
+    _row(dist, f"{api} via agent.command, script model", "yes" if stream else "no",
+         "no key, no cassette: two tools (one a sequence: error, then value); a scripted call of a tool it does not offer fails with the reason")
+
+
+def _in_process(module: str, monkeypatch: pytest.MonkeyPatch) -> Any:
+    """An agent of examples/scripted-agents imported in this process, its environment the drill's."""
+    monkeypatch.syspath_prepend(str(SCRIPTED))
+    mod = importlib.import_module(module)
+
+    def agent(d: dryfire.DrillContext) -> str:
+        for k, v in d.binding.env.items():
+            monkeypatch.setenv(k, v)
+        return mod.run(d.task.instruction)
+
+    return agent
+
+
+def _as_program(program: str) -> Any:
+    """An agent of examples/scripted-agents run as a program, with the drill's environment."""
+
+    def agent(d: dryfire.DrillContext) -> str:
+        r = subprocess.run([sys.executable, program], cwd=SCRIPTED, env=_agent_env(program, **d.binding.env), input=d.task.instruction,
+                           capture_output=True, text=True, timeout=120)
+        assert r.returncode == 0, r.stderr
+        return r.stdout.removesuffix("\n")
+
+    return agent
+
+
+@pytest.mark.parametrize(("suite", "program", "dist", "api", "stream"), SCRIPTED_AGENTS, ids=[a[0] for a in SCRIPTED_AGENTS])
+def test_existing_agents_in_run_drills_on_the_script_model_with_a_world(monkeypatch: pytest.MonkeyPatch, binary: str, suite: str, program: str,
+                                                                        dist: str, api: str, stream: bool) -> None:
+    # openai and anthropic in this process; LangGraph's MCP adapters (mcp<2) as a program
+    agent = _as_program(program) if program == "langgraph_agent.py" else _in_process(program.removesuffix(".py"), monkeypatch)
+    if program == "langgraph_agent.py":
+        _agent_env(program)  # skips without the mcp<2 folder
+    for k in [k for k in os.environ if k.startswith(("OPENAI_", "ANTHROPIC_"))]:
+        monkeypatch.delenv(k)
+    with dryfire.Engine.start(cwd=EXAMPLES / "world", env=_offline_env(), binary=binary) as eng:
+        result = dryfire.run_drills(drill="refund through a busy refund service", suite="scripted-agents.dryfire.yaml", agent=agent,
+                                    cwd=EXAMPLES / "world", engine=eng)
+    assert result.verdict == "passed", result.render()
+    assert result.output == REFUNDED
+    assert [(e["operation"], e["is_error"]) for e in result.evidence] == [
+        ("orders/orders.get", False), ("refunds/refunds.create", True), ("refunds/refunds.create", False)]
+    how = "as a program" if program == "langgraph_agent.py" else "in-process"
+    _row(dist, f"{api} in run_drills ({how}), script model, world tools", "yes" if stream else "no",
+         "no key, no cassette: the support-desk world's tools, a refund that fails once; verdict passed")
 
 
 def test_zz_the_compatibility_table_is_what_ran() -> None:
