@@ -366,11 +366,10 @@ type ToolNotOfferedError struct {
 }
 
 func (e *ToolNotOfferedError) Error() string {
-	offers := "it offers no tools"
-	if len(e.Offered) > 0 {
-		offers = "it offers " + quoteList(e.Offered)
+	if len(e.Offered) == 0 {
+		return fmt.Sprintf("script turn %d calls tool %q, which model request %d does not offer (it offers no tools: a call besides the conversation, such as a title or a summary, is answered by a turn of its own with when: {tools: []})", e.Turn, e.Tool, e.Request)
 	}
-	return fmt.Sprintf("script turn %d calls tool %q, which model request %d does not offer (%s)", e.Turn, e.Tool, e.Request, offers)
+	return fmt.Sprintf("script turn %d calls tool %q, which model request %d does not offer (it offers %s)", e.Turn, e.Tool, e.Request, quoteList(e.Offered))
 }
 
 func quoteList(vs []string) string {

@@ -71,7 +71,11 @@ func (s *scripted) answer(w http.ResponseWriter, r *http.Request, api API, body 
 	} else {
 		s.keep(sa, nil)
 	}
-	s.e.note(a.call(api, cut))
+	// Nothing was spent: the answer's usage is the client's, not the
+	// case's (whose usage, as a recorded case's, is what a model used).
+	c := a.call(api, cut)
+	c.Usage = model.Usage{}
+	s.e.note(c)
 }
 
 // keep notes a request's answer, and the first error.

@@ -4,15 +4,14 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/dryfire-dev/dryfire/internal/cassette"
+	"github.com/dryfire-dev/dryfire/internal/model"
 	"github.com/dryfire-dev/dryfire/internal/spec"
-	"github.com/dryfire-dev/dryfire/internal/test/fakeapi"
 )
 
 // refundScript is helpers_test.go's fake script as a case's script.
@@ -155,7 +154,7 @@ func TestScriptedAnswersAreTheFakesShapes(t *testing.T) {
 			if n := len(e.ScriptAnswers()); n != 3 || e.ScriptError() != nil {
 				t.Errorf("answers %v, error %v", e.ScriptAnswers(), e.ScriptError())
 			}
-			if e.Turns() != 3 || e.Usage().OutputTokens == 0 {
+			if e.Turns() != 3 || e.Usage() != (model.Usage{}) {
 				t.Errorf("turns %d, usage %+v", e.Turns(), e.Usage())
 			}
 		})
@@ -179,8 +178,6 @@ func diffLines(want, got []string) string {
 	return b.String()
 }
 
-var _ = io.EOF
-var _ = fakeapi.PieceSize
 
 // Guards pick the turn: a title call (no tools offered) takes the guarded
 // turn wherever it comes, the others are served in order; a request no

@@ -183,6 +183,9 @@ type ScriptTurn struct {
 	// LastMessage is the request's last message: its role (or tool and
 	// name) and its text.
 	LastMessage string `json:"last_message"`
+	// Refused: the request was answered with an error (no turn holds for
+	// it, or its turn calls a tool it does not offer): the case's reason.
+	Refused bool `json:"refused,omitempty"`
 }
 
 // ModelFault is a declared fault as it was served: the request it

@@ -356,6 +356,9 @@ func (s *ScriptTurn) line() string {
 	if s.Turn > 0 {
 		turn = fmt.Sprintf("turn %d", s.Turn)
 	}
+	if s.Refused {
+		turn += ", refused"
+	}
 	how := s.API
 	if s.Streamed {
 		how += ", streamed"

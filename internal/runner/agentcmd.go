@@ -328,7 +328,7 @@ func endpointOptions(j job, lv *live, c report.Case) (modelserver.Options, repor
 func scriptTurns(as []modelserver.ScriptAnswer) []report.ScriptTurn {
 	out := make([]report.ScriptTurn, len(as))
 	for i, a := range as {
-		out[i] = report.ScriptTurn{Request: a.Request, Turn: a.Turn, API: string(a.API), Streamed: a.Streamed, LastMessage: a.LastMessage}
+		out[i] = report.ScriptTurn{Request: a.Request, Turn: a.Turn, API: string(a.API), Streamed: a.Streamed, LastMessage: a.LastMessage, Refused: a.Err != nil}
 	}
 	return out
 }
