@@ -178,7 +178,6 @@ func diffLines(want, got []string) string {
 	return b.String()
 }
 
-
 // Guards pick the turn: a title call (no tools offered) takes the guarded
 // turn wherever it comes, the others are served in order; a request no
 // turn answers, and a turn that calls a tool the request does not offer,
