@@ -133,6 +133,10 @@ func Run(ctx context.Context, s Spec) Result {
 	case errors.As(err, &exit):
 		if ws, ok := exit.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
 			r.Err = fmt.Errorf("the agent was killed by signal %s", ws.Signal())
+		} else if code := exit.ExitCode(); s.Jail != nil && code > 128 && code <= 128+64 {
+			// In a jail, bubblewrap is between dryfire and the program: it
+			// exits 128+N for a program killed by signal N.
+			r.Err = fmt.Errorf("the agent was killed by signal %s", syscall.Signal(code-128))
 		} else {
 			r.Err = fmt.Errorf("the agent exited with status %d", exit.ExitCode())
 		}
