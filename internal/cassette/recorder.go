@@ -799,14 +799,14 @@ func isControl(r rune) bool {
 	return r < ' ' || r == 0x7f || r >= 0x80 && r < 0xa0 || r == '\u2028' || r == '\u2029'
 }
 
-var shellSafe = regexp.MustCompile(`^[A-Za-z0-9_./:@%+=,-]+$`)
+var shellSafe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_./:@%+=,-]+$`) })
 
 // shellQuote quotes s for a POSIX shell when it needs it; a filter is
 // always quoted. A control character (a newline in a file name) is
 // written as an escape of $'...' quoting, so that the command stays on
 // one line.
 func shellQuote(s string) string {
-	if shellSafe.MatchString(s) && !strings.HasPrefix(s, "-") {
+	if shellSafe().MatchString(s) && !strings.HasPrefix(s, "-") {
 		return s
 	}
 	if strings.ContainsFunc(s, isControl) {

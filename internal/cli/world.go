@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/spf13/cobra"
 
@@ -26,7 +27,7 @@ func newWorldCommand(e *env) *cobra.Command {
 	return cmd
 }
 
-var packageName = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
+var packageName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_-]+$`) })
 
 func newWorldImportCommand(e *env) *cobra.Command {
 	var pkg, out, envVar string
@@ -61,7 +62,7 @@ Exit status: 0 written (warnings allowed); 2 the document is not OpenAPI
 			if pkg == "" {
 				return usageErr("world import needs --package NAME: the world package to write, e.g. --package petstore")
 			}
-			if !packageName.MatchString(pkg) {
+			if !packageName().MatchString(pkg) {
 				return usageErr("--package %q: a package name is letters, digits, _ and -", pkg)
 			}
 			return runWorldImport(e, args[0], pkg, out, envVar, force)

@@ -3,6 +3,9 @@ package jschema
 // QuickVerdict is what schema s's quick tree says of v, "" when it has
 // none; LibraryValid is the validator's verdict alone.
 func QuickVerdict(s *Schema, v any) string {
+	if s.late != nil {
+		s.late.quick()
+	}
 	if s.q == nil {
 		return ""
 	}
@@ -20,3 +23,7 @@ func (v verdict) String() string {
 	}
 	return "unsure"
 }
+
+// ValidatorCompiled tells whether s's validator is compiled (an embedded
+// schema's is compiled on first need).
+func ValidatorCompiled(s *Schema) bool { return s.s != nil }

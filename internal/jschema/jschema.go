@@ -10,9 +10,10 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync"
 	"sync/atomic"
 
-	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/dryfire-dev/dryfire/internal/jsonschema"
 	"golang.org/x/text/language"
 	"golang.org/x/text/message"
 )
@@ -21,8 +22,45 @@ var printer = message.NewPrinter(language.English)
 
 // Schema is a compiled JSON Schema, with its quick tree (nil: none).
 type Schema struct {
-	s *jsonschema.Schema
-	q *quick
+	s    *jsonschema.Schema
+	q    *quick
+	late *lateCompile // an embedded schema: s is compiled by the first value the quick tree cannot pass
+}
+
+// lateCompile compiles the validators of an embedded schema's fragments
+// once, on first need: a run whose suite the quick trees pass never
+// compiles the suite format's schema (nor the draft's meta-schema).
+type lateCompile struct {
+	quickOnce sync.Once
+	once      sync.Once
+	v         any
+	url       string
+	fragments []string
+	out       []*Schema
+	err       error
+}
+
+func (l *lateCompile) quick() {
+	l.quickOnce.Do(func() {
+		if qc := newQuickCompiler(l.v); qc != nil {
+			for i, f := range l.fragments {
+				l.out[i].q = qc.at(f)
+			}
+		}
+	})
+}
+
+func (l *lateCompile) compile() {
+	l.once.Do(func() {
+		ss, err := compileFragments(l.v, l.url, l.fragments, false)
+		if err != nil {
+			l.err = fmt.Errorf("internal error: compiling the embedded schema %s: %w", l.url, err)
+			return
+		}
+		for i, s := range ss {
+			l.out[i].s = s.s
+		}
+	})
 }
 
 var counter atomic.Int64
@@ -57,8 +95,32 @@ func CompileAt(v any, url, fragment string) (*Schema, error) {
 // CompileFragments compiles the schemas at fragments ("#/$defs/x") of
 // the one schema v registered under url, sharing what they share.
 func CompileFragments(v any, url string, fragments []string) ([]*Schema, error) {
-	if _, err := expanded(v, MaxExpanded); err != nil {
-		return nil, err
+	return compileFragments(v, url, fragments, true)
+}
+
+// EmbeddedFragments is CompileFragments of a schema shipped in the binary
+// (the suite and world formats), which TestEmbeddedSchemasCompile compiles
+// in full: its quick trees on first use, its validators on the first value
+// the quick trees cannot pass.
+func EmbeddedFragments(v any, url string, fragments []string) []*Schema {
+	l := &lateCompile{v: v, url: url, fragments: fragments, out: make([]*Schema, len(fragments))}
+	for i := range fragments {
+		l.out[i] = &Schema{late: l}
+	}
+	return l.out
+}
+
+// Embedded is EmbeddedFragments of the whole schema (fragment "") or of
+// one part of it.
+func Embedded(v any, url, fragment string) *Schema {
+	return EmbeddedFragments(v, url, []string{fragment})[0]
+}
+
+func compileFragments(v any, url string, fragments []string, bounded bool) ([]*Schema, error) {
+	if bounded {
+		if _, err := expanded(v, MaxExpanded); err != nil {
+			return nil, err
+		}
 	}
 	c := jsonschema.NewCompiler()
 	c.DefaultDraft(jsonschema.Draft2020)
@@ -67,7 +129,10 @@ func CompileFragments(v any, url string, fragments []string) ([]*Schema, error) 
 		return nil, clean(err)
 	}
 	out := make([]*Schema, len(fragments))
-	qc := newQuickCompiler(v)
+	var qc *quickCompiler
+	if bounded {
+		qc = newQuickCompiler(v)
+	}
 	for i, f := range fragments {
 		s, err := c.Compile(url + f)
 		if err != nil {
@@ -109,6 +174,9 @@ type Leaf struct {
 
 // Validate applies the schema; it returns the failures, nil when v is valid.
 func (s *Schema) Validate(v any) []Leaf {
+	if s.late != nil {
+		s.late.quick()
+	}
 	if s.q != nil && s.q.check(v, 0) == yes {
 		return nil // certainly valid: see quick.go
 	}
@@ -117,6 +185,12 @@ func (s *Schema) Validate(v any) []Leaf {
 
 // validate applies the validator alone.
 func (s *Schema) validate(v any) []Leaf {
+	if s.late != nil {
+		s.late.compile()
+		if s.late.err != nil {
+			return []Leaf{{Message: s.late.err.Error()}}
+		}
+	}
 	err := s.s.Validate(v)
 	if err == nil {
 		return nil

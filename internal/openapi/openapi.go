@@ -22,6 +22,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	yaml "go.yaml.in/yaml/v4"
 
@@ -69,7 +70,7 @@ func Import(file string, data []byte, o Options) (*Result, yamlpos.Diagnostics) 
 	}
 	im := &importer{doc: doc, root: root, o: o, names: map[string]bool{}, colls: map[string]bool{}, warned: map[*yaml.Node]bool{}}
 	if o.Env == "" {
-		im.o.Env = strings.ToUpper(badIdent.ReplaceAllString(o.Package, "_")) + "_URL"
+		im.o.Env = strings.ToUpper(badIdent().ReplaceAllString(o.Package, "_")) + "_URL"
 	}
 	if o.Module == "" {
 		im.o.Module = o.Package + ".star"
@@ -172,9 +173,9 @@ type operation struct {
 }
 
 var (
-	badIdent = regexp.MustCompile(`[^A-Za-z0-9_]`)
-	badName  = regexp.MustCompile(`[^A-Za-z0-9_.-]`)
-	pathVar  = regexp.MustCompile(`^\{(.+)\}$`)
+	badIdent = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[^A-Za-z0-9_]`) })
+	badName  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[^A-Za-z0-9_.-]`) })
+	pathVar  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\{(.+)\}$`) })
 )
 
 func str(v any) string { s, _ := v.(string); return s }
@@ -252,10 +253,10 @@ func (im *importer) operation(path string, q yamlpos.KV, shared []yamlpos.KV) {
 	id := str(m["operationId"])
 	_, idNode := yamlpos.Lookup(q.V, "operationId")
 	if id == "" {
-		id = strings.ToLower(q.Key()) + strings.ReplaceAll(badIdent.ReplaceAllString(path, "_"), "__", "_")
+		id = strings.ToLower(q.Key()) + strings.ReplaceAll(badIdent().ReplaceAllString(path, "_"), "__", "_")
 		id = strings.TrimRight(id, "_")
 		im.doc.Warnf(q.K, "%s %s has no operationId; it is imported as %s", op.method, path, id)
-	} else if clean := badName.ReplaceAllString(id, "_"); clean != id {
+	} else if clean := badName().ReplaceAllString(id, "_"); clean != id {
 		im.doc.Warnf(idNode, "operationId %q is imported as %s (an operation name is letters, digits, _, . and -)", id, clean)
 		id = clean
 	}
@@ -264,7 +265,7 @@ func (im *importer) operation(path string, q yamlpos.KV, shared []yamlpos.KV) {
 	}
 	im.names[id] = true
 	op.name = id
-	op.fn = badIdent.ReplaceAllString(id, "_")
+	op.fn = badIdent().ReplaceAllString(id, "_")
 	if op.fn[0] >= '0' && op.fn[0] <= '9' {
 		op.fn = "op_" + op.fn
 	}
@@ -554,14 +555,14 @@ func (im *importer) classify(op *operation) {
 	segs := strings.Split(strings.Trim(op.path, "/"), "/")
 	last := segs[len(segs)-1]
 	idParam := ""
-	if m := pathVar.FindStringSubmatch(last); m != nil {
+	if m := pathVar().FindStringSubmatch(last); m != nil {
 		idParam = m[1]
 		segs = segs[:len(segs)-1]
 	}
 	coll := ""
 	for i := len(segs) - 1; i >= 0; i-- {
-		if !pathVar.MatchString(segs[i]) && segs[i] != "" {
-			coll = strings.ToLower(badIdent.ReplaceAllString(segs[i], "_"))
+		if !pathVar().MatchString(segs[i]) && segs[i] != "" {
+			coll = strings.ToLower(badIdent().ReplaceAllString(segs[i], "_"))
 			break
 		}
 	}

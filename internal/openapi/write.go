@@ -21,7 +21,7 @@ func (im *importer) world() ([]byte, error) {
 	im.finish()
 	info, _ := im.root["info"].(map[string]any)
 	title := str(info["title"])
-	name := strings.Trim(strings.ToLower(badIdent.ReplaceAllString(title, "-")), "-")
+	name := strings.Trim(strings.ToLower(badIdent().ReplaceAllString(title, "-")), "-")
 	for strings.Contains(name, "--") {
 		name = strings.ReplaceAll(name, "--", "-")
 	}

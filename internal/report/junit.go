@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 	"unicode/utf8"
 )
 
@@ -63,7 +64,7 @@ type junitSkipped struct {
 	Message string `xml:"message,attr,omitempty"`
 }
 
-var ansi = regexp.MustCompile(`\x1b\[[0-9;]*[A-Za-z]`)
+var ansi = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\x1b\[[0-9;]*[A-Za-z]`) })
 
 // xmlText escapes s as XML character data that stays readable: only &, <
 // and > are escaped, and characters XML 1.0 cannot hold at all (control

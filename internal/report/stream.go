@@ -297,7 +297,7 @@ func appendTestcase(b []byte, c *Case) []byte {
 		b = append(b, `" type="`...)
 		b = append(b, typ...)
 		b = append(b, `">`...)
-		b = append(b, xmlText(ansi.ReplaceAllString(strings.Join(Details(c), "\n"), ""))...)
+		b = append(b, xmlText(ansi().ReplaceAllString(strings.Join(Details(c), "\n"), ""))...)
 		b = append(b, "</"...)
 		b = append(b, typ...)
 		b = append(b, '>')

@@ -71,7 +71,7 @@ func junitElement(c *Case, s *junitSuite) junitCase {
 	}
 	var details string
 	if c.Status == Failed || c.Status == Errored {
-		details = xmlText(ansi.ReplaceAllString(strings.Join(Details(c), "\n"), ""))
+		details = xmlText(ansi().ReplaceAllString(strings.Join(Details(c), "\n"), ""))
 	}
 	switch c.Status {
 	case Failed:

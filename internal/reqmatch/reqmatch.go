@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // Rule is one declared rule: exactly one of Ignore, Preset and Regex.
@@ -50,20 +51,25 @@ func (r Rule) replacement() string {
 // preset is a named normalisation: each pattern's matches become Placeholder.
 type preset struct {
 	Name, Placeholder, About string
-	re                       *regexp.Regexp
+	re                       func() *regexp.Regexp // compiled on first use
+}
+
+// lazyRE compiles expr on first use, not at start-up.
+func lazyRE(expr string) func() *regexp.Regexp {
+	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(expr) })
 }
 
 // The presets, in the order docs and suggestions list them. A timestamp
 // is normalised before a date within it would be.
 var presets = []preset{
 	{"timestamp", "<timestamp>", "date and time: ISO 8601 / RFC 3339 (2026-12-01T10:04:58Z, with fraction and offset, or a space for T), RFC 1123 (Tue, 01 Dec 2026 10:04:58 GMT) and date(1) (Tue Dec  1 10:04:58 UTC 2026)",
-		regexp.MustCompile(`\b\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?(?:Z|[+-]\d{2}:?\d{2}|\b)` +
+		lazyRE(`\b\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?(?:Z|[+-]\d{2}:?\d{2}|\b)` +
 			`|\b(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun), \d{1,2} (?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) \d{4} \d{2}:\d{2}:\d{2} (?:GMT|UTC|[+-]\d{4})` +
 			`|\b(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) (?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) [ \d]\d \d{2}:\d{2}:\d{2}(?: [A-Z]{2,5})? \d{4}`)},
-	{"iso-date", "<date>", "a calendar date, 2026-12-01", regexp.MustCompile(`\b\d{4}-(?:0[1-9]|1[0-2])-(?:0[1-9]|[12]\d|3[01])\b`)},
-	{"uuid", "<uuid>", "a UUID in its 8-4-4-4-12 hex form, any version, either case", regexp.MustCompile(`\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b`)},
-	{"epoch-ms", "<epoch-ms>", "Unix time in milliseconds, 13 digits (2001 to 2286)", regexp.MustCompile(`\b[1-9]\d{12}\b`)},
-	{"epoch-s", "<epoch-s>", "Unix time in seconds, 10 digits with an optional fraction (2001 to 2286)", regexp.MustCompile(`\b[1-9]\d{9}(?:\.\d+)?\b`)},
+	{"iso-date", "<date>", "a calendar date, 2026-12-01", lazyRE(`\b\d{4}-(?:0[1-9]|1[0-2])-(?:0[1-9]|[12]\d|3[01])\b`)},
+	{"uuid", "<uuid>", "a UUID in its 8-4-4-4-12 hex form, any version, either case", lazyRE(`\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b`)},
+	{"epoch-ms", "<epoch-ms>", "Unix time in milliseconds, 13 digits (2001 to 2286)", lazyRE(`\b[1-9]\d{12}\b`)},
+	{"epoch-s", "<epoch-s>", "Unix time in seconds, 10 digits with an optional fraction (2001 to 2286)", lazyRE(`\b[1-9]\d{9}(?:\.\d+)?\b`)},
 }
 
 // Presets are the names of the presets, in documentation order.
@@ -213,7 +219,7 @@ func Compile(rules []Rule) (*Set, error) {
 			if pr == nil {
 				return nil, fmt.Errorf("match rule %s: no such preset (there are %s)", c.label, strings.Join(Presets(), ", "))
 			}
-			c.re, c.repl = pr.re, pr.Placeholder
+			c.re, c.repl = pr.re(), pr.Placeholder
 		default:
 			re, err := regexp.Compile(r.Regex)
 			if err != nil {
@@ -343,11 +349,11 @@ func rewrite(v any, at string, c *compiled, ap Applied) any {
 	return v
 }
 
-var ident = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+var ident = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`) })
 
 // Member is the path of an object member: $.a.b, or $.a["b c"].
 func Member(path, key string) string {
-	if ident.MatchString(key) {
+	if ident().MatchString(key) {
 		return path + "." + key
 	}
 	return path + "[" + strconv.Quote(key) + "]"
@@ -364,13 +370,13 @@ func Fixing(rec, now string) []string {
 		return nil
 	}
 	for _, p := range presets {
-		if p.re.ReplaceAllString(rec, p.Placeholder) == p.re.ReplaceAllString(now, p.Placeholder) {
+		if p.re().ReplaceAllString(rec, p.Placeholder) == p.re().ReplaceAllString(now, p.Placeholder) {
 			return []string{p.Name}
 		}
 	}
 	var used []string
 	for _, p := range presets {
-		r, n := p.re.ReplaceAllString(rec, p.Placeholder), p.re.ReplaceAllString(now, p.Placeholder)
+		r, n := p.re().ReplaceAllString(rec, p.Placeholder), p.re().ReplaceAllString(now, p.Placeholder)
 		if r != rec || n != now {
 			used = append(used, p.Name)
 		}

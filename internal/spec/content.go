@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 
 	yaml "go.yaml.in/yaml/v4"
 
@@ -129,12 +130,14 @@ func base64Problem(s string, err error) string {
 }
 
 // mediaTypeRE is a media type, type/subtype, with optional parameters.
-var mediaTypeRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]*/[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]*(\s*;.*)?$`)
+var mediaTypeRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]*/[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]*(\s*;.*)?$`)
+})
 
 // mediaType checks m["mimeType"], when it is a string.
 func (x *decoder) mediaType(n *yaml.Node, m map[string]any, what string) {
 	s, ok := m["mimeType"].(string)
-	if !ok || mediaTypeRE.MatchString(s) {
+	if !ok || mediaTypeRE().MatchString(s) {
 		return
 	}
 	vn := valueNode(n, "mimeType")
@@ -142,12 +145,12 @@ func (x *decoder) mediaType(n *yaml.Node, m map[string]any, what string) {
 }
 
 // uriScheme is the start of an absolute URI: its scheme and colon.
-var uriScheme = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9+.-]*:`)
+var uriScheme = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z][A-Za-z0-9+.-]*:`) })
 
 // uri checks m["uri"], when it is a string.
 func (x *decoder) uri(n *yaml.Node, m map[string]any) {
 	s, ok := m["uri"].(string)
-	if !ok || uriScheme.MatchString(s) {
+	if !ok || uriScheme().MatchString(s) {
 		return
 	}
 	vn := valueNode(n, "uri")

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"go.yaml.in/yaml/v4"
 
@@ -38,7 +39,7 @@ const maxRows = 1_000_000
 // maxDataLine bounds one line of a JSON Lines file.
 const maxDataLine = 4 << 20
 
-var placeholder = regexp.MustCompile(`\{\{\s*([^{}\s]+)\s*\}\}`)
+var placeholder = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\{\{\s*([^{}\s]+)\s*\}\}`) })
 
 // row is one row of a data file: its line and its values by column, or
 // the text of a JSON Lines row not decoded yet (values nil; see decoded).
@@ -336,7 +337,7 @@ func checkColumns(item *yaml.Node, columns []string, file string, d *yamlpos.Col
 			return
 		}
 		if n.Kind == yaml.ScalarNode {
-			for _, m := range placeholder.FindAllStringSubmatch(n.Value, -1) {
+			for _, m := range placeholder().FindAllStringSubmatch(n.Value, -1) {
 				if !slices.Contains(columns, m[1]) {
 					d.Add(yamlpos.Error, n.Line, n.Column, "%s has no column %q%s (its columns: %s)", file, m[1], suggest.DidYouMean(m[1], columns), strings.Join(columns, ", "))
 				}
@@ -389,7 +390,7 @@ func newTemplate(item *yaml.Node) *template {
 		}
 		if n.Kind == yaml.ScalarNode && strings.Contains(n.Value, "{{") {
 			if _, done := t.sites[n]; !done {
-				t.sites[n] = placeholder.FindAllStringSubmatchIndex(n.Value, -1)
+				t.sites[n] = placeholder().FindAllStringSubmatchIndex(n.Value, -1)
 			}
 		}
 		for _, sub := range n.Content {

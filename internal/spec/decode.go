@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	yaml "go.yaml.in/yaml/v4"
 
@@ -598,14 +599,16 @@ func (x *decoder) outcome(p yamlpos.KV, top bool) Outcome {
 	return o
 }
 
-var implRef = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*:[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$`)
+var implRef = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*:[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$`)
+})
 
 func (x *decoder) checkImpl(v *yaml.Node, val any) {
 	ref, ok := val.(string)
 	if !ok {
 		return // reported by the schema
 	}
-	if !implRef.MatchString(ref) {
+	if !implRef().MatchString(ref) {
 		x.errorf(v, "malformed impl reference %q: %s; write package.module:function, e.g. mytools.impls:create_ticket", ref, implRefProblem(ref))
 		return
 	}
@@ -1404,7 +1407,7 @@ func (x *decoder) compileSchema(n *yaml.Node, v any, what string) *jschema.Schem
 	return sch
 }
 
-var identifier = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+var identifier = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`) })
 
 // implRefProblem says what is wrong with a malformed impl reference.
 func implRefProblem(ref string) string {
@@ -1424,7 +1427,7 @@ func implRefProblem(ref string) string {
 		return "the module is a file path; name it with dots and no .py, as in an import"
 	}
 	for _, part := range append(strings.Split(mod, "."), strings.Split(fn, ".")...) {
-		if !identifier.MatchString(part) {
+		if !identifier().MatchString(part) {
 			return fmt.Sprintf("%q is not a Python identifier", part)
 		}
 	}

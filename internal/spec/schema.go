@@ -7,7 +7,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/santhosh-tekuri/jsonschema/v6/kind"
+	"github.com/dryfire-dev/dryfire/internal/jsonschema/kind"
 	yaml "go.yaml.in/yaml/v4"
 
 	"github.com/dryfire-dev/dryfire/internal/jschema"
@@ -22,10 +22,7 @@ var suiteSchema = sync.OnceValues(func() (*yamlpos.FormatSchema, error) {
 	if err != nil {
 		return nil, fmt.Errorf("parsing the embedded suite schema: %w", err)
 	}
-	s, err := jschema.Compile(raw, schema.SuiteURL)
-	if err != nil {
-		return nil, fmt.Errorf("compiling the embedded suite schema: %w", err)
-	}
+	s := jschema.Embedded(raw, schema.SuiteURL, "")
 	return yamlpos.Compiled(s, raw, schemaContexts, suiteWording), nil
 })
 
@@ -48,14 +45,8 @@ var splitSchemas = sync.OnceValues(func() ([2]*yamlpos.FormatSchema, error) {
 	c := maps.Clone(cases)
 	c["items"] = map[string]any{}
 	head["properties"].(map[string]any)["cases"] = c
-	hs, err := jschema.Compile(head, schema.SuiteURL)
-	if err != nil {
-		return [2]*yamlpos.FormatSchema{}, fmt.Errorf("compiling the embedded suite schema: %w", err)
-	}
-	cs, err := jschema.CompileAt(ss.Raw(), schema.SuiteURL, "#/$defs/case")
-	if err != nil {
-		return [2]*yamlpos.FormatSchema{}, fmt.Errorf("compiling the embedded case schema: %w", err)
-	}
+	hs := jschema.Embedded(head, schema.SuiteURL, "")
+	cs := jschema.Embedded(ss.Raw(), schema.SuiteURL, "#/$defs/case")
 	return [2]*yamlpos.FormatSchema{
 		yamlpos.Compiled(hs, ss.Raw(), schemaContexts, suiteWording),
 		yamlpos.Compiled(cs, ss.Raw(), schemaContexts, suiteWording),

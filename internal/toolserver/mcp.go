@@ -195,14 +195,15 @@ const metaProtocolVersion = "io.modelcontextprotocol/protocolVersion"
 // completeResult is a CallToolResult whose resultType is "complete", as
 // 2026-07-28 results carry it. The field is unexported: go-sdk sets it in
 // its own tools/call path, which the middleware bypasses, and when it
-// decodes a result, which is how this one is made; copies keep it.
-var completeResult = func() mcp.CallToolResult {
+// decodes a result, which is how this one is made (on first use: decoding
+// at init costs every command 376 allocations); copies keep it.
+var completeResult = sync.OnceValue(func() mcp.CallToolResult {
 	var r mcp.CallToolResult
 	if err := json.Unmarshal([]byte(`{"content":[],"resultType":"complete"}`), &r); err != nil {
 		panic(err)
 	}
 	return r
-}()
+})
 
 // toolResult is a call's MCP result. structuredContent is there only for
 // a tool with an output schema (structured), as MCP means it: the
@@ -213,7 +214,7 @@ var completeResult = func() mcp.CallToolResult {
 func toolResult(res tool.Result, modern, structured bool) *mcp.CallToolResult {
 	out := new(mcp.CallToolResult)
 	if modern {
-		*out = completeResult
+		*out = completeResult()
 	}
 	out.Content = []mcp.Content{&mcp.TextContent{Text: res.Content}}
 	if res.Blocks != nil {

@@ -15,6 +15,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	yaml "go.yaml.in/yaml/v4"
 
@@ -78,9 +79,9 @@ const DefaultIdempotencyHeader = "Idempotency-Key"
 
 var (
 	httpMethods   = []string{"GET", "POST", "PUT", "PATCH", "DELETE"}
-	paramSeg      = regexp.MustCompile(`^\{([A-Za-z_][A-Za-z0-9_.-]*)\}$`)
-	placeholder   = regexp.MustCompile(`\{\{([^}]*)\}\}`)
-	envName       = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+	paramSeg      = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\{([A-Za-z_][A-Za-z0-9_.-]*)\}$`) })
+	placeholder   = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\{\{([^}]*)\}\}`) })
+	envName       = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`) })
 	placeholdersK = []string{"code", "message", "retryable", "status"}
 )
 
@@ -212,7 +213,7 @@ func (rt *Route) parsePath() error {
 	}
 	seen := map[string]bool{}
 	for _, s := range strings.Split(rt.Path[1:], "/") {
-		if m := paramSeg.FindStringSubmatch(s); m != nil {
+		if m := paramSeg().FindStringSubmatch(s); m != nil {
 			if seen[m[1]] {
 				return fmt.Errorf("parameter {%s} appears twice", m[1])
 			}
@@ -255,7 +256,7 @@ func (l *loader) packageHTTP(pkg *Package, q yamlpos.KV, ops []*Operation) {
 		switch p.Key() {
 		case "env":
 			ph.Env = str(p.Val)
-			if !envName.MatchString(ph.Env) {
+			if !envName().MatchString(ph.Env) {
 				l.errorf(p.V, "http.env %q is not an environment variable name (letters, digits and _)", ph.Env)
 			} else if strings.HasPrefix(ph.Env, "DRYFIRE_") || contains(reservedEnv, ph.Env) {
 				l.errorf(p.V, "http.env %q is a variable dryfire sets itself; name the variable your agent reads the service's base URL from", ph.Env)
@@ -293,7 +294,7 @@ var reservedEnv = []string{"OPENAI_BASE_URL", "ANTHROPIC_BASE_URL", "OPENAI_API_
 func (l *loader) checkTemplate(n *yaml.Node, v any) {
 	switch x := v.(type) {
 	case string:
-		for _, m := range placeholder.FindAllStringSubmatch(x, -1) {
+		for _, m := range placeholder().FindAllStringSubmatch(x, -1) {
 			if !contains(placeholdersK, m[1]) {
 				l.errorf(n, "error_body placeholder {{%s}}: want {{code}}, {{message}}, {{retryable}} or {{status}}%s", m[1], suggest.DidYouMean(m[1], placeholdersK))
 			}
@@ -465,7 +466,7 @@ func fill(v any, e *ErrorEnvelope, status int) any {
 		case "{{status}}":
 			return json.Number(strconv.Itoa(status))
 		}
-		return placeholder.ReplaceAllStringFunc(x, func(m string) string {
+		return placeholder().ReplaceAllStringFunc(x, func(m string) string {
 			switch m {
 			case "{{code}}":
 				return e.Code

@@ -482,9 +482,9 @@ func (l *loader) operation(pkg *Package, o yamlpos.KV) *Operation {
 		l.route(op, routeKV) // after input and errors: it checks names against them
 	}
 	if op.Tool == "" {
-		op.Tool = badToolChar.ReplaceAllString(op.Name, "_")
+		op.Tool = badToolChar().ReplaceAllString(op.Name, "_")
 		toolNode = o.K
-	} else if !toolName.MatchString(op.Tool) {
+	} else if !toolName().MatchString(op.Tool) {
 		l.errorf(toolNode, "tool name %q: use 1 to 64 letters, digits, _ or - (what model APIs accept)", op.Tool)
 	}
 	if prev, dup := l.w.Tools[op.Tool]; dup {

@@ -17,6 +17,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"go.starlark.net/starlark"
@@ -263,8 +264,8 @@ const (
 
 var (
 	defaultStart = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	toolName     = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
-	badToolChar  = regexp.MustCompile(`[^A-Za-z0-9_-]`)
+	toolName     = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`) })
+	badToolChar  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[^A-Za-z0-9_-]`) })
 )
 
 // IsWorldFile reports whether a file name is a world by its name.

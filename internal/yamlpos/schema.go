@@ -8,8 +8,9 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
-	"github.com/santhosh-tekuri/jsonschema/v6/kind"
+	"github.com/dryfire-dev/dryfire/internal/jsonschema/kind"
 	yaml "go.yaml.in/yaml/v4"
 
 	"github.com/dryfire-dev/dryfire/internal/jschema"
@@ -51,19 +52,16 @@ type Failure struct {
 	Allowed  []string
 }
 
-// NewFormatSchema compiles a format schema (given as JSON text) registered
-// under url. contexts name its parts in messages, the most specific first;
-// the last, with an empty prefix, names the whole file.
+// NewFormatSchema compiles a format schema shipped in the binary (given as
+// JSON text) registered under url: its validator on first need (see
+// jschema.Embedded). contexts name its parts in messages, the most
+// specific first; the last, with an empty prefix, names the whole file.
 func NewFormatSchema(data []byte, url string, contexts []SchemaContext) (*FormatSchema, error) {
 	raw, err := value.Parse(data)
 	if err != nil {
 		return nil, fmt.Errorf("parsing a format schema: %w", err)
 	}
-	s, err := jschema.Compile(raw, url)
-	if err != nil {
-		return nil, err
-	}
-	return &FormatSchema{s: s, raw: raw, contexts: contexts}, nil
+	return &FormatSchema{s: jschema.Embedded(raw, url, ""), raw: raw, contexts: contexts}, nil
 }
 
 // Compiled makes a format schema of s, compiled from (part of) the
@@ -343,9 +341,9 @@ func wantTypes(want []string) string {
 const schemaURL = "mem://dryfire/schema.json"
 
 var (
-	schemaAt      = regexp.MustCompile(`^not a valid JSON Schema: at (/.*?): (.*)$`)
-	missingRef    = regexp.MustCompile(`json-pointer in "(#[^"]*)" not found`)
-	externalRef   = regexp.MustCompile(`external \$ref "([^"]*)" is not allowed`)
+	schemaAt      = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^not a valid JSON Schema: at (/.*?): (.*)$`) })
+	missingRef    = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`json-pointer in "(#[^"]*)" not found`) })
+	externalRef   = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`external \$ref "([^"]*)" is not allowed`) })
 	jsonTypeNames = []string{"array", "boolean", "integer", "null", "number", "object", "string"}
 )
 
@@ -367,8 +365,8 @@ func CompileSchema(n *yaml.Node, v any, what string) (sch *jschema.Schema, at *y
 	msg = strings.ReplaceAll(err.Error(), schemaURL, "")
 	at = n
 	switch {
-	case schemaAt.MatchString(msg):
-		m := schemaAt.FindStringSubmatch(msg)
+	case schemaAt().MatchString(msg):
+		m := schemaAt().FindStringSubmatch(msg)
 		path := pointerSteps(m[1])
 		node, _ := nodeAt(n, path)
 		at = node
@@ -377,12 +375,12 @@ func CompileSchema(n *yaml.Node, v any, what string) (sch *jschema.Schema, at *y
 		} else {
 			msg = "not a valid JSON Schema: at " + m[1] + ": " + m[2]
 		}
-	case missingRef.MatchString(msg):
-		ref := missingRef.FindStringSubmatch(msg)[1]
+	case missingRef().MatchString(msg):
+		ref := missingRef().FindStringSubmatch(msg)[1]
 		at = findRef(n, ref, at)
 		msg = fmt.Sprintf("$ref %q points at nothing in this schema", ref)
-	case externalRef.MatchString(msg):
-		ref := externalRef.FindStringSubmatch(msg)[1]
+	case externalRef().MatchString(msg):
+		ref := externalRef().FindStringSubmatch(msg)[1]
 		at = findRef(n, ref, at)
 		msg = fmt.Sprintf("$ref %q: a schema cannot refer outside itself; put the definition under $defs", ref)
 	}

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	yaml "go.yaml.in/yaml/v4"
@@ -414,7 +415,7 @@ func (c *Converter) key(k *yaml.Node) (string, bool) {
 	return k.Value, true
 }
 
-var leadingZero = regexp.MustCompile(`^[-+]?0[0-9_]+$`)
+var leadingZero = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[-+]?0[0-9_]+$`) })
 
 // isJSONNumber reports whether s is a JSON number and nothing else.
 func isJSONNumber(s string) bool { return s != "" && value.NumberLen(s) == len(s) }
@@ -436,7 +437,7 @@ func (c *Converter) scalar(n *yaml.Node) any {
 		}
 		var i int64
 		if err := n.Decode(&i); err == nil {
-			if n.Style == 0 && leadingZero.MatchString(n.Value) {
+			if n.Style == 0 && leadingZero().MatchString(n.Value) {
 				c.add(Warning, n.Line, n.Column, "%s is read as the number %d (a leading 0 makes it octal); quote it to keep the text", n.Value, i)
 			}
 			return json.Number(strconv.FormatInt(i, 10))
