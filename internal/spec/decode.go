@@ -1182,6 +1182,13 @@ func (x *decoder) crossCase(s *Suite, c *Case) {
 			next := c.Script[ti+1]
 			x.d.AddAt(yamlpos.Warning, next.Pos, "script turn %d is never reached: turn %d has no tool calls, so the case ends there", ti+2, ti+1)
 		}
+		if g := t.When; g != nil && s.World == "" {
+			for _, n := range append(slices.Clip(g.Tools), g.ResultOf) {
+				if n != "" && !tools[n] {
+					x.d.AddAt(yamlpos.Warning, g.Pos, "script turn %d: when names tool %q, which is neither declared nor mocked, so the guard never holds%s", ti+1, n, suggest.DidYouMean(n, knownList))
+				}
+			}
+		}
 		for _, call := range t.ToolCalls {
 			if call.Name != "" && len(rulesFor(call.Name)) == 0 && k.scripted && s.World == "" {
 				x.d.AddAt(yamlpos.Warning, call.Pos, "no mock rule for tool %q in this case: the call will be unmatched and the case will fail%s", call.Name, suggest.DidYouMean(call.Name, knownList))
