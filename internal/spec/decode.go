@@ -1178,7 +1178,7 @@ func (x *decoder) crossCase(s *Suite, c *Case) {
 		// A program may make model calls a script does not foresee,
 		// and a guarded turn waits for its request: reachability is
 		// the built-in loop's.
-		if len(t.ToolCalls) == 0 && !t.broken && ti+1 < len(c.Script) && c.User == nil && !k.command && t.When == nil && c.Script[ti+1].When == nil {
+		if len(t.ToolCalls) == 0 && !t.broken && ti+1 < len(c.Script) && c.User == nil && !k.command && !s.NoAgent && t.When == nil && c.Script[ti+1].When == nil {
 			next := c.Script[ti+1]
 			x.d.AddAt(yamlpos.Warning, next.Pos, "script turn %d is never reached: turn %d has no tool calls, so the case ends there", ti+2, ti+1)
 		}
