@@ -6,6 +6,10 @@
   against the repository's fake model servers (internal/test/fakeapi, served by a Go test), then,
   with those stopped, replayed twice with --record none: both replays give the same report, byte
   for byte (durations aside), and every case passes.
+- The same agent.py on the script model (frameworks/scripted.dryfire.yaml): no key, no cassette,
+  no fake server; and the four agents of examples/scripted-agents (openai, anthropic streamed,
+  LangGraph over MCP, with two tools and a case that must fail) as agent.command cases and in
+  run_drills against examples/world.
 - The mcp SDK's client over stdio and streamable HTTP against `dryfire serve`.
 - pydantic-ai in-process, its function tool a mock_tool, in a drill whose model calls the
   engine records and then replays.
@@ -233,6 +237,26 @@ def test_pydantic_ai_in_process_with_mock_tool_records_and_replays_a_drill(tmp_p
     assert reproduced.reproduction == {"identical": True, "differences": []}
     _row("pydantic-ai-slim", "in-process, function tool = mock_tool, drill model endpoint", "no",
          "drill recorded by the engine, replayed offline: same evidence; reproduction identical")
+
+
+API_OF = {"Chat Completions": "openai-chat", "Responses": "openai-responses", "Messages": "anthropic"}
+
+
+def test_clients_and_frameworks_on_the_script_model_with_no_key_and_no_cassette(tmp_path: Path, binary: str) -> None:
+    """The same clients and frameworks, each case answered by frameworks/scripted.dryfire.yaml's script."""
+    work = tmp_path / "frameworks"
+    shutil.copytree(FRAMEWORKS, work, ignore=shutil.ignore_patterns("*.go", "cassettes", "__pycache__"))
+    r = subprocess.run([binary, "run", "scripted.dryfire.yaml", "--concurrency", "2", "--json", "-"], cwd=work, env=_offline_env(CI="true"),
+                       capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, f"{r.stderr}\n{r.stdout}"
+    by_name = {c["name"]: c for c in json.loads(r.stdout)["cases"]}
+    for case, dist, api, stream in [c for cases in CASES.values() for c in cases]:
+        c = by_name[case]
+        assert c["status"] == "passed" and c["output"] == "Order A-991 is a gold order.", json.dumps(c, indent=1)
+        assert [(s["turn"], s["api"], s["streamed"]) for s in c["script"]] == [(1, API_OF[api.split(" (")[0]], stream), (2, API_OF[api.split(" (")[0]], stream)]
+        _row(dist, f"{api} via agent.command, script model (one suite-level script)", "yes" if stream else "no",
+             "no key, no cassette: the script's guarded turns answer its calls; checks pass")
+    assert not (work / "cassettes").exists()
 
 
 # The script model on the wire: the agents of examples/scripted-agents, with no key and no
