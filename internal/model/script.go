@@ -238,11 +238,11 @@ func (s *Script) view(req *Request) *view {
 		v.lastText = m.Text
 		switch m.Role {
 		case ToolRole:
-			v.last = fmt.Sprintf("tool %q: %q", nameOf(m.CallID), m.Text)
+			v.last = fmt.Sprintf("tool %q: %q", cut(nameOf(m.CallID)), cut(m.Text))
 		case Assistant:
-			v.last = fmt.Sprintf("assistant: %q", m.Text)
+			v.last = fmt.Sprintf("assistant: %q", cut(m.Text))
 		default:
-			v.last = fmt.Sprintf("%s: %q", m.Role, m.Text)
+			v.last = fmt.Sprintf("%s: %q", m.Role, cut(m.Text))
 		}
 	} else {
 		v.last = "none (the request has no messages)"
@@ -372,6 +372,9 @@ func (e *ToolNotOfferedError) Error() string {
 	return fmt.Sprintf("script turn %d calls tool %q, which model request %d does not offer (it offers %s)", e.Turn, e.Tool, e.Request, quoteList(e.Offered))
 }
 
+// maxQuoted bounds the text of a request a message or the report quotes.
+const maxQuoted = 120
+
 func quoteList(vs []string) string {
 	q := make([]string, len(vs))
 	for i, v := range vs {
@@ -380,9 +383,10 @@ func quoteList(vs []string) string {
 	return strings.Join(q, ", ")
 }
 
-// cut shortens text for a message.
+// cut shortens text for a message and the report (a request's last
+// message may be a tool result of megabytes): at most maxQuoted bytes.
 func cut(s string) string {
-	const n = 120
+	const n = maxQuoted
 	if len(s) <= n {
 		return s
 	}

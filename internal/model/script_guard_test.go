@@ -2,6 +2,7 @@ package model_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/dryfire-dev/dryfire/internal/model"
@@ -37,5 +38,20 @@ func TestScriptGuardsInTheLoop(t *testing.T) {
 	want := `model request 3 matches no turn of the script: all 2 turns are served (turn 2 (request 1), turn 1 (request 2)); the request's last message: tool "lookup_order": "{\"tier\":\"gold\"}"; add a turn for it (a guarded one, with when:, for a call the agent makes besides its conversation)`
 	if err == nil || err.Error() != want {
 		t.Errorf("past the script: %v\nwant %s", err, want)
+	}
+}
+
+// A request's last message is quoted cut short: a tool result of
+// megabytes makes a line of the report, not a copy of itself.
+func TestScriptQuotesBounded(t *testing.T) {
+	s := model.NewScript(script(t, "      - text: ok\n"))
+	big := strings.Repeat("é", 1<<20)
+	p, err := s.Pick(&model.Request{Messages: []model.Message{{Role: model.User, Text: big}}})
+	if err != nil || len(p.Last) > 200 || !strings.HasSuffix(p.Last, `…"`) {
+		t.Errorf("last message %d bytes: %.80q (%v)", len(p.Last), p.Last, err)
+	}
+	_, err = s.Pick(&model.Request{Messages: []model.Message{{Role: model.ToolRole, CallID: "x", Text: big}}})
+	if err == nil || len(err.Error()) > 600 {
+		t.Errorf("error %d bytes", len(err.Error()))
 	}
 }
