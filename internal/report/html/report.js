@@ -122,6 +122,10 @@
       parts.push(`<h3>model faults</h3><table><tr><th>request</th><th>api</th><th>fault</th><th>sent again</th></tr>${c.model_faults.map((f) =>
         `<tr><td>${esc(f.request)}</td><td>${esc(f.api)}</td><td><code>${esc(f.fault)}</code></td><td class="${f.retried ? "ok" : "no"}">${f.retried ? "yes" : "no"}</td></tr>`).join("")}</table>`);
     }
+    if (c.script && c.script.length) {
+      parts.push(`<h3>script</h3><table><tr><th>request</th><th>turn</th><th>api</th><th>last message</th></tr>${c.script.map((x) =>
+        `<tr><td>${esc(x.request)}</td><td class="${x.refused ? "no" : "ok"}">${x.turn ? esc(x.turn) : "none"}${x.refused ? " (refused)" : ""}</td><td>${esc(x.api)}${x.streamed ? " (streamed)" : ""}</td><td><code>${esc(x.last_message)}</code></td></tr>`).join("")}</table>`);
+    }
     if (c.network) {
       const a = c.network.attempts || [];
       parts.push(`<h3>network (${esc(c.network.mode)})</h3>${a.length ? `<table><tr><th>kind</th><th>address</th><th>port</th><th>name</th><th>tries</th></tr>${a.map((x) =>
