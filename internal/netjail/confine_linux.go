@@ -10,7 +10,9 @@ package netjail
 // (it sees and signals only its own processes; no /proc/PID/ns of
 // another), and on a new session (no controlling terminal). Every Unix
 // socket bound on the machine's network (the list of /proc/net/unix) is
-// covered by /dev/null: a Docker socket is no way out.
+// covered by /dev/null: a Docker socket is no way out. /tmp is private to
+// the case (what its program is given there — its workspace, script,
+// project — still shared).
 //
 // Sandboxed (Options.Sandbox) adds the filesystem: the machine's, read
 // only, with /home, /root, /run, /tmp, /var/tmp and the user's home
@@ -127,17 +129,37 @@ func (c *confinement) wrap(cmd *exec.Cmd) error {
 		args = append(args, more...)
 		cmd.Env = append(cmd.Env, "TMPDIR=/tmp")
 	} else {
-		args = append(args, "--dev-bind", "/", "/", "--proc", "/proc")
+		// The machine's files, but a private /tmp: in a PID namespace of
+		// its own every program is pid 2, and tools that name files in
+		// /tmp by their pid (tsx's IPC pipe) would collide across cases.
+		// What the program is given under /tmp stays shared, writable.
+		args = append(args, "--dev-bind", "/", "/", "--proc", "/proc", "--tmpfs", "/tmp")
+		hid = []string{"/tmp"}
+		var rw []string
+		keep := append(slices.Clone(c.read), programFiles(cmd)...)
+		keep = append(keep, envOf(cmd.Env, "DRYFIRE_WORKSPACE"), envOf(cmd.Env, "HOME"), dir)
+		for _, p := range keep {
+			if p != "" && under(p, hid) && p != "/tmp" {
+				rw = append(rw, p)
+			}
+		}
+		var more []string
+		more, shown = binds(nil, rw, hid)
+		args = append(args, more...)
+		cmd.Env = append(cmd.Env, "TMPDIR=/tmp")
 	}
 	n := 0
 	for _, s := range unixSockets() {
-		if c.sandbox && under(s, hid) && !under(s, shown) {
+		if under(s, hid) && !under(s, shown) {
 			continue // hidden already
 		}
 		args = append(args, "--ro-bind", "/dev/null", s)
 		n++
 	}
-	if n > 0 {
+	if !c.sandbox {
+		hid = nil // the report names a sandbox's only
+	}
+	if n > 0 && c.sandbox {
 		hid = append(hid, fmt.Sprintf("%d Unix socket(s) of the machine", n))
 	}
 	args = append(args, "--unshare-pid", "--unshare-ipc", "--cap-drop", "ALL", "--die-with-parent", "--new-session", "--chdir", dir, "--")

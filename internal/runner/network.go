@@ -59,12 +59,12 @@ func (h *host) openJail(mode string, dflt bool, dir string) (j *netjail.Jail, no
 			return nil, "network: not isolated, although CI is set (" + err.Error() + "); agent.network: open says that is intended", nil
 		}
 	}
-	var o *netjail.Options
+	o := &netjail.Options{Read: []string{dir}} // isolated
 	switch mode {
 	case spec.NetworkReport:
-		o = &netjail.Options{Pass: true}
+		o.Pass = true
 	case spec.NetworkSandboxed:
-		o = &netjail.Options{Sandbox: true, Read: []string{dir}}
+		o.Sandbox = true
 	}
 	j, err = netjail.New(h.port, o)
 	if err != nil {

@@ -182,3 +182,36 @@ func TestIsolatedConfines(t *testing.T) {
 		t.Logf("output:\n%s\nstderr:\n%s", c.Output, c.Stderr)
 	}
 }
+
+// Confined programs are each pid 2 of their PID namespace: a tool that
+// names a file in /tmp by its pid (tsx's IPC pipe, /tmp/tsx-0/2.pipe)
+// collided across cases while /tmp was the machine's. Each case has a
+// /tmp of its own: two cases at once, and one after them, each create
+// /tmp/pid-$$ exclusively.
+func TestConfinedProgramsHaveTheirOwnTmp(t *testing.T) {
+	netnsOrSkip(t)
+	dir := t.TempDir()
+	suites := writeSuite(t, dir, "tmp.dryfire.yaml", `version: 1
+agent:
+  command: [sh, -c, "set -C; echo x > /tmp/pid-$$ && sleep 0.3 && echo made /tmp/pid-$$"]
+cases:
+  - {name: one, input: x, expect: [{output: {equals: made /tmp/pid-2}}]}
+  - {name: two, input: x, expect: [{output: {equals: made /tmp/pid-2}}]}
+`)
+	for _, network := range []string{"isolated", "sandboxed", "report"} {
+		for round := range 2 {
+			rep, err := runner.Run(context.Background(), suites, runner.Options{Concurrency: 2, Record: cassette.None, Network: network, Env: commandEnv()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, c := range rep.Cases {
+				if c.Status != report.Passed {
+					t.Errorf("%s, round %d, %s: %s %s\n%s", network, round, c.Name, c.Status, c.Reason, c.Stderr)
+				}
+			}
+		}
+	}
+	if _, err := os.Stat("/tmp/pid-2"); err == nil {
+		t.Errorf("a confined program wrote the machine's /tmp/pid-2")
+	}
+}
