@@ -117,7 +117,7 @@ func (c *confinement) wrap(cmd *exec.Cmd) error {
 		var ro, rw []string
 		ro = append(ro, c.read...)
 		ro = append(ro, toolchains(cmd, hide)...)
-		ro = append(ro, programFiles(cmd)...)
+		ro = append(ro, programFiles(cmd, dir)...)
 		if r, err := filepath.EvalSymlinks("/etc/resolv.conf"); err == nil && under(r, hide) {
 			ro = append(ro, r)
 		}
@@ -136,11 +136,16 @@ func (c *confinement) wrap(cmd *exec.Cmd) error {
 		args = append(args, "--dev-bind", "/", "/", "--proc", "/proc", "--tmpfs", "/tmp")
 		hid = []string{"/tmp"}
 		var rw []string
-		keep := append(slices.Clone(c.read), programFiles(cmd)...)
+		keep := append(slices.Clone(c.read), programFiles(cmd, dir)...)
 		keep = append(keep, envOf(cmd.Env, "DRYFIRE_WORKSPACE"), envOf(cmd.Env, "HOME"), dir)
 		for _, p := range keep {
-			if p != "" && under(p, hid) && p != "/tmp" {
-				rw = append(rw, p)
+			// The whole directory of /tmp it is in: a project's siblings
+			// (../agent/node_modules) come with it.
+			if rest, ok := strings.CutPrefix(filepath.Clean(p), "/tmp/"); ok {
+				top, _, _ := strings.Cut(rest, "/")
+				if !slices.Contains(rw, "/tmp/"+top) {
+					rw = append(rw, "/tmp/"+top)
+				}
 			}
 		}
 		var more []string
@@ -176,14 +181,32 @@ func (c *confinement) wrap(cmd *exec.Cmd) error {
 // argument that is an absolute path to a file (its script, made absolute
 // by program.AbsArgs), and the MCP bridge it is told to start
 // (DRYFIRE_MCP_ARGV's first word: dryfire itself).
-func programFiles(cmd *exec.Cmd) []string {
+func programFiles(cmd *exec.Cmd, dir string) []string {
 	var out []string
 	file := func(p string) {
-		if filepath.IsAbs(p) {
-			if st, err := os.Stat(p); err == nil && st.Mode().IsRegular() {
-				out = append(out, filepath.Dir(p))
-			}
+		if !filepath.IsAbs(p) {
+			return
 		}
+		st, err := os.Stat(p)
+		if err != nil || !st.Mode().IsRegular() {
+			return
+		}
+		out = append(out, filepath.Dir(p))
+		if real, err := filepath.EvalSymlinks(p); err == nil {
+			out = append(out, filepath.Dir(real))
+		}
+		// A program of a package (node_modules/.bin/tsx) needs the rest
+		// of its node_modules.
+		if i := strings.LastIndex(p, "/node_modules/"); i >= 0 {
+			out = append(out, p[:i+len("/node_modules")])
+		}
+	}
+	// The program itself, relative to its directory when it is a path.
+	if prog := cmd.Path; strings.Contains(prog, "/") {
+		if !filepath.IsAbs(prog) {
+			prog = filepath.Join(dir, prog)
+		}
+		file(prog)
 	}
 	for _, a := range cmd.Args[1:] {
 		file(a)
