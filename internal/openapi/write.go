@@ -67,11 +67,8 @@ func (im *importer) world() ([]byte, error) {
 		head += fmt.Sprintf(": %s %s", title, str(info["version"]))
 	}
 	b.WriteString("# " + yamlnode.CommentText(head) + ").\n# The behaviors in " + yamlnode.CommentText(im.o.Module) + " keep records in state by id; edit them, or\n# override single calls with toolOverrides.\n")
-	data, err := yamlnode.Encode(root)
-	if err != nil {
-		return nil, err
-	}
-	b.Write(data)
+	// Read back once, with the header: it is yamlnode.Encode's check.
+	b.Write(yamlnode.Dump(root))
 	if err := yamlnode.Check(b.Bytes(), root); err != nil {
 		return nil, err
 	}
