@@ -150,3 +150,50 @@ func benchPost(b *testing.B, url string, start func(*http.Client) map[string]str
 		}
 	})
 }
+
+// The MCP handler alone (no network): a tools/call in a legacy session
+// (as the official clients send it, with and without a progress token),
+// and a stateless 2026-07-28 one with its _meta.
+func BenchmarkHandlerMCPCall(b *testing.B) {
+	srv := New(NewScope(ScopeOptions{Suite: benchSuite(b, 1), NoRecords: true}), Options{}) // as serve's
+	hs := httptest.NewServer(srv)
+	defer hs.Close()
+	init := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"bench","version":"0"}}}`
+	resp, err := http.DefaultClient.Do(mcpRequest(hs.URL+"/mcp", nil, init))
+	if err != nil {
+		b.Fatal(err)
+	}
+	resp.Body.Close()
+	sid := resp.Header.Get("Mcp-Session-Id")
+	legacy := map[string]string{"Mcp-Session-Id": sid, "MCP-Protocol-Version": "2025-11-25"}
+	modern := map[string]string{"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call", "Mcp-Name": "one"}
+	for _, tt := range []struct {
+		name string
+		h    map[string]string
+		body string
+	}{
+		{"legacy", legacy, `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"one","arguments":{"k":"x"}}}`},
+		{"legacy_progress", legacy, `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"one","arguments":{"k":"x"},"_meta":{"progressToken":3}}}`},
+		{"stateless_2026", modern, `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"one","arguments":{"k":"x"},` + modernMeta("2026-07-28") + `}}`},
+	} {
+		b.Run(tt.name, func(b *testing.B) {
+			body := strings.NewReader(tt.body)
+			req := mcpRequest("/mcp", tt.h, tt.body)
+			req.Body = io.NopCloser(body)
+			w := &discard{h: http.Header{}}
+			fast := srv.root.fastCalls.Load()
+			b.ReportAllocs()
+			for b.Loop() {
+				body.Reset(tt.body)
+				w.reset()
+				srv.ServeHTTP(w, req)
+				if w.status != 200 {
+					b.Fatal(w.status)
+				}
+			}
+			if srv.root.fastCalls.Load() == fast {
+				b.Fatal("not answered by the fast path")
+			}
+		})
+	}
+}

@@ -94,11 +94,13 @@ func (h mcpHandler) fastCall(w http.ResponseWriter, r *http.Request, hs *httpSes
 // headers: a tools/call of the 2026-07-28 era, or of an earlier one in a
 // session the scope knows (ss); modern is the era.
 func (s *Scope) fastHeaders(hdr http.Header, hs *httpSession) (ss *mcp.ServerSession, modern, ok bool) {
-	version := hdr.Get("Mcp-Protocol-Version")
+	// Header values by their canonical keys, as net/http's server stores
+	// them (Get would canonicalize each key again).
+	version := first(hdr["Mcp-Protocol-Version"])
 	modern = version == modernVersion
 	switch {
 	case modern:
-		if s.noFastModern || hdr.Get("Mcp-Method") != "tools/call" {
+		if s.noFastModern || first(hdr["Mcp-Method"]) != "tools/call" {
 			return nil, false, false
 		}
 	case version == "" || contains(legacyVersions, version):
@@ -131,15 +133,12 @@ func fastRequest(r *http.Request, in *bytes.Buffer, modern bool, req *mcpCallReq
 	if !bytes.Contains(body, []byte(`"tools/call"`)) {
 		return restore()
 	}
-	if json.Unmarshal(body, req) != nil || req.JSONRPC != "2.0" || req.Method != "tools/call" || !validRPCID(req.ID) ||
+	if !scanCall(body, req, meta) || req.JSONRPC != "2.0" || req.Method != "tools/call" || !validRPCID(req.ID) ||
 		req.Params.Name == "" || req.Params.Task != nil || req.Params.InputResponses != nil || req.Params.RequestState != nil {
 		return restore()
 	}
-	if req.Params.Meta != nil && (json.Unmarshal(req.Params.Meta, meta) != nil) {
-		return restore()
-	}
 	if modern {
-		if meta.ProtocolVersion != modernVersion || r.Header.Get("Mcp-Name") != req.Params.Name ||
+		if meta.ProtocolVersion != modernVersion || first(r.Header["Mcp-Name"]) != req.Params.Name ||
 			!isJSONObject(meta.ClientCapabilities) || (meta.ClientInfo != nil && !isJSONObject(meta.ClientInfo)) {
 			return restore()
 		}
@@ -283,8 +282,19 @@ func isJSONType(v []string) bool {
 	return ct == "application/json" || strings.HasPrefix(ct, "application/json;")
 }
 
+// first is a header's first value, as http.Header.Get gives it.
+func first(v []string) string {
+	if len(v) == 0 {
+		return ""
+	}
+	return v[0]
+}
+
 // accepts is go-sdk's rule: Accept names JSON and SSE (or wildcards).
 func accepts(values []string) bool {
+	if len(values) == 1 && (values[0] == "application/json, text/event-stream" || values[0] == "text/event-stream, application/json") {
+		return true // what the official clients send
+	}
 	jsonOK, streamOK := false, false
 	for _, value := range values {
 		for raw := range strings.SplitSeq(value, ",") {

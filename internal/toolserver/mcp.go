@@ -289,10 +289,11 @@ type mcpHandler struct{ s *Scope }
 func (h mcpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	m := h.s.mcp
 	var hs *httpSession
-	if sid := r.Header.Get("Mcp-Session-Id"); sid != "" {
+	if sid := r.Header["Mcp-Session-Id"]; len(sid) > 0 && sid[0] != "" {
 		// The session's client is active: its idle time starts over, now
 		// and when this request ends (a GET stream may stay open long).
-		if hs = h.s.session(sid); hs != nil {
+		if hs = h.s.session(sid[0]); hs != nil {
+			hs.touch()
 			defer hs.touch()
 		}
 	}

@@ -76,8 +76,11 @@ type Scope struct {
 	shared   *state
 	sessions map[*mcp.ServerSession]*state // MCP sessions that made calls
 	byID     map[string]*httpSession       // HTTP sessions, by Mcp-Session-Id
-	watched  map[*mcp.ServerSession]bool   // sessions whose end is awaited
-	expiring bool                          // the idle-session sweeper runs
+	// live is byID for the hot path's lookups, which take no lock; it is
+	// written with byID, under mu.
+	live     sync.Map
+	watched  map[*mcp.ServerSession]bool // sessions whose end is awaited
+	expiring bool                        // the idle-session sweeper runs
 
 	mcp          *mcpServer
 	serverInfo   []byte // the serverInfo of 2026-07-28 results, as JSON
@@ -377,11 +380,13 @@ func (s *Scope) register(ss *mcp.ServerSession) {
 		}
 		evict = s.byID[oldID].ss
 		delete(s.byID, oldID)
+		s.live.Delete(oldID)
 	}
 	if evict != nil {
 		defer evict.Close()
 	}
 	s.byID[id] = hs
+	s.live.Store(id, hs)
 	s.watch(ss)
 	if s.idle > 0 && !s.expiring {
 		s.expiring = true
@@ -390,16 +395,13 @@ func (s *Scope) register(ss *mcp.ServerSession) {
 	s.mu.Unlock()
 }
 
-// session returns the HTTP session with that id, or nil, and notes that
-// its client has just sent a request.
+// session returns the HTTP session with that id, or nil, without a lock
+// (the caller notes its client's activity: touch).
 func (s *Scope) session(id string) *httpSession {
-	s.mu.Lock()
-	hs := s.byID[id]
-	s.mu.Unlock()
-	if hs != nil {
-		hs.touch()
+	if v, ok := s.live.Load(id); ok {
+		return v.(*httpSession)
 	}
-	return hs
+	return nil
 }
 
 // setLogLevel notes the logging level a session's client set.
@@ -435,6 +437,7 @@ func (s *Scope) expireIdle() {
 			if hs.last.Load() <= cut {
 				idle = append(idle, hs.ss)
 				delete(s.byID, id)
+				s.live.Delete(id)
 			}
 		}
 		done := len(s.byID) == 0
@@ -464,6 +467,7 @@ func (s *Scope) watch(ss *mcp.ServerSession) {
 		delete(s.watched, ss)
 		if id := ss.ID(); id != "" && s.byID[id] != nil && s.byID[id].ss == ss {
 			delete(s.byID, id)
+			s.live.Delete(id)
 		}
 		s.mu.Unlock()
 	}()

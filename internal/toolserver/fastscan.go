@@ -1,0 +1,312 @@
+package toolserver
+
+import (
+	"bytes"
+	"unicode/utf8"
+
+	"github.com/dryfire-dev/dryfire/internal/value"
+)
+
+// scanCall reads the body of a tools/call for the fast path, in one pass
+// and without reflection (encoding/json's Unmarshal of the two structs
+// was two thirds of the fast path's own work): the members mcpCallRequest
+// and requestMeta name, each value's bytes as encoding/json's RawMessage
+// would hold them. It is stricter than encoding/json and says false,
+// sending the request to go-sdk, for anything unusual: a key or string
+// it would unescape, a key that differs from a known one only in case
+// (encoding/json matches those), a known key twice, a known member of
+// the wrong JSON type, nesting deeper than maxScanDepth, text after the
+// object. Whatever it accepts, json.Unmarshal accepts and reads the same
+// (FuzzScanCall).
+func scanCall(b []byte, req *mcpCallRequest, meta *requestMeta) bool {
+	i := skipSpace(b, 0)
+	var seen uint8
+	i, ok := members(b, i, func(key, val []byte) bool {
+		switch k := knownKey(key, topKeys); k {
+		case -1:
+			return false
+		case len(topKeys):
+			return true // a member the fast path ignores, as encoding/json does
+		default:
+			if seen&(1<<k) != 0 {
+				return false
+			}
+			seen |= 1 << k
+			switch k {
+			case 0:
+				s, ok := plainString(val)
+				req.JSONRPC = s
+				return ok
+			case 1:
+				req.ID = val
+			case 2:
+				s, ok := plainString(val)
+				req.Method = s
+				return ok
+			case 3:
+				return scanParams(val, req, meta)
+			}
+		}
+		return true
+	})
+	return ok && skipSpace(b, i) == len(b)
+}
+
+var (
+	topKeys   = []string{"jsonrpc", "id", "method", "params"}
+	paramKeys = []string{"name", "arguments", "_meta", "task", "inputResponses", "requestState"}
+	metaKeys  = []string{"io.modelcontextprotocol/protocolVersion", "io.modelcontextprotocol/clientCapabilities", "io.modelcontextprotocol/clientInfo", "io.modelcontextprotocol/logLevel", "progressToken"}
+)
+
+func scanParams(b []byte, req *mcpCallRequest, meta *requestMeta) bool {
+	if len(b) == 0 || b[0] != '{' {
+		return false
+	}
+	var seen uint8
+	_, ok := members(b, 0, func(key, val []byte) bool {
+		k := knownKey(key, paramKeys)
+		switch {
+		case k == -1:
+			return false
+		case k == len(paramKeys):
+			return true
+		case k >= 3: // task, inputResponses, requestState: go-sdk's
+			return false
+		case seen&(1<<k) != 0:
+			return false
+		}
+		seen |= 1 << k
+		switch k {
+		case 0:
+			s, ok := plainString(val)
+			req.Params.Name = s
+			return ok
+		case 1:
+			req.Params.Arguments = val
+		case 2:
+			req.Params.Meta = val
+			return scanMeta(val, meta)
+		}
+		return true
+	})
+	return ok
+}
+
+func scanMeta(b []byte, meta *requestMeta) bool {
+	if len(b) == 0 || b[0] != '{' {
+		return false
+	}
+	var seen uint8
+	_, ok := members(b, 0, func(key, val []byte) bool {
+		k := knownKey(key, metaKeys)
+		switch {
+		case k == -1:
+			return false
+		case k == len(metaKeys):
+			return true
+		case seen&(1<<k) != 0:
+			return false
+		}
+		seen |= 1 << k
+		var ok bool
+		switch k {
+		case 0:
+			meta.ProtocolVersion, ok = plainString(val)
+		case 1:
+			meta.ClientCapabilities, ok = val, true
+		case 2:
+			meta.ClientInfo, ok = val, true
+		case 3:
+			meta.LogLevel, ok = plainString(val)
+		case 4:
+			meta.ProgressToken, ok = val, true
+		}
+		return ok
+	})
+	return ok
+}
+
+// knownKey is key's index in keys, len(keys) for a key none of them
+// equals in any case, or -1 for one that equals a known key only when
+// case is ignored.
+func knownKey(key []byte, keys []string) int {
+	for i, k := range keys {
+		if string(key) == k {
+			return i
+		}
+	}
+	for _, k := range keys {
+		if bytes.EqualFold(key, []byte(k)) { // Unicode folding, as encoding/json's
+
+			return -1
+		}
+	}
+	return len(keys)
+}
+
+// plainString is the JSON string val when it has no escapes and is valid
+// UTF-8 (encoding/json would change either).
+func plainString(val []byte) (string, bool) {
+	if len(val) < 2 || val[0] != '"' || bytes.IndexByte(val, '\\') >= 0 || !utf8.Valid(val) {
+		return "", false
+	}
+	return string(val[1 : len(val)-1]), true
+}
+
+// maxScanDepth bounds the nesting scanCall reads; deeper goes to go-sdk.
+const maxScanDepth = 64
+
+// members reads the object at b[i:] ('{' first), calling f with each
+// member's key (unescaped keys only) and value (its bytes); it returns
+// where the object ends.
+func members(b []byte, i int, f func(key, val []byte) bool) (int, bool) {
+	return object(b, i, 1, f)
+}
+
+// object is members at a depth; a nil f skips the object (its keys may
+// have escapes).
+func object(b []byte, i, depth int, f func(key, val []byte) bool) (int, bool) {
+	if i >= len(b) || b[i] != '{' {
+		return i, false
+	}
+	i = skipSpace(b, i+1)
+	if i < len(b) && b[i] == '}' {
+		return i + 1, true
+	}
+	for {
+		if i >= len(b) || b[i] != '"' {
+			return i, false
+		}
+		end, ok := skipString(b, i)
+		if !ok {
+			return i, false
+		}
+		key := b[i+1 : end-1]
+		if f != nil && bytes.IndexByte(key, '\\') >= 0 {
+			return i, false
+		}
+		i = skipSpace(b, end)
+		if i >= len(b) || b[i] != ':' {
+			return i, false
+		}
+		i = skipSpace(b, i+1)
+		vend, ok := skipValue(b, i, depth+1)
+		if !ok || f != nil && !f(key, b[i:vend]) {
+			return i, false
+		}
+		i = skipSpace(b, vend)
+		if i >= len(b) {
+			return i, false
+		}
+		switch b[i] {
+		case ',':
+			i = skipSpace(b, i+1)
+		case '}':
+			return i + 1, true
+		default:
+			return i, false
+		}
+	}
+}
+
+// skipValue is the end of the JSON value at b[i:], as encoding/json's
+// scanner reads it (strings may hold any byte but controls, as there).
+func skipValue(b []byte, i, depth int) (int, bool) {
+	if i >= len(b) || depth > maxScanDepth {
+		return i, false
+	}
+	switch c := b[i]; {
+	case c == '{':
+		return object(b, i, depth, nil)
+	case c == '[':
+		i = skipSpace(b, i+1)
+		if i < len(b) && b[i] == ']' {
+			return i + 1, true
+		}
+		for {
+			end, ok := skipValue(b, i, depth+1)
+			if !ok {
+				return i, false
+			}
+			i = skipSpace(b, end)
+			if i >= len(b) {
+				return i, false
+			}
+			switch b[i] {
+			case ',':
+				i = skipSpace(b, i+1)
+			case ']':
+				return i + 1, true
+			default:
+				return i, false
+			}
+		}
+	case c == '"':
+		return skipString(b, i)
+	case c == '-' || c >= '0' && c <= '9':
+		n := value.NumberLen(b[i:])
+		return i + n, n > 0
+	case c == 't':
+		return i + 4, bytes.HasPrefix(b[i:], []byte("true"))
+	case c == 'f':
+		return i + 5, bytes.HasPrefix(b[i:], []byte("false"))
+	case c == 'n':
+		return i + 4, bytes.HasPrefix(b[i:], []byte("null"))
+	}
+	return i, false
+}
+
+// plain marks the bytes a JSON string holds as they are: not '"', '\\'
+// or a control.
+var plain = func() (t [256]bool) {
+	for c := 0x20; c < 256; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
+
+// skipString is the end of the JSON string at b[i:] ('"' first).
+func skipString(b []byte, i int) (int, bool) {
+	for i++; i < len(b); i++ {
+		for i < len(b) && plain[b[i]] {
+			i++
+		}
+		if i >= len(b) {
+			break
+		}
+		switch c := b[i]; {
+		case c == '"':
+			return i + 1, true
+		case c < 0x20:
+			return i, false
+		case c == '\\':
+			i++
+			if i >= len(b) {
+				return i, false
+			}
+			switch b[i] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+			case 'u':
+				if i+4 >= len(b) {
+					return i, false
+				}
+				for _, h := range b[i+1 : i+5] {
+					if !(h >= '0' && h <= '9' || h >= 'a' && h <= 'f' || h >= 'A' && h <= 'F') {
+						return i, false
+					}
+				}
+				i += 4
+			default:
+				return i, false
+			}
+		}
+	}
+	return i, false
+}
+
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
+	}
+	return i
+}
