@@ -70,7 +70,7 @@ def test_no_binary_is_one_error_naming_the_three_places(tmp_path: Path, monkeypa
     with pytest.raises(dryfire.BinaryNotFound) as e:
         dryfire.find_binary()
     msg = str(e.value)
-    for want in ("DRYFIRE_BIN is not set", "platform wheel", "no dryfire", "PATH", "pip install dryfire", "go install github.com/dryfire-dev/dryfire/cmd/dryfire@latest"):
+    for want in ("DRYFIRE_BIN is not set", "platform wheel", "no dryfire", "PATH", "pip install dryfire-sdk", "go install github.com/dryfire-dev/dryfire/cmd/dryfire@latest"):
         assert want in msg
 
 
@@ -109,7 +109,7 @@ def test_platform_wheel_carries_an_executable_binary_and_is_reproducible(tmp_pat
     a.mkdir()
     b.mkdir()
     name = dryfire_build.build_wheel(str(a), {"binary": str(fake)})
-    assert name == "dryfire-0.1.0.dev0-py3-none-manylinux_2_17_x86_64.manylinux2014_x86_64.whl"
+    assert name == "dryfire_sdk-0.1.0.dev0-py3-none-manylinux_2_17_x86_64.manylinux2014_x86_64.musllinux_1_1_x86_64.whl"
     assert dryfire_build.build_wheel(str(b), {"binary": str(fake)}) == name
     assert (a / name).read_bytes() == (b / name).read_bytes()
     entries = _wheel_entries(a / name)
@@ -118,12 +118,12 @@ def test_platform_wheel_carries_an_executable_binary_and_is_reproducible(tmp_pat
     for must in ("dryfire/py.typed", "dryfire/pytest_plugin.py", "dryfire/testing.py"):
         assert must in entries
     with zipfile.ZipFile(a / name) as z:
-        wheel = z.read("dryfire-0.1.0.dev0.dist-info/WHEEL").decode()
-        assert "Root-Is-Purelib: false" in wheel and "Tag: py3-none-manylinux_2_17_x86_64.manylinux2014_x86_64" in wheel
-        eps = z.read("dryfire-0.1.0.dev0.dist-info/entry_points.txt").decode()
+        wheel = z.read("dryfire_sdk-0.1.0.dev0.dist-info/WHEEL").decode()
+        assert "Root-Is-Purelib: false" in wheel and "Tag: py3-none-manylinux_2_17_x86_64.manylinux2014_x86_64.musllinux_1_1_x86_64" in wheel
+        eps = z.read("dryfire_sdk-0.1.0.dev0.dist-info/entry_points.txt").decode()
         assert "[pytest11]\ndryfire = dryfire.pytest_plugin" in eps and "dryfire = dryfire._cli:main" in eps
         # Every file's RECORD line has its hash and size.
-        for line in z.read("dryfire-0.1.0.dev0.dist-info/RECORD").decode().splitlines():
+        for line in z.read("dryfire_sdk-0.1.0.dev0.dist-info/RECORD").decode().splitlines():
             path, digest, size = line.split(",")
             if path.endswith("RECORD"):
                 assert digest == size == ""
@@ -135,7 +135,7 @@ def test_platform_wheel_carries_an_executable_binary_and_is_reproducible(tmp_pat
 
 def test_without_a_binary_the_wheel_is_pure(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("DRYFIRE_WHEEL_BINARY", raising=False)
-    name = dryfire_build.build_wheel(str(tmp_path))
+    name = dryfire_build.build_wheel(str(tmp_path), {"go": "never"})
     assert name.endswith("-py3-none-any.whl")
     assert not any(n.startswith("dryfire/_bin/") for n in _wheel_entries(tmp_path / name))
 

@@ -64,7 +64,7 @@ def suites(pytester: pytest.Pytester) -> Path:
 def test_every_case_is_an_item_and_a_failing_case_fails_with_dryfires_text(pytester: pytest.Pytester, suites: Path) -> None:
     r = run(pytester, "-v", autoload=True)
     r.assert_outcomes(passed=4, failed=1)
-    r.stdout.fnmatch_lines(["plugins: *dryfire-0.1.0.dev0*"])
+    r.stdout.fnmatch_lines(["plugins: *dryfire-sdk-0.1.0.dev0*"])
     r.stdout.fnmatch_lines([
         "refund.dryfire.yaml::typo in the order id FAILED*",
         "refund.dryfire.yaml::the order is found PASSED*",

@@ -58,7 +58,8 @@ def find_binary() -> str:
     raise BinaryNotFound(
         "the dryfire binary was not found: DRYFIRE_BIN is not set, this dryfire package "
         f"({_BUNDLED.parent.parent}) is not a platform wheel with dryfire/_bin/dryfire, and no dryfire "
-        "is on PATH. Install a platform wheel (pip install dryfire, on Linux x86_64), or build the "
+        "is on PATH. Install the platform wheel (pip install dryfire-sdk: macOS 12+ arm64 and x86_64, "
+        "Linux x86_64 and aarch64, Windows x64; not `pip install dryfire`, another project), or build the "
         "binary (go install github.com/dryfire-dev/dryfire/cmd/dryfire@latest) and set DRYFIRE_BIN "
         f"to its path (Python {sys.version_info.major}.{sys.version_info.minor})"
     )

@@ -12,6 +12,7 @@ import json
 import os
 import re
 import subprocess
+import sys
 import tempfile
 from dataclasses import dataclass
 
@@ -118,6 +119,19 @@ def _re2_quote(s: str) -> str:
     return re.sub(r"([\\.+*?()|\[\]{}^$])", r"\\\1", s)
 
 
+def interpreter_first(env: dict[str, str]) -> dict[str, str]:
+    """env with the directory of this interpreter first on PATH.
+
+    An ``agent.command: [python, ...]`` (or ``python3``) run from pytest then runs pytest's own
+    interpreter, with the packages of its environment, not whichever python comes first on the
+    user's PATH. The directory is not added twice.
+    """
+    here = os.path.dirname(os.path.abspath(sys.executable))
+    rest = [d for d in env.get("PATH", os.defpath).split(os.pathsep) if d and os.path.abspath(d) != here]
+    env["PATH"] = os.pathsep.join([here, *rest])
+    return env
+
+
 def run_suite(binary: str, rootdir: str, path: str, names: list[str] | None, *, record: str | None,
               concurrency: int | None, python: str | None, timeout: float | None = None) -> tuple[dict[str, CaseResult], str, int]:
     """Run ``dryfire run`` on one suite file for the cases ``names`` (every case: None).
@@ -137,7 +151,7 @@ def run_suite(binary: str, rootdir: str, path: str, names: list[str] | None, *, 
             argv += ["--concurrency", str(concurrency)]
         if python:
             argv += ["--python", python]
-        env = dict(os.environ)
+        env = interpreter_first(dict(os.environ))
         env["TERM"] = "dumb"
         env["NO_COLOR"] = "1"
         proc = subprocess.run(argv, cwd=rootdir, env=env, stdin=subprocess.DEVNULL, capture_output=True, timeout=timeout)
