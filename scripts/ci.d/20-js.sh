@@ -5,11 +5,13 @@
 #    declarations), type-check and run the SDK's Vitest suite against that
 #    binary (DRYFIRE_BIN). Pinned packages from sdk/js/package-lock.json go
 #    into sdk/js/node_modules (git-ignored).
-# 2. Pack the SDK and the linux-x64 platform package holding that binary
-#    with npm pack, install only those tarballs (plus the pinned runners of
-#    examples/ts-runners/package-lock.json) into a temporary project, and
-#    run there, offline, the Vitest, Jest and framework examples, each
-#    type-checked with tsc --strict against the published declarations.
+# 2. Pack the SDK, @firedrill/sdk (its alias) and this platform's package
+#    holding that binary with npm pack, install only those tarballs (plus
+#    the pinned runners of examples/ts-runners/package-lock.json) into a
+#    temporary project, and run there, offline, the Vitest, Jest and
+#    framework examples, each type-checked with tsc --strict against the
+#    published declarations (examples/ts-vitest/test/note.test.ts is the
+#    product note's example verbatim, with its @firedrill/sdk imports).
 #    The examples find the binary through the platform package. The OpenAI
 #    Agents SDK agent of examples/scripted-agents runs there too, on the
 #    script model (as an agent.command case and in runDrills against

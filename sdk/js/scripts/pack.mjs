@@ -9,7 +9,9 @@
 // src/platform.ts an optional dependency, as esbuild does), stages each
 // npm/cli-<platform>-<arch> with its binary as bin/dryfire (bin/dryfire.exe
 // on win32) and nothing else, and runs `npm pack` on each into DIR. It
-// prints the tarballs' paths, one a line: the SDK first.
+// also packs alias/ (@firedrill/sdk, re-exporting dryfire and dryfire/testing).
+// It prints the tarballs' paths, one a line: the SDK first, the alias
+// second.
 import { execFileSync } from "node:child_process";
 import { chmodSync, copyFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -70,6 +72,13 @@ try {
   cpSync(join(root, "dist"), join(sdk, "dist"), { recursive: true });
   copyFileSync(join(root, "README.md"), join(sdk, "README.md"));
   const tarballs = [pack(sdk)];
+
+  // @firedrill/sdk: the same SDK under the product notes' names.
+  const alias = readJSON(join(root, "alias", "package.json"));
+  if (alias.version !== pkg.version || alias.dependencies.dryfire !== pkg.version) {
+    throw new Error(`pack: alias/package.json is ${alias.version} (dryfire ${alias.dependencies.dryfire}), dryfire ${pkg.version}`);
+  }
+  tarballs.push(pack(join(root, "alias")));
 
   for (const [key, binary] of binaries) {
     const dir = join(stage, `cli-${key}`);

@@ -1,0 +1,2 @@
+// @firedrill/sdk is dryfire: the same module, so one drill state.
+module.exports = require("dryfire");
