@@ -26,6 +26,9 @@ step() {
 }
 
 go version
+# Before the Go tests: under CI their agent programs are confined
+# (agent.network: isolated), which needs bubblewrap on the machine.
+[ "$(id -u)" = 0 ] && bash scripts/ci.d/45-sandbox.sh install
 step "go test -race ./..." go test -race -count=1 -timeout 15m ./...
 for part in scripts/ci.d/*.sh; do
 	[ -e "$part" ] || continue
