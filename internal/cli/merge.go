@@ -122,6 +122,31 @@ func parseShard(s string) (index, count int, err error) {
 	return index, count, nil
 }
 
+// runShard reads run's --shard: I/N, or auto (auto/N) from the CI's
+// variables, saying on stderr which it used.
+func runShard(e *env, s string) (*dryfire.Shard, error) {
+	if s != "auto" && !strings.HasPrefix(s, "auto/") {
+		i, n, err := parseShard(s)
+		if err != nil {
+			return nil, usageErr("%v", err)
+		}
+		return &dryfire.Shard{Index: i, Count: n}, nil
+	}
+	total := 0
+	if n, ok := strings.CutPrefix(s, "auto/"); ok {
+		var err error
+		if total, err = strconv.Atoi(n); err != nil || total < 1 || total > 1_000_000 {
+			return nil, usageErr("--shard %q: want auto/N, N the number of shards (1 to 1000000), e.g. --shard auto/3", s)
+		}
+	}
+	sh, from, err := dryfire.ShardFromEnv(e.getenv, total)
+	if err != nil {
+		return nil, usageErr("--shard %s: %v; nothing ran", s, err)
+	}
+	fmt.Fprintf(e.stderr, "dryfire: --shard %s: shard %d/%d, from %s\n", s, sh.Index, sh.Count, from)
+	return sh, nil
+}
+
 // buildID names this build of dryfire in a shard's report: the version,
 // the VCS revision it was built from, or the module version it was
 // installed at, and the Go version; from a modified tree or without

@@ -124,7 +124,7 @@ skipped; a second Ctrl-C stops at once).`,
 	f.IntVar(&o.port, "port", 0, "serve agent.command programs' model and tool endpoints on loopback port `N` instead of a free one, over agent.port's: for frameworks that put the server's URL into their requests (crewai names MCP tools after it)")
 	f.IntVar(&o.trials, "trials", 0, "run every case `N` times (over the trials: of cases and suites), each trial isolated and, with a real model, recorded into its own cassette (CASE.trial-K.json after the first); the report gives passes/N, pass@k and pass^k, and marks flaky cases")
 	f.Float64Var(&o.threshold, "pass-threshold", 1, "with trials, a case passes when at least this fraction `F` of its trials pass (above 0, at most 1), e.g. --pass-threshold 0.8; default every trial")
-	f.StringVar(&o.shard, "shard", "", "run only part `I/N` of the cases, for N machines sharing a run: a case's part is a stable hash of its suite and name (or see --durations); merge the parts' --json reports with dryfire merge, e.g. --shard 2/3")
+	f.StringVar(&o.shard, "shard", "", "run only part `I/N` of the cases, for N machines sharing a run: a case's part is a stable hash of its suite and name (or see --durations); merge the parts' --json reports with dryfire merge, e.g. --shard 2/3; --shard auto (or auto/N, N the total) reads I and N from the CI's variables (DRYFIRE_SHARD_INDEX and DRYFIRE_SHARD_TOTAL, GitLab, CircleCI, Buildkite, a Kubernetes Indexed Job) and says which")
 	f.StringVar(&o.durations, "durations", "", "with --shard, spread the cases so that the shards take about as long, by the durations in the JSON report `FILE` of a previous run, e.g. --durations last-report.json")
 	addLoadFlags(cmd, e, &o.python)
 	return cmd
@@ -155,11 +155,11 @@ func runRun(cmd *cobra.Command, e *env, o runOptions, args []string) error {
 	}
 	var shard *dryfire.Shard
 	if o.shard != "" {
-		i, n, err := parseShard(o.shard)
-		if err != nil {
-			return usageErr("%v", err)
+		var err error
+		if shard, err = runShard(e, o.shard); err != nil {
+			return err
 		}
-		shard = &dryfire.Shard{Index: i, Count: n, Build: buildID()}
+		shard.Build = buildID()
 		if o.durations != "" {
 			if shard.Durations, err = readReport(o.durations); err != nil {
 				return usageErr("--durations: %v; nothing ran", err)

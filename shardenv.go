@@ -1,0 +1,109 @@
+package dryfire
+
+import (
+	"fmt"
+	"strconv"
+)
+
+// ciShard is where one CI keeps a parallel job's index and the number of
+// jobs.
+type ciShard struct {
+	name, index, total string
+	base               int    // the index of the first job: 0 or 1
+	noTotal            string // when the CI does not give the total: where it is
+}
+
+// ciShards are the CIs ShardFromEnv reads, the first found used.
+// DRYFIRE_SHARD_INDEX (1-based, like --shard I/N) comes first: set from a
+// GitHub Actions matrix, or anywhere, it overrides what the CI says.
+var ciShards = []ciShard{
+	{name: "DRYFIRE_SHARD_INDEX", index: "DRYFIRE_SHARD_INDEX", total: "DRYFIRE_SHARD_TOTAL", base: 1},
+	{name: "GitLab CI", index: "CI_NODE_INDEX", total: "CI_NODE_TOTAL", base: 1},
+	{name: "CircleCI", index: "CIRCLE_NODE_INDEX", total: "CIRCLE_NODE_TOTAL", base: 0},
+	{name: "Buildkite", index: "BUILDKITE_PARALLEL_JOB", total: "BUILDKITE_PARALLEL_JOB_COUNT", base: 0},
+	{name: "a Kubernetes Indexed Job", index: "JOB_COMPLETION_INDEX", total: "DRYFIRE_SHARD_TOTAL", base: 0,
+		noTotal: "its total is the Job's spec.completions, which Kubernetes does not put in the environment"},
+}
+
+// maxShards bounds a shard count read from the environment.
+const maxShards = 1_000_000
+
+// ShardFromEnv finds this machine's part of a sharded run in the CI's
+// own variables: DRYFIRE_SHARD_INDEX (1-based) and DRYFIRE_SHARD_TOTAL,
+// GitLab's CI_NODE_INDEX (1-based) and CI_NODE_TOTAL, CircleCI's
+// CIRCLE_NODE_INDEX (0-based) and CIRCLE_NODE_TOTAL, Buildkite's
+// BUILDKITE_PARALLEL_JOB (0-based) and BUILDKITE_PARALLEL_JOB_COUNT, a
+// Kubernetes Indexed Job's JOB_COMPLETION_INDEX (0-based) with the total
+// given. total, when above 0, is the number of shards given on the
+// command line (--shard auto/N): the total of a CI that does not say it,
+// and a check of one that does. It returns the shard (Index 1-based, as
+// everywhere in dryfire) and says where it came from, e.g.
+// `GitLab CI: CI_NODE_INDEX=2, CI_NODE_TOTAL=3`. A missing, non-numeric
+// or out-of-range value is an error that names the variable and value.
+func ShardFromEnv(getenv func(string) string, total int) (*Shard, string, error) {
+	for _, c := range ciShards {
+		iv, tv := getenv(c.index), getenv(c.total)
+		if iv == "" {
+			// GitLab sets CI_NODE_TOTAL=1 on a job without parallel:.
+			if c.name == "GitLab CI" && tv == "1" && total <= 1 {
+				return &Shard{Index: 1, Count: 1}, "GitLab CI: CI_NODE_TOTAL=1 and no CI_NODE_INDEX (a job without parallel:)", nil
+			}
+			continue
+		}
+		index, err := envNumber(c.index, iv)
+		if err != nil {
+			return nil, "", err
+		}
+		var count int
+		from := fmt.Sprintf("%s=%s", c.index, iv)
+		switch {
+		case tv != "":
+			if count, err = envNumber(c.total, tv); err != nil {
+				return nil, "", err
+			}
+			if count < 1 {
+				return nil, "", fmt.Errorf("%s=%q: the number of shards is at least 1", c.total, tv)
+			}
+			if total > 0 && total != count {
+				return nil, "", fmt.Errorf("%s=%s says %d shards, not %d", c.total, tv, count, total)
+			}
+			from += fmt.Sprintf(", %s=%s", c.total, tv)
+		case total > 0:
+			count = total
+			from += fmt.Sprintf(", --shard auto/%d", total)
+		case c.noTotal != "":
+			return nil, "", fmt.Errorf("%s=%s is the index of %s, but %s: give it as --shard auto/N or set %s", c.index, iv, c.name, c.noTotal, c.total)
+		default:
+			return nil, "", fmt.Errorf("%s=%s is set but %s is not: set it to the number of shards, or give --shard auto/N", c.index, iv, c.total)
+		}
+		if count > maxShards {
+			return nil, "", fmt.Errorf("%s: at most %d shards, got %d", from, maxShards, count)
+		}
+		if index < c.base || index > count-1+c.base {
+			return nil, "", fmt.Errorf("%s=%s is out of range: %s numbers its %d shards %d to %d", c.index, iv, c.name, count, c.base, count-1+c.base)
+		}
+		if c.name == c.index {
+			return &Shard{Index: index - c.base + 1, Count: count}, from, nil
+		}
+		return &Shard{Index: index - c.base + 1, Count: count}, c.name + ": " + from, nil
+	}
+	if tv := getenv("DRYFIRE_SHARD_TOTAL"); tv != "" {
+		return nil, "", fmt.Errorf("DRYFIRE_SHARD_TOTAL=%q is set but no shard index is: set DRYFIRE_SHARD_INDEX (1 to the total) too", tv)
+	}
+	return nil, "", fmt.Errorf("no shard index in the environment: set DRYFIRE_SHARD_INDEX (1-based) and DRYFIRE_SHARD_TOTAL (e.g. from a GitHub Actions matrix), " +
+		"or run under GitLab CI parallel: (CI_NODE_INDEX), CircleCI parallelism (CIRCLE_NODE_INDEX), Buildkite parallelism (BUILDKITE_PARALLEL_JOB) " +
+		"or a Kubernetes Indexed Job (JOB_COMPLETION_INDEX, with --shard auto/N); or give --shard I/N")
+}
+
+// envNumber reads a shard variable: decimal digits only.
+func envNumber(name, v string) (int, error) {
+	ok := len(v) <= 9
+	for i := 0; ok && i < len(v); i++ {
+		ok = v[i] >= '0' && v[i] <= '9'
+	}
+	if !ok {
+		return 0, fmt.Errorf("%s=%q is not a shard number (decimal digits)", name, v)
+	}
+	n, _ := strconv.Atoi(v)
+	return n, nil
+}
