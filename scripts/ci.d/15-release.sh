@@ -6,8 +6,9 @@
 # installs for each target (--os/--cpu) that target's platform package and
 # no other; pip picks for each platform tag the wheel of its target (and
 # none for a macOS older than the binaries run on); the linux/amd64 archive's
-# binary says its version, commit and target; with qemu-user installed
-# (Debian qemu-user-static), the linux/arm64 binary runs the quickstart.
+# binary says its version, commit and target; under qemu-user (Debian's
+# qemu-user-static, installed when missing and CI runs as root) the
+# linux/arm64 archive's binary runs the quickstart.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 root=$PWD
@@ -92,6 +93,12 @@ grep -qx "commit $(git rev-parse HEAD)" "$work/version.txt"
 grep -qx "target linux/amd64" "$work/version.txt"
 
 qemu=$(command -v qemu-aarch64-static || command -v qemu-aarch64 || true)
+if [ -z "$qemu" ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+	stamp "installing Debian's qemu-user-static (CI runs as root)"
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get install -y -q qemu-user-static >/dev/null 2>&1 || { apt-get update -q >/dev/null && apt-get install -y -q qemu-user-static >/dev/null; } || true
+	qemu=$(command -v qemu-aarch64-static || true)
+fi
 if [ -n "$qemu" ]; then
 	stamp "linux/arm64 under $qemu: the quickstart"
 	mkdir -p "$work/arm64"
