@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/dryfire-dev/dryfire/internal/atomicfile"
+	"github.com/dryfire-dev/dryfire/internal/termtext"
 )
 
 //go:embed initdata
@@ -24,11 +25,11 @@ var initSets = []struct {
 }{
 	{"", []string{"agent.dryfire.yaml"}},
 	{"world", []string{"notes.world.yaml", "behaviors.star", "world.dryfire.yaml"}},
-	{"agent-command", []string{"command.dryfire.yaml", "agent.py", "cassettes/command/the-agent-looks-the-order-up.json"}},
 }
 
 type initOptions struct {
-	world, command, force bool
+	world, force bool
+	command      string // --agent-command: the agent's command line
 }
 
 func newInitCommand(e *env) *cobra.Command {
@@ -38,15 +39,18 @@ func newInitCommand(e *env) *cobra.Command {
 		Short: "Write a starter suite that passes at once",
 		Long: `Write a starter suite into DIR (default: the current directory): one
 tool, its mocks and two cases on the offline script model, commented,
-passing as written. With --world, also a stateful world (a package of
-notes with Starlark behaviors) and a suite of drills on it; with
---agent-command, also an existing-agent suite whose agent is a small
-Python program (standard library only; it needs python3 on PATH).
+passing as written. With --agent-command CMD, the starter suite is one
+for the agent you already have instead: each case runs CMD (a command
+line, split into words as a shell would, not run by a shell) with its
+model calls answered by the case's script, offline and with no key.
+With --world, also a stateful world (a package of notes with Starlark
+behaviors) and a suite of drills on it.
 
 Existing files are never overwritten unless --force is given: init then
 writes nothing and names them.`,
 		Example: `  dryfire init && dryfire run .
-  dryfire init my-agent --world --agent-command`,
+  dryfire init --agent-command "python3 agent.py" && dryfire run .
+  dryfire init my-agent --world`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) > 1 {
 				return usageErr("init takes at most one directory, got %d arguments", len(args))
@@ -63,7 +67,7 @@ writes nothing and names them.`,
 	}
 	f := cmd.Flags()
 	f.BoolVar(&o.world, "world", false, "also write a stateful world (notes.world.yaml, behaviors.star) and drills on it (world.dryfire.yaml)")
-	f.BoolVar(&o.command, "agent-command", false, "also write an existing-agent suite (command.dryfire.yaml), its agent (agent.py) and its cassette")
+	f.StringVar(&o.command, "agent-command", "", "write the starter suite (agent.dryfire.yaml) for your agent, run as `CMD` (e.g. \"python3 agent.py\") on the script model, instead of the built-in loop's")
 	f.BoolVar(&o.force, "force", false, "overwrite files that exist")
 	return cmd
 }
@@ -71,8 +75,17 @@ writes nothing and names them.`,
 func runInit(e *env, o initOptions, dir string) error {
 	var files []string
 	for _, set := range initSets {
-		if set.flag == "" || set.flag == "world" && o.world || set.flag == "agent-command" && o.command {
+		if set.flag == "" || set.flag == "world" && o.world {
 			files = append(files, set.files...)
+		}
+	}
+	// The suite for the user's command replaces the starter suite; it is
+	// made (and checked) before anything is written.
+	var commandSuite []byte
+	if o.command != "" {
+		var err error
+		if commandSuite, err = commandSuiteText(filepath.Join(dir, "agent.dryfire.yaml"), o.command); err != nil {
+			return &exitError{code: exitUsage, err: fmt.Errorf("--agent-command: %w; nothing was written", err)}
 		}
 	}
 	if fi, err := os.Stat(dir); err == nil && !fi.IsDir() {
@@ -96,6 +109,9 @@ func runInit(e *env, o initOptions, dir string) error {
 	}
 	for _, name := range files {
 		data, err := initData.ReadFile("initdata/" + name)
+		if name == "agent.dryfire.yaml" && commandSuite != nil {
+			data, err = commandSuite, nil
+		}
 		if err != nil {
 			return &exitError{code: exitInfra, err: err}
 		}
@@ -112,10 +128,26 @@ func runInit(e *env, o initOptions, dir string) error {
 		}
 		fmt.Fprintf(e.stdout, "wrote %s\n", path)
 	}
+	if o.command != "" {
+		words, _ := splitCommand(o.command)
+		for _, w := range words[1:] {
+			if looksLikeFile(w) {
+				if _, err := os.Stat(filepath.Join(dir, filepath.FromSlash(w))); errors.Is(err, fs.ErrNotExist) {
+					fmt.Fprintf(e.stdout, "note: %s is not in %s: the suite runs the command there\n", termtext.Printable(w), dir)
+				}
+			}
+		}
+	}
 	run := "dryfire run " + dir
 	if dir == "." {
 		run = "dryfire run ."
 	}
 	fmt.Fprintf(e.stdout, "next: %s\n", run)
 	return nil
+}
+
+// looksLikeFile says whether a word of a command names a file beside the
+// suite (agent.py, ./run.sh, src/main.js), not a flag or a plain word.
+func looksLikeFile(w string) bool {
+	return w != "" && w[0] != '-' && !strings.Contains(w, "=") && strings.ContainsAny(w, "./") && !filepath.IsAbs(w)
 }

@@ -11,10 +11,8 @@ import os
 import sys
 import urllib.request
 
-# Offline settings the frameworks need: no tracing or telemetry export.
-os.environ.setdefault("OPENAI_AGENTS_DISABLE_TRACING", "1")
-os.environ.setdefault("LANGCHAIN_TRACING_V2", "false")
-os.environ.setdefault("LANGSMITH_TRACING", "false")
+# No offline settings of its own: dryfire gives every agent program those that turn the
+# frameworks' tracing and telemetry off (docs/agents.md, "Offline settings").
 
 MODEL = "gpt-4o-mini"
 CLAUDE = "claude-sonnet-4-5"
