@@ -52,3 +52,15 @@ func CheckWorld(file, root, pkg string) (routes int, ok bool, ds Diagnostics) {
 	}
 	return routes, true, diagnosticsOf(wds)
 }
+
+// CheckSuite reads data as the suite file file (without loading what it
+// names) and returns its diagnostics and its agent's command, as the
+// words the agent is started with; ok is false when it does not parse.
+// `dryfire init --agent-command` reads back what it writes with it.
+func CheckSuite(file string, data []byte) (command []string, ok bool, ds Diagnostics) {
+	s, sds := spec.Parse(file, data, nil)
+	if s == nil || sds.HasErrors() {
+		return nil, false, diagnosticsOf(sds)
+	}
+	return s.Agent.Command, true, diagnosticsOf(sds)
+}

@@ -16,7 +16,7 @@ import (
 
 	yaml "go.yaml.in/yaml/v4"
 
-	"github.com/dryfire-dev/dryfire/internal/spec"
+	"github.com/dryfire-dev/dryfire"
 	"github.com/dryfire-dev/dryfire/internal/yamlnode"
 )
 
@@ -89,12 +89,12 @@ func commandSuiteText(file, cmd string) ([]byte, error) {
 	data := append([]byte(commandHeader+"#\n# The command, as given: "+yamlnode.CommentText(cmd)+"\n"), body...)
 	// Read back as a suite: it loads without errors, and its command is
 	// the words meant.
-	s, diags := spec.Parse(file, data, nil)
-	if diags.HasErrors() || s == nil {
+	got, ok, diags := dryfire.CheckSuite(file, data)
+	if !ok {
 		return nil, fmt.Errorf("writing the suite for %q: %w: %v", cmd, yamlnode.ErrNotMeant, diags)
 	}
-	if !slices.Equal(s.Agent.Command, words) {
-		return nil, fmt.Errorf("writing the suite for %q: %w: its command reads back as %q", cmd, yamlnode.ErrNotMeant, s.Agent.Command)
+	if !slices.Equal(got, words) {
+		return nil, fmt.Errorf("writing the suite for %q: %w: its command reads back as %q", cmd, yamlnode.ErrNotMeant, got)
 	}
 	return data, nil
 }
