@@ -53,7 +53,6 @@ var anthropicOwned = map[string]string{
 	"system":   "set agent.system instead",
 	"messages": "the loop builds them from the case input and the tool results",
 	"tools":    "the loop builds them from the suite's mocks",
-	"stream":   "the built-in loop makes non-streaming calls",
 }
 
 // Generate implements Model.
@@ -68,10 +67,19 @@ func (a *anthropic) Generate(ctx context.Context, req *Request) (*Response, erro
 	header := http.Header{}
 	header.Set("Anthropic-Version", AnthropicVersion)
 	header.Set("Accept", "application/json")
+	var fold func([]byte) ([]byte, error)
+	params := req.Params
+	if params == nil {
+		params = a.c.o.Params
+	}
+	if streamed(params) {
+		header.Set("Accept", "text/event-stream")
+		fold = foldAnthropic
+	}
 	if a.c.o.APIKey != "" {
 		header.Set("X-Api-Key", a.c.o.APIKey)
 	}
-	data, err := a.c.post(ctx, anthropicURL(a.c.o.BaseURL), header, body, anthropicError)
+	data, err := a.c.postFolded(ctx, anthropicURL(a.c.o.BaseURL), header, body, anthropicError, fold)
 	if err != nil {
 		return nil, err
 	}
@@ -150,6 +158,9 @@ func (a *anthropic) body(req *Request) ([]byte, any, error) {
 	params := req.Params
 	if params == nil {
 		params = a.c.o.Params
+	}
+	if err := checkStream(params); err != nil {
+		return nil, nil, err
 	}
 	b := make(map[string]any, len(params)+5)
 	for _, k := range slices.Sorted(maps.Keys(params)) {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
 	"slices"
 	"strings"
@@ -24,7 +25,8 @@ import (
 //     returned the same words.
 //   - Every key of agent.params is sent as is, after the keys the loop
 //     writes. The loop's own keys (model, messages, tools) and stream: true
-//     are refused with a clear error before any call (see checkParams).
+//     streams (see stream.go); the loop's own keys are refused with a
+//     clear error before any call (see checkParams).
 //   - A response is read leniently, because compatible servers differ:
 //     missing usage is zero, absent or null content is no text, an empty
 //     tool_calls list is none, arguments sent as an object are used as its
@@ -50,7 +52,11 @@ func (o *openAIChat) Generate(ctx context.Context, req *Request) (*Response, err
 		return nil, err
 	}
 	url := endpoint(o.c.o.BaseURL, "chat/completions")
-	data, err := o.c.post(ctx, url, openAIHeader(o.c.o.APIKey), body, openAIErrorOf)
+	var fold func([]byte) ([]byte, error)
+	if streamed(req.Params) {
+		fold = foldChat
+	}
+	data, err := o.c.postFolded(ctx, url, openAIHeader(o.c.o.APIKey), body, openAIErrorOf, fold)
 	if err != nil {
 		return nil, err
 	}
@@ -102,7 +108,12 @@ func chatBody(req *Request) ([]byte, error) {
 		}
 		body = append(body, jsonKV{"tools", tools})
 	}
-	body = appendParams(body, req.Params, nil)
+	params := req.Params
+	if _, set := params["stream_options"]; streamed(params) && !set {
+		params = maps.Clone(params)
+		params["stream_options"] = map[string]any{"include_usage": true}
+	}
+	body = appendParams(body, params, nil)
 	return body.MarshalJSON()
 }
 
@@ -296,10 +307,7 @@ func checkParams(params map[string]any, owned []string) error {
 			return fmt.Errorf("agent.params sets %q, which dryfire's loop writes itself on every call; remove it from agent.params", k)
 		}
 	}
-	if s, ok := params["stream"].(bool); ok && s {
-		return fmt.Errorf("agent.params sets stream: true, but dryfire's loop reads whole answers; remove stream from agent.params")
-	}
-	return nil
+	return checkStream(params)
 }
 
 // appendParams adds every param not in skip, in key order.

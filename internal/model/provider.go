@@ -184,9 +184,21 @@ type caller struct {
 // overrides the status, as in the official SDKs. Errors that say they are
 // Permanent are never retried.
 func (c *caller) post(ctx context.Context, url string, header http.Header, body []byte, errorOf func([]byte) (typ, msg string)) ([]byte, error) {
+	return c.postFolded(ctx, url, header, body, errorOf, nil)
+}
+
+// postFolded is post whose answer, when fold is not nil, is an event
+// stream folded into the unstreamed answer (see stream.go); a stream cut
+// short is tried again as a dropped connection is.
+func (c *caller) postFolded(ctx context.Context, url string, header http.Header, body []byte, errorOf func([]byte) (typ, msg string), fold func([]byte) ([]byte, error)) ([]byte, error) {
 	var last error
 	for attempt := 0; ; attempt++ {
 		data, hint, err := c.attempt(ctx, url, header, body, errorOf)
+		if err == nil && fold != nil {
+			if data, err = fold(data); err != nil {
+				err = fmt.Errorf("%s: %w", url, err)
+			}
+		}
 		if err == nil {
 			return data, nil
 		}

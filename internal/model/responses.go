@@ -38,7 +38,8 @@ import (
 //     "Error: " as for Chat Completions (the API has no error flag).
 //   - params are sent as is after the loop's keys; the loop's own keys
 //     (model, input, instructions, tools, previous_response_id,
-//     conversation) and stream: true are refused before any call.
+//     conversation) are refused before any call; stream: true streams (see
+//     stream.go).
 type openAIResponses struct{ c *caller }
 
 func newOpenAIResponses(c *caller) *openAIResponses { return &openAIResponses{c: c} }
@@ -56,7 +57,11 @@ func (o *openAIResponses) Generate(ctx context.Context, req *Request) (*Response
 		return nil, err
 	}
 	url := endpoint(o.c.o.BaseURL, "responses")
-	data, err := o.c.post(ctx, url, openAIHeader(o.c.o.APIKey), body, openAIErrorOf)
+	var fold func([]byte) ([]byte, error)
+	if streamed(req.Params) {
+		fold = foldResponses
+	}
+	data, err := o.c.postFolded(ctx, url, openAIHeader(o.c.o.APIKey), body, openAIErrorOf, fold)
 	if err != nil {
 		return nil, err
 	}

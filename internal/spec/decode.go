@@ -311,8 +311,10 @@ func (x *decoder) agent(agent yamlpos.KV) Agent {
 			}
 		case "params":
 			a.Params, _ = p.Val.(map[string]any)
-			if k, _ := yamlpos.Lookup(p.V, "stream"); k != nil && a.Params["stream"] == true {
-				x.errorf(k, "agent.params.stream: true: streaming in the built-in loop is not supported yet (its calls read whole answers); remove stream from agent.params")
+			if k, v := yamlpos.Lookup(p.V, "stream"); k != nil {
+				if _, ok := a.Params["stream"].(bool); !ok {
+					x.errorf(v, "agent.params.stream must be true or false")
+				}
 			}
 		case "match":
 			a.Match = x.match(p.V, p.Val)

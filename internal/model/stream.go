@@ -1,0 +1,362 @@
+package model
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+)
+
+// Streaming in the built-in loop (agent.params.stream: true). The call is
+// sent with stream: true and its answer read as the event stream it is;
+// the transport records and replays the stream byte for byte, as the
+// model endpoint does for a client's stream. The events are then folded
+// into the answer the API gives unstreamed, and read by the same parser,
+// so that a streamed and an unstreamed run of a case have one transcript:
+//
+//   - Chat Completions: each chunk's delta appended (content, refusal, and
+//     tool_calls by index: id and name from the first delta, arguments
+//     concatenated), the last finish_reason, the usage chunk. The loop asks
+//     for the usage chunk (stream_options.include_usage) unless
+//     agent.params sets stream_options itself.
+//   - Anthropic Messages: message_start's message, each content block from
+//     content_block_start with its deltas (text, input_json, thinking,
+//     signature, citations), message_delta's stop reason and usage.
+//   - Responses: the response of the terminal event (response.completed,
+//     response.incomplete or response.failed).
+//
+// A stream with an error event is that error; a stream that ends before its
+// last event ([DONE], message_stop, the terminal response) was cut short,
+// and is tried again as a dropped connection is.
+
+// maxStreamEvents bounds the events one answer may have.
+const maxStreamEvents = 1 << 20
+
+// streamed says whether agent.params asks for streamed answers.
+func streamed(params map[string]any) bool {
+	s, _ := params["stream"].(bool)
+	return s
+}
+
+// checkStream refuses a stream param that is not a boolean.
+func checkStream(params map[string]any) error {
+	if s, ok := params["stream"]; ok {
+		if _, isBool := s.(bool); !isBool {
+			return fmt.Errorf("agent.params.stream is %v, not true or false", s)
+		}
+	}
+	return nil
+}
+
+// sseEvent is one server-sent event: its name (event:) and data (data:
+// lines joined with newlines).
+type sseEvent struct {
+	name string
+	data string
+}
+
+// readEvents reads an event stream: comments and other fields are
+// skipped, an event without data is dropped, as EventSource does.
+func readEvents(data []byte) ([]sseEvent, error) {
+	var out []sseEvent
+	var name string
+	var lines []string
+	has := false
+	flush := func() {
+		if has {
+			out = append(out, sseEvent{name: name, data: strings.Join(lines, "\n")})
+		}
+		name, lines, has = "", lines[:0], false
+	}
+	for len(data) > 0 {
+		line := data
+		if i := bytes.IndexByte(data, '\n'); i >= 0 {
+			line, data = data[:i], data[i+1:]
+		} else {
+			data = nil
+		}
+		line = bytes.TrimSuffix(line, []byte("\r"))
+		if len(line) == 0 {
+			flush()
+			if len(out) > maxStreamEvents {
+				return nil, fmt.Errorf("the stream has more than %d events (the bound of one answer)", maxStreamEvents)
+			}
+			continue
+		}
+		field, value, _ := bytes.Cut(line, []byte(":"))
+		value = bytes.TrimPrefix(value, []byte(" "))
+		switch string(field) {
+		case "event":
+			name = string(value)
+		case "data":
+			lines, has = append(lines, string(value)), true
+		}
+	}
+	flush()
+	return out, nil
+}
+
+// errStreamCut is a stream that ended before its last event.
+var errStreamCut = fmt.Errorf("the answer's event stream ended before its last event: %w", io.ErrUnexpectedEOF)
+
+// foldChat folds Chat Completions chunks into a chat.completion object.
+func foldChat(data []byte) ([]byte, error) {
+	events, err := readEvents(data)
+	if err != nil {
+		return nil, err
+	}
+	type call struct {
+		ID, Name string
+		Args     strings.Builder
+	}
+	var (
+		text, refusal strings.Builder
+		hasText       bool
+		hasRefusal    bool
+		calls         []*call
+		finish        string
+		usage         json.RawMessage
+		done          bool
+	)
+	for _, e := range events {
+		if e.data == "[DONE]" {
+			done = true
+			break
+		}
+		var chunk struct {
+			Choices []struct {
+				Index int `json:"index"`
+				Delta struct {
+					Content   *string `json:"content"`
+					Refusal   *string `json:"refusal"`
+					ToolCalls []struct {
+						Index    int    `json:"index"`
+						ID       string `json:"id"`
+						Function struct {
+							Name      string  `json:"name"`
+							Arguments *string `json:"arguments"`
+						} `json:"function"`
+					} `json:"tool_calls"`
+				} `json:"delta"`
+				FinishReason *string `json:"finish_reason"`
+			} `json:"choices"`
+			Usage json.RawMessage `json:"usage"`
+			Error json.RawMessage `json:"error"`
+		}
+		if err := json.Unmarshal([]byte(e.data), &chunk); err != nil {
+			return nil, fmt.Errorf("a chunk of the stream is not JSON (%v): %s", err, excerptString(e.data))
+		}
+		if len(chunk.Error) > 0 && string(chunk.Error) != "null" {
+			typ, msg := openAIErrorOf([]byte(e.data))
+			return nil, fmt.Errorf("the answer's stream carries an error: %s", joinNonEmpty(": ", typ, msg))
+		}
+		if len(chunk.Usage) > 0 && string(chunk.Usage) != "null" {
+			usage = chunk.Usage
+		}
+		for _, ch := range chunk.Choices {
+			if ch.Index != 0 {
+				continue // the loop asks for one choice
+			}
+			if d := ch.Delta.Content; d != nil {
+				text.WriteString(*d)
+				hasText = true
+			}
+			if d := ch.Delta.Refusal; d != nil {
+				refusal.WriteString(*d)
+				hasRefusal = true
+			}
+			for _, tc := range ch.Delta.ToolCalls {
+				if tc.Index < 0 || tc.Index > len(calls) || tc.Index >= 1024 {
+					return nil, fmt.Errorf("a chunk of the stream continues tool call %d, which was never started: %s", tc.Index, excerptString(e.data))
+				}
+				if tc.Index == len(calls) {
+					calls = append(calls, &call{})
+				}
+				c := calls[tc.Index]
+				if tc.ID != "" {
+					c.ID = tc.ID
+				}
+				if tc.Function.Name != "" {
+					c.Name += tc.Function.Name
+				}
+				if a := tc.Function.Arguments; a != nil {
+					c.Args.WriteString(*a)
+				}
+			}
+			if ch.FinishReason != nil && *ch.FinishReason != "" {
+				finish = *ch.FinishReason
+			}
+		}
+	}
+	if !done {
+		return nil, errStreamCut
+	}
+	msg := jsonObject{{"role", "assistant"}}
+	if hasText {
+		msg = append(msg, jsonKV{"content", text.String()})
+	} else {
+		msg = append(msg, jsonKV{"content", nil})
+	}
+	if hasRefusal {
+		msg = append(msg, jsonKV{"refusal", refusal.String()})
+	}
+	if len(calls) > 0 {
+		list := make([]any, len(calls))
+		for i, c := range calls {
+			list[i] = jsonObject{{"id", c.ID}, {"type", "function"}, {"function", jsonObject{{"name", c.Name}, {"arguments", c.Args.String()}}}}
+		}
+		msg = append(msg, jsonKV{"tool_calls", list})
+	}
+	out := jsonObject{{"object", "chat.completion"}, {"choices", []any{jsonObject{{"index", 0}, {"message", msg}, {"finish_reason", finish}}}}}
+	if usage != nil {
+		out = append(out, jsonKV{"usage", usage})
+	}
+	return out.MarshalJSON()
+}
+
+// foldAnthropic folds a Messages stream into a message object.
+func foldAnthropic(data []byte) ([]byte, error) {
+	events, err := readEvents(data)
+	if err != nil {
+		return nil, err
+	}
+	var (
+		message map[string]json.RawMessage
+		blocks  []map[string]json.RawMessage
+		partial []*strings.Builder // input_json_delta text, per block
+		stopped bool
+	)
+	for _, e := range events {
+		var ev struct {
+			Type         string                     `json:"type"`
+			Index        int                        `json:"index"`
+			Message      map[string]json.RawMessage `json:"message"`
+			ContentBlock map[string]json.RawMessage `json:"content_block"`
+			Delta        map[string]json.RawMessage `json:"delta"`
+			Usage        map[string]json.RawMessage `json:"usage"`
+		}
+		if err := json.Unmarshal([]byte(e.data), &ev); err != nil {
+			return nil, fmt.Errorf("an event of the stream is not JSON (%v): %s", err, excerptString(e.data))
+		}
+		block := func() (map[string]json.RawMessage, error) {
+			if ev.Index < 0 || ev.Index >= len(blocks) {
+				return nil, fmt.Errorf("a %s event names content block %d, which was never started", ev.Type, ev.Index)
+			}
+			return blocks[ev.Index], nil
+		}
+		switch ev.Type {
+		case "error":
+			typ, msg := anthropicError([]byte(e.data))
+			return nil, fmt.Errorf("the answer's stream carries an error: %s", joinNonEmpty(": ", typ, msg))
+		case "message_start":
+			message = ev.Message
+		case "content_block_start":
+			if ev.Index != len(blocks) || ev.ContentBlock == nil {
+				return nil, fmt.Errorf("content block %d starts out of order (after %d blocks)", ev.Index, len(blocks))
+			}
+			blocks = append(blocks, ev.ContentBlock)
+			partial = append(partial, &strings.Builder{})
+		case "content_block_delta":
+			b, err := block()
+			if err != nil {
+				return nil, err
+			}
+			var typ string
+			json.Unmarshal(ev.Delta["type"], &typ)
+			switch typ {
+			case "text_delta":
+				appendString(b, "text", ev.Delta["text"])
+			case "thinking_delta":
+				appendString(b, "thinking", ev.Delta["thinking"])
+			case "signature_delta":
+				appendString(b, "signature", ev.Delta["signature"])
+			case "input_json_delta":
+				var s string
+				json.Unmarshal(ev.Delta["partial_json"], &s)
+				partial[ev.Index].WriteString(s)
+			case "citations_delta":
+				var list []json.RawMessage
+				json.Unmarshal(b["citations"], &list)
+				b["citations"], _ = json.Marshal(append(list, ev.Delta["citation"]))
+			}
+		case "content_block_stop":
+			b, err := block()
+			if err != nil {
+				return nil, err
+			}
+			if p := partial[ev.Index]; p.Len() > 0 {
+				b["input"] = json.RawMessage(p.String())
+			}
+		case "message_delta":
+			if message == nil {
+				return nil, errors.New("the stream's message_delta comes before its message_start")
+			}
+			for k, v := range ev.Delta {
+				message[k] = v
+			}
+			if len(ev.Usage) > 0 {
+				var u map[string]json.RawMessage
+				json.Unmarshal(message["usage"], &u)
+				if u == nil {
+					u = map[string]json.RawMessage{}
+				}
+				for k, v := range ev.Usage {
+					u[k] = v
+				}
+				message["usage"], _ = json.Marshal(u)
+			}
+		case "message_stop":
+			stopped = true
+		}
+		if stopped {
+			break
+		}
+	}
+	if !stopped || message == nil {
+		return nil, errStreamCut
+	}
+	if blocks == nil {
+		blocks = []map[string]json.RawMessage{}
+	}
+	content, err := json.Marshal(blocks)
+	if err != nil {
+		return nil, err
+	}
+	message["content"] = content
+	return json.Marshal(message)
+}
+
+// appendString appends the JSON string add to the string field key of b.
+func appendString(b map[string]json.RawMessage, key string, add json.RawMessage) {
+	var s, a string
+	json.Unmarshal(b[key], &s)
+	json.Unmarshal(add, &a)
+	b[key], _ = json.Marshal(s + a)
+}
+
+// foldResponses takes the response of a Responses stream's terminal event.
+func foldResponses(data []byte) ([]byte, error) {
+	events, err := readEvents(data)
+	if err != nil {
+		return nil, err
+	}
+	for _, e := range events {
+		var ev struct {
+			Type     string          `json:"type"`
+			Response json.RawMessage `json:"response"`
+		}
+		if err := json.Unmarshal([]byte(e.data), &ev); err != nil {
+			return nil, fmt.Errorf("an event of the stream is not JSON (%v): %s", err, excerptString(e.data))
+		}
+		switch ev.Type {
+		case "response.completed", "response.incomplete", "response.failed":
+			return ev.Response, nil
+		case "error":
+			typ, msg := openAIErrorOf([]byte(e.data))
+			return nil, fmt.Errorf("the answer's stream carries an error: %s", joinNonEmpty(": ", typ, msg))
+		}
+	}
+	return nil, errStreamCut
+}
