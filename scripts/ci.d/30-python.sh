@@ -30,3 +30,28 @@ wheel=$("$python" sdk/python/tools/dryfire_build.py --binary "$out/dryfire" --ou
 cd "$root/sdk/python"
 env -u DRYFIRE_BIN DRYFIRE_TEST_WHEEL="$wheel" DRYFIRE_TEST_VENV="$out/venv" DRYFIRE_TEST_MCP1="$out/mcp1" \
 	"$out/venv/bin/python" -m pytest -p no:cacheprovider -q tests
+
+# One SDK example on linux/arm64: the aarch64 wheel, installed as pip
+# installs it for that platform (--platform, into a folder of its own, first
+# on the example's PYTHONPATH), its own binary run under qemu-user
+# (15-release.sh installs Debian's qemu-user-static) through DRYFIRE_BIN.
+qemu=$(command -v qemu-aarch64-static || command -v qemu-aarch64 || true)
+if [ -z "$qemu" ]; then
+	echo "-- examples/pytest on linux/arm64: not run (no qemu-aarch64; Debian: apt-get install qemu-user-static)"
+	exit 0
+fi
+cd "$root"
+rm -rf "$out/arm64"
+mkdir -p "$out/arm64/dist"
+CGO_ENABLED=0 GOOS=linux GOARCH=arm64 go build -trimpath -o "$out/arm64/dryfire" ./cmd/dryfire
+"$python" sdk/python/tools/dryfire_build.py --binary "$out/arm64/dryfire" --target linux/arm64 --out "$out/arm64/dist" >/dev/null
+"$out/venv/bin/python" -m pip install --quiet --disable-pip-version-check --no-input --no-index --no-deps \
+	--find-links "$out/arm64/dist" --only-binary=:all: --platform manylinux2014_aarch64 --target "$out/arm64/site" dryfire-sdk
+bin=$out/arm64/site/dryfire/_bin/dryfire
+printf '#!/bin/sh\nexec %s %s "$@"\n' "$qemu" "$bin" >"$out/arm64/dryfire-qemu"
+chmod +x "$out/arm64/dryfire-qemu"
+"$out/arm64/dryfire-qemu" version | grep -qx "target linux/arm64"
+echo "-- examples/pytest against the aarch64 wheel's binary under $qemu"
+cd "$root/examples/pytest"
+DRYFIRE_BIN="$out/arm64/dryfire-qemu" PYTHONPATH="$out/arm64/site" PYTEST_DISABLE_PLUGIN_AUTOLOAD=1 \
+	"$out/venv/bin/python" -m pytest -p dryfire.pytest_plugin -p no:cacheprovider -q
