@@ -17,6 +17,16 @@ import (
 	"strconv"
 )
 
+// OSSupport says whether goos (a runtime.GOOS) has what a jail needs:
+// nil on Linux; elsewhere the error that isolated, sandboxed and report
+// get there.
+func OSSupport(goos string) error {
+	if goos == "linux" {
+		return nil
+	}
+	return fmt.Errorf("it is not supported on %s: network namespaces and the sandbox (bubblewrap) are Linux's; use network: open there, or run on Linux", goos)
+}
+
 // Attempt is what a program tried to reach, with how often.
 type Attempt struct {
 	// Kind is "tcp" (a connection), "udp" (a datagram) or "dns" (a name

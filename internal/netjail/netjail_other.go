@@ -3,15 +3,15 @@
 package netjail
 
 import (
-	"errors"
 	"net"
 	"os/exec"
+	"runtime"
 )
 
 // Jail is a network namespace: Linux only.
 type Jail struct{}
 
-var errNoNamespaces = errors.New("it is not supported on this OS: network namespaces and the sandbox (bubblewrap) are Linux's; use network: open here")
+var errNoNamespaces = OSSupport(runtime.GOOS)
 
 // Available says why a namespace cannot be made here.
 func Available() error { return errNoNamespaces }

@@ -23,6 +23,7 @@ package runner
 import (
 	"fmt"
 	"path/filepath"
+	"runtime"
 	"strings"
 
 	"github.com/dryfire-dev/dryfire/internal/netjail"
@@ -54,6 +55,9 @@ func (h *host) openJail(mode string, dflt bool, dir string) (j *netjail.Jail, no
 	if h.hs == nil {
 		return nil, "", nil // another server serves the host (the SDKs' engine): its programs are the tests'
 	}
+	if note, err := osNetwork(mode, dflt, runtime.GOOS); note != "" || err != nil {
+		return nil, note, err
+	}
 	if dflt {
 		if err := netjail.Available(); err != nil {
 			return nil, "network: not isolated, although CI is set (" + err.Error() + "); agent.network: open says that is intended", nil
@@ -72,6 +76,24 @@ func (h *host) openJail(mode string, dflt bool, dir string) (j *netjail.Jail, no
 	}
 	go h.hs.Serve(j.Listener())
 	return j, "", nil
+}
+
+// osNetwork is what a jailed mode comes to on goos (a runtime.GOOS)
+// before any namespace is tried: off Linux, the CI default a note (the
+// program runs open) and a mode asked for an error; "", nil where a jail
+// may be made.
+func osNetwork(mode string, dflt bool, goos string) (note string, err error) {
+	if mode != spec.NetworkIsolated && mode != spec.NetworkReport && mode != spec.NetworkSandboxed {
+		return "", nil
+	}
+	unsupported := netjail.OSSupport(goos)
+	switch {
+	case unsupported == nil:
+		return "", nil
+	case dflt:
+		return "network: not isolated, although CI is set (" + unsupported.Error() + "); agent.network: open says that is intended", nil
+	}
+	return "", fmt.Errorf("agent.network is %s, but %w", mode, unsupported)
 }
 
 // programDir is the directory a case's program is written in (runProgram
