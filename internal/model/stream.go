@@ -107,111 +107,123 @@ func foldChat(data []byte) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	type call struct {
-		ID, Name string
-		Args     strings.Builder
-	}
-	var (
-		text, refusal strings.Builder
-		hasText       bool
-		hasRefusal    bool
-		calls         []*call
-		finish        string
-		usage         json.RawMessage
-		done          bool
-	)
+	var f chatFold
 	for _, e := range events {
 		if e.data == "[DONE]" {
-			done = true
-			break
+			return f.answer()
 		}
-		var chunk struct {
-			Choices []struct {
-				Index int `json:"index"`
-				Delta struct {
-					Content   *string `json:"content"`
-					Refusal   *string `json:"refusal"`
-					ToolCalls []struct {
-						Index    int    `json:"index"`
-						ID       string `json:"id"`
-						Function struct {
-							Name      string  `json:"name"`
-							Arguments *string `json:"arguments"`
-						} `json:"function"`
-					} `json:"tool_calls"`
-				} `json:"delta"`
-				FinishReason *string `json:"finish_reason"`
-			} `json:"choices"`
-			Usage json.RawMessage `json:"usage"`
-			Error json.RawMessage `json:"error"`
-		}
-		if err := json.Unmarshal([]byte(e.data), &chunk); err != nil {
-			return nil, fmt.Errorf("a chunk of the stream is not JSON (%v): %s", err, excerptString(e.data))
-		}
-		if len(chunk.Error) > 0 && string(chunk.Error) != "null" {
-			typ, msg := openAIErrorOf([]byte(e.data))
-			return nil, fmt.Errorf("the answer's stream carries an error: %s", joinNonEmpty(": ", typ, msg))
-		}
-		if len(chunk.Usage) > 0 && string(chunk.Usage) != "null" {
-			usage = chunk.Usage
-		}
-		for _, ch := range chunk.Choices {
-			if ch.Index != 0 {
-				continue // the loop asks for one choice
-			}
-			if d := ch.Delta.Content; d != nil {
-				text.WriteString(*d)
-				hasText = true
-			}
-			if d := ch.Delta.Refusal; d != nil {
-				refusal.WriteString(*d)
-				hasRefusal = true
-			}
-			for _, tc := range ch.Delta.ToolCalls {
-				if tc.Index < 0 || tc.Index > len(calls) || tc.Index >= 1024 {
-					return nil, fmt.Errorf("a chunk of the stream continues tool call %d, which was never started: %s", tc.Index, excerptString(e.data))
-				}
-				if tc.Index == len(calls) {
-					calls = append(calls, &call{})
-				}
-				c := calls[tc.Index]
-				if tc.ID != "" {
-					c.ID = tc.ID
-				}
-				if tc.Function.Name != "" {
-					c.Name += tc.Function.Name
-				}
-				if a := tc.Function.Arguments; a != nil {
-					c.Args.WriteString(*a)
-				}
-			}
-			if ch.FinishReason != nil && *ch.FinishReason != "" {
-				finish = *ch.FinishReason
-			}
+		if err := f.add(e.data); err != nil {
+			return nil, err
 		}
 	}
-	if !done {
-		return nil, errStreamCut
+	return nil, errStreamCut
+}
+
+// chatChunk is the part of a chat.completion.chunk the fold reads.
+type chatChunk struct {
+	Choices []struct {
+		Index int `json:"index"`
+		Delta struct {
+			Content   *string `json:"content"`
+			Refusal   *string `json:"refusal"`
+			ToolCalls []struct {
+				Index    int    `json:"index"`
+				ID       string `json:"id"`
+				Function struct {
+					Name      string  `json:"name"`
+					Arguments *string `json:"arguments"`
+				} `json:"function"`
+			} `json:"tool_calls"`
+		} `json:"delta"`
+		FinishReason *string `json:"finish_reason"`
+	} `json:"choices"`
+	Usage json.RawMessage `json:"usage"`
+	Error json.RawMessage `json:"error"`
+}
+
+// chatFold is a Chat Completions answer being folded from its chunks.
+type chatFold struct {
+	text, refusal       strings.Builder
+	hasText, hasRefusal bool
+	calls               []*chatFoldCall
+	finish              string
+	usage               json.RawMessage
+}
+
+type chatFoldCall struct {
+	id, name string
+	args     strings.Builder
+}
+
+// add folds one chunk in.
+func (f *chatFold) add(data string) error {
+	var chunk chatChunk
+	if err := json.Unmarshal([]byte(data), &chunk); err != nil {
+		return fmt.Errorf("a chunk of the stream is not JSON (%v): %s", err, excerptString(data))
 	}
+	if len(chunk.Error) > 0 && string(chunk.Error) != "null" {
+		typ, msg := openAIErrorOf([]byte(data))
+		return fmt.Errorf("the answer's stream carries an error: %s", joinNonEmpty(": ", typ, msg))
+	}
+	if len(chunk.Usage) > 0 && string(chunk.Usage) != "null" {
+		f.usage = chunk.Usage
+	}
+	for _, ch := range chunk.Choices {
+		if ch.Index != 0 {
+			continue // the loop asks for one choice
+		}
+		if d := ch.Delta.Content; d != nil {
+			f.text.WriteString(*d)
+			f.hasText = true
+		}
+		if d := ch.Delta.Refusal; d != nil {
+			f.refusal.WriteString(*d)
+			f.hasRefusal = true
+		}
+		for _, tc := range ch.Delta.ToolCalls {
+			if tc.Index < 0 || tc.Index > len(f.calls) || tc.Index >= 1024 {
+				return fmt.Errorf("a chunk of the stream continues tool call %d, which was never started: %s", tc.Index, excerptString(data))
+			}
+			if tc.Index == len(f.calls) {
+				f.calls = append(f.calls, &chatFoldCall{})
+			}
+			c := f.calls[tc.Index]
+			if tc.ID != "" {
+				c.id = tc.ID
+			}
+			c.name += tc.Function.Name
+			if a := tc.Function.Arguments; a != nil {
+				c.args.WriteString(*a)
+			}
+		}
+		if ch.FinishReason != nil && *ch.FinishReason != "" {
+			f.finish = *ch.FinishReason
+		}
+	}
+	return nil
+}
+
+// answer is the folded chat.completion.
+func (f *chatFold) answer() ([]byte, error) {
 	msg := jsonObject{{"role", "assistant"}}
-	if hasText {
-		msg = append(msg, jsonKV{"content", text.String()})
+	if f.hasText {
+		msg = append(msg, jsonKV{"content", f.text.String()})
 	} else {
 		msg = append(msg, jsonKV{"content", nil})
 	}
-	if hasRefusal {
-		msg = append(msg, jsonKV{"refusal", refusal.String()})
+	if f.hasRefusal {
+		msg = append(msg, jsonKV{"refusal", f.refusal.String()})
 	}
-	if len(calls) > 0 {
-		list := make([]any, len(calls))
-		for i, c := range calls {
-			list[i] = jsonObject{{"id", c.ID}, {"type", "function"}, {"function", jsonObject{{"name", c.Name}, {"arguments", c.Args.String()}}}}
+	if len(f.calls) > 0 {
+		list := make([]any, len(f.calls))
+		for i, c := range f.calls {
+			list[i] = jsonObject{{"id", c.id}, {"type", "function"}, {"function", jsonObject{{"name", c.name}, {"arguments", c.args.String()}}}}
 		}
 		msg = append(msg, jsonKV{"tool_calls", list})
 	}
-	out := jsonObject{{"object", "chat.completion"}, {"choices", []any{jsonObject{{"index", 0}, {"message", msg}, {"finish_reason", finish}}}}}
-	if usage != nil {
-		out = append(out, jsonKV{"usage", usage})
+	out := jsonObject{{"object", "chat.completion"}, {"choices", []any{jsonObject{{"index", 0}, {"message", msg}, {"finish_reason", f.finish}}}}}
+	if f.usage != nil {
+		out = append(out, jsonKV{"usage", f.usage})
 	}
 	return out.MarshalJSON()
 }
@@ -222,101 +234,121 @@ func foldAnthropic(data []byte) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	var (
-		message map[string]json.RawMessage
-		blocks  []map[string]json.RawMessage
-		partial []*strings.Builder // input_json_delta text, per block
-		stopped bool
-	)
+	var f anthropicFold
 	for _, e := range events {
-		var ev struct {
-			Type         string                     `json:"type"`
-			Index        int                        `json:"index"`
-			Message      map[string]json.RawMessage `json:"message"`
-			ContentBlock map[string]json.RawMessage `json:"content_block"`
-			Delta        map[string]json.RawMessage `json:"delta"`
-			Usage        map[string]json.RawMessage `json:"usage"`
+		stop, err := f.add(e.data)
+		if err != nil {
+			return nil, err
 		}
-		if err := json.Unmarshal([]byte(e.data), &ev); err != nil {
-			return nil, fmt.Errorf("an event of the stream is not JSON (%v): %s", err, excerptString(e.data))
-		}
-		block := func() (map[string]json.RawMessage, error) {
-			if ev.Index < 0 || ev.Index >= len(blocks) {
-				return nil, fmt.Errorf("a %s event names content block %d, which was never started", ev.Type, ev.Index)
-			}
-			return blocks[ev.Index], nil
-		}
-		switch ev.Type {
-		case "error":
-			typ, msg := anthropicError([]byte(e.data))
-			return nil, fmt.Errorf("the answer's stream carries an error: %s", joinNonEmpty(": ", typ, msg))
-		case "message_start":
-			message = ev.Message
-		case "content_block_start":
-			if ev.Index != len(blocks) || ev.ContentBlock == nil {
-				return nil, fmt.Errorf("content block %d starts out of order (after %d blocks)", ev.Index, len(blocks))
-			}
-			blocks = append(blocks, ev.ContentBlock)
-			partial = append(partial, &strings.Builder{})
-		case "content_block_delta":
-			b, err := block()
-			if err != nil {
-				return nil, err
-			}
-			var typ string
-			json.Unmarshal(ev.Delta["type"], &typ)
-			switch typ {
-			case "text_delta":
-				appendString(b, "text", ev.Delta["text"])
-			case "thinking_delta":
-				appendString(b, "thinking", ev.Delta["thinking"])
-			case "signature_delta":
-				appendString(b, "signature", ev.Delta["signature"])
-			case "input_json_delta":
-				var s string
-				json.Unmarshal(ev.Delta["partial_json"], &s)
-				partial[ev.Index].WriteString(s)
-			case "citations_delta":
-				var list []json.RawMessage
-				json.Unmarshal(b["citations"], &list)
-				b["citations"], _ = json.Marshal(append(list, ev.Delta["citation"]))
-			}
-		case "content_block_stop":
-			b, err := block()
-			if err != nil {
-				return nil, err
-			}
-			if p := partial[ev.Index]; p.Len() > 0 {
-				b["input"] = json.RawMessage(p.String())
-			}
-		case "message_delta":
-			if message == nil {
-				return nil, errors.New("the stream's message_delta comes before its message_start")
-			}
-			for k, v := range ev.Delta {
-				message[k] = v
-			}
-			if len(ev.Usage) > 0 {
-				var u map[string]json.RawMessage
-				json.Unmarshal(message["usage"], &u)
-				if u == nil {
-					u = map[string]json.RawMessage{}
-				}
-				for k, v := range ev.Usage {
-					u[k] = v
-				}
-				message["usage"], _ = json.Marshal(u)
-			}
-		case "message_stop":
-			stopped = true
-		}
-		if stopped {
-			break
+		if stop {
+			return f.answer()
 		}
 	}
-	if !stopped || message == nil {
-		return nil, errStreamCut
+	return nil, errStreamCut
+}
+
+// anthropicEvent is the part of a Messages stream event the fold reads.
+type anthropicEvent struct {
+	Type         string                     `json:"type"`
+	Index        int                        `json:"index"`
+	Message      map[string]json.RawMessage `json:"message"`
+	ContentBlock map[string]json.RawMessage `json:"content_block"`
+	Delta        map[string]json.RawMessage `json:"delta"`
+	Usage        map[string]json.RawMessage `json:"usage"`
+}
+
+// anthropicFold is a message being folded from its events.
+type anthropicFold struct {
+	message map[string]json.RawMessage
+	blocks  []map[string]json.RawMessage
+	partial []*strings.Builder // input_json_delta text, per block
+}
+
+// add folds one event in; stop is message_stop.
+func (f *anthropicFold) add(data string) (stop bool, err error) {
+	var ev anthropicEvent
+	if err := json.Unmarshal([]byte(data), &ev); err != nil {
+		return false, fmt.Errorf("an event of the stream is not JSON (%v): %s", err, excerptString(data))
 	}
+	switch ev.Type {
+	case "error":
+		typ, msg := anthropicError([]byte(data))
+		return false, fmt.Errorf("the answer's stream carries an error: %s", joinNonEmpty(": ", typ, msg))
+	case "message_start":
+		f.message = ev.Message
+	case "content_block_start":
+		if ev.Index != len(f.blocks) || ev.ContentBlock == nil {
+			return false, fmt.Errorf("content block %d starts out of order (after %d blocks)", ev.Index, len(f.blocks))
+		}
+		f.blocks = append(f.blocks, ev.ContentBlock)
+		f.partial = append(f.partial, &strings.Builder{})
+	case "content_block_delta", "content_block_stop":
+		if ev.Index < 0 || ev.Index >= len(f.blocks) {
+			return false, fmt.Errorf("a %s event names content block %d, which was never started", ev.Type, ev.Index)
+		}
+		f.block(&ev)
+	case "message_delta":
+		if f.message == nil {
+			return false, errors.New("the stream's message_delta comes before its message_start")
+		}
+		f.messageDelta(&ev)
+	case "message_stop":
+		return f.message != nil, nil
+	}
+	return false, nil
+}
+
+// block folds a content block's delta or stop in.
+func (f *anthropicFold) block(ev *anthropicEvent) {
+	b := f.blocks[ev.Index]
+	if ev.Type == "content_block_stop" {
+		if p := f.partial[ev.Index]; p.Len() > 0 {
+			b["input"] = json.RawMessage(p.String())
+		}
+		return
+	}
+	var typ string
+	json.Unmarshal(ev.Delta["type"], &typ)
+	switch typ {
+	case "text_delta":
+		appendString(b, "text", ev.Delta["text"])
+	case "thinking_delta":
+		appendString(b, "thinking", ev.Delta["thinking"])
+	case "signature_delta":
+		appendString(b, "signature", ev.Delta["signature"])
+	case "input_json_delta":
+		var s string
+		json.Unmarshal(ev.Delta["partial_json"], &s)
+		f.partial[ev.Index].WriteString(s)
+	case "citations_delta":
+		var list []json.RawMessage
+		json.Unmarshal(b["citations"], &list)
+		b["citations"], _ = json.Marshal(append(list, ev.Delta["citation"]))
+	}
+}
+
+// messageDelta folds message_delta's stop reason and usage in.
+func (f *anthropicFold) messageDelta(ev *anthropicEvent) {
+	for k, v := range ev.Delta {
+		f.message[k] = v
+	}
+	if len(ev.Usage) == 0 {
+		return
+	}
+	var u map[string]json.RawMessage
+	json.Unmarshal(f.message["usage"], &u)
+	if u == nil {
+		u = map[string]json.RawMessage{}
+	}
+	for k, v := range ev.Usage {
+		u[k] = v
+	}
+	f.message["usage"], _ = json.Marshal(u)
+}
+
+// answer is the folded message.
+func (f *anthropicFold) answer() ([]byte, error) {
+	blocks := f.blocks
 	if blocks == nil {
 		blocks = []map[string]json.RawMessage{}
 	}
@@ -324,8 +356,8 @@ func foldAnthropic(data []byte) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	message["content"] = content
-	return json.Marshal(message)
+	f.message["content"] = content
+	return json.Marshal(f.message)
 }
 
 // appendString appends the JSON string add to the string field key of b.
