@@ -47,7 +47,7 @@ func publicError(err error) error {
 }
 
 func reportOf(r *report.Report) *Report {
-	out := &Report{Cases: make([]CaseResult, len(r.Cases)), Summary: summaryOf(r.Summary)}
+	out := &Report{Cases: make([]CaseResult, len(r.Cases)), Summary: summaryOf(r.Summary), Coverage: coverageOf(r.Coverage)}
 	if s := r.Shard; s != nil {
 		out.Shard = &ShardInfo{Index: s.Index, Count: s.Count, Cases: s.Cases, Positions: s.Positions, Suites: s.Suites, Build: s.Build,
 			Balanced: s.Balanced, Infra: s.Infra, Live: s.Live}
@@ -133,7 +133,7 @@ func caseOf(c *report.Case) CaseResult {
 func internalReport(r *Report) *report.Report {
 	out := &report.Report{Cases: make([]report.Case, len(r.Cases)), Summary: report.Summary{
 		Passed: r.Summary.Passed, Failed: r.Summary.Failed, Error: r.Summary.Error, Skipped: r.Summary.Skipped, Flaky: r.Summary.Flaky,
-		Usage: model.Usage(r.Summary.Usage), UsageByRole: internalRoleUsage(r.Summary.UsageByRole)}}
+		Usage: model.Usage(r.Summary.Usage), UsageByRole: internalRoleUsage(r.Summary.UsageByRole)}, Coverage: internalCoverage(r.Coverage)}
 	if s := r.Shard; s != nil {
 		out.Shard = &report.Shard{Index: s.Index, Count: s.Count, Cases: s.Cases, Positions: s.Positions, Suites: s.Suites, Build: s.Build,
 			Balanced: s.Balanced, Infra: s.Infra, Live: s.Live}

@@ -264,6 +264,9 @@ type RunOptions struct {
 	// only the cases the stream keeps (ReportStream.Keep) and the summary
 	// (and shard) of all of them. Call the stream's Close with it.
 	Stream *ReportStream
+	// Coverage counts what the cases exercised of their suites' mock
+	// rules, sequence entries and worlds: Report.Coverage.
+	Coverage bool
 }
 
 // Shard is one part of a run shared by several processes (CI machines):
@@ -374,7 +377,7 @@ func (p *Project) run(ctx context.Context, opts *RunOptions, up runner.Upstream)
 		return nil, errCheckOnly
 	}
 	ro := runner.Options{Concurrency: opts.Concurrency, Impl: p.impl, Record: cassette.Mode(opts.Record), Env: opts.Env, Seed: opts.Seed, KeepWorkspaces: opts.KeepWorkspaces, Clock: opts.Clock, MCPBridge: opts.MCPBridge, Only: opts.Only, FailFast: opts.FailFast, Network: opts.Network, Port: opts.Port,
-		Trials: opts.Trials, PassThreshold: opts.PassThreshold, Upstream: up, Worlds: p.worlds}
+		Trials: opts.Trials, PassThreshold: opts.PassThreshold, Upstream: up, Worlds: p.worlds, Coverage: opts.Coverage}
 	if opts.Trials < 0 || opts.Trials > runner.MaxTrials {
 		return nil, fmt.Errorf("trials must be between 1 and %d, not %d", runner.MaxTrials, opts.Trials)
 	}

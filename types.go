@@ -69,6 +69,9 @@ type Report struct {
 	// Shard, in the report of one shard of a run (RunOptions.Shard), says
 	// which part it is; Merge of all the parts has none.
 	Shard *ShardInfo `json:"shard,omitempty"`
+	// Coverage, of a run with RunOptions.Coverage, is what its cases
+	// exercised of their suites; Merge adds up the shards'.
+	Coverage *Coverage `json:"coverage,omitempty"`
 	// totals, of a run's report, are its cases counted as they were
 	// done: all there is of most of them after a streamed run.
 	totals *report.Totals

@@ -104,6 +104,11 @@ func Merge(reps []*Report, names []string) (*Report, error) {
 		return nil, fmt.Errorf("no shard has case %d of %d: the shards leave a gap", gap+1, first.Cases)
 	}
 	out.Tally()
+	cov, err := mergeShardCoverage(reps, names)
+	if err != nil {
+		return nil, err
+	}
+	out.Coverage = cov
 	return out, nil
 }
 

@@ -29,6 +29,9 @@ type Report struct {
 	// Shard, in the report of one shard of a run (--shard I/N), says
 	// which part it is; a merge of all the parts has none.
 	Shard *Shard `json:"shard,omitempty"`
+	// Coverage, of a run with coverage (run --coverage), is what its
+	// cases exercised of their suites' rules and worlds.
+	Coverage *Coverage `json:"coverage,omitempty"`
 	// Totals, in the report of a run, are its cases counted as they
 	// were done: all there is of them when the run kept no case
 	// (runner.Options.Lean).

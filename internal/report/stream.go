@@ -25,6 +25,9 @@ type Totals struct {
 	// (0 when they differ).
 	TrialCases, TrialRuns, AllPassed, SameN int
 
+	// Coverage is the run's coverage, printed before its last line.
+	Coverage *Coverage
+
 	roles RoleUsage // the usage by role; Summary.UsageByRole once a case splits it
 }
 
@@ -74,7 +77,7 @@ func (t *Totals) Add(c *Case) {
 
 // TotalsOf counts the cases of r.
 func TotalsOf(r *Report) *Totals {
-	t := &Totals{}
+	t := &Totals{Coverage: r.Coverage}
 	for i := range r.Cases {
 		t.Add(&r.Cases[i])
 	}

@@ -137,6 +137,9 @@ func (t *Text) FinishTotals(tot *Totals) {
 		t.buf.WriteString(line)
 		t.buf.WriteByte('\n')
 	}
+	if tot.Coverage != nil {
+		t.buf.WriteString(CoverageText(tot.Coverage, t.opts.Verbose))
+	}
 	t.buf.WriteString(SummaryLine(tot.Summary))
 	t.buf.WriteByte('\n')
 	t.flush()

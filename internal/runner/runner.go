@@ -125,6 +125,9 @@ type Options struct {
 	// Worlds are the worlds of the world suites run (world.LoadFiles'):
 	// what their drills start from.
 	Worlds world.Worlds
+	// Coverage counts what the cases exercised of their suites' mock
+	// rules, sequence entries and worlds (report.Coverage, coverage.go).
+	Coverage bool
 }
 
 // Upstream is real tools a run's cases call instead of their mocks.
@@ -169,6 +172,7 @@ type live struct {
 	env       []string          // the run's environment
 	host      *host             // serves agent.command cases; nil when there are none
 	templates *templates        // workspace templates, scanned once
+	cov       *coverage         // Options.Coverage; nil: not counted
 }
 
 // interruptedReason is the reason of a case the run never started.
@@ -196,6 +200,9 @@ func Run(ctx context.Context, suites []*spec.Suite, opts Options) (*report.Repor
 	lv, err := prepareLive(jobs, opts)
 	if err != nil {
 		return nil, err
+	}
+	if opts.Coverage {
+		lv.cov = newCoverage()
 	}
 	if t, ok := lv.transport.(*http.Transport); ok && opts.Live == nil {
 		defer t.CloseIdleConnections()
@@ -352,6 +359,10 @@ func Run(ctx context.Context, suites []*spec.Suite, opts Options) (*report.Repor
 	rep.Summary = tot.Summary
 	rep.Totals = tot
 	rep.Shard = shard
+	if lv.cov != nil {
+		rep.Coverage = lv.cov.report()
+		tot.Coverage = rep.Coverage
+	}
 	return rep, nil
 }
 
@@ -858,6 +869,9 @@ func conclude(ctx context.Context, j job, c *report.Case, r ran, g *grader) {
 		r.user.finish(c, r.conv, &r, save)
 	}
 	judge(j, c, r, g)
+	if g != nil && g.lv != nil && g.lv.cov != nil {
+		g.lv.cov.count(j, &r)
+	}
 	if r.cassette != nil && r.replay == nil && ctx.Err() == nil && r.worthACassette(c) {
 		writeCassette(r.cassette, c)
 	}

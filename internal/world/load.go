@@ -568,7 +568,7 @@ func (l *loader) setupLists(s *Setup, budgets, faults, events, overrides yamlpos
 	ids := map[string]bool{}
 	for i, it := range yamlpos.Items(faults.V, faults.Val) {
 		m, _ := it.Val.(map[string]any)
-		f := Fault{ID: str(m["id"]), Operation: str(m["operation"]), Code: str(m["error"]), Message: str(m["message"])}
+		f := Fault{ID: str(m["id"]), Operation: str(m["operation"]), Code: str(m["error"]), Message: str(m["message"]), Pos: l.doc.Pos(it.N)}
 		if f.ID == "" {
 			f.ID = fmt.Sprintf("fault-%d", i+1)
 		}
@@ -604,7 +604,7 @@ func (l *loader) setupLists(s *Setup, budgets, faults, events, overrides yamlpos
 	ids = map[string]bool{}
 	for i, it := range yamlpos.Items(events.V, events.Val) {
 		m, _ := it.Val.(map[string]any)
-		e := Event{ID: str(m["id"]), At: str(m["at"]), Operation: str(m["operation"])}
+		e := Event{ID: str(m["id"]), At: str(m["at"]), Operation: str(m["operation"]), Pos: l.doc.Pos(it.N)}
 		e.Arguments, _ = m["arguments"].(map[string]any)
 		if e.Arguments == nil {
 			e.Arguments = map[string]any{}

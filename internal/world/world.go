@@ -145,6 +145,7 @@ type Fault struct {
 	Message   string
 	Every     int
 	Rate      float64
+	Pos       yamlpos.Pos
 }
 
 // Event is a scheduled operation call.
@@ -153,6 +154,7 @@ type Event struct {
 	At        string // as written: +DURATION or RFC 3339
 	Operation string
 	Arguments map[string]any
+	Pos       yamlpos.Pos
 }
 
 // Scope of an override rule, lowest first.

@@ -39,6 +39,19 @@
   <input id="text" type="search" placeholder="filter by name, input, reason or output" aria-label="text filter">
   <span id="shown"></span>
 </div>`;
+  // Coverage (run --coverage): every suite's parts with their calls, the
+  // table drawn when first opened.
+  if (R.coverage) {
+    const cv = R.coverage;
+    const item = (it) => `<tr class="${it.calls ? "used" : "never"}"><td><code>${esc(it.at)}</code></td><td>${esc(it.kind)}</td><td>${esc(it.name)}${it.entry == null ? "" : ` entry ${it.entry + 1}`}${it.case ? ` <small>case ${esc(it.case)}</small>` : ""}</td><td>${it.calls ? esc(it.calls) : "never"}</td></tr>`;
+    const d = el("details", "coverage", `<summary>coverage: ${esc(cv.exercised)} of ${esc(cv.total)} exercised (${esc(cv.percent)}%)</summary>`);
+    d.addEventListener("toggle", () => {
+      if (!d.open || d.dataset.drawn) return;
+      d.dataset.drawn = "1";
+      d.insertAdjacentHTML("beforeend", (cv.suites || []).map((su) => `<h3>${esc(su.suite)}: ${esc(su.exercised)} of ${esc(su.total)} (${esc(su.percent)}%)</h3><table><tr><th>at</th><th>kind</th><th>part</th><th>calls</th></tr>${(su.items || []).map(item).join("")}</table>`).join(""));
+    });
+    top.appendChild(d);
+  }
   top.querySelectorAll("#status button").forEach((b) => b.addEventListener("click", () => {
     state.status = b.dataset.status;
     top.querySelectorAll("#status button").forEach((o) => o.setAttribute("aria-pressed", String(o === b)));
