@@ -137,12 +137,14 @@ func TestDocsReportSketches(t *testing.T) {
 	jsonNames(reflect.TypeOf(dryfire.Report{}), names)
 	report := strings.Join(pageBlock(t, "docs/running.md", `{"cases": [{"suite": "examples/quickstart/support.dryfire.yaml", "name": "…",`), "\n")
 	trials := strings.Join(pageBlock(t, "docs/running.md", `"trials": {`), "\n")
+	coverage := strings.Join(pageBlock(t, "docs/running.md", `{"coverage": {"exercised": 7,`), "\n")
 	for _, sketch := range []struct {
 		text string
 		data map[string]bool // keys that are data, not the report's own
 	}{
 		{report, map[string]bool{"order_id": true, "…": true}},
 		{trials, nil},
+		{coverage, nil},
 	} {
 		n := 0
 		for _, k := range docblock.SketchKeys(sketch.text) {

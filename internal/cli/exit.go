@@ -22,7 +22,7 @@ var exitDocs = []struct {
 	meaning  string
 }{
 	{exitOK, "every command", "Success. `run`, `merge`: every case passed (skipped cases allowed). `validate`: no errors (warnings allowed). `reproduce`: every drill is identical. `call`: the tool answered a result."},
-	{exitFailed, "`run`, `merge`", "A case failed, or erred because of the suite or the agent (a script that ran out, `max_turns`, an agent program that exited non-zero or timed out)."},
+	{exitFailed, "`run`, `merge`", "A case failed, or erred because of the suite or the agent (a script that ran out, `max_turns`, an agent program that exited non-zero or timed out); or, with `run --coverage-min PCT`, less than PCT percent of the suites' rules and world parts was exercised."},
 	{exitFailed, "`reproduce`", "A drill's evidence or verdict differs from the report's."},
 	{exitCallError, "`call`", "The tool answered an error result (an error outcome, an unmatched call, a world error); its text is printed."},
 	{exitUsage, "every command", "A usage or spec error: nothing ran. This includes every problem `validate` reports, a `--filter` that matches no case, a report path whose directory does not exist, an API key missing for cases that need the live model, files `init` or `world import` would overwrite, and shards `merge` refuses."},

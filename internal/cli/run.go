@@ -40,6 +40,8 @@ type runOptions struct {
 	threshold   float64
 	shard       string
 	durations   string
+	coverage    bool
+	coverageMin float64
 }
 
 func newRunCommand(e *env) *cobra.Command {
@@ -126,6 +128,7 @@ skipped; a second Ctrl-C stops at once).`,
 	f.Float64Var(&o.threshold, "pass-threshold", 1, "with trials, a case passes when at least this fraction `F` of its trials pass (above 0, at most 1), e.g. --pass-threshold 0.8; default every trial")
 	f.StringVar(&o.shard, "shard", "", "run only part `I/N` of the cases, for N machines sharing a run: a case's part is a stable hash of its suite and name (or see --durations); merge the parts' --json reports with dryfire merge, e.g. --shard 2/3; --shard auto (or auto/N, N the total) reads I and N from the CI's variables (DRYFIRE_SHARD_INDEX and DRYFIRE_SHARD_TOTAL, GitLab, CircleCI, Buildkite, a Kubernetes Indexed Job) and says which")
 	f.StringVar(&o.durations, "durations", "", "with --shard, spread the cases so that the shards take about as long, by the durations in the JSON report `FILE` of a previous run, e.g. --durations last-report.json")
+	addCoverageFlags(f, &o)
 	addLoadFlags(cmd, e, &o.python)
 	return cmd
 }
@@ -215,6 +218,9 @@ func runRun(cmd *cobra.Command, e *env, o runOptions, args []string) error {
 	if cmd.Flags().Changed("seed") {
 		ro.Seed = &o.seed
 	}
+	if err := coverageOptions(cmd, &o, ro); err != nil {
+		return err
+	}
 	// The JSON and JUnit reports are written while the run goes on, and
 	// the run keeps no case's result: its memory does not grow with its
 	// cases. The HTML report needs them all, so with --html the run keeps
@@ -241,6 +247,10 @@ func runRun(cmd *cobra.Command, e *env, o runOptions, args []string) error {
 	}
 	printer.Finish(rep)
 	code := runExit(rep)
+	if msg := coverageShort(rep, o); msg != "" {
+		fmt.Fprintln(e.stderr, "dryfire:", msg)
+		code = exitFailed
+	}
 	if onGitHub(e) {
 		ghCases(text, p, rep)
 		if err := ghSummary(e, rep); err != nil {
