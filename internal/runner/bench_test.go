@@ -70,3 +70,20 @@ func BenchmarkRun1000(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkRun1000Coverage is BenchmarkRun1000 counting coverage (run
+// --coverage), against the same run without.
+func BenchmarkRun1000Coverage(b *testing.B) {
+	suites := bigSuite(b, 1000)
+	for _, on := range []bool{false, true} {
+		b.Run(fmt.Sprintf("coverage=%v", on), func(b *testing.B) {
+			for b.Loop() {
+				rep, err := runner.Run(context.Background(), suites, runner.Options{Concurrency: 8, Coverage: on})
+				if err != nil || rep.Summary.Passed != 1000 || on != (rep.Coverage != nil) {
+					b.Fatalf("%v %+v", err, rep.Summary)
+				}
+			}
+			b.ReportMetric(float64(1000*b.N)/b.Elapsed().Seconds(), "cases/s")
+		})
+	}
+}
