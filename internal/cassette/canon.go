@@ -51,6 +51,10 @@ func RulesFor(name string) []Rule {
 // ones stored and matched (rule drop-auth).
 var matchHeaders = [...]string{"anthropic-beta", "anthropic-version", "openai-beta"}
 
+// matchHeaderKeys are matchHeaders as http.Header keys them
+// (http.CanonicalHeaderKey), looked up without canonicalising each time.
+var matchHeaderKeys = [len(matchHeaders)]string{"Anthropic-Beta", "Anthropic-Version", "Openai-Beta"}
+
 // Redacted replaces a secret wherever it would be written.
 const Redacted = redact.Redacted
 

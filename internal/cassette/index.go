@@ -73,9 +73,9 @@ func (ix *Index) Find(req *http.Request, body []byte) (int, *Response, error) {
 	b.WriteString(req.URL.EscapedPath())
 	b.WriteByte(0)
 	b.WriteString(req.URL.RawQuery)
-	for _, name := range matchHeaders {
+	for h := range matchHeaders {
 		b.WriteByte(0)
-		b.WriteString(joinHeader(req.Header, name))
+		b.WriteString(joinHeader(req.Header, h))
 	}
 	b.WriteByte(0)
 	b.Write(body)

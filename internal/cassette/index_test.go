@@ -86,3 +86,11 @@ func TestIndexFind(t *testing.T) {
 		t.Errorf("with the header: %d %v", i, err)
 	}
 }
+
+func TestMatchHeaderKeys(t *testing.T) {
+	for i, name := range matchHeaders {
+		if got := http.CanonicalHeaderKey(name); got != matchHeaderKeys[i] {
+			t.Errorf("matchHeaderKeys[%d] = %q, want %q", i, matchHeaderKeys[i], got)
+		}
+	}
+}

@@ -418,8 +418,8 @@ func (r *Recorder) seenBefore(i int, req *http.Request, body []byte) bool {
 			continue
 		}
 		same := true
-		for h, name := range matchHeaders {
-			if s.header[h] != joinHeader(req.Header, name) {
+		for h := range matchHeaders {
+			if s.header[h] != joinHeader(req.Header, h) {
 				same = false
 				break
 			}
@@ -439,14 +439,15 @@ func (r *Recorder) remember(i int, req *http.Request, body []byte) {
 		return
 	}
 	s := seenRequest{method: req.Method, path: req.URL.EscapedPath(), query: req.URL.RawQuery, body: slices.Clone(body)}
-	for h, name := range matchHeaders {
-		s.header[h] = joinHeader(req.Header, name)
+	for h := range matchHeaders {
+		s.header[h] = joinHeader(req.Header, h)
 	}
 	r.seen[i] = append(r.seen[i], s)
 }
 
-func joinHeader(h http.Header, name string) string {
-	vs := h.Values(name)
+// joinHeader is the values of matchHeaders[i] in h, joined.
+func joinHeader(h http.Header, i int) string {
+	vs := h[matchHeaderKeys[i]]
 	switch len(vs) {
 	case 0:
 		return "\x00" // absent, unlike an empty value
@@ -609,8 +610,8 @@ func (r *Recorder) canonical(req *http.Request, body []byte) (Request, canonBody
 		}
 	}
 	var h map[string]string
-	for _, name := range matchHeaders {
-		if vs := req.Header.Values(name); len(vs) > 0 {
+	for i, name := range matchHeaders {
+		if vs := req.Header[matchHeaderKeys[i]]; len(vs) > 0 {
 			if h == nil {
 				h = map[string]string{}
 			}

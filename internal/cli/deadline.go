@@ -24,17 +24,26 @@ func bodyDeadline(h http.Handler, d time.Duration) http.Handler {
 			h.ServeHTTP(w, r)
 			return
 		}
-		rc := http.NewResponseController(w)
-		if rc.SetReadDeadline(time.Now().Add(d)) == nil {
-			r.Body = &deadlineBody{ReadCloser: r.Body, rc: rc}
+		// net/http's own writer sets deadlines itself; a wrapped one
+		// through a ResponseController (which allocates).
+		rd, ok := w.(readDeadliner)
+		if !ok {
+			rd = http.NewResponseController(w)
+		}
+		if rd.SetReadDeadline(time.Now().Add(d)) == nil {
+			r.Body = &deadlineBody{ReadCloser: r.Body, rc: rd}
 		}
 		h.ServeHTTP(w, r)
 	})
 }
 
+type readDeadliner interface {
+	SetReadDeadline(time.Time) error
+}
+
 type deadlineBody struct {
 	io.ReadCloser
-	rc   *http.ResponseController
+	rc   readDeadliner
 	done bool
 }
 

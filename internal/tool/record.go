@@ -64,10 +64,16 @@ func (r *Recorder) Call(ctx context.Context, c Call) Result {
 // answers on what the reset made and is recorded) or after it (the call
 // finishes on what it picked and is left out of the record).
 func (r *Recorder) CallOn(ctx context.Context, c Call, pick func() Answerer) Result {
+	args, perr := value.ParseString(c.Args)
+	return r.CallParsed(ctx, c, args, perr, pick)
+}
+
+// CallParsed is CallOn of a call whose arguments its caller has parsed:
+// args and perr are value.ParseString(c.Args).
+func (r *Recorder) CallParsed(ctx context.Context, c Call, args any, perr error, pick func() Answerer) Result {
 	if r.turn != nil {
 		c.Turn = r.turn()
 	}
-	args, perr := value.ParseString(c.Args)
 	r.mu.Lock()
 	a := pick()
 	gen := r.gen

@@ -274,23 +274,37 @@ func (s *Scope) newState() *state {
 // recorded as an unmatched call whose near miss says so, without
 // consulting the rules.
 func (s *Scope) answer(ctx context.Context, ss *mcp.ServerSession, name string, args []byte) tool.Result {
+	text := callArgs(args)
+	v, err := value.ParseString(text)
+	return s.answerParsed(ctx, ss, name, text, v, err)
+}
+
+// callArgs is the text of a call's arguments: args trimmed, {} for none
+// or null.
+func callArgs(args []byte) string {
 	args = bytes.TrimSpace(args)
 	if len(args) == 0 || string(args) == "null" {
-		args = emptyObject
+		return "{}"
 	}
-	c := tool.Call{Name: name, Args: string(args)}
+	return string(args)
+}
+
+// answerParsed is answer of the arguments' text (callArgs) and its value
+// parsed (value.ParseString).
+func (s *Scope) answerParsed(ctx context.Context, ss *mcp.ServerSession, name, text string, args any, perr error) tool.Result {
+	c := tool.Call{Name: name, Args: text}
 	if s.world != nil {
-		return s.rec.CallOn(ctx, c, func() tool.Answerer { return s.world })
+		return s.rec.CallParsed(ctx, c, args, perr, func() tool.Answerer { return s.world })
 	}
-	if args[0] != '{' {
-		return s.rec.CallOn(ctx, c, func() tool.Answerer { return notObject{} })
+	if text[0] != '{' {
+		return s.rec.CallParsed(ctx, c, args, perr, func() tool.Answerer { return notObject{} })
 	}
 	if s.upstream != nil {
-		return s.rec.CallOn(ctx, c, func() tool.Answerer { return s.upstream })
+		return s.rec.CallParsed(ctx, c, args, perr, func() tool.Answerer { return s.upstream })
 	}
 	// The state is picked as the call takes its place in the record, so
 	// a Reset falls wholly before or after the call.
-	return s.rec.CallOn(ctx, c, func() tool.Answerer {
+	return s.rec.CallParsed(ctx, c, args, perr, func() tool.Answerer {
 		s.mu.Lock()
 		defer s.mu.Unlock()
 		if ss != nil {
@@ -299,8 +313,6 @@ func (s *Scope) answer(ctx context.Context, ss *mcp.ServerSession, name string, 
 		return s.shared.sess
 	})
 }
-
-var emptyObject = []byte("{}")
 
 // notObject answers a call whose arguments are not a JSON object, without
 // the mocks, as unmatched, with the reason as its near miss.

@@ -14,7 +14,6 @@
 package toolserver
 
 import (
-	"context"
 	"fmt"
 	"net"
 	"net/http"
@@ -29,9 +28,9 @@ import (
 type Options struct {
 	// Model serves the model routes (/v1/..., at the root and under each
 	// case prefix, with the prefix stripped) of every scope without a
-	// model handler of its own (ScopeOptions.Model); ScopeFrom tells it
-	// which scope a request is for. With neither, they are answered 404
-	// with a JSON error saying no model endpoint is configured.
+	// model handler of its own (ScopeOptions.Model). With neither, they
+	// are answered 404 with a JSON error saying no model endpoint is
+	// configured.
 	Model http.Handler
 	// ModelRoutes are the paths model handlers answer
 	// (/v1/chat/completions, ...), for the 404 answer that lists what the
@@ -138,15 +137,6 @@ func validID(id string) bool {
 	return true
 }
 
-type scopeKey struct{}
-
-// ScopeFrom returns the scope a request routed to the model handler is
-// for.
-func ScopeFrom(ctx context.Context) (*Scope, bool) {
-	sc, ok := ctx.Value(scopeKey{}).(*Scope)
-	return sc, ok
-}
-
 // ServeHTTP routes a request to its scope and route.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !Allowed(w, r) {
@@ -168,6 +158,13 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "not_found", "nothing is served at the root; use "+s.prefix+"{id}/")
 		return
 	}
+	model := s.modelOf(sc)
+	if model != nil && (path == "/v1" || strings.HasPrefix(path, "/v1/")) {
+		// Before the table, which has no /v1 route: the model's calls,
+		// the most frequent, skip it.
+		model.ServeHTTP(w, forModel(r, prefix, path))
+		return
+	}
 	for i := range routes {
 		rt := &routes[i]
 		rest, ok := rt.match(path)
@@ -184,14 +181,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		rt.serve(sc, w, r, rest)
 		return
 	}
-	model := s.modelOf(sc)
 	switch {
-	case path == "/v1" || strings.HasPrefix(path, "/v1/"):
-		if model == nil {
-			writeError(w, http.StatusNotFound, "not_found", "no model endpoint is configured on this server: "+r.Method+" "+r.URL.Path+s.noModel)
-			return
-		}
-		model.ServeHTTP(w, forModel(r, sc, prefix, path))
+	case path == "/v1" || strings.HasPrefix(path, "/v1/"): // and no model handler
+		writeError(w, http.StatusNotFound, "not_found", "no model endpoint is configured on this server: "+r.Method+" "+r.URL.Path+s.noModel)
 	case path == "/world" || strings.HasPrefix(path, "/world/"):
 		if !sc.noWorld(w, r) {
 			writeError(w, http.StatusNotFound, "not_found", fmt.Sprintf("no route %s %s; the world routes are %s", r.Method, r.URL.Path, s.routeList(sc, prefix, "/world")))
@@ -201,11 +193,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// SDKs, which add /v1/messages; the Vercel AI SDK's
 		// @ai-sdk/anthropic reads it as a base that holds /v1 already
 		// and adds /messages: both reach the endpoint.
-		r2 := forModel(r, sc, prefix, path)
-		u := *r2.URL
-		u.Path, u.RawPath = "/v1/messages", ""
-		r2.URL = &u
-		model.ServeHTTP(w, r2)
+		model.ServeHTTP(w, withPath(r, "/v1/messages"))
 	case model != nil && slices.Contains(s.modelRoutes, "/v1"+path):
 		writeError(w, http.StatusNotFound, "not_found", modelPathHint(r, prefix, path))
 	default:
@@ -233,16 +221,23 @@ func modelPathHint(r *http.Request, prefix, path string) string {
 	return fmt.Sprintf("no route %s %s; model requests go under /v1: %s %s/v1%s (%s)", r.Method, r.URL.Path, http.MethodPost, prefix, path, client)
 }
 
-// forModel is r for the model handler: the case prefix stripped, the
-// scope in the context.
-func forModel(r *http.Request, sc *Scope, prefix, path string) *http.Request {
-	r2 := r.WithContext(context.WithValue(r.Context(), scopeKey{}, sc))
-	if prefix != "" {
-		u := *r.URL
-		u.Path = path
-		u.RawPath = ""
-		r2.URL = &u
+// forModel is r for the model handler: the case prefix stripped (r
+// itself when there is none).
+func forModel(r *http.Request, prefix, path string) *http.Request {
+	if prefix == "" {
+		return r
 	}
+	return withPath(r, path)
+}
+
+// withPath is a shallow copy of r for another path.
+func withPath(r *http.Request, path string) *http.Request {
+	r2 := new(http.Request)
+	*r2 = *r
+	u := *r.URL
+	u.Path = path
+	u.RawPath = ""
+	r2.URL = &u
 	return r2
 }
 
@@ -260,7 +255,7 @@ func methodNotAllowed(w http.ResponseWriter, r *http.Request, allow string) {
 // 403 itself.
 func Allowed(w http.ResponseWriter, r *http.Request) bool {
 	if la, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok && la != nil {
-		if isLoopback(la.String()) && !isLoopback(r.Host) {
+		if localLoopback(la) && !isLoopback(r.Host) {
 			writeError(w, http.StatusForbidden, "forbidden", fmt.Sprintf("host %q is not a loopback name; dryfire answers only localhost, 127.0.0.1 and [::1] here (DNS rebinding protection)", r.Host))
 			return false
 		}
@@ -274,9 +269,21 @@ func Allowed(w http.ResponseWriter, r *http.Request) bool {
 	return true
 }
 
+// localLoopback is isLoopback(la.String()), without making the string of
+// a TCP address.
+func localLoopback(la net.Addr) bool {
+	if a, ok := la.(*net.TCPAddr); ok {
+		return a.IP.IsLoopback()
+	}
+	return isLoopback(la.String())
+}
+
 // isLoopback reports whether addr (a host, or host:port) is localhost or
 // a loopback IP.
-func isLoopback(addr string) bool {
+func isLoopback(addr string) bool { return commonLoopback(addr) || parsedLoopback(addr) }
+
+// parsedLoopback is isLoopback by parsing addr.
+func parsedLoopback(addr string) bool {
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
 		host = strings.Trim(addr, "[]")
@@ -286,4 +293,24 @@ func isLoopback(addr string) bool {
 	}
 	ip, err := netip.ParseAddr(host)
 	return err == nil && ip.IsLoopback()
+}
+
+// commonLoopback reports, without parsing, whether addr is one of the
+// loopback hosts clients usually name (127.0.0.1, localhost, [::1]), with
+// or without a numeric port: what isLoopback's parse would say of them.
+func commonLoopback(addr string) bool {
+	host := addr
+	if i := strings.LastIndexByte(addr, ':'); i >= 0 && i < len(addr)-1 && len(addr)-i <= 6 {
+		host = addr[:i]
+		for j := i + 1; j < len(addr); j++ {
+			if addr[j] < '0' || addr[j] > '9' {
+				return false
+			}
+		}
+	}
+	switch host {
+	case "127.0.0.1", "localhost", "[::1]":
+		return true
+	}
+	return false
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"strconv"
 	"sync"
@@ -59,8 +60,7 @@ func (s *Scope) serveCall(w http.ResponseWriter, r *http.Request, name string) {
 	in := bufs.Get().(*bytes.Buffer)
 	in.Reset()
 	defer bufs.Put(in)
-	_, err := in.ReadFrom(http.MaxBytesReader(w, r.Body, maxBody))
-	if err != nil {
+	if err := readArgs(w, r, in); err != nil {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
 			writeError(w, http.StatusRequestEntityTooLarge, "invalid_request", fmt.Sprintf("the arguments exceed %d bytes", maxBody))
@@ -70,11 +70,13 @@ func (s *Scope) serveCall(w http.ResponseWriter, r *http.Request, name string) {
 		return
 	}
 	args := in.Bytes()
-	if len(bytes.TrimSpace(args)) > 0 && !json.Valid(args) {
+	text := callArgs(args)
+	v, valid, perr := value.ParseChecked(text)
+	if !valid && len(bytes.TrimSpace(args)) > 0 && !json.Valid(args) {
 		writeError(w, http.StatusBadRequest, "invalid_request", fmt.Sprintf("the body of POST /tools/%s must be the arguments as JSON (an object); got %s", name, describeBody(args)))
 		return
 	}
-	res := s.answer(r.Context(), nil, name, args)
+	res := s.answerParsed(r.Context(), nil, name, text, v, perr)
 
 	out := bufs.Get().(*bytes.Buffer)
 	out.Reset()
@@ -89,6 +91,23 @@ func (s *Scope) serveCall(w http.ResponseWriter, r *http.Request, name string) {
 	}
 	out.Write(b)
 	writeJSON(w, http.StatusOK, out.Bytes())
+}
+
+// readArgs reads r's body into in, at most maxBody bytes (more is a
+// *http.MaxBytesError); a body of known length, as clients send one, in
+// one read.
+func readArgs(w http.ResponseWriter, r *http.Request, in *bytes.Buffer) error {
+	if n := r.ContentLength; n >= 0 && n <= maxBody {
+		in.Grow(int(n))
+		b := in.AvailableBuffer()[:n]
+		if _, err := io.ReadFull(r.Body, b); err != nil {
+			return err
+		}
+		in.Write(b)
+		return nil
+	}
+	_, err := in.ReadFrom(http.MaxBytesReader(w, r.Body, maxBody))
+	return err
 }
 
 // describeBody quotes the start of a body that is not JSON.

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -77,16 +78,11 @@ func TestHTTPToolCall(t *testing.T) {
 func TestHTTPRoutes(t *testing.T) {
 	var model struct {
 		sync.Mutex
-		paths  []string
-		scopes []string
+		paths []string
 	}
 	modelHandler := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		sc, ok := ScopeFrom(r.Context())
 		model.Lock()
 		model.paths = append(model.paths, r.URL.Path)
-		if ok {
-			model.scopes = append(model.scopes, sc.ID())
-		}
 		model.Unlock()
 		w.WriteHeader(299)
 	})
@@ -125,7 +121,7 @@ func TestHTTPRoutes(t *testing.T) {
 		t.Errorf("case scope over MCP: %q", got)
 	}
 
-	// Model routes: the prefix stripped, the scope in the context; POST
+	// Model routes: the prefix stripped; POST
 	// /messages (what @ai-sdk/anthropic sends to ANTHROPIC_BASE_URL) is
 	// /v1/messages, at the root as under a case.
 	for _, p := range []string{"/v1/chat/completions", "/cases/refund-1/v1/messages", "/messages", "/cases/refund-1/messages"} {
@@ -140,9 +136,6 @@ func TestHTTPRoutes(t *testing.T) {
 	}
 	if diff := cmp.Diff([]string{"/v1/chat/completions", "/v1/messages", "/v1/messages", "/v1/messages"}, model.paths); diff != "" {
 		t.Errorf("model paths (-want +got):\n%s", diff)
-	}
-	if diff := cmp.Diff([]string{"", "refund-1", "", "refund-1"}, model.scopes); diff != "" {
-		t.Errorf("model scopes (-want +got):\n%s", diff)
 	}
 
 	for _, tt := range []struct {
@@ -302,6 +295,23 @@ func TestAllowed(t *testing.T) {
 	}
 }
 
+// The loopback checks without parsing say what the parse says.
+func TestLoopbackShortcuts(t *testing.T) {
+	for _, addr := range []string{"127.0.0.1", "127.0.0.1:7777", "localhost", "localhost:1", "[::1]", "[::1]:8080", "::1",
+		"127.0.0.1:", "127.0.0.1:x", "127.0.0.1:1234567", "127.0.0.2:80", "LOCALHOST:80", "localhost.evil:80", "evil:80",
+		"[::1]:", "[::ffff:127.0.0.1]:80", "", ":80", "127.0.0.1:80:80"} {
+		if commonLoopback(addr) && !parsedLoopback(addr) {
+			t.Errorf("commonLoopback(%q) is true, the parse says false", addr)
+		}
+	}
+	for _, a := range []*net.TCPAddr{{IP: net.IPv4(127, 0, 0, 1), Port: 80}, {IP: net.IPv6loopback, Port: 1}, {IP: net.IPv4(10, 0, 0, 1)},
+		{IP: net.ParseIP("::ffff:127.0.0.9")}, {IP: net.ParseIP("fe80::1"), Zone: "eth0"}, {IP: net.IPv6loopback, Zone: "lo"}, {}} {
+		if got, want := localLoopback(a), parsedLoopback(a.String()); got != want {
+			t.Errorf("localLoopback(%v) = %v, the parse of %q says %v", a, got, a.String(), want)
+		}
+	}
+}
+
 // Not on loopback (the address a server binds when told to), any Host
 // is fine; a browser Origin still has to be a local page.
 func TestAllowedOffLoopback(t *testing.T) {
@@ -373,5 +383,17 @@ func TestScopeModelRoutes(t *testing.T) {
 	}
 	if got := get(t, hs.URL+"/cases/without/nope", 404); strings.Contains(got, "/v1/") {
 		t.Errorf("404 of the scope without model routes lists them: %s", got)
+	}
+}
+
+// No route of the table is a model route: the server answers those
+// before it looks at the table.
+func TestNoTableRouteUnderV1(t *testing.T) {
+	for _, rt := range routes {
+		for _, p := range []string{"/v1", "/v1/", "/v1/chat/completions", "/v1/messages", "/v1/x/y"} {
+			if _, ok := rt.match(p); ok {
+				t.Errorf("route %s matches %s", rt.Path, p)
+			}
+		}
 	}
 }

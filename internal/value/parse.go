@@ -31,6 +31,17 @@ func ParseString(text string) (any, error) {
 	return parseStd([]byte(text))
 }
 
+// ParseChecked is ParseString, and whether text is known to be valid JSON
+// (json.Valid): it is when the fast path read it, which reads only valid
+// JSON. valid false says nothing either way.
+func ParseChecked(text string) (v any, valid bool, err error) {
+	if v, ok := parseFast(text); ok {
+		return v, true, nil
+	}
+	v, err = parseStd([]byte(text))
+	return v, false, err
+}
+
 // parseStd is Parse by encoding/json.
 func parseStd(data []byte) (any, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))

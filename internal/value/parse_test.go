@@ -80,6 +80,9 @@ func checkParse(t *testing.T, text string) {
 	if err != nil {
 		t.Fatalf("%.60q: the fast path read %#v, encoding/json failed: %v", text, got, err)
 	}
+	if !json.Valid([]byte(text)) {
+		t.Fatalf("%.60q: the fast path read %#v, json.Valid says it is not JSON", text, got)
+	}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("%.60q: the fast path read %#v, encoding/json %#v", text, got, want)
 	}
