@@ -2,6 +2,7 @@ package cassette
 
 import (
 	"bytes"
+	"encoding/binary"
 	"net/http"
 	"slices"
 	"sync"
@@ -58,29 +59,29 @@ func (r *Recorder) Index() *Index {
 }
 
 // rawKeys holds the buffers raw keys are built in.
-var rawKeys = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+var rawKeys = sync.Pool{New: func() any { return new([]byte) }}
 
 // Find returns the index of the interaction that answers a request and
 // its recorded response, or a *ReplayError naming the closest recorded
 // request and how this one differs from it. A request that finds nothing
 // changes nothing: the next is looked up afresh.
 func (ix *Index) Find(req *http.Request, body []byte) (int, *Response, error) {
-	b := rawKeys.Get().(*bytes.Buffer)
-	defer rawKeys.Put(b)
-	b.Reset()
-	b.WriteString(req.Method)
-	b.WriteByte(0)
-	b.WriteString(req.URL.EscapedPath())
-	b.WriteByte(0)
-	b.WriteString(req.URL.RawQuery)
+	// The raw key: the method, the path as parsed and as sent (the
+	// canonical form is of EscapedPath, a function of the two), the
+	// query and the headers kept, each after its length, then the body.
+	bp := rawKeys.Get().(*[]byte)
+	b := appendField((*bp)[:0], req.Method)
+	b = appendField(b, req.URL.Path)
+	b = appendField(b, req.URL.RawPath)
+	b = appendField(b, req.URL.RawQuery)
 	for h := range matchHeaders {
-		b.WriteByte(0)
-		b.WriteString(joinHeader(req.Header, h))
+		b = appendField(b, joinHeader(req.Header, h))
 	}
-	b.WriteByte(0)
-	b.Write(body)
+	b = append(b, body...)
+	*bp = b
+	defer rawKeys.Put(bp)
 	ix.mu.RLock()
-	i, ok := ix.raw[string(b.Bytes())]
+	i, ok := ix.raw[string(b)]
 	ix.mu.RUnlock()
 	if ok {
 		return i, &ix.tape.Interactions[i].Response, nil
@@ -99,10 +100,15 @@ func (ix *Index) Find(req *http.Request, body []byte) (int, *Response, error) {
 	}
 	ix.mu.Lock()
 	if len(ix.raw) < ix.max {
-		ix.raw[b.String()] = i
+		ix.raw[string(b)] = i
 	}
 	ix.mu.Unlock()
 	return i, &ix.tape.Interactions[i].Response, nil
+}
+
+// appendField appends s after its length.
+func appendField(b []byte, s string) []byte {
+	return append(binary.AppendUvarint(b, uint64(len(s))), s...)
 }
 
 // miss is the error for a request no interaction answers: its

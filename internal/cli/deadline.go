@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"io"
 	"net/http"
 	"time"
 )
@@ -10,48 +9,19 @@ import (
 // keeps an idle connection open, does not hold it (and a file
 // descriptor) for ever. Response streams (an MCP GET stream, SSE
 // answers) are not bounded: only reading the request is.
+//
+// bodyReadTimeout is the server's ReadTimeout: net/http bounds reading
+// each request, its body included, from its start, and lifts the bound
+// itself once the body has been read (when it starts watching the
+// connection for the next request), so a long answer is not cut; it
+// costs a request nothing over the deadline net/http sets anyway.
 const (
 	bodyReadTimeout = 60 * time.Second
 	idleTimeout     = 2 * time.Minute
 )
 
-// bodyDeadline bounds reading each request's body to d from the moment
-// the handler starts; the deadline is lifted once the body has been read,
-// so a long answer stream is not cut.
-func bodyDeadline(h http.Handler, d time.Duration) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Body == nil || r.Body == http.NoBody {
-			h.ServeHTTP(w, r)
-			return
-		}
-		// net/http's own writer sets deadlines itself; a wrapped one
-		// through a ResponseController (which allocates).
-		rd, ok := w.(readDeadliner)
-		if !ok {
-			rd = http.NewResponseController(w)
-		}
-		if rd.SetReadDeadline(time.Now().Add(d)) == nil {
-			r.Body = &deadlineBody{ReadCloser: r.Body, rc: rd}
-		}
-		h.ServeHTTP(w, r)
-	})
-}
-
-type readDeadliner interface {
-	SetReadDeadline(time.Time) error
-}
-
-type deadlineBody struct {
-	io.ReadCloser
-	rc   readDeadliner
-	done bool
-}
-
-func (b *deadlineBody) Read(p []byte) (int, error) {
-	n, err := b.ReadCloser.Read(p)
-	if err == io.EOF && !b.done {
-		b.done = true
-		b.rc.SetReadDeadline(time.Time{})
-	}
-	return n, err
+// httpServer is serve's server of h, reading each request within read
+// (bodyReadTimeout).
+func httpServer(h http.Handler, read time.Duration) *http.Server {
+	return &http.Server{Handler: h, ReadHeaderTimeout: 30 * time.Second, ReadTimeout: read, IdleTimeout: idleTimeout}
 }

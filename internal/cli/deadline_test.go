@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bufio"
+	"context"
 	"io"
 	"net"
 	"net/http"
@@ -12,7 +13,8 @@ import (
 )
 
 // A body trickled at 1 byte / 5 s held a connection for more than 65 s:
-// reading a body is bounded, a long answer stream is not.
+// reading a body is bounded, a long answer stream is not, after a body or
+// without one.
 func TestHostileTrickledBodyIsCutAtTheDeadline(t *testing.T) {
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if _, err := io.ReadAll(r.Body); err != nil {
@@ -22,10 +24,15 @@ func TestHostileTrickledBodyIsCutAtTheDeadline(t *testing.T) {
 		// The body is read: an answer that streams past the deadline is fine.
 		w.WriteHeader(200)
 		w.(http.Flusher).Flush()
-		time.Sleep(700 * time.Millisecond)
-		io.WriteString(w, "streamed")
+		select {
+		case <-time.After(700 * time.Millisecond):
+			io.WriteString(w, "streamed")
+		case <-r.Context().Done():
+			io.WriteString(w, "request ended: "+context.Cause(r.Context()).Error())
+		}
 	})
-	srv := httptest.NewUnstartedServer(bodyDeadline(h, 400*time.Millisecond))
+	srv := httptest.NewUnstartedServer(h)
+	srv.Config = httpServer(h, 400*time.Millisecond)
 	srv.Start()
 	defer srv.Close()
 
@@ -53,5 +60,14 @@ func TestHostileTrickledBodyIsCutAtTheDeadline(t *testing.T) {
 	b, _ = io.ReadAll(resp2.Body)
 	if resp2.StatusCode != 200 || string(b) != "streamed" {
 		t.Errorf("a read body and a slow answer: %d %q", resp2.StatusCode, b)
+	}
+	// Without a body (an MCP GET stream), the same.
+	resp3, err := http.Get(srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ = io.ReadAll(resp3.Body)
+	if resp3.StatusCode != 200 || string(b) != "streamed" {
+		t.Errorf("no body and a slow answer: %d %q", resp3.StatusCode, b)
 	}
 }

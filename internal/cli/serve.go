@@ -357,7 +357,7 @@ func serveHTTP(ctx context.Context, e *env, srv *dryfire.ToolServer, what, addr 
 	if model != nil || modelErr != nil {
 		fmt.Fprintf(e.stderr, "  OPENAI_BASE_URL=http://%s/v1\n  ANTHROPIC_BASE_URL=http://%s\n", real, real)
 	}
-	hs := &http.Server{Handler: bodyDeadline(srv, bodyReadTimeout), ReadHeaderTimeout: 30 * time.Second, IdleTimeout: idleTimeout}
+	hs := httpServer(srv, bodyReadTimeout)
 	done := make(chan error, 1)
 	go func() { done <- hs.Serve(ln) }()
 	select {

@@ -265,6 +265,23 @@ func (s *Set) UsesImpl() bool {
 	return false
 }
 
+// Pure reports whether every answer to a call of tool name depends on
+// the call's arguments alone, not on the calls before it, the clock or
+// code: none of its rules is a sequence, waits (delay_ms) or runs impl
+// code. A tool without rules is pure: its calls are unmatched.
+func (s *Set) Pure(name string) bool {
+	l := s.tools[name]
+	if l == nil {
+		return true
+	}
+	for _, r := range l.rules {
+		if r.seq != nil || r.delay > 0 || r.single.kind == tool.Impl {
+			return false
+		}
+	}
+	return true
+}
+
 // miss builds the answer to an unmatched call, with its near miss.
 // It runs only on a miss, never on the matching path.
 func (s *Session) miss(c tool.Call, args any, perr error) tool.Result {

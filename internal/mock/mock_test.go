@@ -826,3 +826,33 @@ func TestDelay(t *testing.T) {
 		t.Errorf("cancelled call = %q (error %v), want the error %q", got.Content, got.IsError, want)
 	}
 }
+
+func TestPure(t *testing.T) {
+	src := `version: 1
+agent: {provider: script}
+mocks:
+  plain:
+    - when: {a: 1}
+      return: one
+    - error: no
+  seq:
+    - sequence: [{return: a}, {return: b}]
+  slow:
+    - return: x
+      delay_ms: 5
+cases:
+  - name: c
+    input: x
+    script: [{text: ok}]
+`
+	s, ds := spec.Parse("p.dryfire.yaml", []byte(src), nil)
+	if ds.HasErrors() {
+		t.Fatal(ds)
+	}
+	set := mock.Compile(s)
+	for name, want := range map[string]bool{"plain": true, "seq": false, "slow": false, "nope": true} {
+		if got := set.Pure(name); got != want {
+			t.Errorf("Pure(%q) = %v, want %v", name, got, want)
+		}
+	}
+}

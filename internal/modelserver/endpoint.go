@@ -55,6 +55,19 @@ var Routes = map[string]API{
 	"/v1/messages":         Anthropic,
 }
 
+// route is Routes[path], without hashing the path.
+func route(path string) (API, bool) {
+	switch path {
+	case "/v1/chat/completions":
+		return OpenAIChat, true
+	case "/v1/responses":
+		return OpenAIResponses, true
+	case "/v1/messages":
+		return Anthropic, true
+	}
+	return "", false
+}
+
 // Name is the API's name for people.
 func (a API) Name() string {
 	switch a {
@@ -238,7 +251,7 @@ func New(o Options) (*Endpoint, error) {
 
 // ServeHTTP implements http.Handler.
 func (e *Endpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	api, ok := Routes[r.URL.Path]
+	api, ok := route(r.URL.Path)
 	if !ok {
 		notFound(w, r)
 		return

@@ -715,3 +715,16 @@ func TestBaseURLQueryIsKept(t *testing.T) {
 		t.Errorf("upstream saw\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
+
+func TestRouteIsRoutes(t *testing.T) {
+	for p, api := range Routes {
+		if got, ok := route(p); !ok || got != api {
+			t.Errorf("route(%q) = %q, %v; Routes has %q", p, got, ok, api)
+		}
+	}
+	for _, p := range []string{"", "/v1", "/v1/models", "/v1/chat/completions/"} {
+		if _, ok := route(p); ok != (Routes[p] != "") {
+			t.Errorf("route(%q): %v", p, ok)
+		}
+	}
+}

@@ -33,15 +33,22 @@ func benchSuite(tb testing.TB, n int) *spec.Suite {
 	return s
 }
 
-// The handler alone (no network): what the server adds per call.
+// The handler alone (no network): what the server adds per call; _serve
+// on a scope that keeps no record, as serve's (pure tools' answers kept,
+// memo.go).
 func BenchmarkHandlerToolCall(b *testing.B) {
-	for _, tt := range []struct{ name, path, body string }{
-		{"1rule", "/tools/one", `{"k":"x"}`},
-		{"100rules_last", "/tools/many", `{"k":"v99"}`},
-		{"100rules_order", "/tools/create_order", `{"amount":100,"currency":"EUR","sku":"SKU-99","note":"deliver before noon"}`},
+	for _, tt := range []struct {
+		name, path, body string
+		serve            bool
+	}{
+		{"1rule", "/tools/one", `{"k":"x"}`, false},
+		{"100rules_last", "/tools/many", `{"k":"v99"}`, false},
+		{"100rules_order", "/tools/create_order", `{"amount":100,"currency":"EUR","sku":"SKU-99","note":"deliver before noon"}`, false},
+		{"1rule_serve", "/tools/one", `{"k":"x"}`, true},
+		{"100rules_order_serve", "/tools/create_order", `{"amount":100,"currency":"EUR","sku":"SKU-99","note":"deliver before noon"}`, true},
 	} {
 		b.Run(tt.name, func(b *testing.B) {
-			srv := New(NewScope(ScopeOptions{Suite: benchSuite(b, 100)}), Options{})
+			srv := New(NewScope(ScopeOptions{Suite: benchSuite(b, 100), NoRecords: tt.serve}), Options{})
 			body := strings.NewReader(tt.body)
 			req := httptest.NewRequest("POST", tt.path, body)
 			w := &discard{h: http.Header{}}

@@ -66,7 +66,9 @@ type Scope struct {
 	upstream   tool.Answerer   // answers every call instead of the mocks; nil: the mocks
 	model      http.Handler    // the scope's model routes; nil: the server's
 
-	rec  *tool.Recorder // the merged record of every call
+	rec       *tool.Recorder // the merged record of every call
+	noRecords bool           // rec keeps none
+	memo      memo           // pure tools' answers (memo.go)
 	idle time.Duration  // idle HTTP sessions end after this; <= 0 never
 	// maxSessions bounds the HTTP sessions open at once (< 0 no bound).
 	maxSessions int
@@ -173,7 +175,7 @@ func NewScope(o ScopeOptions) *Scope {
 	}
 	o.Suite, o.Case = p.Suite.Spec, p.Spec
 	s := &Scope{id: o.ID, suite: o.Suite, cse: o.Case, impl: o.Impl, world: o.World, model: o.Model, upstream: o.Upstream,
-		rec:  tool.NewRecorder(nil, tool.RecorderOptions{NoRecords: o.NoRecords, Turn: o.Turn}),
+		rec:  tool.NewRecorder(nil, tool.RecorderOptions{NoRecords: o.NoRecords, Turn: o.Turn}), noRecords: o.NoRecords,
 		idle: o.SessionTimeout, maxSessions: o.MaxSessions,
 		sessions: map[*mcp.ServerSession]*state{}, byID: map[string]*httpSession{}, watched: map[*mcp.ServerSession]bool{}}
 	if s.idle == 0 {
@@ -274,9 +276,21 @@ func (s *Scope) newState() *state {
 // recorded as an unmatched call whose near miss says so, without
 // consulting the rules.
 func (s *Scope) answer(ctx context.Context, ss *mcp.ServerSession, name string, args []byte) tool.Result {
+	memo := s.memoOn()
+	if memo {
+		if e := s.memo.lookup(name, args); e != nil {
+			return e.res
+		}
+	}
 	text := callArgs(args)
-	v, err := value.ParseString(text)
-	return s.answerParsed(ctx, ss, name, text, v, err)
+	v, valid, err := value.ParseChecked(text)
+	res := s.answerParsed(ctx, ss, name, text, v, err)
+	// Kept only for arguments known to be JSON: POST /tools refuses the
+	// others, and would answer them from the memo.
+	if memo && valid && s.set.Pure(name) {
+		s.memo.keep(name, args, res, nil)
+	}
+	return res
 }
 
 // callArgs is the text of a call's arguments: args trimmed, {} for none

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"sync"
 
+	"github.com/dryfire-dev/dryfire/internal/tool"
 	"github.com/dryfire-dev/dryfire/internal/value"
 )
 
@@ -70,6 +71,17 @@ func (s *Scope) serveCall(w http.ResponseWriter, r *http.Request, name string) {
 		return
 	}
 	args := in.Bytes()
+	memo := s.memoOn()
+	if memo {
+		if e := s.memo.lookup(name, args); e != nil {
+			if e.http == nil { // kept by an MCP call
+				e = &memoEntry{res: e.res, http: appendToolAnswer(nil, e.res)}
+				s.memo.keep(name, args, e.res, e.http)
+			}
+			writeJSON(w, http.StatusOK, e.http)
+			return
+		}
+	}
 	text := callArgs(args)
 	v, valid, perr := value.ParseChecked(text)
 	if !valid && len(bytes.TrimSpace(args)) > 0 && !json.Valid(args) {
@@ -81,16 +93,21 @@ func (s *Scope) serveCall(w http.ResponseWriter, r *http.Request, name string) {
 	out := bufs.Get().(*bytes.Buffer)
 	out.Reset()
 	defer bufs.Put(out)
-	b := out.AvailableBuffer()
+	out.Write(appendToolAnswer(out.AvailableBuffer(), res))
+	if memo && s.set.Pure(name) {
+		s.memo.keep(name, args, res, out.Bytes())
+	}
+	writeJSON(w, http.StatusOK, out.Bytes())
+}
+
+// appendToolAnswer appends the POST /tools/{name} answer of res.
+func appendToolAnswer(b []byte, res tool.Result) []byte {
 	b = append(b, `{"content":`...)
 	b = value.AppendString(b, res.Content)
 	if res.IsError {
-		b = append(b, `,"is_error":true}`...)
-	} else {
-		b = append(b, `,"is_error":false}`...)
+		return append(b, `,"is_error":true}`...)
 	}
-	out.Write(b)
-	writeJSON(w, http.StatusOK, out.Bytes())
+	return append(b, `,"is_error":false}`...)
 }
 
 // readArgs reads r's body into in, at most maxBody bytes (more is a
