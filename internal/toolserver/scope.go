@@ -69,7 +69,7 @@ type Scope struct {
 	rec       *tool.Recorder // the merged record of every call
 	noRecords bool           // rec keeps none
 	memo      memo           // pure tools' answers (memo.go)
-	idle time.Duration  // idle HTTP sessions end after this; <= 0 never
+	idle      time.Duration  // idle HTTP sessions end after this; <= 0 never
 	// maxSessions bounds the HTTP sessions open at once (< 0 no bound).
 	maxSessions int
 
@@ -175,7 +175,7 @@ func NewScope(o ScopeOptions) *Scope {
 	}
 	o.Suite, o.Case = p.Suite.Spec, p.Spec
 	s := &Scope{id: o.ID, suite: o.Suite, cse: o.Case, impl: o.Impl, world: o.World, model: o.Model, upstream: o.Upstream,
-		rec:  tool.NewRecorder(nil, tool.RecorderOptions{NoRecords: o.NoRecords, Turn: o.Turn}), noRecords: o.NoRecords,
+		rec: tool.NewRecorder(nil, tool.RecorderOptions{NoRecords: o.NoRecords, Turn: o.Turn}), noRecords: o.NoRecords,
 		idle: o.SessionTimeout, maxSessions: o.MaxSessions,
 		sessions: map[*mcp.ServerSession]*state{}, byID: map[string]*httpSession{}, watched: map[*mcp.ServerSession]bool{}}
 	if s.idle == 0 {
