@@ -198,6 +198,31 @@ func TestDocsBlocksAreRun(t *testing.T) {
 	}
 }
 
+// TestSDKReadmeExcerpts: a block of an SDK's README that follows
+// <!-- excerpt: PATH --> is a verbatim part of PATH (the minimal world of
+// both READMEs is examples/minimal-world, which CI's install checks run).
+func TestSDKReadmeExcerpts(t *testing.T) {
+	for _, p := range []string{"sdk/js/README.md", "sdk/python/README.md"} {
+		n := 0
+		for _, b := range readBlocks(t, p) {
+			path, ok := strings.CutPrefix(b.Before, "<!-- excerpt: ")
+			if !ok {
+				continue
+			}
+			n++
+			path = strings.TrimSuffix(path, " -->")
+			if src, err := os.ReadFile(filepath.Join("..", path)); err != nil {
+				t.Errorf("%s is an excerpt of %s: %v", b, path, err)
+			} else if !isExcerpt(string(src), b.Lines) {
+				t.Errorf("%s is not a verbatim part of %s: copy it again from there", b, path)
+			}
+		}
+		if n < 3 {
+			t.Errorf("%s has %d excerpts, want the minimal world's three files", p, n)
+		}
+	}
+}
+
 // isExcerpt says whether lines are consecutive lines of src, as they are
 // or indented alike (a page's Go code is the body of a test function).
 func isExcerpt(src string, lines []string) bool {

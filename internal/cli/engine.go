@@ -17,7 +17,7 @@ func newEngineCommand(e *env) *cobra.Command {
 		Use:   "engine [--listen ADDR] [--record MODE]",
 		Short: "Host the drills of the TypeScript and Python SDKs",
 		Long: `Run the engine the TypeScript SDK (npm dryfire) and the Python SDK (PyPI
-dryfire) start as a child process: one per test worker, hosting any number
+dryfire-sdk) start as a child process: one per test worker, hosting any number
 of drills at once, each with its own world instance, model endpoint and
 cassette, MCP, /tools and /ops, and none sharing state with another. A
 drill runs exactly as a case of a world suite runs under dryfire run; its

@@ -8,7 +8,8 @@
 # 2. Pack the SDK, @firedrill/sdk (its alias) and this platform's package
 #    holding that binary with npm pack, install only those tarballs (plus
 #    the pinned runners of examples/ts-runners/package-lock.json) into a
-#    temporary project, and run there, offline, the Vitest, Jest and
+#    temporary project, and run there, offline, the Vitest, Jest (the
+#    ts-jest preset, as examples/ts-jest/package.json gives it) and
 #    framework examples, each type-checked with tsc --strict against the
 #    published declarations (examples/ts-vitest/test/note.test.ts is the
 #    product note's example verbatim, with its @firedrill/sdk imports).
@@ -16,6 +17,11 @@
 #    Agents SDK agent of examples/scripted-agents runs there too, on the
 #    script model (as an agent.command case and in runDrills against
 #    examples/world, which is copied beside it).
+# 3. From a fresh copy of the repository (scripts/fresh-copy.sh: what a
+#    clone has, nothing built), `npm install ./sdk/js` into a scratch
+#    project, as a user does before anything is published: its prepare
+#    script builds dist/ and the binary; sdk/js/test/install runs one drill
+#    there with node:test, no DRYFIRE_BIN.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 root=$PWD
@@ -59,7 +65,7 @@ stamp "examples/ts-vitest"
 (cd ts-vitest && "$bin/tsc" -p . && "$bin/vitest" run)
 if [ -d ts-jest ]; then
 	stamp "examples/ts-jest"
-	(cd ts-jest && "$bin/tsc" -p . && "$bin/jest" --ci)
+	(cd ts-jest && "$bin/tsc" -p . --noEmit && "$bin/jest" --ci)
 fi
 if [ -d ts-framework ]; then
 	stamp "examples/ts-framework"
@@ -67,4 +73,13 @@ if [ -d ts-framework ]; then
 fi
 stamp "examples/scripted-agents/openai-agents-js"
 (cd scripted-agents/openai-agents-js && "$bin/tsc" -p . && "$bin/vitest" run)
+
+stamp "a fresh copy: npm install ./sdk/js into a scratch project, one runDrills"
+bash "$root/scripts/fresh-copy.sh" "$work/clone"
+mkdir -p "$work/scratch"
+cd "$work/scratch"
+printf '{"name": "scratch", "private": true, "type": "module"}\n' >package.json
+cp "$root"/examples/minimal-world/notes.* "$root/sdk/js/test/install/install.test.mjs" .
+npm install --prefer-offline --no-audit --no-fund --loglevel=error "$work/clone/sdk/js"
+env -u DRYFIRE_BIN node --test --test-reporter=spec install.test.mjs
 stamp "done"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The Python SDK (sdk/python, PyPI dryfire): build the Go binary as the wheel
+# The Python SDK (sdk/python, PyPI dryfire-sdk): build the Go binary as the wheel
 # carries it (CGO_ENABLED=0, static), build the platform wheel with the SDK's
 # own standard-library build backend, install it into a fresh virtual
 # environment (.cache/python/venv, git-ignored) with only the pinned test
@@ -8,6 +8,11 @@
 # is dryfire's. The LangGraph agent over MCP (langchain-mcp-adapters, which
 # needs mcp<2) gets its few packages of sdk/python/requirements-mcp1.txt in
 # a folder of their own (.cache/python/mcp1), first on its PYTHONPATH.
+# Then, from a fresh copy of the repository (scripts/fresh-copy.sh: what a
+# clone has, nothing built), `pip install ./sdk/python` into a fresh virtual
+# environment, as a user does before anything is published (the build
+# backend builds the binary from the copy's Go source); then
+# sdk/python/tests/install_check.py runs one drill there, no DRYFIRE_BIN.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 root=$PWD
@@ -30,6 +35,17 @@ wheel=$("$python" sdk/python/tools/dryfire_build.py --binary "$out/dryfire" --ou
 cd "$root/sdk/python"
 env -u DRYFIRE_BIN DRYFIRE_TEST_WHEEL="$wheel" DRYFIRE_TEST_VENV="$out/venv" DRYFIRE_TEST_MCP1="$out/mcp1" \
 	"$out/venv/bin/python" -m pytest -p no:cacheprovider -q tests
+
+echo "-- a fresh copy: pip install ./sdk/python into a fresh venv, one run_drills"
+fresh=$(mktemp -d "${TMPDIR:-/tmp}/dryfire-python-XXXXXX")
+trap 'rm -rf "$fresh"' EXIT
+cd "$root"
+bash scripts/fresh-copy.sh "$fresh/clone"
+"$python" -m venv "$fresh/venv"
+"$fresh/venv/bin/python" -m pip install --quiet --disable-pip-version-check --no-input "$fresh/clone/sdk/python"
+mkdir -p "$fresh/scratch"
+cp examples/minimal-world/notes.* "$fresh/scratch/"
+(cd "$fresh/scratch" && env -u DRYFIRE_BIN "$fresh/venv/bin/python" "$root/sdk/python/tests/install_check.py")
 
 # One SDK example on linux/arm64: the aarch64 wheel, installed as pip
 # installs it for that platform (--platform, into a folder of its own, first

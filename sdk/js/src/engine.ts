@@ -4,10 +4,10 @@
 // reaches end of file), so nothing here keeps the process alive.
 
 import { spawn, type ChildProcess } from "node:child_process";
-import { statSync } from "node:fs";
+import { readFileSync, statSync } from "node:fs";
 import { delimiter, join } from "node:path";
-import { resolveFromHere } from "./locate.js";
-import { binaryName, missingBinary, platformPackage } from "./platform.js";
+import { packageRoot, resolveFromHere } from "./locate.js";
+import { binaryName, cloneBinary, missingBinary, platformPackage, type Clone } from "./platform.js";
 import { Connection } from "./http.js";
 
 /** The protocol version this SDK speaks (docs/engine-protocol.md). */
@@ -20,7 +20,7 @@ const READY_TIMEOUT_MS = 10_000;
 /** Where the binary was found, and how. */
 export interface BinaryLocation {
   path: string;
-  source: "DRYFIRE_BIN" | "platform package" | "PATH";
+  source: "DRYFIRE_BIN" | "platform package" | "clone" | "PATH";
 }
 
 function isFile(p: string): boolean {
@@ -31,9 +31,22 @@ function isFile(p: string): boolean {
   }
 }
 
+/** The dryfire clone this SDK sits in (sdk/js of it), or undefined. */
+function clone(root: string, env: NodeJS.ProcessEnv): Clone | undefined {
+  const top = join(root, "..", "..");
+  try {
+    if (!readFileSync(join(top, "go.mod"), "utf8").startsWith("module github.com/dryfire-dev/dryfire\n")) return undefined;
+  } catch {
+    return undefined;
+  }
+  const go = (env.PATH ?? "").split(delimiter).some((d) => d !== "" && isFile(join(d, process.platform === "win32" ? "go.exe" : "go")));
+  return { root: top, binary: cloneBinary(root), go };
+}
+
 /**
  * findBinary looks for the dryfire binary: DRYFIRE_BIN, then the platform
- * package (an optional dependency of this package), then PATH.
+ * package (an optional dependency of this package), then the one a clone's
+ * `npm install ../path/to/dryfire/sdk/js` built, then PATH.
  */
 export function findBinary(env: NodeJS.ProcessEnv = process.env): BinaryLocation {
   const fromEnv = env.DRYFIRE_BIN;
@@ -56,13 +69,16 @@ export function findBinary(env: NodeJS.ProcessEnv = process.env): BinaryLocation
       // not installed: look on PATH
     }
   }
+  const root = packageRoot();
+  const built = cloneBinary(root);
+  if (isFile(built)) return { path: built, source: "clone" };
   const name = binaryName();
   for (const dir of (env.PATH ?? "").split(delimiter)) {
     if (dir === "") continue;
     const p = join(dir, name);
     if (isFile(p)) return { path: p, source: "PATH" };
   }
-  throw new Error(missingBinary());
+  throw new Error(missingBinary(process.platform, process.arch, clone(root, env)));
 }
 
 interface ReadyLine {

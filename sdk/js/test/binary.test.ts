@@ -1,6 +1,6 @@
 // The binary lookup and the engine's ready line, against real files and
 // real child processes (small shell scripts standing in for a binary).
-import { chmodSync, mkdtempSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, test } from "vitest";
@@ -13,16 +13,21 @@ function script(dir: string, name: string, body: string): string {
   return p;
 }
 
-describe("binary lookup: DRYFIRE_BIN, then the platform package, then PATH", () => {
+describe("binary lookup: DRYFIRE_BIN, then the platform package, then a clone's build, then PATH", () => {
   const dir = mkdtempSync(join(tmpdir(), "dryfire-bin-"));
   const onPath = script(dir, "dryfire", "exit 0");
   const other = script(dir, "other-dryfire", "exit 0");
+  // This SDK is sdk/js of a dryfire clone, as when installed from its folder;
+  // after such an install the clone's build (step 3) is found before PATH.
+  const clone = join(__dirname, "..", "..", "..");
+  const built = join(clone, "sdk", "js", "npm", `cli-${process.platform}-${process.arch}`, "bin", "dryfire");
+  const cloneBuilt = existsSync(built);
 
   test("DRYFIRE_BIN wins over PATH", () => {
     expect(findBinary({ DRYFIRE_BIN: other, PATH: dir })).toEqual({ path: other, source: "DRYFIRE_BIN" });
   });
 
-  test("PATH when nothing else is there", () => {
+  test.skipIf(cloneBuilt)("PATH when nothing else is there", () => {
     expect(findBinary({ PATH: `/nonexistent:${dir}` })).toEqual({ path: onPath, source: "PATH" });
   });
 
@@ -32,7 +37,7 @@ describe("binary lookup: DRYFIRE_BIN, then the platform package, then PATH", () 
     );
   });
 
-  test("none found is one error naming the three places and how to install", () => {
+  test.skipIf(cloneBuilt)("none found in a clone is one error naming the places, the clone and how to build the binary", () => {
     let message = "";
     try {
       findBinary({ PATH: "/nonexistent" });
@@ -40,9 +45,17 @@ describe("binary lookup: DRYFIRE_BIN, then the platform package, then PATH", () 
       message = (err as Error).message;
     }
     expect(message).toContain("DRYFIRE_BIN (unset)");
-    expect(message).toContain(`@dryfire/cli-${process.platform}-${process.arch}`);
-    expect(message).toContain("on PATH");
-    expect(message).toContain("from a tarball or a folder");
-    expect(message).toContain("go install github.com/dryfire-dev/dryfire/cmd/dryfire@latest");
+    expect(message).toContain(`in the platform package @dryfire/cli-${process.platform}-${process.arch} (not installed)`);
+    expect(message).toContain(`in ${built} and on PATH`);
+    expect(message).toContain(`This SDK is the one of the dryfire clone at ${clone}`);
+    expect(message).toContain("Go is not on PATH here");
+    expect(message).toContain(`cd ${clone} && go build -o dryfire ./cmd/dryfire`);
+    expect(message).toContain(`DRYFIRE_BIN=${join(clone, "dryfire")}`);
+  });
+
+  test.skipIf(cloneBuilt)("with Go on PATH, the error says the clone's build did not run or failed", () => {
+    const goDir = mkdtempSync(join(tmpdir(), "dryfire-go-"));
+    script(goDir, "go", "exit 0");
+    expect(() => findBinary({ PATH: goDir })).toThrow(/Go is on PATH, so the build did not run \(npm install --ignore-scripts/);
   });
 });

@@ -32,6 +32,17 @@ describe("the error of a missing binary names this platform's package and what s
     expect(message).not.toContain("npm install dryfire installs it");
   });
 
+  test("an SDK of a clone names the clone, where its prepare builds the binary, and the go build", () => {
+    const message = missingBinary("linux", "x64", { root: "/src/dryfire", binary: "/src/dryfire/sdk/js/npm/cli-linux-x64/bin/dryfire", go: false });
+    expect(message).toContain("in the platform package @dryfire/cli-linux-x64 (not installed), in /src/dryfire/sdk/js/npm/cli-linux-x64/bin/dryfire and on PATH");
+    expect(message).toContain("npm install /src/dryfire/sdk/js) builds the binary into /src/dryfire/sdk/js/npm/cli-linux-x64/bin/dryfire when Go 1.26 or later is on PATH; Go is not on PATH here");
+    expect(message).toContain("cd /src/dryfire && go build -o dryfire ./cmd/dryfire) and set DRYFIRE_BIN=/src/dryfire/dryfire");
+    expect(missingBinary("win32", "x64", { root: "C:/dryfire", binary: "b", go: true })).toContain(
+      "Go is on PATH, so the build did not run",
+    );
+    expect(missingBinary("win32", "x64", { root: "C:/dryfire", binary: "b", go: true })).toContain("go build -o dryfire.exe");
+  });
+
   test("a platform with no package says so and lists the ones there are", () => {
     expect(platformPackage("freebsd", "x64")).toBeUndefined();
     const message = missingBinary("freebsd", "x64");
