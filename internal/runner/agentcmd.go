@@ -256,6 +256,7 @@ func startCommand(j job, opts Options, lv *live, h *host, c report.Case, start t
 		Model:    m,
 		Turn:     func() int { return int(m.arrived.Load()) },
 		Upstream: up,
+		Fault:    opts.point.fault(),
 	})
 	c.Notes = append(c.Notes, sc.Notes()...)
 	if err := h.srv.Add(sc); err != nil {

@@ -208,6 +208,9 @@ func (l *jobList) job(i int) job {
 	}
 	if rs.s.Agent.Provider != provider.Script {
 		j.cassette = TrialCassette(j.plan.Cassette(), i-r.first+1)
+		if l.opts.point != nil {
+			j.cassette = SweepCassette(j.cassette, l.opts.point.p)
+		}
 	}
 	if r.n > 1 {
 		j.trial, j.trials = i-r.first+1, r.n

@@ -128,6 +128,8 @@ type Options struct {
 	// Coverage counts what the cases exercised of their suites' mock
 	// rules, sequence entries and worlds (report.Coverage, coverage.go).
 	Coverage bool
+
+	point *pointRun // a fault sweep's point (sweep.go); nil otherwise
 }
 
 // Upstream is real tools a run's cases call instead of their mocks.
@@ -723,7 +725,7 @@ func runLoop(ctx context.Context, j job, opts Options, lv *live, c report.Case, 
 		endDrill(&c, drill)
 		return done(c, drill, start)
 	}
-	sess := tool.NewRecorder(caseAnswerer(j, opts, drill), tool.RecorderOptions{Calls: scriptCalls(j)})
+	sess := tool.NewRecorder(caseAnswerer(j, opts, drill), tool.RecorderOptions{Calls: scriptCalls(j), Fault: opts.point.fault()})
 	user, err := newSimUser(j, lv, &c.Notes)
 	if err != nil {
 		c.Status, c.Reason, c.Infra = report.Errored, err.Error(), true
@@ -746,6 +748,7 @@ func runLoop(ctx context.Context, j job, opts Options, lv *live, c report.Case, 
 	c.Output, c.Turns, c.Usage = tr.Output, tr.Turns, tr.Usage
 	c.Notes = append(c.Notes, tr.Notes...)
 	r := ran{recs: sess.Records(), drill: drill, user: user, conv: tr.Conversation}
+	opts.point.modelError(err)
 	r.err, r.infra = loopError(err)
 	if rec != nil {
 		r.cassette = savingRecorder{rec}

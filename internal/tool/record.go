@@ -26,10 +26,21 @@ type Recorder struct {
 	a         Answerer
 	noRecords bool
 	turn      func() int
+	fault     Fault
 
 	mu      sync.Mutex
 	gen     uint64 // bumped by Reset
+	calls   int    // calls started since the start or the last Reset
 	records log
+}
+
+// Fault may answer a call instead of the answerer picked for it: how a
+// fault sweep makes one call fail. Answerer gets the call's 0-based place
+// in the record (the order calls started in) and returns the answerer
+// of the call: a, or one that fails it. It runs under the recorder's
+// lock, so it must not block.
+type Fault interface {
+	Answerer(i int, c Call, a Answerer) Answerer
 }
 
 // RecorderOptions shape a Recorder.
@@ -43,12 +54,14 @@ type RecorderOptions struct {
 	// Calls is how many calls the record makes room for at first (a
 	// scripted case knows them); 0: a few. More still fit.
 	Calls int
+	// Fault, when set, may fail a call in place of its answerer.
+	Fault Fault
 }
 
 // NewRecorder returns a recorder that answers its calls through a (nil:
 // only through CallOn).
 func NewRecorder(a Answerer, o RecorderOptions) *Recorder {
-	return &Recorder{a: a, noRecords: o.NoRecords, turn: o.Turn, records: log{first: o.Calls}}
+	return &Recorder{a: a, noRecords: o.NoRecords, turn: o.Turn, fault: o.Fault, records: log{first: o.Calls}}
 }
 
 var _ Session = (*Recorder)(nil)
@@ -76,6 +89,10 @@ func (r *Recorder) CallParsed(ctx context.Context, c Call, args any, perr error,
 	}
 	r.mu.Lock()
 	a := pick()
+	if r.fault != nil {
+		a = r.fault.Answerer(r.calls, c, a)
+	}
+	r.calls++
 	gen := r.gen
 	var at pos
 	if !r.noRecords {
@@ -123,6 +140,7 @@ func (r *Recorder) Records() []Record {
 func (r *Recorder) Reset(also func()) {
 	r.mu.Lock()
 	r.gen++
+	r.calls = 0
 	r.records = log{first: r.records.first}
 	if also != nil {
 		also()

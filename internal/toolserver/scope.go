@@ -153,6 +153,9 @@ type ScopeOptions struct {
 	// an object) instead of the mocks: real tools behind a recording
 	// proxy (dryfire record-tools). The plan's tools are served.
 	Upstream tool.Answerer
+	// Fault, when set, may fail a call in place of its answerer (a fault
+	// sweep's point).
+	Fault tool.Fault
 }
 
 // DefaultSessionTimeout is how long an MCP session over HTTP may stay
@@ -175,7 +178,7 @@ func NewScope(o ScopeOptions) *Scope {
 	}
 	o.Suite, o.Case = p.Suite.Spec, p.Spec
 	s := &Scope{id: o.ID, suite: o.Suite, cse: o.Case, impl: o.Impl, world: o.World, model: o.Model, upstream: o.Upstream,
-		rec: tool.NewRecorder(nil, tool.RecorderOptions{NoRecords: o.NoRecords, Turn: o.Turn}), noRecords: o.NoRecords,
+		rec: tool.NewRecorder(nil, tool.RecorderOptions{NoRecords: o.NoRecords, Turn: o.Turn, Fault: o.Fault}), noRecords: o.NoRecords,
 		idle: o.SessionTimeout, maxSessions: o.MaxSessions,
 		sessions: map[*mcp.ServerSession]*state{}, byID: map[string]*httpSession{}, watched: map[*mcp.ServerSession]bool{}}
 	if s.idle == 0 {

@@ -27,6 +27,10 @@ const (
 	CodeNotImplemented   = "NOT_IMPLEMENTED"
 	CodeEnded            = "DRILL_ENDED"
 	CodeEventLimit       = "EVENT_LIMIT"
+	// A fault sweep's failures of a call that are not the operation's
+	// declared errors (dryfire sweep).
+	CodeToolError = "TOOL_ERROR"
+	CodeTimeout   = "TIMEOUT"
 )
 
 // Outcomes recorded in evidence.
@@ -154,6 +158,9 @@ type Request struct {
 	// HTTP is the request of a call over the package's HTTP API, for the
 	// evidence.
 	HTTP *HTTPEvidence
+	// Force, when set, answers the call in place of the overrides (a
+	// fault sweep's point): its outcome, recorded as its override.
+	Force *Override
 }
 
 // ErrorEnvelope is a failed call's error.
@@ -577,7 +584,14 @@ func (in *Instance) call(req Request, ev *Evidence) *Response {
 	if resp != nil {
 		return resp
 	}
-	resp = in.outcome(in.selectOverride(op, args, ev), op, args, ev)
+	rule := req.Force
+	if rule == nil {
+		rule = in.selectOverride(op, args, ev)
+	} else {
+		none := 0
+		ev.Override = &OverrideEvidence{ID: rule.ID, Scope: rule.Scope, Outcome: string(rule.Kind), MatchCount: 1, Remaining: &none}
+	}
+	resp = in.outcome(rule, op, args, ev)
 	if resp.Status == "ok" && receiptKey != "" {
 		in.receipts[receiptKey] = deepCopy(resp.Output)
 	}
@@ -950,8 +964,10 @@ func (r *Response) HTTPStatus() int {
 		return 429
 	case CodeEnded:
 		return 410
-	case CodeBehaviorFailed, CodeInvalidOutput, CodeNotImplemented, CodeEventLimit:
+	case CodeBehaviorFailed, CodeInvalidOutput, CodeNotImplemented, CodeEventLimit, CodeToolError:
 		return 500
+	case CodeTimeout:
+		return 504
 	}
 	if r.Error.Retryable {
 		return 503

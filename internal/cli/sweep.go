@@ -1,0 +1,273 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"regexp"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/dryfire-dev/dryfire"
+	"github.com/dryfire-dev/dryfire/internal/atomicfile"
+	"github.com/dryfire-dev/dryfire/internal/termtext"
+)
+
+type sweepOptions struct {
+	filter      string
+	caseName    string
+	point       string
+	maxPoints   int
+	concurrency int
+	jsonOut     string
+	record      string
+	python      string
+	seed        int64
+	seeded      bool
+	network     string
+}
+
+func newSweepCommand(e *env) *cobra.Command {
+	var o sweepOptions
+	cmd := &cobra.Command{
+		Use:   "sweep PATH... [flags]",
+		Short: "Fail each tool call of each passing case in turn, and say which failures the agent survives",
+		Long: `Run the cases of the suites at PATH once, then each passing case again for
+every point of a fault sweep: each tool call it made (in the order the calls
+started) fails in turn, once with each declared error of its world
+operation (or the tool's first error rule, in a suite of mocks), once with
+a tool error the operation does not declare (an error result: MCP isError,
+is_error over HTTP tools, 500 on a world's HTTP routes) and once with a
+timeout (answered at once as an error saying the call timed out; 504 on a
+world's HTTP routes). Only that call fails; the calls before and after it
+are answered as usual.
+
+For each case a table says, point by point, whether the agent survives
+(its checks still pass) or not, with the checks that fail. A failure is a
+branch the case's model has not seen: on the script model a guarded turn
+(when:) may answer it; with a real model each point replays its own
+cassette, CASE.sweep-POINT.json beside the case's, recorded once with
+--record once. A point whose model has no answer offline says so ("no
+answer offline") instead of failing. The output is in a fixed order and the
+same from run to run; a point is named CALL:TOOL:KIND[:CODE], and --case
+with --point runs it alone.
+
+Exit status: 0 the sweep ran, whatever the agent survived; 2 a spec or
+usage error, nothing ran; 3 a case erred through its surroundings before
+any failure (a provider unreachable, a cassette missing); 130 interrupted.`,
+		Example: `  dryfire sweep examples/sweep
+  dryfire sweep examples/sweep --json sweep.json
+  dryfire sweep examples/sweep --case 'copy a record' --point 2:save_record:timeout
+  dryfire sweep suites/ --max-points 50
+  dryfire sweep suites/ --record once          # record each point's cassette`,
+		Args: paths,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.seeded = cmd.Flags().Changed("seed")
+			return runSweep(cmd.Context(), e, o, args)
+		},
+	}
+	f := cmd.Flags()
+	f.SortFlags = false
+	f.StringVar(&o.filter, "filter", "", "sweep only the cases whose name matches the regular expression `RE` (Go RE2 syntax)")
+	f.StringVar(&o.caseName, "case", "", "sweep only the case named `NAME` (exactly), e.g. with --point")
+	f.StringVar(&o.point, "point", "", "run only the point `ID` (CALL:TOOL:KIND[:CODE], as the table names it) of the cases selected, e.g. --point 2:save_record:error:BUSY")
+	f.IntVar(&o.maxPoints, "max-points", dryfire.DefaultMaxPoints, "run at most `N` points, in the table's order; the output says when the bound left points out")
+	f.IntVarP(&o.concurrency, "concurrency", "j", dryfire.DefaultConcurrency, "run `N` points at once; the output never depends on it")
+	f.StringVar(&o.jsonOut, "json", "", "write the sweep as JSON to `FILE`, or to standard output with '-' (the table then goes to standard error)")
+	f.StringVar(&o.record, "record", "none", "when real models are called: `MODE` none (replay each point's cassette only), once (record a point's cassette when it has none), new or all, as for dryfire run")
+	f.Int64Var(&o.seed, "seed", 0, "world suites: run every drill with seed `N` (over the case's seed: and the world's)")
+	f.StringVar(&o.network, "network", "", "agent.command programs get `MODE`: isolated, sandboxed, report or open, as for dryfire run")
+	addLoadFlags(cmd, e, &o.python)
+	return cmd
+}
+
+func runSweep(ctx context.Context, e *env, o sweepOptions, args []string) error {
+	if o.concurrency < 1 {
+		return usageErr("--concurrency must be at least 1, got %d", o.concurrency)
+	}
+	if o.maxPoints < 1 {
+		return usageErr("--max-points must be at least 1, got %d", o.maxPoints)
+	}
+	if _, err := dryfire.ParseRecordMode(o.record); err != nil {
+		return usageErr("--record %q: want none, once, new or all", o.record)
+	}
+	if o.filter != "" {
+		if _, err := regexp.Compile(o.filter); err != nil {
+			return usageErr("--filter %q is not a valid regular expression: %v", o.filter, regexpProblem(err))
+		}
+	}
+	if o.point != "" {
+		if err := dryfire.ParsePointID(o.point); err != nil {
+			return usageErr("--%v", err)
+		}
+	}
+	switch o.network {
+	case "", "isolated", "sandboxed", "report", "open":
+	default:
+		return usageErr("--network is isolated, sandboxed, report or open, not %q", o.network)
+	}
+	if err := checkDest(o.jsonOut); err != nil {
+		return usageErr("--json %s: %v; nothing ran", o.jsonOut, err)
+	}
+	text := e.stdout
+	if o.jsonOut == "-" {
+		text = e.stderr
+	}
+	p, err := loadWith(e, loadOptions(e, o.python), args, ": nothing ran")
+	if err != nil {
+		return err
+	}
+	defer closeProject(e, p)
+	so := &dryfire.SweepOptions{MaxPoints: o.maxPoints, Point: o.point}
+	so.RunOptions = dryfire.RunOptions{Concurrency: o.concurrency, Filter: o.filter, Record: dryfire.RecordMode(o.record), Env: e.environ(), MCPBridge: selfBridge(), Network: o.network}
+	if o.seeded {
+		so.Seed = &o.seed
+	}
+	if o.caseName != "" {
+		name := o.caseName
+		so.Only = func(_, n string) bool { return n == name }
+	}
+	rep, err := p.Sweep(ctx, so)
+	if err != nil && rep == nil {
+		if errors.Is(err, context.Canceled) {
+			return &exitError{code: exitStopped, err: errors.New("interrupted")}
+		}
+		return &exitError{code: exitUsage, err: fmt.Errorf("%w; nothing ran", err)}
+	}
+	if len(rep.Cases) == 0 {
+		what := "no case"
+		switch {
+		case o.caseName != "":
+			what = fmt.Sprintf("no case is named %q", o.caseName)
+		case o.filter != "":
+			what = fmt.Sprintf("--filter %q matches no case", o.filter)
+		}
+		return usageErr("%s; nothing ran", what)
+	}
+	if o.point != "" && rep.Points == 0 {
+		return usageErr("no case selected has the point %s; run without --point for the points of each case", o.point)
+	}
+	printSweep(text, args, rep, o)
+	if o.jsonOut != "" {
+		b, jerr := json.MarshalIndent(rep, "", "  ")
+		if jerr != nil {
+			return &exitError{code: exitInfra, err: jerr}
+		}
+		b = append(b, '\n')
+		if o.jsonOut == "-" {
+			e.stdout.Write(b)
+		} else if werr := atomicfile.Write(o.jsonOut, b, 0o644); werr != nil {
+			return &exitError{code: exitInfra, err: fmt.Errorf("--json: %w", werr)}
+		}
+	}
+	if ctx.Err() != nil {
+		return &exitError{code: exitStopped, err: errors.New("interrupted; the points not run are left out")}
+	}
+	return sweepExit(rep)
+}
+
+// printSweep writes the robustness table of each case, then the totals.
+func printSweep(w io.Writer, args []string, rep *dryfire.SweepReport, o sweepOptions) {
+	verdicts := map[string]int{}
+	for _, c := range rep.Cases {
+		head := termtext.Printable(c.Suite) + ": " + termtext.Printable(c.Name)
+		if c.Status != dryfire.Passed {
+			fmt.Fprintf(w, "NOT SWEPT  %s: it did not pass without a failure (%s", head, c.Status)
+			if c.Reason != "" {
+				fmt.Fprintf(w, ": %s", termtext.Printable(firstLine(c.Reason)))
+			}
+			fmt.Fprintln(w, ")")
+			continue
+		}
+		notRun := 0
+		for _, pr := range c.Points {
+			if !pr.Ran {
+				notRun++
+			}
+		}
+		points := count(len(c.Points), "point")
+		if notRun > 0 {
+			points += fmt.Sprintf(", %d not run", notRun)
+		}
+		fmt.Fprintf(w, "SWEEP  %s (%s, %s)\n", head, count(c.Calls, "tool call"), points)
+		if notRun == len(c.Points) {
+			continue
+		}
+		width := len("POINT")
+		for _, pr := range c.Points {
+			width = max(width, len(termtext.Printable(pr.Point.ID)))
+		}
+		fmt.Fprintf(w, "  %-*s  %s\n", width, "POINT", "RESULT")
+		for _, pr := range c.Points {
+			if !pr.Ran {
+				continue
+			}
+			verdicts[pr.Verdict]++
+			fmt.Fprintf(w, "  %-*s  %s\n", width, termtext.Printable(pr.Point.ID), verdictText(pr))
+			pad := strings.Repeat(" ", width+6)
+			for _, ch := range pr.Failing {
+				fmt.Fprintf(w, "%s%s: %s\n", pad, termtext.Printable(ch.At), termtext.Printable(firstLine(ch.Message)))
+			}
+			if pr.Reason != "" && pr.Verdict != dryfire.PointSurvived && pr.Record == "" {
+				fmt.Fprintf(w, "%s%s\n", pad, termtext.Printable(firstClause(pr.Reason)))
+			}
+		}
+		fmt.Fprintf(w, "  one point alone: dryfire sweep %s --case %s --point POINT\n", shellQuote(c.Suite), shellQuote(c.Name))
+	}
+	if rep.Ran < rep.Points {
+		fmt.Fprintf(w, "the sweep has %d points; it stopped at the bound of %d (--max-points %d): %d not run\n", rep.Points, rep.MaxPoints, rep.MaxPoints, rep.Points-rep.Ran)
+	}
+	fmt.Fprintf(w, "%s run: %d survived, %d failed", count(rep.Ran, "point"), verdicts[dryfire.PointSurvived], verdicts[dryfire.PointFailed])
+	for _, v := range []struct{ verdict, text string }{{dryfire.PointError, "erred"}, {dryfire.PointNoAnswer, "no answer offline"}, {dryfire.PointNotReached, "not reached"}} {
+		if verdicts[v.verdict] > 0 {
+			fmt.Fprintf(w, ", %d %s", verdicts[v.verdict], v.text)
+		}
+	}
+	fmt.Fprintln(w)
+}
+
+// verdictText is a point's result column.
+func verdictText(pr dryfire.PointResult) string {
+	switch pr.Verdict {
+	case dryfire.PointSurvived:
+		return "survives"
+	case dryfire.PointFailed:
+		return "fails"
+	case dryfire.PointError:
+		return "errs"
+	case dryfire.PointNoAnswer:
+		if pr.Record != "" {
+			return "no answer offline: record " + termtext.Printable(pr.Cassette) + " with --record " + pr.Record
+		}
+		return "no answer offline: the script has no turn for this branch"
+	case dryfire.PointNotReached:
+		return "not reached"
+	}
+	return pr.Verdict
+}
+
+// sweepExit: a case that erred through its surroundings before any
+// failure is exit 3; otherwise the sweep ran.
+func sweepExit(rep *dryfire.SweepReport) error {
+	for _, c := range rep.Cases {
+		if c.Status == dryfire.Errored && c.Infra {
+			return &exitError{code: exitInfra}
+		}
+	}
+	return nil
+}
+
+// firstClause is s up to its first "; " (a reason's gist; the JSON has
+// it whole), on one line.
+func firstClause(s string) string {
+	s, _, _ = strings.Cut(firstLine(s), "; ")
+	return s
+}
+
+func firstLine(s string) string {
+	s, _, _ = strings.Cut(s, "\n")
+	return s
+}

@@ -1,0 +1,466 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/dryfire-dev/dryfire/internal/cassette"
+	"github.com/dryfire-dev/dryfire/internal/model"
+	"github.com/dryfire-dev/dryfire/internal/report"
+	"github.com/dryfire-dev/dryfire/internal/spec"
+	"github.com/dryfire-dev/dryfire/internal/tool"
+	"github.com/dryfire-dev/dryfire/internal/world"
+)
+
+// The failures a sweep gives a call.
+const (
+	// FaultDeclared is a declared error: of the world operation (one
+	// point per code), or the tool's first error rule (mocks).
+	FaultDeclared = "error"
+	// FaultToolError is a failure the operation does not declare: an
+	// error result (MCP isError; a world's HTTP route answers 500).
+	FaultToolError = "tool-error"
+	// FaultTimeout is a call that timed out, answered at once (no real
+	// wait): an error result saying so (a world's HTTP route: 504).
+	FaultTimeout = "timeout"
+)
+
+// Verdicts of a sweep point.
+const (
+	Survived   = "survived"    // the case's checks still pass
+	NotSurvive = "failed"      // some of its checks fail
+	PointError = "error"       // the case erred (the agent crashed, ran out of turns, ...)
+	NoAnswer   = "no-answer"   // could not run offline: no model answer for the new branch
+	NotReached = "not-reached" // the case did not make that call this time
+)
+
+// DefaultMaxPoints bounds the points of a sweep unless told otherwise.
+const DefaultMaxPoints = 200
+
+// Point is one failure of one call of a case: the case run again with
+// its call Call (1-based, in the order calls started) to Tool failing as
+// Kind says.
+type Point struct {
+	Suite, Case string
+	Call        int
+	Tool        string
+	Kind        string
+	Code        string // FaultDeclared of a world operation: the error's code
+	Message     string // FaultDeclared of a mock: the error rule's message
+	Rule        string // FaultDeclared of a mock: the rule's FILE:LINE
+}
+
+// ID names the point within its case: CALL:TOOL:KIND, and :CODE for a
+// declared error of a world operation.
+func (p Point) ID() string {
+	id := strconv.Itoa(p.Call) + ":" + p.Tool + ":" + p.Kind
+	if p.Code != "" {
+		id += ":" + p.Code
+	}
+	return id
+}
+
+// Failure says what the call answers, for people.
+func (p Point) Failure() string {
+	switch {
+	case p.Code != "":
+		return "error " + p.Code
+	case p.Kind == FaultDeclared:
+		return "error rule " + p.Rule
+	}
+	return p.Kind
+}
+
+// ParsePointID checks a point's ID (CALL:TOOL:KIND[:CODE]).
+func ParsePointID(id string) error {
+	call, rest, ok := strings.Cut(id, ":")
+	n, err := strconv.Atoi(call)
+	if !ok || err != nil || n < 1 {
+		return fmt.Errorf("point %q: want CALL:TOOL:KIND, CALL the call's number (from 1), e.g. 2:save_record:timeout", id)
+	}
+	for _, k := range []string{FaultToolError, FaultTimeout, FaultDeclared} {
+		if tool, ok := strings.CutSuffix(rest, ":"+k); ok && tool != "" {
+			return nil
+		}
+	}
+	if i := strings.LastIndex(rest, ":"+FaultDeclared+":"); i > 0 && i+len(FaultDeclared)+2 < len(rest) {
+		return nil
+	}
+	return fmt.Errorf("point %q: the failure is error, error:CODE, tool-error or timeout", id)
+}
+
+// SweepCassette is the cassette of a sweep point of a case whose
+// cassette is file: its own, beside the case's.
+func SweepCassette(file string, p Point) string {
+	if file == "" {
+		return ""
+	}
+	slug := strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '.' || r == '-' {
+			return r
+		}
+		return '-'
+	}, strings.ReplaceAll(p.ID(), ":", "-"))
+	return strings.TrimSuffix(file, ".json") + ".sweep-" + slug + ".json"
+}
+
+// PointResult is how the case did with the point's failure.
+type PointResult struct {
+	Point   Point
+	Verdict string
+	// Failing are the checks that failed (NotSurvive).
+	Failing []report.Check
+	// Reason says why the case erred, had no answer or did not reach the
+	// call.
+	Reason string
+	// Cassette is the point's own cassette (a recorded model), and
+	// Record the mode that records it when it has no answer: once (it is
+	// missing), all (its requests differ).
+	Cassette, Record string
+}
+
+// SweepCase is one case of a sweep: its run without a failure, and its
+// points.
+type SweepCase struct {
+	Suite, Case string
+	// Status is the case's run without a failure; only a passing case
+	// is swept.
+	Status report.Status
+	Reason string
+	Calls  int  // the tool calls it made
+	Infra  bool // it erred through its surroundings
+	Points []PointResult
+}
+
+// SweepReport is a sweep's result, in report order.
+type SweepReport struct {
+	Cases []SweepCase
+	// Points is how many points the cases have; Run how many ran (fewer
+	// when MaxPoints cut them).
+	Points, Run int
+	MaxPoints   int
+}
+
+// SweepOptions shape a sweep.
+type SweepOptions struct {
+	// MaxPoints bounds the points run, in report order; 0 means
+	// DefaultMaxPoints.
+	MaxPoints int
+	// Point, when set, runs only the points of this ID (Point.ID) of the
+	// cases selected.
+	Point string
+}
+
+// Sweep runs the selected cases once, then each passing case again for
+// every point: each tool call it made, failed in turn in each way it can
+// fail (a declared error, a tool error, a timeout). Points run
+// opts.Concurrency at once; the report is in a fixed order.
+func Sweep(ctx context.Context, suites []*spec.Suite, opts Options, so SweepOptions) (*SweepReport, error) {
+	if so.Point != "" {
+		if err := ParsePointID(so.Point); err != nil {
+			return nil, err
+		}
+	}
+	if so.MaxPoints <= 0 {
+		so.MaxPoints = DefaultMaxPoints
+	}
+	opts.Trials, opts.Shard, opts.Sink, opts.Lean, opts.FailFast, opts.point = 1, nil, nil, false, false, nil
+	// The mode is the points' own: a case's cassette is replayed, and
+	// recorded only when it is missing and the mode records at all.
+	bo := opts
+	if bo.Record != cassette.None && bo.Record != "" {
+		bo.Record = cassette.Once
+	}
+	base, err := Run(ctx, suites, bo)
+	if err != nil {
+		return nil, err
+	}
+	bySuite := map[string]*spec.Suite{}
+	for _, s := range suites {
+		bySuite[s.File] = s
+	}
+	out := &SweepReport{MaxPoints: so.MaxPoints}
+	type todo struct{ ci, pi int }
+	var runs []todo
+	for _, c := range base.Cases {
+		sc := SweepCase{Suite: c.Suite, Case: c.Name, Status: c.Status, Calls: len(c.ToolCalls), Infra: c.Infra}
+		s := bySuite[c.Suite]
+		if c.Status != report.Passed {
+			sc.Reason = c.Reason
+		} else if s != nil {
+			for _, p := range points(s, caseNamed(s, c.Name), opts.Worlds[s], c) {
+				if so.Point != "" && p.ID() != so.Point {
+					continue
+				}
+				out.Points++
+				if out.Run < so.MaxPoints {
+					out.Run++
+					runs = append(runs, todo{len(out.Cases), len(sc.Points)})
+				}
+				sc.Points = append(sc.Points, PointResult{Point: p})
+			}
+		}
+		out.Cases = append(out.Cases, sc)
+	}
+	n := opts.Concurrency
+	if n < 1 {
+		n = DefaultConcurrency
+	}
+	for _, s := range suites {
+		if opts.Port > 0 || s.Agent.Port > 0 { // one port: one host at a time
+			n = 1
+		}
+	}
+	next := make(chan todo)
+	var wg sync.WaitGroup
+	for range min(n, len(runs)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for t := range next {
+				pr := &out.Cases[t.ci].Points[t.pi]
+				*pr = runPoint(ctx, bySuite[pr.Point.Suite], opts, pr.Point)
+			}
+		}()
+	}
+	for _, t := range runs {
+		if ctx.Err() != nil {
+			break
+		}
+		next <- t
+	}
+	close(next)
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return out, err
+	}
+	return out, nil
+}
+
+func caseNamed(s *spec.Suite, name string) *spec.Case {
+	for i := range s.Len() {
+		if s.CaseName(i) == name {
+			return s.CaseAt(i)
+		}
+	}
+	return nil
+}
+
+// points are a passing case's points, in order: by call, then
+// declared errors (by code), the tool error, the timeout.
+func points(s *spec.Suite, c *spec.Case, sw *world.SuiteWorld, rc report.Case) []Point {
+	var out []Point
+	for i, tc := range rc.ToolCalls {
+		p := Point{Suite: rc.Suite, Case: rc.Name, Call: i + 1, Tool: tc.Tool}
+		if sw != nil {
+			if op := sw.World.Tools[tc.Tool]; op != nil {
+				codes := make([]string, 0, len(op.Errors))
+				for code := range op.Errors {
+					codes = append(codes, code)
+				}
+				sort.Strings(codes)
+				for _, code := range codes {
+					d := p
+					d.Kind, d.Code = FaultDeclared, code
+					out = append(out, d)
+				}
+			}
+		} else if r, msg := errorRule(s, c, tc.Tool); r != nil {
+			d := p
+			d.Kind, d.Message, d.Rule = FaultDeclared, msg, r.Pos.String()
+			out = append(out, d)
+		}
+		for _, k := range []string{FaultToolError, FaultTimeout} {
+			d := p
+			d.Kind = k
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// errorRule is the tool's first rule (the case's, else the suite's) with
+// an error outcome, in a sequence too, and its message.
+func errorRule(s *spec.Suite, c *spec.Case, name string) (*spec.Rule, string) {
+	rules, ok := []*spec.Rule(nil), false
+	if c != nil {
+		rules, ok = c.Mocks[name]
+	}
+	if !ok {
+		rules = s.Mocks[name]
+	}
+	for _, r := range rules {
+		if r.Outcome.Kind == spec.Fail {
+			return r, r.Outcome.Message
+		}
+		for _, e := range r.Outcome.Sequence {
+			if e.Kind == spec.Fail {
+				return r, e.Message
+			}
+		}
+	}
+	return nil, ""
+}
+
+// runPoint runs the point's case with the point's call failing.
+func runPoint(ctx context.Context, s *spec.Suite, opts Options, p Point) PointResult {
+	pr := &pointRun{p: p}
+	opts.point = pr
+	opts.Only = func(suite, name string) bool { return suite == p.Suite && name == p.Case }
+	opts.Filter, opts.Progress = nil, nil
+	res := PointResult{Point: p}
+	rep, err := Run(ctx, []*spec.Suite{s}, opts)
+	if err != nil {
+		res.Verdict, res.Reason = PointError, err.Error()
+		return res
+	}
+	if len(rep.Cases) != 1 {
+		res.Verdict, res.Reason = PointError, "the case did not run"
+		return res
+	}
+	c := rep.Cases[0]
+	if _, err := os.Stat(c.Cassette); err == nil && c.Cassette != "" {
+		res.Cassette = c.Cassette
+	}
+	pr.mu.Lock()
+	defer pr.mu.Unlock()
+	refused := false
+	for _, t := range c.Script {
+		refused = refused || t.Refused
+	}
+	switch {
+	case pr.noAnswer != "":
+		res.Verdict, res.Reason = NoAnswer, pr.noAnswer
+	case refused:
+		res.Verdict, res.Reason = NoAnswer, c.Reason
+	case c.Status == report.Errored && c.Replay != "":
+		res.Verdict, res.Reason, res.Cassette, res.Record = NoAnswer, c.Reason, c.Cassette, "all"
+	case c.Status == report.Errored && c.Infra && c.Cassette != "":
+		res.Verdict, res.Reason, res.Cassette, res.Record = NoAnswer, c.Reason, c.Cassette, "once"
+	case !pr.reached && pr.at == "":
+		res.Verdict, res.Reason = NotReached, fmt.Sprintf("the case made %d tool calls this time", len(c.ToolCalls))
+	case !pr.reached:
+		res.Verdict, res.Reason = NotReached, fmt.Sprintf("call %d was %s this time", p.Call, pr.at)
+	case c.Status == report.Passed:
+		res.Verdict = Survived
+	case c.Status == report.Failed:
+		res.Verdict = NotSurvive
+		for _, ch := range c.Checks {
+			if !ch.Passed {
+				res.Failing = append(res.Failing, ch)
+			}
+		}
+		if len(res.Failing) == 0 {
+			res.Reason = c.Reason
+		}
+	default:
+		res.Verdict, res.Reason = PointError, c.Reason
+	}
+	return res
+}
+
+// pointRun is a sweep point as one run carries it (Options.point): the
+// failure the recorder gives the call, and what the run saw of it.
+type pointRun struct {
+	p Point
+
+	mu       sync.Mutex
+	at       string // the tool of the point's call, once made
+	reached  bool   // the call was made, to the point's tool
+	noAnswer string // the built-in loop's script had no turn for a request
+}
+
+func (pr *pointRun) fault() tool.Fault {
+	if pr == nil {
+		return nil
+	}
+	return pr
+}
+
+// modelError keeps why the built-in loop ended, when its script had no
+// answer.
+func (pr *pointRun) modelError(err error) {
+	if pr == nil || err == nil {
+		return
+	}
+	var none *model.NoTurnError
+	var out *model.ErrScriptExhausted
+	if errors.As(err, &none) || errors.As(err, &out) {
+		pr.mu.Lock()
+		pr.noAnswer = err.Error()
+		pr.mu.Unlock()
+	}
+}
+
+// Answerer fails the point's call: through the world, whose evidence
+// then has it, or with an error result of its own.
+func (pr *pointRun) Answerer(i int, c tool.Call, a tool.Answerer) tool.Answerer {
+	if i != pr.p.Call-1 {
+		return a
+	}
+	pr.mu.Lock()
+	defer pr.mu.Unlock()
+	pr.at = c.Name
+	if c.Name != pr.p.Tool {
+		return a
+	}
+	pr.reached = true
+	note := fmt.Sprintf("dryfire sweep: call %d (%s) fails on purpose: %s (point %s)", pr.p.Call, pr.p.Tool, pr.p.Failure(), pr.p.ID())
+	switch x := a.(type) {
+	case *world.Instance:
+		return noted{world.Forced{In: x, Rule: pr.p.override()}, note}
+	case *world.Op:
+		x.Req.Force = pr.p.override()
+		return noted{x, note}
+	}
+	return noted{failed{pr.p}, note}
+}
+
+// override is the point's failure as a world answers it.
+func (p Point) override() *world.Override {
+	o := &world.Override{ID: "dryfire-sweep", Kind: world.OutError, Scope: world.ScopeTest, Times: 1}
+	no := false
+	switch p.Kind {
+	case FaultDeclared:
+		o.Code = p.Code
+	case FaultToolError:
+		o.Code, o.Message, o.Retryable = world.CodeToolError, "the tool failed", &no
+	default:
+		o.Code, o.Message, o.Retryable = world.CodeTimeout, "the call timed out", &no
+	}
+	return o
+}
+
+// failed answers a mock's call with the point's failure.
+type failed struct{ p Point }
+
+func (f failed) Answer(context.Context, tool.Call, any, error) tool.Result {
+	r := tool.Result{IsError: true, Outcome: tool.Error, Entry: -1}
+	switch f.p.Kind {
+	case FaultDeclared:
+		r.Content, r.Rule = f.p.Message, f.p.Rule
+	case FaultToolError:
+		r.Content = "tool error: " + f.p.Tool + " failed"
+	default:
+		r.Content = "timeout: " + f.p.Tool + " did not answer in time"
+	}
+	return r
+}
+
+// noted adds a note to the answer of a.
+type noted struct {
+	a    tool.Answerer
+	note string
+}
+
+func (n noted) Answer(ctx context.Context, c tool.Call, args any, perr error) tool.Result {
+	r := n.a.Answer(ctx, c, args, perr)
+	r.Notes = append(r.Notes, n.note)
+	return r
+}

@@ -1,0 +1,152 @@
+package dryfire
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+
+	"github.com/dryfire-dev/dryfire/internal/cassette"
+	"github.com/dryfire-dev/dryfire/internal/runner"
+)
+
+// DefaultMaxPoints bounds a sweep's points unless SweepOptions.MaxPoints
+// says otherwise.
+const DefaultMaxPoints = runner.DefaultMaxPoints
+
+// The failures a sweep gives a call (SweepPoint.Kind).
+const (
+	FaultDeclared  = runner.FaultDeclared
+	FaultToolError = runner.FaultToolError
+	FaultTimeout   = runner.FaultTimeout
+)
+
+// The verdicts of a sweep point (PointResult.Verdict).
+const (
+	PointSurvived   = runner.Survived
+	PointFailed     = runner.NotSurvive
+	PointError      = runner.PointError
+	PointNoAnswer   = runner.NoAnswer
+	PointNotReached = runner.NotReached
+)
+
+// SweepOptions control Project.Sweep; nil means the defaults. The run's
+// options are RunOptions' (Trials, Shard, FailFast and Stream are not
+// used); Record defaults to RecordNone: a point with a real model
+// replays its own cassette, recorded once under RecordOnce.
+type SweepOptions struct {
+	RunOptions
+	// MaxPoints bounds the points run, in report order; 0 means
+	// DefaultMaxPoints. SweepReport says how many there were.
+	MaxPoints int
+	// Point, when set, runs only the points of this ID (SweepPoint.ID:
+	// CALL:TOOL:KIND[:CODE]) of the cases selected.
+	Point string
+}
+
+// SweepReport is the result of a sweep, in a fixed order: the cases in
+// report order, each case's points by call, then declared errors (by
+// code), the tool error and the timeout.
+type SweepReport struct {
+	Cases []SweepCase `json:"cases"`
+	// Points is how many points the cases have, Ran how many ran: fewer
+	// when MaxPoints (the bound) cut them.
+	Points    int `json:"points"`
+	Ran       int `json:"ran"`
+	MaxPoints int `json:"max_points"`
+}
+
+// SweepCase is one case of a sweep: its run without a failure and, when
+// that passed, its points.
+type SweepCase struct {
+	Suite  string        `json:"suite"`
+	Name   string        `json:"name"`
+	Status Status        `json:"status"`
+	Reason string        `json:"reason,omitempty"`
+	Calls  int           `json:"calls"`
+	Points []PointResult `json:"points"`
+	// Infra marks a case that erred through its surroundings (a provider
+	// unreachable, a cassette missing) before any failure.
+	Infra bool `json:"-"`
+}
+
+// SweepPoint is one failure of one call of a case: Call (1-based, in
+// the order the calls started) to Tool fails as Kind says.
+type SweepPoint struct {
+	ID   string `json:"id"`
+	Call int    `json:"call"`
+	Tool string `json:"tool"`
+	Kind string `json:"kind"`
+	// Code is a world operation's declared error; Message and Rule a
+	// mock's error rule (its FILE:LINE).
+	Code    string `json:"code,omitempty"`
+	Message string `json:"message,omitempty"`
+	Rule    string `json:"rule,omitempty"`
+	// Failure says what the call answers, for people.
+	Failure string `json:"failure"`
+}
+
+// PointResult is how a case did with one point's failure. Ran is false
+// for a point the bound left out (Verdict is then empty).
+type PointResult struct {
+	Point   SweepPoint    `json:"point"`
+	Ran     bool          `json:"ran"`
+	Verdict string        `json:"verdict,omitempty"`
+	Failing []CheckResult `json:"failing,omitempty"`
+	Reason  string        `json:"reason,omitempty"`
+	// Cassette is the point's own cassette (a real model); Record, for
+	// a point with no answer offline, the --record mode that records it:
+	// once (the cassette is missing), all (its requests differ).
+	Cassette string `json:"cassette,omitempty"`
+	Record   string `json:"record,omitempty"`
+}
+
+// ParsePointID checks a sweep point's ID: CALL:TOOL:KIND[:CODE].
+func ParsePointID(id string) error { return runner.ParsePointID(id) }
+
+// Sweep runs the selected cases once, then each passing case again for
+// each of its points: every tool call it made, failed in turn with each
+// declared error of its operation (or the tool's error rule), a tool
+// error and a timeout. It says for each point whether the case still
+// passes (see docs/running.md, "A fault sweep").
+func (p *Project) Sweep(ctx context.Context, opts *SweepOptions) (*SweepReport, error) {
+	if opts == nil {
+		opts = &SweepOptions{}
+	}
+	if p.checkOnly {
+		return nil, errCheckOnly
+	}
+	o := opts.RunOptions
+	if o.Record == "" {
+		o.Record = RecordNone
+	}
+	ro := runner.Options{Concurrency: o.Concurrency, Impl: p.impl, Record: cassette.Mode(o.Record), Env: o.Env, Seed: o.Seed, KeepWorkspaces: o.KeepWorkspaces, Clock: o.Clock, MCPBridge: o.MCPBridge, Only: o.Only, Network: o.Network, Port: o.Port, Worlds: p.worlds}
+	if o.Progress != nil {
+		ro.Progress = progress{o.Progress, caseDoneTo(o.Progress)}
+	}
+	if o.Filter != "" {
+		re, err := regexp.Compile(o.Filter)
+		if err != nil {
+			return nil, fmt.Errorf("invalid filter %q: %w", o.Filter, err)
+		}
+		ro.Filter = re
+	}
+	rep, err := runner.Sweep(ctx, p.suites, ro, runner.SweepOptions{MaxPoints: opts.MaxPoints, Point: opts.Point})
+	if rep == nil {
+		return nil, err
+	}
+	out := &SweepReport{Points: rep.Points, Ran: rep.Run, MaxPoints: rep.MaxPoints, Cases: make([]SweepCase, len(rep.Cases))}
+	for i, c := range rep.Cases {
+		sc := SweepCase{Suite: c.Suite, Name: c.Case, Status: Status(c.Status), Reason: c.Reason, Calls: c.Calls, Infra: c.Infra, Points: make([]PointResult, len(c.Points))}
+		for k, r := range c.Points {
+			pt := r.Point
+			pr := PointResult{Point: SweepPoint{ID: pt.ID(), Call: pt.Call, Tool: pt.Tool, Kind: pt.Kind, Code: pt.Code, Message: pt.Message, Rule: pt.Rule, Failure: pt.Failure()},
+				Ran: r.Verdict != "", Verdict: r.Verdict, Reason: r.Reason, Cassette: r.Cassette, Record: r.Record}
+			for _, ch := range r.Failing {
+				pr.Failing = append(pr.Failing, CheckResult{Check: ch.Check, At: ch.At, Passed: ch.Passed, Message: ch.Message, Judge: (*Judged)(ch.Judge)})
+			}
+			sc.Points[k] = pr
+		}
+		out.Cases[i] = sc
+	}
+	return out, err
+}
