@@ -22,6 +22,7 @@ var exitDocs = []struct {
 	meaning  string
 }{
 	{exitOK, "every command", "Success. `run`, `merge`: every case passed (skipped cases allowed). `validate`: no errors (warnings allowed). `reproduce`: every drill is identical. `call`: the tool answered a result."},
+	{exitOK, "`sweep`", "The sweep ran, whatever failures the agent survived: the table is a report, not a gate."},
 	{exitFailed, "`run`, `merge`", "A case failed, or erred because of the suite or the agent (a script that ran out, `max_turns`, an agent program that exited non-zero or timed out); or, with `run --coverage-min PCT`, less than PCT percent of the suites' rules and world parts was exercised."},
 	{exitFailed, "`reproduce`", "A drill's evidence or verdict differs from the report's."},
 	{exitCallError, "`call`", "The tool answered an error result (an error outcome, an unmatched call, a world error); its text is printed."},
@@ -29,8 +30,10 @@ var exitDocs = []struct {
 	{exitInfra, "`run`, `merge`", "The only problems were infrastructure errors (a provider unreachable, a cassette missing in mode `none` or corrupt, a passthrough case in mode `none`, an agent program that cannot start), or a report could not be written after the run (1 if a case failed)."},
 	{exitInfra, "`serve`, `engine`, `mcp-bridge`", "Could not serve: the address cannot be listened on, or the transport failed."},
 	{exitInfra, "`init`, `world import`", "A file could not be written."},
+	{exitInfra, "`sweep`", "A case erred through its surroundings (a provider unreachable, a cassette missing) before any failure was given it."},
 	{exitCallUnreachable, "`call`", "No dryfire server answered at the URL, or it refused the request (the message says which)."},
 	{exitStopped, "`run`", "Interrupted (Ctrl-C, SIGTERM or SIGHUP): the reports are written, and the cases not started are reported as skipped."},
+	{exitStopped, "`sweep`", "Interrupted: the table of the points that ran is printed; the others are left out."},
 }
 
 // runExit is the exit code of a finished run: a failed case, or one that
