@@ -11,22 +11,22 @@ import (
 
 // DefaultMaxPoints bounds a sweep's points unless SweepOptions.MaxPoints
 // says otherwise.
-const DefaultMaxPoints = runner.DefaultMaxPoints
+const DefaultMaxPoints = 200
 
 // The failures a sweep gives a call (SweepPoint.Kind).
 const (
-	FaultDeclared  = runner.FaultDeclared
-	FaultToolError = runner.FaultToolError
-	FaultTimeout   = runner.FaultTimeout
+	FaultDeclared  = "error"      // a declared error of the operation, or the tool's error rule
+	FaultToolError = "tool-error" // an error the operation does not declare
+	FaultTimeout   = "timeout"    // a call that timed out
 )
 
 // The verdicts of a sweep point (PointResult.Verdict).
 const (
-	PointSurvived   = runner.Survived
-	PointFailed     = runner.NotSurvive
-	PointError      = runner.PointError
-	PointNoAnswer   = runner.NoAnswer
-	PointNotReached = runner.NotReached
+	PointSurvived   = "survived"    // the case's checks still pass
+	PointFailed     = "failed"      // some of its checks fail
+	PointError      = "error"       // the case erred (the agent crashed, ran out of turns, ...)
+	PointNoAnswer   = "no-answer"   // the model had no answer offline for the new branch
+	PointNotReached = "not-reached" // the case did not make that call this time
 )
 
 // SweepOptions control Project.Sweep; nil means the defaults. The run's

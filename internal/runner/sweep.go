@@ -186,7 +186,6 @@ func Sweep(ctx context.Context, suites []*spec.Suite, opts Options, so SweepOpti
 		bySuite[s.File] = s
 	}
 	out := &SweepReport{MaxPoints: so.MaxPoints}
-	type todo struct{ ci, pi int }
 	var runs []todo
 	for _, c := range base.Cases {
 		sc := SweepCase{Suite: c.Suite, Case: c.Name, Status: c.Status, Calls: len(c.ToolCalls), Infra: c.Infra}
@@ -208,12 +207,28 @@ func Sweep(ctx context.Context, suites []*spec.Suite, opts Options, so SweepOpti
 		}
 		out.Cases = append(out.Cases, sc)
 	}
+	runPoints(ctx, suites, opts, out, runs)
+	if err := ctx.Err(); err != nil {
+		return out, err
+	}
+	return out, nil
+}
+
+// todo is a point to run: out.Cases[ci].Points[pi].
+type todo struct{ ci, pi int }
+
+// runPoints runs the points, opts.Concurrency at once (one at a time
+// when the programs' endpoints have a fixed port), each result in its
+// place.
+func runPoints(ctx context.Context, suites []*spec.Suite, opts Options, out *SweepReport, runs []todo) {
+	bySuite := map[string]*spec.Suite{}
 	n := opts.Concurrency
 	if n < 1 {
 		n = DefaultConcurrency
 	}
 	for _, s := range suites {
-		if opts.Port > 0 || s.Agent.Port > 0 { // one port: one host at a time
+		bySuite[s.File] = s
+		if opts.Port > 0 || s.Agent.Port > 0 {
 			n = 1
 		}
 	}
@@ -237,10 +252,6 @@ func Sweep(ctx context.Context, suites []*spec.Suite, opts Options, so SweepOpti
 	}
 	close(next)
 	wg.Wait()
-	if err := ctx.Err(); err != nil {
-		return out, err
-	}
-	return out, nil
 }
 
 func caseNamed(s *spec.Suite, name string) *spec.Case {
