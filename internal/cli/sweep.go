@@ -34,7 +34,7 @@ func newSweepCommand(e *env) *cobra.Command {
 	var o sweepOptions
 	cmd := &cobra.Command{
 		Use:   "sweep PATH... [flags]",
-		Short: "Fail each tool call of each passing case in turn, and say which failures the agent survives",
+		Short: "Fail tool calls one at a time: which failures the agent survives",
 		Long: `Run the cases of the suites at PATH once, then each passing case again for
 every point of a fault sweep: each tool call it made (in the order the calls
 started) fails in turn, once with each declared error of its world
@@ -60,7 +60,7 @@ usage error, nothing ran; 3 a case erred through its surroundings before
 any failure (a provider unreachable, a cassette missing); 130 interrupted.`,
 		Example: `  dryfire sweep examples/sweep
   dryfire sweep examples/sweep --json sweep.json
-  dryfire sweep examples/sweep --case 'copy a record' --point 2:save_record:timeout
+  dryfire sweep s.dryfire.yaml --case 'a case' --point 1:get_record:timeout
   dryfire sweep suites/ --max-points 50
   dryfire sweep suites/ --record once          # record each point's cassette`,
 		Args: paths,
