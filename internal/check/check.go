@@ -40,6 +40,8 @@ type Facts struct {
 	// Verdicts are the answers of the case's judge checks, by their
 	// spec.Judge.Index.
 	Verdicts map[int]*Verdict
+	// MCP are the agent's resource reads, prompt gets and completions.
+	MCP []tool.MCPUse
 }
 
 // Evaluate runs every check in order.
@@ -86,6 +88,8 @@ func one(c *spec.Check, f *Facts) (bool, string) {
 		return noErrors(f)
 	case spec.CheckFile:
 		return fileCheck(c, f)
+	case spec.CheckRead, spec.CheckNotRead, spec.CheckPrompted:
+		return mcpCheck(c, f)
 	}
 	return false, fmt.Sprintf("unknown check %q", c.Kind)
 }

@@ -209,6 +209,9 @@ func (w *caseJSON) appendCase(dst []byte, c *Case) ([]byte, error) {
 	if len(c.Script) > 0 {
 		w.value("script", &c.Script)
 	}
+	if len(c.MCP) > 0 {
+		w.value("mcp", &c.MCP)
+	}
 	if c.Network != nil {
 		w.value("network", c.Network)
 	}

@@ -164,7 +164,7 @@ func TestCaseJSONKnowsEveryField(t *testing.T) {
 		want string
 	}{
 		{Case{}, "suite name input,omitempty status reason checks tool_calls output turns usage usage_by_role,omitempty notes " +
-			"cassette,omitempty replay,omitempty stderr,omitempty model_faults,omitempty script,omitempty network,omitempty workspace,omitempty " +
+			"cassette,omitempty replay,omitempty stderr,omitempty model_faults,omitempty script,omitempty mcp,omitempty network,omitempty workspace,omitempty " +
 			"verdict,omitempty seed,omitempty build_hash,omitempty build,omitempty initial_state,omitempty state,omitempty " +
 			"evidence,omitempty events,omitempty conversation,omitempty trials,omitempty duration_ms - -"},
 		{Check{}, "check at passed message judge,omitempty"},

@@ -130,6 +130,10 @@ type Case struct {
 	// (agent.command, an SDK's drill), is each model request in arrival
 	// order beside the turn of the case's script that answered it.
 	Script []ScriptTurn `json:"script,omitempty"`
+	// MCP are the agent's MCP requests beside its tool calls, in the
+	// order they were answered: reads of the suite's resources, gets of
+	// its prompts, completions (an error for each one not answered).
+	MCP []tool.MCPUse `json:"mcp,omitempty"`
 	// Network is the network an agent.command program had, when it was
 	// isolated: what it tried to reach past dryfire (refused).
 	Network *Network `json:"network,omitempty"`

@@ -368,6 +368,7 @@ func (cc *commandCase) finish(ctx context.Context, res programResult) report.Cas
 	}
 	turnOf := turns(mcalls)
 	recs := cc.sc.Records()
+	c.MCP = cc.sc.MCPUses()
 	for i := range recs {
 		recs[i].Turn = turnOf(recs[i].Turn)
 	}

@@ -906,7 +906,7 @@ func judge(j job, c *report.Case, r ran, g *grader) {
 		}
 		c.Notes = append(c.Notes, rec.Result.Notes...)
 	}
-	facts := &check.Facts{Calls: r.recs, Output: c.Output, Turns: c.Turns, Workspace: r.workspace, Replies: replies(c)}
+	facts := &check.Facts{Calls: r.recs, Output: c.Output, Turns: c.Turns, Workspace: r.workspace, Replies: replies(c), MCP: c.MCP}
 	facts.World = endDrill(c, r.drill)
 	if r.broken != nil {
 		c.Status, c.Reason, c.Infra = report.Errored, r.broken.Error(), true

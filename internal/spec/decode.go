@@ -150,6 +150,10 @@ func (x *decoder) suite(root *yaml.Node, doc any) *Suite {
 			}
 		case "mocks":
 			s.Mocks, s.MockOrder = x.mocks(p.V, p.Val)
+		case "resources":
+			s.Resources = x.resources(p.V, p.Val)
+		case "prompts":
+			s.Prompts = x.prompts(p.V, p.Val)
 		case "script":
 			for ti, tn := range yamlpos.Items(p.V, p.Val) {
 				if t := x.turn(tn, ti); t != nil {
@@ -978,6 +982,8 @@ func (x *decoder) check(it yamlpos.Item) *Check {
 		}
 	case CheckMaxTurns:
 		c.MaxTurns, _ = x.integer(v, val)
+	case CheckRead, CheckNotRead, CheckPrompted:
+		x.mcpCheck(c, v, val)
 	case CheckState:
 		m, _ := val.(map[string]any)
 		c.Path = str(m["path"])

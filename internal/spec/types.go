@@ -32,6 +32,10 @@ type Suite struct {
 	// Mocks are the suite-level rules per tool name.
 	Mocks     map[string][]*Rule
 	MockOrder []string // tool names of Mocks, in file order
+	// Resources and Prompts are served over MCP beside the tools
+	// (resources.go).
+	Resources []*Resource
+	Prompts   []*Prompt
 	// Cases are the suite's cases in order; nil once one is kept as a
 	// stub (Options.Lazy): Len, CaseName and CaseAt read them then.
 	Cases []*Case
@@ -343,6 +347,9 @@ const (
 	CheckFile       CheckKind = "file"
 	CheckTrajectory CheckKind = "trajectory"
 	CheckJudge      CheckKind = "judge"
+	CheckRead       CheckKind = "read"
+	CheckNotRead    CheckKind = "not_read"
+	CheckPrompted   CheckKind = "prompted"
 )
 
 // Trajectory match modes: how the calls made compare with a trajectory
@@ -403,6 +410,12 @@ type Check struct {
 
 	// order
 	Order []string
+
+	// read / not_read: a resource's URI (Times as for called);
+	// prompted: a prompt's name and the arguments it was got with.
+	URI        string
+	Prompt     string
+	PromptWith map[string]string
 
 	// trajectory: the calls, the match mode and the argument mode
 	// (defaults strict and subset).

@@ -96,3 +96,14 @@ type Session interface {
 	Call(ctx context.Context, c Call) Result
 	Records() []Record
 }
+
+// MCPUse is an MCP request of an agent other than a tool call, answered
+// from what its suite declares (resources and prompts): a resource read,
+// a prompt get, a completion.
+type MCPUse struct {
+	Method    string            `json:"method"` // resources/read, prompts/get, completion/complete
+	URI       string            `json:"uri,omitempty"`
+	Name      string            `json:"name,omitempty"` // the prompt's, or the completed argument's
+	Arguments map[string]string `json:"arguments,omitempty"`
+	Error     string            `json:"error,omitempty"` // the answer was this error (not found, a missing argument)
+}

@@ -48,11 +48,12 @@ const maxBody = 4 << 20
 func newMCPServer(s *Scope) *mcpServer {
 	impl := &mcp.Implementation{Name: "dryfire", Title: "dryfire: " + s.suite.Name, Version: version()}
 	s.serverInfo, _ = json.Marshal(impl)
-	server := mcp.NewServer(impl, &mcp.ServerOptions{
-		// Tools never change while serving; logging is there because
-		// clients may set a level (nothing is ever logged to them).
-		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}, Logging: &mcp.LoggingCapabilities{}},
-	})
+	// Tools never change while serving; logging is there because
+	// clients may set a level (nothing is ever logged to them).
+	caps := &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}, Logging: &mcp.LoggingCapabilities{}}
+	complete := s.extrasOptions(caps)
+	server := mcp.NewServer(impl, &mcp.ServerOptions{Capabilities: caps, CompletionHandler: complete})
+	s.addExtras(server)
 	// The tools are registered (go-sdk consults them for the Mcp-Name
 	// header checks), but both tools methods are answered by the
 	// middleware below: go-sdk lists tools sorted by name, dryfire in file
@@ -71,33 +72,7 @@ func newMCPServer(s *Scope) *mcpServer {
 		}
 		server.AddTool(tools[i], unreachable)
 	}
-	server.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
-		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-			switch method {
-			case "tools/call":
-				if r, ok := req.(*mcp.CallToolRequest); ok {
-					return s.mcpCall(ctx, r), nil
-				}
-			case "initialize":
-				res, err := next(ctx, method, req)
-				if ss, ok := req.GetSession().(*mcp.ServerSession); ok && err == nil {
-					s.register(ss)
-				}
-				return res, err
-			case "logging/setLevel":
-				res, err := next(ctx, method, req)
-				if p, ok := req.GetParams().(*mcp.SetLoggingLevelParams); ok && err == nil {
-					s.setLogLevel(req.GetSession(), string(p.Level))
-				}
-				return res, err
-			case "tools/list":
-				// One page, in file order. A new result each time: go-sdk
-				// writes serverInfo into the _meta of 2026-07-28 results.
-				return &mcp.ListToolsResult{Cacheable: mcp.Cacheable{CacheScope: "public"}, Tools: tools}, nil
-			}
-			return next(ctx, method, req)
-		}
-	})
+	server.AddReceivingMiddleware(s.answering(tools))
 	// The outermost middleware: results as the request's protocol
 	// version defines them.
 	server.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
@@ -122,6 +97,43 @@ func newMCPServer(s *Scope) *mcpServer {
 	opts.Stateless = true
 	m.stateless = mcp.NewStreamableHTTPHandler(get, &opts)
 	return m
+}
+
+// answering is the middleware that answers tools/list and tools/call
+// from the scope, registers sessions and log levels, and records the
+// requests of the suite's resources and prompts.
+func (s *Scope) answering(tools []*mcp.Tool) mcp.Middleware {
+	return func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			switch method {
+			case "tools/call":
+				if r, ok := req.(*mcp.CallToolRequest); ok {
+					return s.mcpCall(ctx, r), nil
+				}
+			case "initialize":
+				res, err := next(ctx, method, req)
+				if ss, ok := req.GetSession().(*mcp.ServerSession); ok && err == nil {
+					s.register(ss)
+				}
+				return res, err
+			case "logging/setLevel":
+				res, err := next(ctx, method, req)
+				if p, ok := req.GetParams().(*mcp.SetLoggingLevelParams); ok && err == nil {
+					s.setLogLevel(req.GetSession(), string(p.Level))
+				}
+				return res, err
+			case "resources/read", "prompts/get", "completion/complete":
+				res, err := next(ctx, method, req)
+				s.recordUse(method, req, err)
+				return res, err
+			case "tools/list":
+				// One page, in file order. A new result each time: go-sdk
+				// writes serverInfo into the _meta of 2026-07-28 results.
+				return &mcp.ListToolsResult{Cacheable: mcp.Cacheable{CacheScope: "public"}, Tools: tools}, nil
+			}
+			return next(ctx, method, req)
+		}
+	}
 }
 
 // version is dryfire's module version, for serverInfo.

@@ -53,6 +53,9 @@ type Scope struct {
 	suite *spec.Suite
 	cse   *spec.Case
 	set   *mock.Set
+	// uses are the MCP requests beside tool calls (resources.go).
+	usesMu sync.Mutex
+	uses   []tool.MCPUse
 	// usesImpl says a rule of the scope runs passthrough code.
 	usesImpl bool
 	impl     mock.Impl
@@ -254,6 +257,7 @@ func (s *Scope) Records() []tool.Record { return s.rec.Records() }
 // out of the record. A world scope's world is reset as a whole
 // (world.Instance.Reset: its evidence is kept).
 func (s *Scope) Reset() {
+	s.resetUses()
 	s.rec.Reset(func() {
 		s.mu.Lock()
 		s.gen++
