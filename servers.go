@@ -203,7 +203,7 @@ func ToolServerRoutes() []Route {
 		out = append(out, rt)
 	}
 	for _, p := range modelserver.Paths {
-		out = append(out, Route{Method: http.MethodPost, Path: p, Doc: modelserver.Routes[p].Name(), Serves: "model"})
+		out = append(out, Route{Method: http.MethodPost, Path: p, Doc: modelserver.PathDoc(p), Serves: "model"})
 	}
 	return out
 }

@@ -31,7 +31,8 @@ const (
 // AnyAPI, as Config.Provider, is a case whose requests may go to any of
 // the APIs (the model endpoint that an existing agent calls): every rule
 // is listed, and each request gets those of its own API, found by its
-// path (Anthropic's ends in /v1/messages).
+// path (Anthropic's ends in /v1/messages, Gemini's in :generateContent,
+// :streamGenerateContent or :countTokens).
 const AnyAPI = "any"
 
 // RulesFor are the rules applied to a provider's requests.
@@ -67,13 +68,28 @@ func newRedactor(secrets []string) redactor { return redact.New(secrets) }
 // Anthropic Messages API's.
 func IsAnthropicPath(path string) bool { return strings.HasSuffix(path, "/v1/messages") }
 
+// IsGeminiPath says whether a request path (without the query) is the
+// Gemini API's: .../models/MODEL:generateContent, :streamGenerateContent
+// or :countTokens.
+func IsGeminiPath(path string) bool {
+	i := strings.LastIndexByte(path, ':')
+	if i < 0 || !strings.Contains(path[:i], "/models/") && !strings.Contains(path[:i], "/tunedModels/") {
+		return false
+	}
+	switch path[i+1:] {
+	case "generateContent", "streamGenerateContent", "countTokens":
+		return true
+	}
+	return false
+}
+
 // forPath are the rules of those listed that apply to a request with this
 // path when requests of any API are recorded.
 func forPath(rules []Rule, path string) []Rule {
-	anthropic := IsAnthropicPath(path)
+	anthropic, gemini := IsAnthropicPath(path), IsGeminiPath(path)
 	out := make([]Rule, 0, len(rules))
 	for _, r := range rules {
-		if r == RuleOpenAIUser && anthropic || r == RuleAnthropicMetadata && !anthropic {
+		if r == RuleOpenAIUser && (anthropic || gemini) || r == RuleAnthropicMetadata && !anthropic {
 			continue
 		}
 		out = append(out, r)

@@ -2,10 +2,12 @@ package cli_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"io/fs"
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -123,6 +125,75 @@ func TestHostileEscapedKeyNeverReachesACassette(t *testing.T) {
 		decoded := strings.ReplaceAll(text, `\u002d`, "-")
 		if strings.Contains(decoded, key) {
 			t.Errorf("%s holds the key:\n%s", name, text)
+		}
+	}
+}
+
+// The Gemini API takes its key in x-goog-api-key or in ?key=: an agent
+// whose own key is in the query, an upstream that echoes both the
+// environment's key and the query in its answer. Every output and every
+// file of the recording and of the CI replay is scanned for both keys.
+func TestHostileGeminiKeysNeverReachAnOutput(t *testing.T) {
+	if _, err := exec.LookPath("node"); err != nil {
+		t.Skip("node is not installed")
+	}
+	const envKey, ownKey = "AIza-env-secret-0123456789", "AIza-own-query-secret-9876"
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		text := "header " + r.Header.Get("X-Goog-Api-Key") + " query " + r.URL.RawQuery
+		body, _ := json.Marshal(map[string]any{"candidates": []any{map[string]any{"content": map[string]any{"parts": []any{map[string]any{"text": text}}, "role": "model"}, "finishReason": "STOP", "index": 0}},
+			"usageMetadata": map[string]any{"promptTokenCount": 3, "candidatesTokenCount": 2, "totalTokenCount": 5}, "modelVersion": "gemini-test"})
+		w.Header().Set("Content-Type", "application/json")
+		w.Write(body)
+	}))
+	defer srv.Close()
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "agent.js"), []byte(`const res = await fetch(process.env.GOOGLE_GEMINI_BASE_URL + '/v1beta/models/gemini-test:generateContent?key=`+ownKey+`', {
+  method: 'POST', headers: {'content-type': 'application/json'},
+  body: JSON.stringify({contents: [{role: 'user', parts: [{text: 'my key is `+ownKey+`'}]}]}),
+});
+const a = await res.json();
+console.log(a.candidates ? a.candidates[0].content.parts[0].text : JSON.stringify(a));
+`), 0o644)
+	suite := filepath.Join(dir, "gemini.dryfire.yaml")
+	os.WriteFile(suite, []byte("version: 1\nname: gemini keys\nagent:\n  command: [node, agent.mjs]\ncases:\n  - name: echoed keys\n    input: hi\n    expect:\n      - output: {contains: header}\n"), 0o644)
+	os.Rename(filepath.Join(dir, "agent.js"), filepath.Join(dir, "agent.mjs"))
+	t.Setenv("GEMINI_API_KEY", envKey)
+	t.Setenv("GOOGLE_GEMINI_BASE_URL", srv.URL)
+	t.Setenv("NO_COLOR", "1")
+	run := func(args ...string) string {
+		var stdout, stderr bytes.Buffer
+		cli.Main(args, nil, &stdout, &stderr)
+		return stdout.String() + stderr.String()
+	}
+	out := run("run", "--record", "all", "--json", filepath.Join(dir, "record.json"), suite)
+	if !strings.Contains(out, "1 passed") {
+		t.Fatalf("the recording did not pass:\n%s", out)
+	}
+	t.Setenv("CI", "true")
+	out += run("run", "--record", "none", "--json", filepath.Join(dir, "replay.json"), suite)
+	if strings.Count(out, "1 passed") != 2 {
+		t.Errorf("the replay did not pass:\n%s", out)
+	}
+	outputs := map[string]string{"output": out}
+	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && !strings.HasSuffix(p, ".dryfire.yaml") && !strings.HasSuffix(p, ".mjs") {
+			data, _ := os.ReadFile(p)
+			outputs[p] = string(data)
+		}
+		return nil
+	})
+	if len(outputs) < 4 {
+		t.Fatalf("no cassette or reports: %v", outputs)
+	}
+	cassette := outputs[filepath.Join(dir, "cassettes", "gemini", "echoed-keys.json")]
+	if !strings.Contains(cassette, "header REDACTED query") || !strings.Contains(cassette, "my key is REDACTED") {
+		t.Errorf("the cassette does not hold the answer, redacted:\n%s", cassette)
+	}
+	for name, text := range outputs {
+		for _, secret := range []string{envKey, ownKey} {
+			if strings.Contains(text, secret) {
+				t.Errorf("%s holds %s:\n%s", name, secret, text)
+			}
 		}
 	}
 }

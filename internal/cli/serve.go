@@ -151,7 +151,7 @@ written.`,
 func routeHelp() string {
 	sections := []struct{ serves, title string }{
 		{"", ""},
-		{"model", "With --case, also the model endpoint, from that case's cassette\n(OPENAI_BASE_URL=http://ADDR/v1, ANTHROPIC_BASE_URL=http://ADDR):\n"},
+		{"model", "With --case, also the model endpoint, from that case's cassette\n(OPENAI_BASE_URL=http://ADDR/v1, ANTHROPIC_BASE_URL=http://ADDR,\nGOOGLE_GEMINI_BASE_URL=http://ADDR):\n"},
 		{"world", "A world suite adds:\n"},
 	}
 	routes := dryfire.ToolServerRoutes()

@@ -24,6 +24,7 @@ const (
 	DefaultTimeout          = 120 * time.Second
 	DefaultAnthropicBaseURL = "https://api.anthropic.com"
 	DefaultOpenAIBaseURL    = "https://api.openai.com/v1"
+	DefaultGeminiBaseURL    = "https://generativelanguage.googleapis.com"
 	DefaultMaxTokens        = 4096 // Anthropic requires max_tokens
 	maxBackoff              = 20 * time.Second
 	maxRetryAfter           = 60 * time.Second
@@ -71,24 +72,33 @@ func New(o Options) (Model, error) {
 
 // KeyEnv names the environment variable holding a provider's key.
 func KeyEnv(name string) string {
-	if name == provider.Anthropic {
+	switch name {
+	case provider.Anthropic:
 		return "ANTHROPIC_API_KEY"
+	case provider.Gemini:
+		return "GEMINI_API_KEY"
 	}
 	return "OPENAI_API_KEY"
 }
 
 // BaseURLEnv names the environment variable holding a provider's base URL.
 func BaseURLEnv(name string) string {
-	if name == provider.Anthropic {
+	switch name {
+	case provider.Anthropic:
 		return "ANTHROPIC_BASE_URL"
+	case provider.Gemini:
+		return "GOOGLE_GEMINI_BASE_URL" // as google-genai and @google/genai read it
 	}
 	return "OPENAI_BASE_URL"
 }
 
 // DefaultBaseURL is a provider's public endpoint.
 func DefaultBaseURL(name string) string {
-	if name == provider.Anthropic {
+	switch name {
+	case provider.Anthropic:
 		return DefaultAnthropicBaseURL
+	case provider.Gemini:
+		return DefaultGeminiBaseURL
 	}
 	return DefaultOpenAIBaseURL
 }
@@ -110,6 +120,9 @@ type Credentials struct {
 // ("" for none), getenv the run's environment.
 func Resolve(provider, base string, getenv func(string) string) Credentials {
 	c := Credentials{KeyEnv: KeyEnv(provider), BaseURL: base}
+	if provider == "gemini" && getenv("GOOGLE_API_KEY") != "" {
+		c.KeyEnv = "GOOGLE_API_KEY" // the Gemini SDKs read it first
+	}
 	c.Key = getenv(c.KeyEnv)
 	if c.BaseURL == "" {
 		c.BaseURL = getenv(BaseURLEnv(provider))

@@ -6,7 +6,10 @@
 // An Endpoint is an http.Handler for POST /v1/chat/completions and POST
 // /v1/responses (OpenAI: an SDK's base URL is http://HOST/v1) and POST
 // /v1/messages (Anthropic: the base URL is http://HOST, the SDK adds
-// /v1/messages), JSON and event streams alike. Mounted under a prefix
+// /v1/messages), and the Gemini API's POST
+// /v1beta/models/{model}:generateContent, :streamGenerateContent and
+// :countTokens (gemini.go: the base URL is http://HOST), JSON and event
+// streams alike. Mounted under a prefix
 // (http.StripPrefix("/cases/7", e)), the base URLs carry the prefix.
 //
 // Requests are matched exactly as the built-in loop's are (the Nth request
@@ -46,17 +49,29 @@ const (
 	OpenAIResponses API = "openai-responses"
 	// Anthropic is POST /v1/messages.
 	Anthropic API = "anthropic"
+	// Gemini is POST /v1beta/models/{model}:generateContent and
+	// :streamGenerateContent (gemini.go).
+	Gemini API = "gemini"
+	// GeminiCountTokens is POST /v1beta/models/{model}:countTokens: an
+	// answer, but no turn of the case.
+	GeminiCountTokens API = "gemini-count-tokens"
 )
 
-// Routes are the paths served (after any prefix is stripped) and their API.
+// Routes are the paths served (after any prefix is stripped) and their
+// API; the Gemini route is a pattern ({model} is any model's name, *
+// generateContent, streamGenerateContent or countTokens): RouteOf reads
+// a path.
 var Routes = map[string]API{
 	"/v1/chat/completions": OpenAIChat,
 	"/v1/responses":        OpenAIResponses,
 	"/v1/messages":         Anthropic,
+	geminiRoute:            Gemini,
 }
 
-// route is Routes[path], without hashing the path.
-func route(path string) (API, bool) {
+// RouteOf is the API of a path (after any prefix is stripped), and
+// whether it is a model route: the fixed routes without hashing the
+// path, then the Gemini pattern.
+func RouteOf(path string) (API, bool) {
 	switch path {
 	case "/v1/chat/completions":
 		return OpenAIChat, true
@@ -65,8 +80,18 @@ func route(path string) (API, bool) {
 	case "/v1/messages":
 		return Anthropic, true
 	}
+	if _, method, ok := geminiPath(path); ok {
+		if method == "countTokens" {
+			return GeminiCountTokens, true
+		}
+		return Gemini, true
+	}
 	return "", false
 }
+
+// Turn says whether a successful answer of the API is a turn of the
+// case (a token count is not).
+func (a API) Turn() bool { return a != GeminiCountTokens }
 
 // Name is the API's name for people.
 func (a API) Name() string {
@@ -77,13 +102,25 @@ func (a API) Name() string {
 		return "OpenAI Responses"
 	case Anthropic:
 		return "Anthropic Messages"
+	case Gemini:
+		return "Gemini generateContent"
+	case GeminiCountTokens:
+		return "Gemini countTokens"
 	}
 	return string(a)
 }
 
+// PathDoc says what a path of Paths serves, for people.
+func PathDoc(p string) string {
+	if p == geminiRoute {
+		return "Gemini generateContent, stream, countTokens"
+	}
+	return Routes[p].Name()
+}
+
 // Paths are the keys of Routes in the order they are listed (help texts,
 // the tool server's 404 answer).
-var Paths = []string{"/v1/chat/completions", "/v1/responses", "/v1/messages"}
+var Paths = []string{"/v1/chat/completions", "/v1/responses", "/v1/messages", geminiRoute}
 
 // DummyKey is a key to give an agent's SDK when no real key is set, so
 // that it starts: a client key that starts with "dryfire-" is never sent
@@ -114,14 +151,17 @@ type Options struct {
 	// Mode says when calls are replayed and when recorded; "" is
 	// cassette.DefaultMode of Env (none when CI is set, else once).
 	Mode cassette.Mode
-	// OpenAIBaseURL and AnthropicBaseURL are where live calls go (the
-	// same shapes as the SDKs': OpenAI's with /v1). Empty: the Env's
-	// OPENAI_BASE_URL / ANTHROPIC_BASE_URL, else the public APIs. An
-	// Env that points these at this endpoint itself would loop: give
+	// OpenAIBaseURL, AnthropicBaseURL and GeminiBaseURL are where live
+	// calls go (the same shapes as the SDKs': OpenAI's with /v1, Gemini's
+	// without its version). Empty: the Env's OPENAI_BASE_URL /
+	// ANTHROPIC_BASE_URL / GOOGLE_GEMINI_BASE_URL, else the public APIs.
+	// An Env that points these at this endpoint itself would loop: give
 	// the endpoint the environment of dryfire, not the agent's.
 	OpenAIBaseURL    string
 	AnthropicBaseURL string
-	// Env (KEY=VALUE) holds the keys (OPENAI_API_KEY, ANTHROPIC_API_KEY),
+	GeminiBaseURL    string
+	// Env (KEY=VALUE) holds the keys (OPENAI_API_KEY, ANTHROPIC_API_KEY,
+	// GEMINI_API_KEY or GOOGLE_API_KEY),
 	// base URLs, CI, and the secrets never to write (values of variables
 	// whose name has KEY, TOKEN, SECRET or PASSWORD); nil is os.Environ().
 	Env []string
@@ -251,7 +291,7 @@ func New(o Options) (*Endpoint, error) {
 
 // ServeHTTP implements http.Handler.
 func (e *Endpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	api, ok := route(r.URL.Path)
+	api, ok := RouteOf(r.URL.Path)
 	if !ok {
 		notFound(w, r)
 		return
@@ -341,7 +381,7 @@ func (e *Endpoint) note(c Call) {
 	if !e.opts.NoRecords {
 		e.calls = append(e.calls, c)
 	}
-	if c.Status/100 == 2 && !c.Fault {
+	if c.Status/100 == 2 && !c.Fault && c.API.Turn() {
 		e.turns++
 	}
 	e.usage.InputTokens += c.Usage.InputTokens

@@ -38,11 +38,14 @@ type errorInfo struct {
 
 // writeError answers an error in the API's own shape:
 // {"error":{"message","type","param","code"}} for OpenAI,
-// {"type":"error","error":{"type","message"}} for Anthropic. A 4xx goes
+// {"type":"error","error":{"type","message"}} for Anthropic,
+// {"error":{"code","message","status"}} for Gemini. A 4xx goes
 // with x-should-retry: false, so that SDKs give up at once.
 func writeError(w http.ResponseWriter, api API, status int, e errorInfo) {
 	var b bytes.Buffer
-	if api == Anthropic {
+	if api == Gemini || api == GeminiCountTokens {
+		geminiError(&b, status, e)
+	} else if api == Anthropic {
 		typ := e.typ
 		if typ == "" {
 			typ = "invalid_request_error"
@@ -75,6 +78,24 @@ func writeError(w http.ResponseWriter, api API, status int, e errorInfo) {
 	}
 	w.WriteHeader(status)
 	w.Write(b.Bytes())
+}
+
+// geminiError is a google.rpc.Status: the HTTP status, the message, the
+// status name; dryfire's code (or the error type) as an ErrorInfo's
+// reason in its details.
+func geminiError(b *bytes.Buffer, status int, e errorInfo) {
+	b.WriteString(`{"error":{"code":`)
+	b.WriteString(strconv.Itoa(status))
+	b.WriteString(`,"message":`)
+	quoteJSON(b, e.msg)
+	b.WriteString(`,"status":`)
+	quoteJSON(b, geminiStatus(status))
+	if reason := e.code; reason != "" {
+		b.WriteString(`,"details":[{"@type":"type.googleapis.com/google.rpc.ErrorInfo","reason":`)
+		quoteJSON(b, reason)
+		b.WriteString(`,"domain":"dryfire"}]`)
+	}
+	b.WriteString("}}")
 }
 
 func nullable(b *bytes.Buffer, s string) {
@@ -166,11 +187,15 @@ func param(diff string) string {
 // API it looks like.
 func notFound(w http.ResponseWriter, r *http.Request) {
 	api := OpenAIChat
-	if strings.HasPrefix(r.URL.Path, "/v1/messages") || strings.HasPrefix(r.URL.Path, "/v1/complete") || r.Header.Get("Anthropic-Version") != "" {
+	switch {
+	case strings.HasPrefix(r.URL.Path, "/v1/messages") || strings.HasPrefix(r.URL.Path, "/v1/complete") || r.Header.Get("Anthropic-Version") != "":
 		api = Anthropic
+	case strings.HasPrefix(r.URL.Path, "/v1beta/") || strings.HasPrefix(r.URL.Path, "/v1alpha/") ||
+		r.Header.Get("X-Goog-Api-Key") != "" || r.URL.Query().Has("key"):
+		api = Gemini
 	}
 	info := errorInfo{typ: "invalid_request_error", code: "unknown_url",
-		msg: "dryfire serves POST /v1/chat/completions, /v1/responses and /v1/messages here, not " + r.Method + " " + r.URL.Path}
+		msg: "dryfire serves POST /v1/chat/completions, /v1/responses, /v1/messages and /v1beta/models/MODEL:generateContent (:streamGenerateContent, :countTokens) here, not " + r.Method + " " + r.URL.Path}
 	if api == Anthropic {
 		info.typ = "not_found_error"
 	}
@@ -183,7 +208,7 @@ func notFound(w http.ResponseWriter, r *http.Request) {
 func Refuse(err error) http.Handler {
 	info := describe(err)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		api, ok := Routes[r.URL.Path]
+		api, ok := RouteOf(r.URL.Path)
 		if !ok {
 			notFound(w, r)
 			return

@@ -184,6 +184,17 @@ func writeFault(w http.ResponseWriter, api API, f *Fault) {
 // faultError is the error type and message an API answers a status with.
 func faultError(api API, status int) (typ, code, msg string) {
 	anthropic := api == Anthropic
+	if api == Gemini || api == GeminiCountTokens {
+		switch {
+		case status == http.StatusTooManyRequests:
+			return "", "", "Resource has been exhausted (e.g. check quota)."
+		case status == http.StatusServiceUnavailable || status == 529:
+			return "", "", "The model is overloaded. Please try again later."
+		case status >= 500:
+			return "", "", "Internal error encountered."
+		}
+		return "", "", http.StatusText(status)
+	}
 	switch {
 	case status == http.StatusTooManyRequests && anthropic:
 		return "rate_limit_error", "", "Number of requests has exceeded your rate limit"

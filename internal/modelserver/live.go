@@ -26,14 +26,21 @@ var hopByHop = []string{"Connection", "Proxy-Connection", "Keep-Alive", "Proxy-A
 	"Proxy-Authorization", "Te", "Trailer", "Transfer-Encoding", "Upgrade"}
 
 // authHeaders carry keys.
-var authHeaders = []string{"Authorization", "X-Api-Key", "Api-Key"}
+var authHeaders = []string{"Authorization", "X-Api-Key", "Api-Key", "X-Goog-Api-Key"}
 
-// clientKey is the key a request carries, if any.
+// clientKey is the key a request carries, if any: in a header, or in
+// the query (?key=, as the Gemini API takes it).
 func clientKey(r *http.Request) string {
 	if k := r.Header.Get("X-Api-Key"); k != "" {
 		return k
 	}
 	if k := r.Header.Get("Api-Key"); k != "" {
+		return k
+	}
+	if k := r.Header.Get("X-Goog-Api-Key"); k != "" {
+		return k
+	}
+	if k := r.URL.Query().Get("key"); k != "" {
 		return k
 	}
 	if k, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer "); ok {
@@ -128,18 +135,24 @@ func (e *recorded) live(w http.ResponseWriter, r *http.Request, api API, body []
 func (e *recorded) upstreamRequest(r *http.Request, api API, body []byte) (*http.Request, *url.URL, error) {
 	target := *e.upstream[api]
 	path := r.URL.Path
-	if api != Anthropic {
+	if api == OpenAIChat || api == OpenAIResponses {
 		path = strings.TrimPrefix(path, "/v1") // OpenAI's base URL has it
 	}
 	target.Path = strings.TrimRight(target.Path, "/") + path
 	target.RawPath = ""
 	// A query of the base URL (an api-version, say) is kept, before the
-	// client's own.
+	// client's own (less a key in it that is not forwarded).
+	query := r.URL.RawQuery
+	if k := r.URL.Query().Get("key"); k != "" && (e.keys[api] != "" || isDummy(k)) {
+		q := r.URL.Query()
+		q.Del("key")
+		query = q.Encode()
+	}
 	switch {
 	case target.RawQuery == "":
-		target.RawQuery = r.URL.RawQuery
-	case r.URL.RawQuery != "":
-		target.RawQuery += "&" + r.URL.RawQuery
+		target.RawQuery = query
+	case query != "":
+		target.RawQuery += "&" + query
 	}
 	out, err := http.NewRequestWithContext(r.Context(), http.MethodPost, target.String(), bytes.NewReader(body))
 	if err != nil {
@@ -154,22 +167,29 @@ func (e *recorded) upstreamRequest(r *http.Request, api API, body []byte) (*http
 	out.Header.Del("Accept-Encoding") // the transport asks for gzip and undoes it
 	out.Header.Del("Content-Length")
 	if key := e.keys[api]; key != "" {
-		for _, k := range authHeaders {
-			out.Header.Del(k)
-		}
-		if api == Anthropic {
+		dropKeys(out)
+		switch api {
+		case Anthropic:
 			out.Header.Set("X-Api-Key", key)
-		} else {
+		case Gemini, GeminiCountTokens:
+			out.Header.Set("X-Goog-Api-Key", key)
+		default:
 			out.Header.Set("Authorization", "Bearer "+key)
 		}
 	} else if k := clientKey(r); k != "" && !isDummy(k) {
 		// forwarded; ServeHTTP made it a secret
 	} else {
-		for _, k := range authHeaders {
-			out.Header.Del(k)
-		}
+		dropKeys(out)
 	}
 	return out, &target, nil
+}
+
+// dropKeys takes the client's auth headers out of a request (a key in
+// its query was left out of it).
+func dropKeys(out *http.Request) {
+	for _, k := range authHeaders {
+		out.Header.Del(k)
+	}
 }
 
 // relayStream passes a streamed answer on as it arrives and returns it

@@ -61,11 +61,14 @@ func newRecorded(ep *Endpoint, op *Options) (*recorded, error) {
 		public:   map[API]bool{},
 	}
 	secrets := cassette.SecretsFromEnv(env)
-	for _, api := range []API{OpenAIChat, OpenAIResponses, Anthropic} {
+	for _, api := range []API{OpenAIChat, OpenAIResponses, Anthropic, Gemini} {
 		p := providerOf(api)
 		base := o.OpenAIBaseURL
-		if api == Anthropic {
+		switch api {
+		case Anthropic:
 			base = o.AnthropicBaseURL
+		case Gemini:
+			base = o.GeminiBaseURL
 		}
 		cred := model.Resolve(p, base, func(k string) string { return vars[k] })
 		u, err := url.Parse(strings.TrimRight(cred.BaseURL, "/"))
@@ -78,6 +81,9 @@ func newRecorded(ep *Endpoint, op *Options) (*recorded, error) {
 			secrets = append(secrets, k)
 		}
 	}
+	// A token count goes where the model's calls go.
+	e.upstream[GeminiCountTokens], e.public[GeminiCountTokens] = e.upstream[Gemini], e.public[Gemini]
+	e.keyEnv[GeminiCountTokens], e.keys[GeminiCountTokens] = e.keyEnv[Gemini], e.keys[Gemini]
 	cfg := cassette.Config{
 		Mode:        o.Mode,
 		File:        o.File,
@@ -148,6 +154,8 @@ func providerOf(api API) string {
 		return provider.Anthropic
 	case OpenAIResponses:
 		return provider.OpenAIResponses
+	case Gemini, GeminiCountTokens:
+		return provider.Gemini
 	}
 	return provider.OpenAI
 }
@@ -155,7 +163,7 @@ func providerOf(api API) string {
 // apiOfPath is the API of a recorded request's path (its query aside).
 func apiOfPath(path string) API {
 	p, _, _ := strings.Cut(path, "?")
-	if api, ok := Routes[p]; ok {
+	if api, ok := RouteOf(p); ok {
 		return api
 	}
 	if cassette.IsAnthropicPath(p) {
@@ -183,9 +191,10 @@ func (e *recorded) answer(w http.ResponseWriter, r *http.Request, api API, body 
 		e.note(a.call(api, cutOff(w)))
 		return
 	}
-	// A client's own key is a secret from its first request on: learned
-	// before the request is canonicalised for the cassette.
-	if k := clientKey(r); e.keys[api] == "" && k != "" && !isDummy(k) {
+	// A client's own key is a secret from its first request on (whether
+	// it is forwarded or not): learned before the request is
+	// canonicalised for the cassette.
+	if k := clientKey(r); k != "" && !isDummy(k) {
 		e.rec.AddSecret(k)
 	}
 	x, err := e.rec.Begin(r, body, e.unavailable(api, r))

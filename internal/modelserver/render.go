@@ -39,6 +39,11 @@ type scriptedCall struct {
 
 // render is the answer of turn t to request n (from 1) of api.
 func render(api API, w *wireRequest, body []byte, t *spec.Turn, n int) answer {
+	if api == GeminiCountTokens {
+		a := renderGeminiCount(body)
+		a.status, a.header, a.length = 200, jsonContentType, []string{strconv.Itoa(len(a.body))}
+		return a
+	}
 	calls := make([]scriptedCall, len(t.ToolCalls))
 	out := len(t.Text)
 	for i, c := range t.ToolCalls {
@@ -52,6 +57,8 @@ func render(api API, w *wireRequest, body []byte, t *spec.Turn, n int) answer {
 		a = renderChat(w, t.Text, calls, u, n)
 	case OpenAIResponses:
 		a = renderResponses(w, t.Text, calls, u, n)
+	case Gemini:
+		a = renderGemini(w, t.Text, calls, u, n)
 	default:
 		a = renderAnthropic(w, t.Text, calls, u, n)
 	}

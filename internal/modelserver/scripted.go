@@ -44,11 +44,18 @@ func newScripted(e *Endpoint, turns []*spec.Turn, coalesce bool) *scripted {
 }
 
 func (s *scripted) answer(w http.ResponseWriter, r *http.Request, api API, body []byte) {
-	wr, err := parseRequest(api, body)
+	wr, err := parseRequest(api, r.URL, body)
 	if err != nil {
 		s.keep(ScriptAnswer{API: api, Err: err}, err)
 		status := refuse(w, api, err)
 		s.e.note(Call{API: api, Status: status, Err: err})
+		return
+	}
+	if api == GeminiCountTokens {
+		// Counted, not answered by a turn.
+		a := render(api, wr, body, nil, 0)
+		a.write(w)
+		s.e.note(Call{API: api, Status: a.status, Streamed: false})
 		return
 	}
 	p, err := s.script.Pick(&wr.req)

@@ -18,6 +18,69 @@ type wireUsage struct {
 	CacheReadInputTokens     int  `json:"cache_read_input_tokens"`
 }
 
+// geminiUsageMetadata is a Gemini answer's usageMetadata (a stream's
+// chunks each carry the counts so far).
+type geminiUsageMetadata struct {
+	PromptTokenCount     *int `json:"promptTokenCount"`
+	CandidatesTokenCount *int `json:"candidatesTokenCount"`
+	ThoughtsTokenCount   int  `json:"thoughtsTokenCount"`
+	ToolUsePromptTokens  int  `json:"toolUsePromptTokenCount"`
+}
+
+// into reads u into the totals: the prompt's tokens (with the tool-use
+// prompt's) in, the candidates' and thoughts' out; a count that is
+// absent leaves the total as it is.
+func (u *geminiUsageMetadata) into(t *model.Usage) {
+	if u == nil {
+		return
+	}
+	if u.PromptTokenCount != nil {
+		t.InputTokens = *u.PromptTokenCount + u.ToolUsePromptTokens
+	}
+	if u.CandidatesTokenCount != nil || u.ThoughtsTokenCount != 0 {
+		t.OutputTokens = deref(u.CandidatesTokenCount) + u.ThoughtsTokenCount
+	}
+}
+
+// geminiUsageOf reads the tokens of a Gemini answer: a body's
+// usageMetadata (of each element, for a stream answered as a JSON
+// array), or the last a stream's chunks say.
+func geminiUsageOf(rs *cassette.Response) model.Usage {
+	var t model.Usage
+	type chunk struct {
+		UsageMetadata *geminiUsageMetadata `json:"usageMetadata"`
+	}
+	if !rs.Streamed() {
+		if !bytes.Contains(rs.Body, []byte(`"usageMetadata"`)) {
+			return t
+		}
+		var one chunk
+		if json.Unmarshal(rs.Body, &one) == nil {
+			one.UsageMetadata.into(&t)
+			return t
+		}
+		var all []chunk
+		if json.Unmarshal(rs.Body, &all) == nil {
+			for _, c := range all {
+				c.UsageMetadata.into(&t)
+			}
+		}
+		return t
+	}
+	for _, ev := range rs.Events {
+		if !bytes.Contains(ev, []byte(`"usageMetadata"`)) {
+			continue
+		}
+		// The API ends its lines with \r\n.
+		_, _, data, hasData, ok := cassette.ParseEvent(bytes.ReplaceAll(ev, []byte("\r\n"), []byte("\n")))
+		var c chunk
+		if ok && hasData && json.Unmarshal([]byte(data), &c) == nil {
+			c.UsageMetadata.into(&t)
+		}
+	}
+	return t
+}
+
 // into reads u into the totals: Chat's and the Responses' counts as they
 // are, Anthropic's input with its cache reads and writes (as the built-in
 // loop counts it). A count that is absent leaves the total as it is: an
@@ -53,8 +116,15 @@ func deref(p *int) int {
 // usageOf reads the tokens of an answer: the usage of a JSON body, or of a
 // stream's events (Chat: the chunk with usage; Responses: the usage of
 // response.completed, .incomplete or .failed; Anthropic: message_start's
-// input and message_delta's output). Zero when it says nothing.
+// input and message_delta's output; Gemini: usageMetadata). Zero when it
+// says nothing.
 func usageOf(api API, rs *cassette.Response) model.Usage {
+	switch api {
+	case Gemini:
+		return geminiUsageOf(rs)
+	case GeminiCountTokens:
+		return model.Usage{} // a count spends nothing
+	}
 	var t model.Usage
 	if !rs.Streamed() {
 		if !hasUsage(rs.Body) {

@@ -3,6 +3,7 @@ package modelserver
 import (
 	"bytes"
 	"encoding/json"
+	"net/url"
 	"strings"
 
 	"github.com/dryfire-dev/dryfire/internal/model"
@@ -18,14 +19,18 @@ type wireRequest struct {
 	model        string
 	stream       bool
 	includeUsage bool // chat: stream_options.include_usage
+	// array: a Gemini stream asked for without alt=sse, answered as one
+	// JSON array of its chunks.
+	array bool
 	// echo are the request's keys a Responses object repeats.
 	echo map[string]any
 }
 
-// parseRequest reads a request of api leniently: what it cannot read is
-// left out (a strict reading is the real API's; the script answers what
-// it can). It fails only on a body that is not a JSON object.
-func parseRequest(api API, body []byte) (*wireRequest, error) {
+// parseRequest reads a request of api at u leniently: what it cannot
+// read is left out (a strict reading is the real API's; the script
+// answers what it can). It fails only on a body that is not a JSON
+// object.
+func parseRequest(api API, u *url.URL, body []byte) (*wireRequest, error) {
 	var m map[string]any
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.UseNumber()
@@ -50,6 +55,8 @@ func parseRequest(api API, body []byte) (*wireRequest, error) {
 		w.req.Tools = namedTools(m["tools"], false)
 		w.req.System = blocksText(m["system"])
 		w.req.Messages = anthropicMessages(m["messages"])
+	case Gemini, GeminiCountTokens:
+		geminiRequest(w, m, u)
 	}
 	return w, nil
 }

@@ -103,8 +103,8 @@ type caseModel struct {
 }
 
 func (m *caseModel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	_, route := modelserver.Routes[r.URL.Path]
-	if route && r.Method == http.MethodPost {
+	api, route := modelserver.RouteOf(r.URL.Path)
+	if route && api.Turn() && r.Method == http.MethodPost {
 		if n := m.arrived.Add(1); n > int64(m.max+m.faults) {
 			m.over.Add(1)
 			modelserver.Refuse(&maxTurnsError{max: m.max, asked: n - int64(m.faults)}).ServeHTTP(w, r)

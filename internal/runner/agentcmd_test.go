@@ -428,9 +428,11 @@ cases:
   - name: the env
     input: "two\nlines"
 `
+	suite = strings.Replace(suite, ", env]", ", env, GOOGLE_GEMINI_BASE_URL, GEMINI_API_KEY, GOOGLE_API_KEY, GOOGLE_GENAI_USE_VERTEXAI]", 1)
 	suites := writeSuite(t, dir, "env.dryfire.yaml", suite)
 	rep, err := runner.Run(context.Background(), suites, runner.Options{Record: cassette.None,
 		Env: commandEnv("OPENAI_API_KEY="+testOpenAIKey, "ANTHROPIC_API_KEY="+testAnthropicKey, "OPENAI_BASE_URL=http://example.invalid/v1",
+			"GOOGLE_API_KEY=AIza-run-own-key-0123", "GOOGLE_GENAI_USE_VERTEXAI=true",
 			"DRYFIRE_CASE=outer", "KEEP_ME=kept", "HTTPS_PROXY=http://proxy.invalid:3128")})
 	if err != nil {
 		t.Fatal(err)
@@ -454,12 +456,18 @@ cases:
 		"ANTHROPIC_BASE_URL": prefix,
 		"OPENAI_API_KEY":     "dryfire-no-key",
 		"ANTHROPIC_API_KEY":  "dryfire-no-key",
-		"DRYFIRE_MCP_URL":    prefix + "/mcp",
-		"DRYFIRE_TOOLS_URL":  prefix + "/tools",
-		"DRYFIRE_CASE":       "the env",
-		"DRYFIRE_INPUT":      "two\nlines",
-		"KEEP_ME":            "kept",
-		"NO_PROXY":           "127.0.0.1,localhost",
+		// The Gemini SDKs add /v1beta/models/…; the run's key and its
+		// Vertex AI setting never reach the program.
+		"GOOGLE_GEMINI_BASE_URL":    prefix,
+		"GEMINI_API_KEY":            "dryfire-no-key",
+		"GOOGLE_API_KEY":            "dryfire-no-key",
+		"GOOGLE_GENAI_USE_VERTEXAI": "false",
+		"DRYFIRE_MCP_URL":           prefix + "/mcp",
+		"DRYFIRE_TOOLS_URL":         prefix + "/tools",
+		"DRYFIRE_CASE":              "the env",
+		"DRYFIRE_INPUT":             "two\nlines",
+		"KEEP_ME":                   "kept",
+		"NO_PROXY":                  "127.0.0.1,localhost",
 	}
 	if got["cwd"] != realDir {
 		if wd, _ := filepath.EvalSymlinks(got["cwd"]); wd == realDir {
@@ -682,8 +690,10 @@ cases:
 		env      []string
 		want     string
 	}{
-		{"", nil, "OPENAI_API_KEY or ANTHROPIC_API_KEY is not set"},
+		{"", nil, "OPENAI_API_KEY, ANTHROPIC_API_KEY or GEMINI_API_KEY is not set"},
 		{"", []string{"ANTHROPIC_API_KEY=x"}, ""},
+		{"", []string{"GEMINI_API_KEY=x"}, ""},
+		{"", []string{"GOOGLE_API_KEY=x"}, ""},
 		{"", []string{"OPENAI_BASE_URL=http://127.0.0.1:9/v1"}, ""},
 		{"  provider: anthropic\n", []string{"OPENAI_API_KEY=x"}, "ANTHROPIC_API_KEY is not set"},
 		{"  provider: anthropic\n", []string{"ANTHROPIC_API_KEY=x"}, ""},

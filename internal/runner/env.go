@@ -41,6 +41,7 @@ const (
 // values of them never reach it.
 var dryfireEnv = []string{
 	"OPENAI_BASE_URL", "OPENAI_API_BASE", "ANTHROPIC_BASE_URL", "ANTHROPIC_API_BASE", "OPENAI_API_KEY", "ANTHROPIC_API_KEY",
+	"GOOGLE_GEMINI_BASE_URL", "GEMINI_API_KEY", "GOOGLE_API_KEY", "GOOGLE_GENAI_USE_VERTEXAI",
 	EnvMCPURL, EnvToolsURL, EnvOpsURL, EnvWorldURL, EnvCase, EnvInput, EnvWorkspace, EnvNow,
 	EnvMCPCommand, EnvMCPArgv, EnvConversation,
 }
@@ -67,9 +68,13 @@ func bindingEnv(prefix string, c *spec.Case, world bool) [][2]string {
 		{"OPENAI_BASE_URL", prefix + "/v1"},
 		{"OPENAI_API_BASE", prefix + "/v1"}, // LangChain's ChatOpenAI, litellm, crewai
 		{"ANTHROPIC_BASE_URL", prefix},
-		{"ANTHROPIC_API_BASE", prefix}, // litellm reads it before ANTHROPIC_BASE_URL
+		{"ANTHROPIC_API_BASE", prefix},     // litellm reads it before ANTHROPIC_BASE_URL
+		{"GOOGLE_GEMINI_BASE_URL", prefix}, // google-genai, @google/genai (which add /v1beta/models/…)
 		{"OPENAI_API_KEY", modelserver.DummyKey},
 		{"ANTHROPIC_API_KEY", modelserver.DummyKey},
+		{"GEMINI_API_KEY", modelserver.DummyKey},
+		{"GOOGLE_API_KEY", modelserver.DummyKey}, // what langchain-google-genai reads; the Gemini SDKs read it first
+		{"GOOGLE_GENAI_USE_VERTEXAI", "false"},   // the Gemini API's paths, not Vertex AI's
 		{EnvMCPURL, prefix + "/mcp"},
 		{EnvToolsURL, prefix + "/tools"},
 	}
@@ -200,7 +205,7 @@ func isDryfireEnv(k string) bool {
 // commandKeyMissing says which key a case of an agent.command suite that
 // will call the live model lacks, "" when none: the key of the provider's
 // API when it names one whose calls go to the public API; with no
-// provider, a key of either API, unless a base URL says calls go
+// provider, a key of any of the APIs, unless a base URL says calls go
 // elsewhere (a local server takes none).
 func commandKeyMissing(a *spec.Agent, getenv func(string) string) string {
 	usable := func(p, base string) bool {
@@ -213,8 +218,8 @@ func commandKeyMissing(a *spec.Agent, getenv func(string) string) string {
 		}
 		return model.KeyEnv(a.Provider)
 	}
-	if usable(provider.OpenAI, "") || usable(provider.Anthropic, "") {
+	if usable(provider.OpenAI, "") || usable(provider.Anthropic, "") || usable(provider.Gemini, "") {
 		return ""
 	}
-	return model.KeyEnv(provider.OpenAI) + " or " + model.KeyEnv(provider.Anthropic)
+	return model.KeyEnv(provider.OpenAI) + ", " + model.KeyEnv(provider.Anthropic) + " or " + model.KeyEnv(provider.Gemini)
 }

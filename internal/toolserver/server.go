@@ -159,7 +159,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	model := s.modelOf(sc)
-	if model != nil && (path == "/v1" || strings.HasPrefix(path, "/v1/")) {
+	if model != nil && isModelPath(path) {
 		// Before the table, which has no /v1 route: the model's calls,
 		// the most frequent, skip it.
 		model.ServeHTTP(w, forModel(r, prefix, path))
@@ -182,7 +182,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	switch {
-	case path == "/v1" || strings.HasPrefix(path, "/v1/"): // and no model handler
+	case isModelPath(path): // and no model handler
 		writeError(w, http.StatusNotFound, "not_found", "no model endpoint is configured on this server: "+r.Method+" "+r.URL.Path+s.noModel)
 	case path == "/world" || strings.HasPrefix(path, "/world/"):
 		if !sc.noWorld(w, r) {
@@ -313,4 +313,10 @@ func commonLoopback(addr string) bool {
 		return true
 	}
 	return false
+}
+
+// isModelPath says whether a path is the model's: under /v1 (OpenAI,
+// Anthropic, Gemini's v1), /v1beta or /v1alpha (Gemini).
+func isModelPath(path string) bool {
+	return path == "/v1" || strings.HasPrefix(path, "/v1/") || strings.HasPrefix(path, "/v1beta/") || strings.HasPrefix(path, "/v1alpha/")
 }

@@ -1,5 +1,6 @@
 // Package fakeapi serves strict local imitations of the model APIs dryfire
-// speaks — Anthropic Messages, OpenAI Chat Completions, OpenAI Responses —
+// speaks — Anthropic Messages, OpenAI Chat Completions, OpenAI Responses,
+// Gemini generateContent —
 // for tests and for recording the examples' cassettes. Each server rejects
 // what the real API rejects, with the real error-body shapes, and answers
 // from a Brain: a deterministic stand-in for the model. With "stream": true
@@ -16,6 +17,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"sync/atomic"
 )
@@ -242,6 +244,10 @@ func (s *Server) Conns() int64 { return s.conns.Load() }
 
 // faultBody writes an error in the shape of the API the path belongs to.
 func faultBody(w http.ResponseWriter, r *http.Request, status int) {
+	if strings.HasPrefix(r.URL.Path, "/v1beta/") {
+		writeGeminiError(w, &geminiFault{status: status, msg: fmt.Sprintf("injected fault %d", status)})
+		return
+	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	if isAnthropic(r) {

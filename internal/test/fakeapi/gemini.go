@@ -1,0 +1,370 @@
+package fakeapi
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+)
+
+// NewGemini serves the Gemini API (generativelanguage, v1beta): POST
+// /v1beta/models/MODEL:generateContent (JSON), :streamGenerateContent
+// (?alt=sse: a data: event per GenerateContentResponse, lines ended by
+// \r\n as the real API ends them; without alt=sse, a JSON array of them)
+// and :countTokens, from brain.
+//
+// It checks a request the way the real API does and refuses it with the
+// real status and google.rpc.Status body, {"error":{"code":400,"message":…,
+// "status":"INVALID_ARGUMENT"}}: a body that is not JSON, unknown
+// top-level fields, no contents, a content whose role is neither user nor
+// model, a content without parts, a part with no data (or more than one
+// kind), a functionCall whose args are not an object, a functionResponse
+// whose response is not an object or that answers no functionCall of the
+// model content just before it, function declarations without a name.
+// With RequireKey it wants x-goog-api-key (or ?key=) and answers 400
+// INVALID_ARGUMENT "API key not valid" for a wrong one, 403
+// PERMISSION_DENIED for none, as the real API does.
+//
+// Answers are deterministic: the responseId is a hash of the request,
+// usage comes from the Turn or from sizes, function calls carry no id
+// (as the API's do).
+func NewGemini(brain Brain, opts ...Option) *Server {
+	cfg := configure(opts)
+	return start(&geminiAPI{brain: brain, cfg: cfg}, cfg)
+}
+
+type geminiAPI struct {
+	brain Brain
+	cfg   config
+}
+
+// geminiFault is a refusal: an HTTP status and its message.
+type geminiFault struct {
+	status int
+	msg    string
+}
+
+func geminiInvalid(format string, args ...any) *geminiFault {
+	return &geminiFault{status: http.StatusBadRequest, msg: fmt.Sprintf(format, args...)}
+}
+
+func writeGeminiError(w http.ResponseWriter, f *geminiFault) {
+	status := map[int]string{400: "INVALID_ARGUMENT", 403: "PERMISSION_DENIED", 404: "NOT_FOUND", 405: "INVALID_ARGUMENT", 429: "RESOURCE_EXHAUSTED", 500: "INTERNAL", 503: "UNAVAILABLE"}[f.status]
+	if status == "" {
+		status = "UNKNOWN"
+	}
+	body, _ := marshal(map[string]any{"error": map[string]any{"code": f.status, "message": f.msg, "status": status}})
+	w.Header().Set("Content-Type", "application/json; charset=UTF-8")
+	w.WriteHeader(f.status)
+	w.Write(body)
+}
+
+// geminiKeys are the top-level fields of a GenerateContentRequest, in
+// both spellings the API reads.
+var geminiKeys = map[string]bool{
+	"contents": true, "tools": true, "toolConfig": true, "tool_config": true, "safetySettings": true, "safety_settings": true,
+	"systemInstruction": true, "system_instruction": true, "generationConfig": true, "generation_config": true,
+	"cachedContent": true, "cached_content": true, "model": true, "labels": true,
+}
+
+// geminiPartKinds are the data fields a part holds exactly one of.
+var geminiPartKinds = []string{"text", "inlineData", "inline_data", "functionCall", "function_call", "functionResponse", "function_response",
+	"fileData", "file_data", "executableCode", "executable_code", "codeExecutionResult", "code_execution_result"}
+
+func (g *geminiAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	rest, ok := strings.CutPrefix(r.URL.Path, "/v1beta/models/")
+	i := strings.LastIndexByte(rest, ':')
+	if !ok || i <= 0 {
+		writeGeminiError(w, &geminiFault{status: http.StatusNotFound, msg: "Not Found"})
+		return
+	}
+	modelName, method := rest[:i], rest[i+1:]
+	if method != "generateContent" && method != "streamGenerateContent" && method != "countTokens" {
+		writeGeminiError(w, &geminiFault{status: http.StatusNotFound, msg: "Not Found"})
+		return
+	}
+	if r.Method != http.MethodPost {
+		writeGeminiError(w, &geminiFault{status: http.StatusMethodNotAllowed, msg: "Method Not Allowed"})
+		return
+	}
+	if f := g.auth(r); f != nil {
+		writeGeminiError(w, f)
+		return
+	}
+	data, err := io.ReadAll(r.Body)
+	if err != nil {
+		writeGeminiError(w, geminiInvalid("could not read the request body: %v", err))
+		return
+	}
+	top, conv, f := parseGeminiRequest(data, method == "countTokens")
+	if f != nil {
+		writeGeminiError(w, f)
+		return
+	}
+	if method == "countTokens" {
+		n := max(1, len(data)/4)
+		out, _ := marshal(map[string]any{"totalTokens": n})
+		w.Header().Set("Content-Type", "application/json; charset=UTF-8")
+		w.Write(out)
+		return
+	}
+	conv.Model = modelName
+	turn, err := g.brain.Next(conv)
+	if err != nil {
+		writeGeminiError(w, &geminiFault{status: http.StatusInternalServerError, msg: "fake model: " + err.Error()})
+		return
+	}
+	sum := sha256.Sum256(top)
+	id := hex.EncodeToString(sum[:8])
+	in := turn.InputTokens
+	if in == 0 {
+		in = max(1, len(data)/4)
+	}
+	var parts []map[string]any
+	if turn.Text != "" || len(turn.ToolCalls) == 0 {
+		parts = append(parts, map[string]any{"text": turn.Text})
+	}
+	outBytes := len(turn.Text)
+	for _, c := range turn.ToolCalls {
+		parts = append(parts, map[string]any{"functionCall": map[string]any{"name": c.Name, "args": json.RawMessage(c.Args)}})
+		outBytes += len(c.Name) + len(c.Args)
+	}
+	out := turn.OutputTokens
+	if out == 0 {
+		out = max(1, outBytes/4)
+	}
+	chunk := func(ps []map[string]any, last bool) []byte {
+		cand := map[string]any{"content": map[string]any{"parts": ps, "role": "model"}, "index": 0}
+		usage := map[string]any{"promptTokenCount": in, "totalTokenCount": in}
+		if last {
+			cand["finishReason"] = "STOP"
+			usage = map[string]any{"promptTokenCount": in, "candidatesTokenCount": out, "totalTokenCount": in + out}
+		}
+		b, _ := marshal(map[string]any{"candidates": []any{cand}, "usageMetadata": usage, "modelVersion": modelName, "responseId": id})
+		return b
+	}
+	if method == "generateContent" {
+		w.Header().Set("Content-Type", "application/json; charset=UTF-8")
+		w.Write(chunk(parts, true))
+		return
+	}
+	var chunks [][]map[string]any
+	if turn.Text != "" {
+		for _, p := range pieces(turn.Text) {
+			chunks = append(chunks, []map[string]any{{"text": p}})
+		}
+	}
+	for _, p := range parts {
+		if _, ok := p["functionCall"]; ok {
+			chunks = append(chunks, []map[string]any{p})
+		}
+	}
+	if len(chunks) == 0 {
+		chunks = [][]map[string]any{{{"text": ""}}}
+	}
+	if r.URL.Query().Get("alt") != "sse" {
+		var b bytes.Buffer
+		b.WriteByte('[')
+		for i, c := range chunks {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			b.Write(chunk(c, i == len(chunks)-1))
+		}
+		b.WriteByte(']')
+		w.Header().Set("Content-Type", "application/json; charset=UTF-8")
+		w.Write(b.Bytes())
+		return
+	}
+	s := startSSE(w)
+	for i, c := range chunks {
+		s.b.Reset()
+		s.b.WriteString("data: ")
+		s.b.Write(chunk(c, i == len(chunks)-1))
+		s.b.WriteString("\r\n\r\n")
+		s.w.Write(s.b.Bytes())
+		s.rc.Flush()
+	}
+}
+
+func (g *geminiAPI) auth(r *http.Request) *geminiFault {
+	if g.cfg.key == "" {
+		return nil
+	}
+	key := r.Header.Get("X-Goog-Api-Key")
+	if key == "" {
+		key = r.URL.Query().Get("key")
+	}
+	switch {
+	case key == "":
+		return &geminiFault{status: http.StatusForbidden, msg: "Method doesn't allow unregistered callers (callers without established identity). Please use API Key or other form of API consumer identity to call this API."}
+	case key != g.cfg.key:
+		return geminiInvalid("API key not valid. Please pass a valid API key.")
+	}
+	return nil
+}
+
+// parseGeminiRequest checks a GenerateContentRequest (a countTokens body
+// may hold one whole under generateContentRequest) and reads its
+// conversation; top is the body re-encoded.
+func parseGeminiRequest(data []byte, count bool) ([]byte, Conversation, *geminiFault) {
+	var conv Conversation
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil || dec.More() {
+		return nil, conv, geminiInvalid("Invalid JSON payload received. Unexpected token.")
+	}
+	top, ok := v.(map[string]any)
+	if !ok {
+		return nil, conv, geminiInvalid("Invalid JSON payload received. Expected an object.")
+	}
+	canonical, _ := marshal(top)
+	if count {
+		if g, ok := top["generateContentRequest"].(map[string]any); ok {
+			top = g
+		} else if _, ok := top["contents"]; !ok {
+			return nil, conv, geminiInvalid("* CountTokensRequest: contents is required.")
+		}
+	}
+	for _, k := range sortedKeys(top) {
+		if !geminiKeys[k] {
+			return nil, conv, geminiInvalid("Invalid JSON payload received. Unknown name %q: Cannot find field.", k)
+		}
+	}
+	for _, t := range geminiList(top["tools"]) {
+		tm, _ := t.(map[string]any)
+		for _, d := range geminiList(geminiField(tm, "functionDeclarations", "function_declarations")) {
+			dm, _ := d.(map[string]any)
+			name, _ := dm["name"].(string)
+			if name == "" {
+				return nil, conv, geminiInvalid("* GenerateContentRequest.tools[0].function_declarations[0].name: Name cannot be empty.")
+			}
+			conv.Tools = append(conv.Tools, name)
+		}
+	}
+	if si, ok := geminiField(top, "systemInstruction", "system_instruction").(map[string]any); ok {
+		conv.System = geminiText(geminiList(si["parts"]))
+	}
+	contents := geminiList(top["contents"])
+	if len(contents) == 0 {
+		return nil, conv, geminiInvalid("* GenerateContentRequest.contents: contents is not specified")
+	}
+	var lastCalls []string // the function calls of the model content just before
+	for i, raw := range contents {
+		c, ok := raw.(map[string]any)
+		if !ok {
+			return nil, conv, geminiInvalid("Invalid value at 'contents[%d]': expected an object", i)
+		}
+		role, _ := c["role"].(string)
+		if role == "" {
+			role = "user"
+		}
+		if role != "user" && role != "model" && role != "function" {
+			return nil, conv, geminiInvalid("Please use a valid role: user, model.")
+		}
+		parts := geminiList(c["parts"])
+		if len(parts) == 0 {
+			return nil, conv, geminiInvalid("* GenerateContentRequest.contents[%d].parts: contents.parts must not be empty.", i)
+		}
+		var calls []string
+		msg := Msg{Role: "user"}
+		if role == "model" {
+			msg.Role = "assistant"
+		}
+		var results []Msg
+		for j, p := range parts {
+			pm, ok := p.(map[string]any)
+			if !ok {
+				return nil, conv, geminiInvalid("Invalid value at 'contents[%d].parts[%d]': expected an object", i, j)
+			}
+			kinds := 0
+			for _, k := range geminiPartKinds {
+				if _, ok := pm[k]; ok {
+					kinds++
+				}
+			}
+			if kinds != 1 {
+				return nil, conv, geminiInvalid("* GenerateContentRequest.contents[%d].parts[%d].data: required oneof field 'data' must have one initialized field", i, j)
+			}
+			if fc, ok := geminiField(pm, "functionCall", "function_call").(map[string]any); ok {
+				if role != "model" {
+					return nil, conv, geminiInvalid("* GenerateContentRequest.contents[%d].parts[%d]: a function call must come from the model.", i, j)
+				}
+				name, _ := fc["name"].(string)
+				if _, ok := fc["args"].(map[string]any); !ok && fc["args"] != nil {
+					return nil, conv, geminiInvalid("Invalid value at 'contents[%d].parts[%d].function_call.args': expected an object", i, j)
+				}
+				args, _ := marshal(fc["args"])
+				if fc["args"] == nil {
+					args = []byte("{}")
+				}
+				calls = append(calls, name)
+				msg.ToolCalls = append(msg.ToolCalls, ToolCall{Name: name, Args: string(args)})
+			}
+			if fr, ok := geminiField(pm, "functionResponse", "function_response").(map[string]any); ok {
+				name, _ := fr["name"].(string)
+				if _, ok := fr["response"].(map[string]any); !ok {
+					return nil, conv, geminiInvalid("Invalid value at 'contents[%d].parts[%d].function_response.response': expected an object", i, j)
+				}
+				k := indexOf(lastCalls, name)
+				if k < 0 {
+					return nil, conv, geminiInvalid("Please ensure that function response turn comes immediately after a function call turn. And the number of function response parts should be equal to number of function call parts of the function call turn.")
+				}
+				lastCalls = append(lastCalls[:k:k], lastCalls[k+1:]...)
+				out, _ := marshal(fr["response"])
+				results = append(results, Msg{Role: "tool", CallID: name, Text: string(out)})
+			}
+		}
+		if len(lastCalls) > 0 && len(results) == 0 {
+			return nil, conv, geminiInvalid("Please ensure that function call turn comes immediately after a user turn or after a function response turn.")
+		}
+		lastCalls = calls
+		conv.Messages = append(conv.Messages, results...)
+		msg.Text = geminiText(parts)
+		if msg.Role == "assistant" || msg.Text != "" || len(results) == 0 {
+			conv.Messages = append(conv.Messages, msg)
+		}
+	}
+	return canonical, conv, nil
+}
+
+func indexOf(l []string, s string) int {
+	for i, x := range l {
+		if x == s {
+			return i
+		}
+	}
+	return -1
+}
+
+func geminiField(m map[string]any, camel, snake string) any {
+	if v, ok := m[camel]; ok {
+		return v
+	}
+	return m[snake]
+}
+
+func geminiList(v any) []any {
+	l, _ := v.([]any)
+	return l
+}
+
+// geminiText is the text of parts (thoughts aside), joined by newlines.
+func geminiText(parts []any) string {
+	var out []string
+	for _, p := range parts {
+		pm, _ := p.(map[string]any)
+		if t, _ := pm["thought"].(bool); t {
+			continue
+		}
+		if s, ok := pm["text"].(string); ok {
+			out = append(out, s)
+		}
+	}
+	return strings.Join(out, "\n")
+}
