@@ -1,14 +1,16 @@
-// Runs small tool-calling agents on the official OpenAI and Anthropic Node
-// SDKs, streaming and not, and prints what they got as JSON: run once
+// Runs small tool-calling agents on the official OpenAI, Anthropic and
+// Gemini (@google/genai) Node SDKs, streaming and not, and prints what they got as JSON: run once
 // against dryfire's fake APIs directly, once through dryfire's model
 // endpoint while it records, once through it replaying with the fakes
 // stopped, the three outputs must be the same (internal/modelserver's
 // TestNodeClients does that).
 //
 // DRYFIRE_TEST_URLS is a JSON object: scenario name → base URL, in the
-// shape each SDK wants (OpenAI's ends in /v1, Anthropic's is the root).
+// shape each SDK wants (OpenAI's ends in /v1, Anthropic's and Gemini's
+// are the root).
 import OpenAI from 'openai';
 import Anthropic from '@anthropic-ai/sdk';
+import { GoogleGenAI } from '@google/genai';
 
 const urls = JSON.parse(process.env.DRYFIRE_TEST_URLS);
 
@@ -194,6 +196,49 @@ async function anthropicLoop(name, mode) {
   return turns;
 }
 
+// Gemini: function declarations in config.tools, the model's content
+// appended as it came (its function calls), then one user content with a
+// functionResponse per call.
+const geminiTools = [{ functionDeclarations: Object.keys(schemas).map((n) => ({ name: n, parametersJsonSchema: schemas[n] })) }];
+
+async function geminiLoop(name, mode) {
+  const ai = new GoogleGenAI({ apiKey: 'dryfire-no-key', httpOptions: { baseUrl: urls[name] } });
+  const contents = [{ role: 'user', parts: [{ text: question }] }];
+  const turns = [];
+  for (let i = 0; i < maxTurns; i++) {
+    const params = { model: 'gemini-test', contents, config: { systemInstruction: system, tools: geminiTools } };
+    let text = null, calls = [], usage, id, finish, parts = [], chunks = 0;
+    const take = (r) => {
+      chunks++;
+      id = r.responseId;
+      if (r.usageMetadata) usage = r.usageMetadata;
+      const cand = r.candidates?.[0];
+      if (cand?.finishReason) finish = cand.finishReason;
+      for (const p of cand?.content?.parts ?? []) {
+        parts.push(p);
+        if (typeof p.text === 'string' && p.text !== '') text = (text ?? '') + p.text;
+        if (p.functionCall) calls.push({ id: p.functionCall.id ?? null, name: p.functionCall.name, args: JSON.stringify(p.functionCall.args) });
+      }
+    };
+    if (mode === 'json') {
+      const r = await ai.models.generateContent(params);
+      take(r);
+      // The SDK's own getters agree with the parts.
+      if ((r.functionCalls ?? []).length !== calls.length) throw new Error('functionCalls disagrees with the parts');
+    } else {
+      for await (const r of await ai.models.generateContentStream(params)) take(r);
+    }
+    turns.push(turnRecord(id, text, calls, usage, { finish, ...(mode === 'json' ? {} : { chunks }) }));
+    if (calls.length === 0) break;
+    contents.push({ role: 'model', parts });
+    contents.push({
+      role: 'user',
+      parts: calls.map((c) => ({ functionResponse: { name: c.name, response: { result: results[c.name](JSON.parse(c.args)) } } })),
+    });
+  }
+  return turns;
+}
+
 // A request the recording does not hold: the SDK (with its default
 // retries) must give up at once with the endpoint's error.
 async function mismatch(name, kind) {
@@ -221,6 +266,8 @@ const scenarios = {
   'anthropic-json': () => anthropicLoop('anthropic-json', 'json'),
   'anthropic-stream': () => anthropicLoop('anthropic-stream', 'raw'),
   'anthropic-helper': () => anthropicLoop('anthropic-helper', 'helper'),
+  'gemini-json': () => geminiLoop('gemini-json', 'json'),
+  'gemini-stream': () => geminiLoop('gemini-stream', 'stream'),
 };
 
 const out = {};

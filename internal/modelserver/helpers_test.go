@@ -104,13 +104,15 @@ func newFake(api API, opts ...fakeapi.Option) *fakeapi.Server {
 		return fakeapi.NewOpenAIResponses(script, opts...)
 	case Anthropic:
 		return fakeapi.NewAnthropic(script, opts...)
+	case Gemini:
+		return fakeapi.NewGemini(script, opts...)
 	}
 	return fakeapi.NewOpenAIChat(script, opts...)
 }
 
 // baseURL is the base URL an SDK of api is given for a server root.
 func baseURL(api API, root string) string {
-	if api == Anthropic {
+	if api == Anthropic || api == Gemini {
 		return root
 	}
 	return root + "/v1"

@@ -42,15 +42,16 @@ var nodeScenarios = map[string]API{
 	"chat-json": OpenAIChat, "chat-stream": OpenAIChat,
 	"responses-json": OpenAIResponses, "responses-stream": OpenAIResponses, "responses-helper": OpenAIResponses,
 	"anthropic-json": Anthropic, "anthropic-stream": Anthropic, "anthropic-helper": Anthropic,
+	"gemini-json": Gemini, "gemini-stream": Gemini,
 }
 
-// The official openai (v6) and @anthropic-ai/sdk Node clients, streaming
+// The official openai (v6), @anthropic-ai/sdk and @google/genai Node clients, streaming
 // and not, get through the endpoint exactly what the fake APIs give them
 // directly: first while it records, then replaying with the fakes stopped.
 func TestNodeClients(t *testing.T) {
 	nodeReady(t)
 	fakes := map[API]*fakeapi.Server{}
-	for _, api := range []API{OpenAIChat, OpenAIResponses, Anthropic} {
+	for _, api := range []API{OpenAIChat, OpenAIResponses, Anthropic, Gemini} {
 		fakes[api] = newFake(api)
 	}
 	start := time.Now()
@@ -81,7 +82,7 @@ func TestNodeClients(t *testing.T) {
 		for i, name := range names {
 			api := nodeScenarios[name]
 			o := Options{File: files[i], SuiteFile: suite, Case: name, Mode: mode, Env: []string{}, Transport: transport,
-				OpenAIBaseURL: fakes[OpenAIChat].URL + "/v1", AnthropicBaseURL: fakes[Anthropic].URL}
+				OpenAIBaseURL: fakes[OpenAIChat].URL + "/v1", AnthropicBaseURL: fakes[Anthropic].URL, GeminiBaseURL: fakes[Gemini].URL}
 			if api == OpenAIResponses {
 				o.OpenAIBaseURL = fakes[OpenAIResponses].URL + "/v1"
 			}

@@ -244,7 +244,7 @@ func (s *Server) Conns() int64 { return s.conns.Load() }
 
 // faultBody writes an error in the shape of the API the path belongs to.
 func faultBody(w http.ResponseWriter, r *http.Request, status int) {
-	if strings.HasPrefix(r.URL.Path, "/v1beta/") {
+	if strings.HasPrefix(r.URL.Path, "/v1beta/") || strings.HasPrefix(r.URL.Path, "/v1/models/") {
 		writeGeminiError(w, &geminiFault{status: status, msg: fmt.Sprintf("injected fault %d", status)})
 		return
 	}

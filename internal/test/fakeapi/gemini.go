@@ -11,7 +11,7 @@ import (
 	"strings"
 )
 
-// NewGemini serves the Gemini API (generativelanguage, v1beta): POST
+// NewGemini serves the Gemini API (generativelanguage, v1beta and v1): POST
 // /v1beta/models/MODEL:generateContent (JSON), :streamGenerateContent
 // (?alt=sse: a data: event per GenerateContentResponse, lines ended by
 // \r\n as the real API ends them; without alt=sse, a JSON array of them)
@@ -77,6 +77,9 @@ var geminiPartKinds = []string{"text", "inlineData", "inline_data", "functionCal
 
 func (g *geminiAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	rest, ok := strings.CutPrefix(r.URL.Path, "/v1beta/models/")
+	if !ok {
+		rest, ok = strings.CutPrefix(r.URL.Path, "/v1/models/")
+	}
 	i := strings.LastIndexByte(rest, ':')
 	if !ok || i <= 0 {
 		writeGeminiError(w, &geminiFault{status: http.StatusNotFound, msg: "Not Found"})
