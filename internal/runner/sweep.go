@@ -387,6 +387,10 @@ type pointRun struct {
 	noAnswer string // the built-in loop's script had no turn for a request
 }
 
+// Fault is the point's failure as a recorder gives it (RecorderOptions,
+// toolserver.ScopeOptions): its call fails, the others are answered.
+func (p Point) Fault() tool.Fault { return &pointRun{p: p} }
+
 func (pr *pointRun) fault() tool.Fault {
 	if pr == nil {
 		return nil
