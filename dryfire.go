@@ -650,9 +650,12 @@ func (p *Project) ModelEndpoint(caseName string, o *ModelOptions) (*ModelEndpoin
 	}
 	// Live calls go where the suite's agent says, as in a run.
 	if a := &s.Agent; a.BaseURL != "" {
-		if a.Provider == provider.Anthropic {
+		switch a.Provider {
+		case provider.Anthropic:
 			mo.AnthropicBaseURL = a.BaseURL
-		} else {
+		case provider.Gemini:
+			mo.GeminiBaseURL = a.BaseURL
+		default:
 			mo.OpenAIBaseURL = a.BaseURL
 		}
 	}

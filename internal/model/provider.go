@@ -66,6 +66,8 @@ func New(o Options) (Model, error) {
 		return newOpenAIChat(c), nil
 	case provider.OpenAIResponses:
 		return newOpenAIResponses(c), nil
+	case provider.Gemini:
+		return newGemini(c), nil
 	}
 	return nil, fmt.Errorf("unknown provider %q", o.Provider)
 }

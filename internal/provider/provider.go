@@ -17,10 +17,9 @@ const (
 	OpenAIResponses = "openai-responses"
 	// OpenAICompatible is a Chat Completions API at agent.base_url.
 	OpenAICompatible = "openai-compatible"
-	// Gemini is the Gemini API (generateContent): served by the model
-	// endpoint, not yet a provider of the built-in loop (not in Names).
+	// Gemini is the Gemini API (generateContent).
 	Gemini = "gemini"
 )
 
 // Names are the providers, in the order a message lists them.
-var Names = []string{Anthropic, OpenAI, OpenAIResponses, OpenAICompatible, Script}
+var Names = []string{Anthropic, OpenAI, OpenAIResponses, OpenAICompatible, Gemini, Script}

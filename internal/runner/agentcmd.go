@@ -307,9 +307,12 @@ func endpointOptions(j job, lv *live, c report.Case) (modelserver.Options, repor
 		}
 	}
 	if a.BaseURL != "" {
-		if a.Provider == provider.Anthropic {
+		switch a.Provider {
+		case provider.Anthropic:
 			eo.AnthropicBaseURL = a.BaseURL
-		} else {
+		case provider.Gemini:
+			eo.GeminiBaseURL = a.BaseURL
+		default:
 			eo.OpenAIBaseURL = a.BaseURL
 		}
 	}

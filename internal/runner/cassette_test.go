@@ -26,6 +26,7 @@ import (
 const (
 	testAnthropicKey = "sk-ant-test-0123456789abcdef"
 	testOpenAIKey    = "sk-proj-test-fedcba9876543210"
+	testGeminiKey    = "AIza-test-0a1b2c3d4e5f6789"
 )
 
 // brain answers the cases of realSuite.
@@ -93,9 +94,13 @@ var providers = []fakeProvider{
 	{provider.Anthropic, fakeapi.NewAnthropic, func(s *fakeapi.Server) string { return s.URL }, testAnthropicKey},
 	{provider.OpenAI, fakeapi.NewOpenAIChat, func(s *fakeapi.Server) string { return s.URL + "/v1" }, testOpenAIKey},
 	{provider.OpenAIResponses, fakeapi.NewOpenAIResponses, func(s *fakeapi.Server) string { return s.URL + "/v1" }, testOpenAIKey},
+	{provider.Gemini, fakeapi.NewGemini, func(s *fakeapi.Server) string { return s.URL }, testGeminiKey},
 }
 
 func keyEnv(p string) string {
+	if p == provider.Gemini {
+		return "GEMINI_API_KEY"
+	}
 	if p == provider.Anthropic {
 		return "ANTHROPIC_API_KEY"
 	}
@@ -103,6 +108,9 @@ func keyEnv(p string) string {
 }
 
 func baseEnv(p string) string {
+	if p == provider.Gemini {
+		return "GOOGLE_GEMINI_BASE_URL"
+	}
 	if p == provider.Anthropic {
 		return "ANTHROPIC_BASE_URL"
 	}
@@ -141,7 +149,7 @@ func scanSecrets(t testing.TB, dir string) int {
 		n++
 		data, _ := os.ReadFile(path)
 		low := bytes.ToLower(data)
-		for _, s := range []string{testAnthropicKey, testOpenAIKey, "authorization", "x-api-key", `"api-key"`, "bearer "} {
+		for _, s := range []string{testAnthropicKey, testOpenAIKey, testGeminiKey, "authorization", "x-api-key", `"api-key"`, "x-goog-api-key", "bearer "} {
 			if bytes.Contains(low, bytes.ToLower([]byte(s))) {
 				t.Errorf("%s holds %q", path, s)
 			}

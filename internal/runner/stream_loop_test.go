@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/dryfire-dev/dryfire/internal/cassette"
+	"github.com/dryfire-dev/dryfire/internal/provider"
 	"github.com/dryfire-dev/dryfire/internal/runner"
 	"github.com/dryfire-dev/dryfire/internal/test/fakeapi"
 )
@@ -23,6 +24,9 @@ var requestDerived = regexp.MustCompile(`("id": "call_|"input_tokens": )[0-9a-f]
 
 func TestStreamedLoopEveryProvider(t *testing.T) {
 	for _, p := range providers {
+		if p.name == provider.Gemini {
+			continue // not streamed in the built-in loop yet
+		}
 		t.Run(p.name, func(t *testing.T) {
 			run := func(dir, params string, mode cassette.Mode, base string) string {
 				t.Helper()

@@ -46,8 +46,12 @@ func TestConformance(t *testing.T) {
 	t.Run("scripted", func(t *testing.T) {
 		scripted = checkScripted(t)
 		for _, p := range providers {
-			if c := scripted.counts[p.name]; c["answer"] < 30 || c["chunk"] < 100 {
-				t.Errorf("%s: %d scripted answers and %d stream events checked, want at least 30 and 100", p.name, c["answer"], c["chunk"])
+			chunks := 100
+			if p.name == "gemini" {
+				chunks = 50 // a Gemini stream sends each function call whole, in one chunk
+			}
+			if c := scripted.counts[p.name]; c["answer"] < 30 || c["chunk"] < chunks {
+				t.Errorf("%s: %d scripted answers and %d stream events checked, want at least 30 and %d", p.name, c["answer"], c["chunk"], chunks)
 			}
 		}
 	})
@@ -93,6 +97,7 @@ var providerAPI = map[string]string{
 	"openai":            "Chat Completions (`POST /v1/chat/completions`)",
 	"openai-responses":  "Responses (`POST /v1/responses`)",
 	"openai-compatible": "Chat Completions, as servers like Ollama or vLLM take it",
+	"gemini":            "Gemini (`POST /v1beta/models/MODEL:generateContent`, `:streamGenerateContent?alt=sse`)",
 }
 
 // compatibility is the text of docs/compatibility.md.
@@ -127,6 +132,8 @@ func compatibility(t *testing.T, models, scripted modelResult, mcp map[string]ma
 			pkg, types = v("@anthropic-ai/sdk"), "`MessageCreateParamsNonStreaming`, `Message`, `RawMessageStreamEvent`"
 		case "openai-responses":
 			types = "`ResponseCreateParamsNonStreaming`, `Response` (without the SDK's own `output_text`), `ResponseStreamEvent`"
+		case "gemini":
+			pkg, types = v("@google/genai"), "the request body as `Content`, `Tool`, `ToolConfig`, `SafetySetting`, `GenerationConfig`; `GenerateContentResponse` (without the SDK's getters) for answers and each stream chunk"
 		}
 		c := models.counts[p.name]
 		w("| %s | %s | %s: %s | %d | %d | %d |\n", p.name, providerAPI[p.name], pkg, types, c["request"], c["answer"], c["chunk"])
@@ -200,6 +207,7 @@ func compatibility(t *testing.T, models, scripted modelResult, mcp map[string]ma
 		"MCP 2026-07-28: @modelcontextprotocol/core does not declare `resultType`, `ttlMs`, `cacheScope` or the `serverInfo` of `_meta`, so they are not checked; `internal/toolserver` tests them.",
 		"MCP over standard input and output, and the HTTP tool routes (`POST /tools/NAME`): the same results through another transport, not captured here.",
 		"The Python SDKs' pydantic models: not used yet.",
+		"Gemini: @google/genai types the SDK's own parameters, not the REST body, so the body is checked as composed of its official types; its enumerations are checked as the unions of their values. Vertex AI's paths and bodies are not served or checked; the built-in loop does not stream Gemini yet.",
 	} {
 		w("- %s\n", s)
 	}

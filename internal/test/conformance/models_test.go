@@ -162,6 +162,7 @@ var providers = []struct {
 	{provider.OpenAI, "gpt-4.1-mini", func(b fakeapi.Brain) *fakeapi.Server { return fakeapi.NewOpenAIChat(b) }, "/v1"},
 	{provider.OpenAIResponses, "gpt-4.1-mini", func(b fakeapi.Brain) *fakeapi.Server { return fakeapi.NewOpenAIResponses(b) }, "/v1"},
 	{provider.OpenAICompatible, "llama3.2", func(b fakeapi.Brain) *fakeapi.Server { return fakeapi.NewOpenAIChat(b) }, "/v1"},
+	{provider.Gemini, "gemini-2.5-flash", func(b fakeapi.Brain) *fakeapi.Server { return fakeapi.NewGemini(b) }, ""},
 }
 
 // capture keeps every request and answer body that passes through it.
@@ -269,7 +270,12 @@ func streamEvents(t *testing.T, url, prov string, body []byte) []json.RawMessage
 	if err := json.Unmarshal(body, &req); err != nil {
 		t.Fatal(err)
 	}
-	req["stream"] = json.RawMessage("true")
+	if prov == provider.Gemini {
+		// Gemini streams at another method of the same path.
+		url = strings.Replace(url, ":generateContent", ":streamGenerateContent", 1) + "?alt=sse"
+	} else {
+		req["stream"] = json.RawMessage("true")
+	}
 	if prov == provider.OpenAI || prov == provider.OpenAICompatible {
 		req["stream_options"] = json.RawMessage(`{"include_usage":true}`)
 	}
@@ -279,6 +285,7 @@ func streamEvents(t *testing.T, url, prov string, body []byte) []json.RawMessage
 	r.Header.Set("Authorization", "Bearer sk-conformance")
 	r.Header.Set("X-Api-Key", "sk-conformance")
 	r.Header.Set("Anthropic-Version", "2023-06-01")
+	r.Header.Set("X-Goog-Api-Key", "sk-conformance")
 	resp, err := http.DefaultClient.Do(r)
 	if err != nil {
 		t.Fatal(err)
@@ -289,7 +296,7 @@ func streamEvents(t *testing.T, url, prov string, body []byte) []json.RawMessage
 		t.Fatalf("streamed %s: HTTP %d: %s", url, resp.StatusCode, raw)
 	}
 	var out []json.RawMessage
-	for _, block := range strings.Split(string(raw), "\n\n") {
+	for _, block := range strings.Split(strings.ReplaceAll(string(raw), "\r\n", "\n"), "\n\n") {
 		if strings.HasPrefix(block, "event: ping\n") {
 			continue
 		}
@@ -374,6 +381,8 @@ func officialName(a artifact) string {
 	switch {
 	case strings.HasPrefix(ty, "Anthropic."):
 		return "@anthropic-ai/sdk " + installed("@anthropic-ai/sdk") + " " + ty
+	case strings.HasPrefix(ty, "WireGemini"):
+		return "@google/genai " + installed("@google/genai") + " " + geminiRule[ty]
 	case strings.HasPrefix(ty, "Wire"):
 		return "openai " + installed("openai") + " OpenAI.Responses." + strings.TrimPrefix(ty, "Wire") + " (without output_text)"
 	}

@@ -38,6 +38,17 @@ var officialType = map[string]map[string]string{
 		"answer":  "WireResponse",
 		"chunk":   "WireResponseStreamEvent",
 	},
+	"gemini": {
+		"request": "WireGeminiRequest",
+		"answer":  "WireGeminiResponse",
+		"chunk":   "WireGeminiResponse",
+	},
+}
+
+// geminiRule names what the Wire Gemini types are made of.
+var geminiRule = map[string]string{
+	"WireGeminiRequest":  "GenerateContentRequest as the REST body: contents Content[], systemInstruction Content, tools Tool[], toolConfig ToolConfig, safetySettings SafetySetting[], generationConfig GenerationConfig",
+	"WireGeminiResponse": "GenerateContentResponse (without the SDK's own getters)",
 }
 
 func typeOf(a artifact) string {
@@ -50,11 +61,32 @@ func typeOf(a artifact) string {
 
 const tsPrelude = `import type Anthropic from '@anthropic-ai/sdk';
 import type OpenAI from 'openai';
+import type * as Gemini from '@google/genai';
 
 // A Response as the API sends it: output_text is computed by the SDK.
 type WireResponse = Omit<OpenAI.Responses.Response, 'output_text'>;
 type WireEvent<E> = E extends { response: OpenAI.Responses.Response } ? Omit<E, 'response'> & { response: WireResponse } : E;
 type WireResponseStreamEvent = WireEvent<OpenAI.Responses.ResponseStreamEvent>;
+
+// @google/genai types its enumerations (FinishReason, MediaModality, …) as
+// TypeScript string enums, which a JSON string cannot be: Unenum makes
+// each the union of its values, deeply.
+type Unenum<T> = T extends string ? (string extends T ? T : ` + "`${T}`" + `)
+  : T extends (infer U)[] ? Unenum<U>[]
+  : T extends object ? { [K in keyof T]: Unenum<T[K]> } : T;
+// The Gemini REST body: @google/genai's own parameters type is the SDK's
+// (model, contents, config); the body is made of these official types.
+type WireGeminiRequest = Unenum<{
+  contents: Gemini.Content[];
+  systemInstruction?: Gemini.Content;
+  tools?: Gemini.Tool[];
+  toolConfig?: Gemini.ToolConfig;
+  safetySettings?: Gemini.SafetySetting[];
+  generationConfig?: Gemini.GenerationConfig;
+  cachedContent?: string;
+}>;
+// A GenerateContentResponse as the API sends it: the getters are the SDK's.
+type WireGeminiResponse = Unenum<Omit<Gemini.GenerateContentResponse, 'text' | 'data' | 'functionCalls' | 'executableCode' | 'codeExecutionResult' | 'initialPromptTokenCount'>>;
 `
 
 // tsFile is the TypeScript of artifacts, and which artifact and JSON path

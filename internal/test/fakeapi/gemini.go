@@ -133,7 +133,11 @@ func (g *geminiAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	outBytes := len(turn.Text)
 	for _, c := range turn.ToolCalls {
-		parts = append(parts, map[string]any{"functionCall": map[string]any{"name": c.Name, "args": json.RawMessage(c.Args)}})
+		args := c.Args
+		if strings.TrimSpace(args) == "" {
+			args = "{}"
+		}
+		parts = append(parts, map[string]any{"functionCall": map[string]any{"name": c.Name, "args": json.RawMessage(args)}})
 		outBytes += len(c.Name) + len(c.Args)
 	}
 	out := turn.OutputTokens

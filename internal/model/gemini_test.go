@@ -1,0 +1,89 @@
+package model
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+
+	"github.com/dryfire-dev/dryfire/internal/tool"
+)
+
+// The body the loop sends, and how the answer is read: a call without an
+// id gets call_TURN_N (never sent back), one with an id keeps it; tool
+// results are one user content of functionResponse parts; params go into
+// generationConfig unless they are request fields.
+func TestGeminiWire(t *testing.T) {
+	var gotPath, gotKey, gotBody string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		gotPath, gotKey, gotBody = r.URL.Path, r.Header.Get("X-Goog-Api-Key"), string(b)
+		w.Header().Set("Content-Type", "application/json")
+		w.Write([]byte(`{"candidates":[{"content":{"parts":[{"text":"thinking","thought":true},{"text":"Refunding."},{"functionCall":{"name":"issue_refund","args":{"order_id":"A-991"}}},{"functionCall":{"id":"fc-9","name":"notify","args":{}}}],"role":"model"},"finishReason":"STOP","index":0}],"usageMetadata":{"promptTokenCount":40,"candidatesTokenCount":9,"thoughtsTokenCount":3,"totalTokenCount":52},"modelVersion":"gemini-test"}`))
+	}))
+	defer srv.Close()
+	m, err := New(Options{Provider: "gemini", Model: "gemini-test", BaseURL: srv.URL, APIKey: "AIza-test-key", Client: srv.Client(),
+		Params: map[string]any{"temperature": 0, "toolConfig": map[string]any{"functionCallingConfig": map[string]any{"mode": "AUTO"}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := &Request{System: "Be brief.", Tools: []ToolDef{{Name: "issue_refund", Description: "Refund.", InputSchema: map[string]any{"properties": map[string]any{}}}, {Name: "notify"}},
+		Messages: []Message{
+			{Role: User, Text: "Refund A-991."},
+			{Role: Assistant, ToolCalls: []tool.Call{{ID: "call_1_1", Name: "lookup_order", Args: `{"order_id": "A-991"}`}, {ID: "fc-1", Name: "notify", Args: ""}}},
+			{Role: ToolRole, CallID: "call_1_1", Text: `{"tier":"gold"}`},
+			{Role: ToolRole, CallID: "fc-1", Text: "mailbox full", IsError: true},
+		}}
+	resp, err := m.Generate(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"contents":[{"role":"user","parts":[{"text":"Refund A-991."}]},` +
+		`{"role":"model","parts":[{"functionCall":{"name":"lookup_order","args":{"order_id":"A-991"}}},{"functionCall":{"id":"fc-1","name":"notify","args":{}}}]},` +
+		`{"role":"user","parts":[{"functionResponse":{"name":"lookup_order","response":{"result":"{\"tier\":\"gold\"}"}}},{"functionResponse":{"id":"fc-1","name":"notify","response":{"error":"mailbox full"}}}]}],` +
+		`"systemInstruction":{"parts":[{"text":"Be brief."}]},` +
+		`"tools":[{"functionDeclarations":[{"name":"issue_refund","description":"Refund.","parametersJsonSchema":{"properties":{},"type":"object"}},{"name":"notify","parametersJsonSchema":{"type":"object"}}]}],` +
+		`"toolConfig":{"functionCallingConfig":{"mode":"AUTO"}},"generationConfig":{"temperature":0}}`
+	if gotBody != want || gotPath != "/v1beta/models/gemini-test:generateContent" || gotKey != "AIza-test-key" {
+		t.Errorf("sent %s %q\n%s\nwant\n%s", gotPath, gotKey, gotBody, want)
+	}
+	if resp.Text != "Refunding." || len(resp.ToolCalls) != 2 || resp.ToolCalls[0] != (tool.Call{ID: "call_2_1", Name: "issue_refund", Args: `{"order_id":"A-991"}`}) ||
+		resp.ToolCalls[1].ID != "fc-9" || resp.Usage != (Usage{InputTokens: 40, OutputTokens: 12}) || len(resp.Raw) == 0 {
+		t.Errorf("read %+v", resp)
+	}
+	if _, err := m.Generate(context.Background(), &Request{Messages: req.Messages[:1], Params: map[string]any{"contents": []any{}}}); err == nil {
+		t.Error("params.contents accepted")
+	}
+	if _, err := m.Generate(context.Background(), &Request{Messages: req.Messages[:1], Params: map[string]any{"stream": true}}); err == nil {
+		t.Error("params.stream accepted")
+	}
+}
+
+func TestGeminiErrorsAndURL(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusBadRequest)
+		w.Write([]byte(`{"error":{"code":400,"message":"API key not valid.","status":"INVALID_ARGUMENT"}}`))
+	}))
+	defer srv.Close()
+	m, _ := New(Options{Provider: "gemini", Model: "gemini-test", BaseURL: srv.URL, Client: srv.Client()})
+	_, err := m.Generate(context.Background(), &Request{Messages: []Message{{Role: User, Text: "hi"}}})
+	var ae *APIError
+	if !errors.As(err, &ae) || ae.Status != 400 || ae.Type != "INVALID_ARGUMENT" || ae.Message != "API key not valid." {
+		t.Errorf("error %v", err)
+	}
+	for base, want := range map[string]string{
+		"https://g.example":          "https://g.example/v1beta/models/m-1:generateContent",
+		"https://g.example/v1/":      "https://g.example/v1/models/m-1:generateContent",
+		"https://g.example/p?x=1":    "https://g.example/p/v1beta/models/m-1:generateContent?x=1",
+		"":                           DefaultGeminiBaseURL + "/v1beta/models/m-1:generateContent",
+		"https://g.example/v1alpha":  "https://g.example/v1alpha/models/m-1:generateContent",
+		"https://g.example/v1beta//": "https://g.example/v1beta/models/m-1:generateContent",
+	} {
+		if got := geminiURL(base, "m-1"); got != want {
+			t.Errorf("geminiURL(%q) = %s, want %s", base, got, want)
+		}
+	}
+}
