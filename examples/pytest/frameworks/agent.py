@@ -1,6 +1,6 @@
 """One support agent, written against each Python client and framework that the ecosystem tests
 run under dryfire unchanged. DRYFIRE_CASE picks which; the model is whatever OPENAI_BASE_URL /
-ANTHROPIC_BASE_URL point at (dryfire's model endpoint), the tool is dryfire's, over HTTP
+ANTHROPIC_BASE_URL / GOOGLE_GEMINI_BASE_URL point at (dryfire's model endpoint), the tool is dryfire's, over HTTP
 (DRYFIRE_TOOLS_URL). The task is on standard input; the answer goes to standard output."""
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ import urllib.request
 
 MODEL = "gpt-4o-mini"
 CLAUDE = "claude-sonnet-4-5"
+GEMINI = "gemini-2.5-flash"
 SYSTEM = "You are a support agent. Use lookup_order to find an order's tier."
 TOOL_SCHEMA = {"type": "object", "properties": {"order_id": {"type": "string"}}, "required": ["order_id"]}
 
@@ -106,6 +107,31 @@ def anthropic_messages(task: str, stream: bool) -> str:
     raise RuntimeError("too many turns")
 
 
+def google_genai(task: str, stream: bool) -> str:
+    from google import genai
+    from google.genai import types
+
+    client = genai.Client()  # GEMINI_API_KEY / GOOGLE_API_KEY and GOOGLE_GEMINI_BASE_URL from the environment
+    decl = types.FunctionDeclaration(name="lookup_order", description="Look up an order by its id.", parameters_json_schema=TOOL_SCHEMA)
+    config = types.GenerateContentConfig(system_instruction=SYSTEM, tools=[types.Tool(function_declarations=[decl])],
+                                         automatic_function_calling=types.AutomaticFunctionCallingConfig(disable=True))
+    contents: list = [types.Content(role="user", parts=[types.Part.from_text(text=task)])]
+    for _ in range(4):
+        if stream:
+            parts = [p for chunk in client.models.generate_content_stream(model=GEMINI, contents=contents, config=config)
+                     for c in chunk.candidates or [] if c.content for p in c.content.parts or []]
+        else:
+            resp = client.models.generate_content(model=GEMINI, contents=contents, config=config)
+            parts = resp.candidates[0].content.parts or []
+        calls = [p.function_call for p in parts if p.function_call]
+        if not calls:
+            return "".join(p.text or "" for p in parts)
+        contents.append(types.Content(role="model", parts=parts))
+        contents.append(types.Content(role="user", parts=[
+            types.Part.from_function_response(name=c.name, response={"result": lookup_order(**(c.args or {}))}) for c in calls]))
+    raise RuntimeError("too many turns")
+
+
 def openai_agents(task: str) -> str:
     from agents import Agent, Runner, function_tool
 
@@ -140,6 +166,8 @@ AGENTS = {
     "openai responses stream": lambda t: openai_responses(t, True),
     "anthropic messages": lambda t: anthropic_messages(t, False),
     "anthropic messages stream": lambda t: anthropic_messages(t, True),
+    "google-genai": lambda t: google_genai(t, False),
+    "google-genai stream": lambda t: google_genai(t, True),
     "openai-agents": openai_agents,
     "pydantic-ai": pydantic_ai,
     "langgraph": langgraph,

@@ -33,10 +33,12 @@ func TestServeFakeUpstreams(t *testing.T) {
 	}
 	key := fakeapi.RequireKey("fake-key-for-the-ecosystem")
 	chat, responses, anthropic := fakeapi.NewOpenAIChat(script, key), fakeapi.NewOpenAIResponses(script, key), fakeapi.NewAnthropic(script, key)
+	gemini := fakeapi.NewGemini(script, key)
 	defer chat.Close()
 	defer responses.Close()
 	defer anthropic.Close()
-	ready, err := json.Marshal(map[string]string{"openai_chat": chat.URL, "openai_responses": responses.URL, "anthropic": anthropic.URL})
+	defer gemini.Close()
+	ready, err := json.Marshal(map[string]string{"openai_chat": chat.URL, "openai_responses": responses.URL, "anthropic": anthropic.URL, "gemini": gemini.URL})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,5 +55,5 @@ func TestServeFakeUpstreams(t *testing.T) {
 			break
 		}
 	}
-	t.Logf("requests: chat %d, responses %d, anthropic %d", chat.Requests(), responses.Requests(), anthropic.Requests())
+	t.Logf("requests: chat %d, responses %d, anthropic %d, gemini %d", chat.Requests(), responses.Requests(), anthropic.Requests(), gemini.Requests())
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -98,6 +99,22 @@ var providerAPI = map[string]string{
 	"openai-responses":  "Responses (`POST /v1/responses`)",
 	"openai-compatible": "Chat Completions, as servers like Ollama or vLLM take it",
 	"gemini":            "Gemini (`POST /v1beta/models/MODEL:generateContent`, `:streamGenerateContent?alt=sse`)",
+}
+
+// nodeClients are the pinned clients of e2e/node-models, "name version"
+// in name order.
+func nodeClients(t *testing.T) string {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("..", "..", "..", "e2e", "node-models", "package.json"))
+	var p struct{ Dependencies map[string]string }
+	if err != nil || json.Unmarshal(data, &p) != nil {
+		t.Fatalf("e2e/node-models/package.json: %v", err)
+	}
+	var out []string
+	for _, name := range slices.Sorted(maps.Keys(p.Dependencies)) {
+		out = append(out, name+" "+p.Dependencies[name])
+	}
+	return strings.Join(out, ", ")
 }
 
 // compatibility is the text of docs/compatibility.md.
@@ -202,7 +219,7 @@ func compatibility(t *testing.T, models, scripted modelResult, mcp map[string]ma
 		"The real APIs' own validation beyond their published types: which models take which parameters, limits on sizes and counts, tool name and schema rules the types do not state. (For example, @anthropic-ai/sdk 1.14.0 declares no `temperature`, `top_p` or `top_k`; a suite that sets them is sent as written.)",
 		"Anthropic `ping` stream events (the SDK skips them rather than types them) and Chat's closing `data: [DONE]`.",
 		"For a recorded case, the model endpoint (`agent.command`, `dryfire serve --case`, drills) replays recorded bytes, so its answers are the fakes' checked here; its own error bodies (no recorded interaction matches, a request no script turn answers) are not checked.",
-		"Requests that agents run through `agent.command` send themselves (their SDK's); `internal/modelserver` runs the official Node clients against the endpoint.",
+		"Requests that agents run through `agent.command` send themselves (their SDK's); `internal/modelserver` runs the official Node clients (" + nodeClients(t) + ", pinned in `e2e/node-models`) against the endpoint, each with tool calls, streamed and not, recorded and replayed; the Python clients and frameworks (google-genai among them) are listed in `sdk/python/compatibility.md`.",
 		"MCP 2025-06-18 is checked with the 2025-11-25 schemas, so a 2025-11-25 field in a 2025-06-18 session would pass.",
 		"MCP 2026-07-28: @modelcontextprotocol/core does not declare `resultType`, `ttlMs`, `cacheScope` or the `serverInfo` of `_meta`, so they are not checked; `internal/toolserver` tests them.",
 		"MCP over standard input and output, and the HTTP tool routes (`POST /tools/NAME`): the same results through another transport, not captured here.",

@@ -2,6 +2,7 @@
 
 - examples/pytest/frameworks/agent.py, one agent written against the openai SDK (Chat and
   Responses, with and without streams), the anthropic SDK (Messages, with and without streams),
+  google-genai (Gemini generateContent, with and without streams),
   the OpenAI Agents SDK, pydantic-ai and LangGraph, runs as agent.command cases: recorded once
   against the repository's fake model servers (internal/test/fakeapi, served by a Go test), then,
   with those stopped, replayed twice with --record none: both replays give the same report, byte
@@ -54,8 +55,11 @@ CASES = {
     "responses": [("openai responses", "openai", "Responses", False), ("openai responses stream", "openai", "Responses", True),
                   ("openai-agents", "openai-agents", "Responses (Runner.run_sync, function_tool)", False)],
     "anthropic": [("anthropic messages", "anthropic", "Messages", False), ("anthropic messages stream", "anthropic", "Messages", True)],
+    "gemini": [("google-genai", "google-genai", "Gemini generateContent", False), ("google-genai stream", "google-genai", "Gemini generateContent", True)],
 }
-UPSTREAM = {"chat": ("openai_chat", "OPENAI"), "responses": ("openai_responses", "OPENAI"), "anthropic": ("anthropic", "ANTHROPIC")}
+# suite → (fake, base URL variable, its path, key variable)
+UPSTREAM = {"chat": ("openai_chat", "OPENAI_BASE_URL", "/v1", "OPENAI_API_KEY"), "responses": ("openai_responses", "OPENAI_BASE_URL", "/v1", "OPENAI_API_KEY"),
+            "anthropic": ("anthropic", "ANTHROPIC_BASE_URL", "", "ANTHROPIC_API_KEY"), "gemini": ("gemini", "GOOGLE_GEMINI_BASE_URL", "", "GEMINI_API_KEY")}
 
 ROWS: list[tuple[str, str, str, str, str]] = []
 
@@ -71,7 +75,7 @@ def _row(dist: str, transport: str, stream: str, works: str) -> None:
 
 
 def _offline_env(**more: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "ANTHROPIC_", "DRYFIRE_")) and k != "CI"}
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "ANTHROPIC_", "GEMINI_", "GOOGLE_", "DRYFIRE_")) and k != "CI"}
     env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"  # python is this venv's
     env.update(more)
     return env
@@ -126,16 +130,15 @@ def recorded(tmp_path_factory: pytest.TempPathFactory, binary: str) -> Iterator[
     fakes = FakeUpstreams(tmp, _script())
     reports = {}
     try:
-        for suite, (upstream, api) in UPSTREAM.items():
-            base = fakes.urls[upstream] + ("/v1" if api == "OPENAI" else "")
-            env = _offline_env(**{f"{api}_BASE_URL": base, f"{api}_API_KEY": KEY})
+        for suite, (upstream, base_var, path, key_var) in UPSTREAM.items():
+            env = _offline_env(**{base_var: fakes.urls[upstream] + path, key_var: KEY})
             r = subprocess.run([binary, "run", f"{suite}.dryfire.yaml", "--record", "all", "--json", "-"], cwd=work, env=env,
                                capture_output=True, text=True, timeout=600)
             reports[suite] = r.stdout
             assert r.returncode == 0, f"recording {suite}:\n{r.stderr}\n{r.stdout}"
     finally:
         log = fakes.close()
-    assert re.search(r"requests: chat [1-9]\d*, responses [1-9]\d*, anthropic [1-9]\d*", log), log
+    assert re.search(r"requests: chat [1-9]\d*, responses [1-9]\d*, anthropic [1-9]\d*, gemini [1-9]\d*", log), log
     yield work, reports
 
 
@@ -239,7 +242,7 @@ def test_pydantic_ai_in_process_with_mock_tool_records_and_replays_a_drill(tmp_p
          "drill recorded by the engine, replayed offline: same evidence; reproduction identical")
 
 
-API_OF = {"Chat Completions": "openai-chat", "Responses": "openai-responses", "Messages": "anthropic"}
+API_OF = {"Chat Completions": "openai-chat", "Responses": "openai-responses", "Messages": "anthropic", "Gemini generateContent": "gemini"}
 
 
 def test_clients_and_frameworks_on_the_script_model_with_no_key_and_no_cassette(tmp_path: Path, binary: str) -> None:
