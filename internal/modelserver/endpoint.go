@@ -30,6 +30,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strings"
 	"sync"
 
 	"github.com/dryfire-dev/dryfire/internal/cassette"
@@ -79,6 +80,9 @@ func RouteOf(path string) (API, bool) {
 		return OpenAIResponses, true
 	case "/v1/messages":
 		return Anthropic, true
+	}
+	if strings.HasPrefix(path, "/openai/") {
+		return azurePath(path)
 	}
 	if _, method, ok := geminiPath(path); ok {
 		if method == "countTokens" {
@@ -160,6 +164,10 @@ type Options struct {
 	OpenAIBaseURL    string
 	AnthropicBaseURL string
 	GeminiBaseURL    string
+	// AzureBaseURL is the Azure OpenAI endpoint (https://NAME.openai.azure.com)
+	// that requests at Azure's paths go to; empty: the Env's
+	// AZURE_OPENAI_ENDPOINT, else they cannot go live.
+	AzureBaseURL string
 	// Env (KEY=VALUE) holds the keys (OPENAI_API_KEY, ANTHROPIC_API_KEY,
 	// GEMINI_API_KEY or GOOGLE_API_KEY),
 	// base URLs, CI, and the secrets never to write (values of variables

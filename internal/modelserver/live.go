@@ -52,8 +52,26 @@ func clientKey(r *http.Request) string {
 // isDummy says whether a client's key is one dryfire gave it.
 func isDummy(key string) bool { return strings.HasPrefix(key, "dryfire-") }
 
+// azureOpenAI names, in the upstream maps, the Azure OpenAI endpoint
+// (AZURE_OPENAI_ENDPOINT): where the OpenAI APIs go when their path is
+// Azure's (/openai/...).
+const azureOpenAI API = "azure-openai"
+
+// upstreamOf is the upstream of a request of api: Azure's for the
+// OpenAI APIs at an Azure path.
+func upstreamOf(api API, r *http.Request) API {
+	if (api == OpenAIChat || api == OpenAIResponses) && strings.HasPrefix(r.URL.Path, "/openai/") {
+		return azureOpenAI
+	}
+	return api
+}
+
 // unavailable says why a request may not go live, "" when it may.
 func (e *recorded) unavailable(api API, r *http.Request) string {
+	api = upstreamOf(api, r)
+	if api == azureOpenAI && e.upstream[api] == nil {
+		return "AZURE_OPENAI_ENDPOINT is not set"
+	}
 	if e.keys[api] != "" || !e.public[api] {
 		return ""
 	}
@@ -133,6 +151,10 @@ func (e *recorded) live(w http.ResponseWriter, r *http.Request, api API, body []
 // less the hop-by-hop ones, and the run's key in place of the client's
 // (a client's own real key is forwarded; a dummy one is dropped).
 func (e *recorded) upstreamRequest(r *http.Request, api API, body []byte) (*http.Request, *url.URL, error) {
+	api = upstreamOf(api, r)
+	if e.upstream[api] == nil {
+		return nil, nil, fmt.Errorf("%s is not set", "AZURE_OPENAI_ENDPOINT")
+	}
 	target := *e.upstream[api]
 	path := r.URL.Path
 	if api == OpenAIChat || api == OpenAIResponses {
@@ -173,6 +195,8 @@ func (e *recorded) upstreamRequest(r *http.Request, api API, body []byte) (*http
 			out.Header.Set("X-Api-Key", key)
 		case Gemini, GeminiCountTokens:
 			out.Header.Set("X-Goog-Api-Key", key)
+		case azureOpenAI:
+			out.Header.Set("Api-Key", key)
 		default:
 			out.Header.Set("Authorization", "Bearer "+key)
 		}

@@ -81,6 +81,23 @@ func newRecorded(ep *Endpoint, op *Options) (*recorded, error) {
 			secrets = append(secrets, k)
 		}
 	}
+	// Azure OpenAI: the OpenAI APIs at the deployment's endpoint.
+	if base := o.AzureBaseURL; base != "" || vars["AZURE_OPENAI_ENDPOINT"] != "" {
+		if base == "" {
+			base = vars["AZURE_OPENAI_ENDPOINT"]
+		}
+		u, err := url.Parse(strings.TrimRight(base, "/"))
+		if err != nil || u.Scheme == "" || u.Host == "" {
+			return nil, fmt.Errorf("the Azure OpenAI endpoint %q is not an absolute URL", base)
+		}
+		h := u.Hostname()
+		e.upstream[azureOpenAI] = u
+		e.public[azureOpenAI] = strings.HasSuffix(h, ".azure.com") || strings.HasSuffix(h, ".azure-api.net")
+	}
+	e.keyEnv[azureOpenAI], e.keys[azureOpenAI] = "AZURE_OPENAI_API_KEY", vars["AZURE_OPENAI_API_KEY"]
+	if k := e.keys[azureOpenAI]; k != "" {
+		secrets = append(secrets, k)
+	}
 	// A token count goes where the model's calls go.
 	e.upstream[GeminiCountTokens], e.public[GeminiCountTokens] = e.upstream[Gemini], e.public[Gemini]
 	e.keyEnv[GeminiCountTokens], e.keys[GeminiCountTokens] = e.keyEnv[Gemini], e.keys[Gemini]

@@ -428,7 +428,7 @@ cases:
   - name: the env
     input: "two\nlines"
 `
-	suite = strings.Replace(suite, ", env]", ", env, GOOGLE_GEMINI_BASE_URL, GEMINI_API_KEY, GOOGLE_API_KEY, GOOGLE_GENAI_USE_VERTEXAI]", 1)
+	suite = strings.Replace(suite, ", env]", ", env, GOOGLE_GEMINI_BASE_URL, GEMINI_API_KEY, GOOGLE_API_KEY, GOOGLE_GENAI_USE_VERTEXAI, AZURE_OPENAI_ENDPOINT, AZURE_OPENAI_API_KEY]", 1)
 	suites := writeSuite(t, dir, "env.dryfire.yaml", suite)
 	rep, err := runner.Run(context.Background(), suites, runner.Options{Record: cassette.None,
 		Env: commandEnv("OPENAI_API_KEY="+testOpenAIKey, "ANTHROPIC_API_KEY="+testAnthropicKey, "OPENAI_BASE_URL=http://example.invalid/v1",
@@ -462,6 +462,8 @@ cases:
 		"GEMINI_API_KEY":            "dryfire-no-key",
 		"GOOGLE_API_KEY":            "dryfire-no-key",
 		"GOOGLE_GENAI_USE_VERTEXAI": "false",
+		"AZURE_OPENAI_ENDPOINT":     prefix,
+		"AZURE_OPENAI_API_KEY":      "dryfire-no-key",
 		"DRYFIRE_MCP_URL":           prefix + "/mcp",
 		"DRYFIRE_TOOLS_URL":         prefix + "/tools",
 		"DRYFIRE_CASE":              "the env",

@@ -41,7 +41,7 @@ const (
 // values of them never reach it.
 var dryfireEnv = []string{
 	"OPENAI_BASE_URL", "OPENAI_API_BASE", "ANTHROPIC_BASE_URL", "ANTHROPIC_API_BASE", "OPENAI_API_KEY", "ANTHROPIC_API_KEY",
-	"GOOGLE_GEMINI_BASE_URL", "GEMINI_API_KEY", "GOOGLE_API_KEY", "GOOGLE_GENAI_USE_VERTEXAI",
+	"GOOGLE_GEMINI_BASE_URL", "GEMINI_API_KEY", "GOOGLE_API_KEY", "GOOGLE_GENAI_USE_VERTEXAI", "AZURE_OPENAI_ENDPOINT", "AZURE_OPENAI_API_KEY",
 	EnvMCPURL, EnvToolsURL, EnvOpsURL, EnvWorldURL, EnvCase, EnvInput, EnvWorkspace, EnvNow,
 	EnvMCPCommand, EnvMCPArgv, EnvConversation,
 }
@@ -70,11 +70,13 @@ func bindingEnv(prefix string, c *spec.Case, world bool) [][2]string {
 		{"ANTHROPIC_BASE_URL", prefix},
 		{"ANTHROPIC_API_BASE", prefix},     // litellm reads it before ANTHROPIC_BASE_URL
 		{"GOOGLE_GEMINI_BASE_URL", prefix}, // google-genai, @google/genai (which add /v1beta/models/…)
+		{"AZURE_OPENAI_ENDPOINT", prefix},  // openai's AzureOpenAI clients (which add /openai/…)
 		{"OPENAI_API_KEY", modelserver.DummyKey},
 		{"ANTHROPIC_API_KEY", modelserver.DummyKey},
 		{"GEMINI_API_KEY", modelserver.DummyKey},
-		{"GOOGLE_API_KEY", modelserver.DummyKey}, // what langchain-google-genai reads; the Gemini SDKs read it first
-		{"GOOGLE_GENAI_USE_VERTEXAI", "false"},   // the Gemini API's paths, not Vertex AI's
+		{"GOOGLE_API_KEY", modelserver.DummyKey},
+		{"AZURE_OPENAI_API_KEY", modelserver.DummyKey}, // what langchain-google-genai reads; the Gemini SDKs read it first
+		{"GOOGLE_GENAI_USE_VERTEXAI", "false"},         // the Gemini API's paths, not Vertex AI's
 		{EnvMCPURL, prefix + "/mcp"},
 		{EnvToolsURL, prefix + "/tools"},
 	}

@@ -138,7 +138,7 @@ type EnvVar struct {
 // BindingEnv are the variables dryfire sets to lead a program to its
 // case's endpoint; agent.env cannot set them, nor any DRYFIRE_ variable.
 var BindingEnv = []string{"OPENAI_BASE_URL", "OPENAI_API_BASE", "ANTHROPIC_BASE_URL", "ANTHROPIC_API_BASE", "OPENAI_API_KEY", "ANTHROPIC_API_KEY",
-	"GOOGLE_GEMINI_BASE_URL", "GEMINI_API_KEY", "GOOGLE_API_KEY", "GOOGLE_GENAI_USE_VERTEXAI"}
+	"GOOGLE_GEMINI_BASE_URL", "GEMINI_API_KEY", "GOOGLE_API_KEY", "GOOGLE_GENAI_USE_VERTEXAI", "AZURE_OPENAI_ENDPOINT", "AZURE_OPENAI_API_KEY"}
 
 // The values of agent.network.
 const (

@@ -316,7 +316,9 @@ func commonLoopback(addr string) bool {
 }
 
 // isModelPath says whether a path is the model's: under /v1 (OpenAI,
-// Anthropic, Gemini's v1), /v1beta or /v1alpha (Gemini).
+// Anthropic, Gemini's v1), /v1beta or /v1alpha (Gemini), /openai (Azure
+// OpenAI).
 func isModelPath(path string) bool {
-	return path == "/v1" || strings.HasPrefix(path, "/v1/") || strings.HasPrefix(path, "/v1beta/") || strings.HasPrefix(path, "/v1alpha/")
+	return path == "/v1" || strings.HasPrefix(path, "/v1/") || strings.HasPrefix(path, "/v1beta/") || strings.HasPrefix(path, "/v1alpha/") ||
+		strings.HasPrefix(path, "/openai/")
 }
