@@ -60,7 +60,44 @@ func newRecorded(ep *Endpoint, op *Options) (*recorded, error) {
 		keyEnv:   map[API]string{},
 		public:   map[API]bool{},
 	}
-	secrets := cassette.SecretsFromEnv(env)
+	secrets, err := e.readUpstreams(&o, vars, cassette.SecretsFromEnv(env))
+	if err != nil {
+		return nil, err
+	}
+	cfg := cassette.Config{
+		Mode:        o.Mode,
+		File:        o.File,
+		SuiteFile:   o.SuiteFile,
+		Case:        o.Case,
+		Provider:    cassette.AnyAPI,
+		Passthrough: o.Passthrough,
+		Secrets:     secrets,
+		Rerecord:    o.Rerecord,
+		RecordedBy:  o.RecordedBy,
+		Trials:      o.Trials,
+		Match:       o.Match,
+		DropUser:    o.DropUser,
+	}
+	if o.Mode != cassette.None {
+		e.transport = o.Transport
+		if e.transport == nil {
+			e.transport = http.DefaultTransport.(*http.Transport).Clone()
+		}
+		cfg.Live = e.transport
+	}
+	rec, err := cassette.Open(cfg)
+	if err != nil {
+		return nil, err
+	}
+	e.rec = rec
+	e.ready(&o)
+	*op = o
+	return e, nil
+}
+
+// readUpstreams fills in where each API's live calls go and with which
+// key (from the options, else vars), and returns secrets with the keys.
+func (e *recorded) readUpstreams(o *Options, vars map[string]string, secrets []string) ([]string, error) {
 	for _, api := range []API{OpenAIChat, OpenAIResponses, Anthropic, Gemini} {
 		p := providerOf(api)
 		base := o.OpenAIBaseURL
@@ -101,35 +138,7 @@ func newRecorded(ep *Endpoint, op *Options) (*recorded, error) {
 	// A token count goes where the model's calls go.
 	e.upstream[GeminiCountTokens], e.public[GeminiCountTokens] = e.upstream[Gemini], e.public[Gemini]
 	e.keyEnv[GeminiCountTokens], e.keys[GeminiCountTokens] = e.keyEnv[Gemini], e.keys[Gemini]
-	cfg := cassette.Config{
-		Mode:        o.Mode,
-		File:        o.File,
-		SuiteFile:   o.SuiteFile,
-		Case:        o.Case,
-		Provider:    cassette.AnyAPI,
-		Passthrough: o.Passthrough,
-		Secrets:     secrets,
-		Rerecord:    o.Rerecord,
-		RecordedBy:  o.RecordedBy,
-		Trials:      o.Trials,
-		Match:       o.Match,
-		DropUser:    o.DropUser,
-	}
-	if o.Mode != cassette.None {
-		e.transport = o.Transport
-		if e.transport == nil {
-			e.transport = http.DefaultTransport.(*http.Transport).Clone()
-		}
-		cfg.Live = e.transport
-	}
-	rec, err := cassette.Open(cfg)
-	if err != nil {
-		return nil, err
-	}
-	e.rec = rec
-	e.ready(&o)
-	*op = o
-	return e, nil
+	return secrets, nil
 }
 
 // ready prepares the answers of the cassette read (if one was), and its

@@ -696,6 +696,8 @@ cases:
 		{"", []string{"ANTHROPIC_API_KEY=x"}, ""},
 		{"", []string{"GEMINI_API_KEY=x"}, ""},
 		{"", []string{"GOOGLE_API_KEY=x"}, ""},
+		{"", []string{"AZURE_OPENAI_API_KEY=x"}, ""},
+		{"", []string{"AZURE_OPENAI_ENDPOINT=http://127.0.0.1:9"}, ""},
 		{"", []string{"OPENAI_BASE_URL=http://127.0.0.1:9/v1"}, ""},
 		{"  provider: anthropic\n", []string{"OPENAI_API_KEY=x"}, "ANTHROPIC_API_KEY is not set"},
 		{"  provider: anthropic\n", []string{"ANTHROPIC_API_KEY=x"}, ""},

@@ -8,6 +8,7 @@ package runner
 
 import (
 	"encoding/json"
+	"net/url"
 	"slices"
 	"strings"
 
@@ -220,8 +221,18 @@ func commandKeyMissing(a *spec.Agent, getenv func(string) string) string {
 		}
 		return model.KeyEnv(a.Provider)
 	}
-	if usable(provider.OpenAI, "") || usable(provider.Anthropic, "") || usable(provider.Gemini, "") {
+	if usable(provider.OpenAI, "") || usable(provider.Anthropic, "") || usable(provider.Gemini, "") || azureUsable(getenv) {
 		return ""
 	}
 	return model.KeyEnv(provider.OpenAI) + ", " + model.KeyEnv(provider.Anthropic) + " or " + model.KeyEnv(provider.Gemini)
+}
+
+// azureUsable says whether Azure OpenAI calls could be recorded: its key
+// is set, or its endpoint is a server of another kind (a local one).
+func azureUsable(getenv func(string) string) bool {
+	if getenv("AZURE_OPENAI_API_KEY") != "" {
+		return true
+	}
+	u, err := url.Parse(getenv("AZURE_OPENAI_ENDPOINT"))
+	return err == nil && u.Host != "" && !strings.HasSuffix(u.Hostname(), ".azure.com")
 }

@@ -10,6 +10,7 @@ import json
 import os
 import sys
 import urllib.request
+from typing import Any
 
 # No offline settings of its own: dryfire gives every agent program those that turn the
 # frameworks' tracing and telemetry off (docs/agents.md, "Offline settings").
@@ -29,10 +30,10 @@ def lookup_order(order_id: str) -> str:
         return json.load(resp)["content"]
 
 
-def openai_chat(task: str, stream: bool) -> str:
+def openai_chat(task: str, stream: bool, client: Any = None) -> str:
     import openai
 
-    client = openai.OpenAI(max_retries=0)
+    client = client or openai.OpenAI(max_retries=0)
     tools = [{"type": "function", "function": {"name": "lookup_order", "description": "Look up an order by its id.", "parameters": TOOL_SCHEMA}}]
     messages: list = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": task}]
     for _ in range(4):
@@ -84,6 +85,14 @@ def openai_responses(task: str, stream: bool) -> str:
         for c in calls:
             items.append({"type": "function_call_output", "call_id": c.call_id, "output": lookup_order(**json.loads(c.arguments))})
     raise RuntimeError("too many turns")
+
+
+def azure_openai(task: str, stream: bool) -> str:
+    import openai
+
+    # AZURE_OPENAI_ENDPOINT and AZURE_OPENAI_API_KEY from the environment; the deployment is MODEL.
+    client = openai.AzureOpenAI(api_version="2024-10-21", max_retries=0)
+    return openai_chat(task, stream, client)
 
 
 def anthropic_messages(task: str, stream: bool) -> str:
@@ -166,6 +175,8 @@ AGENTS = {
     "openai responses stream": lambda t: openai_responses(t, True),
     "anthropic messages": lambda t: anthropic_messages(t, False),
     "anthropic messages stream": lambda t: anthropic_messages(t, True),
+    "azure openai": lambda t: azure_openai(t, False),
+    "azure openai stream": lambda t: azure_openai(t, True),
     "google-genai": lambda t: google_genai(t, False),
     "google-genai stream": lambda t: google_genai(t, True),
     "openai-agents": openai_agents,

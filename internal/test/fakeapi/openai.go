@@ -18,7 +18,9 @@ import (
 const Created = 1700000000
 
 // NewOpenAIChat serves OpenAI Chat Completions at POST
-// /v1/chat/completions (so a client's base URL is server.URL + "/v1"). It
+// /v1/chat/completions (so a client's base URL is server.URL + "/v1"), and as Azure
+// OpenAI does at /openai/deployments/D/chat/completions?api-version=V with
+// the key in api-key (AZURE_OPENAI_ENDPOINT is server.URL). It
 // rejects what the real API rejects — a missing model, no messages, an
 // unknown role or parameter, a tool message that answers no tool call of
 // the assistant message before it, a tool call left unanswered, arguments
@@ -41,11 +43,22 @@ type openAIHandler struct {
 }
 
 func (h *openAIHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if r.Method != http.MethodPost || r.URL.Path != h.path {
+	azure := isAzurePath(r.URL.Path, h.path)
+	if r.Method != http.MethodPost || r.URL.Path != h.path && !azure {
 		writeAPIError(w, &apiError{status: http.StatusNotFound, msg: fmt.Sprintf("Invalid URL (%s %s)", r.Method, r.URL.Path)})
 		return
 	}
-	if e := checkBearer(r, h.cfg.key); e != nil {
+	if azure {
+		// Azure OpenAI: the version in the query, the key in api-key.
+		if r.URL.Query().Get("api-version") == "" {
+			writeAPIError(w, &apiError{status: http.StatusNotFound, msg: "Resource not found"})
+			return
+		}
+		if h.cfg.key != "" && r.Header.Get("Api-Key") != h.cfg.key {
+			writeAPIError(w, &apiError{status: http.StatusUnauthorized, msg: "Access denied due to invalid subscription key or wrong API endpoint. Make sure to provide a valid key for an active subscription and use a correct regional API endpoint for your resource."})
+			return
+		}
+	} else if e := checkBearer(r, h.cfg.key); e != nil {
 		writeAPIError(w, e)
 		return
 	}
@@ -741,4 +754,12 @@ func marshal(v any) ([]byte, error) {
 		return nil, err
 	}
 	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
+}
+
+// isAzurePath says whether path is the Azure OpenAI form of the OpenAI
+// route own (/v1/chat/completions): /openai/deployments/D/chat/completions.
+func isAzurePath(path, own string) bool {
+	rest, ok := strings.CutPrefix(path, "/openai/deployments/")
+	i := strings.IndexByte(rest, '/')
+	return ok && i > 0 && "/v1"+rest[i:] == own
 }

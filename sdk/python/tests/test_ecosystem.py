@@ -2,7 +2,8 @@
 
 - examples/pytest/frameworks/agent.py, one agent written against the openai SDK (Chat and
   Responses, with and without streams), the anthropic SDK (Messages, with and without streams),
-  google-genai (Gemini generateContent, with and without streams),
+  google-genai (Gemini generateContent, with and without streams), openai's AzureOpenAI (a
+  deployment's chat completions, with and without streams),
   the OpenAI Agents SDK, pydantic-ai and LangGraph, runs as agent.command cases: recorded once
   against the repository's fake model servers (internal/test/fakeapi, served by a Go test), then,
   with those stopped, replayed twice with --record none: both replays give the same report, byte
@@ -55,11 +56,14 @@ CASES = {
     "responses": [("openai responses", "openai", "Responses", False), ("openai responses stream", "openai", "Responses", True),
                   ("openai-agents", "openai-agents", "Responses (Runner.run_sync, function_tool)", False)],
     "anthropic": [("anthropic messages", "anthropic", "Messages", False), ("anthropic messages stream", "anthropic", "Messages", True)],
+    "azure": [("azure openai", "openai", "Chat Completions (AzureOpenAI, a deployment's path)", False),
+              ("azure openai stream", "openai", "Chat Completions (AzureOpenAI, a deployment's path)", True)],
     "gemini": [("google-genai", "google-genai", "Gemini generateContent", False), ("google-genai stream", "google-genai", "Gemini generateContent", True)],
 }
 # suite → (fake, base URL variable, its path, key variable)
 UPSTREAM = {"chat": ("openai_chat", "OPENAI_BASE_URL", "/v1", "OPENAI_API_KEY"), "responses": ("openai_responses", "OPENAI_BASE_URL", "/v1", "OPENAI_API_KEY"),
-            "anthropic": ("anthropic", "ANTHROPIC_BASE_URL", "", "ANTHROPIC_API_KEY"), "gemini": ("gemini", "GOOGLE_GEMINI_BASE_URL", "", "GEMINI_API_KEY")}
+            "anthropic": ("anthropic", "ANTHROPIC_BASE_URL", "", "ANTHROPIC_API_KEY"), "gemini": ("gemini", "GOOGLE_GEMINI_BASE_URL", "", "GEMINI_API_KEY"),
+            "azure": ("openai_chat", "AZURE_OPENAI_ENDPOINT", "", "AZURE_OPENAI_API_KEY")}
 
 ROWS: list[tuple[str, str, str, str, str]] = []
 
@@ -75,7 +79,7 @@ def _row(dist: str, transport: str, stream: str, works: str) -> None:
 
 
 def _offline_env(**more: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "ANTHROPIC_", "GEMINI_", "GOOGLE_", "DRYFIRE_")) and k != "CI"}
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "ANTHROPIC_", "GEMINI_", "GOOGLE_", "AZURE_", "DRYFIRE_")) and k != "CI"}
     env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"  # python is this venv's
     env.update(more)
     return env
