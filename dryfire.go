@@ -267,6 +267,9 @@ type RunOptions struct {
 	// Coverage counts what the cases exercised of their suites' mock
 	// rules, sequence entries and worlds: Report.Coverage.
 	Coverage bool
+	// Outcomes, when set, gets every case's outcome as the run goes on:
+	// the run's side of a Compare with a baseline (`run --baseline`).
+	Outcomes *Outcomes
 }
 
 // Shard is one part of a run shared by several processes (CI machines):
@@ -396,8 +399,12 @@ func (p *Project) run(ctx context.Context, opts *RunOptions, up runner.Upstream)
 	if opts.PassThreshold < 0 || opts.PassThreshold > 1 {
 		return nil, fmt.Errorf("the pass threshold is a fraction of the trials, above 0 and at most 1, not %v", opts.PassThreshold)
 	}
-	if opts.Progress != nil {
-		ro.Progress = progress{opts.Progress, caseDoneTo(opts.Progress)}
+	if opts.Progress != nil || opts.Outcomes != nil {
+		pr := progress{p: opts.Progress, done: caseDoneTo(opts.Progress)}
+		if opts.Outcomes != nil {
+			pr.outcomes = &opts.Outcomes.o
+		}
+		ro.Progress = pr
 	}
 	if opts.Filter != "" {
 		re, err := regexp.Compile(opts.Filter)
@@ -427,8 +434,9 @@ func (p *Project) run(ctx context.Context, opts *RunOptions, up runner.Upstream)
 // progress hands the runner's events to a Progress, each case in the
 // public shape (a TextPrinter gets the runner's own).
 type progress struct {
-	p    Progress
-	done Progress // who gets CaseDone: p, or whom p forwards it to
+	p        Progress         // nil: only outcomes
+	done     Progress         // who gets CaseDone: p, or whom p forwards it to
+	outcomes *report.Outcomes // gets every case's outcome too
 }
 
 // caseDoneTo is whom p's CaseDone reaches, past forwarders (a few hops).
@@ -443,9 +451,25 @@ func caseDoneTo(p Progress) Progress {
 	return p
 }
 
-func (a progress) Start(total int)                           { a.p.Start(total) }
-func (a progress) CaseStarted(index int, suite, name string) { a.p.CaseStarted(index, suite, name) }
+func (a progress) Start(total int) {
+	if a.p != nil {
+		a.p.Start(total)
+	}
+}
+
+func (a progress) CaseStarted(index int, suite, name string) {
+	if a.p != nil {
+		a.p.CaseStarted(index, suite, name)
+	}
+}
+
 func (a progress) CaseDone(index int, c *report.Case) {
+	if a.outcomes != nil {
+		a.outcomes.Put(index, c)
+	}
+	if a.p == nil {
+		return
+	}
 	if t, ok := a.done.(*TextPrinter); ok {
 		t.t.CaseDone(index, c)
 		return

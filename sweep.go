@@ -121,7 +121,7 @@ func (p *Project) Sweep(ctx context.Context, opts *SweepOptions) (*SweepReport, 
 	}
 	ro := runner.Options{Concurrency: o.Concurrency, Impl: p.impl, Record: cassette.Mode(o.Record), Env: o.Env, Seed: o.Seed, KeepWorkspaces: o.KeepWorkspaces, Clock: o.Clock, MCPBridge: o.MCPBridge, Only: o.Only, Network: o.Network, Port: o.Port, Worlds: p.worlds}
 	if o.Progress != nil {
-		ro.Progress = progress{o.Progress, caseDoneTo(o.Progress)}
+		ro.Progress = progress{p: o.Progress, done: caseDoneTo(o.Progress)}
 	}
 	if o.Filter != "" {
 		re, err := regexp.Compile(o.Filter)

@@ -33,3 +33,18 @@ func TestWorkflowData(t *testing.T) {
 		t.Errorf("property %q", p)
 	}
 }
+
+func TestMarkdown(t *testing.T) {
+	for in, want := range map[string]string{
+		"plain name":        "plain name",
+		"<b>x</b> | *y*":    `\<b\>x\<\/b\> \| \*y\*`,
+		"a\nb\tc":           `a\\nb c`,
+		"[l](http://e.com)": `\[l\]\(http\:\/\/e\.com\)`,
+		"é → 😀":             "é → 😀",
+		"`code` & <!-- -->": "\\`code\\` \\& \\<\\!\\-\\- \\-\\-\\>",
+	} {
+		if got := Markdown(in); got != want {
+			t.Errorf("Markdown(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

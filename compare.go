@@ -1,0 +1,126 @@
+package dryfire
+
+import (
+	"io"
+
+	"github.com/dryfire-dev/dryfire/internal/report"
+)
+
+// Outcomes are what Compare needs of a run: each case's status, its
+// checks' verdicts, its trials and its duration, in report order.
+type Outcomes struct {
+	o                      report.Outcomes
+	shardIndex, shardCount int
+}
+
+// ReadOutcomes reads a JSON report (`dryfire run --json`, `dryfire merge
+// --json`) a case at a time, keeping only what Compare needs: a report of
+// many cases is never in memory whole. Its errors say where (LINE:COL)
+// when r can seek (a file).
+func ReadOutcomes(r io.Reader) (*Outcomes, error) {
+	o, i, n, err := report.ReadOutcomes(r)
+	if err != nil {
+		return nil, err
+	}
+	return &Outcomes{o: *o, shardIndex: i, shardCount: n}, nil
+}
+
+// OutcomesOf is what Compare needs of a report held whole.
+func OutcomesOf(r *Report) *Outcomes {
+	o := &Outcomes{}
+	o.o.Cases = make([]report.Outcome, len(r.Cases))
+	for i := range r.Cases {
+		o.o.Cases[i] = report.OutcomeOf(internalCase(&r.Cases[i]))
+	}
+	if r.Shard != nil {
+		o.shardIndex, o.shardCount = r.Shard.Index, r.Shard.Count
+	}
+	return o
+}
+
+// Len is the number of cases.
+func (o *Outcomes) Len() int { return len(o.o.Cases) }
+
+// Shard is, for the report of one shard of a run, which shard it is;
+// 0, 0 for a whole run's.
+func (o *Outcomes) Shard() (index, count int) { return o.shardIndex, o.shardCount }
+
+// Keep leaves out the cases keep refuses: of a baseline, those a run
+// with a filter does not select.
+func (o *Outcomes) Keep(keep func(suite, name string) bool) { o.o.Keep(keep) }
+
+// ChangeKind is a kind of change between two runs of a case.
+type ChangeKind string
+
+// The kinds of change (docs/ci.md, "Compare two runs").
+const (
+	ChangeRegressed ChangeKind = "regressed" // a case or check passed, and fails or errs now
+	ChangeFixed     ChangeKind = "fixed"     // a case or check failed or erred, and passes now
+	ChangeNew       ChangeKind = "new"       // a case, or a check of a case in both, only in NEW
+	ChangeGone      ChangeKind = "gone"      // a case, or a check of a case in both, only in BASE
+	ChangeSkipped   ChangeKind = "skipped"   // a case that ran is skipped now
+	ChangeStatus    ChangeKind = "changed"   // another change of status (failed and error; skipped before)
+	ChangeFlaky     ChangeKind = "flaky"     // a case's trials disagree now, and did not
+	ChangeSteady    ChangeKind = "steady"    // a flaky case's trials agree now
+	ChangePassDown  ChangeKind = "pass-down" // fewer of a case's trials pass, status and flakiness the same
+	ChangePassUp    ChangeKind = "pass-up"   // more of a case's trials pass, status and flakiness the same
+	ChangeSlower    ChangeKind = "slower"    // a duration outlier (CompareOptions.SlowFactor, SlowMS)
+	ChangeFaster    ChangeKind = "faster"    // a duration outlier the other way
+)
+
+// ChangeKinds are every kind of change, in the order a comparison lists
+// them.
+func ChangeKinds() []ChangeKind {
+	out := make([]ChangeKind, len(report.ChangeKinds))
+	for i, k := range report.ChangeKinds {
+		out[i] = ChangeKind(k)
+	}
+	return out
+}
+
+// CompareOptions shape Compare; nil or zero fields take the defaults.
+type CompareOptions struct {
+	// BaseName and NewName name the two runs in what is written (their
+	// report files).
+	BaseName, NewName string
+	// SlowFactor and SlowMS are the duration outlier rule: a case is
+	// slower when its time a trial is over SlowFactor times what BASE's
+	// time and the run's median change make expected, and at least SlowMS
+	// over it (faster likewise). Defaults 2 and 100.
+	SlowFactor, SlowMS float64
+}
+
+// Comparison is what changed from one run (BASE) to another (NEW), case
+// by case and check by check, in a fixed order (suite, case, check).
+type Comparison struct{ c *report.Comparison }
+
+// Compare compares two runs. It refuses a run that has a case twice.
+func Compare(base, new *Outcomes, opts *CompareOptions) (*Comparison, error) {
+	if opts == nil {
+		opts = &CompareOptions{}
+	}
+	c, err := report.Compare(&base.o, &new.o, report.CompareOptions{BaseName: opts.BaseName, NewName: opts.NewName, SlowFactor: opts.SlowFactor, SlowMS: opts.SlowMS})
+	if err != nil {
+		return nil, err
+	}
+	return &Comparison{c: c}, nil
+}
+
+// Count is how many cases have change k.
+func (c *Comparison) Count(k ChangeKind) int { return c.c.Count(report.ChangeKind(k)) }
+
+// Unchanged counts the cases in both runs with no change.
+func (c *Comparison) Unchanged() int { return c.c.Unchanged }
+
+// WriteText writes the comparison for a terminal or a log (names and
+// texts from the reports escaped); its last line counts the changes.
+func (c *Comparison) WriteText(w io.Writer) error { return c.c.WriteText(w) }
+
+// WriteMarkdown writes the comparison as GitHub-flavoured Markdown, for a
+// pull-request comment or the job summary (names and texts from the
+// reports escaped, so that they render as text; at most 50 rows a kind).
+func (c *Comparison) WriteMarkdown(w io.Writer) error { return c.c.WriteMarkdown(w) }
+
+// WriteJSON writes the comparison as indented JSON (`dryfire compare
+// --json`), its changes one at a time.
+func (c *Comparison) WriteJSON(w io.Writer) error { return c.c.WriteJSON(w) }

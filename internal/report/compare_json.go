@@ -1,0 +1,162 @@
+package report
+
+import "io"
+
+// comparisonJSON is the comparison as `dryfire compare --json` writes it;
+// its field order is the format.
+type comparisonJSON struct {
+	// Changes, the cases that changed, are first: written one at a time
+	// (ListJSON).
+	Changes   []changeJSON     `json:"changes"`
+	Base      runJSON          `json:"base"`
+	New       runJSON          `json:"new"`
+	Counts    countsJSON       `json:"counts"`
+	Durations durationRuleJSON `json:"durations"`
+	Trials    *trialsJSON      `json:"trials,omitempty"`
+}
+
+type runJSON struct {
+	Report     string  `json:"report"`
+	Cases      int     `json:"cases"`
+	Passed     int     `json:"passed"`
+	Failed     int     `json:"failed"`
+	Error      int     `json:"error"`
+	Skipped    int     `json:"skipped"`
+	Flaky      int     `json:"flaky"`
+	DurationMS float64 `json:"duration_ms"`
+}
+
+// countsJSON has a key a kind of change, in ChangeKinds order.
+type countsJSON struct {
+	Regressed int `json:"regressed"`
+	Fixed     int `json:"fixed"`
+	New       int `json:"new"`
+	Gone      int `json:"gone"`
+	Skipped   int `json:"skipped"`
+	Changed   int `json:"changed"`
+	Flaky     int `json:"flaky"`
+	Steady    int `json:"steady"`
+	PassDown  int `json:"pass-down"`
+	PassUp    int `json:"pass-up"`
+	Slower    int `json:"slower"`
+	Faster    int `json:"faster"`
+	Unchanged int `json:"unchanged"`
+	Common    int `json:"in_both"`
+}
+
+type durationRuleJSON struct {
+	Factor      float64 `json:"factor"`
+	MinMS       float64 `json:"min_ms"`
+	MedianRatio float64 `json:"median_ratio"`
+	Compared    int     `json:"compared"`
+}
+
+type trialsJSON struct {
+	Cases     int     `json:"cases"`
+	K         int     `json:"k"`
+	BasePass1 float64 `json:"base_pass_hat_1"`
+	NewPass1  float64 `json:"new_pass_hat_1"`
+	BasePassK float64 `json:"base_pass_hat_k"`
+	NewPassK  float64 `json:"new_pass_hat_k"`
+}
+
+type changeJSON struct {
+	Suite  string            `json:"suite"`
+	Name   string            `json:"name"`
+	Kinds  []ChangeKind      `json:"kinds"`
+	Base   *outcomeSideJSON  `json:"base"`
+	New    *outcomeSideJSON  `json:"new"`
+	Checks []checkChangeJSON `json:"checks"`
+	// PassHatK, for a case with trials in both runs: pass^k for k = 1
+	// to the fewer trials of the two, in each run.
+	PassHatK *passHatKJSON `json:"pass_hat_k,omitempty"`
+	// MSPerTrial, for a slower or faster case: its duration a trial in
+	// each run.
+	MSPerTrial *[2]float64 `json:"ms_per_trial,omitempty"`
+}
+
+type outcomeSideJSON struct {
+	Status     Status      `json:"status"`
+	Reason     string      `json:"reason,omitempty"`
+	Trials     *trialsSide `json:"trials,omitempty"`
+	DurationMS float64     `json:"duration_ms"`
+}
+
+type trialsSide struct {
+	N      int  `json:"n"`
+	Passed int  `json:"passed"`
+	Flaky  bool `json:"flaky"`
+}
+
+type checkChangeJSON struct {
+	Change ChangeKind `json:"change"`
+	Check  string     `json:"check"`
+	At     string     `json:"at"`
+}
+
+type passHatKJSON struct {
+	Base []float64 `json:"base"`
+	New  []float64 `json:"new"`
+}
+
+// WriteJSON writes the comparison as indented JSON, its changes one at a
+// time.
+func (c *Comparison) WriteJSON(w io.Writer) error {
+	cnt := func(k ChangeKind) int { return c.Count(k) }
+	head := comparisonJSON{
+		Base: runOf(c.BaseName, c.Base),
+		New:  runOf(c.NewName, c.New),
+		Counts: countsJSON{
+			Regressed: cnt(ChangeRegressed), Fixed: cnt(ChangeFixed), New: cnt(ChangeNew), Gone: cnt(ChangeGone),
+			Skipped: cnt(ChangeSkipped), Changed: cnt(ChangeStatus), Flaky: cnt(ChangeFlaky), Steady: cnt(ChangeSteady),
+			PassDown: cnt(ChangePassDown), PassUp: cnt(ChangePassUp), Slower: cnt(ChangeSlower), Faster: cnt(ChangeFaster),
+			Unchanged: c.Unchanged, Common: c.Common,
+		},
+		Durations: durationRuleJSON{Factor: c.Durations.Factor, MinMS: c.Durations.MinMS, MedianRatio: round6(c.Durations.Median), Compared: c.Durations.Compared},
+	}
+	if t := c.Trials; t.Cases > 0 {
+		head.Trials = &trialsJSON{Cases: t.Cases, K: t.K, BasePass1: t.Base1, NewPass1: t.New1, BasePassK: t.BaseK, NewPassK: t.NewK}
+	}
+	l := NewListJSON(w, "changes")
+	for i := range c.Changes {
+		if err := l.Item(changeOf(&c.Changes[i])); err != nil {
+			return err
+		}
+	}
+	return l.End(&head)
+}
+
+func runOf(name string, t RunTally) runJSON {
+	return runJSON{Report: name, Cases: t.Cases, Passed: t.Passed, Failed: t.Failed, Error: t.Error, Skipped: t.Skipped, Flaky: t.Flaky, DurationMS: round6(t.DurationMS)}
+}
+
+func sideOf(o *Outcome) *outcomeSideJSON {
+	if o == nil {
+		return nil
+	}
+	s := &outcomeSideJSON{Status: o.Status, Reason: o.Reason, DurationMS: o.DurationMS}
+	if t := o.Trials; t != nil {
+		s.Trials = &trialsSide{N: t.N, Passed: t.Passed, Flaky: t.Flaky}
+	}
+	return s
+}
+
+func changeOf(ch *CaseChange) *changeJSON {
+	j := &changeJSON{Suite: ch.Suite, Name: ch.Name, Kinds: ch.Kinds, Base: sideOf(ch.Base), New: sideOf(ch.New), Checks: []checkChangeJSON{}}
+	for _, cc := range ch.Checks {
+		j.Checks = append(j.Checks, checkChangeJSON{Change: cc.Kind, Check: cc.Check, At: cc.At})
+	}
+	if ch.Base != nil && ch.New != nil && ch.Base.Trials != nil && ch.New.Trials != nil {
+		b, n := ch.Base.Trials, ch.New.Trials
+		k := min(b.N, n.N)
+		p := &passHatKJSON{Base: make([]float64, k), New: make([]float64, k)}
+		for i := 1; i <= k; i++ {
+			p.Base[i-1], p.New[i-1] = PassHatK(b.N, b.Passed, i), PassHatK(n.N, n.Passed, i)
+		}
+		j.PassHatK = p
+	}
+	if ch.Has(ChangeSlower) || ch.Has(ChangeFaster) {
+		j.MSPerTrial = &[2]float64{round6(ch.BaseMS), round6(ch.NewMS)}
+	}
+	return j
+}
