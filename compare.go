@@ -124,3 +124,8 @@ func (c *Comparison) WriteMarkdown(w io.Writer) error { return c.c.WriteMarkdown
 // WriteJSON writes the comparison as indented JSON (`dryfire compare
 // --json`), its changes one at a time.
 func (c *Comparison) WriteJSON(w io.Writer) error { return c.c.WriteJSON(w) }
+
+// Print prints s, whole lines, after the cases printed so far and before
+// what Finish prints (the status line cleared first): the comparison
+// with a baseline comes before a run's last line.
+func (p *TextPrinter) Print(s string) { p.t.Aside(s) }

@@ -28,7 +28,7 @@ func newCompareCommand(e *env) *cobra.Command {
 	var o compareOptions
 	cmd := &cobra.Command{
 		Use:   "compare BASE.json NEW.json [flags]",
-		Short: "Say what changed between two runs: regressions, fixes, new and gone cases, flakiness, durations",
+		Short: "Say what changed from one run to another: regressions, fixes",
 		Long: `Compare two JSON reports (dryfire run --json, or dryfire merge --json of a
 run's shards): BASE, a run of the main branch say, and NEW, the run of a
 change. Cases are paired by suite file and name, their checks by their

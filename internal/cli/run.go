@@ -42,6 +42,8 @@ type runOptions struct {
 	durations   string
 	coverage    bool
 	coverageMin float64
+	baseline    string
+	compare     compareOptions
 }
 
 func newRunCommand(e *env) *cobra.Command {
@@ -129,6 +131,7 @@ skipped; a second Ctrl-C stops at once).`,
 	f.StringVar(&o.shard, "shard", "", "run only part `I/N` of the cases, for N machines sharing a run: a case's part is a stable hash of its suite and name (or see --durations); merge the parts' --json reports with dryfire merge, e.g. --shard 2/3; --shard auto (or auto/N, N the total) reads I and N from the CI's variables (DRYFIRE_SHARD_INDEX and DRYFIRE_SHARD_TOTAL, GitLab, CircleCI, Buildkite, a Kubernetes Indexed Job) and says which")
 	f.StringVar(&o.durations, "durations", "", "with --shard, spread the cases so that the shards take about as long, by the durations in the JSON report `FILE` of a previous run, e.g. --durations last-report.json")
 	addCoverageFlags(f, &o)
+	addBaselineFlags(f, &o)
 	addLoadFlags(cmd, e, &o.python)
 	return cmd
 }
@@ -178,6 +181,10 @@ func runRun(cmd *cobra.Command, e *env, o runOptions, args []string) error {
 			return err
 		}
 	}
+	bl, err := openBaseline(cmd, o, only)
+	if err != nil {
+		return err
+	}
 	text := textWriter(e, o)
 	// Cases are kept as stubs and decoded again as they run: with the
 	// results streamed, the run's memory does not grow with its cases.
@@ -221,6 +228,9 @@ func runRun(cmd *cobra.Command, e *env, o runOptions, args []string) error {
 	if err := coverageOptions(cmd, &o, ro); err != nil {
 		return err
 	}
+	if bl != nil {
+		ro.Outcomes = &bl.run
+	}
 	// The JSON and JUnit reports are written while the run goes on, and
 	// the run keeps no case's result: its memory does not grow with its
 	// cases. The HTML report needs them all, so with --html the run keeps
@@ -245,8 +255,11 @@ func runRun(cmd *cobra.Command, e *env, o runOptions, args []string) error {
 	if progress.none && only != nil && (rep.Shard == nil || rep.Shard.Cases == 0) {
 		return usageErr("none of the cases that did not pass in %s is in these suites; nothing ran", o.lastFailed)
 	}
+	code, why := runExit(rep), ""
+	if bl != nil {
+		code, why = bl.finish(e, printer, code)
+	}
 	printer.Finish(rep)
-	code := runExit(rep)
 	if msg := coverageShort(rep, o); msg != "" {
 		fmt.Fprintln(e.stderr, "dryfire:", msg)
 		code = exitFailed
@@ -272,10 +285,7 @@ func runRun(cmd *cobra.Command, e *env, o runOptions, args []string) error {
 	if ctx.Err() != nil {
 		return &exitError{code: exitStopped, err: errors.New("interrupted; the cases not started are reported as skipped")}
 	}
-	if code != 0 {
-		return &exitError{code: code}
-	}
-	return nil
+	return exitWith(code, why)
 }
 
 // noneSelected passes progress on, except a run of no case at all: that

@@ -59,7 +59,9 @@ func (t RunTally) line() string {
 	if t.Flaky > 0 {
 		parts = append(parts, fmt.Sprintf("%d flaky", t.Flaky))
 	}
-	return fmt.Sprintf("%s, %s; %s", countOf(t.Cases, "case"), strings.Join(parts, ", "), ms(t.DurationMS))
+	// No duration: the text of two comparisons of the same runs is the
+	// same (the Markdown and the JSON have it).
+	return fmt.Sprintf("%s, %s", countOf(t.Cases, "case"), strings.Join(parts, ", "))
 }
 
 // countsLine is the last line: each kind's count, then the cases that
