@@ -30,7 +30,7 @@ func ReadOutcomes(r io.Reader) (o *Outcomes, shardIndex, shardCount int, err err
 		return nil, 0, 0, fail(0, "not a dryfire JSON report: it is not a JSON object")
 	}
 	sawCases := false
-	suites := map[string]string{} // one string a suite file
+	suites := map[string]string{} // one string a suite file, a check's place
 	for dec.More() {
 		tok, err := dec.Token()
 		if err != nil {
@@ -116,19 +116,14 @@ func readCases(r io.Reader, dec *json.Decoder, o *Outcomes, suites map[string]st
 		case c.Trials != nil && (c.Trials.N < 1 || c.Trials.N > maxReadTrials || c.Trials.Passed < 0 || c.Trials.Passed > c.Trials.N):
 			return fmt.Errorf("%scase %d (%q): trials say %d of %d passed", at(), n, *c.Name, c.Trials.Passed, c.Trials.N)
 		}
-		suite, ok := suites[*c.Suite]
-		if !ok {
-			suite = *c.Suite
-			suites[suite] = suite
-		}
-		out := Outcome{Suite: suite, Name: *c.Name, Status: c.Status, DurationMS: c.DurationMS}
+		out := Outcome{Suite: intern(suites, *c.Suite), Name: *c.Name, Status: c.Status, DurationMS: c.DurationMS}
 		if c.Status != Passed {
 			out.Reason = shortReason(c.Reason)
 		}
 		if len(c.Checks) > 0 {
 			out.Checks = make([]CheckOutcome, len(c.Checks))
 			for i, ch := range c.Checks {
-				out.Checks[i] = CheckOutcome{Check: ch.Check, At: ch.At, Passed: ch.Passed}
+				out.Checks[i] = CheckOutcome{Check: ch.Check, At: intern(suites, ch.At), Passed: ch.Passed}
 			}
 		}
 		if t := c.Trials; t != nil {
@@ -140,6 +135,21 @@ func readCases(r io.Reader, dec *json.Decoder, o *Outcomes, suites map[string]st
 		return jsonError(r, dec, err, "cases")
 	}
 	return nil
+}
+
+// maxInterned bounds the strings intern keeps: suite files and checks'
+// FILE:LINE, which cases share.
+const maxInterned = 1 << 16
+
+// intern is s, the copy kept in seen when there is one.
+func intern(seen map[string]string, s string) string {
+	if t, ok := seen[s]; ok {
+		return t
+	}
+	if len(seen) < maxInterned {
+		seen[s] = s
+	}
+	return s
 }
 
 func article(jsonType string) string {
