@@ -55,6 +55,9 @@ func reportOf(r *report.Report) *Report {
 	for i := range r.Cases {
 		out.Cases[i] = caseOf(&r.Cases[i])
 	}
+	if rc := r.Recheck; rc != nil {
+		out.Recheck = &RecheckInfo{Report: rc.Report, Cases: rc.Cases, Changed: rc.Changed, Kept: rc.Kept}
+	}
 	return out
 }
 
@@ -140,6 +143,9 @@ func internalReport(r *Report) *report.Report {
 	}
 	for i := range r.Cases {
 		out.Cases[i] = *internalCase(&r.Cases[i])
+	}
+	if rc := r.Recheck; rc != nil {
+		out.Recheck = &report.Recheck{Report: rc.Report, Cases: rc.Cases, Changed: rc.Changed, Kept: rc.Kept}
 	}
 	return out
 }

@@ -75,6 +75,9 @@ type Report struct {
 	// totals, of a run's report, are its cases counted as they were
 	// done: all there is of most of them after a streamed run.
 	totals *report.Totals
+	// Recheck, in a report Recheck returned, says that its checks are the
+	// suites' current ones applied again to a stored run.
+	Recheck *RecheckInfo `json:"recheck,omitempty"`
 }
 
 // ShardInfo says which part of a run a report is.

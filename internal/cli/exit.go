@@ -26,16 +26,16 @@ var exitDocs = []struct {
 	commands string
 	meaning  string
 }{
-	{exitOK, "every command", "Success. `run`, `merge`: every case passed (skipped cases allowed). `validate`: no errors (warnings allowed). `reproduce`: every drill is identical. `call`: the tool answered a result."},
+	{exitOK, "every command", "Success. `run`, `merge`, `recheck`: every case passed (skipped cases allowed). `validate`: no errors (warnings allowed). `reproduce`: every drill is identical. `call`: the tool answered a result."},
 	{exitOK, "`sweep`", "The sweep ran, whatever failures the agent survived: the table is a report, not a gate."},
 	{exitOK, "`compare`, `run --baseline`", "No change of a kind `--fail-on` names (with `--baseline`, even when cases fail as they failed in BASE)."},
-	{exitFailed, "`run`, `merge`", "A case failed, or erred because of the suite or the agent (a script that ran out, `max_turns`, an agent program that exited non-zero or timed out); or, with `run --coverage-min PCT`, less than PCT percent of the suites' rules and world parts was exercised."},
+	{exitFailed, "`run`, `merge`, `recheck`", "A case failed, or erred because of the suite or the agent (a script that ran out, `max_turns`, an agent program that exited non-zero or timed out); or, with `run --coverage-min PCT`, less than PCT percent of the suites' rules and world parts was exercised."},
 	{exitFailed, "`compare`, `run --baseline`", "A change of a kind `--fail-on` names: by default a regression, a case or a check that passed in BASE and fails or errs now. The kinds found are said on standard error."},
 	{exitFailed, "`reproduce`", "A drill's evidence or verdict differs from the report's."},
 	{exitCallError, "`call`", "The tool answered an error result (an error outcome, an unmatched call, a world error); its text is printed."},
 	{exitUsage, "every command", "A usage or spec error: nothing ran. This includes every problem `validate` reports, a `--filter` that matches no case, a report path whose directory does not exist, an API key missing for cases that need the live model, files `init` or `world import` would overwrite, and shards `merge` refuses."},
 	{exitUsage, "`compare`, `run --baseline`", "A file that is not a whole run's JSON report (a shard's needs `dryfire merge` first), or a report with a case twice; nothing compared."},
-	{exitInfra, "`run`, `merge`", "The only problems were infrastructure errors (a provider unreachable, a cassette missing in mode `none` or corrupt, a passthrough case in mode `none`, an agent program that cannot start), or a report could not be written after the run (1 if a case failed)."},
+	{exitInfra, "`run`, `merge`, `recheck`", "The only problems were infrastructure errors (a provider unreachable, a cassette missing in mode `none` or corrupt, a passthrough case in mode `none`, an agent program that cannot start), or a report could not be written after the run (1 if a case failed)."},
 	{exitInfra, "`compare`", "The comparison could not be written (`--json`, `--markdown`, the job summary)."},
 	{exitInfra, "`serve`, `engine`, `mcp-bridge`", "Could not serve: the address cannot be listened on, or the transport failed."},
 	{exitInfra, "`init`, `world import`", "A file could not be written."},

@@ -102,6 +102,10 @@ func seconds(ms float64) string { return fmt.Sprintf("%.3f", ms/1000) }
 func (r *Report) JUnit() ([]byte, error) {
 	var body MemBody
 	j := NewReportJUnit(&body)
+	if r.Recheck != nil {
+		// Its checks are applied again to a stored run: the tab says so.
+		j.root.Name = "dryfire recheck of " + r.Recheck.Report
+	}
 	for i := range r.Cases {
 		if err := j.Case(&r.Cases[i]); err != nil {
 			return nil, err

@@ -36,6 +36,9 @@ type Report struct {
 	// were done: all there is of them when the run kept no case
 	// (runner.Options.Lean).
 	Totals *Totals `json:"-"`
+	// Recheck, in a report dryfire recheck wrote, says that its checks
+	// were applied again to a stored run, and to which.
+	Recheck *Recheck `json:"recheck,omitempty"`
 }
 
 // Summary counts cases by status.

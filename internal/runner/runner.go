@@ -948,27 +948,40 @@ func judge(j job, c *report.Case, r ran, g *grader) {
 	case r.err != nil && r.failed:
 		c.Status, c.Reason = report.Failed, r.err.Error()
 		if failed > 0 {
-			c.Reason += fmt.Sprintf("; %d of %d checks failed", failed, len(results))
+			c.Reason += "; " + checksFailed(failed, len(results))
 		}
 	case r.err != nil:
 		c.Status, c.Reason, c.Infra = report.Errored, r.err.Error(), r.infra
 	case failed > 0 || unmatched > 0 || r.unplayed != nil:
-		c.Status = report.Failed
-		var parts []string
-		if failed > 0 {
-			parts = append(parts, fmt.Sprintf("%d of %d checks failed", failed, len(results)))
-		}
-		if unmatched > 0 {
-			parts = append(parts, fmt.Sprintf("%d unmatched tool call(s)", unmatched))
-		}
+		unplayed := ""
 		if r.unplayed != nil {
-			parts = append(parts, r.unplayed.Summary())
-			c.Replay = r.unplayed.Error()
+			unplayed, c.Replay = r.unplayed.Summary(), r.unplayed.Error()
 		}
-		c.Reason = strings.Join(parts, "; ")
+		c.Status, c.Reason = report.Failed, failReason(failed, len(results), unmatched, unplayed)
 	default:
 		c.Status = report.Passed
 	}
+}
+
+// failReason is the reason of a case that failed by its checks, its
+// unmatched calls or the recorded calls it left unplayed (unplayed, the
+// summary); "" when none did. Recheck reads it back.
+func failReason(failed, checks, unmatched int, unplayed string) string {
+	var parts []string
+	if failed > 0 {
+		parts = append(parts, checksFailed(failed, checks))
+	}
+	if unmatched > 0 {
+		parts = append(parts, fmt.Sprintf("%d unmatched tool call(s)", unmatched))
+	}
+	if unplayed != "" {
+		parts = append(parts, unplayed)
+	}
+	return strings.Join(parts, "; ")
+}
+
+func checksFailed(failed, checks int) string {
+	return fmt.Sprintf("%d of %d checks failed", failed, checks)
 }
 
 // done stamps a finished case: a drill's verdict is its status (set last,
