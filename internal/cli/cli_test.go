@@ -87,6 +87,7 @@ func TestScript(t *testing.T) {
 			"contains":    cmdContains,
 			"fakescript":  cmdFakeScript,
 			"jsonkeys":    cmdJSONKeys,
+			"checks":      cmdChecks,
 		},
 	})
 }
