@@ -16,6 +16,7 @@
 package dryfire
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -319,7 +320,27 @@ func ParseReport(data []byte) (*Report, error) {
 	if r.Cases == nil {
 		return nil, errors.New("not a dryfire JSON report: it has no cases")
 	}
+	for i := range r.Cases {
+		compactArgs(&r.Cases[i])
+	}
 	return &r, nil
+}
+
+// compactArgs puts a stored case's call arguments (and its trials') on
+// one line again, as its run kept them: the report has them indented,
+// and the text of a merge would show them so.
+func compactArgs(c *CaseResult) {
+	for i := range c.ToolCalls {
+		var b bytes.Buffer
+		if a := c.ToolCalls[i].Args; json.Compact(&b, a) == nil && b.Len() != len(a) {
+			c.ToolCalls[i].Args = b.Bytes()
+		}
+	}
+	if c.Trials != nil {
+		for i := range c.Trials.Runs {
+			compactArgs(&c.Trials.Runs[i])
+		}
+	}
 }
 
 // RecordMode says when model calls are recorded into cassettes (one file
