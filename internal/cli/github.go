@@ -158,11 +158,12 @@ func ghSummary(e *env, rep *dryfire.Report) error {
 	return f.Close()
 }
 
-// mdCell is s fit for a Markdown table cell: one line, pipes escaped.
+// mdCell is s fit for a Markdown table cell: one line, bounded, and
+// escaped (termtext.Markdown) so that a name's Markdown or HTML renders
+// as its text.
 func mdCell(s string) string {
-	s = strings.NewReplacer("\r", " ", "\n", " ", "|", `\|`).Replace(s)
 	if r := []rune(s); len(r) > 200 {
 		s = string(r[:200]) + "…"
 	}
-	return s
+	return termtext.Markdown(s)
 }
