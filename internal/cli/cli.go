@@ -119,18 +119,27 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		debug.SetMemoryLimit(memoryLimit)
 		ownLimit.Store(true)
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), stopSignals...)
-	defer stop()
-	// The first Ctrl-C stops the run gracefully (cases not started are
-	// skipped, reports are written); a second one kills the process.
-	context.AfterFunc(ctx, stop)
 	e := &env{stdin: stdin, stdout: stdout, stderr: stderr, getenv: os.Getenv}
 	root := newRootCommand(e)
+	// The signals are caught once a command is about to run: --version
+	// and --help, answered before, do without (catching them starts a
+	// goroutine and a thread). The first Ctrl-C stops the run gracefully
+	// (cases not started are skipped, reports are written); a second one
+	// kills the process.
+	stop := func() {}
+	root.PersistentPreRunE = func(cmd *cobra.Command, _ []string) error {
+		ctx, stopCtx := signal.NotifyContext(cmd.Context(), stopSignals...)
+		context.AfterFunc(ctx, stopCtx)
+		stop = stopCtx
+		cmd.SetContext(ctx)
+		return nil
+	}
+	defer func() { stop() }()
 	root.SetArgs(args)
 	root.SetIn(stdin)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	cmd, err := root.ExecuteContextC(ctx)
+	cmd, err := root.ExecuteContextC(context.Background())
 	if err == nil {
 		return 0
 	}
