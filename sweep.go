@@ -58,11 +58,13 @@ type SweepReport struct {
 // SweepCase is one case of a sweep: its run without a failure and, when
 // that passed, its points.
 type SweepCase struct {
-	Suite  string        `json:"suite"`
-	Name   string        `json:"name"`
-	Status Status        `json:"status"`
-	Reason string        `json:"reason,omitempty"`
-	Calls  int           `json:"calls"`
+	Suite  string `json:"suite"`
+	Name   string `json:"name"`
+	Status Status `json:"status"`
+	Reason string `json:"reason,omitempty"`
+	Calls  int    `json:"calls"`
+	// Seed is the drill's seed (world suites): every point ran with it.
+	Seed   *int64        `json:"seed,omitempty"`
 	Points []PointResult `json:"points"`
 	// Infra marks a case that erred through its surroundings (a provider
 	// unreachable, a cassette missing) before any failure.
@@ -136,7 +138,7 @@ func (p *Project) Sweep(ctx context.Context, opts *SweepOptions) (*SweepReport, 
 	}
 	out := &SweepReport{Points: rep.Points, Ran: rep.Run, MaxPoints: rep.MaxPoints, Cases: make([]SweepCase, len(rep.Cases))}
 	for i, c := range rep.Cases {
-		sc := SweepCase{Suite: c.Suite, Name: c.Case, Status: Status(c.Status), Reason: c.Reason, Calls: c.Calls, Infra: c.Infra, Points: make([]PointResult, len(c.Points))}
+		sc := SweepCase{Suite: c.Suite, Name: c.Case, Status: Status(c.Status), Reason: c.Reason, Calls: c.Calls, Infra: c.Infra, Seed: c.Seed, Points: make([]PointResult, len(c.Points))}
 		for k, r := range c.Points {
 			pt := r.Point
 			pr := PointResult{Point: SweepPoint{ID: pt.ID(), Call: pt.Call, Tool: pt.Tool, Kind: pt.Kind, Code: pt.Code, Message: pt.Message, Rule: pt.Rule, Failure: pt.Failure()},

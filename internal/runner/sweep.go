@@ -133,8 +133,9 @@ type SweepCase struct {
 	// is swept.
 	Status report.Status
 	Reason string
-	Calls  int  // the tool calls it made
-	Infra  bool // it erred through its surroundings
+	Calls  int    // the tool calls it made
+	Infra  bool   // it erred through its surroundings
+	Seed   *int64 // its drill's seed (world suites): every point's too
 	Points []PointResult
 }
 
@@ -188,7 +189,7 @@ func Sweep(ctx context.Context, suites []*spec.Suite, opts Options, so SweepOpti
 	out := &SweepReport{MaxPoints: so.MaxPoints}
 	var runs []todo
 	for _, c := range base.Cases {
-		sc := SweepCase{Suite: c.Suite, Case: c.Name, Status: c.Status, Calls: len(c.ToolCalls), Infra: c.Infra}
+		sc := SweepCase{Suite: c.Suite, Case: c.Name, Status: c.Status, Calls: len(c.ToolCalls), Infra: c.Infra, Seed: c.Seed}
 		s := bySuite[c.Suite]
 		if c.Status != report.Passed {
 			sc.Reason = c.Reason
