@@ -31,7 +31,11 @@ type drill struct {
 	name   string
 	run    *runner.Drill
 	stored *report.Case // the drill a reproduction re-runs; nil otherwise
-	used   atomic.Int64 // the last request's time, Unix nanoseconds
+	// bindings are those its suite's target lists (spec.AllBindings
+	// without one), suite its file: a call through another is refused.
+	bindings []string
+	suite    string
+	used     atomic.Int64 // the last request's time, Unix nanoseconds
 }
 
 func (d *drill) touch(t time.Time) { d.used.Store(t.UnixNano()) }
@@ -209,7 +213,7 @@ func (e *Engine) start(body []byte) ([]byte, error) {
 	e.mu.Lock()
 	e.starting--
 	if err == nil {
-		d := &drill{id: id, name: c.Name, run: run, stored: stored}
+		d := &drill{id: id, name: c.Name, run: run, stored: stored, bindings: ls.suite.DrillBindings(), suite: ls.file}
 		d.touch(e.now())
 		e.drills[id] = d
 	}
@@ -320,7 +324,9 @@ func startAnswer(id string, ls *loaded, c *spec.Case, in *world.Instance, run *r
 		b.WriteByte(':')
 		b.Write(marshal(kv[1]))
 	}
-	b.WriteString(`},"operations":`)
+	b.WriteString(`},"bindings":`)
+	b.Write(marshal(ls.suite.DrillBindings()))
+	b.WriteString(`,"operations":`)
 	b.Write(ls.ops)
 	b.WriteString("}}")
 	return b.Bytes()

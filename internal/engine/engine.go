@@ -29,6 +29,7 @@ import (
 
 	"github.com/dryfire-dev/dryfire/internal/cassette"
 	"github.com/dryfire-dev/dryfire/internal/runner"
+	"github.com/dryfire-dev/dryfire/internal/spec"
 	"github.com/dryfire-dev/dryfire/internal/toolserver"
 	"github.com/dryfire-dev/dryfire/internal/world"
 )
@@ -239,8 +240,12 @@ func (e *Engine) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		e.control(w, r, path[len("/engine"):])
 	case strings.HasPrefix(path, "/drills/"):
 		id, sub, _ := strings.Cut(path[len("/drills/"):], "/")
-		switch name, state := e.lookup(id); state {
+		switch d, name, state := e.lookup(id); state {
 		case running:
+			if b := bindingOf(sub); b != "" && !slices.Contains(d.bindings, b) {
+				writeRefused(w, d, b, sub)
+				return
+			}
 			e.host.ServeHTTP(w, r)
 		case ended:
 			writeEnded(w, id, name, sub)
@@ -379,17 +384,17 @@ const (
 	ended
 )
 
-func (e *Engine) lookup(id string) (string, int) {
+func (e *Engine) lookup(id string) (*drill, string, int) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if d := e.drills[id]; d != nil {
 		d.touch(e.now())
-		return d.name, running
+		return d, d.name, running
 	}
 	if name, ok := e.ended[id]; ok {
-		return name, ended
+		return nil, name, ended
 	}
-	return "", unknown
+	return nil, "", unknown
 }
 
 func (e *Engine) abandon(id string) *apiError {
@@ -462,10 +467,38 @@ func endedMessage(id, name string) string {
 
 // writeEnded answers a binding route of an ended drill: 410, as an /ops
 // answer on /ops, else as an error object.
+// bindingOf is the binding a route under /drills/ID/ belongs to: direct
+// (/ops), mcp (/mcp), http (/tools, /http); "" for the model endpoint and
+// the world's control routes, which every drill has.
+func bindingOf(sub string) string {
+	first, _, _ := strings.Cut(sub, "/")
+	switch first {
+	case "ops":
+		return spec.BindingDirect
+	case "mcp":
+		return spec.BindingMCP
+	case "tools", "http":
+		return spec.BindingHTTP
+	}
+	return ""
+}
+
+// writeRefused answers a call through a binding the drill's target does
+// not list: 403 BINDING_NOT_DECLARED, before the world sees it.
+func writeRefused(w http.ResponseWriter, d *drill, b, sub string) {
+	env := world.ErrorEnvelope{Code: "BINDING_NOT_DECLARED", Message: fmt.Sprintf("drill %s: its target lists bindings [%s], not %s: the call to /%s is refused before it reaches the world (add %s to target.bindings in %s)", d.name, strings.Join(d.bindings, ", "), b, sub, b, d.suite)}
+	writeErrorEnvelope(w, http.StatusForbidden, env, sub)
+}
+
 func writeEnded(w http.ResponseWriter, id, name, sub string) {
-	env := world.ErrorEnvelope{Code: world.CodeEnded, Message: endedMessage(id, name)}
+	writeErrorEnvelope(w, http.StatusGone, world.ErrorEnvelope{Code: world.CodeEnded, Message: endedMessage(id, name)}, sub)
+}
+
+// writeErrorEnvelope answers env: as an operation's result on /ops, else
+// as {"error": env}.
+func writeErrorEnvelope(w http.ResponseWriter, status int, env world.ErrorEnvelope, sub string) {
 	if sub == "ops" || strings.HasPrefix(sub, "ops/") {
-		writeJSON(w, http.StatusGone, marshal(struct {
+		writeJSON(w, status, marshal(struct {
 			Status  string               `json:"status"`
 			Output  any                  `json:"output"`
 			Error   *world.ErrorEnvelope `json:"error"`
@@ -473,7 +506,7 @@ func writeEnded(w http.ResponseWriter, id, name, sub string) {
 		}{"error", nil, &env, false}))
 		return
 	}
-	writeJSON(w, http.StatusGone, marshal(map[string]any{"error": env}))
+	writeJSON(w, status, marshal(map[string]any{"error": env}))
 }
 
 func readBody(w http.ResponseWriter, r *http.Request) ([]byte, *apiError) {

@@ -170,10 +170,22 @@ func (x *decoder) suite(root *yaml.Node, doc any) *Suite {
 			s.Workspace, s.WorkspacePos = str(p.Val), x.pos(p.V)
 		case "trials":
 			s.Trials, _ = x.integer(p.V, p.Val)
+		case "target":
+			s.Target = x.target(p)
 		}
 	}
 	if k, _ := yamlpos.Lookup(root, "agent"); k == nil && s.World != "" {
 		s.NoAgent = true
+	}
+	if s.Target != nil {
+		k, _ := yamlpos.Lookup(root, "target")
+		switch {
+		case s.World == "":
+			x.errorf(k, "target declares the agent of a world's drills: it needs world:")
+		case !s.NoAgent:
+			a, _ := yamlpos.Lookup(root, "agent")
+			x.errorf(a, "target kind external is the test's own agent, run by runDrills / run_drills: remove agent:, or target")
+		}
 	}
 	if s.World != "" {
 		for _, key := range []string{"tools", "mocks"} {
@@ -191,6 +203,21 @@ func (x *decoder) suite(root *yaml.Node, doc any) *Suite {
 	x.firstCase = nameSet{}
 	x.crossHead(s)
 	return s
+}
+
+// target decodes the suite's target: (the schema has checked its shape).
+func (x *decoder) target(p yamlpos.KV) *Target {
+	t := &Target{Pos: x.pos(p.K)}
+	m, _ := p.Val.(map[string]any)
+	t.Kind = str(m["kind"])
+	list, _ := m["bindings"].([]any)
+	for _, b := range list {
+		t.Bindings = append(t.Bindings, str(b))
+	}
+	if len(t.Bindings) == 0 {
+		t.Bindings = AllBindings
+	}
+	return t
 }
 
 // addCase decodes the case item n (converted value val), index in the

@@ -76,6 +76,7 @@ var schemaContexts = []yamlpos.SchemaContext{
 	{Prefix: "/$defs/clock", Label: "clock"},
 	{Prefix: "/$defs/model_fault", Label: "model fault"},
 	{Prefix: "/$defs/agent", Label: "agent"},
+	{Prefix: "/$defs/target", Label: "target"},
 	{Prefix: "/$defs/tool", Label: "tool"},
 	{Prefix: "/$defs/rule", Label: "mock rule"},
 	{Prefix: "/$defs/case/properties/user/items", Label: "user turn"},

@@ -66,6 +66,35 @@ type Suite struct {
 	// suite has an agent now (a suite without agent given a program,
 	// dryfire reproduce -- COMMAND).
 	ScriptDrills bool
+	// Target is the suite's target: (nil without one): what its drills'
+	// agent is and the bindings it may reach the world through.
+	Target *Target
+}
+
+// Binding names: the ways a drill's agent reaches its world.
+const (
+	BindingDirect = "direct" // mockTool / mock_tool: the /ops route
+	BindingMCP    = "mcp"    // the MCP endpoint
+	BindingHTTP   = "http"   // the /tools routes and the world's own HTTP routes
+)
+
+// AllBindings are the bindings of a drill whose suite declares none.
+var AllBindings = []string{BindingDirect, BindingMCP, BindingHTTP}
+
+// Target is a world suite's target: its kind (external: the test's own
+// function, run by the SDKs) and its bindings.
+type Target struct {
+	Kind     string
+	Bindings []string // as listed; AllBindings when the suite lists none
+	Pos      yamlpos.Pos
+}
+
+// DrillBindings are the bindings a drill of s may use.
+func (s *Suite) DrillBindings() []string {
+	if s.Target == nil {
+		return AllBindings
+	}
+	return s.Target.Bindings
 }
 
 // ScriptOf is the script of case c: its own, else the suite's (nil when

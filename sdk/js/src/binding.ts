@@ -52,6 +52,12 @@ export interface Binding {
   readonly env: Readonly<Record<string, string>>;
   /** The world's operations, in the world's order. */
   readonly operations: readonly OperationInfo[];
+  /**
+   * The bindings the drill's agent may use (its suite's target.bindings:
+   * "direct" is mockTool; "mcp"; "http"): the engine refuses a call
+   * through any other, and mockTool throws at once without "direct".
+   */
+  readonly bindings: readonly string[];
   /** True once the drill has ended: calls through it then fail with DRILL_ENDED. */
   readonly ended: boolean;
 }
@@ -74,6 +80,7 @@ export interface WireBinding {
     errors?: string[] | null;
     idempotent?: boolean;
   }[];
+  bindings?: string[];
 }
 
 interface Internal {
@@ -110,6 +117,7 @@ export function makeBinding(w: WireBinding, drill: string, conn: Connection): Bi
         }),
       ),
     ),
+    bindings: Object.freeze([...(w.bindings ?? ["direct", "mcp", "http"])]),
     get ended() {
       return state.ended;
     },

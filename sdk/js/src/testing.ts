@@ -130,6 +130,11 @@ export function mockTool<A extends unknown[], T>(binding: Binding, options: Mock
   }
   const info = operationName(binding, options.operation);
   const name = `${info.package}/${info.operation}`;
+  if (!binding.bindings.includes("direct")) {
+    throw new Error(
+      `dryfire: mockTool: drill ${binding.drill}'s target lists bindings [${binding.bindings.join(", ")}], not direct: mockTool is the direct binding (add direct to target.bindings in the suite, or reach the world the way the target says)`,
+    );
+  }
   const url = `${binding.opsUrl}/${encodeURIComponent(info.package)}/${encodeURIComponent(info.operation)}`;
   const { input, output, idempotencyKey, error, actor } = options;
 

@@ -240,3 +240,39 @@ describe("a retained callable after its binding expires", () => {
     await expect(evidence(kept as Binding)).rejects.toMatchObject({ code: "DRILL_ENDED", status: 410 });
   });
 });
+
+describe("the target's bindings", () => {
+  test("kind: external with bindings: [direct] (the product note's) is an SDK drill: mockTool works, MCP is refused before the world sees it", async () => {
+    const r = await runDrills({
+      drill: "direct-only",
+      suite: "target-direct.dryfire.yaml",
+      cwd,
+      agent: async ({ binding }) => {
+        expect(binding.bindings).toEqual(["direct"]);
+        const res = await fetch(binding.mcpUrl, { method: "POST", headers: { "content-type": "application/json", accept: "application/json, text/event-stream" }, body: "{}" });
+        expect(res.status).toBe(403);
+        expect(((await res.json()) as { error: ToolErrorEnvelope }).error.code).toBe("BINDING_NOT_DECLARED");
+        return mockTool(binding, { mode: "sync", operation: SAVE })({ id: "record-1", text: "hello" });
+      },
+    });
+    expect(r.evidence.map((e) => e.operation)).toEqual(["record-store/records.save"]);
+  });
+
+  test("without direct, mockTool throws at mockTool time and no call is made", async () => {
+    const r = await runDrills({
+      drill: "mcp-only",
+      suite: "target-mcp.dryfire.yaml",
+      cwd,
+      agent: ({ binding }) => {
+        expect(() => mockTool(binding, { mode: "async", operation: SAVE })).toThrow(
+          "dryfire: mockTool: drill mcp-only's target lists bindings [mcp], not direct: mockTool is the direct binding (add direct to target.bindings in the suite, or reach the world the way the target says)",
+        );
+      },
+    });
+    expect(r.evidence).toEqual([]);
+  });
+
+  test("a suite without target has every binding", async () => {
+    await sandbox((b) => expect(b.bindings).toEqual(["direct", "mcp", "http"]));
+  });
+});

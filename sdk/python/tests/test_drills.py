@@ -6,6 +6,8 @@ import asyncio
 import json
 import threading
 import unittest.mock
+import urllib.error
+import urllib.request
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -151,6 +153,43 @@ def test_an_unknown_operation_raises_at_creation_with_a_did_you_mean() -> None:
         return ""
 
     r = drill(agent)
+    assert r.evidence == []  # no request was made
+
+
+def target_suite(tmp_path: Path, bindings: str) -> Path:
+    for f in ("records.world.yaml", "records.star"):
+        (tmp_path / f).write_bytes((RECORDS / f).read_bytes())
+    (tmp_path / "target.dryfire.yaml").write_text(
+        "version: 1\nworld: records.world.yaml\n"
+        f"target: {{kind: external, bindings: [{bindings}]}}\n"
+        "cases:\n  - name: save-record\n    input: Save record-1 with the text hello.\n"
+    )
+    return tmp_path
+
+
+def test_the_notes_target_is_an_sdk_drill_and_other_bindings_are_refused(tmp_path: Path) -> None:
+    def agent(d: DrillContext) -> str:
+        assert d.binding.bindings == ("direct",)
+        req = urllib.request.Request(d.binding.mcp_url, data=b"{}", method="POST",
+                                     headers={"Content-Type": "application/json", "Accept": "application/json, text/event-stream"})
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            urllib.request.urlopen(req, timeout=30)
+        assert refused.value.code == 403
+        assert json.loads(refused.value.read())["error"]["code"] == "BINDING_NOT_DECLARED"
+        save_mock(d)("record-1", "hello")
+        return "Saved record-1."
+
+    r = run_drills(drill="save-record", agent=agent, cwd=target_suite(tmp_path, "direct"))
+    assert [e["operation"] for e in r.evidence] == ["record-store/records.save"]
+
+
+def test_mock_tool_without_the_direct_binding_raises_at_creation(tmp_path: Path) -> None:
+    def agent(d: DrillContext) -> str:
+        with pytest.raises(ValueError, match=r"target lists bindings \[mcp\], not direct: mock_tool is the direct binding"):
+            save_mock(d)
+        return ""
+
+    r = run_drills(drill="save-record", agent=agent, cwd=target_suite(tmp_path, "mcp"))
     assert r.evidence == []  # no request was made
 
 

@@ -60,6 +60,9 @@ class Binding:
         self.ops_url: str = raw["ops_url"]
         self.world_url: str = raw["world_url"]
         self.env: dict[str, str] = dict(raw.get("env") or {})
+        # The bindings the drill's agent may use (its suite's target.bindings): the engine refuses
+        # a call through any other, and mock_tool (the direct binding) raises at once without direct.
+        self.bindings: tuple[str, ...] = tuple(raw.get("bindings") or ("direct", "mcp", "http"))
         self.operations: tuple[Operation, ...] = tuple(
             Operation(
                 package=o["package"], operation=o["operation"], tool=o.get("tool", ""),

@@ -115,6 +115,11 @@ def mock_tool(
         close = difflib.get_close_matches(name, known, n=1, cutoff=0.5)
         hint = f" (did you mean {close[0]!r}?)" if close else ""
         raise ValueError(f"mock_tool: the world of drill {binding.drill!r} has no operation {name!r}{hint}; it has: {', '.join(known)}")
+    if "direct" not in binding.bindings:
+        raise ValueError(
+            f"mock_tool: drill {binding.drill!r}'s target lists bindings [{', '.join(binding.bindings)}], not direct: "
+            "mock_tool is the direct binding (add direct to target.bindings in the suite, or reach the world the way the target says)"
+        )
     engine = binding.engine
     path = f"{binding.path}/ops/{urllib.parse.quote(pkg, safe='')}/{urllib.parse.quote(op, safe='.-_~')}"
     map_input = input or _default_input
