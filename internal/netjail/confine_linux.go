@@ -215,6 +215,33 @@ func programFiles(cmd *exec.Cmd, dir string) []string {
 	if json.Unmarshal([]byte(envOf(cmd.Env, "DRYFIRE_MCP_ARGV")), &argv) == nil && len(argv) > 0 {
 		file(argv[0])
 	}
+	return append(out, linkedEntries(dir)...)
+}
+
+// maxLinkedEntries bounds the entries of a program's directory looked at
+// for links.
+const maxLinkedEntries = 1000
+
+// linkedEntries are what the entries of dir that are symbolic links point
+// to (a node_modules or .venv linked in from another checkout, perhaps
+// under /tmp): they come with the program's directory.
+func linkedEntries(dir string) []string {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for i, e := range ents {
+		if i >= maxLinkedEntries {
+			break
+		}
+		if e.Type()&os.ModeSymlink == 0 {
+			continue
+		}
+		if real, err := filepath.EvalSymlinks(filepath.Join(dir, e.Name())); err == nil {
+			out = append(out, real)
+		}
+	}
 	return out
 }
 
