@@ -1,0 +1,53 @@
+package cassette
+
+import (
+	"fmt"
+
+	"github.com/dryfire-dev/dryfire/internal/redact"
+)
+
+// Mode says when a case's model calls are recorded and when replayed.
+type Mode string
+
+const (
+	// None replays only and never opens a connection; a missing cassette
+	// is an error. The default when the CI environment variable is set.
+	None Mode = "none"
+	// Once replays a case's cassette when it exists, else records one.
+	// The default otherwise.
+	Once Mode = "once"
+	// New replays the recorded calls while they match and records the
+	// rest live, updating the cassette.
+	New Mode = "new"
+	// All records every call live and overwrites the cassette.
+	All Mode = "all"
+)
+
+// Modes are the modes, in the order help lists them.
+var Modes = []Mode{None, Once, New, All}
+
+// ParseMode reads a --record value.
+func ParseMode(s string) (Mode, error) {
+	for _, m := range Modes {
+		if string(m) == s {
+			return m, nil
+		}
+	}
+	return "", fmt.Errorf("unknown record mode %q: want none, once, new or all", s)
+}
+
+// DefaultMode is None when the environment variable CI is set to anything,
+// else Once.
+func DefaultMode(getenv func(string) string) Mode {
+	if getenv("CI") != "" {
+		return None
+	}
+	return Once
+}
+
+// MinSecretLen is the shortest environment value treated as a secret.
+const MinSecretLen = redact.MinLen
+
+// SecretsFromEnv are the values (at least MinSecretLen long) of the
+// variables whose names hold KEY, TOKEN, SECRET or PASSWORD.
+func SecretsFromEnv(environ []string) []string { return redact.FromEnv(environ) }
