@@ -1,0 +1,296 @@
+package runner
+
+import (
+	"fmt"
+	"net/http"
+	"os"
+	"strings"
+
+	"github.com/dryfire-dev/dryfire/internal/cassette"
+	"github.com/dryfire-dev/dryfire/internal/model"
+	"github.com/dryfire-dev/dryfire/internal/provider"
+	"github.com/dryfire-dev/dryfire/internal/redact"
+	"github.com/dryfire-dev/dryfire/internal/spec"
+	"github.com/dryfire-dev/dryfire/internal/yamlpos"
+)
+
+// What the cases of one run share to reach real models: keys, the transport, the host of agent.command programs.
+
+// live is what the cases of one run share to reach real models.
+type live struct {
+	mode      cassette.Mode
+	getenv    func(string) string
+	secrets   []string
+	red       redact.Redactor   // of secrets, applied to each case's report
+	transport http.RoundTripper // nil in None mode
+	env       []string          // the run's environment
+	host      *host             // serves agent.command cases; nil when there are none
+	templates *templates        // workspace templates, scanned once
+	cov       *coverage         // Options.Coverage; nil: not counted
+}
+
+// hostPort is the port of the run's host: Options.Port, else the
+// agent.port its agent.command suites name (all the same one), else 0 (a
+// free port); asked says which, for an error.
+func hostPort(jobs *jobList, opts Options) (port int, asked string, err error) {
+	if opts.Port > 0 {
+		return opts.Port, "dryfire run --port", nil
+	}
+	var at yamlpos.Pos
+	for _, rs := range jobs.suites {
+		a := &rs.s.Agent
+		if len(a.Command) == 0 || a.Port == 0 {
+			continue
+		}
+		if port != 0 && a.Port != port {
+			return 0, "", fmt.Errorf("agent.port: the suites ask for two ports, %d (%s) and %d (%s): one run serves every agent program on one port; give them the same one, or run them apart, or pass dryfire run --port", port, at, a.Port, a.PortPos)
+		}
+		port, at = a.Port, a.PortPos
+	}
+	return port, "agent.port", nil
+}
+
+// needsHost says whether a case to run is an agent.command program's,
+// which a host serves.
+func needsHost(jobs *jobList) bool {
+	command := false
+	for _, rs := range jobs.suites {
+		command = command || len(rs.s.Agent.Command) > 0
+	}
+	for ci := range jobs.n {
+		if !command {
+			break
+		}
+		if rs, _ := jobs.at(ci); len(rs.s.Agent.Command) > 0 && !jobs.skipped(ci) {
+			return true
+		}
+	}
+	return false
+}
+
+// withCommand is a copy of the suite whose agent is the program command
+// (Options.Command): the suite's cases, checks and world, another agent.
+// The provider stays: script (the cases' scripts answer the program's
+// model calls), or the API the program calls.
+func withCommand(s *spec.Suite, command []string) *spec.Suite {
+	cp := *s
+	cp.Agent.Command = command
+	cp.ScriptDrills = cp.ScriptDrills || cp.NoAgent
+	cp.NoAgent = false
+	return &cp
+}
+
+func supported(s *spec.Suite) error {
+	if s.NoAgent {
+		return nil // its drills are skipped
+	}
+	if len(s.Agent.Command) > 0 {
+		switch s.Agent.Provider {
+		case "", provider.Script, provider.Anthropic, provider.OpenAI, provider.OpenAIResponses, provider.OpenAICompatible, provider.Gemini:
+			return nil
+		}
+		return &UnsupportedError{Pos: s.Agent.ProviderPos, Msg: fmt.Sprintf("provider %q cannot be used with agent.command", s.Agent.Provider)}
+	}
+	switch s.Agent.Provider {
+	case provider.Script, provider.Anthropic, provider.OpenAI, provider.OpenAIResponses, provider.OpenAICompatible, provider.Gemini:
+		return nil
+	}
+	return &UnsupportedError{Pos: s.Agent.ProviderPos, Msg: fmt.Sprintf("provider %q is not available in this version of dryfire", s.Agent.Provider)}
+}
+
+// MissingKeyError lists the cases that need a live model whose key is
+// not set: found before the run, which then does not start.
+type MissingKeyError struct {
+	Mode    cassette.Mode
+	Missing []MissingKey
+}
+
+// MissingKey is one environment variable that is not set and the cases
+// that need it.
+type MissingKey struct {
+	Env   string
+	Cases []string // "SUITE: CASE (why)"
+}
+
+// maxListed bounds the cases a MissingKeyError names per key.
+const maxListed = 10
+
+func (e *MissingKeyError) Error() string {
+	var b strings.Builder
+	for i, m := range e.Missing {
+		if i > 0 {
+			b.WriteString("\n")
+		}
+		fmt.Fprintf(&b, "%s is not set, and %s the live model:", m.Env, map[bool]string{true: "this case needs", false: fmt.Sprintf("these %d cases need", len(m.Cases))}[len(m.Cases) == 1])
+		for j, c := range m.Cases {
+			if j == maxListed {
+				fmt.Fprintf(&b, "\n  … and %d more", len(m.Cases)-maxListed)
+				break
+			}
+			b.WriteString("\n  " + c)
+		}
+	}
+	b.WriteString("\nset it")
+	if len(e.Missing) > 1 {
+		b.WriteString(" (them)")
+	}
+	if e.Mode != cassette.None {
+		b.WriteString(", or replay only with --record none")
+	}
+	return b.String()
+}
+
+// prepareLive resolves the record mode and the environment, and checks
+// before anything runs that every case that will need a live model has
+// its key.
+func prepareLive(jobs *jobList, opts Options) (*live, error) {
+	lv, err := newLive(opts)
+	if err != nil {
+		return nil, err
+	}
+	// Credentials in base URLs are secrets too, for the cassettes and the
+	// report.
+	for k, rs := range jobs.suites {
+		if !jobs.selects(k) {
+			continue
+		}
+		lv.secrets = append(lv.secrets, redact.FromURL(rs.s.Agent.BaseURL)...)
+		if p := rs.s.Agent.Provider; p != provider.Script {
+			lv.secrets = append(lv.secrets, redact.FromURL(lv.getenv(model.BaseURLEnv(p)))...)
+		}
+	}
+	lv.red = redact.New(lv.secrets)
+	needsModel := false
+	missing := map[string][]string{}
+	var order []string
+	need := func(j job, keyEnv, why string) {
+		if _, ok := missing[keyEnv]; !ok {
+			order = append(order, keyEnv)
+		}
+		missing[keyEnv] = append(missing[keyEnv], j.suite.File+": "+j.c.Name+" ("+why+")")
+	}
+	for i := range jobs.jobs {
+		// A stub has no judge check and no simulated user.
+		ci, _ := jobs.caseOf(i)
+		if rs, k := jobs.at(ci); rs.s.NoAgent || rs.s.Agent.Provider == provider.Script && len(rs.s.Agent.Command) == 0 && rs.s.Stubbed(k) {
+			continue
+		}
+		j := jobs.job(i)
+		if j.c.Skip || j.suite.NoAgent {
+			continue
+		}
+		// A judge check's model, whoever the agent is.
+		for _, jd := range judges(j.c) {
+			needsModel = true
+			keyEnv := model.KeyEnv(jd.Provider)
+			if jd.Provider == provider.OpenAICompatible || lv.getenv(keyEnv) != "" {
+				continue
+			}
+			switch file := j.judgeFile(jd); {
+			case lv.mode == cassette.All:
+				need(j, keyEnv, fmt.Sprintf("judge %d, --record all", jd.Index))
+			case lv.mode == cassette.Once:
+				if _, err := os.Stat(file); err != nil {
+					need(j, keyEnv, "no judge cassette yet: "+file)
+				}
+			}
+		}
+		// A model-driven user's model.
+		if u := j.c.User; u != nil && u.Model != nil {
+			needsModel = true
+			keyEnv := model.KeyEnv(u.Model.Provider)
+			if u.Model.Provider != provider.OpenAICompatible && lv.getenv(keyEnv) == "" {
+				switch file := j.userFile(); {
+				case lv.mode == cassette.All:
+					need(j, keyEnv, "the simulated user, --record all")
+				case lv.mode == cassette.Once:
+					if c, err := cassette.Load(file); err != nil || c.User == nil {
+						need(j, keyEnv, "no recording of the simulated user yet in "+file)
+					}
+				}
+			}
+		}
+		p := j.suite.Agent.Provider
+		command := len(j.suite.Agent.Command) > 0
+		if p == provider.Script {
+			continue // its script answers, whoever the agent is
+		}
+		needsModel = true
+		keyEnv := model.KeyEnv(p)
+		if command {
+			keyEnv = commandKeyMissing(&j.suite.Agent, lv.getenv)
+			if keyEnv == "" {
+				continue
+			}
+		} else if p == provider.OpenAICompatible || lv.getenv(keyEnv) != "" {
+			continue
+		}
+		var why string
+		switch {
+		case j.plan.UsesImpl:
+			if lv.mode != cassette.None {
+				why = "runs passthrough code, so it always calls the live model"
+			}
+		case lv.mode == cassette.All:
+			why = "--record all"
+		case lv.mode == cassette.Once:
+			if _, err := os.Stat(j.cassette); err != nil {
+				why = "no cassette yet: " + j.cassette
+			}
+		}
+		if why == "" {
+			continue
+		}
+		need(j, keyEnv, why)
+	}
+	if len(order) > 0 {
+		e := &MissingKeyError{Mode: lv.mode}
+		for _, env := range order {
+			e.Missing = append(e.Missing, MissingKey{Env: env, Cases: missing[env]})
+		}
+		return nil, e
+	}
+	if needsModel {
+		lv.connect(opts, false)
+	}
+	return lv, nil
+}
+
+// newLive reads the run's environment and record mode.
+func newLive(opts Options) (*live, error) {
+	env := opts.Env
+	if env == nil {
+		env = os.Environ()
+	}
+	vars := make(map[string]string, len(env))
+	for _, kv := range env {
+		if k, v, ok := strings.Cut(kv, "="); ok {
+			vars[k] = v
+		}
+	}
+	lv := &live{mode: opts.Record, getenv: func(k string) string { return vars[k] }, env: env, templates: &templates{}}
+	// Every secret the run knows of, for the cassettes and the report.
+	lv.secrets = redact.FromEnv(env)
+	lv.red = redact.New(lv.secrets)
+	if lv.mode == "" {
+		lv.mode = cassette.DefaultMode(lv.getenv)
+	}
+	if _, err := cassette.ParseMode(string(lv.mode)); err != nil {
+		return nil, err
+	}
+	return lv, nil
+}
+
+// connect readies the live side: the transport to real APIs, unless only
+// replaying (and not always, for drills that choose their own record
+// mode).
+func (lv *live) connect(opts Options, always bool) {
+	if lv.mode != cassette.None || always {
+		lv.transport = opts.Live
+		if lv.transport == nil {
+			t := http.DefaultTransport.(*http.Transport).Clone()
+			t.MaxIdleConnsPerHost = max(opts.Concurrency, DefaultConcurrency)
+			lv.transport = t
+		}
+	}
+}
