@@ -1,0 +1,218 @@
+package spec
+
+import (
+	"encoding/json"
+	"slices"
+	"strconv"
+	"strings"
+
+	yaml "go.yaml.in/yaml/v4"
+
+	"github.com/dryfire-dev/dryfire/internal/provider"
+	"github.com/dryfire-dev/dryfire/internal/yamlpos"
+)
+
+// Decoding a suite's agent (built-in loop or agent.command) and a case's simulated user.
+
+func (x *decoder) agent(agent yamlpos.KV) Agent {
+	a := Agent{Pos: x.pos(agent.K)}
+	for _, p := range yamlpos.Pairs(agent.V, agent.Val) {
+		switch p.Key() {
+		case "provider":
+			a.Provider = str(p.Val)
+			a.ProviderPos = x.pos(p.V)
+		case "model":
+			a.Model = str(p.Val)
+		case "base_url":
+			a.BaseURL = str(p.Val)
+		case "system":
+			a.System = str(p.Val)
+		case "max_turns":
+			a.MaxTurns, _ = x.integer(p.V, p.Val)
+		case "retries":
+			if n, ok := x.integer(p.V, p.Val); ok {
+				a.Retries = &n
+			}
+		case "timeout_s":
+			if num, ok := p.Val.(json.Number); ok {
+				a.TimeoutS, _ = num.Float64()
+			}
+		case "params":
+			a.Params, _ = p.Val.(map[string]any)
+			if k, v := yamlpos.Lookup(p.V, "stream"); k != nil {
+				if _, ok := a.Params["stream"].(bool); !ok {
+					x.errorf(v, "agent.params.stream must be true or false")
+				}
+			}
+		case "match":
+			a.Match = x.match(p.V, p.Val)
+		case "clock":
+			a.Clock = x.clock(p.V, p.Val)
+		case "network":
+			a.Network, a.NetworkPos = str(p.Val), x.pos(p.V)
+		case "env":
+			a.Env = x.agentEnv(p.V, p.Val)
+		case "port":
+			a.Port, _ = x.integer(p.V, p.Val)
+			a.PortPos = x.pos(p.V)
+		case "command":
+			a.CommandPos = x.pos(p.K)
+			for _, e := range yamlpos.Items(p.V, p.Val) {
+				a.Command = append(a.Command, str(e.Val))
+			}
+		}
+	}
+	if a.Provider == provider.OpenAICompatible && a.BaseURL == "" {
+		_, pv := yamlpos.Lookup(agent.V, "provider")
+		x.errorf(pv, "provider openai-compatible needs agent.base_url (the server's URL, e.g. http://localhost:11434/v1)")
+	}
+	if ck, _ := yamlpos.Lookup(agent.V, "command"); ck != nil {
+		x.commandAgent(agent.V, &a)
+	} else {
+		if k, _ := yamlpos.Lookup(agent.V, "clock"); k != nil {
+			x.errorf(k, "agent.clock sets the time an agent program (agent.command) reads; the built-in loop's requests carry no clock")
+		}
+		if k, _ := yamlpos.Lookup(agent.V, "network"); k != nil {
+			x.errorf(k, "agent.network is the network of an agent program (agent.command); the built-in loop runs inside dryfire, whose model calls go to the cassette")
+		}
+		for _, key := range []string{"env", "port"} {
+			if k, _ := yamlpos.Lookup(agent.V, key); k != nil {
+				x.errorf(k, "agent.%s is for an agent program (agent.command); the built-in loop runs inside dryfire", key)
+			}
+		}
+	}
+	if _, ev := yamlpos.Lookup(agent.V, "env"); a.Clock != nil && ev != nil && ev.Kind == yaml.MappingNode {
+		for i := 0; i+1 < len(ev.Content); i += 2 {
+			if k := ev.Content[i].Value; k == "TZ" || k == "LD_PRELOAD" || strings.HasPrefix(k, "FAKETIME") {
+				x.errorf(ev.Content[i], "agent.env sets %s, which agent.clock sets: remove one", k)
+			}
+		}
+	}
+	return a
+}
+
+// agentEnv reads agent.env: a mapping of variable names to scalar values
+// (written as text), for the program only.
+func (x *decoder) agentEnv(n *yaml.Node, val any) []EnvVar {
+	var out []EnvVar
+	for _, p := range yamlpos.Pairs(n, val) {
+		name := p.Key()
+		switch {
+		case !validEnvName(name):
+			x.errorf(p.K, "agent.env: %q is not a variable name (letters, digits and _, not starting with a digit)", name)
+			continue
+		case strings.HasPrefix(name, "DRYFIRE_") || slices.Contains(BindingEnv, name):
+			x.errorf(p.K, "agent.env cannot set %s: dryfire sets it to lead the program to its case", name)
+			continue
+		}
+		var v string
+		switch t := p.Val.(type) {
+		case string:
+			v = t
+		case json.Number:
+			v = string(t)
+		case bool:
+			v = strconv.FormatBool(t)
+		default:
+			continue // the schema says what it must be
+		}
+		if strings.IndexByte(v, 0) >= 0 {
+			x.errorf(p.V, "agent.env.%s holds a NUL byte, which no environment can carry", name)
+			continue
+		}
+		out = append(out, EnvVar{Name: name, Value: v, Pos: x.pos(p.K)})
+	}
+	return out
+}
+
+func validEnvName(s string) bool {
+	if s == "" || s[0] >= '0' && s[0] <= '9' {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9') {
+			return false
+		}
+	}
+	return true
+}
+
+// commandAgent checks the agent of a suite whose cases run an existing
+// agent (agent.command): the program makes its own model calls, so the
+// keys of the built-in loop have no use there; provider, optional, names
+// the API it calls (which key a recording needs; with base_url, where
+// live calls go).
+func (x *decoder) commandAgent(n *yaml.Node, a *Agent) {
+	for _, key := range []string{"model", "system", "params", "retries"} {
+		if k, _ := yamlpos.Lookup(n, key); k != nil {
+			x.errorf(k, "agent.%s is for the built-in loop; with agent.command your program makes its own model calls (remove %s)", key, key)
+		}
+	}
+	switch a.Provider {
+	case "":
+		if k, _ := yamlpos.Lookup(n, "base_url"); k != nil {
+			x.errorf(k, "agent.base_url with agent.command needs provider: the API it is the base URL of (anthropic, openai, openai-responses or openai-compatible)")
+		}
+	case provider.Script:
+		// The script answers the program's model calls, over any API.
+		if k, _ := yamlpos.Lookup(n, "base_url"); k != nil {
+			x.errorf(k, "agent.base_url with provider script: the script answers every model call of the program, none goes to a real API (remove base_url)")
+		}
+	}
+}
+
+// user reads a case's user: a list of scripted turns or a model-driven
+// user (its model resolved in crossCheck).
+func (x *decoder) user(p yamlpos.KV) *User {
+	u := &User{Pos: x.pos(p.K), key: p.K, node: p.V}
+	switch val := p.Val.(type) {
+	case []any:
+		u.Script = []*UserTurn{}
+		for _, it := range yamlpos.Items(p.V, val) {
+			t := &UserTurn{Pos: x.pos(it.N)}
+			switch v := it.Val.(type) {
+			case string:
+				t.Say = v
+			case map[string]any:
+				for _, q := range yamlpos.Pairs(it.N, v) {
+					switch q.Key() {
+					case "say":
+						t.Say = str(q.Val)
+					case "when":
+						if s, ok := q.Val.(string); ok {
+							t.When = x.regex(q.V, s)
+						}
+					}
+				}
+			default:
+				continue // reported by the schema
+			}
+			u.Script = append(u.Script, t)
+		}
+	case map[string]any:
+		m := &UserModel{MaxTurns: DefaultUserMaxTurns}
+		for _, q := range yamlpos.Pairs(p.V, val) {
+			switch q.Key() {
+			case "provider":
+				m.Provider = str(q.Val)
+			case "model":
+				m.Model = str(q.Val)
+			case "instructions":
+				m.Instructions = str(q.Val)
+			case "stop_when":
+				if s, ok := q.Val.(string); ok {
+					m.StopWhen = x.regex(q.V, s)
+				}
+			case "max_turns":
+				if i, ok := x.integer(q.V, q.Val); ok {
+					m.MaxTurns = i
+				}
+			}
+		}
+		u.Model = m
+	default:
+		return nil // reported by the schema
+	}
+	return u
+}
