@@ -16,7 +16,6 @@
 package dryfire
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -305,7 +304,7 @@ func Merge(reports []*Report, names []string) (*Report, error) {
 
 // ParseReport reads a JSON report (dryfire run --json).
 func ParseReport(data []byte) (*Report, error) {
-	var r Report
+	var r report.Report
 	if err := json.Unmarshal(data, &r); err != nil {
 		return nil, fmt.Errorf("not a dryfire JSON report: %w", err)
 	}
@@ -313,26 +312,9 @@ func ParseReport(data []byte) (*Report, error) {
 		return nil, errors.New("not a dryfire JSON report: it has no cases")
 	}
 	for i := range r.Cases {
-		compactArgs(&r.Cases[i])
+		r.Cases[i].CompactArgs()
 	}
-	return &r, nil
-}
-
-// compactArgs puts a stored case's call arguments (and its trials') on
-// one line again, as its run kept them: the report has them indented,
-// and the text of a merge would show them so.
-func compactArgs(c *CaseResult) {
-	for i := range c.ToolCalls {
-		var b bytes.Buffer
-		if a := c.ToolCalls[i].Args; json.Compact(&b, a) == nil && b.Len() != len(a) {
-			c.ToolCalls[i].Args = b.Bytes()
-		}
-	}
-	if c.Trials != nil {
-		for i := range c.Trials.Runs {
-			compactArgs(&c.Trials.Runs[i])
-		}
-	}
+	return reportOf(&r), nil
 }
 
 // RecordMode says when model calls are recorded into cassettes (one file

@@ -93,3 +93,20 @@ func appendIndented(dst, src []byte, prefix, indent string) []byte {
 	}
 	return dst
 }
+
+// CompactArgs puts a stored case's call arguments (and its trials') on
+// one line again, as its run kept them: the JSON report has them
+// indented, and a merge's or a re-check's text would show them so.
+func (c *Case) CompactArgs() {
+	for i := range c.ToolCalls {
+		var b bytes.Buffer
+		if a := c.ToolCalls[i].Args; json.Compact(&b, a) == nil && b.Len() != len(a) {
+			c.ToolCalls[i].Args = b.Bytes()
+		}
+	}
+	if c.Trials != nil {
+		for i := range c.Trials.Runs {
+			c.Trials.Runs[i].CompactArgs()
+		}
+	}
+}

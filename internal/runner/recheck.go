@@ -1,9 +1,7 @@
 package runner
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -58,7 +56,7 @@ func Recheck(ctx context.Context, suites []*spec.Suite, stored *report.Report, n
 			return nil, errors.New("interrupted")
 		}
 		c := stored.Cases[i]
-		compactArgs(&c)
+		c.CompactArgs()
 		l := bySuite[c.Suite]
 		k, ok := 0, false
 		if l != nil {
@@ -93,22 +91,6 @@ func Recheck(ctx context.Context, suites []*spec.Suite, stored *report.Report, n
 	out.Tally()
 	out.Recheck = rc
 	return out, nil
-}
-
-// compactArgs writes the arguments of c's calls (and its trials') on one
-// line again, as a run keeps them: the report stores them indented.
-func compactArgs(c *report.Case) {
-	for i := range c.ToolCalls {
-		var b bytes.Buffer
-		if a := c.ToolCalls[i].Args; json.Compact(&b, a) == nil && b.Len() != len(a) {
-			c.ToolCalls[i].Args = b.Bytes()
-		}
-	}
-	if c.Trials != nil {
-		for i := range c.Trials.Runs {
-			compactArgs(&c.Trials.Runs[i])
-		}
-	}
 }
 
 // verdictOf is a drill's verdict: its status; "" for a case of no drill.
