@@ -7,18 +7,19 @@
 # binary is built as go test -c builds it, and "run" by true, so nothing of
 # another OS runs here; -count=1 so none is skipped as cached). Linux amd64
 # is the build the full suite runs (go test -race ./...); 15-release.sh
-# builds the binary of every target (the compiled dependencies stay in the
-# Go build cache for it).
+# builds the binary of every target with -trimpath, as these do, so that
+# their compiled packages in the Go build cache are its (a darwin/arm64
+# release build after them: 1 s instead of 32 s with a cold cache).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 for target in ${DRYFIRE_VET_TARGETS:-darwin/arm64 windows/amd64}; do
 	t0=$SECONDS
-	GOOS=${target%/*} GOARCH=${target#*/} CGO_ENABLED=0 go vet ./...
+	GOOS=${target%/*} GOARCH=${target#*/} CGO_ENABLED=0 go vet -trimpath ./...
 	echo "-- go vet ./... for $target: ok ($((SECONDS - t0)) s)"
 done
 for target in ${DRYFIRE_TESTC_TARGETS:-darwin/arm64 windows/amd64 darwin/amd64}; do
 	t0=$SECONDS
-	out=$(GOOS=${target%/*} GOARCH=${target#*/} CGO_ENABLED=0 go test -exec=true -vet=off -run='^$' -count=1 ./... 2>&1) || {
+	out=$(GOOS=${target%/*} GOARCH=${target#*/} CGO_ENABLED=0 go test -trimpath -exec=true -vet=off -run='^$' -count=1 ./... 2>&1) || {
 		echo "$out" >&2
 		echo "-- the test binaries for $target: FAILED" >&2
 		exit 1
