@@ -15,9 +15,11 @@ import (
 	"github.com/dryfire-dev/dryfire/internal/tool"
 )
 
-// gemini speaks the Gemini API, non-streaming: POST
+// gemini speaks the Gemini API: POST
 // {base}/v1beta/models/{model}:generateContent with x-goog-api-key (when
-// there is a key).
+// there is a key), or with params.stream: true
+// :streamGenerateContent?alt=sse, folded into the same answer (see
+// gemini_stream.go).
 //
 // The body has contents, systemInstruction (when set) and tools (one tool
 // of functionDeclarations, each with its JSON Schema as
@@ -25,8 +27,7 @@ import (
 // safetySettings, cachedContent, labels) go at the top, every other into
 // generationConfig (temperature: 0 is generationConfig.temperature; a
 // generationConfig param is merged in, the others over it). The keys the loop
-// owns — contents, tools, systemInstruction — may not be set in params;
-// params.stream is refused (not yet streamed for this provider).
+// owns — contents, tools, systemInstruction — may not be set in params.
 //
 // Messages: the user input is a user content with a text part; an
 // assistant turn is sent as the content the API returned for it
@@ -66,9 +67,6 @@ func (g *gemini) Generate(ctx context.Context, req *Request) (*Response, error) 
 	if err := checkParams(params, geminiOwned); err != nil {
 		return nil, err
 	}
-	if streamed(params) {
-		return nil, errors.New("agent.params.stream: true is not supported for provider gemini yet; remove it")
-	}
 	model := req.Model
 	if model == "" {
 		model = g.c.o.Model
@@ -85,16 +83,27 @@ func (g *gemini) Generate(ctx context.Context, req *Request) (*Response, error) 
 	if g.c.o.APIKey != "" {
 		header.Set("X-Goog-Api-Key", g.c.o.APIKey)
 	}
-	data, err := g.c.post(ctx, geminiURL(g.c.o.BaseURL, model), header, body, geminiError)
+	to := geminiURL(g.c.o.BaseURL, model, "generateContent")
+	var fold func([]byte) ([]byte, error)
+	if streamed(params) {
+		to, fold = geminiURL(g.c.o.BaseURL, model, "streamGenerateContent"), foldGemini
+		if strings.Contains(to, "?") {
+			to += "&alt=sse"
+		} else {
+			to += "?alt=sse"
+		}
+		header.Set("Accept", "text/event-stream")
+	}
+	data, err := g.c.postFolded(ctx, to, header, body, geminiError, fold)
 	if err != nil {
 		return nil, err
 	}
 	return parseGemini(data, assistantTurns(req.Messages)+1)
 }
 
-// geminiURL is the generateContent endpoint of model under base: the
-// host root, or a base that already ends in a version (/v1beta, /v1).
-func geminiURL(base, model string) string {
+// geminiURL is the endpoint of a method of model under base: the host
+// root, or a base that already ends in a version (/v1beta, /v1).
+func geminiURL(base, model, method string) string {
 	if base == "" {
 		base = DefaultGeminiBaseURL
 	}
@@ -103,7 +112,7 @@ func geminiURL(base, model string) string {
 		if !strings.HasSuffix(b, "/v1beta") && !strings.HasSuffix(b, "/v1") && !strings.HasSuffix(b, "/v1alpha") {
 			b += "/v1beta"
 		}
-		return b + "/models/" + url.PathEscape(model) + ":generateContent"
+		return b + "/models/" + url.PathEscape(model) + ":" + method
 	})
 }
 

@@ -56,8 +56,38 @@ func TestGeminiWire(t *testing.T) {
 	if _, err := m.Generate(context.Background(), &Request{Messages: req.Messages[:1], Params: map[string]any{"contents": []any{}}}); err == nil {
 		t.Error("params.contents accepted")
 	}
-	if _, err := m.Generate(context.Background(), &Request{Messages: req.Messages[:1], Params: map[string]any{"stream": true}}); err == nil {
-		t.Error("params.stream accepted")
+}
+
+// TestGeminiStream: params.stream: true posts the same body to
+// :streamGenerateContent?alt=sse; the chunks (text in pieces, a thought
+// with its signature, a call, usage on the last) fold into the answer
+// generateContent gives, adjacent text parts joined.
+func TestGeminiStream(t *testing.T) {
+	var gotURL, gotBody string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		gotURL, gotBody = r.URL.String(), string(b)
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.Write([]byte("data: {\"candidates\":[{\"content\":{\"parts\":[{\"text\":\"Hm, \",\"thought\":true}],\"role\":\"model\"},\"index\":0}],\"usageMetadata\":{\"promptTokenCount\":40},\"responseId\":\"r1\"}\r\n\r\n" +
+			"data: {\"candidates\":[{\"content\":{\"parts\":[{\"text\":\"refund.\",\"thought\":true,\"thoughtSignature\":\"c2ln\"}],\"role\":\"model\"},\"index\":0}]}\r\n\r\n" +
+			"data: {\"candidates\":[{\"content\":{\"parts\":[{\"text\":\"Refunding \"}],\"role\":\"model\"},\"index\":0}]}\r\n\r\n" +
+			"data: {\"candidates\":[{\"content\":{\"parts\":[{\"text\":\"A-991 & co.\"}],\"role\":\"model\"},\"index\":0}]}\r\n\r\n" +
+			"data: {\"candidates\":[{\"content\":{\"parts\":[{\"functionCall\":{\"name\":\"issue_refund\",\"args\":{\"order_id\":\"A-991\"}}}],\"role\":\"model\"},\"finishReason\":\"STOP\",\"index\":0}],\"usageMetadata\":{\"promptTokenCount\":40,\"candidatesTokenCount\":9,\"thoughtsTokenCount\":3},\"responseId\":\"r1\"}\r\n\r\n"))
+	}))
+	defer srv.Close()
+	m, _ := New(Options{Provider: "gemini", Model: "gemini-test", BaseURL: srv.URL + "/v1beta?x=1", Client: srv.Client()})
+	req := &Request{Messages: []Message{{Role: User, Text: "Refund A-991."}}, Params: map[string]any{"stream": true, "temperature": 0}}
+	resp, err := m.Generate(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if gotURL != "/v1beta/models/gemini-test:streamGenerateContent?x=1&alt=sse" || gotBody != `{"contents":[{"role":"user","parts":[{"text":"Refund A-991."}]}],"generationConfig":{"temperature":0}}` {
+		t.Errorf("sent %s %s", gotURL, gotBody)
+	}
+	raw := `{"parts":[{"text":"Hm, refund.","thought":true,"thoughtSignature":"c2ln"},{"text":"Refunding A-991 & co."},{"functionCall":{"name":"issue_refund","args":{"order_id":"A-991"}}}],"role":"model"}`
+	if resp.Text != "Refunding A-991 & co." || len(resp.ToolCalls) != 1 || resp.ToolCalls[0] != (tool.Call{ID: "call_1_1", Name: "issue_refund", Args: `{"order_id":"A-991"}`}) ||
+		resp.Usage != (Usage{InputTokens: 40, OutputTokens: 12}) || string(resp.Raw) != raw {
+		t.Errorf("read %+v\nraw %s\nwant %s", resp, resp.Raw, raw)
 	}
 }
 
@@ -82,7 +112,7 @@ func TestGeminiErrorsAndURL(t *testing.T) {
 		"https://g.example/v1alpha":  "https://g.example/v1alpha/models/m-1:generateContent",
 		"https://g.example/v1beta//": "https://g.example/v1beta/models/m-1:generateContent",
 	} {
-		if got := geminiURL(base, "m-1"); got != want {
+		if got := geminiURL(base, "m-1", "generateContent"); got != want {
 			t.Errorf("geminiURL(%q) = %s, want %s", base, got, want)
 		}
 	}

@@ -108,6 +108,7 @@ func TestFoldCutAndErrors(t *testing.T) {
 		"chat":      foldChat,
 		"anthropic": foldAnthropic,
 		"responses": foldResponses,
+		"gemini":    foldGemini,
 	}
 	for name, fold := range cut {
 		_, err := fold(sse("data: {\"type\":\"message_start\",\"message\":{},\"choices\":[]}\n\n"))
@@ -126,6 +127,8 @@ func TestFoldCutAndErrors(t *testing.T) {
 		{"responses", foldResponses, "event: error\ndata: {\"type\":\"error\",\"code\":\"server_error\",\"message\":\"boom\"}\n\n", "the answer's stream carries an error"},
 		{"chat, not JSON", foldChat, "data: {nope\n\n", "a chunk of the stream is not JSON"},
 		{"anthropic, block never started", foldAnthropic, "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":3,\"delta\":{\"type\":\"text_delta\",\"text\":\"x\"}}\n\n", "content block 3, which was never started"},
+		{"gemini", foldGemini, "data: {\"error\":{\"code\":503,\"message\":\"The model is overloaded.\",\"status\":\"UNAVAILABLE\"}}\r\n\r\n", "the answer's stream carries an error: UNAVAILABLE: The model is overloaded."},
+		{"gemini, not JSON", foldGemini, "data: [1,\r\n\r\n", "a chunk of the stream is not JSON"},
 		{"chat, call never started", foldChat, "data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":2}]}}]}\n\n", "continues tool call 2, which was never started"},
 	}
 	for _, tt := range errs {
@@ -142,8 +145,9 @@ func TestFoldCutAndErrors(t *testing.T) {
 func FuzzFoldStreams(f *testing.F) {
 	f.Add([]byte("data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"x\"}}]}\n\ndata: [DONE]\n\n"))
 	f.Add([]byte("event: message_start\ndata: {\"type\":\"message_start\",\"message\":{}}\n\nevent: message_stop\ndata: {\"type\":\"message_stop\"}\n\n"))
+	f.Add([]byte("data: {\"candidates\":[{\"content\":{\"parts\":[{\"text\":\"x\"}]},\"finishReason\":\"STOP\"}]}\r\n\r\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		for _, fold := range []func([]byte) ([]byte, error){foldChat, foldAnthropic, foldResponses} {
+		for _, fold := range []func([]byte) ([]byte, error){foldChat, foldAnthropic, foldResponses, foldGemini} {
 			fold(data)
 		}
 	})
