@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 import agent
-from dryfire import DrillContext, run_drills
-from dryfire.testing import mock_tool
+from dryfire_sdk import DrillContext, run_drills
+from dryfire_sdk.testing import mock_tool
 from records_client import StoreBusy
 
 SUITE = Path(__file__).resolve().parent / "records.dryfire.yaml"

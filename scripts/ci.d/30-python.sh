@@ -4,10 +4,12 @@
 # own standard-library build backend, install it into a fresh virtual
 # environment (.cache/python/venv, git-ignored) with only the pinned test
 # packages of sdk/python/requirements-test.txt, and run the SDK's pytest
-# suite there. The tests themselves run offline: every model call and tool
-# is dryfire's. The LangGraph agent over MCP (langchain-mcp-adapters, which
-# needs mcp<2) gets its few packages of sdk/python/requirements-mcp1.txt in
-# a folder of their own (.cache/python/mcp1), first on its PYTHONPATH.
+# suite there (tests/test_coexistence.py installs that wheel beside a stand-in
+# for PyPI's unrelated `dryfire` into a venv of its own). The tests themselves
+# run offline: every model call and tool is dryfire's. The LangGraph agent
+# over MCP (langchain-mcp-adapters, which needs mcp<2) gets its few packages
+# of sdk/python/requirements-mcp1.txt in a folder of their own
+# (.cache/python/mcp1), first on its PYTHONPATH.
 # Then, from a fresh copy of the repository (scripts/fresh-copy.sh: what a
 # clone has, nothing built), `pip install ./sdk/python` into a fresh virtual
 # environment, as a user does before anything is published (the build
@@ -63,11 +65,11 @@ CGO_ENABLED=0 GOOS=linux GOARCH=arm64 go build -trimpath -o "$out/arm64/dryfire"
 "$python" sdk/python/tools/dryfire_build.py --binary "$out/arm64/dryfire" --target linux/arm64 --out "$out/arm64/dist" >/dev/null
 "$out/venv/bin/python" -m pip install --quiet --disable-pip-version-check --no-input --no-index --no-deps \
 	--find-links "$out/arm64/dist" --only-binary=:all: --platform manylinux2014_aarch64 --target "$out/arm64/site" dryfire-sdk
-bin=$out/arm64/site/dryfire/_bin/dryfire
+bin=$out/arm64/site/dryfire_sdk/_bin/dryfire
 printf '#!/bin/sh\nexec %s %s "$@"\n' "$qemu" "$bin" >"$out/arm64/dryfire-qemu"
 chmod +x "$out/arm64/dryfire-qemu"
 "$out/arm64/dryfire-qemu" version | grep -qx "target linux/arm64"
 echo "-- examples/pytest against the aarch64 wheel's binary under $qemu"
 cd "$root/examples/pytest"
 DRYFIRE_BIN="$out/arm64/dryfire-qemu" PYTHONPATH="$out/arm64/site" PYTEST_DISABLE_PLUGIN_AUTOLOAD=1 \
-	"$out/venv/bin/python" -m pytest -p dryfire.pytest_plugin -p no:cacheprovider -q
+	"$out/venv/bin/python" -m pytest -p dryfire_sdk.pytest_plugin -p no:cacheprovider -q

@@ -13,8 +13,8 @@ import tempfile
 import time
 from pathlib import Path
 
-import dryfire
-from dryfire.testing import mock_tool
+import dryfire_sdk
+from dryfire_sdk.testing import mock_tool
 
 HERE = Path(__file__).resolve().parent
 PROJECT = HERE.parents[1] / "examples" / "pytest"
@@ -33,30 +33,30 @@ def main() -> None:
     starts = []
     for _ in range(10):
         t = time.perf_counter()
-        e = dryfire.Engine.start(cwd=PROJECT)
+        e = dryfire_sdk.Engine.start(cwd=PROJECT)
         starts.append(time.perf_counter() - t)
         e.close()
     show("engine start (to the ready line)", starts)
 
-    eng = dryfire.Engine.start(cwd=PROJECT)
-    dryfire.set_default_engine(eng)
+    eng = dryfire_sdk.Engine.start(cwd=PROJECT)
+    dryfire_sdk.set_default_engine(eng)
 
-    def agent(d: dryfire.DrillContext) -> str:
+    def agent(d: dryfire_sdk.DrillContext) -> str:
         return "Saved"
 
     for _ in range(20):
-        dryfire.run_drills(drill="save-record", agent=agent, cwd=PROJECT)
+        dryfire_sdk.run_drills(drill="save-record", agent=agent, cwd=PROJECT)
     drills = []
     for _ in range(200):
         t = time.perf_counter()
-        dryfire.run_drills(drill="save-record", agent=agent, cwd=PROJECT)
+        dryfire_sdk.run_drills(drill="save-record", agent=agent, cwd=PROJECT)
         drills.append(time.perf_counter() - t)
     show("run_drills, warm engine, agent returns at once", drills)
 
     sync_calls: list[float] = []
     async_calls: list[float] = []
 
-    def calling(d: dryfire.DrillContext) -> str:
+    def calling(d: dryfire_sdk.DrillContext) -> str:
         save = mock_tool(d.binding, operation="record-store/records.get")
         for _ in range(100):
             save(id="record-0")
@@ -66,7 +66,7 @@ def main() -> None:
             sync_calls.append(time.perf_counter() - t)
         return ""
 
-    async def acalling(d: dryfire.DrillContext) -> str:
+    async def acalling(d: dryfire_sdk.DrillContext) -> str:
         save = mock_tool(d.binding, mode="async", operation="record-store/records.get")
         for _ in range(100):
             await save(id="record-0")
@@ -76,8 +76,8 @@ def main() -> None:
             async_calls.append(time.perf_counter() - t)
         return ""
 
-    dryfire.run_drills(drill="save-record", agent=calling, cwd=PROJECT)
-    asyncio.run(dryfire.run_drills_async(drill="save-record", agent=acalling, cwd=PROJECT))
+    dryfire_sdk.run_drills(drill="save-record", agent=calling, cwd=PROJECT)
+    asyncio.run(dryfire_sdk.run_drills_async(drill="save-record", agent=acalling, cwd=PROJECT))
     show("mock_tool sync call (records.get)", sync_calls, "µs", 1e6)
     show("mock_tool async call (records.get)", async_calls, "µs", 1e6)
     eng.close()
@@ -88,7 +88,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as d:
         Path(d, "big.dryfire.yaml").write_text(_big_suite(1000))
         env = dict(os.environ, PYTEST_DISABLE_PLUGIN_AUTOLOAD="1")
-        base = [sys.executable, "-m", "pytest", "-q", "-p", "dryfire.pytest_plugin", "-p", "no:cacheprovider"]
+        base = [sys.executable, "-m", "pytest", "-q", "-p", "dryfire_sdk.pytest_plugin", "-p", "no:cacheprovider"]
         for what, extra in (("collect", ["--collect-only"]), ("collect+run", [])):
             times = []
             for _ in range(3):

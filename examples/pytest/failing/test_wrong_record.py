@@ -6,8 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import agent
-from dryfire import run_drills
-from dryfire.testing import mock_tool
+from dryfire_sdk import run_drills
+from dryfire_sdk.testing import mock_tool
 
 SUITE = Path(__file__).resolve().parents[1] / "records.dryfire.yaml"
 

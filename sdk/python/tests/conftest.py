@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-import dryfire
+import dryfire_sdk
 
 pytest_plugins = ["pytester"]
 
@@ -19,7 +19,7 @@ EXAMPLES = REPO / "examples"
 @pytest.fixture(scope="session")
 def binary() -> str:
     """The dryfire binary the SDK finds (in CI: the one inside the installed wheel)."""
-    return dryfire.find_binary()
+    return dryfire_sdk.find_binary()
 
 
 @pytest.fixture(scope="session")

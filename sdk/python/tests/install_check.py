@@ -7,17 +7,17 @@ has the shape the README gives. (Not a pytest file: the fresh environment has no
 import os
 import sys
 
-import dryfire
-from dryfire import run_drills
-from dryfire._binary import find_binary
-from dryfire.testing import mock_tool
+import dryfire_sdk
+from dryfire_sdk import run_drills
+from dryfire_sdk._binary import find_binary
+from dryfire_sdk.testing import mock_tool
 
 binary = find_binary()
-bundled = os.path.join(os.path.dirname(dryfire.__file__), "_bin", "dryfire.exe" if os.name == "nt" else "dryfire")
+bundled = os.path.join(os.path.dirname(dryfire_sdk.__file__), "_bin", "dryfire.exe" if os.name == "nt" else "dryfire")
 if os.path.realpath(binary) != os.path.realpath(bundled):
     sys.exit(f"install check: the SDK found {binary}, not the binary of its own wheel ({bundled})")
 if not os.path.realpath(bundled).startswith(os.path.realpath(sys.prefix)):
-    sys.exit(f"install check: dryfire is imported from {dryfire.__file__}, not from this environment ({sys.prefix})")
+    sys.exit(f"install check: dryfire is imported from {dryfire_sdk.__file__}, not from this environment ({sys.prefix})")
 
 seen = {}
 

@@ -14,14 +14,18 @@ from pathlib import Path
 
 import pytest
 
-import dryfire
-from dryfire import _binary
+import dryfire_sdk
+from dryfire_sdk import _binary
 
 SDK = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(SDK / "tools"))
 import dryfire_build  # noqa: E402
 
 IN_CI = bool(os.environ.get("CI"))
+
+
+# A stand-in binary that answers `dryfire version` as the real one does.
+_VERSION_SCRIPT = "#!/bin/sh\nprintf 'dryfire 0.1.0-dev\\ncommit unknown\\ntarget linux/amd64\\ngo go1.26\\n'\n"
 
 
 def _exe(path: Path, text: str = "#!/bin/sh\necho fake\n") -> Path:
@@ -33,14 +37,14 @@ def _exe(path: Path, text: str = "#!/bin/sh\necho fake\n") -> Path:
 def test_DRYFIRE_BIN_comes_first(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     fake = _exe(tmp_path / "my-dryfire")
     monkeypatch.setenv("DRYFIRE_BIN", str(fake))
-    assert dryfire.find_binary() == str(fake)
+    assert dryfire_sdk.find_binary() == str(fake)
 
 
 def test_DRYFIRE_BIN_that_is_not_executable_is_an_error_not_a_fallback(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     (tmp_path / "plain").write_text("x")
     monkeypatch.setenv("DRYFIRE_BIN", str(tmp_path / "plain"))
-    with pytest.raises(dryfire.BinaryNotFound, match="DRYFIRE_BIN is .*plain.*not an executable file"):
-        dryfire.find_binary()
+    with pytest.raises(dryfire_sdk.BinaryNotFound, match="DRYFIRE_BIN is .*plain.*not an executable file"):
+        dryfire_sdk.find_binary()
 
 
 def test_the_wheels_binary_comes_before_PATH(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, clean_env: None) -> None:
@@ -50,7 +54,7 @@ def test_the_wheels_binary_comes_before_PATH(tmp_path: Path, monkeypatch: pytest
         pytest.skip("not installed from a platform wheel")
     _exe(tmp_path / "dryfire")
     monkeypatch.setenv("PATH", str(tmp_path))
-    assert dryfire.find_binary() == str(_binary._BUNDLED)
+    assert dryfire_sdk.find_binary() == str(_binary._BUNDLED)
 
 
 def test_PATH_comes_last_and_skips_this_packages_console_script(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, clean_env: None) -> None:
@@ -58,17 +62,46 @@ def test_PATH_comes_last_and_skips_this_packages_console_script(tmp_path: Path, 
     shim_dir, real_dir = tmp_path / "shim", tmp_path / "real"
     shim_dir.mkdir()
     real_dir.mkdir()
-    _exe(shim_dir / "dryfire", "#!/usr/bin/python3\nimport sys\nfrom dryfire._cli import main\nsys.exit(main())\n")
-    real = _exe(real_dir / "dryfire")
+    _exe(shim_dir / "dryfire", "#!/usr/bin/python3\nimport sys\nfrom dryfire_sdk._cli import main\nsys.exit(main())\n")
+    real = _exe(real_dir / "dryfire", _VERSION_SCRIPT)
     monkeypatch.setenv("PATH", f"{shim_dir}{os.pathsep}{real_dir}")
-    assert dryfire.find_binary() == str(real)
+    assert dryfire_sdk.find_binary() == str(real)
+
+
+# What PyPI's unrelated `dryfire` (0.4.0) installs as its console script, and what a typer app
+# answers to an unknown command.
+_FOREIGN_SCRIPT = ("#!/bin/sh\n# from dryfire.adapters.driving.cli.app import app\n"
+                   "echo \"Usage: dryfire [OPTIONS] COMMAND [ARGS]...\" >&2\necho \"Error: No such command 'version'.\" >&2\nexit 2\n")
+
+
+def test_a_foreign_dryfire_on_PATH_is_skipped(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, clean_env: None) -> None:
+    monkeypatch.setattr(_binary, "_BUNDLED", tmp_path / "no-wheel" / "dryfire")
+    other_dir, real_dir = tmp_path / "other", tmp_path / "real"
+    other_dir.mkdir()
+    real_dir.mkdir()
+    _exe(other_dir / "dryfire", _FOREIGN_SCRIPT)
+    real = _exe(real_dir / "dryfire", _VERSION_SCRIPT)
+    monkeypatch.setenv("PATH", f"{other_dir}{os.pathsep}{real_dir}")
+    assert dryfire_sdk.find_binary() == str(real)
+
+
+def test_only_a_foreign_dryfire_on_PATH_is_an_error_naming_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, clean_env: None) -> None:
+    monkeypatch.setattr(_binary, "_BUNDLED", tmp_path / "no-wheel" / "dryfire")
+    foreign = _exe(tmp_path / "dryfire", _FOREIGN_SCRIPT)
+    monkeypatch.setenv("PATH", str(tmp_path))
+    with pytest.raises(dryfire_sdk.BinaryNotFound) as e:
+        dryfire_sdk.find_binary()
+    msg = str(e.value)
+    assert f"no dryfire on PATH is dryfire's binary (`{foreign} version` exited 2 and printed " in msg
+    assert "'Usage: dryfire [OPTIONS] COMMAND [ARGS]...', not dryfire's version lines" in msg
+    assert "PyPI's `dryfire` is an unrelated project" in msg
 
 
 def test_no_binary_is_one_error_naming_the_three_places(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, clean_env: None) -> None:
     monkeypatch.setattr(_binary, "_BUNDLED", tmp_path / "no-wheel" / "dryfire")
     monkeypatch.setenv("PATH", str(tmp_path))
-    with pytest.raises(dryfire.BinaryNotFound) as e:
-        dryfire.find_binary()
+    with pytest.raises(dryfire_sdk.BinaryNotFound) as e:
+        dryfire_sdk.find_binary()
     msg = str(e.value)
     for want in ("DRYFIRE_BIN is not set", "platform wheel", "no dryfire", "PATH", "pip install dryfire-sdk", "go install github.com/dryfire-dev/dryfire/cmd/dryfire@latest"):
         assert want in msg
@@ -113,15 +146,15 @@ def test_platform_wheel_carries_an_executable_binary_and_is_reproducible(tmp_pat
     assert dryfire_build.build_wheel(str(b), {"binary": str(fake)}) == name
     assert (a / name).read_bytes() == (b / name).read_bytes()
     entries = _wheel_entries(a / name)
-    mode = entries["dryfire/_bin/dryfire"].external_attr >> 16
+    mode = entries["dryfire_sdk/_bin/dryfire"].external_attr >> 16
     assert stat.S_ISREG(mode) and mode & 0o111
-    for must in ("dryfire/py.typed", "dryfire/pytest_plugin.py", "dryfire/testing.py"):
+    for must in ("dryfire_sdk/py.typed", "dryfire_sdk/pytest_plugin.py", "dryfire_sdk/testing.py"):
         assert must in entries
     with zipfile.ZipFile(a / name) as z:
         wheel = z.read("dryfire_sdk-0.1.0.dev0.dist-info/WHEEL").decode()
         assert "Root-Is-Purelib: false" in wheel and "Tag: py3-none-manylinux_2_17_x86_64.manylinux2014_x86_64.musllinux_1_1_x86_64" in wheel
         eps = z.read("dryfire_sdk-0.1.0.dev0.dist-info/entry_points.txt").decode()
-        assert "[pytest11]\ndryfire = dryfire.pytest_plugin" in eps and "dryfire = dryfire._cli:main" in eps
+        assert "[pytest11]\ndryfire = dryfire_sdk.pytest_plugin" in eps and "dryfire = dryfire_sdk._cli:main" in eps
         # Every file's RECORD line has its hash and size.
         for line in z.read("dryfire_sdk-0.1.0.dev0.dist-info/RECORD").decode().splitlines():
             path, digest, size = line.split(",")
@@ -137,7 +170,7 @@ def test_without_a_binary_the_wheel_is_pure(tmp_path: Path, monkeypatch: pytest.
     monkeypatch.delenv("DRYFIRE_WHEEL_BINARY", raising=False)
     name = dryfire_build.build_wheel(str(tmp_path), {"go": "never"})
     assert name.endswith("-py3-none-any.whl")
-    assert not any(n.startswith("dryfire/_bin/") for n in _wheel_entries(tmp_path / name))
+    assert not any(n.startswith("dryfire_sdk/_bin/") for n in _wheel_entries(tmp_path / name))
 
 
 def test_the_installed_wheel_is_the_platform_wheel_ci_built() -> None:
@@ -145,13 +178,13 @@ def test_the_installed_wheel_is_the_platform_wheel_ci_built() -> None:
     if not wheel:
         pytest.skip("not run by scripts/ci.d/30-python.sh")
     entries = _wheel_entries(Path(wheel))
-    installed = Path(dryfire.__file__).parent
+    installed = Path(dryfire_sdk.__file__).parent
     with zipfile.ZipFile(wheel) as z:
-        assert z.read("dryfire/_bin/dryfire") == (installed / "_bin" / "dryfire").read_bytes()
-    assert "dryfire/_bin/dryfire" in entries
+        assert z.read("dryfire_sdk/_bin/dryfire") == (installed / "_bin" / "dryfire").read_bytes()
+    assert "dryfire_sdk/_bin/dryfire" in entries
 
 
 def test_one_version_everywhere() -> None:
     project = tomllib.loads((SDK / "pyproject.toml").read_text())["project"]
-    assert project["version"] == dryfire_build.VERSION == dryfire.__version__
+    assert project["version"] == dryfire_build.VERSION == dryfire_sdk.__version__
     assert project["requires-python"] == ">=3.10"

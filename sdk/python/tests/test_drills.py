@@ -14,9 +14,9 @@ from typing import Any
 
 import pytest
 
-import dryfire
-from dryfire import DrillContext, EngineError, run_drills, run_drills_async
-from dryfire.testing import ToolMockError, mock_tool
+import dryfire_sdk
+from dryfire_sdk import DrillContext, EngineError, run_drills, run_drills_async
+from dryfire_sdk.testing import ToolMockError, mock_tool
 
 from . import records_client
 
@@ -38,7 +38,7 @@ def save_mock(d: DrillContext, **kw: Any) -> Any:
 
 
 @pytest.fixture(autouse=True)
-def _engine(dryfire_engine: dryfire.Engine) -> None:
+def _engine(dryfire_engine: dryfire_sdk.Engine) -> None:
     """Every test here uses the session's engine (run_drills' default while it lasts)."""
 
 
@@ -446,7 +446,7 @@ def test_a_start_past_the_engines_drill_limit_raises_too_many_drills() -> None:
     # start past the bound is refused, raised as EngineError with its code.
     import os
 
-    with dryfire.Engine.start(cwd=RECORDS, env={**os.environ, "DRYFIRE_MAX_DRILLS": "1"}) as eng:
+    with dryfire_sdk.Engine.start(cwd=RECORDS, env={**os.environ, "DRYFIRE_MAX_DRILLS": "1"}) as eng:
         first = eng.control("POST", "/engine/drills", {"drill": "save-record"})
         with pytest.raises(EngineError) as e:
             eng.control("POST", "/engine/drills", {"drill": "save-record"})

@@ -39,8 +39,8 @@ from typing import Any
 
 import pytest
 
-import dryfire
-from dryfire.testing import mock_tool
+import dryfire_sdk
+from dryfire_sdk.testing import mock_tool
 
 from .conftest import EXAMPLES, REPO
 
@@ -217,7 +217,7 @@ def test_pydantic_ai_in_process_with_mock_tool_records_and_replays_a_drill(tmp_p
     project = tmp_path / "project"
     shutil.copytree(EXAMPLES / "pytest", project, ignore=shutil.ignore_patterns("frameworks", "failing", "__pycache__", "cassettes"))
 
-    def agent(d: dryfire.DrillContext) -> str:
+    def agent(d: dryfire_sdk.DrillContext) -> str:
         save = mock_tool(d.binding, operation="record-store/records.save")
 
         def save_record(id: str, text: str) -> dict:
@@ -230,15 +230,15 @@ def test_pydantic_ai_in_process_with_mock_tool_records_and_replays_a_drill(tmp_p
     fakes = FakeUpstreams(tmp_path, _script())
     try:
         env = _offline_env(OPENAI_BASE_URL=fakes.urls["openai_chat"] + "/v1", OPENAI_API_KEY=KEY)
-        with dryfire.Engine.start(cwd=project, env=env, record="all", binary=binary) as eng:
-            first = dryfire.run_drills(drill="save-record", agent=agent, cwd=project, engine=eng)
+        with dryfire_sdk.Engine.start(cwd=project, env=env, record="all", binary=binary) as eng:
+            first = dryfire_sdk.run_drills(drill="save-record", agent=agent, cwd=project, engine=eng)
     finally:
         fakes.close()
     assert first.verdict == "passed", first.render()
     assert (project / "cassettes" / "records" / "save-record.json").exists()
-    with dryfire.Engine.start(cwd=project, env=_offline_env(CI="true"), binary=binary) as eng:
-        again = dryfire.run_drills(drill="save-record", agent=agent, cwd=project, engine=eng, record="none")
-        reproduced = dryfire.run_drills(agent=agent, reproduce=first, cwd=project, engine=eng)
+    with dryfire_sdk.Engine.start(cwd=project, env=_offline_env(CI="true"), binary=binary) as eng:
+        again = dryfire_sdk.run_drills(drill="save-record", agent=agent, cwd=project, engine=eng, record="none")
+        reproduced = dryfire_sdk.run_drills(agent=agent, reproduce=first, cwd=project, engine=eng)
     assert again.verdict == "passed", again.render()
     assert again.evidence == first.evidence and again.output == first.output == "Saved record-1."
     assert reproduced.reproduction == {"identical": True, "differences": []}
@@ -318,7 +318,7 @@ def _in_process(module: str, monkeypatch: pytest.MonkeyPatch) -> Any:
     monkeypatch.syspath_prepend(str(SCRIPTED))
     mod = importlib.import_module(module)
 
-    def agent(d: dryfire.DrillContext) -> str:
+    def agent(d: dryfire_sdk.DrillContext) -> str:
         for k, v in d.binding.env.items():
             monkeypatch.setenv(k, v)
         return mod.run(d.task.instruction)
@@ -329,7 +329,7 @@ def _in_process(module: str, monkeypatch: pytest.MonkeyPatch) -> Any:
 def _as_program(program: str) -> Any:
     """An agent of examples/scripted-agents run as a program, with the drill's environment."""
 
-    def agent(d: dryfire.DrillContext) -> str:
+    def agent(d: dryfire_sdk.DrillContext) -> str:
         r = subprocess.run([sys.executable, program], cwd=SCRIPTED, env=_agent_env(program, **d.binding.env), input=d.task.instruction,
                            capture_output=True, text=True, timeout=120)
         assert r.returncode == 0, r.stderr
@@ -347,8 +347,8 @@ def test_existing_agents_in_run_drills_on_the_script_model_with_a_world(monkeypa
         _agent_env(program)  # skips without the mcp<2 folder
     for k in [k for k in os.environ if k.startswith(("OPENAI_", "ANTHROPIC_"))]:
         monkeypatch.delenv(k)
-    with dryfire.Engine.start(cwd=EXAMPLES / "world", env=_offline_env(), binary=binary) as eng:
-        result = dryfire.run_drills(drill="refund through a busy refund service", suite="scripted-agents.dryfire.yaml", agent=agent,
+    with dryfire_sdk.Engine.start(cwd=EXAMPLES / "world", env=_offline_env(), binary=binary) as eng:
+        result = dryfire_sdk.run_drills(drill="refund through a busy refund service", suite="scripted-agents.dryfire.yaml", agent=agent,
                                     cwd=EXAMPLES / "world", engine=eng)
     assert result.verdict == "passed", result.render()
     assert result.output == REFUNDED

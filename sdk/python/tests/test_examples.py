@@ -15,7 +15,7 @@ EXAMPLE = EXAMPLES / "pytest"
 
 def pytest_in_example(*args: str) -> subprocess.CompletedProcess[str]:
     env = dict(os.environ, PYTEST_DISABLE_PLUGIN_AUTOLOAD="1")
-    return subprocess.run([sys.executable, "-m", "pytest", "-p", "dryfire.pytest_plugin", "-p", "no:cacheprovider", *args],
+    return subprocess.run([sys.executable, "-m", "pytest", "-p", "dryfire_sdk.pytest_plugin", "-p", "no:cacheprovider", *args],
                           cwd=EXAMPLE, env=env, capture_output=True, text=True, timeout=300)
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from dryfire._suites import interpreter_first, run_suite
+from dryfire_sdk._suites import interpreter_first, run_suite
 
 SUITE = """\
 version: 1

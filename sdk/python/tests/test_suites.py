@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from .conftest import EXAMPLES
-from dryfire._suites import case_names, run_suite
+from dryfire_sdk._suites import case_names, run_suite
 
 
 @pytest.mark.parametrize(
@@ -51,7 +51,7 @@ def run(pytester: pytest.Pytester, *args: str, autoload: bool = False) -> pytest
         return pytester.runpytest_subprocess(*args)
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
-        return pytester.runpytest_subprocess("-p", "dryfire.pytest_plugin", "-p", "xdist.plugin", *args)
+        return pytester.runpytest_subprocess("-p", "dryfire_sdk.pytest_plugin", "-p", "xdist.plugin", *args)
 
 
 @pytest.fixture

@@ -1,11 +1,12 @@
 """The build backend of the dryfire Python package (PEP 517 and PEP 660), standard library only.
 
-The distribution is ``dryfire-sdk`` (PyPI's ``dryfire`` is an unrelated project); the import
-package stays ``dryfire``. Building needs nothing from a package index. Where the binary comes from:
+The distribution is ``dryfire-sdk`` and the import package ``dryfire_sdk`` (PyPI's ``dryfire`` is an
+unrelated project that imports as ``dryfire``). Building needs nothing from a package index. Where
+the binary comes from:
 
 1. ``--config-settings binary=PATH`` (or DRYFIRE_WHEEL_BINARY=PATH), with ``target=GOOS/GOARCH``
    (default linux/amd64): a platform wheel for that target (TAGS), the binary at
-   dryfire/_bin/dryfire (dryfire.exe for windows). scripts/release.sh builds one per target.
+   dryfire_sdk/_bin/dryfire (dryfire.exe for windows). scripts/release.sh builds one per target.
 2. Else, with the dryfire Go source beside this file (a clone: ../../go.mod; an sdist: go/) and
    ``go`` on PATH: the binary is built from that source for this machine (CGO_ENABLED=0), in a
    platform wheel for this machine. ``go=never`` in the config settings turns this off.
@@ -31,7 +32,7 @@ import zipfile
 from pathlib import Path
 from typing import Any
 
-NAME = "dryfire"  # the import package
+NAME = "dryfire_sdk"  # the import package (not "dryfire": PyPI's "dryfire" imports as that)
 PROJECT = "dryfire-sdk"  # the distribution, free on PyPI (its "dryfire" is another project)
 DIST = PROJECT.replace("-", "_")  # the distribution in file names
 VERSION = "0.1.0.dev0"
@@ -71,7 +72,9 @@ def _metadata() -> str:
     return "\n".join(head) + "\n\n" + readme
 
 
-_ENTRY_POINTS = "[console_scripts]\ndryfire = dryfire._cli:main\n\n[pytest11]\ndryfire = dryfire.pytest_plugin\n"
+# The command stays `dryfire` (the engine's own name, as npm's bin); the pytest plugin's name stays
+# `dryfire` (what `-p no:dryfire` names; PyPI's `dryfire` registers no pytest11 entry point).
+_ENTRY_POINTS = f"[console_scripts]\ndryfire = {NAME}._cli:main\n\n[pytest11]\ndryfire = {NAME}.pytest_plugin\n"
 
 
 def _wheel_file(tag: str) -> str:

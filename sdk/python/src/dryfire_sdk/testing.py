@@ -107,7 +107,7 @@ def mock_tool(
     if mode not in ("sync", "async"):
         raise ValueError(f"mock_tool: mode must be 'sync' or 'async', not {mode!r}")
     if not isinstance(binding, Binding):
-        raise TypeError(f"mock_tool: binding must be the dryfire.Binding of a running drill, not {type(binding).__name__}")
+        raise TypeError(f"mock_tool: binding must be the dryfire_sdk.Binding of a running drill, not {type(binding).__name__}")
     pkg, op = _operation_name(operation)
     name = f"{pkg}/{op}"
     known = [o.name for o in binding.operations]

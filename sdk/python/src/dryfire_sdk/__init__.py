@@ -2,7 +2,7 @@
 
 ``run_drills(drill=..., agent=...)`` starts a drill in the dryfire engine (the Go binary, started as
 ``dryfire engine``, one per process), gives the agent its task and a binding to the drill's world,
-and returns the verdict. ``dryfire.testing.mock_tool`` turns a binding into a replacement for one
+and returns the verdict. ``dryfire_sdk.testing.mock_tool`` turns a binding into a replacement for one
 of the agent's dependencies. The pytest plugin (installed with the package) adds fixtures for
 both and collects ``*.dryfire.yaml`` suites as tests.
 """

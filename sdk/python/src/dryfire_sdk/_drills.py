@@ -75,7 +75,7 @@ class Binding:
         self.ended = False
 
     def __repr__(self) -> str:
-        return f"<dryfire.Binding drill={self.drill!r} url={self.url!r}{' ended' if self.ended else ''}>"
+        return f"<dryfire_sdk.Binding drill={self.drill!r} url={self.url!r}{' ended' if self.ended else ''}>"
 
     def _world(self, method: str, sub: str, body: Any = None) -> Any:
         status, answer = self.engine.request(method, f"{self.path}/world{sub}", body)
