@@ -17,6 +17,9 @@
 #    Agents SDK agent of examples/scripted-agents runs there too, on the
 #    script model (as an agent.command case and in runDrills against
 #    examples/world, which is copied beside it).
+#    examples/ts-playwright runs there with @playwright/test on Debian's
+#    chromium (lib/chromium.sh): the agent's web UI driven inside a drill,
+#    its server reaching the world over the drill's HTTP binding.
 # 3. From a fresh copy of the repository (scripts/fresh-copy.sh: what a
 #    clone has, nothing built), `npm install ./sdk/js` into a scratch
 #    project, as a user does before anything is published: its prepare
@@ -50,7 +53,7 @@ stamp "installing the examples' runners and the tarballs"
 npm ci --prefer-offline --no-audit --no-fund --loglevel=error
 npm install --prefer-offline --no-save --no-audit --no-fund --loglevel=error "${tarballs[@]}"
 unset DRYFIRE_BIN
-for example in ts-vitest ts-jest ts-framework; do
+for example in ts-vitest ts-jest ts-framework ts-playwright; do
 	[ -d "$root/examples/$example" ] || continue
 	cp -R "$root/examples/$example" "$project/$example"
 	rm -rf "$project/$example/node_modules"
@@ -73,6 +76,10 @@ if [ -d ts-framework ]; then
 fi
 stamp "examples/scripted-agents/openai-agents-js"
 (cd scripted-agents/openai-agents-js && "$bin/tsc" -p . && "$bin/vitest" run)
+
+stamp "examples/ts-playwright (Debian's chromium)"
+. "$root/scripts/ci.d/lib/chromium.sh"
+(cd ts-playwright && "$bin/tsc" -p . && "$bin/playwright" test)
 
 stamp "a fresh copy: npm install ./sdk/js into a scratch project, one runDrills"
 bash "$root/scripts/fresh-copy.sh" "$work/clone"
