@@ -224,7 +224,7 @@ func compatibility(t *testing.T, models, scripted modelResult, mcp map[string]ma
 		"MCP 2026-07-28: @modelcontextprotocol/core does not declare `resultType`, `ttlMs`, `cacheScope` or the `serverInfo` of `_meta`, so they are not checked; `internal/toolserver` tests them.",
 		"MCP over standard input and output, and the HTTP tool routes (`POST /tools/NAME`): the same results through another transport, not captured here.",
 		"The Python SDKs' pydantic models: not used yet.",
-		"Gemini: @google/genai types the SDK's own parameters, not the REST body, so the body is checked as composed of its official types; its enumerations are checked as the unions of their values. Vertex AI's paths and bodies are not served or checked; the built-in loop does not stream Gemini yet.",
+		"Gemini: @google/genai types the SDK's own parameters, not the REST body, so the body is checked as composed of its official types; its enumerations are checked as the unions of their values. Vertex AI's paths and bodies are not served or checked.",
 	} {
 		w("- %s\n", s)
 	}
