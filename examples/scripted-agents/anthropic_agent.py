@@ -9,7 +9,7 @@ import anthropic
 
 from support_tools import SYSTEM, TOOLS, call_tool
 
-MODEL = "claude-sonnet-4-5"
+MODEL = "claude-sonnet-4-6"
 
 
 def run(task: str, max_turns: int = 8) -> str:
