@@ -9,6 +9,11 @@
 // chunk) ending in data: [DONE]; Responses and Anthropic events named by
 // event: lines. Text and arguments come in pieces of PieceSize bytes, so a
 // stream's bytes, like an answer's, depend only on the request.
+//
+// The shapes here are written apart from internal/modelserver's render.go,
+// which writes the same ones for the script model, on purpose: the
+// conformance tests check each against the official types, and a mistake
+// in one is not copied into the other (duplicates lists the pairs).
 package fakeapi
 
 import (
