@@ -2,12 +2,15 @@ package toolserver
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/dryfire-dev/dryfire/internal/spec"
 )
@@ -70,10 +73,15 @@ type discard struct {
 	status int
 }
 
-func (d *discard) Header() http.Header         { return d.h }
-func (d *discard) WriteHeader(s int)           { d.status = s }
-func (d *discard) Write(p []byte) (int, error) { return len(p), nil }
-func (d *discard) reset()                      { clear(d.h); d.status = 0 }
+func (d *discard) Header() http.Header { return d.h }
+func (d *discard) WriteHeader(s int)   { d.status = s }
+func (d *discard) Write(p []byte) (int, error) {
+	if d.status == 0 {
+		d.status = http.StatusOK // as net/http's writer does
+	}
+	return len(p), nil
+}
+func (d *discard) reset() { clear(d.h); d.status = 0 }
 
 // Over loopback HTTP with one keep-alive connection per goroutine.
 func BenchmarkHTTPToolCall(b *testing.B) {
@@ -160,47 +168,83 @@ func benchPost(b *testing.B, url string, start func(*http.Client) map[string]str
 
 // The MCP handler alone (no network): a tools/call in a legacy session
 // (as the official clients send it, with and without a progress token),
-// and a stateless 2026-07-28 one with its _meta.
+// and a stateless 2026-07-28 one with its _meta; each through the fast
+// path, through go-sdk as dryfire serves it (_sdk: the fast path off),
+// and, for the legacy call, by go-sdk's own server with the same tool
+// (gosdk_plain: a plain StreamableHTTPHandler, what bench/gosdk serves).
 func BenchmarkHandlerMCPCall(b *testing.B) {
-	srv := New(NewScope(ScopeOptions{Suite: benchSuite(b, 1), NoRecords: true}), Options{}) // as serve's
-	hs := httptest.NewServer(srv)
-	defer hs.Close()
+	legacyCall := `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"one","arguments":{"k":"x"}}}`
+	progressCall := `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"one","arguments":{"k":"x"},"_meta":{"progressToken":3}}}`
+	modernCall := `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"one","arguments":{"k":"x"},` + modernMeta("2026-07-28") + `}}`
+	modern := map[string]string{"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call", "Mcp-Name": "one"}
+	for _, path := range []string{"", "_sdk"} {
+		sc := NewScope(ScopeOptions{Suite: benchSuite(b, 1), NoRecords: true}) // as serve's
+		sc.slowMCP = path == "_sdk"
+		srv := New(sc, Options{})
+		legacy := benchSession(b, srv)
+		for _, tt := range []struct {
+			name string
+			h    map[string]string
+			body string
+		}{
+			{"legacy", legacy, legacyCall},
+			{"legacy_progress", legacy, progressCall},
+			{"stateless_2026", modern, modernCall},
+		} {
+			b.Run(tt.name+path, func(b *testing.B) {
+				fast := sc.fastCalls.Load()
+				benchHandler(b, srv, tt.h, tt.body)
+				if took := sc.fastCalls.Load() != fast; took != (path == "") {
+					b.Fatalf("the fast path took the calls: %v", took)
+				}
+			})
+		}
+	}
+	b.Run("legacy_gosdk_plain", func(b *testing.B) {
+		server := mcp.NewServer(&mcp.Implementation{Name: "gosdk-bench", Version: "1"}, nil)
+		server.AddTool(&mcp.Tool{Name: "one", InputSchema: map[string]any{"type": "object"}},
+			func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: `{"ok":true}`}}}, nil
+			})
+		h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server }, &mcp.StreamableHTTPOptions{JSONResponse: true})
+		benchHandler(b, h, benchSession(b, h), legacyCall)
+	})
+}
+
+// benchSession opens a 2025-11-25 session on h over loopback HTTP and
+// returns the headers of a request in it.
+func benchSession(b *testing.B, h http.Handler) map[string]string {
+	hs := httptest.NewServer(h)
+	b.Cleanup(hs.Close)
 	init := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"bench","version":"0"}}}`
 	resp, err := http.DefaultClient.Do(mcpRequest(hs.URL+"/mcp", nil, init))
 	if err != nil {
 		b.Fatal(err)
 	}
 	resp.Body.Close()
-	sid := resp.Header.Get("Mcp-Session-Id")
-	legacy := map[string]string{"Mcp-Session-Id": sid, "MCP-Protocol-Version": "2025-11-25"}
-	modern := map[string]string{"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call", "Mcp-Name": "one"}
-	for _, tt := range []struct {
-		name string
-		h    map[string]string
-		body string
-	}{
-		{"legacy", legacy, `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"one","arguments":{"k":"x"}}}`},
-		{"legacy_progress", legacy, `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"one","arguments":{"k":"x"},"_meta":{"progressToken":3}}}`},
-		{"stateless_2026", modern, `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"one","arguments":{"k":"x"},` + modernMeta("2026-07-28") + `}}`},
-	} {
-		b.Run(tt.name, func(b *testing.B) {
-			body := strings.NewReader(tt.body)
-			req := mcpRequest("/mcp", tt.h, tt.body)
-			req.Body = io.NopCloser(body)
-			w := &discard{h: http.Header{}}
-			fast := srv.root.fastCalls.Load()
-			b.ReportAllocs()
-			for b.Loop() {
-				body.Reset(tt.body)
-				w.reset()
-				srv.ServeHTTP(w, req)
-				if w.status != 200 {
-					b.Fatal(w.status)
-				}
-			}
-			if srv.root.fastCalls.Load() == fast {
-				b.Fatal("not answered by the fast path")
-			}
-		})
+	hdr := map[string]string{"Mcp-Session-Id": resp.Header.Get("Mcp-Session-Id"), "MCP-Protocol-Version": "2025-11-25"}
+	resp, err = http.DefaultClient.Do(mcpRequest(hs.URL+"/mcp", hdr, `{"jsonrpc":"2.0","method":"notifications/initialized"}`))
+	if err != nil {
+		b.Fatal(err)
+	}
+	resp.Body.Close()
+	return hdr
+}
+
+// benchHandler serves the same request to h, the handler alone.
+func benchHandler(b *testing.B, h http.Handler, hdr map[string]string, text string) {
+	body := strings.NewReader(text)
+	rc := io.NopCloser(body)
+	req := mcpRequest("/mcp", hdr, text)
+	w := &discard{h: http.Header{}}
+	b.ReportAllocs()
+	for b.Loop() {
+		body.Reset(text)
+		req.Body = rc // go-sdk's path replaces it
+		w.reset()
+		h.ServeHTTP(w, req)
+		if w.status != 200 {
+			b.Fatal(w.status)
+		}
 	}
 }
