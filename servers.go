@@ -430,6 +430,8 @@ func (p *Project) ModelEndpoint(caseName string, o *ModelOptions) (*ModelEndpoin
 			mo.AnthropicBaseURL = a.BaseURL
 		case provider.Gemini:
 			mo.GeminiBaseURL = a.BaseURL
+		case provider.AzureOpenAI, provider.AzureOpenAIResponses:
+			mo.AzureBaseURL = a.BaseURL
 		default:
 			mo.OpenAIBaseURL = a.BaseURL
 		}

@@ -42,7 +42,7 @@ func RulesFor(name string) []Rule {
 		return []Rule{RuleJSON, RuleDropAuth, RuleOpenAIUser, RuleAnthropicMetadata}
 	case provider.Anthropic:
 		return []Rule{RuleJSON, RuleDropAuth, RuleAnthropicMetadata}
-	case provider.OpenAI, provider.OpenAIResponses, provider.OpenAICompatible:
+	case provider.OpenAI, provider.OpenAIResponses, provider.OpenAICompatible, provider.AzureOpenAI, provider.AzureOpenAIResponses:
 		return []Rule{RuleJSON, RuleDropAuth, RuleOpenAIUser}
 	}
 	return []Rule{RuleJSON, RuleDropAuth}

@@ -197,3 +197,74 @@ console.log(a.candidates ? a.candidates[0].content.parts[0].text : JSON.stringif
 		}
 	}
 }
+
+// Azure OpenAI takes its key in api-key (AZURE_OPENAI_API_KEY) and, where
+// an API Management front takes it so, in ?api-key= of the endpoint: an
+// upstream that echoes both in an answer and in an error. Every output and
+// every file of the built-in loop's recording and of the CI replay is
+// scanned for both keys.
+func TestHostileAzureKeysNeverReachAnOutput(t *testing.T) {
+	const envKey, queryKey = "azure-env-secret-0123456789abcdef", "azure-query-secret-fedcba9876"
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		echo := "header " + r.Header.Get("Api-Key") + " query " + r.URL.RawQuery
+		w.Header().Set("Content-Type", "application/json")
+		if strings.Contains(r.URL.Path, "/deployments/broken/") {
+			w.WriteHeader(http.StatusUnauthorized)
+			body, _ := json.Marshal(map[string]any{"error": map[string]any{"code": "401", "message": "bad " + echo}})
+			w.Write(body)
+			return
+		}
+		body, _ := json.Marshal(map[string]any{"id": "chatcmpl-1", "object": "chat.completion", "created": 1, "model": "gpt-4o",
+			"choices":               []any{map[string]any{"index": 0, "message": map[string]any{"role": "assistant", "content": echo}, "finish_reason": "stop", "content_filter_results": map[string]any{}}},
+			"prompt_filter_results": []any{}, "usage": map[string]any{"prompt_tokens": 3, "completion_tokens": 2, "total_tokens": 5}})
+		w.Write(body)
+	}))
+	defer srv.Close()
+	dir := t.TempDir()
+	write := func(name, deployment string) string {
+		p := filepath.Join(dir, name)
+		os.WriteFile(p, []byte("version: 1\nname: "+deployment+"\nagent:\n  provider: azure-openai\n  model: "+deployment+"\n  retries: 0\n  base_url: "+srv.URL+"?api-key="+queryKey+
+			"\ncases:\n  - name: echoed keys\n    input: hi\n    expect:\n      - output: {contains: header}\n"), 0o644)
+		return p
+	}
+	ok, broken := write("ok.dryfire.yaml", "gpt-4o"), write("broken.dryfire.yaml", "broken")
+	t.Setenv("AZURE_OPENAI_API_KEY", envKey)
+	t.Setenv("NO_COLOR", "1")
+	run := func(args ...string) string {
+		var stdout, stderr bytes.Buffer
+		cli.Main(args, nil, &stdout, &stderr)
+		return stdout.String() + stderr.String()
+	}
+	out := run("run", "--record", "all", "--json", filepath.Join(dir, "record.json"), "--junit", filepath.Join(dir, "record.xml"), ok, broken)
+	if !strings.Contains(out, "bad header REDACTED query api-key=REDACTED") || !strings.Contains(out, "1 passed") {
+		t.Errorf("the recording: the error is not in the report, redacted, or the answer did not pass:\n%s", out)
+	}
+	t.Setenv("CI", "true")
+	t.Setenv("AZURE_OPENAI_API_KEY", "")
+	out += run("run", "--record", "none", "--json", filepath.Join(dir, "replay.json"), ok)
+	if strings.Count(out, "1 passed") != 2 {
+		t.Errorf("the replay did not pass:\n%s", out)
+	}
+	outputs := map[string]string{"output": out}
+	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && !strings.HasSuffix(p, ".dryfire.yaml") {
+			data, _ := os.ReadFile(p)
+			outputs[p] = string(data)
+		}
+		return nil
+	})
+	cassette := outputs[filepath.Join(dir, "cassettes", "ok", "echoed-keys.json")]
+	if !strings.Contains(cassette, "header REDACTED query api-key=REDACTED") || !strings.Contains(cassette, `"path": "/openai/deployments/gpt-4o/chat/completions?api-key=REDACTED&api-version=2024-10-21"`) {
+		t.Errorf("the cassette does not hold the answer, redacted, at the deployment's path, the query's key redacted:\n%s", cassette)
+	}
+	if len(outputs) < 5 {
+		t.Fatalf("no cassette or reports: %v", outputs)
+	}
+	for name, text := range outputs {
+		for _, secret := range []string{envKey, queryKey} {
+			if strings.Contains(text, secret) {
+				t.Errorf("%s holds %s:\n%s", name, secret, text)
+			}
+		}
+	}
+}

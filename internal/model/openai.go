@@ -35,9 +35,24 @@ import (
 //   - finish_reason length cutting a tool call's arguments is an error (the
 //     call is not run); cutting text, a refusal, or content_filter are
 //     notes on a turn that is still an answer.
-type openAIChat struct{ c *caller }
+type openAIChat struct {
+	c *caller
+	// url is where a call for a model goes; header authenticates it.
+	url    func(model string) (string, error)
+	header http.Header
+}
 
-func newOpenAIChat(c *caller) *openAIChat { return &openAIChat{c: c} }
+func newOpenAIChat(c *caller) *openAIChat {
+	to := endpoint(c.o.BaseURL, "chat/completions")
+	return &openAIChat{c: c, url: func(string) (string, error) { return to, nil }, header: openAIHeader(c.o.APIKey)}
+}
+
+// newAzureChat is Chat Completions at an Azure OpenAI deployment (azure.go).
+func newAzureChat(c *caller) *openAIChat {
+	return &openAIChat{c: c, header: azureHeader(c.o.APIKey), url: func(model string) (string, error) {
+		return azureURL(c.o.BaseURL, c.o.APIVersion, "chat/completions", model)
+	}}
+}
 
 // chatOwned are the body keys the loop writes; params may not set them.
 var chatOwned = []string{"model", "messages", "tools"}
@@ -51,12 +66,15 @@ func (o *openAIChat) Generate(ctx context.Context, req *Request) (*Response, err
 	if err != nil {
 		return nil, err
 	}
-	url := endpoint(o.c.o.BaseURL, "chat/completions")
+	url, err := o.url(req.Model)
+	if err != nil {
+		return nil, err
+	}
 	var fold func([]byte) ([]byte, error)
 	if streamed(req.Params) {
 		fold = foldChat
 	}
-	data, err := o.c.postFolded(ctx, url, openAIHeader(o.c.o.APIKey), body, openAIErrorOf, fold)
+	data, err := o.c.postFolded(ctx, url, o.header, body, openAIErrorOf, fold)
 	if err != nil {
 		return nil, err
 	}

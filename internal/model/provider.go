@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"syscall"
@@ -36,7 +37,10 @@ type Options struct {
 	Model    string
 	BaseURL  string // resolved: base_url, else the environment, else the default
 	APIKey   string // may be empty when every call is replayed
-	Params   map[string]any
+	// APIVersion is Azure OpenAI's api-version (provider.AzureV1: the v1 API); ""
+	// is DefaultAPIVersion's.
+	APIVersion string
+	Params     map[string]any
 	// Client carries the calls; its transport records and replays them.
 	Client *http.Client
 	// Retries after a 429, a 5xx or a dropped connection.
@@ -58,6 +62,9 @@ func New(o Options) (Model, error) {
 	if o.Sleep == nil {
 		o.Sleep = sleep
 	}
+	if o.APIVersion == "" {
+		o.APIVersion = DefaultAPIVersion(o.Provider)
+	}
 	c := &caller{o: o}
 	switch o.Provider {
 	case provider.Anthropic:
@@ -68,6 +75,13 @@ func New(o Options) (Model, error) {
 		return newOpenAIResponses(c), nil
 	case provider.Gemini:
 		return newGemini(c), nil
+	case provider.AzureOpenAI:
+		if p := provider.DeploymentProblem(o.Model); p != "" {
+			return nil, fmt.Errorf("the Azure OpenAI deployment %q (agent.model) cannot be used: %s", o.Model, p)
+		}
+		return newAzureChat(c), nil
+	case provider.AzureOpenAIResponses:
+		return newAzureResponses(c)
 	}
 	return nil, fmt.Errorf("unknown provider %q", o.Provider)
 }
@@ -79,6 +93,8 @@ func KeyEnv(name string) string {
 		return "ANTHROPIC_API_KEY"
 	case provider.Gemini:
 		return "GEMINI_API_KEY"
+	case provider.AzureOpenAI, provider.AzureOpenAIResponses:
+		return AzureKeyEnv
 	}
 	return "OPENAI_API_KEY"
 }
@@ -90,17 +106,22 @@ func BaseURLEnv(name string) string {
 		return "ANTHROPIC_BASE_URL"
 	case provider.Gemini:
 		return "GOOGLE_GEMINI_BASE_URL" // as google-genai and @google/genai read it
+	case provider.AzureOpenAI, provider.AzureOpenAIResponses:
+		return AzureEndpointEnv // a resource's own: no public default
 	}
 	return "OPENAI_BASE_URL"
 }
 
-// DefaultBaseURL is a provider's public endpoint.
+// DefaultBaseURL is a provider's public endpoint ("" for Azure OpenAI,
+// whose endpoint is each resource's own).
 func DefaultBaseURL(name string) string {
 	switch name {
 	case provider.Anthropic:
 		return DefaultAnthropicBaseURL
 	case provider.Gemini:
 		return DefaultGeminiBaseURL
+	case provider.AzureOpenAI, provider.AzureOpenAIResponses:
+		return ""
 	}
 	return DefaultOpenAIBaseURL
 }
@@ -114,25 +135,43 @@ type Credentials struct {
 	// provider's base URL variable, else the public endpoint.
 	BaseURL string
 	// Public says BaseURL is the provider's public endpoint (a key is
-	// needed there; a local server may take none).
+	// needed there; a local server may take none): for Azure OpenAI, an
+	// Azure host, or none at all.
 	Public bool
+}
+
+// LiveUnavailable says why calls with these credentials cannot go to the
+// live API, "" when they can: the key is not set (a local
+// openai-compatible server takes none), or Azure OpenAI's endpoint.
+func (c Credentials) LiveUnavailable(name string) string {
+	switch {
+	case provider.IsAzure(name) && c.BaseURL == "":
+		return AzureEndpointEnv + " is not set (nor agent.base_url)"
+	case c.Key == "" && name != provider.OpenAICompatible:
+		return c.KeyEnv + " is not set"
+	}
+	return ""
 }
 
 // Resolve reads a provider's credentials: base is the suite's base_url
 // ("" for none), getenv the run's environment.
-func Resolve(provider, base string, getenv func(string) string) Credentials {
-	c := Credentials{KeyEnv: KeyEnv(provider), BaseURL: base}
-	if provider == "gemini" && getenv("GOOGLE_API_KEY") != "" {
+func Resolve(name, base string, getenv func(string) string) Credentials {
+	c := Credentials{KeyEnv: KeyEnv(name), BaseURL: base}
+	if name == provider.Gemini && getenv("GOOGLE_API_KEY") != "" {
 		c.KeyEnv = "GOOGLE_API_KEY" // the Gemini SDKs read it first
 	}
 	c.Key = getenv(c.KeyEnv)
 	if c.BaseURL == "" {
-		c.BaseURL = getenv(BaseURLEnv(provider))
+		c.BaseURL = getenv(BaseURLEnv(name))
 	}
 	if c.BaseURL == "" {
-		c.BaseURL = DefaultBaseURL(provider)
+		c.BaseURL = DefaultBaseURL(name)
 	}
-	c.Public = strings.TrimRight(c.BaseURL, "/") == DefaultBaseURL(provider)
+	c.Public = strings.TrimRight(c.BaseURL, "/") == DefaultBaseURL(name)
+	if provider.IsAzure(name) {
+		u, err := url.Parse(c.BaseURL)
+		c.Public = c.BaseURL == "" || err != nil || IsAzureHost(u.Hostname())
+	}
 	return c
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"strings"
 
 	"github.com/dryfire-dev/dryfire/internal/tool"
@@ -40,9 +41,26 @@ import (
 //     (model, input, instructions, tools, previous_response_id,
 //     conversation) are refused before any call; stream: true streams (see
 //     stream.go).
-type openAIResponses struct{ c *caller }
+type openAIResponses struct {
+	c *caller
+	// url is where the calls go; header authenticates them.
+	url    string
+	header http.Header
+}
 
-func newOpenAIResponses(c *caller) *openAIResponses { return &openAIResponses{c: c} }
+func newOpenAIResponses(c *caller) *openAIResponses {
+	return &openAIResponses{c: c, url: endpoint(c.o.BaseURL, "responses"), header: openAIHeader(c.o.APIKey)}
+}
+
+// newAzureResponses is the Responses API of an Azure OpenAI resource
+// (azure.go): the deployment is the body's model, not in the path.
+func newAzureResponses(c *caller) (*openAIResponses, error) {
+	to, err := azureURL(c.o.BaseURL, c.o.APIVersion, "responses", c.o.Model)
+	if err != nil {
+		return nil, err
+	}
+	return &openAIResponses{c: c, url: to, header: azureHeader(c.o.APIKey)}, nil
+}
 
 // responsesOwned are the body keys the loop writes; params may not set them.
 var responsesOwned = []string{"model", "input", "instructions", "tools", "previous_response_id", "conversation"}
@@ -56,12 +74,11 @@ func (o *openAIResponses) Generate(ctx context.Context, req *Request) (*Response
 	if err != nil {
 		return nil, err
 	}
-	url := endpoint(o.c.o.BaseURL, "responses")
 	var fold func([]byte) ([]byte, error)
 	if streamed(req.Params) {
 		fold = foldResponses
 	}
-	data, err := o.c.postFolded(ctx, url, openAIHeader(o.c.o.APIKey), body, openAIErrorOf, fold)
+	data, err := o.c.postFolded(ctx, o.url, o.header, body, openAIErrorOf, fold)
 	if err != nil {
 		return nil, err
 	}

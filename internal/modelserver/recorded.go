@@ -119,19 +119,18 @@ func (e *recorded) readUpstreams(o *Options, vars map[string]string, secrets []s
 		}
 	}
 	// Azure OpenAI: the OpenAI APIs at the deployment's endpoint.
-	if base := o.AzureBaseURL; base != "" || vars["AZURE_OPENAI_ENDPOINT"] != "" {
+	if base := o.AzureBaseURL; base != "" || vars[model.AzureEndpointEnv] != "" {
 		if base == "" {
-			base = vars["AZURE_OPENAI_ENDPOINT"]
+			base = vars[model.AzureEndpointEnv]
 		}
 		u, err := url.Parse(strings.TrimRight(base, "/"))
 		if err != nil || u.Scheme == "" || u.Host == "" {
 			return nil, fmt.Errorf("the Azure OpenAI endpoint %q is not an absolute URL", base)
 		}
-		h := u.Hostname()
 		e.upstream[azureOpenAI] = u
-		e.public[azureOpenAI] = strings.HasSuffix(h, ".azure.com") || strings.HasSuffix(h, ".azure-api.net")
+		e.public[azureOpenAI] = model.IsAzureHost(u.Hostname())
 	}
-	e.keyEnv[azureOpenAI], e.keys[azureOpenAI] = "AZURE_OPENAI_API_KEY", vars["AZURE_OPENAI_API_KEY"]
+	e.keyEnv[azureOpenAI], e.keys[azureOpenAI] = model.AzureKeyEnv, vars[model.AzureKeyEnv]
 	if k := e.keys[azureOpenAI]; k != "" {
 		secrets = append(secrets, k)
 	}

@@ -19,7 +19,14 @@ const (
 	OpenAICompatible = "openai-compatible"
 	// Gemini is the Gemini API (generateContent).
 	Gemini = "gemini"
+	// AzureOpenAI is Chat Completions at an Azure OpenAI deployment.
+	AzureOpenAI = "azure-openai"
+	// AzureOpenAIResponses is the Responses API of an Azure OpenAI resource.
+	AzureOpenAIResponses = "azure-openai-responses"
 )
 
 // Names are the providers, in the order a message lists them.
-var Names = []string{Anthropic, OpenAI, OpenAIResponses, OpenAICompatible, Gemini, Script}
+var Names = []string{Anthropic, OpenAI, OpenAIResponses, OpenAICompatible, Gemini, AzureOpenAI, AzureOpenAIResponses, Script}
+
+// IsAzure says whether a provider is one of Azure OpenAI's.
+func IsAzure(name string) bool { return name == AzureOpenAI || name == AzureOpenAIResponses }

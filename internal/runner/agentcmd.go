@@ -312,6 +312,8 @@ func endpointOptions(j job, lv *live, c report.Case) (modelserver.Options, repor
 			eo.AnthropicBaseURL = a.BaseURL
 		case provider.Gemini:
 			eo.GeminiBaseURL = a.BaseURL
+		case provider.AzureOpenAI, provider.AzureOpenAIResponses:
+			eo.AzureBaseURL = a.BaseURL
 		default:
 			eo.OpenAIBaseURL = a.BaseURL
 		}

@@ -702,6 +702,10 @@ cases:
 		{"  provider: anthropic\n", []string{"OPENAI_API_KEY=x"}, "ANTHROPIC_API_KEY is not set"},
 		{"  provider: anthropic\n", []string{"ANTHROPIC_API_KEY=x"}, ""},
 		{"  provider: openai-compatible\n  base_url: http://127.0.0.1:9/v1\n", nil, ""},
+		{"  provider: azure-openai\n", []string{"AZURE_OPENAI_API_KEY=x"}, "AZURE_OPENAI_ENDPOINT is not set"},
+		{"  provider: azure-openai\n", []string{"AZURE_OPENAI_ENDPOINT=https://r.openai.azure.com"}, "AZURE_OPENAI_API_KEY is not set"},
+		{"  provider: azure-openai-responses\n", []string{"AZURE_OPENAI_ENDPOINT=https://r.openai.azure.com", "AZURE_OPENAI_API_KEY=x"}, ""},
+		{"  provider: azure-openai\n  base_url: http://127.0.0.1:9\n", nil, ""},
 	} {
 		suites := writeSuite(t, dir, "keys.dryfire.yaml", suite(tc.provider))
 		rep, err := runner.Run(context.Background(), suites, runner.Options{Record: cassette.Once, Env: commandEnv(tc.env...)})

@@ -8,7 +8,6 @@ import (
 	"github.com/dryfire-dev/dryfire/internal/cassette"
 	"github.com/dryfire-dev/dryfire/internal/model"
 	"github.com/dryfire-dev/dryfire/internal/modelserver"
-	"github.com/dryfire-dev/dryfire/internal/provider"
 	"github.com/dryfire-dev/dryfire/internal/report"
 )
 
@@ -21,7 +20,7 @@ import (
 func realModel(j job, passthrough bool, lv *live) (model.Model, *cassette.Recorder, *modelserver.FaultTransport, error) {
 	a := &j.suite.Agent
 	cred := model.Resolve(a.Provider, a.BaseURL, lv.getenv)
-	keyEnv, key, base := cred.KeyEnv, cred.Key, cred.BaseURL
+	key, base := cred.Key, cred.BaseURL
 	cfg := cassette.Config{
 		Mode:        lv.mode,
 		File:        j.cassette,
@@ -35,9 +34,7 @@ func realModel(j job, passthrough bool, lv *live) (model.Model, *cassette.Record
 		Trials:      j.trials,
 		DropUser:    !hasModelUser(j.c),
 	}
-	if key == "" && a.Provider != provider.OpenAICompatible {
-		cfg.LiveUnavailable = keyEnv + " is not set"
-	}
+	cfg.LiveUnavailable = cred.LiveUnavailable(a.Provider)
 	rr, err := checkServed(j.cassette, lv.mode)
 	if err != nil {
 		return nil, nil, nil, err
@@ -61,9 +58,11 @@ func realModel(j job, passthrough bool, lv *live) (model.Model, *cassette.Record
 		BaseURL:  base,
 		APIKey:   key,
 		Params:   a.Params,
-		Client:   &http.Client{Transport: transport},
-		Retries:  retries,
-		Timeout:  timeout,
+		// Azure OpenAI's; the other providers take none.
+		APIVersion: a.APIVersion,
+		Client:     &http.Client{Transport: transport},
+		Retries:    retries,
+		Timeout:    timeout,
 	})
 	if err != nil {
 		return nil, nil, nil, err

@@ -27,6 +27,7 @@ const (
 	testAnthropicKey = "sk-ant-test-0123456789abcdef"
 	testOpenAIKey    = "sk-proj-test-fedcba9876543210"
 	testGeminiKey    = "AIza-test-0a1b2c3d4e5f6789"
+	testAzureKey     = "0123456789abcdef0123456789azure"
 )
 
 // brain answers the cases of realSuite.
@@ -95,9 +96,14 @@ var providers = []fakeProvider{
 	{provider.OpenAI, fakeapi.NewOpenAIChat, func(s *fakeapi.Server) string { return s.URL + "/v1" }, testOpenAIKey},
 	{provider.OpenAIResponses, fakeapi.NewOpenAIResponses, func(s *fakeapi.Server) string { return s.URL + "/v1" }, testOpenAIKey},
 	{provider.Gemini, fakeapi.NewGemini, func(s *fakeapi.Server) string { return s.URL }, testGeminiKey},
+	{provider.AzureOpenAI, fakeapi.NewOpenAIChat, func(s *fakeapi.Server) string { return s.URL }, testAzureKey},
+	{provider.AzureOpenAIResponses, fakeapi.NewOpenAIResponses, func(s *fakeapi.Server) string { return s.URL }, testAzureKey},
 }
 
 func keyEnv(p string) string {
+	if provider.IsAzure(p) {
+		return "AZURE_OPENAI_API_KEY"
+	}
 	if p == provider.Gemini {
 		return "GEMINI_API_KEY"
 	}
@@ -108,6 +114,9 @@ func keyEnv(p string) string {
 }
 
 func baseEnv(p string) string {
+	if provider.IsAzure(p) {
+		return "AZURE_OPENAI_ENDPOINT"
+	}
 	if p == provider.Gemini {
 		return "GOOGLE_GEMINI_BASE_URL"
 	}
@@ -149,7 +158,7 @@ func scanSecrets(t testing.TB, dir string) int {
 		n++
 		data, _ := os.ReadFile(path)
 		low := bytes.ToLower(data)
-		for _, s := range []string{testAnthropicKey, testOpenAIKey, testGeminiKey, "authorization", "x-api-key", `"api-key"`, "x-goog-api-key", "bearer "} {
+		for _, s := range []string{testAnthropicKey, testOpenAIKey, testGeminiKey, testAzureKey, "authorization", "x-api-key", `"api-key"`, "x-goog-api-key", "bearer "} {
 			if bytes.Contains(low, bytes.ToLower([]byte(s))) {
 				t.Errorf("%s holds %q", path, s)
 			}

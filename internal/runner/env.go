@@ -216,6 +216,9 @@ func commandKeyMissing(a *spec.Agent, getenv func(string) string) string {
 		return p == provider.OpenAICompatible || cred.Key != "" || !cred.Public
 	}
 	if a.Provider != "" {
+		if provider.IsAzure(a.Provider) && model.Resolve(a.Provider, a.BaseURL, getenv).BaseURL == "" {
+			return model.AzureEndpointEnv
+		}
 		if usable(a.Provider, a.BaseURL) {
 			return ""
 		}
@@ -230,9 +233,9 @@ func commandKeyMissing(a *spec.Agent, getenv func(string) string) string {
 // azureUsable says whether Azure OpenAI calls could be recorded: its key
 // is set, or its endpoint is a server of another kind (a local one).
 func azureUsable(getenv func(string) string) bool {
-	if getenv("AZURE_OPENAI_API_KEY") != "" {
+	if getenv(model.AzureKeyEnv) != "" {
 		return true
 	}
-	u, err := url.Parse(getenv("AZURE_OPENAI_ENDPOINT"))
-	return err == nil && u.Host != "" && !strings.HasSuffix(u.Hostname(), ".azure.com")
+	u, err := url.Parse(getenv(model.AzureEndpointEnv))
+	return err == nil && u.Host != "" && !model.IsAzureHost(u.Hostname())
 }

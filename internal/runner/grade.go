@@ -14,7 +14,6 @@ import (
 	"github.com/dryfire-dev/dryfire/internal/cassette"
 	"github.com/dryfire-dev/dryfire/internal/check"
 	"github.com/dryfire-dev/dryfire/internal/model"
-	"github.com/dryfire-dev/dryfire/internal/provider"
 	"github.com/dryfire-dev/dryfire/internal/report"
 	"github.com/dryfire-dev/dryfire/internal/spec"
 )
@@ -134,21 +133,23 @@ func sideModel(j job, lv *live, file string, section cassette.Section, prov, nam
 		Trials:    j.trials,
 		Section:   section,
 	}
-	if cred.Key == "" && prov != provider.OpenAICompatible {
-		cfg.LiveUnavailable = cred.KeyEnv + " is not set"
-	}
+	cfg.LiveUnavailable = cred.LiveUnavailable(prov)
 	rec, err := cassette.Open(cfg)
 	if err != nil {
 		return nil, nil, err
 	}
-	m, err := model.New(model.Options{
+	o := model.Options{
 		Provider: prov,
 		Model:    name,
 		BaseURL:  cred.BaseURL,
 		APIKey:   cred.Key,
 		Client:   &http.Client{Transport: rec},
 		Retries:  model.DefaultRetries,
-	})
+	}
+	if prov == j.suite.Agent.Provider {
+		o.APIVersion = j.suite.Agent.APIVersion // Azure OpenAI's, as the agent's calls
+	}
+	m, err := model.New(o)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -86,13 +86,15 @@ func supported(s *spec.Suite) error {
 	}
 	if len(s.Agent.Command) > 0 {
 		switch s.Agent.Provider {
-		case "", provider.Script, provider.Anthropic, provider.OpenAI, provider.OpenAIResponses, provider.OpenAICompatible, provider.Gemini:
+		case "", provider.Script, provider.Anthropic, provider.OpenAI, provider.OpenAIResponses, provider.OpenAICompatible, provider.Gemini,
+			provider.AzureOpenAI, provider.AzureOpenAIResponses:
 			return nil
 		}
 		return &UnsupportedError{Pos: s.Agent.ProviderPos, Msg: fmt.Sprintf("provider %q cannot be used with agent.command", s.Agent.Provider)}
 	}
 	switch s.Agent.Provider {
-	case provider.Script, provider.Anthropic, provider.OpenAI, provider.OpenAIResponses, provider.OpenAICompatible, provider.Gemini:
+	case provider.Script, provider.Anthropic, provider.OpenAI, provider.OpenAIResponses, provider.OpenAICompatible, provider.Gemini,
+		provider.AzureOpenAI, provider.AzureOpenAIResponses:
 		return nil
 	}
 	return &UnsupportedError{Pos: s.Agent.ProviderPos, Msg: fmt.Sprintf("provider %q is not available in this version of dryfire", s.Agent.Provider)}
@@ -182,8 +184,8 @@ func prepareLive(jobs *jobList, opts Options) (*live, error) {
 		// A judge check's model, whoever the agent is.
 		for _, jd := range judges(j.c) {
 			needsModel = true
-			keyEnv := model.KeyEnv(jd.Provider)
-			if jd.Provider == provider.OpenAICompatible || lv.getenv(keyEnv) != "" {
+			keyEnv := liveMissing(jd.Provider, jd.BaseURL, lv.getenv)
+			if keyEnv == "" {
 				continue
 			}
 			switch file := j.judgeFile(jd); {
@@ -198,8 +200,7 @@ func prepareLive(jobs *jobList, opts Options) (*live, error) {
 		// A model-driven user's model.
 		if u := j.c.User; u != nil && u.Model != nil {
 			needsModel = true
-			keyEnv := model.KeyEnv(u.Model.Provider)
-			if u.Model.Provider != provider.OpenAICompatible && lv.getenv(keyEnv) == "" {
+			if keyEnv := liveMissing(u.Model.Provider, u.Model.BaseURL, lv.getenv); keyEnv != "" {
 				switch file := j.userFile(); {
 				case lv.mode == cassette.All:
 					need(j, keyEnv, "the simulated user, --record all")
@@ -216,13 +217,13 @@ func prepareLive(jobs *jobList, opts Options) (*live, error) {
 			continue // its script answers, whoever the agent is
 		}
 		needsModel = true
-		keyEnv := model.KeyEnv(p)
+		var keyEnv string
 		if command {
 			keyEnv = commandKeyMissing(&j.suite.Agent, lv.getenv)
-			if keyEnv == "" {
-				continue
-			}
-		} else if p == provider.OpenAICompatible || lv.getenv(keyEnv) != "" {
+		} else {
+			keyEnv = liveMissing(p, j.suite.Agent.BaseURL, lv.getenv)
+		}
+		if keyEnv == "" {
 			continue
 		}
 		var why string
@@ -254,6 +255,21 @@ func prepareLive(jobs *jobList, opts Options) (*live, error) {
 		lv.connect(opts, false)
 	}
 	return lv, nil
+}
+
+// liveMissing names the variable that live calls of a provider of the
+// built-in loop lack, "" when none: its key (a local openai-compatible
+// server takes none), and first, for Azure OpenAI without base, its
+// endpoint.
+func liveMissing(p, base string, getenv func(string) string) string {
+	cred := model.Resolve(p, base, getenv)
+	switch {
+	case provider.IsAzure(p) && cred.BaseURL == "":
+		return model.AzureEndpointEnv
+	case cred.Key == "" && p != provider.OpenAICompatible:
+		return cred.KeyEnv
+	}
+	return ""
 }
 
 // newLive reads the run's environment and record mode.

@@ -25,6 +25,8 @@ func (x *decoder) agent(agent yamlpos.KV) Agent {
 			a.Model = str(p.Val)
 		case "base_url":
 			a.BaseURL = str(p.Val)
+		case "api_version":
+			a.APIVersion = str(p.Val)
 		case "system":
 			a.System = str(p.Val)
 		case "max_turns":
@@ -69,6 +71,7 @@ func (x *decoder) agent(agent yamlpos.KV) Agent {
 	if ck, _ := yamlpos.Lookup(agent.V, "command"); ck != nil {
 		x.commandAgent(agent.V, &a)
 	} else {
+		x.azureAgent(agent.V, &a)
 		if k, _ := yamlpos.Lookup(agent.V, "clock"); k != nil {
 			x.errorf(k, "agent.clock sets the time an agent program (agent.command) reads; the built-in loop's requests carry no clock")
 		}
@@ -144,7 +147,7 @@ func validEnvName(s string) bool {
 // the API it calls (which key a recording needs; with base_url, where
 // live calls go).
 func (x *decoder) commandAgent(n *yaml.Node, a *Agent) {
-	for _, key := range []string{"model", "system", "params", "retries"} {
+	for _, key := range []string{"model", "system", "params", "retries", "api_version"} {
 		if k, _ := yamlpos.Lookup(n, key); k != nil {
 			x.errorf(k, "agent.%s is for the built-in loop; with agent.command your program makes its own model calls (remove %s)", key, key)
 		}
@@ -159,6 +162,33 @@ func (x *decoder) commandAgent(n *yaml.Node, a *Agent) {
 		if k, _ := yamlpos.Lookup(n, "base_url"); k != nil {
 			x.errorf(k, "agent.base_url with provider script: the script answers every model call of the program, none goes to a real API (remove base_url)")
 		}
+	}
+}
+
+// azureAgent checks what Azure OpenAI needs of the built-in loop's agent:
+// a deployment (agent.model, a path segment) and an api_version of the
+// right form, which no other provider takes.
+func (x *decoder) azureAgent(n *yaml.Node, a *Agent) {
+	vk, vv := yamlpos.Lookup(n, "api_version")
+	if !provider.IsAzure(a.Provider) {
+		if vk != nil && slices.Contains(providers, a.Provider) {
+			x.errorf(vk, "agent.api_version is Azure OpenAI's api-version: provider %s takes none (remove it, or use provider azure-openai or azure-openai-responses)", a.Provider)
+		}
+		return
+	}
+	if vv != nil {
+		if p := provider.APIVersionProblem(a.APIVersion); p != "" {
+			x.errorf(vv, "agent.api_version %q: %s", a.APIVersion, p)
+		}
+	}
+	mk, mv := yamlpos.Lookup(n, "model")
+	if mk == nil {
+		_, pv := yamlpos.Lookup(n, "provider")
+		x.errorf(pv, "provider %s needs agent.model: the name of the deployment (the model's name in Azure AI Foundry, or the one you gave it)", a.Provider)
+		return
+	}
+	if p := provider.DeploymentProblem(a.Model); p != "" {
+		x.errorf(mv, "agent.model %q is not a deployment's name: %s", a.Model, p)
 	}
 }
 

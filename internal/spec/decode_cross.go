@@ -268,6 +268,14 @@ func (x *decoder) sideModel(s *Suite, n *yaml.Node, who, role, hint string, prov
 			why = "the agent's is for the agent's provider"
 		}
 		x.errorf(at, "%s needs a model name: give the %s model (%s)", who, role, why)
+	case provider.IsAzure(*prov) && provider.DeploymentProblem(*name) != "":
+		at := n
+		if own {
+			if _, mv := yamlpos.Lookup(n, "model"); mv != nil {
+				at = mv
+			}
+		}
+		x.errorf(at, "%s's model %q is not an Azure OpenAI deployment's name: %s", who, *name, provider.DeploymentProblem(*name))
 	case *prov == provider.OpenAICompatible && *baseURL == "":
 		at, _ := yamlpos.Lookup(n, "provider")
 		x.errorf(at, "%s on openai-compatible needs the agent's base_url: use the agent's provider, or another provider", who)

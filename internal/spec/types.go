@@ -130,6 +130,9 @@ type Agent struct {
 	// run of an agent.command program in a case; 0 means the default.
 	TimeoutS float64
 	Params   map[string]any
+	// APIVersion is Azure OpenAI's api-version (agent.api_version); "":
+	// the provider's default.
+	APIVersion string
 	// Command is an existing agent program and its arguments, run for
 	// each case instead of the built-in loop (relative to the suite's
 	// directory, its working directory); Provider is then optional and

@@ -114,7 +114,7 @@ func captureScripted(t *testing.T) []artifact {
 				t.Fatal(err)
 			}
 			cfg := agent.Config{Model: p.model, System: cv.system, Input: input(cv), Tools: cv.tools, MaxTurns: len(cv.turns)}
-			if js, ok := cv.params[p.name]; ok {
+			if js := paramsOf(cv, p.name); js != "" {
 				dec := json.NewDecoder(strings.NewReader(js))
 				dec.UseNumber()
 				if err := dec.Decode(&cfg.Params); err != nil {
@@ -147,7 +147,7 @@ func captureScripted(t *testing.T) []artifact {
 // checkModels checks the fakes'.
 func checkScripted(t *testing.T) modelResult {
 	arts := captureScripted(t)
-	res := modelResult{counts: map[string]map[string]int{}, gaps: map[int]int{}}
+	res := modelResult{counts: map[string]map[string]int{}, gaps: map[gapOf]int{}}
 	for _, a := range arts {
 		if res.counts[a.Provider] == nil {
 			res.counts[a.Provider] = map[string]int{}
@@ -159,7 +159,7 @@ func checkScripted(t *testing.T) modelResult {
 		accepted := false
 		for i, g := range knownGaps {
 			if g.matches(a, f) {
-				res.gaps[i]++
+				res.gaps[gapOf{i, a.Provider}]++
 				accepted = true
 				break
 			}

@@ -38,6 +38,11 @@ var officialType = map[string]map[string]string{
 		"answer":  "WireResponse",
 		"chunk":   "WireResponseStreamEvent",
 	},
+	"azure-openai": {
+		"request": "OpenAI.ChatCompletionCreateParamsNonStreaming",
+		"answer":  "WireAzureChatCompletion",
+		"chunk":   "WireAzureChatCompletionChunk",
+	},
 	"gemini": {
 		"request": "WireGeminiRequest",
 		"answer":  "WireGeminiResponse",
@@ -53,8 +58,11 @@ var geminiRule = map[string]string{
 
 func typeOf(a artifact) string {
 	p := a.Provider
-	if p == "openai-compatible" {
+	switch p {
+	case "openai-compatible":
 		p = "openai"
+	case "azure-openai-responses":
+		p = "openai-responses"
 	}
 	return officialType[p][a.Kind]
 }
@@ -85,6 +93,28 @@ type WireGeminiRequest = Unenum<{
   generationConfig?: Gemini.GenerationConfig;
   cachedContent?: string;
 }>;
+// Azure OpenAI's chat answers are openai's (its AzureOpenAI client returns
+// them as OpenAI.ChatCompletion) with its content filter's verdicts, which
+// no official TypeScript package declares: typed here as Azure's REST
+// reference (2024-10-21) gives them, so that every other key is still
+// checked as openai's.
+type AzureFilterSeverity = { filtered: boolean; severity: 'safe' | 'low' | 'medium' | 'high' };
+type AzureFilterDetected = { filtered: boolean; detected: boolean };
+type AzureFilterResults = {
+  hate?: AzureFilterSeverity; self_harm?: AzureFilterSeverity; sexual?: AzureFilterSeverity; violence?: AzureFilterSeverity;
+  profanity?: AzureFilterDetected; jailbreak?: AzureFilterDetected; indirect_attack?: AzureFilterDetected;
+  protected_material_text?: AzureFilterDetected;
+  protected_material_code?: AzureFilterDetected & { citation?: { URL?: string; license?: string } };
+  custom_blocklists?: { filtered: boolean; details: { filtered: boolean; id: string }[] };
+  error?: { code: string; message: string };
+};
+type AzurePromptFilter = { prompt_filter_results?: { prompt_index: number; content_filter_results: AzureFilterResults }[] };
+type WireAzureChatCompletion = Omit<OpenAI.ChatCompletion, 'choices'> & AzurePromptFilter & {
+  choices: (OpenAI.ChatCompletion.Choice & { content_filter_results?: AzureFilterResults })[];
+};
+type WireAzureChatCompletionChunk = Omit<OpenAI.ChatCompletionChunk, 'choices'> & AzurePromptFilter & {
+  choices: (OpenAI.ChatCompletionChunk.Choice & { content_filter_results?: AzureFilterResults })[];
+};
 // A GenerateContentResponse as the API sends it: the getters are the SDK's.
 type WireGeminiResponse = Unenum<Omit<Gemini.GenerateContentResponse, 'text' | 'data' | 'functionCalls' | 'executableCode' | 'codeExecutionResult' | 'initialPromptTokenCount'>>;
 `

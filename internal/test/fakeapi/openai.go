@@ -19,8 +19,9 @@ const Created = 1700000000
 
 // NewOpenAIChat serves OpenAI Chat Completions at POST
 // /v1/chat/completions (so a client's base URL is server.URL + "/v1"), and as Azure
-// OpenAI does at /openai/deployments/D/chat/completions?api-version=V with
-// the key in api-key (AZURE_OPENAI_ENDPOINT is server.URL). It
+// OpenAI does (azure.go) at /openai/deployments/D/chat/completions?api-version=V
+// and /openai/v1/chat/completions with the key in api-key
+// (AZURE_OPENAI_ENDPOINT is server.URL). It
 // rejects what the real API rejects — a missing model, no messages, an
 // unknown role or parameter, a tool message that answers no tool call of
 // the assistant message before it, a tool call left unanswered, arguments
@@ -30,8 +31,11 @@ const Created = 1700000000
 // whose bytes depend only on the request.
 func NewOpenAIChat(brain Brain, opts ...Option) *Server {
 	cfg := configure(opts)
-	return start(&openAIHandler{brain: brain, cfg: cfg, path: "/v1/chat/completions", serve: serveChat}, cfg)
+	return start(&openAIHandler{brain: brain, cfg: cfg, path: chatPath, serve: serveChat}, cfg)
 }
+
+// chatPath is the Chat Completions route.
+const chatPath = "/v1/chat/completions"
 
 // openAIHandler is what the Chat and Responses servers share: the route,
 // the key, the JSON body, the error shape.
@@ -43,14 +47,14 @@ type openAIHandler struct {
 }
 
 func (h *openAIHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	azure := isAzurePath(r.URL.Path, h.path)
+	azure, versioned := azureRoute(r.URL.Path, h.path)
 	if r.Method != http.MethodPost || r.URL.Path != h.path && !azure {
 		writeAPIError(w, &apiError{status: http.StatusNotFound, msg: fmt.Sprintf("Invalid URL (%s %s)", r.Method, r.URL.Path)})
 		return
 	}
 	if azure {
 		// Azure OpenAI: the version in the query, the key in api-key.
-		if r.URL.Query().Get("api-version") == "" {
+		if versioned && r.URL.Query().Get("api-version") == "" {
 			writeAPIError(w, &apiError{status: http.StatusNotFound, msg: "Resource not found"})
 			return
 		}
@@ -80,8 +84,16 @@ func (h *openAIHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if stream, ok := out.(streamAnswer); ok {
 		w.Header().Set("X-Request-Id", "req_"+digest(body, "request")[:32])
-		stream(startSSE(w))
+		sw := startSSE(w)
+		if azure && h.path == chatPath {
+			sw.event("", azurePromptChunk())
+			sw.chunk = azureChunk
+		}
+		stream(sw)
 		return
+	}
+	if c, ok := out.(chatCompletionOut); ok && azure {
+		out = azureCompletion(c)
 	}
 	data, err := marshal(out)
 	if err != nil {
@@ -754,12 +766,4 @@ func marshal(v any) ([]byte, error) {
 		return nil, err
 	}
 	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
-}
-
-// isAzurePath says whether path is the Azure OpenAI form of the OpenAI
-// route own (/v1/chat/completions): /openai/deployments/D/chat/completions.
-func isAzurePath(path, own string) bool {
-	rest, ok := strings.CutPrefix(path, "/openai/deployments/")
-	i := strings.IndexByte(rest, '/')
-	return ok && i > 0 && "/v1"+rest[i:] == own
 }

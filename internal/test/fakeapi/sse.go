@@ -24,6 +24,8 @@ type sse struct {
 	w  http.ResponseWriter
 	rc *http.ResponseController
 	b  bytes.Buffer
+	// chunk, when set, rewrites each event's data (Azure OpenAI's chunks).
+	chunk func([]byte) []byte
 }
 
 func startSSE(w http.ResponseWriter) *sse {
@@ -41,6 +43,9 @@ func (s *sse) event(name string, data []byte) {
 		s.b.WriteString("event: ")
 		s.b.WriteString(name)
 		s.b.WriteByte('\n')
+	}
+	if s.chunk != nil {
+		data = s.chunk(data)
 	}
 	s.b.WriteString("data: ")
 	s.b.Write(data)

@@ -1,0 +1,111 @@
+package fakeapi
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+)
+
+// Azure OpenAI serves the OpenAI APIs at its own paths, the key in api-key:
+//
+//   - a deployment's /openai/deployments/D/chat/completions and
+//     /openai/deployments/D/responses, and the resource's
+//     /openai/responses, each with ?api-version=;
+//   - the v1 API's /openai/v1/chat/completions and /openai/v1/responses,
+//     which need no api-version.
+//
+// Its chat answers carry its content filter's verdicts, which the OpenAI
+// API does not send: prompt_filter_results on the completion (in a first
+// stream chunk of its own, with no choices and empty id, model and
+// object), content_filter_results on each choice (every category "safe"
+// for text; {} for a chunk without text), and no service_tier. Its JSON
+// has its keys in alphabetical order. The Responses API's answers are
+// OpenAI's.
+
+// azureRoute says whether path is an Azure OpenAI form of the OpenAI route
+// own (/v1/chat/completions or /v1/responses), and whether it needs an
+// api-version.
+func azureRoute(path, own string) (azure, versioned bool) {
+	rest, ok := strings.CutPrefix(path, "/openai/")
+	if !ok {
+		return false, false
+	}
+	if d, ok := strings.CutPrefix(rest, "deployments/"); ok {
+		i := strings.IndexByte(d, '/')
+		return i > 0 && "/v1"+d[i:] == own, true
+	}
+	if v1, ok := strings.CutPrefix(rest, "v1/"); ok {
+		return "/v1/"+v1 == own, false
+	}
+	return "/v1/"+rest == own && own != chatPath, true
+}
+
+// azureSafe is the content filter's verdict on harmless text, per category.
+func azureSafe() map[string]any {
+	safe := map[string]any{"filtered": false, "severity": "safe"}
+	return map[string]any{"hate": safe, "self_harm": safe, "sexual": safe, "violence": safe}
+}
+
+// azurePromptFilter is prompt_filter_results: the verdict on the prompt.
+func azurePromptFilter() []any {
+	results := azureSafe()
+	results["jailbreak"] = map[string]any{"filtered": false, "detected": false}
+	return []any{map[string]any{"prompt_index": 0, "content_filter_results": results}}
+}
+
+// azureCompletion is a chat.completion as Azure OpenAI writes it.
+func azureCompletion(c chatCompletionOut) json.RawMessage {
+	data, _ := marshal(c)
+	m := decodeObject(data)
+	delete(m, "service_tier")
+	m["prompt_filter_results"] = azurePromptFilter()
+	for i, ch := range m["choices"].([]any) {
+		filter := map[string]any{}
+		if c.Choices[i].Message.Content != nil && *c.Choices[i].Message.Content != "" {
+			filter = azureSafe()
+		}
+		ch.(map[string]any)["content_filter_results"] = filter
+	}
+	out, _ := marshal(m)
+	return out
+}
+
+// azurePromptChunk is the first chunk of an Azure OpenAI chat stream.
+func azurePromptChunk() []byte {
+	out, _ := marshal(map[string]any{"choices": []any{}, "created": 0, "id": "", "model": "", "object": "",
+		"prompt_filter_results": azurePromptFilter()})
+	return out
+}
+
+// azureChunk is a chat.completion.chunk as Azure OpenAI writes it.
+func azureChunk(data []byte) []byte {
+	m := decodeObject(data)
+	if m == nil {
+		return data
+	}
+	delete(m, "service_tier")
+	choices, _ := m["choices"].([]any)
+	for _, ch := range choices {
+		c := ch.(map[string]any)
+		filter := map[string]any{}
+		if d, _ := c["delta"].(map[string]any); d != nil {
+			if text, _ := d["content"].(string); text != "" {
+				filter = azureSafe()
+			}
+		}
+		c["content_filter_results"] = filter
+	}
+	out, _ := marshal(m)
+	return out
+}
+
+// decodeObject reads a JSON object, numbers kept as written.
+func decodeObject(data []byte) map[string]any {
+	var m map[string]any
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	if dec.Decode(&m) != nil {
+		return nil
+	}
+	return m
+}
