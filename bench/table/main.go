@@ -300,7 +300,7 @@ func run() int {
 		*serverCore, *loadCore, *conns, *rounds, *duration, *warmup, before, after)
 	fmt.Println("| workload | req/s, median (range) | bare req/s, median | share of bare, median (per-round range) | goal |")
 	fmt.Println("|---|---:|---:|---:|---|")
-	var mcpRow, tsRow *row
+	var mcpRow, goRow, tsRow *row
 	bad := 0
 	for _, r := range rows {
 		b := bareRPS[r.bare]
@@ -314,15 +314,20 @@ func run() int {
 		switch r.key {
 		case "mcp":
 			mcpRow = r
+		case "gosdk":
+			goRow = r
 		case "tssdk":
 			tsRow = r
 		}
 	}
+	if mcpRow != nil && goRow != nil {
+		// What is dryfire's and what is the SDK's: the same tool, each
+		// round's figures against each other.
+		x := perRound(mcpRow, goRow)
+		fmt.Printf("| MCP `tools/call`: dryfire ÷ go-sdk's own server | | | %.1f× (%.1f–%.1f) | — |\n", median(x), slices.Min(x), slices.Max(x))
+	}
 	if mcpRow != nil && tsRow != nil {
-		var x []float64
-		for i := range mcpRow.rps {
-			x = append(x, mcpRow.rps[i]/tsRow.rps[i])
-		}
+		x := perRound(mcpRow, tsRow)
 		fmt.Printf("| MCP `tools/call`: dryfire ÷ the TypeScript SDK | | | %.1f× (%.1f–%.1f) | ≥ 10× %s |\n", median(x), slices.Min(x), slices.Max(x), mark(median(x) >= 10))
 	}
 	for _, b := range bares {
@@ -400,6 +405,15 @@ func startServer(dir, bin string, args []string, dryfire bool) *proc {
 	cmd.Process.Kill()
 	fatalf("%s %s did not say its address: %s", bin, strings.Join(args, " "), data)
 	return nil
+}
+
+// perRound is a's requests/s over b's, round by round.
+func perRound(a, b *row) []float64 {
+	var x []float64
+	for i := range a.rps {
+		x = append(x, a.rps[i]/b.rps[i])
+	}
+	return x
 }
 
 // tsServer is the MCP TypeScript SDK's streamable HTTP server with the
