@@ -254,7 +254,7 @@ func TestWireNotices(t *testing.T) {
 		t.Fatalf("logging/setLevel: %d %s", ex.status, ex.body)
 	}
 	ex = rpc(t, url, h, call)
-	want = event(`{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"warning","logger":"exporter","data":{"rows":3}}}`) +
+	want = event(`{"jsonrpc":"2.0","method":"notifications/message","params":{"data":{"rows":3},"level":"warning","logger":"exporter"}}`) +
 		progress("0") + progress("50") + progress("100") + event(answer)
 	if string(ex.body) != want {
 		t.Errorf("level warning:\n%s\nwant\n%s", ex.body, want)
@@ -271,7 +271,7 @@ func TestWireNotices(t *testing.T) {
 	meta := strings.TrimSuffix(modernMeta(modernVersion), "}") + `,"progressToken":"p","io.modelcontextprotocol/logLevel":"debug"}`
 	ex = rpc(t, url, modernHeaders("tools/call", "export"), `{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"export","arguments":{},`+meta+`}}`)
 	body := string(ex.body)
-	for _, part := range []string{`"level":"debug","data":"starting"`, `"level":"info","data":"Export started"`, `"level":"warning"`,
+	for _, part := range []string{`"data":"starting","level":"debug"`, `"data":"Export started","level":"info"`, `"level":"warning"`,
 		`"progressToken":"p","progress":0,"total":100`, `"progressToken":"p","progress":100,"total":100`, `"resultType":"complete"`} {
 		if !strings.Contains(body, part) {
 			t.Errorf("2026-07-28: no %s in\n%s", part, body)

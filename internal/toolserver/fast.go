@@ -205,14 +205,15 @@ func appendNotices(b []byte, n *tool.Notices, level string, token json.RawMessag
 			if levelRank[l.Level] < min {
 				continue
 			}
-			b = append(b, `event: message`+"\n"+`data: {"jsonrpc":"2.0","method":"notifications/message","params":{"level":`...)
+			// go-sdk's members, in its order: data, level, logger.
+			b = append(b, `event: message`+"\n"+`data: {"jsonrpc":"2.0","method":"notifications/message","params":{"data":`...)
+			b = append(b, l.Data...)
+			b = append(b, `,"level":`...)
 			b = value.AppendString(b, l.Level)
 			if l.Logger != "" {
 				b = append(b, `,"logger":`...)
 				b = value.AppendString(b, l.Logger)
 			}
-			b = append(b, `,"data":`...)
-			b = append(b, l.Data...)
 			b = append(b, "}}\n\n"...)
 		}
 	}
