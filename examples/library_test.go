@@ -97,7 +97,7 @@ func TestLoadReportsEveryProblem(t *testing.T) {
 	}
 	var got []string
 	for _, d := range ds {
-		got = append(got, strings.TrimPrefix(d.String(), dir+string(filepath.Separator)))
+		got = append(got, strings.TrimPrefix(d.String(), filepath.ToSlash(dir)+"/"))
 	}
 	want := []string{
 		`bad.dryfire.yaml:7:15: unknown check "calld" (did you mean "called"?); checks are called, not_called, order, trajectory, judge, output, max_turns, no_errors, state, event, file`,

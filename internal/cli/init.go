@@ -126,7 +126,7 @@ func runInit(e *env, o initOptions, dir string) error {
 		if err := atomicfile.Write(path, data, perm); err != nil {
 			return &exitError{code: exitInfra, err: fmt.Errorf("writing %s: %w", path, err)}
 		}
-		fmt.Fprintf(e.stdout, "wrote %s\n", path)
+		fmt.Fprintf(e.stdout, "wrote %s\n", filepath.ToSlash(path))
 	}
 	if o.command != "" {
 		words, _ := splitCommand(o.command)

@@ -118,7 +118,7 @@ func runWorldImport(e *env, file, pkg, out, envVar string, force bool) error {
 	routes, ok, wds := dryfire.CheckWorld(filepath.Join(tmp, filepath.Base(worldFile)), tmp, pkg)
 	for i := range wds {
 		if rel, err := filepath.Rel(tmp, wds[i].Pos.File); err == nil && !strings.HasPrefix(rel, "..") {
-			wds[i].Pos.File = filepath.Join(out, rel)
+			wds[i].Pos.File = filepath.ToSlash(filepath.Join(out, rel))
 		}
 	}
 	printDiagnostics(e, wds)
@@ -134,7 +134,7 @@ func runWorldImport(e *env, file, pkg, out, envVar string, force bool) error {
 	if len(wds) > 0 {
 		clean = "it validates, with the warnings above"
 	}
-	fmt.Fprintf(e.stdout, "wrote %s (%s, %s) and %s; %s\n", worldFile, count(res.Operations, "operation"), count(routes, "route"), module, clean)
+	fmt.Fprintf(e.stdout, "wrote %s (%s, %s) and %s; %s\n", filepath.ToSlash(worldFile), count(res.Operations, "operation"), count(routes, "route"), filepath.ToSlash(module), clean)
 	return nil
 }
 

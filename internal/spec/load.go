@@ -45,7 +45,10 @@ func IsSuiteFile(name string) bool {
 // Expand turns command-line paths into suite files: a file stands for
 // itself, a directory for every *.dryfire.yaml / *.dryfire.yml under it,
 // in lexical order. Duplicates are dropped. A directory under one given
-// that cannot be read is skipped (ExpandSkipping names them).
+// that cannot be read is skipped (ExpandSkipping names them). The files
+// are written with '/' on every OS (filepath.ToSlash): a suite's path is
+// in its report, its rules' locations and its messages, which read the
+// same on Windows as elsewhere.
 func Expand(paths []string) ([]string, error) {
 	files, _, err := ExpandSkipping(paths)
 	return files, err
@@ -58,7 +61,7 @@ func ExpandSkipping(paths []string) (files, skipped []string, err error) {
 	var out []string
 	seen := map[string]bool{}
 	add := func(p string) {
-		p = filepath.Clean(p)
+		p = filepath.ToSlash(filepath.Clean(p))
 		if !seen[p] {
 			seen[p] = true
 			out = append(out, p)
@@ -80,7 +83,7 @@ func ExpandSkipping(paths []string) (files, skipped []string, err error) {
 		err = filepath.WalkDir(p, func(path string, d fs.DirEntry, err error) error {
 			if err != nil {
 				if path != p && d != nil && d.IsDir() {
-					skipped = append(skipped, path+": "+why(err))
+					skipped = append(skipped, filepath.ToSlash(path)+": "+why(err))
 					return filepath.SkipDir
 				}
 				return err

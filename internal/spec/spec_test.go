@@ -5,6 +5,7 @@ import (
 	"github.com/dryfire-dev/dryfire/internal/provider"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -86,6 +87,16 @@ func TestExpand(t *testing.T) {
 		return out
 	}
 	at := func(p string) string { return filepath.Join(root, filepath.FromSlash(p)) }
+	// On a file system that ignores case (Windows, macOS by default)
+	// B.dryfire.yaml is b.dryfire.yaml: one suite, named as first written.
+	suites := func(names ...string) []string {
+		lower, _ := os.Stat(at("b.dryfire.yaml"))
+		upper, _ := os.Stat(at("B.dryfire.yaml"))
+		if lower == nil || upper == nil || !os.SameFile(lower, upper) {
+			return names
+		}
+		return slices.DeleteFunc(names, func(n string) bool { return n == "B.dryfire.yaml" })
+	}
 
 	tests := []struct {
 		name  string
@@ -93,13 +104,13 @@ func TestExpand(t *testing.T) {
 		want  []string
 	}{
 		{"directory, lexical order, hidden and node_modules skipped", []string{root},
-			[]string{"B.dryfire.yaml", "a.dryfire.yml", "b.dryfire.yaml", "sub/c.dryfire.yaml", "sub/deeper/d.dryfire.yaml"}},
+			suites("B.dryfire.yaml", "a.dryfire.yml", "b.dryfire.yaml", "sub/c.dryfire.yaml", "sub/deeper/d.dryfire.yaml")},
 		{"a file stands for itself, whatever its name", []string{at("other/plain.yaml")},
 			[]string{"other/plain.yaml"}},
 		{"a hidden directory named explicitly is searched", []string{at(".hidden")},
 			[]string{".hidden/h.dryfire.yaml"}},
 		{"arguments keep their order; duplicates are dropped", []string{at("sub"), at("b.dryfire.yaml"), root, at("sub/../b.dryfire.yaml")},
-			[]string{"sub/c.dryfire.yaml", "sub/deeper/d.dryfire.yaml", "b.dryfire.yaml", "B.dryfire.yaml", "a.dryfire.yml"}},
+			suites("sub/c.dryfire.yaml", "sub/deeper/d.dryfire.yaml", "b.dryfire.yaml", "B.dryfire.yaml", "a.dryfire.yml")},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -113,13 +124,14 @@ func TestExpand(t *testing.T) {
 		})
 	}
 
+	// The files are written with '/' on every OS, as a report names them.
 	t.Run("relative directory", func(t *testing.T) {
 		t.Chdir(root)
 		got, err := Expand([]string{"."})
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := []string{"B.dryfire.yaml", "a.dryfire.yml", "b.dryfire.yaml", filepath.FromSlash("sub/c.dryfire.yaml"), filepath.FromSlash("sub/deeper/d.dryfire.yaml")}
+		want := suites("B.dryfire.yaml", "a.dryfire.yml", "b.dryfire.yaml", "sub/c.dryfire.yaml", "sub/deeper/d.dryfire.yaml")
 		if diff := cmp.Diff(want, got); diff != "" {
 			t.Errorf("Expand(.) (-want +got):\n%s", diff)
 		}
@@ -164,7 +176,7 @@ func TestLoad(t *testing.T) {
 	if len(suites) != 3 {
 		t.Errorf("got %d suites, want 3 (a suite with errors still decodes)", len(suites))
 	}
-	want := filepath.Join(root, "b.dryfire.yaml") + ":1:10: version must be 1, not a number (2)"
+	want := filepath.ToSlash(filepath.Join(root, "b.dryfire.yaml")) + ":1:10: version must be 1, not a number (2)"
 	if diff := cmp.Diff(want, ds.Error()); diff != "" {
 		t.Errorf("diagnostics (-want +got):\n%s", diff)
 	}

@@ -58,7 +58,7 @@ func summary(r *toolrec.Result) []byte {
 }
 
 func TestMergeKeepsHandWrittenRules(t *testing.T) {
-	file := filepath.Join("testdata", "merge", "handwritten.dryfire.yaml")
+	file := "testdata/merge/handwritten.dryfire.yaml" // as the command line gives it: with / on every OS
 	data, err := os.ReadFile(file)
 	if err != nil {
 		t.Fatal(err)

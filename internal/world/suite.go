@@ -113,6 +113,9 @@ func AttachSuiteIn(s *spec.Suite, cache Cache, root string) (*SuiteWorld, yamlpo
 		r.errAt(s.WorldPos, "world %s%s", safeio.Describe(s.World, err), rootHint(err))
 		return nil, r.ds
 	}
+	// With '/' on every OS, as the suite's own path: the world's
+	// positions read the same on Windows.
+	path = filepath.ToSlash(path)
 	var w *World
 	if c, ok := cache[filepath.Clean(path)]; ok {
 		w = c.W
