@@ -68,14 +68,18 @@ func SuiteBase(suiteFile string) string {
 // SUITE_DIR/cassettes/SUITE_BASE/SLUG.json. When two cases of the suite
 // have one slug, the later ones get "-" and a hash of their name
 // appended, so every case has its own file whatever the others are
-// called. Paths depend only on the suite file's path and its case names.
+// called, and a slug Windows keeps for a device (con, nul, aux, prn,
+// com1, lpt1, …, whatever follows the dot) gets the hash too, so that a
+// cassette recorded anywhere is a file on Windows. Paths depend only on
+// the suite file's path and its case names, and are written with '/' on
+// every OS (they are in reports and messages).
 func Paths(suiteFile string, caseNames []string) []string {
 	dir := filepath.Join(filepath.Dir(suiteFile), Dir, SuiteBase(suiteFile))
 	taken := make(map[string]bool, len(caseNames))
 	slugs := make([]string, len(caseNames))
 	for i, n := range caseNames {
 		s := Slug(n)
-		if taken[s] {
+		if taken[s] || windowsDevice(s) {
 			s = s + "-" + nameHash(n)
 			for taken[s] { // a name hash that collides too: extend it
 				s += "-" + nameHash(s)
@@ -86,7 +90,18 @@ func Paths(suiteFile string, caseNames []string) []string {
 	}
 	out := make([]string, len(caseNames))
 	for i, s := range slugs {
-		out[i] = filepath.Join(dir, s+".json")
+		out[i] = filepath.ToSlash(filepath.Join(dir, s+".json"))
 	}
 	return out
+}
+
+// windowsDevice reports whether a slug is a name Windows reserves for a
+// device, with or without an extension: "nul.json" opens the null device
+// there (and "con.json" the console), not a file.
+func windowsDevice(slug string) bool {
+	switch slug {
+	case "con", "prn", "aux", "nul":
+		return true
+	}
+	return len(slug) == 4 && (slug[:3] == "com" || slug[:3] == "lpt") && slug[3] >= '0' && slug[3] <= '9'
 }
