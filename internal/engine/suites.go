@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/dryfire-dev/dryfire/internal/safeio"
 	"github.com/dryfire-dev/dryfire/internal/spec"
 	"github.com/dryfire-dev/dryfire/internal/suggest"
 	"github.com/dryfire-dev/dryfire/internal/world"
@@ -93,7 +94,7 @@ func load(path string) *loaded {
 	if len(suites) == 1 {
 		ls.suite = suites[0]
 		if s := ls.suite; s.World != "" {
-			wf := filepath.Join(filepath.Dir(path), filepath.FromSlash(s.World))
+			wf := filepath.Join(filepath.Dir(path), safeio.FromName(s.World))
 			ls.stamps = append(ls.stamps, stampOf(wf))
 			if sw := worlds[s]; sw != nil {
 				ls.sw = sw
@@ -103,7 +104,7 @@ func load(path string) *loaded {
 				}
 				sort.Strings(names)
 				for _, name := range names {
-					ls.stamps = append(ls.stamps, stampOf(filepath.Join(filepath.Dir(wf), filepath.FromSlash(name))))
+					ls.stamps = append(ls.stamps, stampOf(filepath.Join(filepath.Dir(wf), safeio.FromName(name))))
 				}
 			}
 		}

@@ -136,16 +136,34 @@ func Describe(name string, err error) string {
 
 // Confine resolves name, written in a file in directory base, and checks
 // that it stays inside root once symlinks are resolved (as far as the
-// path exists). It returns the path to open: base joined with name. An
-// absolute name is refused as well when it is outside root.
+// path exists). It returns the path to open: base joined with name.
+//
+// A name means the same on every OS: '\' separates as '/' does (a suite
+// written on Windows runs elsewhere; a file name holding '\' could not be
+// checked out on Windows anyway), and a name that starts at a root ("/x"
+// or "\x"; on Windows also "C:\x", "C:x" and UNC or device paths such as
+// "\\host\share\x") is absolute, not relative to base. An absolute name
+// outside root is refused as written, before anything looks at it: a UNC
+// name makes no network connection.
 func Confine(root, base, name string) (string, error) {
-	p := filepath.Join(base, filepath.FromSlash(name))
-	if filepath.IsAbs(filepath.FromSlash(name)) {
-		p = filepath.Clean(filepath.FromSlash(name))
+	rel := FromName(name)
+	absolute := filepath.IsAbs(rel) || filepath.VolumeName(rel) != "" || strings.HasPrefix(rel, string(filepath.Separator))
+	p := filepath.Join(base, rel)
+	if absolute {
+		abs, err := filepath.Abs(rel)
+		if err != nil {
+			return "", err
+		}
+		p = abs
 	}
 	r, err := realPath(root)
 	if err != nil {
 		return "", fmt.Errorf("resolving the project root %s: %w", root, err)
+	}
+	if absolute {
+		if a, err := filepath.Abs(root); err != nil || !within(a, p) && !within(r, p) {
+			return "", fmt.Errorf("%w %s", ErrOutside, root)
+		}
 	}
 	rp, err := realPath(p)
 	if err != nil {
@@ -155,6 +173,12 @@ func Confine(root, base, name string) (string, error) {
 		return "", fmt.Errorf("%w %s", ErrOutside, root)
 	}
 	return p, nil
+}
+
+// FromName is a path written in a suite or world file in the OS's form:
+// '\' and '/' both separate (see Confine).
+func FromName(name string) string {
+	return filepath.FromSlash(strings.ReplaceAll(name, `\`, "/"))
 }
 
 // realPath is p absolute with the symlinks of its longest existing

@@ -91,7 +91,7 @@ func (l *loader) modulePath(name string) string {
 	if l.opts.ReadFile != nil {
 		return name
 	}
-	return filepath.ToSlash(filepath.Join(filepath.Dir(l.w.File), filepath.FromSlash(name)))
+	return filepath.ToSlash(filepath.Join(filepath.Dir(l.w.File), safeio.FromName(name)))
 }
 
 // execModule compiles a behavior module, rewritten to keep its memory
