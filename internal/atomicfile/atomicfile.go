@@ -80,7 +80,7 @@ func (f *File) Commit() error {
 		os.Remove(tmp)
 		return fmt.Errorf("writing %s: %w", f.path, err)
 	}
-	if err := os.Rename(tmp, f.path); err != nil {
+	if err := rename(tmp, f.path); err != nil {
 		os.Remove(tmp)
 		return fmt.Errorf("writing %s: %w", f.path, err)
 	}
