@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -101,9 +102,11 @@ func pythonPath(o Options) (string, error) {
 	why := "cannot be run (" + err.Error() + ")"
 	if st, serr := os.Stat(py); serr == nil && st.IsDir() {
 		why = "is a directory, not an interpreter"
-	} else if errors.Is(err, exec.ErrNotFound) {
+	} else if errors.Is(err, exec.ErrNotFound) && !strings.ContainsAny(py, `/\`) {
 		why = "is not on PATH"
-	} else if errors.Is(err, fs.ErrNotExist) {
+	} else if errors.Is(err, fs.ErrNotExist) || errors.Is(err, exec.ErrNotFound) {
+		// A path that names no file: Windows' LookPath says "not found"
+		// when no file is there with any extension of PATHEXT.
 		why = "does not exist"
 	} else if errors.Is(err, fs.ErrPermission) {
 		why = "is not executable"

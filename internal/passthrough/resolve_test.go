@@ -3,6 +3,8 @@ package passthrough
 import (
 	"context"
 	"errors"
+	"os"
+	"runtime"
 	"testing"
 	"time"
 )
@@ -35,10 +37,16 @@ func TestResolveHungImport(t *testing.T) {
 
 // A helper that cannot start is not started again for every reference.
 func TestStartFailureRemembered(t *testing.T) {
-	r := New(Options{Python: "/bin/true", Getenv: func(string) string { return "" }})
+	// A program that exits at once: true, or on Windows this test binary
+	// (it refuses the interpreter's flags).
+	exits := "/bin/true"
+	if runtime.GOOS == "windows" {
+		exits, _ = os.Executable()
+	}
+	r := New(Options{Python: exits, Getenv: func(string) string { return "" }})
 	for _, ref := range []string{"a.b:c", "d.e:f"} {
 		err := r.Resolve(context.Background(), ref)
-		if err == nil || err.Error() != "/bin/true exited before the python helper's handshake: is it Python 3.8 or later?" {
+		if err == nil || err.Error() != exits+" exited before the python helper's handshake: is it Python 3.8 or later?" {
 			t.Fatalf("Resolve(%s) = %v", ref, err)
 		}
 	}
