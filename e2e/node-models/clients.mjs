@@ -1,14 +1,14 @@
-// Runs small tool-calling agents on the official OpenAI, Anthropic and
-// Gemini (@google/genai) Node SDKs, streaming and not, and prints what they got as JSON: run once
+// Runs small tool-calling agents on the official OpenAI (and its
+// AzureOpenAI), Anthropic and Gemini (@google/genai) Node SDKs, streaming and not, and prints what they got as JSON: run once
 // against dryfire's fake APIs directly, once through dryfire's model
 // endpoint while it records, once through it replaying with the fakes
 // stopped, the three outputs must be the same (internal/modelserver's
 // TestNodeClients does that).
 //
 // DRYFIRE_TEST_URLS is a JSON object: scenario name → base URL, in the
-// shape each SDK wants (OpenAI's ends in /v1, Anthropic's and Gemini's
-// are the root).
-import OpenAI from 'openai';
+// shape each SDK wants (OpenAI's ends in /v1, Anthropic's, Gemini's and
+// Azure OpenAI's are the root).
+import OpenAI, { AzureOpenAI } from 'openai';
 import Anthropic from '@anthropic-ai/sdk';
 import { GoogleGenAI } from '@google/genai';
 
@@ -28,7 +28,15 @@ const question = 'Please refund order A-991.';
 const maxTurns = 6;
 
 function openai(name) {
+  if (name.startsWith('azure-')) return azure(name);
   return new OpenAI({ baseURL: urls[name], apiKey: 'dryfire-no-key', maxRetries: 0 });
+}
+// Azure OpenAI: the endpoint is the resource's root; the model is the
+// deployment (chat at /openai/deployments/MODEL/…, Responses at
+// /openai/responses), the key in api-key, the version in ?api-version=.
+function azure(name) {
+  const apiVersion = name.includes('responses') ? '2025-04-01-preview' : '2024-10-21';
+  return new AzureOpenAI({ endpoint: urls[name], apiKey: 'dryfire-no-key', apiVersion, maxRetries: 0 });
 }
 function anthropic(name) {
   return new Anthropic({ baseURL: urls[name], apiKey: 'dryfire-no-key', maxRetries: 0 });
@@ -42,8 +50,8 @@ function turnRecord(id, text, calls, usage, extra = {}) {
 
 const chatTools = Object.keys(schemas).map((n) => ({ type: 'function', function: { name: n, parameters: schemas[n] } }));
 
-async function chatJSON() {
-  const client = openai('chat-json');
+async function chatJSON(name = 'chat-json') {
+  const client = openai(name);
   const messages = [{ role: 'system', content: system }, { role: 'user', content: question }];
   const turns = [];
   for (let i = 0; i < maxTurns; i++) {
@@ -60,8 +68,8 @@ async function chatJSON() {
   return turns;
 }
 
-async function chatStream() {
-  const client = openai('chat-stream');
+async function chatStream(name = 'chat-stream') {
+  const client = openai(name);
   const messages = [{ role: 'system', content: system }, { role: 'user', content: question }];
   const turns = [];
   for (let i = 0; i < maxTurns; i++) {
@@ -266,6 +274,9 @@ const scenarios = {
   'anthropic-json': () => anthropicLoop('anthropic-json', 'json'),
   'anthropic-stream': () => anthropicLoop('anthropic-stream', 'raw'),
   'anthropic-helper': () => anthropicLoop('anthropic-helper', 'helper'),
+  'azure-chat-json': () => chatJSON('azure-chat-json'),
+  'azure-chat-stream': () => chatStream('azure-chat-stream'),
+  'azure-responses-stream': () => responses('azure-responses-stream', 'raw'),
   'gemini-json': () => geminiLoop('gemini-json', 'json'),
   'gemini-stream': () => geminiLoop('gemini-stream', 'stream'),
 };

@@ -43,9 +43,20 @@ var nodeScenarios = map[string]API{
 	"responses-json": OpenAIResponses, "responses-stream": OpenAIResponses, "responses-helper": OpenAIResponses,
 	"anthropic-json": Anthropic, "anthropic-stream": Anthropic, "anthropic-helper": Anthropic,
 	"gemini-json": Gemini, "gemini-stream": Gemini,
+	// openai's AzureOpenAI client, at Azure's paths (nodeURL).
+	"azure-chat-json": OpenAIChat, "azure-chat-stream": OpenAIChat, "azure-responses-stream": OpenAIResponses,
 }
 
-// The official openai (v6), @anthropic-ai/sdk and @google/genai Node clients, streaming
+// nodeURL is the base URL clients.mjs gives a scenario's client for a
+// server root: an AzureOpenAI client's endpoint is the root.
+func nodeURL(name string, api API, root string) string {
+	if strings.HasPrefix(name, "azure-") {
+		return root
+	}
+	return baseURL(api, root)
+}
+
+// The official openai (v6, its AzureOpenAI client too), @anthropic-ai/sdk and @google/genai Node clients, streaming
 // and not, get through the endpoint exactly what the fake APIs give them
 // directly: first while it records, then replaying with the fakes stopped.
 func TestNodeClients(t *testing.T) {
@@ -57,7 +68,7 @@ func TestNodeClients(t *testing.T) {
 	start := time.Now()
 	direct := map[string]string{}
 	for name, api := range nodeScenarios {
-		direct[name] = baseURL(api, fakes[api].URL)
+		direct[name] = nodeURL(name, api, fakes[api].URL)
 	}
 	want := runClients(t, direct)
 	if strings.Contains(want, `"error"`) || !strings.Contains(want, "Your refund R-1 for order A-991 is done") {
@@ -86,11 +97,14 @@ func TestNodeClients(t *testing.T) {
 			if api == OpenAIResponses {
 				o.OpenAIBaseURL = fakes[OpenAIResponses].URL + "/v1"
 			}
+			if strings.HasPrefix(name, "azure-") {
+				o.AzureBaseURL = fakes[api].URL
+			}
 			e := mustNew(t, o)
 			eps = append(eps, e)
 			prefix := "/cases/" + name
 			mux.Handle(prefix+"/", http.StripPrefix(prefix, e))
-			urls[name] = baseURL(api, srv.URL+prefix)
+			urls[name] = nodeURL(name, api, srv.URL+prefix)
 		}
 		out := runClients(t, urls)
 		for i, e := range eps {

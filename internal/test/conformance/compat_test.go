@@ -7,6 +7,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -103,21 +104,64 @@ var providerAPI = map[string]string{
 	"azure-openai-responses": "Responses at an Azure OpenAI resource (`POST /openai/responses?api-version=…`, `api-key`)",
 }
 
-// nodeClients are the pinned clients of e2e/node-models, "name version"
-// in name order.
+// nodeClients are the pinned clients of e2e/node-models, "name version
+// (the classes clients.mjs imports from it)" in name order.
 func nodeClients(t *testing.T) string {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join("..", "..", "..", "e2e", "node-models", "package.json"))
+	dir := filepath.Join("..", "..", "..", "e2e", "node-models")
+	data, err := os.ReadFile(filepath.Join(dir, "package.json"))
 	var p struct{ Dependencies map[string]string }
 	if err != nil || json.Unmarshal(data, &p) != nil {
 		t.Fatalf("e2e/node-models/package.json: %v", err)
 	}
+	src, err := os.ReadFile(filepath.Join(dir, "clients.mjs"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	classes := map[string][]string{}
+	for _, m := range importLine.FindAllStringSubmatch(string(src), -1) {
+		for _, name := range strings.FieldsFunc(m[1], func(r rune) bool { return r == ',' || r == '{' || r == '}' || r == ' ' }) {
+			classes[m[2]] = append(classes[m[2]], "`"+name+"`")
+		}
+	}
 	var out []string
 	for _, name := range slices.Sorted(maps.Keys(p.Dependencies)) {
-		out = append(out, name+" "+p.Dependencies[name])
+		if len(classes[name]) == 0 {
+			t.Fatalf("e2e/node-models/clients.mjs imports nothing of %s, a dependency of its package.json", name)
+		}
+		out = append(out, name+" "+p.Dependencies[name]+" ("+strings.Join(classes[name], ", ")+")")
 	}
 	return strings.Join(out, ", ")
 }
+
+// pythonClients are the distributions and versions of the Python
+// ecosystem tests' table (sdk/python/compatibility.md, which those tests
+// write from what they ran), in its order.
+func pythonClients(t *testing.T) string {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("..", "..", "..", "sdk", "python", "compatibility.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, line := range strings.Split(string(data), "\n") {
+		cells := strings.Split(line, " | ")
+		if !strings.HasPrefix(line, "| ") || len(cells) < 3 || strings.HasPrefix(line, "| client") {
+			continue
+		}
+		dv := strings.TrimPrefix(cells[0], "| ") + " " + cells[1]
+		if !slices.Contains(out, dv) {
+			out = append(out, dv)
+		}
+	}
+	if len(out) == 0 {
+		t.Fatal("sdk/python/compatibility.md lists no client")
+	}
+	return strings.Join(out, ", ")
+}
+
+// importLine is an ES import of clients.mjs: what, and from which package.
+var importLine = regexp.MustCompile(`(?m)^import (.+) from '([^']+)';$`)
 
 // compatibility is the text of docs/compatibility.md.
 func compatibility(t *testing.T, models, scripted modelResult, mcp map[string]map[string]int, example string) string {
@@ -227,7 +271,7 @@ func compatibility(t *testing.T, models, scripted modelResult, mcp map[string]ma
 		"The real APIs' own validation beyond their published types: which models take which parameters, limits on sizes and counts, tool name and schema rules the types do not state. (For example, @anthropic-ai/sdk 1.14.0 declares no `temperature`, `top_p` or `top_k`; a suite that sets them is sent as written.)",
 		"Anthropic `ping` stream events (the SDK skips them rather than types them) and Chat's closing `data: [DONE]`.",
 		"For a recorded case, the model endpoint (`agent.command`, `dryfire serve --case`, drills) replays recorded bytes, so its answers are the fakes' checked here; its own error bodies (no recorded interaction matches, a request no script turn answers) are not checked.",
-		"Requests that agents run through `agent.command` send themselves (their SDK's); `internal/modelserver` runs the official Node clients (" + nodeClients(t) + ", pinned in `e2e/node-models`) against the endpoint, each with tool calls, streamed and not, recorded and replayed; the Python clients and frameworks (google-genai among them) are listed in `sdk/python/compatibility.md`.",
+		"Requests that agents run through `agent.command` send themselves (their SDK's); `internal/modelserver` runs the official Node clients (" + nodeClients(t) + ", pinned in `e2e/node-models`) against the endpoint, each with tool calls, streamed and not, recorded and replayed; the Python clients and frameworks run in CI are " + pythonClients(t) + " (`sdk/python/compatibility.md` says how each ran).",
 		"MCP 2025-06-18 is checked with the 2025-11-25 schemas, so a 2025-11-25 field in a 2025-06-18 session would pass.",
 		"MCP 2026-07-28: @modelcontextprotocol/core does not declare `resultType`, `ttlMs`, `cacheScope` or the `serverInfo` of `_meta`, so they are not checked; `internal/toolserver` tests them.",
 		"MCP over standard input and output, and the HTTP tool routes (`POST /tools/NAME`): the same results through another transport, not captured here.",
