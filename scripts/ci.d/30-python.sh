@@ -9,7 +9,9 @@
 # run offline: every model call and tool is dryfire's. The LangGraph agent
 # over MCP (langchain-mcp-adapters, which needs mcp<2) gets its few packages
 # of sdk/python/requirements-mcp1.txt in a folder of their own
-# (.cache/python/mcp1), first on its PYTHONPATH.
+# (.cache/python/mcp1), first on its PYTHONPATH; Google ADK (which pins
+# google-genai<3) gets sdk/python/requirements-adk.txt's in .cache/python/adk,
+# first on the ADK suites' PYTHONPATH.
 # Then, from a fresh copy of the repository (scripts/fresh-copy.sh: what a
 # clone has, nothing built), `pip install ./sdk/python` into a fresh virtual
 # environment, as a user does before anything is published (the build
@@ -21,7 +23,7 @@ root=$PWD
 out=$root/.cache/python
 python=${PYTHON:-python3}
 
-rm -rf "$out/venv" "$out/dist" "$out/mcp1"
+rm -rf "$out/venv" "$out/dist" "$out/mcp1" "$out/adk"
 mkdir -p "$out/dist"
 CGO_ENABLED=0 GOOS=linux GOARCH=amd64 go build -trimpath -o "$out/dryfire" ./cmd/dryfire
 wheel=$("$python" sdk/python/tools/dryfire_build.py --binary "$out/dryfire" --out "$out/dist")
@@ -31,11 +33,13 @@ wheel=$("$python" sdk/python/tools/dryfire_build.py --binary "$out/dryfire" --ou
 "$out/venv/bin/python" -m pip install --quiet --disable-pip-version-check --no-input --no-index --no-deps "$wheel"
 "$out/venv/bin/python" -m pip install --quiet --disable-pip-version-check --no-input --no-deps --target "$out/mcp1" \
 	-r sdk/python/requirements-mcp1.txt
+"$out/venv/bin/python" -m pip install --quiet --disable-pip-version-check --no-input --no-deps --target "$out/adk" \
+	-r sdk/python/requirements-adk.txt
 
 # The wheel's own binary is the one under test: no DRYFIRE_BIN, and the
 # ecosystem's packages must not reach a network.
 cd "$root/sdk/python"
-env -u DRYFIRE_BIN DRYFIRE_TEST_WHEEL="$wheel" DRYFIRE_TEST_VENV="$out/venv" DRYFIRE_TEST_MCP1="$out/mcp1" \
+env -u DRYFIRE_BIN DRYFIRE_TEST_WHEEL="$wheel" DRYFIRE_TEST_VENV="$out/venv" DRYFIRE_TEST_MCP1="$out/mcp1" DRYFIRE_TEST_ADK="$out/adk" \
 	"$out/venv/bin/python" -m pytest -p no:cacheprovider -q tests
 
 echo "-- a fresh copy: pip install ./sdk/python into a fresh venv, one run_drills"

@@ -1,6 +1,6 @@
 """One support agent, written against each Python client and framework that the ecosystem tests
 run under dryfire unchanged. DRYFIRE_CASE picks which; the model is whatever OPENAI_BASE_URL /
-ANTHROPIC_BASE_URL / GOOGLE_GEMINI_BASE_URL point at (dryfire's model endpoint), the tool is dryfire's, over HTTP
+ANTHROPIC_BASE_URL / GOOGLE_GEMINI_BASE_URL / AZURE_OPENAI_ENDPOINT point at (dryfire's model endpoint), the tool is dryfire's, over HTTP
 (DRYFIRE_TOOLS_URL). The task is on standard input; the answer goes to standard output."""
 
 from __future__ import annotations
@@ -141,6 +141,30 @@ def google_genai(task: str, stream: bool) -> str:
     raise RuntimeError("too many turns")
 
 
+def google_adk(task: str, stream: bool) -> str:
+    from google.adk.agents import Agent
+    from google.adk.agents.run_config import RunConfig, StreamingMode
+    from google.adk.runners import InMemoryRunner
+    from google.genai import types
+
+    # No model named: ADK's default, a Gemini model, through google-genai (GEMINI_API_KEY /
+    # GOOGLE_API_KEY and GOOGLE_GEMINI_BASE_URL from the environment).
+    agent = Agent(name="support", instruction=SYSTEM, tools=[lookup_order])
+    runner = InMemoryRunner(agent=agent, app_name="support")
+
+    async def run() -> str:
+        session = await runner.session_service.create_session(app_name="support", user_id="user")
+        config = RunConfig(streaming_mode=StreamingMode.SSE if stream else StreamingMode.NONE)
+        text = ""
+        async for event in runner.run_async(user_id="user", session_id=session.id, run_config=config,
+                                            new_message=types.Content(role="user", parts=[types.Part(text=task)])):
+            if event.is_final_response() and event.content and event.content.parts:
+                text = "".join(p.text or "" for p in event.content.parts)
+        return text
+
+    return asyncio.run(run())
+
+
 def openai_agents(task: str) -> str:
     from agents import Agent, Runner, function_tool
 
@@ -179,6 +203,8 @@ AGENTS = {
     "azure openai stream": lambda t: azure_openai(t, True),
     "google-genai": lambda t: google_genai(t, False),
     "google-genai stream": lambda t: google_genai(t, True),
+    "google-adk": lambda t: google_adk(t, False),
+    "google-adk stream": lambda t: google_adk(t, True),
     "openai-agents": openai_agents,
     "pydantic-ai": pydantic_ai,
     "langgraph": langgraph,

@@ -3,13 +3,14 @@
 - examples/pytest/frameworks/agent.py, one agent written against the openai SDK (Chat and
   Responses, with and without streams), the anthropic SDK (Messages, with and without streams),
   google-genai (Gemini generateContent, with and without streams), openai's AzureOpenAI (a
-  deployment's chat completions, with and without streams),
+  deployment's chat completions, with and without streams), Google ADK (an Agent on its default
+  Gemini model, with and without streams; its own folder on PYTHONPATH, below),
   the OpenAI Agents SDK, pydantic-ai and LangGraph, runs as agent.command cases: recorded once
   against the repository's fake model servers (internal/test/fakeapi, served by a Go test), then,
   with those stopped, replayed twice with --record none: both replays give the same report, byte
   for byte (durations aside), and every case passes.
-- The same agent.py on the script model (frameworks/scripted.dryfire.yaml): no key, no cassette,
-  no fake server; and the four agents of examples/scripted-agents (openai, anthropic streamed,
+- The same agent.py on the script model (frameworks/scripted.dryfire.yaml, and
+  adk-scripted.dryfire.yaml for ADK): no key, no cassette, no fake server; and the four agents of examples/scripted-agents (openai, anthropic streamed,
   LangGraph over MCP, with two tools and a case that must fail) as agent.command cases and in
   run_drills against examples/world.
 - The mcp SDK's client over stdio and streamable HTTP against `dryfire serve`.
@@ -48,6 +49,8 @@ FRAMEWORKS = EXAMPLES / "pytest" / "frameworks"
 COMPAT = Path(__file__).resolve().parents[1] / "compatibility.md"
 KEY = "fake-key-for-the-ecosystem"
 
+# The model google-adk 2.13.0 calls when an Agent names none (LlmAgent.DEFAULT_MODEL).
+ADK_MODEL = "gemini-3.5-flash"
 # (case, package, API, streamed) of examples/pytest/frameworks, by suite.
 CASES = {
     "chat": [("openai chat", "openai", "Chat Completions", False), ("openai chat stream", "openai", "Chat Completions", True),
@@ -59,11 +62,19 @@ CASES = {
     "azure": [("azure openai", "openai", "Chat Completions (AzureOpenAI, a deployment's path)", False),
               ("azure openai stream", "openai", "Chat Completions (AzureOpenAI, a deployment's path)", True)],
     "gemini": [("google-genai", "google-genai", "Gemini generateContent", False), ("google-genai stream", "google-genai", "Gemini generateContent", True)],
+    "adk": [("google-adk", "google-adk", f"Gemini generateContent (Agent on ADK's default model, {ADK_MODEL}; Runner)", False),
+            ("google-adk stream", "google-adk", f"Gemini generateContent (Agent on ADK's default model, {ADK_MODEL}; Runner, SSE)", True)],
 }
 # suite → (fake, base URL variable, its path, key variable)
 UPSTREAM = {"chat": ("openai_chat", "OPENAI_BASE_URL", "/v1", "OPENAI_API_KEY"), "responses": ("openai_responses", "OPENAI_BASE_URL", "/v1", "OPENAI_API_KEY"),
             "anthropic": ("anthropic", "ANTHROPIC_BASE_URL", "", "ANTHROPIC_API_KEY"), "gemini": ("gemini", "GOOGLE_GEMINI_BASE_URL", "", "GEMINI_API_KEY"),
-            "azure": ("openai_chat", "AZURE_OPENAI_ENDPOINT", "", "AZURE_OPENAI_API_KEY")}
+            "azure": ("openai_chat", "AZURE_OPENAI_ENDPOINT", "", "AZURE_OPENAI_API_KEY"),
+            "adk": ("gemini", "GOOGLE_GEMINI_BASE_URL", "", "GEMINI_API_KEY")}
+
+# Google ADK 2.13 pins google-genai<3, opentelemetry<=1.44 and websockets<16, which this venv has
+# newer: 30-python.sh installs it apart (sdk/python/requirements-adk.txt, with --target) and names
+# that folder in DRYFIRE_TEST_ADK, put first on the ADK suites' PYTHONPATH (and on no other's).
+ADK = os.environ.get("DRYFIRE_TEST_ADK", "")
 
 ROWS: list[tuple[str, str, str, str, str]] = []
 
@@ -71,7 +82,17 @@ ROWS: list[tuple[str, str, str, str, str]] = []
 def _version(dist: str) -> str:
     if dist == "langchain-mcp-adapters" and MCP1:  # installed apart (below)
         return next(importlib.metadata.distributions(name=dist, path=[MCP1])).version
+    if dist == "google-adk":  # installed apart (above)
+        return next(importlib.metadata.distributions(name=dist, path=[ADK])).version
     return importlib.metadata.version(dist)
+
+
+def _suite_env(suite: str, **more: str) -> dict[str, str]:
+    """The environment of `dryfire run SUITE`: ADK's suites get ADK's folder first on PYTHONPATH."""
+    env = _offline_env(**more)
+    if suite.startswith("adk"):
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (ADK, env.get("PYTHONPATH", "")) if p)
+    return env
 
 
 def _row(dist: str, transport: str, stream: str, works: str) -> None:
@@ -135,7 +156,9 @@ def recorded(tmp_path_factory: pytest.TempPathFactory, binary: str) -> Iterator[
     reports = {}
     try:
         for suite, (upstream, base_var, path, key_var) in UPSTREAM.items():
-            env = _offline_env(**{base_var: fakes.urls[upstream] + path, key_var: KEY})
+            if suite == "adk" and not ADK:
+                continue  # skipped below
+            env = _suite_env(suite, **{base_var: fakes.urls[upstream] + path, key_var: KEY})
             r = subprocess.run([binary, "run", f"{suite}.dryfire.yaml", "--record", "all", "--json", "-"], cwd=work, env=env,
                                capture_output=True, text=True, timeout=600)
             reports[suite] = r.stdout
@@ -151,13 +174,15 @@ DURATIONS = re.compile(r'"duration_ms": [0-9.e+-]+')
 
 def _replay(binary: str, work: Path, suite: str) -> str:
     r = subprocess.run([binary, "run", f"{suite}.dryfire.yaml", "--record", "none", "--json", "-"], cwd=work,
-                       env=_offline_env(CI="true"), capture_output=True, text=True, timeout=600)
+                       env=_suite_env(suite, CI="true"), capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, f"replaying {suite}:\n{r.stderr}\n{r.stdout}"
     return DURATIONS.sub('"duration_ms": 0', r.stdout)
 
 
 @pytest.mark.parametrize("suite", list(CASES))
 def test_clients_and_frameworks_record_once_and_replay_identically(recorded: tuple[Path, dict[str, str]], binary: str, suite: str) -> None:
+    if suite == "adk" and not ADK:
+        pytest.skip("google-adk is installed apart: run scripts/ci.d/30-python.sh, which sets DRYFIRE_TEST_ADK")
     work, _ = recorded
     first, second = _replay(binary, work, suite), _replay(binary, work, suite)
     assert first == second, "two offline replays gave different reports"
@@ -166,6 +191,10 @@ def test_clients_and_frameworks_record_once_and_replay_identically(recorded: tup
     for case, dist, api, stream in CASES[suite]:
         c = by_name[case]
         assert c["status"] == "passed", json.dumps(c, indent=1)
+        if suite == "adk":  # ADK's default model, at the Gemini API's path
+            calls = json.loads((work / "cassettes" / "adk" / f"{case.replace(' ', '-')}.json").read_text())["interactions"]
+            method = "streamGenerateContent?alt=sse" if stream else "generateContent"
+            assert [i["request"]["path"] for i in calls] == [f"/v1beta/models/{ADK_MODEL}:{method}"] * 2, calls
         assert c["turns"] == 2 and [t["tool"] for t in c["tool_calls"]] == ["lookup_order"]
         assert c["output"] == f"Order A-991 is a gold order ({case})."
         _row(dist, f"{api} via agent.command", "yes" if stream else "no",
@@ -249,15 +278,20 @@ def test_pydantic_ai_in_process_with_mock_tool_records_and_replays_a_drill(tmp_p
 API_OF = {"Chat Completions": "openai-chat", "Responses": "openai-responses", "Messages": "anthropic", "Gemini generateContent": "gemini"}
 
 
-def test_clients_and_frameworks_on_the_script_model_with_no_key_and_no_cassette(tmp_path: Path, binary: str) -> None:
-    """The same clients and frameworks, each case answered by frameworks/scripted.dryfire.yaml's script."""
+@pytest.mark.parametrize("suite", ["scripted", "adk-scripted"])
+def test_clients_and_frameworks_on_the_script_model_with_no_key_and_no_cassette(tmp_path: Path, binary: str, suite: str) -> None:
+    """The same clients and frameworks, each case answered by frameworks/scripted.dryfire.yaml's script (ADK's by adk-scripted's)."""
+    if suite.startswith("adk") and not ADK:
+        pytest.skip("google-adk is installed apart: run scripts/ci.d/30-python.sh, which sets DRYFIRE_TEST_ADK")
     work = tmp_path / "frameworks"
     shutil.copytree(FRAMEWORKS, work, ignore=shutil.ignore_patterns("*.go", "cassettes", "__pycache__"))
-    r = subprocess.run([binary, "run", "scripted.dryfire.yaml", "--concurrency", "2", "--json", "-"], cwd=work, env=_offline_env(CI="true"),
+    r = subprocess.run([binary, "run", f"{suite}.dryfire.yaml", "--concurrency", "2", "--json", "-"], cwd=work, env=_suite_env(suite, CI="true"),
                        capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, f"{r.stderr}\n{r.stdout}"
     by_name = {c["name"]: c for c in json.loads(r.stdout)["cases"]}
-    for case, dist, api, stream in [c for cases in CASES.values() for c in cases]:
+    ran = [c for s, cases in CASES.items() if (s == "adk") == suite.startswith("adk") for c in cases]
+    assert sorted(by_name) == sorted(case for case, *_ in ran), f"{suite}.dryfire.yaml's cases are not CASES'"
+    for case, dist, api, stream in ran:
         c = by_name[case]
         assert c["status"] == "passed" and c["output"] == "Order A-991 is a gold order.", json.dumps(c, indent=1)
         assert [(s["turn"], s["api"], s["streamed"]) for s in c["script"]] == [(1, API_OF[api.split(" (")[0]], stream), (2, API_OF[api.split(" (")[0]], stream)]
