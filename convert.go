@@ -82,7 +82,7 @@ func caseOf(c *report.Case) CaseResult {
 		out.ToolCalls = make([]ToolCall, len(c.ToolCalls))
 		for i, tc := range c.ToolCalls {
 			out.ToolCalls[i] = ToolCall{Turn: tc.Turn, ID: tc.ID, Tool: tc.Tool, Args: tc.Args, Outcome: Outcome(tc.Outcome),
-				Rule: tc.Rule, IsError: tc.IsError, Result: tc.Result, NearMiss: (*NearMiss)(tc.NearMiss)}
+				Rule: tc.Rule, IsError: tc.IsError, Result: tc.Result, NearMiss: (*NearMiss)(tc.NearMiss), Asked: (*Asked)(tc.Asked)}
 		}
 	}
 	if c.Evidence != nil {
@@ -167,7 +167,7 @@ func internalCase(c *CaseResult) *report.Case {
 		out.ToolCalls = make([]report.ToolCall, len(c.ToolCalls))
 		for i, tc := range c.ToolCalls {
 			out.ToolCalls[i] = report.ToolCall{Turn: tc.Turn, ID: tc.ID, Tool: tc.Tool, Args: tc.Args, Outcome: tool.Outcome(tc.Outcome),
-				Rule: tc.Rule, IsError: tc.IsError, Result: tc.Result, NearMiss: (*tool.NearMiss)(tc.NearMiss)}
+				Rule: tc.Rule, IsError: tc.IsError, Result: tc.Result, NearMiss: (*tool.NearMiss)(tc.NearMiss), Asked: (*tool.Asked)(tc.Asked)}
 		}
 	}
 	if c.Evidence != nil {

@@ -270,6 +270,20 @@ type ToolCall struct {
 	IsError  bool            `json:"is_error"`
 	Result   string          `json:"result"` // the exact text the model received
 	NearMiss *NearMiss       `json:"near_miss,omitempty"`
+	// Asked is what the call asked the agent's MCP client (a rule's
+	// elicit or sample) and what it answered; nil for most calls.
+	Asked *Asked `json:"asked,omitempty"`
+}
+
+// Asked is what a tool call asked its MCP client, a mock rule's elicit or
+// sample: the request's method (elicitation/create or
+// sampling/createMessage) and params as sent, and the client's result
+// (without _meta), or why there is none.
+type Asked struct {
+	Method  string          `json:"method"`
+	Request json.RawMessage `json:"request"`
+	Answer  json.RawMessage `json:"answer,omitempty"`
+	Error   string          `json:"error,omitempty"`
 }
 
 // Outcome says how a tool call was answered: by a rule's return, content

@@ -90,6 +90,8 @@ func one(c *spec.Check, f *Facts) (bool, string) {
 		return fileCheck(c, f)
 	case spec.CheckRead, spec.CheckNotRead, spec.CheckPrompted:
 		return mcpCheck(c, f)
+	case spec.CheckElicited, spec.CheckSampled:
+		return askCheck(c, f)
 	}
 	return false, fmt.Sprintf("unknown check %q", c.Kind)
 }

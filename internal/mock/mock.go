@@ -44,6 +44,7 @@ type rule struct {
 	timeout time.Duration
 	delay   time.Duration // delay_ms: waited before each answer
 	notices *tool.Notices // log and progress; nil for most rules
+	ask     *ask          // elicit or sample (ask.go); nil for most rules
 }
 
 type outcome struct {
@@ -52,6 +53,7 @@ type outcome struct {
 	blocks  []byte // content outcomes: the MCP content blocks, as JSON
 	isError bool
 	impl    string
+	src     *spec.Outcome // what a rule that asks fills in (ask.go); nil otherwise
 }
 
 // DefaultImplTimeout bounds an impl call whose rule sets no timeout_s.
@@ -85,7 +87,7 @@ func compileNotices(r *spec.Rule) *tool.Notices {
 func (s *Set) add(name string, rules []*spec.Rule) {
 	list := make([]*rule, 0, len(rules))
 	for _, r := range rules {
-		cr := &rule{id: s.n, spec: r, where: r.Pos.FileLine(), timeout: DefaultImplTimeout, notices: compileNotices(r)}
+		cr := &rule{id: s.n, spec: r, where: r.Pos.FileLine(), timeout: DefaultImplTimeout, notices: compileNotices(r), ask: compileAsk(r.Ask)}
 		if r.TimeoutS > 0 {
 			cr.timeout = time.Duration(r.TimeoutS * float64(time.Second))
 		}
@@ -93,14 +95,20 @@ func (s *Set) add(name string, rules []*spec.Rule) {
 		s.n++
 		if r.Outcome.Kind == spec.Sequence {
 			cr.seq = make([]outcome, len(r.Outcome.Sequence))
-			for i, e := range r.Outcome.Sequence {
-				cr.seq[i] = compileOutcome(e)
+			for i := range r.Outcome.Sequence {
+				cr.seq[i] = compileOutcome(r.Outcome.Sequence[i])
+				if cr.ask != nil {
+					cr.seq[i].src = &r.Outcome.Sequence[i]
+				}
 			}
 			if len(cr.seq) == 0 { // only from the Go API; the loader rejects it
 				cr.seq = []outcome{{kind: tool.Error, content: "empty sequence", isError: true}}
 			}
 		} else {
 			cr.single = compileOutcome(r.Outcome)
+			if cr.ask != nil {
+				cr.single.src = &r.Outcome
+			}
 		}
 		list = append(list, cr)
 	}
@@ -223,6 +231,9 @@ func (s *Session) Answer(ctx context.Context, c tool.Call, args any, perr error)
 			return res
 		}
 	}
+	if r != nil && r.ask != nil && o.src != nil {
+		return r.askClient(ctx, o, res)
+	}
 	if r != nil && o.kind == tool.Impl {
 		pr := s.runImpl(ctx, passthrough.Request{Ref: o.impl, Args: c.Args, Timeout: r.timeout, Label: s.callLabel(c)})
 		res.Content, res.IsError = pr.Content, pr.IsError
@@ -266,20 +277,46 @@ func (s *Set) UsesImpl() bool {
 }
 
 // Pure reports whether every answer to a call of tool name depends on
-// the call's arguments alone, not on the calls before it, the clock or
-// code: none of its rules is a sequence, waits (delay_ms) or runs impl
-// code. A tool without rules is pure: its calls are unmatched.
+// the call's arguments alone, not on the calls before it, the clock,
+// code or the MCP client: none of its rules is a sequence, waits
+// (delay_ms), runs impl code or asks the client (elicit, sample). A tool
+// without rules is pure: its calls are unmatched.
 func (s *Set) Pure(name string) bool {
 	l := s.tools[name]
 	if l == nil {
 		return true
 	}
 	for _, r := range l.rules {
-		if r.seq != nil || r.delay > 0 || r.single.kind == tool.Impl {
+		if r.seq != nil || r.delay > 0 || r.single.kind == tool.Impl || r.ask != nil {
 			return false
 		}
 	}
 	return true
+}
+
+// Asks reports whether a rule of tool name asks the MCP client something
+// during the call (elicit or sample): such a call needs the client.
+func (s *Set) Asks(name string) bool {
+	if l := s.tools[name]; l != nil {
+		for _, r := range l.rules {
+			if r.ask != nil {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// AskingTools are the tools, sorted, with a rule that asks the MCP client
+// something; nil when none has.
+func (s *Set) AskingTools() []string {
+	var out []string
+	for _, name := range s.names {
+		if s.Asks(name) {
+			out = append(out, name)
+		}
+	}
+	return out
 }
 
 // miss builds the answer to an unmatched call, with its near miss.

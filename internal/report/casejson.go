@@ -294,6 +294,9 @@ func (w *caseJSON) toolCall(t *ToolCall) {
 	if t.NearMiss != nil {
 		w.value("near_miss", t.NearMiss)
 	}
+	if t.Asked != nil {
+		w.value("asked", t.Asked)
+	}
 	w.close('}')
 }
 

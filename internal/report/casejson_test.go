@@ -76,6 +76,9 @@ func variedCase(r *rand.Rand) Case {
 			if r.IntN(3) == 0 {
 				tc.NearMiss = &tool.NearMiss{Tool: s(), Path: "$.a", Expected: s(), Got: s()}
 			}
+			if r.IntN(4) == 0 {
+				tc.Asked = &tool.Asked{Method: "elicitation/create", Request: json.RawMessage(`{"message":"ok?"}`), Answer: json.RawMessage(`{"action":"accept"}`), Error: s()}
+			}
 			c.ToolCalls = append(c.ToolCalls, tc)
 		}
 	}
@@ -168,7 +171,7 @@ func TestCaseJSONKnowsEveryField(t *testing.T) {
 			"verdict,omitempty seed,omitempty build_hash,omitempty build,omitempty initial_state,omitempty state,omitempty " +
 			"evidence,omitempty events,omitempty conversation,omitempty trials,omitempty duration_ms - -"},
 		{Check{}, "check at passed message judge,omitempty"},
-		{ToolCall{}, "turn id tool args outcome rule is_error result near_miss,omitempty"},
+		{ToolCall{}, "turn id tool args outcome rule is_error result near_miss,omitempty asked,omitempty"},
 		{model.Usage{}, "input_tokens output_tokens"},
 	} {
 		if got := names(tc.v); got != tc.want {

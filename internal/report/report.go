@@ -255,6 +255,9 @@ type ToolCall struct {
 	IsError  bool            `json:"is_error"`
 	Result   string          `json:"result"`
 	NearMiss *tool.NearMiss  `json:"near_miss,omitempty"`
+	// Asked is what the call asked the agent's MCP client (a rule's
+	// elicit or sample) and what it answered.
+	Asked *tool.Asked `json:"asked,omitempty"`
 }
 
 // Tally recomputes the summary from the cases.

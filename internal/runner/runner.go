@@ -557,6 +557,7 @@ func toolCall(r *tool.Record, buf []byte) (report.ToolCall, []byte) {
 		IsError:  r.Result.IsError,
 		Result:   r.Result.Content,
 		NearMiss: r.Result.NearMiss,
+		Asked:    r.Result.Asked,
 	}, buf
 }
 

@@ -23,7 +23,8 @@ import (
 // Cases from data: an item of cases: with a from: key is a template, and
 // each row of the data file it names (JSON Lines, a JSON array, CSV with a
 // header, or a YAML list) becomes one case, the template with every
-// {{column}} in its strings replaced by the row's value. A string that is
+// {{column}} in its strings replaced by the row's value ({{elicit.…}} and
+// {{sample.…}} are left for the call: ask.go). A string that is
 // one placeholder and nothing else takes the value with its JSON type (a
 // number, an object); inside a longer string a value is its text.
 //
@@ -338,7 +339,7 @@ func checkColumns(item *yaml.Node, columns []string, file string, d *yamlpos.Col
 		}
 		if n.Kind == yaml.ScalarNode {
 			for _, m := range placeholder().FindAllStringSubmatch(n.Value, -1) {
-				if !slices.Contains(columns, m[1]) {
+				if !slices.Contains(columns, m[1]) && !IsAskPlaceholder(m[1]) {
 					d.Add(yamlpos.Error, n.Line, n.Column, "%s has no column %q%s (its columns: %s)", file, m[1], suggest.DidYouMean(m[1], columns), strings.Join(columns, ", "))
 				}
 			}
@@ -556,6 +557,9 @@ func fill(n *yaml.Node, ms [][]int, r row, columns []string, line int, d *yamlpo
 	}
 	// One placeholder and nothing else: the value with its type.
 	if len(ms) == 1 && ms[0][0] == 0 && ms[0][1] == len(n.Value) {
+		if IsAskPlaceholder(n.Value[ms[0][2]:ms[0][3]]) {
+			return
+		}
 		v, ok := value(n.Value[ms[0][2]:ms[0][3]])
 		if !ok {
 			return
@@ -581,7 +585,9 @@ func fill(n *yaml.Node, ms [][]int, r row, columns []string, line int, d *yamlpo
 	last := 0
 	for _, m := range ms {
 		b.WriteString(n.Value[last:m[0]])
-		if v, ok := value(n.Value[m[2]:m[3]]); ok {
+		if name := n.Value[m[2]:m[3]]; IsAskPlaceholder(name) {
+			b.WriteString(n.Value[m[0]:m[1]]) // the call's, not the row's
+		} else if v, ok := value(name); ok {
 			b.WriteString(text(v))
 		}
 		last = m[1]

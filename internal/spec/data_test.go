@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -54,5 +55,36 @@ func TestRowWarningsAreAtTheRow(t *testing.T) {
 	}, "\n")
 	if got := ds.Error(); got != want {
 		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+}
+
+// A data file's rows fill their columns and leave a rule's {{elicit.…}}
+// and {{sample.…}} for the call, whole or inside a longer string.
+func TestRowsLeaveTheAnswersPlaceholders(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "rows.jsonl"), []byte("{\"to\": \"Paris\"}\n"), 0o644)
+	file := filepath.Join(dir, "s.dryfire.yaml")
+	data := []byte(`version: 1
+agent: {command: [agent]}
+cases:
+  - from: rows.jsonl
+    name: "{{to}}"
+    input: hi
+    mocks:
+      book:
+        - elicit: {message: "Fly to {{to}}?", schema: {type: object, properties: {seat: {type: string}}}}
+          return: {seat: "{{elicit.content.seat}}", text: "{{to}}: {{ elicit.action }}"}
+`)
+	s, ds := Parse(file, data, &Options{Root: dir})
+	if ds.HasErrors() {
+		t.Fatal(ds)
+	}
+	r := s.Cases[0].Mocks["book"][0]
+	if r.Ask.Message != "Fly to Paris?" {
+		t.Errorf("message %q", r.Ask.Message)
+	}
+	want := map[string]any{"seat": "{{elicit.content.seat}}", "text": "Paris: {{ elicit.action }}"}
+	if got := r.Outcome.Value; !reflect.DeepEqual(got, want) {
+		t.Errorf("return %v, want %v", got, want)
 	}
 }

@@ -191,6 +191,8 @@ func (x *decoder) check(it yamlpos.Item) *Check {
 		c.MaxTurns, _ = x.integer(v, val)
 	case CheckRead, CheckNotRead, CheckPrompted:
 		x.mcpCheck(c, v, val)
+	case CheckElicited, CheckSampled:
+		x.askCheck(c, v, val)
 	case CheckState:
 		m, _ := val.(map[string]any)
 		c.Path = str(m["path"])

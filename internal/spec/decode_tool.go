@@ -70,7 +70,7 @@ func (x *decoder) rule(tool string, rule yamlpos.Item) *Rule {
 	if yamlpos.Deref(n) == nil || yamlpos.Deref(n).Kind != yaml.MappingNode {
 		return nil // reported by the schema
 	}
-	var outcomes []yamlpos.KV
+	var outcomes, asks []yamlpos.KV
 	misspelt := false // an unknown key that is likely a misspelt outcome
 	for _, p := range yamlpos.Pairs(n, rule.Val) {
 		switch k := p.Key(); k {
@@ -91,6 +91,11 @@ func (x *decoder) rule(tool string, rule yamlpos.Item) *Rule {
 			r.Log = x.logMessages(p.V, p.Val)
 		case "progress":
 			r.Progress = x.progress(p.V, p.Val)
+		case "elicit", "sample":
+			asks = append(asks, p)
+			if r.Ask == nil {
+				r.Ask = x.ask(p)
+			}
 		case "return", "content", "error", "sequence", "impl":
 			outcomes = append(outcomes, p)
 		default:
@@ -109,9 +114,10 @@ func (x *decoder) rule(tool string, rule yamlpos.Item) *Rule {
 		x.errorf(outcomes[1].K, "mock rule for %q has %d outcomes (%s); keep one, or use sequence for a different outcome on each call", tool, len(outcomes), keyNames(outcomes))
 	}
 	r.Outcome = x.outcome(outcomes[0], true)
-	if r.TimeoutS > 0 && !usesImpl(r.Outcome) {
+	x.checkAsk(r, n, asks)
+	if r.TimeoutS > 0 && !usesImpl(r.Outcome) && r.Ask == nil {
 		_, tn := yamlpos.Lookup(n, "timeout_s")
-		x.warnf(tn, "timeout_s only bounds impl outcomes; this rule has none")
+		x.warnf(tn, "timeout_s only bounds impl outcomes and the client's answer to elicit or sample; this rule has none")
 	}
 	return r
 }
@@ -138,7 +144,7 @@ func usesImpl(o Outcome) bool {
 
 func (x *decoder) outcome(p yamlpos.KV, top bool) Outcome {
 	v := p.V
-	o := Outcome{Kind: OutcomeKind(p.Key()), Pos: x.pos(v)}
+	o := Outcome{Kind: OutcomeKind(p.Key()), Pos: x.pos(v), node: v}
 	switch o.Kind {
 	case Return:
 		o.Value = p.Val

@@ -219,6 +219,8 @@ type Outcome struct {
 	Impl     string      // Impl: package.module:function
 	Sequence []Outcome   // Sequence: the entries
 	Pos      yamlpos.Pos // of the outcome's value
+
+	node *yaml.Node // the outcome's value, for load errors
 }
 
 // Rule is one mock rule.
@@ -236,7 +238,10 @@ type Rule struct {
 	// carries a progressToken; increasing, the last being the total).
 	Log      []LogMessage
 	Progress []float64
-	Pos      yamlpos.Pos // of the rule (its first key)
+	// Ask is what the rule asks the MCP client during each call it
+	// answers (elicit or sample); nil for most rules.
+	Ask *Ask
+	Pos yamlpos.Pos // of the rule (its first key)
 
 	whenNode *yaml.Node
 }
@@ -383,6 +388,8 @@ const (
 	CheckRead       CheckKind = "read"
 	CheckNotRead    CheckKind = "not_read"
 	CheckPrompted   CheckKind = "prompted"
+	CheckElicited   CheckKind = "elicited"
+	CheckSampled    CheckKind = "sampled"
 )
 
 // Trajectory match modes: how the calls made compare with a trajectory
@@ -425,7 +432,7 @@ type Judge struct {
 }
 
 // CheckKinds lists every check, in documentation order.
-var CheckKinds = []string{"called", "not_called", "order", "trajectory", "judge", "output", "max_turns", "no_errors", "state", "event", "file"}
+var CheckKinds = []string{"called", "not_called", "order", "trajectory", "judge", "output", "max_turns", "no_errors", "state", "event", "file", "read", "not_read", "prompted", "elicited", "sampled"}
 
 // Check is one entry of a case's expect list.
 type Check struct {
@@ -449,6 +456,13 @@ type Check struct {
 	URI        string
 	Prompt     string
 	PromptWith map[string]string
+
+	// elicited: the answer's action and a deep subset of its content;
+	// sampled: text of the answer (Contains) and its model. Tool, With
+	// and Times as for called.
+	Action        string
+	AnswerContent *value.Pattern
+	Model         string
 
 	// trajectory: the calls, the match mode and the argument mode
 	// (defaults strict and subset).

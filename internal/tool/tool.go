@@ -5,7 +5,10 @@
 // for checks and reports.
 package tool
 
-import "context"
+import (
+	"context"
+	"encoding/json"
+)
 
 // Call is one tool call made by the model.
 type Call struct {
@@ -39,6 +42,9 @@ type Result struct {
 	// answer; nil for most calls. The built-in loop and HTTP tools have
 	// no channel for them.
 	Notices *Notices
+	// Asked is what the call asked the MCP client (a rule's elicit or
+	// sample) and its answer; nil for most calls.
+	Asked   *Asked
 	Outcome Outcome
 	Rule    string // FILE:LINE of the rule that answered; empty when none
 	// Entry is the 0-based sequence entry used, or -1.
@@ -106,4 +112,42 @@ type MCPUse struct {
 	Name      string            `json:"name,omitempty"` // the prompt's, or the completed argument's
 	Arguments map[string]string `json:"arguments,omitempty"`
 	Error     string            `json:"error,omitempty"` // the answer was this error (not found, a missing argument)
+}
+
+// Ask is a request a mock rule sends the MCP client whose call it
+// answers, during the call: an elicitation or a sampling request.
+type Ask struct {
+	Method string // elicitation/create or sampling/createMessage
+	Params []byte // the request's params, JSON
+}
+
+// Asker sends an Ask to the client of the call being answered and
+// returns its answer (the result, JSON), or why there is none. The
+// tool server puts one in the context of the calls that may ask
+// (WithAsker); a call without one has no client to ask.
+type Asker interface {
+	Ask(ctx context.Context, a *Ask) ([]byte, error)
+}
+
+type askerKey struct{}
+
+// WithAsker is ctx carrying a, for the rules that ask.
+func WithAsker(ctx context.Context, a Asker) context.Context {
+	return context.WithValue(ctx, askerKey{}, a)
+}
+
+// AskerFrom is the Asker of ctx, or nil.
+func AskerFrom(ctx context.Context) Asker {
+	a, _ := ctx.Value(askerKey{}).(Asker)
+	return a
+}
+
+// Asked is what a call asked its client (an elicitation or a sampling
+// request, its params as sent) and what the client answered (its result,
+// without _meta), or why there is no answer.
+type Asked struct {
+	Method  string          `json:"method"`
+	Request json.RawMessage `json:"request"`
+	Answer  json.RawMessage `json:"answer,omitempty"`
+	Error   string          `json:"error,omitempty"`
 }

@@ -59,7 +59,7 @@ func newMCPServer(s *Scope) *mcpServer {
 	// middleware below: go-sdk lists tools sorted by name, dryfire in file
 	// order, and answers unknown tools with a JSON-RPC error.
 	unreachable := func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		return s.mcpCall(ctx, req), nil
+		return s.mcpCall(ctx, req)
 	}
 	tools := make([]*mcp.Tool, len(s.tools))
 	for i, t := range s.tools {
@@ -86,15 +86,19 @@ func newMCPServer(s *Scope) *mcpServer {
 	})
 	opts := mcp.StreamableHTTPOptions{
 		// One JSON body per answer rather than an SSE stream: every client
-		// accepts both, and a mock has nothing to stream.
-		JSONResponse: true,
+		// accepts both, and a mock has nothing to stream. Except in a
+		// scope whose rules ask the client something (ask.go): go-sdk
+		// sends a request in the call's own stream only in an event
+		// stream (in JSON mode it goes to the session's standalone stream,
+		// which a client need not open).
+		JSONResponse: s.asking == nil,
 		// The Server checks Host and Origin on every route, /mcp included.
 		DisableLocalhostProtection: true,
 		MaxRequestBodyBytes:        maxBody,
 	}
 	get := func(*http.Request) *mcp.Server { return server }
 	m := &mcpServer{server: server, stateful: mcp.NewStreamableHTTPHandler(get, &opts)}
-	opts.Stateless = true
+	opts.Stateless, opts.JSONResponse = true, true
 	m.stateless = mcp.NewStreamableHTTPHandler(get, &opts)
 	return m
 }
@@ -108,7 +112,11 @@ func (s *Scope) answering(tools []*mcp.Tool) mcp.Middleware {
 			switch method {
 			case "tools/call":
 				if r, ok := req.(*mcp.CallToolRequest); ok {
-					return s.mcpCall(ctx, r), nil
+					res, err := s.mcpCall(ctx, r)
+					if err != nil {
+						return nil, err
+					}
+					return res, nil
 				}
 			case "initialize":
 				res, err := next(ctx, method, req)
@@ -152,8 +160,10 @@ type statelessKey struct{}
 // structuredContent when the tool declares an output schema (a world
 // operation's; see toolResult), isError for errors
 // and unmatched calls; a content outcome's blocks as they are. A rule's
-// log and progress notifications are sent first.
-func (s *Scope) mcpCall(ctx context.Context, req *mcp.CallToolRequest) *mcp.CallToolResult {
+// log and progress notifications are sent first. A call of a tool whose
+// rules ask the client something (elicit, sample) can ask it (ask.go);
+// its error is a JSON-RPC error (a 2026-07-28 retry that is not one).
+func (s *Scope) mcpCall(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	var ss *mcp.ServerSession
 	if ctx.Value(statelessKey{}) == nil {
 		ss = req.Session
@@ -166,11 +176,17 @@ func (s *Scope) mcpCall(ctx context.Context, req *mcp.CallToolRequest) *mcp.Call
 		v, _ := p.Meta[metaProtocolVersion].(string)
 		modern = v >= "2026-07-28"
 	}
+	if s.asks(name) {
+		if modern {
+			return s.mrtrCall(ctx, req, ss, name, args)
+		}
+		ctx = tool.WithAsker(ctx, &callAsker{req: req, stateless: ctx.Value(statelessKey{}) != nil})
+	}
 	res := s.answer(ctx, ss, name, args)
 	if res.Notices != nil && req.Session != nil {
 		sendNotices(ctx, req, res.Notices)
 	}
-	return toolResult(res, modern, s.structured[name])
+	return toolResult(res, modern, s.structured[name]), nil
 }
 
 // sendNotices sends a call's log messages and progress through go-sdk,
@@ -270,6 +286,7 @@ func (s *Scope) ServeMCP(ctx context.Context, t mcp.Transport) error {
 // closeSessions ends every MCP session of the scope (their standalone
 // SSE streams included), for a shutdown.
 func (s *Scope) closeSessions() {
+	s.endPending(errors.New("the server is shutting down"))
 	var all []*mcp.ServerSession
 	for ss := range s.mcp.server.Sessions() {
 		all = append(all, ss)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"math"
@@ -56,6 +57,13 @@ type Scope struct {
 	// uses are the MCP requests beside tool calls (resources.go).
 	usesMu sync.Mutex
 	uses   []tool.MCPUse
+	// asking are the tools with a rule that asks the MCP client (elicit,
+	// sample; ask.go); nil when none has. pending are the 2026-07-28
+	// calls waiting for a retry with the client's answer, by
+	// requestState.
+	asking    map[string]bool
+	pendingMu sync.Mutex
+	pending   map[string]*pendingCall
 	// usesImpl says a rule of the scope runs passthrough code.
 	usesImpl bool
 	impl     mock.Impl
@@ -199,6 +207,12 @@ func NewScope(o ScopeOptions) *Scope {
 		s.set, s.usesImpl = p.Rules, p.UsesImpl
 		s.tools, s.notes = served(p.Tools)
 		s.shared = s.newState()
+		for _, name := range s.set.AskingTools() {
+			if s.asking == nil {
+				s.asking = map[string]bool{}
+			}
+			s.asking[name] = true
+		}
 	}
 	for _, t := range s.tools {
 		if t.OutputSchema != nil {
@@ -258,6 +272,7 @@ func (s *Scope) Records() []tool.Record { return s.rec.Records() }
 // (world.Instance.Reset: its evidence is kept).
 func (s *Scope) Reset() {
 	s.resetUses()
+	s.endPending(errors.New("the scope was reset"))
 	s.rec.Reset(func() {
 		s.mu.Lock()
 		s.gen++
