@@ -163,6 +163,24 @@ func pythonClients(t *testing.T) string {
 // importLine is an ES import of clients.mjs: what, and from which package.
 var importLine = regexp.MustCompile(`(?m)^import (.+) from '([^']+)';$`)
 
+// mcpClients are the pinned MCP TypeScript SDK clients of e2e/node,
+// "name version" in name order.
+func mcpClients(t *testing.T) string {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("..", "..", "..", "e2e", "node", "package.json"))
+	var p struct{ Dependencies map[string]string }
+	if err != nil || json.Unmarshal(data, &p) != nil {
+		t.Fatalf("e2e/node/package.json: %v", err)
+	}
+	var out []string
+	for _, name := range slices.Sorted(maps.Keys(p.Dependencies)) {
+		if name == "@modelcontextprotocol/sdk" || name == "@modelcontextprotocol/client" {
+			out = append(out, name+" "+p.Dependencies[name])
+		}
+	}
+	return strings.Join(out, " and ")
+}
+
 // compatibility is the text of docs/compatibility.md.
 func compatibility(t *testing.T, models, scripted modelResult, mcp map[string]map[string]int, example string) string {
 	t.Helper()
@@ -265,6 +283,12 @@ func compatibility(t *testing.T, models, scripted modelResult, mcp map[string]ma
 		w("| %s | %s | %d | %d |\n", e, against, mcp[e]["server"], mcp[e]["client"])
 	}
 	w("\n")
+	w("The official MCP clients run against the tool server in CI, each as an `agent.command` agent\n")
+	w("(`internal/runner`'s `TestMCPAsksNode` and `TestMCPResourcesNode`), pinned in `e2e/node`:\n")
+	w("%s.\n", mcpClients(t))
+	w("They read resources, complete arguments, fill prompts and answer the elicitation and sampling\n")
+	w("requests of tool calls (the v2 client in both eras); the Python SDK's client (`mcp`) does the same\n")
+	w("in both eras (`sdk/python/compatibility.md`).\n\n")
 
 	w("## Not covered\n\n")
 	for _, s := range []string{
@@ -275,6 +299,7 @@ func compatibility(t *testing.T, models, scripted modelResult, mcp map[string]ma
 		"MCP 2025-06-18 is checked with the 2025-11-25 schemas, so a 2025-11-25 field in a 2025-06-18 session would pass.",
 		"MCP 2026-07-28: @modelcontextprotocol/core does not declare `resultType`, `ttlMs`, `cacheScope` or the `serverInfo` of `_meta`, so they are not checked; `internal/toolserver` tests them.",
 		"MCP over standard input and output, and the HTTP tool routes (`POST /tools/NAME`): the same results through another transport, not captured here.",
+		"MCP elicitation and sampling (the server's `elicitation/create` and `sampling/createMessage`, 2026-07-28's `input_required` results and their retries) are not captured here: the clients above parse them with their own schemas.",
 		"The Python SDKs' pydantic models: not used yet.",
 		"Gemini: @google/genai types the SDK's own parameters, not the REST body, so the body is checked as composed of its official types; its enumerations are checked as the unions of their values. Vertex AI's paths and bodies are not served or checked.",
 		"Azure OpenAI: the fakes give the Responses API's answers as OpenAI's (no content filter results), and the script model answers Azure's paths as the OpenAI API's; the v1 API's paths (`agent.api_version: v1`) carry the same bodies. Azure's own error bodies and its content filter's refusals (`finish_reason: content_filter`, a filtered prompt's 400) are not checked.",

@@ -13,7 +13,9 @@
   adk-scripted.dryfire.yaml for ADK): no key, no cassette, no fake server; and the four agents of examples/scripted-agents (openai, anthropic streamed,
   LangGraph over MCP, with two tools and a case that must fail) as agent.command cases and in
   run_drills against examples/world.
-- The mcp SDK's client over stdio and streamable HTTP against `dryfire serve`.
+- The mcp SDK's client over stdio and streamable HTTP against `dryfire serve`, and under `dryfire run`
+  (agent.command) reading a resource, filling a prompt and answering elicitation and sampling during
+  tool calls, in both protocol eras.
 - pydantic-ai in-process, its function tool a mock_tool, in a drill whose model calls the
   engine records and then replays.
 
@@ -235,6 +237,41 @@ def test_the_mcp_client_over_stdio_and_streamable_http_against_dryfire_serve(bin
         proc.terminate()
         proc.wait(10)
     _row("mcp", "MCP over streamable HTTP (dryfire serve --http)", "-", "tools/list, tools/call: JSON results, error results")
+
+
+@pytest.mark.parametrize("era", ["modern", "legacy"])
+def test_the_mcp_client_reads_prompts_and_answers_the_servers_requests_under_agent_command(tmp_path: Path, binary: str, era: str) -> None:
+    """tests/mcp_asks_agent.py on e2e/node/asks.dryfire.yaml (the suite the TypeScript clients answer in
+    internal/runner's TestMCPAsksNode): it reads a resource, gets a prompt, answers an elicitation and a
+    sampling request sent during tool calls; the report shows each, and the checks on them pass and fail."""
+    pytest.importorskip("mcp")
+    own = "command: [node, mcp-asks-agent.mjs]"
+    suite = (REPO / "e2e" / "node" / "asks.dryfire.yaml").read_text()
+    assert own in suite
+    agent = Path(__file__).with_name("mcp_asks_agent.py")
+    (tmp_path / "asks.dryfire.yaml").write_text(suite.replace(own, f"command: [{json.dumps(sys.executable)}, {json.dumps(str(agent))}, {era}]"))
+    r = subprocess.run([binary, "run", "asks.dryfire.yaml", "--record", "none", "--json", "-"], cwd=tmp_path, env=_offline_env(),
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 1, f"{r.stderr}\n{r.stdout}"  # the second case fails, as it should
+    ok, bad = json.loads(r.stdout)["cases"]
+    assert ok["status"] == "passed", json.dumps(ok, indent=1)
+    assert ok["output"].startswith(f"era: {'2026-07-28' if era == 'modern' else '2025-11-25'}\n"), ok["output"]
+    assert [(u["method"], u.get("uri") or u.get("name")) for u in ok["mcp"]] == [("resources/read", "docs://refund-policy"), ("prompts/get", "refund_request")]
+    said = "python says: Summarise: the printer is on fire."
+    assert [(c["tool"], c["asked"]["method"], c["asked"]["answer"], c["result"]) for c in ok["tool_calls"]] == [
+        ("book_flight", "elicitation/create", {"action": "accept", "content": {"confirm": True, "seat": "window"}}, "Booked: seat window."),
+        ("summarise", "sampling/createMessage", {"content": {"text": said, "type": "text"}, "model": "python-model", "role": "assistant"},
+         f"Summary (python-model): {said}"),
+    ]
+    assert [(c["passed"], c["message"]) for c in bad["checks"]][:3] == [
+        (False, "expected an elicitation during a call of book_flight answered accept; the client answered: decline"),
+        (False, f'expected a sampling request during a call of summarise answered by model another-model; the client answered: python-model: "{said}"'),
+        (False, "expected no read of resource docs://refund-policy; it was read 1 time"),
+    ]
+    assert bad["checks"][3]["passed"], bad
+    how = "2026-07-28: input_required, retried" if era == "modern" else "2025-11-25: requests in the call's stream"
+    _row("mcp", f"MCP over streamable HTTP via agent.command ({how})", "-",
+         "resources/read, prompts/get, elicitation and sampling during tool calls; read, prompted, elicited, sampled checks pass and fail")
 
 
 def test_pydantic_ai_in_process_with_mock_tool_records_and_replays_a_drill(tmp_path: Path, binary: str) -> None:
