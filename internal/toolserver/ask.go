@@ -142,6 +142,11 @@ var inputRequired = sync.OnceValue(func() mcp.CallToolResult {
 	return r
 })
 
+// maxWaiting bounds the 2026-07-28 calls of tools that may ask whose
+// answers run at once in a scope: each may wait up to its rule's
+// timeout_s for the client's retry.
+var maxWaiting = 1000
+
 // mrtrCall answers a 2026-07-28 tools/call of a tool whose rules may ask:
 // a first request starts the call, a retry (requestState) brings the
 // client's answer to what it asked.
@@ -164,10 +169,15 @@ func (s *Scope) mrtrCall(ctx context.Context, req *mcp.CallToolRequest, ss *mcp.
 		p.answers <- a
 		return s.await(ctx, p)
 	}
+	if s.waiting.Add(1) > int64(maxWaiting) {
+		s.waiting.Add(-1)
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("too many calls of this case wait for their client's answer (the bound is %d at once): retry later", maxWaiting)}
+	}
 	actx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
 	p := &pendingCall{name: name, asked: make(chan *tool.Ask), answers: make(chan askAnswer, 1), done: make(chan *tool.Result, 1), ctx: actx, cancel: cancel}
 	asker := &callAsker{req: req, pending: p}
 	go func() {
+		defer s.waiting.Add(-1)
 		defer cancel(nil)
 		res := s.answer(tool.WithAsker(actx, asker), ss, name, args)
 		p.done <- &res

@@ -281,3 +281,21 @@ func TestWireElicitationInputRequired(t *testing.T) {
 		t.Errorf("the record: %+v", recs)
 	}
 }
+
+// TestWireInputRequiredIsBounded: the 2026-07-28 calls that wait for
+// their client's retry at once are bounded, and the bound names itself.
+func TestWireInputRequiredIsBounded(t *testing.T) {
+	defer func(n int) { maxWaiting = n }(maxWaiting)
+	maxWaiting = 1
+	hs := startServer(t, New(NewScope(ScopeOptions{Suite: loadSuite(t, "asks.dryfire.yaml")}), Options{}))
+	body := `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"book_flight","arguments":{"to":"Paris"},` +
+		`"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"elicitation":{}}}}}`
+	first := rpc(t, hs.URL+"/mcp", modernHeaders("tools/call", "book_flight"), body)
+	if at(first.decoded, "result", "resultType") != "input_required" {
+		t.Fatalf("the first call: %s", first.body)
+	}
+	second := rpc(t, hs.URL+"/mcp", modernHeaders("tools/call", "book_flight"), body)
+	if msg, _ := at(second.decoded, "error", "message").(string); !strings.Contains(msg, "the bound is 1 at once") {
+		t.Errorf("a call past the bound: %s", second.body)
+	}
+}

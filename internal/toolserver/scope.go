@@ -64,6 +64,7 @@ type Scope struct {
 	asking    map[string]bool
 	pendingMu sync.Mutex
 	pending   map[string]*pendingCall
+	waiting   atomic.Int64 // 2026-07-28 calls of asking tools running (maxWaiting)
 	// usesImpl says a rule of the scope runs passthrough code.
 	usesImpl bool
 	impl     mock.Impl
