@@ -46,7 +46,7 @@ func TestAzureURLs(t *testing.T) {
 	if _, err := New(Options{Provider: provider.AzureOpenAI, Model: "a b"}); err == nil || !strings.Contains(err.Error(), `the Azure OpenAI deployment "a b" (agent.model) cannot be used: it holds ' '`) {
 		t.Errorf("New with a bad deployment: %v", err)
 	}
-	for v, ok := range map[string]bool{"v1": true, "2024-10-21": true, "2025-04-01-preview": true, "2024-1-21": false, "latest": false, "2024-10-21-beta": false, "2024-10-21-preview-preview": false} {
+	for v, ok := range map[string]bool{"v1": true, "2024-10-21": true, "2025-04-01-preview": true, "2024-1-21": false, "latest": false, "2024-10-21-beta": false, "2024-10-21-preview-preview": false, "2024-13-01": false, "2024-12-00": false} {
 		if got := provider.APIVersionProblem(v) == ""; got != ok {
 			t.Errorf("APIVersionProblem(%q) accepts = %v, want %v", v, got, ok)
 		}

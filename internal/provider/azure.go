@@ -52,5 +52,8 @@ func APIVersionProblem(v string) string {
 			return "it is neither v1 nor a date YYYY-MM-DD (with -preview for a preview version)"
 		}
 	}
+	if m, d := date[5:7], date[8:10]; m < "01" || m > "12" || d < "01" || d > "31" {
+		return "its month or day is out of range"
+	}
 	return ""
 }

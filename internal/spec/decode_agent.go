@@ -176,7 +176,7 @@ func (x *decoder) azureAgent(n *yaml.Node, a *Agent) {
 		}
 		return
 	}
-	if vv != nil {
+	if vv != nil && (vv.ShortTag() == "!!str" || vv.ShortTag() == "!!timestamp") { // else the schema says what it must be
 		if p := provider.APIVersionProblem(a.APIVersion); p != "" {
 			x.errorf(vv, "agent.api_version %q: %s", a.APIVersion, p)
 		}
@@ -187,7 +187,7 @@ func (x *decoder) azureAgent(n *yaml.Node, a *Agent) {
 		x.errorf(pv, "provider %s needs agent.model: the name of the deployment (the model's name in Azure AI Foundry, or the one you gave it)", a.Provider)
 		return
 	}
-	if p := provider.DeploymentProblem(a.Model); p != "" {
+	if p := provider.DeploymentProblem(a.Model); p != "" && mv.ShortTag() == "!!str" { // else the schema says what it must be
 		x.errorf(mv, "agent.model %q is not a deployment's name: %s", a.Model, p)
 	}
 }
