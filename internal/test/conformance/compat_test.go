@@ -208,13 +208,17 @@ func compatibility(t *testing.T, models, scripted modelResult, mcp map[string]ma
 	w("|---|---|---|---:|---:|---:|\n")
 	for _, p := range providers {
 		pkg, types := v("openai"), "`ChatCompletionCreateParamsNonStreaming`, `ChatCompletion`, `ChatCompletionChunk`"
-		switch sameWire(p.name) {
+		wire := sameWire(p.name)
+		if p.name == "azure-openai" {
+			wire = p.name // its answers are typed with Azure's additions
+		}
+		switch wire {
 		case "anthropic":
 			pkg, types = v("@anthropic-ai/sdk"), "`MessageCreateParamsNonStreaming`, `Message`, `RawMessageStreamEvent`"
 		case "openai-responses":
 			types = "`ResponseCreateParamsNonStreaming`, `Response` (without the SDK's own `output_text`), `ResponseStreamEvent`"
 		case "azure-openai":
-			types = "`ChatCompletionCreateParamsNonStreaming`, `ChatCompletion`, `ChatCompletionChunk`, each with Azure's content filter results (`prompt_filter_results`, `content_filter_results`: no official TypeScript type declares them, so they are typed after Azure's REST reference)"
+			types = "`ChatCompletionCreateParamsNonStreaming`; `ChatCompletion` and `ChatCompletionChunk` with Azure's content filter results (`prompt_filter_results`, `content_filter_results`: no official TypeScript type declares them, so they are typed after Azure's REST reference, 2024-10-21)"
 		case "gemini":
 			pkg, types = v("@google/genai"), "the request body as `Content`, `Tool`, `ToolConfig`, `SafetySetting`, `GenerationConfig`; `GenerateContentResponse` (without the SDK's getters) for answers and each stream chunk"
 		}
