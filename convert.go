@@ -108,6 +108,9 @@ func caseOf(c *report.Case) CaseResult {
 	for _, s := range c.Script {
 		out.Script = append(out.Script, ScriptTurn(s))
 	}
+	for _, u := range c.MCP {
+		out.MCP = append(out.MCP, MCPUse(u))
+	}
 	if n := c.Network; n != nil {
 		out.Network = &Network{Mode: n.Mode, Attempts: make([]NetworkAttempt, len(n.Attempts))}
 		for i, a := range n.Attempts {
@@ -194,6 +197,9 @@ func internalCase(c *CaseResult) *report.Case {
 	}
 	for _, s := range c.Script {
 		out.Script = append(out.Script, report.ScriptTurn(s))
+	}
+	for _, u := range c.MCP {
+		out.MCP = append(out.MCP, tool.MCPUse(u))
 	}
 	if n := c.Network; n != nil {
 		out.Network = &report.Network{Mode: n.Mode, Attempts: make([]netjail.Attempt, len(n.Attempts))}

@@ -170,6 +170,10 @@ type CaseResult struct {
 	// (agent.command, an SDK's drill), is each model request in arrival
 	// order beside the turn of the case's script that answered it.
 	Script []ScriptTurn `json:"script,omitempty"`
+	// MCP are the agent's MCP requests beside its tool calls, in the order
+	// they were answered: reads of the suite's resources, gets of its
+	// prompts, completions (an error for each one not answered).
+	MCP []MCPUse `json:"mcp,omitempty"`
 	// Network is an agent program's isolated network (agent.network:
 	// isolated) and what the program tried to reach there past dryfire.
 	Network *Network `json:"network,omitempty"`
@@ -273,6 +277,17 @@ type ToolCall struct {
 	// Asked is what the call asked the agent's MCP client (a rule's
 	// elicit or sample) and what it answered; nil for most calls.
 	Asked *Asked `json:"asked,omitempty"`
+}
+
+// MCPUse is an MCP request of an agent other than a tool call, answered
+// from what its suite declares: a resource read (resources/read), a
+// prompt get (prompts/get), a completion (completion/complete).
+type MCPUse struct {
+	Method    string            `json:"method"`
+	URI       string            `json:"uri,omitempty"`
+	Name      string            `json:"name,omitempty"` // the prompt's, or the completed argument's
+	Arguments map[string]string `json:"arguments,omitempty"`
+	Error     string            `json:"error,omitempty"` // the answer was this error (not found, a missing argument)
 }
 
 // Asked is what a tool call asked its MCP client, a mock rule's elicit or

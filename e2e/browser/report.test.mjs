@@ -194,6 +194,50 @@ cases:
   await page.close();
 });
 
+test("MCP: the agent's resource reads, and what a tool call asked its client", async () => {
+  // An agent that speaks MCP 2026-07-28 with fetch: it reads a resource, and
+  // calls a tool whose rule elicits without declaring the capability.
+  const agent = join(dir, "mcp-agent.mjs");
+  writeFileSync(agent, `const meta = { "io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {}, "io.modelcontextprotocol/clientInfo": { name: "raw", version: "1" } };
+async function rpc(method, name, params) {
+  const r = await fetch(process.env.DRYFIRE_MCP_URL, { method: "POST", body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params: { ...params, _meta: meta } }),
+    headers: { "content-type": "application/json", accept: "application/json, text/event-stream", "mcp-protocol-version": "2026-07-28", "mcp-method": method, "mcp-name": name } });
+  return r.json();
+}
+await rpc("resources/read", "docs://policy", { uri: "docs://policy" });
+const r = await rpc("tools/call", "book", { name: "book", arguments: { to: "Paris" } });
+console.log(r.result.content[0].text);
+`);
+  const suite = join(dir, "mcp.dryfire.yaml");
+  writeFileSync(suite, `version: 1
+agent: {command: [node, ${JSON.stringify(agent)}]}
+resources: [{uri: "docs://policy", text: Refunds within 30 days.}]
+mocks:
+  book: [{elicit: {message: Book it?}, return: booked}]
+cases:
+  - name: reads and books
+    input: hi
+    expect:
+      - read: docs://policy
+      - elicited: book
+`);
+  const file = join(dir, "mcp.html");
+  const r = run("run", suite, "--html", file);
+  assert.equal(r.code, 1, r.out);
+  const { page, failures } = await open(file);
+  await page.click("#cases > .case > .head");
+  const body = page.locator("#cases > .case > .body");
+  await body.waitFor();
+  const rows = await body.locator("table.mcp tr").evaluateAll((trs) => trs.slice(1).map((tr) => [...tr.children].map((td) => td.textContent)));
+  assert.deepEqual(rows, [["resources/read", "docs://policy", "", "yes"]]);
+  const text = await body.textContent();
+  assert.match(text, /asked the MCP client: elicitation\/create/);
+  assert.match(text, /"message": "Book it\?"/);
+  assert.match(text, /no answer: the client does not declare the elicitation capability/);
+  assert.deepEqual(failures, []);
+  await page.close();
+});
+
 test("10,000 cases: written in at most 1 s, open in at most 2 s, still filterable", async () => {
   let yaml = "version: 1\nagent: {provider: script}\nmocks:\n  lookup: [{when: {n: 0}, return: {ok: true}}, {return: {ok: false}}]\ncases:\n";
   for (let i = 0; i < 10000; i++) {

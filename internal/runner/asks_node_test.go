@@ -36,7 +36,8 @@ func asksSuite(t *testing.T, command string) string {
 // a prompt with its arguments, answers an elicitation and a sampling
 // request sent during tool calls; the report holds each, the results use
 // the answers, and elicited / sampled / read / prompted checks pass and
-// fail on them with their messages.
+// fail on them with their messages, the same when re-checked from the
+// report.
 func TestMCPAsksNode(t *testing.T) {
 	dir := filepath.Join("..", "..", "e2e", "node")
 	npm.Ready(t, dir, "the Node MCP clients")
@@ -60,6 +61,15 @@ func TestMCPAsksNode(t *testing.T) {
 				t.Fatal(err)
 			}
 			checkAsksReport(t, rep, "ts-"+client.who+"-model", client.who+" says: ")
+			// The stored report holds what the MCP checks read: re-checked,
+			// no verdict changes.
+			again, err := runner.Recheck(context.Background(), suites, rep, "report.json", runner.Options{Env: commandEnv()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rc := again.Recheck; rc == nil || rc.Cases != 2 || rc.Changed != 0 {
+				t.Errorf("re-checked: %+v", rc)
+			}
 		})
 	}
 }

@@ -337,7 +337,7 @@ func changedChecks(old, now []report.Check) []string {
 // storedFacts is what a stored case's checks read: its calls, output,
 // turns, replies, a drill's world, the workspace it kept.
 func storedFacts(c *report.Case) (*check.Facts, error) {
-	f := &check.Facts{Output: c.Output, Turns: c.Turns, Replies: replies(c), Calls: make([]tool.Record, len(c.ToolCalls))}
+	f := &check.Facts{Output: c.Output, Turns: c.Turns, Replies: replies(c), Calls: make([]tool.Record, len(c.ToolCalls)), MCP: c.MCP}
 	for i, tc := range c.ToolCalls {
 		r := tool.Record{Call: tool.Call{ID: tc.ID, Name: tc.Tool, Turn: tc.Turn},
 			Result: tool.Result{Content: tc.Result, IsError: tc.IsError, Outcome: tc.Outcome, Rule: tc.Rule, NearMiss: tc.NearMiss, Asked: tc.Asked, Entry: -1}}

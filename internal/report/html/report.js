@@ -139,6 +139,10 @@
       parts.push(`<h3>script</h3><table><tr><th>request</th><th>turn</th><th>api</th><th>last message</th></tr>${c.script.map((x) =>
         `<tr><td>${esc(x.request)}</td><td class="${x.refused ? "no" : "ok"}">${x.turn ? esc(x.turn) : "none"}${x.refused ? " (refused)" : ""}</td><td>${esc(x.api)}${x.streamed ? " (streamed)" : ""}</td><td><code>${esc(x.last_message)}</code></td></tr>`).join("")}</table>`);
     }
+    if (c.mcp && c.mcp.length) {
+      parts.push(`<h3>MCP requests</h3><table class="mcp"><tr><th>method</th><th>uri or name</th><th>arguments</th><th>answered</th></tr>${c.mcp.map((u) =>
+        `<tr><td><code>${esc(u.method)}</code></td><td><code>${esc([u.uri, u.name].filter(Boolean).join(" "))}</code></td><td>${u.arguments ? `<pre>${esc(json(u.arguments))}</pre>` : ""}</td><td class="${u.error ? "no" : "ok"}">${u.error ? esc(u.error) : "yes"}</td></tr>`).join("")}</table>`);
+    }
     if (c.network) {
       const a = c.network.attempts || [];
       parts.push(`<h3>network (${esc(c.network.mode)})</h3>${a.length ? `<table><tr><th>kind</th><th>address</th><th>port</th><th>name</th><th>tries</th></tr>${a.map((x) =>
@@ -251,7 +255,13 @@ ${t.runs.map((r, k) => `<div class="case trial" data-trial="${k}"><div class="he
     if (n) {
       miss = `<div class="miss">near miss: ${n.rule ? `rule <code>${esc(n.rule)}</code>` : esc(n.tool)}${n.path ? ` differs at <code>${esc(n.path)}</code>: expected ${esc(n.expected)}, got ${esc(n.got)}` : ""}${n.reason ? ` (${esc(n.reason)})` : ""}${n.note ? ` ${esc(n.note)}` : ""}</div>`;
     }
-    return `<div class="call${bad ? " bad" : ""}"><code>${esc(tc.tool)}</code> <span class="meta">${esc(tc.id)}</span> — ${answered}<pre>${esc(json(tc.args))}</pre>${miss}<div class="who">result${tc.is_error ? " (error)" : ""}</div><pre>${esc(tc.result)}</pre></div>`;
+    let asked = "";
+    const q = tc.asked;
+    if (q) {
+      asked = `<div class="who">asked the MCP client: <code>${esc(q.method)}</code></div><pre>${esc(json(q.request))}</pre>` +
+        (q.error ? `<div class="miss">no answer: ${esc(q.error)}</div>` : `<div class="who">the client answered</div><pre>${esc(json(q.answer))}</pre>`);
+    }
+    return `<div class="call${bad ? " bad" : ""}"><code>${esc(tc.tool)}</code> <span class="meta">${esc(tc.id)}</span> — ${answered}<pre>${esc(json(tc.args))}</pre>${miss}${asked}<div class="who">result${tc.is_error ? " (error)" : ""}</div><pre>${esc(tc.result)}</pre></div>`;
   }
 
   apply();
