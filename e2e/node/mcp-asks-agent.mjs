@@ -4,9 +4,12 @@
 // arguments filled, calls a tool whose rule elicits (the user accepts
 // with a window seat, or declines when the case's input is "decline")
 // and one whose rule samples (the "model" echoes the request), and
-// prints what it got, one line each. Run by internal/runner's
+// prints what it got, one line each. With the argument "stdio" it starts
+// its MCP server itself, as DRYFIRE_MCP_ARGV says (dryfire mcp-bridge with
+// the case's URL), and speaks to it over stdio. Run by internal/runner's
 // TestMCPAsksNode, as mcp-asks-agent-v2.mjs is for the v2 client.
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { CreateMessageRequestSchema, ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 
@@ -19,7 +22,12 @@ client.setRequestHandler(CreateMessageRequestSchema, async (req) => ({
   model: "ts-v1-model",
   content: { type: "text", text: "v1 says: " + req.params.messages[0].content.text },
 }));
-await client.connect(new StreamableHTTPClientTransport(new URL(process.env.DRYFIRE_MCP_URL)));
+if (process.argv[2] === "stdio") {
+  const [command, ...args] = JSON.parse(process.env.DRYFIRE_MCP_ARGV);
+  await client.connect(new StdioClientTransport({ command, args, stderr: "inherit" }));
+} else {
+  await client.connect(new StreamableHTTPClientTransport(new URL(process.env.DRYFIRE_MCP_URL)));
+}
 const lines = [];
 const policy = await client.readResource({ uri: "docs://refund-policy" });
 lines.push("policy: " + policy.contents[0].text);

@@ -29,7 +29,8 @@ func asksSuite(t *testing.T, command string) string {
 }
 
 // TestMCPAsksNode: the MCP TypeScript SDK's clients, v1
-// (@modelcontextprotocol/sdk, 2025-11-25) and v2
+// (@modelcontextprotocol/sdk, 2025-11-25; over streamable HTTP, and over
+// stdio through dryfire mcp-bridge) and v2
 // (@modelcontextprotocol/client, in both eras: the 2025-11-25 handshake,
 // and 2026-07-28, where elicitation and sampling come as input_required
 // results), each under agent.command: it reads a declared resource, gets
@@ -43,6 +44,7 @@ func TestMCPAsksNode(t *testing.T) {
 	npm.Ready(t, dir, "the Node MCP clients")
 	for _, client := range []struct{ name, script, era, who string }{
 		{"v1", "mcp-asks-agent.mjs", "", "v1"},
+		{"v1-stdio", "mcp-asks-agent.mjs", "stdio", "v1"},
 		{"v2-legacy", "mcp-asks-agent-v2.mjs", "legacy", "v2"},
 		{"v2-modern", "mcp-asks-agent-v2.mjs", "modern", "v2"},
 	} {
@@ -56,14 +58,18 @@ func TestMCPAsksNode(t *testing.T) {
 				command = "[node, " + script + ", " + client.era + "]"
 			}
 			suites := writeSuite(t, t.TempDir(), "asks.dryfire.yaml", asksSuite(t, command))
-			rep, err := runner.Run(context.Background(), suites, runner.Options{Record: cassette.None, Env: commandEnv()})
+			opts := runner.Options{Record: cassette.None, Env: commandEnv()}
+			if client.era == "stdio" {
+				opts.MCPBridge = []string{dryfire(t), "mcp-bridge"}
+			}
+			rep, err := runner.Run(context.Background(), suites, opts)
 			if err != nil {
 				t.Fatal(err)
 			}
 			checkAsksReport(t, rep, "ts-"+client.who+"-model", client.who+" says: ")
 			// The stored report holds what the MCP checks read: re-checked,
 			// no verdict changes.
-			again, err := runner.Recheck(context.Background(), suites, rep, "report.json", runner.Options{Env: commandEnv()})
+			again, err := runner.Recheck(context.Background(), suites, rep, "report.json", opts)
 			if err != nil {
 				t.Fatal(err)
 			}
