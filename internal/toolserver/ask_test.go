@@ -27,11 +27,11 @@ func askingClient(decline *atomic.Bool, handlers bool) *mcp.Client {
 		opts = &mcp.ClientOptions{
 			ElicitationHandler: func(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
 				if req.Params.Message == "slow" {
-					// Past the rule's timeout_s (300 ms).
+					// Past the rule's timeout_s (100 ms).
 					select {
 					case <-ctx.Done():
 						return nil, ctx.Err()
-					case <-time.After(900 * time.Millisecond):
+					case <-time.After(400 * time.Millisecond):
 						return &mcp.ElicitResult{Action: "accept"}, nil
 					}
 				}
@@ -126,7 +126,7 @@ func TestMCPElicitAndSampleBothEras(t *testing.T) {
 					if !strings.Contains(slow, "names no call waiting for the client's answer") {
 						t.Errorf("a retry after timeout_s: %s", slow)
 					}
-				} else if slow != "error: dryfire: the rule at testdata/asks.dryfire.yaml:21 asks the MCP client (elicitation/create) and got no answer: no answer within 300ms (the rule's timeout_s)" {
+				} else if slow != "error: dryfire: the rule at testdata/asks.dryfire.yaml:21 asks the MCP client (elicitation/create) and got no answer: no answer within 100ms (the rule's timeout_s)" {
 					t.Errorf("an answer after timeout_s: %s", slow)
 				}
 
@@ -147,7 +147,7 @@ func TestMCPElicitAndSampleBothEras(t *testing.T) {
 					`book_flight: elicitation/create {"action":"decline"}`,
 					"book_flight: elicitation/create the client does not declare the elicitation capability",
 					"summarise: sampling/createMessage the client does not declare the sampling capability",
-					"book_flight: elicitation/create no answer within 300ms (the rule's timeout_s)",
+					"book_flight: elicitation/create no answer within 100ms (the rule's timeout_s)",
 				}
 				if diff := cmp.Diff(wantAsked, asked); diff != "" {
 					t.Errorf("recorded asks (-want +got):\n%s", diff)
