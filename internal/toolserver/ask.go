@@ -167,7 +167,7 @@ func (s *Scope) mrtrCall(ctx context.Context, req *mcp.CallToolRequest, ss *mcp.
 			a.err = fmt.Errorf("the client retried the call without an answer to %q in inputResponses", p.key)
 		}
 		p.answers <- a
-		return s.await(ctx, p)
+		return s.await(ctx, req, p)
 	}
 	if s.waiting.Add(1) > int64(maxWaiting) {
 		s.waiting.Add(-1)
@@ -182,14 +182,18 @@ func (s *Scope) mrtrCall(ctx context.Context, req *mcp.CallToolRequest, ss *mcp.
 		res := s.answer(tool.WithAsker(actx, asker), ss, name, args)
 		p.done <- &res
 	}()
-	return s.await(ctx, p)
+	return s.await(ctx, req, p)
 }
 
-// await waits for the call's answer, or for what it asks, which it
-// answers input_required.
-func (s *Scope) await(ctx context.Context, p *pendingCall) (*mcp.CallToolResult, error) {
+// await waits for the call's answer, which answers req (a rule's log
+// and progress sent first), or for what it asks, which it answers
+// input_required.
+func (s *Scope) await(ctx context.Context, req *mcp.CallToolRequest, p *pendingCall) (*mcp.CallToolResult, error) {
 	select {
 	case res := <-p.done:
+		if res.Notices != nil && req.Session != nil {
+			sendNotices(ctx, req, res.Notices)
+		}
 		return toolResult(*res, true, s.structured[p.name]), nil
 	case ask := <-p.asked:
 		var params mcp.InputRequest
