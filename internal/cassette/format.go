@@ -338,8 +338,14 @@ type FormatError struct {
 
 func (e *FormatError) Error() string { return e.Msg }
 
-// Unmarshal reads a cassette written by Marshal (or edited by hand).
+// Unmarshal reads a cassette written by Marshal (or edited by hand). A
+// file whose every line ends CRLF (checked out by Git on Windows) is read
+// as the LF file it was written as: a body kept verbatim over several
+// lines replays the recorded bytes.
 func Unmarshal(data []byte) (*Cassette, error) {
+	if n := bytes.Count(data, []byte("\r\n")); n > 0 && n == bytes.Count(data, []byte("\n")) {
+		data = bytes.ReplaceAll(data, []byte("\r\n"), []byte("\n"))
+	}
 	var f fileCassette
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()

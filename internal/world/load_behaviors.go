@@ -46,6 +46,9 @@ func (l *loader) behaviors(p yamlpos.KV) {
 			}
 			continue
 		}
+		// A module checked out with CRLF line ends (Git on Windows) is the
+		// same module: its source, in the build and its hash, is the LF text.
+		src = bytes.ReplaceAll(src, []byte("\r\n"), []byte("\n"))
 		l.w.Sources[name] = string(src)
 		path := l.modulePath(name)
 		thread := &starlark.Thread{Name: "load " + name, Load: noLoad}

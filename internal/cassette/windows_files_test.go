@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 // A case named like a Windows device (NUL, con, COM1) gets a cassette
@@ -49,5 +51,33 @@ func TestCassettePathsAreFilesOnWindows(t *testing.T) {
 	entries, err := os.ReadDir(filepath.Dir(got[0]))
 	if err != nil || len(entries) != len(names) {
 		t.Errorf("the cassette directory holds %d files (%v), want %d", len(entries), err, len(names))
+	}
+}
+
+// A cassette checked out with CRLF line ends (Git on Windows,
+// core.autocrlf) is the same recording: its verbatim bodies over several
+// lines give the recorded bytes, not ones with CRs added.
+func TestCRLFCassetteLoadsAsLF(t *testing.T) {
+	for _, name := range []string{"sample.json", "sample-user.json"} {
+		data, err := os.ReadFile(filepath.Join("testdata", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		lf := strings.ReplaceAll(string(data), "\r\n", "\n")
+		dir := t.TempDir()
+		a, b := filepath.Join(dir, "lf.json"), filepath.Join(dir, "crlf.json")
+		os.WriteFile(a, []byte(lf), 0o644)
+		os.WriteFile(b, []byte(strings.ReplaceAll(lf, "\n", "\r\n")), 0o644)
+		ca, err := Load(a)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cb, err := Load(b)
+		if err != nil {
+			t.Fatalf("%s with CRLF: %v", name, err)
+		}
+		if diff := cmp.Diff(ca, cb); diff != "" {
+			t.Errorf("%s with CRLF (-LF +CRLF):\n%s", name, diff)
+		}
 	}
 }
