@@ -70,8 +70,9 @@ type Result struct {
 }
 
 // Run runs the program to its end. The program and whatever it starts
-// are one process group, killed whole on a timeout, when ctx ends, and
-// when the program has exited (what it left running).
+// are one process group (a job object on Windows), killed whole on a
+// timeout, when ctx ends, and when the program has exited (what it left
+// running).
 func Run(ctx context.Context, s Spec) Result {
 	cctx, cancel := context.WithTimeout(ctx, s.Timeout)
 	defer cancel()
@@ -98,6 +99,9 @@ func Run(ctx context.Context, s Spec) Result {
 		err = s.Jail.Start(cmd)
 	} else {
 		err = cmd.Start()
+	}
+	if err == nil {
+		joinGroup(cmd)
 	}
 	if err == nil && s.Talk != nil {
 		exited := make(chan struct{})

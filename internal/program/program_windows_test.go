@@ -50,12 +50,14 @@ func TestHelperProgram(t *testing.T) {
 		os.Exit(3)
 	case "sleep":
 		time.Sleep(30 * time.Second)
-	case "linger": // past the wait delay, not much longer: it is not killed
-		time.Sleep(waitDelay + 3*time.Second)
+	case "linger": // past the wait delay, then it leaves a mark, unless killed
+		time.Sleep(waitDelay + 2*time.Second)
+		os.WriteFile(os.Getenv("DRYFIRE_PROGRAM_MARK"), []byte("still running"), 0o644)
 	case "leave":
 		exe, _ := os.Executable()
 		child := exec.Command(exe, "-test.run=^TestHelperProgram$")
 		child.Env = append(os.Environ(), "DRYFIRE_PROGRAM_HELPER=linger")
+		child.Dir = os.TempDir()
 		child.Stdout = os.Stdout // it holds the output open
 		child.Start()
 		fmt.Println("started")
@@ -86,14 +88,16 @@ func TestRunEndsWindows(t *testing.T) {
 		{name: "env and dir", mode: "env", dir: dir, output: "x " + filepath.Base(dir)},
 		{name: "exit status", mode: "fail", output: "out", stderr: "err", err: "the agent exited with status 3"},
 		{name: "timeout", mode: "sleep", timeout: 500 * time.Millisecond, err: "the agent did not finish within 0.5 s (agent.timeout_s), and was killed", maxTime: 10 * time.Second},
-		// Only the program is killed on Windows (group_windows.go): what it
-		// left running holds the output open until the wait delay.
+		// What it left running holds the output open until the wait delay,
+		// and is killed then with the program's job (group_windows.go).
 		{name: "left running", mode: "leave", output: "started", maxTime: waitDelay + 8*time.Second},
 	}
+	mark := filepath.Join(dir, "mark")
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			s := self(t, tt.mode)
 			s.Stdin, s.Dir = tt.stdin, tt.dir
+			s.Env = append(s.Env, "DRYFIRE_PROGRAM_MARK="+mark)
 			if tt.timeout > 0 {
 				s.Timeout = tt.timeout
 			}
@@ -111,6 +115,12 @@ func TestRunEndsWindows(t *testing.T) {
 			}
 			if tt.err == "" && got != "" || !strings.HasPrefix(got, tt.err) || r.Infra {
 				t.Errorf("err %q (infra %v), want %q…", got, r.Infra, tt.err)
+			}
+			if tt.mode == "leave" {
+				time.Sleep(time.Until(start.Add(waitDelay + 4*time.Second)))
+				if _, err := os.Stat(mark); err == nil {
+					t.Error("what the program left running was not killed with it")
+				}
 			}
 		})
 	}
