@@ -16,6 +16,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"runtime"
 	"strconv"
 	"sync/atomic"
 	"syscall"
@@ -52,13 +53,21 @@ func newHost(prefix string) *host {
 	return h
 }
 
+// addrInUse reports whether a listen failed for a port taken: EADDRINUSE,
+// or on Windows WSAEADDRINUSE, which errors.Is does not take for it.
+func addrInUse(err error) bool {
+	const wsaeaddrinuse syscall.Errno = 10048
+	var errno syscall.Errno
+	return errors.Is(err, syscall.EADDRINUSE) || runtime.GOOS == "windows" && errors.As(err, &errno) && errno == wsaeaddrinuse
+}
+
 // startHost listens on a loopback port, port (0: a free one), and
 // serves. asked says who asked for the port, for the error when it is
 // taken.
 func startHost(port int, asked string) (*host, error) {
 	ln, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
 	switch {
-	case err != nil && port != 0 && errors.Is(err, syscall.EADDRINUSE):
+	case err != nil && port != 0 && addrInUse(err):
 		return nil, fmt.Errorf("%s %d: the port is taken (%w): stop what listens there, or choose another port (agent.port, dryfire run --port)", asked, port, err)
 	case err != nil && port != 0:
 		return nil, fmt.Errorf("%s %d: dryfire could not listen there for the agents' tools and models: %w", asked, port, err)

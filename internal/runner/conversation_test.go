@@ -31,11 +31,13 @@ func TestConverseWithAProgramThatLeaves(t *testing.T) {
 			}
 			out := newLineWriter(1<<20, 10)
 			exited := make(chan struct{})
-			go func() { // the program: read turn 1, reply, close stdin, leave
+			go func() { // the program: read turn 1, close stdin, reply, leave
 				buf := make([]byte, 4096)
 				r.Read(buf)
-				out.Write([]byte(`{"text": "What is your order number?"}` + "\n"))
+				// Closed before the reply: dryfire's next write comes after
+				// it on every OS (under Wine it came first, into the pipe).
 				r.Close()
+				out.Write([]byte(`{"text": "What is your order number?"}` + "\n"))
 				if tc.exitIn < time.Hour {
 					time.Sleep(tc.exitIn)
 					close(exited)
