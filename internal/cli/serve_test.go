@@ -365,7 +365,7 @@ func TestServeStdioInProcess(t *testing.T) {
 	case <-time.After(20 * time.Second):
 		t.Fatal("dryfire serve --stdio did not stop when its input closed")
 	}
-	if want := fmt.Sprintf("serving %s (case \"refund\") over stdio (MCP)\n", file); stderr.String() != want {
+	if want := fmt.Sprintf("serving %s (case \"refund\") over stdio (MCP)\n", filepath.ToSlash(file)); stderr.String() != want {
 		t.Errorf("stderr %q, want %q", stderr.String(), want)
 	}
 }

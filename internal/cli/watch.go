@@ -102,7 +102,8 @@ func snapshot(paths []string) (map[string]string, error) {
 			if err != nil {
 				return nil
 			}
-			out[path] = fmt.Sprintf("%d %d", info.ModTime().UnixNano(), info.Size())
+			// With '/' on every OS: "changed: data/note.txt" reads the same on Windows.
+			out[filepath.ToSlash(path)] = fmt.Sprintf("%d %d", info.ModTime().UnixNano(), info.Size())
 			return nil
 		})
 		if err != nil {
