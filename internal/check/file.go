@@ -104,7 +104,7 @@ func snippet(s string) string {
 // nearFiles names the files of the workspace directory the path is in,
 // when there are few: what the agent wrote instead.
 func nearFiles(root, rel string) string {
-	dir := filepath.Join(root, filepath.Dir(filepath.FromSlash(rel)))
+	dir := filepath.Join(root, filepath.Dir(safeio.FromName(rel)))
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return ""

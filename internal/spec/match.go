@@ -112,8 +112,12 @@ func (x *decoder) fileCheck(c *Check, k, v *yaml.Node, val any) {
 	}
 	c.File = str(m["path"])
 	if _, pn := yamlpos.Lookup(v, "path"); pn != nil && c.File != "" {
-		if p := filepath.ToSlash(c.File); strings.HasPrefix(p, "/") || filepath.IsAbs(c.File) || slices.Contains(strings.Split(p, "/"), "..") {
-			x.errorf(pn, "file path %q must be relative to the workspace and stay inside it (no leading / and no ..)", c.File)
+		// The same on every OS: '\' separates as '/' does (safeio.Confine),
+		// and a drive letter is refused on Linux too.
+		p := strings.ReplaceAll(c.File, `\`, "/")
+		drive := len(p) >= 2 && p[1] == ':' && (p[0]|0x20) >= 'a' && (p[0]|0x20) <= 'z'
+		if strings.HasPrefix(p, "/") || filepath.IsAbs(c.File) || drive || slices.Contains(strings.Split(p, "/"), "..") {
+			x.errorf(pn, "file path %q must be relative to the workspace and stay inside it (no leading / or \\, no drive letter, no ..)", c.File)
 		}
 	}
 	c.Exists, _ = m["exists"].(bool)
