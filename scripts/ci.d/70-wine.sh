@@ -56,10 +56,14 @@ fi
 
 stamp "dryfire.exe (windows/amd64, as the release builds it)"
 export GOOS=windows GOARCH=amd64 CGO_ENABLED=0
-go build -trimpath -o "$work/dryfire.exe" ./cmd/dryfire
+commit=$(git rev-parse HEAD 2>/dev/null || echo unknown)
+go build -trimpath -buildvcs=false \
+	-ldflags "-s -w -buildid= -X github.com/dryfire-dev/dryfire/internal/cli.Commit=$commit" \
+	-o "$work/dryfire.exe" ./cmd/dryfire
 exe=$work/dryfire.exe
 win "$exe" version | tee "$work/version.txt"
 grep -qx "target windows/amd64" "$work/version.txt"
+grep -qx "commit $commit" "$work/version.txt"
 
 stamp "the quickstart, with LF and with CRLF line ends"
 for ends in lf crlf; do
