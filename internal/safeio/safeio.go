@@ -1,19 +1,16 @@
 // Package safeio reads the files a user's suite, world or report names
 // without letting one of them take the process down: only regular files
 // (a FIFO would block, /dev/zero never ends), at most a declared size,
-// and only inside the project root, symlinks resolved.
+// and only inside the project root, symlinks resolved (confine.go).
 package safeio
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"strconv"
-	"strings"
 	"syscall"
 )
 
@@ -104,109 +101,4 @@ func describeMode(m fs.FileMode) string {
 		return "a device"
 	}
 	return "not a regular file"
-}
-
-// ErrOutside is matched by the error of Confine for a path outside the
-// root; its text reads "outside the project root ROOT".
-var ErrOutside = errors.New("outside the project root")
-
-// DefaultRoot is the project root of a file given no --root: the
-// current directory when the file is inside it, else the file's own
-// directory.
-func DefaultRoot(file string) string {
-	dir := filepath.Dir(file)
-	cwd, err := realPath(".")
-	if err != nil {
-		return dir
-	}
-	if d, err := realPath(dir); err == nil && within(cwd, d) {
-		return "."
-	}
-	return dir
-}
-
-// Describe is the message for a path that Confine refused: "NAME is
-// outside the project root ROOT", or "NAME: ERROR".
-func Describe(name string, err error) string {
-	if errors.Is(err, ErrOutside) {
-		return name + " is " + err.Error()
-	}
-	return name + ": " + err.Error()
-}
-
-// Confine resolves name, written in a file in directory base, and checks
-// that it stays inside root once symlinks are resolved (as far as the
-// path exists). It returns the path to open: base joined with name.
-//
-// A name means the same on every OS: '\' separates as '/' does (a suite
-// written on Windows runs elsewhere; a file name holding '\' could not be
-// checked out on Windows anyway), and a name that starts at a root ("/x"
-// or "\x"; on Windows also "C:\x", "C:x" and UNC or device paths such as
-// "\\host\share\x") is absolute, not relative to base. An absolute name
-// outside root is refused as written, before anything looks at it: a UNC
-// name makes no network connection.
-func Confine(root, base, name string) (string, error) {
-	rel := FromName(name)
-	absolute := filepath.IsAbs(rel) || filepath.VolumeName(rel) != "" || strings.HasPrefix(rel, string(filepath.Separator))
-	p := filepath.Join(base, rel)
-	if absolute {
-		abs, err := filepath.Abs(rel)
-		if err != nil {
-			return "", err
-		}
-		p = abs
-	}
-	r, err := realPath(root)
-	if err != nil {
-		return "", fmt.Errorf("resolving the project root %s: %w", root, err)
-	}
-	if absolute {
-		if a, err := filepath.Abs(root); err != nil || !within(a, p) && !within(r, p) {
-			return "", fmt.Errorf("%w %s", ErrOutside, root)
-		}
-	}
-	rp, err := realPath(p)
-	if err != nil {
-		return "", err
-	}
-	if !within(r, rp) {
-		return "", fmt.Errorf("%w %s", ErrOutside, root)
-	}
-	return p, nil
-}
-
-// FromName is a path written in a suite or world file in the OS's form:
-// '\' and '/' both separate (see Confine).
-func FromName(name string) string {
-	return filepath.FromSlash(strings.ReplaceAll(name, `\`, "/"))
-}
-
-// realPath is p absolute with the symlinks of its longest existing
-// prefix resolved.
-func realPath(p string) (string, error) {
-	abs, err := filepath.Abs(p)
-	if err != nil {
-		return "", err
-	}
-	rest := ""
-	cur := abs
-	for {
-		if r, err := filepath.EvalSymlinks(cur); err == nil {
-			return filepath.Join(r, rest), nil
-		}
-		parent := filepath.Dir(cur)
-		if parent == cur {
-			return abs, nil
-		}
-		rest = filepath.Join(filepath.Base(cur), rest)
-		cur = parent
-	}
-}
-
-func within(root, p string) bool {
-	if root == p {
-		return true
-	}
-	rel, err := filepath.Rel(root, p)
-	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
 }
