@@ -418,7 +418,7 @@ func (p *Project) ModelEndpoint(caseName string, o *ModelOptions) (*ModelEndpoin
 	}
 	cp := plan.New(s, p.worlds[s], nil).Case(c)
 	mo := modelserver.Options{
-		File: cp.Cassette(), SuiteFile: s.File, Case: c.Name, Mode: cassette.Mode(o.Record), Env: o.Env,
+		File: cp.Cassette(), SuiteFile: s.File, Root: s.ProjectRoot(), Case: c.Name, Mode: cassette.Mode(o.Record), Env: o.Env,
 		Passthrough: cp.UsesImpl, ByContent: !o.InOrder, CoalesceStreams: !o.FlushEvents, NoRecords: o.NoRecords,
 		Match: s.MatchRules(c), Faults: runner.ModelFaults(c),
 		Scripted: s.Scripted(c), Script: s.ScriptOf(c),

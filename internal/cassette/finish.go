@@ -72,6 +72,11 @@ func (r *Recorder) Save() (bool, error) {
 	if !r.recording || r.cfg.Passthrough || r.problem != nil || r.failure != nil || !r.live {
 		return false, nil
 	}
+	// Again: a symlink made since Open (by the agent program) is not
+	// written through.
+	if err := CheckPath(r.cfg.root(), r.cfg.File); err != nil {
+		return false, fmt.Errorf("writing the cassette: %w", err)
+	}
 	c := r.merged()
 	data := c.Marshal()
 	if old, err := os.ReadFile(r.cfg.File); err == nil && bytes.Equal(old, data) {

@@ -23,7 +23,7 @@ func indexOf(t *testing.T, header map[string]string, bodies ...string) *Index {
 	if err := os.WriteFile(file, c.Marshal(), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	r, err := Open(Config{Mode: None, File: file, SuiteFile: "s.dryfire.yaml", Case: "c", Provider: AnyAPI})
+	r, err := Open(Config{Mode: None, File: file, SuiteFile: "s.dryfire.yaml", Root: filepath.Dir(file), Case: "c", Provider: AnyAPI})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -25,7 +25,7 @@ func TestMatchRules(t *testing.T) {
 	body := func(id, ts string) string {
 		return `{"model":"m","messages":[{"role":"user","content":"session ` + id + `: hi"}],"metadata":{"ts":` + ts + `}}`
 	}
-	rec, err := Open(Config{Mode: All, File: file, SuiteFile: "s.dryfire.yaml", Case: "c", Provider: "openai", Live: http.DefaultTransport, Match: rules})
+	rec, err := Open(Config{Mode: All, File: file, SuiteFile: "s.dryfire.yaml", Root: dir, Case: "c", Provider: "openai", Live: http.DefaultTransport, Match: rules})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,7 +55,7 @@ func TestMatchRules(t *testing.T) {
 		r, _ := http.NewRequest("POST", "http://x/v1/chat/completions", strings.NewReader(replay))
 		return r
 	}
-	rec, err = Open(Config{Mode: None, File: file, SuiteFile: "s.dryfire.yaml", Case: "c", Provider: "openai", Match: rules})
+	rec, err = Open(Config{Mode: None, File: file, SuiteFile: "s.dryfire.yaml", Root: dir, Case: "c", Provider: "openai", Match: rules})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,7 +68,7 @@ func TestMatchRules(t *testing.T) {
 
 	// Strict: the presets that would match are named; an ignored path
 	// is not a preset, so it is still a difference.
-	strict, err := Open(Config{Mode: None, File: file, SuiteFile: "s.dryfire.yaml", Case: "c", Provider: "openai"})
+	strict, err := Open(Config{Mode: None, File: file, SuiteFile: "s.dryfire.yaml", Root: dir, Case: "c", Provider: "openai"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -34,8 +34,11 @@ type Config struct {
 	Mode      Mode
 	File      string // the cassette file
 	SuiteFile string // the suite file, as the user named it
-	Case      string // the case name
-	Provider  string // names the canonicalisation rules (AnyAPI: each request its API's)
+	// Root is the project root the cassette stays inside (CheckPath);
+	// "": safeio.DefaultRoot of SuiteFile (of File without one).
+	Root     string
+	Case     string // the case name
+	Provider string // names the canonicalisation rules (AnyAPI: each request its API's)
 	// Live sends requests to the real API; nil means never (None).
 	Live http.RoundTripper
 	// Passthrough marks a case that runs passthrough code (impl): every
@@ -113,7 +116,11 @@ type Recorder struct {
 // Open prepares the recorder of one case, reading its cassette when the
 // mode replays. The error is why the case cannot run: a missing cassette
 // in None mode (*MissingError), a file that is not a cassette of this case
-// (*FileError), a passthrough case in None mode (*PassthroughError).
+// (*FileError), a passthrough case in None mode (*PassthroughError), a
+// cassette whose path leads outside the project root or through a
+// symlink to nothing (*PathError: checked first, in every mode, so that
+// nothing is read there, and no live call made whose answer could not be
+// written).
 func Open(cfg Config) (*Recorder, error) {
 	r := &Recorder{cfg: cfg, rules: RulesFor(cfg.Provider), red: newRedactor(cfg.Secrets)}
 	set, err := reqmatch.Compile(cfg.Match)
@@ -127,6 +134,9 @@ func Open(cfg Config) (*Recorder, error) {
 		}
 		r.live = true
 		return r, nil
+	}
+	if err := CheckPath(cfg.root(), cfg.File); err != nil {
+		return nil, err
 	}
 	if cfg.Mode == All {
 		r.live, r.recording = true, true

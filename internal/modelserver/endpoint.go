@@ -152,6 +152,9 @@ type Options struct {
 	// records the case again.
 	SuiteFile string
 	Case      string
+	// Root is cassette.Config.Root: the project root the cassette stays
+	// inside ("": the suite file's default root).
+	Root string
 	// Mode says when calls are replayed and when recorded; "" is
 	// cassette.DefaultMode of Env (none when CI is set, else once).
 	Mode cassette.Mode

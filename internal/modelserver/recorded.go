@@ -68,6 +68,7 @@ func newRecorded(ep *Endpoint, op *Options) (*recorded, error) {
 		Mode:        o.Mode,
 		File:        o.File,
 		SuiteFile:   o.SuiteFile,
+		Root:        o.Root,
 		Case:        o.Case,
 		Provider:    cassette.AnyAPI,
 		Passthrough: o.Passthrough,

@@ -281,7 +281,7 @@ func startCommand(j job, opts Options, lv *live, h *host, c report.Case, start t
 // left alone, and said so), else its cassette's.
 func endpointOptions(j job, lv *live, c report.Case) (modelserver.Options, report.Case, error) {
 	if j.suite.Scripted(j.c) {
-		if file := j.plan.Cassette(); file != "" {
+		if file := j.plan.Cassette(); file != "" && cassette.CheckPath(j.suite.ProjectRoot(), file) == nil {
 			if _, err := os.Stat(file); err == nil {
 				c.Notes = append(c.Notes, fmt.Sprintf("%s is not read: this case is scripted (its script answers every model call, and no cassette is read or written)", file))
 			}
@@ -298,6 +298,7 @@ func endpointOptions(j job, lv *live, c report.Case) (modelserver.Options, repor
 	eo := modelserver.Options{
 		File:        j.cassette,
 		SuiteFile:   j.suite.File,
+		Root:        j.suite.ProjectRoot(),
 		Case:        j.c.Name,
 		Mode:        lv.mode,
 		Env:         lv.env,
@@ -328,7 +329,7 @@ func endpointOptions(j job, lv *live, c report.Case) (modelserver.Options, repor
 		}
 	}
 	if eo.Rerecord == nil {
-		rr, err := checkServed(j.cassette, lv.mode)
+		rr, err := checkServed(eo.Root, j.cassette, lv.mode)
 		if err != nil {
 			return eo, c, err
 		}

@@ -25,6 +25,7 @@ func realModel(j job, passthrough bool, lv *live) (model.Model, *cassette.Record
 		Mode:        lv.mode,
 		File:        j.cassette,
 		SuiteFile:   j.suite.File,
+		Root:        j.suite.ProjectRoot(),
 		Case:        j.c.Name,
 		Provider:    a.Provider,
 		Live:        lv.transport,
@@ -35,7 +36,7 @@ func realModel(j job, passthrough bool, lv *live) (model.Model, *cassette.Record
 		DropUser:    !hasModelUser(j.c),
 	}
 	cfg.LiveUnavailable = cred.LiveUnavailable(a.Provider)
-	rr, err := checkServed(j.cassette, lv.mode)
+	rr, err := checkServed(cfg.Root, j.cassette, lv.mode)
 	if err != nil {
 		return nil, nil, nil, err
 	}

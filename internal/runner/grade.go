@@ -126,6 +126,7 @@ func sideModel(j job, lv *live, file string, section cassette.Section, prov, nam
 		Mode:      lv.mode,
 		File:      file,
 		SuiteFile: j.suite.File,
+		Root:      j.suite.ProjectRoot(),
 		Case:      j.c.Name,
 		Provider:  prov,
 		Live:      lv.transport,

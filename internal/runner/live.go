@@ -192,7 +192,7 @@ func prepareLive(jobs *jobList, opts Options) (*live, error) {
 			case lv.mode == cassette.All:
 				need(j, keyEnv, fmt.Sprintf("judge %d, --record all", jd.Index))
 			case lv.mode == cassette.Once:
-				if _, err := os.Stat(file); err != nil {
+				if noCassette(j, file) {
 					need(j, keyEnv, "no judge cassette yet: "+file)
 				}
 			}
@@ -205,6 +205,9 @@ func prepareLive(jobs *jobList, opts Options) (*live, error) {
 				case lv.mode == cassette.All:
 					need(j, keyEnv, "the simulated user, --record all")
 				case lv.mode == cassette.Once:
+					if cassette.CheckPath(j.suite.ProjectRoot(), file) != nil {
+						break
+					}
 					if c, err := cassette.Load(file); err != nil || c.User == nil {
 						need(j, keyEnv, "no recording of the simulated user yet in "+file)
 					}
@@ -235,7 +238,7 @@ func prepareLive(jobs *jobList, opts Options) (*live, error) {
 		case lv.mode == cassette.All:
 			why = "--record all"
 		case lv.mode == cassette.Once:
-			if _, err := os.Stat(j.cassette); err != nil {
+			if noCassette(j, j.cassette) {
 				why = "no cassette yet: " + j.cassette
 			}
 		}
@@ -255,6 +258,17 @@ func prepareLive(jobs *jobList, opts Options) (*live, error) {
 		lv.connect(opts, false)
 	}
 	return lv, nil
+}
+
+// noCassette says that job j's cassette file does not exist yet. One
+// that may not be read (outside the project root: cassette.CheckPath) is
+// not looked at: the case errs when it opens it, whatever key is set.
+func noCassette(j job, file string) bool {
+	if cassette.CheckPath(j.suite.ProjectRoot(), file) != nil {
+		return false
+	}
+	_, err := os.Stat(file)
+	return err != nil
 }
 
 // liveMissing names the variable that live calls of a provider of the

@@ -19,9 +19,10 @@ import (
 const servePrefix = "To re-record: dryfire serve "
 
 // servedCassette is the serve command that recorded file again, "" when
-// serve did not record it (or it cannot be read: Open says why).
-func servedCassette(file string) string {
-	if file == "" {
+// serve did not record it (or it cannot be read, or may not be, outside
+// the project root root: Open says why).
+func servedCassette(root, file string) string {
+	if file == "" || cassette.CheckPath(root, file) != nil {
 		return ""
 	}
 	c, err := cassette.Load(file)
@@ -40,10 +41,11 @@ func servedCassette(file string) string {
 var ErrServed = errors.New("recorded by dryfire serve")
 
 // checkServed is the case error of a run in mode that would record over
-// file, recorded by dryfire serve, or nil; rerecord is how the serve
-// command would record it again (nil when serve did not record it).
-func checkServed(file string, mode cassette.Mode) (rerecord func(cassette.Mode) string, err error) {
-	cmd := servedCassette(file)
+// file (inside the project root root), recorded by dryfire serve, or nil;
+// rerecord is how the serve command would record it again (nil when serve
+// did not record it).
+func checkServed(root, file string, mode cassette.Mode) (rerecord func(cassette.Mode) string, err error) {
+	cmd := servedCassette(root, file)
 	if cmd == "" {
 		return nil, nil
 	}

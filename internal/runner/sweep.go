@@ -337,7 +337,10 @@ func runPoint(ctx context.Context, s *spec.Suite, opts Options, p Point) PointRe
 		return res
 	}
 	c := rep.Cases[0]
-	if _, err := os.Stat(c.Cassette); err == nil && c.Cassette != "" {
+	// A cassette refused where it leads (cassette.CheckPath) is not
+	// looked at, and recording it would not help: the point erred.
+	outside := c.Cassette != "" && cassette.CheckPath(s.ProjectRoot(), c.Cassette) != nil
+	if _, err := os.Stat(c.Cassette); err == nil && c.Cassette != "" && !outside {
 		res.Cassette = c.Cassette
 	}
 	pr.mu.Lock()
@@ -351,6 +354,8 @@ func runPoint(ctx context.Context, s *spec.Suite, opts Options, p Point) PointRe
 		res.Verdict, res.Reason = NoAnswer, pr.noAnswer
 	case refused:
 		res.Verdict, res.Reason = NoAnswer, c.Reason
+	case outside && c.Status == report.Errored:
+		res.Verdict, res.Reason = PointError, c.Reason
 	case c.Status == report.Errored && c.Replay != "":
 		res.Verdict, res.Reason, res.Cassette, res.Record = NoAnswer, c.Reason, c.Cassette, "all"
 	case c.Status == report.Errored && c.Infra && c.Cassette != "":

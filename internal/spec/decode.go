@@ -135,7 +135,7 @@ func (x *decoder) warnf(n *yaml.Node, format string, args ...any) {
 
 // suite decodes everything of the suite but its cases (addCase).
 func (x *decoder) suite(root *yaml.Node, doc any) *Suite {
-	s := &Suite{File: x.file, Mocks: map[string][]*Rule{}}
+	s := &Suite{File: x.file, Root: x.opts.Root, Mocks: map[string][]*Rule{}}
 	for _, p := range yamlpos.Pairs(root, doc) {
 		switch p.Key() {
 		case "name":

@@ -13,6 +13,7 @@ import (
 	"github.com/dryfire-dev/dryfire/internal/jschema"
 	"github.com/dryfire-dev/dryfire/internal/provider"
 	"github.com/dryfire-dev/dryfire/internal/reqmatch"
+	"github.com/dryfire-dev/dryfire/internal/safeio"
 	"github.com/dryfire-dev/dryfire/internal/value"
 	"github.com/dryfire-dev/dryfire/internal/yamlpos"
 )
@@ -22,7 +23,11 @@ const DefaultMaxTurns = 10
 
 // Suite is one loaded suite file.
 type Suite struct {
-	File  string // path as loaded
+	File string // path as loaded
+	// Root is the project root given to Load (Options.Root): its
+	// cassettes and workspaces stay inside it, as its other paths do
+	// ("": see ProjectRoot).
+	Root  string
 	Name  string
 	Agent Agent
 	Tools []*Tool // in file order
@@ -553,6 +558,15 @@ func (s *Suite) MatchRules(c *Case) []reqmatch.Rule {
 	out = append(out, s.Match...)
 	out = append(out, s.Agent.Match...)
 	return append(out, c.Match...)
+}
+
+// ProjectRoot is the project root the suite's paths stay inside: Root,
+// else the default root of its file (safeio.DefaultRoot).
+func (s *Suite) ProjectRoot() string {
+	if s.Root != "" {
+		return s.Root
+	}
+	return safeio.DefaultRoot(s.File)
 }
 
 // WorkspaceOf is the template directory of a case, as written (relative
