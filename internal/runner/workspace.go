@@ -26,10 +26,11 @@ import (
 // EnvWorkspace is the variable holding a case's workspace directory.
 const EnvWorkspace = "DRYFIRE_WORKSPACE"
 
-// templates scans each template directory once per run.
+// templates scans each template directory once per run (per project
+// root: its symlinks are resolved against it).
 type templates struct {
 	mu   sync.Mutex
-	byAt map[string]*templateOnce
+	byAt map[[2]string]*templateOnce
 }
 
 type templateOnce struct {
@@ -38,18 +39,19 @@ type templateOnce struct {
 	err  error
 }
 
-func (ts *templates) get(dir string) (*workspace.Template, error) {
+func (ts *templates) get(dir, root string) (*workspace.Template, error) {
 	ts.mu.Lock()
 	if ts.byAt == nil {
-		ts.byAt = map[string]*templateOnce{}
+		ts.byAt = map[[2]string]*templateOnce{}
 	}
-	o := ts.byAt[dir]
+	at := [2]string{dir, root}
+	o := ts.byAt[at]
 	if o == nil {
 		o = &templateOnce{}
-		ts.byAt[dir] = o
+		ts.byAt[at] = o
 	}
 	ts.mu.Unlock()
-	o.once.Do(func() { o.t, o.err = workspace.Scan(dir) })
+	o.once.Do(func() { o.t, o.err = workspace.Scan(dir, root) })
 	return o.t, o.err
 }
 
@@ -69,17 +71,19 @@ func (w *caseWorkspace) path() string {
 }
 
 // openWorkspace copies the case's template, if it has one (nil, nil when
-// not). The template must stay inside the project root.
+// not). The template, and where its symlinks lead, must stay inside the
+// project root.
 func openWorkspace(j job, lv *live, keep bool) (*caseWorkspace, error) {
 	name, pos := j.suite.WorkspaceOf(j.c)
 	if name == "" {
 		return nil, nil
 	}
-	path, err := safeio.Confine(safeio.DefaultRoot(j.suite.File), filepath.Dir(j.suite.File), name)
+	root := j.suite.ProjectRoot()
+	path, err := safeio.Confine(root, filepath.Dir(j.suite.File), name)
 	if err != nil {
 		return nil, fmt.Errorf("%s: workspace %s", pos, safeio.Describe(name, err))
 	}
-	tpl, err := lv.templates.get(filepath.Clean(path))
+	tpl, err := lv.templates.get(filepath.Clean(path), root)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", pos, err)
 	}

@@ -100,6 +100,20 @@ func Confine(root, base, name string) (string, error) {
 	return p, nil
 }
 
+// Resolve is p, absolute, with its symlinks resolved as Confine resolves
+// them: each followed by its target as written, joined to its directory,
+// whether that target exists or not (from the first name that does not
+// exist on, the path is as written), at most MaxLinks. Check a path with
+// Confine first: an absolute target outside is looked at here (on
+// Windows a UNC target connects to its host).
+func Resolve(p string) (string, error) {
+	r, err := realPath(p, nil)
+	if err != nil {
+		return "", err
+	}
+	return r.path, nil
+}
+
 // FromName is a path written in a suite or world file in the OS's form:
 // '\' and '/' both separate (see Confine).
 func FromName(name string) string {

@@ -153,3 +153,33 @@ func probeSymlinks(t *testing.T, dir string) {
 		t.Skip("no symlinks that resolve here")
 	}
 }
+
+// Resolve follows symlinks as Confine does, to nothing too: the path a
+// link leads to, absolute.
+func TestResolve(t *testing.T) {
+	root := t.TempDir()
+	base := filepath.Join(root, "w")
+	mkdirs(t, base, filepath.Join(root, "d"))
+	probeSymlinks(t, base)
+	real, err := filepath.EvalSymlinks(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for link, target := range map[string]string{
+		"later": "later.star", "chain": filepath.Join("..", "w", "later"), "dir": filepath.Join(root, "d"), "loop1": "loop2", "loop2": "loop1",
+	} {
+		if err := os.Symlink(target, filepath.Join(base, link)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for name, want := range map[string]string{
+		"later": "w/later.star", "chain": "w/later.star", "dir/x/y": "d/x/y", "missing/../x": "w/x",
+	} {
+		if got, err := Resolve(filepath.Join(base, FromName(name))); err != nil || got != filepath.Join(real, FromName(want)) {
+			t.Errorf("Resolve(w/%s) = %q, %v; want %s", name, got, err, filepath.Join(real, FromName(want)))
+		}
+	}
+	if _, err := Resolve(filepath.Join(base, "loop1")); err == nil {
+		t.Error("Resolve(loop1): no error")
+	}
+}

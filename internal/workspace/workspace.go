@@ -18,6 +18,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/rogpeppe/go-internal/diff"
+
+	"github.com/dryfire-dev/dryfire/internal/safeio"
 )
 
 // Bounds on a template (and on a workspace read back after a case): more
@@ -39,6 +41,7 @@ type entry struct {
 	mode fs.FileMode // type bits and permissions
 	size int64
 	sum  [sha256.Size]byte // regular files
+	src  string            // regular files: where the bytes are read from
 	link string            // symlinks: the target
 }
 
@@ -49,9 +52,17 @@ type Template struct {
 	order []string // sorted paths
 }
 
-// Scan reads a template directory's tree (without following symlinks),
-// within MaxFiles and MaxBytes.
-func Scan(dir string) (*Template, error) {
+// Scan reads a template directory's tree, within MaxFiles and MaxBytes,
+// as Copy makes it. Its symlinks, each resolved as safeio.Resolve does:
+// one that leads inside the template (to something or to nothing) is
+// kept as a symlink, relative, so that in the copy it leads to the same
+// place of the copy; one that leads elsewhere inside the project root
+// root is copied as the file or directory it leads to (the copy is the
+// case's own, and nothing is written through it); one that leads
+// outside root, to nothing outside the template, or to a directory that
+// holds it is an error that names it and its target. root "" is the
+// template itself.
+func Scan(dir, root string) (*Template, error) {
 	info, err := os.Stat(dir)
 	if err != nil {
 		return nil, fmt.Errorf("workspace %s: %w", dir, err)
@@ -59,98 +70,59 @@ func Scan(dir string) (*Template, error) {
 	if !info.IsDir() {
 		return nil, fmt.Errorf("workspace %s is not a directory", dir)
 	}
-	files, order, err := scan(dir)
+	if root == "" {
+		root = dir
+	}
+	real, err := safeio.Resolve(dir)
 	if err != nil {
 		return nil, fmt.Errorf("workspace %s: %w", dir, err)
 	}
-	return &Template{Dir: dir, files: files, order: order}, nil
-}
-
-func scan(dir string) (map[string]entry, []string, error) {
-	files := map[string]entry{}
-	var order []string
-	var total int64
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if p == dir {
-			return nil
-		}
-		rel, _ := filepath.Rel(dir, p)
-		rel = filepath.ToSlash(rel)
-		if len(files) >= MaxFiles {
-			return fmt.Errorf("more than %d files and directories (the workspace bound)", MaxFiles)
-		}
-		info, err := d.Info()
-		if err != nil {
-			return err
-		}
-		e := entry{mode: info.Mode()}
-		switch {
-		case info.Mode().IsRegular():
-			e.size = info.Size()
-			total += e.size
-			if total > MaxBytes {
-				return fmt.Errorf("more than %d MiB in its files (the workspace bound)", MaxBytes>>20)
-			}
-			data, err := os.ReadFile(p)
-			if err != nil {
-				return err
-			}
-			e.sum = sha256.Sum256(data)
-		case info.Mode()&fs.ModeSymlink != 0:
-			e.link, err = os.Readlink(p)
-			if err != nil {
-				return err
-			}
-		case info.IsDir():
-		default:
-			return fmt.Errorf("%s is %s: a workspace holds only files, directories and symlinks", rel, kind(info.Mode()))
-		}
-		files[rel] = e
-		order = append(order, rel)
-		return nil
-	})
-	slices.Sort(order)
-	return files, order, err
-}
-
-func kind(m fs.FileMode) string {
-	switch {
-	case m&fs.ModeNamedPipe != 0:
-		return "a named pipe"
-	case m&fs.ModeSocket != 0:
-		return "a socket"
-	case m&fs.ModeDevice != 0:
-		return "a device"
+	rootReal, err := safeio.Resolve(root)
+	if err != nil {
+		return nil, fmt.Errorf("workspace %s: the project root %s: %w", dir, root, err)
 	}
-	return "not a regular file"
+	sc := &scanner{files: map[string]entry{}, dir: dir, real: real, root: root, rootReal: rootReal}
+	if err := sc.walk(dir, ""); err != nil {
+		return nil, fmt.Errorf("workspace %s: %w", dir, err)
+	}
+	slices.Sort(sc.order)
+	return &Template{Dir: dir, files: sc.files, order: sc.order}, nil
 }
 
 // Copy makes a new temporary directory holding a copy of the template
-// (modes kept; symlinks copied as symlinks) and returns its path. The
-// caller removes it.
+// (modes kept; symlinks as Scan says) and returns its path. The caller
+// removes it.
 func (t *Template) Copy() (string, error) {
 	dst, err := os.MkdirTemp("", "dryfire-workspace-")
 	if err != nil {
 		return "", fmt.Errorf("making a workspace: %w", err)
 	}
+	// Symlinks last: on Windows a link to a directory is made as one only
+	// when its target is there.
+	var links []string
 	for _, rel := range t.order {
 		e := t.files[rel]
-		from, to := filepath.Join(t.Dir, filepath.FromSlash(rel)), filepath.Join(dst, filepath.FromSlash(rel))
+		to := filepath.Join(dst, filepath.FromSlash(rel))
 		switch {
 		case e.mode.IsDir():
 			err = os.Mkdir(to, e.mode.Perm()|0o700)
 		case e.mode&fs.ModeSymlink != 0:
-			err = os.Symlink(e.link, to)
+			links = append(links, rel)
 		default:
-			err = copyFile(from, to, e.mode.Perm())
+			err = copyFile(e.src, to, e.mode.Perm())
 		}
 		if err != nil {
-			os.RemoveAll(dst)
-			return "", fmt.Errorf("copying the workspace %s: %w", t.Dir, err)
+			break
 		}
+	}
+	for _, rel := range links {
+		if err == nil {
+			err = os.Symlink(t.files[rel].link, filepath.Join(dst, filepath.FromSlash(rel)))
+		}
+	}
+	if err != nil {
+		os.RemoveAll(dst)
+		return "", fmt.Errorf("copying the workspace %s: %w", t.Dir, err)
 	}
 	return dst, nil
 }
@@ -190,10 +162,12 @@ type Changes struct {
 
 // Diff compares a workspace with the template it was copied from.
 func (t *Template) Diff(dir string) (*Changes, error) {
-	files, order, err := scan(dir)
-	if err != nil {
+	sc := &scanner{files: map[string]entry{}, dir: dir}
+	if err := sc.walk(dir, ""); err != nil {
 		return nil, fmt.Errorf("reading the workspace back: %w", err)
 	}
+	files, order := sc.files, sc.order
+	slices.Sort(order)
 	var all []Change
 	for _, rel := range order {
 		now := files[rel]
@@ -208,8 +182,7 @@ func (t *Template) Diff(dir string) (*Changes, error) {
 		case was.mode.Type() != now.mode.Type() || was.sum != now.sum || was.link != now.link || was.mode.Perm() != now.mode.Perm() && !now.mode.IsDir():
 			c := Change{Path: rel, Change: "modified"}
 			if was.mode.IsRegular() && now.mode.IsRegular() && was.sum != now.sum {
-				old := filepath.Join(t.Dir, filepath.FromSlash(rel))
-				c.Diff = t.shortDiff(rel, &old, filepath.Join(dir, filepath.FromSlash(rel)))
+				c.Diff = t.shortDiff(rel, &was.src, filepath.Join(dir, filepath.FromSlash(rel)))
 			}
 			all = append(all, c)
 		}
