@@ -14,6 +14,7 @@ import (
 
 	"github.com/dryfire-dev/dryfire/internal/jschema"
 	"github.com/dryfire-dev/dryfire/internal/provider"
+	"github.com/dryfire-dev/dryfire/internal/safeio"
 	"github.com/dryfire-dev/dryfire/internal/value"
 	"github.com/dryfire-dev/dryfire/internal/yamlpos"
 )
@@ -136,6 +137,9 @@ func (x *decoder) warnf(n *yaml.Node, format string, args ...any) {
 // suite decodes everything of the suite but its cases (addCase).
 func (x *decoder) suite(root *yaml.Node, doc any) *Suite {
 	s := &Suite{File: x.file, Root: x.opts.Root, Mocks: map[string][]*Rule{}}
+	if s.Root == "" {
+		s.Root = safeio.DefaultRoot(x.file) // once, not per case
+	}
 	for _, p := range yamlpos.Pairs(root, doc) {
 		switch p.Key() {
 		case "name":

@@ -24,9 +24,9 @@ const DefaultMaxTurns = 10
 // Suite is one loaded suite file.
 type Suite struct {
 	File string // path as loaded
-	// Root is the project root given to Load (Options.Root): its
-	// cassettes and workspaces stay inside it, as its other paths do
-	// ("": see ProjectRoot).
+	// Root is the project root its cassettes and workspaces stay inside,
+	// as its other paths do: Options.Root, else the default root of its
+	// file when it was loaded ("": see ProjectRoot).
 	Root  string
 	Name  string
 	Agent Agent
