@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"time"
 )
 
 func main() {
@@ -19,6 +20,7 @@ func main() {
 	ctype := flag.String("content-type", "application/json", "the answer's content type")
 	flushEvents := flag.Bool("flush-events", false, "write the answer as server-sent events, flushing after each (as a stream replayed event by event)")
 	mcp := flag.Bool("mcp", false, "let an MCP client open a session first: initialize gets an Mcp-Session-Id, a notification 202")
+	timeouts := flag.Bool("timeouts", false, "bound reading requests as dryfire serve does (header 30 s, whole request 60 s, idle 2 min): the timers net/http then keeps per request")
 	flag.Parse()
 	if *bodyFile != "" {
 		data, err := os.ReadFile(*bodyFile)
@@ -46,7 +48,11 @@ func main() {
 			rest = rest[i+2:]
 		}
 	}
-	log.Fatal(http.Serve(l, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	srv := &http.Server{}
+	if *timeouts {
+		srv.ReadHeaderTimeout, srv.ReadTimeout, srv.IdleTimeout = 30*time.Second, 60*time.Second, 2*time.Minute
+	}
+	srv.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		// Read the request like a real handler must.
 		buf := make([]byte, 4096)
 		n := 0
@@ -77,5 +83,6 @@ func main() {
 			w.Write(ev)
 			f.Flush()
 		}
-	})))
+	})
+	log.Fatal(srv.Serve(l))
 }

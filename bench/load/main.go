@@ -60,6 +60,7 @@ func main() {
 		save     = flag.String("save", "", "write the body of the first answer to this file")
 		tsv      = flag.Bool("tsv", false, "print the result as name, req/s, p50, p90, p99 (µs), n, errors, tab-separated")
 		kind     = flag.String("client", "raw", "raw (requests written to the connection, answers read by a minimal HTTP/1.1 reader) or net (net/http's client)")
+		total    = flag.Int64("n", 0, "send exactly this many requests in all, then stop (no warm-up, no time limit): for instruction counts of a server")
 	)
 	flag.Parse()
 	if *url == "" {
@@ -84,7 +85,7 @@ func main() {
 
 	var measuring atomic.Bool
 	var stop atomic.Bool
-	var count, failures atomic.Int64
+	var count, failures, sent atomic.Int64
 	lat := make([][]time.Duration, *conns)
 	var wg sync.WaitGroup
 	for i := range *conns {
@@ -121,6 +122,9 @@ func main() {
 				}
 			}
 			for n := 0; !stop.Load(); n++ {
+				if *total > 0 && sent.Add(1) > *total {
+					break
+				}
 				b := w.body
 				if seq != nil {
 					b = seq[n%len(seq)]
@@ -152,14 +156,22 @@ func main() {
 			}
 		}()
 	}
-	time.Sleep(*warmup)
-	measuring.Store(true)
-	t0 := time.Now()
-	time.Sleep(*duration)
-	measuring.Store(false)
-	el := time.Since(t0)
-	stop.Store(true)
-	wg.Wait()
+	var el time.Duration
+	if *total > 0 {
+		measuring.Store(true)
+		t0 := time.Now()
+		wg.Wait()
+		el = time.Since(t0)
+	} else {
+		time.Sleep(*warmup)
+		measuring.Store(true)
+		t0 := time.Now()
+		time.Sleep(*duration)
+		measuring.Store(false)
+		el = time.Since(t0)
+		stop.Store(true)
+		wg.Wait()
+	}
 
 	var all []time.Duration
 	for _, l := range lat {

@@ -6,7 +6,9 @@
 //     with GOMAXPROCS=1: dryfire serve for each workload, a bare net/http
 //     handler (bench/bare) for each answer, serving the bytes dryfire
 //     answered, the go-sdk's own MCP server on the same tool (bench/gosdk)
-//     and, with -node-modules, the MCP TypeScript SDK's;
+//     and, with -node-modules, the MCP TypeScript SDK's; and a bare
+//     handler with serve's read timeouts (bench/bare -timeouts), the limit
+//     of a server that bounds reading its requests as serve does;
 //   - the load client (bench/load: closed loop, -c connections) runs pinned
 //     to the other core (-load-core), hitting each server in turn;
 //   - -rounds interleaved rounds: the bare handlers, then every server (in
@@ -56,7 +58,7 @@ var (
 	starts     = flag.Int("starts", 15, "start-ups of each binary in a round")
 	dryfireBin = flag.String("dryfire", "", "a prebuilt dryfire binary (default: build ./cmd/dryfire)")
 	nodeMods   = flag.String("node-modules", "", "a node_modules folder with @modelcontextprotocol/sdk and zod: measure the MCP TypeScript SDK's server too")
-	only       = flag.String("rows", "", "comma-separated row keys to run (tools1,tools100,replay,mcp,mcp2026,gosdk,tssdk,start); default all")
+	only       = flag.String("rows", "", "comma-separated row keys to run (tools1,tools100,replay,timeouts,mcp,mcp2026,gosdk,tssdk,start); default all")
 	keep       = flag.Bool("keep", false, "keep the temporary directory")
 	check      = flag.Bool("check", false, "exit 1 unless every row measured without an error (a smoke test)")
 )
@@ -153,6 +155,11 @@ func run() int {
 			load: []string{"-body", args100, "-expect", `\"rule\":99`}},
 		{key: "replay", name: "model replay, chat completion (`serve --case`)", goal: 0.95, bare: "replay",
 			load: []string{"-mode", "seq", "-bodies", filepath.Join(data, "chat-json.bodies.json"), "-expect", "chatcmpl"}},
+		// What serve's read timeouts cost net/http (bench/bare -timeouts,
+		// replay's answer): the limit of every dryfire row (its server
+		// is started once replay's answer is known).
+		{key: "timeouts", name: "bare net/http with serve's read timeouts (replay's answer)", bare: "replay",
+			load: []string{"-mode", "seq", "-bodies", filepath.Join(data, "chat-json.bodies.json"), "-expect", "chatcmpl"}},
 		{key: "mcp", name: "MCP `tools/call`, 8 sessions (2025-11-25)", goal: 0.65, bare: "mcp",
 			load: append([]string{"-mode", "mcp"}, mcpArgs...)},
 		{key: "mcp2026", name: "MCP `tools/call`, stateless (2026-07-28)", bare: "mcp2026",
@@ -162,11 +169,19 @@ func run() int {
 		{key: "tssdk", name: "MCP TypeScript SDK's server, same tool, 8 sessions", bare: "mcp",
 			load: append([]string{"-mode", "mcp"}, mcpArgs...)},
 	}
-	paths := map[string]string{"tools1": "/tools/lookup_order", "tools100": "/tools/create_order", "replay": "/v1/chat/completions",
+	paths := map[string]string{"tools1": "/tools/lookup_order", "tools100": "/tools/create_order", "replay": "/v1/chat/completions", "timeouts": "/v1/chat/completions",
 		"mcp": "/mcp", "mcp2026": "/mcp", "gosdk": "", "tssdk": "/mcp"}
 	var rows []*row
 	for _, r := range all {
 		if !want(r.key) || (r.key == "tssdk" && *nodeMods == "") {
+			continue
+		}
+		if r.key == "timeouts" {
+			if !want("replay") {
+				log.Printf("row timeouts serves replay's answer: it needs the replay row")
+			} else {
+				rows = append(rows, r) // started below, with replay's bare handler
+			}
 			continue
 		}
 		switch r.key {
@@ -216,6 +231,14 @@ func run() int {
 		b.load[1] = b.server.url + paths[r.bare]
 		bares[r.bare] = b
 		bareKeys = append(bareKeys, r.bare)
+		if r.bare == "replay" {
+			for _, t := range rows {
+				if t.key == "timeouts" {
+					t.server = start(startServer(data, bin("bare"), append([]string{"-timeouts"}, flags...), false))
+					t.load = append([]string{"-url", t.server.url + paths[t.key]}, t.load...)
+				}
+			}
+		}
 	}
 
 	version := strings.TrimSpace(string(runCmd(dry, "--version")))

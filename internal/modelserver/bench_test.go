@@ -23,6 +23,11 @@ func (d *discard) WriteHeader(status int)      { d.status = status }
 func (d *discard) Write(p []byte) (int, error) { d.n += len(p); return len(p), nil }
 func (d *discard) Flush()                      {}
 
+// readCloser is a request body read again and again.
+type readCloser struct{ bytes.Reader }
+
+func (*readCloser) Close() error { return nil }
+
 // recorded3 records the 3-turn chat (JSON or streamed) against the fake
 // and returns the options that replay it.
 func recorded3(b *testing.B, stream bool) (Options, []string) {
@@ -77,6 +82,43 @@ func BenchmarkReplay(b *testing.B) {
 			}
 			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "calls/s")
 		})
+		if kind != "stream" {
+			// As dryfire serve answers (--case): each request by its
+			// content, streams in one write, no list of calls; the
+			// requests as bench/load sends them (bench/table's replay row).
+			b.Run(kind+"/serve", func(b *testing.B) {
+				o, conv := recorded3(b, stream)
+				o.ByContent, o.CoalesceStreams, o.NoRecords = true, true, true
+				e := mustNew(b, o)
+				if !e.ByContent() {
+					b.Fatal("not answered by content")
+				}
+				reqs := make([]*http.Request, len(conv))
+				bodies := make([][]byte, len(conv))
+				for i, c := range conv {
+					bodies[i] = []byte(c)
+					reqs[i] = httptest.NewRequest(http.MethodPost, "http://127.0.0.1:7777/v1/chat/completions", nil)
+					reqs[i].Header.Set("User-Agent", "Go-http-client/1.1")
+					reqs[i].Header.Set("Content-Type", "application/json")
+					reqs[i].ContentLength = int64(len(c))
+				}
+				body := &readCloser{}
+				w := &discard{h: http.Header{}}
+				b.ReportAllocs()
+				b.ResetTimer()
+				for i := 0; b.Loop(); i++ {
+					k := i % 3
+					body.Reset(bodies[k])
+					reqs[k].Body = body
+					clear(w.h)
+					e.ServeHTTP(w, reqs[k])
+					if w.status != 200 {
+						b.Fatalf("status %d", w.status)
+					}
+				}
+				b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "calls/s")
+			})
+		}
 		if kind != "stream-coalesced" {
 			// A new endpoint per conversation, as for a case run: the
 			// cassette read and every request canonicalised.
