@@ -2,10 +2,10 @@ package cassette
 
 import (
 	"bytes"
-	"encoding/binary"
 	"net/http"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	"github.com/dryfire-dev/dryfire/internal/reqmatch"
 	"github.com/dryfire-dev/dryfire/internal/value"
@@ -21,9 +21,10 @@ import (
 // The canonical forms of the recording are computed once, when the Index
 // is made; a request is canonicalised only the first time its exact bytes
 // are seen (method, path, query, the headers that change the answer and
-// the body: the forms that matched are remembered, up to a bound). An
-// Index is safe for concurrent use and keeps no state per request, so
-// its memory does not grow with the requests it answers.
+// the body: the forms that matched are remembered, up to a bound), and
+// one seen before is found by its body's bytes, without a lock or a
+// copy. An Index is safe for concurrent use and keeps no state per
+// request, so its memory does not grow with the requests it answers.
 type Index struct {
 	r    *Recorder
 	tape *Cassette
@@ -31,9 +32,45 @@ type Index struct {
 	// norms are the recorded bodies after the matching rules (nil: none).
 	norms []*normal
 
-	mu  sync.RWMutex
-	raw map[string]int // raw request -> interaction, for requests seen before
-	max int            // bound on len(raw)
+	// seen maps the body of each request answered before, exactly as
+	// sent, to the heads it was sent with and the interaction that
+	// answered it. It is replaced, never changed, under mu: readers load
+	// it without a lock.
+	seen atomic.Pointer[map[string][]seenHead]
+	mu   sync.Mutex
+	n    int // heads in seen
+	max  int // bound on n
+}
+
+// seenHead is what, besides its body, a request answered before was sent
+// with (the method, the path as parsed and as sent: the canonical form
+// is of EscapedPath, a function of the two; the query and the headers
+// kept), and the interaction that answered it.
+type seenHead struct {
+	method, path, rawPath, query string
+	header                       [len(matchHeaders)]string
+	i                            int
+}
+
+func headOf(req *http.Request, i int) seenHead {
+	h := seenHead{method: req.Method, path: req.URL.Path, rawPath: req.URL.RawPath, query: req.URL.RawQuery, i: i}
+	for k := range matchHeaders {
+		h.header[k] = joinHeader(req.Header, k)
+	}
+	return h
+}
+
+// is reports whether req was sent with this head.
+func (h *seenHead) is(req *http.Request) bool {
+	if h.method != req.Method || h.path != req.URL.Path || h.rawPath != req.URL.RawPath || h.query != req.URL.RawQuery {
+		return false
+	}
+	for k := range matchHeaders {
+		if h.header[k] != joinHeader(req.Header, k) {
+			return false
+		}
+	}
+	return true
 }
 
 // Index returns the content index of the recording the recorder replays,
@@ -46,7 +83,8 @@ func (r *Recorder) Index() *Index {
 	if r.tape == nil || r.cfg.Passthrough {
 		return nil
 	}
-	ix := &Index{r: r, tape: r.tape, keys: make(map[string]int, len(r.tape.Interactions)), raw: map[string]int{}}
+	ix := &Index{r: r, tape: r.tape, keys: make(map[string]int, len(r.tape.Interactions))}
+	ix.seen.Store(&map[string][]seenHead{})
 	ix.max = 1024 + 8*len(r.tape.Interactions)
 	for i := range r.tape.Interactions {
 		k := r.recordedKey(i)
@@ -58,33 +96,16 @@ func (r *Recorder) Index() *Index {
 	return ix
 }
 
-// rawKeys holds the buffers raw keys are built in.
-var rawKeys = sync.Pool{New: func() any { return new([]byte) }}
-
 // Find returns the index of the interaction that answers a request and
 // its recorded response, or a *ReplayError naming the closest recorded
 // request and how this one differs from it. A request that finds nothing
-// changes nothing: the next is looked up afresh.
+// changes nothing: the next is looked up afresh. Neither the Index nor
+// the error keeps body: the caller may use its buffer again.
 func (ix *Index) Find(req *http.Request, body []byte) (int, *Response, error) {
-	// The raw key: the method, the path as parsed and as sent (the
-	// canonical form is of EscapedPath, a function of the two), the
-	// query and the headers kept, each after its length, then the body.
-	bp := rawKeys.Get().(*[]byte)
-	b := appendField((*bp)[:0], req.Method)
-	b = appendField(b, req.URL.Path)
-	b = appendField(b, req.URL.RawPath)
-	b = appendField(b, req.URL.RawQuery)
-	for h := range matchHeaders {
-		b = appendField(b, joinHeader(req.Header, h))
-	}
-	b = append(b, body...)
-	*bp = b
-	defer rawKeys.Put(bp)
-	ix.mu.RLock()
-	i, ok := ix.raw[string(b)]
-	ix.mu.RUnlock()
-	if ok {
-		return i, &ix.tape.Interactions[i].Response, nil
+	for _, h := range (*ix.seen.Load())[string(body)] {
+		if h.is(req) {
+			return h.i, &ix.tape.Interactions[h.i].Response, nil
+		}
 	}
 
 	ix.r.mu.Lock()
@@ -94,21 +115,37 @@ func (ix *Index) Find(req *http.Request, body []byte) (int, *Response, error) {
 		cb.value, nowAp = ix.r.set.Apply(cb.value)
 	}
 	ix.r.mu.Unlock()
-	i, ok = ix.keys[requestKey(&now, cb)]
+	i, ok := ix.keys[requestKey(&now, cb)]
 	if !ok {
 		return -1, nil, ix.miss(&now, cb, nowAp)
 	}
-	ix.mu.Lock()
-	if len(ix.raw) < ix.max {
-		ix.raw[string(b)] = i
-	}
-	ix.mu.Unlock()
+	ix.remember(req, body, i)
 	return i, &ix.tape.Interactions[i].Response, nil
 }
 
-// appendField appends s after its length.
-func appendField(b []byte, s string) []byte {
-	return append(binary.AppendUvarint(b, uint64(len(s))), s...)
+// remember adds a request that interaction i answered to seen (a new
+// map, with a new list for its body), unless it is there or seen is
+// full.
+func (ix *Index) remember(req *http.Request, body []byte, i int) {
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	old := *ix.seen.Load()
+	heads := old[string(body)]
+	for k := range heads {
+		if heads[k].is(req) {
+			return // another request with the same bytes came first
+		}
+	}
+	if ix.n >= ix.max {
+		return
+	}
+	m := make(map[string][]seenHead, len(old)+1)
+	for k, v := range old {
+		m[k] = v
+	}
+	m[string(body)] = append(slices.Clip(heads), headOf(req, i))
+	ix.seen.Store(&m)
+	ix.n++
 }
 
 // miss is the error for a request no interaction answers: its

@@ -1,21 +1,24 @@
 package cassette
 
 import (
+	"encoding/json"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 )
 
 // indexOf writes a cassette of the given request bodies (each answered
 // with its index) for the OpenAI Chat path, and returns its Index.
+// A body that is not JSON is recorded as bytes.
 func indexOf(t *testing.T, header map[string]string, bodies ...string) *Index {
 	t.Helper()
 	c := &Cassette{Suite: "s.dryfire.yaml", Case: "c", Rules: RulesFor(AnyAPI)}
 	for i, b := range bodies {
 		c.Interactions = append(c.Interactions, Interaction{
-			Request:  Request{Method: "POST", Path: "/v1/chat/completions", Header: header, Body: []byte(b), JSON: true},
+			Request:  Request{Method: "POST", Path: "/v1/chat/completions", Header: header, Body: []byte(b), JSON: json.Valid([]byte(b))},
 			Response: Response{Status: 200, Body: []byte{byte('0' + i)}},
 		})
 	}
@@ -91,6 +94,114 @@ func TestMatchHeaderKeys(t *testing.T) {
 	for i, name := range matchHeaders {
 		if got := http.CanonicalHeaderKey(name); got != matchHeaderKeys[i] {
 			t.Errorf("matchHeaderKeys[%d] = %q, want %q", i, matchHeaderKeys[i], got)
+		}
+	}
+}
+
+// A request seen before is found by its body, but only with the head it
+// was answered with: the same bytes sent with another method, path, query
+// or kept header are looked up afresh, however often each comes.
+func TestIndexSeenNeedsTheSameHead(t *testing.T) {
+	ix := indexOf(t, map[string]string{"openai-beta": "assistants=v2"}, `{"n":1}`)
+	try := func(method, url string, beta bool) error {
+		t.Helper()
+		req, _ := http.NewRequest(method, url, nil)
+		if beta {
+			req.Header.Set("OpenAI-Beta", "assistants=v2")
+		}
+		i, rs, err := ix.Find(req, []byte(`{"n":1}`))
+		if err == nil && (i != 0 || string(rs.Body) != "0") {
+			t.Fatalf("%s %s: interaction %d answered %q", method, url, i, rs.Body)
+		}
+		return err
+	}
+	const url = "http://h/v1/chat/completions"
+	for round := range 3 {
+		if err := try("POST", url, true); err != nil {
+			t.Fatalf("round %d: the recorded request: %v", round, err)
+		}
+		for _, c := range []struct {
+			method, url string
+			beta        bool
+		}{
+			{"POST", url, false},
+			{"PUT", url, true},
+			{"POST", url + "?x=1", true},
+			{"POST", "http://h/v1/chat/completion%73", true}, // another path as sent
+			{"POST", "http://h/v1/responses", true},
+		} {
+			if err := try(c.method, c.url, c.beta); err == nil {
+				t.Errorf("round %d: %s %s (header %v) matched", round, c.method, c.url, c.beta)
+			}
+		}
+	}
+	if got := len(*ix.seen.Load()); got != 1 {
+		t.Errorf("%d bodies seen, want 1", got)
+	}
+}
+
+// Requests seen before and new ones, from many goroutines at once, each
+// get their own interaction (go test -race checks the lock-free reads).
+func TestIndexFindConcurrent(t *testing.T) {
+	bodies := []string{`{"n":0}`, `{"n":1}`, `{"n":2}`, `{"n":3}`}
+	ix := indexOf(t, nil, bodies...)
+	layouts := []func(string) string{
+		func(b string) string { return b },
+		func(b string) string { return " " + b },
+		func(b string) string { return strings.ReplaceAll(b, ":", " : ") },
+	}
+	var wg sync.WaitGroup
+	for g := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for k := range 200 {
+				want := (g + k) % len(bodies)
+				body := layouts[k%len(layouts)](bodies[want])
+				req, _ := http.NewRequest("POST", "http://h/v1/chat/completions", nil)
+				i, rs, err := ix.Find(req, []byte(body))
+				if err != nil || i != want || string(rs.Body) != string(rune('0'+want)) {
+					t.Errorf("%s: interaction %d, %v; want %d", body, i, err, want)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if got := ix.n; got != len(bodies)*len(layouts) {
+		t.Errorf("%d heads remembered, want %d", got, len(bodies)*len(layouts))
+	}
+}
+
+// The caller's buffer is its own again once Find returns: what the Index
+// remembers and what its error says do not change when it is reused.
+func TestIndexKeepsNothingOfTheBody(t *testing.T) {
+	ix := indexOf(t, nil, `{"n":1}`, "not json")
+	req, _ := http.NewRequest("POST", "http://h/v1/chat/completions", nil)
+	for _, body := range []string{`{"n":1}`, "not json"} {
+		buf := []byte(body)
+		i, _, err := ix.Find(req, buf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		copy(buf, strings.Repeat("x", len(buf)))
+		if j, _, err := ix.Find(req, []byte(body)); err != nil || j != i {
+			t.Errorf("%s again: interaction %d, %v; want %d", body, j, err, i)
+		}
+		if _, _, err := ix.Find(req, buf); err == nil {
+			t.Errorf("%s overwritten: matched", buf)
+		}
+	}
+	for _, body := range []string{`{"n":2}`, "not json either"} {
+		buf := []byte(body)
+		_, _, err := ix.Find(req, buf)
+		if err == nil {
+			t.Fatalf("%s matched", body)
+		}
+		msg := err.Error()
+		copy(buf, strings.Repeat("x", len(buf)))
+		if err.Error() != msg {
+			t.Errorf("the error changed with the buffer:\n%s\n%s", msg, err.Error())
 		}
 	}
 }

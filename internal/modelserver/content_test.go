@@ -1,11 +1,16 @@
 package modelserver
 
 import (
+	"bufio"
 	"bytes"
+	"fmt"
+	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -204,5 +209,80 @@ func TestNoRecordsMemoryFlat(t *testing.T) {
 	}
 	if len(e.Calls()) != 0 || e.Turns() != n+300 || e.Usage().OutputTokens == 0 {
 		t.Errorf("calls %d, turns %d, usage %+v", len(e.Calls()), e.Turns(), e.Usage())
+	}
+}
+
+// Answered by content as dryfire serve answers (streams in one write, no
+// list of calls), every turn's answer is, byte for byte on the wire (the
+// Date header aside), the one answered in order: the first time, when
+// the request is canonicalised, and every time after, when it is found
+// by its bytes.
+func TestByContentWireBytes(t *testing.T) {
+	for _, f := range flavours {
+		t.Run(f.String(), func(t *testing.T) {
+			dir, _ := recordedDir(t, f)
+			inOrder := caseOptions(dir, cassette.None)
+			inOrder.CoalesceStreams = true
+			served := inOrder
+			served.ByContent, served.NoRecords = true, true
+			conv := conversation(f.api, f.stream)
+			var want [][]byte
+			rawTurns(t, mustNew(t, inOrder), f.api, conv, 1, func(k int, answer []byte) { want = append(want, answer) })
+			rawTurns(t, mustNew(t, served), f.api, conv, 3, func(k int, answer []byte) {
+				if !bytes.Equal(answer, want[k]) {
+					t.Errorf("turn %d:\n%s\nin order:\n%s", k+1, answer, want[k])
+				}
+			})
+		})
+	}
+}
+
+// rawTurns sends the turns of conv to e over one raw keep-alive
+// connection, times times in a row each, as an SDK sends them, and gives
+// each raw answer (status line, headers but Date, body) to got.
+func rawTurns(t *testing.T, e http.Handler, api API, conv []string, times int, got func(k int, answer []byte)) {
+	t.Helper()
+	srv := httptest.NewServer(e)
+	defer srv.Close()
+	c, err := net.Dial("tcp", srv.Listener.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	br := bufio.NewReader(c)
+	auth := "Authorization: Bearer " + DummyKey + "\r\n"
+	if api == Anthropic {
+		auth = "Anthropic-Version: 2023-06-01\r\nX-Api-Key: " + DummyKey + "\r\n"
+	}
+	for k, body := range conv {
+		for range times {
+			fmt.Fprintf(c, "POST %s HTTP/1.1\r\nHost: %s\r\nUser-Agent: test\r\nContent-Type: application/json\r\n%sContent-Length: %d\r\n\r\n%s",
+				path(api), srv.Listener.Addr(), auth, len(body), body)
+			var answer []byte
+			length := -1
+			for {
+				line, err := br.ReadString('\n')
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !strings.HasPrefix(line, "Date: ") {
+					answer = append(answer, line...)
+				}
+				if n, ok := strings.CutPrefix(line, "Content-Length: "); ok {
+					length, _ = strconv.Atoi(strings.TrimSpace(n))
+				}
+				if line == "\r\n" {
+					break
+				}
+			}
+			if length < 0 {
+				t.Fatalf("turn %d: no Content-Length:\n%s", k+1, answer)
+			}
+			b := make([]byte, length)
+			if _, err := io.ReadFull(br, b); err != nil {
+				t.Fatal(err)
+			}
+			got(k, append(answer, b...))
+		}
 	}
 }
