@@ -254,8 +254,10 @@ func methodNotAllowed(w http.ResponseWriter, r *http.Request, allow string) {
 // every SDK and command-line client sends them, are fine. It writes the
 // 403 itself.
 func Allowed(w http.ResponseWriter, r *http.Request) bool {
-	if la, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok && la != nil {
-		if localLoopback(la) && !isLoopback(r.Host) {
+	// A loopback Host is fine wherever the request arrived: the address
+	// it reached is looked up only for another Host.
+	if !isLoopback(r.Host) {
+		if la, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok && la != nil && localLoopback(la) {
 			writeError(w, http.StatusForbidden, "forbidden", fmt.Sprintf("host %q is not a loopback name; dryfire answers only localhost, 127.0.0.1 and [::1] here (DNS rebinding protection)", r.Host))
 			return false
 		}
