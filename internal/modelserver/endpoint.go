@@ -313,7 +313,15 @@ func (e *Endpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			msg: fmt.Sprintf("%s %s: only POST is served here", r.Method, r.URL.Path)})
 		return
 	}
-	body, err := readBody(r)
+	// Answered by content, with no faults, the body is read into a
+	// buffer used again for later requests: the recording's index keeps
+	// nothing of it (cassette.Index.Find).
+	var buf *[]byte
+	if e.faults == nil && e.rec != nil && e.rec.index != nil {
+		buf = bodyBufs.Get().(*[]byte)
+		defer bodyBufs.Put(buf)
+	}
+	body, err := readBody(r, buf)
 	if err != nil {
 		status := http.StatusBadRequest
 		if errors.Is(err, errTooLarge) {
@@ -356,17 +364,25 @@ func (e *Endpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // readBody reads a request body, in one allocation when its length is
-// known.
-func readBody(r *http.Request) ([]byte, error) {
+// known, or none when it fits buf (nil: no buffer), which then holds it.
+func readBody(r *http.Request, buf *[]byte) ([]byte, error) {
 	if r.Body == nil {
 		return nil, nil
 	}
 	if n := r.ContentLength; n >= 0 && n <= maxBody {
-		buf := make([]byte, n)
-		if _, err := io.ReadFull(r.Body, buf); err != nil {
+		var b []byte
+		if buf != nil && int64(cap(*buf)) >= n {
+			b = (*buf)[:n]
+		} else {
+			b = make([]byte, n)
+			if buf != nil && n <= maxPooledBody {
+				*buf = b
+			}
+		}
+		if _, err := io.ReadFull(r.Body, b); err != nil {
 			return nil, err
 		}
-		return buf, nil
+		return b, nil
 	}
 	data, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
 	if err == nil && len(data) > maxBody {
@@ -374,6 +390,11 @@ func readBody(r *http.Request) ([]byte, error) {
 	}
 	return data, err
 }
+
+// bodyBufs are request bodies' buffers (readBody), up to maxPooledBody.
+var bodyBufs = sync.Pool{New: func() any { return new([]byte) }}
+
+const maxPooledBody = 64 << 10
 
 // errTooLarge is a request body over maxBody: answered 413.
 var errTooLarge = errors.New("it is larger than 64 MiB")
