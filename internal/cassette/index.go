@@ -36,11 +36,16 @@ type Index struct {
 	// sent, to the heads it was sent with and the interaction that
 	// answered it. It is replaced, never changed, under mu: readers load
 	// it without a lock.
-	seen atomic.Pointer[map[string][]seenHead]
-	mu   sync.Mutex
-	n    int // heads in seen
-	max  int // bound on n
+	seen  atomic.Pointer[map[string][]seenHead]
+	mu    sync.Mutex
+	n     int // heads in seen
+	max   int // bound on n
+	bytes int // bodies' bytes in seen, at most MaxSeenBytes
 }
+
+// MaxSeenBytes bounds the bytes of the request bodies an Index remembers
+// (seen): past it, a request is canonicalised each time, as at first.
+const MaxSeenBytes = 16 << 20
 
 // seenHead is what, besides its body, a request answered before was sent
 // with (the method, the path as parsed and as sent: the canonical form
@@ -136,8 +141,11 @@ func (ix *Index) remember(req *http.Request, body []byte, i int) {
 			return // another request with the same bytes came first
 		}
 	}
-	if ix.n >= ix.max {
+	if ix.n >= ix.max || (heads == nil && ix.bytes+len(body) > MaxSeenBytes) {
 		return
+	}
+	if heads == nil {
+		ix.bytes += len(body)
 	}
 	m := make(map[string][]seenHead, len(old)+1)
 	for k, v := range old {

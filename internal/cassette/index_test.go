@@ -205,3 +205,25 @@ func TestIndexKeepsNothingOfTheBody(t *testing.T) {
 		}
 	}
 }
+
+// The bodies an Index remembers are bounded by their bytes as well as by
+// their count: requests padded to match one recording, each a MiB, are
+// answered alike, and what is kept of them stays under MaxSeenBytes.
+func TestIndexSeenIsBoundedByBytes(t *testing.T) {
+	ix := indexOf(t, nil, `{"n":1}`)
+	req, _ := http.NewRequest("POST", "http://h/v1/chat/completions", nil)
+	n := 2*MaxSeenBytes/(1<<20) + 1
+	for k := range n {
+		body := `{"n":1}` + strings.Repeat(" ", 1<<20+k)
+		if i, _, err := ix.Find(req, []byte(body)); err != nil || i != 0 {
+			t.Fatalf("padded body %d: interaction %d, %v", k, i, err)
+		}
+	}
+	kept := 0
+	for body := range *ix.seen.Load() {
+		kept += len(body)
+	}
+	if kept > MaxSeenBytes || kept == 0 {
+		t.Errorf("seen keeps %d bytes of bodies, want some and at most %d", kept, MaxSeenBytes)
+	}
+}
