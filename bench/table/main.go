@@ -29,6 +29,7 @@
 //	go run ./bench/table                          # 13 rounds of 3 s (about 9 minutes)
 //	go run ./bench/table -rounds 3 -d 1s -check   # a smoke test (CI): every row answers
 //	go run ./bench/table -dryfire /tmp/old/dryfire # a prebuilt binary (before/after)
+//	go run ./bench/table -write-suites DIR         # only the suites (bench/promptfoo/run.sh)
 package main
 
 import (
@@ -61,6 +62,7 @@ var (
 	only       = flag.String("rows", "", "comma-separated row keys to run (tools1,tools100,replay,timeouts,mcp,mcp2026,gosdk,tssdk,start); default all")
 	keep       = flag.Bool("keep", false, "keep the temporary directory")
 	check      = flag.Bool("check", false, "exit 1 unless every row measured without an error (a smoke test)")
+	suitesTo   = flag.String("write-suites", "", "only write the start-up suites (one.dryfire.yaml, many.dryfire.yaml) into this directory, and exit (bench/promptfoo/run.sh)")
 )
 
 // row is one served workload.
@@ -108,6 +110,10 @@ func main() {
 	flag.Parse()
 	log.SetFlags(0)
 	log.SetPrefix("bench/table: ")
+	if *suitesTo != "" {
+		writeSuites(*suitesTo)
+		return
+	}
 	if runtime.GOOS != "linux" || runtime.NumCPU() < 2 {
 		fatalf("needs Linux with 2 cores (servers on one, the load client on the other)")
 	}
