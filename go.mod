@@ -2,6 +2,10 @@ module github.com/dryfire-dev/dryfire
 
 go 1.26.8
 
+// npm's install folders inside the tree (e2e/*, examples/*, sdk/js) may hold
+// .go files of their packages: not ours to build or vet.
+ignore node_modules
+
 require (
 	github.com/google/go-cmp v0.7.0
 	github.com/modelcontextprotocol/go-sdk v1.8.0
