@@ -24,6 +24,7 @@ import (
 	"github.com/dryfire-dev/dryfire/internal/cassette"
 	"github.com/dryfire-dev/dryfire/internal/report"
 	"github.com/dryfire-dev/dryfire/internal/runner"
+	"github.com/dryfire-dev/dryfire/internal/spec"
 	"github.com/dryfire-dev/dryfire/internal/test/fakeapi"
 )
 
@@ -446,7 +447,7 @@ cases:
 		t.Fatalf("output %q: %v", c.Output, err)
 	}
 	prefix := got["ANTHROPIC_BASE_URL"]
-	if !strings.HasPrefix(prefix, "http://127.0.0.1:") || !strings.HasSuffix(prefix, "/cases/1") {
+	if !strings.HasPrefix(prefix, "http://127.0.0.1:") || !strings.HasSuffix(prefix, "/cases/"+spec.CaseID("env.dryfire.yaml", "the env")) {
 		t.Fatalf("ANTHROPIC_BASE_URL %q", prefix)
 	}
 	realDir, _ := filepath.EvalSymlinks(dir)
@@ -926,11 +927,11 @@ cases:
 		}
 		return got["OPENAI_BASE_URL"], nil
 	}
-	if got, err := url(runner.Options{}); err != nil || got != fmt.Sprintf("http://127.0.0.1:%d/cases/1/v1", suitePort) {
+	if got, err := url(runner.Options{}); err != nil || got != fmt.Sprintf("http://127.0.0.1:%d/cases/%s/v1", suitePort, spec.CaseID("port.dryfire.yaml", "the env")) {
 		t.Errorf("agent.port %d: %q, %v", suitePort, got, err)
 	}
 	runPort := free()
-	if got, err := url(runner.Options{Port: runPort}); err != nil || got != fmt.Sprintf("http://127.0.0.1:%d/cases/1/v1", runPort) {
+	if got, err := url(runner.Options{Port: runPort}); err != nil || got != fmt.Sprintf("http://127.0.0.1:%d/cases/%s/v1", runPort, spec.CaseID("port.dryfire.yaml", "the env")) {
 		t.Errorf("--port %d: %q, %v", runPort, got, err)
 	}
 	taken, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(suitePort))

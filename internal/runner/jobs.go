@@ -5,6 +5,7 @@ import (
 	"math"
 	"sort"
 	"strconv"
+	"sync"
 
 	"github.com/dryfire-dev/dryfire/internal/plan"
 	"github.com/dryfire-dev/dryfire/internal/provider"
@@ -23,14 +24,19 @@ type runSuite struct {
 	s     *spec.Suite
 	plan  *plan.Suite
 	first int
+	index int // among the run's suites
 }
 
 // jobList is the jobs of a run by index.
 type jobList struct {
 	suites []runSuite
-	total  int     // cases of all the suites
-	sel    []int32 // the selected cases (by their place in all the suites); nil: all
-	n      int     // selected cases
+	// ids are every case's id, of all the suites (selected or not),
+	// worked out when a job first needs one (an agent.command case's URLs).
+	idsOnce sync.Once
+	ids     *spec.CaseIDs
+	total   int     // cases of all the suites
+	sel     []int32 // the selected cases (by their place in all the suites); nil: all
+	n       int     // selected cases
 	// trials is how often every selected case runs when they all run as
 	// often; 0 when they differ: the jobs of case ci are then
 	// firsts[ci] to firsts[ci+1].
@@ -52,7 +58,7 @@ func newJobList(suites []*spec.Suite, opts *Options) (*jobList, error) {
 		if err := supported(s); err != nil {
 			return nil, err
 		}
-		l.suites = append(l.suites, runSuite{s: s, plan: plan.New(s, sw, nil), first: l.total})
+		l.suites = append(l.suites, runSuite{s: s, plan: plan.New(s, sw, nil), first: l.total, index: len(l.suites)})
 		l.total += s.Len()
 	}
 	if l.total > math.MaxInt32 {
@@ -194,14 +200,30 @@ func (l *jobList) rangeOf(ci int) trialRange {
 	return trialRange{first: int(l.firsts[ci]), n: int(l.firsts[ci+1] - l.firsts[ci])}
 }
 
+// caseID is the id of case k of rs (spec.CaseID).
+func (l *jobList) caseID(rs *runSuite, k int) string {
+	if len(rs.s.Agent.Command) == 0 {
+		return "" // only an agent.command case has URLs
+	}
+	l.idsOnce.Do(func() {
+		ss := make([]*spec.Suite, len(l.suites))
+		for i := range l.suites {
+			ss[i] = l.suites[i].s
+		}
+		l.ids = spec.NewCaseIDs(ss)
+	})
+	return l.ids.ID(rs.index, k, rs.s.CaseName(k))
+}
+
 // job is job i: its own cassette (TrialCassette) and agent.command scope
-// (its place among the jobs, 1-based), in case order then trial order.
+// (the case's id, spec.CaseID; with several trials, ".N" after it for
+// trial N), in case order then trial order.
 // The case is a stub when its suite keeps it so (runDecoded decodes it).
 func (l *jobList) job(i int) job {
 	ci, r := l.caseOf(i)
 	rs, k := l.at(ci)
 	c := rs.s.CaseAt(k)
-	j := job{suite: rs.s, c: c, id: strconv.Itoa(i + 1)}
+	j := job{suite: rs.s, c: c, id: l.caseID(rs, k)}
 	j.plan = rs.plan.Case(c)
 	if l.opts.Upstream != nil {
 		j.plan = j.plan.WithTools(l.opts.Upstream.Tools())
@@ -214,6 +236,9 @@ func (l *jobList) job(i int) job {
 	}
 	if r.n > 1 {
 		j.trial, j.trials = i-r.first+1, r.n
+		if j.id != "" {
+			j.id += "." + strconv.Itoa(j.trial)
+		}
 	}
 	return j
 }

@@ -18,7 +18,7 @@ import (
 // provider (cassettes) and trials of the suite's.
 func jobsSuites(t *testing.T) []*spec.Suite {
 	var b strings.Builder
-	b.WriteString("version: 1\nagent: {provider: script}\nmocks:\n  lookup: [{return: {ok: true}}]\ncases:\n")
+	b.WriteString("version: 1\nagent: {provider: script, command: [agent]}\nmocks:\n  lookup: [{return: {ok: true}}]\ncases:\n")
 	for i := range 2100 {
 		fmt.Fprintf(&b, "  - name: big %d\n    input: go\n    script: [{text: done}]\n", i)
 		switch {
@@ -36,7 +36,7 @@ func jobsSuites(t *testing.T) []*spec.Suite {
 		t.Fatal("the big suite keeps no stubs")
 	}
 	small, ds := spec.Parse("small.dryfire.yaml", []byte(`version: 1
-agent: {provider: openai, model: gpt-4o}
+agent: {provider: openai, command: [agent]}
 trials: 2
 cases:
   - {name: one, input: a}
@@ -93,9 +93,10 @@ func eagerJobs(suites []*spec.Suite, opts Options) ([]wantJob, []int) {
 			file = plan.New(o.s, nil, nil).Case(o.c).Cassette()
 		}
 		for k := 1; k <= n; k++ {
-			j := wantJob{suite: o.s.File, name: o.c.Name, skip: o.c.Skip, id: strconv.Itoa(len(out) + 1), cassette: TrialCassette(file, k)}
+			j := wantJob{suite: o.s.File, name: o.c.Name, skip: o.c.Skip, id: spec.CaseID(o.s.SuitePath(), o.c.Name), cassette: TrialCassette(file, k)}
 			if n > 1 {
 				j.trial, j.trials = k, n
+				j.id += "." + strconv.Itoa(k)
 			}
 			out = append(out, j)
 		}

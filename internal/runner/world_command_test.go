@@ -442,7 +442,7 @@ cases:
 		t.Fatal(err)
 	}
 	base := strings.TrimSuffix(env["DRYFIRE_TOOLS_URL"], "/tools")
-	if !strings.HasSuffix(base, "/cases/1") || env["DRYFIRE_MCP_URL"] != base+"/mcp" {
+	if !strings.HasSuffix(base, "/cases/"+spec.CaseID("env.dryfire.yaml", "the env")) || env["DRYFIRE_MCP_URL"] != base+"/mcp" {
 		t.Errorf("URLs %q %q", env["DRYFIRE_TOOLS_URL"], env["DRYFIRE_MCP_URL"])
 	}
 	// The run is over: the server is gone.
