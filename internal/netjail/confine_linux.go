@@ -8,7 +8,10 @@ package netjail
 // setns() or nsenter back into the machine's network, nor gain them
 // from a setuid file), in a PID namespace of its own with its own /proc
 // (it sees and signals only its own processes; no /proc/PID/ns of
-// another), and on a new session (no controlling terminal). Every Unix
+// another), its own UTS, IPC and cgroup namespaces, and on a new session
+// (no controlling terminal). The kernel's knobs are out of its reach
+// under every level (kernelArgs): a minimal /dev, /sys and /proc/sys
+// read-only, /proc's tales of the machine masked. Every Unix
 // socket bound on the machine's network (the list of /proc/net/unix) is
 // covered by /dev/null: a Docker socket is no way out. /tmp is private to
 // the case (what its program is given there — its workspace, script,
@@ -103,7 +106,8 @@ func (c *confinement) wrap(cmd *exec.Cmd) error {
 	var shown []string // directories bound again inside hidden ones
 	var hid []string
 	if c.sandbox {
-		args = append(args, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc")
+		args = append(args, "--ro-bind", "/", "/")
+		args = append(args, kernelArgs()...)
 		hide := slices.Clone(hidden)
 		if home, err := os.UserHomeDir(); err == nil && !under(home, hide) && home != "/" {
 			hide = append(hide, home)
@@ -133,7 +137,9 @@ func (c *confinement) wrap(cmd *exec.Cmd) error {
 		// its own every program is pid 2, and tools that name files in
 		// /tmp by their pid (tsx's IPC pipe) would collide across cases.
 		// What the program is given under /tmp stays shared, writable.
-		args = append(args, "--dev-bind", "/", "/", "--proc", "/proc", "--tmpfs", "/tmp")
+		args = append(args, "--bind", "/", "/", "--ro-bind", "/sys", "/sys")
+		args = append(args, kernelArgs()...)
+		args = append(args, "--tmpfs", "/tmp")
 		hid = []string{"/tmp"}
 		var rw []string
 		keep := append(slices.Clone(c.read), programFiles(cmd, dir)...)
@@ -167,7 +173,7 @@ func (c *confinement) wrap(cmd *exec.Cmd) error {
 	if n > 0 && c.sandbox {
 		hid = append(hid, fmt.Sprintf("%d Unix socket(s) of the machine", n))
 	}
-	args = append(args, "--unshare-pid", "--unshare-ipc", "--cap-drop", "ALL", "--die-with-parent", "--new-session", "--chdir", dir, "--")
+	args = append(args, "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try", "--cap-drop", "ALL", "--die-with-parent", "--new-session", "--chdir", dir, "--")
 	args = append(args, cmd.Path)
 	args = append(args, cmd.Args[1:]...)
 	cmd.Path, cmd.Args = bw, args
@@ -175,6 +181,48 @@ func (c *confinement) wrap(cmd *exec.Cmd) error {
 	c.hid = hid
 	c.mu.Unlock()
 	return nil
+}
+
+// What of the kernel's own files a confined program keeps (issue 36,
+// hole 1): uid 0 without capabilities still owns the sysctl files and
+// /sys, and core_pattern = "|program" runs a program as the machine's
+// root. As Docker's default (moby's oci/defaults.go, runc's readonlyPaths
+// and maskedPaths) does: these are read-only,
+var readOnlyPaths = []string{"/proc/bus", "/proc/fs", "/proc/irq", "/proc/sys", "/proc/sysrq-trigger"}
+
+// and these are covered (a file by /dev/null, a directory by an empty
+// read-only tmpfs): they tell of the machine's hardware and kernel.
+var maskedPaths = []string{
+	"/proc/acpi", "/proc/asound", "/proc/interrupts", "/proc/kcore", "/proc/keys", "/proc/latency_stats",
+	"/proc/sched_debug", "/proc/scsi", "/proc/timer_list", "/proc/timer_stats",
+	"/sys/devices/virtual/powercap", "/sys/firmware",
+}
+
+// kernelArgs are bwrap's mounts of the kernel's files, for every level:
+// a minimal /dev (null, zero, full, random, urandom, tty, a private pts
+// and shm: no disk, /dev/mem or /dev/kmsg), the program's own /proc with
+// readOnlyPaths and maskedPaths; /sys is the caller's (read-only).
+// /proc's paths exist alike in the machine's /proc: one kernel.
+func kernelArgs() []string {
+	args := []string{"--dev", "/dev", "--proc", "/proc"}
+	for _, p := range readOnlyPaths {
+		if _, err := os.Lstat(p); err == nil {
+			// The machine's /proc/sys is the program's too: what it shows
+			// follows the reader's namespaces.
+			args = append(args, "--ro-bind", p, p)
+		}
+	}
+	for _, p := range maskedPaths {
+		st, err := os.Lstat(p)
+		switch {
+		case err != nil:
+		case st.IsDir():
+			args = append(args, "--tmpfs", p, "--remount-ro", p)
+		default:
+			args = append(args, "--ro-bind", "/dev/null", p)
+		}
+	}
+	return args
 }
 
 // programFiles are the directories of the program's own files: each

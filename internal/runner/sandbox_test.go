@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/dryfire-dev/dryfire/internal/cassette"
@@ -82,10 +83,12 @@ func sandboxRun(t *testing.T, network string) report.Case {
 	srv := fakeapi.NewOpenAIChat(fakeapi.Script{"Please look up A-991.": {{Text: "on it"}}})
 	defer srv.Close()
 	suites := writeSuite(t, dir, "sandbox.dryfire.yaml", strings.Replace(sandboxSuite, "NETWORK", network, 1))
-	rep, err := runner.Run(context.Background(), suites, runner.Options{Record: cassette.Once, Env: commandEnv(
-		"OPENAI_BASE_URL="+srv.URL+"/v1", fmt.Sprintf("TEST_OTHER_PORT=%d", port), "HOME="+home,
-		"TEST_SOCKET_PROJECT="+filepath.Join(dir, "project.sock"), "TEST_SOCKET_ELSEWHERE="+filepath.Join(elsewhere, "other.sock"),
-		"TEST_SECRET="+secret, "TEST_PROJECT="+dir, fmt.Sprintf("TEST_OUTSIDE_PID=%d", os.Getpid()))})
+	env := append([]string{
+		"OPENAI_BASE_URL=" + srv.URL + "/v1", fmt.Sprintf("TEST_OTHER_PORT=%d", port), "HOME=" + home,
+		"TEST_SOCKET_PROJECT=" + filepath.Join(dir, "project.sock"), "TEST_SOCKET_ELSEWHERE=" + filepath.Join(elsewhere, "other.sock"),
+		"TEST_SECRET=" + secret, "TEST_PROJECT=" + dir, fmt.Sprintf("TEST_OUTSIDE_PID=%d", os.Getpid()),
+	}, kernelKnobs(t)...)
+	rep, err := runner.Run(context.Background(), suites, runner.Options{Record: cassette.Once, Env: commandEnv(env...)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,6 +100,46 @@ func sandboxRun(t *testing.T, network string) report.Case {
 	}
 	return rep.Cases[0]
 }
+
+// kernelKnobs tell the agent the machine's namespaces and the kernel
+// files it could act on the machine through (issue 36, hole 1), each one
+// this test can open for writing (a block device: for reading) outside.
+func kernelKnobs(t *testing.T) []string {
+	ino := func(kind string) string {
+		st, err := os.Stat("/proc/self/ns/" + kind)
+		if err != nil {
+			t.Skip(err)
+		}
+		return fmt.Sprint(st.Sys().(*syscall.Stat_t).Ino)
+	}
+	env := []string{"TEST_HOST_UTS=" + ino("uts"), "TEST_HOST_IPC=" + ino("ipc")}
+	first := func(key string, flag int, paths ...string) {
+		for _, p := range paths {
+			if f, err := os.OpenFile(p, flag, 0); err == nil {
+				f.Close()
+				env = append(env, key+"="+p)
+				return
+			}
+		}
+		t.Logf("no %s here: that try proves nothing", key)
+	}
+	first("TEST_SYS_FILE", os.O_WRONLY, "/sys/kernel/mm/transparent_hugepage/enabled", "/sys/kernel/profiling", "/sys/power/state", "/sys/kernel/uevent_helper")
+	cgroups, _ := filepath.Glob("/sys/fs/cgroup/*/cgroup.procs")
+	first("TEST_CGROUP_FILE", os.O_WRONLY, append([]string{"/sys/fs/cgroup/cgroup.procs"}, cgroups...)...)
+	var disks []string
+	if ents, err := os.ReadDir("/sys/block"); err == nil {
+		for _, e := range ents {
+			disks = append(disks, "/dev/"+e.Name())
+		}
+	}
+	first("TEST_BLOCK_DEVICE", os.O_RDONLY, disks...)
+	return env
+}
+
+// kernelTries are the tries of the kernel's knobs: refused under every
+// level of confinement.
+var kernelTries = []string{"write core_pattern", "write a sysctl", "write hostname", "share the UTS namespace", "share the IPC namespace",
+	"write sysrq-trigger", "write /sys", "write a cgroup", "open a block device", "write /dev/kmsg"}
 
 func must(b []byte, err error) []byte {
 	if err != nil {
@@ -138,6 +181,11 @@ func TestSandbox(t *testing.T) {
 			t.Errorf("%s: %q, want %s", try, got[try], want)
 		}
 	}
+	for _, try := range kernelTries {
+		if !strings.HasPrefix(got[try], "refused") {
+			t.Errorf("%s: %q, want refused", try, got[try])
+		}
+	}
 	if got["processes seen"] > "3" || len(got["processes seen"]) != 1 {
 		t.Errorf("the agent saw %s processes", got["processes seen"])
 	}
@@ -176,6 +224,11 @@ func TestIsolatedConfines(t *testing.T) {
 	} {
 		if !strings.HasPrefix(got[try], want) {
 			t.Errorf("%s: %q, want %s", try, got[try], want)
+		}
+	}
+	for _, try := range kernelTries {
+		if !strings.HasPrefix(got[try], "refused") {
+			t.Errorf("%s: %q, want refused", try, got[try])
 		}
 	}
 	if t.Failed() || testing.Verbose() {

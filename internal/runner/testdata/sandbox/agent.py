@@ -104,6 +104,31 @@ def capabilities():
             raise PermissionError("none")
 
 
+def open_write(path):
+    # Opened for writing and closed at once: nothing is ever written (a
+    # write to core_pattern or sysrq-trigger would act on the machine).
+    def f():
+        if not path:
+            raise FileNotFoundError("none on this machine")
+        os.close(os.open(path, os.O_WRONLY))
+    return f
+
+
+def open_read(path):
+    def f():
+        if not path:
+            raise FileNotFoundError("none on this machine")
+        os.close(os.open(path, os.O_RDONLY))
+    return f
+
+
+def same_namespace(kind, env):
+    def f():
+        if os.stat("/proc/self/ns/" + kind).st_ino != int(os.environ[env]):
+            raise PermissionError("its own")
+    return f
+
+
 attempt("reach 127.0.0.1", reach)
 attempt("setns", setns_any)
 attempt("nsenter", nsenter)
@@ -117,4 +142,15 @@ attempt("write workspace", write(os.path.join(os.environ.get("DRYFIRE_WORKSPACE"
 attempt("see a process outside", see_outside)
 attempt("signal a process outside", signal_outside)
 attempt("capabilities", capabilities)
+# The kernel's knobs (issue 36, hole 1): each would act on the machine.
+attempt("write core_pattern", open_write("/proc/sys/kernel/core_pattern"))
+attempt("write a sysctl", open_write("/proc/sys/vm/swappiness"))
+attempt("write hostname", open_write("/proc/sys/kernel/hostname"))
+attempt("share the UTS namespace", same_namespace("uts", "TEST_HOST_UTS"))
+attempt("share the IPC namespace", same_namespace("ipc", "TEST_HOST_IPC"))
+attempt("write sysrq-trigger", open_write("/proc/sysrq-trigger"))
+attempt("write /sys", open_write(os.environ.get("TEST_SYS_FILE")))
+attempt("write a cgroup", open_write(os.environ.get("TEST_CGROUP_FILE")))
+attempt("open a block device", open_read(os.environ.get("TEST_BLOCK_DEVICE")))
+attempt("write /dev/kmsg", open_write("/dev/kmsg"))
 print("processes seen:", len(glob.glob("/proc/[0-9]*")))
