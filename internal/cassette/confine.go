@@ -21,7 +21,7 @@ type PathError struct {
 	Msg  string
 }
 
-// Permanent implements model.Permanent.
+// Permanent implements wire.Permanent.
 func (e *PathError) Permanent() bool { return true }
 
 func (e *PathError) Error() string {

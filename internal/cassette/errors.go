@@ -41,7 +41,7 @@ type ReplayError struct {
 	Presets []string
 }
 
-// Permanent implements model.Permanent: retrying cannot help.
+// Permanent implements wire.Permanent: retrying cannot help.
 func (e *ReplayError) Permanent() bool { return true }
 
 // Summary is the problem in one line.
@@ -129,7 +129,7 @@ type MissingError struct {
 	Section Section
 }
 
-// Permanent implements model.Permanent.
+// Permanent implements wire.Permanent.
 func (e *MissingError) Permanent() bool { return true }
 
 func (e *MissingError) Error() string {
@@ -155,7 +155,7 @@ type FileError struct {
 	Fix  string // a command that fixes it, if any
 }
 
-// Permanent implements model.Permanent.
+// Permanent implements wire.Permanent.
 func (e *FileError) Permanent() bool { return true }
 
 func (e *FileError) Error() string {
@@ -171,7 +171,7 @@ func (e *FileError) Error() string {
 // PassthroughError is a passthrough case asked to replay.
 type PassthroughError struct{}
 
-// Permanent implements model.Permanent.
+// Permanent implements wire.Permanent.
 func (e *PassthroughError) Permanent() bool { return true }
 
 func (e *PassthroughError) Error() string {
@@ -187,7 +187,7 @@ type LiveError struct {
 	Why         string
 }
 
-// Permanent implements model.Permanent.
+// Permanent implements wire.Permanent.
 func (e *LiveError) Permanent() bool { return true }
 
 func (e *LiveError) Error() string {

@@ -7,7 +7,6 @@ package model
 import (
 	"context"
 	"encoding/json"
-	"maps"
 
 	"github.com/dryfire-dev/dryfire/internal/tool"
 )
@@ -40,23 +39,6 @@ type ToolDef struct {
 	Name        string
 	Description string
 	InputSchema any // JSON value
-}
-
-// objectSchema is a tool's input schema as the APIs accept it: a mapping
-// without "type" gets "type": "object" (tool arguments are objects, and
-// every provider rejects a tool schema without a type); anything else is
-// sent as it is.
-func objectSchema(schema any) any {
-	m, ok := schema.(map[string]any)
-	if !ok {
-		return schema
-	}
-	if _, typed := m["type"]; typed {
-		return m
-	}
-	out := maps.Clone(m)
-	out["type"] = "object"
-	return out
 }
 
 // Request is one model call.

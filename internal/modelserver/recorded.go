@@ -12,6 +12,7 @@ import (
 	"github.com/dryfire-dev/dryfire/internal/cassette"
 	"github.com/dryfire-dev/dryfire/internal/model"
 	"github.com/dryfire-dev/dryfire/internal/provider"
+	"github.com/dryfire-dev/dryfire/internal/wire"
 )
 
 // recorded is the answerer of a recorded case: each request is compared
@@ -108,7 +109,7 @@ func (e *recorded) readUpstreams(o *Options, vars map[string]string, secrets []s
 		case Gemini:
 			base = o.GeminiBaseURL
 		}
-		cred := model.Resolve(p, base, func(k string) string { return vars[k] })
+		cred := wire.Resolve(p, base, func(k string) string { return vars[k] })
 		u, err := url.Parse(strings.TrimRight(cred.BaseURL, "/"))
 		if err != nil || u.Scheme == "" || u.Host == "" {
 			return nil, fmt.Errorf("the %s base URL %q is not an absolute URL", p, cred.BaseURL)
@@ -120,18 +121,18 @@ func (e *recorded) readUpstreams(o *Options, vars map[string]string, secrets []s
 		}
 	}
 	// Azure OpenAI: the OpenAI APIs at the deployment's endpoint.
-	if base := o.AzureBaseURL; base != "" || vars[model.AzureEndpointEnv] != "" {
+	if base := o.AzureBaseURL; base != "" || vars[wire.AzureEndpointEnv] != "" {
 		if base == "" {
-			base = vars[model.AzureEndpointEnv]
+			base = vars[wire.AzureEndpointEnv]
 		}
 		u, err := url.Parse(strings.TrimRight(base, "/"))
 		if err != nil || u.Scheme == "" || u.Host == "" {
 			return nil, fmt.Errorf("the Azure OpenAI endpoint %q is not an absolute URL", base)
 		}
 		e.upstream[azureOpenAI] = u
-		e.public[azureOpenAI] = model.IsAzureHost(u.Hostname())
+		e.public[azureOpenAI] = wire.IsAzureHost(u.Hostname())
 	}
-	e.keyEnv[azureOpenAI], e.keys[azureOpenAI] = model.AzureKeyEnv, vars[model.AzureKeyEnv]
+	e.keyEnv[azureOpenAI], e.keys[azureOpenAI] = wire.AzureKeyEnv, vars[wire.AzureKeyEnv]
 	if k := e.keys[azureOpenAI]; k != "" {
 		secrets = append(secrets, k)
 	}

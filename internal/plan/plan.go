@@ -15,6 +15,7 @@ import (
 	"github.com/dryfire-dev/dryfire/internal/mock"
 	"github.com/dryfire-dev/dryfire/internal/model"
 	"github.com/dryfire-dev/dryfire/internal/spec"
+	"github.com/dryfire-dev/dryfire/internal/wire"
 	"github.com/dryfire-dev/dryfire/internal/world"
 	"github.com/dryfire-dev/dryfire/internal/yamlpos"
 )
@@ -66,18 +67,18 @@ type Limits struct {
 	// agent's, else spec.DefaultMaxTurns.
 	MaxTurns int
 	// CallTimeout bounds one model call of the built-in loop
-	// (agent.timeout_s, else model.DefaultTimeout); RunTimeout the whole
+	// (agent.timeout_s, else wire.DefaultTimeout); RunTimeout the whole
 	// run of an agent.command program (agent.timeout_s, else
 	// DefaultCommandTimeout).
 	CallTimeout, RunTimeout time.Duration
 	// Retries is how often the built-in loop retries a failed model call
-	// (agent.retries, else model.DefaultRetries).
+	// (agent.retries, else wire.DefaultRetries).
 	Retries int
 }
 
 // suiteLimits are the limits of a case with no max_turns of its own.
 func suiteLimits(a *spec.Agent) Limits {
-	l := Limits{MaxTurns: (&spec.Case{}).EffectiveMaxTurns(a), CallTimeout: model.DefaultTimeout, RunTimeout: DefaultCommandTimeout, Retries: model.DefaultRetries}
+	l := Limits{MaxTurns: (&spec.Case{}).EffectiveMaxTurns(a), CallTimeout: wire.DefaultTimeout, RunTimeout: DefaultCommandTimeout, Retries: wire.DefaultRetries}
 	if a.TimeoutS > 0 {
 		l.CallTimeout = time.Duration(a.TimeoutS * float64(time.Second))
 		l.RunTimeout = l.CallTimeout

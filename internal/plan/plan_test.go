@@ -7,9 +7,9 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/dryfire-dev/dryfire/internal/cassette"
-	"github.com/dryfire-dev/dryfire/internal/model"
 	"github.com/dryfire-dev/dryfire/internal/plan"
 	"github.com/dryfire-dev/dryfire/internal/spec"
+	"github.com/dryfire-dev/dryfire/internal/wire"
 	"github.com/dryfire-dev/dryfire/internal/world"
 )
 
@@ -207,8 +207,8 @@ func TestLimits(t *testing.T) {
 		own, plain plan.Limits
 	}{
 		{"{provider: openai, model: m}",
-			plan.Limits{MaxTurns: 3, CallTimeout: model.DefaultTimeout, RunTimeout: plan.DefaultCommandTimeout, Retries: model.DefaultRetries},
-			plan.Limits{MaxTurns: spec.DefaultMaxTurns, CallTimeout: model.DefaultTimeout, RunTimeout: plan.DefaultCommandTimeout, Retries: model.DefaultRetries}},
+			plan.Limits{MaxTurns: 3, CallTimeout: wire.DefaultTimeout, RunTimeout: plan.DefaultCommandTimeout, Retries: wire.DefaultRetries},
+			plan.Limits{MaxTurns: spec.DefaultMaxTurns, CallTimeout: wire.DefaultTimeout, RunTimeout: plan.DefaultCommandTimeout, Retries: wire.DefaultRetries}},
 		{"{provider: openai, model: m, max_turns: 7, timeout_s: 1.5, retries: 0}",
 			plan.Limits{MaxTurns: 3, CallTimeout: 1500 * time.Millisecond, RunTimeout: 1500 * time.Millisecond, Retries: 0},
 			plan.Limits{MaxTurns: 7, CallTimeout: 1500 * time.Millisecond, RunTimeout: 1500 * time.Millisecond, Retries: 0}},

@@ -9,6 +9,7 @@ import (
 	"github.com/dryfire-dev/dryfire/internal/model"
 	"github.com/dryfire-dev/dryfire/internal/modelserver"
 	"github.com/dryfire-dev/dryfire/internal/report"
+	"github.com/dryfire-dev/dryfire/internal/wire"
 )
 
 // A case's cassette: the recorder of a real provider, read after the run and saved.
@@ -19,7 +20,7 @@ import (
 // recorder, returned when there are any.
 func realModel(j job, passthrough bool, lv *live) (model.Model, *cassette.Recorder, *modelserver.FaultTransport, error) {
 	a := &j.suite.Agent
-	cred := model.Resolve(a.Provider, a.BaseURL, lv.getenv)
+	cred := wire.Resolve(a.Provider, a.BaseURL, lv.getenv)
 	key, base := cred.Key, cred.BaseURL
 	cfg := cassette.Config{
 		Mode:        lv.mode,
@@ -53,7 +54,7 @@ func realModel(j job, passthrough bool, lv *live) (model.Model, *cassette.Record
 	if faults != nil {
 		transport = faults
 	}
-	m, err := model.New(model.Options{
+	m, err := wire.New(wire.Options{
 		Provider: a.Provider,
 		Model:    a.Model,
 		BaseURL:  base,

@@ -12,11 +12,11 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/dryfire-dev/dryfire/internal/model"
 	"github.com/dryfire-dev/dryfire/internal/modelserver"
 	"github.com/dryfire-dev/dryfire/internal/program"
 	"github.com/dryfire-dev/dryfire/internal/provider"
 	"github.com/dryfire-dev/dryfire/internal/spec"
+	"github.com/dryfire-dev/dryfire/internal/wire"
 )
 
 // maxInputEnv is the largest input also given in DRYFIRE_INPUT: Linux
@@ -212,30 +212,30 @@ func isDryfireEnv(k string) bool {
 // elsewhere (a local server takes none).
 func commandKeyMissing(a *spec.Agent, getenv func(string) string) string {
 	usable := func(p, base string) bool {
-		cred := model.Resolve(p, base, getenv)
+		cred := wire.Resolve(p, base, getenv)
 		return p == provider.OpenAICompatible || cred.Key != "" || !cred.Public
 	}
 	if a.Provider != "" {
-		if provider.IsAzure(a.Provider) && model.Resolve(a.Provider, a.BaseURL, getenv).BaseURL == "" {
-			return model.AzureEndpointEnv
+		if provider.IsAzure(a.Provider) && wire.Resolve(a.Provider, a.BaseURL, getenv).BaseURL == "" {
+			return wire.AzureEndpointEnv
 		}
 		if usable(a.Provider, a.BaseURL) {
 			return ""
 		}
-		return model.KeyEnv(a.Provider)
+		return wire.KeyEnv(a.Provider)
 	}
 	if usable(provider.OpenAI, "") || usable(provider.Anthropic, "") || usable(provider.Gemini, "") || azureUsable(getenv) {
 		return ""
 	}
-	return model.KeyEnv(provider.OpenAI) + ", " + model.KeyEnv(provider.Anthropic) + " or " + model.KeyEnv(provider.Gemini)
+	return wire.KeyEnv(provider.OpenAI) + ", " + wire.KeyEnv(provider.Anthropic) + " or " + wire.KeyEnv(provider.Gemini)
 }
 
 // azureUsable says whether Azure OpenAI calls could be recorded: its key
 // is set, or its endpoint is a server of another kind (a local one).
 func azureUsable(getenv func(string) string) bool {
-	if getenv(model.AzureKeyEnv) != "" {
+	if getenv(wire.AzureKeyEnv) != "" {
 		return true
 	}
-	u, err := url.Parse(getenv(model.AzureEndpointEnv))
-	return err == nil && u.Host != "" && !model.IsAzureHost(u.Hostname())
+	u, err := url.Parse(getenv(wire.AzureEndpointEnv))
+	return err == nil && u.Host != "" && !wire.IsAzureHost(u.Hostname())
 }

@@ -8,12 +8,12 @@ import (
 	"time"
 
 	"github.com/dryfire-dev/dryfire/internal/cassette"
-	"github.com/dryfire-dev/dryfire/internal/model"
 	"github.com/dryfire-dev/dryfire/internal/plan"
 	"github.com/dryfire-dev/dryfire/internal/provider"
 	"github.com/dryfire-dev/dryfire/internal/redact"
 	"github.com/dryfire-dev/dryfire/internal/report"
 	"github.com/dryfire-dev/dryfire/internal/spec"
+	"github.com/dryfire-dev/dryfire/internal/wire"
 	"github.com/dryfire-dev/dryfire/internal/world"
 )
 
@@ -43,7 +43,7 @@ func NewHost(prefix string, opts Options) (*Host, error) {
 	// Credentials in the base URLs of the engine's environment are secrets
 	// too, for the cassettes and the reports.
 	for _, p := range []string{provider.OpenAI, provider.Anthropic} {
-		lv.secrets = append(lv.secrets, redact.FromURL(lv.getenv(model.BaseURLEnv(p)))...)
+		lv.secrets = append(lv.secrets, redact.FromURL(lv.getenv(wire.BaseURLEnv(p)))...)
 	}
 	lv.red = redact.New(lv.secrets)
 	return &Host{h: newHost(prefix), lv: lv, opts: opts, plans: map[*spec.Suite]*plan.Suite{}}, nil

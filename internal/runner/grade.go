@@ -16,6 +16,7 @@ import (
 	"github.com/dryfire-dev/dryfire/internal/model"
 	"github.com/dryfire-dev/dryfire/internal/report"
 	"github.com/dryfire-dev/dryfire/internal/spec"
+	"github.com/dryfire-dev/dryfire/internal/wire"
 )
 
 // Bounds of what a judge reads: each tool result and argument list is cut
@@ -121,7 +122,7 @@ func (g *grader) ask(j job, c *report.Case, jd *spec.Judge, conversation string)
 // simulated user's), its calls recorded into a cassette of their own,
 // file, in the run's record mode.
 func sideModel(j job, lv *live, file string, section cassette.Section, prov, name, baseURL string) (model.Model, *cassette.Recorder, error) {
-	cred := model.Resolve(prov, baseURL, lv.getenv)
+	cred := wire.Resolve(prov, baseURL, lv.getenv)
 	cfg := cassette.Config{
 		Mode:      lv.mode,
 		File:      file,
@@ -139,18 +140,18 @@ func sideModel(j job, lv *live, file string, section cassette.Section, prov, nam
 	if err != nil {
 		return nil, nil, err
 	}
-	o := model.Options{
+	o := wire.Options{
 		Provider: prov,
 		Model:    name,
 		BaseURL:  cred.BaseURL,
 		APIKey:   cred.Key,
 		Client:   &http.Client{Transport: rec},
-		Retries:  model.DefaultRetries,
+		Retries:  wire.DefaultRetries,
 	}
 	if prov == j.suite.Agent.Provider {
 		o.APIVersion = j.suite.Agent.APIVersion // Azure OpenAI's, as the agent's calls
 	}
-	m, err := model.New(o)
+	m, err := wire.New(o)
 	if err != nil {
 		return nil, nil, err
 	}

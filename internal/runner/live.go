@@ -7,10 +7,10 @@ import (
 	"strings"
 
 	"github.com/dryfire-dev/dryfire/internal/cassette"
-	"github.com/dryfire-dev/dryfire/internal/model"
 	"github.com/dryfire-dev/dryfire/internal/provider"
 	"github.com/dryfire-dev/dryfire/internal/redact"
 	"github.com/dryfire-dev/dryfire/internal/spec"
+	"github.com/dryfire-dev/dryfire/internal/wire"
 	"github.com/dryfire-dev/dryfire/internal/yamlpos"
 )
 
@@ -158,7 +158,7 @@ func prepareLive(jobs *jobList, opts Options) (*live, error) {
 		}
 		lv.secrets = append(lv.secrets, redact.FromURL(rs.s.Agent.BaseURL)...)
 		if p := rs.s.Agent.Provider; p != provider.Script {
-			lv.secrets = append(lv.secrets, redact.FromURL(lv.getenv(model.BaseURLEnv(p)))...)
+			lv.secrets = append(lv.secrets, redact.FromURL(lv.getenv(wire.BaseURLEnv(p)))...)
 		}
 	}
 	lv.red = redact.New(lv.secrets)
@@ -276,10 +276,10 @@ func noCassette(j job, file string) bool {
 // server takes none), and first, for Azure OpenAI without base, its
 // endpoint.
 func liveMissing(p, base string, getenv func(string) string) string {
-	cred := model.Resolve(p, base, getenv)
+	cred := wire.Resolve(p, base, getenv)
 	switch {
 	case provider.IsAzure(p) && cred.BaseURL == "":
-		return model.AzureEndpointEnv
+		return wire.AzureEndpointEnv
 	case cred.Key == "" && p != provider.OpenAICompatible:
 		return cred.KeyEnv
 	}

@@ -21,6 +21,7 @@ import (
 	"github.com/dryfire-dev/dryfire/internal/spec"
 	"github.com/dryfire-dev/dryfire/internal/test/fakeapi"
 	"github.com/dryfire-dev/dryfire/internal/tool"
+	"github.com/dryfire-dev/dryfire/internal/wire"
 )
 
 // An artifact is one JSON body on the wire: a request the built-in loop
@@ -235,7 +236,7 @@ func captureModels(t *testing.T) []artifact {
 		defer srv.Close()
 		for _, cv := range conversations {
 			c := &capture{}
-			m, err := model.New(model.Options{Provider: p.name, Model: p.model, BaseURL: srv.URL + p.path, APIKey: "sk-conformance",
+			m, err := wire.New(wire.Options{Provider: p.name, Model: p.model, BaseURL: srv.URL + p.path, APIKey: "sk-conformance",
 				Client: &http.Client{Transport: c}, Timeout: 10 * time.Second})
 			if err != nil {
 				t.Fatal(err)

@@ -15,7 +15,7 @@ import (
 
 	"github.com/dryfire-dev/dryfire"
 	"github.com/dryfire-dev/dryfire/internal/agent"
-	"github.com/dryfire-dev/dryfire/internal/model"
+	"github.com/dryfire-dev/dryfire/internal/wire"
 )
 
 // scriptedSuite is the conversations as one suite on the script model:
@@ -108,7 +108,7 @@ func captureScripted(t *testing.T) []artifact {
 		for _, cv := range conversations {
 			srv := endpoint(cv.name)
 			c := &capture{}
-			m, err := model.New(model.Options{Provider: p.name, Model: p.model, BaseURL: srv.URL + p.path, APIKey: "sk-conformance",
+			m, err := wire.New(wire.Options{Provider: p.name, Model: p.model, BaseURL: srv.URL + p.path, APIKey: "sk-conformance",
 				Client: &http.Client{Transport: c}, Timeout: 10 * time.Second})
 			if err != nil {
 				t.Fatal(err)

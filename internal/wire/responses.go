@@ -1,9 +1,10 @@
-package model
+package wire
 
 import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/dryfire-dev/dryfire/internal/model"
 	"net/http"
 	"strings"
 
@@ -66,7 +67,7 @@ func newAzureResponses(c *caller) (*openAIResponses, error) {
 var responsesOwned = []string{"model", "input", "instructions", "tools", "previous_response_id", "conversation"}
 
 // Generate implements Model.
-func (o *openAIResponses) Generate(ctx context.Context, req *Request) (*Response, error) {
+func (o *openAIResponses) Generate(ctx context.Context, req *model.Request) (*model.Response, error) {
 	if err := checkParams(req.Params, responsesOwned); err != nil {
 		return nil, err
 	}
@@ -86,7 +87,7 @@ func (o *openAIResponses) Generate(ctx context.Context, req *Request) (*Response
 }
 
 // responsesBody is the request body of one call, keys in a fixed order.
-func responsesBody(req *Request) ([]byte, error) {
+func responsesBody(req *model.Request) ([]byte, error) {
 	store := false
 	if s, ok := req.Params["store"].(bool); ok {
 		store = s
@@ -94,16 +95,16 @@ func responsesBody(req *Request) ([]byte, error) {
 	input := make([]any, 0, len(req.Messages))
 	for _, m := range req.Messages {
 		switch m.Role {
-		case User:
+		case model.User:
 			input = append(input, jsonObject{{"type", "message"}, {"role", "user"},
 				{"content", []any{jsonObject{{"type", "input_text"}, {"text", m.Text}}}}})
-		case Assistant:
+		case model.Assistant:
 			items, err := assistantItems(m, store)
 			if err != nil {
 				return nil, err
 			}
 			input = append(input, items...)
-		case ToolRole:
+		case model.ToolRole:
 			input = append(input, jsonObject{{"type", "function_call_output"}, {"call_id", m.CallID}, {"output", toolResultText(m)}})
 		default:
 			return nil, fmt.Errorf("openai-responses: a message with role %q cannot be sent", m.Role)
@@ -131,7 +132,7 @@ func responsesBody(req *Request) ([]byte, error) {
 }
 
 // assistantItems are the input items of an earlier assistant turn.
-func assistantItems(m Message, store bool) ([]any, error) {
+func assistantItems(m model.Message, store bool) ([]any, error) {
 	if len(m.Raw) > 0 {
 		var items []json.RawMessage
 		if err := json.Unmarshal(m.Raw, &items); err != nil {
@@ -197,7 +198,7 @@ type outputItem struct {
 }
 
 // parseResponses reads a response object; turn numbers generated call ids.
-func parseResponses(data []byte, turn int) (*Response, error) {
+func parseResponses(data []byte, turn int) (*model.Response, error) {
 	var rr responsesResponse
 	if err := json.Unmarshal(data, &rr); err != nil {
 		return nil, fmt.Errorf("openai-responses: the answer is not a response object (%v): %s", err, excerpt(data))
@@ -228,7 +229,7 @@ func parseResponses(data []byte, turn int) (*Response, error) {
 	if err := json.Unmarshal(rr.Output, &items); err != nil {
 		return nil, fmt.Errorf("openai-responses: the answer's output is not a list of items (%v): %s", err, excerpt(rr.Output))
 	}
-	r := &Response{Raw: rr.Output}
+	r := &model.Response{Raw: rr.Output}
 	var texts []string
 	seen := map[string]bool{}
 	rebuilt := false
@@ -268,7 +269,7 @@ func parseResponses(data []byte, turn int) (*Response, error) {
 		r.Raw = nil
 	}
 	if rr.Usage != nil {
-		r.Usage = Usage{InputTokens: rr.Usage.InputTokens, OutputTokens: rr.Usage.OutputTokens}
+		r.Usage = model.Usage{InputTokens: rr.Usage.InputTokens, OutputTokens: rr.Usage.OutputTokens}
 	}
 	return r, nil
 }

@@ -1,4 +1,4 @@
-package model_test
+package wire_test
 
 import (
 	"bytes"
@@ -25,6 +25,7 @@ import (
 	"github.com/dryfire-dev/dryfire/internal/spec"
 	"github.com/dryfire-dev/dryfire/internal/test/fakeapi"
 	"github.com/dryfire-dev/dryfire/internal/tool"
+	"github.com/dryfire-dev/dryfire/internal/wire"
 )
 
 // Set UPDATE_GOLDEN=1 to rewrite the golden files.
@@ -112,7 +113,7 @@ func (s *oaiSleeps) sleep(_ context.Context, d time.Duration) error {
 func oaiModel(t *testing.T, provider, base, key string) (model.Model, *oaiCapture, *oaiSleeps) {
 	t.Helper()
 	c, sl := &oaiCapture{}, &oaiSleeps{}
-	m, err := model.New(model.Options{
+	m, err := wire.New(wire.Options{
 		Provider: provider, Model: "gpt-test", BaseURL: base, APIKey: key,
 		Client: &http.Client{Transport: c}, Retries: 3, Timeout: 10 * time.Second, Sleep: sl.sleep,
 	})
@@ -295,7 +296,7 @@ func TestOpenAIRetries(t *testing.T) {
 			// error, with the server's message and the attempts.
 			srv.Fail(fakeapi.Fault{Status: 503, Times: 4})
 			_, err = m.Generate(context.Background(), &model.Request{Model: "gpt-test", Messages: []model.Message{{Role: model.User, Text: "hi"}}})
-			var ae *model.APIError
+			var ae *wire.APIError
 			if !errors.As(err, &ae) || ae.Status != 503 || ae.Attempts != 4 || ae.Type != "server_error" || ae.Message != "injected fault 503" {
 				t.Fatalf("err = %#v", err)
 			}

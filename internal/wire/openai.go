@@ -1,10 +1,11 @@
-package model
+package wire
 
 import (
 	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/dryfire-dev/dryfire/internal/model"
 	"maps"
 	"net/http"
 	"slices"
@@ -58,7 +59,7 @@ func newAzureChat(c *caller) *openAIChat {
 var chatOwned = []string{"model", "messages", "tools"}
 
 // Generate implements Model.
-func (o *openAIChat) Generate(ctx context.Context, req *Request) (*Response, error) {
+func (o *openAIChat) Generate(ctx context.Context, req *model.Request) (*model.Response, error) {
 	if err := checkParams(req.Params, chatOwned); err != nil {
 		return nil, err
 	}
@@ -82,16 +83,16 @@ func (o *openAIChat) Generate(ctx context.Context, req *Request) (*Response, err
 }
 
 // chatBody is the request body of one call, keys in a fixed order.
-func chatBody(req *Request) ([]byte, error) {
+func chatBody(req *model.Request) ([]byte, error) {
 	msgs := make([]any, 0, len(req.Messages)+1)
 	if req.System != "" {
 		msgs = append(msgs, jsonObject{{"role", "system"}, {"content", req.System}})
 	}
 	for _, m := range req.Messages {
 		switch m.Role {
-		case User:
+		case model.User:
 			msgs = append(msgs, jsonObject{{"role", "user"}, {"content", m.Text}})
-		case Assistant:
+		case model.Assistant:
 			msg := jsonObject{{"role", "assistant"}}
 			if m.Text == "" && len(m.ToolCalls) > 0 {
 				msg = append(msg, jsonKV{"content", nil})
@@ -107,7 +108,7 @@ func chatBody(req *Request) ([]byte, error) {
 				msg = append(msg, jsonKV{"tool_calls", calls})
 			}
 			msgs = append(msgs, msg)
-		case ToolRole:
+		case model.ToolRole:
 			msgs = append(msgs, jsonObject{{"role", "tool"}, {"tool_call_id", m.CallID}, {"content", toolResultText(m)}})
 		default:
 			return nil, fmt.Errorf("openai: a message with role %q cannot be sent", m.Role)
@@ -160,7 +161,7 @@ type chatResponse struct {
 
 // parseChat reads a chat.completion; name is the provider's, turn numbers
 // the generated call ids.
-func parseChat(name string, data []byte, turn int) (*Response, error) {
+func parseChat(name string, data []byte, turn int) (*model.Response, error) {
 	var cr chatResponse
 	if err := json.Unmarshal(data, &cr); err != nil {
 		return nil, fmt.Errorf("%s: the answer is not a chat.completion object (%v): %s", name, err, excerpt(data))
@@ -173,7 +174,7 @@ func parseChat(name string, data []byte, turn int) (*Response, error) {
 		return nil, fmt.Errorf("%s: the answer has no choices: %s", name, excerpt(data))
 	}
 	ch := cr.Choices[0]
-	r := &Response{Text: contentText(ch.Message.Content)}
+	r := &model.Response{Text: contentText(ch.Message.Content)}
 	if ch.Message.Refusal != nil && *ch.Message.Refusal != "" {
 		if r.Text == "" {
 			r.Text = *ch.Message.Refusal
@@ -190,7 +191,7 @@ func parseChat(name string, data []byte, turn int) (*Response, error) {
 		r.ToolCalls = append(r.ToolCalls, tool.Call{ID: id, Name: tc.Function.Name, Args: rawArgs(tc.Function.Arguments)})
 	}
 	if cr.Usage != nil {
-		r.Usage = Usage{InputTokens: cr.Usage.PromptTokens, OutputTokens: cr.Usage.CompletionTokens}
+		r.Usage = model.Usage{InputTokens: cr.Usage.PromptTokens, OutputTokens: cr.Usage.CompletionTokens}
 	}
 	switch ch.FinishReason {
 	case "length":
@@ -262,7 +263,7 @@ func argsText(args string) string {
 // which have no error flag: an error is prefixed with "Error: ", unless
 // its text already starts with "error" in any case, so that the model can
 // tell a failed call from one that returned the same words.
-func toolResultText(m Message) string {
+func toolResultText(m model.Message) string {
 	if !m.IsError || strings.HasPrefix(strings.ToLower(m.Text), "error") {
 		return m.Text
 	}
@@ -271,18 +272,35 @@ func toolResultText(m Message) string {
 
 // schemaOf is a tool's parameters: its input schema, or an object with no
 // properties when it declares none.
-func schemaOf(t ToolDef) any {
+func schemaOf(t model.ToolDef) any {
 	if t.InputSchema == nil {
 		return jsonObject{{"type", "object"}, {"properties", jsonObject{}}}
 	}
 	return objectSchema(t.InputSchema)
 }
 
+// objectSchema is a tool's input schema as the APIs accept it: a mapping
+// without "type" gets "type": "object" (tool arguments are objects, and
+// every provider rejects a tool schema without a type); anything else is
+// sent as it is.
+func objectSchema(schema any) any {
+	m, ok := schema.(map[string]any)
+	if !ok {
+		return schema
+	}
+	if _, typed := m["type"]; typed {
+		return m
+	}
+	out := maps.Clone(m)
+	out["type"] = "object"
+	return out
+}
+
 // assistantTurns counts the assistant messages so far.
-func assistantTurns(msgs []Message) int {
+func assistantTurns(msgs []model.Message) int {
 	n := 0
 	for _, m := range msgs {
-		if m.Role == Assistant {
+		if m.Role == model.Assistant {
 			n++
 		}
 	}

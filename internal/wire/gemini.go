@@ -1,4 +1,4 @@
-package model
+package wire
 
 import (
 	"bytes"
@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/dryfire-dev/dryfire/internal/model"
 	"maps"
 	"net/http"
 	"net/url"
@@ -56,7 +57,7 @@ var geminiOwned = []string{"contents", "tools", "systemInstruction", "system_ins
 const geminiCallPrefix = "call_"
 
 // Generate implements Model.
-func (g *gemini) Generate(ctx context.Context, req *Request) (*Response, error) {
+func (g *gemini) Generate(ctx context.Context, req *model.Request) (*model.Response, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -139,7 +140,7 @@ var geminiTop = map[string]bool{"toolConfig": true, "safetySettings": true, "cac
 // geminiBody is the request body: the owned keys, the request fields of
 // params in key order, then generationConfig (map keys sorted by the
 // encoder).
-func geminiBody(req *Request, params map[string]any) ([]byte, error) {
+func geminiBody(req *model.Request, params map[string]any) ([]byte, error) {
 	contents, err := geminiContents(req.Messages)
 	if err != nil {
 		return nil, err
@@ -195,7 +196,7 @@ func geminiBody(req *Request, params map[string]any) ([]byte, error) {
 
 // geminiContents converts the conversation; the tool results after an
 // assistant turn are one user content.
-func geminiContents(msgs []Message) ([]any, error) {
+func geminiContents(msgs []model.Message) ([]any, error) {
 	out := []any{}
 	names := map[string]string{} // call id → tool name
 	var results []any
@@ -207,10 +208,10 @@ func geminiContents(msgs []Message) ([]any, error) {
 	}
 	for i, m := range msgs {
 		switch m.Role {
-		case User:
+		case model.User:
 			flush()
 			out = append(out, jsonObject{{"role", "user"}, {"parts", []any{jsonObject{{"text", m.Text}}}}})
-		case Assistant:
+		case model.Assistant:
 			flush()
 			for _, c := range m.ToolCalls {
 				names[c.ID] = c.Name
@@ -238,7 +239,7 @@ func geminiContents(msgs []Message) ([]any, error) {
 				parts = append(parts, jsonObject{{"functionCall", append(fc, jsonKV{"name", c.Name}, jsonKV{"args", args})}})
 			}
 			out = append(out, jsonObject{{"role", "model"}, {"parts", parts}})
-		case ToolRole:
+		case model.ToolRole:
 			key := "result"
 			if m.IsError {
 				key = "error"
@@ -287,7 +288,7 @@ type geminiReplyContent struct {
 }
 
 // parseGemini reads an answer to the turn-th request.
-func parseGemini(data []byte, turn int) (*Response, error) {
+func parseGemini(data []byte, turn int) (*model.Response, error) {
 	var gr geminiReply
 	if err := json.Unmarshal(data, &gr); err != nil {
 		return nil, fmt.Errorf("gemini: the answer is not a GenerateContentResponse (%v): %s", err, excerpt(data))
@@ -303,7 +304,7 @@ func parseGemini(data []byte, turn int) (*Response, error) {
 	if len(cand.Content) == 0 || string(cand.Content) == "null" || json.Unmarshal(cand.Content, &content) != nil {
 		return nil, fmt.Errorf("gemini answered no content (finishReason %s): %s", cand.FinishReason, excerpt(data))
 	}
-	r := &Response{Raw: bytes.Clone(cand.Content)}
+	r := &model.Response{Raw: bytes.Clone(cand.Content)}
 	var text strings.Builder
 	seen := map[string]bool{}
 	for _, p := range content.Parts {
@@ -328,7 +329,7 @@ func parseGemini(data []byte, turn int) (*Response, error) {
 	}
 	r.Text = text.String()
 	if u := gr.UsageMetadata; u != nil {
-		r.Usage = Usage{InputTokens: u.PromptTokenCount + u.ToolUsePromptTokenCount, OutputTokens: u.CandidatesTokenCount + u.ThoughtsTokenCount}
+		r.Usage = model.Usage{InputTokens: u.PromptTokenCount + u.ToolUsePromptTokenCount, OutputTokens: u.CandidatesTokenCount + u.ThoughtsTokenCount}
 	}
 	switch cand.FinishReason {
 	case "MAX_TOKENS":

@@ -1,4 +1,4 @@
-package model
+package wire
 
 import (
 	"bytes"
@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/dryfire-dev/dryfire/internal/model"
 	"maps"
 	"net/http"
 	"slices"
@@ -56,7 +57,7 @@ var anthropicOwned = map[string]string{
 }
 
 // Generate implements Model.
-func (a *anthropic) Generate(ctx context.Context, req *Request) (*Response, error) {
+func (a *anthropic) Generate(ctx context.Context, req *model.Request) (*model.Response, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -154,7 +155,7 @@ type (
 )
 
 // body is the JSON body of req, and the max_tokens it asks for.
-func (a *anthropic) body(req *Request) ([]byte, any, error) {
+func (a *anthropic) body(req *model.Request) ([]byte, any, error) {
 	params := req.Params
 	if params == nil {
 		params = a.c.o.Params
@@ -221,14 +222,14 @@ func marshalJSON(v any) ([]byte, error) {
 // anthropicMessages converts the conversation. Consecutive user-side
 // messages (tool results, then any user text) share one user message, as
 // the API wants roles to alternate and tool_result blocks first.
-func anthropicMessages(msgs []Message) ([]anthropicMessage, error) {
+func anthropicMessages(msgs []model.Message) ([]anthropicMessage, error) {
 	var out []anthropicMessage
 	// toUser adds a block to the user message at the end, starting one
 	// if the last message is not the user's.
 	toUser := func(block any) {
 		n := len(out)
-		if n == 0 || out[n-1].Role != string(User) {
-			out = append(out, anthropicMessage{Role: string(User), Content: []any{block}})
+		if n == 0 || out[n-1].Role != string(model.User) {
+			out = append(out, anthropicMessage{Role: string(model.User), Content: []any{block}})
 			return
 		}
 		blocks, ok := out[n-1].Content.([]any)
@@ -239,20 +240,20 @@ func anthropicMessages(msgs []Message) ([]anthropicMessage, error) {
 	}
 	for i, m := range msgs {
 		switch m.Role {
-		case User:
-			if n := len(out); n > 0 && out[n-1].Role == string(User) {
+		case model.User:
+			if n := len(out); n > 0 && out[n-1].Role == string(model.User) {
 				toUser(anthropicText{Type: "text", Text: m.Text})
 				continue
 			}
-			out = append(out, anthropicMessage{Role: string(User), Content: m.Text})
-		case ToolRole:
+			out = append(out, anthropicMessage{Role: string(model.User), Content: m.Text})
+		case model.ToolRole:
 			toUser(anthropicToolResult{Type: "tool_result", ToolUseID: m.CallID, Content: m.Text, IsError: m.IsError})
-		case Assistant:
+		case model.Assistant:
 			if len(m.Raw) > 0 {
 				if !json.Valid(m.Raw) {
 					return nil, fmt.Errorf("message %d: the assistant turn's raw content is not JSON", i)
 				}
-				out = append(out, anthropicMessage{Role: string(Assistant), Content: m.Raw})
+				out = append(out, anthropicMessage{Role: string(model.Assistant), Content: m.Raw})
 				continue
 			}
 			blocks := []any{}
@@ -266,7 +267,7 @@ func anthropicMessages(msgs []Message) ([]anthropicMessage, error) {
 				}
 				blocks = append(blocks, anthropicToolUse{Type: "tool_use", ID: c.ID, Name: c.Name, Input: input})
 			}
-			out = append(out, anthropicMessage{Role: string(Assistant), Content: blocks})
+			out = append(out, anthropicMessage{Role: string(model.Assistant), Content: blocks})
 		default:
 			return nil, fmt.Errorf("message %d has role %q, which the anthropic provider cannot send", i, m.Role)
 		}
@@ -339,7 +340,7 @@ func badAnthropic(data []byte, format string, args ...any) error {
 }
 
 // parseAnthropic reads a Message; maxTokens is what the request asked for.
-func parseAnthropic(data []byte, maxTokens any) (*Response, error) {
+func parseAnthropic(data []byte, maxTokens any) (*model.Response, error) {
 	var r anthropicReply
 	if err := json.Unmarshal(data, &r); err != nil {
 		return nil, badAnthropic(data, "it is not a JSON object (%v)", err)
@@ -353,7 +354,7 @@ func parseAnthropic(data []byte, maxTokens any) (*Response, error) {
 		}
 		return nil, badAnthropic(data, "`type` is %q, not \"message\"", r.Type)
 	}
-	if r.Role != "" && r.Role != string(Assistant) {
+	if r.Role != "" && r.Role != string(model.Assistant) {
 		return nil, badAnthropic(data, "`role` is %q, not \"assistant\"", r.Role)
 	}
 	if len(r.Content) == 0 || string(r.Content) == "null" {
@@ -363,12 +364,12 @@ func parseAnthropic(data []byte, maxTokens any) (*Response, error) {
 	if err := json.Unmarshal(r.Content, &blocks); err != nil {
 		return nil, badAnthropic(data, "`content` is not an array of content blocks (%v)", err)
 	}
-	resp := &Response{Raw: append(json.RawMessage(nil), r.Content...)}
+	resp := &model.Response{Raw: append(json.RawMessage(nil), r.Content...)}
 	if err := readAnthropicContent(data, blocks, resp); err != nil {
 		return nil, err
 	}
 	if r.Usage != nil {
-		resp.Usage = Usage{
+		resp.Usage = model.Usage{
 			InputTokens:  r.Usage.InputTokens + r.Usage.CacheCreationInputTokens + r.Usage.CacheReadInputTokens,
 			OutputTokens: r.Usage.OutputTokens,
 		}
@@ -381,7 +382,7 @@ func parseAnthropic(data []byte, maxTokens any) (*Response, error) {
 
 // readAnthropicContent reads a Message's content blocks into resp: the
 // text, and the tool calls with their input compacted.
-func readAnthropicContent(data []byte, blocks []anthropicBlock, resp *Response) error {
+func readAnthropicContent(data []byte, blocks []anthropicBlock, resp *model.Response) error {
 	var text strings.Builder
 	for i, b := range blocks {
 		switch b.Type {
@@ -416,7 +417,7 @@ func readAnthropicContent(data []byte, blocks []anthropicBlock, resp *Response) 
 
 // anthropicStop notes a stop_reason that cut the answer short, or fails
 // when it cut a tool call short (its input may be incomplete).
-func anthropicStop(resp *Response, stopReason *string, maxTokens any) error {
+func anthropicStop(resp *model.Response, stopReason *string, maxTokens any) error {
 	stop := ""
 	if stopReason != nil {
 		stop = *stopReason

@@ -1,4 +1,4 @@
-package model_test
+package wire_test
 
 import (
 	"bytes"
@@ -21,6 +21,7 @@ import (
 	"github.com/dryfire-dev/dryfire/internal/spec"
 	"github.com/dryfire-dev/dryfire/internal/test/fakeapi"
 	"github.com/dryfire-dev/dryfire/internal/tool"
+	"github.com/dryfire-dev/dryfire/internal/wire"
 )
 
 // anthExchange is one HTTP request a test transport saw.
@@ -89,7 +90,7 @@ func anthropicModel(t *testing.T, baseURL, key string, w *anthWire, retries int,
 	if s == nil {
 		s = &anthWaits{}
 	}
-	m, err := model.New(model.Options{
+	m, err := wire.New(wire.Options{
 		Provider: provider.Anthropic,
 		Model:    "claude-test",
 		BaseURL:  baseURL,
@@ -385,7 +386,7 @@ func TestAnthropicMaxTokensAndParams(t *testing.T) {
 		params map[string]any
 		want   map[string]any // keys of the body besides model and messages
 	}{
-		{"default", nil, map[string]any{"max_tokens": float64(model.DefaultMaxTokens)}},
+		{"default", nil, map[string]any{"max_tokens": float64(wire.DefaultMaxTokens)}},
 		{"override", map[string]any{"max_tokens": json.Number("256")}, map[string]any{"max_tokens": float64(256)}},
 		{"passthrough", map[string]any{
 			"temperature":    json.Number("0.2"),
@@ -395,7 +396,7 @@ func TestAnthropicMaxTokensAndParams(t *testing.T) {
 			"tool_choice":    map[string]any{"type": "auto"},
 			"thinking":       map[string]any{"type": "enabled", "budget_tokens": json.Number("1024")},
 		}, map[string]any{
-			"max_tokens":     float64(model.DefaultMaxTokens),
+			"max_tokens":     float64(wire.DefaultMaxTokens),
 			"temperature":    0.2,
 			"top_k":          float64(5),
 			"stop_sequences": []any{"END"},
@@ -464,7 +465,7 @@ func TestAnthropicModelFromOptions(t *testing.T) {
 	}
 
 	// No model at all: an error before any call.
-	m, _ = model.New(model.Options{Provider: provider.Anthropic, Client: &http.Client{Transport: w}})
+	m, _ = wire.New(wire.Options{Provider: provider.Anthropic, Client: &http.Client{Transport: w}})
 	_, err := m.Generate(context.Background(), &model.Request{Messages: []model.Message{{Role: model.User, Text: "hi"}}})
 	if err == nil || !strings.Contains(err.Error(), "set agent.model") || w.requests != 1 {
 		t.Errorf("err = %v after %d requests", err, w.requests)
@@ -493,7 +494,7 @@ func TestAnthropicURLAndHeaders(t *testing.T) {
 			t.Errorf("base %q: URL %s, want %s", tt.base, e.URL, tt.want)
 		}
 		_, hasKey := e.Header["X-Api-Key"]
-		if hasKey != (tt.key != "") || e.Header.Get("X-Api-Key") != tt.key || e.Header.Get("Anthropic-Version") != model.AnthropicVersion {
+		if hasKey != (tt.key != "") || e.Header.Get("X-Api-Key") != tt.key || e.Header.Get("Anthropic-Version") != wire.AnthropicVersion {
 			t.Errorf("key %q: headers %v", tt.key, e.Header)
 		}
 	}
@@ -504,7 +505,7 @@ func TestAnthropicMissingKeyRefused(t *testing.T) {
 	defer srv.Close()
 	m := anthropicModel(t, srv.URL, "", &anthWire{}, 3, nil)
 	_, err := m.Generate(context.Background(), &model.Request{Model: "claude-test", Messages: []model.Message{{Role: model.User, Text: anthInput}}})
-	var ae *model.APIError
+	var ae *wire.APIError
 	if !errors.As(err, &ae) || ae.Status != 401 || ae.Type != "authentication_error" || srv.Requests() != 1 {
 		t.Errorf("err = %v after %d requests", err, srv.Requests())
 	}
@@ -554,7 +555,7 @@ func TestAnthropicRejectionShown(t *testing.T) {
 		{Role: model.Assistant, ToolCalls: []tool.Call{{ID: "toolu_1", Name: "lookup_order", Args: `{"order_id":"A-991"}`}}},
 		{Role: model.ToolRole, CallID: "toolu_2", Text: "gold"},
 	}})
-	var ae *model.APIError
+	var ae *wire.APIError
 	if !errors.As(err, &ae) || ae.Status != 400 || ae.Attempts != 1 || srv.Requests() != 1 {
 		t.Fatalf("err = %#v after %d requests", err, srv.Requests())
 	}

@@ -1,4 +1,4 @@
-package model_test
+package wire_test
 
 import (
 	"bytes"

@@ -1,4 +1,4 @@
-package model
+package wire
 
 import (
 	"errors"
@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/dryfire-dev/dryfire/internal/model"
 	"github.com/dryfire-dev/dryfire/internal/tool"
 )
 
@@ -37,7 +38,7 @@ func TestFoldChat(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := &Response{Text: "Let me look.", ToolCalls: []tool.Call{{ID: "call_a", Name: "lookup", Args: `{"id":"A-1"}`}, {ID: "call_b", Name: "coupon", Args: "{}"}}, Usage: Usage{InputTokens: 12, OutputTokens: 5}}
+	want := &model.Response{Text: "Let me look.", ToolCalls: []tool.Call{{ID: "call_a", Name: "lookup", Args: `{"id":"A-1"}`}, {ID: "call_b", Name: "coupon", Args: "{}"}}, Usage: model.Usage{InputTokens: 12, OutputTokens: 5}}
 	if diff := cmp.Diff(want, r); diff != "" {
 		t.Errorf("folded answer (-want +got):\n%s", diff)
 	}
@@ -72,7 +73,7 @@ func TestFoldAnthropic(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.Text != "Let me look." || len(r.ToolCalls) != 1 || r.ToolCalls[0].ID != "toolu_1" || r.ToolCalls[0].Args != `{"id":"A-1"}` || r.Usage != (Usage{InputTokens: 20, OutputTokens: 15}) {
+	if r.Text != "Let me look." || len(r.ToolCalls) != 1 || r.ToolCalls[0].ID != "toolu_1" || r.ToolCalls[0].Args != `{"id":"A-1"}` || r.Usage != (model.Usage{InputTokens: 20, OutputTokens: 15}) {
 		t.Errorf("folded answer: %+v", r)
 	}
 	// The thinking block goes back on the next call with its signature.
@@ -96,7 +97,7 @@ func TestFoldResponses(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.Text != "hi" || r.Usage != (Usage{InputTokens: 3, OutputTokens: 1}) {
+	if r.Text != "hi" || r.Usage != (model.Usage{InputTokens: 3, OutputTokens: 1}) {
 		t.Errorf("folded answer: %+v", r)
 	}
 }

@@ -1,4 +1,4 @@
-package model
+package wire
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"testing"
 
+	"github.com/dryfire-dev/dryfire/internal/model"
 	"github.com/dryfire-dev/dryfire/internal/tool"
 )
 
@@ -29,12 +30,12 @@ func TestGeminiWire(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	req := &Request{System: "Be brief.", Tools: []ToolDef{{Name: "issue_refund", Description: "Refund.", InputSchema: map[string]any{"properties": map[string]any{}}}, {Name: "notify"}},
-		Messages: []Message{
-			{Role: User, Text: "Refund A-991."},
-			{Role: Assistant, ToolCalls: []tool.Call{{ID: "call_1_1", Name: "lookup_order", Args: `{"order_id": "A-991"}`}, {ID: "fc-1", Name: "notify", Args: ""}}},
-			{Role: ToolRole, CallID: "call_1_1", Text: `{"tier":"gold"}`},
-			{Role: ToolRole, CallID: "fc-1", Text: "mailbox full", IsError: true},
+	req := &model.Request{System: "Be brief.", Tools: []model.ToolDef{{Name: "issue_refund", Description: "Refund.", InputSchema: map[string]any{"properties": map[string]any{}}}, {Name: "notify"}},
+		Messages: []model.Message{
+			{Role: model.User, Text: "Refund A-991."},
+			{Role: model.Assistant, ToolCalls: []tool.Call{{ID: "call_1_1", Name: "lookup_order", Args: `{"order_id": "A-991"}`}, {ID: "fc-1", Name: "notify", Args: ""}}},
+			{Role: model.ToolRole, CallID: "call_1_1", Text: `{"tier":"gold"}`},
+			{Role: model.ToolRole, CallID: "fc-1", Text: "mailbox full", IsError: true},
 		}}
 	resp, err := m.Generate(context.Background(), req)
 	if err != nil {
@@ -50,10 +51,10 @@ func TestGeminiWire(t *testing.T) {
 		t.Errorf("sent %s %q\n%s\nwant\n%s", gotPath, gotKey, gotBody, want)
 	}
 	if resp.Text != "Refunding." || len(resp.ToolCalls) != 2 || resp.ToolCalls[0] != (tool.Call{ID: "call_2_1", Name: "issue_refund", Args: `{"order_id":"A-991"}`}) ||
-		resp.ToolCalls[1].ID != "fc-9" || resp.Usage != (Usage{InputTokens: 40, OutputTokens: 12}) || len(resp.Raw) == 0 {
+		resp.ToolCalls[1].ID != "fc-9" || resp.Usage != (model.Usage{InputTokens: 40, OutputTokens: 12}) || len(resp.Raw) == 0 {
 		t.Errorf("read %+v", resp)
 	}
-	if _, err := m.Generate(context.Background(), &Request{Messages: req.Messages[:1], Params: map[string]any{"contents": []any{}}}); err == nil {
+	if _, err := m.Generate(context.Background(), &model.Request{Messages: req.Messages[:1], Params: map[string]any{"contents": []any{}}}); err == nil {
 		t.Error("params.contents accepted")
 	}
 }
@@ -76,7 +77,7 @@ func TestGeminiStream(t *testing.T) {
 	}))
 	defer srv.Close()
 	m, _ := New(Options{Provider: "gemini", Model: "gemini-test", BaseURL: srv.URL + "/v1beta?x=1", Client: srv.Client()})
-	req := &Request{Messages: []Message{{Role: User, Text: "Refund A-991."}}, Params: map[string]any{"stream": true, "temperature": 0}}
+	req := &model.Request{Messages: []model.Message{{Role: model.User, Text: "Refund A-991."}}, Params: map[string]any{"stream": true, "temperature": 0}}
 	resp, err := m.Generate(context.Background(), req)
 	if err != nil {
 		t.Fatal(err)
@@ -86,7 +87,7 @@ func TestGeminiStream(t *testing.T) {
 	}
 	raw := `{"parts":[{"text":"Hm, refund.","thought":true,"thoughtSignature":"c2ln"},{"text":"Refunding A-991 & co."},{"functionCall":{"name":"issue_refund","args":{"order_id":"A-991"}}}],"role":"model"}`
 	if resp.Text != "Refunding A-991 & co." || len(resp.ToolCalls) != 1 || resp.ToolCalls[0] != (tool.Call{ID: "call_1_1", Name: "issue_refund", Args: `{"order_id":"A-991"}`}) ||
-		resp.Usage != (Usage{InputTokens: 40, OutputTokens: 12}) || string(resp.Raw) != raw {
+		resp.Usage != (model.Usage{InputTokens: 40, OutputTokens: 12}) || string(resp.Raw) != raw {
 		t.Errorf("read %+v\nraw %s\nwant %s", resp, resp.Raw, raw)
 	}
 }
@@ -99,7 +100,7 @@ func TestGeminiErrorsAndURL(t *testing.T) {
 	}))
 	defer srv.Close()
 	m, _ := New(Options{Provider: "gemini", Model: "gemini-test", BaseURL: srv.URL, Client: srv.Client()})
-	_, err := m.Generate(context.Background(), &Request{Messages: []Message{{Role: User, Text: "hi"}}})
+	_, err := m.Generate(context.Background(), &model.Request{Messages: []model.Message{{Role: model.User, Text: "hi"}}})
 	var ae *APIError
 	if !errors.As(err, &ae) || ae.Status != 400 || ae.Type != "INVALID_ARGUMENT" || ae.Message != "API key not valid." {
 		t.Errorf("error %v", err)

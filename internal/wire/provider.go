@@ -1,10 +1,11 @@
-package model
+package wire
 
 import (
 	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"github.com/dryfire-dev/dryfire/internal/model"
 	"io"
 	"math/rand/v2"
 	"net"
@@ -52,7 +53,7 @@ type Options struct {
 }
 
 // New returns the model for a real provider.
-func New(o Options) (Model, error) {
+func New(o Options) (model.Model, error) {
 	if o.Client == nil {
 		o.Client = http.DefaultClient
 	}
