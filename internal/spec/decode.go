@@ -41,6 +41,8 @@ type decoder struct {
 	cross cross
 
 	regexes map[string]*regexp.Regexp
+	// workspaces: whether each workspace named is inside the project root.
+	workspaces map[string]error
 
 	// kvs holds the entries of the mappings being decoded (pairs).
 	kvs []yamlpos.KV
@@ -331,6 +333,7 @@ func (x *decoder) caseOf(it yamlpos.Item, index int) *Case {
 		switch p.Key() {
 		case "name":
 			c.Name = str(p.Val)
+			x.checkCaseName(c.Name, p.V)
 		case "input":
 			c.Input = str(p.Val)
 		case "skip":

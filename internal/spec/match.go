@@ -9,6 +9,7 @@ import (
 	yaml "go.yaml.in/yaml/v4"
 
 	"github.com/dryfire-dev/dryfire/internal/reqmatch"
+	"github.com/dryfire-dev/dryfire/internal/safeio"
 	"github.com/dryfire-dev/dryfire/internal/yamlpos"
 )
 
@@ -177,6 +178,29 @@ func (x *decoder) fileCheck(c *Check, k, v *yaml.Node, val any) {
 func (x *decoder) checkWorkspace(s *Suite, command bool) {
 	if s.Workspace != "" && !command {
 		x.d.AddAt(yamlpos.Error, s.WorkspacePos, "%s", workspaceWhy)
+	} else if s.Workspace != "" {
+		x.confineWorkspace(s, s.Workspace, s.WorkspacePos)
+	}
+}
+
+// confineWorkspace reports a workspace outside the project root, as the
+// run refuses it (safeio.Confine, from the suite's directory), once per
+// name in a suite.
+func (x *decoder) confineWorkspace(s *Suite, name string, at yamlpos.Pos) {
+	if x.workspaces == nil {
+		x.workspaces = map[string]error{}
+	}
+	err, seen := x.workspaces[name]
+	if !seen {
+		_, err = safeio.Confine(s.ProjectRoot(), filepath.Dir(s.File), name)
+		x.workspaces[name] = err
+	}
+	if err != nil {
+		hint := ""
+		if errors.Is(err, safeio.ErrOutside) {
+			hint = "; paths in files stay inside the project root (give --root DIR to widen it)"
+		}
+		x.d.AddAt(yamlpos.Error, at, "workspace %s%s", safeio.Describe(name, err), hint)
 	}
 }
 
@@ -187,6 +211,8 @@ const workspaceWhy = "workspace is for suites whose agent is a program (agent.co
 func (x *decoder) checkCaseWorkspace(s *Suite, c *Case, command bool) {
 	if c.Workspace != "" && !command {
 		x.d.AddAt(yamlpos.Error, c.WorkspacePos, "%s", workspaceWhy)
+	} else if c.Workspace != "" {
+		x.confineWorkspace(s, c.Workspace, c.WorkspacePos)
 	}
 	ws, _ := s.WorkspaceOf(c)
 	for _, ch := range c.Expect {

@@ -1,6 +1,25 @@
 package spec
 
-import "hash/maphash"
+import (
+	"hash/maphash"
+	"strings"
+
+	yaml "go.yaml.in/yaml/v4"
+)
+
+// checkCaseName refuses a case name holding a control character other
+// than tab, newline and carriage return: the agent program's environment
+// cannot hold a NUL (every case of the suite failed at run time), and
+// XML 1.0 (a JUnit report) none of the others, which would name two cases
+// alike. Tab, newline and carriage return are escaped where a name is
+// printed; DEL and C1 controls too.
+func (x *decoder) checkCaseName(name string, at *yaml.Node) {
+	if i := strings.IndexFunc(name, badInName); i >= 0 {
+		x.errorf(at, "case name %q holds the control character U+%04X: a case name may hold tab, newline and carriage return but no other C0 control (the agent's environment cannot hold a NUL, nor a JUnit report the others); remove it", name, name[i])
+	}
+}
+
+func badInName(r rune) bool { return r < 0x20 && r != '\t' && r != '\n' && r != '\r' }
 
 // A nameSet is where each case name of a suite was first written, for
 // the duplicate check, in flat memory: the names one after another in one
