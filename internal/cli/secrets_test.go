@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/dryfire-dev/dryfire/internal/cli"
@@ -130,15 +131,28 @@ func TestHostileEscapedKeyNeverReachesACassette(t *testing.T) {
 }
 
 // The Gemini API takes its key in x-goog-api-key or in ?key=: an agent
-// whose own key is in the query, an upstream that echoes both the
-// environment's key and the query in its answer. Every output and every
-// file of the recording and of the CI replay is scanned for both keys.
+// whose own key is in the query (as key=, and as KEY=, hole 10 of issue
+// 36: a query parameter's name in another case was neither learned nor
+// dropped, so it was forwarded and printed), an upstream that echoes both
+// the environment's key and the query in its answer. Every output and
+// every file of the recording and of the CI replay (text, JSON, JUnit and
+// HTML reports, the cassette) is scanned for both keys.
 func TestHostileGeminiKeysNeverReachAnOutput(t *testing.T) {
 	if _, err := exec.LookPath("node"); err != nil {
 		t.Skip("node is not installed")
 	}
+	for _, param := range []string{"key", "KEY", "Key"} {
+		t.Run(param, func(t *testing.T) { geminiKeysNeverReachAnOutput(t, param) })
+	}
+}
+
+func geminiKeysNeverReachAnOutput(t *testing.T, param string) {
 	const envKey, ownKey = "AIza-env-secret-0123456789", "AIza-own-query-secret-9876"
+	var forwarded atomic.Bool // the client's own key reached the upstream
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.Contains(r.URL.RawQuery, ownKey) {
+			forwarded.Store(true)
+		}
 		text := "header " + r.Header.Get("X-Goog-Api-Key") + " query " + r.URL.RawQuery
 		body, _ := json.Marshal(map[string]any{"candidates": []any{map[string]any{"content": map[string]any{"parts": []any{map[string]any{"text": text}}, "role": "model"}, "finishReason": "STOP", "index": 0}},
 			"usageMetadata": map[string]any{"promptTokenCount": 3, "candidatesTokenCount": 2, "totalTokenCount": 5}, "modelVersion": "gemini-test"})
@@ -147,7 +161,7 @@ func TestHostileGeminiKeysNeverReachAnOutput(t *testing.T) {
 	}))
 	defer srv.Close()
 	dir := t.TempDir()
-	os.WriteFile(filepath.Join(dir, "agent.js"), []byte(`const res = await fetch(process.env.GOOGLE_GEMINI_BASE_URL + '/v1beta/models/gemini-test:generateContent?key=`+ownKey+`', {
+	os.WriteFile(filepath.Join(dir, "agent.mjs"), []byte(`const res = await fetch(process.env.GOOGLE_GEMINI_BASE_URL + '/v1beta/models/gemini-test:generateContent?`+param+`=`+ownKey+`', {
   method: 'POST', headers: {'content-type': 'application/json'},
   body: JSON.stringify({contents: [{role: 'user', parts: [{text: 'my key is `+ownKey+`'}]}]}),
 });
@@ -155,8 +169,8 @@ const a = await res.json();
 console.log(a.candidates ? a.candidates[0].content.parts[0].text : JSON.stringify(a));
 `), 0o644)
 	suite := filepath.Join(dir, "gemini.dryfire.yaml")
-	os.WriteFile(suite, []byte("version: 1\nname: gemini keys\nagent:\n  command: [node, agent.mjs]\ncases:\n  - name: echoed keys\n    input: hi\n    expect:\n      - output: {contains: header}\n"), 0o644)
-	os.Rename(filepath.Join(dir, "agent.js"), filepath.Join(dir, "agent.mjs"))
+	// The check fails, so that every report prints the output.
+	os.WriteFile(suite, []byte("version: 1\nname: gemini keys\nagent:\n  command: [node, agent.mjs]\ncases:\n  - name: echoed keys\n    input: hi\n    expect:\n      - output: {contains: header}\n      - output: {contains: never}\n"), 0o644)
 	t.Setenv("GEMINI_API_KEY", envKey)
 	t.Setenv("GOOGLE_GEMINI_BASE_URL", srv.URL)
 	t.Setenv("NO_COLOR", "1")
@@ -165,14 +179,20 @@ console.log(a.candidates ? a.candidates[0].content.parts[0].text : JSON.stringif
 		cli.Main(args, nil, &stdout, &stderr)
 		return stdout.String() + stderr.String()
 	}
-	out := run("run", "--record", "all", "--json", filepath.Join(dir, "record.json"), suite)
-	if !strings.Contains(out, "1 passed") {
-		t.Fatalf("the recording did not pass:\n%s", out)
+	reports := func(name string) []string {
+		return []string{"--json", filepath.Join(dir, name+".json"), "--junit", filepath.Join(dir, name+".xml"), "--html", filepath.Join(dir, name+".html")}
+	}
+	out := run(append(append([]string{"run", "--record", "all"}, reports("record")...), suite)...)
+	if !strings.Contains(out, "0 passed, 1 failed") || !strings.Contains(out, "header REDACTED query") {
+		t.Fatalf("the recording did not run, or its output is not in the report:\n%s", out)
+	}
+	if forwarded.Load() {
+		t.Errorf("the client's own key in ?%s= was forwarded, though GEMINI_API_KEY is set", param)
 	}
 	t.Setenv("CI", "true")
-	out += run("run", "--record", "none", "--json", filepath.Join(dir, "replay.json"), suite)
-	if strings.Count(out, "1 passed") != 2 {
-		t.Errorf("the replay did not pass:\n%s", out)
+	out += run(append(append([]string{"run", "--record", "none"}, reports("replay")...), suite)...)
+	if strings.Count(out, "0 passed, 1 failed") != 2 {
+		t.Errorf("the replay did not run as the recording:\n%s", out)
 	}
 	outputs := map[string]string{"output": out}
 	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
@@ -182,7 +202,7 @@ console.log(a.candidates ? a.candidates[0].content.parts[0].text : JSON.stringif
 		}
 		return nil
 	})
-	if len(outputs) < 4 {
+	if len(outputs) < 8 {
 		t.Fatalf("no cassette or reports: %v", outputs)
 	}
 	cassette := outputs[filepath.Join(dir, "cassettes", "gemini", "echoed-keys.json")]

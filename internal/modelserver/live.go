@@ -11,6 +11,7 @@ import (
 
 	"github.com/dryfire-dev/dryfire/internal/cassette"
 	"github.com/dryfire-dev/dryfire/internal/model"
+	"github.com/dryfire-dev/dryfire/internal/redact"
 )
 
 // Live calls. The client's auth header is replaced by the key of the
@@ -40,7 +41,7 @@ func clientKey(r *http.Request) string {
 	if k := r.Header.Get("X-Goog-Api-Key"); k != "" {
 		return k
 	}
-	if k := r.URL.Query().Get("key"); k != "" {
+	if k, _ := redact.Param(r.URL.Query(), "key"); k != "" {
 		return k
 	}
 	if k, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer "); ok {
@@ -165,9 +166,11 @@ func (e *recorded) upstreamRequest(r *http.Request, api API, body []byte) (*http
 	// A query of the base URL (an api-version, say) is kept, before the
 	// client's own (less a key in it that is not forwarded).
 	query := r.URL.RawQuery
-	if k := r.URL.Query().Get("key"); k != "" && (e.keys[api] != "" || isDummy(k)) {
+	if k, names := redact.Param(r.URL.Query(), "key"); k != "" && (e.keys[api] != "" || isDummy(k)) {
 		q := r.URL.Query()
-		q.Del("key")
+		for _, n := range names {
+			q.Del(n)
+		}
 		query = q.Encode()
 	}
 	switch {

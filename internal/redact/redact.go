@@ -102,6 +102,26 @@ func FromURL(raw string) []string {
 	return out
 }
 
+// Param is the value of the query parameter name in q whatever the case
+// of its letters there (?key=, ?KEY=, ?Key=: a client may send any, and
+// each must be learned and dropped as the others), and every name it has
+// in q, sorted; "" and none when q has none.
+func Param(q url.Values, name string) (string, []string) {
+	var names []string
+	for k := range q {
+		if strings.EqualFold(k, name) {
+			names = append(names, k)
+		}
+	}
+	slices.Sort(names)
+	for _, k := range names {
+		if v := q.Get(k); v != "" {
+			return v, names
+		}
+	}
+	return "", names
+}
+
 // Walk redacts, in place, every string reachable from p (a pointer):
 // fields, elements, map keys and values, and []byte as text.
 func (r Redactor) Walk(p any) {

@@ -106,3 +106,17 @@ func TestRedactSeesThroughEncodings(t *testing.T) {
 		}
 	}
 }
+
+// A query parameter is found whatever the case of its name (hole 10 of
+// issue 36: ?KEY= was neither learned nor dropped), with each of its
+// names, sorted.
+func TestParamAnyCase(t *testing.T) {
+	q, _ := url.ParseQuery("alt=sse&KEY=k-upper&key=&Key=k-mixed")
+	v, names := Param(q, "key")
+	if v != "k-upper" || strings.Join(names, ",") != "KEY,Key,key" {
+		t.Errorf("got %q %v", v, names)
+	}
+	if v, names := Param(q, "token"); v != "" || names != nil {
+		t.Errorf("none: got %q %v", v, names)
+	}
+}
