@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -36,9 +37,12 @@ type Script struct {
 }
 
 // Served is one request the script answered: its number (from 1, in
-// arrival order) and the turn (from 1) that answered it.
+// arrival order) and the turn (from 1) that answered it; Refused, when
+// the answer was an error (the turn calls a tool the request does not
+// offer).
 type Served struct {
 	Request, Turn int
+	Refused       bool
 }
 
 // NewScript serves the given turns.
@@ -142,6 +146,7 @@ func (s *Script) Pick(req *Request) (Pick, error) {
 		p := Pick{Request: n, Turn: i + 1, T: t, Last: v.last}
 		for _, c := range t.ToolCalls {
 			if !slices.ContainsFunc(req.Tools, func(d ToolDef) bool { return d.Name == c.Name }) {
+				s.log[len(s.log)-1].Refused = true
 				return p, &ToolNotOfferedError{Turn: i + 1, Request: n, Tool: c.Name, Offered: toolNames(req.Tools)}
 			}
 		}
@@ -174,6 +179,58 @@ func (s *Script) Served() []Served {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return slices.Clone(s.log)
+}
+
+// Unserved are the turns (from 1) no request was answered by, less the
+// optional ones: a case that leaves some fails, naming them.
+func (s *Script) Unserved() []int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []int
+	for i, t := range s.turns {
+		if !s.served[i] && !t.Optional {
+			out = append(out, i+1)
+		}
+	}
+	return out
+}
+
+// UnservedError is a run that ended with turns of its script never
+// served: the agent made fewer model calls than the script foresees, or
+// a turn's guard never held.
+type UnservedError struct {
+	Turns  []int    // the turns left, from 1
+	Served []Served // the requests answered, in order
+}
+
+func (e *UnservedError) Error() string {
+	var b strings.Builder
+	if len(e.Turns) == 1 {
+		fmt.Fprintf(&b, "script turn %d was never served", e.Turns[0])
+	} else {
+		fmt.Fprintf(&b, "script turns %s were never served", intList(e.Turns))
+	}
+	switch len(e.Served) {
+	case 0:
+		b.WriteString(": the agent made no model call")
+	case 1:
+		fmt.Fprintf(&b, ": the agent made 1 model call (%s)", servedList(e.Served))
+	default:
+		fmt.Fprintf(&b, ": the agent made %d model calls (%s)", len(e.Served), servedList(e.Served))
+	}
+	b.WriteString("; a turn the agent may not ask for is marked optional: true")
+	return b.String()
+}
+
+func intList(ns []int) string {
+	parts := make([]string, len(ns))
+	for i, n := range ns {
+		parts[i] = strconv.Itoa(n)
+	}
+	if len(parts) == 2 {
+		return parts[0] + " and " + parts[1]
+	}
+	return strings.Join(parts, ", ")
 }
 
 // Reset starts the script over.
@@ -352,7 +409,11 @@ func (e *NoTurnError) Error() string {
 func servedList(ss []Served) string {
 	parts := make([]string, len(ss))
 	for i, s := range ss {
-		parts[i] = fmt.Sprintf("turn %d (request %d)", s.Turn, s.Request)
+		if s.Refused {
+			parts[i] = fmt.Sprintf("turn %d (request %d, refused)", s.Turn, s.Request)
+		} else {
+			parts[i] = fmt.Sprintf("turn %d (request %d)", s.Turn, s.Request)
+		}
 	}
 	return strings.Join(parts, ", ")
 }

@@ -165,3 +165,38 @@ func TestScriptResponsesAreFresh(t *testing.T) {
 		t.Errorf("a response changed the script: %+v", b.ToolCalls[0])
 	}
 }
+
+// The turns left unserved, optional ones aside; a turn whose answer was
+// refused (it calls a tool the request does not offer) is listed as
+// refused, not as served, in what later errors say.
+func TestScriptUnservedAndRefused(t *testing.T) {
+	s := model.NewScript(script(t, `      - tool_calls: [{name: issue_refund}]
+      - text: one
+      - text: two
+        optional: true
+      - text: three
+`))
+	offers := &model.Request{Tools: []model.ToolDef{{Name: "lookup_order"}}}
+	if _, err := s.Pick(offers); err == nil {
+		t.Fatal("a turn calling a tool not offered was not refused")
+	}
+	if _, err := s.Pick(offers); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]int{4}, s.Unserved()); diff != "" {
+		t.Errorf("unserved (-want +got):\n%s", diff)
+	}
+	want := "script turn 4 was never served: the agent made 2 model calls (turn 1 (request 1, refused), turn 2 (request 2)); a turn the agent may not ask for is marked optional: true"
+	if got := (&model.UnservedError{Turns: s.Unserved(), Served: s.Served()}).Error(); got != want {
+		t.Errorf("got  %s\nwant %s", got, want)
+	}
+	s.Pick(offers)
+	s.Pick(offers)
+	_, err := s.Pick(offers)
+	if want := "model request 5 matches no turn of the script: all 4 turns are served (turn 1 (request 1, refused), turn 2 (request 2), turn 3 (request 3), turn 4 (request 4))"; err == nil || len(err.Error()) < len(want) || err.Error()[:len(want)] != want {
+		t.Errorf("got  %v\nwant %s…", err, want)
+	}
+	if len(s.Unserved()) != 0 {
+		t.Errorf("unserved %v", s.Unserved())
+	}
+}

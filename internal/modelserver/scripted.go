@@ -143,6 +143,18 @@ func (e *Endpoint) ScriptError() error {
 	return e.scr.err
 }
 
+// Unserved is a *model.UnservedError naming the turns of a scripted
+// case's script no request was answered by (optional ones aside), or nil.
+func (e *Endpoint) Unserved() error {
+	if e.scr == nil {
+		return nil
+	}
+	if turns := e.scr.script.Unserved(); len(turns) > 0 {
+		return &model.UnservedError{Turns: turns, Served: e.scr.script.Served()}
+	}
+	return nil
+}
+
 // IsScriptError says whether err is the script's (ScriptError).
 func IsScriptError(err error) bool {
 	var nt *model.NoTurnError

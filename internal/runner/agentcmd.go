@@ -230,6 +230,9 @@ type commandCase struct {
 	ws        *caseWorkspace // the program's workspace; nil when it has none
 	lv        *live          // the run's: judge checks ask their model through it
 	user      *simUser       // the case's simulated user; nil without user:
+	// sweeping: a fault sweep's point, which leads the agent another way
+	// than its script's every turn (no turn is then held unserved).
+	sweeping bool
 }
 
 // startCommand serves a case's tools (its world's operations in a world
@@ -273,7 +276,7 @@ func startCommand(j job, opts Options, lv *live, h *host, c report.Case, start t
 		endDrill(&c, drill)
 		return nil, done(c, drill, start)
 	}
-	return &commandCase{j: j, h: h, sc: sc, m: m, ep: ep, epErr: epErr, drill: drill, url: h.base + h.prefix + j.id, c: c, start: start, keepEmpty: true, lv: lv}, c
+	return &commandCase{j: j, h: h, sc: sc, m: m, ep: ep, epErr: epErr, drill: drill, url: h.base + h.prefix + j.id, c: c, start: start, keepEmpty: true, lv: lv, sweeping: opts.point != nil}, c
 }
 
 // endpointOptions are the options of case j's model endpoint: its
@@ -397,6 +400,10 @@ func (cc *commandCase) finish(ctx context.Context, res programResult) report.Cas
 			// The program most likely failed for the refusal: the
 			// script's error is the case's.
 			r.err, r.infra, r.failed = err, false, false
+		} else if r.err == nil && !cc.sweeping {
+			if err := ep.Unserved(); err != nil {
+				r.err, r.failed = err, true
+			}
 		}
 	} else if ep != nil {
 		r.cassette = ep

@@ -466,6 +466,12 @@ func runLoop(ctx context.Context, j job, opts Options, lv *live, c report.Case, 
 	r := ran{recs: sess.Records(), drill: drill, user: user, conv: tr.Conversation}
 	opts.point.modelError(err)
 	r.err, r.infra = loopError(err)
+	if sc, ok := m.(*model.Script); ok && r.err == nil && opts.point == nil {
+		// (A sweep's point leads the agent another way than every turn.)
+		if turns := sc.Unserved(); len(turns) > 0 {
+			r.err, r.failed = &model.UnservedError{Turns: turns, Served: sc.Served()}, true
+		}
+	}
 	if rec != nil {
 		r.cassette = savingRecorder{rec}
 	}
@@ -485,7 +491,7 @@ func loopModel(j job, lv *live, c *report.Case) (model.Model, *cassette.Recorder
 		c.Notes = append(c.Notes, NoteNeverRecorded)
 	}
 	if j.suite.Agent.Provider == provider.Script {
-		return model.NewScript(j.c.Script), nil, nil, nil
+		return model.NewScript(j.suite.ScriptOf(j.c)), nil, nil, nil
 	}
 	if !passthrough {
 		c.Cassette = j.cassette
@@ -498,7 +504,7 @@ func loopModel(j job, lv *live, c *report.Case) (model.Model, *cassette.Recorder
 func scriptCalls(j job) int {
 	n := 0
 	if j.suite.Agent.Provider == provider.Script {
-		for _, t := range j.c.Script {
+		for _, t := range j.suite.ScriptOf(j.c) {
 			n += len(t.ToolCalls)
 		}
 	}

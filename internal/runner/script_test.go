@@ -107,3 +107,69 @@ func TestCommandScriptErrors(t *testing.T) {
 	}
 	golden(t, "testdata/scripted_errors.golden", strings.ReplaceAll(b.String(), dir, "DIR"))
 }
+
+// A script the agent leaves unfinished fails the case, naming the turns
+// never served (it passed before: a case whose agent made no model call
+// at all passed with turns: 0), unless they are optional; the built-in
+// loop's scripted cases alike.
+func TestScriptUnservedTurns(t *testing.T) {
+	suite := func(agent string) string {
+		return `version: 1
+agent:
+  provider: script
+` + agent + `tools:
+  lookup_order:
+    input_schema: {type: object, properties: {order_id: {type: string}}}
+mocks:
+  lookup_order:
+    - return: {tier: gold}
+script:
+  - tool_calls: [{name: lookup_order, args: {order_id: A-1}}]
+  - text: Gold.
+cases:
+  - name: one turn too many
+    input: Look up A-1.
+    script:
+      - tool_calls: [{name: lookup_order, args: {order_id: A-1}}]
+      - text: Gold.
+      - text: never asked
+      - when: {tools: []}
+        text: A title
+  - name: optional turns
+    input: Look up A-1.
+    script:
+      - when: {tools: []}
+        optional: true
+        text: A title
+      - tool_calls: [{name: lookup_order, args: {order_id: A-1}}]
+      - text: Gold.
+      - text: never asked either
+        optional: true
+  - name: as scripted
+    input: Look up A-1.
+`
+	}
+	for _, tc := range []struct{ name, agent string }{
+		{"built-in loop", ""},
+		{"agent.command", fmt.Sprintf("  command: [%q, loop, http]\n", agentBinary(t))},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			suites := writeSuite(t, dir, "lookup.dryfire.yaml", suite(tc.agent))
+			rep, err := runner.Run(context.Background(), suites, runner.Options{Env: commandEnv()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			c := rep.Cases[0]
+			want := "script turns 3 and 4 were never served: the agent made 2 model calls (turn 1 (request 1), turn 2 (request 2)); a turn the agent may not ask for is marked optional: true"
+			if c.Status != report.Failed || c.Reason != want {
+				t.Errorf("%s: %s %q\nwant failed %q", c.Name, c.Status, c.Reason, want)
+			}
+			for _, c := range rep.Cases[1:] {
+				if c.Status != report.Passed {
+					t.Errorf("%s: %s %q", c.Name, c.Status, c.Reason)
+				}
+			}
+		})
+	}
+}

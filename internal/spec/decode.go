@@ -419,6 +419,8 @@ func (x *decoder) turn(it yamlpos.Item, index int) *Turn {
 			unknown = true
 		case "when":
 			t.When = x.guard(p)
+		case "optional":
+			t.Optional, _ = p.Val.(bool)
 		case "text":
 			t.Text = str(p.Val)
 			hasText = true

@@ -342,7 +342,10 @@ type Turn struct {
 	ToolCalls []*ScriptCall
 	// When, when set, is the guard on the requests the turn answers.
 	When *Guard
-	Pos  yamlpos.Pos
+	// Optional: the agent may never ask for it (a case does not fail for
+	// leaving it unserved).
+	Optional bool
+	Pos      yamlpos.Pos
 
 	broken bool // reported as an error: its reachability says nothing
 }
