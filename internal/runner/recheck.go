@@ -14,6 +14,7 @@ import (
 	"github.com/dryfire-dev/dryfire/internal/spec"
 	"github.com/dryfire-dev/dryfire/internal/tool"
 	"github.com/dryfire-dev/dryfire/internal/value"
+	"github.com/dryfire-dev/dryfire/internal/workspace"
 	"github.com/dryfire-dev/dryfire/internal/world"
 )
 
@@ -367,7 +368,10 @@ func storedFacts(c *report.Case) (*check.Facts, error) {
 		f.World = wf
 	}
 	if w := c.Workspace; w != nil && w.Kept != "" {
-		if st, err := os.Stat(w.Kept); err == nil && st.IsDir() {
+		if _, err := os.Stat(w.Kept); err == nil {
+			if err := workspace.CheckKept(w.Kept); err != nil {
+				return nil, err
+			}
 			f.Workspace = w.Kept
 		}
 	}

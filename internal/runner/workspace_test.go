@@ -178,3 +178,56 @@ def note(args):
 		t.Error("impl code wrote into the suite's directory")
 	}
 }
+
+// Hole 6 of issue 36: recheck reads a file check's file in the report's
+// workspace.kept, and a report may name any directory there. Only a
+// directory --keep-workspaces makes (dryfire-workspace-* in the temporary
+// directory, not a symlink) is read: a report naming another (/etc, one
+// outside the project, a dryfire-workspace-* link leading out) errs its
+// case, naming the bound, and no file there is read or printed.
+func TestRecheckKeptWorkspaceIsConfined(t *testing.T) {
+	dir := t.TempDir()
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	os.MkdirAll(filepath.Join(dir, "template"), 0o755)
+	outside := t.TempDir()
+	const secret = "TOP-SECRET-outside-the-project"
+	os.WriteFile(filepath.Join(outside, "secret.txt"), []byte(secret), 0o644)
+	os.WriteFile(filepath.Join(dir, "agent.sh"), []byte("echo mine > secret.txt\necho done\n"), 0o755)
+	suites := writeSuite(t, dir, "kept.dryfire.yaml", "version: 1\nworkspace: template\nagent:\n  command: [sh, agent.sh]\ncases:\n  - name: a\n    input: go\n    expect:\n      - file: {path: secret.txt, equals: never}\n")
+	opts := runner.Options{Record: cassette.None, Env: commandEnv(), KeepWorkspaces: true}
+	rep, err := runner.Run(context.Background(), suites, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := rep.Cases[0]; c.Status != report.Failed || c.Workspace == nil || c.Workspace.Kept == "" {
+		t.Fatalf("the run: %s %s, workspace %+v", c.Status, c.Reason, c.Workspace)
+	}
+	// The kept workspace is read.
+	again, err := runner.Recheck(context.Background(), suites, rep, "report.json", opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := again.Cases[0]; c.Status != report.Failed || !strings.Contains(strings.Join(report.Details(&c), "\n"), `"mine\n"`) {
+		t.Errorf("the kept workspace was not read: %s %s\n%s", c.Status, c.Reason, strings.Join(report.Details(&c), "\n"))
+	}
+	link := filepath.Join(tmp, "dryfire-workspace-link")
+	if err := os.Symlink(outside, link); err != nil {
+		t.Fatal(err)
+	}
+	for _, kept := range []string{outside, link, filepath.Join(tmp, "..", filepath.Base(outside))} {
+		rep.Cases[0].Workspace.Kept = kept
+		again, err := runner.Recheck(context.Background(), suites, rep, "report.json", opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		js, _ := again.JSON()
+		text := strings.Join(report.Details(&again.Cases[0]), "\n")
+		if strings.Contains(string(js)+text, secret) {
+			t.Errorf("kept %s: the file outside was read:\n%s", kept, text)
+		}
+		if c := again.Cases[0]; c.Status != report.Errored || !strings.Contains(c.Reason, "dryfire-workspace-") {
+			t.Errorf("kept %s: %s %q, want an error naming where workspaces are kept", kept, c.Status, c.Reason)
+		}
+	}
+}

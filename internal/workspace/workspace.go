@@ -89,11 +89,32 @@ func Scan(dir, root string) (*Template, error) {
 	return &Template{Dir: dir, files: sc.files, order: sc.order}, nil
 }
 
+// keptPrefix begins the name of every copy, in the temporary directory.
+const keptPrefix = "dryfire-workspace-"
+
+// CheckKept checks that dir, a report's workspace.kept, is a directory
+// Copy makes: keptPrefix* directly in the temporary directory, and not a
+// symlink. A report is data, and may name any directory there, whose files
+// a file check would read and print when the report is re-checked.
+func CheckKept(dir string) error {
+	tmp := os.TempDir()
+	bad := func(why string) error {
+		return fmt.Errorf("the report's workspace.kept %q is not a workspace dryfire kept (a %s* directory of %s, %s): not read", dir, keptPrefix, tmp, why)
+	}
+	if !filepath.IsAbs(dir) || filepath.Dir(filepath.Clean(dir)) != filepath.Clean(tmp) || !strings.HasPrefix(filepath.Base(dir), keptPrefix) {
+		return bad("the only place a workspace is kept")
+	}
+	if st, err := os.Lstat(dir); err != nil || !st.IsDir() {
+		return bad("not a symlink")
+	}
+	return nil
+}
+
 // Copy makes a new temporary directory holding a copy of the template
 // (modes kept; symlinks as Scan says) and returns its path. The caller
 // removes it.
 func (t *Template) Copy() (string, error) {
-	dst, err := os.MkdirTemp("", "dryfire-workspace-")
+	dst, err := os.MkdirTemp("", keptPrefix)
 	if err != nil {
 		return "", fmt.Errorf("making a workspace: %w", err)
 	}
