@@ -35,6 +35,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 )
@@ -56,7 +57,14 @@ func bwrap() (string, error) {
 			bwrapErr = errors.New("it needs bubblewrap (bwrap) to keep the agent from leaving it (with no capabilities, in a PID namespace of its own), and bwrap is not on PATH: install it (Debian and Ubuntu: apt-get install bubblewrap)")
 			return
 		}
-		probe := exec.Command(path, "--dev-bind", "/", "/", "--proc", "/proc", "--unshare-pid", "--cap-drop", "ALL", "--die-with-parent", "--new-session", "--", "/bin/sh", "-c", "exit 0")
+		filter, err := filterFile()
+		if err != nil {
+			bwrapErr = err
+			return
+		}
+		defer filter.Close()
+		probe := exec.Command(path, "--dev-bind", "/", "/", "--proc", "/proc", "--unshare-pid", "--cap-drop", "ALL", "--die-with-parent", "--new-session", "--seccomp", "3", "--", "/bin/sh", "-c", "exit 0")
+		probe.ExtraFiles = []*os.File{filter}
 		if out, err := probe.CombinedOutput(); err != nil {
 			bwrapErr = fmt.Errorf("bubblewrap (%s) cannot confine the agent here (%v: %s): it needs root, or unprivileged user namespaces", path, err, strings.TrimSpace(string(out)))
 			return
@@ -83,19 +91,20 @@ type confinement struct {
 }
 
 // wrap rewrites cmd to run under bwrap; its program, arguments,
-// directory and environment stay what they were.
-func (c *confinement) wrap(cmd *exec.Cmd) error {
+// directory and environment stay what they were. The file it returns
+// (the seccomp filter's pipe) is to close once cmd has started.
+func (c *confinement) wrap(cmd *exec.Cmd) (*os.File, error) {
 	if cmd.Err != nil {
-		return nil // cmd.Start says why the program cannot start
+		return nil, nil // cmd.Start says why the program cannot start
 	}
 	bw, err := bwrap()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	dir := cmd.Dir
 	if dir == "" {
 		if dir, err = os.Getwd(); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	dir, _ = filepath.Abs(dir)
@@ -173,6 +182,12 @@ func (c *confinement) wrap(cmd *exec.Cmd) error {
 	if n > 0 && c.sandbox {
 		hid = append(hid, fmt.Sprintf("%d Unix socket(s) of the machine", n))
 	}
+	filter, err := filterFile()
+	if err != nil {
+		return nil, err
+	}
+	args = append(args, "--seccomp", strconv.Itoa(3+len(cmd.ExtraFiles)))
+	cmd.ExtraFiles = append(cmd.ExtraFiles, filter)
 	args = append(args, "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try", "--cap-drop", "ALL", "--die-with-parent", "--new-session", "--chdir", dir, "--")
 	args = append(args, cmd.Path)
 	args = append(args, cmd.Args[1:]...)
@@ -180,7 +195,7 @@ func (c *confinement) wrap(cmd *exec.Cmd) error {
 	c.mu.Lock()
 	c.hid = hid
 	c.mu.Unlock()
-	return nil
+	return filter, nil
 }
 
 // What of the kernel's own files a confined program keeps (issue 36,

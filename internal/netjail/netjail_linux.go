@@ -133,12 +133,17 @@ func (j *Jail) Listener() net.Listener { return j.ln }
 // Start starts cmd inside the namespace (cmd.Start on its thread),
 // confined (confine_linux.go).
 func (j *Jail) Start(cmd *exec.Cmd) error {
-	if err := j.confine.wrap(cmd); err != nil {
+	filter, err := j.confine.wrap(cmd)
+	if err != nil {
 		return err
 	}
 	errc := make(chan error, 1)
 	j.jobs <- func() { errc <- cmd.Start() }
-	return <-errc
+	err = <-errc
+	if filter != nil {
+		filter.Close() // bwrap has its own
+	}
+	return err
 }
 
 // Close ends the namespace (once its programs have exited) and returns
