@@ -226,6 +226,7 @@ func (e *Engine) Close() {
 // ServeHTTP routes a request: control routes under /engine/, bindings
 // under /drills/ID/.
 func (e *Engine) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	toolserver.NoDate(w)
 	if !toolserver.Allowed(w, r) {
 		return
 	}

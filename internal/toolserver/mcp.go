@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"runtime/debug"
 	"sync"
 	"time"
 
@@ -46,7 +45,7 @@ type mcpServer struct {
 const maxBody = 4 << 20
 
 func newMCPServer(s *Scope) *mcpServer {
-	impl := &mcp.Implementation{Name: "dryfire", Title: "dryfire: " + s.suite.Name, Version: version()}
+	impl := &mcp.Implementation{Name: "dryfire", Title: "dryfire: " + s.suite.Name, Version: ServerVersion}
 	s.serverInfo, _ = json.Marshal(impl)
 	// Tools never change while serving; logging is there because
 	// clients may set a level (nothing is ever logged to them).
@@ -144,13 +143,11 @@ func (s *Scope) answering(tools []*mcp.Tool) mcp.Middleware {
 	}
 }
 
-// version is dryfire's module version, for serverInfo.
-func version() string {
-	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
-		return bi.Main.Version
-	}
-	return "dev"
-}
+// ServerVersion is the version serverInfo gives, fixed: clients hand
+// serverInfo to the model (Mastra puts a result's _meta into its text),
+// so dryfire's own version would change what a cassette recorded through
+// them holds at every upgrade.
+const ServerVersion = "1.0.0"
 
 // statelessKey marks the context of a request served by the stateless
 // handler: its calls use the scope's shared state.

@@ -69,6 +69,11 @@ func New(root *Scope, opts Options) *Server {
 	return s
 }
 
+// NoDate keeps net/http from writing a Date header on the answer: the
+// wall clock is not to reach an agent (a framework that prints a refused
+// answer's headers put it into the report; two runs differed).
+func NoDate(w http.ResponseWriter) { w.Header()["Date"] = nil }
+
 // Root is the scope served at the root paths; nil when there is none.
 func (s *Server) Root() *Scope { return s.root }
 
@@ -139,6 +144,7 @@ func validID(id string) bool {
 
 // ServeHTTP routes a request to its scope and route.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	NoDate(w)
 	if !Allowed(w, r) {
 		return
 	}

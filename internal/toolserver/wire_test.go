@@ -199,7 +199,7 @@ func TestWireModernStateless(t *testing.T) {
 	want := map[string]any{
 		"content":    []any{map[string]any{"type": "text", "text": `{"order_id":"A-991","tier":"gold"}`}},
 		"resultType": "complete",
-		"_meta":      map[string]any{"io.modelcontextprotocol/serverInfo": map[string]any{"name": "dryfire", "title": "dryfire: serve-test", "version": version()}},
+		"_meta":      map[string]any{"io.modelcontextprotocol/serverInfo": map[string]any{"name": "dryfire", "title": "dryfire: serve-test", "version": ServerVersion}},
 	}
 	if diff := cmp.Diff(want, at(call.decoded, "result")); diff != "" {
 		t.Errorf("tools/call (-want +got):\n%s", diff)
@@ -421,5 +421,47 @@ func TestWireCacheFieldsOnlyIn2026(t *testing.T) {
 		if at(ex.decoded, "result", "cacheScope") != "public" || at(ex.decoded, "result", "ttlMs") != 0.0 {
 			t.Errorf("2026-07-28: %s lacks the cache fields: %s", method, ex.body)
 		}
+	}
+}
+
+// Nothing of dryfire's own that changes reaches the agent: no answer
+// carries a Date header (net/http writes the wall clock by default), and
+// serverInfo holds a fixed version, not dryfire's (a framework hands it
+// to the model).
+func TestNothingVolatileReachesTheAgent(t *testing.T) {
+	model := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusBadRequest)
+		w.Write([]byte(`{"error":{"message":"refused"}}`))
+	})
+	hs := startServer(t, New(newTestScope(t, ""), Options{Model: model}))
+	get, err := http.Get(hs.URL + "/tools")
+	if err != nil {
+		t.Fatal(err)
+	}
+	get.Body.Close()
+	post, err := http.Post(hs.URL+"/v1/chat/completions", "application/json", strings.NewReader(`{}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	post.Body.Close()
+	notFound, err := http.Get(hs.URL + "/nothing/here")
+	if err != nil {
+		t.Fatal(err)
+	}
+	notFound.Body.Close()
+	legacy := rpc(t, hs.URL+"/mcp", nil, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"`+legacyVersion+`","capabilities":{},"clientInfo":{"name":"raw","version":"0"}}}`)
+	call := rpc(t, hs.URL+"/mcp", modernHeaders("tools/call", "lookup_order"), `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"lookup_order","arguments":{"order_id":"A-991"},`+modernMeta(modernVersion)+`}}`)
+	for what, h := range map[string]http.Header{"GET /tools": get.Header, "a model answer": post.Header, "a 404": notFound.Header,
+		"MCP initialize": legacy.header, "MCP tools/call": call.header} {
+		if d := h.Get("Date"); d != "" {
+			t.Errorf("%s: Date %q", what, d)
+		}
+	}
+	if got := at(legacy.decoded, "result", "serverInfo", "version"); got != "1.0.0" {
+		t.Errorf("initialize: serverInfo version %v (%s)", got, legacy.body)
+	}
+	if got := at(call.decoded, "result", "_meta", "io.modelcontextprotocol/serverInfo", "version"); got != "1.0.0" {
+		t.Errorf("tools/call: serverInfo version %v (%s)", got, call.body)
 	}
 }
