@@ -380,8 +380,8 @@ func (p *Project) run(ctx context.Context, opts *RunOptions, up runner.Upstream)
 		return nil, fmt.Errorf("trials must be between 1 and %d, not %d", runner.MaxTrials, opts.Trials)
 	}
 	if sh := opts.Shard; sh != nil {
-		if sh.Count < 1 || sh.Index < 1 || sh.Index > sh.Count {
-			return nil, fmt.Errorf("shard %d/%d: want I/N with 1 <= I <= N", sh.Index, sh.Count)
+		if sh.Count < 1 || sh.Index < 1 || sh.Index > sh.Count || sh.Count > MaxShards {
+			return nil, fmt.Errorf("shard %d/%d: want I/N with 1 <= I <= N <= %d", sh.Index, sh.Count, MaxShards)
 		}
 		ro.Shard = &runner.Shard{Index: sh.Index, Count: sh.Count, Build: sh.Build}
 		if sh.Durations != nil {

@@ -3,6 +3,8 @@ package dryfire
 import (
 	"fmt"
 	"strconv"
+
+	"github.com/dryfire-dev/dryfire/internal/report"
 )
 
 // ciShard is where one CI keeps a parallel job's index and the number of
@@ -25,8 +27,12 @@ var ciShards = []ciShard{
 		noTotal: "its total is the Job's spec.completions, which Kubernetes does not put in the environment"},
 }
 
-// maxShards bounds a shard count read from the environment.
-const maxShards = 1_000_000
+// MaxShards bounds the shards of a run: --shard I/N, the CI's variables
+// and the reports merge reads.
+const MaxShards = 1_000_000
+
+// Both lengths are 0 only when merge's bound is MaxShards.
+var _, _ [MaxShards - report.MaxShards][report.MaxShards - MaxShards]struct{}
 
 // ShardFromEnv finds this machine's part of a sharded run in the CI's
 // own variables: DRYFIRE_SHARD_INDEX (1-based) and DRYFIRE_SHARD_TOTAL,
@@ -76,8 +82,8 @@ func ShardFromEnv(getenv func(string) string, total int) (*Shard, string, error)
 		default:
 			return nil, "", fmt.Errorf("%s=%s is set but %s is not: set it to the number of shards, or give --shard auto/N", c.index, iv, c.total)
 		}
-		if count > maxShards {
-			return nil, "", fmt.Errorf("%s: at most %d shards, got %d", from, maxShards, count)
+		if count > MaxShards {
+			return nil, "", fmt.Errorf("%s: at most %d shards, got %d", from, MaxShards, count)
 		}
 		if index < c.base || index > count-1+c.base {
 			return nil, "", fmt.Errorf("%s=%s is out of range: %s numbers its %d shards %d to %d", c.index, iv, c.name, count, c.base, count-1+c.base)
@@ -95,15 +101,19 @@ func ShardFromEnv(getenv func(string) string, total int) (*Shard, string, error)
 		"or a Kubernetes Indexed Job (JOB_COMPLETION_INDEX, with --shard auto/N); or give --shard I/N")
 }
 
-// envNumber reads a shard variable: decimal digits only.
+// envNumber reads a shard variable: decimal digits only, at most
+// MaxShards.
 func envNumber(name, v string) (int, error) {
-	ok := len(v) <= 9
+	ok := v != ""
 	for i := 0; ok && i < len(v); i++ {
 		ok = v[i] >= '0' && v[i] <= '9'
 	}
 	if !ok {
 		return 0, fmt.Errorf("%s=%q is not a shard number (decimal digits)", name, v)
 	}
-	n, _ := strconv.Atoi(v)
+	n, err := strconv.Atoi(v)
+	if err != nil || n > MaxShards {
+		return 0, fmt.Errorf("%s=%q is too large: a run has at most %d shards", name, v, MaxShards)
+	}
 	return n, nil
 }

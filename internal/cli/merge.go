@@ -3,6 +3,7 @@ package cli
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -116,6 +117,9 @@ func parseShard(s string) (index, count int, err error) {
 	i, n, ok := strings.Cut(s, "/")
 	index, err1 := strconv.Atoi(i)
 	count, err2 := strconv.Atoi(n)
+	if ok && err1 == nil && (errors.Is(err2, strconv.ErrRange) || err2 == nil && count > dryfire.MaxShards) {
+		return 0, 0, fmt.Errorf("--shard %q: %s shards is too many: a run has at most %d", s, n, dryfire.MaxShards)
+	}
 	if !ok || err1 != nil || err2 != nil || count < 1 || index < 1 || index > count {
 		return 0, 0, fmt.Errorf("--shard %q: want I/N, this machine's part I of N (1 <= I <= N), e.g. --shard 2/3", s)
 	}
@@ -135,8 +139,8 @@ func runShard(e *env, s string) (*dryfire.Shard, error) {
 	total := 0
 	if n, ok := strings.CutPrefix(s, "auto/"); ok {
 		var err error
-		if total, err = strconv.Atoi(n); err != nil || total < 1 || total > 1_000_000 {
-			return nil, usageErr("--shard %q: want auto/N, N the number of shards (1 to 1000000), e.g. --shard auto/3", s)
+		if total, err = strconv.Atoi(n); err != nil || total < 1 || total > dryfire.MaxShards {
+			return nil, usageErr("--shard %q: want auto/N, N the number of shards (1 to %d), e.g. --shard auto/3", s, dryfire.MaxShards)
 		}
 	}
 	sh, from, err := dryfire.ShardFromEnv(e.getenv, total)

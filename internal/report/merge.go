@@ -47,7 +47,11 @@ func Merge(reps []*Report, names []string) (*Report, error) {
 		}
 	}
 	first := reps[0].Shard
-	seen := make([]string, first.Count+1)
+	if first.Count > MaxShards {
+		return nil, fmt.Errorf("%s says it is shard %d of %d: a run has at most %d shards (report.MaxShards)", names[0], first.Index, first.Count, MaxShards)
+	}
+	seen := make(map[int]string, len(reps))
+	total := 0 // the cases the reports hold
 	for i, r := range reps {
 		s := r.Shard
 		switch {
@@ -65,15 +69,29 @@ func Merge(reps []*Report, names []string) (*Report, error) {
 			return nil, fmt.Errorf("%s has %d cases but places for %d: the report was changed after the run", names[i], len(r.Cases), len(s.Positions))
 		}
 		seen[s.Index] = names[i]
+		total += len(r.Cases)
 	}
-	var missing []string
-	for k := 1; k <= first.Count; k++ {
-		if seen[k] == "" {
-			missing = append(missing, fmt.Sprintf("%d/%d", k, first.Count))
+	if len(seen) < first.Count {
+		// The first few missing are among the first len(seen)+10.
+		var missing []string
+		for k := 1; k <= first.Count && len(missing) < 10; k++ {
+			if seen[k] == "" {
+				missing = append(missing, fmt.Sprintf("%d/%d", k, first.Count))
+			}
 		}
+		more := ""
+		if n := first.Count - len(seen) - len(missing); n > 0 {
+			more = fmt.Sprintf(" and %d more", n)
+		}
+		return nil, fmt.Errorf("shard %s%s missing: give the reports of all %d shards", strings.Join(missing, ", "), more, first.Count)
 	}
-	if len(missing) > 0 {
-		return nil, fmt.Errorf("shard %s missing: give the reports of all %d shards", strings.Join(missing, ", "), first.Count)
+	if first.Cases < 0 {
+		return nil, fmt.Errorf("%s says the run has %d cases", names[0], first.Cases)
+	}
+	if first.Cases > total {
+		// Fewer cases than the run's: a gap, found without a place for
+		// each of the cases the reports say the run has.
+		return nil, fmt.Errorf("no shard has case %d of %d: the shards leave a gap", firstGap(reps)+1, first.Cases)
 	}
 	out := &Report{Cases: make([]Case, first.Cases)}
 	filled := make([]string, first.Cases)
@@ -110,6 +128,28 @@ func Merge(reps []*Report, names []string) (*Report, error) {
 	}
 	out.Coverage = cov
 	return out, nil
+}
+
+// MaxShards bounds the shards of a run (run --shard I/N, the CI's
+// variables) and so of a merge.
+const MaxShards = 1_000_000
+
+// firstGap is the first place no shard's positions hold.
+func firstGap(reps []*Report) int {
+	var all []int
+	for _, r := range reps {
+		all = append(all, r.Shard.Positions...)
+	}
+	slices.Sort(all)
+	gap := 0
+	for _, p := range all {
+		if p == gap {
+			gap++
+		} else if p > gap {
+			break
+		}
+	}
+	return gap
 }
 
 func short(hash string) string {

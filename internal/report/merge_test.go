@@ -1,6 +1,7 @@
 package report
 
 import (
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -53,5 +54,42 @@ func TestMergeOrdersAndTallies(t *testing.T) {
 	}
 	if !m.Cases[2].Infra || m.Cases[0].Live != 7 {
 		t.Errorf("infra %v, live %d: want the shard's", m.Cases[2].Infra, m.Cases[0].Live)
+	}
+}
+
+// Hole 5 of issue 36: a shard report's count and cases were trusted, and
+// merge allocated by them (count or cases of 2e9: a fatal out of memory;
+// 1e8: 140 s, 6 GB). They are checked against what the reports hold, and
+// the count against the bound of run --shard, with bounded memory.
+func TestMergeTrustsNoCount(t *testing.T) {
+	names := []string{"one.json", "two.json"}
+	for _, tc := range []struct {
+		name string
+		reps []*Report
+		want string
+	}{
+		{"count 2e9", []*Report{shardOf(1, 2_000_000_000, 3, 0, 1), shardOf(2, 2_000_000_000, 3, 2)},
+			"one.json says it is shard 1 of 2000000000: a run has at most 1000000 shards (report.MaxShards)"},
+		{"count 1e6", []*Report{shardOf(1, 1_000_000, 3, 0, 1), shardOf(2, 1_000_000, 3, 2)},
+			"shard 3/1000000, 4/1000000, 5/1000000, 6/1000000, 7/1000000, 8/1000000, 9/1000000, 10/1000000, 11/1000000, 12/1000000 and 999988 more missing: give the reports of all 1000000 shards"},
+		{"cases 2e9", []*Report{shardOf(1, 2, 2_000_000_000, 0, 1), shardOf(2, 2, 2_000_000_000, 2)},
+			"no shard has case 4 of 2000000000: the shards leave a gap"},
+		{"cases 1e8 and a gap first", []*Report{shardOf(1, 2, 100_000_000, 1, 2), shardOf(2, 2, 100_000_000, 3)},
+			"no shard has case 1 of 100000000: the shards leave a gap"},
+		{"negative cases", []*Report{shardOf(1, 2, -1, 0, 1), shardOf(2, 2, -1, 2)},
+			"one.json says the run has -1 cases"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var before, after runtime.MemStats
+			runtime.ReadMemStats(&before)
+			_, err := Merge(tc.reps, names)
+			runtime.ReadMemStats(&after)
+			if err == nil || err.Error() != tc.want {
+				t.Errorf("got %v\nwant %s", err, tc.want)
+			}
+			if n := after.TotalAlloc - before.TotalAlloc; n > 1<<20 {
+				t.Errorf("merging 3 cases allocated %d bytes", n)
+			}
+		})
 	}
 }
