@@ -27,7 +27,6 @@ package netjail
 // docs/agents.md, "Sandbox"; the choice of bubblewrap: docs/decisions.md.
 
 import (
-	"bufio"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -168,8 +167,12 @@ func (c *confinement) wrap(cmd *exec.Cmd) (*os.File, error) {
 		args = append(args, more...)
 		cmd.Env = append(cmd.Env, "TMPDIR=/tmp")
 	}
+	sockets, err := machineSockets()
+	if err != nil {
+		return nil, err
+	}
 	n := 0
-	for _, s := range unixSockets() {
+	for _, s := range sockets {
 		if under(s, hid) && !under(s, shown) {
 			continue // hidden already
 		}
@@ -227,6 +230,9 @@ func kernelArgs() []string {
 			args = append(args, "--ro-bind", p, p)
 		}
 	}
+	// bubblewrap's pid 1 (the reaper) takes the seccomp filter a moment
+	// after the program may start: its memory is no way around it.
+	args = append(args, "--ro-bind", "/dev/null", "/proc/1/mem", "--ro-bind", "/dev/null", "/proc/1/task/1/mem")
 	for _, p := range maskedPaths {
 		st, err := os.Lstat(p)
 		switch {
@@ -370,58 +376,6 @@ func toolchains(cmd *exec.Cmd, hide []string) []string {
 		}
 	}
 	return out
-}
-
-// unixSockets are the paths of the Unix sockets bound in the machine's
-// network namespace that exist as sockets now.
-func unixSockets() []string {
-	// This thread's: never a jail's (those run only their jobs), while
-	// the process's main thread may be one.
-	f, err := os.Open("/proc/thread-self/net/unix")
-	if err != nil {
-		if f, err = os.Open("/proc/net/unix"); err != nil {
-			return nil
-		}
-	}
-	defer f.Close()
-	seen := map[string]bool{}
-	var out []string
-	sc := bufio.NewScanner(f)
-	sc.Scan() // the header
-	for sc.Scan() {
-		p, ok := socketPath(sc.Text())
-		if !ok {
-			continue // unbound, or abstract (@…: per namespace already)
-		}
-		if seen[p] {
-			continue
-		}
-		seen[p] = true
-		if st, err := os.Lstat(p); err == nil && st.Mode()&os.ModeSocket != 0 {
-			out = append(out, p)
-		}
-	}
-	slices.Sort(out)
-	return out
-}
-
-// socketPath is the path of a line of /proc/net/unix: what follows its
-// seven fields (Num RefCount Protocol Flags Type St Inode), spaces and
-// all, when it is a path.
-func socketPath(line string) (string, bool) {
-	rest := line
-	for range 7 {
-		rest = strings.TrimLeft(rest, " ")
-		i := strings.IndexByte(rest, ' ')
-		if i < 0 {
-			return "", false
-		}
-		rest = rest[i:]
-	}
-	if len(rest) < 2 || rest[0] != ' ' || rest[1] != '/' {
-		return "", false
-	}
-	return rest[1:], true
 }
 
 func under(p string, dirs []string) bool {

@@ -68,6 +68,22 @@ func sandboxRun(t *testing.T, network string) report.Case {
 	elsewhere := t.TempDir()
 	listenUnix(filepath.Join(dir, "project.sock"))
 	listenUnix(filepath.Join(elsewhere, "other.sock"))
+	// A hard link to a socket, in the project (issue 36, hole 7): the
+	// socket is its inode, and it connected by the other name. On a
+	// filesystem of its own, small to search (on the root filesystem the
+	// search passes netjail.MaxSocketSearch, and the case does not start).
+	hardlink := ""
+	if fsys := filepath.Join(dir, "fs"); os.Mkdir(fsys, 0o755) == nil && syscall.Mount("tmpfs", fsys, "tmpfs", 0, "size=1m") == nil {
+		t.Cleanup(func() { syscall.Unmount(fsys, syscall.MNT_DETACH) })
+		os.Mkdir(filepath.Join(fsys, "a"), 0o755)
+		listenUnix(filepath.Join(fsys, "a", "linked.sock"))
+		hardlink = filepath.Join(fsys, "hardlink.sock")
+		if err := os.Link(filepath.Join(fsys, "a", "linked.sock"), hardlink); err != nil {
+			t.Fatal(err)
+		}
+	} else {
+		t.Log("no tmpfs could be mounted: the hard link proves nothing")
+	}
 	home, err := os.UserHomeDir()
 	if err != nil {
 		t.Skip("no home directory")
@@ -86,6 +102,7 @@ func sandboxRun(t *testing.T, network string) report.Case {
 	env := append([]string{
 		"OPENAI_BASE_URL=" + srv.URL + "/v1", fmt.Sprintf("TEST_OTHER_PORT=%d", port), "HOME=" + home,
 		"TEST_SOCKET_PROJECT=" + filepath.Join(dir, "project.sock"), "TEST_SOCKET_ELSEWHERE=" + filepath.Join(elsewhere, "other.sock"),
+		"TEST_SOCKET_HARDLINK=" + hardlink,
 		"TEST_SECRET=" + secret, "TEST_PROJECT=" + dir, fmt.Sprintf("TEST_OUTSIDE_PID=%d", os.Getpid()),
 	}, kernelKnobs(t)...)
 	rep, err := runner.Run(context.Background(), suites, runner.Options{Record: cassette.Once, Env: commandEnv(env...)})
@@ -172,7 +189,7 @@ func TestSandbox(t *testing.T) {
 	for try, want := range map[string]string{
 		"model": "on it", "mcp tool": "True", "http tool": "True",
 		"reach 127.0.0.1": "refused", "setns": "refused", "nsenter": "refused",
-		"unix socket in the project": "refused", "unix socket elsewhere": "refused",
+		"unix socket in the project": "refused", "unix socket elsewhere": "refused", "unix socket by a hard link": "refused",
 		"read home": "refused", "write project": "refused", "write /etc": "refused",
 		"write tmp": "could", "write workspace": "could",
 		"see a process outside": "refused", "signal a process outside": "refused", "capabilities": "refused",
@@ -218,7 +235,7 @@ func TestIsolatedConfines(t *testing.T) {
 	for try, want := range map[string]string{
 		"model": "on it", "mcp tool": "True", "http tool": "True",
 		"reach 127.0.0.1": "refused", "setns": "refused", "nsenter": "refused",
-		"unix socket in the project": "refused", "unix socket elsewhere": "refused",
+		"unix socket in the project": "refused", "unix socket elsewhere": "refused", "unix socket by a hard link": "refused",
 		"read home": "could", "write project": "could",
 		"see a process outside": "refused", "signal a process outside": "refused", "capabilities": "refused",
 	} {
