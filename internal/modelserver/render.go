@@ -284,6 +284,7 @@ type (
 		Arguments string `json:"arguments"`
 		CallID    string `json:"call_id"`
 		Name      string `json:"name"`
+		Namespace string `json:"namespace,omitempty"` // of a tool offered in a namespace
 	}
 	responseFunctionTool struct {
 		Type        string `json:"type"`
@@ -377,8 +378,9 @@ func renderResponses(w *wireRequest, text string, calls []scriptedCall, u model.
 			Content: []responseText{{Type: "output_text", Annotations: []any{}, Logprobs: []any{}, Text: text}}})
 	}
 	for i, c := range calls {
+		space, name := splitNS(list(w.echo["tools"]), c.name)
 		output = append(output, responseFunctionCall{ID: "fc_dryfire_" + ns + "_" + strconv.Itoa(i+1), Type: "function_call", Status: "completed",
-			Arguments: c.args, CallID: c.id, Name: c.name})
+			Arguments: c.args, CallID: c.id, Name: name, Namespace: space})
 	}
 	tools := []any{}
 	for _, t := range list(w.echo["tools"]) {

@@ -257,3 +257,32 @@ func TestScriptGuards(t *testing.T) {
 		t.Errorf("not offered: %d %s\nwant %s", r.status, r.body, wantErr)
 	}
 }
+
+// A Responses namespace's tool (Codex's MCP server dryfire is the
+// namespace mcp__dryfire) is scripted as NAMESPACE__NAME; its call goes
+// out as the name within the namespace, and comes back so too.
+func TestScriptResponsesNamespace(t *testing.T) {
+	yes := true
+	e := mustNew(t, Options{Scripted: true, Script: []*spec.Turn{
+		{ToolCalls: []*spec.ScriptCall{{ID: "call_1", Name: "mcp__dryfire__run_check", ArgsJSON: `{"target":"all"}`}}},
+		{Text: "done", When: &spec.Guard{Result: &yes, ResultOf: "mcp__dryfire__run_check"}},
+	}})
+	root := serve(t, e, "")
+	tools := `"tools":[{"type":"function","name":"exec_command"},{"type":"namespace","name":"mcp__dryfire","description":"Tools in the mcp__dryfire namespace.","tools":[{"type":"function","name":"run_check","parameters":{"type":"object"}}]}]`
+	r := post(t, http.DefaultClient, root, OpenAIResponses, `{"model":"m","input":"Check it.",`+tools+`}`)
+	var out struct {
+		Output []struct{ Type, Name, Namespace, Arguments string }
+	}
+	if err := json.Unmarshal(r.body, &out); r.status != 200 || err != nil || len(out.Output) != 1 {
+		t.Fatalf("%d %s", r.status, r.body)
+	}
+	if o := out.Output[0]; o.Type != "function_call" || o.Name != "run_check" || o.Namespace != "mcp__dryfire" || o.Arguments != `{"target":"all"}` {
+		t.Errorf("the call: %+v", o)
+	}
+	r = post(t, http.DefaultClient, root, OpenAIResponses, `{"model":"m","input":[{"role":"user","content":"Check it."},`+
+		`{"type":"function_call","call_id":"call_1","name":"run_check","namespace":"mcp__dryfire","arguments":"{}"},`+
+		`{"type":"function_call_output","call_id":"call_1","output":"ok"}],`+tools+`}`)
+	if r.status != 200 || !strings.Contains(string(r.body), `"text":"done"`) {
+		t.Errorf("the result of the namespaced call: %d %s", r.status, r.body)
+	}
+}

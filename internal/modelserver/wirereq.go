@@ -87,12 +87,23 @@ func chatTools(m map[string]any) []model.ToolDef {
 
 // namedTools are tools with a name at the top (Anthropic's; Responses'
 // function tools when functions is set).
+//
+// A Responses namespace's tools are named NAMESPACE__NAME (Codex's MCP
+// server "dryfire" is the namespace mcp__dryfire: mcp__dryfire__TOOL, as
+// Claude Code names it), its calls carrying the namespace apart.
 func namedTools(v any, functions bool) []model.ToolDef {
 	var out []model.ToolDef
 	for _, t := range list(v) {
 		tm, _ := t.(map[string]any)
 		if functions {
-			if typ, _ := tm["type"].(string); typ != "function" && typ != "custom" {
+			typ, _ := tm["type"].(string)
+			if ns, _ := tm["name"].(string); typ == "namespace" && ns != "" {
+				for _, in := range namedTools(tm["tools"], true) {
+					out = append(out, model.ToolDef{Name: nsName(ns, in.Name)})
+				}
+				continue
+			}
+			if typ != "function" && typ != "custom" {
 				continue
 			}
 		}
@@ -101,6 +112,29 @@ func namedTools(v any, functions bool) []model.ToolDef {
 		}
 	}
 	return out
+}
+
+// nsName is the name of tool name of namespace ns.
+func nsName(ns, name string) string { return ns + "__" + name }
+
+// splitNS is the namespace and name a Responses call of tool name is
+// made with: the namespace of the request's tools that holds it, or
+// none.
+func splitNS(tools []any, name string) (ns, inner string) {
+	for _, t := range tools {
+		tm, _ := t.(map[string]any)
+		n, _ := tm["name"].(string)
+		if tm["type"] != "namespace" || !strings.HasPrefix(name, n+"__") {
+			continue
+		}
+		for _, in := range list(tm["tools"]) {
+			im, _ := in.(map[string]any)
+			if iname, _ := im["name"].(string); nsName(n, iname) == name {
+				return n, iname
+			}
+		}
+	}
+	return "", name
 }
 
 func list(v any) []any {
@@ -185,6 +219,9 @@ func responsesInput(v any) []model.Message {
 		case typ == "function_call" || typ == "custom_tool_call":
 			id, _ := it["call_id"].(string)
 			name, _ := it["name"].(string)
+			if ns, _ := it["namespace"].(string); ns != "" {
+				name = nsName(ns, name)
+			}
 			// Consecutive calls are one assistant turn.
 			if n := len(out); n > 0 && out[n-1].Role == model.Assistant && len(out[n-1].ToolCalls) > 0 {
 				out[n-1].ToolCalls = append(out[n-1].ToolCalls, tool.Call{ID: id, Name: name})

@@ -85,6 +85,7 @@ func (j *Jail) Confined() []string {
 type confinement struct {
 	sandbox bool
 	read    []string // Options.Read
+	write   []string // Options.Write
 	mu      sync.Mutex
 	hid     []string // what the last start hid, for Confined
 }
@@ -136,6 +137,7 @@ func (c *confinement) wrap(cmd *exec.Cmd) (*os.File, error) {
 		if ws := envOf(cmd.Env, "DRYFIRE_WORKSPACE"); ws != "" {
 			rw = append(rw, ws)
 		}
+		rw = append(rw, c.write...)
 		var more []string
 		more, shown = binds(ro, rw, hide)
 		args = append(args, more...)
@@ -150,7 +152,7 @@ func (c *confinement) wrap(cmd *exec.Cmd) (*os.File, error) {
 		args = append(args, "--tmpfs", "/tmp")
 		hid = []string{"/tmp"}
 		var rw []string
-		keep := append(slices.Clone(c.read), programFiles(cmd, dir)...)
+		keep := append(slices.Concat(c.read, c.write), programFiles(cmd, dir)...)
 		keep = append(keep, envOf(cmd.Env, "DRYFIRE_WORKSPACE"), envOf(cmd.Env, "HOME"), dir)
 		for _, p := range keep {
 			// The whole directory of /tmp it is in: a project's siblings

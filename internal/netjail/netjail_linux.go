@@ -55,7 +55,7 @@ func Available() error {
 func New(port int, o *Options) (*Jail, error) {
 	j := &Jail{port: port, jobs: make(chan func()), done: make(chan struct{}), readDone: make(chan struct{}), seen: tally{}, confine: &confinement{}}
 	if o != nil {
-		j.confine.sandbox, j.confine.read = o.Sandbox, o.Read
+		j.confine.sandbox, j.confine.read, j.confine.write = o.Sandbox, o.Read, o.Write
 	}
 	ready := make(chan error, 1)
 	go j.run(ready, o)

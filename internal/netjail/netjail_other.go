@@ -25,6 +25,7 @@ type Options struct {
 	Resolver string
 	Sandbox  bool
 	Read     []string
+	Write    []string
 }
 
 func (*Jail) Listener() net.Listener    { return nil }

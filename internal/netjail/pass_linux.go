@@ -50,6 +50,9 @@ type Options struct {
 	// Read are directories a sandboxed program may still read where they
 	// are hidden (the project's directory).
 	Read []string
+	// Write are directories a sandboxed program may write besides its
+	// workspace (a coding CLI's private home, made by dryfire).
+	Write []string
 }
 
 type passer struct {

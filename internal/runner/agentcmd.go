@@ -179,8 +179,20 @@ func runCommand(ctx context.Context, j job, opts Options, lv *live, c report.Cas
 	if impl != nil {
 		impl.setDir(ws.path())
 	}
+	var cr *cliRun // agent.cli
+	var write []string
+	if j.suite.Agent.CLI != "" {
+		if cr, err = prepareCLI(ctx, j, cc.url, ws.path()); err != nil {
+			cc.abandon()
+			cc.ws.finish(&c)
+			c.Status, c.Reason = report.Errored, err.Error()
+			return done(c, drill, start)
+		}
+		defer cr.close()
+		write = []string{cr.home}
+	}
 	mode, dflt := networkOf(&j.suite.Agent, opts, lv.getenv)
-	jail, note, err := lv.host.openJail(mode, dflt, programDir(j, opts))
+	jail, note, err := lv.host.openJail(mode, dflt, programDir(j, opts), write)
 	if err != nil {
 		cc.abandon()
 		cc.ws.finish(&c)
@@ -202,8 +214,11 @@ func runCommand(ctx context.Context, j job, opts Options, lv *live, c report.Cas
 		cc.user = user
 		tk = &talk{user: user, turn: func() int { return int(cc.m.arrived.Load()) }}
 	}
-	res := runProgram(ctx, j, opts, lv, cc.url, ws, jail, tk)
+	res := runProgram(ctx, j, opts, lv, cc.url, ws, jail, tk, cr)
 	c = cc.finish(ctx, res)
+	if u := cr.untested(); u != "" && (c.Status == report.Failed || c.Status == report.Errored) {
+		c.Reason += "; " + u
+	}
 	if jail != nil {
 		networkFindings(&c, mode, res.attempts, jail.Confined())
 	}

@@ -48,7 +48,8 @@ func networkOf(a *spec.Agent, opts Options, getenv func(string) string) (mode st
 // openJail makes a case's namespace and serves the host in it. nil and a
 // note: the default could not isolate (the program runs open); nil and
 // an error: isolated was asked for and cannot be had.
-func (h *host) openJail(mode string, dflt bool, dir string) (j *netjail.Jail, note string, err error) {
+// write are directories it may write besides its workspace, sandboxed.
+func (h *host) openJail(mode string, dflt bool, dir string, write []string) (j *netjail.Jail, note string, err error) {
 	if mode != spec.NetworkIsolated && mode != spec.NetworkReport && mode != spec.NetworkSandboxed {
 		return nil, "", nil
 	}
@@ -63,7 +64,7 @@ func (h *host) openJail(mode string, dflt bool, dir string) (j *netjail.Jail, no
 			return nil, "network: not isolated, although CI is set (" + err.Error() + "); agent.network: open says that is intended", nil
 		}
 	}
-	o := &netjail.Options{Read: []string{dir}} // isolated
+	o := &netjail.Options{Read: []string{dir}, Write: write} // isolated
 	switch mode {
 	case spec.NetworkReport:
 		o.Pass = true

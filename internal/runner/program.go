@@ -42,14 +42,23 @@ type talk struct {
 //
 // With jail, the program runs in that network namespace (and the jail is
 // closed when it has exited, its attempts in the result).
-func runProgram(ctx context.Context, j job, opts Options, lv *live, prefix string, ws *caseWorkspace, jail *netjail.Jail, tk *talk) programResult {
+//
+// With cr, the program is a coding-agent CLI (agent.cli): its command line
+// and its variables are the adapter's.
+func runProgram(ctx context.Context, j job, opts Options, lv *live, prefix string, ws *caseWorkspace, jail *netjail.Jail, tk *talk, cr *cliRun) programResult {
 	a := &j.suite.Agent
 	dir := filepath.Dir(j.suite.File)
 	if opts.CommandDir != "" {
 		dir = opts.CommandDir
 	}
 	ps := program.Spec{Argv: ws.command(dir, a.Command), Command: a.Command, Dir: dir, Stdin: j.c.Input, Timeout: j.plan.Limits.RunTimeout, Jail: jail}
+	if cr != nil {
+		ps.Argv = cr.argv
+	}
 	ps.Env = agentEnv(lv.env, prefix, j.c, j.suite.World != "", j.suite.Agent.Env, httpEnv(prefix, j.plan.Suite.World)...)
+	if cr != nil {
+		ps.Env = cr.environ(ps.Env, a.Env)
+	}
 	if len(opts.MCPBridge) > 0 {
 		ps.Env = append(ps.Env, bridgeEnv(opts.MCPBridge, prefix+"/mcp")...)
 	}

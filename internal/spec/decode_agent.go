@@ -57,6 +57,8 @@ func (x *decoder) agent(agent yamlpos.KV) Agent {
 		case "port":
 			a.Port, _ = x.integer(p.V, p.Val)
 			a.PortPos = x.pos(p.V)
+		case "cli":
+			a.CLI, a.CLIPos = str(p.Val), x.pos(p.V)
 		case "command":
 			a.CommandPos = x.pos(p.K)
 			for _, e := range yamlpos.Items(p.V, p.Val) {
@@ -68,7 +70,12 @@ func (x *decoder) agent(agent yamlpos.KV) Agent {
 		_, pv := yamlpos.Lookup(agent.V, "provider")
 		x.errorf(pv, "provider openai-compatible needs agent.base_url (the server's URL, e.g. http://localhost:11434/v1)")
 	}
-	if ck, _ := yamlpos.Lookup(agent.V, "command"); ck != nil {
+	if a.CLI != "" && len(a.Command) == 0 {
+		// Found at run time (internal/runner/cli.go).
+		a.Command, a.CLIFound, a.CommandPos = []string{CLIExecutable(a.CLI)}, true, a.CLIPos
+	}
+	ck, _ := yamlpos.Lookup(agent.V, "command")
+	if cl, _ := yamlpos.Lookup(agent.V, "cli"); ck != nil || cl != nil {
 		x.commandAgent(agent.V, &a)
 	} else {
 		x.azureAgent(agent.V, &a)

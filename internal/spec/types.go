@@ -144,6 +144,14 @@ type Agent struct {
 	// names the API the program calls.
 	Command    []string
 	CommandPos yamlpos.Pos // of the command key
+	// CLI is the coding-agent CLI run through dryfire's adapter
+	// (agent.cli: CLIClaudeCode, CLICodex, CLIGemini); "" for none.
+	// Command is then the CLI's executable and arguments of the user's:
+	// its name alone when agent.command is not written (CLIFound), which
+	// the runner looks for in node_modules/.bin and on PATH.
+	CLI      string
+	CLIPos   yamlpos.Pos
+	CLIFound bool
 	Pos        yamlpos.Pos // of the agent key
 	// ProviderPos is the position of the provider value.
 	ProviderPos yamlpos.Pos
@@ -164,6 +172,25 @@ type Agent struct {
 	// on (agent.port); 0: a free port.
 	Port    int
 	PortPos yamlpos.Pos
+}
+
+// The coding-agent CLIs of agent.cli, and the executable each is found
+// by when agent.command does not give it.
+const (
+	CLIClaudeCode = "claude-code"
+	CLICodex      = "codex"
+	CLIGemini     = "gemini-cli"
+)
+
+// CLIExecutable is the name of the executable of an agent.cli.
+func CLIExecutable(cli string) string {
+	switch cli {
+	case CLIClaudeCode:
+		return "claude"
+	case CLIGemini:
+		return "gemini"
+	}
+	return cli
 }
 
 // EnvVar is one variable of agent.env.
