@@ -152,7 +152,7 @@ type Agent struct {
 	CLI      string
 	CLIPos   yamlpos.Pos
 	CLIFound bool
-	Pos        yamlpos.Pos // of the agent key
+	Pos      yamlpos.Pos // of the agent key
 	// ProviderPos is the position of the provider value.
 	ProviderPos yamlpos.Pos
 	// Match are the agent's request matching rules.
