@@ -119,7 +119,7 @@ func rel(path string) (string, bool) {
 }
 
 // TestLayering fails when a package imports one of its own layer or of a
-// layer above it, when a package is in no layer, and when a shipped
+// layer above it (test support aside), when a package is in no layer, and when a shipped
 // package (the command, the library, drill) depends on test support.
 func TestLayering(t *testing.T) {
 	imports, order := goList(t, "./...")
@@ -130,7 +130,9 @@ func TestLayering(t *testing.T) {
 			continue
 		}
 		for _, imp := range imports[pkg] {
-			if li := layerOf(imp); li >= 0 && li <= l {
+			// Test support may use any package (the fakes speak the
+			// wire's shapes); nothing shipped may use it.
+			if li := layerOf(imp); li >= 0 && li <= l && l < len(layers)-1 {
 				t.Errorf("%s (layer %d, %s) imports %s (layer %d, %s): a package imports only packages of layers below its own", name(pkg), l+1, layers[l].name, name(imp), li+1, layers[li].name)
 			}
 		}

@@ -20,6 +20,7 @@ import (
 	"github.com/dryfire-dev/dryfire/internal/spec"
 	"github.com/dryfire-dev/dryfire/internal/suggest"
 	"github.com/dryfire-dev/dryfire/internal/toolserver"
+	"github.com/dryfire-dev/dryfire/internal/wire"
 	"github.com/dryfire-dev/dryfire/internal/world"
 )
 
@@ -213,8 +214,8 @@ func ToolServerRoutes() []Route {
 		}
 		out = append(out, rt)
 	}
-	for _, p := range modelserver.Paths {
-		out = append(out, Route{Method: http.MethodPost, Path: p, Doc: modelserver.PathDoc(p), Serves: "model"})
+	for _, p := range wire.Paths {
+		out = append(out, Route{Method: http.MethodPost, Path: p, Doc: wire.PathDoc(p), Serves: "model"})
 	}
 	return out
 }
@@ -316,7 +317,7 @@ func (p *Project) ToolServer(opts *ServeOptions) (*ToolServer, error) {
 	} else if opts.Actor != "" {
 		return nil, fmt.Errorf("%s has no world: an actor (%q) is for world suites", s.File, opts.Actor)
 	}
-	o := toolserver.Options{Model: opts.Model, ModelRoutes: modelserver.Paths}
+	o := toolserver.Options{Model: opts.Model, ModelRoutes: wire.Paths}
 	if opts.Model == nil {
 		o.NoModelHint = "dryfire serve --http serves one with --case NAME: that case's cassette"
 	}

@@ -9,20 +9,21 @@ import (
 	"testing"
 
 	"github.com/dryfire-dev/dryfire/internal/cassette"
+	"github.com/dryfire-dev/dryfire/internal/wire"
 )
 
 func TestAzurePaths(t *testing.T) {
-	for path, want := range map[string]API{
-		"/openai/deployments/gpt-4o/chat/completions": OpenAIChat,
-		"/openai/deployments/gpt-4o/responses":        OpenAIResponses,
-		"/openai/v1/chat/completions":                 OpenAIChat,
-		"/openai/v1/responses":                        OpenAIResponses,
-		"/openai/responses":                           OpenAIResponses,
+	for path, want := range map[string]wire.API{
+		"/openai/deployments/gpt-4o/chat/completions": wire.OpenAIChat,
+		"/openai/deployments/gpt-4o/responses":        wire.OpenAIResponses,
+		"/openai/v1/chat/completions":                 wire.OpenAIChat,
+		"/openai/v1/responses":                        wire.OpenAIResponses,
+		"/openai/responses":                           wire.OpenAIResponses,
 		"/openai/deployments//chat/completions":       "",
 		"/openai/deployments/gpt-4o/embeddings":       "",
 		"/openai/chat/completions/x":                  "",
 	} {
-		if got, ok := RouteOf(path); got != want || ok != (want != "") {
+		if got, ok := wire.RouteOf(path); got != want || ok != (want != "") {
 			t.Errorf("RouteOf(%s) = %q %v, want %q", path, got, ok, want)
 		}
 	}
@@ -34,7 +35,7 @@ func TestAzurePaths(t *testing.T) {
 // offline; the cassette holds no key.
 func TestAzureOpenAI(t *testing.T) {
 	const path = "/openai/deployments/gpt-4o/chat/completions?api-version=2024-10-21"
-	body := conversation(OpenAIChat, false)[0]
+	body := conversation(wire.OpenAIChat, false)[0]
 	postAzure := func(root string) reply {
 		req, _ := http.NewRequest(http.MethodPost, root+path, strings.NewReader(body))
 		req.Header.Set("Api-Key", DummyKey)

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/dryfire-dev/dryfire/internal/cassette"
+	"github.com/dryfire-dev/dryfire/internal/wire"
 )
 
 // discard is a ResponseWriter that keeps nothing.
@@ -33,13 +34,13 @@ func (*readCloser) Close() error { return nil }
 func recorded3(b *testing.B, stream bool) (Options, []string) {
 	b.Helper()
 	dir := b.TempDir()
-	fake := newFake(OpenAIChat)
+	fake := newFake(wire.OpenAIChat)
 	o := upstreamOptions(caseOptions(dir, cassette.Once), fake.URL)
 	e := mustNew(b, o)
 	root := serve(b, e, "")
-	conv := conversation(OpenAIChat, stream)
+	conv := conversation(wire.OpenAIChat, stream)
 	for _, body := range conv {
-		if r := post(b, http.DefaultClient, root, OpenAIChat, body); r.status != 200 {
+		if r := post(b, http.DefaultClient, root, wire.OpenAIChat, body); r.status != 200 {
 			b.Fatalf("%d %s", r.status, r.body)
 		}
 	}

@@ -16,6 +16,7 @@ import (
 	"testing"
 
 	"github.com/dryfire-dev/dryfire/internal/cassette"
+	"github.com/dryfire-dev/dryfire/internal/wire"
 )
 
 // recordedDir records the 3-turn conversation of f against its fake into
@@ -76,7 +77,7 @@ func TestByContentConcurrentClients(t *testing.T) {
 // the first difference, in the API's own shape; it changes nothing for
 // the requests after it.
 func TestByContentMiss(t *testing.T) {
-	f := flavour{OpenAIChat, false}
+	f := flavour{wire.OpenAIChat, false}
 	dir, want := recordedDir(t, f)
 	o := caseOptions(dir, cassette.None)
 	o.ByContent = true
@@ -118,7 +119,7 @@ func TestByContentMiss(t *testing.T) {
 // A cassette edited by hand, its bodies laid out otherwise and a number
 // written 120.50: still matched, by value.
 func TestByContentHandEditedCassette(t *testing.T) {
-	f := flavour{OpenAIChat, false}
+	f := flavour{wire.OpenAIChat, false}
 	dir, want := recordedDir(t, f)
 	o := caseOptions(dir, cassette.None)
 	data, err := os.ReadFile(o.File)
@@ -142,7 +143,7 @@ func TestByContentHandEditedCassette(t *testing.T) {
 // ByContent applies to replay only: with no cassette yet (mode once) the
 // requests are recorded in order, as they come.
 func TestByContentRecordsInOrder(t *testing.T) {
-	f := flavour{Anthropic, true}
+	f := flavour{wire.Anthropic, true}
 	dir := t.TempDir()
 	fake := newFake(f.api)
 	defer fake.Close()
@@ -173,7 +174,7 @@ func TestNoRecordsMemoryFlat(t *testing.T) {
 	if testing.Short() {
 		t.Skip("100,000 replays")
 	}
-	f := flavour{OpenAIChat, true}
+	f := flavour{wire.OpenAIChat, true}
 	dir, _ := recordedDir(t, f)
 	o := caseOptions(dir, cassette.None)
 	o.ByContent, o.NoRecords, o.CoalesceStreams = true, true, true
@@ -240,7 +241,7 @@ func TestByContentWireBytes(t *testing.T) {
 // rawTurns sends the turns of conv to e over one raw keep-alive
 // connection, times times in a row each, as an SDK sends them, and gives
 // each raw answer (status line, headers but Date, body) to got.
-func rawTurns(t *testing.T, e http.Handler, api API, conv []string, times int, got func(k int, answer []byte)) {
+func rawTurns(t *testing.T, e http.Handler, api wire.API, conv []string, times int, got func(k int, answer []byte)) {
 	t.Helper()
 	srv := httptest.NewServer(e)
 	defer srv.Close()
@@ -251,7 +252,7 @@ func rawTurns(t *testing.T, e http.Handler, api API, conv []string, times int, g
 	defer c.Close()
 	br := bufio.NewReader(c)
 	auth := "Authorization: Bearer " + DummyKey + "\r\n"
-	if api == Anthropic {
+	if api == wire.Anthropic {
 		auth = "Anthropic-Version: 2023-06-01\r\nX-Api-Key: " + DummyKey + "\r\n"
 	}
 	for k, body := range conv {

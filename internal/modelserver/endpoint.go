@@ -30,7 +30,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"strings"
 	"sync"
 
 	"github.com/dryfire-dev/dryfire/internal/cassette"
@@ -38,93 +37,8 @@ import (
 	"github.com/dryfire-dev/dryfire/internal/pause"
 	"github.com/dryfire-dev/dryfire/internal/reqmatch"
 	"github.com/dryfire-dev/dryfire/internal/spec"
+	"github.com/dryfire-dev/dryfire/internal/wire"
 )
-
-// API is a model API the endpoint serves.
-type API string
-
-const (
-	// OpenAIChat is POST /v1/chat/completions.
-	OpenAIChat API = "openai-chat"
-	// OpenAIResponses is POST /v1/responses.
-	OpenAIResponses API = "openai-responses"
-	// Anthropic is POST /v1/messages.
-	Anthropic API = "anthropic"
-	// Gemini is POST /v1beta/models/{model}:generateContent and
-	// :streamGenerateContent (gemini.go).
-	Gemini API = "gemini"
-	// GeminiCountTokens is POST /v1beta/models/{model}:countTokens: an
-	// answer, but no turn of the case.
-	GeminiCountTokens API = "gemini-count-tokens"
-)
-
-// Routes are the paths served (after any prefix is stripped) and their
-// API; the Gemini route is a pattern ({model} is any model's name, *
-// generateContent, streamGenerateContent or countTokens): RouteOf reads
-// a path.
-var Routes = map[string]API{
-	"/v1/chat/completions": OpenAIChat,
-	"/v1/responses":        OpenAIResponses,
-	"/v1/messages":         Anthropic,
-	geminiRoute:            Gemini,
-}
-
-// RouteOf is the API of a path (after any prefix is stripped), and
-// whether it is a model route: the fixed routes without hashing the
-// path, then the Gemini pattern.
-func RouteOf(path string) (API, bool) {
-	switch path {
-	case "/v1/chat/completions":
-		return OpenAIChat, true
-	case "/v1/responses":
-		return OpenAIResponses, true
-	case "/v1/messages":
-		return Anthropic, true
-	}
-	if strings.HasPrefix(path, "/openai/") {
-		return azurePath(path)
-	}
-	if _, method, ok := geminiPath(path); ok {
-		if method == "countTokens" {
-			return GeminiCountTokens, true
-		}
-		return Gemini, true
-	}
-	return "", false
-}
-
-// Turn says whether a successful answer of the API is a turn of the
-// case (a token count is not).
-func (a API) Turn() bool { return a != GeminiCountTokens }
-
-// Name is the API's name for people.
-func (a API) Name() string {
-	switch a {
-	case OpenAIChat:
-		return "OpenAI Chat Completions"
-	case OpenAIResponses:
-		return "OpenAI Responses"
-	case Anthropic:
-		return "Anthropic Messages"
-	case Gemini:
-		return "Gemini generateContent"
-	case GeminiCountTokens:
-		return "Gemini countTokens"
-	}
-	return string(a)
-}
-
-// PathDoc says what a path of Paths serves, for people.
-func PathDoc(p string) string {
-	if p == geminiRoute {
-		return "Gemini generateContent, stream, countTokens"
-	}
-	return Routes[p].Name()
-}
-
-// Paths are the keys of Routes in the order they are listed (help texts,
-// the tool server's 404 answer).
-var Paths = []string{"/v1/chat/completions", "/v1/responses", "/v1/messages", geminiRoute}
 
 // DummyKey is a key to give an agent's SDK when no real key is set, so
 // that it starts: a client key that starts with "dryfire-" is never sent
@@ -226,7 +140,7 @@ type Options struct {
 
 // Call is one model request the endpoint answered.
 type Call struct {
-	API      API
+	API      wire.API
 	Status   int  // the status answered
 	Replayed bool // from the cassette (false: live, or refused)
 	Streamed bool // an event stream
@@ -260,7 +174,7 @@ type Endpoint struct {
 // answerer answers one model request of a case, whole: it writes the
 // answer (or the refusal) and notes the call (Endpoint.note).
 type answerer interface {
-	answer(w http.ResponseWriter, r *http.Request, api API, body []byte)
+	answer(w http.ResponseWriter, r *http.Request, api wire.API, body []byte)
 }
 
 // answer is a recorded response as it is written: headers ready, usage
@@ -302,7 +216,7 @@ func New(o Options) (*Endpoint, error) {
 
 // ServeHTTP implements http.Handler.
 func (e *Endpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	api, ok := RouteOf(r.URL.Path)
+	api, ok := wire.RouteOf(r.URL.Path)
 	if !ok {
 		notFound(w, r)
 		return

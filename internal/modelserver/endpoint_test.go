@@ -15,6 +15,7 @@ import (
 	"github.com/dryfire-dev/dryfire/internal/cassette"
 	"github.com/dryfire-dev/dryfire/internal/model"
 	"github.com/dryfire-dev/dryfire/internal/test/fakeapi"
+	"github.com/dryfire-dev/dryfire/internal/wire"
 )
 
 // record plays the conversation of f through an endpoint in mode, against
@@ -147,7 +148,7 @@ func TestRecordThenReplay(t *testing.T) {
 }
 
 // usageOfReplies totals what the answers say, read independently.
-func usageOfReplies(api API, rs []reply) (u model.Usage) {
+func usageOfReplies(api wire.API, rs []reply) (u model.Usage) {
 	for _, r := range rs {
 		var evs []string
 		if bytes.HasPrefix(r.body, []byte("{")) {
@@ -167,17 +168,17 @@ func usageOfReplies(api API, rs []reply) (u model.Usage) {
 			obj := func(m map[string]any, k string) map[string]any { x, _ := m[k].(map[string]any); return x }
 			num := func(m map[string]any, k string) int { f, _ := m[k].(float64); return int(f) }
 			switch {
-			case api == OpenAIChat && obj(v, "usage") != nil:
+			case api == wire.OpenAIChat && obj(v, "usage") != nil:
 				u.InputTokens += num(obj(v, "usage"), "prompt_tokens")
 				u.OutputTokens += num(obj(v, "usage"), "completion_tokens")
-			case api == OpenAIResponses && (v["object"] == "response" || v["type"] == "response.completed"):
+			case api == wire.OpenAIResponses && (v["object"] == "response" || v["type"] == "response.completed"):
 				us := obj(v, "usage")
 				if us == nil {
 					us = obj(obj(v, "response"), "usage")
 				}
 				u.InputTokens += num(us, "input_tokens")
 				u.OutputTokens += num(us, "output_tokens")
-			case api == Anthropic && (v["type"] == "message" || v["type"] == "message_start"):
+			case api == wire.Anthropic && (v["type"] == "message" || v["type"] == "message_start"):
 				us := obj(v, "usage")
 				if us == nil {
 					us = obj(obj(v, "message"), "usage")
@@ -186,7 +187,7 @@ func usageOfReplies(api API, rs []reply) (u model.Usage) {
 				if v["type"] == "message" {
 					u.OutputTokens += num(us, "output_tokens")
 				}
-			case api == Anthropic && v["type"] == "message_delta":
+			case api == wire.Anthropic && v["type"] == "message_delta":
 				u.OutputTokens += num(obj(v, "usage"), "output_tokens")
 			}
 		}
@@ -205,7 +206,7 @@ type errorBody struct {
 	} `json:"error"`
 }
 
-func checkErrorShape(t *testing.T, api API, r reply, status int) errorBody {
+func checkErrorShape(t *testing.T, api wire.API, r reply, status int) errorBody {
 	t.Helper()
 	if r.status != status {
 		t.Errorf("status %d, want %d: %s", r.status, status, r.body)
@@ -221,9 +222,9 @@ func checkErrorShape(t *testing.T, api API, r reply, status int) errorBody {
 	json.Unmarshal(keys["error"], &inner)
 	var b errorBody
 	json.Unmarshal(r.body, &b)
-	if api == Anthropic {
+	if api == wire.Anthropic {
 		if len(keys) != 2 || b.Type != "error" || len(inner) != 2 || b.Error.Type == "" || b.Error.Message == "" {
-			t.Errorf("not the Anthropic error shape: %s", r.body)
+			t.Errorf("not the wire.Anthropic error shape: %s", r.body)
 		}
 	} else {
 		_, hasParam := inner["param"]
@@ -265,8 +266,8 @@ func TestReplayProblems(t *testing.T) {
 						t.Errorf("message lacks %q:\n%s", want, msg)
 					}
 				}
-				if f.api != Anthropic {
-					want := map[API]string{OpenAIChat: "messages[3].content", OpenAIResponses: "input[2].output"}[f.api]
+				if f.api != wire.Anthropic {
+					want := map[wire.API]string{wire.OpenAIChat: "messages[3].content", wire.OpenAIResponses: "input[2].output"}[f.api]
 					if b.Error.Code == nil || *b.Error.Code != CodeMismatch || b.Error.Param == nil || *b.Error.Param != want {
 						t.Errorf("code %v, param %v; want %s", str(b.Error.Code), str(b.Error.Param), want)
 					}
@@ -293,7 +294,7 @@ func TestReplayProblems(t *testing.T) {
 				if !strings.Contains(b.Error.Message, "model request 4 goes beyond the recording in "+o.File+", which holds 3 interactions") {
 					t.Errorf("message: %s", b.Error.Message)
 				}
-				if f.api != Anthropic && (b.Error.Code == nil || *b.Error.Code != CodeBeyond) {
+				if f.api != wire.Anthropic && (b.Error.Code == nil || *b.Error.Code != CodeBeyond) {
 					t.Errorf("code %v", b.Error.Code)
 				}
 			})
@@ -334,7 +335,7 @@ func TestMissingCassette(t *testing.T) {
 		t.Fatalf("New = %v, want a MissingError", err)
 	}
 	root := serve(t, Refuse(err), "/c")
-	for _, api := range []API{OpenAIChat, OpenAIResponses, Anthropic} {
+	for _, api := range []wire.API{wire.OpenAIChat, wire.OpenAIResponses, wire.Anthropic} {
 		r := post(t, http.DefaultClient, root, api, `{}`)
 		b := checkErrorShape(t, api, r, 400)
 		if !strings.Contains(b.Error.Message, "no cassette for this case: "+o.File) {
@@ -350,7 +351,7 @@ func TestMissingCassette(t *testing.T) {
 }
 
 func TestRoutes(t *testing.T) {
-	fake := newFake(OpenAIChat)
+	fake := newFake(wire.OpenAIChat)
 	defer fake.Close()
 	e := mustNew(t, upstreamOptions(caseOptions(t.TempDir(), cassette.Once), fake.URL))
 	root := serve(t, e, "/c")
@@ -358,12 +359,12 @@ func TestRoutes(t *testing.T) {
 		method, path string
 		header       string
 		status       int
-		api          API
+		api          wire.API
 	}{
-		{"GET", "/v1/chat/completions", "", 405, OpenAIChat},
-		{"POST", "/v1/embeddings", "", 404, OpenAIChat},
-		{"POST", "/v1/messages/count_tokens", "", 404, Anthropic},
-		{"POST", "/v2/x", "2023-06-01", 404, Anthropic},
+		{"GET", "/v1/chat/completions", "", 405, wire.OpenAIChat},
+		{"POST", "/v1/embeddings", "", 404, wire.OpenAIChat},
+		{"POST", "/v1/messages/count_tokens", "", 404, wire.Anthropic},
+		{"POST", "/v2/x", "2023-06-01", 404, wire.Anthropic},
 	} {
 		req, _ := http.NewRequest(tc.method, root+tc.path, strings.NewReader("{}"))
 		if tc.header != "" {
@@ -391,11 +392,11 @@ func TestRoutes(t *testing.T) {
 // written.
 func TestKeys(t *testing.T) {
 	const envKey, clientKeyValue = "sk-env-key-123456", "sk-client-own-987654"
-	for _, api := range []API{OpenAIChat, Anthropic} {
+	for _, api := range []wire.API{wire.OpenAIChat, wire.Anthropic} {
 		t.Run(string(api), func(t *testing.T) {
 			body := conversation(api, false)[0]
 			authHeader := func(k string) []string {
-				if api == Anthropic {
+				if api == wire.Anthropic {
 					return []string{"X-Api-Key", k}
 				}
 				return []string{"Authorization", "Bearer " + k}
@@ -451,7 +452,7 @@ func TestKeys(t *testing.T) {
 					t.Errorf("cassette:\n%s", data)
 				}
 			})
-			t.Run("no key for a public API", func(t *testing.T) {
+			t.Run("no key for a public wire.API", func(t *testing.T) {
 				tr := newDialCounter()
 				o := caseOptions(t.TempDir(), cassette.Once)
 				o.Transport = tr
@@ -459,7 +460,7 @@ func TestKeys(t *testing.T) {
 				r := post(t, http.DefaultClient, serve(t, e, "/c"), api, body)
 				b := checkErrorShape(t, api, r, 400)
 				env := "OPENAI_API_KEY"
-				if api == Anthropic {
+				if api == wire.Anthropic {
 					env = "ANTHROPIC_API_KEY"
 				}
 				if !strings.Contains(b.Error.Message, "model request 1 is not in the recording "+o.File+", so it must go to the live model, but "+env+" is not set") {
@@ -501,7 +502,7 @@ func TestKeys(t *testing.T) {
 
 // Answers the SDKs retry are passed on and not recorded; the retry is.
 func TestRetriedAnswersAreNotRecorded(t *testing.T) {
-	for _, api := range []API{OpenAIChat, Anthropic} {
+	for _, api := range []wire.API{wire.OpenAIChat, wire.Anthropic} {
 		fake := newFake(api)
 		fake.Fail(fakeapi.Fault{Status: 429, RetryAfter: "0"}, fakeapi.Fault{Status: 529})
 		o := upstreamOptions(caseOptions(t.TempDir(), cassette.Once), fake.URL)
@@ -532,16 +533,16 @@ func TestRetriedAnswersAreNotRecorded(t *testing.T) {
 // the calls of every API an agent uses.
 func TestNewModeAndMixedAPIs(t *testing.T) {
 	dir := t.TempDir()
-	chat, anth := newFake(OpenAIChat), newFake(Anthropic)
+	chat, anth := newFake(wire.OpenAIChat), newFake(wire.Anthropic)
 	defer chat.Close()
 	defer anth.Close()
 	o := caseOptions(dir, cassette.Once)
 	o.OpenAIBaseURL, o.AnthropicBaseURL = chat.URL+"/v1", anth.URL
-	cc, ac := conversation(OpenAIChat, false), conversation(Anthropic, true)
+	cc, ac := conversation(wire.OpenAIChat, false), conversation(wire.Anthropic, true)
 	e := mustNew(t, o)
 	root := serve(t, e, "/c")
-	post(t, http.DefaultClient, root, OpenAIChat, cc[0])
-	post(t, http.DefaultClient, root, Anthropic, ac[0])
+	post(t, http.DefaultClient, root, wire.OpenAIChat, cc[0])
+	post(t, http.DefaultClient, root, wire.Anthropic, ac[0])
 	e.Finish()
 
 	o.Mode = cassette.New
@@ -549,9 +550,9 @@ func TestNewModeAndMixedAPIs(t *testing.T) {
 	root = serve(t, e, "/c")
 	var got []reply
 	for _, step := range []struct {
-		api  API
+		api  wire.API
 		body string
-	}{{OpenAIChat, cc[0]}, {Anthropic, ac[0]}, {OpenAIChat, cc[1]}, {Anthropic, ac[1]}} {
+	}{{wire.OpenAIChat, cc[0]}, {wire.Anthropic, ac[0]}, {wire.OpenAIChat, cc[1]}, {wire.Anthropic, ac[1]}} {
 		got = append(got, post(t, http.DefaultClient, root, step.api, step.body))
 	}
 	for i, r := range got {
@@ -616,7 +617,7 @@ func TestLiveStreamPassesThrough(t *testing.T) {
 		io.WriteString(w, rest)
 	}))
 	defer upstream.Close()
-	body := conversation(OpenAIChat, true)[0]
+	body := conversation(wire.OpenAIChat, true)[0]
 	for _, leave := range []bool{false, true} {
 		o := upstreamOptions(caseOptions(t.TempDir(), cassette.Once), upstream.URL)
 		e := mustNew(t, o)
@@ -657,12 +658,12 @@ func TestLiveStreamPassesThrough(t *testing.T) {
 }
 
 func TestPathsAreTheRoutes(t *testing.T) {
-	if len(Paths) != len(Routes) {
-		t.Fatalf("Paths %v, Routes %v", Paths, Routes)
+	if len(wire.Paths) != len(wire.Routes) {
+		t.Fatalf("Paths %v, wire.Routes %v", wire.Paths, wire.Routes)
 	}
-	for _, p := range Paths {
-		if _, ok := Routes[p]; !ok {
-			t.Errorf("Paths has %s, which Routes does not", p)
+	for _, p := range wire.Paths {
+		if _, ok := wire.Routes[p]; !ok {
+			t.Errorf("Paths has %s, which wire.Routes does not", p)
 		}
 	}
 }
@@ -699,9 +700,9 @@ func TestBaseURLQueryIsKept(t *testing.T) {
 	o.OpenAIBaseURL = up.URL + "/openai/deployments/d?api-version=2024-02-01"
 	o.AnthropicBaseURL = up.URL + "/proxy?key=k"
 	root := serve(t, mustNew(t, o), "/c")
-	post(t, http.DefaultClient, root, OpenAIChat, conversation(OpenAIChat, false)[0])
-	post(t, http.DefaultClient, root, Anthropic, conversation(Anthropic, false)[0])
-	req, _ := http.NewRequest(http.MethodPost, root+path(OpenAIChat)+"?trace=1", strings.NewReader(conversation(OpenAIChat, false)[0]))
+	post(t, http.DefaultClient, root, wire.OpenAIChat, conversation(wire.OpenAIChat, false)[0])
+	post(t, http.DefaultClient, root, wire.Anthropic, conversation(wire.Anthropic, false)[0])
+	req, _ := http.NewRequest(http.MethodPost, root+path(wire.OpenAIChat)+"?trace=1", strings.NewReader(conversation(wire.OpenAIChat, false)[0]))
 	req.Header.Set("Content-Type", "application/json")
 	if res, err := http.DefaultClient.Do(req); err == nil {
 		res.Body.Close()
@@ -717,16 +718,16 @@ func TestBaseURLQueryIsKept(t *testing.T) {
 }
 
 func TestRouteIsRoutes(t *testing.T) {
-	for p, api := range Routes {
-		if p == geminiRoute {
+	for p, api := range wire.Routes {
+		if p == wire.GeminiRoute {
 			continue // a pattern: TestGeminiPaths
 		}
-		if got, ok := RouteOf(p); !ok || got != api {
-			t.Errorf("RouteOf(%q) = %q, %v; Routes has %q", p, got, ok, api)
+		if got, ok := wire.RouteOf(p); !ok || got != api {
+			t.Errorf("RouteOf(%q) = %q, %v; wire.Routes has %q", p, got, ok, api)
 		}
 	}
 	for _, p := range []string{"", "/v1", "/v1/models", "/v1/chat/completions/"} {
-		if _, ok := RouteOf(p); ok != (Routes[p] != "") {
+		if _, ok := wire.RouteOf(p); ok != (wire.Routes[p] != "") {
 			t.Errorf("RouteOf(%q): %v", p, ok)
 		}
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/dryfire-dev/dryfire/internal/cassette"
 	"github.com/dryfire-dev/dryfire/internal/model"
+	"github.com/dryfire-dev/dryfire/internal/wire"
 )
 
 // Error codes of the answers dryfire gives instead of the model's (the
@@ -41,11 +42,11 @@ type errorInfo struct {
 // {"type":"error","error":{"type","message"}} for Anthropic,
 // {"error":{"code","message","status"}} for Gemini. A 4xx goes
 // with x-should-retry: false, so that SDKs give up at once.
-func writeError(w http.ResponseWriter, api API, status int, e errorInfo) {
+func writeError(w http.ResponseWriter, api wire.API, status int, e errorInfo) {
 	var b bytes.Buffer
-	if api == Gemini || api == GeminiCountTokens {
+	if api == wire.Gemini || api == wire.GeminiCountTokens {
 		geminiError(&b, status, e)
-	} else if api == Anthropic {
+	} else if api == wire.Anthropic {
 		typ := e.typ
 		if typ == "" {
 			typ = "invalid_request_error"
@@ -133,7 +134,7 @@ func quoteJSON(b *bytes.Buffer, s string) {
 
 // refuse answers a request the recording cannot answer and that may not go
 // live, with status 400 (which no SDK retries), and returns the status.
-func refuse(w http.ResponseWriter, api API, err error) int {
+func refuse(w http.ResponseWriter, api wire.API, err error) int {
 	info := describe(err)
 	writeError(w, api, http.StatusBadRequest, info)
 	return http.StatusBadRequest
@@ -164,7 +165,7 @@ func describe(err error) errorInfo {
 		info.code = CodeBadCassette
 	case errors.As(err, &le), errors.As(err, &pe):
 		info.code = CodeNoLive
-	case errors.As(err, &nt), errors.Is(err, errNotJSON):
+	case errors.As(err, &nt), errors.Is(err, wire.ErrNotJSON):
 		info.code = CodeNoTurn
 	case errors.As(err, &no):
 		info.code = CodeNotOffered
@@ -186,17 +187,17 @@ func param(diff string) string {
 // notFound answers a path that is not a model route, in the shape of the
 // API it looks like.
 func notFound(w http.ResponseWriter, r *http.Request) {
-	api := OpenAIChat
+	api := wire.OpenAIChat
 	switch {
 	case strings.HasPrefix(r.URL.Path, "/v1/messages") || strings.HasPrefix(r.URL.Path, "/v1/complete") || r.Header.Get("Anthropic-Version") != "":
-		api = Anthropic
+		api = wire.Anthropic
 	case strings.HasPrefix(r.URL.Path, "/v1beta/") || strings.HasPrefix(r.URL.Path, "/v1alpha/") ||
 		r.Header.Get("X-Goog-Api-Key") != "" || r.URL.Query().Has("key"):
-		api = Gemini
+		api = wire.Gemini
 	}
 	info := errorInfo{typ: "invalid_request_error", code: "unknown_url",
 		msg: "dryfire serves POST /v1/chat/completions, /v1/responses, /v1/messages and /v1beta/models/MODEL:generateContent (:streamGenerateContent, :countTokens) here, not " + r.Method + " " + r.URL.Path}
-	if api == Anthropic {
+	if api == wire.Anthropic {
 		info.typ = "not_found_error"
 	}
 	writeError(w, api, http.StatusNotFound, info)
@@ -208,11 +209,42 @@ func notFound(w http.ResponseWriter, r *http.Request) {
 func Refuse(err error) http.Handler {
 	info := describe(err)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		api, ok := RouteOf(r.URL.Path)
+		api, ok := wire.RouteOf(r.URL.Path)
 		if !ok {
 			notFound(w, r)
 			return
 		}
 		writeError(w, api, http.StatusBadRequest, info)
 	})
+}
+
+// geminiStatus is the google.rpc status name of an HTTP status, as the
+// API's error bodies give it.
+func geminiStatus(status int) string {
+	switch status {
+	case 400, 413:
+		return "INVALID_ARGUMENT"
+	case 401:
+		return "UNAUTHENTICATED"
+	case 403:
+		return "PERMISSION_DENIED"
+	case 404:
+		return "NOT_FOUND"
+	case 409:
+		return "ABORTED"
+	case 429:
+		return "RESOURCE_EXHAUSTED"
+	case 499:
+		return "CANCELLED"
+	case 501:
+		return "UNIMPLEMENTED"
+	case 502, 503, 529:
+		return "UNAVAILABLE"
+	case 504:
+		return "DEADLINE_EXCEEDED"
+	}
+	if status >= 500 {
+		return "INTERNAL"
+	}
+	return "FAILED_PRECONDITION"
 }

@@ -27,6 +27,7 @@ import (
 
 	"github.com/dryfire-dev/dryfire/internal/cassette"
 	"github.com/dryfire-dev/dryfire/internal/pause"
+	"github.com/dryfire-dev/dryfire/internal/wire"
 )
 
 // Fault is what one model request is answered with instead of, or
@@ -68,7 +69,7 @@ func seconds(d time.Duration) string {
 // Injected is a fault as it was served.
 type Injected struct {
 	Fault Fault
-	API   API
+	API   wire.API
 	// Retried: a later model request of the case had the same body: the
 	// client tried the request again.
 	Retried bool
@@ -104,7 +105,7 @@ func newFaults(list []Fault) *faults {
 // arrive counts a request and says which fault it gets (nil: none) and
 // its index in served; an earlier fault whose request had this body was
 // retried.
-func (fs *faults) arrive(api API, body []byte) (*Fault, int) {
+func (fs *faults) arrive(api wire.API, body []byte) (*Fault, int) {
 	sum := sha256.Sum256(body)
 	fs.mu.Lock()
 	defer fs.mu.Unlock()
@@ -171,7 +172,7 @@ func (e *Endpoint) FaultCount() int {
 // error type its API gives that status and, when declared, the wait.
 // x-should-retry is not sent: the client decides by the status, as it
 // does with most real answers.
-func writeFault(w http.ResponseWriter, api API, f *Fault) {
+func writeFault(w http.ResponseWriter, api wire.API, f *Fault) {
 	typ, code, msg := faultError(api, f.Status)
 	h := w.Header()
 	if f.RetryAfter >= 0 {
@@ -182,9 +183,9 @@ func writeFault(w http.ResponseWriter, api API, f *Fault) {
 }
 
 // faultError is the error type and message an API answers a status with.
-func faultError(api API, status int) (typ, code, msg string) {
-	anthropic := api == Anthropic
-	if api == Gemini || api == GeminiCountTokens {
+func faultError(api wire.API, status int) (typ, code, msg string) {
+	anthropic := api == wire.Anthropic
+	if api == wire.Gemini || api == wire.GeminiCountTokens {
 		switch {
 		case status == http.StatusTooManyRequests:
 			return "", "", "Resource has been exhausted (e.g. check quota)."

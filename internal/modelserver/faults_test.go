@@ -1,6 +1,7 @@
 package modelserver
 
 import (
+	"github.com/dryfire-dev/dryfire/internal/wire"
 	"net/http/httptest"
 	"testing"
 	"time"
@@ -11,18 +12,18 @@ import (
 // x-should-retry: the client decides by the status.
 func TestWriteFault(t *testing.T) {
 	for _, tt := range []struct {
-		api                 API
+		api                 wire.API
 		status              int
 		retry               time.Duration
 		retryAfter, retryMS string
 		body                string
 	}{
-		{OpenAIChat, 429, 1500 * time.Millisecond, "2", "1500", `{"error":{"message":"Rate limit reached for requests (a fault the case declares: model_faults)","type":"requests","param":null,"code":"rate_limit_exceeded"}}`},
-		{Anthropic, 429, 0, "0", "0", `{"type":"error","error":{"type":"rate_limit_error","message":"Number of requests has exceeded your rate limit (a fault the case declares: model_faults)"}}`},
-		{Anthropic, 529, -1, "", "", `{"type":"error","error":{"type":"overloaded_error","message":"Overloaded (a fault the case declares: model_faults)"}}`},
-		{OpenAIResponses, 503, -1, "", "", `{"error":{"message":"The server is overloaded or not ready yet. (a fault the case declares: model_faults)","type":"server_error","param":null,"code":null}}`},
-		{Anthropic, 500, -1, "", "", `{"type":"error","error":{"type":"api_error","message":"Internal server error (a fault the case declares: model_faults)"}}`},
-		{OpenAIChat, 400, -1, "", "", `{"error":{"message":"Bad Request (a fault the case declares: model_faults)","type":"invalid_request_error","param":null,"code":null}}`},
+		{wire.OpenAIChat, 429, 1500 * time.Millisecond, "2", "1500", `{"error":{"message":"Rate limit reached for requests (a fault the case declares: model_faults)","type":"requests","param":null,"code":"rate_limit_exceeded"}}`},
+		{wire.Anthropic, 429, 0, "0", "0", `{"type":"error","error":{"type":"rate_limit_error","message":"Number of requests has exceeded your rate limit (a fault the case declares: model_faults)"}}`},
+		{wire.Anthropic, 529, -1, "", "", `{"type":"error","error":{"type":"overloaded_error","message":"Overloaded (a fault the case declares: model_faults)"}}`},
+		{wire.OpenAIResponses, 503, -1, "", "", `{"error":{"message":"The server is overloaded or not ready yet. (a fault the case declares: model_faults)","type":"server_error","param":null,"code":null}}`},
+		{wire.Anthropic, 500, -1, "", "", `{"type":"error","error":{"type":"api_error","message":"Internal server error (a fault the case declares: model_faults)"}}`},
+		{wire.OpenAIChat, 400, -1, "", "", `{"error":{"message":"Bad Request (a fault the case declares: model_faults)","type":"invalid_request_error","param":null,"code":null}}`},
 	} {
 		w := httptest.NewRecorder()
 		writeFault(w, tt.api, &Fault{Status: tt.status, RetryAfter: tt.retry, CutAfter: -1})

@@ -11,6 +11,7 @@ import (
 	"github.com/dryfire-dev/dryfire/internal/cassette"
 	"github.com/dryfire-dev/dryfire/internal/spec"
 	"github.com/dryfire-dev/dryfire/internal/test/fakeapi"
+	"github.com/dryfire-dev/dryfire/internal/wire"
 )
 
 // geminiConversation is an agent's two Gemini requests: the question
@@ -275,18 +276,18 @@ func TestGeminiFault(t *testing.T) {
 }
 
 func TestGeminiPaths(t *testing.T) {
-	for path, want := range map[string]API{
-		"/v1beta/models/gemini-2.5-flash:generateContent":                                      Gemini,
-		"/v1beta/models/gemini-2.5-flash:streamGenerateContent":                                Gemini,
-		"/v1/models/gemini-2.5-flash:generateContent":                                          Gemini,
-		"/v1beta/models/gemini-2.5-flash:countTokens":                                          GeminiCountTokens,
-		"/v1beta/tunedModels/mine-1:generateContent":                                           Gemini,
+	for path, want := range map[string]wire.API{
+		"/v1beta/models/gemini-2.5-flash:generateContent":                                      wire.Gemini,
+		"/v1beta/models/gemini-2.5-flash:streamGenerateContent":                                wire.Gemini,
+		"/v1/models/gemini-2.5-flash:generateContent":                                          wire.Gemini,
+		"/v1beta/models/gemini-2.5-flash:countTokens":                                          wire.GeminiCountTokens,
+		"/v1beta/tunedModels/mine-1:generateContent":                                           wire.Gemini,
 		"/v1beta/models/gemini-2.5-flash:embedContent":                                         "",
 		"/v1beta/models/a/b:generateContent":                                                   "",
 		"/v1beta/models/:generateContent":                                                      "",
 		"/v1/projects/p/locations/l/publishers/google/models/gemini-2.5-flash:generateContent": "",
 	} {
-		got, ok := RouteOf(path)
+		got, ok := wire.RouteOf(path)
 		if got != want || ok != (want != "") {
 			t.Errorf("RouteOf(%s) = %q %v, want %q", path, got, ok, want)
 		}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/dryfire-dev/dryfire/internal/cassette"
 	"github.com/dryfire-dev/dryfire/internal/test/fakeapi"
+	"github.com/dryfire-dev/dryfire/internal/wire"
 )
 
 // script is what the fake model says: a 3-turn conversation (two tool
@@ -30,7 +31,7 @@ var script = fakeapi.Script{
 
 // flavour is an API and whether its calls stream.
 type flavour struct {
-	api    API
+	api    wire.API
 	stream bool
 }
 
@@ -41,15 +42,15 @@ func (f flavour) String() string {
 	return string(f.api) + "/json"
 }
 
-var flavours = []flavour{{OpenAIChat, false}, {OpenAIChat, true}, {OpenAIResponses, false}, {OpenAIResponses, true}, {Anthropic, false}, {Anthropic, true}}
+var flavours = []flavour{{wire.OpenAIChat, false}, {wire.OpenAIChat, true}, {wire.OpenAIResponses, false}, {wire.OpenAIResponses, true}, {wire.Anthropic, false}, {wire.Anthropic, true}}
 
 // conversation is the 3 requests an agent makes, whatever the answers'
 // ids (the fake finds a conversation by its first user message and its
 // turn by the assistant messages so far).
-func conversation(api API, stream bool) []string {
+func conversation(api wire.API, stream bool) []string {
 	var reqs []string
 	switch api {
-	case OpenAIChat:
+	case wire.OpenAIChat:
 		tools := `"tools":[{"type":"function","function":{"name":"lookup_order","parameters":{"type":"object","properties":{"order_id":{"type":"string"}}}}},{"type":"function","function":{"name":"issue_refund"}}]`
 		msgs := []string{`{"role":"system","content":"You are a support agent."}`, `{"role":"user","content":"Please refund order A-991."}`}
 		turns := [][]string{nil,
@@ -64,7 +65,7 @@ func conversation(api API, stream bool) []string {
 			msgs = append(msgs, t...)
 			reqs = append(reqs, `{"model":"gpt-test","messages":[`+strings.Join(msgs, ",")+`],`+tools+`,"tool_choice":"auto"`+extra+`}`)
 		}
-	case OpenAIResponses:
+	case wire.OpenAIResponses:
 		tools := `"tools":[{"type":"function","name":"lookup_order","parameters":{"type":"object","properties":{"order_id":{"type":"string"}}},"strict":false},{"type":"function","name":"issue_refund","parameters":{},"strict":false}]`
 		items := []string{`{"role":"user","content":[{"type":"input_text","text":"Please refund order A-991."}]}`}
 		turns := [][]string{nil,
@@ -79,7 +80,7 @@ func conversation(api API, stream bool) []string {
 			items = append(items, t...)
 			reqs = append(reqs, `{"model":"gpt-test","instructions":"You are a support agent.","input":[`+strings.Join(items, ",")+`],`+tools+`,"store":false`+extra+`}`)
 		}
-	case Anthropic:
+	case wire.Anthropic:
 		tools := `"tools":[{"name":"lookup_order","input_schema":{"type":"object","properties":{"order_id":{"type":"string"}}}},{"name":"issue_refund","input_schema":{"type":"object"}}]`
 		msgs := []string{`{"role":"user","content":"Please refund order A-991."}`}
 		turns := [][]string{nil,
@@ -98,29 +99,29 @@ func conversation(api API, stream bool) []string {
 	return reqs
 }
 
-func newFake(api API, opts ...fakeapi.Option) *fakeapi.Server {
+func newFake(api wire.API, opts ...fakeapi.Option) *fakeapi.Server {
 	switch api {
-	case OpenAIResponses:
+	case wire.OpenAIResponses:
 		return fakeapi.NewOpenAIResponses(script, opts...)
-	case Anthropic:
+	case wire.Anthropic:
 		return fakeapi.NewAnthropic(script, opts...)
-	case Gemini:
+	case wire.Gemini:
 		return fakeapi.NewGemini(script, opts...)
 	}
 	return fakeapi.NewOpenAIChat(script, opts...)
 }
 
 // baseURL is the base URL an SDK of api is given for a server root.
-func baseURL(api API, root string) string {
-	if api == Anthropic || api == Gemini {
+func baseURL(api wire.API, root string) string {
+	if api == wire.Anthropic || api == wire.Gemini {
 		return root
 	}
 	return root + "/v1"
 }
 
 // path is api's route.
-func path(api API) string {
-	for p, a := range Routes {
+func path(api wire.API) string {
+	for p, a := range wire.Routes {
 		if a == api {
 			return p
 		}
@@ -137,14 +138,14 @@ type reply struct {
 
 // post sends one request as an SDK would: to base (a server root, maybe
 // with a prefix) + the API's route, with its headers.
-func post(t testing.TB, client *http.Client, root string, api API, body string, header ...string) reply {
+func post(t testing.TB, client *http.Client, root string, api wire.API, body string, header ...string) reply {
 	t.Helper()
 	req, err := http.NewRequest(http.MethodPost, root+path(api), strings.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
 	}
 	req.Header.Set("Content-Type", "application/json")
-	if api == Anthropic {
+	if api == wire.Anthropic {
 		req.Header.Set("Anthropic-Version", "2023-06-01")
 		req.Header.Set("X-Api-Key", DummyKey)
 	} else {

@@ -12,6 +12,7 @@ import (
 	"github.com/dryfire-dev/dryfire/internal/cassette"
 	"github.com/dryfire-dev/dryfire/internal/model"
 	"github.com/dryfire-dev/dryfire/internal/redact"
+	"github.com/dryfire-dev/dryfire/internal/wire"
 )
 
 // Live calls. The client's auth header is replaced by the key of the
@@ -56,19 +57,19 @@ func isDummy(key string) bool { return strings.HasPrefix(key, "dryfire-") }
 // azureOpenAI names, in the upstream maps, the Azure OpenAI endpoint
 // (AZURE_OPENAI_ENDPOINT): where the OpenAI APIs go when their path is
 // Azure's (/openai/...).
-const azureOpenAI API = "azure-openai"
+const azureOpenAI wire.API = "azure-openai"
 
 // upstreamOf is the upstream of a request of api: Azure's for the
 // OpenAI APIs at an Azure path.
-func upstreamOf(api API, r *http.Request) API {
-	if (api == OpenAIChat || api == OpenAIResponses) && strings.HasPrefix(r.URL.Path, "/openai/") {
+func upstreamOf(api wire.API, r *http.Request) wire.API {
+	if (api == wire.OpenAIChat || api == wire.OpenAIResponses) && strings.HasPrefix(r.URL.Path, "/openai/") {
 		return azureOpenAI
 	}
 	return api
 }
 
 // unavailable says why a request may not go live, "" when it may.
-func (e *recorded) unavailable(api API, r *http.Request) string {
+func (e *recorded) unavailable(api wire.API, r *http.Request) string {
 	api = upstreamOf(api, r)
 	if api == azureOpenAI && e.upstream[api] == nil {
 		return "AZURE_OPENAI_ENDPOINT is not set"
@@ -86,7 +87,7 @@ func (e *recorded) unavailable(api API, r *http.Request) string {
 // stream passed on as it arrives. The exchange is kept for the cassette
 // unless it is an answer the SDKs retry (429, 5xx, …) or a refused key
 // (401, 403: then the case records nothing).
-func (e *recorded) live(w http.ResponseWriter, r *http.Request, api API, body []byte, x *cassette.Exchange) {
+func (e *recorded) live(w http.ResponseWriter, r *http.Request, api wire.API, body []byte, x *cassette.Exchange) {
 	out, target, err := e.upstreamRequest(r, api, body)
 	if err != nil {
 		e.upstreamError(w, api, err)
@@ -151,14 +152,14 @@ func (e *recorded) live(w http.ResponseWriter, r *http.Request, api API, body []
 // base URL's path and query before the client's, the client's headers
 // less the hop-by-hop ones, and the run's key in place of the client's
 // (a client's own real key is forwarded; a dummy one is dropped).
-func (e *recorded) upstreamRequest(r *http.Request, api API, body []byte) (*http.Request, *url.URL, error) {
+func (e *recorded) upstreamRequest(r *http.Request, api wire.API, body []byte) (*http.Request, *url.URL, error) {
 	api = upstreamOf(api, r)
 	if e.upstream[api] == nil {
 		return nil, nil, fmt.Errorf("%s is not set", "AZURE_OPENAI_ENDPOINT")
 	}
 	target := *e.upstream[api]
 	path := r.URL.Path
-	if api == OpenAIChat || api == OpenAIResponses {
+	if api == wire.OpenAIChat || api == wire.OpenAIResponses {
 		path = strings.TrimPrefix(path, "/v1") // OpenAI's base URL has it
 	}
 	target.Path = strings.TrimRight(target.Path, "/") + path
@@ -194,9 +195,9 @@ func (e *recorded) upstreamRequest(r *http.Request, api API, body []byte) (*http
 	if key := e.keys[api]; key != "" {
 		dropKeys(out)
 		switch api {
-		case Anthropic:
+		case wire.Anthropic:
 			out.Header.Set("X-Api-Key", key)
-		case Gemini, GeminiCountTokens:
+		case wire.Gemini, wire.GeminiCountTokens:
 			out.Header.Set("X-Goog-Api-Key", key)
 		case azureOpenAI:
 			out.Header.Set("Api-Key", key)
@@ -222,7 +223,7 @@ func dropKeys(out *http.Request) {
 // relayStream passes a streamed answer on as it arrives and returns it
 // whole; false when it was cut short (the recording then fails, and the
 // call is noted).
-func (e *recorded) relayStream(w http.ResponseWriter, resp *http.Response, api API, target *url.URL) ([]byte, bool) {
+func (e *recorded) relayStream(w http.ResponseWriter, resp *http.Response, api wire.API, target *url.URL) ([]byte, bool) {
 	w.WriteHeader(resp.StatusCode)
 	flush := flusher(w)
 	flush()
@@ -248,9 +249,9 @@ func (e *recorded) relayStream(w http.ResponseWriter, resp *http.Response, api A
 
 // upstreamError answers a live call that got no answer: 502, which the
 // SDKs retry (the recording keeps only the answer that comes).
-func (e *recorded) upstreamError(w http.ResponseWriter, api API, err error) {
+func (e *recorded) upstreamError(w http.ResponseWriter, api wire.API, err error) {
 	typ := "server_error"
-	if api == Anthropic {
+	if api == wire.Anthropic {
 		typ = "api_error"
 	}
 	writeError(w, api, http.StatusBadGateway, errorInfo{typ: typ, code: CodeUpstream, msg: "dryfire could not get an answer from the live API: " + err.Error()})

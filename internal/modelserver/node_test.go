@@ -16,6 +16,7 @@ import (
 	"github.com/dryfire-dev/dryfire/internal/cassette"
 	"github.com/dryfire-dev/dryfire/internal/test/fakeapi"
 	"github.com/dryfire-dev/dryfire/internal/test/npm"
+	"github.com/dryfire-dev/dryfire/internal/wire"
 )
 
 // nodeDir holds the Node project of the official SDK clients.
@@ -38,18 +39,18 @@ func runClients(t *testing.T, urls map[string]string) string {
 }
 
 // nodeScenarios are the scenarios of clients.mjs and their API.
-var nodeScenarios = map[string]API{
-	"chat-json": OpenAIChat, "chat-stream": OpenAIChat,
-	"responses-json": OpenAIResponses, "responses-stream": OpenAIResponses, "responses-helper": OpenAIResponses,
-	"anthropic-json": Anthropic, "anthropic-stream": Anthropic, "anthropic-helper": Anthropic,
-	"gemini-json": Gemini, "gemini-stream": Gemini,
+var nodeScenarios = map[string]wire.API{
+	"chat-json": wire.OpenAIChat, "chat-stream": wire.OpenAIChat,
+	"responses-json": wire.OpenAIResponses, "responses-stream": wire.OpenAIResponses, "responses-helper": wire.OpenAIResponses,
+	"anthropic-json": wire.Anthropic, "anthropic-stream": wire.Anthropic, "anthropic-helper": wire.Anthropic,
+	"gemini-json": wire.Gemini, "gemini-stream": wire.Gemini,
 	// openai's AzureOpenAI client, at Azure's paths (nodeURL).
-	"azure-chat-json": OpenAIChat, "azure-chat-stream": OpenAIChat, "azure-responses-stream": OpenAIResponses,
+	"azure-chat-json": wire.OpenAIChat, "azure-chat-stream": wire.OpenAIChat, "azure-responses-stream": wire.OpenAIResponses,
 }
 
 // nodeURL is the base URL clients.mjs gives a scenario's client for a
 // server root: an AzureOpenAI client's endpoint is the root.
-func nodeURL(name string, api API, root string) string {
+func nodeURL(name string, api wire.API, root string) string {
 	if strings.HasPrefix(name, "azure-") {
 		return root
 	}
@@ -61,8 +62,8 @@ func nodeURL(name string, api API, root string) string {
 // directly: first while it records, then replaying with the fakes stopped.
 func TestNodeClients(t *testing.T) {
 	nodeReady(t)
-	fakes := map[API]*fakeapi.Server{}
-	for _, api := range []API{OpenAIChat, OpenAIResponses, Anthropic, Gemini} {
+	fakes := map[wire.API]*fakeapi.Server{}
+	for _, api := range []wire.API{wire.OpenAIChat, wire.OpenAIResponses, wire.Anthropic, wire.Gemini} {
 		fakes[api] = newFake(api)
 	}
 	start := time.Now()
@@ -93,9 +94,9 @@ func TestNodeClients(t *testing.T) {
 		for i, name := range names {
 			api := nodeScenarios[name]
 			o := Options{File: files[i], SuiteFile: suite, Case: name, Mode: mode, Env: []string{}, Transport: transport,
-				OpenAIBaseURL: fakes[OpenAIChat].URL + "/v1", AnthropicBaseURL: fakes[Anthropic].URL, GeminiBaseURL: fakes[Gemini].URL}
-			if api == OpenAIResponses {
-				o.OpenAIBaseURL = fakes[OpenAIResponses].URL + "/v1"
+				OpenAIBaseURL: fakes[wire.OpenAIChat].URL + "/v1", AnthropicBaseURL: fakes[wire.Anthropic].URL, GeminiBaseURL: fakes[wire.Gemini].URL}
+			if api == wire.OpenAIResponses {
+				o.OpenAIBaseURL = fakes[wire.OpenAIResponses].URL + "/v1"
 			}
 			if strings.HasPrefix(name, "azure-") {
 				o.AzureBaseURL = fakes[api].URL

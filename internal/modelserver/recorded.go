@@ -24,10 +24,10 @@ type recorded struct {
 	*Endpoint // for note and the options
 	rec       *cassette.Recorder
 	answers   []answer // per interaction of the cassette read, ready to write
-	upstream  map[API]*url.URL
-	keys      map[API]string // keys from Env
-	keyEnv    map[API]string
-	public    map[API]bool // the upstream is the public API: a key is needed
+	upstream  map[wire.API]*url.URL
+	keys      map[wire.API]string // keys from Env
+	keyEnv    map[wire.API]string
+	public    map[wire.API]bool // the upstream is the public API: a key is needed
 	transport http.RoundTripper
 
 	index    *cassette.Index // ByContent replay; nil: in order
@@ -56,10 +56,10 @@ func newRecorded(ep *Endpoint, op *Options) (*recorded, error) {
 	}
 	e := &recorded{
 		Endpoint: ep,
-		upstream: map[API]*url.URL{},
-		keys:     map[API]string{},
-		keyEnv:   map[API]string{},
-		public:   map[API]bool{},
+		upstream: map[wire.API]*url.URL{},
+		keys:     map[wire.API]string{},
+		keyEnv:   map[wire.API]string{},
+		public:   map[wire.API]bool{},
 	}
 	secrets, err := e.readUpstreams(&o, vars, cassette.SecretsFromEnv(env))
 	if err != nil {
@@ -100,13 +100,13 @@ func newRecorded(ep *Endpoint, op *Options) (*recorded, error) {
 // readUpstreams fills in where each API's live calls go and with which
 // key (from the options, else vars), and returns secrets with the keys.
 func (e *recorded) readUpstreams(o *Options, vars map[string]string, secrets []string) ([]string, error) {
-	for _, api := range []API{OpenAIChat, OpenAIResponses, Anthropic, Gemini} {
+	for _, api := range []wire.API{wire.OpenAIChat, wire.OpenAIResponses, wire.Anthropic, wire.Gemini} {
 		p := providerOf(api)
 		base := o.OpenAIBaseURL
 		switch api {
-		case Anthropic:
+		case wire.Anthropic:
 			base = o.AnthropicBaseURL
-		case Gemini:
+		case wire.Gemini:
 			base = o.GeminiBaseURL
 		}
 		cred := wire.Resolve(p, base, func(k string) string { return vars[k] })
@@ -137,8 +137,8 @@ func (e *recorded) readUpstreams(o *Options, vars map[string]string, secrets []s
 		secrets = append(secrets, k)
 	}
 	// A token count goes where the model's calls go.
-	e.upstream[GeminiCountTokens], e.public[GeminiCountTokens] = e.upstream[Gemini], e.public[Gemini]
-	e.keyEnv[GeminiCountTokens], e.keys[GeminiCountTokens] = e.keyEnv[Gemini], e.keys[Gemini]
+	e.upstream[wire.GeminiCountTokens], e.public[wire.GeminiCountTokens] = e.upstream[wire.Gemini], e.public[wire.Gemini]
+	e.keyEnv[wire.GeminiCountTokens], e.keys[wire.GeminiCountTokens] = e.keyEnv[wire.Gemini], e.keys[wire.Gemini]
 	return secrets, nil
 }
 
@@ -159,7 +159,7 @@ func (e *recorded) ready(o *Options) {
 	}
 }
 
-func prepare(api API, rs *cassette.Response, coalesce bool) answer {
+func prepare(api wire.API, rs *cassette.Response, coalesce bool) answer {
 	a := answer{status: rs.Status, body: rs.Body, events: rs.Events, streamed: rs.Streamed(), usage: usageOf(api, rs)}
 	if ct := rs.Header["content-type"]; ct != "" {
 		a.header = []string{ct}
@@ -175,37 +175,37 @@ func prepare(api API, rs *cassette.Response, coalesce bool) answer {
 }
 
 // providerOf is the provider name of an API (for key and base URL names).
-func providerOf(api API) string {
+func providerOf(api wire.API) string {
 	switch api {
-	case Anthropic:
+	case wire.Anthropic:
 		return provider.Anthropic
-	case OpenAIResponses:
+	case wire.OpenAIResponses:
 		return provider.OpenAIResponses
-	case Gemini, GeminiCountTokens:
+	case wire.Gemini, wire.GeminiCountTokens:
 		return provider.Gemini
 	}
 	return provider.OpenAI
 }
 
 // apiOfPath is the API of a recorded request's path (its query aside).
-func apiOfPath(path string) API {
+func apiOfPath(path string) wire.API {
 	p, _, _ := strings.Cut(path, "?")
-	if api, ok := RouteOf(p); ok {
+	if api, ok := wire.RouteOf(p); ok {
 		return api
 	}
 	if cassette.IsAnthropicPath(p) {
-		return Anthropic
+		return wire.Anthropic
 	}
 	if strings.HasSuffix(p, "/responses") {
-		return OpenAIResponses
+		return wire.OpenAIResponses
 	}
-	return OpenAIChat
+	return wire.OpenAIChat
 }
 
 // answer answers a request from the recording or the live API. An answer
 // a cut fault's writer cut (cutOff) is taken back from the recording, for
 // the retry to take its place.
-func (e *recorded) answer(w http.ResponseWriter, r *http.Request, api API, body []byte) {
+func (e *recorded) answer(w http.ResponseWriter, r *http.Request, api wire.API, body []byte) {
 	if e.index != nil {
 		i, _, err := e.index.Find(r, body)
 		if err != nil {
@@ -249,7 +249,7 @@ func (e *recorded) answer(w http.ResponseWriter, r *http.Request, api API, body 
 
 // call is the Call of a replayed answer; one a fault cut is no turn and
 // used no tokens.
-func (a *answer) call(api API, cut bool) Call {
+func (a *answer) call(api wire.API, cut bool) Call {
 	c := Call{API: api, Status: a.status, Replayed: true, Streamed: a.streamed || a.cacheControl, Usage: a.usage, Fault: cut}
 	if cut {
 		c.Usage = model.Usage{}

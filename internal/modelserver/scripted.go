@@ -8,6 +8,7 @@ import (
 
 	"github.com/dryfire-dev/dryfire/internal/model"
 	"github.com/dryfire-dev/dryfire/internal/spec"
+	"github.com/dryfire-dev/dryfire/internal/wire"
 )
 
 // scripted is the answerer of a scripted case: each request, in whichever
@@ -31,7 +32,7 @@ type scripted struct {
 type ScriptAnswer struct {
 	Request  int // from 1, in arrival order
 	Turn     int // from 1; 0: none
-	API      API
+	API      wire.API
 	Streamed bool
 	// LastMessage is the request's last message, for people: its role
 	// (or tool and name) and its text.
@@ -43,23 +44,23 @@ func newScripted(e *Endpoint, turns []*spec.Turn, coalesce bool) *scripted {
 	return &scripted{e: e, script: model.NewScript(turns), coalesce: coalesce}
 }
 
-func (s *scripted) answer(w http.ResponseWriter, r *http.Request, api API, body []byte) {
-	wr, err := parseRequest(api, r.URL, body)
+func (s *scripted) answer(w http.ResponseWriter, r *http.Request, api wire.API, body []byte) {
+	wr, err := wire.ReadRequest(api, r.URL, body)
 	if err != nil {
 		s.keep(ScriptAnswer{API: api, Err: err}, err)
 		status := refuse(w, api, err)
 		s.e.note(Call{API: api, Status: status, Err: err})
 		return
 	}
-	if api == GeminiCountTokens {
+	if api == wire.GeminiCountTokens {
 		// Counted, not answered by a turn.
 		a := render(api, wr, body, nil, 0)
 		a.write(w)
 		s.e.note(Call{API: api, Status: a.status, Streamed: false})
 		return
 	}
-	p, err := s.script.Pick(&wr.req)
-	sa := ScriptAnswer{Request: p.Request, Turn: p.Turn, API: api, Streamed: wr.stream, LastMessage: p.Last, Err: err}
+	p, err := s.script.Pick(&wr.Request)
+	sa := ScriptAnswer{Request: p.Request, Turn: p.Turn, API: api, Streamed: wr.Stream, LastMessage: p.Last, Err: err}
 	if err != nil {
 		s.keep(sa, err)
 		status := refuse(w, api, err)
@@ -159,5 +160,5 @@ func (e *Endpoint) Unserved() error {
 func IsScriptError(err error) bool {
 	var nt *model.NoTurnError
 	var no *model.ToolNotOfferedError
-	return errors.As(err, &nt) || errors.As(err, &no) || errors.Is(err, errNotJSON)
+	return errors.As(err, &nt) || errors.As(err, &no) || errors.Is(err, wire.ErrNotJSON)
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/dryfire-dev/dryfire/internal/cassette"
 	"github.com/dryfire-dev/dryfire/internal/model"
 	"github.com/dryfire-dev/dryfire/internal/spec"
+	"github.com/dryfire-dev/dryfire/internal/wire"
 )
 
 // refundScript is helpers_test.go's fake script as a case's script.
@@ -189,11 +190,11 @@ func TestScriptGuards(t *testing.T) {
 	turns[3].When = &spec.Guard{Result: &yes, ResultOf: "issue_refund"}
 	e := mustNew(t, Options{Scripted: true, Script: turns})
 	root := serve(t, e, "")
-	reqs := conversation(OpenAIChat, false)
+	reqs := conversation(wire.OpenAIChat, false)
 	titleReq := `{"model":"gpt-test","messages":[{"role":"user","content":"Title for: Please refund order A-991."}]}`
 	var texts []string
 	for _, body := range []string{reqs[0], titleReq, reqs[1], reqs[2]} {
-		r := post(t, http.DefaultClient, root, OpenAIChat, body)
+		r := post(t, http.DefaultClient, root, wire.OpenAIChat, body)
 		if r.status != 200 {
 			t.Fatalf("status %d: %s", r.status, r.body)
 		}
@@ -229,7 +230,7 @@ func TestScriptGuards(t *testing.T) {
 		t.Errorf("served %q, want %q", served, wantServed)
 	}
 	// One more request: every turn is served.
-	r := post(t, http.DefaultClient, root, Anthropic, conversation(Anthropic, true)[0])
+	r := post(t, http.DefaultClient, root, wire.Anthropic, conversation(wire.Anthropic, true)[0])
 	wantErr := `{"type":"error","error":{"type":"invalid_request_error","message":"dryfire: model request 5 matches no turn of the script: all 4 turns are served (turn 2 (request 1), turn 1 (request 2), turn 3 (request 3), turn 4 (request 4)); the request's last message: user: \"Please refund order A-991.\"; add a turn for it (a guarded one, with when:, for a call the agent makes besides its conversation)"}}`
 	if r.status != 400 || string(r.body) != wantErr {
 		t.Errorf("beyond the script: %d %s\nwant %s", r.status, r.body, wantErr)
@@ -244,14 +245,14 @@ func TestScriptGuards(t *testing.T) {
 		{Text: "x", When: &spec.Guard{Result: &yes}},
 	}})
 	root = serve(t, e, "")
-	r = post(t, http.DefaultClient, root, OpenAIResponses, `{"model":"m","input":"Where is my order?","tools":[{"type":"function","name":"lookup_order"}]}`)
+	r = post(t, http.DefaultClient, root, wire.OpenAIResponses, `{"model":"m","input":"Where is my order?","tools":[{"type":"function","name":"lookup_order"}]}`)
 	wantErr = `{"error":{"message":"dryfire: model request 1 matches no turn of the script: no turn is served yet; the request's last message: user: \"Where is my order?\"; closest guard: turn 2: when.tool_result wants the request to end with a tool result; it ends with none","type":"invalid_request_error","param":null,"code":"dryfire_script_no_turn"}}`
 	if r.status != 400 || string(r.body) != wantErr {
 		t.Errorf("no turn: %d %s\nwant %s", r.status, r.body, wantErr)
 	}
 	e = mustNew(t, Options{Scripted: true, Script: refundScript()})
 	root = serve(t, e, "")
-	r = post(t, http.DefaultClient, root, OpenAIChat, `{"model":"m","messages":[{"role":"user","content":"hi"}],"tools":[{"type":"function","function":{"name":"search"}}]}`)
+	r = post(t, http.DefaultClient, root, wire.OpenAIChat, `{"model":"m","messages":[{"role":"user","content":"hi"}],"tools":[{"type":"function","function":{"name":"search"}}]}`)
 	wantErr = `{"error":{"message":"dryfire: script turn 1 calls tool \"lookup_order\", which model request 1 does not offer (it offers \"search\")","type":"invalid_request_error","param":null,"code":"dryfire_script_tool_not_offered"}}`
 	if r.status != 400 || string(r.body) != wantErr {
 		t.Errorf("not offered: %d %s\nwant %s", r.status, r.body, wantErr)
@@ -269,7 +270,7 @@ func TestScriptResponsesNamespace(t *testing.T) {
 	}})
 	root := serve(t, e, "")
 	tools := `"tools":[{"type":"function","name":"exec_command"},{"type":"namespace","name":"mcp__dryfire","description":"Tools in the mcp__dryfire namespace.","tools":[{"type":"function","name":"run_check","parameters":{"type":"object"}}]}]`
-	r := post(t, http.DefaultClient, root, OpenAIResponses, `{"model":"m","input":"Check it.",`+tools+`}`)
+	r := post(t, http.DefaultClient, root, wire.OpenAIResponses, `{"model":"m","input":"Check it.",`+tools+`}`)
 	var out struct {
 		Output []struct{ Type, Name, Namespace, Arguments string }
 	}
@@ -279,7 +280,7 @@ func TestScriptResponsesNamespace(t *testing.T) {
 	if o := out.Output[0]; o.Type != "function_call" || o.Name != "run_check" || o.Namespace != "mcp__dryfire" || o.Arguments != `{"target":"all"}` {
 		t.Errorf("the call: %+v", o)
 	}
-	r = post(t, http.DefaultClient, root, OpenAIResponses, `{"model":"m","input":[{"role":"user","content":"Check it."},`+
+	r = post(t, http.DefaultClient, root, wire.OpenAIResponses, `{"model":"m","input":[{"role":"user","content":"Check it."},`+
 		`{"type":"function_call","call_id":"call_1","name":"run_check","namespace":"mcp__dryfire","arguments":"{}"},`+
 		`{"type":"function_call_output","call_id":"call_1","output":"ok"}],`+tools+`}`)
 	if r.status != 200 || !strings.Contains(string(r.body), `"text":"done"`) {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/dryfire-dev/dryfire/internal/cassette"
 	"github.com/dryfire-dev/dryfire/internal/model"
+	"github.com/dryfire-dev/dryfire/internal/wire"
 )
 
 // wireUsage is a usage object of any of the APIs.
@@ -86,7 +87,7 @@ func geminiUsageOf(rs *cassette.Response) model.Usage {
 // loop counts it). A count that is absent leaves the total as it is: an
 // Anthropic stream says the input in message_start, the output in
 // message_delta.
-func (u *wireUsage) into(api API, t *model.Usage) {
+func (u *wireUsage) into(api wire.API, t *model.Usage) {
 	if u == nil {
 		return
 	}
@@ -94,7 +95,7 @@ func (u *wireUsage) into(api API, t *model.Usage) {
 	case u.PromptTokens != nil || u.CompletionTokens != nil:
 		t.InputTokens, t.OutputTokens = deref(u.PromptTokens), deref(u.CompletionTokens)
 		return
-	case api == Anthropic:
+	case api == wire.Anthropic:
 		if u.InputTokens != nil {
 			t.InputTokens = *u.InputTokens + u.CacheCreationInputTokens + u.CacheReadInputTokens
 		}
@@ -118,11 +119,11 @@ func deref(p *int) int {
 // response.completed, .incomplete or .failed; Anthropic: message_start's
 // input and message_delta's output; Gemini: usageMetadata). Zero when it
 // says nothing.
-func usageOf(api API, rs *cassette.Response) model.Usage {
+func usageOf(api wire.API, rs *cassette.Response) model.Usage {
 	switch api {
-	case Gemini:
+	case wire.Gemini:
 		return geminiUsageOf(rs)
-	case GeminiCountTokens:
+	case wire.GeminiCountTokens:
 		return model.Usage{} // a count spends nothing
 	}
 	var t model.Usage

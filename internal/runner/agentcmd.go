@@ -29,6 +29,7 @@ import (
 	"github.com/dryfire-dev/dryfire/internal/report"
 	"github.com/dryfire-dev/dryfire/internal/tool"
 	"github.com/dryfire-dev/dryfire/internal/toolserver"
+	"github.com/dryfire-dev/dryfire/internal/wire"
 	"github.com/dryfire-dev/dryfire/internal/world"
 )
 
@@ -49,7 +50,7 @@ type host struct {
 // newHost returns a host serving scopes under prefix, not listening yet.
 func newHost(prefix string) *host {
 	h := &host{prefix: prefix}
-	h.srv = toolserver.New(nil, toolserver.Options{ModelRoutes: modelserver.Paths, Prefix: prefix})
+	h.srv = toolserver.New(nil, toolserver.Options{ModelRoutes: wire.Paths, Prefix: prefix})
 	return h
 }
 
@@ -112,7 +113,7 @@ type caseModel struct {
 }
 
 func (m *caseModel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	api, route := modelserver.RouteOf(r.URL.Path)
+	api, route := wire.RouteOf(r.URL.Path)
 	if route && api.Turn() && r.Method == http.MethodPost {
 		if n := m.arrived.Add(1); n > int64(m.max+m.faults) {
 			m.over.Add(1)

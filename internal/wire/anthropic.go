@@ -200,16 +200,16 @@ func (a *anthropic) body(req *model.Request) ([]byte, any, error) {
 		}
 		b["tools"] = tools
 	}
-	data, err := marshalJSON(b)
+	data, err := Marshal(b)
 	if err != nil {
 		return nil, nil, fmt.Errorf("encoding the anthropic request: %w", err)
 	}
 	return data, b["max_tokens"], nil
 }
 
-// marshalJSON encodes v without HTML escaping, so text reaches the API as
-// written.
-func marshalJSON(v any) ([]byte, error) {
+// Marshal encodes v as the APIs write JSON: without HTML escaping (text
+// reaches the API as written) and without a trailing newline.
+func Marshal(v any) ([]byte, error) {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)

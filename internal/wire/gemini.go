@@ -187,7 +187,7 @@ func geminiBody(req *model.Request, params map[string]any) ([]byte, error) {
 	if len(gen) > 0 {
 		body = append(body, jsonKV{"generationConfig", gen})
 	}
-	data, err := marshalJSON(body)
+	data, err := Marshal(body)
 	if err != nil {
 		return nil, fmt.Errorf("encoding the gemini request: %w", err)
 	}

@@ -118,7 +118,7 @@ func (f *geminiFold) part(p map[string]json.RawMessage) {
 		var a, b string
 		json.Unmarshal(last["text"], &a)
 		json.Unmarshal(p["text"], &b)
-		last["text"], _ = marshalJSON(a + b)
+		last["text"], _ = Marshal(a + b)
 		if s, ok := p["thoughtSignature"]; ok {
 			last["thoughtSignature"] = s
 		}
@@ -166,11 +166,11 @@ func (f *geminiFold) answer() ([]byte, error) {
 			cand = append(cand, jsonKV{"finishReason", f.finish})
 		}
 		cand = append(cand, jsonKV{"index", 0})
-		c, err := marshalJSON([]any{cand})
+		c, err := Marshal([]any{cand})
 		if err != nil {
 			return nil, err
 		}
 		out["candidates"] = c
 	}
-	return marshalJSON(out)
+	return Marshal(out)
 }

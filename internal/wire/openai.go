@@ -472,3 +472,132 @@ func encodeJSON(b *bytes.Buffer, v any) error {
 	b.Truncate(b.Len() - 1) // Encode's newline
 	return nil
 }
+
+// Wire shapes of a chat completion and its chunks, in the API's key order.
+type (
+	chatFunction struct {
+		Name      string `json:"name"`
+		Arguments string `json:"arguments"`
+	}
+	chatToolCall struct {
+		ID       string       `json:"id"`
+		Type     string       `json:"type"`
+		Function chatFunction `json:"function"`
+	}
+	chatMessage struct {
+		Role        string         `json:"role"`
+		Content     *string        `json:"content"`
+		Refusal     *string        `json:"refusal"`
+		ToolCalls   []chatToolCall `json:"tool_calls,omitempty"`
+		Annotations []any          `json:"annotations"`
+	}
+	chatChoice struct {
+		Index        int         `json:"index"`
+		Message      chatMessage `json:"message"`
+		Logprobs     any         `json:"logprobs"`
+		FinishReason string      `json:"finish_reason"`
+	}
+	chatUsage struct {
+		PromptTokens            int            `json:"prompt_tokens"`
+		CompletionTokens        int            `json:"completion_tokens"`
+		TotalTokens             int            `json:"total_tokens"`
+		PromptTokensDetails     map[string]int `json:"prompt_tokens_details"`
+		CompletionTokensDetails map[string]int `json:"completion_tokens_details"`
+	}
+	chatCompletion struct {
+		ID          string       `json:"id"`
+		Object      string       `json:"object"`
+		Created     int64        `json:"created"`
+		Model       string       `json:"model"`
+		Choices     []chatChoice `json:"choices"`
+		Usage       chatUsage    `json:"usage"`
+		ServiceTier string       `json:"service_tier"`
+		Fingerprint string       `json:"system_fingerprint,omitempty"`
+	}
+	chatDeltaFunction struct {
+		Name      string `json:"name,omitempty"`
+		Arguments string `json:"arguments"`
+	}
+	chatDeltaCall struct {
+		Index    int               `json:"index"`
+		ID       string            `json:"id,omitempty"`
+		Type     string            `json:"type,omitempty"`
+		Function chatDeltaFunction `json:"function"`
+	}
+	chatDelta struct {
+		Role      string          `json:"role,omitempty"`
+		Content   *string         `json:"content,omitempty"`
+		Refusal   json.RawMessage `json:"refusal,omitempty"`
+		ToolCalls []chatDeltaCall `json:"tool_calls,omitempty"`
+	}
+	chatChunkChoice struct {
+		Index        int       `json:"index"`
+		Delta        chatDelta `json:"delta"`
+		Logprobs     any       `json:"logprobs"`
+		FinishReason *string   `json:"finish_reason"`
+	}
+	chatChunkOut struct {
+		ID          string            `json:"id"`
+		Object      string            `json:"object"`
+		Created     int64             `json:"created"`
+		Model       string            `json:"model"`
+		ServiceTier string            `json:"service_tier"`
+		Fingerprint string            `json:"system_fingerprint,omitempty"`
+		Choices     []chatChunkChoice `json:"choices"`
+		// Usage is null in every chunk but the last when the request asks
+		// for stream_options.include_usage, and absent otherwise.
+		Usage json.RawMessage `json:"usage,omitempty"`
+	}
+)
+
+// writeChat writes r as a chat.completion, or streamed: a first chunk with
+// the role, the text in pieces, each tool call (its id and name, then its
+// arguments in pieces), a chunk with the finish reason, the usage chunk
+// when asked for, and data: [DONE].
+func writeChat(r *Reply) (body []byte, events [][]byte) {
+	msg := chatMessage{Role: "assistant", Annotations: []any{}}
+	if r.Text != "" || len(r.Calls) == 0 {
+		msg.Content = &r.Text
+	}
+	finish := "stop"
+	for _, c := range r.Calls {
+		msg.ToolCalls = append(msg.ToolCalls, chatToolCall{ID: c.ID, Type: "function", Function: chatFunction{Name: c.Name, Arguments: c.Args}})
+		finish = "tool_calls"
+	}
+	u := r.Usage
+	usage := chatUsage{PromptTokens: u.InputTokens, CompletionTokens: u.OutputTokens, TotalTokens: u.InputTokens + u.OutputTokens,
+		PromptTokensDetails:     map[string]int{"audio_tokens": 0, "cached_tokens": 0},
+		CompletionTokensDetails: map[string]int{"accepted_prediction_tokens": 0, "audio_tokens": 0, "reasoning_tokens": 0, "rejected_prediction_tokens": 0}}
+	id := "chatcmpl-" + r.ID
+	if !r.Stream {
+		return marshal(chatCompletion{ID: id, Object: "chat.completion", Created: r.Created, Model: r.Model,
+			Choices: []chatChoice{{Message: msg, FinishReason: finish}}, Usage: usage, ServiceTier: "default", Fingerprint: r.Fingerprint}), nil
+	}
+	var null json.RawMessage
+	if r.IncludeUsage {
+		null = json.RawMessage("null")
+	}
+	send := func(choices []chatChunkChoice, usage json.RawMessage) {
+		events = append(events, Frame("", marshal(chatChunkOut{ID: id, Object: "chat.completion.chunk", Created: r.Created, Model: r.Model,
+			ServiceTier: "default", Fingerprint: r.Fingerprint, Choices: choices, Usage: usage})))
+	}
+	delta := func(d chatDelta) { send([]chatChunkChoice{{Delta: d}}, null) }
+	empty := ""
+	delta(chatDelta{Role: "assistant", Content: &empty, Refusal: json.RawMessage("null")})
+	if msg.Content != nil {
+		for _, p := range pieces(*msg.Content) {
+			delta(chatDelta{Content: &p})
+		}
+	}
+	for i, tc := range msg.ToolCalls {
+		delta(chatDelta{ToolCalls: []chatDeltaCall{{Index: i, ID: tc.ID, Type: "function", Function: chatDeltaFunction{Name: tc.Function.Name}}}})
+		for _, p := range pieces(tc.Function.Arguments) {
+			delta(chatDelta{ToolCalls: []chatDeltaCall{{Index: i, Function: chatDeltaFunction{Arguments: p}}}})
+		}
+	}
+	send([]chatChunkChoice{{FinishReason: &finish}}, null)
+	if r.IncludeUsage {
+		send([]chatChunkChoice{}, marshal(usage))
+	}
+	return nil, append(events, []byte("data: [DONE]\n\n"))
+}

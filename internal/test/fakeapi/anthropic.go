@@ -6,6 +6,9 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	dmodel "github.com/dryfire-dev/dryfire/internal/model"
+	"github.com/dryfire-dev/dryfire/internal/tool"
+	"github.com/dryfire-dev/dryfire/internal/wire"
 	"io"
 	"net/http"
 	"regexp"
@@ -63,7 +66,7 @@ func writeAnthError(w http.ResponseWriter, f *anthropicFault) {
 		Type    string `json:"type"`
 		Message string `json:"message"`
 	}
-	body, _ := anthMarshal(struct {
+	body, _ := wire.Marshal(struct {
 		Type  string `json:"type"`
 		Error detail `json:"error"`
 	}{"error", detail{f.typ, f.msg}})
@@ -78,18 +81,6 @@ func writeAnthError(w http.ResponseWriter, f *anthropicFault) {
 	}
 	w.WriteHeader(f.status)
 	w.Write(body)
-}
-
-// anthMarshal encodes v the way the server writes JSON: no HTML escaping, no
-// trailing newline.
-func anthMarshal(v any) ([]byte, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
 }
 
 func (a *anthropicAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -124,18 +115,14 @@ func (a *anthropicAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeAnthError(w, &anthropicFault{status: http.StatusInternalServerError, typ: "api_error", msg: "fake model: " + err.Error()})
 		return
 	}
-	msg, f := anthropicMessage(body, turn)
+	rep, f := anthropicReply(body, turn)
 	if f != nil {
 		writeAnthError(w, f)
 		return
 	}
-	if body.stream {
-		anthropicStream(startSSE(w), msg)
-		return
-	}
-	out, err := anthMarshal(msg)
-	if err != nil {
-		writeAnthError(w, &anthropicFault{status: http.StatusInternalServerError, typ: "api_error", msg: "fake model: " + err.Error()})
+	out, events := wire.Anthropic.Reply(rep)
+	if events != nil {
+		writeEvents(w, events, false)
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")
@@ -229,8 +216,8 @@ func parseAnthropicRequest(data []byte) (*anthropicRequest, Conversation, *anthr
 		return nil, conv, anthInvalid("Input should be a valid dictionary or object to extract fields from")
 	}
 	req := &anthropicRequest{}
-	req.canonical, _ = anthMarshal(top)
-	req.messages, _ = anthMarshal(top["messages"])
+	req.canonical, _ = wire.Marshal(top)
+	req.messages, _ = wire.Marshal(top["messages"])
 
 	keys := make([]string, 0, len(top))
 	for k := range top {
@@ -456,7 +443,7 @@ func parseAnthropicBlock(at string, v any) (anthropicBlock, *anthropicFault) {
 		if _, ok := in.(map[string]any); !ok {
 			return b, anthInvalid("%s.input: Input should be a valid dictionary", at)
 		}
-		b.input, _ = anthMarshal(in)
+		b.input, _ = wire.Marshal(in)
 	case "tool_result":
 		if b.id, f = str("tool_use_id"); f != nil {
 			return b, f
@@ -688,80 +675,12 @@ func anthropicID(prefix string, parts ...[]byte) string {
 	return prefix + "01" + string(id)
 }
 
-// Wire shapes of an answer, in the real API's key order.
-type (
-	anthropicOut struct {
-		ID           string          `json:"id"`
-		Type         string          `json:"type"`
-		Role         string          `json:"role"`
-		Model        string          `json:"model"`
-		Content      []any           `json:"content"`
-		StopReason   string          `json:"stop_reason"`
-		StopSequence *string         `json:"stop_sequence"`
-		StopDetails  any             `json:"stop_details"` // always null: no refusals
-		Container    any             `json:"container"`    // always null: no code execution
-		Diagnostics  any             `json:"diagnostics"`  // always null
-		Usage        anthropicOutUse `json:"usage"`
-	}
-	anthropicOutUse struct {
-		InputTokens              int               `json:"input_tokens"`
-		CacheCreationInputTokens int               `json:"cache_creation_input_tokens"`
-		CacheReadInputTokens     int               `json:"cache_read_input_tokens"`
-		CacheCreation            anthCacheCreation `json:"cache_creation"`
-		OutputTokens             int               `json:"output_tokens"`
-		OutputTokensDetails      anthOutputDetails `json:"output_tokens_details"`
-		ServerToolUse            any               `json:"server_tool_use"` // null: no server tools
-		ServiceTier              string            `json:"service_tier"`
-		InferenceGeo             any               `json:"inference_geo"`
-		Speed                    string            `json:"speed"`
-	}
-	anthCacheCreation struct {
-		Ephemeral1h int `json:"ephemeral_1h_input_tokens"`
-		Ephemeral5m int `json:"ephemeral_5m_input_tokens"`
-	}
-	anthOutputDetails struct {
-		ThinkingTokens int `json:"thinking_tokens"`
-	}
-	// anthropicOutText is a text block. Without citations the API leaves
-	// citations out (clients such as @ai-sdk/anthropic refuse a null).
-	anthropicOutText struct {
-		Type string `json:"type"`
-		Text string `json:"text"`
-	}
-	anthropicOutThinking struct {
-		Type      string `json:"type"`
-		Thinking  string `json:"thinking"`
-		Signature string `json:"signature"`
-	}
-	anthropicOutToolUse struct {
-		Type   string          `json:"type"`
-		ID     string          `json:"id"`
-		Name   string          `json:"name"`
-		Input  json.RawMessage `json:"input"`
-		Caller anthCaller      `json:"caller"`
-	}
-	anthCaller struct {
-		Type string `json:"type"`
-	}
-)
-
-// directCaller says a tool_use block was called by the model itself.
-var directCaller = anthCaller{Type: "direct"}
-
 // anthTokens is a stand-in token count for n bytes of text.
 func anthTokens(n int) int { return max(1, (n+3)/4) }
 
-// anthropicMessage is the message the server answers turn with.
-func anthropicMessage(req *anthropicRequest, turn Turn) (anthropicOut, *anthropicFault) {
-	out := anthropicOut{
-		ID:         anthropicID("msg_", req.canonical),
-		Type:       "message",
-		Role:       "assistant",
-		Model:      req.model,
-		Content:    []any{},
-		StopReason: "end_turn",
-	}
-	calls := make([]anthropicOutToolUse, len(turn.ToolCalls))
+// anthropicReply is the message the server answers turn with.
+func anthropicReply(req *anthropicRequest, turn Turn) (*wire.Reply, *anthropicFault) {
+	r := &wire.Reply{ID: strings.TrimPrefix(anthropicID("msg_", req.canonical), "msg_"), Model: req.model, Stream: req.stream}
 	size := len(turn.Thinking) + len(turn.Text)
 	for i, c := range turn.ToolCalls {
 		args := strings.TrimSpace(c.Args)
@@ -772,56 +691,44 @@ func anthropicMessage(req *anthropicRequest, turn Turn) (anthropicOut, *anthropi
 		dec := json.NewDecoder(strings.NewReader(args))
 		dec.UseNumber()
 		if err := dec.Decode(&in); err != nil || in == nil {
-			return out, &anthropicFault{status: http.StatusInternalServerError, typ: "api_error",
+			return nil, &anthropicFault{status: http.StatusInternalServerError, typ: "api_error",
 				msg: fmt.Sprintf("fake model: the arguments of tool call %d (%s) are not a JSON object: %s", i, c.Name, c.Args)}
 		}
-		input, _ := anthMarshal(in)
+		input, _ := wire.Marshal(in)
 		id := c.ID
 		if id == "" {
 			id = anthropicID("toolu_", req.messages, []byte(strconv.Itoa(i)))
 		}
-		calls[i] = anthropicOutToolUse{Type: "tool_use", ID: id, Name: c.Name, Input: input, Caller: directCaller}
+		r.Calls = append(r.Calls, tool.Call{ID: id, Name: c.Name, Args: string(input)})
 		size += len(c.Name) + len(input)
 	}
 	used := turn.OutputTokens
 	if used == 0 {
 		used = anthTokens(size)
 	}
-	thinking, text := turn.Thinking, turn.Text
+	r.Thinking, r.Text = turn.Thinking, turn.Text
 	if used > req.maxTokens {
 		// Cut where max_tokens runs out: the thinking and text first,
 		// the tool calls after them.
-		out.StopReason = "max_tokens"
+		r.Stop = "max_tokens"
 		budget := req.maxTokens * 4
-		thinking = anthCut(thinking, budget)
-		budget -= len(thinking)
-		text = anthCut(text, budget)
-		budget -= len(text)
+		r.Thinking = anthCut(r.Thinking, budget)
+		budget -= len(r.Thinking)
+		r.Text = anthCut(r.Text, budget)
+		budget -= len(r.Text)
 		if budget <= 0 {
-			calls = nil
+			r.Calls = nil
 		}
 		used = req.maxTokens
 	}
-	if thinking != "" {
-		out.Content = append(out.Content, anthropicOutThinking{Type: "thinking", Thinking: thinking, Signature: anthThinkingSignature(thinking)})
+	if r.Thinking != "" {
+		r.Signature, r.ThinkingTokens = anthThinkingSignature(r.Thinking), anthTokens(len(r.Thinking))
 	}
-	if text != "" {
-		out.Content = append(out.Content, anthropicOutText{Type: "text", Text: text})
+	r.Usage = dmodel.Usage{InputTokens: turn.InputTokens, OutputTokens: used}
+	if r.Usage.InputTokens == 0 {
+		r.Usage.InputTokens = anthTokens(len(req.canonical))
 	}
-	for _, c := range calls {
-		out.Content = append(out.Content, c)
-	}
-	if len(calls) > 0 && out.StopReason == "end_turn" {
-		out.StopReason = "tool_use"
-	}
-	out.Usage = anthropicOutUse{InputTokens: turn.InputTokens, OutputTokens: used, ServiceTier: "standard", Speed: "standard"}
-	if thinking != "" {
-		out.Usage.OutputTokensDetails.ThinkingTokens = anthTokens(len(thinking))
-	}
-	if out.Usage.InputTokens == 0 {
-		out.Usage.InputTokens = anthTokens(len(req.canonical))
-	}
-	return out, nil
+	return r, nil
 }
 
 // anthCut shortens s to at most n bytes, on a rune boundary.

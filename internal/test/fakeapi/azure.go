@@ -3,6 +3,7 @@ package fakeapi
 import (
 	"bytes"
 	"encoding/json"
+	"github.com/dryfire-dev/dryfire/internal/wire"
 	"strings"
 )
 
@@ -54,34 +55,35 @@ func azurePromptFilter() []any {
 }
 
 // azureCompletion is a chat.completion as Azure OpenAI writes it.
-func azureCompletion(c chatCompletionOut) json.RawMessage {
-	data, _ := marshal(c)
+func azureCompletion(data []byte) []byte {
 	m := decodeObject(data)
 	delete(m, "service_tier")
 	m["prompt_filter_results"] = azurePromptFilter()
-	for i, ch := range m["choices"].([]any) {
+	for _, ch := range m["choices"].([]any) {
 		filter := map[string]any{}
-		if c.Choices[i].Message.Content != nil && *c.Choices[i].Message.Content != "" {
+		if msg, _ := ch.(map[string]any)["message"].(map[string]any); msg["content"] != nil && msg["content"] != "" {
 			filter = azureSafe()
 		}
 		ch.(map[string]any)["content_filter_results"] = filter
 	}
-	out, _ := marshal(m)
+	out, _ := wire.Marshal(m)
 	return out
 }
 
 // azurePromptChunk is the first chunk of an Azure OpenAI chat stream.
 func azurePromptChunk() []byte {
-	out, _ := marshal(map[string]any{"choices": []any{}, "created": 0, "id": "", "model": "", "object": "",
+	out, _ := wire.Marshal(map[string]any{"choices": []any{}, "created": 0, "id": "", "model": "", "object": "",
 		"prompt_filter_results": azurePromptFilter()})
 	return out
 }
 
-// azureChunk is a chat.completion.chunk as Azure OpenAI writes it.
-func azureChunk(data []byte) []byte {
+// azureChunk is an event of a chat stream as Azure OpenAI writes it: its
+// chunk's keys in order, no service_tier, each choice's filter verdicts.
+func azureChunk(event []byte) []byte {
+	data, ok := bytes.CutPrefix(bytes.TrimSuffix(event, []byte("\n\n")), []byte("data: "))
 	m := decodeObject(data)
-	if m == nil {
-		return data
+	if !ok || m == nil {
+		return event
 	}
 	delete(m, "service_tier")
 	choices, _ := m["choices"].([]any)
@@ -95,8 +97,8 @@ func azureChunk(data []byte) []byte {
 		}
 		c["content_filter_results"] = filter
 	}
-	out, _ := marshal(m)
-	return out
+	out, _ := wire.Marshal(m)
+	return wire.Frame("", out)
 }
 
 // decodeObject reads a JSON object, numbers kept as written.

@@ -7,13 +7,13 @@
 // the answer is an event stream in the API's exact shape:
 // Chat Completions chunks (with stream_options.include_usage, a usage
 // chunk) ending in data: [DONE]; Responses and Anthropic events named by
-// event: lines. Text and arguments come in pieces of PieceSize bytes, so a
-// stream's bytes, like an answer's, depend only on the request.
+// event: lines. Text and arguments come in pieces of wire.Piece bytes, so
+// a stream's bytes, like an answer's, depend only on the request.
 //
-// The shapes here are written apart from internal/modelserver's render.go,
-// which writes the same ones for the script model, on purpose: the
-// conformance tests check each against the official types, and a mistake
-// in one is not copied into the other (duplicates lists the pairs).
+// What is strict is here: the checks of a request and the real API's
+// refusals. The answers are written by internal/wire (wire.Reply), as the
+// script model's are: one definition of each API's shapes, which the
+// conformance tests check against the official types.
 package fakeapi
 
 import (

@@ -6,6 +6,8 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"github.com/dryfire-dev/dryfire/internal/tool"
+	"github.com/dryfire-dev/dryfire/internal/wire"
 	"io"
 	"net/http"
 	"strings"
@@ -57,7 +59,7 @@ func writeGeminiError(w http.ResponseWriter, f *geminiFault) {
 	if status == "" {
 		status = "UNKNOWN"
 	}
-	body, _ := marshal(map[string]any{"error": map[string]any{"code": f.status, "message": f.msg, "status": status}})
+	body, _ := wire.Marshal(map[string]any{"error": map[string]any{"code": f.status, "message": f.msg, "status": status}})
 	w.Header().Set("Content-Type", "application/json; charset=UTF-8")
 	w.WriteHeader(f.status)
 	w.Write(body)
@@ -109,10 +111,8 @@ func (g *geminiAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if method == "countTokens" {
-		n := max(1, len(data)/4)
-		out, _ := marshal(map[string]any{"totalTokens": n})
 		w.Header().Set("Content-Type", "application/json; charset=UTF-8")
-		w.Write(out)
+		w.Write(wire.GeminiCount(data))
 		return
 	}
 	conv.Model = modelName
@@ -122,80 +122,26 @@ func (g *geminiAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	sum := sha256.Sum256(top)
-	id := hex.EncodeToString(sum[:8])
-	in := turn.InputTokens
-	if in == 0 {
-		in = max(1, len(data)/4)
-	}
-	var parts []map[string]any
-	if turn.Text != "" || len(turn.ToolCalls) == 0 {
-		parts = append(parts, map[string]any{"text": turn.Text})
-	}
-	outBytes := len(turn.Text)
+	rep := &wire.Reply{ID: hex.EncodeToString(sum[:8]), Model: modelName, Text: turn.Text, Stream: method == "streamGenerateContent",
+		Array: r.URL.Query().Get("alt") != "sse"}
+	rep.Usage.InputTokens, rep.Usage.OutputTokens = tokens(data, turn)
 	for _, c := range turn.ToolCalls {
 		args := c.Args
 		if strings.TrimSpace(args) == "" {
 			args = "{}"
 		}
-		parts = append(parts, map[string]any{"functionCall": map[string]any{"name": c.Name, "args": json.RawMessage(args)}})
-		outBytes += len(c.Name) + len(c.Args)
+		rep.Calls = append(rep.Calls, tool.Call{Name: c.Name, Args: args})
 	}
-	out := turn.OutputTokens
-	if out == 0 {
-		out = max(1, outBytes/4)
-	}
-	chunk := func(ps []map[string]any, last bool) []byte {
-		cand := map[string]any{"content": map[string]any{"parts": ps, "role": "model"}, "index": 0}
-		usage := map[string]any{"promptTokenCount": in, "totalTokenCount": in}
-		if last {
-			cand["finishReason"] = "STOP"
-			usage = map[string]any{"promptTokenCount": in, "candidatesTokenCount": out, "totalTokenCount": in + out}
-		}
-		b, _ := marshal(map[string]any{"candidates": []any{cand}, "usageMetadata": usage, "modelVersion": modelName, "responseId": id})
-		return b
-	}
-	if method == "generateContent" {
+	out, events := wire.Gemini.Reply(rep)
+	if events == nil {
 		w.Header().Set("Content-Type", "application/json; charset=UTF-8")
-		w.Write(chunk(parts, true))
+		w.Write(out)
 		return
 	}
-	var chunks [][]map[string]any
-	if turn.Text != "" {
-		for _, p := range pieces(turn.Text) {
-			chunks = append(chunks, []map[string]any{{"text": p}})
-		}
+	for i, ev := range events {
+		events[i] = append(bytes.TrimSuffix(ev, []byte("\n\n")), "\r\n\r\n"...) // as the API ends its lines
 	}
-	for _, p := range parts {
-		if _, ok := p["functionCall"]; ok {
-			chunks = append(chunks, []map[string]any{p})
-		}
-	}
-	if len(chunks) == 0 {
-		chunks = [][]map[string]any{{{"text": ""}}}
-	}
-	if r.URL.Query().Get("alt") != "sse" {
-		var b bytes.Buffer
-		b.WriteByte('[')
-		for i, c := range chunks {
-			if i > 0 {
-				b.WriteByte(',')
-			}
-			b.Write(chunk(c, i == len(chunks)-1))
-		}
-		b.WriteByte(']')
-		w.Header().Set("Content-Type", "application/json; charset=UTF-8")
-		w.Write(b.Bytes())
-		return
-	}
-	s := startSSE(w)
-	for i, c := range chunks {
-		s.b.Reset()
-		s.b.WriteString("data: ")
-		s.b.Write(chunk(c, i == len(chunks)-1))
-		s.b.WriteString("\r\n\r\n")
-		s.w.Write(s.b.Bytes())
-		s.rc.Flush()
-	}
+	writeEvents(w, events, false)
 }
 
 func (g *geminiAPI) auth(r *http.Request) *geminiFault {
@@ -230,7 +176,7 @@ func parseGeminiRequest(data []byte, count bool) ([]byte, Conversation, *geminiF
 	if !ok {
 		return nil, conv, geminiInvalid("Invalid JSON payload received. Expected an object.")
 	}
-	canonical, _ := marshal(top)
+	canonical, _ := wire.Marshal(top)
 	if count {
 		if g, ok := top["generateContentRequest"].(map[string]any); ok {
 			top = g
@@ -306,7 +252,7 @@ func parseGeminiRequest(data []byte, count bool) ([]byte, Conversation, *geminiF
 				if _, ok := fc["args"].(map[string]any); !ok && fc["args"] != nil {
 					return nil, conv, geminiInvalid("Invalid value at 'contents[%d].parts[%d].function_call.args': expected an object", i, j)
 				}
-				args, _ := marshal(fc["args"])
+				args, _ := wire.Marshal(fc["args"])
 				if fc["args"] == nil {
 					args = []byte("{}")
 				}
@@ -323,7 +269,7 @@ func parseGeminiRequest(data []byte, count bool) ([]byte, Conversation, *geminiF
 					return nil, conv, geminiInvalid("Please ensure that function response turn comes immediately after a function call turn. And the number of function response parts should be equal to number of function call parts of the function call turn.")
 				}
 				lastCalls = append(lastCalls[:k:k], lastCalls[k+1:]...)
-				out, _ := marshal(fr["response"])
+				out, _ := wire.Marshal(fr["response"])
 				results = append(results, Msg{Role: "tool", CallID: name, Text: string(out)})
 			}
 		}

@@ -6,6 +6,9 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	dmodel "github.com/dryfire-dev/dryfire/internal/model"
+	"github.com/dryfire-dev/dryfire/internal/tool"
+	"github.com/dryfire-dev/dryfire/internal/wire"
 	"io"
 	"net/http"
 	"regexp"
@@ -31,7 +34,7 @@ const Created = 1700000000
 // whose bytes depend only on the request.
 func NewOpenAIChat(brain Brain, opts ...Option) *Server {
 	cfg := configure(opts)
-	return start(&openAIHandler{brain: brain, cfg: cfg, path: chatPath, serve: serveChat}, cfg)
+	return start(&openAIHandler{brain: brain, cfg: cfg, api: wire.OpenAIChat, path: chatPath, serve: serveChat}, cfg)
 }
 
 // chatPath is the Chat Completions route.
@@ -42,8 +45,9 @@ const chatPath = "/v1/chat/completions"
 type openAIHandler struct {
 	brain Brain
 	cfg   config
+	api   wire.API
 	path  string
-	serve func(brain Brain, body []byte, req map[string]any) (any, *apiError)
+	serve func(brain Brain, body []byte, req map[string]any) (*wire.Reply, *apiError)
 }
 
 func (h *openAIHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -77,31 +81,25 @@ func (h *openAIHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeAPIError(w, &apiError{status: http.StatusBadRequest, msg: "We could not parse the JSON body of your request. (HINT: This likely means you aren't using your HTTP library correctly. The OpenAI API expects a JSON payload, but what was sent was not valid JSON. If you have trouble figuring out how to fix this, please contact us through our help center at help.openai.com.)"})
 		return
 	}
-	out, e := h.serve(h.brain, body, req)
+	rep, e := h.serve(h.brain, body, req)
 	if e != nil {
 		writeAPIError(w, e)
 		return
 	}
-	if stream, ok := out.(streamAnswer); ok {
-		w.Header().Set("X-Request-Id", "req_"+digest(body, "request")[:32])
-		sw := startSSE(w)
-		if azure && h.path == chatPath {
-			sw.event("", azurePromptChunk())
-			sw.chunk = azureChunk
+	w.Header().Set("X-Request-Id", "req_"+digest(body, "request")[:32])
+	data, events := h.api.Reply(rep)
+	chat := azure && h.path == chatPath
+	if events != nil {
+		if chat {
+			events = append([][]byte{wire.Frame("", azurePromptChunk())}, events...)
 		}
-		stream(sw)
+		writeEvents(w, events, chat)
 		return
 	}
-	if c, ok := out.(chatCompletionOut); ok && azure {
-		out = azureCompletion(c)
-	}
-	data, err := marshal(out)
-	if err != nil {
-		writeAPIError(w, &apiError{status: http.StatusInternalServerError, typ: "server_error", msg: "fake server: " + err.Error()})
-		return
+	if chat {
+		data = azureCompletion(data)
 	}
 	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("X-Request-Id", "req_"+digest(body, "request")[:32])
 	w.Write(data)
 }
 
@@ -135,7 +133,7 @@ func writeAPIError(w http.ResponseWriter, e *apiError) {
 		Param   any    `json:"param"`
 		Code    any    `json:"code"`
 	}
-	data, _ := marshal(map[string]body{"error": {e.msg, typ, param, code}})
+	data, _ := wire.Marshal(map[string]body{"error": {e.msg, typ, param, code}})
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	w.Write(data)
@@ -178,7 +176,7 @@ var chatRoles = []string{"system", "assistant", "user", "function", "tool", "dev
 // toolNamePattern is what the API allows as a function name.
 var toolNamePattern = regexp.MustCompile(`^[a-zA-Z0-9_-]+$`)
 
-func serveChat(brain Brain, body []byte, req map[string]any) (any, *apiError) {
+func serveChat(brain Brain, body []byte, req map[string]any) (*wire.Reply, *apiError) {
 	conv, e := chatConversation(req)
 	if e != nil {
 		return nil, e
@@ -192,11 +190,9 @@ func serveChat(brain Brain, body []byte, req map[string]any) (any, *apiError) {
 	if err != nil {
 		return nil, brainError(err)
 	}
-	c := chatCompletion(body, conv.Model, turn)
-	if stream {
-		return chatStream(c, includeUsage), nil
-	}
-	return c, nil
+	r := reply(body, conv.Model, turn)
+	r.Stream, r.IncludeUsage, r.Fingerprint = stream, includeUsage, "fp_"+digest([]byte(conv.Model), "fingerprint")[:10]
+	return r, nil
 }
 
 // chatConversation validates a request as the API does and reads it.
@@ -530,88 +526,19 @@ func schemaObject(p any, name, at string, strict bool) *apiError {
 	return nil
 }
 
-// Wire shapes of a chat completion, in the real API's key order.
-type (
-	chatFunction struct {
-		Name      string `json:"name"`
-		Arguments string `json:"arguments"`
-	}
-	chatToolCall struct {
-		ID       string       `json:"id"`
-		Type     string       `json:"type"`
-		Function chatFunction `json:"function"`
-	}
-	chatMessage struct {
-		Role        string         `json:"role"`
-		Content     *string        `json:"content"`
-		Refusal     *string        `json:"refusal"`
-		ToolCalls   []chatToolCall `json:"tool_calls,omitempty"`
-		Annotations []any          `json:"annotations"`
-	}
-	chatChoice struct {
-		Index        int         `json:"index"`
-		Message      chatMessage `json:"message"`
-		Logprobs     any         `json:"logprobs"`
-		FinishReason string      `json:"finish_reason"`
-	}
-	chatUsage struct {
-		PromptTokens            int            `json:"prompt_tokens"`
-		CompletionTokens        int            `json:"completion_tokens"`
-		TotalTokens             int            `json:"total_tokens"`
-		PromptTokensDetails     map[string]int `json:"prompt_tokens_details"`
-		CompletionTokensDetails map[string]int `json:"completion_tokens_details"`
-	}
-	chatCompletionOut struct {
-		ID                string       `json:"id"`
-		Object            string       `json:"object"`
-		Created           int64        `json:"created"`
-		Model             string       `json:"model"`
-		Choices           []chatChoice `json:"choices"`
-		Usage             chatUsage    `json:"usage"`
-		ServiceTier       string       `json:"service_tier"`
-		SystemFingerprint string       `json:"system_fingerprint,omitempty"`
-	}
-)
-
-// chatCompletion is the answer to a request, its bytes a function of the
-// request's.
-func chatCompletion(body []byte, model string, t Turn) chatCompletionOut {
-	type (
-		function   = chatFunction
-		toolCall   = chatToolCall
-		message    = chatMessage
-		choice     = chatChoice
-		usage      = chatUsage
-		completion = chatCompletionOut
-	)
-	msg := message{Role: "assistant", Annotations: []any{}}
-	if t.Text != "" || len(t.ToolCalls) == 0 {
-		msg.Content = &t.Text
-	}
-	finish := "stop"
+// reply is the answer to a request, its bytes a function of the
+// request's: ids hashed from it, usage from the turn or from sizes.
+func reply(body []byte, model string, t Turn) *wire.Reply {
+	in, out := tokens(body, t)
+	r := &wire.Reply{ID: digest(body, "reply")[:24], Model: model, Created: Created, Text: t.Text, Usage: dmodel.Usage{InputTokens: in, OutputTokens: out}}
 	for i, tc := range t.ToolCalls {
 		id := tc.ID
 		if id == "" {
 			id = "call_" + digest(body, fmt.Sprint("call", i))[:24]
 		}
-		msg.ToolCalls = append(msg.ToolCalls, toolCall{ID: id, Type: "function", Function: function{Name: tc.Name, Arguments: tc.Args}})
-		finish = "tool_calls"
+		r.Calls = append(r.Calls, tool.Call{ID: id, Name: tc.Name, Args: tc.Args})
 	}
-	in, out := tokens(body, t)
-	return completion{
-		ID:      "chatcmpl-" + digest(body, "completion")[:29],
-		Object:  "chat.completion",
-		Created: Created,
-		Model:   model,
-		Choices: []choice{{Message: msg, FinishReason: finish}},
-		Usage: usage{
-			PromptTokens: in, CompletionTokens: out, TotalTokens: in + out,
-			PromptTokensDetails:     map[string]int{"audio_tokens": 0, "cached_tokens": 0},
-			CompletionTokensDetails: map[string]int{"accepted_prediction_tokens": 0, "audio_tokens": 0, "reasoning_tokens": 0, "rejected_prediction_tokens": 0},
-		},
-		ServiceTier:       "default",
-		SystemFingerprint: "fp_" + digest([]byte(model), "fingerprint")[:10],
-	}
+	return r
 }
 
 // Shared checks
@@ -755,15 +682,4 @@ func tokens(body []byte, t Turn) (in, out int) {
 		out = max((n+3)/4, 1)
 	}
 	return in, out
-}
-
-// marshal is JSON without HTML escaping, without a trailing newline.
-func marshal(v any) ([]byte, error) {
-	var b bytes.Buffer
-	e := json.NewEncoder(&b)
-	e.SetEscapeHTML(false)
-	if err := e.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
 }

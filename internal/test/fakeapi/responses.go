@@ -2,6 +2,7 @@ package fakeapi
 
 import (
 	"fmt"
+	"github.com/dryfire-dev/dryfire/internal/wire"
 	"net/http"
 	"slices"
 	"strings"
@@ -20,7 +21,7 @@ import (
 // request includes "reasoning.encrypted_content".
 func NewOpenAIResponses(brain Brain, opts ...Option) *Server {
 	cfg := configure(opts)
-	return start(&openAIHandler{brain: brain, cfg: cfg, path: "/v1/responses", serve: serveResponses}, cfg)
+	return start(&openAIHandler{brain: brain, cfg: cfg, api: wire.OpenAIResponses, path: "/v1/responses", serve: serveResponses}, cfg)
 }
 
 var responsesKeys = []string{"background", "conversation", "include", "input", "instructions",
@@ -54,33 +55,30 @@ var allParts = []string{"input_text", "input_image", "input_audio", "output_text
 
 // responsesRequest is what the server keeps of a valid request.
 type responsesRequest struct {
-	conv         Conversation
-	instructions any // echoed
-	store        bool
-	encrypted    bool // include has reasoning.encrypted_content
-	stream       bool
-	// echoed in the response object, with the API's defaults
-	tools       []any
-	toolChoice  any
-	temperature any
-	topP        any
-	metadata    any
+	conv      Conversation
+	store     bool
+	encrypted bool // include has reasoning.encrypted_content
+	stream    bool
 }
 
-func serveResponses(brain Brain, body []byte, req map[string]any) (any, *apiError) {
+func serveResponses(brain Brain, body []byte, req map[string]any) (*wire.Reply, *apiError) {
 	r, e := responsesConversation(req)
 	if e != nil {
 		return nil, e
 	}
-	turn, err := brain.Next(r.conv)
+	t, err := brain.Next(r.conv)
 	if err != nil {
 		return nil, brainError(err)
 	}
-	out := responseObject(body, r, turn)
-	if r.stream {
-		return responsesStream(out), nil
+	rep := reply(body, r.conv.Model, t)
+	rep.Stream, rep.Echo, rep.Thinking = r.stream, req, t.Thinking
+	if t.Thinking != "" {
+		rep.ThinkingTokens = (len(t.Thinking) + 3) / 4
+		if r.encrypted {
+			rep.Signature = "gAAAAB" + digest([]byte(t.Thinking), "encrypted")
+		}
 	}
-	return out, nil
+	return rep, nil
 }
 
 // responsesConversation validates a request as the API does and reads it.
@@ -133,7 +131,6 @@ func responsesConversation(req map[string]any) (responsesRequest, *apiError) {
 		if !ok {
 			return r, invalidType("instructions", "a string", ins)
 		}
-		r.instructions = s
 		r.conv.System = s
 	}
 	if id, ok := req["previous_response_id"]; ok && id != nil {
@@ -159,17 +156,9 @@ func responsesConversation(req map[string]any) (responsesRequest, *apiError) {
 	default:
 		return r, invalidType("input", "one of a string or array of input items", rawInput)
 	}
-	tools, echo, e := responsesTools(req)
-	if e != nil {
-		return r, e
-	}
+	tools, e := responsesTools(req)
 	r.conv.Tools = tools
-	r.tools = echo
-	r.toolChoice = echoed(req, "tool_choice", "auto")
-	r.temperature = echoed(req, "temperature", 1)
-	r.topP = echoed(req, "top_p", 1)
-	r.metadata = echoed(req, "metadata", map[string]any{})
-	return r, nil
+	return r, e
 }
 
 // items reads the input items into the conversation: each run of
@@ -387,190 +376,47 @@ func joinText(a, b string) string {
 	return a + "\n" + b
 }
 
-// echoed is the request's key as a response object shows it: its value,
-// or the API's default when it is absent or null.
-func echoed(req map[string]any, key string, def any) any {
-	if v, ok := req[key]; ok && v != nil {
-		return v
-	}
-	return def
-}
-
-// responseFunctionTool is a function tool as a response object shows it.
-type responseFunctionTool struct {
-	Type        string `json:"type"`
-	Description any    `json:"description"`
-	Name        string `json:"name"`
-	Parameters  any    `json:"parameters"`
-	Strict      bool   `json:"strict"`
-}
-
-// responsesTools validates the tools and names the function tools, and
-// returns them as the response object shows them. A function tool is
-// strict unless it says "strict": false, as in the API.
-func responsesTools(req map[string]any) ([]string, []any, *apiError) {
-	echo := []any{}
+// responsesTools validates the tools and names the function tools. A
+// function tool is strict unless it says "strict": false, as in the API.
+func responsesTools(req map[string]any) ([]string, *apiError) {
 	raw, ok := req["tools"]
 	if !ok || raw == nil {
-		return nil, echo, nil
+		return nil, nil
 	}
 	list, ok := raw.([]any)
 	if !ok {
-		return nil, nil, invalidType("tools", "an array of tools", raw)
+		return nil, invalidType("tools", "an array of tools", raw)
 	}
 	var names []string
 	for i, r := range list {
 		at := fmt.Sprintf("tools[%d]", i)
 		t, ok := r.(map[string]any)
 		if !ok {
-			return nil, nil, invalidType(at, "an object", r)
+			return nil, invalidType(at, "an object", r)
 		}
 		typ, e := enum(t, at+".type", "type", responsesToolTypes)
 		if e != nil {
-			return nil, nil, e
+			return nil, e
 		}
 		if typ != "function" {
-			echo = append(echo, t)
 			continue
 		}
 		name, e := toolName(t, at+".name")
 		if e != nil {
-			return nil, nil, e
+			return nil, e
 		}
 		strict := true
 		if s, ok := t["strict"]; ok && s != nil {
 			b, ok := s.(bool)
 			if !ok {
-				return nil, nil, invalidType(at+".strict", "a boolean", s)
+				return nil, invalidType(at+".strict", "a boolean", s)
 			}
 			strict = b
 		}
 		if e := schemaObject(t["parameters"], name, at+".parameters", strict); e != nil {
-			return nil, nil, e
+			return nil, e
 		}
 		names = append(names, name)
-		echo = append(echo, responseFunctionTool{Type: "function", Description: t["description"], Name: name, Parameters: t["parameters"], Strict: strict})
 	}
-	return names, echo, nil
-}
-
-// Wire shapes of a response object, in the real API's key order.
-type (
-	responseSummary struct {
-		Type string `json:"type"`
-		Text string `json:"text"`
-	}
-	responseReasoning struct {
-		ID               string            `json:"id"`
-		Type             string            `json:"type"`
-		Summary          []responseSummary `json:"summary"`
-		EncryptedContent string            `json:"encrypted_content,omitempty"`
-	}
-	responseText struct {
-		Type        string `json:"type"`
-		Annotations []any  `json:"annotations"`
-		Logprobs    []any  `json:"logprobs"`
-		Text        string `json:"text"`
-	}
-	responseMessage struct {
-		ID      string         `json:"id"`
-		Type    string         `json:"type"`
-		Status  string         `json:"status"`
-		Content []responseText `json:"content"`
-		Role    string         `json:"role"`
-	}
-	responseFunctionCall struct {
-		ID        string `json:"id"`
-		Type      string `json:"type"`
-		Status    string `json:"status"`
-		Arguments string `json:"arguments"`
-		CallID    string `json:"call_id"`
-		Name      string `json:"name"`
-	}
-	responseUsage struct {
-		InputTokens         int            `json:"input_tokens"`
-		InputTokensDetails  map[string]int `json:"input_tokens_details"`
-		OutputTokens        int            `json:"output_tokens"`
-		OutputTokensDetails map[string]int `json:"output_tokens_details"`
-		TotalTokens         int            `json:"total_tokens"`
-	}
-	responseOut struct {
-		ID                 string         `json:"id"`
-		Object             string         `json:"object"`
-		CreatedAt          int64          `json:"created_at"`
-		Status             string         `json:"status"`
-		Background         bool           `json:"background"`
-		Error              any            `json:"error"`
-		IncompleteDetails  any            `json:"incomplete_details"`
-		Instructions       any            `json:"instructions"`
-		Model              string         `json:"model"`
-		Output             []any          `json:"output"`
-		ParallelToolCalls  bool           `json:"parallel_tool_calls"`
-		PreviousResponseID any            `json:"previous_response_id"`
-		Store              bool           `json:"store"`
-		Temperature        any            `json:"temperature"`
-		ToolChoice         any            `json:"tool_choice"`
-		Tools              []any          `json:"tools"`
-		TopP               any            `json:"top_p"`
-		Usage              *responseUsage `json:"usage"`
-		Metadata           any            `json:"metadata"`
-	}
-)
-
-// responseObject is the answer to a request, its bytes a function of the
-// request's.
-func responseObject(body []byte, r responsesRequest, t Turn) responseOut {
-	type (
-		summary      = responseSummary
-		reasoning    = responseReasoning
-		text         = responseText
-		message      = responseMessage
-		functionCall = responseFunctionCall
-		usage        = responseUsage
-		response     = responseOut
-	)
-	output := []any{}
-	reasoningTokens := 0
-	if t.Thinking != "" {
-		it := reasoning{ID: "rs_" + digest(body, "reasoning")[:48], Type: "reasoning", Summary: []summary{{"summary_text", t.Thinking}}}
-		if r.encrypted {
-			it.EncryptedContent = "gAAAAB" + digest([]byte(t.Thinking), "encrypted")
-		}
-		output = append(output, it)
-		reasoningTokens = (len(t.Thinking) + 3) / 4
-	}
-	if t.Text != "" {
-		output = append(output, message{ID: "msg_" + digest(body, "message")[:48], Type: "message", Status: "completed", Role: "assistant",
-			Content: []text{{Type: "output_text", Annotations: []any{}, Logprobs: []any{}, Text: t.Text}}})
-	}
-	for i, tc := range t.ToolCalls {
-		id := tc.ID
-		if id == "" {
-			id = "call_" + digest(body, fmt.Sprint("call", i))[:24]
-		}
-		output = append(output, functionCall{ID: "fc_" + digest(body, fmt.Sprint("fc", i))[:48], Type: "function_call", Status: "completed",
-			Arguments: tc.Args, CallID: id, Name: tc.Name})
-	}
-	in, out := tokens(body, t)
-	return response{
-		ID:                "resp_" + digest(body, "response")[:48],
-		Object:            "response",
-		CreatedAt:         Created,
-		Status:            "completed",
-		Instructions:      r.instructions,
-		Model:             r.conv.Model,
-		Output:            output,
-		ParallelToolCalls: true,
-		Store:             r.store,
-		Temperature:       r.temperature,
-		ToolChoice:        r.toolChoice,
-		Tools:             r.tools,
-		TopP:              r.topP,
-		Metadata:          r.metadata,
-		Usage: &usage{
-			InputTokens: in, InputTokensDetails: map[string]int{"cache_write_tokens": 0, "cached_tokens": 0},
-			OutputTokens: out, OutputTokensDetails: map[string]int{"reasoning_tokens": reasoningTokens},
-			TotalTokens: in + out,
-		},
-	}
+	return names, nil
 }

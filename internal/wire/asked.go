@@ -1,4 +1,4 @@
-package modelserver
+package wire
 
 import (
 	"bytes"
@@ -10,53 +10,48 @@ import (
 	"github.com/dryfire-dev/dryfire/internal/tool"
 )
 
-// wireRequest is what a scripted answer needs of a request in an API's
-// wire format: the conversation as the script's guards read it (a
-// provider-neutral model.Request), the model to echo and how to answer
-// (streamed, with a usage chunk).
-type wireRequest struct {
-	req          model.Request
-	model        string
-	stream       bool
-	includeUsage bool // chat: stream_options.include_usage
-	// array: a Gemini stream asked for without alt=sse, answered as one
-	// JSON array of its chunks.
-	array bool
-	// echo are the request's keys a Responses object repeats.
-	echo map[string]any
+// Asked is a request as read off the wire: its conversation as the
+// script's guards read it (a provider-neutral model.Request whose Params
+// are the body's top-level keys, which a Responses answer repeats) and
+// how it wants its answer: streamed, with a usage chunk (Chat
+// Completions' stream_options.include_usage), or, a Gemini stream asked
+// for without alt=sse, as one JSON array of its chunks.
+type Asked struct {
+	model.Request
+	Stream, IncludeUsage, Array bool
 }
 
-// parseRequest reads a request of api at u leniently: what it cannot
+// ReadRequest reads a request of api at u leniently: what it cannot
 // read is left out (a strict reading is the real API's; the script
 // answers what it can). It fails only on a body that is not a JSON
-// object.
-func parseRequest(api API, u *url.URL, body []byte) (*wireRequest, error) {
+// object (ErrNotJSON).
+func ReadRequest(api API, u *url.URL, body []byte) (*Asked, error) {
 	var m map[string]any
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.UseNumber()
 	if err := dec.Decode(&m); err != nil || m == nil {
-		return nil, errNotJSON
+		return nil, ErrNotJSON
 	}
-	w := &wireRequest{echo: m}
-	w.model, _ = m["model"].(string)
-	w.stream, _ = m["stream"].(bool)
+	w := &Asked{Request: model.Request{Params: m}}
+	w.Model, _ = m["model"].(string)
+	w.Stream, _ = m["stream"].(bool)
 	if so, ok := m["stream_options"].(map[string]any); ok {
-		w.includeUsage, _ = so["include_usage"].(bool)
+		w.IncludeUsage, _ = so["include_usage"].(bool)
 	}
 	switch api {
 	case OpenAIChat:
-		w.req.Tools = chatTools(m)
-		w.req.Messages = chatMessages(m["messages"])
+		w.Tools = readChatTools(m)
+		w.Messages = readChatMessages(m["messages"])
 	case OpenAIResponses:
-		w.req.Tools = namedTools(m["tools"], true)
-		w.req.System, _ = m["instructions"].(string)
-		w.req.Messages = responsesInput(m["input"])
+		w.Tools = namedTools(m["tools"], true)
+		w.System, _ = m["instructions"].(string)
+		w.Messages = responsesInput(m["input"])
 	case Anthropic:
-		w.req.Tools = namedTools(m["tools"], false)
-		w.req.System = blocksText(m["system"])
-		w.req.Messages = anthropicMessages(m["messages"])
+		w.Tools = namedTools(m["tools"], false)
+		w.System = blocksText(m["system"])
+		w.Messages = readAnthropicMessages(m["messages"])
 	case Gemini, GeminiCountTokens:
-		geminiRequest(w, m, u)
+		readGemini(w, m, u)
 	}
 	return w, nil
 }
@@ -65,9 +60,10 @@ type notJSON struct{}
 
 func (notJSON) Error() string { return "the request body is not a JSON object" }
 
-var errNotJSON error = notJSON{}
+// ErrNotJSON is a request body that is not a JSON object.
+var ErrNotJSON error = notJSON{}
 
-func chatTools(m map[string]any) []model.ToolDef {
+func readChatTools(m map[string]any) []model.ToolDef {
 	var out []model.ToolDef
 	for _, t := range list(m["tools"]) {
 		tm, _ := t.(map[string]any)
@@ -181,7 +177,7 @@ func resultText(v any) string {
 	return string(data)
 }
 
-func chatMessages(v any) []model.Message {
+func readChatMessages(v any) []model.Message {
 	var out []model.Message
 	for _, raw := range list(v) {
 		m, _ := raw.(map[string]any)
@@ -243,7 +239,7 @@ func responsesInput(v any) []model.Message {
 	return out
 }
 
-func anthropicMessages(v any) []model.Message {
+func readAnthropicMessages(v any) []model.Message {
 	var out []model.Message
 	for _, raw := range list(v) {
 		m, _ := raw.(map[string]any)
@@ -280,6 +276,109 @@ func anthropicMessages(v any) []model.Message {
 			}
 		}
 		if t := blocksText(blocks); t != "" || len(out) == 0 || out[len(out)-1].Role != model.ToolRole {
+			out = append(out, model.Message{Role: model.User, Text: t})
+		}
+	}
+	return out
+}
+
+// geminiRequest reads a generateContent (or countTokens) body: its
+// conversation, with the model and stream of its path. Both of the
+// JSON spellings the API reads are read (camelCase, snake_case).
+func readGemini(w *Asked, m map[string]any, u *url.URL) {
+	name, method, _ := GeminiPath(u.Path)
+	w.Model, w.Stream = name, method == "streamGenerateContent"
+	w.Array = w.Stream && u.Query().Get("alt") != "sse"
+	if g, ok := field(m, "generateContentRequest", "generate_content_request").(map[string]any); ok {
+		m = g // countTokens with a whole request
+	}
+	for _, t := range list(m["tools"]) {
+		tm, _ := t.(map[string]any)
+		for _, f := range list(field(tm, "functionDeclarations", "function_declarations")) {
+			fm, _ := f.(map[string]any)
+			if name, _ := fm["name"].(string); name != "" {
+				w.Tools = append(w.Tools, model.ToolDef{Name: name})
+			}
+		}
+	}
+	if si, ok := field(m, "systemInstruction", "system_instruction").(map[string]any); ok {
+		w.System = partsText(si["parts"])
+	} else if s, ok := field(m, "systemInstruction", "system_instruction").(string); ok {
+		w.System = s
+	}
+	w.Messages = readGeminiContents(m["contents"])
+}
+
+// field is m's value under either spelling of a key.
+func field(m map[string]any, camel, snake string) any {
+	if v, ok := m[camel]; ok {
+		return v
+	}
+	return m[snake]
+}
+
+// partsText is the text of a content's text parts (thoughts aside),
+// joined by newlines.
+func partsText(v any) string {
+	var out []string
+	for _, p := range list(v) {
+		pm, _ := p.(map[string]any)
+		if thought, _ := pm["thought"].(bool); thought {
+			continue
+		}
+		if s, ok := pm["text"].(string); ok {
+			out = append(out, s)
+		}
+	}
+	return strings.Join(out, "\n")
+}
+
+// geminiContents are a request's contents as messages: a model content's
+// function calls are its tool calls, a user content's function
+// responses are tool results (matched to their call by id, else by name
+// in order), then its text. A call without an id gets the one the
+// script model would have given it.
+func readGeminiContents(v any) []model.Message {
+	var out []model.Message
+	pending := map[string][]string{} // name → ids of calls not yet answered
+	for _, raw := range list(v) {
+		c, _ := raw.(map[string]any)
+		parts := list(c["parts"])
+		if c["role"] == "model" {
+			a := model.Message{Role: model.Assistant, Text: partsText(parts)}
+			for _, p := range parts {
+				pm, _ := p.(map[string]any)
+				fc, ok := field(pm, "functionCall", "function_call").(map[string]any)
+				if !ok {
+					continue
+				}
+				name, _ := fc["name"].(string)
+				id, _ := fc["id"].(string)
+				if id == "" {
+					id = name
+				}
+				a.ToolCalls = append(a.ToolCalls, tool.Call{ID: id, Name: name})
+				pending[name] = append(pending[name], id)
+			}
+			out = append(out, a)
+			continue
+		}
+		results := false
+		for _, p := range parts {
+			pm, _ := p.(map[string]any)
+			fr, ok := field(pm, "functionResponse", "function_response").(map[string]any)
+			if !ok {
+				continue
+			}
+			name, _ := fr["name"].(string)
+			id, _ := fr["id"].(string)
+			if ids := pending[name]; id == "" && len(ids) > 0 {
+				id, pending[name] = ids[0], ids[1:]
+			}
+			out = append(out, model.Message{Role: model.ToolRole, CallID: id, Text: resultText(fr["response"])})
+			results = true
+		}
+		if t := partsText(parts); t != "" || !results {
 			out = append(out, model.Message{Role: model.User, Text: t})
 		}
 	}

@@ -1,0 +1,163 @@
+package wire
+
+import "strings"
+
+// API is a model API as the model endpoint serves it and its cassettes are read.
+type API string
+
+const (
+	// OpenAIChat is POST /v1/chat/completions.
+	OpenAIChat API = "openai-chat"
+	// OpenAIResponses is POST /v1/responses.
+	OpenAIResponses API = "openai-responses"
+	// Anthropic is POST /v1/messages.
+	Anthropic API = "anthropic"
+	// Gemini is POST /v1beta/models/{model}:generateContent and
+	// :streamGenerateContent (gemini.go).
+	Gemini API = "gemini"
+	// GeminiCountTokens is POST /v1beta/models/{model}:countTokens: an
+	// answer, but no turn of the case.
+	GeminiCountTokens API = "gemini-count-tokens"
+)
+
+// Routes are the paths served (after any prefix is stripped) and their
+// API; the Gemini route is a pattern ({model} is any model's name, *
+// generateContent, streamGenerateContent or countTokens): RouteOf reads
+// a path.
+var Routes = map[string]API{
+	"/v1/chat/completions": OpenAIChat,
+	"/v1/responses":        OpenAIResponses,
+	"/v1/messages":         Anthropic,
+	GeminiRoute:            Gemini,
+}
+
+// RouteOf is the API of a path (after any prefix is stripped), and
+// whether it is a model route: the fixed routes without hashing the
+// path, then the Gemini pattern.
+func RouteOf(path string) (API, bool) {
+	switch path {
+	case "/v1/chat/completions":
+		return OpenAIChat, true
+	case "/v1/responses":
+		return OpenAIResponses, true
+	case "/v1/messages":
+		return Anthropic, true
+	}
+	if strings.HasPrefix(path, "/openai/") {
+		return azurePath(path)
+	}
+	if _, method, ok := GeminiPath(path); ok {
+		if method == "countTokens" {
+			return GeminiCountTokens, true
+		}
+		return Gemini, true
+	}
+	return "", false
+}
+
+// Turn says whether a successful answer of the API is a turn of the
+// case (a token count is not).
+func (a API) Turn() bool { return a != GeminiCountTokens }
+
+// Name is the API's name for people.
+func (a API) Name() string {
+	switch a {
+	case OpenAIChat:
+		return "OpenAI Chat Completions"
+	case OpenAIResponses:
+		return "OpenAI Responses"
+	case Anthropic:
+		return "Anthropic Messages"
+	case Gemini:
+		return "Gemini generateContent"
+	case GeminiCountTokens:
+		return "Gemini countTokens"
+	}
+	return string(a)
+}
+
+// PathDoc says what a path of Paths serves, for people.
+func PathDoc(p string) string {
+	if p == GeminiRoute {
+		return "Gemini generateContent, stream, countTokens"
+	}
+	return Routes[p].Name()
+}
+
+// Paths are the keys of Routes in the order they are listed (help texts,
+// the tool server's 404 answer).
+var Paths = []string{"/v1/chat/completions", "/v1/responses", "/v1/messages", GeminiRoute}
+
+// The Gemini API (generativelanguage): POST {base}/v1beta/models/{model}:
+// generateContent, :streamGenerateContent (?alt=sse: a server-sent event
+// per GenerateContentResponse) and :countTokens, the key in
+// x-goog-api-key or ?key=. The official SDKs (google-genai, @google/genai)
+// read the base URL from GOOGLE_GEMINI_BASE_URL. Vertex AI's paths
+// (/v1/projects/P/locations/L/publishers/google/models/M:…) are not
+// served.
+
+// GeminiRoute is the Gemini route as Routes and Paths list it.
+const GeminiRoute = "/v1beta/models/{model}:*"
+
+// geminiVersions are the API versions whose paths are served.
+var geminiVersions = []string{"/v1beta/", "/v1/", "/v1alpha/"}
+
+// GeminiPath reads a Gemini route: /VERSION/models/MODEL:METHOD (or
+// tunedModels/MODEL), METHOD one of the three served.
+func GeminiPath(path string) (modelName, method string, ok bool) {
+	var rest string
+	for _, v := range geminiVersions {
+		if r, found := strings.CutPrefix(path, v); found {
+			rest = r
+			break
+		}
+	}
+	var name string
+	switch {
+	case strings.HasPrefix(rest, "models/"):
+		name = rest[len("models/"):]
+	case strings.HasPrefix(rest, "tunedModels/"):
+		name = rest
+	default:
+		return "", "", false
+	}
+	i := strings.LastIndexByte(name, ':')
+	if i <= 0 || strings.Contains(name[:i], "/") && !strings.HasPrefix(name, "tunedModels/") {
+		return "", "", false
+	}
+	switch method = name[i+1:]; method {
+	case "generateContent", "streamGenerateContent", "countTokens":
+		return name[:i], method, true
+	}
+	return "", "", false
+}
+
+// Azure OpenAI serves the OpenAI APIs at its own paths, the version in
+// ?api-version= and the key in api-key: a deployment's
+// /openai/deployments/{deployment}/chat/completions (and /responses),
+// the v1 API's /openai/v1/chat/completions and /openai/v1/responses, and
+// /openai/responses. The AzureOpenAI clients (openai's Python and JS
+// packages) take AZURE_OPENAI_ENDPOINT as the host root. Requests are
+// answered as the OpenAI API of the path answers them; recorded calls go
+// to AZURE_OPENAI_ENDPOINT with AZURE_OPENAI_API_KEY.
+
+// azurePath is the API of an Azure OpenAI path.
+func azurePath(path string) (API, bool) {
+	rest := strings.TrimPrefix(path, "/openai/")
+	if d, ok := strings.CutPrefix(rest, "deployments/"); ok {
+		i := strings.IndexByte(d, '/')
+		if i <= 0 {
+			return "", false
+		}
+		rest = d[i+1:]
+	} else {
+		rest = strings.TrimPrefix(rest, "v1/")
+	}
+	switch rest {
+	case "chat/completions":
+		return OpenAIChat, true
+	case "responses":
+		return OpenAIResponses, true
+	}
+	return "", false
+}
