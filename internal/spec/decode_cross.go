@@ -145,6 +145,25 @@ func (x *decoder) crossCase(s *Suite, c *Case) {
 			x.errorf(c.node, "%s has no script: provider script needs the model's turns (a script in the case, or one for every case at the suite's top level; or skip: true)", caseLabel(c))
 		}
 	}
+	// A program (agent.command) has tools of its own besides the suite's:
+	// a name the suite neither declares nor mocks is one of them, unless
+	// it is near a suite tool's (a typo) and its script calls no such tool.
+	own := func(n string) bool {
+		if !k.command || tools[n] {
+			return false
+		}
+		if suggest.DidYouMean(n, knownList) == "" {
+			return true
+		}
+		for _, t := range c.Script {
+			for _, call := range t.ToolCalls {
+				if call.Name == n {
+					return true
+				}
+			}
+		}
+		return false
+	}
 	for ti, t := range c.Script {
 		// A program may make model calls a script does not foresee,
 		// and a guarded turn waits for its request: reachability is
@@ -155,13 +174,14 @@ func (x *decoder) crossCase(s *Suite, c *Case) {
 		}
 		if g := t.When; g != nil && s.World == "" {
 			for _, n := range append(slices.Clip(g.Tools), g.ResultOf) {
-				if n != "" && !tools[n] {
+				if n != "" && !tools[n] && !own(n) {
 					x.d.AddAt(yamlpos.Warning, g.Pos, "script turn %d: when names tool %q, which is neither declared nor mocked, so the guard never holds%s", ti+1, n, suggest.DidYouMean(n, knownList))
 				}
 			}
 		}
 		for _, call := range t.ToolCalls {
-			if call.Name != "" && len(rulesFor(call.Name)) == 0 && k.scripted && s.World == "" {
+			// (A program's own tool has no rule: it runs the call.)
+			if call.Name != "" && len(rulesFor(call.Name)) == 0 && k.scripted && s.World == "" && (!k.command || tools[call.Name]) {
 				x.d.AddAt(yamlpos.Warning, call.Pos, "no mock rule for tool %q in this case: the call will be unmatched and the case will fail%s", call.Name, suggest.DidYouMean(call.Name, knownList))
 			}
 		}
@@ -181,7 +201,7 @@ func (x *decoder) crossCase(s *Suite, c *Case) {
 			}
 		}
 		for i, n := range names {
-			if n != "" && !tools[n] && s.World == "" {
+			if n != "" && !tools[n] && s.World == "" && !own(n) {
 				at := ch.Pos
 				if i < len(ch.toolNodes) {
 					at = x.pos(ch.toolNodes[i])
