@@ -34,6 +34,11 @@ type Recorder struct {
 	records log
 }
 
+// MaxDepth is how deep a call's arguments kept in the record may nest:
+// deeper ones are kept as their text, one string (the answerer still gets
+// them parsed), so that no report indents them level by level.
+const MaxDepth = 64
+
 // Fault may answer a call instead of the answerer picked for it: how a
 // fault sweep makes one call fail. Answerer gets the call's 0-based place
 // in the record (the order calls started in) and returns the answerer
@@ -105,7 +110,7 @@ func (r *Recorder) CallParsed(ctx context.Context, c Call, args any, perr error,
 		return res
 	}
 	var kept any = args
-	if perr != nil {
+	if perr != nil || deeper(args, MaxDepth) {
 		kept = c.Args
 	}
 	r.mu.Lock()
@@ -146,6 +151,31 @@ func (r *Recorder) Reset(also func()) {
 		also()
 	}
 	r.mu.Unlock()
+}
+
+// deeper says whether v nests more than n arrays and objects deep.
+func deeper(v any, n int) bool {
+	switch x := v.(type) {
+	case []any:
+		if n == 0 {
+			return true
+		}
+		for _, e := range x {
+			if deeper(e, n-1) {
+				return true
+			}
+		}
+	case map[string]any:
+		if n == 0 {
+			return true
+		}
+		for _, e := range x {
+			if deeper(e, n-1) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // slot is one entry of the record; done is false while the call runs.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 
@@ -164,5 +165,29 @@ func TestRecorderManyCalls(t *testing.T) {
 			}
 			r.Reset(nil)
 		}
+	}
+}
+
+// Hole 4 of issue 36: arguments nested deeper than tool.MaxDepth are kept
+// in the record as their text (one string), not as a value as deep as
+// they are; the answerer still gets them parsed.
+func TestRecorderKeepsBoundedDepth(t *testing.T) {
+	e := &echo{}
+	r := tool.NewRecorder(e, tool.RecorderOptions{})
+	nest := func(n int) string { return strings.Repeat("[", n) + strings.Repeat("]", n) }
+	r.Call(context.Background(), tool.Call{Name: "ok", Args: nest(tool.MaxDepth)})
+	r.Call(context.Background(), tool.Call{Name: "deep", Args: nest(tool.MaxDepth + 1)})
+	r.Call(context.Background(), tool.Call{Name: "deeper", Args: `{"a": ` + nest(9000) + `}`})
+	recs := r.Records()
+	if _, ok := recs[0].Args.([]any); !ok {
+		t.Errorf("%d levels: kept %T, want the value", tool.MaxDepth, recs[0].Args)
+	}
+	for _, rec := range recs[1:] {
+		if s, ok := rec.Args.(string); !ok || s != rec.Call.Args {
+			t.Errorf("%s: kept %T, want the text", rec.Name, rec.Args)
+		}
+	}
+	if _, ok := e.args[2].(map[string]any); !ok {
+		t.Errorf("the answerer got %T, want the value", e.args[2])
 	}
 }
