@@ -49,7 +49,7 @@ func publicError(err error) error {
 func reportOf(r *report.Report) *Report {
 	out := &Report{Cases: make([]CaseResult, len(r.Cases)), Summary: summaryOf(r.Summary), Coverage: coverageOf(r.Coverage)}
 	if s := r.Shard; s != nil {
-		out.Shard = &ShardInfo{Index: s.Index, Count: s.Count, Cases: s.Cases, Positions: s.Positions, Suites: s.Suites, Build: s.Build,
+		out.Shard = &ShardInfo{Batch: s.Batch, Index: s.Index, Count: s.Count, Cases: s.Cases, Positions: s.Positions, Suites: s.Suites, Build: s.Build,
 			Balanced: s.Balanced, Infra: s.Infra, Live: s.Live}
 	}
 	for i := range r.Cases {
@@ -141,7 +141,7 @@ func internalReport(r *Report) *report.Report {
 		Passed: r.Summary.Passed, Failed: r.Summary.Failed, Error: r.Summary.Error, Skipped: r.Summary.Skipped, Flaky: r.Summary.Flaky,
 		Usage: model.Usage(r.Summary.Usage), UsageByRole: internalRoleUsage(r.Summary.UsageByRole)}, Coverage: internalCoverage(r.Coverage)}
 	if s := r.Shard; s != nil {
-		out.Shard = &report.Shard{Index: s.Index, Count: s.Count, Cases: s.Cases, Positions: s.Positions, Suites: s.Suites, Build: s.Build,
+		out.Shard = &report.Shard{Batch: s.Batch, Index: s.Index, Count: s.Count, Cases: s.Cases, Positions: s.Positions, Suites: s.Suites, Build: s.Build,
 			Balanced: s.Balanced, Infra: s.Infra, Live: s.Live}
 	}
 	for i := range r.Cases {

@@ -251,6 +251,11 @@ type RunOptions struct {
 	// Shard, when set, runs one part of the selected cases; the report
 	// says which (Report.Shard), and Merge joins the parts' reports.
 	Shard *Shard
+	// Batch, when set, runs only the cases with its ids (after Filter and
+	// Only): one batch of a run that a scheduler splits as it likes; the
+	// report says which part of the run it is (Report.Shard, with Batch),
+	// and MergeWith joins the batches' reports. Not with Shard.
+	Batch *Batch
 	// Stream, when set, gets every case's result as the run goes on and
 	// writes the reports with it; the Report the run returns then holds
 	// only the cases the stream keeps (ReportStream.Keep) and the summary
@@ -285,16 +290,7 @@ type Shard struct {
 // reports that are not a shard's, of other suites or builds, a shard
 // given twice or one missing.
 func Merge(reports []*Report, names []string) (*Report, error) {
-	in := make([]*report.Report, len(reports))
-	for i, r := range reports {
-		in[i] = internalReport(r)
-	}
-	if len(names) != len(reports) {
-		names = make([]string, len(reports))
-		for i := range names {
-			names[i] = fmt.Sprintf("report %d", i+1)
-		}
-	}
+	in, names := internalReports(reports, names)
 	out, err := report.Merge(in, names)
 	if err != nil {
 		return nil, err
@@ -374,25 +370,9 @@ func (p *Project) run(ctx context.Context, opts *RunOptions, up runner.Upstream)
 	if p.checkOnly {
 		return nil, errCheckOnly
 	}
-	ro := runner.Options{Concurrency: opts.Concurrency, Impl: p.impl, Record: cassette.Mode(opts.Record), Env: opts.Env, Seed: opts.Seed, KeepWorkspaces: opts.KeepWorkspaces, Clock: opts.Clock, MCPBridge: opts.MCPBridge, Only: opts.Only, FailFast: opts.FailFast, Network: opts.Network, Port: opts.Port,
-		Trials: opts.Trials, PassThreshold: opts.PassThreshold, Upstream: up, Worlds: p.worlds, Coverage: opts.Coverage}
-	if opts.Trials < 0 || opts.Trials > runner.MaxTrials {
-		return nil, fmt.Errorf("trials must be between 1 and %d, not %d", runner.MaxTrials, opts.Trials)
-	}
-	if sh := opts.Shard; sh != nil {
-		if sh.Count < 1 || sh.Index < 1 || sh.Index > sh.Count || sh.Count > MaxShards {
-			return nil, fmt.Errorf("shard %d/%d: want I/N with 1 <= I <= N <= %d", sh.Index, sh.Count, MaxShards)
-		}
-		ro.Shard = &runner.Shard{Index: sh.Index, Count: sh.Count, Build: sh.Build}
-		if sh.Durations != nil {
-			ro.Shard.Durations = map[string]float64{}
-			for _, c := range sh.Durations.Cases {
-				ro.Shard.Durations[runner.CaseKey(c.Suite, c.Name)] = c.DurationMS
-			}
-		}
-	}
-	if opts.PassThreshold < 0 || opts.PassThreshold > 1 {
-		return nil, fmt.Errorf("the pass threshold is a fraction of the trials, above 0 and at most 1, not %v", opts.PassThreshold)
+	ro, err := p.runnerOptions(opts, up)
+	if err != nil {
+		return nil, err
 	}
 	if opts.Progress != nil || opts.Outcomes != nil {
 		pr := progress{p: opts.Progress, done: caseDoneTo(opts.Progress)}
@@ -400,13 +380,6 @@ func (p *Project) run(ctx context.Context, opts *RunOptions, up runner.Upstream)
 			pr.outcomes = &opts.Outcomes.o
 		}
 		ro.Progress = pr
-	}
-	if opts.Filter != "" {
-		re, err := regexp.Compile(opts.Filter)
-		if err != nil {
-			return nil, fmt.Errorf("invalid filter %q: %w", opts.Filter, err)
-		}
-		ro.Filter = re
 	}
 	if opts.Stream != nil {
 		ro.Sink, ro.Lean = opts.Stream.add, true
@@ -424,6 +397,45 @@ func (p *Project) run(ctx context.Context, opts *RunOptions, up runner.Upstream)
 		opts.Stream.kept = nil
 	}
 	return out, nil
+}
+
+// runnerOptions are the runner's options of a run (or a list) with opts,
+// its tools answered by up when it is not nil, checked.
+func (p *Project) runnerOptions(opts *RunOptions, up runner.Upstream) (runner.Options, error) {
+	ro := runner.Options{Concurrency: opts.Concurrency, Impl: p.impl, Record: cassette.Mode(opts.Record), Env: opts.Env, Seed: opts.Seed, KeepWorkspaces: opts.KeepWorkspaces, Clock: opts.Clock, MCPBridge: opts.MCPBridge, Only: opts.Only, FailFast: opts.FailFast, Network: opts.Network, Port: opts.Port,
+		Trials: opts.Trials, PassThreshold: opts.PassThreshold, Upstream: up, Worlds: p.worlds, Coverage: opts.Coverage}
+	if opts.Trials < 0 || opts.Trials > runner.MaxTrials {
+		return ro, fmt.Errorf("trials must be between 1 and %d, not %d", runner.MaxTrials, opts.Trials)
+	}
+	if sh := opts.Shard; sh != nil {
+		if sh.Count < 1 || sh.Index < 1 || sh.Index > sh.Count || sh.Count > MaxShards {
+			return ro, fmt.Errorf("shard %d/%d: want I/N with 1 <= I <= N <= %d", sh.Index, sh.Count, MaxShards)
+		}
+		ro.Shard = &runner.Shard{Index: sh.Index, Count: sh.Count, Build: sh.Build}
+		if sh.Durations != nil {
+			ro.Shard.Durations = map[string]float64{}
+			for _, c := range sh.Durations.Cases {
+				ro.Shard.Durations[runner.CaseKey(c.Suite, c.Name)] = c.DurationMS
+			}
+		}
+	}
+	if b := opts.Batch; b != nil {
+		if opts.Shard != nil {
+			return ro, errors.New("a run is a shard (Shard) or a batch (Batch), not both")
+		}
+		ro.Batch = &runner.Batch{IDs: b.IDs, Build: b.Build}
+	}
+	if opts.PassThreshold < 0 || opts.PassThreshold > 1 {
+		return ro, fmt.Errorf("the pass threshold is a fraction of the trials, above 0 and at most 1, not %v", opts.PassThreshold)
+	}
+	if opts.Filter != "" {
+		re, err := regexp.Compile(opts.Filter)
+		if err != nil {
+			return ro, fmt.Errorf("invalid filter %q: %w", opts.Filter, err)
+		}
+		ro.Filter = re
+	}
+	return ro, nil
 }
 
 // progress hands the runner's events to a Progress, each case in the

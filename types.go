@@ -80,10 +80,13 @@ type Report struct {
 	Recheck *RecheckInfo `json:"recheck,omitempty"`
 }
 
-// ShardInfo says which part of a run a report is.
+// ShardInfo says which part of a run a report is: a shard's
+// (RunOptions.Shard), or a batch's (RunOptions.Cases).
 type ShardInfo struct {
-	Index int `json:"index"` // 1-based
-	Count int `json:"count"`
+	// Batch says the report is a batch's: Index and Count are 0.
+	Batch bool `json:"batch,omitempty"`
+	Index int  `json:"index,omitempty"` // 1-based
+	Count int  `json:"count,omitempty"`
 	// Cases is how many cases the whole run has, over all its shards.
 	Cases int `json:"cases"`
 	// Positions are the places of this shard's cases in the whole run's

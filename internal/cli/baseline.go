@@ -39,8 +39,8 @@ func openBaseline(cmd *cobra.Command, o runOptions, only func(suite, name string
 		}
 		return nil, nil
 	}
-	if o.shard != "" {
-		return nil, usageErr("--baseline compares a whole run, not a shard: merge the shards' reports (dryfire merge), then dryfire compare the baseline with that")
+	if o.shard != "" || o.cases != "" {
+		return nil, usageErr("--baseline compares a whole run, not a shard or a batch: merge the parts' reports (dryfire merge), then dryfire compare the baseline with that")
 	}
 	failOn, err := checkCompareFlags(o.compare)
 	if err != nil {

@@ -88,6 +88,7 @@ func TestScript(t *testing.T) {
 			"fakescript":  cmdFakeScript,
 			"jsonkeys":    cmdJSONKeys,
 			"checks":      cmdChecks,
+			"cmpreport":   cmdCmpReport,
 		},
 	})
 }

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -25,25 +26,28 @@ func newMergeCommand(e *env) *cobra.Command {
 	var o runOptions
 	cmd := &cobra.Command{
 		Use:   "merge REPORT.json... [flags]",
-		Short: "Merge the JSON reports of a run's shards into the run's report",
-		Long: `Merge the JSON reports of the shards of one run (dryfire run --shard I/N
---json FILE, one per CI machine) into the report the run would have
-written unsharded: the same cases in the same order, the same summary
-(durations aside). It prints the merged run as a run does in a log: one
-line per case, the details of every case that did not pass, and the
-summary line.
+		Short: "Merge the JSON reports of a run's shards or batches",
+		Long: `Merge the JSON reports of the parts of one run — its shards (dryfire run
+--shard I/N --json FILE, one per CI machine), its batches (dryfire run
+--cases FILE --json FILE, any sets of cases a scheduler gives out), or
+both — into the report the run would have written whole: the same cases
+in the same order, the same summary (durations aside). It prints the
+merged run as a run does in a log: one line per case, the details of
+every case that did not pass, and the summary line.
 
-It refuses, with exit 2, reports that are not a shard's, shards of
+It refuses, with exit 2, reports that are not a part's, parts of
 different suites (their files, cases, trials, pass threshold or seed
 differ) or of different builds of dryfire, a shard given twice and a
-shard missing.
+shard missing, a case in two batches and a case in none (each named;
+--list names a missing case by its id).
 
 Exit status: as dryfire run's for the merged cases: 0 every case passed;
 1 a case failed, or erred through the suite or the agent; 2 the reports
 do not merge (nothing written); 3 only infrastructure errors, or a report
 could not be written.`,
 		Example: `  dryfire merge shard-*.json --json report.json --junit junit.xml --html r.html
-  dryfire merge a.json b.json c.json --json - | jq .summary`,
+  dryfire merge a.json b.json c.json --json - | jq .summary
+  dryfire merge batch-*.json --list list.json --json report.json`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 {
 				return usageErr("merge needs the JSON reports of the shards, e.g. dryfire merge shard-1.json shard-2.json --json report.json")
@@ -60,6 +64,7 @@ could not be written.`,
 	f.StringVar(&o.junitOut, "junit", "", "write the merged JUnit XML report to `FILE`")
 	f.StringVar(&o.htmlOut, "html", "", "write the merged HTML report to `FILE`")
 	f.BoolVarP(&o.verbose, "verbose", "v", false, "also print the checks of passing cases, each with its message")
+	f.StringVar(&o.caseList, "list", "", "the run's case list, `FILE` of dryfire run --list --json: a case no batch has is named by its id, suite and name")
 	return cmd
 }
 
@@ -75,7 +80,14 @@ func runMerge(e *env, o runOptions, args []string) error {
 		}
 		reps[i] = r
 	}
-	rep, err := dryfire.Merge(reps, args)
+	mo := &dryfire.MergeOptions{}
+	if o.caseList != "" {
+		var err error
+		if mo.List, err = readCaseList(o.caseList); err != nil {
+			return &exitError{code: exitUsage, err: fmt.Errorf("--list: %w; nothing merged", err)}
+		}
+	}
+	rep, err := dryfire.MergeWith(reps, args, mo)
 	if err != nil {
 		return &exitError{code: exitUsage, err: fmt.Errorf("%w; nothing merged", err)}
 	}
@@ -97,6 +109,19 @@ func runMerge(e *env, o runOptions, args []string) error {
 		return &exitError{code: code}
 	}
 	return nil
+}
+
+// readCaseList reads the JSON of run --list --json.
+func readCaseList(path string) (*dryfire.CaseList, error) {
+	data, err := safeio.ReadFile(path, "case list", safeio.Limit(maxReport))
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", path, err)
+	}
+	var l dryfire.CaseList
+	if err := json.Unmarshal(data, &l); err != nil || l.Version != 1 || l.Suites == "" {
+		return nil, fmt.Errorf("%s is not the JSON of dryfire run --list --json (version 1)", path)
+	}
+	return &l, nil
 }
 
 // readReport reads a JSON report file.

@@ -44,6 +44,9 @@ type runOptions struct {
 	coverageMin float64
 	baseline    string
 	compare     compareOptions
+	list        bool   // --list
+	cases       string // --cases FILE
+	caseList    string // merge --list FILE
 }
 
 func newRunCommand(e *env) *cobra.Command {
@@ -100,7 +103,9 @@ skipped; a second Ctrl-C stops at once).`,
   dryfire run suites/ --fail-fast -j 1               # stop at the first failure
   dryfire run suites/ --last-failed report.json      # re-run what failed there
   dryfire run suites/ --trials 5 --json r.json      # pass@k, pass^k
-  dryfire run suites/ --trials 10 --pass-threshold 0.8  # 8 of 10`,
+  dryfire run suites/ --trials 10 --pass-threshold 0.8  # 8 of 10
+  dryfire run suites/ --list --json list.json       # each case's id
+  dryfire run suites/ --cases batch.txt --json b.json  # a batch of those ids`,
 		Args: paths,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if o.watch {
@@ -131,6 +136,7 @@ skipped; a second Ctrl-C stops at once).`,
 	f.Float64Var(&o.threshold, "pass-threshold", 1, "with trials, a case passes when at least this fraction `F` of its trials pass (above 0, at most 1), e.g. --pass-threshold 0.8; default every trial")
 	f.StringVar(&o.shard, "shard", "", "run only part `I/N` of the cases, for N machines sharing a run: a case's part is a stable hash of its suite and name (or see --durations); merge the parts' --json reports with dryfire merge, e.g. --shard 2/3; --shard auto (or auto/N, N the total) reads I and N from the CI's variables (DRYFIRE_SHARD_INDEX and DRYFIRE_SHARD_TOTAL, GitLab, CircleCI, Buildkite, a Kubernetes Indexed Job) and says which")
 	f.StringVar(&o.durations, "durations", "", "with --shard, spread the cases so that the shards take about as long, by the durations in the JSON report `FILE` of a previous run, e.g. --durations last-report.json")
+	addBatchFlags(f, &o)
 	addCoverageFlags(f, &o)
 	addBaselineFlags(f, &o)
 	addLoadFlags(cmd, e, &o.python)
@@ -172,8 +178,8 @@ func runRun(cmd *cobra.Command, e *env, o runOptions, args []string) error {
 				return usageErr("--durations: %v; nothing ran", err)
 			}
 		}
-	} else if o.durations != "" {
-		return usageErr("--durations spreads the cases over shards: give --shard I/N too")
+	} else if o.durations != "" && !o.list {
+		return usageErr("--durations spreads the cases over shards: give --shard I/N too (or --list, to list each case's expected duration)")
 	}
 	var only func(suite, name string) bool
 	if o.lastFailed != "" {
@@ -181,6 +187,24 @@ func runRun(cmd *cobra.Command, e *env, o runOptions, args []string) error {
 		if only, err = lastFailed(e, o.lastFailed); err != nil {
 			return err
 		}
+	}
+	var batch *dryfire.Batch
+	if o.cases != "" {
+		if shard != nil {
+			return usageErr("--cases runs a batch of the run and --shard a shard of it: give one of them")
+		}
+		ids, err := readCaseIDs(e, o.cases)
+		if err != nil {
+			return err
+		}
+		batch = &dryfire.Batch{IDs: ids, Build: buildID()}
+	}
+	if o.list {
+		ro := &dryfire.RunOptions{Filter: o.filter, Only: only, Trials: o.trials, PassThreshold: o.threshold, Shard: shard, Batch: batch}
+		if cmd.Flags().Changed("seed") {
+			ro.Seed = &o.seed
+		}
+		return runList(cmd, e, o, args, ro)
 	}
 	bl, err := openBaseline(cmd, o, only)
 	if err != nil {
@@ -222,7 +246,7 @@ func runRun(cmd *cobra.Command, e *env, o runOptions, args []string) error {
 	default:
 		return usageErr("--network is isolated, sandboxed, report or open, not %q", o.network)
 	}
-	ro := &dryfire.RunOptions{Concurrency: o.concurrency, Filter: o.filter, Progress: progress, Record: record, Env: e.environ(), KeepWorkspaces: o.keepWS, Clock: clock, MCPBridge: selfBridge(), Only: only, FailFast: o.failFast, Network: o.network, Port: o.port, Trials: o.trials, PassThreshold: o.threshold, Shard: shard}
+	ro := &dryfire.RunOptions{Concurrency: o.concurrency, Filter: o.filter, Progress: progress, Record: record, Env: e.environ(), KeepWorkspaces: o.keepWS, Clock: clock, MCPBridge: selfBridge(), Only: only, FailFast: o.failFast, Network: o.network, Port: o.port, Trials: o.trials, PassThreshold: o.threshold, Shard: shard, Batch: batch}
 	if cmd.Flags().Changed("seed") {
 		ro.Seed = &o.seed
 	}

@@ -9,8 +9,11 @@ import (
 // Shard says which part of a run a report is (run --shard I/N), so that
 // the reports of all the parts merge into the run's.
 type Shard struct {
-	Index int `json:"index"` // 1-based
-	Count int `json:"count"`
+	// Batch says the report is a batch's (run --cases): a part of the run
+	// that is no shard of a count (merge_batch.go); Index and Count are 0.
+	Batch bool `json:"batch,omitempty"`
+	Index int  `json:"index,omitempty"` // 1-based
+	Count int  `json:"count,omitempty"`
 	// Cases is how many cases the whole run has, over all its shards.
 	Cases int `json:"cases"`
 	// Positions are the places of this shard's cases in the whole run's
@@ -40,6 +43,9 @@ type Shard struct {
 func Merge(reps []*Report, names []string) (*Report, error) {
 	if len(reps) == 0 {
 		return nil, fmt.Errorf("no reports to merge")
+	}
+	if isBatchMerge(reps) {
+		return MergeBatches(reps, names, nil)
 	}
 	for i, r := range reps {
 		if r.Shard == nil {

@@ -200,11 +200,17 @@ func (l *jobList) rangeOf(ci int) trialRange {
 	return trialRange{first: int(l.firsts[ci]), n: int(l.firsts[ci+1] - l.firsts[ci])}
 }
 
-// caseID is the id of case k of rs (spec.CaseID).
+// caseID is the id of case k of rs (spec.CaseID) when it has URLs: an
+// agent.command case's.
 func (l *jobList) caseID(rs *runSuite, k int) string {
 	if len(rs.s.Agent.Command) == 0 {
 		return "" // only an agent.command case has URLs
 	}
+	return l.idOf(rs, k)
+}
+
+// idOf is the id of case k of rs (spec.CaseID).
+func (l *jobList) idOf(rs *runSuite, k int) string {
 	l.idsOnce.Do(func() {
 		ss := make([]*spec.Suite, len(l.suites))
 		for i := range l.suites {

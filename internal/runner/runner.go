@@ -105,6 +105,10 @@ type Options struct {
 	// Shard, when set, runs only that part of the selected cases; the
 	// report says which (report.Shard), for merging.
 	Shard *Shard
+	// Batch, when set, runs only the cases with its ids among the
+	// selected ones; the report says which part of the run they are
+	// (report.Shard with Batch), for merging. Not with Shard.
+	Batch *Batch
 	// Upstream, when set, answers every case's tool calls instead of its
 	// mocks, and its tools are the ones the agent is shown: real tools
 	// behind a recording proxy (dryfire record-tools).
@@ -176,8 +180,15 @@ func Run(ctx context.Context, suites []*spec.Suite, opts Options) (*report.Repor
 		return nil, err
 	}
 	var shard *report.Shard
-	if opts.Shard != nil {
+	switch {
+	case opts.Shard != nil && opts.Batch != nil:
+		return nil, errors.New("a run is a shard or a batch, not both")
+	case opts.Shard != nil:
 		if shard, err = shardJobs(jobs, opts.Shard, opts); err != nil {
+			return nil, err
+		}
+	case opts.Batch != nil:
+		if shard, err = batchJobs(jobs, opts.Batch, opts); err != nil {
 			return nil, err
 		}
 	}

@@ -171,7 +171,7 @@ func Sweep(ctx context.Context, suites []*spec.Suite, opts Options, so SweepOpti
 	if so.MaxPoints <= 0 {
 		so.MaxPoints = DefaultMaxPoints
 	}
-	opts.Trials, opts.Shard, opts.Sink, opts.Lean, opts.FailFast, opts.point = 1, nil, nil, false, false, nil
+	opts.Trials, opts.Shard, opts.Batch, opts.Sink, opts.Lean, opts.FailFast, opts.point = 1, nil, nil, nil, false, false, nil
 	// The mode is the points' own: a case's cassette is replayed, and
 	// recorded only when it is missing and the mode records at all.
 	bo := opts

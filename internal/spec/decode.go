@@ -343,6 +343,15 @@ func (x *decoder) caseOf(it yamlpos.Item, index int) *Case {
 			case string:
 				c.Skip, c.SkipReason = true, v
 			}
+		case "tags":
+			if vs, ok := p.Val.([]any); ok {
+				c.Tags = make([]string, 0, len(vs))
+				for _, v := range vs {
+					if t, ok := v.(string); ok {
+						c.Tags = append(c.Tags, t)
+					}
+				}
+			}
 		case "max_turns":
 			c.MaxTurns, _ = x.integer(p.V, p.Val)
 		case "trials":

@@ -291,8 +291,11 @@ type Case struct {
 	Input      string
 	Skip       bool
 	SkipReason string
-	MaxTurns   int // 0: the agent's
-	Trials     int // 0: the suite's
+	// Tags are the case's labels (tags:), for whoever schedules its runs
+	// (run --list).
+	Tags     []string
+	MaxTurns int // 0: the agent's
+	Trials   int // 0: the suite's
 	// Match are the case's request matching rules, after the suite's
 	// and the agent's.
 	Match []reqmatch.Rule

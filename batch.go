@@ -1,0 +1,132 @@
+package dryfire
+
+import (
+	"fmt"
+
+	"github.com/dryfire-dev/dryfire/internal/report"
+	"github.com/dryfire-dev/dryfire/internal/runner"
+)
+
+// Batch is a set of a run's cases, by id, run by one process of many
+// that a scheduler of its own (a Ray driver, a work queue) gives them
+// to: RunOptions.Batch. Its report says where its cases are in the whole
+// run (Report.Shard, with Batch), and MergeWith joins any batches (and
+// shards) of one run.
+type Batch struct {
+	// IDs are the cases' ids (CaseList, docs/agents.md#case-ids), in any
+	// order; an id given twice runs once. One that is no case of the run
+	// (after Filter and Only) is an error naming it, with the closest.
+	IDs []string
+	// Build identifies the dryfire that runs the batch; batches of
+	// different builds do not merge.
+	Build string
+}
+
+// CaseList is what a run would run, each case with its id: `dryfire run
+// --list --json`.
+type CaseList struct {
+	// Version is the format's, 1.
+	Version int `json:"version"`
+	// Suites identifies the run, as its parts' reports do
+	// (ShardInfo.Suites): MergeWith checks a list against them.
+	Suites string       `json:"suites"`
+	Cases  []ListedCase `json:"cases"`
+}
+
+// ListedCase is a case of a CaseList.
+type ListedCase struct {
+	ID     string   `json:"id"`
+	Suite  string   `json:"suite"`
+	Name   string   `json:"name"`
+	Tags   []string `json:"tags"`
+	Trials int      `json:"trials"`
+	Skip   bool     `json:"skip,omitempty"`
+	// ExpectedMS is the case's duration in the report List was given,
+	// when it has the case.
+	ExpectedMS *float64 `json:"expected_ms,omitempty"`
+}
+
+// List says what Run would run with opts (its Filter, Only, Trials,
+// PassThreshold, Seed, Shard or Batch), each case with its id, running
+// nothing. durations, when given, is a previous run's report: each case
+// it has gets its duration as ExpectedMS.
+func (p *Project) List(opts *RunOptions, durations *Report) (*CaseList, error) {
+	if opts == nil {
+		opts = &RunOptions{}
+	}
+	if p.checkOnly {
+		return nil, errCheckOnly
+	}
+	ro, err := p.runnerOptions(opts, nil)
+	if err != nil {
+		return nil, err
+	}
+	var ds map[string]float64
+	if durations != nil {
+		ds = make(map[string]float64, len(durations.Cases))
+		for _, c := range durations.Cases {
+			ds[runner.CaseKey(c.Suite, c.Name)] = c.DurationMS
+		}
+	}
+	listed, hash, err := runner.List(p.suites, ro, ds)
+	if err != nil {
+		return nil, err
+	}
+	out := &CaseList{Version: 1, Suites: hash, Cases: make([]ListedCase, len(listed))}
+	for i, l := range listed {
+		c := ListedCase{ID: l.ID, Suite: l.Suite, Name: l.Name, Tags: l.Tags, Trials: l.Trials, Skip: l.Skip}
+		if c.Tags == nil {
+			c.Tags = []string{}
+		}
+		if l.ExpectedMS >= 0 {
+			ms := l.ExpectedMS
+			c.ExpectedMS = &ms
+		}
+		out.Cases[i] = c
+	}
+	return out, nil
+}
+
+// MergeOptions control MergeWith; nil means the defaults.
+type MergeOptions struct {
+	// List, when set, is the run's CaseList: a case no part has is named
+	// by its id, suite and name (else by its place and its neighbours).
+	List *CaseList
+}
+
+// MergeWith joins the reports of the parts of one run — its shards
+// (RunOptions.Shard), its batches (RunOptions.Batch), or both — in any
+// order into the report the whole run would have written, durations
+// aside. It refuses reports that are no part of a run, parts of other
+// suites or builds, a case in two parts and a case in none, naming them.
+func MergeWith(reports []*Report, names []string, opts *MergeOptions) (*Report, error) {
+	if opts == nil || opts.List == nil {
+		return Merge(reports, names)
+	}
+	in, names := internalReports(reports, names)
+	list := &report.CaseList{Suites: opts.List.Suites, Cases: make([]report.Listed, len(opts.List.Cases))}
+	for i, c := range opts.List.Cases {
+		list.Cases[i] = report.Listed{ID: c.ID, Suite: c.Suite, Name: c.Name}
+	}
+	out, err := report.MergeBatches(in, names, list)
+	if err != nil {
+		return nil, err
+	}
+	return reportOf(out), nil
+}
+
+// internalReports are reports in the internal shape, with names for each
+// (report N when names are not one a report).
+func internalReports(reports []*Report, names []string) ([]*report.Report, []string) {
+	in := make([]*report.Report, len(reports))
+	for i, r := range reports {
+		in[i] = internalReport(r)
+	}
+	if len(names) != len(reports) {
+		names = make([]string, len(reports))
+		for i := range names {
+			names[i] = fmt.Sprintf("report %d", i+1)
+		}
+	}
+	return in, names
+}
