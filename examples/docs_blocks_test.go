@@ -271,6 +271,16 @@ func TestReadmeCommands(t *testing.T) {
 	if !slices.Equal(cmds, want) {
 		t.Fatalf("the README's first block runs %q, want %q", cmds, want)
 	}
+	// The first command compiles for a minute on two cores, silently: the
+	// text after the block says so before a new user wonders.
+	readme, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, after, _ := strings.Cut(string(readme), strings.Join(blocks[0].Lines, "\n"))
+	if first, _, _ := strings.Cut(strings.TrimLeft(strings.TrimPrefix(strings.TrimLeft(after, "\n"), "```"), "\n"), "\n\n"); !strings.Contains(first, "compiles") || !strings.Contains(first, "minute") {
+		t.Errorf("the text after the README's first block does not say that its first command compiles for about a minute:\n%s", first)
+	}
 	ci, err := os.ReadFile("../.ci/run")
 	if err != nil {
 		t.Fatal(err)

@@ -24,7 +24,9 @@
 #    clone has, nothing built), `npm install ./sdk/js` into a scratch
 #    project, as a user does before anything is published: its prepare
 #    script builds dist/ and the binary; sdk/js/test/install runs one drill
-#    there with node:test, no DRYFIRE_BIN.
+#    there with node:test, no DRYFIRE_BIN; a later `npm install` there
+#    builds nothing (prepare sees dist/ and the binary up to date), and one
+#    after a source changed builds dist/ again.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 root=$PWD
@@ -89,4 +91,20 @@ printf '{"name": "scratch", "private": true, "type": "module"}\n' >package.json
 cp "$root"/examples/minimal-world/notes.* "$root/sdk/js/test/install/install.test.mjs" .
 npm install --prefer-offline --no-audit --no-fund --loglevel=error "$work/clone/sdk/js"
 env -u DRYFIRE_BIN node --test --test-reporter=spec install.test.mjs
+stamp "a later npm install there: prepare builds nothing (dist/ and the binary are newer than their sources)"
+built() { stat -c '%Y %n' "$work/clone/sdk/js/dist/esm/index.js" "$work/clone/sdk/js/dist/cjs/index.js" "$work/clone/sdk/js/npm/cli-linux-x64/bin/dryfire"; }
+before=$(built)
+npm install --prefer-offline --no-audit --no-fund --loglevel=error
+if [ "$(built)" != "$before" ]; then
+	echo "a later npm install built the SDK again:" >&2
+	echo "$before" >&2
+	built >&2
+	exit 1
+fi
+touch "$work/clone/sdk/js/src/index.ts"
+npm install --prefer-offline --no-audit --no-fund --loglevel=error
+if [ "$(built | head -2)" = "$(echo "$before" | head -2)" ]; then
+	echo "a source newer than dist/ did not build dist/ again" >&2
+	exit 1
+fi
 stamp "done"
