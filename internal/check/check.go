@@ -42,6 +42,8 @@ type Facts struct {
 	Verdicts map[int]*Verdict
 	// MCP are the agent's resource reads, prompt gets and completions.
 	MCP []tool.MCPUse
+	// Commands are how the command checks' commands ran, by check.
+	Commands map[*spec.Check]*CommandRun
 }
 
 // Evaluate runs every check in order.
@@ -88,6 +90,8 @@ func one(c *spec.Check, f *Facts) (bool, string) {
 		return noErrors(f)
 	case spec.CheckFile:
 		return fileCheck(c, f)
+	case spec.CheckCommand:
+		return commandCheck(c, f)
 	case spec.CheckRead, spec.CheckNotRead, spec.CheckPrompted:
 		return mcpCheck(c, f)
 	case spec.CheckElicited, spec.CheckSampled:

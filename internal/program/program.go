@@ -65,6 +65,10 @@ type Result struct {
 	Stderr string // the last StderrLines lines of standard error
 	Err    error  // why the run failed, or nil
 	Infra  bool   // Err is the surroundings': it could not start, or was interrupted
+	// ExitCode is the status it exited with (0 with no Err), -1 when it
+	// did not exit by itself; TimedOut says it was killed at Timeout.
+	ExitCode int
+	TimedOut bool
 	// Attempts are what the program tried past dryfire in its Jail.
 	Attempts []netjail.Attempt
 }
@@ -126,13 +130,15 @@ func Run(ctx context.Context, s Spec) Result {
 	if errors.Is(err, exec.ErrWaitDelay) {
 		err = nil // it exited 0; what it left running held its output open
 	}
-	r := Result{Output: trimNewline(stdout.String()), Cut: stdout.cut, Stderr: stderr.String(), Attempts: attempts}
+	r := Result{Output: trimNewline(stdout.String()), Cut: stdout.cut, Stderr: stderr.String(), Attempts: attempts, ExitCode: -1}
 	var exit *exec.ExitError
 	switch {
 	case err == nil:
+		r.ExitCode = 0
 	case ctx.Err() != nil:
 		r.Err, r.Infra = errors.New("interrupted"), true
 	case cctx.Err() != nil:
+		r.TimedOut = true
 		r.Err = fmt.Errorf("the agent did not finish within %s s (agent.timeout_s), and was killed", strconv.FormatFloat(s.Timeout.Seconds(), 'f', -1, 64))
 	case errors.As(err, &exit):
 		if ws, ok := exit.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
@@ -142,6 +148,7 @@ func Run(ctx context.Context, s Spec) Result {
 			// exits 128+N for a program killed by signal N.
 			r.Err = fmt.Errorf("the agent was killed by signal %s", syscall.Signal(code-128))
 		} else {
+			r.ExitCode = exit.ExitCode()
 			r.Err = fmt.Errorf("the agent exited with status %d", exit.ExitCode())
 		}
 	default:

@@ -23,10 +23,12 @@ import (
 	"time"
 
 	"github.com/dryfire-dev/dryfire/internal/cassette"
+	"github.com/dryfire-dev/dryfire/internal/check"
 	"github.com/dryfire-dev/dryfire/internal/modelserver"
 	"github.com/dryfire-dev/dryfire/internal/program"
 	"github.com/dryfire-dev/dryfire/internal/provider"
 	"github.com/dryfire-dev/dryfire/internal/report"
+	"github.com/dryfire-dev/dryfire/internal/spec"
 	"github.com/dryfire-dev/dryfire/internal/tool"
 	"github.com/dryfire-dev/dryfire/internal/toolserver"
 	"github.com/dryfire-dev/dryfire/internal/wire"
@@ -216,6 +218,9 @@ func runCommand(ctx context.Context, j job, opts Options, lv *live, c report.Cas
 		tk = &talk{user: user, turn: func() int { return int(cc.m.arrived.Load()) }}
 	}
 	res := runProgram(ctx, j, opts, lv, cc.url, ws, jail, tk, cr)
+	if res.err == nil {
+		cc.commands = runCommandChecks(ctx, j, opts, lv, ws, mode, dflt)
+	}
 	c = cc.finish(ctx, res)
 	if u := cr.untested(); u != "" && (c.Status == report.Failed || c.Status == report.Errored) {
 		c.Reason += "; " + u
@@ -243,9 +248,10 @@ type commandCase struct {
 	// keepEmpty writes the cassette of a run that recorded no model call
 	// too (agent.command cases); a Host's drills leave none.
 	keepEmpty bool
-	ws        *caseWorkspace // the program's workspace; nil when it has none
-	lv        *live          // the run's: judge checks ask their model through it
-	user      *simUser       // the case's simulated user; nil without user:
+	ws        *caseWorkspace                    // the program's workspace; nil when it has none
+	lv        *live                             // the run's: judge checks ask their model through it
+	user      *simUser                          // the case's simulated user; nil without user:
+	commands  map[*spec.Check]*check.CommandRun // how its command checks ran
 	// sweeping: a fault sweep's point, which leads the agent another way
 	// than its script's every turn (no turn is then held unserved).
 	sweeping bool
@@ -406,7 +412,7 @@ func (cc *commandCase) finish(ctx context.Context, res programResult) report.Cas
 	for i := range recs {
 		recs[i].Turn = turnOf(recs[i].Turn)
 	}
-	r := ran{recs: recs, drill: drill, err: res.err, infra: res.infra, failed: res.failed, workspace: cc.ws.path(), program: true, keepEmpty: cc.keepEmpty}
+	r := ran{recs: recs, drill: drill, err: res.err, infra: res.infra, failed: res.failed, workspace: cc.ws.path(), program: true, keepEmpty: cc.keepEmpty, commands: cc.commands}
 	if m.over.Load() > 0 {
 		r.err, r.infra, r.failed = &maxTurnsError{max: m.max, asked: int64(m.max) + 1}, false, false
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/dryfire-dev/dryfire/internal/cassette"
 	"github.com/dryfire-dev/dryfire/internal/check"
 	"github.com/dryfire-dev/dryfire/internal/report"
+	"github.com/dryfire-dev/dryfire/internal/spec"
 	"github.com/dryfire-dev/dryfire/internal/tool"
 	"github.com/dryfire-dev/dryfire/internal/world"
 )
@@ -37,6 +38,8 @@ type ran struct {
 	// workspace is the case's workspace directory, which file checks
 	// read ("" when it has none).
 	workspace string
+	// commands are how the command checks' commands ran.
+	commands map[*spec.Check]*check.CommandRun
 
 	// cassette is the case's cassette once the run is over: the built-in
 	// loop's recorder or an agent.command case's endpoint; nil for none.
@@ -103,7 +106,7 @@ func judge(j job, c *report.Case, r ran, g *grader) {
 		}
 		c.Notes = append(c.Notes, rec.Result.Notes...)
 	}
-	facts := &check.Facts{Calls: r.recs, Output: c.Output, Turns: c.Turns, Workspace: r.workspace, Replies: replies(c), MCP: c.MCP}
+	facts := &check.Facts{Calls: r.recs, Output: c.Output, Turns: c.Turns, Workspace: r.workspace, Replies: replies(c), MCP: c.MCP, Commands: r.commands}
 	facts.World = endDrill(c, r.drill)
 	if r.broken != nil {
 		c.Status, c.Reason, c.Infra = report.Errored, r.broken.Error(), true

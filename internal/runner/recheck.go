@@ -144,7 +144,7 @@ func sortChecks(j job, old []report.Check, facts *check.Facts) (keep map[int]rep
 	used := make([]bool, len(old))
 	keep = map[int]report.Check{}
 	for i, ch := range j.c.Expect {
-		if ch.Kind != spec.CheckJudge && (ch.Kind != spec.CheckFile || facts.Workspace != "") {
+		if ch.Kind != spec.CheckJudge && ch.Kind != spec.CheckCommand && (ch.Kind != spec.CheckFile || facts.Workspace != "") {
 			continue
 		}
 		if o := unused(old, used, ch.Source); o >= 0 && sameJudge(old[o].Judge, ch.Judge) {
@@ -156,6 +156,8 @@ func sortChecks(j job, old []report.Check, facts *check.Facts) (keep map[int]rep
 			ask = append(ask, ch)
 		case ch.Kind == spec.CheckFile:
 			missing = append(missing, "the file check at "+ch.Pos.FileLine()+" is new or edited, and "+cannotRecheck)
+		case ch.Kind == spec.CheckCommand:
+			missing = append(missing, "the command check at "+ch.Pos.FileLine()+" is new or edited, and recheck runs nothing: run the case again")
 		}
 	}
 	return keep, ask, missing
@@ -205,6 +207,9 @@ func recheckResults(j job, results []check.Result, keep map[int]report.Check, fa
 			ch := j.c.Expect[i]
 			if ch.Kind == spec.CheckFile && facts.Workspace == "" {
 				out[i].Message = "not re-checked: " + cannotRecheck
+			}
+			if ch.Kind == spec.CheckCommand {
+				out[i].Message = "not re-checked: recheck runs nothing; run the case again"
 			}
 			if v := res.Verdict; v != nil {
 				jd := ch.Judge

@@ -236,6 +236,8 @@ func (x *decoder) check(it yamlpos.Item) *Check {
 		}
 	case CheckFile:
 		x.fileCheck(c, k, v, val)
+	case CheckCommand:
+		x.commandCheck(c, v, val)
 	case CheckNoErrors:
 	default:
 		return nil

@@ -1,6 +1,7 @@
 package spec
 
 import (
+	"encoding/json"
 	"errors"
 	"path/filepath"
 	"slices"
@@ -174,6 +175,42 @@ func (x *decoder) fileCheck(c *Check, k, v *yaml.Node, val any) {
 	}
 }
 
+// DefaultCommandTimeout bounds a command check's run (seconds), unless
+// its timeout_s says otherwise; MaxCommandTimeout is the most it may say.
+const (
+	DefaultCommandTimeout = 120
+	MaxCommandTimeout     = 3600
+)
+
+// commandCheck reads a command check: a shell command line, or {run,
+// exit_code, timeout_s, contains, regex}.
+func (x *decoder) commandCheck(c *Check, v *yaml.Node, val any) {
+	if s, ok := val.(string); ok {
+		c.Run = s
+		return
+	}
+	for _, p := range yamlpos.Pairs(v, val) {
+		switch p.Key() {
+		case "run":
+			c.Run = str(p.Val)
+		case "exit_code":
+			c.ExitCode, _ = x.integer(p.V, p.Val)
+		case "timeout_s":
+			if num, ok := p.Val.(json.Number); ok {
+				c.RunTimeout, _ = num.Float64()
+			}
+		case "contains":
+			if s, ok := p.Val.(string); ok {
+				c.Contains = &s
+			}
+		case "regex":
+			if s, ok := p.Val.(string); ok {
+				c.Regex = x.regex(p.V, s)
+			}
+		}
+	}
+}
+
 // checkWorkspace reports a suite workspace where no program runs.
 func (x *decoder) checkWorkspace(s *Suite, command bool) {
 	if s.Workspace != "" && !command {
@@ -218,6 +255,9 @@ func (x *decoder) checkCaseWorkspace(s *Suite, c *Case, command bool) {
 	for _, ch := range c.Expect {
 		if ch.Kind == CheckFile && ws == "" {
 			x.d.AddAt(yamlpos.Error, ch.Pos, "a file check needs a workspace: give workspace: DIR (a template directory, relative to the suite) on the suite or the case")
+		}
+		if ch.Kind == CheckCommand && !command {
+			x.d.AddAt(yamlpos.Error, ch.Pos, "a command check runs after an agent program (agent.command or agent.cli), in its workspace; the built-in loop has none")
 		}
 	}
 }

@@ -421,6 +421,7 @@ const (
 	CheckState      CheckKind = "state"
 	CheckEvent      CheckKind = "event"
 	CheckFile       CheckKind = "file"
+	CheckCommand    CheckKind = "command"
 	CheckTrajectory CheckKind = "trajectory"
 	CheckJudge      CheckKind = "judge"
 	CheckRead       CheckKind = "read"
@@ -552,7 +553,13 @@ type Check struct {
 	// file: File (a slash path in the workspace), then Exists or Absent,
 	// or any of Contains, Regex, Equals (the text), SHA256 and JSONPath
 	// (with JSONEquals when HasEquals).
-	File       string
+	File string
+	// command: Run, a shell command line run in the workspace after the
+	// program, its exit code ExitCode, bounded by RunTimeout seconds (0:
+	// DefaultCommandTimeout); Contains and Regex on its output.
+	Run        string
+	ExitCode   int
+	RunTimeout float64
 	Exists     bool
 	SHA256     string // lower-case hex
 	JSONPath   string

@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# The coding-agent CLIs under agent.cli (docs/coding-agents.md): Claude Code,
+# Codex CLI and Gemini CLI at the versions the adapters are tested with
+# (e2e/coding-agents/package-lock.json), installed into
+# e2e/coding-agents/node_modules (git-ignored; npm ci only when the lock
+# file is newer), each run by dryfire offline on the script model, under
+# agent.network: sandboxed, no key:
+# - "fix the failing test": it reads calc.py, edits it, runs the tests
+#   with its shell tool, calls the suite's MCP tool run_check twice (a
+#   mock sequence whose first answer is an error) and answers; checks on
+#   the file, the MCP calls and the post-run command (python3 -m
+#   unittest) pass;
+# - "edits wrongly": the same with a wrong edit, which must fail with a
+#   readable reason (the file check and the command's exit code and
+#   output).
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+dir=e2e/coding-agents
+out=$PWD/.cache/coding-agents
+mkdir -p "$out"
+stamp() { echo "-- $1 (at ${SECONDS}s)"; }
+
+stamp "installing the pinned CLIs"
+if [ ! -f "$dir/node_modules/.package-lock.json" ] || [ "$dir/package-lock.json" -nt "$dir/node_modules/.package-lock.json" ]; then
+	(cd "$dir" && npm ci --prefer-offline --no-audit --no-fund --loglevel=error)
+fi
+go build -o "$out/dryfire" ./cmd/dryfire
+for cli in claude codex gemini; do
+	echo "$cli: $("$dir/node_modules/.bin/$cli" --version 2>/dev/null | head -1)"
+done
+
+stamp "each CLI fixes the failing test"
+"$out/dryfire" run "$dir" --filter 'fix the failing test' -j 3 --record none
+
+stamp "each CLI's wrong edit fails, saying why"
+status=0
+"$out/dryfire" run "$dir" --filter 'edits wrongly' -j 3 --record none >"$out/wrong.txt" 2>&1 || status=$?
+grep -v "warning:" "$out/wrong.txt" | grep -E "^(PASS|FAIL|ERROR)|check failed|expected" || true
+if [ "$status" != 1 ]; then
+	echo "the wrong edits: exit $status, want 1 (every case failed by its checks)"
+	exit 1
+fi
+for cli in claude-code codex gemini-cli; do
+	grep -q "^FAIL  $dir/$cli.dryfire.yaml: edits wrongly" "$out/wrong.txt" || { echo "$cli: the wrong edit did not fail"; exit 1; }
+done
+n=$(grep -c '`python3 -m unittest -q` exited 1; expected 0; its output: ".*AssertionError: 6 != 5' "$out/wrong.txt" || true)
+if [ "$n" != 3 ]; then
+	echo "the post-run command's failure is not in $n of 3 reports"
+	exit 1
+fi
+stamp "done"
