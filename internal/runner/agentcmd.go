@@ -416,6 +416,9 @@ func (cc *commandCase) finish(ctx context.Context, res programResult) report.Cas
 	if m.over.Load() > 0 {
 		r.err, r.infra, r.failed = &maxTurnsError{max: m.max, asked: int64(m.max) + 1}, false, false
 	}
+	if err := cc.sc.Over(); err != nil {
+		r.err, r.infra, r.failed = err, false, false
+	}
 	if ep != nil && ep.Scripted() {
 		c.Script = scriptTurns(ep.ScriptAnswers())
 		if err := ep.ScriptError(); err != nil {

@@ -477,6 +477,9 @@ func runLoop(ctx context.Context, j job, opts Options, lv *live, c report.Case, 
 	r := ran{recs: sess.Records(), drill: drill, user: user, conv: tr.Conversation}
 	opts.point.modelError(err)
 	r.err, r.infra = loopError(err)
+	if err := sess.Over(); err != nil {
+		r.err, r.infra = err, false
+	}
 	if sc, ok := m.(*model.Script); ok && r.err == nil && opts.point == nil {
 		// (A sweep's point leads the agent another way than every turn.)
 		if turns := sc.Unserved(); len(turns) > 0 {

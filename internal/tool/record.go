@@ -2,6 +2,7 @@ package tool
 
 import (
 	"context"
+	"fmt"
 	"sync"
 
 	"github.com/dryfire-dev/dryfire/internal/value"
@@ -32,12 +33,23 @@ type Recorder struct {
 	gen     uint64 // bumped by Reset
 	calls   int    // calls started since the start or the last Reset
 	records log
+	kept    int    // bytes of arguments and results in records
+	fullOf  string // "calls" or "bytes" once a bound is reached: calls are refused
+	refused int    // calls refused, since the start or the last Reset
 }
 
 // MaxDepth is how deep a call's arguments kept in the record may nest:
 // deeper ones are kept as their text, one string (the answerer still gets
 // them parsed), so that no report indents them level by level.
 const MaxDepth = 64
+
+// MaxCalls bounds the calls a case's record keeps, MaxKept the bytes of
+// their arguments and results (the text of each, as sent and answered):
+// a call past either is refused (see Over).
+const (
+	MaxCalls = 10_000
+	MaxKept  = 16 << 20
+)
 
 // Fault may answer a call instead of the answerer picked for it: how a
 // fault sweep makes one call fail. Answerer gets the call's 0-based place
@@ -93,6 +105,19 @@ func (r *Recorder) CallParsed(ctx context.Context, c Call, args any, perr error,
 		c.Turn = r.turn()
 	}
 	r.mu.Lock()
+	if !r.noRecords && r.fullOf == "" {
+		switch {
+		case r.calls >= MaxCalls:
+			r.fullOf = "calls"
+		case r.kept+len(c.Args) > MaxKept:
+			r.fullOf = "bytes"
+		}
+	}
+	if r.fullOf != "" {
+		res := r.refuse()
+		r.mu.Unlock()
+		return res
+	}
 	a := pick()
 	if r.fault != nil {
 		a = r.fault.Answerer(r.calls, c, a)
@@ -102,6 +127,7 @@ func (r *Recorder) CallParsed(ctx context.Context, c Call, args any, perr error,
 	var at pos
 	if !r.noRecords {
 		at = r.records.reserve()
+		r.kept += len(c.Args) // counted as the call starts: calls at once see each other's
 	}
 	r.mu.Unlock()
 
@@ -115,11 +141,46 @@ func (r *Recorder) CallParsed(ctx context.Context, c Call, args any, perr error,
 	}
 	r.mu.Lock()
 	if r.gen == gen {
+		r.kept += len(res.Content) + len(res.Blocks)
+		if res.Asked != nil {
+			r.kept += len(res.Asked.Request) + len(res.Asked.Answer)
+		}
 		sl := r.records.at(at)
 		sl.rec.Call, sl.rec.Args, sl.rec.Result, sl.done = c, kept, res, true
 	}
 	r.mu.Unlock()
 	return res
+}
+
+// Over is why calls of the case were refused since the start or the
+// last Reset (MaxCalls, MaxKept), nil when none was.
+func (r *Recorder) Over() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	switch {
+	case r.refused == 0:
+		return nil
+	case r.fullOf == "calls":
+		return fmt.Errorf("the agent made more than %d tool calls in this case (tool.MaxCalls); %s past it refused", MaxCalls, count(r.refused, "call"))
+	}
+	return fmt.Errorf("the tool calls of this case passed %d MiB of arguments and results kept (tool.MaxKept); %s past it refused", MaxKept>>20, count(r.refused, "call"))
+}
+
+func count(n int, what string) string {
+	if n == 1 {
+		return "1"
+	}
+	return fmt.Sprintf("%d %ss", n, what)
+}
+
+// refuse answers a call past the record's bounds, under r.mu.
+func (r *Recorder) refuse() Result {
+	r.refused++
+	msg := fmt.Sprintf("dryfire refused this call: this case has made %d tool calls, the most one case may (tool.MaxCalls)", MaxCalls)
+	if r.fullOf == "bytes" {
+		msg = fmt.Sprintf("dryfire refused this call: the tool calls of this case hold %d MiB of arguments and results, the most one case keeps (tool.MaxKept)", MaxKept>>20)
+	}
+	return Result{Content: msg, IsError: true, Outcome: Error, Entry: -1}
 }
 
 // Records returns a copy of every finished call since the start or the
@@ -145,7 +206,7 @@ func (r *Recorder) Records() []Record {
 func (r *Recorder) Reset(also func()) {
 	r.mu.Lock()
 	r.gen++
-	r.calls = 0
+	r.calls, r.kept, r.refused, r.fullOf = 0, 0, 0, ""
 	r.records = log{first: r.records.first}
 	if also != nil {
 		also()

@@ -191,3 +191,55 @@ func TestRecorderKeepsBoundedDepth(t *testing.T) {
 		t.Errorf("the answerer got %T, want the value", e.args[2])
 	}
 }
+
+// Hole 3 of issue 36: a case's record grew without end (300 calls of
+// 1 MiB of arguments took 2.5 GB and made a 300 MiB report). It keeps at
+// most tool.MaxCalls calls and tool.MaxKept bytes of arguments and
+// results: a call past either is refused, not answered nor kept, with an
+// error result naming the bound, and Over says so (the case errs). A
+// server that keeps no record is not bounded; Reset starts the count
+// over.
+func TestRecorderBoundsCallsAndBytes(t *testing.T) {
+	ctx := context.Background()
+	e := &echo{}
+	r := tool.NewRecorder(e, tool.RecorderOptions{})
+	for range tool.MaxCalls {
+		r.Call(ctx, tool.Call{Name: "a", Args: "{}"})
+	}
+	if r.Over() != nil {
+		t.Fatalf("over at %d calls: %v", tool.MaxCalls, r.Over())
+	}
+	res := r.Call(ctx, tool.Call{Name: "past", Args: "{}"})
+	if !res.IsError || !strings.Contains(res.Content, "tool.MaxCalls") || len(e.args) != tool.MaxCalls {
+		t.Errorf("call %d: %+v, answered %d", tool.MaxCalls+1, res, len(e.args))
+	}
+	if n := len(r.Records()); n != tool.MaxCalls {
+		t.Errorf("kept %d calls", n)
+	}
+	if err := r.Over(); err == nil || err.Error() != "the agent made more than 10000 tool calls in this case (tool.MaxCalls); 1 past it refused" {
+		t.Errorf("Over: %v", err)
+	}
+
+	r.Reset(nil)
+	e.args = nil
+	mib := `{"blob": "` + strings.Repeat("x", 1<<20) + `"}`
+	for i := range 40 {
+		res := r.Call(ctx, tool.Call{Name: fmt.Sprint("big", i), Args: mib})
+		if (i < 15) == res.IsError {
+			t.Errorf("call %d of 1 MiB: %.200s", i+1, res.Content)
+		}
+	}
+	if n := len(r.Records()); n != 15 || len(e.args) != 15 {
+		t.Errorf("kept %d calls, answered %d; want 15", n, len(e.args))
+	}
+	if err := r.Over(); err == nil || err.Error() != "the tool calls of this case passed 16 MiB of arguments and results kept (tool.MaxKept); 25 calls past it refused" {
+		t.Errorf("Over: %v", err)
+	}
+
+	free := tool.NewRecorder(e, tool.RecorderOptions{NoRecords: true})
+	for range 20 {
+		if res := free.Call(ctx, tool.Call{Name: "big", Args: mib}); res.IsError {
+			t.Fatalf("a recorder without records refused a call: %.200s", res.Content)
+		}
+	}
+}

@@ -266,6 +266,10 @@ func (s *Scope) Call(ctx context.Context, name, args string) tool.Result {
 // scope, named by their tool). None when ScopeOptions.NoRecords is set.
 func (s *Scope) Records() []tool.Record { return s.rec.Records() }
 
+// Over is why calls of the scope were refused: its record reached a
+// bound (tool.Recorder.Over); nil when none was.
+func (s *Scope) Over() error { return s.rec.Over() }
+
 // Reset puts every sequence of the scope back to its start, for the
 // shared state and every MCP session alike, and clears the record. Calls
 // running meanwhile finish on the state they started with and are left
