@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/dryfire-dev/dryfire/internal/netjail"
+	"github.com/dryfire-dev/dryfire/internal/reaper"
 )
 
 // StderrLines is how many of the last lines a program wrote on standard
@@ -101,6 +102,8 @@ func Run(ctx context.Context, s Spec) Result {
 	var err error
 	if s.Jail != nil {
 		err = s.Jail.Start(cmd)
+	} else if started := reaper.Wrap(cmd); started != nil {
+		err = started(cmd.Start())
 	} else {
 		err = cmd.Start()
 	}
