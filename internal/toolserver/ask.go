@@ -152,13 +152,12 @@ var maxWaiting = 1000
 // client's answer to what it asked.
 func (s *Scope) mrtrCall(ctx context.Context, req *mcp.CallToolRequest, ss *mcp.ServerSession, name string, args json.RawMessage) (*mcp.CallToolResult, error) {
 	if state := req.Params.RequestState; state != "" {
-		p := s.takePending(state)
+		p, other := s.takePending(state, name)
+		if other != "" {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("requestState %q belongs to a call of %q, not of %q", state, other, name)}
+		}
 		if p == nil {
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("requestState %q names no call waiting for the client's answer: it was answered already, or its wait ended (the rule's timeout_s)", state)}
-		}
-		if p.name != name {
-			s.putPending(state, p)
-			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("requestState %q belongs to a call of %q, not of %q", state, p.name, name)}
 		}
 		var a askAnswer
 		if r, ok := req.Params.InputResponses[p.key]; ok && r != nil {
@@ -240,13 +239,19 @@ func (s *Scope) putPending(token string, p *pendingCall) {
 	}()
 }
 
-// takePending removes and returns the call waiting under token, or nil.
-func (s *Scope) takePending(token string) *pendingCall {
+// takePending removes and returns the call of tool name waiting under
+// token, or nil; a call of another tool stays, and other is its name. (A
+// retry naming another tool took the call out and put it back, a new
+// waiter each time.)
+func (s *Scope) takePending(token, name string) (p *pendingCall, other string) {
 	s.pendingMu.Lock()
 	defer s.pendingMu.Unlock()
-	p := s.pending[token]
+	p = s.pending[token]
+	if p != nil && p.name != name {
+		return nil, p.name
+	}
 	delete(s.pending, token)
-	return p
+	return p, ""
 }
 
 // endPending ends the wait of every call waiting for a retry: the

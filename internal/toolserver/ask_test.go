@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"runtime"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -297,5 +298,46 @@ func TestWireInputRequiredIsBounded(t *testing.T) {
 	second := rpc(t, hs.URL+"/mcp", modernHeaders("tools/call", "book_flight"), body)
 	if msg, _ := at(second.decoded, "error", "message").(string); !strings.Contains(msg, "the bound is 1 at once") {
 		t.Errorf("a call past the bound: %s", second.body)
+	}
+}
+
+// Hole 9 of issue 36: a 2026-07-28 retry with a valid requestState but
+// another tool's name was refused, but took the waiting call out and put
+// it back, starting a new waiter each time (30k retries: 19 → 191 MiB
+// until timeout_s). The name is checked against the call waiting, which
+// stays as it was: many such retries start nothing, and the right retry
+// still gets the call's answer.
+func TestWireRetryWithAnotherToolStartsNoWaiter(t *testing.T) {
+	sc := NewScope(ScopeOptions{Suite: loadSuite(t, "asks.dryfire.yaml")})
+	hs := startServer(t, New(sc, Options{}))
+	url := hs.URL + "/mcp"
+	meta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"elicitation":{"form":{}},"sampling":{}},"io.modelcontextprotocol/clientInfo":{"name":"raw","version":"0"}}`
+	call := func(name, extra string) exchange {
+		return rpc(t, url, modernHeaders("tools/call", name), `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"`+name+`","arguments":{"to":"Paris"},`+meta+extra+`}}`)
+	}
+	first := call("book_flight", "")
+	state, _ := at(first.decoded, "result", "requestState").(string)
+	if state == "" {
+		t.Fatalf("the first answer: %s", first.body)
+	}
+	before := runtime.NumGoroutine()
+	for range 300 {
+		wrong := call("summarise", `,"inputResponses":{"sample":{"role":"assistant","content":{"type":"text","text":"x"},"model":"m"}},"requestState":"`+state+`"`)
+		if msg, _ := at(wrong.decoded, "error", "message").(string); !strings.Contains(msg, `belongs to a call of "book_flight", not of "summarise"`) {
+			t.Fatalf("a retry naming another tool: %s", wrong.body)
+		}
+	}
+	if n := runtime.NumGoroutine() - before; n > 20 {
+		t.Errorf("300 retries naming another tool left %d more goroutines", n)
+	}
+	sc.pendingMu.Lock()
+	waiting := len(sc.pending)
+	sc.pendingMu.Unlock()
+	if waiting != 1 {
+		t.Errorf("%d calls wait, want 1", waiting)
+	}
+	retry := call("book_flight", `,"inputResponses":{"elicit":{"action":"accept","content":{"confirm":true,"seat":"aisle"}}},"requestState":"`+state+`"`)
+	if at(retry.decoded, "result", "content", 0, "text") != `{"booked":true,"seat":"aisle"}` {
+		t.Errorf("the right retry after them: %s", retry.body)
 	}
 }
