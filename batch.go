@@ -130,3 +130,37 @@ func internalReports(reports []*Report, names []string) ([]*report.Report, []str
 	}
 	return in, names
 }
+
+// Journal keeps a run's cases as they finish, crash-safe, so that a run
+// cut off resumes where it was (RunOptions.Journal; the format is
+// internal/runner/journal.go's, docs/running.md#resuming-a-run-cut-off).
+type Journal struct{ j *runner.Journal }
+
+// OpenJournal opens the journal at path: a new one (resume false: the
+// file must not exist or be empty), or one to resume (it must be a
+// journal, whole but for a last record a crash cut short, which is
+// dropped). build identifies the dryfire that runs, as Shard.Build: a
+// journal of another build is not resumed. A corrupt journal, or one of
+// another run, is an error and is left as it is.
+func OpenJournal(path string, resume bool, build string) (*Journal, error) {
+	j, err := runner.OpenJournal(path, resume, build)
+	if err != nil {
+		return nil, err
+	}
+	return &Journal{j: j}, nil
+}
+
+// OnResume has f hear, when the run resuming the journal has found it to
+// be its own, how many cases it holds finished and whether a crash cut
+// its last record short.
+func (j *Journal) OnResume(f func(finished int, torn bool)) { j.j.Resumed = f }
+
+// Finished is how many cases the journal holds finished (an
+// infrastructure error is not: it runs again), and whether a crash cut
+// its last record short.
+func (j *Journal) Finished() (n int, torn bool) { return j.j.Finished() }
+
+// Close writes and syncs what is left, and closes the file; full says
+// the journal reached its bound (1 GiB) and the cases after it were not
+// kept.
+func (j *Journal) Close() (full bool, err error) { return j.j.Close() }

@@ -251,6 +251,11 @@ type RunOptions struct {
 	// Shard, when set, runs one part of the selected cases; the report
 	// says which (Report.Shard), and Merge joins the parts' reports.
 	Shard *Shard
+	// Journal, when set, keeps every case as it finishes; a journal opened
+	// to resume gives the cases it holds finished instead of running them
+	// again (OpenJournal). The report is the same as an uninterrupted
+	// run's. Close it after the run.
+	Journal *Journal
 	// Batch, when set, runs only the cases with its ids (after Filter and
 	// Only): one batch of a run that a scheduler splits as it likes; the
 	// report says which part of the run it is (Report.Shard, with Batch),
@@ -424,6 +429,9 @@ func (p *Project) runnerOptions(opts *RunOptions, up runner.Upstream) (runner.Op
 			return ro, errors.New("a run is a shard (Shard) or a batch (Batch), not both")
 		}
 		ro.Batch = &runner.Batch{IDs: b.IDs, Build: b.Build}
+	}
+	if opts.Journal != nil {
+		ro.Journal = opts.Journal.j
 	}
 	if opts.PassThreshold < 0 || opts.PassThreshold > 1 {
 		return ro, fmt.Errorf("the pass threshold is a fraction of the trials, above 0 and at most 1, not %v", opts.PassThreshold)

@@ -89,6 +89,10 @@ func TestScript(t *testing.T) {
 			"jsonkeys":    cmdJSONKeys,
 			"checks":      cmdChecks,
 			"cmpreport":   cmdCmpReport,
+			"killresume":  cmdKillResume,
+			"journalonce": cmdJournalOnce,
+			"cuttail":     cmdCutTail,
+			"flipbyte":    cmdFlipByte,
 		},
 	})
 }

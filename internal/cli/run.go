@@ -47,6 +47,8 @@ type runOptions struct {
 	list        bool   // --list
 	cases       string // --cases FILE
 	caseList    string // merge --list FILE
+	journal     string // --journal FILE
+	resume      string // --resume FILE
 }
 
 func newRunCommand(e *env) *cobra.Command {
@@ -105,7 +107,9 @@ skipped; a second Ctrl-C stops at once).`,
   dryfire run suites/ --trials 5 --json r.json      # pass@k, pass^k
   dryfire run suites/ --trials 10 --pass-threshold 0.8  # 8 of 10
   dryfire run suites/ --list --json list.json       # each case's id
-  dryfire run suites/ --cases batch.txt --json b.json  # a batch of those ids`,
+  dryfire run suites/ --cases batch.txt --json b.json  # a batch of those ids
+  dryfire run suites/ --journal run.journal         # then, if it is cut off:
+  dryfire run suites/ --resume run.journal          # only what did not finish`,
 		Args: paths,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if o.watch {
@@ -137,6 +141,7 @@ skipped; a second Ctrl-C stops at once).`,
 	f.StringVar(&o.shard, "shard", "", "run only part `I/N` of the cases, for N machines sharing a run: a case's part is a stable hash of its suite and name (or see --durations); merge the parts' --json reports with dryfire merge, e.g. --shard 2/3; --shard auto (or auto/N, N the total) reads I and N from the CI's variables (DRYFIRE_SHARD_INDEX and DRYFIRE_SHARD_TOTAL, GitLab, CircleCI, Buildkite, a Kubernetes Indexed Job) and says which")
 	f.StringVar(&o.durations, "durations", "", "with --shard, spread the cases so that the shards take about as long, by the durations in the JSON report `FILE` of a previous run, e.g. --durations last-report.json")
 	addBatchFlags(f, &o)
+	addResumeFlags(f, &o)
 	addCoverageFlags(f, &o)
 	addBaselineFlags(f, &o)
 	addLoadFlags(cmd, e, &o.python)
@@ -200,6 +205,9 @@ func runRun(cmd *cobra.Command, e *env, o runOptions, args []string) error {
 		batch = &dryfire.Batch{IDs: ids, Build: buildID()}
 	}
 	if o.list {
+		if o.journal != "" || o.resume != "" {
+			return usageErr("--list runs nothing, so it keeps no journal: give --list without --journal or --resume")
+		}
 		ro := &dryfire.RunOptions{Filter: o.filter, Only: only, Trials: o.trials, PassThreshold: o.threshold, Shard: shard, Batch: batch}
 		if cmd.Flags().Changed("seed") {
 			ro.Seed = &o.seed
@@ -268,10 +276,16 @@ func runRun(cmd *cobra.Command, e *env, o runOptions, args []string) error {
 		defer outs.abort()
 		ro.Stream = outs.stream
 	}
+	journal, err := openJournal(e, o)
+	if err != nil {
+		return err
+	}
+	ro.Journal = journal
+	defer closeJournal(e, journal)
 	rep, err := p.Run(ctx, ro)
 	if err != nil {
 		// A suite this build cannot run, a key missing for cases that
-		// need the live model: nothing ran.
+		// need the live model, a journal of another run: nothing ran.
 		return &exitError{code: exitUsage, err: fmt.Errorf("%w; nothing ran", err)}
 	}
 	if progress.none && o.filter != "" && (rep.Shard == nil || rep.Shard.Cases == 0) {
@@ -300,6 +314,9 @@ func runRun(cmd *cobra.Command, e *env, o runOptions, args []string) error {
 		errs = outs.finish(rep)
 	} else if err := writeReports(e, rep, o); err != nil {
 		errs = []error{err}
+	}
+	if err := closeJournal(e, journal); err != nil {
+		errs = append(errs, err)
 	}
 	for _, err := range errs {
 		fmt.Fprintln(e.stderr, "dryfire:", err)

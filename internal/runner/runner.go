@@ -105,6 +105,10 @@ type Options struct {
 	// Shard, when set, runs only that part of the selected cases; the
 	// report says which (report.Shard), for merging.
 	Shard *Shard
+	// Journal, when set, keeps every case as it finishes (journal.go);
+	// a journal resumed gives the cases it holds finished instead of
+	// running them again.
+	Journal *Journal
 	// Batch, when set, runs only the cases with its ids among the
 	// selected ones; the report says which part of the run they are
 	// (report.Shard with Batch), for merging. Not with Shard.
@@ -189,6 +193,18 @@ func Run(ctx context.Context, suites []*spec.Suite, opts Options) (*report.Repor
 		}
 	case opts.Batch != nil:
 		if shard, err = batchJobs(jobs, opts.Batch, opts); err != nil {
+			return nil, err
+		}
+	}
+	if j := opts.Journal; j != nil {
+		if j.resume && opts.Coverage {
+			return nil, errors.New("a resumed run does not count coverage (the cases of the journal ran before it): run it without --coverage")
+		}
+		hash, err := suitesHash(jobs, opts)
+		if err != nil {
+			return nil, err
+		}
+		if err := j.start(hash, jobs.n); err != nil {
 			return nil, err
 		}
 	}
@@ -295,7 +311,34 @@ func Run(ctx context.Context, suites []*spec.Suite, opts Options) (*report.Repor
 					}
 					mu.Unlock()
 				}
+				if opts.Journal != nil {
+					stored, ok, err := opts.Journal.finished(ci)
+					if err != nil {
+						stored, ok = report.Case{Status: report.Errored, Reason: "reading it from the journal: " + err.Error(), Infra: true}, true
+					}
+					if ok {
+						// Finished before: its first trial hands the case on
+						// as the journal has it, the others are nothing.
+						if st := stored.Status; st == report.Failed || st == report.Errored {
+							failed.Store(true)
+						}
+						if i == r.first {
+							mu.Lock()
+							progress(func() { opts.Progress.CaseStarted(ci, stored.Suite, stored.Name) })
+							c := &stored
+							if !opts.Lean {
+								rep.Cases[ci] = stored
+								c = &rep.Cases[ci]
+							}
+							progress(func() { opts.Progress.CaseDone(ci, c) })
+							emit(ci, c)
+							mu.Unlock()
+						}
+						continue
+					}
+				}
 				j := jobs.job(i)
+				ran := false
 				switch {
 				case ctx.Err() != nil:
 					*res = base(j)
@@ -315,6 +358,7 @@ func Run(ctx context.Context, suites []*spec.Suite, opts Options) (*report.Repor
 					}
 					mu.Unlock()
 					*res = runDecoded(ctx, j, opts, lv)
+					ran = ctx.Err() == nil
 					if st := res.Status; st == report.Failed || st == report.Errored {
 						failed.Store(true)
 					}
@@ -323,14 +367,17 @@ func Run(ctx context.Context, suites []*spec.Suite, opts Options) (*report.Repor
 				mu.Lock()
 				var folded report.Case
 				last := r.n == 1
+				journal := ran && opts.Journal != nil
 				if last {
 					folded = *res
 				} else {
 					t := runsOf(ci, r.n)
 					t.runs[i-r.first] = *res
+					t.unran = t.unran || !ran
 					if t.left--; t.left == 0 {
 						last = true
 						folded = foldCase(t.runs, opts.PassThreshold)
+						journal = journal && !t.unran
 						delete(inTrials, ci)
 					}
 				}
@@ -347,6 +394,11 @@ func Run(ctx context.Context, suites []*spec.Suite, opts Options) (*report.Repor
 					emit(ci, c)
 				}
 				mu.Unlock()
+				if last && journal {
+					// Only a case that ran whole: not one the run was
+					// interrupted in, skipped for it or by --fail-fast.
+					opts.Journal.add(ci, &folded)
+				}
 			}
 		}()
 	}
@@ -366,6 +418,7 @@ type trialRuns struct {
 	runs    []report.Case
 	left    int  // trials not done
 	started bool // Progress heard of the case
+	unran   bool // a trial did not run whole (interrupted, --fail-fast)
 }
 
 func base(j job) report.Case {
