@@ -135,7 +135,14 @@ func (s *Script) Pick(req *Request) (Pick, error) {
 	n := s.asked
 	v := s.view(req)
 	for i, t := range s.turns {
-		if s.served[i] || !v.holds(t.When) {
+		if s.served[i] {
+			continue
+		}
+		held := v.holds(t.When)
+		if v.over {
+			return Pick{Request: n, Last: v.last}, &GuardWorkError{Request: n, Turn: i + 1, Bytes: len(v.lastText)}
+		}
+		if !held {
 			continue
 		}
 		s.served[i] = true
@@ -259,6 +266,21 @@ type view struct {
 	ended    bool     // the request ends with tool results
 	last     string   // the last message, for people and matches
 	lastText string
+	// steps is the work of the guards read so far; over, that the next
+	// would pass MaxGuardSteps (it was not read).
+	steps int64
+	over  bool
+}
+
+// spend counts n steps of work, false (and over) when they would pass
+// MaxGuardSteps.
+func (v *view) spend(n int64) bool {
+	if v.over || v.steps+n > MaxGuardSteps {
+		v.over = true
+		return false
+	}
+	v.steps += n
+	return true
 }
 
 func (s *Script) view(req *Request) *view {
@@ -340,6 +362,9 @@ func (v *view) fails(g *spec.Guard) []string {
 			out = append(out, "when.tool_result false wants a request that ends with no tool result; it ends with results of "+quoteList(v.results))
 		}
 	}
+	if (g.User != "" && !v.spend(int64(len(v.lastUser)))) || (g.Matches != nil && !v.spend(int64(len(v.lastText)+1)*int64(max(1, g.MatchesSize)))) {
+		return append(out, "its guard was not tried (model.MaxGuardSteps)")
+	}
 	if g.User != "" && !strings.Contains(v.lastUser, g.User) {
 		got := "the request has no user message"
 		if v.hasUser {
@@ -362,6 +387,9 @@ func (s *Script) closest(v *view) string {
 			continue
 		}
 		f := v.fails(t.When)
+		if v.over {
+			break
+		}
 		if best < 0 || len(f) < len(why) {
 			best, why = i, f
 		}
@@ -370,6 +398,25 @@ func (s *Script) closest(v *view) string {
 		return ""
 	}
 	return fmt.Sprintf("turn %d: %s", best+1, strings.Join(why, "; "))
+}
+
+// MaxGuardSteps bounds the work of the guards of one request: a
+// when.matches reading the last message costs its length times the size
+// of its pattern's program (a regular expression reads a byte in about
+// as many steps at worst), a when.user its last user message's length.
+// 20,000 matches guards on a 100 KB message took 41.6 s; 10^8 steps take
+// about 0.3 s.
+const MaxGuardSteps = 100_000_000
+
+// GuardWorkError is a request whose guards would cost more than
+// MaxGuardSteps; Turn's was not tried.
+type GuardWorkError struct {
+	Request, Turn int
+	Bytes         int // the length of the last message
+}
+
+func (e *GuardWorkError) Error() string {
+	return fmt.Sprintf("model request %d: the script's guards would take more than %d steps to read it (model.MaxGuardSteps: each when.matches costs the last message's %d bytes times the size of its pattern); turn %d's guard was not tried: guard fewer turns with matches, or make their patterns shorter", e.Request, MaxGuardSteps, e.Bytes, e.Turn)
 }
 
 // NoTurnError is a request no turn of the script answers.

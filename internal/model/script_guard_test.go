@@ -2,6 +2,8 @@ package model_test
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -53,5 +55,40 @@ func TestScriptQuotesBounded(t *testing.T) {
 	_, err = s.Pick(&model.Request{Messages: []model.Message{{Role: model.ToolRole, CallID: "x", Text: big}}})
 	if err == nil || len(err.Error()) > 600 {
 		t.Errorf("error %d bytes", len(err.Error()))
+	}
+}
+
+// The issue 36 round: 20,000 when.matches guards against a 100 KB message
+// took 41.6 s for one request. The work of a request's guards is bounded
+// (model.MaxGuardSteps: each matches costs the last message's length
+// times its pattern's size), and past it the request is an error naming
+// the bound, at the turn whose guard was not tried. A script of ordinary
+// size is served as before.
+func TestScriptGuardWorkIsBounded(t *testing.T) {
+	var b strings.Builder
+	for i := range 2000 {
+		fmt.Fprintf(&b, "      - {when: {matches: '(?i)needle-%d'}, text: t%d}\n", i, i)
+	}
+	b.WriteString("      - {text: done}\n")
+	s := model.NewScript(script(t, b.String()))
+	big := strings.Repeat("hay ", 25_000)
+	_, err := s.Pick(&model.Request{Messages: []model.Message{{Role: model.User, Text: big}}})
+	var over *model.GuardWorkError
+	if !errors.As(err, &over) || !strings.Contains(err.Error(), "(model.MaxGuardSteps:") || over.Turn < 2 || over.Turn > 200 {
+		t.Fatalf("2,000 guards on 100 KB: %v", err)
+	}
+	if s.Served() != nil {
+		t.Errorf("served %v", s.Served())
+	}
+	// 50 guards on 10 KB: served.
+	b.Reset()
+	for i := range 50 {
+		fmt.Fprintf(&b, "      - {when: {matches: '(?i)needle-%d\\b'}, text: t%d}\n", i, i)
+	}
+	b.WriteString("      - {when: {matches: '(?i)needle-49'}, text: found}\n")
+	s = model.NewScript(script(t, b.String()))
+	p, err := s.Pick(&model.Request{Messages: []model.Message{{Role: model.User, Text: strings.Repeat("hay ", 2_500) + "NEEDLE-49"}}})
+	if err != nil || p.Turn != 50 || p.T.Text != "t49" {
+		t.Errorf("50 guards on 10 KB: turn %d, %v", p.Turn, err)
 	}
 }

@@ -507,6 +507,7 @@ func (x *decoder) guard(when yamlpos.KV) *Guard {
 		case "matches":
 			if src, ok := p.Val.(string); ok {
 				g.Matches = x.regex(p.V, src)
+				g.MatchesSize = regexSize(src)
 			}
 		}
 	}

@@ -3,6 +3,7 @@ package spec
 import (
 	"encoding/json"
 	"regexp"
+	"regexp/syntax"
 	"strings"
 
 	yaml "go.yaml.in/yaml/v4"
@@ -247,6 +248,21 @@ func (x *decoder) check(it yamlpos.Item) *Check {
 
 // regex compiles an output check's regex; cases that share one share its
 // compiled form (a Regexp is safe for concurrent use).
+// regexSize is the number of instructions of the program of regular
+// expression src, as package regexp compiles it (1 when it does not): the
+// work of reading one byte is at most about that many steps.
+func regexSize(src string) int {
+	re, err := syntax.Parse(src, syntax.Perl)
+	if err != nil {
+		return 1
+	}
+	prog, err := syntax.Compile(re.Simplify())
+	if err != nil {
+		return 1
+	}
+	return max(1, len(prog.Inst))
+}
+
 func (x *decoder) regex(n *yaml.Node, src string) *regexp.Regexp {
 	if re, ok := x.regexes[src]; ok {
 		return re

@@ -396,7 +396,10 @@ type Guard struct {
 	User string
 	// Matches is found in the text of the request's last message.
 	Matches *regexp.Regexp
-	Pos     yamlpos.Pos
+	// MatchesSize is the size of Matches' program, what reading one
+	// byte may cost it (regexSize).
+	MatchesSize int
+	Pos         yamlpos.Pos
 }
 
 // ScriptCall is one tool call of a scripted turn.
