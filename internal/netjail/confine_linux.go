@@ -248,12 +248,22 @@ func kernelArgs() []string {
 	return args
 }
 
-// programFiles are the directories of the program's own files: each
+// programFiles are the directories of the program's own files (a file
+// itself, when its directory is one of the hidden): each
 // argument that is an absolute path to a file (its script, made absolute
 // by program.AbsArgs), and the MCP bridge it is told to start
 // (DRYFIRE_MCP_ARGV's first word: dryfire itself).
 func programFiles(cmd *exec.Cmd, dir string) []string {
 	var out []string
+	home, _ := os.UserHomeDir()
+	// A file right in a hidden directory (dryfire as /tmp/dryfire) is
+	// shown alone: its directory would show every other case's files.
+	dirOf := func(p string) string {
+		if d := filepath.Dir(p); d != "/" && !slices.Contains(hidden, d) && d != home {
+			return d
+		}
+		return p
+	}
 	file := func(p string) {
 		if !filepath.IsAbs(p) {
 			return
@@ -262,9 +272,9 @@ func programFiles(cmd *exec.Cmd, dir string) []string {
 		if err != nil || !st.Mode().IsRegular() {
 			return
 		}
-		out = append(out, filepath.Dir(p))
+		out = append(out, dirOf(p))
 		if real, err := filepath.EvalSymlinks(p); err == nil {
-			out = append(out, filepath.Dir(real))
+			out = append(out, dirOf(real))
 		}
 		// A program of a package (node_modules/.bin/tsx) needs the rest
 		// of its node_modules.

@@ -17,6 +17,11 @@ import (
 	"strconv"
 )
 
+// Confinement is what every jail's program is kept from besides the
+// network (confine_linux.go, seccomp_linux.go), for a sandboxed case's
+// note.
+const Confinement = "no capabilities, no_new_privs, a seccomp filter, its own PID, UTS, IPC and cgroup namespaces; /proc/sys and /sys read-only, a minimal /dev"
+
 // OSSupport says whether goos (a runtime.GOOS) has what a jail needs:
 // nil on Linux; elsewhere the error that isolated, sandboxed and report
 // get there.

@@ -5,6 +5,7 @@ package netjail
 import (
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -108,5 +109,26 @@ func BenchmarkSocketNamesRootFS(b *testing.B) {
 		if err == nil && len(names) != 2 {
 			b.Errorf("names: %q", names)
 		}
+	}
+}
+
+// A program file right in a hidden directory (dryfire at /tmp/dryfire,
+// the MCP bridge) is shown alone: showing its directory showed the whole
+// of /tmp, every other case's workspace, and made /tmp read-only.
+func TestProgramFilesInAHiddenDirectory(t *testing.T) {
+	f, err := os.CreateTemp("/tmp", "dryfire-program-")
+	if err != nil {
+		t.Skip(err)
+	}
+	f.Close()
+	defer os.Remove(f.Name())
+	sub := t.TempDir()
+	script := filepath.Join(sub, "agent.py")
+	os.WriteFile(script, nil, 0o644)
+	cmd := exec.Command("python3", script)
+	cmd.Env = []string{`DRYFIRE_MCP_ARGV=["` + f.Name() + `","mcp-bridge"]`}
+	got := programFiles(cmd, sub)
+	if slices.Contains(got, "/tmp") || !slices.Contains(got, f.Name()) || !slices.Contains(got, sub) {
+		t.Errorf("programFiles: %q, want %s (not /tmp) and %s", got, f.Name(), sub)
 	}
 }

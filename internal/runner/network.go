@@ -112,7 +112,7 @@ func programDir(j job, opts Options) string {
 // the same report whether or not the run was isolated.
 func networkFindings(c *report.Case, mode string, attempts []netjail.Attempt, confined []string) {
 	if mode == spec.NetworkSandboxed {
-		c.Notes = append(c.Notes, "sandboxed (agent.network): no capabilities, no_new_privs, its own PID namespace; the filesystem read-only but its workspace and a private /tmp; hidden: "+strings.Join(confined, ", "))
+		c.Notes = append(c.Notes, "sandboxed (agent.network): "+netjail.Confinement+"; the filesystem read-only but its workspace and a private /tmp; hidden: "+strings.Join(confined, ", "))
 	}
 	if len(attempts) == 0 {
 		return

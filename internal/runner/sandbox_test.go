@@ -216,7 +216,7 @@ func TestSandbox(t *testing.T) {
 			note = n
 		}
 	}
-	if !strings.Contains(note, "no capabilities, no_new_privs, its own PID namespace; the filesystem read-only but its workspace and a private /tmp; hidden: /home, /root, /run, /tmp, /var/tmp") {
+	if !strings.Contains(note, "no capabilities, no_new_privs, a seccomp filter, its own PID, UTS, IPC and cgroup namespaces; /proc/sys and /sys read-only, a minimal /dev; the filesystem read-only but its workspace and a private /tmp; hidden: /home, /root, /run, /tmp, /var/tmp") {
 		t.Errorf("the report's note on the sandbox: %q (notes %q)", note, c.Notes)
 	}
 	if t.Failed() || testing.Verbose() {
