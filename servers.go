@@ -116,11 +116,14 @@ func (m *ModelEndpoint) Replaying() bool { return m.e.Replaying() }
 func (m *ModelEndpoint) ByContent() bool { return m.e.ByContent() }
 
 // Stats counts the calls replayed, recorded, and sent to a live API.
-func (m *ModelEndpoint) Stats() (played, recorded, live int) { return m.e.Stats() }
+func (m *ModelEndpoint) Stats() (played, recorded, live int) {
+	o := m.e.End()
+	return o.Played, o.Recorded, o.Sent
+}
 
 // Finish writes the cassette when something was recorded, and says
 // whether it wrote.
-func (m *ModelEndpoint) Finish() (bool, error) { return m.e.Finish() }
+func (m *ModelEndpoint) Finish() (bool, error) { return m.e.Save() }
 
 // JSON renders the report as `dryfire run --json` writes it: indented
 // JSON with a trailing newline.

@@ -131,7 +131,7 @@ func main() {
 			}
 		}
 		srv.Close()
-		if _, err := e.Finish(); err != nil {
+		if _, err := e.Save(); err != nil {
 			log.Fatal(err)
 		}
 		raw := make([]json.RawMessage, len(conv))

@@ -3,11 +3,11 @@ package cassette
 import (
 	"bytes"
 	"encoding/json"
-	"strings"
 
 	"github.com/dryfire-dev/dryfire/internal/provider"
 	"github.com/dryfire-dev/dryfire/internal/redact"
 	"github.com/dryfire-dev/dryfire/internal/value"
+	"github.com/dryfire-dev/dryfire/internal/wire"
 )
 
 // Rule names a canonicalisation applied to a request before it is stored
@@ -64,29 +64,10 @@ type redactor = redact.Redactor
 
 func newRedactor(secrets []string) redactor { return redact.New(secrets) }
 
-// IsAnthropicPath says whether a request path (without the query) is the
-// Anthropic Messages API's.
-func IsAnthropicPath(path string) bool { return strings.HasSuffix(path, "/v1/messages") }
-
-// IsGeminiPath says whether a request path (without the query) is the
-// Gemini API's: .../models/MODEL:generateContent, :streamGenerateContent
-// or :countTokens.
-func IsGeminiPath(path string) bool {
-	i := strings.LastIndexByte(path, ':')
-	if i < 0 || !strings.Contains(path[:i], "/models/") && !strings.Contains(path[:i], "/tunedModels/") {
-		return false
-	}
-	switch path[i+1:] {
-	case "generateContent", "streamGenerateContent", "countTokens":
-		return true
-	}
-	return false
-}
-
 // forPath are the rules of those listed that apply to a request with this
 // path when requests of any API are recorded.
 func forPath(rules []Rule, path string) []Rule {
-	anthropic, gemini := IsAnthropicPath(path), IsGeminiPath(path)
+	anthropic, gemini := wire.IsAnthropicPath(path), wire.IsGeminiPath(path)
 	out := make([]Rule, 0, len(rules))
 	for _, r := range rules {
 		if r == RuleOpenAIUser && (anthropic || gemini) || r == RuleAnthropicMetadata && !anthropic {

@@ -199,3 +199,42 @@ func (e *LiveError) Error() string {
 	}
 	return fmt.Sprintf("model request %d is not in the recording %s, so it must go to the live model, but %s", e.Request, e.File, e.Why)
 }
+
+// Error codes of the answers dryfire gives instead of the model's (the
+// OpenAI body's "code", Gemini's reason; the Anthropic body has none, its
+// message says the same): each error's Code (model.Coded).
+const (
+	CodeMismatch    = "dryfire_cassette_mismatch"   // the request differs from the recorded one
+	CodeBeyond      = "dryfire_cassette_beyond"     // more requests than recorded
+	CodeNoCassette  = "dryfire_no_cassette"         // mode none and no cassette
+	CodeBadCassette = "dryfire_cassette_unreadable" // not a cassette of this case
+	CodeNoLive      = "dryfire_live_unavailable"    // would go live, but may not (no key, mode none)
+)
+
+// Code implements model.Coded: a request that differs names the field.
+func (e *ReplayError) Code() (string, string) {
+	if e.Kind == Beyond {
+		return CodeBeyond, ""
+	}
+	if (e.Kind == Mismatch || e.Kind == NoMatch) && len(e.Diffs) > 0 {
+		return CodeMismatch, param(e.Diffs[0])
+	}
+	return CodeMismatch, ""
+}
+
+// param is the field a difference is about, as an OpenAI error names it:
+// "$.messages[1].content: recorded …" is messages[1].content.
+func param(diff string) string {
+	p, ok := strings.CutPrefix(diff, "$")
+	if !ok {
+		return ""
+	}
+	p, _, _ = strings.Cut(p, ": recorded ")
+	return strings.TrimPrefix(p, ".")
+}
+
+// Code implements model.Coded.
+func (e *MissingError) Code() (string, string)     { return CodeNoCassette, "" }
+func (e *FileError) Code() (string, string)        { return CodeBadCassette, "" }
+func (e *LiveError) Code() (string, string)        { return CodeNoLive, "" }
+func (e *PassthroughError) Code() (string, string) { return CodeNoLive, "" }

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"mime"
 	"strings"
 	"unicode/utf8"
 )
@@ -27,18 +26,6 @@ import (
 // that the usual shape would not give back byte for byte (a comment, an
 // id: or retry: field, no space after a colon, CRLF line ends, a stream
 // cut mid-event) is "raw", or "raw_base64" when it is not UTF-8.
-
-// IsEventStream says whether a Content-Type is text/event-stream.
-func IsEventStream(contentType string) bool {
-	if contentType == "" {
-		return false
-	}
-	mt, _, err := mime.ParseMediaType(contentType)
-	if err != nil {
-		return strings.HasPrefix(strings.ToLower(strings.TrimSpace(contentType)), "text/event-stream")
-	}
-	return mt == "text/event-stream"
-}
 
 // SplitEvents cuts an event stream into its events: each ends with the
 // blank line that dispatches it ("\n" or "\r\n" after a line). Bytes after

@@ -2,6 +2,7 @@ package cassette
 
 import (
 	"bytes"
+	"github.com/dryfire-dev/dryfire/internal/wire"
 	"strings"
 	"testing"
 )
@@ -106,7 +107,7 @@ func TestIsEventStream(t *testing.T) {
 		"text/event-stream": true, "text/event-stream; charset=utf-8": true, "Text/Event-Stream": true,
 		"application/json": false, "": false, "text/event-stream;;": true,
 	} {
-		if got := IsEventStream(ct); got != want {
+		if got := wire.IsEventStream(ct); got != want {
 			t.Errorf("IsEventStream(%q) = %v", ct, got)
 		}
 	}

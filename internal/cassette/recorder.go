@@ -2,22 +2,20 @@
 // and replays them after that, so that a suite runs with no network and
 // the same way every time.
 //
-// A Recorder is the http.RoundTripper of one case. Depending on the mode it
-// replays the case's cassette, request by request in order, or sends the
-// requests to the live API and keeps what they got, to be written with
-// Save. Requests are compared in a canonical form (see Rule): method, path
-// and query, the headers that change the answer, and the parsed body; never
-// the host, so a recording replays against any base URL. A server that
-// answers requests itself (the model endpoint) uses the same matcher
-// through Begin, and hands live answers to Keep. Streamed answers are kept
-// as their events (see SplitEvents).
+// A Recorder is the cassette of one case: depending on the mode it places
+// each request in the recording (Begin) to be answered as recorded, or
+// lets it go live and keeps what it got (Keep), to be written with Save.
+// Requests are compared in a canonical form (see Rule): method, path and
+// query, the headers that change the answer, and the parsed body; never
+// the host, so a recording replays against any base URL. Streamed
+// answers are kept as their events (see SplitEvents). The Answerer
+// (answer.go) is the case's model answerer on it, for every agent.
 package cassette
 
 import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"net/http"
 	"net/url"
@@ -27,6 +25,7 @@ import (
 
 	"github.com/dryfire-dev/dryfire/internal/reqmatch"
 	"github.com/dryfire-dev/dryfire/internal/safeio"
+	"github.com/dryfire-dev/dryfire/internal/wire"
 )
 
 // Config configures the Recorder of one case.
@@ -194,35 +193,6 @@ func Load(file string) (*Cassette, error) {
 		return nil, &FileError{File: file, Msg: err.Error()}
 	}
 	return c, nil
-}
-
-// RoundTrip implements http.RoundTripper.
-func (r *Recorder) RoundTrip(req *http.Request) (*http.Response, error) {
-	resp, _, err := r.Exchange(req)
-	return resp, err
-}
-
-// Exchange is RoundTrip that also says how the request was placed (for
-// Unplay).
-func (r *Recorder) Exchange(req *http.Request) (*http.Response, *Exchange, error) {
-	var body []byte
-	if req.Body != nil {
-		var err error
-		body, err = io.ReadAll(req.Body)
-		req.Body.Close()
-		if err != nil {
-			return nil, nil, err
-		}
-	}
-	x, err := r.Begin(req, body, "")
-	if err != nil {
-		return nil, nil, err
-	}
-	if x.Recorded != nil {
-		return response(req, x.Recorded), x, nil
-	}
-	resp, err := r.goLive(req, body, x)
-	return resp, x, err
 }
 
 // Exchange is one request of a case, as Begin placed it.
@@ -435,7 +405,7 @@ func (r *Recorder) keep(x *Exchange, host string, status int, contentType string
 		rs.Header = map[string]string{"content-type": r.red.String(contentType)}
 	}
 	data = r.red.Bytes(slices.Clone(data))
-	if IsEventStream(contentType) {
+	if wire.IsEventStream(contentType) {
 		rs.Events = SplitEvents(data)
 	} else {
 		rs.Body = data
@@ -514,28 +484,6 @@ func (r *Recorder) Reset() {
 	r.live = r.tape == nil
 }
 
-// goLive sends the request to the live API and keeps its answer.
-func (r *Recorder) goLive(req *http.Request, body []byte, x *Exchange) (*http.Response, error) {
-	out := req.Clone(req.Context())
-	out.Body = io.NopCloser(bytes.NewReader(body))
-	out.ContentLength = int64(len(body))
-	out.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
-	resp, err := r.cfg.Live.RoundTrip(out)
-	if err != nil {
-		return nil, err
-	}
-	data, err := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if err != nil {
-		return nil, err
-	}
-	resp.Body = io.NopCloser(bytes.NewReader(data))
-	resp.ContentLength = int64(len(data))
-	resp.Header.Del("Content-Encoding")
-	r.Keep(x, req.URL.Hostname(), resp.StatusCode, resp.Header.Get("Content-Type"), data)
-	return resp, nil
-}
-
 // retried are the statuses a provider retries: such an answer is not
 // recorded, the retry that follows is.
 func retried(status int) bool {
@@ -583,23 +531,4 @@ func (r *Recorder) canonical(req *http.Request, body []byte) (Request, canonBody
 	}
 	cb := canonicalBody(body, rules, r.red)
 	return Request{Method: req.Method, Path: path, Header: h, Body: cb.bytes, JSON: cb.json}, cb
-}
-
-func response(req *http.Request, rs *Response) *http.Response {
-	body := rs.Bytes()
-	h := make(http.Header, len(rs.Header)+1)
-	for k, v := range rs.Header {
-		h.Set(k, v)
-	}
-	return &http.Response{
-		Status:        itoa(rs.Status) + " " + http.StatusText(rs.Status),
-		StatusCode:    rs.Status,
-		Proto:         "HTTP/1.1",
-		ProtoMajor:    1,
-		ProtoMinor:    1,
-		Header:        h,
-		Body:          io.NopCloser(bytes.NewReader(body)),
-		ContentLength: int64(len(body)),
-		Request:       req,
-	}
 }

@@ -702,3 +702,76 @@ func TestUserSection(t *testing.T) {
 		t.Errorf("a user's part alone: %v %+v", err, c)
 	}
 }
+
+// The recorder as the built-in loop once used it, an http.RoundTripper:
+// the tests drive Begin and Keep through it.
+
+// RoundTrip implements http.RoundTripper.
+func (r *Recorder) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, _, err := r.Exchange(req)
+	return resp, err
+}
+
+// Exchange is RoundTrip that also says how the request was placed (for
+// Unplay).
+func (r *Recorder) Exchange(req *http.Request) (*http.Response, *Exchange, error) {
+	var body []byte
+	if req.Body != nil {
+		var err error
+		body, err = io.ReadAll(req.Body)
+		req.Body.Close()
+		if err != nil {
+			return nil, nil, err
+		}
+	}
+	x, err := r.Begin(req, body, "")
+	if err != nil {
+		return nil, nil, err
+	}
+	if x.Recorded != nil {
+		return response(req, x.Recorded), x, nil
+	}
+	resp, err := r.goLive(req, body, x)
+	return resp, x, err
+}
+
+// goLive sends the request to the live API and keeps its answer.
+func (r *Recorder) goLive(req *http.Request, body []byte, x *Exchange) (*http.Response, error) {
+	out := req.Clone(req.Context())
+	out.Body = io.NopCloser(bytes.NewReader(body))
+	out.ContentLength = int64(len(body))
+	out.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
+	resp, err := r.cfg.Live.RoundTrip(out)
+	if err != nil {
+		return nil, err
+	}
+	data, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil {
+		return nil, err
+	}
+	resp.Body = io.NopCloser(bytes.NewReader(data))
+	resp.ContentLength = int64(len(data))
+	resp.Header.Del("Content-Encoding")
+	r.Keep(x, req.URL.Hostname(), resp.StatusCode, resp.Header.Get("Content-Type"), data)
+	return resp, nil
+}
+
+func response(req *http.Request, rs *Response) *http.Response {
+	body := rs.Bytes()
+	h := make(http.Header, len(rs.Header)+1)
+	for k, v := range rs.Header {
+		h.Set(k, v)
+	}
+	return &http.Response{
+		Status:        itoa(rs.Status) + " " + http.StatusText(rs.Status),
+		StatusCode:    rs.Status,
+		Proto:         "HTTP/1.1",
+		ProtoMajor:    1,
+		ProtoMinor:    1,
+		Header:        h,
+		Body:          io.NopCloser(bytes.NewReader(body)),
+		ContentLength: int64(len(body)),
+		Request:       req,
+	}
+}

@@ -516,3 +516,13 @@ func cutLine(s string) string {
 	}
 	return s[:i] + "…"
 }
+
+// Codes of the script's refusals (model.Coded).
+const (
+	CodeNoTurn     = "dryfire_script_no_turn"          // no turn of the case's script answers the request
+	CodeNotOffered = "dryfire_script_tool_not_offered" // the turn calls a tool the request does not offer
+)
+
+// Code implements Coded.
+func (e *NoTurnError) Code() (string, string)         { return CodeNoTurn, "" }
+func (e *ToolNotOfferedError) Code() (string, string) { return CodeNotOffered, "" }

@@ -96,7 +96,7 @@ func TestByContentMiss(t *testing.T) {
 			t.Errorf("message lacks %q:\n%s", s, b.Error.Message)
 		}
 	}
-	if b.Error.Code == nil || *b.Error.Code != CodeMismatch || b.Error.Param == nil || *b.Error.Param != "messages[3].content" {
+	if b.Error.Code == nil || *b.Error.Code != cassette.CodeMismatch || b.Error.Param == nil || *b.Error.Param != "messages[3].content" {
 		t.Errorf("code %v, param %v", str(b.Error.Code), str(b.Error.Param))
 	}
 	for i, body := range conv {

@@ -1,40 +1,36 @@
 // Package modelserver serves one case's model calls over HTTP, in the wire
-// formats of the real APIs, from the case's cassette: an existing agent,
-// pointed at it by the base URL its SDK already reads, runs offline and
-// the same way every time.
+// formats of the real APIs, from the case's cassette or script: an
+// existing agent, pointed at it by the base URL its SDK already reads,
+// runs offline and the same way every time. The built-in loop, a judge
+// and a simulated user reach the same answers through it as their HTTP
+// transport (Endpoint.RoundTrip).
 //
-// An Endpoint is an http.Handler for POST /v1/chat/completions and POST
-// /v1/responses (OpenAI: an SDK's base URL is http://HOST/v1) and POST
-// /v1/messages (Anthropic: the base URL is http://HOST, the SDK adds
-// /v1/messages), and the Gemini API's POST
+// An Endpoint routes a request (wire.RouteOf: POST /v1/chat/completions,
+// /v1/responses, /v1/messages, the Gemini API's
 // /v1beta/models/{model}:generateContent, :streamGenerateContent and
-// :countTokens (gemini.go: the base URL is http://HOST), JSON and event
-// streams alike. Mounted under a prefix
-// (http.StripPrefix("/cases/7", e)), the base URLs carry the prefix.
-//
-// Requests are matched exactly as the built-in loop's are (the Nth request
-// of the case against the Nth recorded interaction, canonicalised by the
-// cassette package) — or, with Options.ByContent, each by its content
-// alone, in any order, for a server several clients replay at once — and
-// answered with the recorded status, Content-Type and body bytes, a stream
-// event by event with a flush after each (or in one write, with
-// Options.CoalesceStreams), at full speed. A request the recording does not answer is refused in the API's
-// own error shape, with a status no SDK retries. When the mode records, a
-// request the recording does not answer goes to the real API (streams are
-// passed on as they arrive) and the exchange is kept, to be written by
-// Finish.
+// :countTokens, Azure OpenAI's /openai/... paths), reads its body, has
+// the case's model.Recorder answer it, and writes the answer: a body in
+// one write, a stream event by event with a flush after each (or in one
+// write, with Options.CoalesceStreams), a live stream as it arrives.
+// Mounted under a prefix (http.StripPrefix("/cases/7", e)), the base URLs
+// carry the prefix.
 package modelserver
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
+	"os"
+	"strconv"
+	"strings"
 	"sync"
+	"syscall"
 
 	"github.com/dryfire-dev/dryfire/internal/cassette"
 	"github.com/dryfire-dev/dryfire/internal/model"
-	"github.com/dryfire-dev/dryfire/internal/pause"
 	"github.com/dryfire-dev/dryfire/internal/reqmatch"
 	"github.com/dryfire-dev/dryfire/internal/spec"
 	"github.com/dryfire-dev/dryfire/internal/wire"
@@ -89,7 +85,10 @@ type Options struct {
 	// GEMINI_API_KEY or GOOGLE_API_KEY),
 	// base URLs, CI, and the secrets never to write (values of variables
 	// whose name has KEY, TOKEN, SECRET or PASSWORD); nil is os.Environ().
-	Env []string
+	// Getenv, when set, reads them instead (a run's, read once): the
+	// secrets are then Secrets alone.
+	Env    []string
+	Getenv func(string) string
 	// Transport carries live calls; nil is a transport of the endpoint's
 	// own. Never used in mode none.
 	Transport http.RoundTripper
@@ -129,67 +128,34 @@ type Options struct {
 	DropUser bool
 	// Faults are the case's declared faults (faults.go), at most one per
 	// request number.
-	Faults []Fault
-	// Scripted: the case's script answers (scripted.go), over any of the
-	// APIs, and no cassette is opened, read or written: the cassette
-	// options (File, Mode, keys, base URLs, ByContent, …) are not used.
-	// Script is its turns (spec.Suite.ScriptOf).
+	Faults []model.Fault
+	// Scripted: the case's script answers (model.NewScripted), over any
+	// of the APIs, and no cassette is opened, read or written: the
+	// cassette options (File, Mode, keys, base URLs, ByContent, …) are not
+	// used. Script is its turns (spec.Suite.ScriptOf).
 	Scripted bool
 	Script   []*spec.Turn
+	// Provider, Section, LiveUnavailable and Secrets are a cassette's of a
+	// model dryfire calls itself (the built-in loop's, a judge's, a
+	// simulated user's: Endpoint.RoundTrip): its provider's rules
+	// (cassette.Config.Provider; "": cassette.AnyAPI), the part of the
+	// file, why it may not go live, and secrets besides Env's.
+	Provider        string
+	Section         cassette.Section
+	LiveUnavailable string
+	Secrets         []string
 }
 
-// Call is one model request the endpoint answered.
-type Call struct {
-	API      wire.API
-	Status   int  // the status answered
-	Replayed bool // from the cassette (false: live, or refused)
-	Streamed bool // an event stream
-	Usage    model.Usage
-	// Err is why the request was refused (it differs from the
-	// recording, goes beyond it, may not go live, …), or nil.
-	Err error
-	// Fault: a declared fault answered it (see Faults); it is no turn.
-	Fault bool
-}
-
-// Endpoint serves one case's model calls. It is an http.Handler; it is safe
-// for concurrent use, though the calls of a case are matched in the order
-// they arrive. Whatever answers (ans) — the recording or the live API
-// (recorded.go), or the case's script (scripted.go) — the endpoint routes,
-// reads the body, serves the declared faults and counts the calls.
+// Endpoint is the model side of one case: an http.Handler for agents, an
+// http.RoundTripper for the models dryfire calls itself, both answered by
+// the case's one model.Recorder. It is safe for concurrent use, though the
+// calls of a case are matched in the order they arrive.
 type Endpoint struct {
-	opts Options
-	ans  answerer
-	rec  *recorded // the cassette's answerer; nil for a scripted case
-	scr  *scripted // the script's; nil for a recorded case
-
-	faults *faults // nil: none declared
-
-	mu    sync.Mutex
-	calls []Call
-	turns int
-	usage model.Usage
-}
-
-// answerer answers one model request of a case, whole: it writes the
-// answer (or the refusal) and notes the call (Endpoint.note).
-type answerer interface {
-	answer(w http.ResponseWriter, r *http.Request, api wire.API, body []byte)
-}
-
-// answer is a recorded response as it is written: headers ready, usage
-// read once.
-type answer struct {
-	status   int
-	header   []string // Content-Type, or nil
-	length   []string // Content-Length (bodies)
-	body     []byte
-	events   [][]byte
-	streamed bool // written event by event
-	usage    model.Usage
-	// cacheControl: a stream written in one piece, with the header a
-	// stream goes with.
-	cacheControl bool
+	*model.Recorder
+	tape   *cassette.Answerer // the cassette's answerer; nil for a scripted case
+	mode   cassette.Mode
+	file   string
+	pooled bool // bodies are read into buffers used again
 }
 
 // New prepares the endpoint of one case: its script's (Options.Scripted),
@@ -199,22 +165,63 @@ type answer struct {
 // (*cassette.FileError), a passthrough case in mode none; Refuse makes a
 // handler that answers them.
 func New(o Options) (*Endpoint, error) {
-	e := &Endpoint{faults: newFaults(o.Faults)}
+	ro := &model.RecorderOptions{Faults: o.Faults, NoRecords: o.NoRecords}
 	if o.Scripted {
-		e.opts = o
-		e.scr = newScripted(e, o.Script, o.CoalesceStreams)
-		e.ans = e.scr
-		return e, nil
+		return &Endpoint{Recorder: model.NewRecorder(model.NewScripted(o.Script, o.CoalesceStreams, o.NoRecords), ro)}, nil
 	}
-	rec, err := newRecorded(e, &o)
+	getenv, secrets := o.Getenv, o.Secrets
+	if getenv == nil {
+		env := o.Env
+		if env == nil {
+			env = os.Environ()
+		}
+		vars := map[string]string{}
+		for _, kv := range env {
+			if k, v, ok := strings.Cut(kv, "="); ok {
+				vars[k] = v
+			}
+		}
+		getenv, secrets = func(k string) string { return vars[k] }, append(cassette.SecretsFromEnv(env), secrets...)
+	}
+	if o.Mode == "" {
+		o.Mode = cassette.DefaultMode(getenv)
+	}
+	if _, err := cassette.ParseMode(string(o.Mode)); err != nil {
+		return nil, err
+	}
+	var live *wire.Live // nil in mode none: nothing goes live
+	if o.Mode != cassette.None {
+		transport := o.Transport
+		if transport == nil {
+			transport = http.DefaultTransport.(*http.Transport).Clone()
+		}
+		var err error
+		live, err = wire.NewLive(wire.LiveOptions{OpenAIBaseURL: o.OpenAIBaseURL, AnthropicBaseURL: o.AnthropicBaseURL, GeminiBaseURL: o.GeminiBaseURL,
+			AzureBaseURL: o.AzureBaseURL, Getenv: getenv, Transport: transport})
+		if err != nil {
+			return nil, err
+		}
+		secrets = append(secrets, live.Secrets...)
+	}
+	if o.Provider == "" {
+		o.Provider = cassette.AnyAPI
+	}
+	cfg := cassette.Config{Mode: o.Mode, File: o.File, SuiteFile: o.SuiteFile, Root: o.Root, Case: o.Case, Provider: o.Provider,
+		Passthrough: o.Passthrough, Secrets: secrets,
+		Rerecord: o.Rerecord, RecordedBy: o.RecordedBy, Trials: o.Trials, Match: o.Match, DropUser: o.DropUser,
+		Section: o.Section, LiveUnavailable: o.LiveUnavailable}
+	if live != nil {
+		cfg.Live = live.Transport
+	}
+	tape, err := cassette.NewAnswerer(cfg, live, o.ByContent, o.CoalesceStreams)
 	if err != nil {
 		return nil, err
 	}
-	e.opts, e.rec, e.ans = o, rec, rec
-	return e, nil
+	return &Endpoint{Recorder: model.NewRecorder(tape, ro), tape: tape, mode: o.Mode, file: o.File, pooled: len(o.Faults) == 0 && tape.ByContent()}, nil
 }
 
-// ServeHTTP implements http.Handler.
+// ServeHTTP implements http.Handler: route, body, the Recorder's answer,
+// written.
 func (e *Endpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	api, ok := wire.RouteOf(r.URL.Path)
 	if !ok {
@@ -223,15 +230,15 @@ func (e *Endpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if r.Method != http.MethodPost {
 		w.Header().Set("Allow", http.MethodPost)
-		writeError(w, api, http.StatusMethodNotAllowed, errorInfo{typ: "invalid_request_error", code: "method_not_allowed",
-			msg: fmt.Sprintf("%s %s: only POST is served here", r.Method, r.URL.Path)})
+		write(w, api.Error(http.StatusMethodNotAllowed, model.ErrorInfo{Type: "invalid_request_error", Code: "method_not_allowed",
+			Message: fmt.Sprintf("%s %s: only POST is served here", r.Method, r.URL.Path)}))
 		return
 	}
 	// Answered by content, with no faults, the body is read into a
 	// buffer used again for later requests: the recording's index keeps
 	// nothing of it (cassette.Index.Find).
 	var buf *[]byte
-	if e.faults == nil && e.rec != nil && e.rec.index != nil {
+	if e.pooled {
 		buf = bodyBufs.Get().(*[]byte)
 		defer bodyBufs.Put(buf)
 	}
@@ -241,41 +248,106 @@ func (e *Endpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if errors.Is(err, errTooLarge) {
 			status = http.StatusRequestEntityTooLarge
 		}
-		writeError(w, api, status, errorInfo{typ: "invalid_request_error", msg: "dryfire could not read the request body: " + err.Error()})
+		write(w, api.Error(status, model.ErrorInfo{Type: "invalid_request_error", Message: "dryfire could not read the request body: " + err.Error()}))
 		return
 	}
-	if e.faults == nil {
-		e.ans.answer(w, r, api, body)
-		return
-	}
-	f, fi := e.faults.arrive(api, body)
-	if f == nil {
-		e.ans.answer(w, r, api, body)
-		return
-	}
-	if f.Delay > 0 {
-		pause.For(r.Context(), f.Delay)
-	}
-	switch {
-	case f.Status != 0:
-		writeFault(w, api, f)
-		e.note(Call{API: api, Status: f.Status, Fault: true})
-	case f.Drop:
-		e.note(Call{API: api, Fault: true})
-		panic(http.ErrAbortHandler) // the server closes the connection, answering nothing
-	case f.CutAfter >= 0:
-		cw := &cutWriter{ResponseWriter: w, events: f.CutAfter, bytes: -1}
-		e.ans.answer(cw, r, api, body)
-		e.faults.cut(fi, !cw.cut, cw.bytes >= 0)
-		if !cw.cut {
-			return
-		}
-		flusher(w)()
-		panic(http.ErrAbortHandler) // what was sent stays sent; the rest never comes
-	default: // a delay alone
-		e.ans.answer(w, r, api, body)
+	c := calls.Get().(*model.Call)
+	*c = model.Call{Wire: api.Wire(), HTTP: r, Body: body}
+	a := e.Answer(c)
+	write(w, a)
+	if a.Live == nil {
+		calls.Put(c)
 	}
 }
+
+// calls are the Calls of the endpoint's requests, used again.
+var calls = sync.Pool{New: func() any { return new(model.Call) }}
+
+// write writes an answer: a body in one write, a stream event by event,
+// flushed after each, a live stream as it arrives; a fault's drop or cut
+// closes the connection (what was sent stays sent; the rest never comes).
+func write(w http.ResponseWriter, a *model.Answer) {
+	if a.Drop {
+		panic(http.ErrAbortHandler)
+	}
+	h := w.Header()
+	for k, v := range a.Header {
+		h[k] = v
+	}
+	w.WriteHeader(a.Status)
+	flush := flusher(w)
+	switch {
+	case a.Cut >= 0:
+		w.Write(a.Bytes()[:a.Cut])
+		flush()
+		panic(http.ErrAbortHandler)
+	case a.Live != nil:
+		flush()
+		buf := make([]byte, 32<<10)
+		for {
+			n, err := a.Live.Read(buf)
+			if n > 0 {
+				if _, werr := w.Write(buf[:n]); werr != nil {
+					break
+				}
+				flush()
+			}
+			if err != nil {
+				break
+			}
+		}
+		a.Live.Close()
+	case a.Events == nil:
+		w.Write(a.Body)
+	default:
+		for _, ev := range a.Events {
+			if _, err := w.Write(ev); err != nil {
+				return
+			}
+			flush()
+		}
+	}
+}
+
+// RoundTrip implements http.RoundTripper: the built-in loop's (a judge's,
+// a simulated user's) call, answered by the same Recorder, its answer
+// given back as the HTTP answer (or connection error) it is (its header
+// the answer's own, to be read, not changed).
+func (e *Endpoint) RoundTrip(req *http.Request) (*http.Response, error) {
+	var body []byte
+	if req.Body != nil {
+		var err error
+		body, err = io.ReadAll(req.Body)
+		req.Body.Close()
+		if err != nil {
+			return nil, err
+		}
+	}
+	a := e.Answer(&model.Call{Wire: wire.APIOf(req.URL.Path).Wire(), HTTP: req, Body: body})
+	if a.Drop {
+		return nil, errDropped
+	}
+	resp := &http.Response{Status: strconv.Itoa(a.Status) + " " + http.StatusText(a.Status), StatusCode: a.Status, Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
+		Header: a.Header, Request: req, ContentLength: -1}
+	switch {
+	case a.Live != nil:
+		resp.Body = a.Live
+	case a.Cut >= 0:
+		resp.Body = io.NopCloser(io.MultiReader(bytes.NewReader(a.Bytes()[:a.Cut]), errReader{errDropped}))
+	default:
+		data := a.Bytes()
+		resp.Body, resp.ContentLength = io.NopCloser(bytes.NewReader(data)), int64(len(data))
+	}
+	return resp, nil
+}
+
+// errDropped is a dropped connection, as the client's transport reports
+// one.
+var errDropped = &net.OpError{Op: "read", Net: "tcp", Err: syscall.ECONNRESET}
+
+type errReader struct{ err error }
+
+func (e errReader) Read([]byte) (int, error) { return 0, e.err }
 
 // readBody reads a request body, in one allocation when its length is
 // known, or none when it fits buf (nil: no buffer), which then holds it.
@@ -322,131 +394,19 @@ func flusher(w http.ResponseWriter) func() {
 	return func() { rc.Flush() }
 }
 
-func (e *Endpoint) note(c Call) {
-	e.mu.Lock()
-	if !e.opts.NoRecords {
-		e.calls = append(e.calls, c)
-	}
-	if c.Status/100 == 2 && !c.Fault && c.API.Turn() {
-		e.turns++
-	}
-	e.usage.InputTokens += c.Usage.InputTokens
-	e.usage.OutputTokens += c.Usage.OutputTokens
-	e.mu.Unlock()
-}
+// File is the cassette file ("" for a scripted case).
+func (e *Endpoint) File() string { return e.file }
 
-// Calls are the model requests answered so far, in order (none when
-// Options.NoRecords is set).
-func (e *Endpoint) Calls() []Call {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return append([]Call(nil), e.calls...)
-}
+// Mode is the record mode in force.
+func (e *Endpoint) Mode() cassette.Mode { return e.mode }
 
-// Turns counts the model calls answered with a success (2xx): the turns
-// of the case's transcript.
-func (e *Endpoint) Turns() int {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return e.turns
-}
-
-// Usage totals the tokens of the calls answered (as recorded, when
-// replayed), read from the JSON answers' usage and from the streams'
-// usage events.
-func (e *Endpoint) Usage() model.Usage {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return e.usage
-}
-
-// Problem is the request that strayed from the recording (it differs, or
-// goes beyond it), or nil: the case fails with it. A scripted case has
-// none (ScriptError).
-func (e *Endpoint) Problem() *cassette.ReplayError {
-	if e.rec == nil {
-		return nil
-	}
-	return e.rec.rec.Problem()
-}
-
-// Failure is why a call could not go live or be recorded (no key, an
-// answer cut short, a key the API refused), or nil: a case error.
-func (e *Endpoint) Failure() error {
-	if e.rec == nil {
-		return nil
-	}
-	return e.rec.rec.Failure()
-}
-
-// Unplayed reports the recorded interactions the case did not ask for,
-// once it has ended (and only then: it fails later requests), or nil;
-// always nil when requests are answered by content (Options.ByContent).
-func (e *Endpoint) Unplayed() *cassette.ReplayError {
-	if e.rec == nil || e.rec.index != nil {
-		return nil
-	}
-	return e.rec.rec.Unplayed()
-}
+// Scripted reports whether the case's script answers (Options.Scripted).
+func (e *Endpoint) Scripted() bool { return e.tape == nil }
 
 // Replaying reports whether the endpoint replays a cassette it read (in
 // mode none, once or new), rather than recording every call.
-func (e *Endpoint) Replaying() bool { return e.rec != nil && e.rec.rec.Cassette() != nil }
+func (e *Endpoint) Replaying() bool { return e.tape != nil && e.tape.Replaying() }
 
 // ByContent reports whether requests are answered by content, in any
 // order (Options.ByContent, while replaying), rather than in order.
-func (e *Endpoint) ByContent() bool { return e.rec != nil && e.rec.index != nil }
-
-// Scripted reports whether the case's script answers (Options.Scripted).
-func (e *Endpoint) Scripted() bool { return e.scr != nil }
-
-// Stats are the calls replayed, the calls recorded live, and every call
-// that went live (recorded or not); none for a scripted case.
-func (e *Endpoint) Stats() (played, recorded, live int) {
-	if e.rec == nil {
-		return 0, 0, 0
-	}
-	return e.rec.rec.Stats()
-}
-
-// File is the cassette file ("" for a scripted case).
-func (e *Endpoint) File() string {
-	if e.rec == nil {
-		return ""
-	}
-	return e.opts.File
-}
-
-// Mode is the record mode in force.
-func (e *Endpoint) Mode() cassette.Mode { return e.opts.Mode }
-
-// Finish ends the case: it waits for live calls still running, then
-// writes the cassette when the case recorded something (atomically; a file
-// that already holds these bytes is left alone) and reports whether it
-// did. Call it only for a case that ended normally: not one interrupted,
-// nor one whose agent could not run; then nothing is written. A scripted
-// case writes nothing.
-func (e *Endpoint) Finish() (bool, error) {
-	if e.rec == nil {
-		return false, nil
-	}
-	e.rec.inflight.Wait()
-	return e.rec.rec.Save()
-}
-
-// Reset starts the case over without reading the cassette again: the
-// recording (or the script) is served from its first turn, and the calls,
-// the counters, any problem and anything recorded and not yet written
-// (call Finish first to keep it) are dropped.
-func (e *Endpoint) Reset() {
-	if e.rec != nil {
-		e.rec.inflight.Wait()
-		e.rec.rec.Reset()
-	} else {
-		e.scr.reset()
-	}
-	e.mu.Lock()
-	e.calls, e.turns, e.usage = nil, 0, model.Usage{}
-	e.mu.Unlock()
-	e.faults.reset()
-}
+func (e *Endpoint) ByContent() bool { return e.tape != nil && e.tape.ByContent() }

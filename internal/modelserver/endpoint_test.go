@@ -107,7 +107,7 @@ func TestRecordThenReplay(t *testing.T) {
 				t.Errorf("usage %+v, the answers say %+v", u, want)
 			}
 			for _, c := range e.Calls() {
-				if !c.Replayed || c.Streamed != f.stream || c.API != f.api || c.Status != 200 || c.Err != nil {
+				if !c.Replayed || c.Streamed != f.stream || c.API != string(f.api) || c.Status != 200 || c.Err != nil {
 					t.Errorf("call %+v", c)
 				}
 			}
@@ -268,7 +268,7 @@ func TestReplayProblems(t *testing.T) {
 				}
 				if f.api != wire.Anthropic {
 					want := map[wire.API]string{wire.OpenAIChat: "messages[3].content", wire.OpenAIResponses: "input[2].output"}[f.api]
-					if b.Error.Code == nil || *b.Error.Code != CodeMismatch || b.Error.Param == nil || *b.Error.Param != want {
+					if b.Error.Code == nil || *b.Error.Code != cassette.CodeMismatch || b.Error.Param == nil || *b.Error.Param != want {
 						t.Errorf("code %v, param %v; want %s", str(b.Error.Code), str(b.Error.Param), want)
 					}
 				}
@@ -294,7 +294,7 @@ func TestReplayProblems(t *testing.T) {
 				if !strings.Contains(b.Error.Message, "model request 4 goes beyond the recording in "+o.File+", which holds 3 interactions") {
 					t.Errorf("message: %s", b.Error.Message)
 				}
-				if f.api != wire.Anthropic && (b.Error.Code == nil || *b.Error.Code != CodeBeyond) {
+				if f.api != wire.Anthropic && (b.Error.Code == nil || *b.Error.Code != cassette.CodeBeyond) {
 					t.Errorf("code %v", b.Error.Code)
 				}
 			})

@@ -1,10 +1,13 @@
 package modelserver
 
 import (
-	"github.com/dryfire-dev/dryfire/internal/wire"
-	"net/http/httptest"
+	"net/http"
 	"testing"
 	"time"
+
+	"github.com/dryfire-dev/dryfire/internal/model"
+	"github.com/dryfire-dev/dryfire/internal/spec"
+	"github.com/dryfire-dev/dryfire/internal/wire"
 )
 
 // A fault's error answer is in its API's shape, with the error type that
@@ -25,45 +28,12 @@ func TestWriteFault(t *testing.T) {
 		{wire.Anthropic, 500, -1, "", "", `{"type":"error","error":{"type":"api_error","message":"Internal server error (a fault the case declares: model_faults)"}}`},
 		{wire.OpenAIChat, 400, -1, "", "", `{"error":{"message":"Bad Request (a fault the case declares: model_faults)","type":"invalid_request_error","param":null,"code":null}}`},
 	} {
-		w := httptest.NewRecorder()
-		writeFault(w, tt.api, &Fault{Status: tt.status, RetryAfter: tt.retry, CutAfter: -1})
-		h := w.Header()
-		if w.Code != tt.status || w.Body.String() != tt.body || h.Get("Retry-After") != tt.retryAfter || h.Get("Retry-After-Ms") != tt.retryMS || h.Get("X-Should-Retry") != "" {
-			t.Errorf("%s %d: %d %s, Retry-After %q, retry-after-ms %q, x-should-retry %q", tt.api, tt.status, w.Code, w.Body, h.Get("Retry-After"), h.Get("Retry-After-Ms"), h.Get("X-Should-Retry"))
-		}
-	}
-}
-
-// A cut passes the first n events of a stream, across writes and with
-// CRLF line ends, or half a body of known length.
-func TestCutWriter(t *testing.T) {
-	for _, tt := range []struct {
-		name   string
-		ct     string
-		length string
-		n      int
-		writes []string
-		want   string
-		cut    bool
-	}{
-		{"two of three", "text/event-stream", "", 2, []string{"data: 1\n\n", "data: 2\n", "\ndata: 3\n\n"}, "data: 1\n\ndata: 2\n\n", true},
-		{"crlf", "text/event-stream", "", 1, []string{"data: 1\r\n\r\ndata: 2\r\n\r\n"}, "data: 1\r\n\r\n", true},
-		{"none", "text/event-stream", "", 0, []string{"data: 1\n\n"}, "", true},
-		{"shorter than the cut", "text/event-stream", "", 5, []string{"data: 1\n\n"}, "data: 1\n\n", false},
-		{"a body", "application/json", "10", 3, []string{"0123456789"}, "01234", true},
-	} {
-		rec := httptest.NewRecorder()
-		c := &cutWriter{ResponseWriter: rec, events: tt.n, bytes: -1}
-		c.Header().Set("Content-Type", tt.ct)
-		if tt.length != "" {
-			c.Header().Set("Content-Length", tt.length)
-		}
-		c.WriteHeader(200)
-		for _, s := range tt.writes {
-			c.Write([]byte(s))
-		}
-		if rec.Body.String() != tt.want || c.cut != tt.cut {
-			t.Errorf("%s: passed %q, cut %v", tt.name, rec.Body, c.cut)
+		e := mustNew(t, Options{Scripted: true, Script: []*spec.Turn{{Text: "hi"}},
+			Faults: []model.Fault{{Request: 1, Status: tt.status, RetryAfter: tt.retry, CutAfter: -1}}})
+		r := post(t, http.DefaultClient, serve(t, e, ""), tt.api, conversation(tt.api, false)[0])
+		h := r.header
+		if r.status != tt.status || string(r.body) != tt.body || h.Get("Retry-After") != tt.retryAfter || h.Get("Retry-After-Ms") != tt.retryMS || h.Get("X-Should-Retry") != "" {
+			t.Errorf("%s %d: %d %s, Retry-After %q, retry-after-ms %q, x-should-retry %q", tt.api, tt.status, r.status, r.body, h.Get("Retry-After"), h.Get("Retry-After-Ms"), h.Get("X-Should-Retry"))
 		}
 	}
 }

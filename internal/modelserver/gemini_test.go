@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/dryfire-dev/dryfire/internal/cassette"
+	"github.com/dryfire-dev/dryfire/internal/model"
 	"github.com/dryfire-dev/dryfire/internal/spec"
 	"github.com/dryfire-dev/dryfire/internal/test/fakeapi"
 	"github.com/dryfire-dev/dryfire/internal/wire"
@@ -162,7 +163,7 @@ func TestGeminiScripted(t *testing.T) {
 				}
 			}
 			if json.Unmarshal(r.body, &b) != nil || r.status != 400 || b.Error.Code != 400 || b.Error.Status != "INVALID_ARGUMENT" ||
-				len(b.Error.Details) != 1 || b.Error.Details[0].Reason != CodeNoTurn {
+				len(b.Error.Details) != 1 || b.Error.Details[0].Reason != model.CodeNoTurn {
 				t.Errorf("past the script: %d %s", r.status, r.body)
 			}
 		})
@@ -218,7 +219,7 @@ func TestGeminiRecordReplay(t *testing.T) {
 			// A request that differs is refused in Gemini's shape.
 			e.Reset()
 			r := postGemini(t, root, method, strings.Replace(geminiConversation[0], "A-991", "A-992", 1))
-			if r.status != 400 || !strings.Contains(string(r.body), `"status":"INVALID_ARGUMENT"`) || !strings.Contains(string(r.body), CodeMismatch) {
+			if r.status != 400 || !strings.Contains(string(r.body), `"status":"INVALID_ARGUMENT"`) || !strings.Contains(string(r.body), cassette.CodeMismatch) {
 				t.Errorf("mismatch: %d %s", r.status, r.body)
 			}
 		})
@@ -264,7 +265,7 @@ func TestGeminiQueryKey(t *testing.T) {
 
 // A declared fault is answered in Gemini's shape; the retry gets the turn.
 func TestGeminiFault(t *testing.T) {
-	e := mustNew(t, Options{Scripted: true, Script: geminiScript(), Faults: []Fault{{Request: 1, Status: 429, RetryAfter: -1}}})
+	e := mustNew(t, Options{Scripted: true, Script: geminiScript(), Faults: []model.Fault{{Request: 1, Status: 429, RetryAfter: -1}}})
 	root := serve(t, e, "/c")
 	r := postGemini(t, root, "generateContent", geminiConversation[0])
 	if r.status != 429 || !strings.HasPrefix(string(r.body), `{"error":{"code":429,"message":"Resource has been exhausted`) || !strings.Contains(string(r.body), `"status":"RESOURCE_EXHAUSTED"`) {
@@ -291,8 +292,8 @@ func TestGeminiPaths(t *testing.T) {
 		if got != want || ok != (want != "") {
 			t.Errorf("RouteOf(%s) = %q %v, want %q", path, got, ok, want)
 		}
-		if want != "" && !cassette.IsGeminiPath(path) || strings.HasSuffix(path, ":embedContent") && cassette.IsGeminiPath(path) {
-			t.Errorf("cassette.IsGeminiPath(%s) = %v", path, cassette.IsGeminiPath(path))
+		if want != "" && !wire.IsGeminiPath(path) || strings.HasSuffix(path, ":embedContent") && wire.IsGeminiPath(path) {
+			t.Errorf("wire.IsGeminiPath(%s) = %v", path, wire.IsGeminiPath(path))
 		}
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/dryfire-dev/dryfire/internal/cassette"
+	"github.com/dryfire-dev/dryfire/internal/model"
 	"github.com/dryfire-dev/dryfire/internal/test/fakeapi"
 	"github.com/dryfire-dev/dryfire/internal/wire"
 )
@@ -242,3 +243,26 @@ func upstreamOptions(o Options, root string) Options {
 	o.AnthropicBaseURL = root
 	return o
 }
+
+// The endpoint's outcome read piece by piece (model.Recorder.End), and its
+// cassette saved, as the tests ask.
+func (e *Endpoint) Calls() []model.Called { return e.End().Calls }
+func (e *Endpoint) Turns() int            { return e.End().Turns }
+func (e *Endpoint) Usage() model.Usage    { return e.End().Usage }
+func (e *Endpoint) Failure() error        { return e.End().Live }
+func (e *Endpoint) Finish() (bool, error) { return e.Save() }
+func (e *Endpoint) Problem() *cassette.ReplayError {
+	p, _ := e.End().Replay.(*cassette.ReplayError)
+	return p
+}
+func (e *Endpoint) Unplayed() *cassette.ReplayError {
+	p, _ := e.End().Unplayed.(*cassette.ReplayError)
+	return p
+}
+func (e *Endpoint) Stats() (played, recorded, live int) {
+	o := e.End()
+	return o.Played, o.Recorded, o.Sent
+}
+func (e *Endpoint) ScriptAnswers() []model.ScriptAnswer { return e.End().Served }
+func (e *Endpoint) ScriptError() error                  { return e.End().Script }
+func (e *Endpoint) Faults() []model.Injected            { return e.End().Faults }

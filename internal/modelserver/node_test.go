@@ -178,7 +178,7 @@ func TestNodeClients(t *testing.T) {
 		if e.Class != "BadRequestError" || e.Status != 400 || e.Type != "invalid_request_error" || !strings.Contains(e.Message, wantMsg) || !strings.Contains(e.Message, "--record all") {
 			t.Errorf("%s: %+v", name, e)
 		}
-		if name == "mismatch-openai" && (e.Code == nil || *e.Code != CodeMismatch || e.Param == nil || *e.Param != "messages") {
+		if name == "mismatch-openai" && (e.Code == nil || *e.Code != cassette.CodeMismatch || e.Param == nil || *e.Param != "messages") {
 			t.Errorf("%s: code %v, param %v", name, str(e.Code), str(e.Param))
 		}
 	}

@@ -3,6 +3,7 @@ package modelserver
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"slices"
@@ -235,7 +236,8 @@ func TestScriptGuards(t *testing.T) {
 	if r.status != 400 || string(r.body) != wantErr {
 		t.Errorf("beyond the script: %d %s\nwant %s", r.status, r.body, wantErr)
 	}
-	if err := e.ScriptError(); err == nil || !IsScriptError(err) {
+	var nt *model.NoTurnError
+	if err := e.ScriptError(); !errors.As(err, &nt) {
 		t.Errorf("ScriptError %v", err)
 	}
 

@@ -24,9 +24,9 @@ import (
 
 	"github.com/dryfire-dev/dryfire/internal/cassette"
 	"github.com/dryfire-dev/dryfire/internal/check"
+	"github.com/dryfire-dev/dryfire/internal/model"
 	"github.com/dryfire-dev/dryfire/internal/modelserver"
 	"github.com/dryfire-dev/dryfire/internal/program"
-	"github.com/dryfire-dev/dryfire/internal/provider"
 	"github.com/dryfire-dev/dryfire/internal/report"
 	"github.com/dryfire-dev/dryfire/internal/spec"
 	"github.com/dryfire-dev/dryfire/internal/tool"
@@ -147,7 +147,7 @@ func (e *maxTurnsError) Error() string {
 // started) to its turn: the model calls among those that were answered
 // with a success. A call made before any model call is in turn 0; a call
 // made after the Nth model call and before the next, in turn N.
-func turns(calls []modelserver.Call) func(int) int {
+func turns(calls []model.Called) func(int) int {
 	ok := make([]int, len(calls)+1)
 	for i, c := range calls {
 		ok[i+1] = ok[i]
@@ -320,53 +320,21 @@ func endpointOptions(j job, lv *live, c report.Case) (modelserver.Options, repor
 	} else {
 		c.Cassette = j.cassette
 	}
-	eo := modelserver.Options{
-		File:        j.cassette,
-		SuiteFile:   j.suite.File,
-		Root:        j.suite.ProjectRoot(),
-		Case:        j.c.Name,
-		Mode:        lv.mode,
-		Env:         lv.env,
-		Transport:   lv.transport,
-		Passthrough: passthrough,
-		Match:       j.suite.MatchRules(j.c),
-		Faults:      ModelFaults(j.c),
-		Trials:      j.trials,
-		DropUser:    !hasModelUser(j.c),
-	}
+	eo, err := recordedOptions(j, lv, j.cassette, a.Provider, a.BaseURL)
+	eo.Provider = "" // the program's calls may be of any API
+	eo.Passthrough, eo.Match, eo.DropUser, eo.Faults = passthrough, j.suite.MatchRules(j.c), !hasModelUser(j.c), ModelFaults(j.c)
 	if j.suite.NoAgent {
 		// The agent is a test's own function: running its test records it.
 		name := j.c.Name
-		eo.Rerecord = func(mode cassette.Mode) string {
+		eo.Rerecord, eo.RecordedBy, err = func(mode cassette.Mode) string {
 			return fmt.Sprintf("run the test of drill %q again with record mode %s (the record option of runDrills / run_drills, or dryfire engine --record %s) and the provider's key set", name, mode, mode)
-		}
+		}, "", nil
 	}
-	if a.BaseURL != "" {
-		switch a.Provider {
-		case provider.Anthropic:
-			eo.AnthropicBaseURL = a.BaseURL
-		case provider.Gemini:
-			eo.GeminiBaseURL = a.BaseURL
-		case provider.AzureOpenAI, provider.AzureOpenAIResponses:
-			eo.AzureBaseURL = a.BaseURL
-		default:
-			eo.OpenAIBaseURL = a.BaseURL
-		}
-	}
-	if eo.Rerecord == nil {
-		rr, err := checkServed(eo.Root, j.cassette, lv.mode)
-		if err != nil {
-			return eo, c, err
-		}
-		if rr != nil {
-			eo.Rerecord, eo.RecordedBy = rr, "dryfire serve"
-		}
-	}
-	return eo, c, nil
+	return eo, c, err
 }
 
 // scriptTurns are a scripted case's served turns as the report shows them.
-func scriptTurns(as []modelserver.ScriptAnswer) []report.ScriptTurn {
+func scriptTurns(as []model.ScriptAnswer) []report.ScriptTurn {
 	out := make([]report.ScriptTurn, len(as))
 	for i, a := range as {
 		out[i] = report.ScriptTurn{Request: a.Request, Turn: a.Turn, API: string(a.API), Streamed: a.Streamed, LastMessage: a.LastMessage, Refused: a.Err != nil}
@@ -400,13 +368,13 @@ func (cc *commandCase) finish(ctx context.Context, res programResult) report.Cas
 		c.Notes = append(c.Notes, res.note)
 	}
 
-	var mcalls []modelserver.Call
+	var o model.Outcome
 	if ep != nil {
-		mcalls = ep.Calls()
-		c.Turns, c.Usage = ep.Turns(), ep.Usage()
-		reportFaults(&c, j.c.ModelFaults, ep.Faults())
+		o = ep.End()
+		c.Turns, c.Usage = o.Turns, o.Usage
+		reportFaults(&c, j.c.ModelFaults, o.Faults)
 	}
-	turnOf := turns(mcalls)
+	turnOf := turns(o.Calls)
 	recs := cc.sc.Records()
 	c.MCP = cc.sc.MCPUses()
 	for i := range recs {
@@ -419,19 +387,17 @@ func (cc *commandCase) finish(ctx context.Context, res programResult) report.Cas
 	if err := cc.sc.Over(); err != nil {
 		r.err, r.infra, r.failed = err, false, false
 	}
-	if ep != nil && ep.Scripted() {
-		c.Script = scriptTurns(ep.ScriptAnswers())
-		if err := ep.ScriptError(); err != nil {
+	if o.Scripted {
+		c.Script = scriptTurns(o.Served)
+		if o.Script != nil {
 			// The program most likely failed for the refusal: the
 			// script's error is the case's.
-			r.err, r.infra, r.failed = err, false, false
-		} else if r.err == nil && !cc.sweeping {
-			if err := ep.Unserved(); err != nil {
-				r.err, r.failed = err, true
-			}
+			r.err, r.infra, r.failed = o.Script, false, false
+		} else if r.err == nil && !cc.sweeping && o.Unserved != nil {
+			r.err, r.failed = o.Unserved, true
 		}
 	} else if ep != nil {
-		r.cassette = ep
+		r.model, r.out = ep, &o
 	}
 	// What went wrong around the program comes first: it is why the
 	// program failed, when it did.

@@ -9,6 +9,8 @@ import (
 	"github.com/dryfire-dev/dryfire/internal/agent"
 	"github.com/dryfire-dev/dryfire/internal/cassette"
 	"github.com/dryfire-dev/dryfire/internal/check"
+	"github.com/dryfire-dev/dryfire/internal/model"
+	"github.com/dryfire-dev/dryfire/internal/modelserver"
 	"github.com/dryfire-dev/dryfire/internal/report"
 	"github.com/dryfire-dev/dryfire/internal/spec"
 	"github.com/dryfire-dev/dryfire/internal/tool"
@@ -41,9 +43,11 @@ type ran struct {
 	// commands are how the command checks' commands ran.
 	commands map[*spec.Check]*check.CommandRun
 
-	// cassette is the case's cassette once the run is over: the built-in
-	// loop's recorder or an agent.command case's endpoint; nil for none.
-	cassette cassetteUser
+	// model is the case's model endpoint once the run is over (the
+	// built-in loop's transport or an agent.command case's endpoint; nil:
+	// none), out what it says of the run (model.Recorder.End).
+	model *modelserver.Endpoint
+	out   *model.Outcome
 	// user is the case's simulated user (nil: none), conv its
 	// conversation (each reply's ModelTurn already a turn).
 	user *simUser
@@ -64,8 +68,8 @@ type ran struct {
 // one that was interrupted, strayed from its recording, or is not worth
 // one (ran.program).
 func conclude(ctx context.Context, j job, c *report.Case, r ran, g *grader) {
-	if r.cassette != nil {
-		r.readCassette(r.cassette, c)
+	if r.out != nil {
+		r.readCassette(r.out, c)
 	}
 	if r.user != nil {
 		save := ctx.Err() == nil && r.replay == nil && !(r.err != nil && r.infra)
@@ -75,8 +79,8 @@ func conclude(ctx context.Context, j job, c *report.Case, r ran, g *grader) {
 	if g != nil && g.lv != nil && g.lv.cov != nil {
 		g.lv.cov.count(j, &r)
 	}
-	if r.cassette != nil && r.replay == nil && ctx.Err() == nil && r.worthACassette(c) {
-		writeCassette(r.cassette, c)
+	if r.model != nil && r.replay == nil && ctx.Err() == nil && r.worthACassette(c) {
+		writeCassette(r.model, r.out, c)
 	}
 }
 
@@ -85,8 +89,7 @@ func (r *ran) worthACassette(c *report.Case) bool {
 	if !r.program {
 		return !(c.Status == report.Errored && c.Infra)
 	}
-	_, recorded, _ := r.cassette.Stats()
-	return c.Status != report.Errored && !r.failed && (r.keepEmpty || recorded > 0)
+	return c.Status != report.Errored && !r.failed && (r.keepEmpty || r.out.Recorded > 0)
 }
 
 // judge fills a case's transcript, its drill fields (the drill ended

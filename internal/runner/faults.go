@@ -3,28 +3,29 @@ package runner
 import (
 	"fmt"
 
-	"github.com/dryfire-dev/dryfire/internal/modelserver"
+	"github.com/dryfire-dev/dryfire/internal/model"
 	"github.com/dryfire-dev/dryfire/internal/report"
 	"github.com/dryfire-dev/dryfire/internal/spec"
+	"github.com/dryfire-dev/dryfire/internal/wire"
 )
 
 // ModelFaults are a case's declared model faults (model_faults), as the
 // model endpoint and the built-in loop's transport serve them; nil when
 // it declares none.
-func ModelFaults(c *spec.Case) []modelserver.Fault {
+func ModelFaults(c *spec.Case) []model.Fault {
 	if len(c.ModelFaults) == 0 {
 		return nil
 	}
-	out := make([]modelserver.Fault, len(c.ModelFaults))
+	out := make([]model.Fault, len(c.ModelFaults))
 	for i, f := range c.ModelFaults {
-		out[i] = modelserver.Fault{Request: f.Request, Status: f.Status, RetryAfter: f.RetryAfter, Drop: f.Drop, CutAfter: f.CutAfter, Delay: f.Delay}
+		out[i] = model.Fault{Request: f.Request, Status: f.Status, RetryAfter: f.RetryAfter, Drop: f.Drop, CutAfter: f.CutAfter, Delay: f.Delay}
 	}
 	return out
 }
 
 // reportFaults puts the faults served into the case's report, with a note
 // for each, and one for the declared faults whose request never came.
-func reportFaults(c *report.Case, declared []spec.ModelFault, served []modelserver.Injected) {
+func reportFaults(c *report.Case, declared []spec.ModelFault, served []model.Injected) {
 	seen := map[int]bool{}
 	for _, s := range served {
 		f := report.ModelFault{Request: s.Fault.Request, API: string(s.API), Fault: s.Fault.String(), Retried: s.Retried}
@@ -43,7 +44,7 @@ func reportFaults(c *report.Case, declared []spec.ModelFault, served []modelserv
 		if f.Retried {
 			then = "the client sent it again"
 		}
-		c.Notes = append(c.Notes, fmt.Sprintf("model request %d (%s): %s, a declared fault; %s", f.Request, s.API.Name(), f.Fault, then))
+		c.Notes = append(c.Notes, fmt.Sprintf("model request %d (%s): %s, a declared fault; %s", f.Request, wire.API(s.API).Name(), f.Fault, then))
 	}
 	for _, d := range declared {
 		if !seen[d.Request] {

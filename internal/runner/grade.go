@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -14,6 +13,7 @@ import (
 	"github.com/dryfire-dev/dryfire/internal/cassette"
 	"github.com/dryfire-dev/dryfire/internal/check"
 	"github.com/dryfire-dev/dryfire/internal/model"
+	"github.com/dryfire-dev/dryfire/internal/modelserver"
 	"github.com/dryfire-dev/dryfire/internal/report"
 	"github.com/dryfire-dev/dryfire/internal/spec"
 	"github.com/dryfire-dev/dryfire/internal/wire"
@@ -97,7 +97,8 @@ func (g *grader) ask(j job, c *report.Case, jd *spec.Judge, conversation string)
 		System:   judgeSystem,
 		Messages: []model.Message{{Role: model.User, Text: "The rubric:\n" + jd.Rubric + "\n\nThe conversation:\n" + conversation}},
 	})
-	if p := rec.Problem(); p != nil {
+	out := rec.End()
+	if p := replayError(out.Replay); p != nil {
 		c.Notes = append(c.Notes, fmt.Sprintf("judge %d: %s", jd.Index, p.Error()))
 		return &check.Verdict{Problem: "its request differs from its recording in " + file + " (" + p.Summary() + "; the note says how to record it again)"}, nil
 	}
@@ -108,8 +109,7 @@ func (g *grader) ask(j job, c *report.Case, jd *spec.Judge, conversation string)
 		return nil, fmt.Errorf("judge %d (%s %s): %w", jd.Index, jd.Provider, jd.Model, err)
 	}
 	c.AddUsage("judge", resp.Usage)
-	_, _, live := rec.Stats()
-	c.Live += live
+	c.Live += out.Sent
 	if wrote, err := rec.Save(); err != nil {
 		return nil, fmt.Errorf("judge %d: its cassette could not be saved: %w", jd.Index, err)
 	} else if wrote {
@@ -121,22 +121,15 @@ func (g *grader) ask(j job, c *report.Case, jd *spec.Judge, conversation string)
 // sideModel is a model a case uses besides its agent's (a judge's, a
 // simulated user's), its calls recorded into a cassette of their own,
 // file, in the run's record mode.
-func sideModel(j job, lv *live, file string, section cassette.Section, prov, name, baseURL string) (model.Model, *cassette.Recorder, error) {
+func sideModel(j job, lv *live, file string, section cassette.Section, prov, name, baseURL string) (model.Model, *modelserver.Endpoint, error) {
 	cred := wire.Resolve(prov, baseURL, lv.getenv)
-	cfg := cassette.Config{
-		Mode:      lv.mode,
-		File:      file,
-		SuiteFile: j.suite.File,
-		Root:      j.suite.ProjectRoot(),
-		Case:      j.c.Name,
-		Provider:  prov,
-		Live:      lv.transport,
-		Secrets:   append(slices.Clip(lv.secrets), cred.Key),
-		Trials:    j.trials,
-		Section:   section,
+	eo, err := recordedOptions(j, lv, file, prov, baseURL)
+	if err != nil {
+		return nil, nil, err
 	}
-	cfg.LiveUnavailable = cred.LiveUnavailable(prov)
-	rec, err := cassette.Open(cfg)
+	eo.Section, eo.LiveUnavailable = section, cred.LiveUnavailable(prov)
+	eo.Rerecord, eo.RecordedBy = nil, ""
+	ep, err := modelserver.New(eo)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -145,7 +138,7 @@ func sideModel(j job, lv *live, file string, section cassette.Section, prov, nam
 		Model:    name,
 		BaseURL:  cred.BaseURL,
 		APIKey:   cred.Key,
-		Client:   &http.Client{Transport: rec},
+		Client:   &http.Client{Transport: ep},
 		Retries:  wire.DefaultRetries,
 	}
 	if prov == j.suite.Agent.Provider {
@@ -155,7 +148,7 @@ func sideModel(j job, lv *live, file string, section cassette.Section, prov, nam
 	if err != nil {
 		return nil, nil, err
 	}
-	return m, rec, nil
+	return m, ep, nil
 }
 
 // parseVerdict reads a judge's answer: a JSON object {pass, score,

@@ -499,7 +499,7 @@ func skipped(j job, c *report.Case) bool {
 // through the case's cassette), the tools (the mocks, the drill's world
 // or the upstream's), the simulated user; then concludes it.
 func runLoop(ctx context.Context, j job, opts Options, lv *live, c report.Case, start time.Time, drill *world.Instance) report.Case {
-	m, rec, faults, err := loopModel(j, lv, &c)
+	m, ep, err := loopModel(j, lv, &c)
 	if err != nil {
 		c.Status, c.Reason, c.Infra = report.Errored, err.Error(), true
 		endDrill(&c, drill)
@@ -539,11 +539,10 @@ func runLoop(ctx context.Context, j job, opts Options, lv *live, c report.Case, 
 			r.err, r.failed = &model.UnservedError{Turns: turns, Served: sc.Served()}, true
 		}
 	}
-	if rec != nil {
-		r.cassette = savingRecorder{rec}
-	}
-	if faults != nil {
-		reportFaults(&c, j.c.ModelFaults, faults.Faults())
+	if ep != nil {
+		o := ep.End()
+		r.model, r.out = ep, &o
+		reportFaults(&c, j.c.ModelFaults, o.Faults)
 	}
 	conclude(ctx, j, &c, r, &grader{ctx: ctx, lv: lv})
 	return done(c, drill, start)
@@ -552,13 +551,13 @@ func runLoop(ctx context.Context, j job, opts Options, lv *live, c report.Case, 
 // loopModel is the built-in loop's model for a case: the script, or the
 // real model behind the case's cassette (none when the case runs
 // passthrough code: such a case is never recorded).
-func loopModel(j job, lv *live, c *report.Case) (model.Model, *cassette.Recorder, *modelserver.FaultTransport, error) {
+func loopModel(j job, lv *live, c *report.Case) (model.Model, *modelserver.Endpoint, error) {
 	passthrough := j.plan.UsesImpl
 	if passthrough {
 		c.Notes = append(c.Notes, NoteNeverRecorded)
 	}
 	if j.suite.Agent.Provider == provider.Script {
-		return model.NewScript(j.suite.ScriptOf(j.c)), nil, nil, nil
+		return model.NewScript(j.suite.ScriptOf(j.c)), nil, nil
 	}
 	if !passthrough {
 		c.Cassette = j.cassette

@@ -8,6 +8,7 @@ import (
 	"github.com/dryfire-dev/dryfire/internal/agent"
 	"github.com/dryfire-dev/dryfire/internal/cassette"
 	"github.com/dryfire-dev/dryfire/internal/model"
+	"github.com/dryfire-dev/dryfire/internal/modelserver"
 	"github.com/dryfire-dev/dryfire/internal/report"
 	"github.com/dryfire-dev/dryfire/internal/spec"
 )
@@ -37,7 +38,7 @@ type simUser struct {
 	// Model-driven: its model, through the user's part of the case's
 	// cassette.
 	m     model.Model
-	rec   *cassette.Recorder
+	rec   *modelserver.Endpoint
 	file  string
 	said  int
 	usage model.Usage      // what the user's model spent
@@ -147,23 +148,22 @@ func (s *simUser) finish(c *report.Case, turns []agent.Exchange, r *ran, save bo
 		return
 	}
 	c.AddUsage("user", s.usage)
-	_, _, live := s.rec.Stats()
-	c.Live += live
-	if p := s.rec.Problem(); p != nil {
+	o := s.rec.End()
+	c.Live += o.Sent
+	if p := replayError(o.Replay); p != nil {
 		if r.replay == nil {
 			r.replay = p
 		}
 		return
 	}
 	if save && r.replay == nil && r.live == nil && r.err == nil && r.unplayed == nil {
-		r.unplayed = s.rec.Unplayed()
+		r.unplayed = replayError(o.Unplayed)
 	}
-	if save && s.rec.Failure() == nil && s.rec.Problem() == nil {
+	if save && o.Live == nil && o.Unplayed == nil {
 		if wrote, err := s.rec.Save(); err != nil {
 			*s.notes = append(*s.notes, "the simulated user's part of the cassette could not be saved: "+err.Error())
 		} else if wrote {
-			_, recorded, _ := s.rec.Stats()
-			*s.notes = append(*s.notes, fmt.Sprintf("recorded %s of the simulated user into %s", calls(recorded), s.file))
+			*s.notes = append(*s.notes, fmt.Sprintf("recorded %s of the simulated user into %s", calls(o.Recorded), s.file))
 		}
 	}
 }

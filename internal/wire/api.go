@@ -1,6 +1,9 @@
 package wire
 
-import "strings"
+import (
+	"mime"
+	"strings"
+)
 
 // API is a model API as the model endpoint serves it and its cassettes are read.
 type API string
@@ -160,4 +163,35 @@ func azurePath(path string) (API, bool) {
 		return OpenAIResponses, true
 	}
 	return "", false
+}
+
+// IsEventStream says whether a Content-Type is text/event-stream.
+func IsEventStream(contentType string) bool {
+	if contentType == "" {
+		return false
+	}
+	mt, _, err := mime.ParseMediaType(contentType)
+	if err != nil {
+		return strings.HasPrefix(strings.ToLower(strings.TrimSpace(contentType)), "text/event-stream")
+	}
+	return mt == "text/event-stream"
+}
+
+// IsAnthropicPath says whether a request path (without the query) is the
+// Anthropic Messages API's.
+func IsAnthropicPath(path string) bool { return strings.HasSuffix(path, "/v1/messages") }
+
+// IsGeminiPath says whether a request path (without the query) is the
+// Gemini API's: .../models/MODEL:generateContent, :streamGenerateContent
+// or :countTokens.
+func IsGeminiPath(path string) bool {
+	i := strings.LastIndexByte(path, ':')
+	if i < 0 || !strings.Contains(path[:i], "/models/") && !strings.Contains(path[:i], "/tunedModels/") {
+		return false
+	}
+	switch path[i+1:] {
+	case "generateContent", "streamGenerateContent", "countTokens":
+		return true
+	}
+	return false
 }

@@ -10,34 +10,20 @@ import (
 	"github.com/dryfire-dev/dryfire/internal/tool"
 )
 
-// Asked is a request as read off the wire: its conversation as the
-// script's guards read it (a provider-neutral model.Request whose Params
-// are the body's top-level keys, which a Responses answer repeats) and
-// how it wants its answer: streamed, with a usage chunk (Chat
-// Completions' stream_options.include_usage), or, a Gemini stream asked
-// for without alt=sse, as one JSON array of its chunks.
-type Asked struct {
-	model.Request
-	Stream, IncludeUsage, Array bool
-}
-
 // ReadRequest reads a request of api at u leniently: what it cannot
 // read is left out (a strict reading is the real API's; the script
-// answers what it can). It fails only on a body that is not a JSON
-// object (ErrNotJSON).
-func ReadRequest(api API, u *url.URL, body []byte) (*Asked, error) {
+// answers what it can). Its Params are the body's top-level keys (a
+// Responses answer repeats some), with "stream": true for a Gemini
+// stream. It fails only on a body that is not a JSON object (ErrNotJSON).
+func ReadRequest(api API, u *url.URL, body []byte) (*model.Request, error) {
 	var m map[string]any
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.UseNumber()
 	if err := dec.Decode(&m); err != nil || m == nil {
 		return nil, ErrNotJSON
 	}
-	w := &Asked{Request: model.Request{Params: m}}
+	w := &model.Request{Params: m}
 	w.Model, _ = m["model"].(string)
-	w.Stream, _ = m["stream"].(bool)
-	if so, ok := m["stream_options"].(map[string]any); ok {
-		w.IncludeUsage, _ = so["include_usage"].(bool)
-	}
 	switch api {
 	case OpenAIChat:
 		w.Tools = readChatTools(m)
@@ -59,6 +45,9 @@ func ReadRequest(api API, u *url.URL, body []byte) (*Asked, error) {
 type notJSON struct{}
 
 func (notJSON) Error() string { return "the request body is not a JSON object" }
+
+// Code implements model.Coded: the script cannot answer it.
+func (notJSON) Code() (string, string) { return model.CodeNoTurn, "" }
 
 // ErrNotJSON is a request body that is not a JSON object.
 var ErrNotJSON error = notJSON{}
@@ -285,10 +274,12 @@ func readAnthropicMessages(v any) []model.Message {
 // geminiRequest reads a generateContent (or countTokens) body: its
 // conversation, with the model and stream of its path. Both of the
 // JSON spellings the API reads are read (camelCase, snake_case).
-func readGemini(w *Asked, m map[string]any, u *url.URL) {
+func readGemini(w *model.Request, m map[string]any, u *url.URL) {
 	name, method, _ := GeminiPath(u.Path)
-	w.Model, w.Stream = name, method == "streamGenerateContent"
-	w.Array = w.Stream && u.Query().Get("alt") != "sse"
+	w.Model = name
+	if method == "streamGenerateContent" {
+		m["stream"] = true
+	}
 	if g, ok := field(m, "generateContentRequest", "generate_content_request").(map[string]any); ok {
 		m = g // countTokens with a whole request
 	}

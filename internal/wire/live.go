@@ -1,0 +1,321 @@
+package wire
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"github.com/dryfire-dev/dryfire/internal/model"
+	"github.com/dryfire-dev/dryfire/internal/provider"
+	"github.com/dryfire-dev/dryfire/internal/redact"
+)
+
+// Live calls. The client's auth header is replaced by the key of the
+// environment (OPENAI_API_KEY, ANTHROPIC_API_KEY) when it is set. When it
+// is not, a key the client sent of its own is forwarded as it came (and
+// added to the secrets never written; auth headers are never written
+// anyway), unless it is a dummy (see DummyKey). With neither, a call to a
+// public API is refused before anything is dialled; a call to another
+// upstream (a local server, a proxy) goes without a key.
+
+// hopByHop are the headers that concern one connection only.
+var hopByHop = []string{"Connection", "Proxy-Connection", "Keep-Alive", "Proxy-Authenticate",
+	"Proxy-Authorization", "Te", "Trailer", "Transfer-Encoding", "Upgrade"}
+
+// authHeaders carry keys.
+var authHeaders = []string{"Authorization", "X-Api-Key", "Api-Key", "X-Goog-Api-Key"}
+
+// ClientKey is the key a request carries, if any: in a header, or in
+// the query (?key=, as the Gemini API takes it).
+func ClientKey(r *http.Request) string {
+	if k := r.Header.Get("X-Api-Key"); k != "" {
+		return k
+	}
+	if k := r.Header.Get("Api-Key"); k != "" {
+		return k
+	}
+	if k := r.Header.Get("X-Goog-Api-Key"); k != "" {
+		return k
+	}
+	if k, _ := redact.Param(r.URL.Query(), "key"); k != "" {
+		return k
+	}
+	if k, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer "); ok {
+		return strings.TrimSpace(k)
+	}
+	return ""
+}
+
+// IsDummy says whether a client's key is one dryfire gave it.
+func IsDummy(key string) bool { return strings.HasPrefix(key, "dryfire-") }
+
+// azureOpenAI names, in the upstream maps, the Azure OpenAI endpoint
+// (AZURE_OPENAI_ENDPOINT): where the OpenAI APIs go when their path is
+// Azure's (/openai/...).
+const azureOpenAI API = "azure-openai"
+
+// LiveOptions say where a case's live calls go and with which keys.
+type LiveOptions struct {
+	// OpenAIBaseURL, AnthropicBaseURL, GeminiBaseURL and AzureBaseURL are
+	// where live calls go (the SDKs' shapes: OpenAI's with /v1, Gemini's
+	// without its version, Azure OpenAI's the resource's endpoint); empty:
+	// the environment's (OPENAI_BASE_URL, …), else the public APIs (Azure
+	// has none).
+	OpenAIBaseURL, AnthropicBaseURL, GeminiBaseURL, AzureBaseURL string
+	// Getenv reads the keys and base URLs of the environment.
+	Getenv func(string) string
+	// Transport carries the calls.
+	Transport http.RoundTripper
+}
+
+// Live is the one live client: it sends a case's model calls to the real
+// APIs and answers with what they say, a stream passed on as it arrives.
+// A call that names its upstream (the built-in loop's client posts to its
+// provider, with its key) goes there as it is; one that came to the model
+// endpoint goes to its API's upstream, with the environment's key.
+type Live struct {
+	Transport http.RoundTripper
+	upstream  map[API]*url.URL
+	keys      map[API]string // keys from the environment
+	keyEnv    map[API]string
+	public    map[API]bool // the upstream is the public API: a key is needed
+	// Secrets are the environment's keys, never written.
+	Secrets []string
+}
+
+// NewLive is the live client of a case.
+func NewLive(o LiveOptions) (*Live, error) {
+	l := &Live{Transport: o.Transport, upstream: map[API]*url.URL{}, keys: map[API]string{}, keyEnv: map[API]string{}, public: map[API]bool{}}
+	if err := l.readUpstreams(&o); err != nil {
+		return nil, err
+	}
+	return l, nil
+}
+
+// readUpstreams fills in where each API's live calls go and with which
+// key (from the options, else vars), and returns secrets with the keys.
+func (l *Live) readUpstreams(o *LiveOptions) error {
+	for _, api := range []API{OpenAIChat, OpenAIResponses, Anthropic, Gemini} {
+		p := providerOf(api)
+		base := o.OpenAIBaseURL
+		switch api {
+		case Anthropic:
+			base = o.AnthropicBaseURL
+		case Gemini:
+			base = o.GeminiBaseURL
+		}
+		cred := Resolve(p, base, o.Getenv)
+		u, err := url.Parse(strings.TrimRight(cred.BaseURL, "/"))
+		if err != nil || u.Scheme == "" || u.Host == "" {
+			return fmt.Errorf("the %s base URL %q is not an absolute URL", p, cred.BaseURL)
+		}
+		l.upstream[api] = u
+		l.public[api], l.keyEnv[api], l.keys[api] = cred.Public, cred.KeyEnv, cred.Key
+		if k := l.keys[api]; k != "" {
+			l.Secrets = append(l.Secrets, k)
+		}
+	}
+	// Azure OpenAI: the OpenAI APIs at the deployment's endpoint.
+	if base := o.AzureBaseURL; base != "" || o.Getenv(AzureEndpointEnv) != "" {
+		if base == "" {
+			base = o.Getenv(AzureEndpointEnv)
+		}
+		u, err := url.Parse(strings.TrimRight(base, "/"))
+		if err != nil || u.Scheme == "" || u.Host == "" {
+			return fmt.Errorf("the Azure OpenAI endpoint %q is not an absolute URL", base)
+		}
+		l.upstream[azureOpenAI] = u
+		l.public[azureOpenAI] = IsAzureHost(u.Hostname())
+	}
+	l.keyEnv[azureOpenAI], l.keys[azureOpenAI] = AzureKeyEnv, o.Getenv(AzureKeyEnv)
+	if k := l.keys[azureOpenAI]; k != "" {
+		l.Secrets = append(l.Secrets, k)
+	}
+	// A token count goes where the model's calls go.
+	l.upstream[GeminiCountTokens], l.public[GeminiCountTokens] = l.upstream[Gemini], l.public[Gemini]
+	l.keyEnv[GeminiCountTokens], l.keys[GeminiCountTokens] = l.keyEnv[Gemini], l.keys[Gemini]
+	return nil
+}
+
+// upstreamOf is the upstream of a request of api: Azure's for the
+// OpenAI APIs at an Azure path.
+func upstreamOf(api API, r *http.Request) API {
+	if (api == OpenAIChat || api == OpenAIResponses) && strings.HasPrefix(r.URL.Path, "/openai/") {
+		return azureOpenAI
+	}
+	return api
+}
+
+// Unavailable says why a call may not go live, "" when it may.
+func (l *Live) Unavailable(c *model.Call) string {
+	r := c.HTTP
+	if r.URL.IsAbs() {
+		return "" // the client's own: it says (Credentials.LiveUnavailable)
+	}
+	api := upstreamOf(c.Wire.(API), r)
+	if api == azureOpenAI && l.upstream[api] == nil {
+		return "AZURE_OPENAI_ENDPOINT is not set"
+	}
+	if l.keys[api] != "" || !l.public[api] {
+		return ""
+	}
+	if k := ClientKey(r); k != "" && !IsDummy(k) {
+		return ""
+	}
+	return l.keyEnv[api] + " is not set"
+}
+
+// Answer sends a call to the real API and answers with what it says: a
+// stream passed on as it arrives (Answer.Live), a body whole. A call
+// that gets no answer is answered 502, which the SDKs retry (Answer.Err
+// says why).
+func (l *Live) Answer(c *model.Call) *model.Answer {
+	api := c.Wire.(API)
+	out, target, err := l.request(c)
+	if err != nil {
+		return l.failed(api, err)
+	}
+	resp, err := l.Transport.RoundTrip(out)
+	if err != nil {
+		return l.failed(api, err)
+	}
+	a := &model.Answer{Status: resp.StatusCode, Header: resp.Header.Clone(), From: target.Hostname(), Cut: -1}
+	for _, k := range hopByHop {
+		a.Header.Del(k)
+	}
+	a.Header.Del("Content-Length")
+	a.Header.Del("Content-Encoding")
+	if IsEventStream(resp.Header.Get("Content-Type")) {
+		a.Live, a.Streamed = resp.Body, true
+		return a
+	}
+	defer resp.Body.Close()
+	if a.Body, err = io.ReadAll(resp.Body); err != nil {
+		return l.failed(api, fmt.Errorf("reading its answer: %w", err))
+	}
+	a.Header.Set("Content-Length", strconv.Itoa(len(a.Body)))
+	return a
+}
+
+// failed is the answer to a live call that got no answer: 502.
+func (l *Live) failed(api API, err error) *model.Answer {
+	typ := "server_error"
+	if api == Anthropic {
+		typ = "api_error"
+	}
+	a := api.Error(http.StatusBadGateway, model.ErrorInfo{Type: typ, Code: CodeUpstream, Message: "dryfire could not get an answer from the live API: " + err.Error()})
+	a.Err = err
+	return a
+}
+
+// upstreamRequest is the request r made to the real API at target: the
+// base URL's path and query before the client's, the client's headers
+// less the hop-by-hop ones, and the run's key in place of the client's
+// (a client's own real key is forwarded; a dummy one is dropped).
+func (l *Live) request(c *model.Call) (*http.Request, *url.URL, error) {
+	r, body := c.HTTP, c.Body
+	if r.URL.IsAbs() {
+		out := r.Clone(r.Context())
+		out.Body, out.ContentLength = io.NopCloser(bytes.NewReader(body)), int64(len(body))
+		out.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
+		return out, r.URL, nil
+	}
+	api := upstreamOf(c.Wire.(API), r)
+	if l.upstream[api] == nil {
+		return nil, nil, fmt.Errorf("%s is not set", "AZURE_OPENAI_ENDPOINT")
+	}
+	target := *l.upstream[api]
+	path := r.URL.Path
+	if api == OpenAIChat || api == OpenAIResponses {
+		path = strings.TrimPrefix(path, "/v1") // OpenAI's base URL has it
+	}
+	target.Path = strings.TrimRight(target.Path, "/") + path
+	target.RawPath = ""
+	// A query of the base URL (an api-version, say) is kept, before the
+	// client's own (less a key in it that is not forwarded).
+	query := r.URL.RawQuery
+	if k, names := redact.Param(r.URL.Query(), "key"); k != "" && (l.keys[api] != "" || IsDummy(k)) {
+		q := r.URL.Query()
+		for _, n := range names {
+			q.Del(n)
+		}
+		query = q.Encode()
+	}
+	switch {
+	case target.RawQuery == "":
+		target.RawQuery = query
+	case query != "":
+		target.RawQuery += "&" + query
+	}
+	out, err := http.NewRequestWithContext(r.Context(), http.MethodPost, target.String(), bytes.NewReader(body))
+	if err != nil {
+		return nil, nil, err
+	}
+	for k, vs := range r.Header {
+		out.Header[k] = vs
+	}
+	for _, k := range hopByHop {
+		out.Header.Del(k)
+	}
+	out.Header.Del("Accept-Encoding") // the transport asks for gzip and undoes it
+	out.Header.Del("Content-Length")
+	if key := l.keys[api]; key != "" {
+		dropKeys(out)
+		switch api {
+		case Anthropic:
+			out.Header.Set("X-Api-Key", key)
+		case Gemini, GeminiCountTokens:
+			out.Header.Set("X-Goog-Api-Key", key)
+		case azureOpenAI:
+			out.Header.Set("Api-Key", key)
+		default:
+			out.Header.Set("Authorization", "Bearer "+key)
+		}
+	} else if k := ClientKey(r); k != "" && !IsDummy(k) {
+		// forwarded; ServeHTTP made it a secret
+	} else {
+		dropKeys(out)
+	}
+	return out, &target, nil
+}
+
+// dropKeys takes the client's auth headers out of a request (a key in
+// its query was left out of it).
+func dropKeys(out *http.Request) {
+	for _, k := range authHeaders {
+		out.Header.Del(k)
+	}
+}
+
+// providerOf is the provider name of an API (for key and base URL names).
+func providerOf(api API) string {
+	switch api {
+	case Anthropic:
+		return provider.Anthropic
+	case OpenAIResponses:
+		return provider.OpenAIResponses
+	case Gemini, GeminiCountTokens:
+		return provider.Gemini
+	}
+	return provider.OpenAI
+}
+
+// APIOf is the API of a request's path (its query aside), read
+// leniently: a route, else by how it ends.
+func APIOf(path string) API {
+	p, _, _ := strings.Cut(path, "?")
+	if api, ok := RouteOf(p); ok {
+		return api
+	}
+	if IsAnthropicPath(p) {
+		return Anthropic
+	}
+	if strings.HasSuffix(p, "/responses") {
+		return OpenAIResponses
+	}
+	return OpenAIChat
+}

@@ -1,0 +1,450 @@
+package wire
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"strconv"
+
+	"github.com/dryfire-dev/dryfire/internal/model"
+)
+
+// The seam's view of an API (model.Wire): what the model Recorder and
+// the script model need of it.
+
+// The codes of answers dryfire gives instead of the model's.
+const (
+	CodeUpstream = "dryfire_upstream_unreachable" // a live call got no answer
+)
+
+// Wire is the API as the model seam takes it: the same value, made an
+// interface once (a string's conversion would allocate on every call).
+func (api API) Wire() model.Wire {
+	switch api {
+	case OpenAIChat:
+		return wires[0]
+	case OpenAIResponses:
+		return wires[1]
+	case Anthropic:
+		return wires[2]
+	case Gemini:
+		return wires[3]
+	case GeminiCountTokens:
+		return wires[4]
+	}
+	return api
+}
+
+var wires = [...]model.Wire{OpenAIChat, OpenAIResponses, Anthropic, Gemini, GeminiCountTokens}
+
+// String implements model.Wire: the API's name in reports.
+func (api API) String() string { return string(api) }
+
+// Request implements model.Wire: ReadRequest.
+func (api API) Request(c *model.Call) (*model.Request, error) {
+	return ReadRequest(api, c.HTTP.URL, c.Body)
+}
+
+// Script implements model.Wire: a scripted turn as the API answers it,
+// with dryfire's ids (numbered by the request), a fixed time
+// (2026-01-01T00:00:00Z), and usage of about four bytes a token; r nil
+// is a token count's answer.
+func (api API) Script(c *model.Call, req *model.Request, r *model.Response) *model.Answer {
+	if r == nil {
+		return model.NewAnswer(200, "application/json", GeminiCount(c.Body), nil)
+	}
+	out := len(r.Text)
+	for _, tc := range r.ToolCalls {
+		out += len(tc.Name) + len(tc.Args)
+	}
+	u := model.Usage{InputTokens: max(1, (len(c.Body)+3)/4), OutputTokens: max(1, (out+3)/4)}
+	stream := req.Params["stream"] == true
+	so, _ := req.Params["stream_options"].(map[string]any)
+	body, events := api.Reply(&Reply{ID: "dryfire_" + strconv.Itoa(c.N), Model: req.Model, Created: 1767225600, Text: r.Text, Calls: r.ToolCalls,
+		Usage: u, Stream: stream, IncludeUsage: so["include_usage"] == true, Fingerprint: "fp_dryfire", Echo: req.Params,
+		Array: stream && api == Gemini && c.HTTP.URL.Query().Get("alt") != "sse"})
+	ct := "application/json"
+	if events != nil {
+		ct = "text/event-stream; charset=utf-8"
+	}
+	a := model.NewAnswer(200, ct, body, events)
+	a.Usage = u
+	return a
+}
+
+// Response implements model.Wire: an answer read as the built-in loop
+// reads it, a stream folded first.
+func (api API) Response(a *model.Answer) (*model.Response, error) {
+	data, err := a.Bytes(), error(nil)
+	switch api {
+	case OpenAIChat:
+		if a.Streamed {
+			data, err = foldChat(data)
+		}
+		return thenParse(data, err, func(d []byte) (*model.Response, error) { return parseChat(string(api), d, 0) })
+	case OpenAIResponses:
+		if a.Streamed {
+			data, err = foldResponses(data)
+		}
+		return thenParse(data, err, func(d []byte) (*model.Response, error) { return parseResponses(d, 0) })
+	case Gemini:
+		if a.Streamed {
+			data, err = foldGemini(data)
+		}
+		return thenParse(data, err, func(d []byte) (*model.Response, error) { return parseGemini(d, 0) })
+	case Anthropic:
+		if a.Streamed {
+			data, err = foldAnthropic(data)
+		}
+		return thenParse(data, err, func(d []byte) (*model.Response, error) { return parseAnthropic(d, nil) })
+	}
+	return &model.Response{Usage: api.Usage(a)}, nil
+}
+
+func thenParse(data []byte, err error, parse func([]byte) (*model.Response, error)) (*model.Response, error) {
+	if err != nil {
+		return nil, err
+	}
+	return parse(data)
+}
+
+// Error implements model.Wire: an error in the API's own shape:
+// {"error":{"message","type","param","code"}} for OpenAI,
+// {"type":"error","error":{"type","message"}} for Anthropic,
+// {"error":{"code","message","status"}} for Gemini. A 4xx goes with
+// x-should-retry: false, so that SDKs give up at once, unless it is a
+// fault's (e.Fault), whose type and message are the API's own for the
+// status.
+func (api API) Error(status int, e model.ErrorInfo) *model.Answer {
+	if e.Fault {
+		e.Type, e.Code, e.Message = faultError(api, status)
+		e.Message += " (a fault the case declares: model_faults)"
+	}
+	if e.Type == "" {
+		e.Type = "invalid_request_error"
+	}
+	var b bytes.Buffer
+	switch api {
+	case Gemini, GeminiCountTokens:
+		writeGeminiError(&b, status, e)
+	case Anthropic:
+		b.WriteString(`{"type":"error","error":{"type":`)
+		quoteJSON(&b, e.Type)
+		b.WriteString(`,"message":`)
+		quoteJSON(&b, e.Message)
+		b.WriteString("}}")
+	default:
+		b.WriteString(`{"error":{"message":`)
+		quoteJSON(&b, e.Message)
+		b.WriteString(`,"type":`)
+		quoteJSON(&b, e.Type)
+		b.WriteString(`,"param":`)
+		nullable(&b, e.Param)
+		b.WriteString(`,"code":`)
+		nullable(&b, e.Code)
+		b.WriteString("}}")
+	}
+	a := model.NewAnswer(status, "application/json", b.Bytes(), nil)
+	if status/100 == 4 && !e.Fault {
+		a.Header.Set("X-Should-Retry", "false")
+	}
+	return a
+}
+
+// writeGeminiError writes a google.rpc.Status: the HTTP status, the message, the
+// status name; dryfire's code (or the error type) as an ErrorInfo's
+// reason in its details.
+func writeGeminiError(b *bytes.Buffer, status int, e model.ErrorInfo) {
+	b.WriteString(`{"error":{"code":`)
+	b.WriteString(strconv.Itoa(status))
+	b.WriteString(`,"message":`)
+	quoteJSON(b, e.Message)
+	b.WriteString(`,"status":`)
+	quoteJSON(b, geminiStatus(status))
+	if reason := e.Code; reason != "" {
+		b.WriteString(`,"details":[{"@type":"type.googleapis.com/google.rpc.ErrorInfo","reason":`)
+		quoteJSON(b, reason)
+		b.WriteString(`,"domain":"dryfire"}]`)
+	}
+	b.WriteString("}}")
+}
+
+func nullable(b *bytes.Buffer, s string) {
+	if s == "" {
+		b.WriteString("null")
+		return
+	}
+	quoteJSON(b, s)
+}
+
+// quoteJSON writes s as a JSON string (no HTML escaping).
+func quoteJSON(b *bytes.Buffer, s string) {
+	b.WriteByte('"')
+	for _, r := range s {
+		switch {
+		case r == '"' || r == '\\':
+			b.WriteByte('\\')
+			b.WriteRune(r)
+		case r == '\n':
+			b.WriteString(`\n`)
+		case r == '\r':
+			b.WriteString(`\r`)
+		case r == '\t':
+			b.WriteString(`\t`)
+		case r < 0x20:
+			b.WriteString(`\u00`)
+			b.WriteByte("0123456789abcdef"[r>>4])
+			b.WriteByte("0123456789abcdef"[r&0xf])
+		default:
+			b.WriteRune(r)
+		}
+	}
+	b.WriteByte('"')
+}
+
+// faultError is the error type and message an API answers a status with.
+func faultError(api API, status int) (typ, code, msg string) {
+	anthropic := api == Anthropic
+	if api == Gemini || api == GeminiCountTokens {
+		switch {
+		case status == http.StatusTooManyRequests:
+			return "", "", "Resource has been exhausted (e.g. check quota)."
+		case status == http.StatusServiceUnavailable || status == 529:
+			return "", "", "The model is overloaded. Please try again later."
+		case status >= 500:
+			return "", "", "Internal error encountered."
+		}
+		return "", "", http.StatusText(status)
+	}
+	switch {
+	case status == http.StatusTooManyRequests && anthropic:
+		return "rate_limit_error", "", "Number of requests has exceeded your rate limit"
+	case status == http.StatusTooManyRequests:
+		return "requests", "rate_limit_exceeded", "Rate limit reached for requests"
+	case (status == 529 || status == http.StatusServiceUnavailable) && anthropic:
+		return "overloaded_error", "", "Overloaded"
+	case status == 529 || status == http.StatusServiceUnavailable:
+		return "server_error", "", "The server is overloaded or not ready yet."
+	case status >= 500 && anthropic:
+		return "api_error", "", "Internal server error"
+	case status >= 500:
+		return "server_error", "", "The server had an error while processing your request."
+	}
+	return "invalid_request_error", "", http.StatusText(status)
+}
+
+// geminiStatus is the google.rpc status name of an HTTP status, as the
+// API's error bodies give it.
+func geminiStatus(status int) string {
+	switch status {
+	case 400, 413:
+		return "INVALID_ARGUMENT"
+	case 401:
+		return "UNAUTHENTICATED"
+	case 403:
+		return "PERMISSION_DENIED"
+	case 404:
+		return "NOT_FOUND"
+	case 409:
+		return "ABORTED"
+	case 429:
+		return "RESOURCE_EXHAUSTED"
+	case 499:
+		return "CANCELLED"
+	case 501:
+		return "UNIMPLEMENTED"
+	case 502, 503, 529:
+		return "UNAVAILABLE"
+	case 504:
+		return "DEADLINE_EXCEEDED"
+	}
+	if status >= 500 {
+		return "INTERNAL"
+	}
+	return "FAILED_PRECONDITION"
+}
+
+// wireUsage is a usage object of any of the APIs.
+type wireUsage struct {
+	PromptTokens             *int `json:"prompt_tokens"`     // Chat
+	CompletionTokens         *int `json:"completion_tokens"` // Chat
+	InputTokens              *int `json:"input_tokens"`      // Responses, Anthropic
+	OutputTokens             *int `json:"output_tokens"`     // Responses, Anthropic
+	CacheCreationInputTokens int  `json:"cache_creation_input_tokens"`
+	CacheReadInputTokens     int  `json:"cache_read_input_tokens"`
+}
+
+// geminiUsageMetadata is a Gemini answer's usageMetadata (a stream's
+// chunks each carry the counts so far).
+type geminiUsageMetadata struct {
+	PromptTokenCount     *int `json:"promptTokenCount"`
+	CandidatesTokenCount *int `json:"candidatesTokenCount"`
+	ThoughtsTokenCount   int  `json:"thoughtsTokenCount"`
+	ToolUsePromptTokens  int  `json:"toolUsePromptTokenCount"`
+}
+
+// into reads u into the totals: the prompt's tokens (with the tool-use
+// prompt's) in, the candidates' and thoughts' out; a count that is
+// absent leaves the total as it is.
+func (u *geminiUsageMetadata) into(t *model.Usage) {
+	if u == nil {
+		return
+	}
+	if u.PromptTokenCount != nil {
+		t.InputTokens = *u.PromptTokenCount + u.ToolUsePromptTokens
+	}
+	if u.CandidatesTokenCount != nil || u.ThoughtsTokenCount != 0 {
+		t.OutputTokens = deref(u.CandidatesTokenCount) + u.ThoughtsTokenCount
+	}
+}
+
+// geminiUsageOf reads the tokens of a Gemini answer: a body's
+// usageMetadata (of each element, for a stream answered as a JSON
+// array), or the last a stream's chunks say.
+func geminiUsageOf(a *model.Answer) model.Usage {
+	var t model.Usage
+	type chunk struct {
+		UsageMetadata *geminiUsageMetadata `json:"usageMetadata"`
+	}
+	if a.Events == nil {
+		if !bytes.Contains(a.Body, []byte(`"usageMetadata"`)) {
+			return t
+		}
+		var one chunk
+		if json.Unmarshal(a.Body, &one) == nil {
+			one.UsageMetadata.into(&t)
+			return t
+		}
+		var all []chunk
+		if json.Unmarshal(a.Body, &all) == nil {
+			for _, c := range all {
+				c.UsageMetadata.into(&t)
+			}
+		}
+		return t
+	}
+	for _, ev := range a.Events {
+		if !bytes.Contains(ev, []byte(`"usageMetadata"`)) {
+			continue
+		}
+		data, ok := eventData(ev)
+		var c chunk
+		if ok && json.Unmarshal([]byte(data), &c) == nil {
+			c.UsageMetadata.into(&t)
+		}
+	}
+	return t
+}
+
+// into reads u into the totals: Chat's and the Responses' counts as they
+// are, Anthropic's input with its cache reads and writes (as the built-in
+// loop counts it). A count that is absent leaves the total as it is: an
+// Anthropic stream says the input in message_start, the output in
+// message_delta.
+func (u *wireUsage) into(api API, t *model.Usage) {
+	if u == nil {
+		return
+	}
+	switch {
+	case u.PromptTokens != nil || u.CompletionTokens != nil:
+		t.InputTokens, t.OutputTokens = deref(u.PromptTokens), deref(u.CompletionTokens)
+		return
+	case api == Anthropic:
+		if u.InputTokens != nil {
+			t.InputTokens = *u.InputTokens + u.CacheCreationInputTokens + u.CacheReadInputTokens
+		}
+	case u.InputTokens != nil:
+		t.InputTokens = *u.InputTokens
+	}
+	if u.OutputTokens != nil {
+		t.OutputTokens = *u.OutputTokens
+	}
+}
+
+func deref(p *int) int {
+	if p == nil {
+		return 0
+	}
+	return *p
+}
+
+// Usage implements model.Wire: the tokens of an answer: the usage of a JSON body, or of a
+// stream's events (Chat: the chunk with usage; Responses: the usage of
+// response.completed, .incomplete or .failed; Anthropic: message_start's
+// input and message_delta's output; Gemini: usageMetadata). Zero when it
+// says nothing.
+func (api API) Usage(a *model.Answer) model.Usage {
+	switch api {
+	case Gemini:
+		return geminiUsageOf(a)
+	case GeminiCountTokens:
+		return model.Usage{} // a count spends nothing
+	}
+	var t model.Usage
+	if a.Events == nil {
+		if !hasUsage(a.Body) {
+			return t
+		}
+		var v struct {
+			Usage *wireUsage `json:"usage"`
+		}
+		if json.Unmarshal(a.Body, &v) == nil {
+			v.Usage.into(api, &t)
+		}
+		return t
+	}
+	for _, ev := range a.Events {
+		if !hasUsage(ev) {
+			continue
+		}
+		data, ok := eventData(ev)
+		if !ok {
+			continue
+		}
+		var v struct {
+			Usage    *wireUsage                  `json:"usage"`
+			Message  *struct{ Usage *wireUsage } `json:"message"`
+			Response *struct{ Usage *wireUsage } `json:"response"`
+		}
+		if json.Unmarshal([]byte(data), &v) != nil {
+			continue
+		}
+		v.Usage.into(api, &t)
+		if v.Message != nil {
+			v.Message.Usage.into(api, &t)
+		}
+		if v.Response != nil {
+			v.Response.Usage.into(api, &t)
+		}
+	}
+	return t
+}
+
+// hasUsage says whether data has a "usage" key with an object: the
+// events of a stream that say nothing ("usage":null) are not decoded.
+func hasUsage(data []byte) bool {
+	key := []byte(`"usage"`)
+	for {
+		i := bytes.Index(data, key)
+		if i < 0 {
+			return false
+		}
+		data = data[i+len(key):]
+		rest := bytes.TrimLeft(data, " \t\r\n")
+		if len(rest) > 0 && rest[0] == ':' {
+			rest = bytes.TrimLeft(rest[1:], " \t\r\n")
+			if len(rest) > 0 && rest[0] == '{' {
+				return true
+			}
+		}
+	}
+}
+
+// eventData is the data of one server-sent event.
+func eventData(ev []byte) (string, bool) {
+	evs, _ := readEvents(ev)
+	if len(evs) == 0 {
+		return "", false
+	}
+	return evs[0].data, true
+}
