@@ -5,12 +5,16 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/dryfire-dev/dryfire/internal/cassette"
+	"github.com/dryfire-dev/dryfire/internal/netjail"
 	"github.com/dryfire-dev/dryfire/internal/report"
 	"github.com/dryfire-dev/dryfire/internal/runner"
 	"github.com/dryfire-dev/dryfire/internal/test/fakeapi"
@@ -283,5 +287,68 @@ cases:
 	}
 	if _, err := os.Stat("/tmp/pid-2"); err == nil {
 		t.Errorf("a confined program wrote the machine's /tmp/pid-2")
+	}
+}
+
+// The cost of a sandboxed case against bubblewrap alone on the same
+// program (issue 36), interleaved in one run so that the machine's load
+// weighs on both alike: each round runs the program under bare bwrap
+// (what any sandbox would at least cost), then a one-case suite under
+// sandboxed, isolated and open. Medians per mode, and sandboxed ÷ bwrap:
+// go test -run XXX -bench SandboxAgainstBwrap -benchtime 40x ./internal/runner
+func BenchmarkSandboxAgainstBwrap(b *testing.B) {
+	if err := netjail.Available(); err != nil {
+		b.Skip(err)
+	}
+	bw, err := exec.LookPath("bwrap")
+	if err != nil {
+		b.Skip(err)
+	}
+	for _, prog := range []struct {
+		name    string
+		argv    []string
+		command string
+	}{
+		{"sh", []string{"sh", "-c", "exit 0"}, `[sh, -c, "exit 0"]`},
+		// The system's Python (not a pyenv shim, itself ~150 ms and noisy).
+		{"python", []string{"/usr/bin/python3", "-c", "pass"}, `[/usr/bin/python3, -c, "pass"]`},
+	} {
+		if _, err := os.Stat(prog.argv[0]); prog.name == "python" && err != nil {
+			continue
+		}
+		b.Run(prog.name, func(b *testing.B) {
+			dir := b.TempDir()
+			suites := writeSuite(b, dir, "bench.dryfire.yaml", "version: 1\nagent:\n  command: "+prog.command+"\ncases:\n  - name: one\n    input: x\n")
+			modes := []string{"bwrap", "sandboxed", "isolated", "open"}
+			times := map[string][]time.Duration{}
+			for b.Loop() {
+				for _, mode := range modes {
+					start := time.Now()
+					if mode == "bwrap" {
+						cmd := exec.Command(bw, append([]string{"--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--unshare-pid", "--cap-drop", "ALL", "--die-with-parent", "--new-session", "--"}, prog.argv...)...)
+						cmd.Dir = dir
+						if out, err := cmd.CombinedOutput(); err != nil {
+							b.Fatalf("%v: %s", err, out)
+						}
+					} else {
+						rep, err := runner.Run(context.Background(), suites, runner.Options{Record: cassette.None, Network: mode, Env: commandEnv()})
+						if err != nil || rep.Cases[0].Status != report.Passed {
+							b.Fatalf("%v %+v", err, rep.Cases[0])
+						}
+					}
+					times[mode] = append(times[mode], time.Since(start))
+				}
+			}
+			median := func(mode string) float64 {
+				d := slices.Clone(times[mode])
+				slices.Sort(d)
+				return float64(d[len(d)/2].Microseconds()) / 1000
+			}
+			for _, mode := range modes {
+				b.ReportMetric(median(mode), mode+"-ms")
+			}
+			b.ReportMetric(median("sandboxed")/median("bwrap"), "sandboxed/bwrap")
+			b.ReportMetric(0, "ns/op")
+		})
 	}
 }
