@@ -80,7 +80,7 @@ func startHost(port int, asked string) (*host, error) {
 	h := newHost("/cases/")
 	h.base, h.done = "http://"+ln.Addr().String(), make(chan struct{})
 	h.port = ln.Addr().(*net.TCPAddr).Port
-	h.hs = &http.Server{Handler: http.HandlerFunc(h.route), ReadHeaderTimeout: 30 * time.Second}
+	h.hs = &http.Server{Handler: http.HandlerFunc(h.route), ReadHeaderTimeout: 30 * time.Second, ConnContext: toolserver.ConnContext}
 	go func() {
 		defer close(h.done)
 		h.hs.Serve(ln)
@@ -195,7 +195,7 @@ func runCommand(ctx context.Context, j job, opts Options, lv *live, c report.Cas
 		write = []string{cr.home}
 	}
 	mode, dflt := networkOf(&j.suite.Agent, opts, lv.getenv)
-	jail, note, err := lv.host.openJail(mode, dflt, programDir(j, opts), write)
+	jail, note, err := lv.host.openJail(mode, dflt, programDir(j, opts), write, cc.sc)
 	if err != nil {
 		cc.abandon()
 		cc.ws.finish(&c)
@@ -219,7 +219,7 @@ func runCommand(ctx context.Context, j job, opts Options, lv *live, c report.Cas
 	}
 	res := runProgram(ctx, j, opts, lv, cc.url, ws, jail, tk, cr)
 	if res.err == nil {
-		cc.commands = runCommandChecks(ctx, j, opts, lv, ws, mode, dflt)
+		cc.commands = runCommandChecks(ctx, j, opts, lv, ws, mode, dflt, cc.sc)
 	}
 	c = cc.finish(ctx, res)
 	if u := cr.untested(); u != "" && (c.Status == report.Failed || c.Status == report.Errored) {

@@ -29,6 +29,7 @@ import (
 	"github.com/dryfire-dev/dryfire/internal/netjail"
 	"github.com/dryfire-dev/dryfire/internal/report"
 	"github.com/dryfire-dev/dryfire/internal/spec"
+	"github.com/dryfire-dev/dryfire/internal/toolserver"
 )
 
 // networkOf is the network of a case's program and whether it is the
@@ -49,7 +50,8 @@ func networkOf(a *spec.Agent, opts Options, getenv func(string) string) (mode st
 // note: the default could not isolate (the program runs open); nil and
 // an error: isolated was asked for and cannot be had.
 // write are directories it may write besides its workspace, sandboxed.
-func (h *host) openJail(mode string, dflt bool, dir string, write []string) (j *netjail.Jail, note string, err error) {
+// Its connections reach only sc's routes (toolserver.Bound).
+func (h *host) openJail(mode string, dflt bool, dir string, write []string, sc *toolserver.Scope) (j *netjail.Jail, note string, err error) {
 	if mode != spec.NetworkIsolated && mode != spec.NetworkReport && mode != spec.NetworkSandboxed {
 		return nil, "", nil
 	}
@@ -75,7 +77,7 @@ func (h *host) openJail(mode string, dflt bool, dir string, write []string) (j *
 	if err != nil {
 		return nil, "", fmt.Errorf("agent.network is %s, but %w", mode, err)
 	}
-	go h.hs.Serve(j.Listener())
+	go h.hs.Serve(toolserver.Bound(j.Listener(), sc))
 	return j, "", nil
 }
 

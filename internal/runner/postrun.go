@@ -17,11 +17,12 @@ import (
 	"github.com/dryfire-dev/dryfire/internal/check"
 	"github.com/dryfire-dev/dryfire/internal/program"
 	"github.com/dryfire-dev/dryfire/internal/spec"
+	"github.com/dryfire-dev/dryfire/internal/toolserver"
 )
 
 // runCommandChecks runs the case's command checks, in order; nil when it
 // has none.
-func runCommandChecks(ctx context.Context, j job, opts Options, lv *live, ws *caseWorkspace, mode string, dflt bool) map[*spec.Check]*check.CommandRun {
+func runCommandChecks(ctx context.Context, j job, opts Options, lv *live, ws *caseWorkspace, mode string, dflt bool, sc *toolserver.Scope) map[*spec.Check]*check.CommandRun {
 	var out map[*spec.Check]*check.CommandRun
 	for _, ch := range j.c.Expect {
 		if ch.Kind != spec.CheckCommand {
@@ -30,12 +31,12 @@ func runCommandChecks(ctx context.Context, j job, opts Options, lv *live, ws *ca
 		if out == nil {
 			out = map[*spec.Check]*check.CommandRun{}
 		}
-		out[ch] = runCommandCheck(ctx, j, opts, lv, ws, mode, dflt, ch)
+		out[ch] = runCommandCheck(ctx, j, opts, lv, ws, mode, dflt, ch, sc)
 	}
 	return out
 }
 
-func runCommandCheck(ctx context.Context, j job, opts Options, lv *live, ws *caseWorkspace, mode string, dflt bool, ch *spec.Check) *check.CommandRun {
+func runCommandCheck(ctx context.Context, j job, opts Options, lv *live, ws *caseWorkspace, mode string, dflt bool, ch *spec.Check, sc *toolserver.Scope) *check.CommandRun {
 	timeout := ch.RunTimeout
 	if timeout <= 0 {
 		timeout = spec.DefaultCommandTimeout
@@ -47,7 +48,7 @@ func runCommandCheck(ctx context.Context, j job, opts Options, lv *live, ws *cas
 		env = append(env, EnvWorkspace+"="+ws.dir)
 	}
 	abs, _ := filepath.Abs(dir)
-	jail, _, err := lv.host.openJail(mode, dflt, abs, nil)
+	jail, _, err := lv.host.openJail(mode, dflt, abs, nil, sc)
 	if err != nil {
 		return &check.CommandRun{ExitCode: -1, Problem: "could not run: " + err.Error()}
 	}

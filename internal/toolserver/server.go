@@ -154,11 +154,16 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if rest, ok := strings.CutPrefix(path, s.prefix); ok {
 		id, sub, _ := strings.Cut(rest, "/")
 		sc = s.Scope(id)
+		if !s.reaches(w, r, sc) {
+			return
+		}
 		if sc == nil {
 			writeError(w, http.StatusNotFound, "not_found", fmt.Sprintf("no case is served as %q", id))
 			return
 		}
 		prefix, path = s.prefix+id, "/"+sub
+	} else if !s.reaches(w, r, sc) {
+		return
 	}
 	if sc == nil {
 		writeError(w, http.StatusNotFound, "not_found", "nothing is served at the root; use "+s.prefix+"{id}/")
