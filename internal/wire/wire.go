@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"github.com/dryfire-dev/dryfire/internal/model"
+	"github.com/dryfire-dev/dryfire/internal/value"
 )
 
 // The seam's view of an API (model.Wire): what the model Recorder and
@@ -178,29 +179,7 @@ func nullable(b *bytes.Buffer, s string) {
 }
 
 // quoteJSON writes s as a JSON string (no HTML escaping).
-func quoteJSON(b *bytes.Buffer, s string) {
-	b.WriteByte('"')
-	for _, r := range s {
-		switch {
-		case r == '"' || r == '\\':
-			b.WriteByte('\\')
-			b.WriteRune(r)
-		case r == '\n':
-			b.WriteString(`\n`)
-		case r == '\r':
-			b.WriteString(`\r`)
-		case r == '\t':
-			b.WriteString(`\t`)
-		case r < 0x20:
-			b.WriteString(`\u00`)
-			b.WriteByte("0123456789abcdef"[r>>4])
-			b.WriteByte("0123456789abcdef"[r&0xf])
-		default:
-			b.WriteRune(r)
-		}
-	}
-	b.WriteByte('"')
-}
+func quoteJSON(b *bytes.Buffer, s string) { b.WriteString(value.Canonical(s)) }
 
 // faultError is the error type and message an API answers a status with.
 func faultError(api API, status int) (typ, code, msg string) {
@@ -264,100 +243,65 @@ func geminiStatus(status int) string {
 	return "FAILED_PRECONDITION"
 }
 
-// wireUsage is a usage object of any of the APIs.
-type wireUsage struct {
-	PromptTokens             *int `json:"prompt_tokens"`     // Chat
-	CompletionTokens         *int `json:"completion_tokens"` // Chat
-	InputTokens              *int `json:"input_tokens"`      // Responses, Anthropic
-	OutputTokens             *int `json:"output_tokens"`     // Responses, Anthropic
-	CacheCreationInputTokens int  `json:"cache_creation_input_tokens"`
-	CacheReadInputTokens     int  `json:"cache_read_input_tokens"`
-}
-
-// geminiUsageMetadata is a Gemini answer's usageMetadata (a stream's
-// chunks each carry the counts so far).
-type geminiUsageMetadata struct {
+// usage is a usage object of any of the APIs: Chat's prompt and
+// completion tokens, the Responses' and Anthropic's input and output
+// (Anthropic's cache reads and writes apart), Gemini's usageMetadata.
+type usage struct {
+	PromptTokens         *int `json:"prompt_tokens"`
+	CompletionTokens     *int `json:"completion_tokens"`
+	InputTokens          *int `json:"input_tokens"`
+	OutputTokens         *int `json:"output_tokens"`
+	CacheCreation        int  `json:"cache_creation_input_tokens"`
+	CacheRead            int  `json:"cache_read_input_tokens"`
 	PromptTokenCount     *int `json:"promptTokenCount"`
 	CandidatesTokenCount *int `json:"candidatesTokenCount"`
 	ThoughtsTokenCount   int  `json:"thoughtsTokenCount"`
-	ToolUsePromptTokens  int  `json:"toolUsePromptTokenCount"`
+	ToolUsePrompt        int  `json:"toolUsePromptTokenCount"`
 }
 
-// into reads u into the totals: the prompt's tokens (with the tool-use
-// prompt's) in, the candidates' and thoughts' out; a count that is
-// absent leaves the total as it is.
-func (u *geminiUsageMetadata) into(t *model.Usage) {
-	if u == nil {
-		return
-	}
-	if u.PromptTokenCount != nil {
-		t.InputTokens = *u.PromptTokenCount + u.ToolUsePromptTokens
-	}
-	if u.CandidatesTokenCount != nil || u.ThoughtsTokenCount != 0 {
-		t.OutputTokens = deref(u.CandidatesTokenCount) + u.ThoughtsTokenCount
-	}
+// usageHolder is where an answer, a stream's event or chunk, holds it.
+type usageHolder struct {
+	Usage         *usage                  `json:"usage"`
+	UsageMetadata *usage                  `json:"usageMetadata"`
+	Message       *struct{ Usage *usage } `json:"message"`  // Anthropic's message_start
+	Response      *struct{ Usage *usage } `json:"response"` // a Responses stream's last event
 }
 
-// geminiUsageOf reads the tokens of a Gemini answer: a body's
-// usageMetadata (of each element, for a stream answered as a JSON
-// array), or the last a stream's chunks say.
-func geminiUsageOf(a *model.Answer) model.Usage {
-	var t model.Usage
-	type chunk struct {
-		UsageMetadata *geminiUsageMetadata `json:"usageMetadata"`
-	}
-	if a.Events == nil {
-		if !bytes.Contains(a.Body, []byte(`"usageMetadata"`)) {
-			return t
-		}
-		var one chunk
-		if json.Unmarshal(a.Body, &one) == nil {
-			one.UsageMetadata.into(&t)
-			return t
-		}
-		var all []chunk
-		if json.Unmarshal(a.Body, &all) == nil {
-			for _, c := range all {
-				c.UsageMetadata.into(&t)
-			}
-		}
-		return t
-	}
-	for _, ev := range a.Events {
-		if !bytes.Contains(ev, []byte(`"usageMetadata"`)) {
-			continue
-		}
-		data, ok := eventData(ev)
-		var c chunk
-		if ok && json.Unmarshal([]byte(data), &c) == nil {
-			c.UsageMetadata.into(&t)
-		}
-	}
-	return t
-}
-
-// into reads u into the totals: Chat's and the Responses' counts as they
-// are, Anthropic's input with its cache reads and writes (as the built-in
-// loop counts it). A count that is absent leaves the total as it is: an
-// Anthropic stream says the input in message_start, the output in
-// message_delta.
-func (u *wireUsage) into(api API, t *model.Usage) {
-	if u == nil {
-		return
-	}
+// into reads u into the totals, as the built-in loop counts them (the
+// input with Anthropic's cache reads and writes, Gemini's with its
+// tool-use prompt; Gemini's output with its thoughts). A count that is
+// absent leaves the total as it is: an Anthropic stream says the input
+// in message_start, the output in message_delta.
+func (u *usage) into(t *model.Usage) {
 	switch {
+	case u == nil:
 	case u.PromptTokens != nil || u.CompletionTokens != nil:
 		t.InputTokens, t.OutputTokens = deref(u.PromptTokens), deref(u.CompletionTokens)
-		return
-	case api == Anthropic:
-		if u.InputTokens != nil {
-			t.InputTokens = *u.InputTokens + u.CacheCreationInputTokens + u.CacheReadInputTokens
+	case u.PromptTokenCount != nil || u.CandidatesTokenCount != nil:
+		if u.PromptTokenCount != nil {
+			t.InputTokens = *u.PromptTokenCount + u.ToolUsePrompt
 		}
-	case u.InputTokens != nil:
-		t.InputTokens = *u.InputTokens
+		if u.CandidatesTokenCount != nil || u.ThoughtsTokenCount != 0 {
+			t.OutputTokens = deref(u.CandidatesTokenCount) + u.ThoughtsTokenCount
+		}
+	default:
+		if u.InputTokens != nil {
+			t.InputTokens = *u.InputTokens + u.CacheCreation + u.CacheRead
+		}
+		if u.OutputTokens != nil {
+			t.OutputTokens = *u.OutputTokens
+		}
 	}
-	if u.OutputTokens != nil {
-		t.OutputTokens = *u.OutputTokens
+}
+
+func (h *usageHolder) into(t *model.Usage) {
+	h.Usage.into(t)
+	h.UsageMetadata.into(t)
+	if h.Message != nil {
+		h.Message.Usage.into(t)
+	}
+	if h.Response != nil {
+		h.Response.Usage.into(t)
 	}
 }
 
@@ -368,28 +312,26 @@ func deref(p *int) int {
 	return *p
 }
 
-// Usage implements model.Wire: the tokens of an answer: the usage of a JSON body, or of a
-// stream's events (Chat: the chunk with usage; Responses: the usage of
-// response.completed, .incomplete or .failed; Anthropic: message_start's
-// input and message_delta's output; Gemini: usageMetadata). Zero when it
-// says nothing.
+// Usage implements model.Wire: the tokens an answer says were used, in a
+// body (each element of a Gemini stream answered as a JSON array), or the
+// last a stream's events say; zero when it says nothing (a token count
+// spends nothing). Only what mentions usage is decoded.
 func (api API) Usage(a *model.Answer) model.Usage {
-	switch api {
-	case Gemini:
-		return geminiUsageOf(a)
-	case GeminiCountTokens:
-		return model.Usage{} // a count spends nothing
-	}
 	var t model.Usage
+	if api == GeminiCountTokens {
+		return t
+	}
 	if a.Events == nil {
-		if !hasUsage(a.Body) {
-			return t
-		}
-		var v struct {
-			Usage *wireUsage `json:"usage"`
-		}
-		if json.Unmarshal(a.Body, &v) == nil {
-			v.Usage.into(api, &t)
+		var one usageHolder
+		var all []usageHolder
+		switch {
+		case !hasUsage(a.Body):
+		case json.Unmarshal(a.Body, &one) == nil:
+			one.into(&t)
+		case json.Unmarshal(a.Body, &all) == nil:
+			for i := range all {
+				all[i].into(&t)
+			}
 		}
 		return t
 	}
@@ -397,45 +339,27 @@ func (api API) Usage(a *model.Answer) model.Usage {
 		if !hasUsage(ev) {
 			continue
 		}
-		data, ok := eventData(ev)
-		if !ok {
-			continue
-		}
-		var v struct {
-			Usage    *wireUsage                  `json:"usage"`
-			Message  *struct{ Usage *wireUsage } `json:"message"`
-			Response *struct{ Usage *wireUsage } `json:"response"`
-		}
-		if json.Unmarshal([]byte(data), &v) != nil {
-			continue
-		}
-		v.Usage.into(api, &t)
-		if v.Message != nil {
-			v.Message.Usage.into(api, &t)
-		}
-		if v.Response != nil {
-			v.Response.Usage.into(api, &t)
+		var h usageHolder
+		if data, ok := eventData(ev); ok && json.Unmarshal([]byte(data), &h) == nil {
+			h.into(&t)
 		}
 	}
 	return t
 }
 
-// hasUsage says whether data has a "usage" key with an object: the
-// events of a stream that say nothing ("usage":null) are not decoded.
+// hasUsage says whether data has a "usage" (or "usageMetadata") key
+// with an object: the events of a stream that say nothing
+// ("usage":null) are not decoded.
 func hasUsage(data []byte) bool {
-	key := []byte(`"usage"`)
 	for {
-		i := bytes.Index(data, key)
+		i := bytes.Index(data, []byte(`"usage`))
 		if i < 0 {
 			return false
 		}
-		data = data[i+len(key):]
-		rest := bytes.TrimLeft(data, " \t\r\n")
-		if len(rest) > 0 && rest[0] == ':' {
-			rest = bytes.TrimLeft(rest[1:], " \t\r\n")
-			if len(rest) > 0 && rest[0] == '{' {
-				return true
-			}
+		data = bytes.TrimPrefix(data[i+len(`"usage`):], []byte("Metadata"))
+		rest := bytes.TrimLeft(bytes.TrimPrefix(data, []byte(`"`)), " \t\r\n")
+		if len(rest) > 0 && rest[0] == ':' && bytes.HasPrefix(bytes.TrimLeft(rest[1:], " \t\r\n"), []byte("{")) {
+			return true
 		}
 	}
 }

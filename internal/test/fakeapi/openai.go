@@ -415,13 +415,36 @@ func chatPairing(msgs []Msg, index []int) *apiError {
 
 // chatTools validates the tools and names them.
 func chatTools(req map[string]any) ([]string, *apiError) {
+	return eachTool(req, "an array of objects", []string{"function", "custom"}, func(at, typ string, t map[string]any) (string, *apiError) {
+		if typ == "custom" {
+			custom, _ := t["custom"].(map[string]any)
+			return toolName(custom, at+".custom.name")
+		}
+		fn, ok := t["function"].(map[string]any)
+		if !ok {
+			if _, present := t["function"]; present {
+				return "", invalidType(at+".function", "an object", t["function"])
+			}
+			return "", missing(at + ".function")
+		}
+		name, e := toolName(fn, at+".function.name")
+		if p, ok := fn["parameters"]; ok && e == nil {
+			e = schemaObject(p, name, at+".function.parameters", false)
+		}
+		return name, e
+	})
+}
+
+// eachTool validates a request's tools (what a wrong list is said to
+// want, the types allowed) and names them: name names one ("": none).
+func eachTool(req map[string]any, want string, types []string, name func(at, typ string, t map[string]any) (string, *apiError)) ([]string, *apiError) {
 	raw, ok := req["tools"]
 	if !ok || raw == nil {
 		return nil, nil
 	}
 	list, ok := raw.([]any)
 	if !ok {
-		return nil, invalidType("tools", "an array of objects", raw)
+		return nil, invalidType("tools", want, raw)
 	}
 	var names []string
 	for i, r := range list {
@@ -430,36 +453,17 @@ func chatTools(req map[string]any) ([]string, *apiError) {
 		if !ok {
 			return nil, invalidType(at, "an object", r)
 		}
-		typ, e := enum(t, at+".type", "type", []string{"function", "custom"})
+		typ, e := enum(t, at+".type", "type", types)
 		if e != nil {
 			return nil, e
 		}
-		if typ == "custom" {
-			custom, _ := t["custom"].(map[string]any)
-			name, e := toolName(custom, at+".custom.name")
-			if e != nil {
-				return nil, e
-			}
-			names = append(names, name)
-			continue
-		}
-		fn, ok := t["function"].(map[string]any)
-		if !ok {
-			if _, present := t["function"]; present {
-				return nil, invalidType(at+".function", "an object", t["function"])
-			}
-			return nil, missing(at + ".function")
-		}
-		name, e := toolName(fn, at+".function.name")
+		n, e := name(at, typ, t)
 		if e != nil {
 			return nil, e
 		}
-		if p, ok := fn["parameters"]; ok {
-			if e := schemaObject(p, name, at+".function.parameters", false); e != nil {
-				return nil, e
-			}
+		if n != "" {
+			names = append(names, n)
 		}
-		names = append(names, name)
 	}
 	return names, nil
 }

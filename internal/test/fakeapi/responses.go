@@ -379,44 +379,22 @@ func joinText(a, b string) string {
 // responsesTools validates the tools and names the function tools. A
 // function tool is strict unless it says "strict": false, as in the API.
 func responsesTools(req map[string]any) ([]string, *apiError) {
-	raw, ok := req["tools"]
-	if !ok || raw == nil {
-		return nil, nil
-	}
-	list, ok := raw.([]any)
-	if !ok {
-		return nil, invalidType("tools", "an array of tools", raw)
-	}
-	var names []string
-	for i, r := range list {
-		at := fmt.Sprintf("tools[%d]", i)
-		t, ok := r.(map[string]any)
-		if !ok {
-			return nil, invalidType(at, "an object", r)
-		}
-		typ, e := enum(t, at+".type", "type", responsesToolTypes)
-		if e != nil {
-			return nil, e
-		}
+	return eachTool(req, "an array of tools", responsesToolTypes, func(at, typ string, t map[string]any) (string, *apiError) {
 		if typ != "function" {
-			continue
+			return "", nil
 		}
 		name, e := toolName(t, at+".name")
 		if e != nil {
-			return nil, e
+			return "", e
 		}
 		strict := true
 		if s, ok := t["strict"]; ok && s != nil {
 			b, ok := s.(bool)
 			if !ok {
-				return nil, invalidType(at+".strict", "a boolean", s)
+				return "", invalidType(at+".strict", "a boolean", s)
 			}
 			strict = b
 		}
-		if e := schemaObject(t["parameters"], name, at+".parameters", strict); e != nil {
-			return nil, e
-		}
-		names = append(names, name)
-	}
-	return names, nil
+		return name, schemaObject(t["parameters"], name, at+".parameters", strict)
+	})
 }
