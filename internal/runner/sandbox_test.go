@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -77,8 +76,7 @@ func sandboxRun(t *testing.T, network string) report.Case {
 	// filesystem of its own, small to search (on the root filesystem the
 	// search passes netjail.MaxSocketSearch, and the case does not start).
 	hardlink := ""
-	if fsys := filepath.Join(dir, "fs"); os.Mkdir(fsys, 0o755) == nil && syscall.Mount("tmpfs", fsys, "tmpfs", 0, "size=1m") == nil {
-		t.Cleanup(func() { syscall.Unmount(fsys, syscall.MNT_DETACH) })
+	if fsys := filepath.Join(dir, "fs"); os.Mkdir(fsys, 0o755) == nil && tmpfsAt(t, fsys) {
 		os.Mkdir(filepath.Join(fsys, "a"), 0o755)
 		listenUnix(filepath.Join(fsys, "a", "linked.sock"))
 		hardlink = filepath.Join(fsys, "hardlink.sock")
@@ -120,41 +118,6 @@ func sandboxRun(t *testing.T, network string) report.Case {
 		t.Errorf("sandboxed: the agent wrote into the project's directory")
 	}
 	return rep.Cases[0]
-}
-
-// kernelKnobs tell the agent the machine's namespaces and the kernel
-// files it could act on the machine through (issue 36, hole 1), each one
-// this test can open for writing (a block device: for reading) outside.
-func kernelKnobs(t *testing.T) []string {
-	ino := func(kind string) string {
-		st, err := os.Stat("/proc/self/ns/" + kind)
-		if err != nil {
-			t.Skip(err)
-		}
-		return fmt.Sprint(st.Sys().(*syscall.Stat_t).Ino)
-	}
-	env := []string{"TEST_HOST_UTS=" + ino("uts"), "TEST_HOST_IPC=" + ino("ipc")}
-	first := func(key string, flag int, paths ...string) {
-		for _, p := range paths {
-			if f, err := os.OpenFile(p, flag, 0); err == nil {
-				f.Close()
-				env = append(env, key+"="+p)
-				return
-			}
-		}
-		t.Logf("no %s here: that try proves nothing", key)
-	}
-	first("TEST_SYS_FILE", os.O_WRONLY, "/sys/kernel/mm/transparent_hugepage/enabled", "/sys/kernel/profiling", "/sys/power/state", "/sys/kernel/uevent_helper")
-	cgroups, _ := filepath.Glob("/sys/fs/cgroup/*/cgroup.procs")
-	first("TEST_CGROUP_FILE", os.O_WRONLY, append([]string{"/sys/fs/cgroup/cgroup.procs"}, cgroups...)...)
-	var disks []string
-	if ents, err := os.ReadDir("/sys/block"); err == nil {
-		for _, e := range ents {
-			disks = append(disks, "/dev/"+e.Name())
-		}
-	}
-	first("TEST_BLOCK_DEVICE", os.O_RDONLY, disks...)
-	return env
 }
 
 // kernelTries are the tries of the kernel's knobs: refused under every
