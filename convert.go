@@ -81,7 +81,7 @@ func caseOf(c *report.Case) CaseResult {
 	if c.ToolCalls != nil {
 		out.ToolCalls = make([]ToolCall, len(c.ToolCalls))
 		for i, tc := range c.ToolCalls {
-			out.ToolCalls[i] = ToolCall{Turn: tc.Turn, ID: tc.ID, Tool: tc.Tool, Args: tc.Args, Outcome: Outcome(tc.Outcome),
+			out.ToolCalls[i] = ToolCall{Turn: tc.Turn, ID: tc.ID, Tool: tc.Tool, Args: tc.Args, Outcome: Outcome(tc.Outcome), Where: tc.Where,
 				Rule: tc.Rule, IsError: tc.IsError, Result: tc.Result, NearMiss: (*NearMiss)(tc.NearMiss), Asked: (*Asked)(tc.Asked)}
 		}
 	}
@@ -169,7 +169,7 @@ func internalCase(c *CaseResult) *report.Case {
 	if c.ToolCalls != nil {
 		out.ToolCalls = make([]report.ToolCall, len(c.ToolCalls))
 		for i, tc := range c.ToolCalls {
-			out.ToolCalls[i] = report.ToolCall{Turn: tc.Turn, ID: tc.ID, Tool: tc.Tool, Args: tc.Args, Outcome: tool.Outcome(tc.Outcome),
+			out.ToolCalls[i] = report.ToolCall{Turn: tc.Turn, ID: tc.ID, Tool: tc.Tool, Args: tc.Args, Outcome: tool.Outcome(tc.Outcome), Where: tc.Where,
 				Rule: tc.Rule, IsError: tc.IsError, Result: tc.Result, NearMiss: (*tool.NearMiss)(tc.NearMiss), Asked: (*tool.Asked)(tc.Asked)}
 		}
 	}

@@ -14,7 +14,7 @@ import (
 // field set among its calls.
 const richCase = `{"suite":"s.dryfire.yaml","name":"n","input":"hi","status":"failed","reason":"r",
 "checks":[{"check":"read: x","at":"s.dryfire.yaml:9","passed":false,"message":"m","judge":{"provider":"anthropic","model":"m","pass":true,"score":0.5,"reasoning":"ok","cassette":"c.json"}}],
-"tool_calls":[{"turn":1,"id":"call_1","tool":"book","args":{"to":"Paris"},"outcome":"error","rule":"s.dryfire.yaml:4","is_error":true,"result":"no",
+"tool_calls":[{"turn":1,"id":"call_1","tool":"book","args":{"to":"Paris"},"outcome":"error","where":"own","rule":"s.dryfire.yaml:4","is_error":true,"result":"no",
   "near_miss":{"tool":"book","rule":"s.dryfire.yaml:4","path":"$.to","expected":"\"Oslo\"","got":"\"Paris\"","reason":"r","note":"n"},
   "asked":{"method":"elicitation/create","request":{"message":"ok?"},"answer":{"action":"decline"},"error":"e"}}],
 "output":"out","turns":2,"usage":{"input_tokens":3,"output_tokens":4},"usage_by_role":{"agent":{"input_tokens":1},"judge":{"output_tokens":2},"user":{"input_tokens":5}},

@@ -268,15 +268,18 @@ type Judged struct {
 
 // ToolCall is one tool call of a case and what it got back.
 type ToolCall struct {
-	Turn     int             `json:"turn"`
-	ID       string          `json:"id"`
-	Tool     string          `json:"tool"`
-	Args     json.RawMessage `json:"args"`
-	Outcome  Outcome         `json:"outcome"`
-	Rule     string          `json:"rule"` // FILE:LINE of the rule that answered; empty when none
-	IsError  bool            `json:"is_error"`
-	Result   string          `json:"result"` // the exact text the model received
-	NearMiss *NearMiss       `json:"near_miss,omitempty"`
+	Turn    int             `json:"turn"`
+	ID      string          `json:"id"`
+	Tool    string          `json:"tool"`
+	Args    json.RawMessage `json:"args"`
+	Outcome Outcome         `json:"outcome"`
+	// Where is "own" for a call the agent ran itself (one of its own
+	// tools, seen on the model wire); "" for one dryfire served.
+	Where    string    `json:"where,omitempty"`
+	Rule     string    `json:"rule"` // FILE:LINE of the rule that answered; empty when none
+	IsError  bool      `json:"is_error"`
+	Result   string    `json:"result"` // the exact text the model received
+	NearMiss *NearMiss `json:"near_miss,omitempty"`
 	// Asked is what the call asked the agent's MCP client (a rule's
 	// elicit or sample) and what it answered; nil for most calls.
 	Asked *Asked `json:"asked,omitempty"`

@@ -63,6 +63,9 @@ func Evaluate(checks []*spec.Check, f *Facts) []Result {
 }
 
 func one(c *spec.Check, f *Facts) (bool, string) {
+	if c.Where != "" {
+		f = where(f, c.Where == spec.WhereOwn)
+	}
 	switch {
 	case c.Kind == spec.CheckState, c.Kind == spec.CheckEvent, c.Operation != "":
 		return worldCheck(c, f)
@@ -98,6 +101,19 @@ func one(c *spec.Check, f *Facts) (bool, string) {
 		return askCheck(c, f)
 	}
 	return false, fmt.Sprintf("unknown check %q", c.Kind)
+}
+
+// where is f with only the calls the agent ran itself (own) or only
+// those dryfire served.
+func where(f *Facts, own bool) *Facts {
+	g := *f
+	g.Calls = make([]tool.Record, 0, len(f.Calls))
+	for _, r := range f.Calls {
+		if r.Own == own {
+			g.Calls = append(g.Calls, r)
+		}
+	}
+	return &g
 }
 
 func plural(n int, one, many string) string {

@@ -151,9 +151,12 @@ type Called struct {
 
 // Outcome is how a case's model calls went, at its end.
 type Outcome struct {
-	Calls  []Called // in arrival order (none with RecorderOptions.NoRecords)
-	Turns  int      // calls answered with a success: the transcript's turns
-	Usage  Usage    // as the answers say (as recorded, when replayed)
+	Calls []Called // in arrival order (none with RecorderOptions.NoRecords)
+	// Seen are the tool calls and results of the calls answered with a
+	// success, in the order answered (none with NoRecords).
+	Seen   []Seen
+	Turns  int   // calls answered with a success: the transcript's turns
+	Usage  Usage // as the answers say (as recorded, when replayed)
 	Faults []Injected
 
 	// The cassette's: a request that strayed from the recording (the
@@ -192,6 +195,7 @@ type Recorder struct {
 	calls []Called
 	turns int
 	usage Usage
+	seen  []Seen
 }
 
 // NewRecorder is the model side of a case answered by ans.
@@ -233,6 +237,9 @@ func (r *Recorder) Answer(c *Call) *Answer {
 	live.Live = &passing{r: a.Live, end: func(data []byte, err error) {
 		a.Ended(data, err)
 		live.Status, live.Usage = a.Status, a.Usage
+		if err == nil {
+			live.Body = data // what passed, for done to read
+		}
 		if err != nil {
 			live.Err = err
 		}
@@ -241,15 +248,27 @@ func (r *Recorder) Answer(c *Call) *Answer {
 	return &live
 }
 
-// done keeps a call answered: its record, the turns and the tokens.
+// done keeps a call answered: its record, the turns and the tokens, and
+// the tool calls it shows (SeenOf).
 func (r *Recorder) done(c *Call, a *Answer) {
+	turn := a.Status/100 == 2 && !a.Fault && c.Wire.Turn()
+	var seen Seen
+	if turn && !r.noRecords {
+		req, _ := c.Request()
+		resp, _ := c.Wire.Response(a)
+		seen.Calls, seen.Results = SeenOf(req, resp)
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if !r.noRecords {
 		r.calls = append(r.calls, Called{API: c.Wire.String(), Status: a.Status, Replayed: a.Replayed, Streamed: a.Streamed, Usage: a.Usage, Err: a.Err, Fault: a.Fault})
 	}
-	if a.Status/100 == 2 && !a.Fault && c.Wire.Turn() {
+	if turn {
 		r.turns++
+		if !r.noRecords {
+			seen.Turn = r.turns
+			r.seen = append(r.seen, seen)
+		}
 	}
 	r.usage.InputTokens += a.Usage.InputTokens
 	r.usage.OutputTokens += a.Usage.OutputTokens
@@ -275,6 +294,7 @@ func (r *Recorder) End() Outcome {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	o.Calls, o.Turns, o.Usage = append([]Called(nil), r.calls...), r.turns, r.usage
+	o.Seen = append([]Seen(nil), r.seen...)
 	o.Faults = r.faults.injected()
 	return o
 }
@@ -288,7 +308,7 @@ func (r *Recorder) Save() (bool, error) { return r.ans.Save() }
 func (r *Recorder) Reset() {
 	r.ans.Reset()
 	r.mu.Lock()
-	r.n, r.calls, r.turns, r.usage = 0, nil, 0, Usage{}
+	r.n, r.calls, r.turns, r.usage, r.seen = 0, nil, 0, Usage{}, nil
 	r.mu.Unlock()
 	r.faults.reset()
 }

@@ -34,7 +34,16 @@ type Script struct {
 	// with previous_response_id) is still known by its tool.
 	issued map[string]string
 	guards bool // some turn has a guard
+	// names knows the names a framework shows the suite's tools by
+	// (tool.Names): a turn's call of lookup_order is sent as the
+	// dryfire_lookup_order a request offers.
+	names *tool.Names
 }
+
+// SetNames makes the script call the suite's tools by the names each
+// request offers them as (nil: by theirs, or a framework's usual
+// decorations of them).
+func (s *Script) SetNames(n *tool.Names) { s.names = n }
 
 // Served is one request the script answered: its number (from 1, in
 // arrival order) and the turn (from 1) that answered it; Refused, when
@@ -122,6 +131,9 @@ type Pick struct {
 	Turn    int        // the turn's number, from 1; 0: none answers
 	T       *spec.Turn // the turn; nil: none
 	Last    string     // the request's last message, for people
+	// Names are the names the request offers the turn's calls' tools by,
+	// one per call: what the answer calls them.
+	Names []string
 }
 
 // Pick chooses the turn that answers req and marks it served. A request
@@ -150,18 +162,36 @@ func (s *Script) Pick(req *Request) (Pick, error) {
 		for _, c := range t.ToolCalls {
 			s.issued[c.ID] = c.Name
 		}
-		p := Pick{Request: n, Turn: i + 1, T: t, Last: v.last}
-		for _, c := range t.ToolCalls {
-			if !slices.ContainsFunc(req.Tools, func(d ToolDef) bool { return d.Name == c.Name }) {
+		p := Pick{Request: n, Turn: i + 1, T: t, Last: v.last, Names: make([]string, len(t.ToolCalls))}
+		for k, c := range t.ToolCalls {
+			name, ok := s.offered(req.Tools, c.Name)
+			if !ok {
 				s.log[len(s.log)-1].Refused = true
 				return p, &ToolNotOfferedError{Turn: i + 1, Request: n, Tool: c.Name, Offered: toolNames(req.Tools)}
 			}
+			p.Names[k] = name
 		}
 		return p, nil
 	}
 	e := &NoTurnError{Request: n, Turns: len(s.turns), Served: slices.Clone(s.log), Last: v.last, AllServed: len(s.log) == len(s.turns)}
 	e.Closest = s.closest(v)
 	return Pick{Request: n, Last: v.last}, e
+}
+
+// offered is the name req offers tool by: its own, else an alias or a
+// framework's decoration of it (the first the request lists).
+func (s *Script) offered(ts []ToolDef, tool string) (string, bool) {
+	for _, d := range ts {
+		if d.Name == tool {
+			return tool, true
+		}
+	}
+	for _, d := range ts {
+		if s.names.Is(d.Name, tool) {
+			return d.Name, true
+		}
+	}
+	return "", false
 }
 
 // Unserve gives turn back (a fault cut its answer short): the request
@@ -259,6 +289,7 @@ func toolNames(ts []ToolDef) []string {
 
 // view is what a guard looks at in a request.
 type view struct {
+	names    *tool.Names
 	tools    []string
 	lastUser string // the last user message's text
 	hasUser  bool
@@ -284,7 +315,7 @@ func (v *view) spend(n int64) bool {
 }
 
 func (s *Script) view(req *Request) *view {
-	v := &view{tools: toolNames(req.Tools)}
+	v := &view{tools: toolNames(req.Tools), names: s.names}
 	names := map[string]string{}
 	for _, m := range req.Messages {
 		for _, c := range m.ToolCalls {
@@ -339,7 +370,7 @@ func (v *view) fails(g *spec.Guard) []string {
 		out = append(out, fmt.Sprintf("when.tools [] wants a request that offers no tool; it offers %s", quoteList(v.tools)))
 	}
 	for _, t := range g.Tools {
-		if !slices.Contains(v.tools, t) {
+		if !slices.ContainsFunc(v.tools, func(o string) bool { return v.names.Is(o, t) }) {
 			offers := "no tools"
 			if len(v.tools) > 0 {
 				offers = quoteList(v.tools)
@@ -350,7 +381,7 @@ func (v *view) fails(g *spec.Guard) []string {
 	}
 	if g.Result != nil {
 		switch {
-		case g.ResultOf != "" && !slices.Contains(v.results, g.ResultOf):
+		case g.ResultOf != "" && !slices.ContainsFunc(v.results, func(o string) bool { return v.names.Is(o, g.ResultOf) }):
 			got := "ends with no tool result"
 			if v.ended {
 				got = "ends with results of " + quoteList(v.results)

@@ -42,7 +42,15 @@ type ScriptAnswer struct {
 // writes a stream in one piece (Answer.Coalesce); noRecords keeps no list
 // of the answers (Outcome.Served).
 func NewScripted(turns []*spec.Turn, coalesce, noRecords bool) Answerer {
-	return &scripted{script: NewScript(turns), coalesce: coalesce, noRecords: noRecords}
+	return NewScriptedNamed(turns, coalesce, noRecords, nil)
+}
+
+// NewScriptedNamed is NewScripted whose turns call the suite's tools by
+// the names each request offers them as (Script.SetNames).
+func NewScriptedNamed(turns []*spec.Turn, coalesce, noRecords bool, names *tool.Names) Answerer {
+	sc := NewScript(turns)
+	sc.SetNames(names)
+	return &scripted{script: sc, coalesce: coalesce, noRecords: noRecords}
 }
 
 func (s *scripted) Answer(c *Call) (*Answer, error) {
@@ -62,8 +70,8 @@ func (s *scripted) Answer(c *Call) (*Answer, error) {
 	}
 	c.Placed = p
 	r := &Response{Text: p.T.Text}
-	for _, tc := range p.T.ToolCalls {
-		r.ToolCalls = append(r.ToolCalls, tool.Call{ID: tc.ID, Name: tc.Name, Args: ArgsJSON(tc)})
+	for i, tc := range p.T.ToolCalls {
+		r.ToolCalls = append(r.ToolCalls, tool.Call{ID: tc.ID, Name: p.Names[i], Args: ArgsJSON(tc)})
 	}
 	a := c.Wire.Script(c, req, r)
 	if s.coalesce {

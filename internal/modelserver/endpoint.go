@@ -33,6 +33,7 @@ import (
 	"github.com/dryfire-dev/dryfire/internal/model"
 	"github.com/dryfire-dev/dryfire/internal/reqmatch"
 	"github.com/dryfire-dev/dryfire/internal/spec"
+	"github.com/dryfire-dev/dryfire/internal/tool"
 	"github.com/dryfire-dev/dryfire/internal/wire"
 )
 
@@ -135,6 +136,9 @@ type Options struct {
 	// used. Script is its turns (spec.Suite.ScriptOf).
 	Scripted bool
 	Script   []*spec.Turn
+	// ToolNames, for a scripted case, are the names requests may offer
+	// its tools by (an alias, a framework's decoration: tool.Names).
+	ToolNames *tool.Names
 	// Provider, Section, LiveUnavailable and Secrets are a cassette's of a
 	// model dryfire calls itself (the built-in loop's, a judge's, a
 	// simulated user's: Endpoint.RoundTrip): its provider's rules
@@ -167,7 +171,7 @@ type Endpoint struct {
 func New(o Options) (*Endpoint, error) {
 	ro := &model.RecorderOptions{Faults: o.Faults, NoRecords: o.NoRecords}
 	if o.Scripted {
-		return &Endpoint{Recorder: model.NewRecorder(model.NewScripted(o.Script, o.CoalesceStreams, o.NoRecords), ro)}, nil
+		return &Endpoint{Recorder: model.NewRecorder(model.NewScriptedNamed(o.Script, o.CoalesceStreams, o.NoRecords, o.ToolNames), ro)}, nil
 	}
 	getenv, secrets := o.Getenv, o.Secrets
 	if getenv == nil {

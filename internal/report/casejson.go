@@ -288,6 +288,9 @@ func (w *caseJSON) toolCall(t *ToolCall) {
 	w.str("tool", t.Tool)
 	w.rawJSON("args", t.Args)
 	w.str("outcome", string(t.Outcome))
+	if t.Where != "" {
+		w.str("where", t.Where)
+	}
 	w.str("rule", t.Rule)
 	w.bool("is_error", t.IsError)
 	w.str("result", t.Result)

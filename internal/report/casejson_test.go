@@ -171,7 +171,7 @@ func TestCaseJSONKnowsEveryField(t *testing.T) {
 			"verdict,omitempty seed,omitempty build_hash,omitempty build,omitempty initial_state,omitempty state,omitempty " +
 			"evidence,omitempty events,omitempty conversation,omitempty trials,omitempty duration_ms - -"},
 		{Check{}, "check at passed message judge,omitempty"},
-		{ToolCall{}, "turn id tool args outcome rule is_error result near_miss,omitempty asked,omitempty"},
+		{ToolCall{}, "turn id tool args outcome where,omitempty rule is_error result near_miss,omitempty asked,omitempty"},
 		{model.Usage{}, "input_tokens output_tokens"},
 	} {
 		if got := names(tc.v); got != tc.want {

@@ -246,15 +246,19 @@ type Judged struct {
 
 // ToolCall is one call the agent made and what it got back.
 type ToolCall struct {
-	Turn     int             `json:"turn"`
-	ID       string          `json:"id"`
-	Tool     string          `json:"tool"`
-	Args     json.RawMessage `json:"args"`
-	Outcome  tool.Outcome    `json:"outcome"`
-	Rule     string          `json:"rule"`
-	IsError  bool            `json:"is_error"`
-	Result   string          `json:"result"`
-	NearMiss *tool.NearMiss  `json:"near_miss,omitempty"`
+	Turn    int             `json:"turn"`
+	ID      string          `json:"id"`
+	Tool    string          `json:"tool"`
+	Args    json.RawMessage `json:"args"`
+	Outcome tool.Outcome    `json:"outcome"`
+	// Where is "own" for a call the agent ran itself (one of its own
+	// tools, seen on the model wire: no outcome, no rule; its result is
+	// what the agent sent the model); "" for a call dryfire served.
+	Where    string         `json:"where,omitempty"`
+	Rule     string         `json:"rule"`
+	IsError  bool           `json:"is_error"`
+	Result   string         `json:"result"`
+	NearMiss *tool.NearMiss `json:"near_miss,omitempty"`
 	// Asked is what the call asked the agent's MCP client (a rule's
 	// elicit or sample) and what it answered.
 	Asked *tool.Asked `json:"asked,omitempty"`

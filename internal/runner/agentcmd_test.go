@@ -169,7 +169,8 @@ func agentLoop(input, transport string, prefetch bool) (string, error) {
 		defer s.Close()
 		session = s
 	}
-	call := func(name, args string) (string, error) {
+	var call func(name, args string) (string, error)
+	call = func(name, args string) (string, error) {
 		if session == nil {
 			var res struct {
 				Content string `json:"content"`
@@ -200,9 +201,30 @@ func agentLoop(input, transport string, prefetch bool) (string, error) {
 			return "", err
 		}
 	}
+	// TEST_PREFIX shows dryfire's tools to the model under a prefix (as
+	// Mastra does); TEST_OWN names tools of the agent's own, which it
+	// answers itself; TEST_REVERSE runs a turn's calls last first.
+	prefix := os.Getenv("TEST_PREFIX")
+	own := map[string]bool{}
 	var tools []map[string]any
+	for _, n := range strings.Split(os.Getenv("TEST_OWN"), ",") {
+		if n != "" {
+			own[n] = true
+			tools = append(tools, map[string]any{"type": "function", "function": map[string]any{"name": n, "parameters": map[string]any{"type": "object"}}})
+		}
+	}
 	for _, t := range listed.Tools {
-		tools = append(tools, map[string]any{"type": "function", "function": map[string]any{"name": t.Name, "description": t.Description, "parameters": t.InputSchema}})
+		tools = append(tools, map[string]any{"type": "function", "function": map[string]any{"name": prefix + t.Name, "description": t.Description, "parameters": t.InputSchema}})
+	}
+	served := call
+	call = func(name, args string) (string, error) {
+		if own[name] {
+			return "own " + name + " " + args, nil
+		}
+		if !strings.HasPrefix(name, prefix) {
+			return "", fmt.Errorf("the model called %q, a tool the agent does not have", name)
+		}
+		return served(strings.TrimPrefix(name, prefix), args)
 	}
 	messages := []chatMessage{{Role: "user", Content: &input}}
 	for range 10 {
@@ -223,12 +245,20 @@ func agentLoop(input, transport string, prefetch bool) (string, error) {
 			}
 			return *msg.Content, nil
 		}
-		for _, tc := range msg.ToolCalls {
+		outs := make([]string, len(msg.ToolCalls))
+		for k := range msg.ToolCalls {
+			if os.Getenv("TEST_REVERSE") != "" {
+				k = len(msg.ToolCalls) - 1 - k
+			}
+			tc := msg.ToolCalls[k]
 			out, err := call(tc.Function.Name, tc.Function.Arguments)
 			if err != nil {
 				return "", err
 			}
-			messages = append(messages, chatMessage{Role: "tool", ToolCallID: tc.ID, Content: &out})
+			outs[k] = out
+		}
+		for k, tc := range msg.ToolCalls {
+			messages = append(messages, chatMessage{Role: "tool", ToolCallID: tc.ID, Content: &outs[k]})
 		}
 	}
 	return "", errors.New("no answer after 10 model calls")

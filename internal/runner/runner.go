@@ -619,7 +619,12 @@ func calls(n int) string {
 func toolCall(r *tool.Record, buf []byte) (report.ToolCall, []byte) {
 	start := len(buf)
 	buf = canonical.Append(buf, r.Args)
+	where := ""
+	if r.Own {
+		where = WhereOwn
+	}
 	return report.ToolCall{
+		Where:    where,
 		Turn:     r.Turn,
 		ID:       r.ID,
 		Tool:     r.Name,
@@ -632,6 +637,9 @@ func toolCall(r *tool.Record, buf []byte) (report.ToolCall, []byte) {
 		Asked:    r.Result.Asked,
 	}, buf
 }
+
+// WhereOwn is a report's ToolCall.Where of a call the agent ran itself.
+const WhereOwn = "own"
 
 // canonical is value.Canonical's form, appended.
 var canonical value.Form

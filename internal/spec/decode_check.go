@@ -50,6 +50,8 @@ func (x *decoder) check(it yamlpos.Item) *Check {
 				c.Actor = str(p.Val)
 			case "outcome":
 				c.Outcome = str(p.Val)
+			case "where":
+				c.Where = str(p.Val)
 			case "with":
 				if m, ok := p.Val.(map[string]any); ok {
 					c.With = value.Compile(m)
@@ -99,6 +101,8 @@ func (x *decoder) check(it yamlpos.Item) *Check {
 				if s, ok := p.Val.(string); ok {
 					c.TrajectoryArgs = s
 				}
+			case "where":
+				c.Where = str(p.Val)
 			case "calls":
 				for _, e := range yamlpos.Items(p.V, p.Val) {
 					tc := &TrajectoryCall{Pos: x.pos(e.N)}

@@ -70,7 +70,25 @@ func (x *decoder) crossHead(s *Suite) {
 	}
 	k.suiteTools = append(k.suiteTools, s.MockOrder...)
 	k.toolSet, k.toolList = knownTools(k.suiteTools, nil)
+	x.checkAliases(s, k.toolSet)
 	releaseRules(s.Mocks)
+}
+
+// checkAliases refuses an alias that is another tool's name, or another
+// tool's alias too: a call of it would stand for two tools.
+func (x *decoder) checkAliases(s *Suite, tools map[string]bool) {
+	of := map[string]string{}
+	for _, t := range s.Tools {
+		for _, a := range t.Aliases {
+			switch {
+			case tools[a]:
+				x.d.AddAt(yamlpos.Error, t.Pos, "tool %q: alias %q is the name of a tool of the suite; an alias names no other tool", t.Name, a)
+			case of[a] != "" && of[a] != t.Name:
+				x.d.AddAt(yamlpos.Error, t.Pos, "tool %q: alias %q is tool %q's alias too; an alias names one tool", t.Name, a, of[a])
+			}
+			of[a] = t.Name
+		}
+	}
 }
 
 // knownTools is the set of the names in suite and own, and the same

@@ -22,6 +22,12 @@ func (x *decoder) tool(tool yamlpos.KV) *Tool {
 		switch p.Key() {
 		case "description":
 			t.Description = str(p.Val)
+		case "aliases":
+			for _, it := range yamlpos.Items(p.V, p.Val) {
+				if a, ok := it.Val.(string); ok {
+					t.Aliases = append(t.Aliases, a)
+				}
+			}
 		case "input_schema":
 			t.InputSchema = p.Val
 			t.SchemaPos = x.pos(yamlpos.Deref(p.V))

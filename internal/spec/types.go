@@ -227,8 +227,26 @@ type Tool struct {
 	Name        string
 	Description string
 	InputSchema any // JSON value; nil when not declared
-	Pos         yamlpos.Pos
-	SchemaPos   yamlpos.Pos // where InputSchema is written
+	// Aliases are other names a model is shown the tool by (a
+	// framework's decoration tool.Names does not know).
+	Aliases   []string
+	Pos       yamlpos.Pos
+	SchemaPos yamlpos.Pos // where InputSchema is written
+}
+
+// ToolAliases are the aliases of the suite's tools (alias → tool), or
+// nil: what tool.NewNames takes.
+func (s *Suite) ToolAliases() map[string]string {
+	var aliases map[string]string
+	for _, t := range s.Tools {
+		for _, a := range t.Aliases {
+			if aliases == nil {
+				aliases = map[string]string{}
+			}
+			aliases[a] = t.Name
+		}
+	}
+	return aliases
 }
 
 // OutcomeKind is what a rule or sequence entry does.
@@ -476,12 +494,22 @@ type Judge struct {
 // CheckKinds lists every check, in documentation order.
 var CheckKinds = []string{"called", "not_called", "order", "trajectory", "judge", "output", "max_turns", "no_errors", "state", "event", "file", "read", "not_read", "prompted", "elicited", "sampled"}
 
+// Where a tool call ran, as a check's where: says.
+const (
+	WhereOwn    = "own"    // the agent ran it itself (seen on the model wire)
+	WhereServed = "served" // dryfire answered it
+)
+
 // Check is one entry of a case's expect list.
 type Check struct {
 	Kind CheckKind
 	Pos  yamlpos.Pos
 	// Source is the check as written, in canonical JSON, for reports.
 	Source string
+
+	// Where restricts the calls a check looks at to those that ran
+	// there: WhereOwn, WhereServed; "": all of them.
+	Where string
 
 	// called / not_called
 	Tool  string

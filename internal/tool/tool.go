@@ -94,6 +94,10 @@ type Record struct {
 	Call
 	Args   any // the parsed arguments (the raw text when not JSON)
 	Result Result
+	// Own: the agent ran the call itself (one of its own tools, seen on
+	// the model wire); Result is what it sent the model back (Content,
+	// IsError), and no rule answered it.
+	Own bool
 }
 
 // Session answers the tool calls of one case and keeps their record.

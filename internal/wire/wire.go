@@ -89,10 +89,24 @@ func (api API) Response(a *model.Answer) (*model.Response, error) {
 		}
 		return thenParse(data, err, func(d []byte) (*model.Response, error) { return parseResponses(d, 0) })
 	case Gemini:
-		if a.Streamed {
+		streamed := a.Streamed
+		if events, ok := geminiArrayEvents(data); ok && !streamed {
+			data, streamed = events, true
+		}
+		if streamed {
 			data, err = foldGemini(data)
 		}
-		return thenParse(data, err, func(d []byte) (*model.Response, error) { return parseGemini(d, 0) })
+		return thenParse(data, err, func(d []byte) (*model.Response, error) {
+			r, err := parseGemini(d, 0)
+			if err == nil {
+				for i, id := range geminiIDs(d) {
+					if id != "" && i < len(r.ToolCalls) {
+						r.ToolCalls[i].ID = id // the answer's own
+					}
+				}
+			}
+			return r, err
+		})
 	case Anthropic:
 		if a.Streamed {
 			data, err = foldAnthropic(data)

@@ -249,7 +249,7 @@ ${t.runs.map((r, k) => `<div class="case trial" data-trial="${k}"><div class="he
 
   function call(tc) {
     const bad = tc.outcome === "unmatched" || tc.is_error;
-    let answered = tc.rule ? `answered by the rule at <code>${esc(tc.rule)}</code> (${esc(tc.outcome)})` : `<span class="miss">${esc(tc.outcome)}</span>`;
+    let answered = tc.where === "own" ? "run by the agent itself" : tc.rule ? `answered by the rule at <code>${esc(tc.rule)}</code> (${esc(tc.outcome)})` : `<span class="miss">${esc(tc.outcome)}</span>`;
     let miss = "";
     const n = tc.near_miss;
     if (n) {
