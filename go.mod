@@ -19,6 +19,8 @@ require (
 	golang.org/x/text v0.34.0
 )
 
+require github.com/coder/websocket v1.8.15
+
 require (
 	github.com/google/jsonschema-go v0.4.3 // indirect
 	github.com/inconshreveable/mousetrap v1.1.0 // indirect

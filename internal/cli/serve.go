@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/dryfire-dev/dryfire"
+	"github.com/dryfire-dev/dryfire/internal/engine"
 	"github.com/dryfire-dev/dryfire/internal/redact"
 	"github.com/dryfire-dev/dryfire/internal/termtext"
 )
@@ -30,6 +31,8 @@ type serveOptions struct {
 	sessionTimeout time.Duration
 	maxSessions    int
 	maxEvidence    int
+	maxWorlds      int  // --max-session-worlds
+	perSession     bool // --world-per-session
 	// A recording proxy: the real tools (an MCP command after --, or one
 	// of the URLs) answer, and what they answer is merged into the suite
 	// when serve stops.
@@ -74,6 +77,14 @@ event). A scripted case's (agent.provider: script) requests are answered
 by its script instead, in whichever API they come: no cassette, no
 --record.
 
+Sessions (world suites, --http): POST /sessions, OpenEnv's WebSocket /ws
+and, with --world-per-session, each MCP session opened at /mcp get a world
+of their own (the drill of --case, else the suite's first; its own clock,
+evidence and verdict) under /sessions/ID/, with OpenEnv's reset, step and
+state (POST /sessions/ID/reset, POST /sessions/ID/step, GET
+/sessions/ID/state; the verdict's score is the reward); at most
+--max-session-worlds at once.
+
 Nothing is kept per call, so memory stays flat however long it runs;
 idle MCP sessions over HTTP end after --session-timeout.
 
@@ -103,6 +114,8 @@ written.`,
   dryfire serve support.dryfire.yaml --case 'gold refund' --stdio
   dryfire serve support.dryfire.yaml --case 'gold refund' --http 7777
   dryfire serve desk.dryfire.yaml --http 7777 --seed 7 --actor supervisor
+  dryfire serve desk.dryfire.yaml --http 7777 --world-per-session
+  dryfire serve desk.dryfire.yaml --http 7777 --max-session-worlds 200
   dryfire serve support.dryfire.yaml --http 0.0.0.0:7777   # other machines too
   dryfire serve shop.dryfire.yaml --http 7777 --python .venv/bin/python
   dryfire serve notes.dryfire.yaml --stdio -- ./my-mcp-server   # record it
@@ -139,6 +152,8 @@ written.`,
 	f.DurationVar(&o.sessionTimeout, "session-timeout", dryfire.DefaultSessionTimeout, "end an MCP session over HTTP after `DURATION` without a request from its client (0: never)")
 	f.IntVar(&o.maxEvidence, "max-evidence", 20000, "keep the newest `N` evidence entries of a world (GET /world/evidence counts the older ones as dropped; 0: all)")
 	f.IntVar(&o.maxSessions, "max-sessions", dryfire.DefaultMaxSessions, "keep at most `N` MCP sessions over HTTP open: one more ends the session idle the longest")
+	f.IntVar(&o.maxWorlds, "max-session-worlds", engine.DefaultMaxSessionWorlds, "world suites over HTTP: at most `N` sessions with a world of their own at once (POST /sessions, /ws, --world-per-session); one more is refused with 429 TOO_MANY_SESSIONS")
+	f.BoolVar(&o.perSession, "world-per-session", false, "world suites over HTTP: each MCP session opened at /mcp gets a world of its own (a session, its id in the Dryfire-Session-Id header), instead of sharing the server's")
 	f.StringVar(&o.upURL, "upstream-url", "", "be a recording proxy of the MCP server at `URL` (streamable HTTP): see above")
 	f.StringVar(&o.upSSE, "upstream-sse", "", "be a recording proxy of the MCP server at `URL` over HTTP+SSE (the 2024-11-05 protocol)")
 	f.StringVar(&o.upHTTP, "upstream-http", "", "be a recording proxy of the plain HTTP tools at base `URL` (GET URL/tools, POST URL/tools/NAME)")
@@ -271,10 +286,28 @@ func runServe(ctx context.Context, e *env, o serveOptions, path string) error {
 	if up, n, ok := srv.Recording(); ok {
 		fmt.Fprintf(e.stderr, "recording the tools of %s (%s listed): merged into %s when serve stops\n", termtext.Printable(up), count(n, "tool"), p.Files[0])
 	}
+	var sessions *engine.Sessions
+	switch {
+	case o.http != "" && srv.World() != nil && rt == nil:
+		idle := o.sessionTimeout
+		if idle == 0 {
+			idle = -1 // never
+		}
+		so := engine.SessionsOptions{Suite: path, Case: o.caseName, Actor: o.actor, Record: o.record, Env: e.environ(), Max: o.maxWorlds, Idle: idle, PerMCPSession: o.perSession}
+		if o.seedSet {
+			so.Seed = &o.seed
+		}
+		if sessions, err = engine.NewSessions(so); err != nil {
+			return &exitError{code: exitUsage, err: fmt.Errorf("sessions: %w", err)}
+		}
+		defer sessions.Close()
+	case o.perSession:
+		return usageErr("--world-per-session gives MCP sessions worlds of their own: it needs a world suite (world:) served with --http, and no upstream")
+	}
 	if o.stdio {
 		err = serveStdio(ctx, e, srv, what)
 	} else {
-		err = serveHTTP(ctx, e, srv, what, addr, loopback, model, modelErr)
+		err = serveHTTP(ctx, e, srv, sessions, what, addr, loopback, model, modelErr)
 	}
 	if calls, f := srv.FinishRecording(); f != nil {
 		up, _, _ := srv.Recording()
@@ -301,7 +334,7 @@ func serveStdio(ctx context.Context, e *env, srv *dryfire.ToolServer, what strin
 // shutdownGrace is how long a stopping server waits for calls in flight.
 const shutdownGrace = 5 * time.Second
 
-func serveHTTP(ctx context.Context, e *env, srv *dryfire.ToolServer, what, addr string, loopback bool, model *dryfire.ModelEndpoint, modelErr error) error {
+func serveHTTP(ctx context.Context, e *env, srv *dryfire.ToolServer, sessions *engine.Sessions, what, addr string, loopback bool, model *dryfire.ModelEndpoint, modelErr error) error {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return &exitError{code: exitInfra, err: fmt.Errorf("cannot listen on %s: %w", addr, unwrapOp(err))}
@@ -357,7 +390,17 @@ func serveHTTP(ctx context.Context, e *env, srv *dryfire.ToolServer, what, addr 
 	if model != nil || modelErr != nil {
 		fmt.Fprintf(e.stderr, "  OPENAI_BASE_URL=http://%s/v1\n  ANTHROPIC_BASE_URL=http://%s\n", real, real)
 	}
-	hs := httpServer(srv, bodyReadTimeout)
+	var h http.Handler = srv
+	if sessions != nil {
+		sessions.SetBase("http://" + real)
+		h = sessions.Handler(srv)
+		mcp := "MCP sessions at /mcp share the server's world"
+		if sessions.PerMCPSession() {
+			mcp = "each MCP session at /mcp has its own"
+		}
+		fmt.Fprintf(e.stderr, "sessions, each a world of its own (drill %q): POST /sessions, then /sessions/ID/reset, step, state; OpenEnv's WebSocket /ws; %s\n", sessions.Drill(), mcp)
+	}
+	hs := httpServer(h, bodyReadTimeout)
 	done := make(chan error, 1)
 	go func() { done <- hs.Serve(ln) }()
 	select {

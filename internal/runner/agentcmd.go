@@ -255,6 +255,9 @@ type commandCase struct {
 	// sweeping: a fault sweep's point, which leads the agent another way
 	// than its script's every turn (no turn is then held unserved).
 	sweeping bool
+	// ownModel: the agent may not ask the case's model at all (a served
+	// session's): no turn of its script is held unserved either.
+	ownModel bool
 }
 
 // startCommand serves a case's tools (its world's operations in a world
@@ -404,7 +407,7 @@ func (cc *commandCase) finish(ctx context.Context, res programResult) report.Cas
 			// The program most likely failed for the refusal: the
 			// script's error is the case's.
 			r.err, r.infra, r.failed = o.Script, false, false
-		} else if r.err == nil && !cc.sweeping && o.Unserved != nil {
+		} else if r.err == nil && !cc.sweeping && !cc.ownModel && o.Unserved != nil {
 			r.err, r.failed = o.Unserved, true
 		}
 	} else if ep != nil {

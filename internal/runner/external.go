@@ -74,6 +74,10 @@ type DrillSpec struct {
 	World *world.Instance
 	// Record is this drill's record mode; empty: the host's.
 	Record cassette.Mode
+	// OwnModel says the agent brings its own model (a served session's
+	// may never call the case's): turns of its script left unserved do
+	// not fail it.
+	OwnModel bool
 }
 
 // Drill is a started drill of a Host.
@@ -100,7 +104,7 @@ func (H *Host) Start(d DrillSpec) (*Drill, error) {
 	if cc == nil {
 		return nil, errors.New(c.Reason)
 	}
-	cc.keepEmpty = false
+	cc.keepEmpty, cc.ownModel = false, d.OwnModel
 	return &Drill{cc: cc, red: lv.red}, nil
 }
 
