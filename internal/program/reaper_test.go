@@ -181,3 +181,44 @@ func BenchmarkReaper(b *testing.B) {
 		}
 	})
 }
+
+// dryfire itself killed (SIGKILL) in the middle of a case: the program
+// and its daemon end too (the reaper's parent-death signal). A helper
+// process (this test binary, DRYFIRE_PROGRAM_RUN set) runs the case.
+func TestRunDryfireKilled(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("Linux's reaper")
+	}
+	if pidfile := os.Getenv("DRYFIRE_PROGRAM_RUN"); pidfile != "" {
+		Run(context.Background(), Spec{Argv: daemon(pidfile, "sleep 60"), Timeout: time.Minute})
+		return
+	}
+	pidfile := filepath.Join(t.TempDir(), "pid")
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	helper := exec.Command(exe, "-test.run", "^TestRunDryfireKilled$")
+	helper.Env = append(os.Environ(), "DRYFIRE_PROGRAM_RUN="+pidfile)
+	if err := helper.Start(); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; ; i++ {
+		if _, err := os.Stat(pidfile); err == nil {
+			break
+		}
+		if i == 500 {
+			helper.Process.Kill()
+			t.Fatal("the daemon never started")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	helper.Process.Kill()
+	helper.Wait()
+	for i := 0; alive(t, pidfile); i++ {
+		if i == 200 {
+			t.Fatal("the daemon outlived dryfire by 2 s")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}

@@ -69,6 +69,12 @@ func Wrap(cmd *exec.Cmd) func(startErr error) error {
 	cmd.Args = append([]string{self, cmd.Path}, cmd.Args...)
 	cmd.Path = self
 	cmd.ExtraFiles = []*os.File{w} // its fd 3
+	// dryfire killed (SIGKILL, out of memory): the reaper is told as on
+	// a timeout, and ends what the program started.
+	if cmd.SysProcAttr == nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{}
+	}
+	cmd.SysProcAttr.Pdeathsig = syscall.SIGTERM
 	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
 	return func(startErr error) error {
 		w.Close()
