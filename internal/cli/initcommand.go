@@ -32,17 +32,23 @@ const commandHeader = `# A suite for your agent, written by ` + "`dryfire init -
 #   dryfire run .              run it
 #   dryfire validate .         check the file (positions, did-you-mean)
 #
-# Next: give the agent tools (tools: and mocks:, served to it at
-# DRYFIRE_MCP_URL over MCP), script the tool calls its model makes
+# Next: script the tool calls its model makes
 #   script:
 #     - tool_calls: [{name: lookup_order, args: {order_id: A-1}}]
 #     - text: Your order A-1 has shipped.
-# and check them (expect: - called: lookup_order). A framework that makes
-# calls of its own (a title, a summary) gets a turn guarded for it:
+# and check them (expect: - called: lookup_order). The agent's own tools
+# (functions in its code, a framework's built-ins) run as they are: each
+# call is read off its model calls and checked like any other. Tools that
+# dryfire should answer instead go under tools: and mocks:, served to the
+# agent at DRYFIRE_MCP_URL (MCP) and DRYFIRE_TOOLS_URL (plain HTTP: GET
+# the list, POST /NAME with the arguments). A framework that makes calls
+# of its own (a title, a summary) gets a turn guarded for it, optional
+# when it makes it only sometimes:
 #     - when: {tools: []}
+#       optional: true
 #       text: A title
-# See docs/agents.md. To record the real model instead, remove
-# provider: script and run once with a key (--record once).
+# See docs/agents.md ("Whose tools"). To record the real model instead,
+# remove provider: script and run once with a key (--record once).
 `
 
 // commandSuiteText is the suite for the command line cmd, read back and
