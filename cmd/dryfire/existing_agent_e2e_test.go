@@ -183,7 +183,9 @@ func TestE2EExistingAgentExample(t *testing.T) {
 			}
 		}
 	}
-	committed := dryfireRun(t, bin, exampleDir, offline, "--record", "none")
+	// (The example's scripted suites, own.dryfire.yaml and
+	// scripted.dryfire.yaml, are TestE2EOwnTools'.)
+	committed := dryfireRunPath(t, bin, exampleDir, "support-anthropic.dryfire.yaml", offline, "support.dryfire.yaml", "--record", "none")
 	if diff := cmp.Diff(replayed, committed); diff != "" {
 		t.Errorf("the committed cassettes replay differently (-fresh +committed):\n%s", diff)
 	}
