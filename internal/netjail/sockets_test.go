@@ -3,6 +3,7 @@
 package netjail
 
 import (
+	"fmt"
 	"net"
 	"os"
 	"os/exec"
@@ -131,4 +132,22 @@ func TestProgramFilesInAHiddenDirectory(t *testing.T) {
 	if slices.Contains(got, "/tmp") || !slices.Contains(got, f.Name()) || !slices.Contains(got, sub) {
 		t.Errorf("programFiles: %q, want %s (not /tmp) and %s", got, f.Name(), sub)
 	}
+}
+
+// The cost, per confined program, of finding the machine's sockets and
+// their other names where none has a hard link (the usual case).
+func BenchmarkMachineSockets(b *testing.B) {
+	for i := range 5 {
+		ln, err := net.Listen("unix", filepath.Join(b.TempDir(), fmt.Sprint(i)))
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer ln.Close()
+	}
+	for b.Loop() {
+		if _, err := machineSockets(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(len(unixSockets())), "sockets")
 }
