@@ -4,6 +4,7 @@ package program
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -220,5 +221,38 @@ func TestRunDryfireKilled(t *testing.T) {
 			t.Fatal("the daemon outlived dryfire by 2 s")
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// dryfire's file removed or replaced while it runs (rebuilt during a
+// run): the reaper is the running executable still (/proc/self/exe).
+func TestRunFromARemovedExecutable(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("Linux's reaper")
+	}
+	if os.Getenv("DRYFIRE_PROGRAM_REMOVED") != "" {
+		exe, _ := os.Executable()
+		os.Remove(exe)
+		r := Run(context.Background(), Spec{Argv: sh("echo ran"), Timeout: 10 * time.Second})
+		fmt.Printf("output %q, err %v\n", r.Output, r.Err)
+		return
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(exe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cp := filepath.Join(t.TempDir(), "program.test")
+	if err := os.WriteFile(cp, b, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(cp, "-test.run", "^TestRunFromARemovedExecutable$", "-test.v")
+	cmd.Env = append(os.Environ(), "DRYFIRE_PROGRAM_REMOVED=1")
+	out, _ := cmd.CombinedOutput()
+	if !strings.Contains(string(out), `output "ran", err <nil>`) {
+		t.Errorf("%s", out)
 	}
 }

@@ -53,8 +53,10 @@ func Wrap(cmd *exec.Cmd) func(startErr error) error {
 	if cmd.Err != nil || len(cmd.ExtraFiles) > 0 {
 		return nil
 	}
-	self, err := os.Executable()
-	if err != nil {
+	// The running executable itself, even when its file has been
+	// replaced or removed since (a rebuild during the run).
+	const self = "/proc/self/exe"
+	if _, err := os.Stat(self); err != nil {
 		return nil
 	}
 	r, w, err := os.Pipe() // the reaper's word on the start of the program
@@ -66,7 +68,7 @@ func Wrap(cmd *exec.Cmd) func(startErr error) error {
 		env = os.Environ()
 	}
 	cmd.Env = append(env[:len(env):len(env)], reaperEnv+"="+reaperMark)
-	cmd.Args = append([]string{self, cmd.Path}, cmd.Args...)
+	cmd.Args = append([]string{"dryfire-reaper", cmd.Path}, cmd.Args...)
 	cmd.Path = self
 	cmd.ExtraFiles = []*os.File{w} // its fd 3
 	// dryfire killed (SIGKILL, out of memory): the reaper is told as on
