@@ -328,13 +328,19 @@ func (s *Script) view(req *Request) *view {
 		}
 		return s.issued[id]
 	}
+	// The tool results that end the request: those after the last
+	// assistant message. A user's words sent with them (Claude Code's
+	// "The user hasn't heard from you in a while" after a long tool
+	// call) do not hide them.
 	for i := len(req.Messages) - 1; i >= 0; i-- {
 		m := req.Messages[i]
-		if m.Role != ToolRole {
+		if m.Role == Assistant {
 			break
 		}
-		v.ended = true
-		v.results = append(v.results, nameOf(m.CallID))
+		if m.Role == ToolRole {
+			v.ended = true
+			v.results = append(v.results, nameOf(m.CallID))
+		}
 	}
 	slices.Reverse(v.results)
 	for i := len(req.Messages) - 1; i >= 0; i-- {

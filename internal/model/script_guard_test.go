@@ -92,3 +92,30 @@ func TestScriptGuardWorkIsBounded(t *testing.T) {
 		t.Errorf("50 guards on 10 KB: turn %d, %v", p.Turn, err)
 	}
 }
+
+// Claude Code sends a user's words with a tool result after a long call
+// ("The user hasn't heard from you in a while…", in the same user message
+// as the tool_result block): the request still answers the call, and a
+// when: {tool_result: NAME} guard holds for it. A user's message after the
+// assistant's answer (no tool result since) does not.
+func TestScriptToolResultWithAUsersWords(t *testing.T) {
+	s := model.NewScript(script(t, `      - when: {tool_result: Bash}
+        text: Tests pass.
+      - when: {tool_result: false}
+        text: Nothing ran.
+`))
+	req := &model.Request{Messages: []model.Message{
+		{Role: model.User, Text: "fix it"},
+		{Role: model.Assistant, ToolCalls: []tool.Call{{ID: "toolu_1", Name: "Bash"}}},
+		{Role: model.ToolRole, CallID: "toolu_1", Text: "OK"},
+		{Role: model.User, Text: "The user hasn't heard from you in a while. Give a brief update."},
+	}}
+	p, err := s.Pick(req)
+	if err != nil || p.T.Text != "Tests pass." {
+		t.Fatalf("a tool result with a user's words: %+v %v", p, err)
+	}
+	req.Messages = append(req.Messages, model.Message{Role: model.Assistant, Text: "Tests pass."}, model.Message{Role: model.User, Text: "thanks"})
+	if p, err = s.Pick(req); err != nil || p.T.Text != "Nothing ran." {
+		t.Errorf("a user's message after the answer: %+v %v", p, err)
+	}
+}

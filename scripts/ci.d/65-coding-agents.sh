@@ -8,11 +8,12 @@
 # - "fix the failing test": it reads calc.py, edits it, runs the tests
 #   with its shell tool, calls the suite's MCP tool run_check twice (a
 #   mock sequence whose first answer is an error) and answers; checks on
-#   the file, the MCP calls and the post-run command (python3 -m
-#   unittest) pass;
+#   the file, its own tool calls as read off the model wire (the read,
+#   the edit, the shell command), the MCP calls (each once in the
+#   transcript) and the post-run command (python3 -m unittest) pass;
 # - "edits wrongly": the same with a wrong edit, which must fail with a
-#   readable reason (the file check and the command's exit code and
-#   output).
+#   readable reason (the file check, the edit's check and the command's
+#   exit code and output).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 dir=e2e/coding-agents
@@ -46,6 +47,11 @@ done
 n=$(grep -c '`python3 -m unittest -q` exited 1; expected 0; its output: ".*AssertionError: 6 != 5' "$out/wrong.txt" || true)
 if [ "$n" != 3 ]; then
 	echo "the post-run command's failure is not in $n of 3 reports"
+	exit 1
+fi
+n=$(grep -cE '^ +expected (Edit|exec_command|replace) with \{.*\} to be called at least once; it was never called with matching arguments' "$out/wrong.txt" || true)
+if [ "$n" != 3 ]; then
+	echo "the wrong edit's check failed in $n of 3 reports"
 	exit 1
 fi
 stamp "done"
