@@ -12,6 +12,9 @@
 # (.cache/python/mcp1), first on its PYTHONPATH; Google ADK (which pins
 # google-genai<3) gets sdk/python/requirements-adk.txt's in .cache/python/adk,
 # first on the ADK suites' PYTHONPATH.
+# examples/own-tools (tests/test_own_tools.py): agents whose tools are their own
+# functions, the LangGraph one over MCP on stdio with the mcp1 folder, run 20 times at each of
+# -j 1 and -j 8.
 # Then, from a fresh copy of the repository (scripts/fresh-copy.sh: what a
 # clone has, nothing built), `pip install ./sdk/python` into a fresh virtual
 # environment, as a user does before anything is published (the build
