@@ -689,7 +689,9 @@ const seqSuite = header + `mocks:
 // section: under any concurrency every entry is used exactly as often as
 // a sequential run would use it, and no call is lost. Run with -race.
 func TestSequenceUnderConcurrency(t *testing.T) {
-	const goroutines, perG = 64, 1000
+	// As many calls as one case may make (tool.MaxCalls), spread over
+	// 64 goroutines.
+	const goroutines, perG = 64, tool.MaxCalls / 64
 	const total = goroutines * perG
 	s := session(t, seqSuite, 0)
 
