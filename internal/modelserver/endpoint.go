@@ -24,6 +24,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -205,7 +206,7 @@ func New(o Options) (*Endpoint, error) {
 		if err != nil {
 			return nil, err
 		}
-		secrets = append(secrets, live.Secrets...)
+		secrets = slices.Concat(secrets, live.Secrets) // never into o.Secrets' array: cases share it
 	}
 	if o.Provider == "" {
 		o.Provider = cassette.AnyAPI
