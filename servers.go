@@ -14,7 +14,6 @@ import (
 	"github.com/dryfire-dev/dryfire/internal/mcpbridge"
 	"github.com/dryfire-dev/dryfire/internal/modelserver"
 	"github.com/dryfire-dev/dryfire/internal/plan"
-	"github.com/dryfire-dev/dryfire/internal/provider"
 	"github.com/dryfire-dev/dryfire/internal/report"
 	"github.com/dryfire-dev/dryfire/internal/runner"
 	"github.com/dryfire-dev/dryfire/internal/spec"
@@ -428,18 +427,7 @@ func (p *Project) ModelEndpoint(caseName string, o *ModelOptions) (*ModelEndpoin
 		Scripted: s.Scripted(c), Script: s.ScriptOf(c),
 	}
 	// Live calls go where the suite's agent says, as in a run.
-	if a := &s.Agent; a.BaseURL != "" {
-		switch a.Provider {
-		case provider.Anthropic:
-			mo.AnthropicBaseURL = a.BaseURL
-		case provider.Gemini:
-			mo.GeminiBaseURL = a.BaseURL
-		case provider.AzureOpenAI, provider.AzureOpenAIResponses:
-			mo.AzureBaseURL = a.BaseURL
-		default:
-			mo.OpenAIBaseURL = a.BaseURL
-		}
-	}
+	mo.BaseURLs = map[string]string{wire.BaseURLEnv(s.Agent.Provider): s.Agent.BaseURL}
 	if o.Rerecord != nil {
 		mo.Rerecord = func(m cassette.Mode) string { return o.Rerecord(RecordMode(m)) }
 		mo.RecordedBy = "dryfire serve"

@@ -1,16 +1,17 @@
 // Runs small tool-calling agents on the official OpenAI (and its
-// AzureOpenAI), Anthropic and Gemini (@google/genai) Node SDKs, streaming and not, and prints what they got as JSON: run once
+// AzureOpenAI), Anthropic, Gemini (@google/genai) and Ollama Node SDKs, streaming and not, and prints what they got as JSON: run once
 // against dryfire's fake APIs directly, once through dryfire's model
 // endpoint while it records, once through it replaying with the fakes
 // stopped, the three outputs must be the same (internal/modelserver's
 // TestNodeClients does that).
 //
 // DRYFIRE_TEST_URLS is a JSON object: scenario name → base URL, in the
-// shape each SDK wants (OpenAI's ends in /v1, Anthropic's, Gemini's and
-// Azure OpenAI's are the root).
+// shape each SDK wants (OpenAI's ends in /v1, Anthropic's, Gemini's,
+// Azure OpenAI's and Ollama's are the root).
 import OpenAI, { AzureOpenAI } from 'openai';
 import Anthropic from '@anthropic-ai/sdk';
 import { GoogleGenAI } from '@google/genai';
+import { Ollama } from 'ollama';
 
 const urls = JSON.parse(process.env.DRYFIRE_TEST_URLS);
 
@@ -247,6 +248,36 @@ async function geminiLoop(name, mode) {
   return turns;
 }
 
+// Ollama's own API: the host given (the JS client reads no variable), the
+// calls without ids, each result named by tool_name.
+async function ollamaLoop(name, stream) {
+  const client = new Ollama({ host: urls[name] });
+  const tools = Object.keys(schemas).map((n) => ({ type: 'function', function: { name: n, parameters: schemas[n] } }));
+  const messages = [{ role: 'system', content: system }, { role: 'user', content: question }];
+  const turns = [];
+  for (let i = 0; i < maxTurns; i++) {
+    let text = '', calls = [], last, lines = 0;
+    const take = (r) => {
+      lines++;
+      last = r;
+      text += r.message.content ?? '';
+      for (const c of r.message.tool_calls ?? []) calls.push(c);
+    };
+    if (stream) {
+      for await (const r of await client.chat({ model: 'qwen-test', messages, tools, stream: true })) take(r);
+    } else {
+      take(await client.chat({ model: 'qwen-test', messages, tools }));
+    }
+    const usage = { in: last.prompt_eval_count, out: last.eval_count };
+    turns.push(turnRecord(null, text, calls.map((c) => ({ id: null, name: c.function.name, args: JSON.stringify(c.function.arguments) })), usage,
+      { done: last.done_reason, ...(stream ? { lines } : {}) }));
+    if (calls.length === 0) break;
+    messages.push({ role: 'assistant', content: text, tool_calls: calls });
+    for (const c of calls) messages.push({ role: 'tool', tool_name: c.function.name, content: results[c.function.name](c.function.arguments) });
+  }
+  return turns;
+}
+
 // A request the recording does not hold: the SDK (with its default
 // retries) must give up at once with the endpoint's error.
 async function mismatch(name, kind) {
@@ -279,6 +310,8 @@ const scenarios = {
   'azure-responses-stream': () => responses('azure-responses-stream', 'raw'),
   'gemini-json': () => geminiLoop('gemini-json', 'json'),
   'gemini-stream': () => geminiLoop('gemini-stream', 'stream'),
+  'ollama-json': () => ollamaLoop('ollama-json', false),
+  'ollama-stream': () => ollamaLoop('ollama-stream', true),
 };
 
 const out = {};

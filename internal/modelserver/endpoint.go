@@ -70,19 +70,12 @@ type Options struct {
 	// Mode says when calls are replayed and when recorded; "" is
 	// cassette.DefaultMode of Env (none when CI is set, else once).
 	Mode cassette.Mode
-	// OpenAIBaseURL, AnthropicBaseURL and GeminiBaseURL are where live
-	// calls go (the same shapes as the SDKs': OpenAI's with /v1, Gemini's
-	// without its version). Empty: the Env's OPENAI_BASE_URL /
-	// ANTHROPIC_BASE_URL / GOOGLE_GEMINI_BASE_URL, else the public APIs.
-	// An Env that points these at this endpoint itself would loop: give
-	// the endpoint the environment of dryfire, not the agent's.
-	OpenAIBaseURL    string
-	AnthropicBaseURL string
-	GeminiBaseURL    string
-	// AzureBaseURL is the Azure OpenAI endpoint (https://NAME.openai.azure.com)
-	// that requests at Azure's paths go to; empty: the Env's
-	// AZURE_OPENAI_ENDPOINT, else they cannot go live.
-	AzureBaseURL string
+	// BaseURLs are where live calls go instead of the environment's base
+	// URLs, by their variable (wire.BaseURLEnv of the provider: a suite's
+	// base_url). An environment that points these at this endpoint itself
+	// would loop: give the endpoint the environment of dryfire, not the
+	// agent's.
+	BaseURLs map[string]string
 	// Env (KEY=VALUE) holds the keys (OPENAI_API_KEY, ANTHROPIC_API_KEY,
 	// GEMINI_API_KEY or GOOGLE_API_KEY),
 	// base URLs, CI, and the secrets never to write (values of variables
@@ -201,8 +194,13 @@ func New(o Options) (*Endpoint, error) {
 			transport = http.DefaultTransport.(*http.Transport).Clone()
 		}
 		var err error
-		live, err = wire.NewLive(wire.LiveOptions{OpenAIBaseURL: o.OpenAIBaseURL, AnthropicBaseURL: o.AnthropicBaseURL, GeminiBaseURL: o.GeminiBaseURL,
-			AzureBaseURL: o.AzureBaseURL, Getenv: getenv, Transport: transport})
+		env := func(k string) string {
+			if b := o.BaseURLs[k]; b != "" {
+				return b
+			}
+			return getenv(k)
+		}
+		live, err = wire.NewLive(wire.LiveOptions{Getenv: env, Transport: transport})
 		if err != nil {
 			return nil, err
 		}

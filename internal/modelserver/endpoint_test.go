@@ -537,7 +537,7 @@ func TestNewModeAndMixedAPIs(t *testing.T) {
 	defer chat.Close()
 	defer anth.Close()
 	o := caseOptions(dir, cassette.Once)
-	o.OpenAIBaseURL, o.AnthropicBaseURL = chat.URL+"/v1", anth.URL
+	o.BaseURLs = map[string]string{"OPENAI_BASE_URL": chat.URL + "/v1", "ANTHROPIC_BASE_URL": anth.URL}
 	cc, ac := conversation(wire.OpenAIChat, false), conversation(wire.Anthropic, true)
 	e := mustNew(t, o)
 	root := serve(t, e, "/c")
@@ -697,8 +697,7 @@ func TestBaseURLQueryIsKept(t *testing.T) {
 	}))
 	defer up.Close()
 	o := caseOptions(t.TempDir(), cassette.Once)
-	o.OpenAIBaseURL = up.URL + "/openai/deployments/d?api-version=2024-02-01"
-	o.AnthropicBaseURL = up.URL + "/proxy?key=k"
+	o.BaseURLs = map[string]string{"OPENAI_BASE_URL": up.URL + "/openai/deployments/d?api-version=2024-02-01", "ANTHROPIC_BASE_URL": up.URL + "/proxy?key=k"}
 	root := serve(t, mustNew(t, o), "/c")
 	post(t, http.DefaultClient, root, wire.OpenAIChat, conversation(wire.OpenAIChat, false)[0])
 	post(t, http.DefaultClient, root, wire.Anthropic, conversation(wire.Anthropic, false)[0])

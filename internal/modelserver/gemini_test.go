@@ -182,7 +182,7 @@ func TestGeminiRecordReplay(t *testing.T) {
 			defer fake.Close()
 			dir := t.TempDir()
 			o := caseOptions(dir, cassette.Once)
-			o.GeminiBaseURL = fake.URL
+			o.BaseURLs = map[string]string{"GOOGLE_GEMINI_BASE_URL": fake.URL}
 			o.Env = []string{"GEMINI_API_KEY=" + envKey}
 			e := mustNew(t, o)
 			root := serve(t, e, "/c")
@@ -204,7 +204,7 @@ func TestGeminiRecordReplay(t *testing.T) {
 			if strings.Contains(string(data), envKey) || strings.Contains(string(data), DummyKey) || !strings.Contains(string(data), "/v1beta/models/gemini-test:"+method) {
 				t.Errorf("cassette:\n%s", data)
 			}
-			o.Mode, o.Env, o.GeminiBaseURL = cassette.None, []string{"CI=true"}, "http://127.0.0.1:1"
+			o.Mode, o.Env, o.BaseURLs = cassette.None, []string{"CI=true"}, map[string]string{"GOOGLE_GEMINI_BASE_URL": "http://127.0.0.1:1"}
 			e = mustNew(t, o)
 			root = serve(t, e, "/c")
 			for i, body := range geminiConversation {
@@ -233,7 +233,7 @@ func TestGeminiQueryKey(t *testing.T) {
 	fake := fakeapi.NewGemini(geminiBrain, fakeapi.RequireKey(clientKey))
 	defer fake.Close()
 	o := caseOptions(t.TempDir(), cassette.Once)
-	o.GeminiBaseURL = fake.URL
+	o.BaseURLs = map[string]string{"GOOGLE_GEMINI_BASE_URL": fake.URL}
 	e := mustNew(t, o)
 	root := serve(t, e, "/c")
 	quoting := strings.Replace(geminiConversation[0], "You are a support agent.", "my key is "+clientKey, 1)

@@ -108,13 +108,15 @@ func newFake(api wire.API, opts ...fakeapi.Option) *fakeapi.Server {
 		return fakeapi.NewAnthropic(script, opts...)
 	case wire.Gemini:
 		return fakeapi.NewGemini(script, opts...)
+	case wire.Ollama:
+		return fakeapi.NewOllama(script, opts...)
 	}
 	return fakeapi.NewOpenAIChat(script, opts...)
 }
 
 // baseURL is the base URL an SDK of api is given for a server root.
 func baseURL(api wire.API, root string) string {
-	if api == wire.Anthropic || api == wire.Gemini {
+	if api == wire.Anthropic || api == wire.Gemini || api == wire.Ollama {
 		return root
 	}
 	return root + "/v1"
@@ -239,8 +241,7 @@ func mustNew(t testing.TB, o Options) *Endpoint {
 
 // upstreamOptions points every API of o at root (a fake's URL).
 func upstreamOptions(o Options, root string) Options {
-	o.OpenAIBaseURL = root + "/v1"
-	o.AnthropicBaseURL = root
+	o.BaseURLs = map[string]string{"OPENAI_BASE_URL": root + "/v1", "ANTHROPIC_BASE_URL": root}
 	return o
 }
 

@@ -46,6 +46,7 @@ var nodeScenarios = map[string]wire.API{
 	"gemini-json": wire.Gemini, "gemini-stream": wire.Gemini,
 	// openai's AzureOpenAI client, at Azure's paths (nodeURL).
 	"azure-chat-json": wire.OpenAIChat, "azure-chat-stream": wire.OpenAIChat, "azure-responses-stream": wire.OpenAIResponses,
+	"ollama-json": wire.Ollama, "ollama-stream": wire.Ollama,
 }
 
 // nodeURL is the base URL clients.mjs gives a scenario's client for a
@@ -63,7 +64,7 @@ func nodeURL(name string, api wire.API, root string) string {
 func TestNodeClients(t *testing.T) {
 	nodeReady(t)
 	fakes := map[wire.API]*fakeapi.Server{}
-	for _, api := range []wire.API{wire.OpenAIChat, wire.OpenAIResponses, wire.Anthropic, wire.Gemini} {
+	for _, api := range []wire.API{wire.OpenAIChat, wire.OpenAIResponses, wire.Anthropic, wire.Gemini, wire.Ollama} {
 		fakes[api] = newFake(api)
 	}
 	start := time.Now()
@@ -94,12 +95,13 @@ func TestNodeClients(t *testing.T) {
 		for i, name := range names {
 			api := nodeScenarios[name]
 			o := Options{File: files[i], SuiteFile: suite, Case: name, Mode: mode, Env: []string{}, Transport: transport,
-				OpenAIBaseURL: fakes[wire.OpenAIChat].URL + "/v1", AnthropicBaseURL: fakes[wire.Anthropic].URL, GeminiBaseURL: fakes[wire.Gemini].URL}
+				BaseURLs: map[string]string{"OPENAI_BASE_URL": fakes[wire.OpenAIChat].URL + "/v1", "ANTHROPIC_BASE_URL": fakes[wire.Anthropic].URL, "GOOGLE_GEMINI_BASE_URL": fakes[wire.Gemini].URL,
+					"OLLAMA_HOST": fakes[wire.Ollama].URL}}
 			if api == wire.OpenAIResponses {
-				o.OpenAIBaseURL = fakes[wire.OpenAIResponses].URL + "/v1"
+				o.BaseURLs["OPENAI_BASE_URL"] = fakes[wire.OpenAIResponses].URL + "/v1"
 			}
 			if strings.HasPrefix(name, "azure-") {
-				o.AzureBaseURL = fakes[api].URL
+				o.BaseURLs["AZURE_OPENAI_ENDPOINT"] = fakes[api].URL
 			}
 			e := mustNew(t, o)
 			eps = append(eps, e)
@@ -131,7 +133,7 @@ func TestNodeClients(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if streamed := strings.Contains(name, "stream") || strings.Contains(name, "helper"); streamed != strings.Contains(string(data), `"events": [`) {
+		if streamed := (strings.Contains(name, "stream") || strings.Contains(name, "helper")) && !strings.HasPrefix(name, "ollama"); streamed != strings.Contains(string(data), `"events": [`) {
 			t.Errorf("%s: cassette streamed = %v:\n%s", name, !streamed, data)
 		}
 	}

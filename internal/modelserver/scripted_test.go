@@ -289,3 +289,52 @@ func TestScriptResponsesNamespace(t *testing.T) {
 		t.Errorf("the result of the namespaced call: %d %s", r.status, r.body)
 	}
 }
+
+// Ollama's own API on the script model: a tool call without an id, its
+// result named by tool_name and matched to it, streamed as a JSON object
+// a line (Ollama's default), or whole with "stream": false.
+func TestScriptOllama(t *testing.T) {
+	yes := true
+	e := mustNew(t, Options{Scripted: true, Script: []*spec.Turn{
+		{ToolCalls: []*spec.ScriptCall{{ID: "call_1", Name: "lookup_order", ArgsJSON: `{"order_id":"A-991"}`}}},
+		{Text: "It is a gold order.", When: &spec.Guard{Result: &yes, ResultOf: "lookup_order"}},
+	}})
+	root := serve(t, e, "")
+	tools := `"tools":[{"type":"function","function":{"name":"lookup_order","parameters":{"type":"object"}}}]`
+	r := post(t, http.DefaultClient, root, wire.Ollama, `{"model":"qwen3","stream":false,"messages":[{"role":"user","content":"Refund A-991."}],`+tools+`}`)
+	var first struct {
+		Message struct {
+			ToolCalls []struct {
+				ID       string `json:"id"`
+				Function struct {
+					Name      string         `json:"name"`
+					Arguments map[string]any `json:"arguments"`
+				} `json:"function"`
+			} `json:"tool_calls"`
+		} `json:"message"`
+		Done bool `json:"done"`
+	}
+	if err := json.Unmarshal(r.body, &first); r.status != 200 || err != nil || !first.Done || len(first.Message.ToolCalls) != 1 ||
+		first.Message.ToolCalls[0].ID != "" || first.Message.ToolCalls[0].Function.Arguments["order_id"] != "A-991" {
+		t.Fatalf("%d %s", r.status, r.body)
+	}
+	r = post(t, http.DefaultClient, root, wire.Ollama, `{"model":"qwen3","messages":[{"role":"user","content":"Refund A-991."},`+
+		`{"role":"assistant","content":"","tool_calls":[{"function":{"name":"lookup_order","arguments":{"order_id":"A-991"}}}]},`+
+		`{"role":"tool","tool_name":"lookup_order","content":"{\"tier\":\"gold\"}"}],`+tools+`}`)
+	lines := strings.Split(strings.TrimSuffix(string(r.body), "\n"), "\n")
+	var text strings.Builder
+	for i, l := range lines {
+		var chunk struct {
+			Message   struct{ Content string } `json:"message"`
+			Done      bool                     `json:"done"`
+			EvalCount int                      `json:"eval_count"`
+		}
+		if err := json.Unmarshal([]byte(l), &chunk); err != nil || chunk.Done != (i == len(lines)-1) {
+			t.Fatalf("line %d: %s (%v)", i, l, err)
+		}
+		text.WriteString(chunk.Message.Content)
+	}
+	if r.status != 200 || r.header.Get("Content-Type") != "application/x-ndjson" || len(lines) < 3 || text.String() != "It is a gold order." {
+		t.Errorf("%d %s %q", r.status, r.header.Get("Content-Type"), r.body)
+	}
+}

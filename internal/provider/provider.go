@@ -23,10 +23,12 @@ const (
 	AzureOpenAI = "azure-openai"
 	// AzureOpenAIResponses is the Responses API of an Azure OpenAI resource.
 	AzureOpenAIResponses = "azure-openai-responses"
+	// Ollama is Ollama's own chat API (/api/chat).
+	Ollama = "ollama"
 )
 
 // Names are the providers, in the order a message lists them.
-var Names = []string{Anthropic, OpenAI, OpenAIResponses, OpenAICompatible, Gemini, AzureOpenAI, AzureOpenAIResponses, Script}
+var Names = []string{Anthropic, OpenAI, OpenAIResponses, OpenAICompatible, Gemini, AzureOpenAI, AzureOpenAIResponses, Ollama, Script}
 
 // IsAzure says whether a provider is one of Azure OpenAI's.
 func IsAzure(name string) bool { return name == AzureOpenAI || name == AzureOpenAIResponses }

@@ -7,7 +7,6 @@ import (
 	"github.com/dryfire-dev/dryfire/internal/cassette"
 	"github.com/dryfire-dev/dryfire/internal/model"
 	"github.com/dryfire-dev/dryfire/internal/modelserver"
-	"github.com/dryfire-dev/dryfire/internal/provider"
 	"github.com/dryfire-dev/dryfire/internal/report"
 	"github.com/dryfire-dev/dryfire/internal/wire"
 )
@@ -54,17 +53,7 @@ func realModel(j job, passthrough bool, lv *live) (model.Model, *modelserver.End
 // recorded is the serve command's to record again (checkServed).
 func recordedOptions(j job, lv *live, file, prov, base string) (modelserver.Options, error) {
 	o := modelserver.Options{File: file, SuiteFile: j.suite.File, Root: j.suite.ProjectRoot(), Case: j.c.Name, Mode: lv.mode,
-		Getenv: lv.getenv, Transport: lv.transport, Secrets: lv.secrets, Trials: j.trials, Provider: prov}
-	switch prov {
-	case provider.Anthropic:
-		o.AnthropicBaseURL = base
-	case provider.Gemini:
-		o.GeminiBaseURL = base
-	case provider.AzureOpenAI, provider.AzureOpenAIResponses:
-		o.AzureBaseURL = base
-	default:
-		o.OpenAIBaseURL = base
-	}
+		Getenv: lv.getenv, Transport: lv.transport, Secrets: lv.secrets, Trials: j.trials, Provider: prov, BaseURLs: map[string]string{wire.BaseURLEnv(prov): base}}
 	rr, err := checkServed(o.Root, file, lv.mode)
 	if rr != nil {
 		o.Rerecord, o.RecordedBy = rr, "dryfire serve"

@@ -72,6 +72,7 @@ func bindingEnv(prefix string, c *spec.Case, world bool) [][2]string {
 		{"ANTHROPIC_API_BASE", prefix},     // litellm reads it before ANTHROPIC_BASE_URL
 		{"GOOGLE_GEMINI_BASE_URL", prefix}, // google-genai, @google/genai (which add /v1beta/models/…)
 		{"AZURE_OPENAI_ENDPOINT", prefix},  // openai's AzureOpenAI clients (which add /openai/…)
+		{"OLLAMA_HOST", prefix},            // the ollama Python client (which adds /api/chat)
 		{"OPENAI_API_KEY", modelserver.DummyKey},
 		{"ANTHROPIC_API_KEY", modelserver.DummyKey},
 		{"GEMINI_API_KEY", modelserver.DummyKey},

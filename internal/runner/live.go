@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/dryfire-dev/dryfire/internal/cassette"
@@ -84,17 +85,7 @@ func supported(s *spec.Suite) error {
 	if s.NoAgent {
 		return nil // its drills are skipped
 	}
-	if len(s.Agent.Command) > 0 {
-		switch s.Agent.Provider {
-		case "", provider.Script, provider.Anthropic, provider.OpenAI, provider.OpenAIResponses, provider.OpenAICompatible, provider.Gemini,
-			provider.AzureOpenAI, provider.AzureOpenAIResponses:
-			return nil
-		}
-		return &UnsupportedError{Pos: s.Agent.ProviderPos, Msg: fmt.Sprintf("provider %q cannot be used with agent.command", s.Agent.Provider)}
-	}
-	switch s.Agent.Provider {
-	case provider.Script, provider.Anthropic, provider.OpenAI, provider.OpenAIResponses, provider.OpenAICompatible, provider.Gemini,
-		provider.AzureOpenAI, provider.AzureOpenAIResponses:
+	if slices.Contains(provider.Names, s.Agent.Provider) || s.Agent.Provider == "" && len(s.Agent.Command) > 0 {
 		return nil
 	}
 	return &UnsupportedError{Pos: s.Agent.ProviderPos, Msg: fmt.Sprintf("provider %q is not available in this version of dryfire", s.Agent.Provider)}
@@ -280,7 +271,7 @@ func liveMissing(p, base string, getenv func(string) string) string {
 	switch {
 	case provider.IsAzure(p) && cred.BaseURL == "":
 		return wire.AzureEndpointEnv
-	case cred.Key == "" && p != provider.OpenAICompatible:
+	case cred.Key == "" && cred.KeyEnv != "" && p != provider.OpenAICompatible:
 		return cred.KeyEnv
 	}
 	return ""

@@ -15,6 +15,7 @@ package toolserver
 
 import (
 	"fmt"
+	"github.com/dryfire-dev/dryfire/internal/wire"
 	"net"
 	"net/http"
 	"net/netip"
@@ -328,10 +329,5 @@ func commonLoopback(addr string) bool {
 	return false
 }
 
-// isModelPath says whether a path is the model's: under /v1 (OpenAI,
-// Anthropic, Gemini's v1), /v1beta or /v1alpha (Gemini), /openai (Azure
-// OpenAI).
-func isModelPath(path string) bool {
-	return path == "/v1" || strings.HasPrefix(path, "/v1/") || strings.HasPrefix(path, "/v1beta/") || strings.HasPrefix(path, "/v1alpha/") ||
-		strings.HasPrefix(path, "/openai/")
-}
+// isModelPath says whether a path is the model's (wire.IsModelPath).
+var isModelPath = wire.IsModelPath

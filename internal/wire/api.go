@@ -21,6 +21,8 @@ const (
 	// GeminiCountTokens is POST /v1beta/models/{model}:countTokens: an
 	// answer, but no turn of the case.
 	GeminiCountTokens API = "gemini-count-tokens"
+	// Ollama is POST /api/chat (ollama.go).
+	Ollama API = "ollama"
 )
 
 // Routes are the paths served (after any prefix is stripped) and their
@@ -32,6 +34,7 @@ var Routes = map[string]API{
 	"/v1/responses":        OpenAIResponses,
 	"/v1/messages":         Anthropic,
 	GeminiRoute:            Gemini,
+	OllamaRoute:            Ollama,
 }
 
 // RouteOf is the API of a path (after any prefix is stripped), and
@@ -45,6 +48,8 @@ func RouteOf(path string) (API, bool) {
 		return OpenAIResponses, true
 	case "/v1/messages":
 		return Anthropic, true
+	case OllamaRoute:
+		return Ollama, true
 	}
 	if strings.HasPrefix(path, "/openai/") {
 		return azurePath(path)
@@ -56,6 +61,14 @@ func RouteOf(path string) (API, bool) {
 		return Gemini, true
 	}
 	return "", false
+}
+
+// IsModelPath says whether a path (after any prefix) is a model API's:
+// under /v1 (OpenAI, Anthropic, Gemini's v1), /v1beta or /v1alpha
+// (Gemini), /openai (Azure OpenAI), /api (Ollama).
+func IsModelPath(path string) bool {
+	return path == "/v1" || strings.HasPrefix(path, "/v1/") || strings.HasPrefix(path, "/v1beta/") || strings.HasPrefix(path, "/v1alpha/") ||
+		strings.HasPrefix(path, "/openai/") || strings.HasPrefix(path, "/api/")
 }
 
 // Turn says whether a successful answer of the API is a turn of the
@@ -75,6 +88,8 @@ func (a API) Name() string {
 		return "Gemini generateContent"
 	case GeminiCountTokens:
 		return "Gemini countTokens"
+	case Ollama:
+		return "Ollama chat"
 	}
 	return string(a)
 }
@@ -89,7 +104,7 @@ func PathDoc(p string) string {
 
 // Paths are the keys of Routes in the order they are listed (help texts,
 // the tool server's 404 answer).
-var Paths = []string{"/v1/chat/completions", "/v1/responses", "/v1/messages", GeminiRoute}
+var Paths = []string{"/v1/chat/completions", "/v1/responses", "/v1/messages", GeminiRoute, OllamaRoute}
 
 // The Gemini API (generativelanguage): POST {base}/v1beta/models/{model}:
 // generateContent, :streamGenerateContent (?alt=sse: a server-sent event

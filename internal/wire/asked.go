@@ -38,6 +38,8 @@ func ReadRequest(api API, u *url.URL, body []byte) (*model.Request, error) {
 		w.Messages = readAnthropicMessages(m["messages"])
 	case Gemini, GeminiCountTokens:
 		readGemini(w, m, u)
+	case Ollama:
+		readOllama(w, m)
 	}
 	return w, nil
 }

@@ -60,13 +60,9 @@ const azureOpenAI API = "azure-openai"
 
 // LiveOptions say where a case's live calls go and with which keys.
 type LiveOptions struct {
-	// OpenAIBaseURL, AnthropicBaseURL, GeminiBaseURL and AzureBaseURL are
-	// where live calls go (the SDKs' shapes: OpenAI's with /v1, Gemini's
-	// without its version, Azure OpenAI's the resource's endpoint); empty:
-	// the environment's (OPENAI_BASE_URL, …), else the public APIs (Azure
-	// has none).
-	OpenAIBaseURL, AnthropicBaseURL, GeminiBaseURL, AzureBaseURL string
-	// Getenv reads the keys and base URLs of the environment.
+	// Getenv reads the keys and base URLs (OPENAI_BASE_URL, …; Azure
+	// OpenAI's AZURE_OPENAI_ENDPOINT, Ollama's OLLAMA_HOST) of the
+	// environment; a base URL that is not set is the public API's.
 	Getenv func(string) string
 	// Transport carries the calls.
 	Transport http.RoundTripper
@@ -99,16 +95,12 @@ func NewLive(o LiveOptions) (*Live, error) {
 // readUpstreams fills in where each API's live calls go and with which
 // key (from the options, else vars), and returns secrets with the keys.
 func (l *Live) readUpstreams(o *LiveOptions) error {
-	for _, api := range []API{OpenAIChat, OpenAIResponses, Anthropic, Gemini} {
+	for _, api := range []API{OpenAIChat, OpenAIResponses, Anthropic, Gemini, Ollama} {
 		p := providerOf(api)
-		base := o.OpenAIBaseURL
-		switch api {
-		case Anthropic:
-			base = o.AnthropicBaseURL
-		case Gemini:
-			base = o.GeminiBaseURL
+		cred := Resolve(p, "", o.Getenv)
+		if api == Ollama {
+			cred.BaseURL = ollamaHost(cred.BaseURL)
 		}
-		cred := Resolve(p, base, o.Getenv)
 		u, err := url.Parse(strings.TrimRight(cred.BaseURL, "/"))
 		if err != nil || u.Scheme == "" || u.Host == "" {
 			return fmt.Errorf("the %s base URL %q is not an absolute URL", p, cred.BaseURL)
@@ -120,10 +112,7 @@ func (l *Live) readUpstreams(o *LiveOptions) error {
 		}
 	}
 	// Azure OpenAI: the OpenAI APIs at the deployment's endpoint.
-	if base := o.AzureBaseURL; base != "" || o.Getenv(AzureEndpointEnv) != "" {
-		if base == "" {
-			base = o.Getenv(AzureEndpointEnv)
-		}
+	if base := o.Getenv(AzureEndpointEnv); base != "" {
 		u, err := url.Parse(strings.TrimRight(base, "/"))
 		if err != nil || u.Scheme == "" || u.Host == "" {
 			return fmt.Errorf("the Azure OpenAI endpoint %q is not an absolute URL", base)
@@ -300,6 +289,8 @@ func providerOf(api API) string {
 		return provider.OpenAIResponses
 	case Gemini, GeminiCountTokens:
 		return provider.Gemini
+	case Ollama:
+		return provider.Ollama
 	}
 	return provider.OpenAI
 }

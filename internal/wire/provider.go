@@ -83,49 +83,36 @@ func New(o Options) (model.Model, error) {
 		return newAzureChat(c), nil
 	case provider.AzureOpenAIResponses:
 		return newAzureResponses(c)
+	case provider.Ollama:
+		return &ollama{c: c}, nil
 	}
 	return nil, fmt.Errorf("unknown provider %q", o.Provider)
 }
 
-// KeyEnv names the environment variable holding a provider's key.
-func KeyEnv(name string) string {
-	switch name {
-	case provider.Anthropic:
-		return "ANTHROPIC_API_KEY"
-	case provider.Gemini:
-		return "GEMINI_API_KEY"
-	case provider.AzureOpenAI, provider.AzureOpenAIResponses:
-		return AzureKeyEnv
-	}
-	return "OPENAI_API_KEY"
+// providers are what dryfire knows of each real provider: the API its
+// calls speak, the variables of its key ("" for none: a local server) and
+// of its base URL, and its public endpoint ("" for none: Azure OpenAI's is
+// each resource's own).
+var providers = map[string]struct{ api, keyEnv, baseEnv, base string }{
+	provider.Anthropic:            {string(Anthropic), "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", DefaultAnthropicBaseURL},
+	provider.OpenAI:               {string(OpenAIChat), "OPENAI_API_KEY", "OPENAI_BASE_URL", DefaultOpenAIBaseURL},
+	provider.OpenAICompatible:     {string(OpenAIChat), "OPENAI_API_KEY", "OPENAI_BASE_URL", DefaultOpenAIBaseURL},
+	provider.OpenAIResponses:      {string(OpenAIResponses), "OPENAI_API_KEY", "OPENAI_BASE_URL", DefaultOpenAIBaseURL},
+	provider.Gemini:               {string(Gemini), "GEMINI_API_KEY", "GOOGLE_GEMINI_BASE_URL", DefaultGeminiBaseURL}, // as google-genai and @google/genai read them
+	provider.AzureOpenAI:          {string(OpenAIChat), AzureKeyEnv, AzureEndpointEnv, ""},
+	provider.AzureOpenAIResponses: {string(OpenAIResponses), AzureKeyEnv, AzureEndpointEnv, ""},
+	provider.Ollama:               {string(Ollama), "", "OLLAMA_HOST", "http://127.0.0.1:11434"},
 }
 
+// KeyEnv names the environment variable holding a provider's key.
+func KeyEnv(name string) string { return providers[name].keyEnv }
+
 // BaseURLEnv names the environment variable holding a provider's base URL.
-func BaseURLEnv(name string) string {
-	switch name {
-	case provider.Anthropic:
-		return "ANTHROPIC_BASE_URL"
-	case provider.Gemini:
-		return "GOOGLE_GEMINI_BASE_URL" // as google-genai and @google/genai read it
-	case provider.AzureOpenAI, provider.AzureOpenAIResponses:
-		return AzureEndpointEnv // a resource's own: no public default
-	}
-	return "OPENAI_BASE_URL"
-}
+func BaseURLEnv(name string) string { return providers[name].baseEnv }
 
 // DefaultBaseURL is a provider's public endpoint ("" for Azure OpenAI,
 // whose endpoint is each resource's own).
-func DefaultBaseURL(name string) string {
-	switch name {
-	case provider.Anthropic:
-		return DefaultAnthropicBaseURL
-	case provider.Gemini:
-		return DefaultGeminiBaseURL
-	case provider.AzureOpenAI, provider.AzureOpenAIResponses:
-		return ""
-	}
-	return DefaultOpenAIBaseURL
-}
+func DefaultBaseURL(name string) string { return providers[name].base }
 
 // Credentials are how a provider's API is reached in a run: its key and
 // base URL, read from the environment once (Resolve).
@@ -142,13 +129,14 @@ type Credentials struct {
 }
 
 // LiveUnavailable says why calls with these credentials cannot go to the
-// live API, "" when they can: the key is not set (a local
-// openai-compatible server takes none), or Azure OpenAI's endpoint.
+// live API, "" when they can: the key is not set (a local server,
+// openai-compatible's or Ollama's, takes none), or Azure OpenAI's
+// endpoint.
 func (c Credentials) LiveUnavailable(name string) string {
 	switch {
 	case provider.IsAzure(name) && c.BaseURL == "":
 		return AzureEndpointEnv + " is not set (nor agent.base_url)"
-	case c.Key == "" && name != provider.OpenAICompatible:
+	case c.Key == "" && c.KeyEnv != "" && name != provider.OpenAICompatible:
 		return c.KeyEnv + " is not set"
 	}
 	return ""
@@ -161,14 +149,16 @@ func Resolve(name, base string, getenv func(string) string) Credentials {
 	if name == provider.Gemini && getenv("GOOGLE_API_KEY") != "" {
 		c.KeyEnv = "GOOGLE_API_KEY" // the Gemini SDKs read it first
 	}
-	c.Key = getenv(c.KeyEnv)
+	if c.KeyEnv != "" {
+		c.Key = getenv(c.KeyEnv)
+	}
 	if c.BaseURL == "" {
 		c.BaseURL = getenv(BaseURLEnv(name))
 	}
 	if c.BaseURL == "" {
 		c.BaseURL = DefaultBaseURL(name)
 	}
-	c.Public = strings.TrimRight(c.BaseURL, "/") == DefaultBaseURL(name)
+	c.Public = strings.TrimRight(c.BaseURL, "/") == DefaultBaseURL(name) && c.KeyEnv != ""
 	if provider.IsAzure(name) {
 		u, err := url.Parse(c.BaseURL)
 		c.Public = c.BaseURL == "" || err != nil || IsAzureHost(u.Hostname())

@@ -118,6 +118,8 @@ func (api API) Reply(r *Reply) (body []byte, events [][]byte) {
 		return writeResponses(r)
 	case Gemini:
 		return writeGemini(r)
+	case Ollama:
+		return writeOllama(r)
 	}
 	return writeAnthropic(r)
 }

@@ -65,7 +65,10 @@ func (api API) Script(c *model.Call, req *model.Request, r *model.Response) *mod
 		Usage: u, Stream: stream, IncludeUsage: so["include_usage"] == true, Fingerprint: "fp_dryfire", Echo: req.Params,
 		Array: stream && api == Gemini && c.HTTP.URL.Query().Get("alt") != "sse"})
 	ct := "application/json"
-	if events != nil {
+	switch {
+	case events != nil && api == Ollama:
+		ct = "application/x-ndjson"
+	case events != nil:
 		ct = "text/event-stream; charset=utf-8"
 	}
 	a := model.NewAnswer(200, ct, body, events)
@@ -112,6 +115,11 @@ func (api API) Response(a *model.Answer) (*model.Response, error) {
 			data, err = foldAnthropic(data)
 		}
 		return thenParse(data, err, func(d []byte) (*model.Response, error) { return parseAnthropic(d, nil) })
+	case Ollama:
+		if bytes.Count(bytes.TrimSpace(data), []byte("\n")) > 0 || a.Streamed {
+			data, err = foldOllama(data)
+		}
+		return thenParse(data, err, func(d []byte) (*model.Response, error) { return parseOllama(d, 0) })
 	}
 	return &model.Response{Usage: api.Usage(a)}, nil
 }
@@ -140,6 +148,8 @@ func (api API) Error(status int, e model.ErrorInfo) *model.Answer {
 	}
 	var b bytes.Buffer
 	switch api {
+	case Ollama:
+		b.Write(ollamaErrorBody(e.Message))
 	case Gemini, GeminiCountTokens:
 		writeGeminiError(&b, status, e)
 	case Anthropic:
@@ -332,7 +342,13 @@ func deref(p *int) int {
 // spends nothing). Only what mentions usage is decoded.
 func (api API) Usage(a *model.Answer) model.Usage {
 	var t model.Usage
-	if api == GeminiCountTokens {
+	switch api {
+	case GeminiCountTokens:
+		return t
+	case Ollama:
+		if r, err := api.Response(a); err == nil {
+			t = r.Usage
+		}
 		return t
 	}
 	if a.Events == nil {

@@ -1,6 +1,6 @@
 """One support agent, written against each Python client and framework that the ecosystem tests
 run under dryfire unchanged. DRYFIRE_CASE picks which; the model is whatever OPENAI_BASE_URL /
-ANTHROPIC_BASE_URL / GOOGLE_GEMINI_BASE_URL / AZURE_OPENAI_ENDPOINT point at (dryfire's model endpoint), the tool is dryfire's, over HTTP
+ANTHROPIC_BASE_URL / GOOGLE_GEMINI_BASE_URL / AZURE_OPENAI_ENDPOINT / OLLAMA_HOST point at (dryfire's model endpoint), the tool is dryfire's, over HTTP
 (DRYFIRE_TOOLS_URL). The task is on standard input; the answer goes to standard output."""
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from typing import Any
 MODEL = "gpt-4o-mini"
 CLAUDE = "claude-sonnet-4-5"
 GEMINI = "gemini-2.5-flash"
+OLLAMA = "qwen3:8b"
 SYSTEM = "You are a support agent. Use lookup_order to find an order's tier."
 TOOL_SCHEMA = {"type": "object", "properties": {"order_id": {"type": "string"}}, "required": ["order_id"]}
 
@@ -141,6 +142,28 @@ def google_genai(task: str, stream: bool) -> str:
     raise RuntimeError("too many turns")
 
 
+def ollama_chat(task: str, stream: bool) -> str:
+    import ollama
+
+    client = ollama.Client()  # OLLAMA_HOST from the environment
+    tools = [{"type": "function", "function": {"name": "lookup_order", "description": "Look up an order by its id.", "parameters": TOOL_SCHEMA}}]
+    messages: list = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": task}]
+    for _ in range(4):
+        if stream:
+            content, calls = "", []
+            for chunk in client.chat(model=OLLAMA, messages=messages, tools=tools, stream=True):
+                content += chunk.message.content or ""
+                calls += chunk.message.tool_calls or []
+        else:
+            msg = client.chat(model=OLLAMA, messages=messages, tools=tools).message
+            content, calls = msg.content or "", msg.tool_calls or []
+        if not calls:
+            return content
+        messages.append({"role": "assistant", "content": content, "tool_calls": [c.model_dump() for c in calls]})
+        messages += [{"role": "tool", "tool_name": c.function.name, "content": lookup_order(**c.function.arguments)} for c in calls]
+    raise RuntimeError("too many turns")
+
+
 def google_adk(task: str, stream: bool) -> str:
     from google.adk.agents import Agent
     from google.adk.agents.run_config import RunConfig, StreamingMode
@@ -203,6 +226,8 @@ AGENTS = {
     "azure openai stream": lambda t: azure_openai(t, True),
     "google-genai": lambda t: google_genai(t, False),
     "google-genai stream": lambda t: google_genai(t, True),
+    "ollama": lambda t: ollama_chat(t, False),
+    "ollama stream": lambda t: ollama_chat(t, True),
     "google-adk": lambda t: google_adk(t, False),
     "google-adk stream": lambda t: google_adk(t, True),
     "openai-agents": openai_agents,

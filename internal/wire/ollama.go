@@ -1,0 +1,290 @@
+package wire
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/dryfire-dev/dryfire/internal/model"
+	"github.com/dryfire-dev/dryfire/internal/tool"
+)
+
+// Ollama's own API: POST {host}/api/chat (OLLAMA_HOST, by default
+// http://127.0.0.1:11434; the ollama Python client reads it, the JS one is
+// given its host), no key.
+//
+//   - A request: model, messages ({role, content}; an assistant's
+//     tool_calls, {function: {name, arguments}} with the arguments an
+//     object and no id; a tool result's tool_name), tools (Chat
+//     Completions' {type: function, function}), stream (true unless false:
+//     the loop sends false unless agent.params.stream is true), and options,
+//     format, keep_alive, think at the top (agent.params).
+//   - An answer: {model, created_at, message, done_reason, done, and the
+//     durations and counts}; streamed, one such JSON object a line
+//     (application/x-ndjson), the last with done: true and the counts.
+//     Usage is prompt_eval_count in, eval_count out.
+//   - A call has no id: a tool result names its tool, and is matched to
+//     the earliest call of that name not yet answered (as Gemini's).
+//   - An error is {"error": "message"}.
+
+// OllamaRoute is Ollama's chat route.
+const OllamaRoute = "/api/chat"
+
+// ollamaHost is a host as the ollama clients read OLLAMA_HOST: a scheme
+// and a port (11434) when it names none.
+func ollamaHost(host string) string {
+	host = strings.TrimRight(host, "/")
+	if host == "" {
+		return "http://127.0.0.1:11434"
+	}
+	scheme, rest, ok := strings.Cut(host, "://")
+	if !ok {
+		scheme, rest = "http", host
+	}
+	hostport, path, _ := strings.Cut(rest, "/")
+	if i := strings.LastIndexByte(hostport, ':'); i < 0 || strings.HasSuffix(hostport, "]") {
+		port := "11434"
+		if ok {
+			port = map[bool]string{true: "443", false: "80"}[scheme == "https"]
+		}
+		hostport += ":" + port
+	}
+	if path != "" {
+		path = "/" + path
+	}
+	return scheme + "://" + hostport + path
+}
+
+// ollamaMessages are the conversation as Ollama takes it.
+func ollamaMessages(req *model.Request) ([]any, error) {
+	msgs := make([]any, 0, len(req.Messages)+1)
+	if req.System != "" {
+		msgs = append(msgs, jsonObject{{"role", "system"}, {"content", req.System}})
+	}
+	names := map[string]string{} // call id → tool name
+	for i, m := range req.Messages {
+		switch m.Role {
+		case model.User:
+			msgs = append(msgs, jsonObject{{"role", "user"}, {"content", m.Text}})
+		case model.Assistant:
+			msg := jsonObject{{"role", "assistant"}, {"content", m.Text}}
+			var calls []any
+			for _, c := range m.ToolCalls {
+				args, err := toolInput(c)
+				if err != nil {
+					return nil, fmt.Errorf("message %d: %w", i, err)
+				}
+				names[c.ID] = c.Name
+				calls = append(calls, jsonObject{{"function", jsonObject{{"name", c.Name}, {"arguments", args}}}})
+			}
+			if calls != nil {
+				msg = append(msg, jsonKV{"tool_calls", calls})
+			}
+			msgs = append(msgs, msg)
+		case model.ToolRole:
+			msgs = append(msgs, jsonObject{{"role", "tool"}, {"content", toolResultText(m)}, {"tool_name", names[m.CallID]}})
+		default:
+			return nil, fmt.Errorf("message %d has role %q, which the ollama provider cannot send", i, m.Role)
+		}
+	}
+	return msgs, nil
+}
+
+// ollama is the built-in loop's client of Ollama's API.
+type ollama struct{ c *caller }
+
+// ollamaOwned are the body keys the loop writes; params may not set them.
+var ollamaOwned = []string{"model", "messages", "tools"}
+
+// Generate implements model.Model.
+func (o *ollama) Generate(ctx context.Context, req *model.Request) (*model.Response, error) {
+	if err := checkParams(req.Params, ollamaOwned); err != nil {
+		return nil, err
+	}
+	msgs, err := ollamaMessages(req)
+	if err != nil {
+		return nil, err
+	}
+	body := jsonObject{{"model", req.Model}, {"messages", msgs}}
+	if len(req.Tools) > 0 {
+		tools := make([]any, len(req.Tools))
+		for i, t := range req.Tools {
+			tools[i] = jsonObject{{"type", "function"}, {"function", jsonObject{{"name", t.Name}, {"description", t.Description}, {"parameters", schemaOf(t)}}}}
+		}
+		body = append(body, jsonKV{"tools", tools})
+	}
+	stream := streamed(req.Params)
+	body = appendParams(append(body, jsonKV{"stream", stream}), req.Params, []string{"stream"})
+	data, err := body.MarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	var fold func([]byte) ([]byte, error)
+	if stream {
+		fold = foldOllama
+	}
+	out, err := o.c.postFolded(ctx, ollamaHost(o.c.o.BaseURL)+OllamaRoute, nil, data, ollamaError, fold)
+	if err != nil {
+		return nil, err
+	}
+	return parseOllama(out, assistantTurns(req.Messages)+1)
+}
+
+// ollamaError reads {"error": "message"}.
+func ollamaError(data []byte) (typ, msg string) {
+	var e struct {
+		Error string `json:"error"`
+	}
+	json.Unmarshal(data, &e)
+	return "", e.Error
+}
+
+// ollamaAnswer is an answer of Ollama's chat, whole or one line of a
+// stream.
+type ollamaAnswer struct {
+	Model      string        `json:"model"`
+	CreatedAt  string        `json:"created_at"`
+	Message    ollamaMessage `json:"message"`
+	DoneReason string        `json:"done_reason,omitempty"`
+	Done       bool          `json:"done"`
+	Total      int64         `json:"total_duration,omitempty"`
+	Load       int64         `json:"load_duration,omitempty"`
+	PromptEval int           `json:"prompt_eval_count,omitempty"`
+	PromptTime int64         `json:"prompt_eval_duration,omitempty"`
+	Eval       int           `json:"eval_count,omitempty"`
+	EvalTime   int64         `json:"eval_duration,omitempty"`
+	Error      string        `json:"error,omitempty"`
+}
+
+type ollamaMessage struct {
+	Role      string           `json:"role"`
+	Content   string           `json:"content"`
+	Thinking  string           `json:"thinking,omitempty"`
+	ToolCalls []ollamaToolCall `json:"tool_calls,omitempty"`
+}
+
+type ollamaToolCall struct {
+	Function struct {
+		Name      string          `json:"name"`
+		Arguments json.RawMessage `json:"arguments"`
+	} `json:"function"`
+}
+
+// parseOllama reads an answer to the turn-th request.
+func parseOllama(data []byte, turn int) (*model.Response, error) {
+	var a ollamaAnswer
+	if err := json.Unmarshal(data, &a); err != nil {
+		return nil, fmt.Errorf("ollama: the answer is not a chat answer (%v): %s", err, excerpt(data))
+	}
+	if a.Error != "" {
+		return nil, fmt.Errorf("ollama: the answer carries an error: %s", a.Error)
+	}
+	r := &model.Response{Text: a.Message.Content, Usage: model.Usage{InputTokens: a.PromptEval, OutputTokens: a.Eval}}
+	for i, c := range a.Message.ToolCalls {
+		r.ToolCalls = append(r.ToolCalls, tool.Call{ID: fmt.Sprintf("call_%d_%d", turn, i+1), Name: c.Function.Name, Args: rawArgs(c.Function.Arguments)})
+	}
+	if a.DoneReason == "length" {
+		r.Notes = append(r.Notes, "ollama stopped at the token limit (done_reason length): the answer is cut short; raise options.num_predict in agent.params")
+	}
+	return r, nil
+}
+
+// foldOllama folds a streamed answer (a JSON object a line) into one:
+// the content and thinking joined, the tool calls gathered, the last
+// line's reason and counts. A stream without its done line was cut short.
+func foldOllama(data []byte) ([]byte, error) {
+	var whole ollamaAnswer
+	for line := range bytes.Lines(data) {
+		if len(bytes.TrimSpace(line)) == 0 {
+			continue
+		}
+		var a ollamaAnswer
+		if err := json.Unmarshal(line, &a); err != nil {
+			return nil, fmt.Errorf("a line of the stream is not JSON (%v): %s", err, excerpt(line))
+		}
+		if a.Error != "" {
+			return nil, fmt.Errorf("the answer's stream carries an error: %s", a.Error)
+		}
+		content, thinking, calls := whole.Message.Content+a.Message.Content, whole.Message.Thinking+a.Message.Thinking, append(whole.Message.ToolCalls, a.Message.ToolCalls...)
+		whole = a
+		whole.Message.Content, whole.Message.Thinking, whole.Message.ToolCalls = content, thinking, calls
+		if a.Done {
+			return Marshal(whole)
+		}
+	}
+	return nil, errStreamCut
+}
+
+// writeOllama writes r as Ollama answers: one object, or streamed, a line
+// per piece of text, one with the tool calls, the last with the counts.
+func writeOllama(r *Reply) (body []byte, events [][]byte) {
+	last := ollamaAnswer{Model: r.Model, CreatedAt: "2026-01-01T00:00:00Z", Message: ollamaMessage{Role: "assistant", Content: r.Text}, DoneReason: "stop", Done: true,
+		Total: 1000000, Load: 1000, PromptEval: r.Usage.InputTokens, PromptTime: 1000, Eval: r.Usage.OutputTokens, EvalTime: 1000}
+	for _, c := range r.Calls {
+		var tc ollamaToolCall
+		tc.Function.Name, tc.Function.Arguments = c.Name, json.RawMessage(c.Args)
+		last.Message.ToolCalls = append(last.Message.ToolCalls, tc)
+	}
+	if !r.Stream {
+		return marshal(last), nil
+	}
+	line := func(a ollamaAnswer) { events = append(events, append(marshal(a), '\n')) }
+	piece := ollamaAnswer{Model: r.Model, CreatedAt: last.CreatedAt, Message: ollamaMessage{Role: "assistant"}}
+	for _, p := range pieces(r.Text) {
+		piece.Message.Content = p
+		line(piece)
+	}
+	if len(r.Calls) > 0 {
+		piece.Message.Content, piece.Message.ToolCalls = "", last.Message.ToolCalls
+		line(piece)
+	}
+	last.Message.Content, last.Message.ToolCalls = "", nil
+	line(last)
+	return nil, events
+}
+
+// readOllama reads an Ollama chat request: its conversation, tools and
+// whether it streams (it does unless "stream": false).
+func readOllama(w *model.Request, m map[string]any) {
+	w.Params["stream"] = m["stream"] != false
+	for _, t := range list(m["tools"]) {
+		f, _ := t.(map[string]any)["function"].(map[string]any)
+		if name, _ := f["name"].(string); name != "" {
+			w.Tools = append(w.Tools, model.ToolDef{Name: name})
+		}
+	}
+	pending := map[string][]string{} // name → ids of calls not yet answered
+	for i, raw := range list(m["messages"]) {
+		msg, _ := raw.(map[string]any)
+		text, _ := msg["content"].(string)
+		switch msg["role"] {
+		case "system":
+			w.System = text
+		case "user":
+			w.Messages = append(w.Messages, model.Message{Role: model.User, Text: text})
+		case "assistant":
+			a := model.Message{Role: model.Assistant, Text: text}
+			for k, c := range list(msg["tool_calls"]) {
+				f, _ := c.(map[string]any)["function"].(map[string]any)
+				name, _ := f["name"].(string)
+				id := name + "#" + strconv.Itoa(i) + "." + strconv.Itoa(k)
+				a.ToolCalls = append(a.ToolCalls, tool.Call{ID: id, Name: name})
+				pending[name] = append(pending[name], id)
+			}
+			w.Messages = append(w.Messages, a)
+		case "tool":
+			name, _ := msg["tool_name"].(string)
+			id := name
+			if ids := pending[name]; len(ids) > 0 {
+				id, pending[name] = ids[0], ids[1:]
+			}
+			w.Messages = append(w.Messages, model.Message{Role: model.ToolRole, CallID: id, Text: text})
+		}
+	}
+}
+
+// ollamaErrorBody is an error as Ollama answers it.
+func ollamaErrorBody(msg string) []byte { return marshal(map[string]string{"error": msg}) }
