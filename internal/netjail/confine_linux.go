@@ -148,6 +148,13 @@ func (c *confinement) wrap(cmd *exec.Cmd) (*os.File, error) {
 		// /tmp by their pid (tsx's IPC pipe) would collide across cases.
 		// What the program is given under /tmp stays shared, writable.
 		args = append(args, "--bind", "/", "/", "--ro-bind", "/sys", "/sys")
+		// The system's own directories read-only: run as root, a program
+		// could otherwise leave code that root runs later, outside
+		// (/etc/ld.so.preload, a cron file, a library, a kernel module).
+		sys := systemDirs()
+		for _, d := range sys {
+			args = append(args, "--ro-bind", d, d)
+		}
 		args = append(args, kernelArgs()...)
 		args = append(args, "--tmpfs", "/tmp")
 		hid = []string{"/tmp"}
@@ -155,6 +162,12 @@ func (c *confinement) wrap(cmd *exec.Cmd) (*os.File, error) {
 		keep := append(slices.Concat(c.read, c.write), programFiles(cmd, dir)...)
 		keep = append(keep, envOf(cmd.Env, "DRYFIRE_WORKSPACE"), envOf(cmd.Env, "HOME"), dir)
 		for _, p := range keep {
+			// What the case is given inside a system directory (a project
+			// under /opt or /srv) stays writable.
+			if p != "" && under(filepath.Clean(p), sys) && !slices.Contains(rw, p) {
+				rw = append(rw, filepath.Clean(p))
+				continue
+			}
 			// The whole directory of /tmp it is in: a project's siblings
 			// (../agent/node_modules) come with it.
 			if rest, ok := strings.CutPrefix(filepath.Clean(p), "/tmp/"); ok {
@@ -246,6 +259,24 @@ func kernelArgs() []string {
 		}
 	}
 	return args
+}
+
+// systemRO are the directories of the system that a program under
+// isolated or report gets read-only (sandboxed has the whole machine so):
+// what root runs or loads later, and where it keeps it. /var/tmp and the
+// home directories stay writable, as the user's.
+var systemRO = []string{"/bin", "/boot", "/etc", "/lib", "/lib32", "/lib64", "/libx32", "/opt", "/sbin", "/srv", "/usr", "/var/backups", "/var/cache", "/var/lib", "/var/local", "/var/log", "/var/mail", "/var/opt", "/var/spool"}
+
+// systemDirs are those of systemRO that are directories here, not links
+// (on a merged /usr, /bin is a link into /usr, read-only already).
+func systemDirs() []string {
+	var out []string
+	for _, d := range systemRO {
+		if st, err := os.Lstat(d); err == nil && st.IsDir() {
+			out = append(out, d)
+		}
+	}
+	return out
 }
 
 // programFiles are the directories of the program's own files (a file

@@ -203,7 +203,7 @@ func TestIsolatedConfines(t *testing.T) {
 		"model": "on it", "mcp tool": "True", "http tool": "True",
 		"reach 127.0.0.1": "refused", "setns": "refused", "nsenter": "refused",
 		"unix socket in the project": "refused", "unix socket elsewhere": "refused", "unix socket by a hard link": "refused",
-		"read home": "could", "write project": "could",
+		"read home": "could", "write project": "could", "write /etc": "refused",
 		"see a process outside": "refused", "signal a process outside": "refused", "capabilities": "refused",
 	} {
 		if !strings.HasPrefix(got[try], want) {
