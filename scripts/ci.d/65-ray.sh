@@ -7,7 +7,10 @@
 # figures (Ray vs `run -j 2`, Ray's overhead, the load average), then has 8
 # Ray actors drive sessions of one `dryfire serve`, each in a world of its
 # own. e2e/ray/openenv_check.py has openenv-core's own client drive an
-# episode over the session WebSocket. The packages are those of
+# episode over the session WebSocket. e2e/ray/recipes_check.py validates the
+# recipes of docs/ci/ (Kubernetes' schemas, the AWS Batch API's model) and
+# runs each one's shard command as its platform would, merged and compared
+# with the unsharded run. The packages are those of
 # e2e/ray/requirements.txt, pinned, installed once into .cache/ray/venv
 # (git-ignored) and kept while the file is unchanged.
 set -euo pipefail
@@ -28,3 +31,5 @@ trap 'rm -rf "$work"' EXIT
 export CI=true RAY_USAGE_STATS_ENABLED=0
 timeout 300 "$out/venv/bin/python" e2e/ray/driver.py --bin "$out/dryfire" --work "$work"
 timeout 120 "$out/venv/bin/python" e2e/ray/openenv_check.py --bin "$out/dryfire"
+mkdir "$work/recipes"
+timeout 120 "$out/venv/bin/python" e2e/ray/recipes_check.py --bin "$out/dryfire" --work "$work/recipes"
