@@ -273,6 +273,9 @@ func startCommand(j job, opts Options, lv *live, h *host, c report.Case, start t
 	// A request a declared fault answers is no turn: max_turns lets as
 	// many more through.
 	m := &caseModel{max: j.plan.Limits.MaxTurns, faults: len(j.c.ModelFaults)}
+	if eo.Scripted {
+		eo.ToolNames = toolNames(j, h.base+h.prefix+j.id)
+	}
 	ep, epErr := modelserver.New(eo)
 	if epErr != nil {
 		// The program may not call the model at all: the case fails
@@ -314,7 +317,7 @@ func endpointOptions(j job, lv *live, c report.Case) (modelserver.Options, repor
 				c.Notes = append(c.Notes, fmt.Sprintf("%s is not read: this case is scripted (its script answers every model call, and no cassette is read or written)", file))
 			}
 		}
-		return modelserver.Options{Scripted: true, Script: j.suite.ScriptOf(j.c), ToolNames: toolNames(j), Faults: ModelFaults(j.c), SuiteFile: j.suite.File, Case: j.c.Name}, c, nil
+		return modelserver.Options{Scripted: true, Script: j.suite.ScriptOf(j.c), Faults: ModelFaults(j.c), SuiteFile: j.suite.File, Case: j.c.Name}, c, nil
 	}
 	a := &j.suite.Agent
 	passthrough := j.plan.UsesImpl
@@ -337,13 +340,16 @@ func endpointOptions(j job, lv *live, c report.Case) (modelserver.Options, repor
 }
 
 // toolNames maps the names a model is shown case j's tools by (its
-// tools', its world's operations') to theirs.
-func toolNames(j job) *tool.Names {
+// tools', its world's operations') to theirs; url is where the case is
+// served (BASE/PREFIX/ID), whose MCP server's URL crewai names them after.
+func toolNames(j job, url string) *tool.Names {
 	names := make([]string, len(j.plan.ModelTools))
 	for i, t := range j.plan.ModelTools {
 		names[i] = t.Name
 	}
-	return tool.NewNames(names, j.suite.ToolAliases())
+	n := tool.NewNames(names, j.suite.ToolAliases())
+	n.Server(url + "/mcp")
+	return n
 }
 
 // scriptTurns are a scripted case's served turns as the report shows them.
@@ -393,7 +399,7 @@ func (cc *commandCase) finish(ctx context.Context, res programResult) report.Cas
 	for i := range recs {
 		recs[i].Turn = turnOf(recs[i].Turn)
 	}
-	recs = transcript(recs, o.Seen, toolNames(j))
+	recs = transcript(recs, o.Seen, toolNames(j, cc.url))
 	r := ran{recs: recs, drill: drill, err: res.err, infra: res.infra, failed: res.failed, workspace: cc.ws.path(), program: true, keepEmpty: cc.keepEmpty, commands: cc.commands}
 	if m.over.Load() > 0 {
 		r.err, r.infra, r.failed = &maxTurnsError{max: m.max, asked: int64(m.max) + 1}, false, false

@@ -1,6 +1,12 @@
 package tool
 
-import "strings"
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"net/url"
+	"regexp"
+	"strings"
+)
 
 // Names maps the names a model is shown a suite's tools by to the suite's
 // own: frameworks decorate the tools of an MCP server before the model
@@ -11,13 +17,31 @@ import "strings"
 //	…dryfire…_NAME (or -, ., :) Mastra's server prefix, LangChain's MCP
 //	                            adapters' tool_name_prefix, with a server
 //	                            name that holds "dryfire"
-//	mcp_…_mcp_NAME              crewai (the MCP server's URL, …/mcp, as a name)
+//	mcp_…_mcp_NAME              crewai (the MCP server's URL, …/mcp, as a name;
+//	                            exactly, cut at 64 characters with a hash,
+//	                            for the servers given to Server)
 //	an alias                    tools.NAME.aliases, for any other
 //
 // A name that is a suite tool's is that tool, whatever it looks like.
 type Names struct {
 	tools map[string]bool
 	alias map[string]string // alias → the suite's name
+	// exact are the names crewai gives the suite's tools of the servers
+	// Server names (a long one is cut with a hash: no suffix tells it).
+	exact map[string]string
+}
+
+// Server adds the names crewai gives the suite's tools when it reaches
+// them at the MCP server url (its server name from the URL, then the
+// tool's, made a function name of at most 64 characters).
+func (n *Names) Server(url string) {
+	if n.exact == nil {
+		n.exact = map[string]string{}
+	}
+	server := crewaiServer(url)
+	for t := range n.tools {
+		n.exact[crewaiName(server+"_"+t)] = t
+	}
 }
 
 // NewNames maps names to tools (the suite's), with aliases (alias → tool).
@@ -41,6 +65,9 @@ func (n *Names) Suite(name string) (string, bool) {
 	if t, ok := n.alias[name]; ok {
 		return t, true
 	}
+	if t, ok := n.exact[name]; ok {
+		return t, true
+	}
 	for _, inner := range Undecorated(name) {
 		if n.tools[inner] {
 			return inner, true
@@ -57,6 +84,9 @@ func (n *Names) Is(name, tool string) bool {
 	}
 	if n != nil {
 		if t, ok := n.alias[name]; ok {
+			return t == tool
+		}
+		if t, ok := n.exact[name]; ok {
 			return t == tool
 		}
 	}
@@ -90,4 +120,50 @@ func Undecorated(name string) []string {
 		}
 	}
 	return out
+}
+
+// crewaiServer is the server name crewai gives the MCP server at u: its
+// host and port, then its path, as a name, "mcp_" first when it does not
+// start with a letter (crewai's MCPToolResolver._extract_server_name).
+func crewaiServer(u string) string {
+	p, err := url.Parse(u)
+	if err != nil {
+		return ""
+	}
+	host := p.Host
+	if i := strings.LastIndexByte(host, '@'); i >= 0 {
+		host = host[i+1:]
+	}
+	name := strings.ReplaceAll(host, ".", "_")
+	if path := strings.Trim(strings.ReplaceAll(p.Path, "/", "_"), "_"); path != "" {
+		name += "_" + path
+	}
+	if s := crewaiName(name); s == "" || s[0] < 'a' || s[0] > 'z' {
+		name = "mcp_" + name
+	}
+	return name
+}
+
+var (
+	camelUpperLower = regexp.MustCompile(`([A-Z]+)([A-Z][a-z])`)
+	camelLowerUpper = regexp.MustCompile(`([a-z])([A-Z])`)
+	notAlnum        = regexp.MustCompile(`[^a-zA-Z0-9]+`)
+)
+
+// crewaiName is a name as crewai makes it a function name (its
+// sanitize_tool_name, for ASCII names): camelCase split, lower case,
+// every run of other characters than letters and digits one '_', none at
+// either end; over 64 characters, cut to 55 and a '_' and the first 8
+// hex digits of the SHA-256 of the whole.
+func crewaiName(s string) string {
+	s = camelUpperLower.ReplaceAllString(s, "${1}_${2}")
+	s = camelLowerUpper.ReplaceAllString(s, "${1}_${2}")
+	s = strings.ToLower(s)
+	s = strings.NewReplacer("'", "", `"`, "").Replace(s)
+	s = strings.Trim(notAlnum.ReplaceAllString(s, "_"), "_")
+	if len(s) > 64 {
+		sum := sha256.Sum256([]byte(s))
+		s = strings.TrimRight(s[:64-9], "_") + "_" + hex.EncodeToString(sum[:4])
+	}
+	return s
 }

@@ -38,3 +38,27 @@ func TestNames(t *testing.T) {
 		t.Error("nil Names: decorations only")
 	}
 }
+
+// crewai's names of a server's tools, exactly: one over 64 characters
+// is cut with a hash, and no suffix tells its tool (the hashes are
+// crewai 1.15.30's sanitize_tool_name of the same names).
+func TestNamesCrewai(t *testing.T) {
+	n := NewNames([]string{"lookup_order", "getOrder"}, nil)
+	n.Server("http://127.0.0.1:44891/cases/another-gold-ord-4ead6ae7/mcp")
+	for name, want := range map[string]string{
+		"mcp_127_0_0_1_44891_cases_another_gold_ord_4ead6ae7_mcp_a8316492": "lookup_order",
+		"mcp_127_0_0_1_44891_cases_another_gold_ord_4ead6ae7_mcp_160e0265": "getOrder",
+	} {
+		if got, ok := n.Suite(name); !ok || got != want {
+			t.Errorf("Suite(%q) = %q, %t; want %q", name, got, ok, want)
+		}
+	}
+	short := NewNames([]string{"getOrder"}, nil)
+	short.Server("http://127.0.0.1:44891/cases/x/mcp")
+	if got, ok := short.Suite("mcp_127_0_0_1_44891_cases_x_mcp_get_order"); !ok || got != "getOrder" {
+		t.Errorf("a camelCase tool: %q, %t", got, ok)
+	}
+	if got := crewaiServer("http://127.0.0.1:44891/cases/another-gold-ord-4ead6ae7/mcp"); got != "mcp_127_0_0_1:44891_cases_another-gold-ord-4ead6ae7_mcp" {
+		t.Errorf("crewaiServer: %q", got)
+	}
+}
