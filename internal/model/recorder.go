@@ -235,6 +235,12 @@ func (r *Recorder) Answer(c *Call) *Answer {
 	}
 	live := *a
 	live.Live = &passing{r: a.Live, end: func(data []byte, err error) {
+		if err != nil && whole(c.Wire, data) {
+			// The client stopped reading once the stream's last event
+			// had passed (Codex CLI after response.completed): the
+			// answer is whole.
+			err = nil
+		}
 		a.Ended(data, err)
 		live.Status, live.Usage = a.Status, a.Usage
 		if err == nil {
@@ -331,14 +337,24 @@ func (p *passing) Read(b []byte) (int, error) {
 	if err == io.EOF {
 		p.finish(p.buf.Bytes(), nil)
 	} else if err != nil {
-		p.finish(nil, err)
+		p.finish(p.buf.Bytes(), err)
 	}
 	return n, err
 }
 
 func (p *passing) Close() error {
-	p.finish(nil, errLeft)
+	p.finish(p.buf.Bytes(), errLeft)
 	return p.r.Close()
+}
+
+// whole says whether a stream cut at data had passed its last event (the
+// API's reading of it folds it into an answer).
+func whole(w Wire, data []byte) bool {
+	if len(data) == 0 {
+		return false
+	}
+	_, err := w.Response(&Answer{Body: data, Streamed: true})
+	return err == nil
 }
 
 func (p *passing) finish(data []byte, err error) {

@@ -657,6 +657,42 @@ func TestLiveStreamPassesThrough(t *testing.T) {
 	}
 }
 
+// A client that leaves once the stream's last event has passed, before
+// the upstream ends it (Codex CLI after response.completed), got the
+// answer whole: it is recorded.
+func TestLiveStreamLeftAfterItsLastEvent(t *testing.T) {
+	stream := "data: {\"n\":1}\n\ndata: [DONE]\n\n"
+	upstream := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		io.WriteString(w, stream)
+		w.(http.Flusher).Flush()
+		select { // the connection held open after the last event
+		case <-r.Context().Done():
+		case <-time.After(10 * time.Second):
+		}
+	}))
+	defer upstream.Close()
+	o := upstreamOptions(caseOptions(t.TempDir(), cassette.Once), upstream.URL)
+	e := mustNew(t, o)
+	root := serve(t, e, "/c")
+	resp, err := http.Post(root+"/v1/chat/completions", "application/json", strings.NewReader(conversation(wire.OpenAIChat, true)[0]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, len(stream))
+	if _, err := io.ReadFull(resp.Body, buf); err != nil || string(buf) != stream {
+		t.Fatalf("stream %q, %v", buf, err)
+	}
+	resp.Body.Close()
+	if wrote, err := e.Finish(); !wrote || err != nil {
+		t.Fatalf("Finish = %v, %v (failure: %v)", wrote, err, e.Failure())
+	}
+	c, _ := cassette.Load(o.File)
+	if evs := c.Interactions[0].Response.Events; len(evs) != 2 {
+		t.Errorf("events %q", evs)
+	}
+}
+
 func TestPathsAreTheRoutes(t *testing.T) {
 	if len(wire.Paths) != len(wire.Routes) {
 		t.Fatalf("Paths %v, wire.Routes %v", wire.Paths, wire.Routes)

@@ -70,25 +70,102 @@ var presets = []preset{
 	{"uuid", "<uuid>", "a UUID in its 8-4-4-4-12 hex form, any version, either case", lazyRE(`\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b`)},
 	{"epoch-ms", "<epoch-ms>", "Unix time in milliseconds, 13 digits (2001 to 2286)", lazyRE(`\b[1-9]\d{12}\b`)},
 	{"epoch-s", "<epoch-s>", "Unix time in seconds, 10 digits with an optional fraction (2001 to 2286)", lazyRE(`\b[1-9]\d{9}(?:\.\d+)?\b`)},
+	{"duration", "<duration>", "a duration in seconds or milliseconds as test runners and shells print them: 0.001s, 12 ms, 1.5 seconds", lazyRE(`\b\d+(?:\.\d+)?\s?(?:ms|s|secs?|seconds?)\b`)},
 }
 
-// Presets are the names of the presets, in documentation order.
+// sub is one replacement of a CLI's preset.
+type sub struct {
+	re   func() *regexp.Regexp
+	repl string
+}
+
+// cliPreset is what a coding-agent CLI's requests hold that changes from
+// run to run and machine to machine: several replacements, in order.
+// agent.cli applies its CLI's; an agent.command built on one (the Claude
+// Agent SDK, the Codex SDK) names it.
+type cliPreset struct {
+	Name, About string
+	subs        []sub
+}
+
+// The parts of the CLIs' presets.
+var (
+	// dryfire's private paths of a case: its workspace's and home's
+	// temporary directories (os.MkdirTemp's digits), first whole with
+	// whatever directory holds them (from the path's start: the fewest
+	// directories before the first), then as a CLI derives names from
+	// them (Claude Code's -tmp-dryfire-workspace-N project slug, Gemini
+	// CLI's workspace base name).
+	casePaths = []sub{
+		{lazyRE("(^|[^\\w./-])(?:/[^\\s/\"'<>`]+)*?/dryfire-(workspace|home)-\\d+"), "${1}<${2}>"},
+		{lazyRE(`[\w.-]*dryfire-(workspace|home)-\d+`), "<$1>"},
+	}
+	// A UUID within a word too (msg_UUID, fco_UUID).
+	looseUUID = sub{lazyRE(`[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}`), "<uuid>"}
+	isoDate   = sub{presets[1].re, "<date>"}
+	epochMS   = sub{presets[3].re, "<epoch-ms>"}
+	duration  = sub{presets[5].re, "<duration>"}
+	// The CLI's own install place (node_modules/…): where it was
+	// installed on the machine that recorded.
+	nodeModules = sub{lazyRE("(?:/[^\\s/\"'<>`]+)*/node_modules/"), "<node_modules>/"}
+)
+
+var cliPresets = []cliPreset{
+	{"claude-code", "Claude Code and the Claude Agent SDK: the case's workspace and home paths, the date, UUIDs, durations (a test run's time in a tool result), the OS version, platform and shell", []sub{
+		casePaths[0], casePaths[1], isoDate, looseUUID, duration,
+		{lazyRE(`OS Version: [^\n"]*`), "OS Version: <os-version>"},
+		{lazyRE(`Platform: \w+`), "Platform: <platform>"},
+		{lazyRE(`Shell: [^\n"]*`), "Shell: <shell>"},
+	}},
+	{"codex", "Codex CLI and the Codex SDK: the case's workspace and home paths, the date, UUIDs (session, thread, turn and item ids), Unix milliseconds, durations, the shell, exec_command's chunk id", []sub{
+		casePaths[0], casePaths[1], isoDate, looseUUID, epochMS, duration,
+		{lazyRE(`<shell>[^<]*</shell>`), "<shell><shell></shell>"},
+		{lazyRE(`Chunk ID: [0-9a-f]+`), "Chunk ID: <id>"},
+	}},
+	{"gemini-cli", "Gemini CLI: the case's workspace and home paths, the date, the ids it gives function calls (NAME_EPOCHMS_N), the install place of its built-in skills, durations, the operating system", []sub{
+		casePaths[0], casePaths[1], isoDate, nodeModules, duration,
+		{lazyRE(`\b(?:Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday), (?:January|February|March|April|May|June|July|August|September|October|November|December) \d{1,2}, \d{4}\b`), "<date>"},
+		{lazyRE(`\b(\w+?)_[1-9]\d{12}_(\d+)\b`), "${1}_<epoch-ms>_${2}"},
+		{lazyRE(`My operating system is: \w+`), "My operating system is: <os>"},
+	}},
+}
+
+// Presets are the names of the presets, in documentation order: the
+// values' (which a mismatch suggests), then the CLIs'.
 func Presets() []string {
-	out := make([]string, len(presets))
-	for i, p := range presets {
-		out[i] = p.Name
+	out := make([]string, 0, len(presets)+len(cliPresets))
+	for _, p := range presets {
+		out = append(out, p.Name)
+	}
+	for _, p := range cliPresets {
+		out = append(out, p.Name)
 	}
 	return out
 }
 
-// PresetDoc is a preset's placeholder and what it matches, or ok false.
+// PresetDoc is a preset's placeholder ("" for a CLI's, which has
+// several) and what it matches, or ok false.
 func PresetDoc(name string) (placeholder, about string, ok bool) {
 	for _, p := range presets {
 		if p.Name == name {
 			return p.Placeholder, p.About, true
 		}
 	}
+	for _, p := range cliPresets {
+		if p.Name == name {
+			return "", p.About, true
+		}
+	}
 	return "", "", false
+}
+
+func findCLIPreset(name string) *cliPreset {
+	for i := range cliPresets {
+		if cliPresets[i].Name == name {
+			return &cliPresets[i]
+		}
+	}
+	return nil
 }
 
 func findPreset(name string) *preset {
@@ -190,6 +267,7 @@ type compiled struct {
 	re    *regexp.Regexp // Preset or Regex
 	repl  string
 	label string
+	part  bool // a CLI preset's part after its first
 }
 
 // Set is a compiled list of rules, applied in order. A nil Set applies
@@ -215,6 +293,12 @@ func Compile(rules []Rule) (*Set, error) {
 			}
 			c.path = p
 		case r.Preset != "":
+			if cp := findCLIPreset(r.Preset); cp != nil {
+				for i, sb := range cp.subs {
+					s.rules = append(s.rules, compiled{rule: r, label: c.label, re: sb.re(), repl: sb.repl, part: i > 0})
+				}
+				continue
+			}
 			pr := findPreset(r.Preset)
 			if pr == nil {
 				return nil, fmt.Errorf("match rule %s: no such preset (there are %s)", c.label, strings.Join(Presets(), ", "))
@@ -237,9 +321,12 @@ func (s *Set) Rules() []Rule {
 	if s == nil {
 		return nil
 	}
-	out := make([]Rule, len(s.rules))
-	for i, c := range s.rules {
-		out[i] = c.rule
+	out := make([]Rule, 0, len(s.rules))
+	for _, c := range s.rules {
+		if c.part {
+			continue
+		}
+		out = append(out, c.rule)
 	}
 	return out
 }

@@ -149,3 +149,41 @@ func TestFixing(t *testing.T) {
 		}
 	}
 }
+
+// A CLI's preset: what one coding-agent CLI's requests hold that changes
+// from case to case and machine to machine becomes the same text, the
+// rest stays; the set lists it as one rule. The strings are as the
+// pinned CLIs write them (recorded against the test fakes).
+func TestCLIPresets(t *testing.T) {
+	for _, tc := range []struct{ preset, a, b, want string }{
+		{"claude-code",
+			"You have a persistent file-based memory at `/tmp/dryfire-home-1937538530/.claude/projects/-tmp-dryfire-workspace-1039587692/memory/`.\n - Primary working directory: /tmp/dryfire-workspace-1039587692\n - Platform: linux\n - Shell: bash\n - OS Version: Linux 6.18.44-fc-v1300\nToday's date is 2026-12-08.\nRan 1 test in 0.001s",
+			"You have a persistent file-based memory at `/var/folders/x/T/dryfire-home-1/.claude/projects/-var-folders-x-T-dryfire-workspace-22/memory/`.\n - Primary working directory: /var/folders/x/T/dryfire-workspace-22\n - Platform: darwin\n - Shell: zsh\n - OS Version: Darwin 24.1.0\nToday's date is 2026-12-07.\nRan 1 test in 0.000s",
+			"You have a persistent file-based memory at `<home>/.claude/projects/<workspace>/memory/`.\n - Primary working directory: <workspace>\n - Platform: <platform>\n - Shell: <shell>\n - OS Version: <os-version>\nToday's date is <date>.\nRan 1 test in <duration>"},
+		{"codex",
+			`<cwd>/tmp/dryfire-workspace-3562589695</cwd> <current_date>2026-12-08</current_date> <shell>bash</shell> msg_01a25075-03dd-77b1-884c-f0d5d0b5bc5d {"turn_started_at_unix_ms":1796646178888} Chunk ID: 4a9c4b Wall time: 0.0012 seconds`,
+			`<cwd>/tmp/dryfire-workspace-7</cwd> <current_date>2026-12-07</current_date> <shell>zsh</shell> msg_6aea57f2-9c81-5934-b2b9-ffaac3e4298e {"turn_started_at_unix_ms":1796646189381} Chunk ID: 690fe4 Wall time: 0.0000 seconds`,
+			`<cwd><workspace></cwd> <current_date><date></current_date> <shell><shell></shell> msg_<uuid> {"turn_started_at_unix_ms":<epoch-ms>} Chunk ID: <id> Wall time: <duration>`},
+		{"gemini-cli",
+			"Today's date is Tuesday, December 8, 2026. The project's temporary directory is: /tmp/dryfire-home-3243769266/.gemini/tmp/dryfire-workspace-97826231 <location>/work/x/node_modules/@google/gemini-cli/bundle/builtin/skill-creator/SKILL.md</location> read_file_1796646178888_0 My operating system is: linux",
+			"Today's date is Monday, December 7, 2026. The project's temporary directory is: /tmp/dryfire-home-1/.gemini/tmp/dryfire-workspace-2 <location>/usr/lib/node_modules/@google/gemini-cli/bundle/builtin/skill-creator/SKILL.md</location> read_file_1796646189381_0 My operating system is: darwin",
+			"Today's date is <date>. The project's temporary directory is: <home>/.gemini/tmp/<workspace> <location><node_modules>/@google/gemini-cli/bundle/builtin/skill-creator/SKILL.md</location> read_file_<epoch-ms>_0 My operating system is: <os>"},
+	} {
+		s, err := Compile([]Rule{{Preset: tc.preset}, {Ignore: "$.x"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := s.Rules(); len(got) != 2 || got[0] != (Rule{Preset: tc.preset}) {
+			t.Errorf("%s: rules %v", tc.preset, got)
+		}
+		for _, in := range []string{tc.a, tc.b} {
+			got, ap := s.Apply(map[string]any{"text": in})
+			if text := got.(map[string]any)["text"]; text != tc.want {
+				t.Errorf("%s:\n%s\nbecame\n%s\nwant\n%s", tc.preset, in, text, tc.want)
+			}
+			if l := ap["$.text"]; len(l) != 1 || l[0] != "preset "+tc.preset {
+				t.Errorf("%s: applied %v", tc.preset, ap)
+			}
+		}
+	}
+}

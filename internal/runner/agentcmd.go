@@ -328,7 +328,7 @@ func endpointOptions(j job, lv *live, c report.Case) (modelserver.Options, repor
 	}
 	eo, err := recordedOptions(j, lv, j.cassette, a.Provider, a.BaseURL)
 	eo.Provider = "" // the program's calls may be of any API
-	eo.Passthrough, eo.Match, eo.DropUser, eo.Faults = passthrough, j.suite.MatchRules(j.c), !hasModelUser(j.c), ModelFaults(j.c)
+	eo.Passthrough, eo.Match, eo.DropUser, eo.Faults = passthrough, cliMatch(a, j.suite.MatchRules(j.c)), !hasModelUser(j.c), ModelFaults(j.c)
 	if j.suite.NoAgent {
 		// The agent is a test's own function: running its test records it.
 		name := j.c.Name

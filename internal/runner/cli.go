@@ -25,6 +25,7 @@ import (
 	"time"
 
 	"github.com/dryfire-dev/dryfire/internal/program"
+	"github.com/dryfire-dev/dryfire/internal/reqmatch"
 	"github.com/dryfire-dev/dryfire/internal/spec"
 )
 
@@ -81,6 +82,16 @@ var clis = map[string]*codingCLI{
 			return [][2]string{{"HOME", home}, {"GEMINI_CLI_HOME", home}}
 		},
 	},
+}
+
+// cliMatch are the match rules of a case of agent a: its CLI's preset
+// first (agent.cli: the case's paths, dates, ids, the machine's facts),
+// then the suite's, agent's and case's, rules.
+func cliMatch(a *spec.Agent, rules []reqmatch.Rule) []reqmatch.Rule {
+	if a.CLI == "" {
+		return rules
+	}
+	return append([]reqmatch.Rule{{Preset: a.CLI}}, rules...)
 }
 
 // claudeCodeAllow are the built-in tools Claude Code may use without a

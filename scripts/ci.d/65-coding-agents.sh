@@ -13,7 +13,10 @@
 #   transcript) and the post-run command (python3 -m unittest) pass;
 # - "edits wrongly": the same with a wrong edit, which must fail with a
 #   readable reason (the file check, the edit's check and the command's
-#   exit code and output).
+#   exit code and output);
+# - TestCodingCLIRecordOnceReplayAnywhere: each CLI's session recorded
+#   against the project's fake model APIs in one place at UTC+14 replays
+#   from another place at UTC-12 (the CLI's normalisation preset).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 dir=e2e/coding-agents
@@ -54,4 +57,7 @@ if [ "$n" != 3 ]; then
 	echo "the wrong edit's check failed in $n of 3 reports"
 	exit 1
 fi
+stamp "each CLI's session, recorded against the fake APIs, replays from another place on another date"
+DRYFIRE_CODING_CLIS=1 go test -count=1 ./internal/runner -run 'TestCodingCLI'
+
 stamp "done"

@@ -24,7 +24,9 @@ func NewOpenAIResponses(brain Brain, opts ...Option) *Server {
 	return start(&openAIHandler{brain: brain, cfg: cfg, api: wire.OpenAIResponses, path: "/v1/responses", serve: serveResponses}, cfg)
 }
 
-var responsesKeys = []string{"background", "conversation", "include", "input", "instructions",
+// responsesKeys are the request's known fields; client_metadata is what
+// Codex CLI sends (its installation and session), which the API takes.
+var responsesKeys = []string{"background", "client_metadata", "conversation", "include", "input", "instructions",
 	"max_output_tokens", "max_tool_calls", "metadata", "model", "parallel_tool_calls",
 	"previous_response_id", "prompt", "prompt_cache_key", "prompt_cache_retention", "reasoning",
 	"safety_identifier", "service_tier", "store", "stream", "stream_options", "temperature", "text",
@@ -46,7 +48,7 @@ var responsesIncludes = []string{"file_search_call.results", "web_search_call.re
 	"reasoning.encrypted_content", "message.output_text.logprobs"}
 
 var responsesToolTypes = []string{"function", "file_search", "computer_use_preview", "web_search", "web_search_preview",
-	"mcp", "code_interpreter", "image_generation", "local_shell", "shell", "custom", "apply_patch"}
+	"mcp", "code_interpreter", "image_generation", "local_shell", "shell", "custom", "apply_patch", "namespace"}
 
 var inputParts = []string{"input_text", "input_image", "input_file", "scoped_content", "input_audio"}
 var outputParts = []string{"output_text", "refusal"}
@@ -380,6 +382,15 @@ func joinText(a, b string) string {
 // function tool is strict unless it says "strict": false, as in the API.
 func responsesTools(req map[string]any) ([]string, *apiError) {
 	return eachTool(req, "an array of tools", responsesToolTypes, func(at, typ string, t map[string]any) (string, *apiError) {
+		if typ == "namespace" {
+			// A namespace of function tools (Codex CLI's MCP servers):
+			// named, its tools checked as the top level's are.
+			if _, e := toolName(t, at+".name"); e != nil {
+				return "", e
+			}
+			_, e := responsesTools(map[string]any{"tools": t["tools"]})
+			return "", e
+		}
 		if typ != "function" {
 			return "", nil
 		}
