@@ -224,6 +224,9 @@ func runServe(ctx context.Context, e *env, o serveOptions, path string) error {
 	if o.maxSessions < 1 {
 		return usageErr("--max-sessions %d: want 1 or more", o.maxSessions)
 	}
+	if o.maxWorlds < 1 {
+		return usageErr("--max-session-worlds %d: want 1 or more", o.maxWorlds)
+	}
 	if o.sessionTimeout < 0 {
 		return usageErr("--session-timeout %s: want a duration of 0 or more (0: never)", o.sessionTimeout)
 	}

@@ -1,0 +1,200 @@
+package engine
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"net/http"
+	"slices"
+	"strings"
+
+	"github.com/dryfire-dev/dryfire/internal/toolserver"
+)
+
+// The routes of serve's sessions (sessions.go): POST /sessions,
+// /sessions/ID/..., OpenEnv's WebSocket (ws.go), /mcp a session each.
+
+// ServeHTTP serves the session routes, and hands every other request to
+// next (the server's own world): POST /sessions, /sessions/ID/reset,
+// step and state, DELETE /sessions/ID, every other /sessions/ID/ route
+// to the session's binding, GET /ws, and /mcp per session.
+func (s *Sessions) Handler(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		path := r.URL.Path
+		switch {
+		case path == "/sessions" || path == "/sessions/":
+			if !toolserver.Allowed(w, r) {
+				return
+			}
+			if r.Method != http.MethodPost {
+				methodNotAllowed(w, r, "POST")
+				return
+			}
+			respond(w, r, http.StatusCreated, func(body []byte) ([]byte, error) {
+				st, aerr := parseSessionStart(body, "POST /sessions", createKeys)
+				if aerr != nil {
+					return nil, aerr
+				}
+				ss, aerr := s.create(st)
+				if aerr != nil {
+					return nil, aerr
+				}
+				return s.created(ss), nil
+			})
+		case strings.HasPrefix(path, "/sessions/"):
+			if !toolserver.Allowed(w, r) {
+				return
+			}
+			s.serveSession(w, r, path[len("/sessions/"):])
+		case path == "/ws":
+			if !toolserver.Allowed(w, r) {
+				return
+			}
+			s.serveWS(w, r)
+		case path == "/mcp" && s.perMCP:
+			if !toolserver.Allowed(w, r) {
+				return
+			}
+			s.serveMCP(w, r, next)
+		default:
+			next.ServeHTTP(w, r)
+		}
+	})
+}
+
+// serveSession serves /sessions/ID/...: the OpenEnv routes, DELETE, and
+// the session's binding.
+func (s *Sessions) serveSession(w http.ResponseWriter, r *http.Request, rest string) {
+	id, sub, _ := strings.Cut(rest, "/")
+	ss, aerr := s.lookup(id)
+	if aerr != nil {
+		writeError(w, aerr)
+		return
+	}
+	route := func(method string, status int, f func([]byte) ([]byte, *apiError)) {
+		if r.Method != method {
+			methodNotAllowed(w, r, method)
+			return
+		}
+		respond(w, r, status, func(body []byte) ([]byte, error) {
+			ans, aerr := f(body)
+			if aerr != nil {
+				return nil, aerr
+			}
+			return ans, nil
+		})
+	}
+	switch sub {
+	case "":
+		if r.Method != http.MethodDelete {
+			methodNotAllowed(w, r, "DELETE")
+			return
+		}
+		s.end(ss, "it was deleted (DELETE /sessions/ID)")
+		w.WriteHeader(http.StatusNoContent)
+	case "reset":
+		route(http.MethodPost, http.StatusOK, func(body []byte) ([]byte, *apiError) { return s.reset(ss, body) })
+	case "step":
+		route(http.MethodPost, http.StatusOK, func(body []byte) ([]byte, *apiError) { return s.step(ss, body) })
+	case "state":
+		route(http.MethodGet, http.StatusOK, func([]byte) ([]byte, *apiError) { return s.state(ss), nil })
+	default:
+		s.host.ServeHTTP(w, r)
+	}
+}
+
+// serveMCP gives each MCP session opened at /mcp a session of its own:
+// an initialize without a session starts one and is answered by its
+// drill's MCP endpoint, whose Mcp-Session-Id then routes the session's
+// requests there (its id in the Dryfire-Session-Id header too). A
+// request of no session (2026-07-28, or without Mcp-Session-Id) is the
+// server's own world's.
+func (s *Sessions) serveMCP(w http.ResponseWriter, r *http.Request, next http.Handler) {
+	if sid := r.Header.Get("Mcp-Session-Id"); sid != "" {
+		s.mu.Lock()
+		ss := s.byMCP[sid]
+		if ss != nil {
+			ss.used.Store(s.now().UnixNano())
+		}
+		s.mu.Unlock()
+		if ss == nil {
+			next.ServeHTTP(w, r)
+			return
+		}
+		w.Header().Set("Dryfire-Session-Id", ss.id)
+		s.host.ServeHTTP(w, withPath(r, "/sessions/"+ss.id+"/mcp"))
+		if r.Method == http.MethodDelete {
+			s.end(ss, "its MCP session was deleted")
+		}
+		return
+	}
+	if r.Method != http.MethodPost {
+		next.ServeHTTP(w, r)
+		return
+	}
+	body, aerr := readBody(w, r)
+	if aerr != nil {
+		writeError(w, aerr)
+		return
+	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	if !isInitialize(body) {
+		next.ServeHTTP(w, r)
+		return
+	}
+	ss, aerr := s.create(&sessionStart{})
+	if aerr != nil {
+		writeError(w, aerr)
+		return
+	}
+	w.Header().Set("Dryfire-Session-Id", ss.id)
+	rec := &headerCatch{ResponseWriter: w}
+	s.host.ServeHTTP(rec, withPath(r, "/sessions/"+ss.id+"/mcp"))
+	if mid := rec.Header().Get("Mcp-Session-Id"); mid != "" {
+		s.mu.Lock()
+		if s.byID[ss.id] == ss {
+			ss.mcpID = mid
+			s.byMCP[mid] = ss
+		}
+		s.mu.Unlock()
+	} else {
+		s.end(ss, "its initialize was not answered with a session")
+	}
+}
+
+// headerCatch lets the answer's headers be read once it is written.
+type headerCatch struct{ http.ResponseWriter }
+
+func (h *headerCatch) Flush() {
+	if f, ok := h.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+// Unwrap lets http.ResponseController reach the connection's writer.
+func (h *headerCatch) Unwrap() http.ResponseWriter { return h.ResponseWriter }
+
+func withPath(r *http.Request, path string) *http.Request {
+	r2 := r.Clone(r.Context())
+	r2.URL.Path, r2.URL.RawPath = path, ""
+	return r2
+}
+
+// isInitialize says whether a JSON-RPC body is an initialize request
+// (alone, or in a batch).
+func isInitialize(body []byte) bool {
+	var one struct {
+		Method string `json:"method"`
+	}
+	if json.Unmarshal(body, &one) == nil {
+		return one.Method == "initialize"
+	}
+	var batch []struct {
+		Method string `json:"method"`
+	}
+	return json.Unmarshal(body, &batch) == nil && slices.ContainsFunc(batch, func(m struct {
+		Method string `json:"method"`
+	}) bool {
+		return m.Method == "initialize"
+	})
+}
