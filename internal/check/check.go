@@ -79,6 +79,8 @@ func one(c *spec.Check, f *Facts) (bool, string) {
 		return order(c, f)
 	case spec.CheckTrajectory:
 		return trajectory(c, f)
+	case spec.CheckPolicy:
+		return policy(c, f)
 	case spec.CheckJudge:
 		return judge(c, f)
 	case spec.CheckOutput:

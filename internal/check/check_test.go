@@ -110,6 +110,41 @@ var (
 	}
 )
 
+// guarded is an agent that checks identity with a tool of its own
+// (verify_identity, seen on the model wire) before its refunds: the
+// second refund's identity check was for another order, and it retried
+// with the same request_id after a close_account of another order.
+var guarded = &check.Facts{
+	Calls: []tool.Record{
+		own(rec(1, "verify_identity", `{"order":"A-1"}`, `ok`, false)),
+		rec(2, "issue_refund", `{"order_id":"A-1","request_id":"r-1"}`, `{"refund_id":"R-1"}`, false),
+		rec(2, "close_account", `{"order_id":"B-2"}`, `ok`, false),
+		own(rec(3, "verify_identity", `{"order":"B-2"}`, `ok`, false)),
+		rec(4, "issue_refund", `{"order_id":"C-3","request_id":"r-1"}`, `{"refund_id":"R-1"}`, false),
+	},
+	Output: "Done.",
+	Turns:  5,
+}
+
+// guardedOK is guarded with each refund checked first, and a failed
+// refund read again before the next.
+var guardedOK = &check.Facts{
+	Calls: []tool.Record{
+		own(rec(1, "verify_identity", `{"order":"A-1"}`, `ok`, false)),
+		rec(2, "issue_refund", `{"order_id":"A-1","request_id":"r-1"}`, `timeout`, true),
+		rec(3, "lookup_order", `{"order_id":"A-1"}`, `{}`, false),
+		own(rec(4, "verify_identity", `{"order":"C-3"}`, `ok`, false)),
+		rec(5, "issue_refund", `{"order_id":"C-3","request_id":"r-2"}`, `{"refund_id":"R-2"}`, false),
+	},
+	Output: "Done.",
+	Turns:  6,
+}
+
+func own(r tool.Record) tool.Record {
+	r.Own, r.Result.Outcome = true, ""
+	return r
+}
+
 // Each check kind, passing and failing. The messages are in the golden
 // file; the table says whether each check passes, so a golden can never
 // turn a failure into a pass.
@@ -179,6 +214,25 @@ var checkTests = []struct {
 	{"trajectory/superset-exact-fails", `trajectory: {calls: [{tool: search, with: {q: refund policy}}], match: superset, args: exact}`, refund, false},
 	{"trajectory/superset-ignore", `trajectory: {calls: [issue_refund, issue_refund], match: superset, args: ignore}`, refund, true},
 	{"trajectory/superset-ignore-fails", `trajectory: {calls: [issue_refund, issue_refund, issue_refund], match: superset, args: ignore}`, refund, false},
+	// policy: each rule passing and broken; the refund's second issue_refund
+	// is the agent's own in guarded (verify_identity is its own tool).
+	{"policy/preceded_by", `policy: {calls: issue_refund, preceded_by: lookup_order, same: [order_id]}`, refund, true},
+	{"policy/preceded_by-broken", `policy: {name: identity first, calls: issue_refund, preceded_by: verify_identity, same: [order_id]}`, refund, false},
+	{"policy/preceded_by-other-values", `policy: {calls: issue_refund, preceded_by: {tool: verify_identity, where: own}, same: {order_id: order}}`, guarded, false},
+	{"policy/preceded_by-own", `policy: {calls: issue_refund, preceded_by: {tool: verify_identity, where: own}, same: {order_id: order}}`, guardedOK, true},
+	{"policy/preceded_by-none-made", `policy: {calls: send_email, preceded_by: lookup_order}`, refund, true},
+	{"policy/not_after", `policy: {calls: {tool: [issue_refund, open_ticket]}, not_after: {error: true}, until: lookup_order}`, guardedOK, true},
+	{"policy/not_after-broken", `policy: {name: no write after an error until a read, calls: {tool: [issue_refund, open_ticket]}, not_after: {error: true}, until: lookup_order}`, refund, false},
+	{"policy/not_after-same", `policy: {calls: issue_refund, not_after: {tool: close_account}, same: [order_id]}`, guarded, true},
+	{"policy/not_after-same-broken", `policy: {calls: issue_refund, not_after: {tool: close_account}}`, guarded, false},
+	{"policy/at_most-per", `policy: {calls: issue_refund, at_most: 1, per: [request_id]}`, guardedOK, true},
+	{"policy/at_most-per-broken", `policy: {name: one write per idempotency key, calls: issue_refund, at_most: 1, per: [request_id]}`, guarded, false},
+	{"policy/at_most", `policy: {calls: issue_refund, at_most: 1}`, refund, false},
+	{"policy/if-holds", `policy: {calls: issue_refund, at_most: 1, if: {called: search}}`, refund, false},
+	{"policy/if-does-not-hold", `policy: {calls: issue_refund, at_most: 1, if: {called: send_email}}`, refund, true},
+	{"policy/where-own", `policy: {calls: {}, at_most: 2, where: own}`, guarded, true},
+	{"policy/where-served", `policy: {calls: issue_refund, at_most: 1, where: served}`, guarded, false},
+
 	{"order/in-order", `order: [lookup_order, issue_refund]`, refund, true},
 	{"order/subsequence", `order: [lookup_order, search]`, refund, true},
 	{"order/repeated-names", `order: [issue_refund, issue_refund]`, refund, true},

@@ -275,8 +275,10 @@ func (x *decoder) keepCase(s *Suite, c *Case, name string, nameLine int, nameNod
 // nodes are still there.
 func makeSources(c *Case) {
 	for _, ch := range c.Expect {
-		if ch.srcNode != nil {
-			ch.Source = checkSource(ch.Kind, ch.srcNode, ch.srcVal)
+		for ; ch != nil; ch = ch.condition() {
+			if ch.srcNode != nil {
+				ch.Source = checkSource(ch.Kind, ch.srcNode, ch.srcVal)
+			}
 		}
 	}
 	for _, t := range c.Script {
@@ -292,8 +294,10 @@ func releaseCase(c *Case) {
 	c.node = nil
 	releaseRules(c.Mocks)
 	for _, ch := range c.Expect {
-		ch.withNode, ch.toolNodes, ch.judgeNode, ch.turnNode = nil, nil, nil, nil
-		ch.srcNode, ch.srcVal = nil, nil
+		for ; ch != nil; ch = ch.condition() {
+			ch.withNode, ch.toolNodes, ch.judgeNode, ch.turnNode = nil, nil, nil, nil
+			ch.srcNode, ch.srcVal = nil, nil
+		}
 	}
 	if c.User != nil {
 		c.User.key, c.User.node = nil, nil

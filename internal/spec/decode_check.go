@@ -138,6 +138,8 @@ func (x *decoder) check(it yamlpos.Item) *Check {
 				}
 			}
 		}
+	case CheckPolicy:
+		x.policy(c, k, v, val)
 	case CheckJudge:
 		j := &Judge{}
 		for _, p := range yamlpos.Pairs(v, val) {

@@ -217,6 +217,10 @@ func (x *decoder) crossCase(s *Suite, c *Case) {
 			for _, tc := range ch.Trajectory {
 				names = append(names, tc.Tool)
 			}
+		case CheckPolicy:
+			for _, n := range ch.toolNodes {
+				names = append(names, yamlpos.Deref(n).Value)
+			}
 		}
 		for i, n := range names {
 			if n != "" && !tools[n] && s.World == "" && !own(n) {

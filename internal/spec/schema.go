@@ -58,6 +58,8 @@ var schemaContexts = []yamlpos.SchemaContext{
 	{Prefix: "/$defs/check/properties/output", Label: "output check"},
 	{Prefix: "/$defs/check/properties/judge", Label: "judge check"},
 	{Prefix: "/$defs/check/properties/trajectory", Label: "trajectory check"},
+	{Prefix: "/$defs/check/properties/policy", Label: "policy check"},
+	{Prefix: "/$defs/call_selector", Label: "policy's calls"},
 	{Prefix: "/$defs/check/properties/elicited", Label: "elicited check"},
 	{Prefix: "/$defs/check/properties/sampled", Label: "sampled check"},
 	{Prefix: "/$defs/call_match", Label: "called check"},
@@ -144,6 +146,9 @@ func suiteMessage(f yamlpos.Failure) string {
 	case *kind.MinProperties:
 		if f.Label == "output check" {
 			return "empty output check: give contains, regex, equals or json_schema"
+		}
+		if f.Label == "policy check" {
+			return f.Name + " must not be empty"
 		}
 		if f.Label == "script guard (when)" {
 			return "empty when: give tools, tool_result, user or matches (or remove when: the turn then answers any request)"

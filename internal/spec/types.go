@@ -444,6 +444,7 @@ const (
 	CheckFile       CheckKind = "file"
 	CheckCommand    CheckKind = "command"
 	CheckTrajectory CheckKind = "trajectory"
+	CheckPolicy     CheckKind = "policy"
 	CheckJudge      CheckKind = "judge"
 	CheckRead       CheckKind = "read"
 	CheckNotRead    CheckKind = "not_read"
@@ -492,7 +493,7 @@ type Judge struct {
 }
 
 // CheckKinds lists every check, in documentation order.
-var CheckKinds = []string{"called", "not_called", "order", "trajectory", "judge", "output", "max_turns", "no_errors", "state", "event", "file", "read", "not_read", "prompted", "elicited", "sampled"}
+var CheckKinds = []string{"called", "not_called", "order", "trajectory", "policy", "judge", "output", "max_turns", "no_errors", "state", "event", "file", "read", "not_read", "prompted", "elicited", "sampled"}
 
 // Where a tool call ran, as a check's where: says.
 const (
@@ -539,6 +540,9 @@ type Check struct {
 	Trajectory      []*TrajectoryCall
 	TrajectoryMatch string
 	TrajectoryArgs  string
+
+	// policy: the rule (policy.go).
+	Policy *Policy
 
 	// judge: the rubric and the judge's model (the agent's when not
 	// given: Judge has them resolved), and the score to pass at (nil: the
