@@ -196,6 +196,8 @@ type Recorder struct {
 	turns int
 	usage Usage
 	seen  []Seen
+	// results are the call ids whose results seen holds.
+	results map[string]bool
 }
 
 // NewRecorder is the model side of a case answered by ans.
@@ -273,6 +275,19 @@ func (r *Recorder) done(c *Call, a *Answer) {
 		r.turns++
 		if !r.noRecords {
 			seen.Turn = r.turns
+			// A request repeats the conversation's results: each is
+			// kept once, from the first request that has it.
+			kept := seen.Results[:0]
+			for _, m := range seen.Results {
+				if !r.results[m.CallID] {
+					if r.results == nil {
+						r.results = map[string]bool{}
+					}
+					r.results[m.CallID] = true
+					kept = append(kept, m)
+				}
+			}
+			seen.Results = kept
 			r.seen = append(r.seen, seen)
 		}
 	}
@@ -314,7 +329,7 @@ func (r *Recorder) Save() (bool, error) { return r.ans.Save() }
 func (r *Recorder) Reset() {
 	r.ans.Reset()
 	r.mu.Lock()
-	r.n, r.calls, r.turns, r.usage, r.seen = 0, nil, 0, Usage{}, nil
+	r.n, r.calls, r.turns, r.usage, r.seen, r.results = 0, nil, 0, Usage{}, nil, nil
 	r.mu.Unlock()
 	r.faults.reset()
 }
