@@ -1,5 +1,6 @@
 // Runs small tool-calling agents on the official OpenAI (and its
-// AzureOpenAI), Anthropic, Gemini (@google/genai) and Ollama Node SDKs, streaming and not, and prints what they got as JSON: run once
+// AzureOpenAI), Anthropic, Gemini (@google/genai), Ollama and Bedrock
+// (@aws-sdk/client-bedrock-runtime) Node SDKs, streaming and not, and prints what they got as JSON: run once
 // against dryfire's fake APIs directly, once through dryfire's model
 // endpoint while it records, once through it replaying with the fakes
 // stopped, the three outputs must be the same (internal/modelserver's
@@ -7,11 +8,12 @@
 //
 // DRYFIRE_TEST_URLS is a JSON object: scenario name → base URL, in the
 // shape each SDK wants (OpenAI's ends in /v1, Anthropic's, Gemini's,
-// Azure OpenAI's and Ollama's are the root).
+// Azure OpenAI's, Ollama's and Bedrock's are the root).
 import OpenAI, { AzureOpenAI } from 'openai';
 import Anthropic from '@anthropic-ai/sdk';
 import { GoogleGenAI } from '@google/genai';
 import { Ollama } from 'ollama';
+import { BedrockRuntimeClient, ConverseCommand, ConverseStreamCommand } from '@aws-sdk/client-bedrock-runtime';
 
 const urls = JSON.parse(process.env.DRYFIRE_TEST_URLS);
 
@@ -278,6 +280,50 @@ async function ollamaLoop(name, stream) {
   return turns;
 }
 
+// Bedrock's Converse: the endpoint given (an http:// one, which the AWS
+// SDK speaks HTTP/2 to, without TLS), dummy credentials it signs with, a
+// user message of toolResult blocks after each assistant turn.
+async function bedrockLoop(name, stream) {
+  const client = new BedrockRuntimeClient({ region: 'us-east-1', endpoint: urls[name], maxAttempts: 1,
+    credentials: { accessKeyId: 'dryfire-no-key', secretAccessKey: 'dryfire-no-key' } });
+  const toolConfig = { tools: Object.keys(schemas).map((n) => ({ toolSpec: { name: n, inputSchema: { json: schemas[n] } } })) };
+  const messages = [{ role: 'user', content: [{ text: question }] }];
+  const turns = [];
+  for (let i = 0; i < maxTurns; i++) {
+    const input = { modelId: 'anthropic.claude-test-v1:0', system: [{ text: system }], messages, toolConfig };
+    let content = [], stop, usage, events = 0;
+    if (stream) {
+      const r = await client.send(new ConverseStreamCommand(input));
+      const inputs = {};
+      for await (const ev of r.stream) {
+        events++;
+        if (ev.contentBlockStart?.start?.toolUse) content[ev.contentBlockStart.contentBlockIndex] = { toolUse: { ...ev.contentBlockStart.start.toolUse } };
+        if (ev.contentBlockDelta) {
+          const k = ev.contentBlockDelta.contentBlockIndex, d = ev.contentBlockDelta.delta;
+          if (d.text !== undefined) content[k] = { text: (content[k]?.text ?? '') + d.text };
+          if (d.toolUse) inputs[k] = (inputs[k] ?? '') + d.toolUse.input;
+        }
+        if (ev.messageStop) stop = ev.messageStop.stopReason;
+        if (ev.metadata) usage = ev.metadata.usage;
+      }
+      for (const [k, v] of Object.entries(inputs)) content[k].toolUse.input = JSON.parse(v);
+    } else {
+      const r = await client.send(new ConverseCommand(input));
+      content = r.output.message.content;
+      stop = r.stopReason;
+      usage = r.usage;
+    }
+    const text = content.filter((b) => b.text !== undefined).map((b) => b.text).join('') || null;
+    const uses = content.filter((b) => b.toolUse).map((b) => b.toolUse);
+    turns.push(turnRecord(null, text, uses.map((u) => ({ id: u.toolUseId, name: u.name, args: JSON.stringify(u.input) })), usage,
+      { stop, ...(stream ? { events } : {}) }));
+    if (uses.length === 0) break;
+    messages.push({ role: 'assistant', content });
+    messages.push({ role: 'user', content: uses.map((u) => ({ toolResult: { toolUseId: u.toolUseId, content: [{ text: results[u.name](u.input) }] } })) });
+  }
+  return turns;
+}
+
 // A request the recording does not hold: the SDK (with its default
 // retries) must give up at once with the endpoint's error.
 async function mismatch(name, kind) {
@@ -312,6 +358,8 @@ const scenarios = {
   'gemini-stream': () => geminiLoop('gemini-stream', 'stream'),
   'ollama-json': () => ollamaLoop('ollama-json', false),
   'ollama-stream': () => ollamaLoop('ollama-stream', true),
+  'bedrock-json': () => bedrockLoop('bedrock-json', false),
+  'bedrock-stream': () => bedrockLoop('bedrock-stream', true),
 };
 
 const out = {};

@@ -23,5 +23,10 @@ const (
 // httpServer is serve's server of h, reading each request within read
 // (bodyReadTimeout).
 func httpServer(h http.Handler, read time.Duration) *http.Server {
-	return &http.Server{Handler: h, ReadHeaderTimeout: 30 * time.Second, ReadTimeout: read, IdleTimeout: idleTimeout}
+	// HTTP/2 over plain TCP too (h2c): the AWS SDK for JavaScript's
+	// Bedrock client speaks it to an http:// endpoint.
+	p := new(http.Protocols)
+	p.SetHTTP1(true)
+	p.SetUnencryptedHTTP2(true)
+	return &http.Server{Handler: h, ReadHeaderTimeout: 30 * time.Second, ReadTimeout: read, IdleTimeout: idleTimeout, Protocols: p}
 }

@@ -72,9 +72,10 @@ last line is always "N passed, N failed" (then errors and skipped cases,
 when any). NO_COLOR turns colours off.
 
 Real models (anthropic, openai, openai-responses, openai-compatible, gemini,
-azure-openai, azure-openai-responses, ollama) are called once and recorded: each
-case's model calls go into a cassette, cassettes/SUITE/CASE.json beside the
-suite, which later runs replay offline. --record says when: none replays
+azure-openai, azure-openai-responses, ollama, bedrock) are called once and
+recorded: each case's model calls go into a cassette,
+cassettes/SUITE/CASE.json beside the suite, which later runs replay
+offline. --record says when: none replays
 only and never opens a network connection (a case without a cassette is an
 error); once replays a case's cassette and records it when there is none;
 new replays while the requests match and records the rest; all records

@@ -28,6 +28,7 @@ import (
 	"time"
 
 	"github.com/dryfire-dev/dryfire/internal/cassette"
+	"github.com/dryfire-dev/dryfire/internal/modelserver"
 	"github.com/dryfire-dev/dryfire/internal/runner"
 	"github.com/dryfire-dev/dryfire/internal/spec"
 	"github.com/dryfire-dev/dryfire/internal/toolserver"
@@ -186,7 +187,7 @@ func Start(opts Options) (*Engine, error) {
 		URL      string `json:"url"`
 		Token    string `json:"token"`
 	}{"dryfire", Protocol, opts.Version, e.url, e.token})
-	e.hs = &http.Server{Handler: e, ReadHeaderTimeout: 30 * time.Second}
+	e.hs = &http.Server{Handler: e, ReadHeaderTimeout: 30 * time.Second, Protocols: modelserver.Protocols()}
 	go func() {
 		defer close(e.done)
 		e.hs.Serve(ln)

@@ -413,3 +413,13 @@ func (e *Endpoint) Replaying() bool { return e.tape != nil && e.tape.Replaying()
 // ByContent reports whether requests are answered by content, in any
 // order (Options.ByContent, while replaying), rather than in order.
 func (e *Endpoint) ByContent() bool { return e.tape != nil && e.tape.ByContent() }
+
+// Protocols are what a server of model endpoints speaks: HTTP/1 and
+// HTTP/2 over plain TCP (h2c, with prior knowledge), which the AWS SDK for
+// JavaScript's Bedrock runtime client speaks to an http:// endpoint.
+func Protocols() *http.Protocols {
+	p := new(http.Protocols)
+	p.SetHTTP1(true)
+	p.SetUnencryptedHTTP2(true)
+	return p
+}

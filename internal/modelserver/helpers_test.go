@@ -110,13 +110,15 @@ func newFake(api wire.API, opts ...fakeapi.Option) *fakeapi.Server {
 		return fakeapi.NewGemini(script, opts...)
 	case wire.Ollama:
 		return fakeapi.NewOllama(script, opts...)
+	case wire.Bedrock:
+		return fakeapi.NewBedrock(script, opts...)
 	}
 	return fakeapi.NewOpenAIChat(script, opts...)
 }
 
 // baseURL is the base URL an SDK of api is given for a server root.
 func baseURL(api wire.API, root string) string {
-	if api == wire.Anthropic || api == wire.Gemini || api == wire.Ollama {
+	if api == wire.Anthropic || api == wire.Gemini || api == wire.Ollama || api == wire.Bedrock {
 		return root
 	}
 	return root + "/v1"

@@ -47,6 +47,7 @@ var nodeScenarios = map[string]wire.API{
 	// openai's AzureOpenAI client, at Azure's paths (nodeURL).
 	"azure-chat-json": wire.OpenAIChat, "azure-chat-stream": wire.OpenAIChat, "azure-responses-stream": wire.OpenAIResponses,
 	"ollama-json": wire.Ollama, "ollama-stream": wire.Ollama,
+	"bedrock-json": wire.Bedrock, "bedrock-stream": wire.Bedrock,
 }
 
 // nodeURL is the base URL clients.mjs gives a scenario's client for a
@@ -64,7 +65,7 @@ func nodeURL(name string, api wire.API, root string) string {
 func TestNodeClients(t *testing.T) {
 	nodeReady(t)
 	fakes := map[wire.API]*fakeapi.Server{}
-	for _, api := range []wire.API{wire.OpenAIChat, wire.OpenAIResponses, wire.Anthropic, wire.Gemini, wire.Ollama} {
+	for _, api := range []wire.API{wire.OpenAIChat, wire.OpenAIResponses, wire.Anthropic, wire.Gemini, wire.Ollama, wire.Bedrock} {
 		fakes[api] = newFake(api)
 	}
 	start := time.Now()
@@ -88,15 +89,17 @@ func TestNodeClients(t *testing.T) {
 	// clients through them.
 	run := func(mode cassette.Mode, transport http.RoundTripper) (string, []*Endpoint) {
 		mux := http.NewServeMux()
-		srv := httptest.NewServer(mux)
+		srv := httptest.NewUnstartedServer(mux)
+		srv.Config.Protocols = Protocols() // the AWS SDK speaks HTTP/2 to an http:// endpoint
+		srv.Start()
 		defer srv.Close()
 		urls := map[string]string{}
 		var eps []*Endpoint
 		for i, name := range names {
 			api := nodeScenarios[name]
-			o := Options{File: files[i], SuiteFile: suite, Case: name, Mode: mode, Env: []string{}, Transport: transport,
+			o := Options{File: files[i], SuiteFile: suite, Case: name, Mode: mode, Env: []string{"AWS_ACCESS_KEY_ID=AKIDTEST", "AWS_SECRET_ACCESS_KEY=s3cr3t-test"}, Transport: transport,
 				BaseURLs: map[string]string{"OPENAI_BASE_URL": fakes[wire.OpenAIChat].URL + "/v1", "ANTHROPIC_BASE_URL": fakes[wire.Anthropic].URL, "GOOGLE_GEMINI_BASE_URL": fakes[wire.Gemini].URL,
-					"OLLAMA_HOST": fakes[wire.Ollama].URL}}
+					"OLLAMA_HOST": fakes[wire.Ollama].URL, "AWS_ENDPOINT_URL_BEDROCK_RUNTIME": fakes[wire.Bedrock].URL}}
 			if api == wire.OpenAIResponses {
 				o.BaseURLs["OPENAI_BASE_URL"] = fakes[wire.OpenAIResponses].URL + "/v1"
 			}
@@ -133,7 +136,7 @@ func TestNodeClients(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if streamed := (strings.Contains(name, "stream") || strings.Contains(name, "helper")) && !strings.HasPrefix(name, "ollama"); streamed != strings.Contains(string(data), `"events": [`) {
+		if streamed := (strings.Contains(name, "stream") || strings.Contains(name, "helper")) && !strings.HasPrefix(name, "ollama") && !strings.HasPrefix(name, "bedrock"); streamed != strings.Contains(string(data), `"events": [`) {
 			t.Errorf("%s: cassette streamed = %v:\n%s", name, !streamed, data)
 		}
 	}

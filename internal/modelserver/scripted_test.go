@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 	"testing"
@@ -336,5 +338,36 @@ func TestScriptOllama(t *testing.T) {
 	}
 	if r.status != 200 || r.header.Get("Content-Type") != "application/x-ndjson" || len(lines) < 3 || text.String() != "It is a gold order." {
 		t.Errorf("%d %s %q", r.status, r.header.Get("Content-Type"), r.body)
+	}
+}
+
+// Bedrock's Converse on the script model: JSON at /model/ID/converse (an
+// ARN's / escaped), the AWS event stream at /converse-stream, its
+// messages' checksums whole, a tool use's id the script's.
+func TestScriptBedrock(t *testing.T) {
+	e := mustNew(t, Options{Scripted: true, Script: []*spec.Turn{
+		{ToolCalls: []*spec.ScriptCall{{ID: "tooluse_1", Name: "lookup_order", ArgsJSON: `{"order_id":"A-991"}`}}},
+		{Text: "It is a gold order."},
+	}})
+	root := serve(t, e, "")
+	body := `{"messages":[{"role":"user","content":[{"text":"Refund A-991."}]}],"toolConfig":{"tools":[{"toolSpec":{"name":"lookup_order","inputSchema":{"json":{"type":"object"}}}}]}}`
+	resp, err := http.Post(root+"/model/"+url.PathEscape("arn:aws:bedrock:us-east-1::foundation-model/anthropic.claude-v1")+"/converse", "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || !strings.Contains(string(data), `"toolUse":{"input":{"order_id":"A-991"},"name":"lookup_order","toolUseId":"tooluse_1"}`) || !strings.Contains(string(data), `"stopReason":"tool_use"`) {
+		t.Fatalf("%d %s", resp.StatusCode, data)
+	}
+	resp, err = http.Post(root+"/model/m/converse-stream", "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, _ = io.ReadAll(resp.Body)
+	resp.Body.Close()
+	got, err := wire.Bedrock.Response(&model.Answer{Body: data})
+	if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != wire.EventStreamType || err != nil || got.Text != "It is a gold order." {
+		t.Errorf("%d %s: %+v, %v", resp.StatusCode, resp.Header.Get("Content-Type"), got, err)
 	}
 }

@@ -25,10 +25,12 @@ const (
 	AzureOpenAIResponses = "azure-openai-responses"
 	// Ollama is Ollama's own chat API (/api/chat).
 	Ollama = "ollama"
+	// Bedrock is Amazon Bedrock's Converse API.
+	Bedrock = "bedrock"
 )
 
 // Names are the providers, in the order a message lists them.
-var Names = []string{Anthropic, OpenAI, OpenAIResponses, OpenAICompatible, Gemini, AzureOpenAI, AzureOpenAIResponses, Ollama, Script}
+var Names = []string{Anthropic, OpenAI, OpenAIResponses, OpenAICompatible, Gemini, AzureOpenAI, AzureOpenAIResponses, Ollama, Bedrock, Script}
 
 // IsAzure says whether a provider is one of Azure OpenAI's.
 func IsAzure(name string) bool { return name == AzureOpenAI || name == AzureOpenAIResponses }

@@ -80,7 +80,7 @@ func startHost(port int, asked string) (*host, error) {
 	h := newHost("/cases/")
 	h.base, h.done = "http://"+ln.Addr().String(), make(chan struct{})
 	h.port = ln.Addr().(*net.TCPAddr).Port
-	h.hs = &http.Server{Handler: http.HandlerFunc(h.route), ReadHeaderTimeout: 30 * time.Second, ConnContext: toolserver.ConnContext}
+	h.hs = &http.Server{Handler: http.HandlerFunc(h.route), ReadHeaderTimeout: 30 * time.Second, ConnContext: toolserver.ConnContext, Protocols: modelserver.Protocols()}
 	go func() {
 		defer close(h.done)
 		h.hs.Serve(ln)

@@ -40,6 +40,7 @@ func realModel(j job, passthrough bool, lv *live) (model.Model, *modelserver.End
 		Client:     &http.Client{Transport: ep},
 		Retries:    j.plan.Limits.Retries,
 		Timeout:    j.plan.Limits.CallTimeout,
+		Getenv:     lv.getenv,
 	})
 	if err != nil {
 		return nil, nil, err

@@ -43,6 +43,8 @@ const (
 var dryfireEnv = []string{
 	"OPENAI_BASE_URL", "OPENAI_API_BASE", "ANTHROPIC_BASE_URL", "ANTHROPIC_API_BASE", "OPENAI_API_KEY", "ANTHROPIC_API_KEY",
 	"GOOGLE_GEMINI_BASE_URL", "GEMINI_API_KEY", "GOOGLE_API_KEY", "GOOGLE_GENAI_USE_VERTEXAI", "AZURE_OPENAI_ENDPOINT", "AZURE_OPENAI_API_KEY",
+	"OLLAMA_HOST", "AWS_ENDPOINT_URL_BEDROCK_RUNTIME", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_REGION", "AWS_DEFAULT_REGION",
+	"AWS_SESSION_TOKEN", "AWS_BEARER_TOKEN_BEDROCK", "AWS_PROFILE", // the run's own never reach the program (no bearer token: botocore sends one only over HTTPS)
 	EnvMCPURL, EnvToolsURL, EnvOpsURL, EnvWorldURL, EnvCase, EnvInput, EnvWorkspace, EnvNow,
 	EnvMCPCommand, EnvMCPArgv, EnvConversation,
 }
@@ -69,16 +71,21 @@ func bindingEnv(prefix string, c *spec.Case, world bool) [][2]string {
 		{"OPENAI_BASE_URL", prefix + "/v1"},
 		{"OPENAI_API_BASE", prefix + "/v1"}, // LangChain's ChatOpenAI, litellm, crewai
 		{"ANTHROPIC_BASE_URL", prefix},
-		{"ANTHROPIC_API_BASE", prefix},     // litellm reads it before ANTHROPIC_BASE_URL
-		{"GOOGLE_GEMINI_BASE_URL", prefix}, // google-genai, @google/genai (which add /v1beta/models/…)
-		{"AZURE_OPENAI_ENDPOINT", prefix},  // openai's AzureOpenAI clients (which add /openai/…)
-		{"OLLAMA_HOST", prefix},            // the ollama Python client (which adds /api/chat)
+		{"ANTHROPIC_API_BASE", prefix},               // litellm reads it before ANTHROPIC_BASE_URL
+		{"GOOGLE_GEMINI_BASE_URL", prefix},           // google-genai, @google/genai (which add /v1beta/models/…)
+		{"AZURE_OPENAI_ENDPOINT", prefix},            // openai's AzureOpenAI clients (which add /openai/…)
+		{"OLLAMA_HOST", prefix},                      // the ollama Python client (which adds /api/chat)
+		{"AWS_ENDPOINT_URL_BEDROCK_RUNTIME", prefix}, // the AWS SDKs' Bedrock runtime clients (which add /model/…)
 		{"OPENAI_API_KEY", modelserver.DummyKey},
 		{"ANTHROPIC_API_KEY", modelserver.DummyKey},
 		{"GEMINI_API_KEY", modelserver.DummyKey},
 		{"GOOGLE_API_KEY", modelserver.DummyKey},
 		{"AZURE_OPENAI_API_KEY", modelserver.DummyKey}, // what langchain-google-genai reads; the Gemini SDKs read it first
-		{"GOOGLE_GENAI_USE_VERTEXAI", "false"},         // the Gemini API's paths, not Vertex AI's
+		{"AWS_ACCESS_KEY_ID", modelserver.DummyKey},    // the AWS SDKs sign with these; the endpoint signs again
+		{"AWS_SECRET_ACCESS_KEY", modelserver.DummyKey},
+		{"AWS_REGION", "us-east-1"}, // any: the calls come to dryfire, which signs for the run's own region
+		{"AWS_DEFAULT_REGION", "us-east-1"},
+		{"GOOGLE_GENAI_USE_VERTEXAI", "false"}, // the Gemini API's paths, not Vertex AI's
 		{EnvMCPURL, prefix + "/mcp"},
 		{EnvToolsURL, prefix + "/tools"},
 	}

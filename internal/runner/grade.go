@@ -140,6 +140,7 @@ func sideModel(j job, lv *live, file string, section cassette.Section, prov, nam
 		APIKey:   cred.Key,
 		Client:   &http.Client{Transport: ep},
 		Retries:  wire.DefaultRetries,
+		Getenv:   lv.getenv,
 	}
 	if prov == j.suite.Agent.Provider {
 		o.APIVersion = j.suite.Agent.APIVersion // Azure OpenAI's, as the agent's calls

@@ -23,6 +23,9 @@ const (
 	GeminiCountTokens API = "gemini-count-tokens"
 	// Ollama is POST /api/chat (ollama.go).
 	Ollama API = "ollama"
+	// Bedrock is POST /model/{modelId}/converse and /converse-stream
+	// (bedrock.go).
+	Bedrock API = "bedrock"
 )
 
 // Routes are the paths served (after any prefix is stripped) and their
@@ -35,7 +38,11 @@ var Routes = map[string]API{
 	"/v1/messages":         Anthropic,
 	GeminiRoute:            Gemini,
 	OllamaRoute:            Ollama,
+	BedrockRoute:           Bedrock,
 }
+
+// BedrockRoute is the Converse route as Routes and Paths list it.
+const BedrockRoute = "/model/{modelId}/converse"
 
 // RouteOf is the API of a path (after any prefix is stripped), and
 // whether it is a model route: the fixed routes without hashing the
@@ -54,6 +61,9 @@ func RouteOf(path string) (API, bool) {
 	if strings.HasPrefix(path, "/openai/") {
 		return azurePath(path)
 	}
+	if _, _, ok := bedrockPath(path); ok {
+		return Bedrock, true
+	}
 	if _, method, ok := GeminiPath(path); ok {
 		if method == "countTokens" {
 			return GeminiCountTokens, true
@@ -65,10 +75,10 @@ func RouteOf(path string) (API, bool) {
 
 // IsModelPath says whether a path (after any prefix) is a model API's:
 // under /v1 (OpenAI, Anthropic, Gemini's v1), /v1beta or /v1alpha
-// (Gemini), /openai (Azure OpenAI), /api (Ollama).
+// (Gemini), /openai (Azure OpenAI), /api (Ollama), /model (Bedrock).
 func IsModelPath(path string) bool {
 	return path == "/v1" || strings.HasPrefix(path, "/v1/") || strings.HasPrefix(path, "/v1beta/") || strings.HasPrefix(path, "/v1alpha/") ||
-		strings.HasPrefix(path, "/openai/") || strings.HasPrefix(path, "/api/")
+		strings.HasPrefix(path, "/openai/") || strings.HasPrefix(path, "/api/") || strings.HasPrefix(path, "/model/")
 }
 
 // Turn says whether a successful answer of the API is a turn of the
@@ -90,21 +100,26 @@ func (a API) Name() string {
 		return "Gemini countTokens"
 	case Ollama:
 		return "Ollama chat"
+	case Bedrock:
+		return "Bedrock Converse"
 	}
 	return string(a)
 }
 
 // PathDoc says what a path of Paths serves, for people.
 func PathDoc(p string) string {
-	if p == GeminiRoute {
+	switch p {
+	case GeminiRoute:
 		return "Gemini generateContent, stream, countTokens"
+	case BedrockRoute:
+		return "Bedrock Converse, ConverseStream"
 	}
 	return Routes[p].Name()
 }
 
 // Paths are the keys of Routes in the order they are listed (help texts,
 // the tool server's 404 answer).
-var Paths = []string{"/v1/chat/completions", "/v1/responses", "/v1/messages", GeminiRoute, OllamaRoute}
+var Paths = []string{"/v1/chat/completions", "/v1/responses", "/v1/messages", GeminiRoute, OllamaRoute, BedrockRoute}
 
 // The Gemini API (generativelanguage): POST {base}/v1beta/models/{model}:
 // generateContent, :streamGenerateContent (?alt=sse: a server-sent event

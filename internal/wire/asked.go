@@ -40,6 +40,8 @@ func ReadRequest(api API, u *url.URL, body []byte) (*model.Request, error) {
 		readGemini(w, m, u)
 	case Ollama:
 		readOllama(w, m)
+	case Bedrock:
+		readBedrock(w, body, u.Path)
 	}
 	return w, nil
 }

@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/dryfire-dev/dryfire/internal/model"
 	"github.com/dryfire-dev/dryfire/internal/provider"
@@ -79,6 +80,11 @@ type Live struct {
 	keys      map[API]string // keys from the environment
 	keyEnv    map[API]string
 	public    map[API]bool // the upstream is the public API: a key is needed
+	// Bedrock's calls are signed again with the environment's AWS
+	// credentials (or its Bedrock API key): the client's signature was
+	// made for dryfire's host.
+	aws          awsKeys
+	bedrockToken string
 	// Secrets are the environment's keys, never written.
 	Secrets []string
 }
@@ -95,7 +101,13 @@ func NewLive(o LiveOptions) (*Live, error) {
 // readUpstreams fills in where each API's live calls go and with which
 // key (from the options, else vars), and returns secrets with the keys.
 func (l *Live) readUpstreams(o *LiveOptions) error {
-	for _, api := range []API{OpenAIChat, OpenAIResponses, Anthropic, Gemini, Ollama} {
+	l.aws, l.bedrockToken = awsKeysOf(o.Getenv), o.Getenv("AWS_BEARER_TOKEN_BEDROCK")
+	for _, s := range []string{l.aws.secret, l.aws.token, l.bedrockToken} {
+		if s != "" {
+			l.Secrets = append(l.Secrets, s)
+		}
+	}
+	for _, api := range []API{OpenAIChat, OpenAIResponses, Anthropic, Gemini, Ollama, Bedrock} {
 		p := providerOf(api)
 		cred := Resolve(p, "", o.Getenv)
 		if api == Ollama {
@@ -178,8 +190,12 @@ func (l *Live) Answer(c *model.Call) *model.Answer {
 	}
 	a.Header.Del("Content-Length")
 	a.Header.Del("Content-Encoding")
-	if IsEventStream(resp.Header.Get("Content-Type")) {
+	switch ct := resp.Header.Get("Content-Type"); {
+	case IsEventStream(ct):
 		a.Live, a.Streamed = resp.Body, true
+		return a
+	case strings.HasPrefix(ct, EventStreamType), strings.HasPrefix(ct, "application/x-ndjson"):
+		a.Live = resp.Body // passed on as it arrives; kept as a body
 		return a
 	}
 	defer resp.Body.Close()
@@ -224,6 +240,9 @@ func (l *Live) request(c *model.Call) (*http.Request, *url.URL, error) {
 	}
 	target.Path = strings.TrimRight(target.Path, "/") + path
 	target.RawPath = ""
+	if api == Bedrock { // a model's id may be an ARN, its / and : escaped
+		target.RawPath = strings.TrimRight(l.upstream[api].EscapedPath(), "/") + r.URL.EscapedPath()
+	}
 	// A query of the base URL (an api-version, say) is kept, before the
 	// client's own (less a key in it that is not forwarded).
 	query := r.URL.RawQuery
@@ -252,6 +271,10 @@ func (l *Live) request(c *model.Call) (*http.Request, *url.URL, error) {
 	}
 	out.Header.Del("Accept-Encoding") // the transport asks for gzip and undoes it
 	out.Header.Del("Content-Length")
+	if api == Bedrock {
+		l.signBedrock(out, body)
+		return out, &target, nil
+	}
 	if key := l.keys[api]; key != "" {
 		dropKeys(out)
 		switch api {
@@ -270,6 +293,21 @@ func (l *Live) request(c *model.Call) (*http.Request, *url.URL, error) {
 		dropKeys(out)
 	}
 	return out, &target, nil
+}
+
+// signBedrock signs a call to Bedrock again for its real endpoint: the
+// client's signature (made for dryfire's host) out, the run's in.
+func (l *Live) signBedrock(out *http.Request, body []byte) {
+	for k := range out.Header {
+		if strings.HasPrefix(k, "X-Amz-") || k == "Authorization" {
+			out.Header.Del(k)
+		}
+	}
+	if l.bedrockToken != "" {
+		out.Header.Set("Authorization", "Bearer "+l.bedrockToken)
+		return
+	}
+	l.aws.sign(out, body, "bedrock", time.Now())
 }
 
 // dropKeys takes the client's auth headers out of a request (a key in
@@ -291,6 +329,8 @@ func providerOf(api API) string {
 		return provider.Gemini
 	case Ollama:
 		return provider.Ollama
+	case Bedrock:
+		return provider.Bedrock
 	}
 	return provider.OpenAI
 }

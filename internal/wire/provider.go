@@ -50,6 +50,9 @@ type Options struct {
 	Timeout time.Duration
 	// Sleep waits between attempts; nil waits on a timer, honouring ctx.
 	Sleep func(ctx context.Context, d time.Duration) error
+	// Getenv reads what a provider reads besides its key (Bedrock's AWS
+	// credentials and region); nil reads nothing.
+	Getenv func(string) string
 }
 
 // New returns the model for a real provider.
@@ -62,6 +65,9 @@ func New(o Options) (model.Model, error) {
 	}
 	if o.Sleep == nil {
 		o.Sleep = sleep
+	}
+	if o.Getenv == nil {
+		o.Getenv = func(string) string { return "" }
 	}
 	if o.APIVersion == "" {
 		o.APIVersion = DefaultAPIVersion(o.Provider)
@@ -85,6 +91,8 @@ func New(o Options) (model.Model, error) {
 		return newAzureResponses(c)
 	case provider.Ollama:
 		return &ollama{c: c}, nil
+	case provider.Bedrock:
+		return &bedrock{c: c}, nil
 	}
 	return nil, fmt.Errorf("unknown provider %q", o.Provider)
 }
@@ -102,6 +110,7 @@ var providers = map[string]struct{ api, keyEnv, baseEnv, base string }{
 	provider.AzureOpenAI:          {string(OpenAIChat), AzureKeyEnv, AzureEndpointEnv, ""},
 	provider.AzureOpenAIResponses: {string(OpenAIResponses), AzureKeyEnv, AzureEndpointEnv, ""},
 	provider.Ollama:               {string(Ollama), "", "OLLAMA_HOST", "http://127.0.0.1:11434"},
+	provider.Bedrock:              {string(Bedrock), "AWS_ACCESS_KEY_ID", "AWS_ENDPOINT_URL_BEDROCK_RUNTIME", ""}, // the region's, bedrockURL
 }
 
 // KeyEnv names the environment variable holding a provider's key.
@@ -149,6 +158,9 @@ func Resolve(name, base string, getenv func(string) string) Credentials {
 	if name == provider.Gemini && getenv("GOOGLE_API_KEY") != "" {
 		c.KeyEnv = "GOOGLE_API_KEY" // the Gemini SDKs read it first
 	}
+	if name == provider.Bedrock && getenv("AWS_BEARER_TOKEN_BEDROCK") != "" {
+		c.KeyEnv = "AWS_BEARER_TOKEN_BEDROCK" // a Bedrock API key, before the AWS credentials
+	}
 	if c.KeyEnv != "" {
 		c.Key = getenv(c.KeyEnv)
 	}
@@ -157,6 +169,14 @@ func Resolve(name, base string, getenv func(string) string) Credentials {
 	}
 	if c.BaseURL == "" {
 		c.BaseURL = DefaultBaseURL(name)
+	}
+	if name == provider.Bedrock {
+		if c.BaseURL == "" {
+			c.BaseURL = bedrockURL(getenv)
+		}
+		u, err := url.Parse(c.BaseURL)
+		c.Public = err != nil || strings.HasSuffix(u.Hostname(), ".amazonaws.com")
+		return c
 	}
 	c.Public = strings.TrimRight(c.BaseURL, "/") == DefaultBaseURL(name) && c.KeyEnv != ""
 	if provider.IsAzure(name) {
@@ -216,6 +236,8 @@ type Permanent interface{ Permanent() bool }
 // with backoff for 429, 5xx and dropped connections.
 type caller struct {
 	o Options
+	// sign, when set, signs each attempt (Bedrock's SigV4).
+	sign func(req *http.Request, body []byte)
 }
 
 // post sends body to url and returns the response body of a 2xx answer.
@@ -314,6 +336,9 @@ func (c *caller) attempt(ctx context.Context, url string, header http.Header, bo
 		req.Header = http.Header{}
 	}
 	req.Header.Set("Content-Type", "application/json")
+	if c.sign != nil {
+		c.sign(req, body)
+	}
 	resp, err := c.o.Client.Do(req)
 	if err != nil {
 		if actx.Err() == context.DeadlineExceeded && ctx.Err() == nil {

@@ -120,6 +120,8 @@ func (api API) Reply(r *Reply) (body []byte, events [][]byte) {
 		return writeGemini(r)
 	case Ollama:
 		return writeOllama(r)
+	case Bedrock:
+		return writeBedrock(r)
 	}
 	return writeAnthropic(r)
 }

@@ -68,6 +68,8 @@ func (api API) Script(c *model.Call, req *model.Request, r *model.Response) *mod
 	switch {
 	case events != nil && api == Ollama:
 		ct = "application/x-ndjson"
+	case events != nil && api == Bedrock:
+		ct = EventStreamType
 	case events != nil:
 		ct = "text/event-stream; charset=utf-8"
 	}
@@ -120,6 +122,11 @@ func (api API) Response(a *model.Answer) (*model.Response, error) {
 			data, err = foldOllama(data)
 		}
 		return thenParse(data, err, func(d []byte) (*model.Response, error) { return parseOllama(d, 0) })
+	case Bedrock:
+		if len(data) > 0 && data[0] != '{' { // an event stream
+			data, err = foldBedrock(data)
+		}
+		return thenParse(data, err, parseBedrock)
 	}
 	return &model.Response{Usage: api.Usage(a)}, nil
 }
@@ -150,6 +157,8 @@ func (api API) Error(status int, e model.ErrorInfo) *model.Answer {
 	switch api {
 	case Ollama:
 		b.Write(ollamaErrorBody(e.Message))
+	case Bedrock:
+		b.Write(marshal(map[string]string{"message": e.Message}))
 	case Gemini, GeminiCountTokens:
 		writeGeminiError(&b, status, e)
 	case Anthropic:
@@ -170,6 +179,9 @@ func (api API) Error(status int, e model.ErrorInfo) *model.Answer {
 		b.WriteString("}}")
 	}
 	a := model.NewAnswer(status, "application/json", b.Bytes(), nil)
+	if api == Bedrock {
+		a.Header.Set("X-Amzn-Errortype", bedrockErrorType(status))
+	}
 	if status/100 == 4 && !e.Fault {
 		a.Header.Set("X-Should-Retry", "false")
 	}
@@ -208,6 +220,17 @@ func quoteJSON(b *bytes.Buffer, s string) { b.WriteString(value.Canonical(s)) }
 // faultError is the error type and message an API answers a status with.
 func faultError(api API, status int) (typ, code, msg string) {
 	anthropic := api == Anthropic
+	if api == Bedrock {
+		switch {
+		case status == http.StatusTooManyRequests:
+			return "", "", "Too many requests, please wait before trying again."
+		case status == http.StatusServiceUnavailable || status == 529:
+			return "", "", "Bedrock is unable to process your request."
+		case status >= 500:
+			return "", "", "The system encountered an unexpected error during processing. Try your request again."
+		}
+		return "", "", http.StatusText(status)
+	}
 	if api == Gemini || api == GeminiCountTokens {
 		switch {
 		case status == http.StatusTooManyRequests:
@@ -345,7 +368,7 @@ func (api API) Usage(a *model.Answer) model.Usage {
 	switch api {
 	case GeminiCountTokens:
 		return t
-	case Ollama:
+	case Ollama, Bedrock:
 		if r, err := api.Response(a); err == nil {
 			t = r.Usage
 		}

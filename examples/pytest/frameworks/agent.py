@@ -1,6 +1,7 @@
 """One support agent, written against each Python client and framework that the ecosystem tests
 run under dryfire unchanged. DRYFIRE_CASE picks which; the model is whatever OPENAI_BASE_URL /
-ANTHROPIC_BASE_URL / GOOGLE_GEMINI_BASE_URL / AZURE_OPENAI_ENDPOINT / OLLAMA_HOST point at (dryfire's model endpoint), the tool is dryfire's, over HTTP
+ANTHROPIC_BASE_URL / GOOGLE_GEMINI_BASE_URL / AZURE_OPENAI_ENDPOINT / OLLAMA_HOST /
+AWS_ENDPOINT_URL_BEDROCK_RUNTIME point at (dryfire's model endpoint), the tool is dryfire's, over HTTP
 (DRYFIRE_TOOLS_URL). The task is on standard input; the answer goes to standard output."""
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ MODEL = "gpt-4o-mini"
 CLAUDE = "claude-sonnet-4-5"
 GEMINI = "gemini-2.5-flash"
 OLLAMA = "qwen3:8b"
+BEDROCK = "anthropic.claude-sonnet-4-5-20250929-v1:0"
 SYSTEM = "You are a support agent. Use lookup_order to find an order's tier."
 TOOL_SCHEMA = {"type": "object", "properties": {"order_id": {"type": "string"}}, "required": ["order_id"]}
 
@@ -164,6 +166,44 @@ def ollama_chat(task: str, stream: bool) -> str:
     raise RuntimeError("too many turns")
 
 
+def bedrock_converse(task: str, stream: bool) -> str:
+    import boto3
+    from botocore.config import Config
+
+    # AWS_ENDPOINT_URL_BEDROCK_RUNTIME, AWS_REGION and the credentials from the environment.
+    client = boto3.client("bedrock-runtime", config=Config(retries={"max_attempts": 1}))
+    tool_config = {"tools": [{"toolSpec": {"name": "lookup_order", "description": "Look up an order by its id.", "inputSchema": {"json": TOOL_SCHEMA}}}]}
+    messages: list = [{"role": "user", "content": [{"text": task}]}]
+    for _ in range(4):
+        args = {"modelId": BEDROCK, "system": [{"text": SYSTEM}], "messages": messages, "toolConfig": tool_config}
+        if stream:
+            content: list = []
+            inputs: dict = {}
+            for ev in client.converse_stream(**args)["stream"]:
+                if "contentBlockStart" in ev:
+                    start = ev["contentBlockStart"]
+                    content.append({"toolUse": dict(start["start"]["toolUse"])})
+                if "contentBlockDelta" in ev:
+                    i, delta = ev["contentBlockDelta"]["contentBlockIndex"], ev["contentBlockDelta"]["delta"]
+                    while len(content) <= i:
+                        content.append({"text": ""})
+                    if "text" in delta:
+                        content[i]["text"] += delta["text"]
+                    if "toolUse" in delta:
+                        inputs[i] = inputs.get(i, "") + delta["toolUse"]["input"]
+            for i, text in inputs.items():
+                content[i]["toolUse"]["input"] = json.loads(text)
+        else:
+            content = client.converse(**args)["output"]["message"]["content"]
+        uses = [b["toolUse"] for b in content if "toolUse" in b]
+        if not uses:
+            return "".join(b.get("text", "") for b in content)
+        messages.append({"role": "assistant", "content": content})
+        messages.append({"role": "user", "content": [
+            {"toolResult": {"toolUseId": u["toolUseId"], "content": [{"text": lookup_order(**u["input"])}]}} for u in uses]})
+    raise RuntimeError("too many turns")
+
+
 def google_adk(task: str, stream: bool) -> str:
     from google.adk.agents import Agent
     from google.adk.agents.run_config import RunConfig, StreamingMode
@@ -228,6 +268,8 @@ AGENTS = {
     "google-genai stream": lambda t: google_genai(t, True),
     "ollama": lambda t: ollama_chat(t, False),
     "ollama stream": lambda t: ollama_chat(t, True),
+    "bedrock": lambda t: bedrock_converse(t, False),
+    "bedrock stream": lambda t: bedrock_converse(t, True),
     "google-adk": lambda t: google_adk(t, False),
     "google-adk stream": lambda t: google_adk(t, True),
     "openai-agents": openai_agents,

@@ -198,6 +198,11 @@ func start(h http.Handler, c config) *Server {
 		}
 		h.ServeHTTP(w, r)
 	}))
+	// HTTP/2 over plain TCP too: the AWS SDK for JavaScript speaks it to
+	// an http:// endpoint.
+	s.Server.Config.Protocols = new(http.Protocols)
+	s.Server.Config.Protocols.SetHTTP1(true)
+	s.Server.Config.Protocols.SetUnencryptedHTTP2(true)
 	s.Server.Config.ConnState = func(_ net.Conn, st http.ConnState) {
 		if st == http.StateNew {
 			s.conns.Add(1)
