@@ -39,6 +39,9 @@ type RecordToolsOptions struct {
 	CallTimeout time.Duration
 	// DryRun writes no file: the recording says what would be written.
 	DryRun bool
+	// RefreshTools replaces the suites' declarations of the upstream's
+	// tools that differ from its list (RecordedFile.Differing).
+	RefreshTools bool
 }
 
 // ToolRecording is what Project.RecordTools did.
@@ -64,6 +67,10 @@ type RecordedFile struct {
 	Written bool
 	// Tools are the tools declared from the upstream's list.
 	Tools []string
+	// Differing are the declarations of the upstream's tools that differ
+	// from its list ("NAME: -declared +listed" by path), replaced under
+	// RefreshTools.
+	Differing []string
 	// Rules is how many rules were added: Sequences of them are
 	// sequences (equal arguments, changing answers), CaseRules are in a
 	// case's own mocks (cases that got different answers to equal
@@ -132,7 +139,7 @@ func (p *Project) RecordTools(ctx context.Context, o *RecordToolsOptions) (*Tool
 				mine = append(mine, e)
 			}
 		}
-		rec.Files = append(rec.Files, p.recordedFile(s, mine, up, red, o.DryRun))
+		rec.Files = append(rec.Files, p.recordedFile(s, mine, up, red, o))
 	}
 	return rec, nil
 }
@@ -151,9 +158,9 @@ func target(o *RecordToolsOptions, env []string) (toolrec.Target, redact.Redacto
 }
 
 // recordedFile merges one suite's exchanges and says what it did.
-func (p *Project) recordedFile(s *spec.Suite, ex []toolrec.Exchange, up *toolrec.Upstream, red redact.Redactor, dry bool) RecordedFile {
+func (p *Project) recordedFile(s *spec.Suite, ex []toolrec.Exchange, up *toolrec.Upstream, red redact.Redactor, o *RecordToolsOptions) RecordedFile {
 	rf := RecordedFile{File: s.File}
-	res, warnings, err := p.mergeInto(s, ex, up, red, dry)
+	res, warnings, err := p.mergeInto(s, ex, up, red, o)
 	for _, w := range warnings {
 		rf.Warnings = append(rf.Warnings, w.String())
 	}
@@ -161,8 +168,8 @@ func (p *Project) recordedFile(s *spec.Suite, ex []toolrec.Exchange, up *toolrec
 		rf.Err = red.String(err.Error())
 	}
 	if res != nil {
-		rf.Written = res.Changed() && !dry && err == nil
-		rf.Tools, rf.Rules, rf.Sequences, rf.CaseRules, rf.Known = res.Tools, res.Rules, res.Sequences, res.CaseRules, res.Known
+		rf.Written = res.Changed() && !o.DryRun && err == nil
+		rf.Tools, rf.Differing, rf.Rules, rf.Sequences, rf.CaseRules, rf.Known = res.Tools, res.Differing, res.Rules, res.Sequences, res.CaseRules, res.Known
 		for _, c := range res.Conflicts {
 			rf.Conflicts = append(rf.Conflicts, c.String())
 		}
@@ -181,7 +188,7 @@ type serveRecording struct {
 	caseName string
 	up       *toolrec.Upstream
 	red      redact.Redactor
-	dry      bool
+	o        *RecordToolsOptions
 }
 
 func (p *Project) dialRecording(ctx context.Context, s *spec.Suite, c *spec.Case, o *RecordToolsOptions) (*serveRecording, error) {
@@ -194,7 +201,7 @@ func (p *Project) dialRecording(ctx context.Context, s *spec.Suite, c *spec.Case
 	if err != nil {
 		return nil, errors.New(red.String(err.Error()))
 	}
-	r := &serveRecording{p: p, suite: s, up: up, red: red, dry: o.DryRun}
+	r := &serveRecording{p: p, suite: s, up: up, red: red, o: o}
 	if c != nil {
 		r.caseName = c.Name
 	}
@@ -221,13 +228,13 @@ func (t *ToolServer) FinishRecording() (calls int, f *RecordedFile) {
 	r := t.rec
 	r.up.Close()
 	ex := r.up.Exchanges()
-	rf := r.p.recordedFile(r.suite, ex, r.up, r.red, r.dry)
+	rf := r.p.recordedFile(r.suite, ex, r.up, r.red, r.o)
 	return len(ex), &rf
 }
 
 // mergeInto merges one suite's exchanges into its file, and returns the
 // warnings of the file as it is after (or would be, with dry).
-func (p *Project) mergeInto(s *spec.Suite, ex []toolrec.Exchange, up *toolrec.Upstream, red redact.Redactor, dry bool) (*toolrec.Result, yamlpos.Diagnostics, error) {
+func (p *Project) mergeInto(s *spec.Suite, ex []toolrec.Exchange, up *toolrec.Upstream, red redact.Redactor, o *RecordToolsOptions) (*toolrec.Result, yamlpos.Diagnostics, error) {
 	data, err := safeio.ReadFile(s.File, "suite", safeio.Limit(safeio.MaxYAML))
 	if err != nil {
 		return nil, nil, fmt.Errorf("reading the suite again: %w", err)
@@ -241,6 +248,7 @@ func (p *Project) mergeInto(s *spec.Suite, ex []toolrec.Exchange, up *toolrec.Up
 	res, err := toolrec.Merge(s.File, data, cur, ex, toolrec.Options{
 		Label:   red.String(up.Target().Label()),
 		Tools:   up.Tools(),
+		Refresh: o.RefreshTools,
 		Secrets: red,
 		Parse: func(file string, data []byte) (*spec.Suite, yamlpos.Diagnostics) {
 			return spec.Parse(file, data, p.specOpts)
@@ -255,7 +263,7 @@ func (p *Project) mergeInto(s *spec.Suite, ex []toolrec.Exchange, up *toolrec.Up
 	if res.Unwritable {
 		return res, warnings, fmt.Errorf("the merged file would not answer every recorded call as the upstream did (the conflicts below); nothing was written")
 	}
-	if dry || !res.Changed() {
+	if o.DryRun || !res.Changed() {
 		return res, warnings, nil
 	}
 	mode := os.FileMode(0o644)

@@ -22,6 +22,7 @@ type recordToolsOptions struct {
 	sse     string
 	http    string
 	dryRun  bool
+	refresh bool
 	timeout float64
 }
 
@@ -45,7 +46,9 @@ state from call to call.
 
 What is written, into the file as it is (every comment and line of it
 stays): a declaration under tools: for each listed tool the suite does
-not declare (description and input schema), and for each call no
+not declare (description and input schema); with --refresh-tools, a
+declaration that differs from the listed tool replaced by it (without,
+the differences are printed); and for each call no
 existing rule answers, a rule after the tool's existing ones, under a
 comment "# recorded from UPSTREAM, case NAME". A rule's when is the
 call's arguments, less those the suite's match: rules normalise or
@@ -69,6 +72,7 @@ nothing ran or nothing was written; 130 interrupted, nothing written.`,
   dryfire record-tools suites/ --http http://127.0.0.1:8080
   dryfire record-tools s.dryfire.yaml --filter '^refund' -- ./my-server
   dryfire record-tools s.dryfire.yaml --dry-run -- ./my-server
+  dryfire record-tools s.dryfire.yaml --refresh-tools -- ./my-server
   dryfire record-tools s.dryfire.yaml --json r.json -- ./my-server
   dryfire record-tools s.dryfire.yaml --call-timeout 5 -- ./my-server
   dryfire record-tools s.dryfire.yaml --record none -- ./my-server`,
@@ -91,6 +95,7 @@ nothing ran or nothing was written; 130 interrupted, nothing written.`,
 	f.StringVar(&o.record, "record", "", "when real models are called: `MODE` none, once, new or all, as for dryfire run")
 	f.StringVar(&o.jsonOut, "json", "", "write the JSON report of the recording run to `FILE` ('-' standard output)")
 	f.BoolVar(&o.dryRun, "dry-run", false, "run and say what would be written, but write no file")
+	f.BoolVar(&o.refresh, "refresh-tools", false, "replace the suites' declarations of the listed tools that differ from the list (description, input schema; aliases kept)")
 	f.Float64Var(&o.timeout, "call-timeout", 60, "give up on a call to the real tools after `S` seconds")
 	addLoadFlags(cmd, e, &o.python)
 	return cmd
@@ -140,7 +145,7 @@ func runRecordTools(cmd *cobra.Command, e *env, o recordToolsOptions, args []str
 	progress := &noneSelected{next: printer}
 	rt.Run = &dryfire.RunOptions{Filter: o.filter, Progress: progress, Record: dryfire.RecordMode(o.record), Env: e.environ(), MCPBridge: selfBridge()}
 	rt.CallTimeout = time.Duration(o.timeout * float64(time.Second))
-	rt.DryRun = o.dryRun
+	rt.DryRun, rt.RefreshTools = o.dryRun, o.refresh
 	rec, err := p.RecordTools(cmd.Context(), rt)
 	if err != nil {
 		if rec == nil {
@@ -161,7 +166,7 @@ func runRecordTools(cmd *cobra.Command, e *env, o recordToolsOptions, args []str
 	}
 	fmt.Fprintf(text, "recorded %s to %s (%s listed)\n", count(rec.Calls, "call"), termtext.Printable(rec.Upstream), count(rec.Tools, "tool"))
 	for _, f := range rec.Files {
-		if recordedFileLines(text, f, o.dryRun) {
+		if recordedFileLines(text, f, o.dryRun, o.refresh) {
 			code = exitFailed
 		}
 		for _, w := range f.Warnings {
@@ -207,7 +212,7 @@ func upstreamOptions(command []string, mcpURL, sseURL, httpURL, flag string) (*d
 
 // recordedFileLines says what was merged into one file; true when
 // something needs the user (a conflict, a failed call, an error).
-func recordedFileLines(w interface{ Write([]byte) (int, error) }, f dryfire.RecordedFile, dry bool) bool {
+func recordedFileLines(w interface{ Write([]byte) (int, error) }, f dryfire.RecordedFile, dry, refresh bool) bool {
 	// Every text here may quote a real tool (its name, its error
 	// message): printed Printable, one line each.
 	p := termtext.Printable
@@ -220,7 +225,7 @@ func recordedFileLines(w interface{ Write([]byte) (int, error) }, f dryfire.Reco
 	}
 	verb := "wrote"
 	switch {
-	case dry && (f.Rules > 0 || len(f.Tools) > 0):
+	case dry && (f.Rules > 0 || len(f.Tools) > 0 || refresh && len(f.Differing) > 0):
 		verb = "would write"
 	case !f.Written:
 		verb = "unchanged"
@@ -228,6 +233,9 @@ func recordedFileLines(w interface{ Write([]byte) (int, error) }, f dryfire.Reco
 	var parts []string
 	if len(f.Tools) > 0 {
 		parts = append(parts, count(len(f.Tools), "tool")+" declared")
+	}
+	if refresh && len(f.Differing) > 0 {
+		parts = append(parts, count(len(f.Differing), "declaration")+" refreshed")
 	}
 	if f.Rules > 0 {
 		r := count(f.Rules, "rule") + " added"
@@ -255,6 +263,13 @@ func recordedFileLines(w interface{ Write([]byte) (int, error) }, f dryfire.Reco
 	}
 	for _, c := range f.Failed {
 		fmt.Fprintf(w, "  not recorded: %s\n", p(c))
+	}
+	for _, d := range f.Differing {
+		if refresh {
+			fmt.Fprintf(w, "  refreshed: %s\n", p(d))
+		} else {
+			fmt.Fprintf(w, "  declared otherwise than listed: %s (--refresh-tools takes the list's)\n", p(d))
+		}
 	}
 	return len(f.Conflicts) > 0 || len(f.Failed) > 0
 }

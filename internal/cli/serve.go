@@ -315,7 +315,7 @@ func runServe(ctx context.Context, e *env, o serveOptions, path string) error {
 	if calls, f := srv.FinishRecording(); f != nil {
 		up, _, _ := srv.Recording()
 		fmt.Fprintf(e.stderr, "recorded %s to %s\n", count(calls, "call"), termtext.Printable(up))
-		bad := recordedFileLines(e.stderr, *f, false)
+		bad := recordedFileLines(e.stderr, *f, false, false)
 		for _, w := range f.Warnings {
 			fmt.Fprintln(e.stderr, termtext.Printable(w))
 		}

@@ -159,6 +159,11 @@ type Outcome struct {
 	Usage  Usage // as the answers say (as recorded, when replayed)
 	Faults []Injected
 
+	// Offered are the tools the answered requests offered, each name once
+	// as first offered (at most MaxOffered: OfferedOver says more were).
+	Offered     []ToolDef
+	OfferedOver bool
+
 	// The cassette's: a request that strayed from the recording (the
 	// case fails there), recorded calls left unplayed, a live call that
 	// failed (the case errs), the calls replayed, recorded and sent live,
@@ -198,6 +203,7 @@ type Recorder struct {
 	seen  []Seen
 	// results are the call ids whose results seen holds.
 	results map[string]bool
+	offer offered
 }
 
 // NewRecorder is the model side of a case answered by ans.
@@ -261,8 +267,9 @@ func (r *Recorder) Answer(c *Call) *Answer {
 func (r *Recorder) done(c *Call, a *Answer) {
 	turn := a.Status/100 == 2 && !a.Fault && c.Wire.Turn()
 	var seen Seen
+	var req *Request
 	if turn && !r.noRecords {
-		req, _ := c.Request()
+		req, _ = c.Request()
 		resp, _ := c.Wire.Response(a)
 		seen.Calls, seen.Results = SeenOf(req, resp)
 	}
@@ -289,6 +296,9 @@ func (r *Recorder) done(c *Call, a *Answer) {
 			}
 			seen.Results = kept
 			r.seen = append(r.seen, seen)
+			if req != nil {
+				r.offer.add(req.Tools)
+			}
 		}
 	}
 	r.usage.InputTokens += a.Usage.InputTokens
@@ -316,6 +326,7 @@ func (r *Recorder) End() Outcome {
 	defer r.mu.Unlock()
 	o.Calls, o.Turns, o.Usage = append([]Called(nil), r.calls...), r.turns, r.usage
 	o.Seen = append([]Seen(nil), r.seen...)
+	o.Offered, o.OfferedOver = append([]ToolDef(nil), r.offer.defs...), r.offer.over
 	o.Faults = r.faults.injected()
 	return o
 }
@@ -329,7 +340,7 @@ func (r *Recorder) Save() (bool, error) { return r.ans.Save() }
 func (r *Recorder) Reset() {
 	r.ans.Reset()
 	r.mu.Lock()
-	r.n, r.calls, r.turns, r.usage, r.seen, r.results = 0, nil, 0, Usage{}, nil, nil
+	r.n, r.calls, r.turns, r.usage, r.seen, r.results, r.offer = 0, nil, 0, Usage{}, nil, nil, offered{}
 	r.mu.Unlock()
 	r.faults.reset()
 }

@@ -407,6 +407,11 @@ func (cc *commandCase) finish(ctx context.Context, res programResult) report.Cas
 	if err := cc.sc.Over(); err != nil {
 		r.err, r.infra, r.failed = err, false, false
 	}
+	notes, differs := offeredNotes(j, &o)
+	c.Notes = append(c.Notes, notes...)
+	if differs && j.suite.Agent.OfferedTools == "strict" && r.err == nil {
+		r.err, r.failed = errOffered, true
+	}
 	if o.Scripted {
 		c.Script = scriptTurns(o.Served)
 		if o.Script != nil {

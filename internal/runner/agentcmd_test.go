@@ -213,8 +213,17 @@ func agentLoop(input, transport string, prefetch bool) (string, error) {
 			tools = append(tools, map[string]any{"type": "function", "function": map[string]any{"name": n, "parameters": map[string]any{"type": "object"}}})
 		}
 	}
+	// TEST_HIDE names a served tool it does not offer; TEST_SCHEMA
+	// (NAME=JSON) offers a served tool with another schema.
+	hide := os.Getenv("TEST_HIDE")
+	changed, schema, _ := strings.Cut(os.Getenv("TEST_SCHEMA"), "=")
 	for _, t := range listed.Tools {
-		tools = append(tools, map[string]any{"type": "function", "function": map[string]any{"name": prefix + t.Name, "description": t.Description, "parameters": t.InputSchema}})
+		if t.Name == changed {
+			t.InputSchema = json.RawMessage(schema)
+		}
+		if t.Name != hide {
+			tools = append(tools, map[string]any{"type": "function", "function": map[string]any{"name": prefix + t.Name, "description": t.Description, "parameters": t.InputSchema}})
+		}
 	}
 	served := call
 	call = func(name, args string) (string, error) {

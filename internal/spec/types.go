@@ -172,6 +172,8 @@ type Agent struct {
 	// on (agent.port); 0: a free port.
 	Port    int
 	PortPos yamlpos.Pos
+	// OfferedTools is agent.offered_tools: note, strict, off, or "" (note).
+	OfferedTools string
 }
 
 // The coding-agent CLIs of agent.cli, and the executable each is found

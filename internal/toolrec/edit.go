@@ -21,8 +21,12 @@ type editor struct {
 	final bool     // the file ends with a newline
 	ends  map[*yaml.Node]int
 	ins   []insertion
-	cut   map[int]string // lines replaced ("key: {}" becoming "key:")
+	cut   map[int]string // lines replaced ("key: {}" becoming "key:"; dropped)
+	top   *yaml.Node
 }
+
+// dropped is a line cut out whole.
+const droppedLine = "\x00"
 
 type insertion struct {
 	at   int // before this line
@@ -32,7 +36,7 @@ type insertion struct {
 
 func newEditor(file string, data []byte, top *yaml.Node) *editor {
 	s := string(data)
-	e := &editor{file: file, final: strings.HasSuffix(s, "\n"), ends: map[*yaml.Node]int{}, cut: map[int]string{}}
+	e := &editor{file: file, final: strings.HasSuffix(s, "\n"), ends: map[*yaml.Node]int{}, cut: map[int]string{}, top: top}
 	e.lines = strings.Split(strings.TrimSuffix(s, "\n"), "\n")
 	e.region(top, len(e.lines))
 	return e
@@ -96,6 +100,9 @@ func (e *editor) apply() []byte {
 			break
 		}
 		if c, ok := e.cut[i]; ok {
+			if c == droppedLine {
+				continue
+			}
 			b.WriteString(c)
 		} else {
 			b.WriteString(e.lines[i])
@@ -225,6 +232,26 @@ func (e *editor) addPairs(m *yaml.Node, key string, pairs []yamlnode.Pair, befor
 		e.insert(e.ends[v], pairsText(pairs, keyIndent(v, childIndent(k))))
 	default:
 		return e.errorf(v, "%s is written in flow style or is not a mapping: write it as a block mapping to record into it", key)
+	}
+	return nil
+}
+
+// replaceValue replaces the value of key name in the block mapping
+// under section of m, with its key line, by n (its comments go with it).
+func (e *editor) replaceValue(m *yaml.Node, section, name string, n *yaml.Node) error {
+	_, v := yamlpos.Lookup(m, section)
+	v = yamlpos.Deref(v)
+	if v == nil || v.Kind != yaml.MappingNode || v.Style&yaml.FlowStyle != 0 {
+		return fmt.Errorf("%s: %s is written in flow style or is not a mapping: write it as a block mapping to refresh %s", e.file, section, name)
+	}
+	k, tv := yamlpos.Lookup(v, name)
+	if k == nil || tv == nil || k.Line == 0 {
+		return fmt.Errorf("%s: %s.%s is not written in the file (an alias?): cannot refresh it", e.file, section, name)
+	}
+	start, end := k.Line-1, max(e.ends[tv], k.Line)
+	e.cut[start] = strings.TrimSuffix(pairsText([]yamlnode.Pair{yamlnode.KV(name, n)}, strings.Repeat(" ", k.Column-1)), "\n")
+	for i := start + 1; i < end; i++ {
+		e.cut[i] = droppedLine
 	}
 	return nil
 }

@@ -12,6 +12,7 @@ import (
 	yaml "go.yaml.in/yaml/v4"
 
 	"github.com/dryfire-dev/dryfire/internal/mock"
+	"github.com/dryfire-dev/dryfire/internal/model"
 	"github.com/dryfire-dev/dryfire/internal/plan"
 	"github.com/dryfire-dev/dryfire/internal/redact"
 	"github.com/dryfire-dev/dryfire/internal/reqmatch"
@@ -33,6 +34,10 @@ type Options struct {
 	// Tools are the upstream's tools: those the suite does not declare
 	// are declared.
 	Tools []plan.Tool
+	// Refresh replaces the declarations the suite has of the upstream's
+	// tools that differ from its list (plan.Tool.Diff), keeping their
+	// aliases.
+	Refresh bool
 	// Secrets are redacted from every argument and answer written; an
 	// argument holding one is left out of a rule's when.
 	Secrets redact.Redactor
@@ -45,6 +50,11 @@ type Options struct {
 type Result struct {
 	Data      []byte   // the merged file
 	Tools     []string // tools declared, in the upstream's order
+	// Differing are the suite's declarations of the upstream's tools that
+	// differ from its list, each "NAME: its differences" (plan.Tool.Diff):
+	// replaced with Options.Refresh.
+	Differing []string
+	refreshed bool
 	Rules     int      // rules added
 	Sequences int      // of which sequences
 	CaseRules int      // of which in a case's own mocks
@@ -65,7 +75,7 @@ type Result struct {
 }
 
 // Changed says the merge changes the file.
-func (r *Result) Changed() bool { return len(r.Tools) > 0 || r.Rules > 0 }
+func (r *Result) Changed() bool { return len(r.Tools) > 0 || r.refreshed || r.Rules > 0 }
 
 // Conflict is a recorded answer an existing rule contradicts.
 type Conflict struct {
@@ -226,16 +236,19 @@ func Merge(file string, data []byte, suite *spec.Suite, ex []Exchange, o Options
 	// it stays, comments and layout included.
 	ed := newEditor(file, data, top)
 	tree := newMeant(top)
-	declared := map[string]bool{}
+	declared := map[string]*spec.Tool{}
 	for _, t := range suite.Tools {
-		declared[t.Name] = true
+		declared[t.Name] = t
 	}
 	var decl []yamlnode.Pair
 	for _, t := range o.Tools {
-		if declared[t.Name] {
+		if d := declared[t.Name]; d != nil {
+			if err := refresh(ed, tree, d, t, o, res); err != nil {
+				return nil, err
+			}
 			continue
 		}
-		declared[t.Name] = true
+		declared[t.Name] = &spec.Tool{Name: t.Name}
 		res.Tools = append(res.Tools, t.Name)
 		decl = append(decl, yamlnode.KV(t.Name, toolNode(t, o.Secrets)))
 	}
@@ -560,9 +573,34 @@ func redactAnswer(a Answer, red redact.Redactor) Answer {
 	return Answer{IsError: a.IsError, Blocks: bl}
 }
 
-// toolNode declares a tool as the upstream listed it.
-func toolNode(t plan.Tool, red redact.Redactor) *yaml.Node {
+// refresh notes how the declaration d of the upstream's tool t differs
+// from t, and replaces it with Options.Refresh.
+func refresh(ed *editor, tree *meant, d *spec.Tool, t plan.Tool, o Options, res *Result) error {
+	diffs := plan.Tool{Description: d.Description, Input: d.InputSchema}.Diff(model.ToolDef{Description: t.Description, InputSchema: t.Input})
+	if len(diffs) == 0 {
+		return nil
+	}
+	res.Differing = append(res.Differing, d.Name+": "+o.Secrets.String(strings.Join(diffs, "; ")))
+	if !o.Refresh {
+		return nil
+	}
+	n := toolNode(t, o.Secrets, d.Aliases...)
+	if err := ed.replaceValue(ed.top, "tools", d.Name, n); err != nil {
+		return err
+	}
+	_, tools := yamlpos.Lookup(tree.top, "tools")
+	_, v := yamlpos.Lookup(yamlpos.Deref(tools), d.Name)
+	*v = *n
+	res.refreshed = true
+	return nil
+}
+
+// toolNode declares a tool as the upstream listed it, with aliases.
+func toolNode(t plan.Tool, red redact.Redactor, aliases ...string) *yaml.Node {
 	n := yamlnode.Mapping()
+	if len(aliases) > 0 {
+		n.Content = append(n.Content, yamlnode.Scalar("aliases"), yamlnode.FlowSeq(aliases...))
+	}
 	if t.Description != "" {
 		n.Content = append(n.Content, yamlnode.Scalar("description"), yamlnode.Scalar(red.String(t.Description)))
 	}

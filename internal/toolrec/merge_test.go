@@ -54,6 +54,9 @@ func summary(r *toolrec.Result) []byte {
 	for _, f := range r.Failed {
 		fmt.Fprintf(&b, "failed: %s\n", f)
 	}
+	for _, d := range r.Differing {
+		fmt.Fprintf(&b, "declared otherwise: %s\n", d)
+	}
 	return []byte(b.String())
 }
 
@@ -148,5 +151,54 @@ func TestMergeOnlyWhatReadsBackAsMeant(t *testing.T) {
 	}
 	if !res.Unwritable || len(res.Conflicts) != 1 {
 		t.Errorf("unwritable %v, conflicts %v", res.Unwritable, res.Conflicts)
+	}
+}
+
+// A declaration that differs from the upstream's list is named with its
+// differences; with Refresh it is replaced by the listed tool (its
+// aliases kept, its comments with it), every other line as it was.
+func TestMergeRefreshesDeclarations(t *testing.T) {
+	file := "testdata/merge/refresh.dryfire.yaml"
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	suite, ds := parse(file, data)
+	if ds.HasErrors() {
+		t.Fatal(ds)
+	}
+	schema := func(idType string) map[string]any {
+		return map[string]any{"type": "object", "properties": map[string]any{"id": map[string]any{"type": idType}}, "required": []any{"id"}}
+	}
+	o := toolrec.Options{Label: "notes-server", Parse: parse, Tools: []plan.Tool{
+		{Name: "lookup", Description: "Look a note up.", Input: schema("integer")},
+		{Name: "write", Description: "Write a note, with its text.", Input: map[string]any{"type": "object"}},
+		{Name: "list", Description: "List the notes."},
+	}}
+	res, err := toolrec.Merge(file, data, suite, nil, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Changed() || string(res.Data) != string(data) {
+		t.Errorf("without Refresh the file changed:\n%s", res.Data)
+	}
+	golden(t, filepath.Join("testdata", "merge", "refresh.txt"), summary(res))
+	o.Refresh = true
+	res, err = toolrec.Merge(file, data, suite, nil, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Changed() {
+		t.Error("with Refresh the file is unchanged")
+	}
+	golden(t, filepath.Join("testdata", "merge", "refresh.merged.yaml"), res.Data)
+	// Refreshed again: nothing differs.
+	suite2, ds := parse(file, res.Data)
+	if ds.HasErrors() {
+		t.Fatal(ds)
+	}
+	again, err := toolrec.Merge(file, res.Data, suite2, nil, o)
+	if err != nil || again.Changed() || len(again.Differing) > 0 {
+		t.Errorf("refreshed again: %v, changed %v, differing %v", err, again.Changed(), again.Differing)
 	}
 }

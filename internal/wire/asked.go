@@ -62,13 +62,13 @@ func readChatTools(m map[string]any) []model.ToolDef {
 		tm, _ := t.(map[string]any)
 		f, _ := tm["function"].(map[string]any)
 		if name, _ := f["name"].(string); name != "" {
-			out = append(out, model.ToolDef{Name: name})
+			out = append(out, toolDef(f, name, "parameters"))
 		}
 	}
 	for _, f := range list(m["functions"]) { // the deprecated form
 		fm, _ := f.(map[string]any)
 		if name, _ := fm["name"].(string); name != "" {
-			out = append(out, model.ToolDef{Name: name})
+			out = append(out, toolDef(fm, name, "parameters"))
 		}
 	}
 	return out
@@ -88,7 +88,8 @@ func namedTools(v any, functions bool) []model.ToolDef {
 			typ, _ := tm["type"].(string)
 			if ns, _ := tm["name"].(string); typ == "namespace" && ns != "" {
 				for _, in := range namedTools(tm["tools"], true) {
-					out = append(out, model.ToolDef{Name: nsName(ns, in.Name)})
+					in.Name = nsName(ns, in.Name)
+					out = append(out, in)
 				}
 				continue
 			}
@@ -97,10 +98,24 @@ func namedTools(v any, functions bool) []model.ToolDef {
 			}
 		}
 		if name, _ := tm["name"].(string); name != "" {
-			out = append(out, model.ToolDef{Name: name})
+			out = append(out, toolDef(tm, name, "parameters", "input_schema"))
 		}
 	}
 	return out
+}
+
+// toolDef is a tool as a request offers it: its description and the
+// first of the schema keys it has (each API names its own).
+func toolDef(m map[string]any, name string, schemaKeys ...string) model.ToolDef {
+	d := model.ToolDef{Name: name}
+	d.Description, _ = m["description"].(string)
+	for _, k := range schemaKeys {
+		if v, ok := m[k]; ok {
+			d.InputSchema = v
+			break
+		}
+	}
+	return d
 }
 
 // nsName is the name of tool name of namespace ns.
@@ -292,7 +307,7 @@ func readGemini(w *model.Request, m map[string]any, u *url.URL) {
 		for _, f := range list(field(tm, "functionDeclarations", "function_declarations")) {
 			fm, _ := f.(map[string]any)
 			if name, _ := fm["name"].(string); name != "" {
-				w.Tools = append(w.Tools, model.ToolDef{Name: name})
+				w.Tools = append(w.Tools, toolDef(fm, name, "parametersJsonSchema", "parameters_json_schema", "parameters"))
 			}
 		}
 	}
