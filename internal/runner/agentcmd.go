@@ -399,7 +399,8 @@ func (cc *commandCase) finish(ctx context.Context, res programResult) report.Cas
 	for i := range recs {
 		recs[i].Turn = turnOf(recs[i].Turn)
 	}
-	recs = transcript(recs, o.Seen, toolNames(j, cc.url))
+	names := toolNames(j, cc.url)
+	recs = transcript(recs, o.Seen, names)
 	r := ran{recs: recs, drill: drill, err: res.err, infra: res.infra, failed: res.failed, workspace: cc.ws.path(), program: true, keepEmpty: cc.keepEmpty, commands: cc.commands}
 	if m.over.Load() > 0 {
 		r.err, r.infra, r.failed = &maxTurnsError{max: m.max, asked: int64(m.max) + 1}, false, false
@@ -407,7 +408,7 @@ func (cc *commandCase) finish(ctx context.Context, res programResult) report.Cas
 	if err := cc.sc.Over(); err != nil {
 		r.err, r.infra, r.failed = err, false, false
 	}
-	notes, differs := offeredNotes(j, &o)
+	notes, differs := offeredNotes(j, &o, names)
 	c.Notes = append(c.Notes, notes...)
 	if differs && j.suite.Agent.OfferedTools == "strict" && r.err == nil {
 		r.err, r.failed = errOffered, true

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/dryfire-dev/dryfire/internal/model"
+	"github.com/dryfire-dev/dryfire/internal/tool"
 )
 
 // The tools an agent.command program offers its model, read off the
@@ -15,16 +16,15 @@ import (
 // errOffered fails a case under agent.offered_tools: strict.
 var errOffered = errors.New("the agent's model requests do not offer the suite's tools as declared (agent.offered_tools: strict; the notes say how)")
 
-// offeredNotes compares the tools the case's model requests offered with
-// the suite's: a tool never offered, or offered with another description
+// offeredNotes compares the tools the case's model requests offered
+// (named as names maps them) with the suite's: a tool never offered, or offered with another description
 // or input schema than the suite declares, is a note with the
 // differences. It says whether any differed; nothing is compared when no
 // request offered anything it could read, or under offered_tools: off.
-func offeredNotes(j job, o *model.Outcome) (notes []string, differs bool) {
+func offeredNotes(j job, o *model.Outcome, names *tool.Names) (notes []string, differs bool) {
 	if j.suite.Agent.OfferedTools == "off" || o.Turns == 0 {
 		return nil, false
 	}
-	names := toolNames(j)
 	offered := map[string]model.ToolDef{}
 	for _, d := range o.Offered {
 		if name, ok := names.Suite(d.Name); ok {
