@@ -48,16 +48,16 @@ type Options struct {
 
 // Result is what a merge wrote.
 type Result struct {
-	Data      []byte   // the merged file
-	Tools     []string // tools declared, in the upstream's order
+	Data  []byte   // the merged file
+	Tools []string // tools declared, in the upstream's order
 	// Differing are the suite's declarations of the upstream's tools that
 	// differ from its list, each "NAME: its differences" (plan.Tool.Diff):
 	// replaced with Options.Refresh.
 	Differing []string
 	refreshed bool
-	Rules     int      // rules added
-	Sequences int      // of which sequences
-	CaseRules int      // of which in a case's own mocks
+	Rules     int // rules added
+	Sequences int // of which sequences
+	CaseRules int // of which in a case's own mocks
 	// Known counts calls an existing rule already answers as the
 	// upstream did.
 	Known int
