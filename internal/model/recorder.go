@@ -203,7 +203,7 @@ type Recorder struct {
 	seen  []Seen
 	// results are the call ids whose results seen holds.
 	results map[string]bool
-	offer offered
+	offer   offered
 }
 
 // NewRecorder is the model side of a case answered by ans.
