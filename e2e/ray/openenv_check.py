@@ -7,12 +7,15 @@ its reward. Prints `N passed, N failed`; exits 1 when a check failed.
 """
 
 import argparse
+import json
 import os
 import re
 import subprocess
 import sys
 import time
+import urllib.request
 
+from openenv.core.env_server.types import ResetRequest, ResetResponse, State, StepRequest, StepResponse
 from openenv.core.generic_client import GenericEnvClient
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -26,6 +29,34 @@ checks = {"passed": 0, "failed": 0}
 def check(ok, what):
     checks["passed" if ok else "failed"] += 1
     print(("ok   " if ok else "FAIL ") + what, flush=True)
+
+
+def call(method, url, body=None):
+    data = None if body is None else json.dumps(body).encode()
+    req = urllib.request.Request(url, data=data, method=method, headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(req, timeout=30) as r:
+        return json.load(r)
+
+
+def http_episode(base):
+    """The HTTP routes of a session, in OpenEnv's shapes: requests made
+    with openenv-core's own ResetRequest and StepRequest, answers read
+    with its ResetResponse, StepResponse and State (strict models: a key
+    they do not know is an error)."""
+    sid = call("POST", base + "/sessions", {"case": DRILL})["session_id"]
+    url = f"{base}/sessions/{sid}"
+    r = ResetResponse(**call("POST", url + "/reset", ResetRequest(seed=9, episode_id="ep-1").model_dump(exclude_none=True)))
+    check(r.observation["episode_id"] == "ep-1" and r.observation["seed"] == 9 and r.reward is None and not r.done,
+          "HTTP: POST /sessions/ID/reset takes openenv-core's ResetRequest and answers its ResetResponse")
+    for args in ({"order_id": "A-992"}, {"order_id": "A-992"}):
+        r = StepResponse(**call("POST", url + "/step", StepRequest(action={"tool": "lookup_order", "arguments": args}, timeout_s=5, request_id="q").model_dump(exclude_none=True)))
+    check(not r.done and r.reward is None and "shipped" in r.observation["content"],
+          "HTTP: POST /sessions/ID/step takes its StepRequest and answers its StepResponse")
+    call("POST", url + "/step", {"action": {"tool": "open_ticket", "arguments": {"subject": "late order A-992"}}})
+    st = State(**call("GET", url + "/state"))
+    check(st.episode_id == "ep-1" and st.step_count == 3, f"HTTP: GET /sessions/ID/state is its State (episode_id, step_count {st.step_count})")
+    r = StepResponse(**call("POST", url + "/step", {"action": {"answer": "I opened ticket 1 for you."}}))
+    check(r.done and r.reward == 1.0, f"HTTP: the answer ends the episode, reward {r.reward}")
 
 
 def main():
@@ -64,6 +95,7 @@ def main():
                 check(False, "an action that is none is refused")
             except RuntimeError as e:
                 check("VALIDATION_ERROR" in str(e), f"an action that is none is refused: {e}")
+        http_episode(base)
     finally:
         serve.terminate()
         serve.wait(10)
