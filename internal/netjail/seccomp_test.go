@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"syscall"
@@ -236,6 +237,9 @@ fork: ok
 		}
 		var out, errb strings.Builder
 		cmd := exec.Command(exe)
+		// The test binary's directory, shown in the sandbox: the package's
+		// own is hidden when the checkout is under /tmp (fresh-ci's is).
+		cmd.Dir = filepath.Dir(exe)
 		cmd.Env = append(os.Environ(), "NETJAIL_SECCOMP_PROBE=1")
 		cmd.Stdout, cmd.Stderr = &out, &errb
 		if err := j.Start(cmd); err != nil {
