@@ -58,6 +58,9 @@ func reportOf(r *report.Report) *Report {
 	if rc := r.Recheck; rc != nil {
 		out.Recheck = &RecheckInfo{Report: rc.Report, Cases: rc.Cases, Changed: rc.Changed, Kept: rc.Kept}
 	}
+	for _, m := range r.Mutation {
+		out.Mutation = append(out.Mutation, MutationScore(m))
+	}
 	return out
 }
 
@@ -126,6 +129,7 @@ func caseOf(c *report.Case) CaseResult {
 	for _, m := range c.Conversation {
 		out.Conversation = append(out.Conversation, Message(m))
 	}
+	out.Mutation = (*CaseMutation)(c.Mutation)
 	if t := c.Trials; t != nil {
 		out.Trials = &Trials{N: t.N, Passed: t.Passed, Threshold: t.Threshold, Flaky: t.Flaky, PassAtK: t.PassAtK, PassHatK: t.PassHatK, Shown: t.Shown,
 			Runs: make([]CaseResult, len(t.Runs))}
@@ -149,6 +153,9 @@ func internalReport(r *Report) *report.Report {
 	}
 	if rc := r.Recheck; rc != nil {
 		out.Recheck = &report.Recheck{Report: rc.Report, Cases: rc.Cases, Changed: rc.Changed, Kept: rc.Kept}
+	}
+	for _, m := range r.Mutation {
+		out.Mutation = append(out.Mutation, report.MutationScore(m))
 	}
 	return out
 }
@@ -216,6 +223,7 @@ func internalCase(c *CaseResult) *report.Case {
 	for _, m := range c.Conversation {
 		out.Conversation = append(out.Conversation, report.Message(m))
 	}
+	out.Mutation = (*report.CaseMutation)(c.Mutation)
 	if t := c.Trials; t != nil {
 		out.Trials = &report.Trials{N: t.N, Passed: t.Passed, Threshold: t.Threshold, Flaky: t.Flaky, PassAtK: t.PassAtK, PassHatK: t.PassHatK, Shown: t.Shown,
 			Runs: make([]report.Case, len(t.Runs))}

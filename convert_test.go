@@ -30,6 +30,7 @@ const richCase = `{"suite":"s.dryfire.yaml","name":"n","input":"hi","status":"fa
 "events":[{"seq":1,"operation":"o/p","type":"t","data":{"d":1}}],
 "conversation":[{"role":"user","turn":1,"text":"hi"},{"role":"agent","turn":1,"text":"yo","model_turn":1}],
 "trials":{"n":2,"passed":1,"threshold":1,"flaky":true,"pass_at_k":[0.5,1],"pass_hat_k":[0.5,0],"shown":1,"runs":[]},
+"mutation":{"mutants":3,"caught":1,"survived":["call 1 (book) dropped"],"unfailed":["read: x (s.dryfire.yaml:9)"],"untried":1},
 "duration_ms":12.5}`
 
 // TestPublicReportKeepsEveryField: a report case, with every field set,

@@ -269,6 +269,9 @@ type RunOptions struct {
 	// Coverage counts what the cases exercised of their suites' mock
 	// rules, sequence entries and worlds: Report.Coverage.
 	Coverage bool
+	// Mutate applies each passing case's checks again to its transcript
+	// mutated, offline (CaseResult.Mutation, Report.Mutation).
+	Mutate bool
 	// Outcomes, when set, gets every case's outcome as the run goes on:
 	// the run's side of a Compare with a baseline (`run --baseline`).
 	Outcomes *Outcomes
@@ -408,7 +411,7 @@ func (p *Project) run(ctx context.Context, opts *RunOptions, up runner.Upstream)
 // its tools answered by up when it is not nil, checked.
 func (p *Project) runnerOptions(opts *RunOptions, up runner.Upstream) (runner.Options, error) {
 	ro := runner.Options{Concurrency: opts.Concurrency, Impl: p.impl, Record: cassette.Mode(opts.Record), Env: opts.Env, Seed: opts.Seed, KeepWorkspaces: opts.KeepWorkspaces, Clock: opts.Clock, MCPBridge: opts.MCPBridge, Only: opts.Only, FailFast: opts.FailFast, Network: opts.Network, Port: opts.Port,
-		Trials: opts.Trials, PassThreshold: opts.PassThreshold, Upstream: up, Worlds: p.worlds, Coverage: opts.Coverage}
+		Trials: opts.Trials, PassThreshold: opts.PassThreshold, Upstream: up, Worlds: p.worlds, Coverage: opts.Coverage, Mutate: opts.Mutate}
 	if opts.Trials < 0 || opts.Trials > runner.MaxTrials {
 		return ro, fmt.Errorf("trials must be between 1 and %d, not %d", runner.MaxTrials, opts.Trials)
 	}

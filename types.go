@@ -78,6 +78,35 @@ type Report struct {
 	// Recheck, in a report Recheck returned, says that its checks are the
 	// suites' current ones applied again to a stored run.
 	Recheck *RecheckInfo `json:"recheck,omitempty"`
+	// Mutation, of a run with RunOptions.Mutate, is each suite's mutation
+	// score, in report order.
+	Mutation []MutationScore `json:"mutation,omitempty"`
+}
+
+// MutationScore is one suite's mutants (RunOptions.Mutate) and how many
+// of them its checks caught; Score is the percent caught.
+type MutationScore struct {
+	Suite   string  `json:"suite"`
+	Mutants int     `json:"mutants"`
+	Caught  int     `json:"caught"`
+	Score   float64 `json:"score"`
+}
+
+// CaseMutation is how a passing case's checks fared against its stored
+// transcript mutated one way at a time (RunOptions.Mutate): a call
+// dropped, made twice or swapped with the next, an argument changed, a
+// number of the output changed, a world record changed, an operation of
+// the drill dropped or made twice.
+type CaseMutation struct {
+	Mutants int `json:"mutants"`
+	// Caught counts the mutants that made a check fail.
+	Caught int `json:"caught"`
+	// Survived says what each mutant no check caught changed.
+	Survived []string `json:"survived,omitempty"`
+	// Unfailed are the checks no mutant made fail, each "CHECK (AT)".
+	Unfailed []string `json:"unfailed,omitempty"`
+	// Untried counts the mutants past the bound of one case (256).
+	Untried int `json:"untried,omitempty"`
 }
 
 // ShardInfo says which part of a run a report is: a shard's
@@ -203,6 +232,8 @@ type CaseResult struct {
 	// own result. The case's other fields are those of trial Shown; its
 	// usage and duration are its trials' totals.
 	Trials *Trials `json:"trials,omitempty"`
+	// Mutation, of a passing case of a run with RunOptions.Mutate.
+	Mutation *CaseMutation `json:"mutation,omitempty"`
 	// DurationMS is wall time; the only field that varies between runs.
 	DurationMS float64 `json:"duration_ms"`
 

@@ -42,6 +42,8 @@ type runOptions struct {
 	durations   string
 	coverage    bool
 	coverageMin float64
+	mutate      bool
+	mutateMin   float64
 	baseline    string
 	compare     compareOptions
 	list        bool   // --list
@@ -301,6 +303,10 @@ func runRun(cmd *cobra.Command, e *env, o runOptions, args []string) error {
 	}
 	printer.Finish(rep)
 	if msg := coverageShort(rep, o); msg != "" {
+		fmt.Fprintln(e.stderr, "dryfire:", msg)
+		code = exitFailed
+	}
+	for _, msg := range mutationShort(rep, o) {
 		fmt.Fprintln(e.stderr, "dryfire:", msg)
 		code = exitFailed
 	}

@@ -248,6 +248,9 @@ func (w *caseJSON) appendCase(dst []byte, c *Case) ([]byte, error) {
 	if c.Trials != nil {
 		w.value("trials", c.Trials)
 	}
+	if c.Mutation != nil {
+		w.value("mutation", c.Mutation)
+	}
 	w.float("duration_ms", c.DurationMS)
 	w.close('}')
 	return w.b, w.err

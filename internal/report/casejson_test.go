@@ -112,6 +112,9 @@ func variedCase(r *rand.Rand) Case {
 		run := Case{Suite: s(), Name: s(), Status: Passed, Checks: []Check{}, ToolCalls: []ToolCall{}, Notes: []string{}}
 		c.Trials = &Trials{N: 2, Passed: 1, Threshold: 1, Flaky: true, PassAtK: []float64{0.5, 1}, PassHatK: []float64{0.5, 0}, Shown: 1, Runs: []Case{run, run}}
 	}
+	if r.IntN(3) == 0 {
+		c.Mutation = &CaseMutation{Mutants: 3, Caught: 1, Survived: []string{s(), s()}, Unfailed: []string{s()}}
+	}
 	return c
 }
 
@@ -169,7 +172,7 @@ func TestCaseJSONKnowsEveryField(t *testing.T) {
 		{Case{}, "suite name input,omitempty status reason checks tool_calls output turns usage usage_by_role,omitempty notes " +
 			"cassette,omitempty replay,omitempty stderr,omitempty model_faults,omitempty script,omitempty mcp,omitempty network,omitempty workspace,omitempty " +
 			"verdict,omitempty seed,omitempty build_hash,omitempty build,omitempty initial_state,omitempty state,omitempty " +
-			"evidence,omitempty events,omitempty conversation,omitempty trials,omitempty duration_ms - -"},
+			"evidence,omitempty events,omitempty conversation,omitempty trials,omitempty mutation,omitempty duration_ms - -"},
 		{Check{}, "check at passed message judge,omitempty"},
 		{ToolCall{}, "turn id tool args outcome where,omitempty rule is_error result near_miss,omitempty asked,omitempty"},
 		{model.Usage{}, "input_tokens output_tokens"},

@@ -39,6 +39,9 @@ type Report struct {
 	// Recheck, in a report dryfire recheck wrote, says that its checks
 	// were applied again to a stored run, and to which.
 	Recheck *Recheck `json:"recheck,omitempty"`
+	// Mutation, of a run with run --mutate, is each suite's mutation
+	// score (the cases' own mutations are CaseMutation).
+	Mutation []MutationScore `json:"mutation,omitempty"`
 }
 
 // Summary counts cases by status.
@@ -162,6 +165,9 @@ type Case struct {
 	// Trials, for a case run more than once (--trials, trials:): how
 	// many passed, pass@k and pass^k, and every trial's own result.
 	Trials *Trials `json:"trials,omitempty"`
+	// Mutation, of a passing case of a run with --mutate, is how its
+	// checks fared against its transcript mutated.
+	Mutation *CaseMutation `json:"mutation,omitempty"`
 	// DurationMS is wall time; the only field that varies between runs.
 	DurationMS float64 `json:"duration_ms"`
 
@@ -265,4 +271,7 @@ type ToolCall struct {
 }
 
 // Tally recomputes the summary from the cases.
-func (r *Report) Tally() { r.Summary = TotalsOf(r).Summary }
+func (r *Report) Tally() {
+	t := TotalsOf(r)
+	r.Summary, r.Mutation = t.Summary, t.Mutation()
+}

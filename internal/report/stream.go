@@ -28,7 +28,8 @@ type Totals struct {
 	// Coverage is the run's coverage, printed before its last line.
 	Coverage *Coverage
 
-	roles RoleUsage // the usage by role; Summary.UsageByRole once a case splits it
+	roles    RoleUsage // the usage by role; Summary.UsageByRole once a case splits it
+	mutation mutationTotals
 }
 
 // Add counts one case.
@@ -42,6 +43,7 @@ func (t *Totals) Add(c *Case) {
 		addUsage(&t.roles.Agent, c.Usage)
 	}
 	t.Live += c.Live
+	t.mutation.add(c)
 	if tr := c.Trials; tr != nil {
 		if tr.Flaky {
 			t.Summary.Flaky++

@@ -140,6 +140,7 @@ func (t *Text) FinishTotals(tot *Totals) {
 	if tot.Coverage != nil {
 		t.buf.WriteString(CoverageText(tot.Coverage, t.opts.Verbose))
 	}
+	t.buf.WriteString(tot.MutationText())
 	t.buf.WriteString(SummaryLine(tot.Summary))
 	t.buf.WriteByte('\n')
 	t.flush()

@@ -79,6 +79,9 @@ func conclude(ctx context.Context, j job, c *report.Case, r ran, g *grader) {
 	if g != nil && g.lv != nil && g.lv.cov != nil {
 		g.lv.cov.count(j, &r)
 	}
+	if g != nil && g.lv != nil && g.lv.mutate && c.Status == report.Passed && j.trials <= 1 {
+		c.Mutation = mutateCase(j, c)
+	}
 	if r.model != nil && r.replay == nil && ctx.Err() == nil && r.worthACassette(c) {
 		writeCassette(r.model, r.out, c)
 	}

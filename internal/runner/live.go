@@ -28,6 +28,7 @@ type live struct {
 	host      *host             // serves agent.command cases; nil when there are none
 	templates *templates        // workspace templates, scanned once
 	cov       *coverage         // Options.Coverage; nil: not counted
+	mutate    bool              // Options.Mutate
 }
 
 // hostPort is the port of the run's host: Options.Port, else the

@@ -58,6 +58,7 @@ func Recheck(ctx context.Context, suites []*spec.Suite, stored *report.Report, n
 		}
 		c := stored.Cases[i]
 		c.CompactArgs()
+		c.Mutation = nil // the run's mutants judged the checks as they were
 		l := bySuite[c.Suite]
 		k, ok := 0, false
 		if l != nil {

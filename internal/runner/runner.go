@@ -131,6 +131,9 @@ type Options struct {
 	// Coverage counts what the cases exercised of their suites' mock
 	// rules, sequence entries and worlds (report.Coverage, coverage.go).
 	Coverage bool
+	// Mutate tries each passing case's checks against its transcript
+	// mutated (report.CaseMutation, mutate.go).
+	Mutate bool
 
 	point *pointRun // a fault sweep's point (sweep.go); nil otherwise
 }
@@ -215,6 +218,7 @@ func Run(ctx context.Context, suites []*spec.Suite, opts Options) (*report.Repor
 	if opts.Coverage {
 		lv.cov = newCoverage()
 	}
+	lv.mutate = opts.Mutate
 	if t, ok := lv.transport.(*http.Transport); ok && opts.Live == nil {
 		defer t.CloseIdleConnections()
 	}
@@ -410,6 +414,7 @@ func Run(ctx context.Context, suites []*spec.Suite, opts Options) (*report.Repor
 		rep.Coverage = lv.cov.report()
 		tot.Coverage = rep.Coverage
 	}
+	rep.Mutation = tot.Mutation()
 	return rep, nil
 }
 
