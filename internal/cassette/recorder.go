@@ -496,7 +496,7 @@ var secretParams = []string{"key", "api-key", "api_key", "access_token", "token"
 
 // canonical is the request as it is stored and matched.
 func (r *Recorder) canonical(req *http.Request, body []byte) (Request, canonBody) {
-	path := req.URL.EscapedPath()
+	path := wire.CanonicalPath(req.URL.EscapedPath()) // a Vertex AI path's project and location aside
 	if path == "" {
 		path = "/"
 	}

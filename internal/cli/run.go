@@ -74,17 +74,18 @@ last line is always "N passed, N failed" (then errors and skipped cases,
 when any). NO_COLOR turns colours off.
 
 Real models (anthropic, openai, openai-responses, openai-compatible, gemini,
-azure-openai, azure-openai-responses, ollama, bedrock) are called once and
-recorded: each case's model calls go into a cassette,
-cassettes/SUITE/CASE.json beside the suite, which later runs replay
-offline. --record says when: none replays
-only and never opens a network connection (a case without a cassette is an
-error); once replays a case's cassette and records it when there is none;
-new replays while the requests match and records the rest; all records
-everything again. The default is none when the environment variable CI is
-set, else once. Keys come from ANTHROPIC_API_KEY, OPENAI_API_KEY,
-GEMINI_API_KEY (or GOOGLE_API_KEY) and AZURE_OPENAI_API_KEY, and are needed
-only for the calls that go live; they are never written into a cassette. A
+azure-openai, azure-openai-responses, ollama, bedrock, vertex-gemini,
+vertex-anthropic) are called once and recorded: each case's model calls go
+into a cassette, cassettes/SUITE/CASE.json beside the suite, which later
+runs replay offline. --record says when: none replays only and never opens
+a network connection (a case without a cassette is an error); once replays
+a case's cassette and records it when there is none; new replays while the
+requests match and records the rest; all records everything again. The
+default is none when the environment variable CI is set, else once. Keys
+come from ANTHROPIC_API_KEY, OPENAI_API_KEY, GEMINI_API_KEY (or
+GOOGLE_API_KEY), AZURE_OPENAI_API_KEY, the AWS credentials (Bedrock) and
+GOOGLE_OAUTH_ACCESS_TOKEN (Vertex AI), and are needed only for the calls
+that go live; they are never written into a cassette. A
 request that differs from its recording fails the case with the differences
 and the command that records it again.
 

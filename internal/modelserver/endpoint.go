@@ -43,6 +43,10 @@ import (
 // to a real API.
 const DummyKey = "dryfire-no-key"
 
+// TokenPath is where the endpoint answers an OAuth token request (the
+// token_uri of the service account Vertex AI's agents get).
+const TokenPath = "/token"
+
 // maxBody bounds a request body.
 const maxBody = 64 << 20
 

@@ -10,7 +10,14 @@ import (
 
 // notFound answers a path that is not a model route, in the shape of the
 // API it looks like.
+// A POST to TokenPath is answered with an access token: the token of the
+// service account dryfire gives Vertex AI's clients (google-auth), a
+// dummy, never sent anywhere.
 func notFound(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Path == TokenPath && r.Method == http.MethodPost {
+		write(w, model.NewAnswer(200, "application/json", []byte(`{"access_token":"`+DummyKey+`","expires_in":3600,"token_type":"Bearer"}`), nil))
+		return
+	}
 	api := wire.OpenAIChat
 	switch {
 	case strings.HasPrefix(r.URL.Path, "/v1/messages") || strings.HasPrefix(r.URL.Path, "/v1/complete") || r.Header.Get("Anthropic-Version") != "":

@@ -278,21 +278,25 @@ func TestGeminiFault(t *testing.T) {
 
 func TestGeminiPaths(t *testing.T) {
 	for path, want := range map[string]wire.API{
-		"/v1beta/models/gemini-2.5-flash:generateContent":                                      wire.Gemini,
-		"/v1beta/models/gemini-2.5-flash:streamGenerateContent":                                wire.Gemini,
-		"/v1/models/gemini-2.5-flash:generateContent":                                          wire.Gemini,
-		"/v1beta/models/gemini-2.5-flash:countTokens":                                          wire.GeminiCountTokens,
-		"/v1beta/tunedModels/mine-1:generateContent":                                           wire.Gemini,
-		"/v1beta/models/gemini-2.5-flash:embedContent":                                         "",
-		"/v1beta/models/a/b:generateContent":                                                   "",
-		"/v1beta/models/:generateContent":                                                      "",
-		"/v1/projects/p/locations/l/publishers/google/models/gemini-2.5-flash:generateContent": "",
+		"/v1beta/models/gemini-2.5-flash:generateContent":                                       wire.Gemini,
+		"/v1beta/models/gemini-2.5-flash:streamGenerateContent":                                 wire.Gemini,
+		"/v1/models/gemini-2.5-flash:generateContent":                                           wire.Gemini,
+		"/v1beta/models/gemini-2.5-flash:countTokens":                                           wire.GeminiCountTokens,
+		"/v1beta/tunedModels/mine-1:generateContent":                                            wire.Gemini,
+		"/v1beta/models/gemini-2.5-flash:embedContent":                                          "",
+		"/v1beta/models/a/b:generateContent":                                                    "",
+		"/v1beta/models/:generateContent":                                                       "",
+		"/v1/projects/p/locations/l/publishers/google/models/gemini-2.5-flash:generateContent":  wire.Gemini, // Vertex AI's
+		"/v1beta1/projects/p/locations/l/publishers/google/models/gemini-2.5-flash:countTokens": wire.GeminiCountTokens,
+		"/v1/projects/p/locations/l/publishers/anthropic/models/claude:rawPredict":              wire.Anthropic,
+		"/v1/projects/p/locations/l/publishers/meta/models/llama:rawPredict":                    "",
+		"/v1/projects/p/locations/l/publishers/google/models/gemini-2.5-flash:embedContent":     "",
 	} {
 		got, ok := wire.RouteOf(path)
 		if got != want || ok != (want != "") {
 			t.Errorf("RouteOf(%s) = %q %v, want %q", path, got, ok, want)
 		}
-		if want != "" && !wire.IsGeminiPath(path) || strings.HasSuffix(path, ":embedContent") && wire.IsGeminiPath(path) {
+		if want != "" && want != wire.Anthropic && !wire.IsGeminiPath(path) || strings.HasSuffix(path, ":embedContent") && wire.IsGeminiPath(path) {
 			t.Errorf("wire.IsGeminiPath(%s) = %v", path, wire.IsGeminiPath(path))
 		}
 	}

@@ -371,3 +371,38 @@ func TestScriptBedrock(t *testing.T) {
 		t.Errorf("%d %s: %+v, %v", resp.StatusCode, resp.Header.Get("Content-Type"), got, err)
 	}
 }
+
+// TestScriptVertex: Vertex AI's paths, Gemini's and Anthropic's, answered
+// by the script as the two APIs are (the model and the stream the
+// path's), and the token of dryfire's service account.
+func TestScriptVertex(t *testing.T) {
+	e := mustNew(t, Options{Scripted: true, Script: []*spec.Turn{
+		{ToolCalls: []*spec.ScriptCall{{ID: "toolu_1", Name: "lookup_order", ArgsJSON: `{"order_id":"A-991"}`}}},
+		{Text: "It is a gold order."},
+	}})
+	root := serve(t, e, "")
+	post := func(path, body string) (int, string) {
+		t.Helper()
+		resp, err := http.Post(root+path, "application/json", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		data, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		return resp.StatusCode, string(data)
+	}
+	if code, data := post(TokenPath, "grant_type=x"); code != 200 || !strings.Contains(data, `"access_token":"`+DummyKey+`"`) {
+		t.Fatalf("token: %d %s", code, data)
+	}
+	tools := `"tools":[{"name":"lookup_order","input_schema":{"type":"object"}}]`
+	code, data := post("/v1/projects/p/locations/us-east5/publishers/anthropic/models/claude-sonnet-4-5:rawPredict",
+		`{"anthropic_version":"vertex-2023-10-16","max_tokens":100,"messages":[{"role":"user","content":"Refund A-991."}],`+tools+`}`)
+	if code != 200 || !strings.Contains(data, `"type":"tool_use"`) || !strings.Contains(data, `"model":"claude-sonnet-4-5"`) {
+		t.Fatalf("rawPredict: %d %s", code, data)
+	}
+	code, data = post("/v1beta1/projects/p/locations/global/publishers/google/models/gemini-2.5-flash:streamGenerateContent?alt=sse",
+		`{"contents":[{"role":"user","parts":[{"text":"Refund A-991."}]}]}`)
+	if got, err := wire.Gemini.Response(&model.Answer{Body: []byte(data), Streamed: true}); code != 200 || !strings.HasPrefix(data, "data: ") || err != nil || got.Text != "It is a gold order." {
+		t.Fatalf("streamGenerateContent: %d %s", code, data)
+	}
+}

@@ -327,6 +327,7 @@ func programFiles(cmd *exec.Cmd, dir string) []string {
 	if json.Unmarshal([]byte(envOf(cmd.Env, "DRYFIRE_MCP_ARGV")), &argv) == nil && len(argv) > 0 {
 		file(argv[0])
 	}
+	file(envOf(cmd.Env, "GOOGLE_APPLICATION_CREDENTIALS")) // the case's own (runner's vertexEnv)
 	return append(out, linkedEntries(dir)...)
 }
 

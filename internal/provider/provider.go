@@ -27,10 +27,14 @@ const (
 	Ollama = "ollama"
 	// Bedrock is Amazon Bedrock's Converse API.
 	Bedrock = "bedrock"
+	// VertexGemini and VertexAnthropic are the Gemini API and Anthropic's
+	// Messages at Vertex AI's paths.
+	VertexGemini    = "vertex-gemini"
+	VertexAnthropic = "vertex-anthropic"
 )
 
 // Names are the providers, in the order a message lists them.
-var Names = []string{Anthropic, OpenAI, OpenAIResponses, OpenAICompatible, Gemini, AzureOpenAI, AzureOpenAIResponses, Ollama, Bedrock, Script}
+var Names = []string{Anthropic, OpenAI, OpenAIResponses, OpenAICompatible, Gemini, AzureOpenAI, AzureOpenAIResponses, Ollama, Bedrock, VertexGemini, VertexAnthropic, Script}
 
 // IsAzure says whether a provider is one of Azure OpenAI's.
 func IsAzure(name string) bool { return name == AzureOpenAI || name == AzureOpenAIResponses }

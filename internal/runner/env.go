@@ -45,6 +45,7 @@ var dryfireEnv = []string{
 	"GOOGLE_GEMINI_BASE_URL", "GEMINI_API_KEY", "GOOGLE_API_KEY", "GOOGLE_GENAI_USE_VERTEXAI", "AZURE_OPENAI_ENDPOINT", "AZURE_OPENAI_API_KEY",
 	"OLLAMA_HOST", "AWS_ENDPOINT_URL_BEDROCK_RUNTIME", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_REGION", "AWS_DEFAULT_REGION",
 	"AWS_SESSION_TOKEN", "AWS_BEARER_TOKEN_BEDROCK", "AWS_PROFILE", // the run's own never reach the program (no bearer token: botocore sends one only over HTTPS)
+	"GOOGLE_VERTEX_BASE_URL", "ANTHROPIC_VERTEX_BASE_URL", "GOOGLE_APPLICATION_CREDENTIALS", "GOOGLE_OAUTH_ACCESS_TOKEN",
 	EnvMCPURL, EnvToolsURL, EnvOpsURL, EnvWorldURL, EnvCase, EnvInput, EnvWorkspace, EnvNow,
 	EnvMCPCommand, EnvMCPArgv, EnvConversation,
 }
@@ -71,11 +72,13 @@ func bindingEnv(prefix string, c *spec.Case, world bool) [][2]string {
 		{"OPENAI_BASE_URL", prefix + "/v1"},
 		{"OPENAI_API_BASE", prefix + "/v1"}, // LangChain's ChatOpenAI, litellm, crewai
 		{"ANTHROPIC_BASE_URL", prefix},
-		{"ANTHROPIC_API_BASE", prefix},               // litellm reads it before ANTHROPIC_BASE_URL
-		{"GOOGLE_GEMINI_BASE_URL", prefix},           // google-genai, @google/genai (which add /v1beta/models/…)
-		{"AZURE_OPENAI_ENDPOINT", prefix},            // openai's AzureOpenAI clients (which add /openai/…)
-		{"OLLAMA_HOST", prefix},                      // the ollama Python client (which adds /api/chat)
-		{"AWS_ENDPOINT_URL_BEDROCK_RUNTIME", prefix}, // the AWS SDKs' Bedrock runtime clients (which add /model/…)
+		{"ANTHROPIC_API_BASE", prefix},                // litellm reads it before ANTHROPIC_BASE_URL
+		{"GOOGLE_GEMINI_BASE_URL", prefix},            // google-genai, @google/genai (which add /v1beta/models/…)
+		{"AZURE_OPENAI_ENDPOINT", prefix},             // openai's AzureOpenAI clients (which add /openai/…)
+		{"OLLAMA_HOST", prefix},                       // the ollama Python client (which adds /api/chat)
+		{"AWS_ENDPOINT_URL_BEDROCK_RUNTIME", prefix},  // the AWS SDKs' Bedrock runtime clients (which add /model/…)
+		{"GOOGLE_VERTEX_BASE_URL", prefix},            // google-genai on Vertex AI (which adds /v1beta1/projects/…)
+		{"ANTHROPIC_VERTEX_BASE_URL", prefix + "/v1"}, // anthropic's Vertex clients (which add /projects/…)
 		{"OPENAI_API_KEY", modelserver.DummyKey},
 		{"ANTHROPIC_API_KEY", modelserver.DummyKey},
 		{"GEMINI_API_KEY", modelserver.DummyKey},

@@ -62,6 +62,12 @@ func runProgram(ctx context.Context, j job, opts Options, lv *live, prefix strin
 	if len(opts.MCPBridge) > 0 {
 		ps.Env = append(ps.Env, bridgeEnv(opts.MCPBridge, prefix+"/mcp")...)
 	}
+	if vars, clean, err := vertexEnv(prefix, lv.getenv); err != nil {
+		return programResult{err: err, infra: true}
+	} else {
+		defer clean()
+		ps.Env = append(ps.Env, vars...)
+	}
 	if ws != nil {
 		ps.Dir = ws.dir
 		ps.Env = append(ps.Env, EnvWorkspace+"="+ws.dir)

@@ -164,7 +164,7 @@ func (x *decoder) commandAgent(n *yaml.Node, a *Agent) {
 	switch a.Provider {
 	case "":
 		if k, _ := yamlpos.Lookup(n, "base_url"); k != nil {
-			x.errorf(k, "agent.base_url with agent.command needs provider: the API it is the base URL of (anthropic, openai, openai-responses, openai-compatible, gemini, azure-openai, azure-openai-responses, ollama or bedrock)")
+			x.errorf(k, "agent.base_url with agent.command needs provider: the API it is the base URL of (anthropic, openai, openai-responses, openai-compatible, gemini, azure-openai, azure-openai-responses, ollama, bedrock, vertex-gemini or vertex-anthropic)")
 		}
 	case provider.Script:
 		// The script answers the program's model calls, over any API.

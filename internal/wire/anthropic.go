@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/dryfire-dev/dryfire/internal/model"
+	"github.com/dryfire-dev/dryfire/internal/provider"
 	"maps"
 	"net/http"
 	"slices"
@@ -77,10 +78,24 @@ func (a *anthropic) Generate(ctx context.Context, req *model.Request) (*model.Re
 		header.Set("Accept", "text/event-stream")
 		fold = foldAnthropic
 	}
-	if a.c.o.APIKey != "" {
+	to := anthropicURL(a.c.o.BaseURL)
+	if a.c.o.Provider == provider.VertexAnthropic {
+		method := "rawPredict"
+		if fold != nil {
+			method = "streamRawPredict"
+		}
+		model := req.Model
+		if model == "" {
+			model = a.c.o.Model
+		}
+		to, body = vertexURL(a.c.o.BaseURL, vertexProject(a.c.o.Getenv), vertexLocation(a.c.o.Getenv), "anthropic", model, method), vertexBody(body)
+		if a.c.o.APIKey != "" {
+			header.Set("Authorization", "Bearer "+a.c.o.APIKey)
+		}
+	} else if a.c.o.APIKey != "" {
 		header.Set("X-Api-Key", a.c.o.APIKey)
 	}
-	data, err := a.c.postFolded(ctx, anthropicURL(a.c.o.BaseURL), header, body, anthropicError, fold)
+	data, err := a.c.postFolded(ctx, to, header, body, anthropicError, fold)
 	if err != nil {
 		return nil, err
 	}

@@ -61,6 +61,9 @@ func RouteOf(path string) (API, bool) {
 	if strings.HasPrefix(path, "/openai/") {
 		return azurePath(path)
 	}
+	if api, ok := vertexAPI(path); ok {
+		return api, true
+	}
 	if _, _, ok := bedrockPath(path); ok {
 		return Bedrock, true
 	}
@@ -75,9 +78,11 @@ func RouteOf(path string) (API, bool) {
 
 // IsModelPath says whether a path (after any prefix) is a model API's:
 // under /v1 (OpenAI, Anthropic, Gemini's v1), /v1beta or /v1alpha
-// (Gemini), /openai (Azure OpenAI), /api (Ollama), /model (Bedrock).
+// (Gemini), /v1beta1 and /token (Vertex AI, its clients' OAuth token),
+// /openai (Azure OpenAI), /api (Ollama), /model (Bedrock).
 func IsModelPath(path string) bool {
 	return path == "/v1" || strings.HasPrefix(path, "/v1/") || strings.HasPrefix(path, "/v1beta/") || strings.HasPrefix(path, "/v1alpha/") ||
+		strings.HasPrefix(path, "/v1beta1/") || path == "/token" ||
 		strings.HasPrefix(path, "/openai/") || strings.HasPrefix(path, "/api/") || strings.HasPrefix(path, "/model/")
 }
 
@@ -126,8 +131,8 @@ var Paths = []string{"/v1/chat/completions", "/v1/responses", "/v1/messages", Ge
 // per GenerateContentResponse) and :countTokens, the key in
 // x-goog-api-key or ?key=. The official SDKs (google-genai, @google/genai)
 // read the base URL from GOOGLE_GEMINI_BASE_URL. Vertex AI's paths
-// (/v1/projects/P/locations/L/publishers/google/models/M:…) are not
-// served.
+// (/v1/projects/P/locations/L/publishers/google/models/M:…) are read in
+// vertex.go.
 
 // GeminiRoute is the Gemini route as Routes and Paths list it.
 const GeminiRoute = "/v1beta/models/{model}:*"
@@ -138,15 +143,16 @@ var geminiVersions = []string{"/v1beta/", "/v1/", "/v1alpha/"}
 // GeminiPath reads a Gemini route: /VERSION/models/MODEL:METHOD (or
 // tunedModels/MODEL), METHOD one of the three served.
 func GeminiPath(path string) (modelName, method string, ok bool) {
-	var rest string
+	var rest, name string
 	for _, v := range geminiVersions {
 		if r, found := strings.CutPrefix(path, v); found {
 			rest = r
 			break
 		}
 	}
-	var name string
-	switch {
+	switch _, _, publisher, m, _, vertex := vertexPath(path); {
+	case vertex && publisher == "google":
+		name = m + path[strings.LastIndexByte(path, ':'):]
 	case strings.HasPrefix(rest, "models/"):
 		name = rest[len("models/"):]
 	case strings.HasPrefix(rest, "tunedModels/"):
@@ -209,7 +215,10 @@ func IsEventStream(contentType string) bool {
 
 // IsAnthropicPath says whether a request path (without the query) is the
 // Anthropic Messages API's.
-func IsAnthropicPath(path string) bool { return strings.HasSuffix(path, "/v1/messages") }
+func IsAnthropicPath(path string) bool {
+	_, _, publisher, _, _, vertex := vertexPath(path)
+	return strings.HasSuffix(path, "/v1/messages") || vertex && publisher == "anthropic"
+}
 
 // IsGeminiPath says whether a request path (without the query) is the
 // Gemini API's: .../models/MODEL:generateContent, :streamGenerateContent

@@ -43,6 +43,12 @@ func ReadRequest(api API, u *url.URL, body []byte) (*model.Request, error) {
 	case Bedrock:
 		readBedrock(w, body, u.Path)
 	}
+	if _, _, _, m, method, ok := vertexPath(u.Path); ok && w.Model == "" {
+		w.Model = m // Vertex AI's Messages: the model is the path's
+		if method == "streamRawPredict" {
+			w.Params["stream"] = true
+		}
+	}
 	return w, nil
 }
 

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/dryfire-dev/dryfire/internal/model"
+	"github.com/dryfire-dev/dryfire/internal/provider"
 	"maps"
 	"net/http"
 	"net/url"
@@ -81,13 +82,22 @@ func (g *gemini) Generate(ctx context.Context, req *model.Request) (*model.Respo
 	}
 	header := http.Header{}
 	header.Set("Accept", "application/json")
-	if g.c.o.APIKey != "" {
+	url := func(method string) string { return geminiURL(g.c.o.BaseURL, model, method) }
+	switch {
+	case g.c.o.Provider == provider.VertexGemini:
+		url = func(method string) string {
+			return vertexURL(g.c.o.BaseURL, vertexProject(g.c.o.Getenv), vertexLocation(g.c.o.Getenv), "google", model, method)
+		}
+		if g.c.o.APIKey != "" {
+			header.Set("Authorization", "Bearer "+g.c.o.APIKey)
+		}
+	case g.c.o.APIKey != "":
 		header.Set("X-Goog-Api-Key", g.c.o.APIKey)
 	}
-	to := geminiURL(g.c.o.BaseURL, model, "generateContent")
+	to := url("generateContent")
 	var fold func([]byte) ([]byte, error)
 	if streamed(params) {
-		to, fold = geminiURL(g.c.o.BaseURL, model, "streamGenerateContent"), foldGemini
+		to, fold = url("streamGenerateContent"), foldGemini
 		if strings.Contains(to, "?") {
 			to += "&alt=sse"
 		} else {

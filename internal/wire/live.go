@@ -136,6 +136,15 @@ func (l *Live) readUpstreams(o *LiveOptions) error {
 	if k := l.keys[azureOpenAI]; k != "" {
 		l.Secrets = append(l.Secrets, k)
 	}
+	// Vertex AI: GOOGLE_VERTEX_BASE_URL, else each location's endpoint;
+	// an access token.
+	if base := o.Getenv("GOOGLE_VERTEX_BASE_URL"); base != "" {
+		l.upstream[vertexAI], _ = url.Parse(strings.TrimRight(base, "/"))
+	}
+	l.public[vertexAI], l.keyEnv[vertexAI], l.keys[vertexAI] = true, VertexTokenEnv, o.Getenv(VertexTokenEnv)
+	if k := l.keys[vertexAI]; k != "" {
+		l.Secrets = append(l.Secrets, k)
+	}
 	// A token count goes where the model's calls go.
 	l.upstream[GeminiCountTokens], l.public[GeminiCountTokens] = l.upstream[Gemini], l.public[Gemini]
 	l.keyEnv[GeminiCountTokens], l.keys[GeminiCountTokens] = l.keyEnv[Gemini], l.keys[Gemini]
@@ -148,8 +157,15 @@ func upstreamOf(api API, r *http.Request) API {
 	if (api == OpenAIChat || api == OpenAIResponses) && strings.HasPrefix(r.URL.Path, "/openai/") {
 		return azureOpenAI
 	}
+	if _, _, _, _, _, ok := vertexPath(r.URL.Path); ok {
+		return vertexAI
+	}
 	return api
 }
+
+// vertexAI names, in the upstream maps, Vertex AI: where the Gemini API
+// and Messages go when their path is Vertex AI's.
+const vertexAI API = "vertex-ai"
 
 // Unavailable says why a call may not go live, "" when it may.
 func (l *Live) Unavailable(c *model.Call) string {
@@ -230,10 +246,15 @@ func (l *Live) request(c *model.Call) (*http.Request, *url.URL, error) {
 		return out, r.URL, nil
 	}
 	api := upstreamOf(c.Wire.(API), r)
-	if l.upstream[api] == nil {
+	up := l.upstream[api]
+	if api == vertexAI && up == nil { // the location's own
+		_, location, _, _, _, _ := vertexPath(r.URL.Path)
+		up, _ = url.Parse(vertexBase(location))
+	}
+	if up == nil {
 		return nil, nil, fmt.Errorf("%s is not set", "AZURE_OPENAI_ENDPOINT")
 	}
-	target := *l.upstream[api]
+	target := *up
 	path := r.URL.Path
 	if api == OpenAIChat || api == OpenAIResponses {
 		path = strings.TrimPrefix(path, "/v1") // OpenAI's base URL has it
@@ -241,7 +262,7 @@ func (l *Live) request(c *model.Call) (*http.Request, *url.URL, error) {
 	target.Path = strings.TrimRight(target.Path, "/") + path
 	target.RawPath = ""
 	if api == Bedrock { // a model's id may be an ARN, its / and : escaped
-		target.RawPath = strings.TrimRight(l.upstream[api].EscapedPath(), "/") + r.URL.EscapedPath()
+		target.RawPath = strings.TrimRight(up.EscapedPath(), "/") + r.URL.EscapedPath()
 	}
 	// A query of the base URL (an api-version, say) is kept, before the
 	// client's own (less a key in it that is not forwarded).
@@ -284,6 +305,8 @@ func (l *Live) request(c *model.Call) (*http.Request, *url.URL, error) {
 			out.Header.Set("X-Goog-Api-Key", key)
 		case azureOpenAI:
 			out.Header.Set("Api-Key", key)
+		case vertexAI:
+			out.Header.Set("Authorization", "Bearer "+key)
 		default:
 			out.Header.Set("Authorization", "Bearer "+key)
 		}

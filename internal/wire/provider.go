@@ -74,13 +74,13 @@ func New(o Options) (model.Model, error) {
 	}
 	c := &caller{o: o}
 	switch o.Provider {
-	case provider.Anthropic:
+	case provider.Anthropic, provider.VertexAnthropic:
 		return newAnthropic(c), nil
 	case provider.OpenAI, provider.OpenAICompatible:
 		return newOpenAIChat(c), nil
 	case provider.OpenAIResponses:
 		return newOpenAIResponses(c), nil
-	case provider.Gemini:
+	case provider.Gemini, provider.VertexGemini:
 		return newGemini(c), nil
 	case provider.AzureOpenAI:
 		if p := provider.DeploymentProblem(o.Model); p != "" {
@@ -111,6 +111,8 @@ var providers = map[string]struct{ api, keyEnv, baseEnv, base string }{
 	provider.AzureOpenAIResponses: {string(OpenAIResponses), AzureKeyEnv, AzureEndpointEnv, ""},
 	provider.Ollama:               {string(Ollama), "", "OLLAMA_HOST", "http://127.0.0.1:11434"},
 	provider.Bedrock:              {string(Bedrock), "AWS_ACCESS_KEY_ID", "AWS_ENDPOINT_URL_BEDROCK_RUNTIME", ""}, // the region's, bedrockURL
+	provider.VertexGemini:         {string(Gemini), VertexTokenEnv, "GOOGLE_VERTEX_BASE_URL", ""},                 // the location's, vertexURL
+	provider.VertexAnthropic:      {string(Anthropic), VertexTokenEnv, "GOOGLE_VERTEX_BASE_URL", ""},
 }
 
 // KeyEnv names the environment variable holding a provider's key.
@@ -169,6 +171,10 @@ func Resolve(name, base string, getenv func(string) string) Credentials {
 	}
 	if c.BaseURL == "" {
 		c.BaseURL = DefaultBaseURL(name)
+	}
+	if name == provider.VertexGemini || name == provider.VertexAnthropic {
+		c.Public = c.BaseURL == "" || strings.Contains(c.BaseURL, ".googleapis.com")
+		return c
 	}
 	if name == provider.Bedrock {
 		if c.BaseURL == "" {

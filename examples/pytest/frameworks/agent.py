@@ -98,10 +98,10 @@ def azure_openai(task: str, stream: bool) -> str:
     return openai_chat(task, stream, client)
 
 
-def anthropic_messages(task: str, stream: bool) -> str:
+def anthropic_messages(task: str, stream: bool, client: Any = None) -> str:
     import anthropic
 
-    client = anthropic.Anthropic(max_retries=0)
+    client = client or anthropic.Anthropic(max_retries=0)
     tools = [{"name": "lookup_order", "description": "Look up an order by its id.", "input_schema": TOOL_SCHEMA}]
     messages: list = [{"role": "user", "content": task}]
     for _ in range(4):
@@ -119,11 +119,11 @@ def anthropic_messages(task: str, stream: bool) -> str:
     raise RuntimeError("too many turns")
 
 
-def google_genai(task: str, stream: bool) -> str:
+def google_genai(task: str, stream: bool, client: Any = None) -> str:
     from google import genai
     from google.genai import types
 
-    client = genai.Client()  # GEMINI_API_KEY / GOOGLE_API_KEY and GOOGLE_GEMINI_BASE_URL from the environment
+    client = client or genai.Client()  # GEMINI_API_KEY / GOOGLE_API_KEY and GOOGLE_GEMINI_BASE_URL from the environment
     decl = types.FunctionDeclaration(name="lookup_order", description="Look up an order by its id.", parameters_json_schema=TOOL_SCHEMA)
     config = types.GenerateContentConfig(system_instruction=SYSTEM, tools=[types.Tool(function_declarations=[decl])],
                                          automatic_function_calling=types.AutomaticFunctionCallingConfig(disable=True))
@@ -204,6 +204,24 @@ def bedrock_converse(task: str, stream: bool) -> str:
     raise RuntimeError("too many turns")
 
 
+def vertex_gemini(task: str, stream: bool) -> str:
+    from google import genai
+
+    # On Vertex AI: GOOGLE_VERTEX_BASE_URL and Application Default Credentials (GOOGLE_APPLICATION_CREDENTIALS)
+    # from the environment; project and location passed, as google-genai takes a base URL without them for an
+    # API gateway's, whose requests carry no model.
+    return google_genai(task, stream, genai.Client(
+        vertexai=True, project=os.environ["GOOGLE_CLOUD_PROJECT"], location=os.environ["GOOGLE_CLOUD_LOCATION"]))
+
+
+def anthropic_vertex(task: str, stream: bool) -> str:
+    import anthropic
+
+    # ANTHROPIC_VERTEX_BASE_URL, CLOUD_ML_REGION, ANTHROPIC_VERTEX_PROJECT_ID and Application Default Credentials
+    # from the environment.
+    return anthropic_messages(task, stream, anthropic.AnthropicVertex(max_retries=0))
+
+
 def google_adk(task: str, stream: bool) -> str:
     from google.adk.agents import Agent
     from google.adk.agents.run_config import RunConfig, StreamingMode
@@ -270,6 +288,10 @@ AGENTS = {
     "ollama stream": lambda t: ollama_chat(t, True),
     "bedrock": lambda t: bedrock_converse(t, False),
     "bedrock stream": lambda t: bedrock_converse(t, True),
+    "vertex gemini": lambda t: vertex_gemini(t, False),
+    "vertex gemini stream": lambda t: vertex_gemini(t, True),
+    "anthropic vertex": lambda t: anthropic_vertex(t, False),
+    "anthropic vertex stream": lambda t: anthropic_vertex(t, True),
     "google-adk": lambda t: google_adk(t, False),
     "google-adk stream": lambda t: google_adk(t, True),
     "openai-agents": openai_agents,

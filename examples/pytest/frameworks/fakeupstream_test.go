@@ -34,13 +34,15 @@ func TestServeFakeUpstreams(t *testing.T) {
 	key := fakeapi.RequireKey("fake-key-for-the-ecosystem")
 	chat, responses, anthropic := fakeapi.NewOpenAIChat(script, key), fakeapi.NewOpenAIResponses(script, key), fakeapi.NewAnthropic(script, key)
 	gemini, ollama, bedrock := fakeapi.NewGemini(script, key), fakeapi.NewOllama(script), fakeapi.NewBedrock(script, fakeapi.RequireKey("fake-key-for-the-ecosystem"))
+	vertex := fakeapi.NewVertex(script, key)
+	defer vertex.Close()
 	defer ollama.Close()
 	defer bedrock.Close()
 	defer chat.Close()
 	defer responses.Close()
 	defer anthropic.Close()
 	defer gemini.Close()
-	ready, err := json.Marshal(map[string]string{"openai_chat": chat.URL, "openai_responses": responses.URL, "anthropic": anthropic.URL, "gemini": gemini.URL, "ollama": ollama.URL, "bedrock": bedrock.URL})
+	ready, err := json.Marshal(map[string]string{"openai_chat": chat.URL, "openai_responses": responses.URL, "anthropic": anthropic.URL, "gemini": gemini.URL, "ollama": ollama.URL, "bedrock": bedrock.URL, "vertex": vertex.URL})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,5 +59,5 @@ func TestServeFakeUpstreams(t *testing.T) {
 			break
 		}
 	}
-	t.Logf("requests: chat %d, responses %d, anthropic %d, gemini %d, ollama %d, bedrock %d", chat.Requests(), responses.Requests(), anthropic.Requests(), gemini.Requests(), ollama.Requests(), bedrock.Requests())
+	t.Logf("requests: chat %d, responses %d, anthropic %d, gemini %d, ollama %d, bedrock %d, vertex %d", chat.Requests(), responses.Requests(), anthropic.Requests(), gemini.Requests(), ollama.Requests(), bedrock.Requests(), vertex.Requests())
 }

@@ -3,7 +3,8 @@
 - examples/pytest/frameworks/agent.py, one agent written against the openai SDK (Chat and
   Responses, with and without streams), the anthropic SDK (Messages, with and without streams),
   google-genai (Gemini generateContent, with and without streams), ollama (Ollama's /api/chat, with and
-  without streams), boto3's bedrock-runtime client (Bedrock Converse and ConverseStream), openai's AzureOpenAI (a
+  without streams), boto3's bedrock-runtime client (Bedrock Converse and ConverseStream), Vertex AI through
+  google-genai (vertexai=True) and anthropic's AnthropicVertex (each with and without streams), openai's AzureOpenAI (a
   deployment's chat completions, with and without streams), Google ADK (an Agent on its default
   Gemini model, with and without streams; its own folder on PYTHONPATH, below),
   the OpenAI Agents SDK, pydantic-ai and LangGraph, runs as agent.command cases: recorded once
@@ -67,6 +68,10 @@ CASES = {
     "gemini": [("google-genai", "google-genai", "Gemini generateContent", False), ("google-genai stream", "google-genai", "Gemini generateContent", True)],
     "ollama": [("ollama", "ollama", "Ollama chat", False), ("ollama stream", "ollama", "Ollama chat", True)],
     "bedrock": [("bedrock", "boto3", "Bedrock Converse (bedrock-runtime client)", False), ("bedrock stream", "boto3", "Bedrock Converse (bedrock-runtime client)", True)],
+    "vertex-gemini": [("vertex gemini", "google-genai", "Vertex AI generateContent (Client(vertexai=True, project, location))", False),
+                      ("vertex gemini stream", "google-genai", "Vertex AI generateContent (Client(vertexai=True, project, location))", True)],
+    "vertex-anthropic": [("anthropic vertex", "anthropic", "Vertex AI rawPredict (AnthropicVertex)", False),
+                         ("anthropic vertex stream", "anthropic", "Vertex AI rawPredict (AnthropicVertex)", True)],
     "adk": [("google-adk", "google-adk", f"Gemini generateContent (Agent on ADK's default model, {ADK_MODEL}; Runner)", False),
             ("google-adk stream", "google-adk", f"Gemini generateContent (Agent on ADK's default model, {ADK_MODEL}; Runner, SSE)", True)],
 }
@@ -75,7 +80,9 @@ UPSTREAM = {"chat": ("openai_chat", "OPENAI_BASE_URL", "/v1", "OPENAI_API_KEY"),
             "anthropic": ("anthropic", "ANTHROPIC_BASE_URL", "", "ANTHROPIC_API_KEY"), "gemini": ("gemini", "GOOGLE_GEMINI_BASE_URL", "", "GEMINI_API_KEY"),
             "azure": ("openai_chat", "AZURE_OPENAI_ENDPOINT", "", "AZURE_OPENAI_API_KEY"),
             "adk": ("gemini", "GOOGLE_GEMINI_BASE_URL", "", "GEMINI_API_KEY"), "ollama": ("ollama", "OLLAMA_HOST", "", "OLLAMA_API_KEY"),
-            "bedrock": ("bedrock", "AWS_ENDPOINT_URL_BEDROCK_RUNTIME", "", "AWS_ACCESS_KEY_ID")}
+            "bedrock": ("bedrock", "AWS_ENDPOINT_URL_BEDROCK_RUNTIME", "", "AWS_ACCESS_KEY_ID"),
+            "vertex-gemini": ("vertex", "GOOGLE_VERTEX_BASE_URL", "", "GOOGLE_OAUTH_ACCESS_TOKEN"),
+            "vertex-anthropic": ("vertex", "GOOGLE_VERTEX_BASE_URL", "", "GOOGLE_OAUTH_ACCESS_TOKEN")}
 
 # Google ADK 2.13 pins google-genai<3, opentelemetry<=1.44 and websockets<16, which this venv has
 # newer: 30-python.sh installs it apart (sdk/python/requirements-adk.txt, with --target) and names
@@ -171,7 +178,7 @@ def recorded(tmp_path_factory: pytest.TempPathFactory, binary: str) -> Iterator[
             assert r.returncode == 0, f"recording {suite}:\n{r.stderr}\n{r.stdout}"
     finally:
         log = fakes.close()
-    assert re.search(r"requests: chat [1-9]\d*, responses [1-9]\d*, anthropic [1-9]\d*, gemini [1-9]\d*, ollama [1-9]\d*, bedrock [1-9]\d*", log), log
+    assert re.search(r"requests: chat [1-9]\d*, responses [1-9]\d*, anthropic [1-9]\d*, gemini [1-9]\d*, ollama [1-9]\d*, bedrock [1-9]\d*, vertex [1-9]\d*", log), log
     yield work, reports
 
 
@@ -316,7 +323,8 @@ def test_pydantic_ai_in_process_with_mock_tool_records_and_replays_a_drill(tmp_p
          "drill recorded by the engine, replayed offline: same evidence; reproduction identical")
 
 
-API_OF = {"Chat Completions": "openai-chat", "Responses": "openai-responses", "Messages": "anthropic", "Gemini generateContent": "gemini", "Ollama chat": "ollama", "Bedrock Converse": "bedrock"}
+API_OF = {"Chat Completions": "openai-chat", "Responses": "openai-responses", "Messages": "anthropic", "Gemini generateContent": "gemini", "Ollama chat": "ollama", "Bedrock Converse": "bedrock",
+          "Vertex AI generateContent": "gemini", "Vertex AI rawPredict": "anthropic"}
 
 
 @pytest.mark.parametrize("suite", ["scripted", "adk-scripted"])
