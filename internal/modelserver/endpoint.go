@@ -158,6 +158,10 @@ type Endpoint struct {
 	mode   cassette.Mode
 	file   string
 	pooled bool // bodies are read into buffers used again
+	// Turn, when set, is asked before each request of a WebSocket (whose
+	// upgrade is one HTTP request for many): an error refuses it (the
+	// case's max_turns).
+	Turn func() error
 }
 
 // New prepares the endpoint of one case: its script's (Options.Scripted),
@@ -233,6 +237,10 @@ func (e *Endpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	api, ok := wire.RouteOf(r.URL.Path)
 	if !ok {
 		notFound(w, r)
+		return
+	}
+	if isWebSocket(r) {
+		e.serveWebSocket(w, r, api)
 		return
 	}
 	if r.Method != http.MethodPost {

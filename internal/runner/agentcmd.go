@@ -117,9 +117,8 @@ type caseModel struct {
 func (m *caseModel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	api, route := wire.RouteOf(r.URL.Path)
 	if route && api.Turn() && r.Method == http.MethodPost {
-		if n := m.arrived.Add(1); n > int64(m.max+m.faults) {
-			m.over.Add(1)
-			modelserver.Refuse(&maxTurnsError{max: m.max, asked: n - int64(m.faults)}).ServeHTTP(w, r)
+		if err := m.admit(); err != nil {
+			modelserver.Refuse(err).ServeHTTP(w, r)
 			return
 		}
 		if m.ep == nil {
@@ -131,6 +130,16 @@ func (m *caseModel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	m.ep.ServeHTTP(w, r)
+}
+
+// admit counts a model call as it arrives (over HTTP, or a request on a
+// WebSocket): past max_turns it is refused.
+func (m *caseModel) admit() error {
+	if n := m.arrived.Add(1); n > int64(m.max+m.faults) {
+		m.over.Add(1)
+		return &maxTurnsError{max: m.max, asked: n - int64(m.faults)}
+	}
+	return nil
 }
 
 // maxTurnsError is a model call past the case's max_turns, refused.
@@ -283,6 +292,7 @@ func startCommand(j job, opts Options, lv *live, h *host, c report.Case, start t
 		m.refuse = modelserver.Refuse(epErr)
 	} else {
 		m.ep = ep
+		ep.Turn = m.admit
 	}
 	var up tool.Answerer
 	if opts.Upstream != nil {

@@ -290,12 +290,14 @@ func (r *cliRun) untested() string {
 }
 
 // findCLI is the CLI's executable: agent.command's first word when it is
-// written, else node_modules/.bin/NAME in the suite's directory or one
-// above it within the project root, else NAME on PATH.
+// written and not the CLI's own name (codex, claude, gemini), else
+// node_modules/.bin/NAME in the suite's directory or one above it within
+// the project root, else NAME on PATH.
 func findCLI(s *spec.Suite, c *codingCLI) (string, error) {
 	a := &s.Agent
 	dir := filepath.Dir(s.File)
-	if !a.CLIFound {
+	name := spec.CLIExecutable(c.name)
+	if !a.CLIFound && a.Command[0] != name { // the CLI's own name is looked for as without command
 		exe := a.Command[0]
 		if strings.ContainsRune(exe, filepath.Separator) || strings.ContainsRune(exe, '/') {
 			if !filepath.IsAbs(exe) {
@@ -309,7 +311,6 @@ func findCLI(s *spec.Suite, c *codingCLI) (string, error) {
 		}
 		return p, nil
 	}
-	name := spec.CLIExecutable(c.name)
 	root, _ := filepath.Abs(s.ProjectRoot())
 	d, _ := filepath.Abs(dir)
 	for {

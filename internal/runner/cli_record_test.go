@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -89,10 +90,13 @@ func TestCodingCLIRecordOnceReplayAnywhere(t *testing.T) {
 		t.Cleanup(s.Close) // after the parallel subtests
 	}
 	recTZ, playTZ := "Pacific/Kiritimati", "Etc/GMT+12"
-	for _, tc := range []struct{ cli, exe, provider, date string }{
-		{"claude-code", "claude", "anthropic", "2006-01-02"},
-		{"codex", "codex", "openai-responses", "2006-01-02"},
-		{"gemini-cli", "gemini", "gemini", "Monday, January 2, 2006"}, // as each writes today's date
+	for _, tc := range []struct{ name, cli, exe, args, provider, date string }{
+		{"claude-code", "claude-code", "claude", "", "anthropic", "2006-01-02"},
+		{"codex", "codex", "codex", "", "openai-responses", "2006-01-02"},
+		// Codex over the Responses WebSocket: recorded live over one of
+		// dryfire's own to the fake's WebSocket mode.
+		{"codex over a WebSocket", "codex", "codex", ", -c, model_providers.dryfire.supports_websockets=true", "openai-responses", "2006-01-02"},
+		{"gemini-cli", "gemini-cli", "gemini", "", "gemini", "Monday, January 2, 2006"}, // as each writes today's date
 	} {
 		day := func(tz string) string {
 			loc, err := time.LoadLocation(tz)
@@ -101,12 +105,12 @@ func TestCodingCLIRecordOnceReplayAnywhere(t *testing.T) {
 			}
 			return time.Now().In(loc).Format(tc.date)
 		}
-		t.Run(tc.cli, func(t *testing.T) {
+		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			suite := `version: 1
 agent:
   cli: ` + tc.cli + `
-  command: [` + filepath.Join(bin, tc.exe) + `]
+  command: [` + filepath.Join(bin, tc.exe) + tc.args + `]
   provider: ` + tc.provider + `
   network: sandboxed
   timeout_s: 120
@@ -145,6 +149,9 @@ cases:
 			}
 			if !bytes.Contains(tape, []byte(day(recTZ))) || bytes.Contains(tape, []byte(day(playTZ))) || !bytes.Contains(tape, []byte("dryfire-workspace-")) {
 				t.Errorf("the recording does not hold its date %s (and not %s) and its workspace path", day(recTZ), day(playTZ))
+			}
+			if ws := strings.Contains(tc.args, "websockets"); ws != bytes.Contains(tape, []byte("responses_websockets=")) {
+				t.Errorf("over a WebSocket %v, but the cassette's requests say otherwise (openai-beta)", ws)
 			}
 			file := filepath.Join(there, "cassettes", "fix", "fix.json")
 			if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {

@@ -87,9 +87,8 @@ cases:
       - output: {contains: "home: private"}
       - output: {contains: "XDG_CONFIG_HOME=unset"}
 `
-			// command's first word is looked up on PATH: give it the
-			// directory; without command, node_modules/.bin is searched.
-			t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+			// command's first word, the CLI's own name, is looked for in
+			// node_modules/.bin as without command (not on PATH).
 			file := filepath.Join(dir, "suite", "cli.dryfire.yaml")
 			os.WriteFile(file, []byte(suite), 0o644)
 			rep, err := runner.Run(context.Background(), load(t, file), runner.Options{})

@@ -192,6 +192,9 @@ func (l *Live) Unavailable(c *model.Call) string {
 // says why).
 func (l *Live) Answer(c *model.Call) *model.Answer {
 	api := c.Wire.(API)
+	if u := wsUpstreamOf(c.HTTP.Context()); u != nil && api == OpenAIResponses {
+		return l.answerWS(c, u)
+	}
 	out, target, err := l.request(c)
 	if err != nil {
 		return l.failed(api, err)

@@ -42,6 +42,9 @@ type Reply struct {
 	// Array answers a Gemini stream as one JSON array of its chunks (a
 	// stream asked for without alt=sse).
 	Array bool
+	// NoOutput is a Responses answer without output items: a Responses
+	// WebSocket's warm-up (generate: false).
+	NoOutput bool
 }
 
 // Piece bounds the bytes of text or arguments one streamed delta carries.

@@ -147,7 +147,7 @@ func writeResponses(r *Reply) (body []byte, events [][]byte) {
 	if r.Thinking != "" {
 		output = append(output, responseReasoning{ID: "rs_" + r.ID, Type: "reasoning", Summary: []responseSummary{{"summary_text", r.Thinking}}, EncryptedContent: r.Signature})
 	}
-	if r.Text != "" || len(r.Calls) == 0 {
+	if (r.Text != "" || len(r.Calls) == 0) && !r.NoOutput {
 		output = append(output, responseMessage{ID: "msg_" + r.ID, Type: "message", Status: "completed", Role: "assistant",
 			Content: []responseText{{Type: "output_text", Annotations: []any{}, Logprobs: []any{}, Text: r.Text}}})
 	}

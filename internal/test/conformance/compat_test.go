@@ -102,6 +102,7 @@ var providerAPI = map[string]string{
 	"gemini":                 "Gemini (`POST /v1beta/models/MODEL:generateContent`, `:streamGenerateContent?alt=sse`)",
 	"azure-openai":           "Chat Completions at an Azure OpenAI deployment (`POST /openai/deployments/DEPLOYMENT/chat/completions?api-version=…`, `api-key`)",
 	"azure-openai-responses": "Responses at an Azure OpenAI resource (`POST /openai/responses?api-version=…`, `api-key`)",
+	wsProvider:               "Responses over a WebSocket (`GET /v1/responses` upgraded, a `response.create` message a request, an event a message)",
 }
 
 // nodeClients are the pinned clients of e2e/node-models, "name version
@@ -239,7 +240,11 @@ func compatibility(t *testing.T, models, scripted modelResult, mcp map[string]ma
 			if g.open == open {
 				var met []string
 				for _, p := range strings.Split(g.provider, ", ") {
-					met = append(met, fmt.Sprintf("%s (%d disagreements)", p, models.gaps[gapOf{i, p}]))
+					n := models.gaps[gapOf{i, p}]
+					if p == wsProvider {
+						n = scripted.gaps[gapOf{i, p}] // the script model alone speaks it
+					}
+					met = append(met, fmt.Sprintf("%s (%d disagreements)", p, n))
 				}
 				w("- %s: %s\n", strings.Join(met, ", "), g.why)
 			}
@@ -264,7 +269,15 @@ func compatibility(t *testing.T, models, scripted modelResult, mcp map[string]ma
 		}
 		w("| %s | %s | %d | %d | %d |\n", p.name, providerAPI[p.name], c["answer"], c["chunk"], n)
 	}
+	c, n := scripted.counts[wsProvider], 0
+	for i := range knownGaps {
+		n += scripted.gaps[gapOf{i, wsProvider}]
+	}
+	w("| %s | %s | — | %d | %d |\n", wsProvider, providerAPI[wsProvider], c["chunk"], n)
 	w("\n")
+	w("Over the WebSocket (`%s`) every Responses request of the conversations is sent again as a message to a\n", wsProvider)
+	w("fresh endpoint, with a warm-up (`generate: false`) and a request the script refuses; each message of the\n")
+	w("answers is checked as openai's `ResponsesServerEvent` (without `output_text`).\n\n")
 
 	w("## MCP\n\n")
 	w("Every message of a session with `dryfire serve` over streamable HTTP (the opening, each tool with\n")

@@ -128,6 +128,13 @@ func captureScripted(t *testing.T) []artifact {
 				t.Fatalf("%s, scripted %s: %d requests, want %d", p.name, cv.name, len(c.seen), len(cv.turns))
 			}
 			streamed := endpoint(cv.name)
+			if p.name == "openai-responses" {
+				var reqs [][]byte
+				for _, ex := range c.seen {
+					reqs = append(reqs, ex.request)
+				}
+				out = append(out, wsArtifacts(t, func() string { return endpoint(cv.name).URL }, fmt.Sprintf("scripted conversation %q", cv.name), reqs)...)
+			}
 			for i, ex := range c.seen {
 				label := fmt.Sprintf("scripted conversation %q, request %d", cv.name, i+1)
 				if ex.status != http.StatusOK {

@@ -43,6 +43,9 @@ var officialType = map[string]map[string]string{
 		"answer":  "WireAzureChatCompletion",
 		"chunk":   "WireAzureChatCompletionChunk",
 	},
+	wsProvider: {
+		"chunk": "WireResponsesServerEvent",
+	},
 	"gemini": {
 		"request": "WireGeminiRequest",
 		"answer":  "WireGeminiResponse",
@@ -75,6 +78,7 @@ import type * as Gemini from '@google/genai';
 type WireResponse = Omit<OpenAI.Responses.Response, 'output_text'>;
 type WireEvent<E> = E extends { response: OpenAI.Responses.Response } ? Omit<E, 'response'> & { response: WireResponse } : E;
 type WireResponseStreamEvent = WireEvent<OpenAI.Responses.ResponseStreamEvent>;
+type WireResponsesServerEvent = WireEvent<OpenAI.Responses.ResponsesServerEvent>;
 
 // @google/genai types its enumerations (FinishReason, MediaModality, …) as
 // TypeScript string enums, which a JSON string cannot be: Unenum makes

@@ -51,6 +51,10 @@ type openAIHandler struct {
 }
 
 func (h *openAIHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if h.api == wire.OpenAIResponses && r.Method == http.MethodGet && r.URL.Path == h.path && strings.EqualFold(r.Header.Get("Upgrade"), "websocket") {
+		h.serveWebSocket(w, r)
+		return
+	}
 	azure, versioned := azureRoute(r.URL.Path, h.path)
 	if r.Method != http.MethodPost || r.URL.Path != h.path && !azure {
 		writeAPIError(w, &apiError{status: http.StatusNotFound, msg: fmt.Sprintf("Invalid URL (%s %s)", r.Method, r.URL.Path)})
