@@ -65,7 +65,7 @@ func TestCodingCLIAdapters(t *testing.T) {
 		t.Run(tc.cli, func(t *testing.T) {
 			dir := t.TempDir()
 			t.Setenv("TMPDIR", t.TempDir())
-			bin := filepath.Join(dir, "node_modules", ".bin")
+			bin := filepath.Join(dir, "suite", "node_modules", ".bin")
 			os.MkdirAll(bin, 0o755)
 			os.WriteFile(filepath.Join(bin, tc.exe), []byte(fakeCLI), 0o755)
 			os.MkdirAll(filepath.Join(dir, "suite", "repo"), 0o755)
