@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"strings"
 	"sync"
 
@@ -79,38 +80,15 @@ func (l *Live) answerWS(c *model.Call, u *WSUpstream) *model.Answer {
 	delete(fields, "stream") // a WebSocket request streams anyway
 	fields["type"] = json.RawMessage(`"response.create"`)
 	msg, _ := json.Marshal(fields)
-	u.mu.Lock() // one answer at a time on a connection
-	ctx := u.ctx
+	u.mu.Lock() // one answer at a time on a connection; unlocked when it has passed
 	if u.conn == nil {
-		ws := *target
-		ws.Scheme = strings.Replace(strings.Replace(ws.Scheme, "https", "wss", 1), "http", "ws", 1)
-		h := out.Header.Clone()
-		h.Del("Content-Type")
-		if !strings.Contains(h.Get("OpenAI-Beta"), "responses_websockets") {
-			h.Add("OpenAI-Beta", WebSocketBeta)
-		}
-		conn, resp, err := websocket.Dial(ctx, ws.String(), &websocket.DialOptions{HTTPHeader: h, HTTPClient: &http.Client{Transport: l.Transport}})
-		if err != nil {
+		if a := l.dialWS(u, out.Header, *target); a != nil {
 			u.mu.Unlock()
-			if resp != nil && resp.StatusCode >= 400 {
-				body, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-				return &model.Answer{Status: resp.StatusCode, Header: http.Header{"Content-Type": {"application/json"}}, Body: body, From: target.Hostname(), Cut: -1}
-			}
-			return l.failed(api, fmt.Errorf("the Responses WebSocket %s: %w", ws.Redacted(), err))
+			return a
 		}
-		conn.SetReadLimit(64 << 20)
-		u.conn = conn
 	}
-	conn := u.conn
-	if err := conn.Write(ctx, websocket.MessageText, msg); err != nil {
-		u.conn = nil
-		u.mu.Unlock()
-		return l.failed(api, err)
-	}
-	// The first event says whether it is an answer or an error.
-	_, first, err := conn.Read(ctx)
+	first, err := u.send(msg)
 	if err != nil {
-		u.conn = nil
 		u.mu.Unlock()
 		return l.failed(api, err)
 	}
@@ -126,34 +104,77 @@ func (l *Live) answerWS(c *model.Call, u *WSUpstream) *model.Answer {
 			Body: []byte(`{"error":` + string(head.Error) + `}`), From: target.Hostname(), Cut: -1}
 	}
 	pr, pw := io.Pipe()
-	go func() {
-		defer u.mu.Unlock()
-		ev, typ := first, head.Type
-		for {
-			if _, err := pw.Write(Frame(typ, ev)); err != nil {
-				conn.CloseNow() // the client left mid-answer
-				u.conn = nil
-				return
-			}
-			if terminal[typ] {
-				pw.Close()
-				return
-			}
-			var err error
-			if _, ev, err = conn.Read(ctx); err != nil {
-				u.conn = nil
-				pw.CloseWithError(err)
-				return
-			}
-			var t struct {
-				Type string `json:"type"`
-			}
-			json.Unmarshal(ev, &t)
-			typ = t.Type
-		}
-	}()
+	go u.pump(pw, first, head.Type)
 	return &model.Answer{Status: http.StatusOK, Header: http.Header{"Content-Type": {"text/event-stream"}}, From: target.Hostname(),
 		Live: pr, Streamed: true, Cut: -1}
+}
+
+// dialWS opens u's connection to target (the request's URL, its scheme
+// made ws or wss) with the request's headers; an answer when it cannot
+// (the upstream's refusal, or a 502).
+func (l *Live) dialWS(u *WSUpstream, header http.Header, target url.URL) *model.Answer {
+	target.Scheme = strings.Replace(strings.Replace(target.Scheme, "https", "wss", 1), "http", "ws", 1)
+	h := header.Clone()
+	h.Del("Content-Type")
+	if !strings.Contains(h.Get("OpenAI-Beta"), "responses_websockets") {
+		h.Add("OpenAI-Beta", WebSocketBeta)
+	}
+	conn, resp, err := websocket.Dial(u.ctx, target.String(), &websocket.DialOptions{HTTPHeader: h, HTTPClient: &http.Client{Transport: l.Transport}})
+	if err != nil {
+		if resp != nil && resp.StatusCode >= 400 {
+			body, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+			return &model.Answer{Status: resp.StatusCode, Header: http.Header{"Content-Type": {"application/json"}}, Body: body, From: target.Hostname(), Cut: -1}
+		}
+		return l.failed(OpenAIResponses, fmt.Errorf("the Responses WebSocket %s: %w", target.Redacted(), err))
+	}
+	conn.SetReadLimit(64 << 20)
+	u.conn = conn
+	return nil
+}
+
+// send sends a request on u's connection and reads the first event of
+// its answer; an error ends the connection.
+func (u *WSUpstream) send(msg []byte) ([]byte, error) {
+	err := u.conn.Write(u.ctx, websocket.MessageText, msg)
+	var first []byte
+	if err == nil {
+		_, first, err = u.conn.Read(u.ctx)
+	}
+	if err != nil {
+		u.conn.CloseNow()
+		u.conn = nil
+	}
+	return first, err
+}
+
+// pump passes an answer's events on to w as a stream (event: TYPE, data:
+// EVENT), from the first, of type typ, to the terminal one; then u's
+// connection is free for the next request.
+func (u *WSUpstream) pump(w *io.PipeWriter, ev []byte, typ string) {
+	defer u.mu.Unlock()
+	conn := u.conn
+	for {
+		if _, err := w.Write(Frame(typ, ev)); err != nil {
+			conn.CloseNow() // the client left mid-answer
+			u.conn = nil
+			return
+		}
+		if terminal[typ] {
+			w.Close()
+			return
+		}
+		var err error
+		if _, ev, err = conn.Read(u.ctx); err != nil {
+			u.conn = nil
+			w.CloseWithError(err)
+			return
+		}
+		var t struct {
+			Type string `json:"type"`
+		}
+		json.Unmarshal(ev, &t)
+		typ = t.Type
+	}
 }
 
 // wsUpstreamOf is the upstream WebSocket a call came with, if any.
