@@ -13,6 +13,7 @@ import (
 
 func newValidateCommand(e *env) *cobra.Command {
 	var python string
+	var po proveOptions
 	cmd := &cobra.Command{
 		Use:   "validate PATH...",
 		Short: "Check suite files and report every problem with its position",
@@ -28,17 +29,39 @@ A suite that uses impl: (passthrough mocks) has each reference resolved:
 the module is imported with Python, which runs its top-level code, and the
 attribute is checked to be callable.
 
-Exit status: 0 no errors (warnings allowed); 2 errors found, or a usage
-error.`,
+With --prove, every case is also run three times, offline, the script
+model standing in for its agent on the built-in loop (its mocks or world,
+its checks as written): with its reference solution (its script; else
+its first trajectory check's calls, a turn each, then the answer its
+output checks ask for), which must pass; with an agent that answers at
+once and calls nothing, and with one that calls one to three of its
+tools at random (--seed), both of which must fail. A case one of them
+passes is flagged with the checks that let it through.
+
+Exit status: 0 no errors (warnings allowed), and with --prove every case
+proven; 1 with --prove, a reference that does not pass or a case a
+stand-in agent passes; 2 errors found, or a usage error.`,
 		Example: `  dryfire validate examples/quickstart
   dryfire validate support.dryfire.yaml billing.dryfire.yaml
-  dryfire validate --python .venv/bin/python suites/`,
+  dryfire validate --python .venv/bin/python suites/
+  dryfire validate --prove examples/`,
 		Args: paths,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if po.prove {
+				return runProve(cmd.Context(), e, python, po, args)
+			}
+			for _, f := range []string{"seed", "concurrency"} {
+				if cmd.Flags().Changed(f) {
+					return usageErr("--%s is for --prove", f)
+				}
+			}
 			return runValidate(e, python, args)
 		},
 	}
 	addLoadFlags(cmd, e, &python)
+	cmd.Flags().BoolVar(&po.prove, "prove", false, "also run each case with its reference solution (it must pass), with an agent that does nothing and with a random one (they must fail)")
+	cmd.Flags().Uint64Var(&po.seed, "seed", 1, "with --prove, the random agent's seed `N`")
+	cmd.Flags().IntVarP(&po.concurrency, "concurrency", "j", 0, "with --prove, run `N` cases at once (default: the number of CPUs)")
 	return cmd
 }
 

@@ -136,6 +136,9 @@ type Options struct {
 	Mutate bool
 
 	point *pointRun // a fault sweep's point (sweep.go); nil otherwise
+	// standIn, in a Prove run, is the script that stands in for each
+	// case's agent (nil: the case is not run, for want of a reference).
+	standIn func(j job) []*spec.Turn
 }
 
 // Upstream is real tools a run's cases call instead of their mocks.
@@ -168,6 +171,9 @@ type job struct {
 	id       string // the case's scope under /cases/ (agent.command)
 	trial    int    // the trial (1-based) of a case run several times; 0: once
 	trials   int    // how often the case runs, when more than once
+	// script is the turns a stand-in agent's script model answers with
+	// (Prove), on the built-in loop whatever the suite's agent; nil: none.
+	script []*spec.Turn
 }
 
 // interruptedReason is the reason of a case the run never started.
@@ -460,7 +466,12 @@ func runDecoded(ctx context.Context, j job, opts Options, lv *live) report.Case 
 func runCase(ctx context.Context, j job, opts Options, lv *live) report.Case {
 	start := time.Now()
 	c := base(j)
-	if skipped(j, &c) {
+	if opts.standIn != nil && !j.c.Skip {
+		if j.script = opts.standIn(j); j.script == nil {
+			c.Status, c.Reason = report.Skipped, noReference // (the reason is Prove's to say)
+			return c
+		}
+	} else if skipped(j, &c) {
 		return c
 	}
 	// A drill's world, whoever the agent is: the built-in loop or a
@@ -476,7 +487,7 @@ func runCase(ctx context.Context, j job, opts Options, lv *live) report.Case {
 		}
 		drill = in
 	}
-	if len(j.suite.Agent.Command) > 0 {
+	if len(j.suite.Agent.Command) > 0 && j.script == nil {
 		return runCommand(ctx, j, opts, lv, c, start, drill)
 	}
 	return runLoop(ctx, j, opts, lv, c, start, drill)
@@ -538,7 +549,7 @@ func runLoop(ctx context.Context, j job, opts Options, lv *live, c report.Case, 
 	if err := sess.Over(); err != nil {
 		r.err, r.infra = err, false
 	}
-	if sc, ok := m.(*model.Script); ok && r.err == nil && opts.point == nil {
+	if sc, ok := m.(*model.Script); ok && r.err == nil && opts.point == nil && j.script == nil {
 		// (A sweep's point leads the agent another way than every turn.)
 		if turns := sc.Unserved(); len(turns) > 0 {
 			r.err, r.failed = &model.UnservedError{Turns: turns, Served: sc.Served()}, true
@@ -561,6 +572,9 @@ func loopModel(j job, lv *live, c *report.Case) (model.Model, *modelserver.Endpo
 	if passthrough {
 		c.Notes = append(c.Notes, NoteNeverRecorded)
 	}
+	if j.script != nil {
+		return model.NewScript(j.script), nil, nil
+	}
 	if j.suite.Agent.Provider == provider.Script {
 		return model.NewScript(j.suite.ScriptOf(j.c)), nil, nil
 	}
@@ -573,11 +587,12 @@ func loopModel(j job, lv *live, c *report.Case) (model.Model, *modelserver.Endpo
 // scriptCalls is how many tool calls a scripted case's model makes; 0 for
 // a real model's.
 func scriptCalls(j job) int {
-	n := 0
-	if j.suite.Agent.Provider == provider.Script {
-		for _, t := range j.suite.ScriptOf(j.c) {
-			n += len(t.ToolCalls)
-		}
+	n, turns := 0, j.script
+	if turns == nil && j.suite.Agent.Provider == provider.Script {
+		turns = j.suite.ScriptOf(j.c)
+	}
+	for _, t := range turns {
+		n += len(t.ToolCalls)
 	}
 	return n
 }
