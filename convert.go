@@ -78,7 +78,7 @@ func caseOf(c *report.Case) CaseResult {
 	if c.Checks != nil {
 		out.Checks = make([]CheckResult, len(c.Checks))
 		for i, ch := range c.Checks {
-			out.Checks[i] = CheckResult{Check: ch.Check, At: ch.At, Passed: ch.Passed, Message: ch.Message, Judge: (*Judged)(ch.Judge)}
+			out.Checks[i] = CheckResult{Check: ch.Check, At: ch.At, Passed: ch.Passed, Message: ch.Message, Invariant: ch.Invariant, Judge: (*Judged)(ch.Judge)}
 		}
 	}
 	if c.ToolCalls != nil {
@@ -170,7 +170,7 @@ func internalCase(c *CaseResult) *report.Case {
 	if c.Checks != nil {
 		out.Checks = make([]report.Check, len(c.Checks))
 		for i, ch := range c.Checks {
-			out.Checks[i] = report.Check{Check: ch.Check, At: ch.At, Passed: ch.Passed, Message: ch.Message, Judge: (*report.Judged)(ch.Judge)}
+			out.Checks[i] = report.Check{Check: ch.Check, At: ch.At, Passed: ch.Passed, Message: ch.Message, Invariant: ch.Invariant, Judge: (*report.Judged)(ch.Judge)}
 		}
 	}
 	if c.ToolCalls != nil {

@@ -18,12 +18,25 @@ const (
 	FaultDeclared  = "error"      // a declared error of the operation, or the tool's error rule
 	FaultToolError = "tool-error" // an error the operation does not declare
 	FaultTimeout   = "timeout"    // a call that timed out
+	// Answers corrupted rather than failed (docs/safety.md).
+	FaultTruncated  = "truncated"  // the answer cut in half
+	FaultStale      = "stale"      // the tool's previous answer again
+	FaultMalformed  = "malformed"  // JSON with single quotes
+	FaultOversized  = "oversized"  // padded to 256 KiB
+	FaultDuplicated = "duplicated" // delivered twice: a world's operation runs twice
+	FaultInjected   = "injected"   // an instruction planted in the answer
+	FaultLost       = "lost"       // a world's operation committed, its answer lost: a timeout
 )
+
+// FaultKinds are every kind of failure a sweep gives, in the order a
+// call's points are listed.
+var FaultKinds = []string{FaultDeclared, FaultToolError, FaultTimeout, FaultTruncated, FaultStale, FaultMalformed, FaultOversized, FaultDuplicated, FaultInjected, FaultLost}
 
 // The verdicts of a sweep point (PointResult.Verdict).
 const (
 	PointSurvived   = "survived"    // the case's checks still pass
 	PointFailed     = "failed"      // some of its checks fail
+	PointUnsafe     = "unsafe"      // it broke an invariant (Failing has it)
 	PointError      = "error"       // the case erred (the agent crashed, ran out of turns, ...)
 	PointNoAnswer   = "no-answer"   // the model had no answer offline for the new branch
 	PointNotReached = "not-reached" // the case did not make that call this time
@@ -41,6 +54,8 @@ type SweepOptions struct {
 	// Point, when set, runs only the points of this ID (SweepPoint.ID:
 	// CALL:TOOL:KIND[:CODE]) of the cases selected.
 	Point string
+	// Faults are the kinds of failure given (FaultKinds); nil: all.
+	Faults []string
 }
 
 // SweepReport is the result of a sweep, in a fixed order: the cases in
@@ -106,10 +121,11 @@ type PointResult struct {
 func ParsePointID(id string) error { return runner.ParsePointID(id) }
 
 // Sweep runs the selected cases once, then each passing case again for
-// each of its points: every tool call it made, failed in turn with each
-// declared error of its operation (or the tool's error rule), a tool
-// error and a timeout. It says for each point whether the case still
-// passes (see docs/running.md, "A fault sweep").
+// each of its points: every tool call dryfire served, failed in turn with
+// each declared error of its operation (or the tool's error rule), a tool
+// error and a timeout, then its answer corrupted (FaultKinds). It says for
+// each point whether the case survives, fails, or is unsafe: it broke an
+// invariant (see docs/running.md, "A fault sweep", and docs/safety.md).
 func (p *Project) Sweep(ctx context.Context, opts *SweepOptions) (*SweepReport, error) {
 	if opts == nil {
 		opts = &SweepOptions{}
@@ -132,7 +148,7 @@ func (p *Project) Sweep(ctx context.Context, opts *SweepOptions) (*SweepReport, 
 		}
 		ro.Filter = re
 	}
-	rep, err := runner.Sweep(ctx, p.suites, ro, runner.SweepOptions{MaxPoints: opts.MaxPoints, Point: opts.Point})
+	rep, err := runner.Sweep(ctx, p.suites, ro, runner.SweepOptions{MaxPoints: opts.MaxPoints, Point: opts.Point, Faults: opts.Faults})
 	if rep == nil {
 		return nil, err
 	}
@@ -144,7 +160,7 @@ func (p *Project) Sweep(ctx context.Context, opts *SweepOptions) (*SweepReport, 
 			pr := PointResult{Point: SweepPoint{ID: pt.ID(), Call: pt.Call, Tool: pt.Tool, Kind: pt.Kind, Code: pt.Code, Message: pt.Message, Rule: pt.Rule, Failure: pt.Failure()},
 				Ran: r.Verdict != "", Verdict: r.Verdict, Reason: r.Reason, Cassette: r.Cassette, Record: r.Record}
 			for _, ch := range r.Failing {
-				pr.Failing = append(pr.Failing, CheckResult{Check: ch.Check, At: ch.At, Passed: ch.Passed, Message: ch.Message, Judge: (*Judged)(ch.Judge)})
+				pr.Failing = append(pr.Failing, CheckResult{Check: ch.Check, At: ch.At, Passed: ch.Passed, Message: ch.Message, Invariant: ch.Invariant, Judge: (*Judged)(ch.Judge)})
 			}
 			sc.Points[k] = pr
 		}

@@ -282,6 +282,8 @@ type CheckResult struct {
 	At      string `json:"at"` // FILE:LINE of the check
 	Passed  bool   `json:"passed"`
 	Message string `json:"message"`
+	// Invariant marks one of the suite's invariants (invariants:).
+	Invariant bool `json:"invariant,omitempty"`
 	// Judge is a judge check's verdict (judge checks only).
 	Judge *Judged `json:"judge,omitempty"`
 }

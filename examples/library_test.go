@@ -100,7 +100,7 @@ func TestLoadReportsEveryProblem(t *testing.T) {
 		got = append(got, strings.TrimPrefix(d.String(), filepath.ToSlash(dir)+"/"))
 	}
 	want := []string{
-		`bad.dryfire.yaml:7:15: unknown check "calld" (did you mean "called"?); checks are called, not_called, order, trajectory, policy, judge, output, max_turns, no_errors, state, event, file, read, not_read, prompted, elicited, sampled`,
+		`bad.dryfire.yaml:7:15: unknown check "calld" (did you mean "called"?); checks are called, not_called, order, trajectory, policy, not_leaked, judge, output, max_turns, no_errors, state, event, file, read, not_read, prompted, elicited, sampled`,
 		`bad.dryfire.yaml:8:5: case "a" has no script: provider script needs the model's turns (a script in the case, or one for every case at the suite's top level; or skip: true)`,
 		`bad.dryfire.yaml:8:11: duplicate case name "a" (first at line 4); case names are unique within a suite`,
 		`bad.dryfire.yaml:9:5: unknown key "inpt" in case (did you mean "input"?)`,

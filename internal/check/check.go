@@ -20,6 +20,8 @@ type Result struct {
 	At      string // FILE:LINE of the check
 	Passed  bool
 	Message string
+	// Invariant: the check is one of the suite's invariants.
+	Invariant bool
 	// Verdict is a judge check's verdict, when it gave one.
 	Verdict *Verdict
 }
@@ -50,7 +52,7 @@ type Facts struct {
 func Evaluate(checks []*spec.Check, f *Facts) []Result {
 	out := make([]Result, 0, len(checks))
 	for _, c := range checks {
-		r := Result{Check: c.Source, At: c.Pos.FileLine()}
+		r := Result{Check: c.Source, At: c.Pos.FileLine(), Invariant: c.Invariant}
 		r.Passed, r.Message = one(c, f)
 		if c.Kind == spec.CheckJudge && c.Judge != nil {
 			if v := f.Verdicts[c.Judge.Index]; v != nil && v.Problem == "" {
@@ -81,6 +83,8 @@ func one(c *spec.Check, f *Facts) (bool, string) {
 		return trajectory(c, f)
 	case spec.CheckPolicy:
 		return policy(c, f)
+	case spec.CheckNotLeaked:
+		return notLeaked(c, f)
 	case spec.CheckJudge:
 		return judge(c, f)
 	case spec.CheckOutput:

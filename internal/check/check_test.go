@@ -233,6 +233,12 @@ var checkTests = []struct {
 	{"policy/where-own", `policy: {calls: {}, at_most: 2, where: own}`, guarded, true},
 	{"policy/where-served", `policy: {calls: issue_refund, at_most: 1, where: served}`, guarded, false},
 
+	{"not_leaked/kept", `not_leaked: [sk-canary-1, "4111 1111"]`, refund, true},
+	{"not_leaked/in-arguments", `not_leaked: A-991`, refund, false},
+	{"not_leaked/in-own-arguments", `not_leaked: A-1`, guarded, false},
+	{"not_leaked/in-output", `not_leaked: [sk-canary-1, €20]`, refund, false},
+	{"not_leaked/in-a-reply", `not_leaked: order number`, conversation, false},
+
 	{"order/in-order", `order: [lookup_order, issue_refund]`, refund, true},
 	{"order/subsequence", `order: [lookup_order, search]`, refund, true},
 	{"order/repeated-names", `order: [issue_refund, issue_refund]`, refund, true},

@@ -27,12 +27,13 @@ var exitDocs = []struct {
 	meaning  string
 }{
 	{exitOK, "every command", "Success. `run`, `merge`, `recheck`: every case passed (skipped cases allowed). `validate`: no errors (warnings allowed). `reproduce`: every drill is identical. `call`: the tool answered a result."},
-	{exitOK, "`sweep`", "The sweep ran, whatever failures the agent survived: the table is a report, not a gate."},
+	{exitOK, "`sweep`", "The sweep ran, whatever failures the agent survived: the table is a report, not a gate (unless `--fail-on` says otherwise)."},
 	{exitOK, "`compare`, `run --baseline`", "No change of a kind `--fail-on` names (with `--baseline`, even when cases fail as they failed in BASE)."},
 	{exitFailed, "`run`, `merge`, `recheck`", "A case failed, or erred because of the suite or the agent (a script that ran out, `max_turns`, an agent program that exited non-zero or timed out); or, with `run --coverage-min PCT`, less than PCT percent of the suites' rules and world parts was exercised; or, with `run --mutate-min PCT`, a suite's checks caught less than PCT percent of its mutants."},
 	{exitFailed, "`validate --prove`", "A case's reference solution does not pass, or an agent that does nothing or a random one passes a case."},
 	{exitFailed, "`compare`, `run --baseline`", "A change of a kind `--fail-on` names: by default a regression, a case or a check that passed in BASE and fails or errs now. The kinds found are said on standard error."},
 	{exitFailed, "`reproduce`", "A drill's evidence or verdict differs from the report's."},
+	{exitFailed, "`sweep --fail-on`", "A point had a verdict `--fail-on` names: `unsafe` (it broke an invariant), `failed` (its checks failed, or it was unsafe)."},
 	{exitCallError, "`call`", "The tool answered an error result (an error outcome, an unmatched call, a world error); its text is printed."},
 	{exitUsage, "every command", "A usage or spec error: nothing ran. This includes every problem `validate` reports, a `--filter` that matches no case, a report path whose directory does not exist, an API key missing for cases that need the live model, files `init` or `world import` would overwrite, and shards `merge` refuses."},
 	{exitUsage, "`compare`, `run --baseline`", "A file that is not a whole run's JSON report (a shard's needs `dryfire merge` first), or a report with a case twice; nothing compared."},

@@ -7,12 +7,14 @@ import (
 	"fmt"
 	"io"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/dryfire-dev/dryfire"
 	"github.com/dryfire-dev/dryfire/internal/atomicfile"
+	"github.com/dryfire-dev/dryfire/internal/suggest"
 	"github.com/dryfire-dev/dryfire/internal/termtext"
 )
 
@@ -28,6 +30,8 @@ type sweepOptions struct {
 	seed        int64
 	seeded      bool
 	network     string
+	faults      []string
+	failOn      []string
 }
 
 func newSweepCommand(e *env) *cobra.Command {
@@ -42,11 +46,16 @@ operation (or the tool's first error rule, in a suite of mocks), once with
 a tool error the operation does not declare (an error result: MCP isError,
 is_error over HTTP tools, 500 on a world's HTTP routes) and once with a
 timeout (answered at once as an error saying the call timed out; 504 on a
-world's HTTP routes). Only that call fails; the calls before and after it
-are answered as usual.
+world's HTTP routes); then its answer is corrupted: truncated, stale (the
+tool's previous answer again), malformed JSON, oversized, an instruction
+injected into it, and in worlds duplicated (the operation runs twice) and
+lost (the operation commits, the agent sees a timeout). Only that call
+fails; the calls before and after it are answered as usual.
 
 For each case a table says, point by point, whether the agent survives
-(its checks still pass) or not, with the checks that fail. A failure is a
+(its checks still pass), fails (with the checks that fail) or is unsafe:
+it broke an invariant (one of the suite's invariants:, or one side effect
+per idempotency key of a world's operation). A failure is a
 branch the case's model has not seen: on the script model a guarded turn
 (when:) may answer it; with a real model each point replays its own
 cassette, CASE.sweep-POINT.json beside the case's, recorded once with
@@ -55,14 +64,17 @@ answer offline") instead of failing. The output is in a fixed order and the
 same from run to run; a point is named CALL:TOOL:KIND[:CODE], and --case
 with --point runs it alone.
 
-Exit status: 0 the sweep ran, whatever the agent survived; 2 a spec or
-usage error, nothing ran; 3 a case erred through its surroundings before
+Exit status: 0 the sweep ran, whatever the agent survived; 1 with
+--fail-on, a point had a verdict it names; 2 a spec or usage error,
+nothing ran; 3 a case erred through its surroundings before
 any failure (a provider unreachable, a cassette missing); 130 interrupted.`,
 		Example: `  dryfire sweep examples/sweep
   dryfire sweep examples/sweep --json sweep.json
   dryfire sweep s.dryfire.yaml --case 'a case' --point 1:get_record:timeout
   dryfire sweep suites/ --max-points 50
-  dryfire sweep suites/ --record once          # record each point's cassette`,
+  dryfire sweep suites/ --record once          # record each point's cassette
+  dryfire sweep examples/world/safety.dryfire.yaml --fail-on unsafe
+  dryfire sweep suites/ --faults lost,duplicated`,
 		Args: paths,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.seeded = cmd.Flags().Changed("seed")
@@ -80,6 +92,8 @@ any failure (a provider unreachable, a cassette missing); 130 interrupted.`,
 	f.StringVar(&o.record, "record", "none", "when real models are called: `MODE` none (replay each point's cassette only), once (record a point's cassette when it has none), new or all, as for dryfire run")
 	f.Int64Var(&o.seed, "seed", 0, "world suites: run every drill with seed `N` (over the case's seed: and the world's)")
 	f.StringVar(&o.network, "network", "", "agent.command programs get `MODE`: isolated, sandboxed, report or open, as for dryfire run")
+	f.StringSliceVar(&o.faults, "faults", nil, "give only these `KINDS` of failure, comma-separated: "+strings.Join(dryfire.FaultKinds, ", ")+" (default all)")
+	f.StringSliceVar(&o.failOn, "fail-on", nil, "exit 1 when a point has one of these `VERDICTS`: unsafe (it broke an invariant), failed (its checks failed, or it was unsafe)")
 	addLoadFlags(cmd, e, &o.python)
 	return cmd
 }
@@ -109,6 +123,16 @@ func runSweep(ctx context.Context, e *env, o sweepOptions, args []string) error 
 	default:
 		return usageErr("--network is isolated, sandboxed, report or open, not %q", o.network)
 	}
+	for _, k := range o.faults {
+		if !slices.Contains(dryfire.FaultKinds, k) {
+			return usageErr("--faults: %q is no kind of failure%s; the kinds are %s", k, suggest.DidYouMean(k, dryfire.FaultKinds), strings.Join(dryfire.FaultKinds, ", "))
+		}
+	}
+	for _, v := range o.failOn {
+		if v != dryfire.PointUnsafe && v != dryfire.PointFailed {
+			return usageErr("--fail-on: %q is no verdict it takes; give unsafe or failed", v)
+		}
+	}
 	if err := checkDest(o.jsonOut); err != nil {
 		return usageErr("--json %s: %v; nothing ran", o.jsonOut, err)
 	}
@@ -121,7 +145,7 @@ func runSweep(ctx context.Context, e *env, o sweepOptions, args []string) error 
 		return err
 	}
 	defer closeProject(e, p)
-	so := &dryfire.SweepOptions{MaxPoints: o.maxPoints, Point: o.point}
+	so := &dryfire.SweepOptions{MaxPoints: o.maxPoints, Point: o.point, Faults: o.faults}
 	so.RunOptions = dryfire.RunOptions{Concurrency: o.concurrency, Filter: o.filter, Record: dryfire.RecordMode(o.record), Env: e.environ(), MCPBridge: selfBridge(), Network: o.network}
 	if o.seeded {
 		so.Seed = &o.seed
@@ -166,7 +190,7 @@ func runSweep(ctx context.Context, e *env, o sweepOptions, args []string) error 
 	if ctx.Err() != nil {
 		return &exitError{code: exitStopped, err: errors.New("interrupted; the points not run are left out")}
 	}
-	return sweepExit(rep)
+	return sweepExit(rep, o.failOn)
 }
 
 // printSweep writes the robustness table of each case, then the totals.
@@ -224,13 +248,62 @@ func printSweep(w io.Writer, args []string, rep *dryfire.SweepReport, o sweepOpt
 	if rep.Ran < rep.Points {
 		fmt.Fprintf(w, "the sweep has %d points; it stopped at the bound of %d (--max-points %d): %d not run\n", rep.Points, rep.MaxPoints, rep.MaxPoints, rep.Points-rep.Ran)
 	}
+	printKinds(w, rep)
 	fmt.Fprintf(w, "%s run: %d survived, %d failed", count(rep.Ran, "point"), verdicts[dryfire.PointSurvived], verdicts[dryfire.PointFailed])
-	for _, v := range []struct{ verdict, text string }{{dryfire.PointError, "erred"}, {dryfire.PointNoAnswer, "no answer offline"}, {dryfire.PointNotReached, "not reached"}} {
+	for _, v := range []struct{ verdict, text string }{{dryfire.PointUnsafe, "unsafe"}, {dryfire.PointError, "erred"}, {dryfire.PointNoAnswer, "no answer offline"}, {dryfire.PointNotReached, "not reached"}} {
 		if verdicts[v.verdict] > 0 {
 			fmt.Fprintf(w, ", %d %s", verdicts[v.verdict], v.text)
 		}
 	}
 	fmt.Fprintln(w)
+}
+
+// printKinds writes the points run by kind of failure and verdict, when
+// more than one kind ran: which failures the agent survives, which make it
+// unsafe.
+func printKinds(w io.Writer, rep *dryfire.SweepReport) {
+	cols := []string{dryfire.PointSurvived, dryfire.PointFailed, dryfire.PointUnsafe, dryfire.PointError, dryfire.PointNoAnswer, dryfire.PointNotReached}
+	heads := []string{"SURVIVED", "FAILED", "UNSAFE", "ERRED", "NO ANSWER", "NOT REACHED"}
+	n := map[string]map[string]int{}
+	for _, c := range rep.Cases {
+		for _, pr := range c.Points {
+			if pr.Ran {
+				if n[pr.Point.Kind] == nil {
+					n[pr.Point.Kind] = map[string]int{}
+				}
+				n[pr.Point.Kind][pr.Verdict]++
+			}
+		}
+	}
+	if len(n) < 2 {
+		return
+	}
+	// Survived, failed and unsafe always; the other verdicts when a
+	// point has them.
+	shown := []int{0, 1, 2}
+	for i := 3; i < len(cols); i++ {
+		for _, byVerdict := range n {
+			if byVerdict[cols[i]] > 0 {
+				shown = append(shown, i)
+				break
+			}
+		}
+	}
+	fmt.Fprintf(w, "%-10s", "KIND")
+	for _, i := range shown {
+		fmt.Fprintf(w, "  %s", heads[i])
+	}
+	fmt.Fprintln(w)
+	for _, k := range dryfire.FaultKinds {
+		if n[k] == nil {
+			continue
+		}
+		fmt.Fprintf(w, "%-10s", k)
+		for _, i := range shown {
+			fmt.Fprintf(w, "  %*d", len(heads[i]), n[k][cols[i]])
+		}
+		fmt.Fprintln(w)
+	}
 }
 
 // verdictText is a point's result column.
@@ -240,6 +313,8 @@ func verdictText(pr dryfire.PointResult) string {
 		return "survives"
 	case dryfire.PointFailed:
 		return "fails"
+	case dryfire.PointUnsafe:
+		return "UNSAFE: broke an invariant"
 	case dryfire.PointError:
 		return "errs"
 	case dryfire.PointNoAnswer:
@@ -254,12 +329,29 @@ func verdictText(pr dryfire.PointResult) string {
 }
 
 // sweepExit: a case that erred through its surroundings before any
-// failure is exit 3; otherwise the sweep ran.
-func sweepExit(rep *dryfire.SweepReport) error {
+// failure is exit 3; a point with a verdict failOn names, 1; otherwise
+// the sweep ran.
+func sweepExit(rep *dryfire.SweepReport, failOn []string) error {
 	for _, c := range rep.Cases {
 		if c.Status == dryfire.Errored && c.Infra {
 			return &exitError{code: exitInfra}
 		}
+	}
+	n, what := 0, "unsafe"
+	if slices.Contains(failOn, dryfire.PointFailed) {
+		what = "failed or unsafe"
+	}
+	for _, c := range rep.Cases {
+		for _, pr := range c.Points {
+			switch {
+			case pr.Verdict == dryfire.PointUnsafe && len(failOn) > 0,
+				pr.Verdict == dryfire.PointFailed && slices.Contains(failOn, dryfire.PointFailed):
+				n++
+			}
+		}
+	}
+	if n > 0 {
+		return &exitError{code: exitFailed, err: fmt.Errorf("%s %s (--fail-on %s)", count(n, "point"), what, strings.Join(failOn, ","))}
 	}
 	return nil
 }

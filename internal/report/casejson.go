@@ -277,6 +277,9 @@ func (w *caseJSON) check(c *Check) {
 	w.str("at", c.At)
 	w.bool("passed", c.Passed)
 	w.str("message", c.Message)
+	if c.Invariant {
+		w.bool("invariant", true)
+	}
 	if c.Judge != nil {
 		w.value("judge", c.Judge)
 	}

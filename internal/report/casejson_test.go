@@ -173,7 +173,7 @@ func TestCaseJSONKnowsEveryField(t *testing.T) {
 			"cassette,omitempty replay,omitempty stderr,omitempty model_faults,omitempty script,omitempty mcp,omitempty network,omitempty workspace,omitempty " +
 			"verdict,omitempty seed,omitempty build_hash,omitempty build,omitempty initial_state,omitempty state,omitempty " +
 			"evidence,omitempty events,omitempty conversation,omitempty trials,omitempty mutation,omitempty duration_ms - -"},
-		{Check{}, "check at passed message judge,omitempty"},
+		{Check{}, "check at passed message invariant,omitempty judge,omitempty"},
 		{ToolCall{}, "turn id tool args outcome where,omitempty rule is_error result near_miss,omitempty asked,omitempty"},
 		{model.Usage{}, "input_tokens output_tokens"},
 	} {

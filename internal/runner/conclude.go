@@ -135,13 +135,14 @@ func judge(j job, c *report.Case, r ran, g *grader) {
 			facts.Verdicts[jd.Index] = &check.Verdict{Problem: "the agent's run did not finish, so there is nothing to judge"}
 		}
 	}
-	results := check.Evaluate(j.c.Expect, facts)
+	checks := j.suite.Checks(j.c)
+	results := check.Evaluate(checks, facts)
 	failed := 0
 	c.Checks = make([]report.Check, len(results))
 	for i, res := range results {
-		c.Checks[i] = report.Check{Check: res.Check, At: res.At, Passed: res.Passed, Message: res.Message}
+		c.Checks[i] = report.Check{Check: res.Check, At: res.At, Passed: res.Passed, Message: res.Message, Invariant: checks[i].Invariant}
 		if v := res.Verdict; v != nil {
-			jd := j.c.Expect[i].Judge
+			jd := checks[i].Judge
 			c.Checks[i].Judge = &report.Judged{Provider: jd.Provider, Model: jd.Model, Pass: v.Pass, Score: v.Score, Reasoning: v.Reasoning, Cassette: j.judgeFile(jd)}
 		}
 		if !res.Passed {

@@ -127,7 +127,7 @@ func recheckOne(j job, c *report.Case, g *grader, rc *report.Recheck) {
 	keep, ask, missing := sortChecks(j, old, facts)
 	missing = append(missing, askJudges(j, c, g, ask, facts)...)
 	var failed int
-	c.Checks, failed = recheckResults(j, check.Evaluate(j.c.Expect, facts), keep, facts, rc)
+	c.Checks, failed = recheckResults(j, check.Evaluate(j.suite.Checks(j.c), facts), keep, facts, rc)
 	changes := changedChecks(old, c.Checks)
 	rc.Changed += len(changes)
 	for _, ch := range changes {
@@ -144,7 +144,7 @@ func recheckOne(j job, c *report.Case, g *grader, rc *report.Recheck) {
 func sortChecks(j job, old []report.Check, facts *check.Facts) (keep map[int]report.Check, ask []*spec.Check, missing []string) {
 	used := make([]bool, len(old))
 	keep = map[int]report.Check{}
-	for i, ch := range j.c.Expect {
+	for i, ch := range j.suite.Checks(j.c) {
 		if ch.Kind != spec.CheckJudge && ch.Kind != spec.CheckCommand && (ch.Kind != spec.CheckFile || facts.Workspace != "") {
 			continue
 		}
@@ -197,6 +197,7 @@ func askJudges(j job, c *report.Case, g *grader, ask []*spec.Check, facts *check
 // kept ones in their places, and how many failed.
 func recheckResults(j job, results []check.Result, keep map[int]report.Check, facts *check.Facts, rc *report.Recheck) ([]report.Check, int) {
 	out := make([]report.Check, len(results))
+	checks := j.suite.Checks(j.c)
 	failed := 0
 	for i, res := range results {
 		if k, ok := keep[i]; ok {
@@ -204,8 +205,8 @@ func recheckResults(j job, results []check.Result, keep map[int]report.Check, fa
 			out[i] = k
 			rc.Kept++
 		} else {
-			out[i] = report.Check{Check: res.Check, At: res.At, Passed: res.Passed, Message: res.Message}
-			ch := j.c.Expect[i]
+			ch := checks[i]
+			out[i] = report.Check{Check: res.Check, At: res.At, Passed: res.Passed, Message: res.Message, Invariant: ch.Invariant}
 			if ch.Kind == spec.CheckFile && facts.Workspace == "" {
 				out[i].Message = "not re-checked: " + cannotRecheck
 			}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -74,7 +75,21 @@ func (p Point) Failure() string {
 	case p.Kind == FaultDeclared:
 		return "error rule " + p.Rule
 	}
+	if f, ok := failures[p.Kind]; ok {
+		return f
+	}
 	return p.Kind
+}
+
+// failures say what each corrupting kind does to the call's answer.
+var failures = map[string]string{
+	FaultTruncated:  "its answer cut in half",
+	FaultStale:      "the tool's previous answer again",
+	FaultMalformed:  "its JSON answer with single quotes",
+	FaultOversized:  "its answer padded to 256 KiB",
+	FaultDuplicated: "delivered twice: the operation runs twice",
+	FaultInjected:   "an instruction planted in its answer",
+	FaultLost:       "its answer lost after the operation committed: a timeout",
 }
 
 // ParsePointID checks a point's ID (CALL:TOOL:KIND[:CODE]).
@@ -84,7 +99,7 @@ func ParsePointID(id string) error {
 	if !ok || err != nil || n < 1 {
 		return fmt.Errorf("point %q: want CALL:TOOL:KIND, CALL the call's number (from 1), e.g. 2:save_record:timeout", id)
 	}
-	for _, k := range []string{FaultToolError, FaultTimeout, FaultDeclared} {
+	for _, k := range FaultKinds {
 		if tool, ok := strings.CutSuffix(rest, ":"+k); ok && tool != "" {
 			return nil
 		}
@@ -92,7 +107,7 @@ func ParsePointID(id string) error {
 	if i := strings.LastIndex(rest, ":"+FaultDeclared+":"); i > 0 && i+len(FaultDeclared)+2 < len(rest) {
 		return nil
 	}
-	return fmt.Errorf("point %q: the failure is error, error:CODE, tool-error or timeout", id)
+	return fmt.Errorf("point %q: the failure is error, error:CODE or one of %s", id, strings.Join(FaultKinds[1:], ", "))
 }
 
 // SweepCassette is the cassette of a sweep point of a case whose
@@ -156,6 +171,8 @@ type SweepOptions struct {
 	// Point, when set, runs only the points of this ID (Point.ID) of the
 	// cases selected.
 	Point string
+	// Faults are the kinds of failure given (FaultKinds); nil: all.
+	Faults []string
 }
 
 // Sweep runs the selected cases once, then each passing case again for
@@ -195,7 +212,7 @@ func Sweep(ctx context.Context, suites []*spec.Suite, opts Options, so SweepOpti
 			sc.Reason = c.Reason
 		} else if s != nil {
 			for _, p := range points(s, caseNamed(s, c.Name), opts.Worlds[s], c) {
-				if so.Point != "" && p.ID() != so.Point {
+				if so.Point != "" && p.ID() != so.Point || so.Faults != nil && !slices.Contains(so.Faults, p.Kind) {
 					continue
 				}
 				out.Points++
@@ -264,14 +281,25 @@ func caseNamed(s *spec.Suite, name string) *spec.Case {
 	return nil
 }
 
-// points are a passing case's points, in order: by call, then
-// declared errors (by code), the tool error, the timeout.
+// points are a passing case's points, in order: by call (those dryfire
+// served, numbered as they started), then declared errors (by code), the
+// tool error, the timeout and the corrupting kinds (FaultKinds).
 func points(s *spec.Suite, c *spec.Case, sw *world.SuiteWorld, rc report.Case) []Point {
 	var out []Point
+	var committed []bool
+	if sw != nil {
+		committed = committedWrites(rc.ToolCalls, rc.Evidence, sw.World)
+	}
+	n := 0
 	for i, tc := range rc.ToolCalls {
-		p := Point{Suite: rc.Suite, Case: rc.Name, Call: i + 1, Tool: tc.Tool}
+		if tc.Where != "" {
+			continue // the agent's own: dryfire does not answer it
+		}
+		n++
+		p := Point{Suite: rc.Suite, Case: rc.Name, Call: n, Tool: tc.Tool}
+		var op *world.Operation
 		if sw != nil {
-			if op := sw.World.Tools[tc.Tool]; op != nil {
+			if op = sw.World.Tools[tc.Tool]; op != nil {
 				codes := make([]string, 0, len(op.Errors))
 				for code := range op.Errors {
 					codes = append(codes, code)
@@ -293,6 +321,7 @@ func points(s *spec.Suite, c *spec.Case, sw *world.SuiteWorld, rc report.Case) [
 			d.Kind = k
 			out = append(out, d)
 		}
+		out = append(out, semanticPoints(p, rc.ToolCalls, i, op, committed != nil && committed[i])...)
 	}
 	return out
 }
@@ -343,6 +372,11 @@ func runPoint(ctx context.Context, s *spec.Suite, opts Options, p Point) PointRe
 	if _, err := os.Stat(c.Cassette); err == nil && c.Cassette != "" && !outside {
 		res.Cassette = c.Cassette
 	}
+	var w *world.World
+	if sw := opts.Worlds[s]; sw != nil {
+		w = sw.World
+	}
+	broken := unsafeChecks(&c, w)
 	pr.mu.Lock()
 	defer pr.mu.Unlock()
 	refused := false
@@ -364,6 +398,8 @@ func runPoint(ctx context.Context, s *spec.Suite, opts Options, p Point) PointRe
 		res.Verdict, res.Reason = NotReached, fmt.Sprintf("the case made %d tool calls this time", len(c.ToolCalls))
 	case !pr.reached:
 		res.Verdict, res.Reason = NotReached, fmt.Sprintf("call %d was %s this time", p.Call, pr.at)
+	case len(broken) > 0:
+		res.Verdict, res.Failing = Unsafe, broken
 	case c.Status == report.Passed:
 		res.Verdict = Survived
 	case c.Status == report.Failed:
@@ -391,6 +427,7 @@ type pointRun struct {
 	at       string // the tool of the point's call, once made
 	reached  bool   // the call was made, to the point's tool
 	noAnswer string // the built-in loop's script had no turn for a request
+	prev     string // the last answer of the point's tool before its call (stale)
 }
 
 // Fault is the point's failure as a recorder gives it (RecorderOptions,
@@ -422,6 +459,9 @@ func (pr *pointRun) modelError(err error) {
 // Answerer fails the point's call: through the world, whose evidence
 // then has it, or with an error result of its own.
 func (pr *pointRun) Answerer(i int, c tool.Call, a tool.Answerer) tool.Answerer {
+	if pr.p.Kind == FaultStale && i < pr.p.Call-1 && c.Name == pr.p.Tool {
+		return keep{pr, a}
+	}
 	if i != pr.p.Call-1 {
 		return a
 	}
@@ -433,6 +473,11 @@ func (pr *pointRun) Answerer(i int, c tool.Call, a tool.Answerer) tool.Answerer 
 	}
 	pr.reached = true
 	note := fmt.Sprintf("dryfire sweep: call %d (%s) fails on purpose: %s (point %s)", pr.p.Call, pr.p.Tool, pr.p.Failure(), pr.p.ID())
+	switch pr.p.Kind {
+	case FaultDeclared, FaultToolError, FaultTimeout:
+	default:
+		return noted{semantic{pr, a}, note}
+	}
 	switch x := a.(type) {
 	case *world.Instance:
 		return noted{world.Forced{In: x, Rule: pr.p.override()}, note}

@@ -176,6 +176,8 @@ func (x *decoder) suite(root *yaml.Node, doc any) *Suite {
 			s.Trials, _ = x.integer(p.V, p.Val)
 		case "target":
 			s.Target = x.target(p)
+		case "invariants":
+			s.Invariants = x.invariants(p.V, p.Val)
 		}
 	}
 	if k, _ := yamlpos.Lookup(root, "agent"); k == nil && s.World != "" {

@@ -140,6 +140,15 @@ func (x *decoder) check(it yamlpos.Item) *Check {
 		}
 	case CheckPolicy:
 		x.policy(c, k, v, val)
+	case CheckNotLeaked:
+		switch t := val.(type) {
+		case string:
+			c.Secrets = []string{t}
+		case []any:
+			for _, e := range t {
+				c.Secrets = append(c.Secrets, str(e))
+			}
+		}
 	case CheckJudge:
 		j := &Judge{}
 		for _, p := range yamlpos.Pairs(v, val) {

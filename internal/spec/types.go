@@ -71,6 +71,9 @@ type Suite struct {
 	// suite has an agent now (a suite without agent given a program,
 	// dryfire reproduce -- COMMAND).
 	ScriptDrills bool
+	// Invariants are checks every case keeps beside its own (Checks); a
+	// fault sweep's point that breaks one is unsafe.
+	Invariants []*Check
 	// Target is the suite's target: (nil without one): what its drills'
 	// agent is and the bindings it may reach the world through.
 	Target *Target
@@ -448,6 +451,7 @@ const (
 	CheckCommand    CheckKind = "command"
 	CheckTrajectory CheckKind = "trajectory"
 	CheckPolicy     CheckKind = "policy"
+	CheckNotLeaked  CheckKind = "not_leaked"
 	CheckJudge      CheckKind = "judge"
 	CheckRead       CheckKind = "read"
 	CheckNotRead    CheckKind = "not_read"
@@ -496,7 +500,7 @@ type Judge struct {
 }
 
 // CheckKinds lists every check, in documentation order.
-var CheckKinds = []string{"called", "not_called", "order", "trajectory", "policy", "judge", "output", "max_turns", "no_errors", "state", "event", "file", "read", "not_read", "prompted", "elicited", "sampled"}
+var CheckKinds = []string{"called", "not_called", "order", "trajectory", "policy", "not_leaked", "judge", "output", "max_turns", "no_errors", "state", "event", "file", "read", "not_read", "prompted", "elicited", "sampled"}
 
 // Where a tool call ran, as a check's where: says.
 const (
@@ -510,6 +514,9 @@ type Check struct {
 	Pos  yamlpos.Pos
 	// Source is the check as written, in canonical JSON, for reports.
 	Source string
+
+	// Invariant: the check is one of the suite's invariants.
+	Invariant bool
 
 	// Where restricts the calls a check looks at to those that ran
 	// there: WhereOwn, WhereServed; "": all of them.
@@ -546,6 +553,8 @@ type Check struct {
 
 	// policy: the rule (policy.go).
 	Policy *Policy
+	// not_leaked: the strings that must not leave the agent.
+	Secrets []string
 
 	// judge: the rubric and the judge's model (the agent's when not
 	// given: Judge has them resolved), and the score to pass at (nil: the

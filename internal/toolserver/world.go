@@ -89,6 +89,8 @@ func (s *Scope) serveOp(w http.ResponseWriter, r *http.Request, rest string) {
 	ans := opAnswer{Status: resp.Status, Output: resp.Output, Error: resp.Error, Receipt: resp.Receipt}
 	if resp.Error != nil {
 		ans.Output = nil
+	} else if resp.Raw != "" {
+		ans.Output = resp.Raw
 	}
 	writeValue(w, resp.HTTPStatus(), ans)
 }

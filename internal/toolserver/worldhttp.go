@@ -172,6 +172,10 @@ func writeRouteAnswer(w http.ResponseWriter, r *http.Request, ph *world.PackageH
 		w.WriteHeader(status)
 		return
 	}
+	if resp.Raw != "" {
+		writeJSON(w, status, []byte(resp.Raw))
+		return
+	}
 	writeValue(w, status, resp.Output)
 }
 

@@ -174,6 +174,9 @@ type Response struct {
 	Error    *ErrorEnvelope `json:"error,omitempty"`
 	Receipt  bool           `json:"receipt"`
 	Evidence Evidence       `json:"-"`
+	// Raw, when set, is the answer as a fault sweep corrupted it: a
+	// package's HTTP route writes it as its body, /ops as its output.
+	Raw string `json:"-"`
 }
 
 // Content is what a model receives: the output (a string verbatim,

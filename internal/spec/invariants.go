@@ -1,0 +1,44 @@
+package spec
+
+import (
+	yaml "go.yaml.in/yaml/v4"
+
+	"github.com/dryfire-dev/dryfire/internal/yamlpos"
+)
+
+// invariants decodes the suite's invariants: checks every case must keep
+// beside its own (Checks), and whose failure at a point of a fault sweep
+// makes the point unsafe. Neither a judge nor a command check: both are
+// work of their own per case, asked for by the case.
+func (x *decoder) invariants(n *yaml.Node, val any) []*Check {
+	var out []*Check
+	for _, it := range yamlpos.Items(n, val) {
+		ch := x.check(it)
+		if ch == nil {
+			continue
+		}
+		ps := yamlpos.Pairs(it.N, it.Val)
+		if len(ps) == 1 {
+			ch.Source = checkSource(ch.Kind, ps[0].V, ps[0].Val)
+			if ch.Kind == CheckJudge || ch.Kind == CheckCommand {
+				x.errorf(ps[0].K, "an invariant is not a %s check: each case asks for its own (in its expect)", ch.Kind)
+				continue
+			}
+		}
+		for c := ch; c != nil; c = c.condition() {
+			c.Invariant = true
+			c.withNode, c.toolNodes, c.judgeNode, c.turnNode, c.srcNode, c.srcVal = nil, nil, nil, nil, nil, nil
+		}
+		out = append(out, ch)
+	}
+	return out
+}
+
+// Checks are the checks of case c: its own, then the suite's invariants.
+func (s *Suite) Checks(c *Case) []*Check {
+	if len(s.Invariants) == 0 {
+		return c.Expect
+	}
+	out := make([]*Check, 0, len(c.Expect)+len(s.Invariants))
+	return append(append(out, c.Expect...), s.Invariants...)
+}
