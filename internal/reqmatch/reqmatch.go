@@ -274,7 +274,29 @@ type compiled struct {
 // nothing.
 type Set struct {
 	rules []compiled
+	regex bool // some rule rewrites values
+
+	// memo is what the rewriting rules make of a long string, and which
+	// changed it: a case's requests repeat their long parts (a coding
+	// agent's system prompt, its tools) on every turn.
+	mu        sync.Mutex
+	memo      map[string]normalised
+	memoBytes int
 }
+
+// normalised is a string after the rewriting rules, and the labels of
+// those that changed it.
+type normalised struct {
+	s      string
+	labels []string
+}
+
+// Bounds of the memo: strings shorter than memoMin are rewritten each
+// time (cheap); it keeps at most memoMax bytes of them.
+const (
+	memoMin = 32
+	memoMax = 32 << 20
+)
 
 // Compile checks and compiles rules. The loader reports problems with
 // positions before this is called; the error here names the rule.
@@ -312,6 +334,9 @@ func Compile(rules []Rule) (*Set, error) {
 			c.re, c.repl = re, r.replacement()
 		}
 		s.rules = append(s.rules, c)
+	}
+	for _, c := range s.rules {
+		s.regex = s.regex || c.re != nil
 	}
 	return s, nil
 }
@@ -352,14 +377,107 @@ func (s *Set) Apply(v any) (any, Applied) {
 	}
 	ap := Applied{}
 	for i := range s.rules {
-		c := &s.rules[i]
-		if c.path != nil {
+		if c := &s.rules[i]; c.path != nil {
 			v = ignore(v, c.path, "$", c.label, ap)
-		} else {
-			v = rewrite(v, "$", c, ap)
 		}
 	}
+	if s.regex {
+		v = s.rewrite(v, nil, ap)
+	}
 	return v, ap
+}
+
+// at is a JSON path as a chain, made into text (Member, Index) only where
+// a rule changed something.
+type at struct {
+	up  *at
+	key string
+	i   int // -1: key
+}
+
+func (a *at) String() string {
+	if a == nil {
+		return "$"
+	}
+	if a.i < 0 {
+		return Member(a.up.String(), a.key)
+	}
+	return Index(a.up.String(), a.i)
+}
+
+// rewrite applies the rewriting rules, in order, to every string (and
+// number's text) of v.
+func (s *Set) rewrite(v any, path *at, ap Applied) any {
+	switch x := v.(type) {
+	case string:
+		n := s.normal(x)
+		for _, l := range n.labels {
+			ap.add(path.String(), l)
+		}
+		return n.s
+	case json.Number:
+		t := string(x)
+		for i := range s.rules {
+			c := &s.rules[i]
+			if c.re == nil {
+				continue
+			}
+			if n := c.re.ReplaceAllString(t, c.repl); n != t {
+				ap.add(path.String(), c.label)
+				t = n
+			}
+		}
+		if t != string(x) {
+			return t
+		}
+	case []any:
+		for i := range x {
+			x[i] = s.rewrite(x[i], &at{path, "", i}, ap)
+		}
+	case map[string]any:
+		for k, e := range x {
+			x[k] = s.rewrite(e, &at{path, k, -1}, ap)
+		}
+	}
+	return v
+}
+
+// normal is x after the rewriting rules, from the memo when x is long.
+func (s *Set) normal(x string) normalised {
+	long := len(x) >= memoMin
+	if long {
+		s.mu.Lock()
+		n, ok := s.memo[x]
+		s.mu.Unlock()
+		if ok {
+			return n
+		}
+	}
+	n := normalised{s: x}
+	for i := range s.rules {
+		c := &s.rules[i]
+		if c.re == nil {
+			continue
+		}
+		if r := c.re.ReplaceAllString(n.s, c.repl); r != n.s {
+			if !slices.Contains(n.labels, c.label) {
+				n.labels = append(n.labels, c.label)
+			}
+			n.s = r
+		}
+	}
+	if long {
+		s.mu.Lock()
+		if s.memoBytes+len(x) <= memoMax {
+			if s.memo == nil {
+				s.memo = map[string]normalised{}
+			}
+			s.memo[x] = n
+			s.memoBytes += len(x)
+		}
+		s.mu.Unlock()
+	}
+	return n
 }
 
 // Ignored replaces an ignored array item.
@@ -410,30 +528,6 @@ func keysOf(m map[string]any, st step) []string {
 	}
 	slices.Sort(keys)
 	return keys
-}
-
-func rewrite(v any, at string, c *compiled, ap Applied) any {
-	switch x := v.(type) {
-	case string:
-		if n := c.re.ReplaceAllString(x, c.repl); n != x {
-			ap.add(at, c.label)
-			return n
-		}
-	case json.Number:
-		if n := c.re.ReplaceAllString(string(x), c.repl); n != string(x) {
-			ap.add(at, c.label)
-			return n
-		}
-	case []any:
-		for i := range x {
-			x[i] = rewrite(x[i], Index(at, i), c, ap)
-		}
-	case map[string]any:
-		for k, e := range x {
-			x[k] = rewrite(e, Member(at, k), c, ap)
-		}
-	}
-	return v
 }
 
 var ident = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`) })

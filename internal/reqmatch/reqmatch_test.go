@@ -187,3 +187,27 @@ func TestCLIPresets(t *testing.T) {
 		}
 	}
 }
+
+// A long string's normal form is kept for the set: a second request with
+// it gets the same text and the same rules named at its path, from the
+// memo; a short one is normalised each time the same way.
+func TestApplyRemembersLongStrings(t *testing.T) {
+	s, err := Compile([]Rule{{Preset: "uuid"}, {Regex: "secret-[0-9]+", Replace: "secret-N"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	long := "id 3f2504e0-4f89-41d3-9a0c-0305e82c3301 and secret-42, " + string(bytes.Repeat([]byte("padding "), 40))
+	for i := range 2 {
+		got, ap := s.Apply(map[string]any{"a": []any{long, "secret-7"}})
+		items := got.(map[string]any)["a"].([]any)
+		if want := "id <uuid> and secret-N, "; !bytes.HasPrefix([]byte(items[0].(string)), []byte(want)) || items[1] != "secret-N" {
+			t.Errorf("request %d: %q", i+1, items)
+		}
+		if diff := cmp.Diff(Applied{"$.a[0]": {"preset uuid", `regex "secret-[0-9]+" -> "secret-N"`}, "$.a[1]": {`regex "secret-[0-9]+" -> "secret-N"`}}, ap); diff != "" {
+			t.Errorf("request %d applied (-want +got):\n%s", i+1, diff)
+		}
+	}
+	if len(s.memo) != 1 {
+		t.Errorf("memo holds %d strings, want 1 (the long one)", len(s.memo))
+	}
+}
