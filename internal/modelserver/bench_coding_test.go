@@ -73,7 +73,9 @@ func codingSession(n int, ws, home, day string, ids []string) [][]byte {
 func BenchmarkReplayCodingSession(b *testing.B) {
 	// Recorded and replayed in the same place without rules: the cost of
 	// the seam alone, for comparison.
-	b.Run("same-place-no-rules", func(b *testing.B) { benchSession(b, nil, "/tmp/dryfire-workspace-1111", "/tmp/dryfire-home-2222", "2026-12-08") })
+	b.Run("same-place-no-rules", func(b *testing.B) {
+		benchSession(b, nil, "/tmp/dryfire-workspace-1111", "/tmp/dryfire-home-2222", "2026-12-08")
+	})
 	b.Run("another-place-claude-code-preset", func(b *testing.B) {
 		benchSession(b, []reqmatch.Rule{{Preset: "claude-code"}}, "/tmp/dryfire-workspace-987654", "/var/tmp/x/dryfire-home-5", "2026-12-07")
 	})
