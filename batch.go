@@ -3,8 +3,9 @@ package dryfire
 import (
 	"fmt"
 
-	"github.com/dryfire-dev/dryfire/internal/report"
+	ireport "github.com/dryfire-dev/dryfire/internal/report"
 	"github.com/dryfire-dev/dryfire/internal/runner"
+	"github.com/dryfire-dev/dryfire/report"
 )
 
 // Batch is a set of a run's cases, by id, run by one process of many
@@ -50,7 +51,7 @@ type ListedCase struct {
 // PassThreshold, Seed, Shard or Batch), each case with its id, running
 // nothing. durations, when given, is a previous run's report: each case
 // it has gets its duration as ExpectedMS.
-func (p *Project) List(opts *RunOptions, durations *Report) (*CaseList, error) {
+func (p *Project) List(opts *RunOptions, durations *report.Report) (*CaseList, error) {
 	if opts == nil {
 		opts = &RunOptions{}
 	}
@@ -99,36 +100,28 @@ type MergeOptions struct {
 // order into the report the whole run would have written, durations
 // aside. It refuses reports that are no part of a run, parts of other
 // suites or builds, a case in two parts and a case in none, naming them.
-func MergeWith(reports []*Report, names []string, opts *MergeOptions) (*Report, error) {
+func MergeWith(reports []*report.Report, names []string, opts *MergeOptions) (*report.Report, error) {
 	if opts == nil || opts.List == nil {
 		return Merge(reports, names)
 	}
-	in, names := internalReports(reports, names)
-	list := &report.CaseList{Suites: opts.List.Suites, Cases: make([]report.Listed, len(opts.List.Cases))}
+	names = reportNames(reports, names)
+	list := &ireport.CaseList{Suites: opts.List.Suites, Cases: make([]ireport.Listed, len(opts.List.Cases))}
 	for i, c := range opts.List.Cases {
-		list.Cases[i] = report.Listed{ID: c.ID, Suite: c.Suite, Name: c.Name}
+		list.Cases[i] = ireport.Listed{ID: c.ID, Suite: c.Suite, Name: c.Name}
 	}
-	out, err := report.MergeBatches(in, names, list)
-	if err != nil {
-		return nil, err
-	}
-	return reportOf(out), nil
+	return ireport.MergeBatches(reports, names, list)
 }
 
-// internalReports are reports in the internal shape, with names for each
-// (report N when names are not one a report).
-func internalReports(reports []*Report, names []string) ([]*report.Report, []string) {
-	in := make([]*report.Report, len(reports))
-	for i, r := range reports {
-		in[i] = internalReport(r)
-	}
+// reportNames are names, or report N for each report when names are not
+// one a report.
+func reportNames(reports []*report.Report, names []string) []string {
 	if len(names) != len(reports) {
 		names = make([]string, len(reports))
 		for i := range names {
 			names[i] = fmt.Sprintf("report %d", i+1)
 		}
 	}
-	return in, names
+	return names
 }
 
 // Journal keeps a run's cases as they finish, crash-safe, so that a run

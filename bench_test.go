@@ -7,6 +7,7 @@ import (
 
 	"github.com/dryfire-dev/dryfire"
 	"github.com/dryfire-dev/dryfire/bench/gensuite/suite"
+	"github.com/dryfire-dev/dryfire/report"
 )
 
 // BenchmarkRunStreamed is `dryfire run --json --junit` of a large suite
@@ -26,7 +27,7 @@ func BenchmarkRunStreamed(b *testing.B) {
 			}
 			defer p.Close(context.Background(), nil)
 			for b.Loop() {
-				stream, err := dryfire.NewReportStream(io.Discard, io.Discard)
+				stream, err := report.NewStream(io.Discard, io.Discard)
 				if err != nil {
 					b.Fatal(err)
 				}

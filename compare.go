@@ -3,13 +3,14 @@ package dryfire
 import (
 	"io"
 
-	"github.com/dryfire-dev/dryfire/internal/report"
+	ireport "github.com/dryfire-dev/dryfire/internal/report"
+	"github.com/dryfire-dev/dryfire/report"
 )
 
 // Outcomes are what Compare needs of a run: each case's status, its
 // checks' verdicts, its trials and its duration, in report order.
 type Outcomes struct {
-	o                      report.Outcomes
+	o                      ireport.Outcomes
 	shardIndex, shardCount int
 }
 
@@ -18,7 +19,7 @@ type Outcomes struct {
 // many cases is never in memory whole. Its errors say where (LINE:COL)
 // when r can seek (a file).
 func ReadOutcomes(r io.Reader) (*Outcomes, error) {
-	o, i, n, err := report.ReadOutcomes(r)
+	o, i, n, err := ireport.ReadOutcomes(r)
 	if err != nil {
 		return nil, err
 	}
@@ -26,11 +27,11 @@ func ReadOutcomes(r io.Reader) (*Outcomes, error) {
 }
 
 // OutcomesOf is what Compare needs of a report held whole.
-func OutcomesOf(r *Report) *Outcomes {
+func OutcomesOf(r *report.Report) *Outcomes {
 	o := &Outcomes{}
-	o.o.Cases = make([]report.Outcome, len(r.Cases))
+	o.o.Cases = make([]ireport.Outcome, len(r.Cases))
 	for i := range r.Cases {
-		o.o.Cases[i] = report.OutcomeOf(internalCase(&r.Cases[i]))
+		o.o.Cases[i] = ireport.OutcomeOf(&r.Cases[i])
 	}
 	if r.Shard != nil {
 		o.shardIndex, o.shardCount = r.Shard.Index, r.Shard.Count
@@ -71,8 +72,8 @@ const (
 // ChangeKinds are every kind of change, in the order a comparison lists
 // them.
 func ChangeKinds() []ChangeKind {
-	out := make([]ChangeKind, len(report.ChangeKinds))
-	for i, k := range report.ChangeKinds {
+	out := make([]ChangeKind, len(ireport.ChangeKinds))
+	for i, k := range ireport.ChangeKinds {
 		out[i] = ChangeKind(k)
 	}
 	return out
@@ -92,14 +93,14 @@ type CompareOptions struct {
 
 // Comparison is what changed from one run (BASE) to another (NEW), case
 // by case and check by check, in a fixed order (suite, case, check).
-type Comparison struct{ c *report.Comparison }
+type Comparison struct{ c *ireport.Comparison }
 
 // Compare compares two runs. It refuses a run that has a case twice.
 func Compare(base, new *Outcomes, opts *CompareOptions) (*Comparison, error) {
 	if opts == nil {
 		opts = &CompareOptions{}
 	}
-	c, err := report.Compare(&base.o, &new.o, report.CompareOptions{BaseName: opts.BaseName, NewName: opts.NewName, SlowFactor: opts.SlowFactor, SlowMS: opts.SlowMS})
+	c, err := ireport.Compare(&base.o, &new.o, ireport.CompareOptions{BaseName: opts.BaseName, NewName: opts.NewName, SlowFactor: opts.SlowFactor, SlowMS: opts.SlowMS})
 	if err != nil {
 		return nil, err
 	}
@@ -107,7 +108,7 @@ func Compare(base, new *Outcomes, opts *CompareOptions) (*Comparison, error) {
 }
 
 // Count is how many cases have change k.
-func (c *Comparison) Count(k ChangeKind) int { return c.c.Count(report.ChangeKind(k)) }
+func (c *Comparison) Count(k ChangeKind) int { return c.c.Count(ireport.ChangeKind(k)) }
 
 // Unchanged counts the cases in both runs with no change.
 func (c *Comparison) Unchanged() int { return c.c.Unchanged }

@@ -4,7 +4,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/dryfire-dev/dryfire/internal/report"
+	ireport "github.com/dryfire-dev/dryfire/internal/report"
 )
 
 // The public change kinds are written out; they must be the internal
@@ -12,6 +12,6 @@ import (
 func TestChangeKindsAreTheInternalOnes(t *testing.T) {
 	public := []ChangeKind{ChangeRegressed, ChangeFixed, ChangeNew, ChangeGone, ChangeSkipped, ChangeStatus, ChangeFlaky, ChangeSteady, ChangePassDown, ChangePassUp, ChangeSlower, ChangeFaster}
 	if !slices.Equal(public, ChangeKinds()) {
-		t.Errorf("public kinds %q, internally %q", public, report.ChangeKinds)
+		t.Errorf("public kinds %q, internally %q", public, ireport.ChangeKinds)
 	}
 }

@@ -28,11 +28,12 @@ import (
 
 	"github.com/dryfire-dev/dryfire/internal/cassette"
 	"github.com/dryfire-dev/dryfire/internal/passthrough"
-	"github.com/dryfire-dev/dryfire/internal/report"
+	ireport "github.com/dryfire-dev/dryfire/internal/report"
 	"github.com/dryfire-dev/dryfire/internal/runner"
 	"github.com/dryfire-dev/dryfire/internal/spec"
 	"github.com/dryfire-dev/dryfire/internal/world"
 	"github.com/dryfire-dev/dryfire/internal/yamlpos"
+	"github.com/dryfire-dev/dryfire/report"
 )
 
 // Project is a set of loaded, valid suites.
@@ -265,7 +266,7 @@ type RunOptions struct {
 	// writes the reports with it; the Report the run returns then holds
 	// only the cases the stream keeps (ReportStream.Keep) and the summary
 	// (and shard) of all of them. Call the stream's Close with it.
-	Stream *ReportStream
+	Stream *report.Stream
 	// Coverage counts what the cases exercised of their suites' mock
 	// rules, sequence entries and worlds: Report.Coverage.
 	Coverage bool
@@ -285,7 +286,7 @@ type Shard struct {
 	// durations spread the cases so that the shards take about as long
 	// (cases it lacks count as its mean). Without it a case's shard is a
 	// hash of its suite file and name.
-	Durations *Report
+	Durations *report.Report
 	// Build identifies the dryfire that runs the shard; shards of
 	// different builds do not merge. The CLI gives its version, VCS
 	// revision and Go version.
@@ -297,17 +298,12 @@ type Shard struct {
 // aside. names name the reports in its errors (file names). It refuses
 // reports that are not a shard's, of other suites or builds, a shard
 // given twice or one missing.
-func Merge(reports []*Report, names []string) (*Report, error) {
-	in, names := internalReports(reports, names)
-	out, err := report.Merge(in, names)
-	if err != nil {
-		return nil, err
-	}
-	return reportOf(out), nil
+func Merge(reports []*report.Report, names []string) (*report.Report, error) {
+	return ireport.Merge(reports, reportNames(reports, names))
 }
 
 // ParseReport reads a JSON report (dryfire run --json).
-func ParseReport(data []byte) (*Report, error) {
+func ParseReport(data []byte) (*report.Report, error) {
 	var r report.Report
 	if err := json.Unmarshal(data, &r); err != nil {
 		return nil, fmt.Errorf("not a dryfire JSON report: %w", err)
@@ -316,9 +312,9 @@ func ParseReport(data []byte) (*Report, error) {
 		return nil, errors.New("not a dryfire JSON report: it has no cases")
 	}
 	for i := range r.Cases {
-		r.Cases[i].CompactArgs()
+		ireport.CompactArgs(&r.Cases[i])
 	}
-	return reportOf(&r), nil
+	return &r, nil
 }
 
 // RecordMode says when model calls are recorded into cassettes (one file
@@ -349,29 +345,20 @@ func ParseRecordMode(s string) (RecordMode, error) {
 type Progress interface {
 	Start(total int)
 	CaseStarted(index int, suite, name string)
-	CaseDone(index int, c *CaseResult)
-}
-
-// A ProgressForwarder is a Progress whose CaseDone only hands each case,
-// unchanged, to another Progress (one that filters what Start says, say):
-// a run gives its cases to that one directly, without making each a
-// CaseResult for the forwarder first.
-type ProgressForwarder interface {
-	Progress
-	CaseDoneTo() Progress
+	CaseDone(index int, c *report.Case)
 }
 
 // Run runs the project's cases. The error is for a run that could not
 // start (a bad filter or record mode, a provider this build cannot run, an
 // API key missing for cases that need the live model); failing cases are
 // in the report, not in the error.
-func (p *Project) Run(ctx context.Context, opts *RunOptions) (*Report, error) {
+func (p *Project) Run(ctx context.Context, opts *RunOptions) (*report.Report, error) {
 	return p.run(ctx, opts, nil)
 }
 
 // run runs the project's cases, their tools answered by up when it is
 // not nil (RecordTools).
-func (p *Project) run(ctx context.Context, opts *RunOptions, up runner.Upstream) (*Report, error) {
+func (p *Project) run(ctx context.Context, opts *RunOptions, up runner.Upstream) (*report.Report, error) {
 	if opts == nil {
 		opts = &RunOptions{}
 	}
@@ -382,29 +369,28 @@ func (p *Project) run(ctx context.Context, opts *RunOptions, up runner.Upstream)
 	if err != nil {
 		return nil, err
 	}
-	if opts.Progress != nil || opts.Outcomes != nil {
-		pr := progress{p: opts.Progress, done: caseDoneTo(opts.Progress)}
-		if opts.Outcomes != nil {
-			pr.outcomes = &opts.Outcomes.o
-		}
-		ro.Progress = pr
+	switch {
+	case opts.Outcomes != nil:
+		ro.Progress = progress{opts.Progress, &opts.Outcomes.o}
+	case opts.Progress != nil:
+		ro.Progress = opts.Progress
 	}
-	if opts.Stream != nil {
-		ro.Sink, ro.Lean = opts.Stream.add, true
+	var kept []report.Case // a streamed run's cases that did not pass, up to Stream.Keep
+	if s := opts.Stream; s != nil {
+		ro.Lean = true
+		ro.Sink = func(_ int, c *report.Case) {
+			s.Add(c)
+			if (c.Status == report.Failed || c.Status == report.Errored) && len(kept) < s.Keep {
+				kept = append(kept, *c)
+			}
+		}
 	}
 	rep, err := runner.Run(ctx, p.suites, ro)
 	if err != nil {
 		return nil, err
 	}
-	out := reportOf(rep)
-	out.totals = rep.Totals
-	if opts.Stream != nil {
-		for _, c := range opts.Stream.kept {
-			out.Cases = append(out.Cases, caseOf(c))
-		}
-		opts.Stream.kept = nil
-	}
-	return out, nil
+	rep.Cases = append(rep.Cases, kept...)
+	return rep, nil
 }
 
 // runnerOptions are the runner's options of a run (or a list) with opts,
@@ -449,24 +435,11 @@ func (p *Project) runnerOptions(opts *RunOptions, up runner.Upstream) (runner.Op
 	return ro, nil
 }
 
-// progress hands the runner's events to a Progress, each case in the
-// public shape (a TextPrinter gets the runner's own).
+// progress hands the runner's events to a Progress, if any, and every
+// case's outcome to outcomes.
 type progress struct {
-	p        Progress         // nil: only outcomes
-	done     Progress         // who gets CaseDone: p, or whom p forwards it to
-	outcomes *report.Outcomes // gets every case's outcome too
-}
-
-// caseDoneTo is whom p's CaseDone reaches, past forwarders (a few hops).
-func caseDoneTo(p Progress) Progress {
-	for range 8 {
-		f, ok := p.(ProgressForwarder)
-		if !ok {
-			break
-		}
-		p = f.CaseDoneTo()
-	}
-	return p
+	p        Progress
+	outcomes *ireport.Outcomes
 }
 
 func (a progress) Start(total int) {
@@ -482,16 +455,8 @@ func (a progress) CaseStarted(index int, suite, name string) {
 }
 
 func (a progress) CaseDone(index int, c *report.Case) {
-	if a.outcomes != nil {
-		a.outcomes.Put(index, c)
+	a.outcomes.Put(index, c)
+	if a.p != nil {
+		a.p.CaseDone(index, c)
 	}
-	if a.p == nil {
-		return
-	}
-	if t, ok := a.done.(*TextPrinter); ok {
-		t.t.CaseDone(index, c)
-		return
-	}
-	pc := caseOf(c)
-	a.done.CaseDone(index, &pc)
 }

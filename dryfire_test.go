@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/dryfire-dev/dryfire"
+	"github.com/dryfire-dev/dryfire/report"
 )
 
 var durations = regexp.MustCompile(`"duration_ms": [0-9.e+-]+`)
@@ -116,8 +117,8 @@ func TestWriteJSONIsJSON(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for name, r := range map[string]*dryfire.Report{
-		"run": run, "shard": shard, "no cases": {Cases: []dryfire.CaseResult{}}, "nil cases": {},
+	for name, r := range map[string]*report.Report{
+		"run": run, "shard": shard, "no cases": {Cases: []report.Case{}}, "nil cases": {},
 	} {
 		want, err := r.JSON()
 		if err != nil {

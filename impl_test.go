@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/dryfire-dev/dryfire"
+	"github.com/dryfire-dev/dryfire/report"
 )
 
 // Go callables stand in for Python under impl names: no python3 needed.
@@ -71,7 +72,7 @@ cases:
 		t.Fatal(err)
 	}
 	c := rep.Cases[0]
-	if c.Status != dryfire.Passed {
+	if c.Status != report.Passed {
 		t.Fatalf("status %s: %s", c.Status, c.Reason)
 	}
 	var got []string

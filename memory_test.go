@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/dryfire-dev/dryfire"
+	"github.com/dryfire-dev/dryfire/report"
 )
 
 // heapWatch is a Progress that measures the live heap (after a
@@ -19,7 +20,7 @@ type heapWatch struct{ done, top uint64 }
 
 func (h *heapWatch) Start(int)                       {}
 func (h *heapWatch) CaseStarted(int, string, string) {}
-func (h *heapWatch) CaseDone(_ int, c *dryfire.CaseResult) {
+func (h *heapWatch) CaseDone(_ int, c *report.Case) {
 	if h.done++; h.done%500 == 0 {
 		h.top = max(h.top, liveHeap())
 	}
@@ -69,7 +70,7 @@ func TestRunningCasesTakesFlatMemory(t *testing.T) {
 		}
 		defer p.Close(context.Background(), nil)
 		after := liveHeap()
-		stream, err := dryfire.NewReportStream(io.Discard, io.Discard)
+		stream, err := report.NewStream(io.Discard, io.Discard)
 		if err != nil {
 			t.Fatal(err)
 		}

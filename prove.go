@@ -5,6 +5,7 @@ import (
 	"errors"
 
 	"github.com/dryfire-dev/dryfire/internal/runner"
+	"github.com/dryfire-dev/dryfire/report"
 )
 
 // ProveOptions configure Project.Prove; nil means the defaults.
@@ -30,7 +31,7 @@ type Proof struct {
 	NoReference string `json:"no_reference,omitempty"`
 	// Ran is the reference's run (nil: none declared): a case that did
 	// not pass is a drill no agent can pass as written.
-	Ran *CaseResult `json:"ran,omitempty"`
+	Ran *report.Case `json:"ran,omitempty"`
 	// Nothing and Random are the checks that let the do-nothing agent and
 	// the random agent through, each "CHECK (AT)", when the case passed
 	// for it; nil when it failed, as it should.
@@ -41,7 +42,7 @@ type Proof struct {
 // Proven says the case is as it should be: its reference (if any)
 // passes, and neither stand-in agent does.
 func (p *Proof) Proven() bool {
-	return (p.Ran == nil || p.Ran.Status == Passed) && p.Nothing == nil && p.Random == nil
+	return (p.Ran == nil || p.Ran.Status == report.Passed) && p.Nothing == nil && p.Random == nil
 }
 
 // Prove runs every case three times, offline, the script model standing
@@ -75,11 +76,7 @@ func (p *Project) Prove(ctx context.Context, opts *ProveOptions) ([]Proof, error
 	}
 	out := make([]Proof, len(proofs))
 	for i, pr := range proofs {
-		out[i] = Proof{Suite: pr.Suite, Case: pr.Case, Reference: pr.Reference, NoReference: pr.NoReference, Nothing: pr.Nothing, Random: pr.Random}
-		if pr.Ran != nil {
-			c := caseOf(pr.Ran)
-			out[i].Ran = &c
-		}
+		out[i] = Proof{Suite: pr.Suite, Case: pr.Case, Reference: pr.Reference, NoReference: pr.NoReference, Ran: pr.Ran, Nothing: pr.Nothing, Random: pr.Random}
 	}
 	return out, nil
 }

@@ -8,33 +8,16 @@ import (
 	"fmt"
 
 	"github.com/dryfire-dev/dryfire/internal/cassette"
-	"github.com/dryfire-dev/dryfire/internal/report"
 	"github.com/dryfire-dev/dryfire/internal/runner"
 	"github.com/dryfire-dev/dryfire/internal/spec"
 	"github.com/dryfire-dev/dryfire/internal/world"
+	"github.com/dryfire-dev/dryfire/report"
 )
-
-// RecheckInfo says that a report's checks are the suites' current checks
-// applied again to a stored run (Recheck): no agent, tool or model ran.
-type RecheckInfo struct {
-	// Report names the report whose run was re-checked.
-	Report string `json:"report"`
-	// Cases counts the cases whose checks were applied again; the others
-	// (skipped, or whose run ended before its checks) are as stored.
-	Cases int `json:"cases"`
-	// Changed counts the checks whose verdict is not the stored one (a
-	// check added or removed included); each is a note of its case.
-	Changed int `json:"changed"`
-	// Kept counts the unchanged checks whose stored result was kept: a
-	// judge's (its verdict is the stored one), a file check's when the
-	// workspace was not kept.
-	Kept int `json:"kept"`
-}
 
 // RecheckOptions configure Recheck; nil means the defaults of every
 // field.
 type RecheckOptions struct {
-	// Name names the report in the result (Report.Recheck.Report), e.g.
+	// Name names the report in the result (report.Report.Recheck), e.g.
 	// its path.
 	Name string
 	// Root is the project root: the suites the report names must be
@@ -61,7 +44,7 @@ type RecheckOptions struct {
 // the suite no longer has errs. A check that needs what the report does
 // not hold (a file check, when the workspace was not kept) keeps its
 // stored result when unchanged, and else errs its case, saying so.
-func Recheck(ctx context.Context, reportJSON []byte, opts *RecheckOptions) (*Report, error) {
+func Recheck(ctx context.Context, reportJSON []byte, opts *RecheckOptions) (*report.Report, error) {
 	if opts == nil {
 		opts = &RecheckOptions{}
 	}
@@ -107,5 +90,5 @@ func Recheck(ctx context.Context, reportJSON []byte, opts *RecheckOptions) (*Rep
 	if err != nil {
 		return nil, err
 	}
-	return reportOf(rep), nil
+	return rep, nil
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/dryfire-dev/dryfire/internal/spec"
 	"github.com/dryfire-dev/dryfire/internal/toolrec"
 	"github.com/dryfire-dev/dryfire/internal/yamlpos"
+	"github.com/dryfire-dev/dryfire/report"
 )
 
 // RecordToolsOptions say which real tools Project.RecordTools records:
@@ -48,7 +49,7 @@ type RecordToolsOptions struct {
 type ToolRecording struct {
 	// Report is the run's report: every case, its tools answered by the
 	// real ones.
-	Report *Report
+	Report *report.Report
 	// Upstream names the real tools (a command line, a URL).
 	Upstream string
 	// Tools is how many tools the upstream listed.

@@ -9,10 +9,10 @@ import (
 	"strings"
 
 	"github.com/dryfire-dev/dryfire/internal/cassette"
-	"github.com/dryfire-dev/dryfire/internal/report"
 	"github.com/dryfire-dev/dryfire/internal/runner"
 	"github.com/dryfire-dev/dryfire/internal/safeio"
 	"github.com/dryfire-dev/dryfire/internal/spec"
+	"github.com/dryfire-dev/dryfire/report"
 )
 
 // Reproduction compares a stored drill with its re-run.
@@ -24,7 +24,7 @@ type Reproduction struct {
 	// Differences says where the evidence (or verdict) differs, first
 	// difference first.
 	Differences []string
-	Rerun       *CaseResult
+	Rerun       *report.Case
 }
 
 // ReproduceOptions choose how a reproduction loads the suites and which
@@ -136,8 +136,7 @@ func Reproduce(ctx context.Context, reportJSON []byte, opts *ReproduceOptions) (
 		if !ok {
 			continue
 		}
-		rerun := caseOf(c)
-		r := Reproduction{Suite: c.Suite, Name: c.Name, BuildHash: old.BuildHash, Seed: *old.Seed, Rerun: &rerun}
+		r := Reproduction{Suite: c.Suite, Name: c.Name, BuildHash: old.BuildHash, Seed: *old.Seed, Rerun: c}
 		r.Differences = runner.CompareDrills(old, c)
 		r.Identical = len(r.Differences) == 0
 		out = append(out, r)

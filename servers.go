@@ -14,13 +14,14 @@ import (
 	"github.com/dryfire-dev/dryfire/internal/mcpbridge"
 	"github.com/dryfire-dev/dryfire/internal/modelserver"
 	"github.com/dryfire-dev/dryfire/internal/plan"
-	"github.com/dryfire-dev/dryfire/internal/report"
+	ireport "github.com/dryfire-dev/dryfire/internal/report"
 	"github.com/dryfire-dev/dryfire/internal/runner"
 	"github.com/dryfire-dev/dryfire/internal/spec"
 	"github.com/dryfire-dev/dryfire/internal/suggest"
 	"github.com/dryfire-dev/dryfire/internal/toolserver"
 	"github.com/dryfire-dev/dryfire/internal/wire"
 	"github.com/dryfire-dev/dryfire/internal/world"
+	"github.com/dryfire-dev/dryfire/report"
 )
 
 // ToolServer serves a suite's tools to agents dryfire does not run
@@ -124,35 +125,9 @@ func (m *ModelEndpoint) Stats() (played, recorded, live int) {
 // whether it wrote.
 func (m *ModelEndpoint) Finish() (bool, error) { return m.e.Save() }
 
-// JSON renders the report as `dryfire run --json` writes it: indented
-// JSON with a trailing newline.
-func (r *Report) JSON() ([]byte, error) { return report.IndentedJSON(r) }
-
-// WriteJSON writes what JSON renders to w, one case at a time: the
-// report's text is never in memory whole.
-func (r *Report) WriteJSON(w io.Writer) error {
-	if r.Cases == nil {
-		data, err := r.JSON()
-		if err == nil {
-			_, err = w.Write(data)
-		}
-		return err
-	}
-	head := *r
-	head.Cases = nil
-	return report.WriteListJSON(w, &head, "cases", len(r.Cases), func(i int) any { return &r.Cases[i] })
-}
-
-// HTML renders the report as one self-contained HTML page (no network):
-// the summary, filters and every case's details.
-func (r *Report) HTML() ([]byte, error) { return internalReport(r).HTML() }
-
-// JUnit renders the report as JUnit XML.
-func (r *Report) JUnit() ([]byte, error) { return internalReport(r).JUnit() }
-
 // TextPrinter prints progress and results for people; it implements
 // Progress.
-type TextPrinter struct{ t *report.Text }
+type TextPrinter struct{ t *ireport.Text }
 
 // TextOptions shape a TextPrinter.
 type TextOptions struct {
@@ -168,7 +143,7 @@ type TextOptions struct {
 
 // NewTextPrinter returns a printer writing to w.
 func NewTextPrinter(w io.Writer, opts TextOptions) *TextPrinter {
-	return &TextPrinter{t: report.NewText(w, report.TextOptions(opts))}
+	return &TextPrinter{t: ireport.NewText(w, ireport.TextOptions(opts))}
 }
 
 // Start implements Progress.
@@ -178,16 +153,10 @@ func (p *TextPrinter) Start(total int) { p.t.Start(total) }
 func (p *TextPrinter) CaseStarted(index int, suite, name string) { p.t.CaseStarted(index, suite, name) }
 
 // CaseDone implements Progress.
-func (p *TextPrinter) CaseDone(index int, c *CaseResult) { p.t.CaseDone(index, internalCase(c)) }
+func (p *TextPrinter) CaseDone(index int, c *report.Case) { p.t.CaseDone(index, c) }
 
 // Finish prints the summary line, always last.
-func (p *TextPrinter) Finish(r *Report) {
-	if r.totals != nil {
-		p.t.FinishTotals(r.totals)
-		return
-	}
-	p.t.Finish(internalReport(r))
-}
+func (p *TextPrinter) Finish(r *report.Report) { p.t.Finish(r) }
 
 // Route is one route of a ToolServer, as its 404 answer and `dryfire serve
 // --help` list it.

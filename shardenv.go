@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"strconv"
 
-	"github.com/dryfire-dev/dryfire/internal/report"
+	ireport "github.com/dryfire-dev/dryfire/internal/report"
 )
 
 // ciShard is where one CI keeps a parallel job's index and the number of
@@ -39,7 +39,7 @@ var ciShards = []ciShard{
 const MaxShards = 1_000_000
 
 // Both lengths are 0 only when merge's bound is MaxShards.
-var _, _ [MaxShards - report.MaxShards][report.MaxShards - MaxShards]struct{}
+var _, _ [MaxShards - ireport.MaxShards][ireport.MaxShards - MaxShards]struct{}
 
 // ShardFromEnv finds this machine's part of a sharded run in the CI's
 // own variables: DRYFIRE_SHARD_INDEX (1-based) and DRYFIRE_SHARD_TOTAL,

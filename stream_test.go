@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/dryfire-dev/dryfire"
+	"github.com/dryfire-dev/dryfire/report"
 )
 
 // A streamed run writes the reports a kept run renders, byte for byte
@@ -50,7 +51,7 @@ func TestStreamedReportsAreTheReports(t *testing.T) {
 		t.Fatal(err)
 	}
 	var gotJSON, gotJUnit bytes.Buffer
-	stream, err := dryfire.NewReportStream(&gotJSON, &gotJUnit)
+	stream, err := report.NewStream(&gotJSON, &gotJUnit)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,56 +79,4 @@ func TestStreamedReportsAreTheReports(t *testing.T) {
 	}
 	same("JSON", gotJSON.Bytes(), wantJSON)
 	same("JUnit", gotJUnit.Bytes(), wantJUnit)
-}
-
-// forwarder hands each finished case on to next (a ProgressForwarder),
-// counting the cases that reached it itself.
-type forwarder struct {
-	next    dryfire.Progress
-	reached int
-}
-
-func (f *forwarder) Start(total int) { f.next.Start(total) }
-func (f *forwarder) CaseStarted(index int, suite, name string) {
-	f.next.CaseStarted(index, suite, name)
-}
-func (f *forwarder) CaseDone(index int, c *dryfire.CaseResult) {
-	f.reached++
-	f.next.CaseDone(index, c)
-}
-func (f *forwarder) CaseDoneTo() dryfire.Progress { return f.next }
-
-// A run gives its cases to whom a ProgressForwarder forwards them, past
-// two forwarders: the printer prints what it prints given them directly.
-func TestProgressForwarder(t *testing.T) {
-	p, err := dryfire.Load(nil, "examples/quickstart", "examples/failing")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Close(context.Background(), nil)
-	var direct, forwarded bytes.Buffer
-	printer := dryfire.NewTextPrinter(&forwarded, dryfire.TextOptions{})
-	inner := &forwarder{next: printer}
-	outer := &forwarder{next: inner}
-	for _, run := range []struct {
-		progress dryfire.Progress
-		printer  *dryfire.TextPrinter
-	}{{dryfire.NewTextPrinter(&direct, dryfire.TextOptions{}), nil}, {outer, printer}} {
-		rep, err := p.Run(context.Background(), &dryfire.RunOptions{Progress: run.progress})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if run.printer != nil {
-			run.printer.Finish(rep)
-		} else {
-			run.progress.(*dryfire.TextPrinter).Finish(rep)
-		}
-	}
-	ms := regexp.MustCompile(`[0-9.]+ ?m?s\b`)
-	if got, want := ms.ReplaceAllString(forwarded.String(), "T"), ms.ReplaceAllString(direct.String(), "T"); got != want || want == "" {
-		t.Errorf("printed through forwarders:\n%s\nwant:\n%s", got, want)
-	}
-	if outer.reached != 0 || inner.reached != 0 {
-		t.Errorf("the forwarders' CaseDone got %d and %d cases, want none", outer.reached, inner.reached)
-	}
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/dryfire-dev/dryfire/internal/cassette"
 	"github.com/dryfire-dev/dryfire/internal/runner"
+	"github.com/dryfire-dev/dryfire/report"
 )
 
 // DefaultMaxPoints bounds a sweep's points unless SweepOptions.MaxPoints
@@ -73,11 +74,11 @@ type SweepReport struct {
 // SweepCase is one case of a sweep: its run without a failure and, when
 // that passed, its points.
 type SweepCase struct {
-	Suite  string `json:"suite"`
-	Name   string `json:"name"`
-	Status Status `json:"status"`
-	Reason string `json:"reason,omitempty"`
-	Calls  int    `json:"calls"`
+	Suite  string        `json:"suite"`
+	Name   string        `json:"name"`
+	Status report.Status `json:"status"`
+	Reason string        `json:"reason,omitempty"`
+	Calls  int           `json:"calls"`
 	// Seed is the drill's seed (world suites): every point ran with it.
 	Seed   *int64        `json:"seed,omitempty"`
 	Points []PointResult `json:"points"`
@@ -105,11 +106,11 @@ type SweepPoint struct {
 // PointResult is how a case did with one point's failure. Ran is false
 // for a point the bound left out (Verdict is then empty).
 type PointResult struct {
-	Point   SweepPoint    `json:"point"`
-	Ran     bool          `json:"ran"`
-	Verdict string        `json:"verdict,omitempty"`
-	Failing []CheckResult `json:"failing,omitempty"`
-	Reason  string        `json:"reason,omitempty"`
+	Point   SweepPoint     `json:"point"`
+	Ran     bool           `json:"ran"`
+	Verdict string         `json:"verdict,omitempty"`
+	Failing []report.Check `json:"failing,omitempty"`
+	Reason  string         `json:"reason,omitempty"`
 	// Cassette is the point's own cassette (a real model); Record, for
 	// a point with no answer offline, the --record mode that records it:
 	// once (the cassette is missing), all (its requests differ).
@@ -139,7 +140,7 @@ func (p *Project) Sweep(ctx context.Context, opts *SweepOptions) (*SweepReport, 
 	}
 	ro := runner.Options{Concurrency: o.Concurrency, Impl: p.impl, Record: cassette.Mode(o.Record), Env: o.Env, Seed: o.Seed, KeepWorkspaces: o.KeepWorkspaces, Clock: o.Clock, MCPBridge: o.MCPBridge, Only: o.Only, Network: o.Network, Port: o.Port, Worlds: p.worlds}
 	if o.Progress != nil {
-		ro.Progress = progress{p: o.Progress, done: caseDoneTo(o.Progress)}
+		ro.Progress = o.Progress
 	}
 	if o.Filter != "" {
 		re, err := regexp.Compile(o.Filter)
@@ -154,14 +155,11 @@ func (p *Project) Sweep(ctx context.Context, opts *SweepOptions) (*SweepReport, 
 	}
 	out := &SweepReport{Points: rep.Points, Ran: rep.Run, MaxPoints: rep.MaxPoints, Cases: make([]SweepCase, len(rep.Cases))}
 	for i, c := range rep.Cases {
-		sc := SweepCase{Suite: c.Suite, Name: c.Case, Status: Status(c.Status), Reason: c.Reason, Calls: c.Calls, Infra: c.Infra, Seed: c.Seed, Points: make([]PointResult, len(c.Points))}
+		sc := SweepCase{Suite: c.Suite, Name: c.Case, Status: c.Status, Reason: c.Reason, Calls: c.Calls, Infra: c.Infra, Seed: c.Seed, Points: make([]PointResult, len(c.Points))}
 		for k, r := range c.Points {
 			pt := r.Point
 			pr := PointResult{Point: SweepPoint{ID: pt.ID(), Call: pt.Call, Tool: pt.Tool, Kind: pt.Kind, Code: pt.Code, Message: pt.Message, Rule: pt.Rule, Failure: pt.Failure()},
-				Ran: r.Verdict != "", Verdict: r.Verdict, Reason: r.Reason, Cassette: r.Cassette, Record: r.Record}
-			for _, ch := range r.Failing {
-				pr.Failing = append(pr.Failing, CheckResult{Check: ch.Check, At: ch.At, Passed: ch.Passed, Message: ch.Message, Invariant: ch.Invariant, Judge: (*Judged)(ch.Judge)})
-			}
+				Ran: r.Verdict != "", Verdict: r.Verdict, Failing: r.Failing, Reason: r.Reason, Cassette: r.Cassette, Record: r.Record}
 			sc.Points[k] = pr
 		}
 		out.Cases[i] = sc

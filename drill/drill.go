@@ -39,6 +39,7 @@ import (
 
 	"github.com/dryfire-dev/dryfire/internal/value"
 	"github.com/dryfire-dev/dryfire/internal/world"
+	"github.com/dryfire-dev/dryfire/report"
 )
 
 // World is a loaded, validated world file. It is immutable and safe to
@@ -156,8 +157,8 @@ type Result struct {
 	Build     string // canonical JSON
 	BuildHash string
 	State     map[string]any
-	Evidence  []Evidence
-	Events    []Event
+	Evidence  []report.Evidence // every operation's, in order
+	Events    []report.Event
 }
 
 // Start begins a drill; call End when done (Run does both).
@@ -223,7 +224,7 @@ func (d *Drill) End(agentErr error) *Result {
 	d.in.End()
 	b := d.in.Build()
 	r := &Result{AgentErr: agentErr, Seed: d.in.Seed(), Build: b.JSON, BuildHash: b.Hash,
-		State: d.in.State(), Evidence: evidenceOf(d.in.Evidence()), Events: eventsOf(d.in.Emitted())}
+		State: d.in.State(), Evidence: d.in.Evidence(), Events: d.in.Emitted()}
 	if agentErr != nil {
 		r.Failures = append(r.Failures, "the agent failed: "+agentErr.Error())
 	}
@@ -271,7 +272,7 @@ func (d *Drill) Now() time.Time { return d.in.Now() }
 func (d *Drill) State() map[string]any { return d.in.State() }
 
 // Evidence is the record of every operation so far.
-func (d *Drill) Evidence() []Evidence { return evidenceOf(d.in.Evidence()) }
+func (d *Drill) Evidence() []report.Evidence { return d.in.Evidence() }
 
 // ToolError is a failed operation: the error envelope, the status an HTTP
 // transport answers with, and the evidence outcome.

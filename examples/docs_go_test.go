@@ -11,6 +11,7 @@ import (
 	"github.com/dryfire-dev/dryfire"
 	"github.com/dryfire-dev/dryfire/drill"
 	"github.com/dryfire-dev/dryfire/internal/test/docblock"
+	"github.com/dryfire-dev/dryfire/report"
 )
 
 // The Go blocks of the docs are excerpts of these tests (each marked
@@ -31,7 +32,7 @@ func TestDocsGoLibrary(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, c := range rep.Cases {
-		if c.Status != dryfire.Passed {
+		if c.Status != report.Passed {
 			t.Errorf("%s: %s", c.Name, c.Reason)
 		}
 	}
@@ -134,15 +135,15 @@ func jsonNames(t reflect.Type, names map[string]bool) {
 // for status and outcome are the report's.
 func TestDocsReportSketches(t *testing.T) {
 	names := map[string]bool{}
-	jsonNames(reflect.TypeOf(dryfire.Report{}), names)
-	report := strings.Join(pageBlock(t, "docs/running.md", `{"cases": [{"suite": "examples/quickstart/support.dryfire.yaml", "name": "…",`), "\n")
+	jsonNames(reflect.TypeOf(report.Report{}), names)
+	whole := strings.Join(pageBlock(t, "docs/running.md", `{"cases": [{"suite": "examples/quickstart/support.dryfire.yaml", "name": "…",`), "\n")
 	trials := strings.Join(pageBlock(t, "docs/running.md", `"trials": {`), "\n")
 	coverage := strings.Join(pageBlock(t, "docs/running.md", `{"coverage": {"exercised": 7,`), "\n")
 	for _, sketch := range []struct {
 		text string
 		data map[string]bool // keys that are data, not the report's own
 	}{
-		{report, map[string]bool{"order_id": true, "…": true}},
+		{whole, map[string]bool{"order_id": true, "…": true}},
 		{trials, nil},
 		{coverage, nil},
 	} {
@@ -157,10 +158,10 @@ func TestDocsReportSketches(t *testing.T) {
 			t.Errorf("docs/running.md: a sketch names %d keys:\n%s", n, sketch.text)
 		}
 	}
-	text := report
+	text := whole
 	for _, want := range []string{
-		strings.Join([]string{string(dryfire.Passed), string(dryfire.Failed), string(dryfire.Errored), string(dryfire.Skipped)}, "|"),
-		strings.Join([]string{string(dryfire.OutcomeReturn), string(dryfire.OutcomeContent), string(dryfire.OutcomeError), string(dryfire.OutcomeImpl), string(dryfire.OutcomeUnmatched)}, "|"),
+		strings.Join([]string{string(report.Passed), string(report.Failed), string(report.Errored), string(report.Skipped)}, "|"),
+		strings.Join([]string{string(report.OutcomeReturn), string(report.OutcomeContent), string(report.OutcomeError), string(report.OutcomeImpl), string(report.OutcomeUnmatched)}, "|"),
 	} {
 		if !strings.Contains(text, `"`+want+`"`) {
 			t.Errorf("docs/running.md: the report sketch does not list the values %s", want)

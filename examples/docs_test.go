@@ -12,6 +12,7 @@ import (
 
 	"github.com/dryfire-dev/dryfire"
 	"github.com/dryfire-dev/dryfire/internal/cli"
+	"github.com/dryfire-dev/dryfire/report"
 )
 
 // TestDocsWorlds writes the files of docs/worlds.md (each fenced block
@@ -28,7 +29,7 @@ func TestDocsWorlds(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, c := range rep.Cases {
-		if c.Status != dryfire.Passed || c.Verdict != dryfire.Passed {
+		if c.Status != report.Passed || c.Verdict != report.Passed {
 			t.Errorf("%s: %s %s %+v", c.Name, c.Status, c.Reason, c.Checks)
 		}
 	}

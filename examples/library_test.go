@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/dryfire-dev/dryfire"
+	"github.com/dryfire-dev/dryfire/report"
 )
 
 func TestQuickstartPasses(t *testing.T) {
@@ -26,11 +27,11 @@ func TestQuickstartPasses(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := (dryfire.Summary{Passed: 3}); rep.Summary != want {
+	if want := (report.Summary{Passed: 3}); rep.Summary != want {
 		t.Fatalf("summary = %+v, want %+v", rep.Summary, want)
 	}
 	for _, c := range rep.Cases {
-		if c.Status != dryfire.Passed {
+		if c.Status != report.Passed {
 			t.Errorf("%s: %s", c.Name, c.Reason)
 		}
 	}
@@ -70,7 +71,7 @@ func TestFailingExampleReportsTheNearMiss(t *testing.T) {
 		t.Fatalf("filter selected %d cases, want 1", len(rep.Cases))
 	}
 	c := rep.Cases[0]
-	if c.Status != dryfire.Failed {
+	if c.Status != report.Failed {
 		t.Fatalf("status = %s, want failed", c.Status)
 	}
 	call := c.ToolCalls[0]

@@ -10,6 +10,7 @@ import (
 
 	"github.com/dryfire-dev/dryfire"
 	"github.com/dryfire-dev/dryfire/internal/test/fakeapi"
+	"github.com/dryfire-dev/dryfire/report"
 )
 
 var recordExamples = flag.Bool("record-examples", false, "re-record examples/providers/cassettes against the fake servers")
@@ -62,7 +63,7 @@ func TestProviderExamples(t *testing.T) {
 			}
 			// Replay as CI does: no key, no base URL, never the network.
 			rep := run(t, file, dryfire.RecordNone, []string{"CI=true"})
-			if rep.Summary != (dryfire.Summary{Passed: 2, Usage: rep.Summary.Usage}) {
+			if rep.Summary != (report.Summary{Passed: 2, Usage: rep.Summary.Usage}) {
 				for _, c := range rep.Cases {
 					t.Logf("%s: %s %s", c.Name, c.Status, c.Reason)
 				}
@@ -105,7 +106,7 @@ func TestProviderExamples(t *testing.T) {
 	}
 }
 
-func run(t *testing.T, file string, mode dryfire.RecordMode, env []string) *dryfire.Report {
+func run(t *testing.T, file string, mode dryfire.RecordMode, env []string) *report.Report {
 	t.Helper()
 	p, err := dryfire.Load(nil, file)
 	if err != nil {

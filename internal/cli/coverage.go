@@ -8,6 +8,7 @@ import (
 
 	"github.com/dryfire-dev/dryfire"
 	"github.com/dryfire-dev/dryfire/internal/termtext"
+	"github.com/dryfire-dev/dryfire/report"
 )
 
 func addCoverageFlags(f *pflag.FlagSet, o *runOptions) {
@@ -38,7 +39,7 @@ func coverageOptions(cmd *cobra.Command, o *runOptions, ro *dryfire.RunOptions) 
 
 // coverageShort says how a run's coverage is under --coverage-min; empty
 // when it is not, or there is no threshold.
-func coverageShort(rep *dryfire.Report, o runOptions) string {
+func coverageShort(rep *report.Report, o runOptions) string {
 	c := rep.Coverage
 	if c == nil || o.coverageMin == 0 || c.Percent >= o.coverageMin {
 		return ""
@@ -47,7 +48,7 @@ func coverageShort(rep *dryfire.Report, o runOptions) string {
 }
 
 // mutationShort says which suites' mutation scores are under --mutate-min.
-func mutationShort(rep *dryfire.Report, o runOptions) []string {
+func mutationShort(rep *report.Report, o runOptions) []string {
 	var out []string
 	for _, m := range rep.Mutation {
 		if m.Score < o.mutateMin {

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/dryfire-dev/dryfire"
+	"github.com/dryfire-dev/dryfire/report"
 )
 
 // The exit codes of every command, decided here and nowhere else.
@@ -51,7 +52,7 @@ var exitDocs = []struct {
 // erred through the suite or the agent, fails the run; errors of the
 // surroundings alone (a provider unreachable, a cassette missing) are
 // exit 3.
-func runExit(rep *dryfire.Report) int {
+func runExit(rep *report.Report) int {
 	switch failing, infra := rep.Outcome(); {
 	case failing:
 		return exitFailed

@@ -3,33 +3,33 @@ package cli
 import (
 	"testing"
 
-	"github.com/dryfire-dev/dryfire"
+	"github.com/dryfire-dev/dryfire/report"
 )
 
 func TestRunExit(t *testing.T) {
-	passed := dryfire.CaseResult{Status: dryfire.Passed}
-	failed := dryfire.CaseResult{Status: dryfire.Failed}
-	agentErr := dryfire.CaseResult{Status: dryfire.Errored}
-	infraErr := dryfire.CaseResult{Status: dryfire.Errored, Infra: true}
-	skipped := dryfire.CaseResult{Status: dryfire.Skipped}
+	passed := report.Case{Status: report.Passed}
+	failed := report.Case{Status: report.Failed}
+	agentErr := report.Case{Status: report.Errored}
+	infraErr := report.Case{Status: report.Errored, Infra: true}
+	skipped := report.Case{Status: report.Skipped}
 	for _, tc := range []struct {
 		name  string
-		cases []dryfire.CaseResult
+		cases []report.Case
 		want  int
 	}{
 		{"no cases", nil, 0},
-		{"all passed", []dryfire.CaseResult{passed, passed}, 0},
-		{"passed and skipped", []dryfire.CaseResult{passed, skipped}, 0},
-		{"all skipped", []dryfire.CaseResult{skipped}, 0},
-		{"a failure", []dryfire.CaseResult{passed, failed, skipped}, 1},
-		{"an agent error", []dryfire.CaseResult{passed, agentErr}, 1},
-		{"an infra error only", []dryfire.CaseResult{passed, infraErr, skipped}, 3},
-		{"infra errors only", []dryfire.CaseResult{infraErr, infraErr}, 3},
-		{"infra error then a failure", []dryfire.CaseResult{infraErr, failed}, 1},
-		{"failure then an infra error", []dryfire.CaseResult{failed, infraErr}, 1},
-		{"infra and agent errors", []dryfire.CaseResult{infraErr, agentErr}, 1},
+		{"all passed", []report.Case{passed, passed}, 0},
+		{"passed and skipped", []report.Case{passed, skipped}, 0},
+		{"all skipped", []report.Case{skipped}, 0},
+		{"a failure", []report.Case{passed, failed, skipped}, 1},
+		{"an agent error", []report.Case{passed, agentErr}, 1},
+		{"an infra error only", []report.Case{passed, infraErr, skipped}, 3},
+		{"infra errors only", []report.Case{infraErr, infraErr}, 3},
+		{"infra error then a failure", []report.Case{infraErr, failed}, 1},
+		{"failure then an infra error", []report.Case{failed, infraErr}, 1},
+		{"infra and agent errors", []report.Case{infraErr, agentErr}, 1},
 	} {
-		if got := runExit(&dryfire.Report{Cases: tc.cases}); got != tc.want {
+		if got := runExit(&report.Report{Cases: tc.cases}); got != tc.want {
 			t.Errorf("%s: runExit = %d, want %d", tc.name, got, tc.want)
 		}
 	}

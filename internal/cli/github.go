@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/dryfire-dev/dryfire"
+	"github.com/dryfire-dev/dryfire/report"
 	"github.com/dryfire-dev/dryfire/internal/termtext"
 )
 
@@ -43,11 +44,11 @@ func ghDiagnostics(w io.Writer, ds dryfire.Diagnostics) {
 
 // ghCases writes the cases of rep that did not pass as error annotations,
 // at the first failed check when there is one, else at the case.
-func ghCases(w io.Writer, p *dryfire.Project, rep *dryfire.Report) {
+func ghCases(w io.Writer, p *dryfire.Project, rep *report.Report) {
 	n := 0
 	for i := range rep.Cases {
 		c := &rep.Cases[i]
-		if c.Status != dryfire.Failed && c.Status != dryfire.Errored {
+		if c.Status != report.Failed && c.Status != report.Errored {
 			continue
 		}
 		if n == maxAnnotations {
@@ -67,7 +68,7 @@ func ghCases(w io.Writer, p *dryfire.Project, rep *dryfire.Report) {
 }
 
 // ghWhere is the file and line a case's annotation points at.
-func ghWhere(p *dryfire.Project, c *dryfire.CaseResult) (string, int) {
+func ghWhere(p *dryfire.Project, c *report.Case) (string, int) {
 	for _, ch := range c.Checks {
 		if ch.Passed {
 			continue
@@ -85,9 +86,9 @@ func ghWhere(p *dryfire.Project, c *dryfire.CaseResult) (string, int) {
 }
 
 // ghMessage says why a case did not pass, in a few lines.
-func ghMessage(c *dryfire.CaseResult) string {
+func ghMessage(c *report.Case) string {
 	var lines []string
-	if c.Status == dryfire.Errored {
+	if c.Status == report.Errored {
 		lines = append(lines, "error: "+c.Reason)
 	}
 	for _, ch := range c.Checks {
@@ -111,7 +112,7 @@ func ghData(s string) string { return termtext.WorkflowData(s) }
 func ghProperty(s string) string { return termtext.WorkflowProperty(s) }
 
 // ghSummary appends the run's Markdown summary to GITHUB_STEP_SUMMARY.
-func ghSummary(e *env, rep *dryfire.Report) error {
+func ghSummary(e *env, rep *report.Report) error {
 	path := e.getenv("GITHUB_STEP_SUMMARY")
 	if path == "" {
 		return nil
@@ -129,7 +130,7 @@ func ghSummary(e *env, rep *dryfire.Report) error {
 	rows := 0
 	for i := range rep.Cases {
 		c := &rep.Cases[i]
-		if c.Status != dryfire.Failed && c.Status != dryfire.Errored {
+		if c.Status != report.Failed && c.Status != report.Errored {
 			continue
 		}
 		if rows == 0 {

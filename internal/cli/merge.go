@@ -16,6 +16,7 @@ import (
 
 	"github.com/dryfire-dev/dryfire"
 	"github.com/dryfire-dev/dryfire/internal/safeio"
+	"github.com/dryfire-dev/dryfire/report"
 )
 
 // maxReport bounds the size of a JSON report merge or --durations
@@ -72,7 +73,7 @@ func runMerge(e *env, o runOptions, args []string) error {
 	if err := checkReportFlags(e, o); err != nil {
 		return err
 	}
-	reps := make([]*dryfire.Report, len(args))
+	reps := make([]*report.Report, len(args))
 	for i, path := range args {
 		r, err := readReport(path)
 		if err != nil {
@@ -125,7 +126,7 @@ func readCaseList(path string) (*dryfire.CaseList, error) {
 }
 
 // readReport reads a JSON report file.
-func readReport(path string) (*dryfire.Report, error) {
+func readReport(path string) (*report.Report, error) {
 	data, err := safeio.ReadFile(path, "JSON report", safeio.Limit(maxReport))
 	if err != nil {
 		return nil, fmt.Errorf("reading the report %s: %w", path, err)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/dryfire-dev/dryfire"
 	"github.com/dryfire-dev/dryfire/internal/termtext"
+	"github.com/dryfire-dev/dryfire/report"
 )
 
 type proveOptions struct {
@@ -36,7 +37,7 @@ func runProve(ctx context.Context, e *env, python string, o proveOptions, args [
 		switch {
 		case f.Ran == nil:
 			none++
-		case f.Ran.Status != dryfire.Passed:
+		case f.Ran.Status != report.Passed:
 			failing++
 			fmt.Fprintf(e.stdout, "FAIL  %s: %s does not pass: %s\n", name, pr(f.Reference), pr(f.Ran.Reason))
 			for _, c := range f.Ran.Checks {

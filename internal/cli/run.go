@@ -17,6 +17,7 @@ import (
 	"github.com/dryfire-dev/dryfire"
 	"github.com/dryfire-dev/dryfire/internal/atomicfile"
 	"github.com/dryfire-dev/dryfire/internal/safeio"
+	"github.com/dryfire-dev/dryfire/report"
 )
 
 type runOptions struct {
@@ -355,8 +356,7 @@ func (p *noneSelected) Start(total int) {
 }
 
 func (p *noneSelected) CaseStarted(i int, suite, name string) { p.next.CaseStarted(i, suite, name) }
-func (p *noneSelected) CaseDone(i int, c *dryfire.CaseResult) { p.next.CaseDone(i, c) }
-func (p *noneSelected) CaseDoneTo() dryfire.Progress          { return p.next }
+func (p *noneSelected) CaseDone(i int, c *report.Case)        { p.next.CaseDone(i, c) }
 
 // checkReportFlags checks --json and --junit before anything runs.
 func checkReportFlags(e *env, o runOptions) error {
@@ -425,7 +425,7 @@ func checkDest(dest string) error {
 	return nil
 }
 
-func writeReports(e *env, rep *dryfire.Report, o runOptions) error {
+func writeReports(e *env, rep *report.Report, o runOptions) error {
 	if o.jsonOut != "" {
 		if err := writeReportWith(e, o.jsonOut, rep.WriteJSON); err != nil {
 			return fmt.Errorf("writing the JSON report: %w", err)
@@ -447,7 +447,7 @@ func writeReports(e *env, rep *dryfire.Report, o runOptions) error {
 // streamOuts are the reports of a run written while it runs, and where
 // they go.
 type streamOuts struct {
-	stream *dryfire.ReportStream
+	stream *report.Stream
 	json   *reportOut
 	junit  *reportOut
 	done   bool
@@ -472,7 +472,7 @@ func openStream(e *env, o runOptions) (*streamOuts, error) {
 		s.json.drop()
 		return nil, fmt.Errorf("writing the JUnit report: %w", err)
 	}
-	if s.stream, err = dryfire.NewReportStream(s.json.writer(), s.junit.writer()); err != nil {
+	if s.stream, err = report.NewStream(s.json.writer(), s.junit.writer()); err != nil {
 		s.json.drop()
 		s.junit.drop()
 		return nil, err
@@ -482,7 +482,7 @@ func openStream(e *env, o runOptions) (*streamOuts, error) {
 }
 
 // finish writes the ends of the reports and commits them.
-func (s *streamOuts) finish(rep *dryfire.Report) []error {
+func (s *streamOuts) finish(rep *report.Report) []error {
 	s.done = true
 	var errs []error
 	if err := s.stream.Close(rep); err != nil {

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/dryfire-dev/dryfire"
+	"github.com/dryfire-dev/dryfire/report"
 	"github.com/dryfire-dev/dryfire/internal/safeio"
 	"github.com/dryfire-dev/dryfire/internal/termtext"
 )
@@ -35,7 +36,7 @@ func runList(cmd *cobra.Command, e *env, o runOptions, args []string, ro *dryfir
 	if o.junitOut != "" || o.htmlOut != "" || o.baseline != "" || o.coverage || o.watch {
 		return usageErr("--list runs nothing: it takes --json (the list as JSON), not --junit, --html, --baseline, --coverage or --watch")
 	}
-	var durations *dryfire.Report
+	var durations *report.Report
 	if o.durations != "" {
 		var err error
 		if durations, err = readReport(o.durations); err != nil {

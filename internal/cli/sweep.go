@@ -15,6 +15,7 @@ import (
 	"github.com/dryfire-dev/dryfire"
 	"github.com/dryfire-dev/dryfire/internal/atomicfile"
 	"github.com/dryfire-dev/dryfire/internal/suggest"
+	"github.com/dryfire-dev/dryfire/report"
 	"github.com/dryfire-dev/dryfire/internal/termtext"
 )
 
@@ -198,7 +199,7 @@ func printSweep(w io.Writer, args []string, rep *dryfire.SweepReport, o sweepOpt
 	verdicts := map[string]int{}
 	for _, c := range rep.Cases {
 		head := termtext.Printable(c.Suite) + ": " + termtext.Printable(c.Name)
-		if c.Status != dryfire.Passed {
+		if c.Status != report.Passed {
 			fmt.Fprintf(w, "NOT SWEPT  %s: it did not pass without a failure (%s", head, c.Status)
 			if c.Reason != "" {
 				fmt.Fprintf(w, ": %s", termtext.Printable(firstLine(c.Reason)))
@@ -333,7 +334,7 @@ func verdictText(pr dryfire.PointResult) string {
 // the sweep ran.
 func sweepExit(rep *dryfire.SweepReport, failOn []string) error {
 	for _, c := range rep.Cases {
-		if c.Status == dryfire.Errored && c.Infra {
+		if c.Status == report.Errored && c.Infra {
 			return &exitError{code: exitInfra}
 		}
 	}

@@ -1,12 +1,16 @@
 package report
 
-import "io"
+import (
+	"io"
+
+	"github.com/dryfire-dev/dryfire/internal/jsonout"
+)
 
 // comparisonJSON is the comparison as `dryfire compare --json` writes it;
 // its field order is the format.
 type comparisonJSON struct {
 	// Changes, the cases that changed, are first: written one at a time
-	// (ListJSON).
+	// (jsonout.List).
 	Changes   []changeJSON     `json:"changes"`
 	Base      runJSON          `json:"base"`
 	New       runJSON          `json:"new"`
@@ -117,7 +121,7 @@ func (c *Comparison) WriteJSON(w io.Writer) error {
 	if t := c.Trials; t.Cases > 0 {
 		head.Trials = &trialsJSON{Cases: t.Cases, K: t.K, BasePass1: t.Base1, NewPass1: t.New1, BasePassK: t.BaseK, NewPassK: t.NewK}
 	}
-	l := NewListJSON(w, "changes")
+	l := jsonout.New(w, "changes")
 	for i := range c.Changes {
 		if err := l.Item(changeOf(&c.Changes[i])); err != nil {
 			return err

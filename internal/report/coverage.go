@@ -10,51 +10,12 @@ import (
 	"github.com/dryfire-dev/dryfire/internal/termtext"
 )
 
-// Coverage is what a run's cases exercised of their suites (run
-// --coverage): every mock rule, sequence entry and world part, each with
-// how often it was used. A part no case used has Calls 0.
-type Coverage struct {
-	Exercised int     `json:"exercised"`
-	Total     int     `json:"total"`
-	Percent   float64 `json:"percent"`
-	// Suites are in file order.
-	Suites []CoverageSuite `json:"suites"`
-}
-
-// CoverageSuite is one suite's coverage, its items in (file, line) order.
-type CoverageSuite struct {
-	Suite     string         `json:"suite"`
-	Exercised int            `json:"exercised"`
-	Total     int            `json:"total"`
-	Percent   float64        `json:"percent"`
-	Items     []CoverageItem `json:"items"`
-}
-
-// CoverageItem is one part of a suite or its world.
-type CoverageItem struct {
-	// Kind is rule, entry (of a sequence), operation, override, fault,
-	// behavior or event.
-	Kind string `json:"kind"`
-	At   string `json:"at"` // FILE:LINE
-	// Name is the tool (rule, entry), package/operation (operation), id
-	// (override, fault, event) or package/operation=function (behavior).
-	Name string `json:"name"`
-	// Entry is a sequence entry's place in its rule's sequence, 0-based.
-	Entry *int `json:"entry,omitempty"`
-	// Case names the case whose own mocks or setup hold the item.
-	Case string `json:"case,omitempty"`
-	// Calls is how often the item was used: calls it answered (rule,
-	// entry, override, fault), calls of it (operation, behavior), times
-	// it fired (event).
-	Calls int `json:"calls"`
-}
-
 // Coverage kinds, in the order items on one line are listed.
 var coverageKinds = []string{"rule", "entry", "operation", "behavior", "override", "fault", "event"}
 
 // key identifies an item within its suite: the same part of a file
 // used by several cases (a data file's rows) is one item.
-func (it *CoverageItem) key() string {
+func itemKey(it *CoverageItem) string {
 	e := -1
 	if it.Entry != nil {
 		e = *it.Entry
@@ -79,7 +40,7 @@ func NewCoverageCounter(suite string) *CoverageCounter {
 // is the same item, its calls summed, and its case dropped when the two
 // name different cases.
 func (c *CoverageCounter) Add(it CoverageItem) int {
-	k := it.key()
+	k := itemKey(&it)
 	if i, ok := c.at[k]; ok {
 		c.items[i].Calls += it.Calls
 		if c.items[i].Case != it.Case {
@@ -137,9 +98,9 @@ func Percent(exercised, total int) float64 {
 	return float64(exercised*1000/total) / 10
 }
 
-// Tally sorts every suite's items into (file, line) order and counts
-// them.
-func (c *Coverage) Tally() {
+// TallyCoverage sorts every suite's items into (file, line) order and
+// counts them.
+func TallyCoverage(c *Coverage) {
 	c.Exercised, c.Total = 0, 0
 	slices.SortFunc(c.Suites, func(a, b CoverageSuite) int { return cmp.Compare(a.Suite, b.Suite) })
 	for i := range c.Suites {
@@ -180,7 +141,7 @@ func MergeCoverage(parts []*Coverage) *Coverage {
 	for _, name := range order {
 		out.Suites = append(out.Suites, suites[name].Suite())
 	}
-	out.Tally()
+	TallyCoverage(out)
 	return out
 }
 

@@ -6,36 +6,6 @@ import (
 	"strings"
 )
 
-// Shard says which part of a run a report is (run --shard I/N), so that
-// the reports of all the parts merge into the run's.
-type Shard struct {
-	// Batch says the report is a batch's (run --cases): a part of the run
-	// that is no shard of a count (merge_batch.go); Index and Count are 0.
-	Batch bool `json:"batch,omitempty"`
-	Index int  `json:"index,omitempty"` // 1-based
-	Count int  `json:"count,omitempty"`
-	// Cases is how many cases the whole run has, over all its shards.
-	Cases int `json:"cases"`
-	// Positions are the places of this shard's cases in the whole run's
-	// report, in order.
-	Positions []int `json:"positions"`
-	// Suites identifies what ran: a hash of the suite files' contents,
-	// the run's cases in order, and what changes their results (trials,
-	// pass threshold, seed).
-	Suites string `json:"suites"`
-	// Build identifies the dryfire that ran it.
-	Build string `json:"build"`
-	// Balanced says the cases were spread by the durations of a previous
-	// report rather than by a hash of their names.
-	Balanced bool `json:"balanced"`
-	// Infra are the positions of the cases that erred through their
-	// surroundings (a provider unreachable, a cassette missing): what
-	// decides the exit code of a merge, as of the run.
-	Infra []int `json:"infra"`
-	// Live counts the model requests that went live.
-	Live int `json:"live"`
-}
-
 // Merge joins the reports of the shards of one run into the report that
 // run would have written unsharded (durations aside). names name the
 // reports in messages. It refuses reports that are not shards, of

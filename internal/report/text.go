@@ -7,9 +7,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/dryfire-dev/dryfire/internal/model"
 	"github.com/dryfire-dev/dryfire/internal/termtext"
-	"github.com/dryfire-dev/dryfire/internal/tool"
 )
 
 // TextOptions shape the human-readable output.
@@ -112,15 +110,14 @@ func (t *Text) CaseDone(i int, c *Case) {
 	t.flush()
 }
 
-// Finish prints the summary line, always last.
+// Finish prints the summary line, always last: from the run's totals
+// (Report.Totals), else counted from its cases.
 func (t *Text) Finish(r *Report) {
-	tot := TotalsOf(r)
-	tot.Summary = r.Summary // as the report says
-	t.FinishTotals(tot)
-}
-
-// FinishTotals is Finish from a run's totals.
-func (t *Text) FinishTotals(tot *Totals) {
+	tot := r.Totals
+	if tot == nil {
+		tot = TotalsOf(r)
+		tot.Summary = r.Summary // as the report says
+	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.finished = true
@@ -129,11 +126,11 @@ func (t *Text) FinishTotals(tot *Totals) {
 		t.redraw = nil
 	}
 	t.clearStatus()
-	if line := tot.UsageLine(); line != "" {
+	if line := usageLine(tot); line != "" {
 		t.buf.WriteString(line)
 		t.buf.WriteByte('\n')
 	}
-	if line := tot.TrialsLine(); line != "" {
+	if line := trialsLine(tot); line != "" {
 		t.buf.WriteString(line)
 		t.buf.WriteByte('\n')
 	}
@@ -168,9 +165,9 @@ func SummaryLine(s Summary) string {
 	return line
 }
 
-// UsageLine totals the tokens of a run, "usage: N input tokens, N output
+// usageLine totals the tokens of a run, "usage: N input tokens, N output
 // tokens", saying when they were all replayed; empty when there are none.
-func (t *Totals) UsageLine() string {
+func usageLine(t *Totals) string {
 	u := t.Summary.Usage
 	if u.InputTokens == 0 && u.OutputTokens == 0 {
 		return ""
@@ -180,7 +177,7 @@ func (t *Totals) UsageLine() string {
 		var parts []string
 		for _, p := range []struct {
 			who string
-			u   model.Usage
+			u   Usage
 		}{{"agent", ro.Agent}, {"judges", ro.Judge}, {"simulated users", ro.User}} {
 			if p.u.InputTokens != 0 || p.u.OutputTokens != 0 {
 				parts = append(parts, fmt.Sprintf("%s %d in, %d out", p.who, p.u.InputTokens, p.u.OutputTokens))
@@ -194,10 +191,10 @@ func (t *Totals) UsageLine() string {
 	return line
 }
 
-// TrialsLine sums up the trials of a run that ran cases more than once:
+// trialsLine sums up the trials of a run that ran cases more than once:
 // "trials: 12 case(s) × 5, 60 runs; 9 passed every trial, 2 flaky"; empty
 // when every case ran once.
-func (t *Totals) TrialsLine() string {
+func trialsLine(t *Totals) string {
 	if t.TrialCases == 0 {
 		return ""
 	}
@@ -277,7 +274,7 @@ func (t *Text) printCase(c *Case) {
 		}
 		return
 	}
-	for _, l := range Details(c) {
+	for _, l := range c.Details() {
 		b.WriteString("      ")
 		b.WriteString(Printable(l))
 		b.WriteByte('\n')
@@ -288,119 +285,6 @@ func (t *Text) printCase(c *Case) {
 // written as Go escapes, so that a name or a text from a file or an agent
 // cannot start a line of its own, forge a PASS, or colour the terminal.
 func Printable(s string) string { return termtext.Printable(s) }
-
-// Details are the lines that explain a case's result: its error, failed
-// checks, unmatched calls and output. JUnit failure text uses them too.
-func Details(c *Case) []string {
-	var out []string
-	if tr := c.Trials; tr != nil && c.Status != Passed && c.Status != Skipped {
-		out = append(out, fmt.Sprintf("%d of %d trials passed, %d needed; what follows is trial %d's (the JSON report has every trial)", tr.Passed, tr.N, Needed(tr.N, tr.Threshold), tr.Shown))
-	}
-	if c.Status == Errored {
-		out = append(out, "error: "+c.Reason)
-	}
-	if c.Status == Failed && c.Reason != "" && !explained(c) {
-		out = append(out, "failed: "+c.Reason)
-	}
-	if c.Replay != "" {
-		out = append(out, strings.Split(c.Replay, "\n")...)
-	}
-	for _, ch := range c.Checks {
-		if ch.Passed && c.Status != Passed {
-			continue
-		}
-		mark := "ok"
-		if !ch.Passed {
-			mark = "check failed"
-		}
-		out = append(out, fmt.Sprintf("%s at %s: %s", mark, ch.At, ch.Check))
-		out = append(out, "  "+ch.Message)
-	}
-	for _, tc := range c.ToolCalls {
-		if tc.Outcome != tool.Unmatched {
-			continue
-		}
-		out = append(out, fmt.Sprintf("unmatched call in turn %d: %s %s", tc.Turn, tc.Tool, string(tc.Args)))
-		out = append(out, "  "+strings.TrimPrefix(tc.Result, "dryfire: "))
-	}
-	if c.Status != Passed && c.Conversation != nil {
-		out = append(out, "conversation:")
-		for _, m := range c.Conversation {
-			out = append(out, fmt.Sprintf("  %s %d: %s", m.Role, m.Turn, quote(m.Text)))
-		}
-	}
-	if len(c.Script) > 0 {
-		out = append(out, "script:")
-		for _, s := range c.Script {
-			out = append(out, "  "+s.line())
-		}
-	}
-	if c.Status != Passed {
-		out = append(out, fmt.Sprintf("output after %d turn(s): %s", c.Turns, quote(c.Output)))
-	}
-	if c.Stderr != "" {
-		out = append(out, "stderr of the agent (its last lines):")
-		for _, l := range strings.Split(c.Stderr, "\n") {
-			out = append(out, "  | "+l)
-		}
-	}
-	if c.Verdict != "" && c.Status != Passed {
-		out = append(out, drillLines(c)...)
-	}
-	out = append(out, workspaceLines(c.Workspace)...)
-	for _, n := range c.Notes {
-		out = append(out, "note: "+n)
-	}
-	return out
-}
-
-// line is a served turn as the text report shows it.
-func (s *ScriptTurn) line() string {
-	turn := "no turn"
-	if s.Turn > 0 {
-		turn = fmt.Sprintf("turn %d", s.Turn)
-	}
-	if s.Refused {
-		turn += ", refused"
-	}
-	how := s.API
-	if s.Streamed {
-		how += ", streamed"
-	}
-	return fmt.Sprintf("request %d → %s (%s): %s", s.Request, turn, how, s.LastMessage)
-}
-
-// explained says whether a failed case's other lines say why it failed:
-// a failed check, an unmatched call or the cassette's replay. A case
-// failed by what else it did (an isolated network refused, the SDK's
-// agent threw) has only its reason to say so.
-func explained(c *Case) bool {
-	if c.Replay != "" {
-		return true
-	}
-	for _, ch := range c.Checks {
-		if !ch.Passed {
-			return true
-		}
-	}
-	for _, tc := range c.ToolCalls {
-		if tc.Outcome == tool.Unmatched {
-			return true
-		}
-	}
-	return false
-}
-
-func quote(s string) string {
-	if s == "" {
-		return "(none)"
-	}
-	r := []rune(s)
-	if len(r) > 300 {
-		s = string(r[:300]) + "…"
-	}
-	return fmt.Sprintf("%q", s)
-}
 
 func (t *Text) clearStatus() {
 	if t.status {
@@ -490,74 +374,9 @@ func (t *Text) drawStatus() {
 	t.drawn = time.Now()
 }
 
-// drillLines sum up a drill that did not pass: its seed and build, then
-// what each operation did.
-func drillLines(c *Case) []string {
-	seed := "?"
-	if c.Seed != nil {
-		seed = fmt.Sprint(*c.Seed)
-	}
-	hash := c.BuildHash
-	if len(hash) > 19 {
-		hash = hash[:19]
-	}
-	out := []string{fmt.Sprintf("drill: verdict %s, seed %s, build %s (dryfire reproduce re-runs it from the JSON report)", c.Verdict, seed, hash)}
-	const most = 20
-	for i, e := range c.Evidence {
-		if i == most {
-			out = append(out, fmt.Sprintf("  … and %d more operations", len(c.Evidence)-most))
-			break
-		}
-		line := fmt.Sprintf("  %d %s %s %s → %s", e.Seq, e.Time, e.Actor, e.Operation, e.Outcome)
-		if e.IsError {
-			if m, ok := e.Result.(map[string]any); ok {
-				line += fmt.Sprintf(" %v", m["code"])
-			}
-		}
-		if e.Override != nil {
-			line += fmt.Sprintf(" (override %q, %s scope, match %d)", e.Override.ID, e.Override.Scope, e.Override.MatchCount)
-		}
-		if e.Fault != nil {
-			line += fmt.Sprintf(" (fault %q)", *e.Fault)
-		}
-		out = append(out, line)
-	}
-	return out
-}
-
-// workspaceLines list a case's workspace changes, each modified or added
-// text file with its short diff, and where the workspace was kept.
-func workspaceLines(w *Workspace) []string {
-	if w == nil {
-		return nil
-	}
-	var out []string
-	switch n := len(w.Changes) + w.More; n {
-	case 0:
-		out = append(out, "workspace: no changes against "+w.Template)
-	default:
-		out = append(out, fmt.Sprintf("workspace: %d change(s) against %s:", n, w.Template))
-	}
-	for _, ch := range w.Changes {
-		out = append(out, fmt.Sprintf("  %-8s %s", ch.Change, ch.Path))
-		if ch.Diff != "" {
-			for _, l := range strings.Split(ch.Diff, "\n") {
-				out = append(out, "    | "+l)
-			}
-		}
-	}
-	if w.More > 0 {
-		out = append(out, fmt.Sprintf("  … and %d more", w.More))
-	}
-	if w.Kept != "" {
-		out = append(out, "workspace kept at "+w.Kept)
-	}
-	return out
-}
-
-// UsageLine is Totals.UsageLine of report r (its summary as it says).
+// UsageLine is usageLine of report r (its summary as it says).
 func UsageLine(r *Report) string {
 	tot := TotalsOf(r)
 	tot.Summary = r.Summary
-	return tot.UsageLine()
+	return usageLine(tot)
 }

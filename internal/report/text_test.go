@@ -250,7 +250,7 @@ func TestDetailsError(t *testing.T) {
 		"output after 0 turn(s): (none)",
 		"note: not recorded",
 	}
-	if diff := cmp.Diff(want, report.Details(c)); diff != "" {
+	if diff := cmp.Diff(want, c.Details()); diff != "" {
 		t.Errorf("Details (-want +got):\n%s", diff)
 	}
 }
@@ -292,13 +292,13 @@ func TestDetailsFailedReason(t *testing.T) {
 		"failed: the agent tried to reach the network past dryfire (refused: agent.network is isolated): tcp 127.0.0.1:9 (1)",
 		`output after 1 turn(s): "x"`,
 	}
-	if diff := cmp.Diff(want, report.Details(c)); diff != "" {
+	if diff := cmp.Diff(want, c.Details()); diff != "" {
 		t.Errorf("Details (-want +got):\n%s", diff)
 	}
 	// A failed check says why itself: the reason (its count) is not repeated.
 	c.Checks[0].Passed = false
 	c.Reason = "1 of 1 checks failed"
-	if got := report.Details(c); got[0] != "check failed at f:3: output: {contains: x}" {
+	if got := c.Details(); got[0] != "check failed at f:3: output: {contains: x}" {
 		t.Errorf("Details with a failed check: %q", got)
 	}
 }

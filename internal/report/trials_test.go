@@ -4,8 +4,6 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-
-	"github.com/dryfire-dev/dryfire/internal/model"
 )
 
 func TestPassAtKAndHatK(t *testing.T) {
@@ -68,20 +66,20 @@ func TestFoldTrials(t *testing.T) {
 	}
 }
 
-func usage(in, out int) model.Usage { return model.Usage{InputTokens: in, OutputTokens: out} }
+func usage(in, out int) Usage { return Usage{InputTokens: in, OutputTokens: out} }
 
 // A judge's and a simulated user's tokens count in the case's usage, with
 // a split by role; the run's summary and the text's usage line add them
 // up (a case without a split is its agent's), and trials sum them.
 func TestUsageByRole(t *testing.T) {
 	c := Case{Usage: usage(100, 10)}
-	c.AddUsage("judge", usage(0, 0))
+	AddUsage(&c, "judge", usage(0, 0))
 	if c.UsageByRole != nil {
 		t.Errorf("nothing spent, yet a split: %+v", c.UsageByRole)
 	}
-	c.AddUsage("judge", usage(30, 3))
-	c.AddUsage("user", usage(20, 2))
-	c.AddUsage("judge", usage(5, 1))
+	AddUsage(&c, "judge", usage(30, 3))
+	AddUsage(&c, "user", usage(20, 2))
+	AddUsage(&c, "judge", usage(5, 1))
 	want := &RoleUsage{Agent: usage(100, 10), Judge: usage(35, 4), User: usage(20, 2)}
 	if diff := cmp.Diff(want, c.UsageByRole); diff != "" || c.Usage != usage(155, 16) {
 		t.Errorf("usage %+v, split (-want +got):\n%s", c.Usage, diff)

@@ -400,7 +400,7 @@ func (cc *commandCase) finish(ctx context.Context, res programResult) report.Cas
 	var o model.Outcome
 	if ep != nil {
 		o = ep.End()
-		c.Turns, c.Usage = o.Turns, o.Usage
+		c.Turns, c.Usage = o.Turns, report.Usage(o.Usage)
 		reportFaults(&c, j.c.ModelFaults, o.Faults)
 	}
 	turnOf := turns(o.Calls)

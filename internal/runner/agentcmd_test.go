@@ -622,7 +622,7 @@ cases:
 	if f.Status != report.Errored || f.Reason != "the agent exited with status 3" || f.Infra || f.Output != "partial" || f.Stderr != strings.Join(lines, "\n") {
 		t.Errorf("fails: %s %q infra=%v output %q stderr %q", f.Status, f.Reason, f.Infra, f.Output, f.Stderr)
 	}
-	details := strings.Join(report.Details(&f), "\n")
+	details := strings.Join(f.Details(), "\n")
 	if !strings.Contains(details, "stderr of the agent (its last lines):\n  | line 6\n") {
 		t.Errorf("details:\n%s", details)
 	}

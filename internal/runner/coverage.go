@@ -117,6 +117,6 @@ func (cv *coverage) report() *report.Coverage {
 	for _, sc := range cv.suites {
 		out.Suites = append(out.Suites, sc.items.Suite())
 	}
-	out.Tally()
+	report.TallyCoverage(out)
 	return out
 }

@@ -108,7 +108,7 @@ func (g *grader) ask(j job, c *report.Case, jd *spec.Judge, conversation string)
 		}
 		return nil, fmt.Errorf("judge %d (%s %s): %w", jd.Index, jd.Provider, jd.Model, err)
 	}
-	c.AddUsage("judge", resp.Usage)
+	report.AddUsage(c, "judge", report.Usage(resp.Usage))
 	c.Live += out.Sent
 	if wrote, err := rec.Save(); err != nil {
 		return nil, fmt.Errorf("judge %d: its cassette could not be saved: %w", jd.Index, err)

@@ -347,7 +347,7 @@ func (j *Journal) finished(ci int) (report.Case, bool, error) {
 	if err := json.Unmarshal(rec.Case, &c); err != nil {
 		return report.Case{}, false, err
 	}
-	c.CompactArgs()
+	report.CompactArgs(&c)
 	c.Infra, c.Live = rec.Infra, rec.Live
 	return c, true, nil
 }

@@ -119,10 +119,10 @@ func networkFindings(c *report.Case, mode string, attempts []netjail.Attempt, co
 	if len(attempts) == 0 {
 		return
 	}
-	c.Network = &report.Network{Mode: mode, Attempts: attempts}
+	c.Network = &report.Network{Mode: mode, Attempts: make([]report.NetworkAttempt, len(attempts))}
 	parts := make([]string, len(attempts))
 	for i, a := range attempts {
-		parts[i] = a.String()
+		c.Network.Attempts[i], parts[i] = report.NetworkAttempt(a), a.String()
 	}
 	if mode == spec.NetworkReport {
 		c.Notes = append(c.Notes, "the agent reached past dryfire (let through: agent.network is report): "+strings.Join(parts, ", "))

@@ -57,7 +57,7 @@ func Recheck(ctx context.Context, suites []*spec.Suite, stored *report.Report, n
 			return nil, errors.New("interrupted")
 		}
 		c := stored.Cases[i]
-		c.CompactArgs()
+		report.CompactArgs(&c)
 		c.Mutation = nil // the run's mutants judged the checks as they were
 		l := bySuite[c.Suite]
 		k, ok := 0, false

@@ -541,7 +541,7 @@ func runLoop(ctx context.Context, j job, opts Options, lv *live, c report.Case, 
 		Params:   j.suite.Agent.Params,
 		MaxTurns: j.plan.Limits.MaxTurns,
 	})
-	c.Output, c.Turns, c.Usage = tr.Output, tr.Turns, tr.Usage
+	c.Output, c.Turns, c.Usage = tr.Output, tr.Turns, report.Usage(tr.Usage)
 	c.Notes = append(c.Notes, tr.Notes...)
 	r := ran{recs: sess.Records(), drill: drill, user: user, conv: tr.Conversation}
 	opts.point.modelError(err)

@@ -147,7 +147,7 @@ func (s *simUser) finish(c *report.Case, turns []agent.Exchange, r *ran, save bo
 	if s.rec == nil {
 		return
 	}
-	c.AddUsage("user", s.usage)
+	report.AddUsage(c, "user", report.Usage(s.usage))
 	o := s.rec.End()
 	c.Live += o.Sent
 	if p := replayError(o.Replay); p != nil {

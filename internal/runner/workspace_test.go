@@ -71,7 +71,7 @@ func TestWorkspacePerCase(t *testing.T) {
 			continue
 		}
 		if c.Status != report.Passed {
-			t.Errorf("%s: %s %s\n%s\n%s", c.Name, c.Status, c.Reason, strings.Join(report.Details(&c), "\n"), c.Stderr)
+			t.Errorf("%s: %s %s\n%s\n%s", c.Name, c.Status, c.Reason, strings.Join(c.Details(), "\n"), c.Stderr)
 			continue
 		}
 		ws := c.Workspace
@@ -107,7 +107,7 @@ func TestWorkspacePerCase(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(tpl, "out.txt")); err == nil {
 		t.Error("the agent wrote into the template")
 	}
-	text := strings.Join(report.Details(&failed), "\n")
+	text := strings.Join(failed.Details(), "\n")
 	text = strings.ReplaceAll(strings.ReplaceAll(text, kept, "$KEPT"), dir, "$DIR")
 	golden(t, "testdata/workspace_failed.golden", text+"\n")
 	js, err := rep.JSON()
@@ -171,7 +171,7 @@ def note(args):
 	}
 	for _, c := range rep.Cases {
 		if c.Status != report.Passed {
-			t.Errorf("%s: %s %s\n%s\n%s", c.Name, c.Status, c.Reason, strings.Join(report.Details(&c), "\n"), c.Stderr)
+			t.Errorf("%s: %s %s\n%s\n%s", c.Name, c.Status, c.Reason, strings.Join(c.Details(), "\n"), c.Stderr)
 		}
 	}
 	if _, err := os.Stat(filepath.Join(dir, "out.txt")); err == nil {
@@ -208,8 +208,8 @@ func TestRecheckKeptWorkspaceIsConfined(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c := again.Cases[0]; c.Status != report.Failed || !strings.Contains(strings.Join(report.Details(&c), "\n"), `"mine\n"`) {
-		t.Errorf("the kept workspace was not read: %s %s\n%s", c.Status, c.Reason, strings.Join(report.Details(&c), "\n"))
+	if c := again.Cases[0]; c.Status != report.Failed || !strings.Contains(strings.Join(c.Details(), "\n"), `"mine\n"`) {
+		t.Errorf("the kept workspace was not read: %s %s\n%s", c.Status, c.Reason, strings.Join(c.Details(), "\n"))
 	}
 	link := filepath.Join(tmp, "dryfire-workspace-link")
 	if err := os.Symlink(outside, link); err != nil {
@@ -222,7 +222,7 @@ func TestRecheckKeptWorkspaceIsConfined(t *testing.T) {
 			t.Fatal(err)
 		}
 		js, _ := again.JSON()
-		text := strings.Join(report.Details(&again.Cases[0]), "\n")
+		text := strings.Join(again.Cases[0].Details(), "\n")
 		if strings.Contains(string(js)+text, secret) {
 			t.Errorf("kept %s: the file outside was read:\n%s", kept, text)
 		}

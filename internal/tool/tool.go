@@ -7,7 +7,8 @@ package tool
 
 import (
 	"context"
-	"encoding/json"
+
+	"github.com/dryfire-dev/dryfire/report"
 )
 
 // Call is one tool call made by the model.
@@ -18,15 +19,16 @@ type Call struct {
 	Turn int    // 1-based model turn that made the call
 }
 
-// Outcome says how a call was answered.
-type Outcome string
+// Outcome says how a call was answered. It and the record types below
+// are the report's (package report), which shows them as they are.
+type Outcome = report.Outcome
 
 const (
-	Return    Outcome = "return"
-	Content   Outcome = "content"
-	Error     Outcome = "error"
-	Impl      Outcome = "impl"
-	Unmatched Outcome = "unmatched"
+	Return    = report.OutcomeReturn
+	Content   = report.OutcomeContent
+	Error     = report.OutcomeError
+	Impl      = report.OutcomeImpl
+	Unmatched = report.OutcomeUnmatched
 )
 
 // Result is the answer to one call.
@@ -77,17 +79,7 @@ type LogMessage struct {
 }
 
 // NearMiss is the closest rule to an unmatched call.
-type NearMiss struct {
-	Tool     string `json:"tool"`
-	Rule     string `json:"rule,omitempty"` // FILE:LINE; empty when the tool has no rules
-	Path     string `json:"path,omitempty"`
-	Expected string `json:"expected,omitempty"`
-	Got      string `json:"got,omitempty"`
-	Reason   string `json:"reason,omitempty"`
-	// Note is set instead of a rule when there is nothing to compare
-	// (no rules for the tool, arguments that are not JSON).
-	Note string `json:"note,omitempty"`
-}
+type NearMiss = report.NearMiss
 
 // Record is one call and its answer, in call order.
 type Record struct {
@@ -108,15 +100,8 @@ type Session interface {
 }
 
 // MCPUse is an MCP request of an agent other than a tool call, answered
-// from what its suite declares (resources and prompts): a resource read,
-// a prompt get, a completion.
-type MCPUse struct {
-	Method    string            `json:"method"` // resources/read, prompts/get, completion/complete
-	URI       string            `json:"uri,omitempty"`
-	Name      string            `json:"name,omitempty"` // the prompt's, or the completed argument's
-	Arguments map[string]string `json:"arguments,omitempty"`
-	Error     string            `json:"error,omitempty"` // the answer was this error (not found, a missing argument)
-}
+// from what its suite declares (resources and prompts).
+type MCPUse = report.MCPUse
 
 // Ask is a request a mock rule sends the MCP client whose call it
 // answers, during the call: an elicitation or a sampling request.
@@ -147,11 +132,5 @@ func AskerFrom(ctx context.Context) Asker {
 }
 
 // Asked is what a call asked its client (an elicitation or a sampling
-// request, its params as sent) and what the client answered (its result,
-// without _meta), or why there is no answer.
-type Asked struct {
-	Method  string          `json:"method"`
-	Request json.RawMessage `json:"request"`
-	Answer  json.RawMessage `json:"answer,omitempty"`
-	Error   string          `json:"error,omitempty"`
-}
+// request) and what the client answered, or why there is no answer.
+type Asked = report.Asked

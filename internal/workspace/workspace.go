@@ -20,6 +20,7 @@ import (
 	"github.com/rogpeppe/go-internal/diff"
 
 	"github.com/dryfire-dev/dryfire/internal/safeio"
+	"github.com/dryfire-dev/dryfire/report"
 )
 
 // Bounds on a template (and on a workspace read back after a case): more
@@ -165,15 +166,9 @@ func copyFile(from, to string, perm fs.FileMode) error {
 	return out.Close()
 }
 
-// Change is one difference between a workspace and its template.
-type Change struct {
-	Path   string `json:"path"`   // slash path within the workspace
-	Change string `json:"change"` // added, removed or modified
-	// Diff is a short unified diff of a modified text file (or the start
-	// of an added one), at most a few lines; empty for binary or large
-	// files and directories.
-	Diff string `json:"diff,omitempty"`
-}
+// Change is one difference between a workspace and its template (the
+// report's type).
+type Change = report.WorkspaceChange
 
 // Changes are what a case's agent changed in its workspace.
 type Changes struct {

@@ -22,6 +22,7 @@ import (
 	"github.com/dryfire-dev/dryfire/internal/suggest"
 	"github.com/dryfire-dev/dryfire/internal/value"
 	"github.com/dryfire-dev/dryfire/internal/yamlpos"
+	"github.com/dryfire-dev/dryfire/report"
 )
 
 // Route is an operation's HTTP binding.
@@ -85,13 +86,8 @@ var (
 	placeholdersK = []string{"code", "message", "retryable", "status"}
 )
 
-// HTTPEvidence is the HTTP request that made a call: its method, its
-// path under the package's base URL and the route it matched.
-type HTTPEvidence struct {
-	Method string `json:"method"`
-	Path   string `json:"path"`
-	Route  string `json:"route"`
-}
+// HTTPEvidence is the HTTP request that made a call.
+type HTTPEvidence = report.HTTPEvidence
 
 // route reads an operation's http: a "METHOD /path" string or a mapping.
 func (l *loader) route(op *Operation, q yamlpos.KV) {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/dryfire-dev/dryfire/internal/value"
+	"github.com/dryfire-dev/dryfire/report"
 )
 
 // Errors the world itself answers with (besides the operations' declared
@@ -97,47 +98,15 @@ type scheduled struct {
 	args map[string]any
 }
 
-// Emitted is an event a behavior emitted with ctx.emit.
-type Emitted struct {
-	Seq       int    `json:"seq"` // the evidence entry of the call that emitted it
-	Time      string `json:"time"`
-	Operation string `json:"operation"`
-	Type      string `json:"type"`
-	Data      any    `json:"data"`
-}
+// Emitted is an event a behavior emitted with ctx.emit; it and the
+// evidence types are the report's (package report).
+type Emitted = report.Event
 
-// Evidence is the record of one operation, whatever transport made it:
-// who called what with which arguments, what shaped the answer (an
-// override, a fault), what came back and the state version after it.
-type Evidence struct {
-	Seq            int               `json:"seq"`
-	Time           string            `json:"time"`
-	Actor          string            `json:"actor"`
-	Operation      string            `json:"operation"`
-	Arguments      any               `json:"arguments"`
-	IdempotencyKey *string           `json:"idempotency_key"`
-	Override       *OverrideEvidence `json:"override"`
-	Fault          *string           `json:"fault"`
-	Outcome        string            `json:"outcome"`
-	IsError        bool              `json:"is_error"`
-	Result         any               `json:"result"`
-	StateVersion   int               `json:"state_version"`
-	// HTTP is the request of a call over the package's HTTP API.
-	HTTP *HTTPEvidence `json:"http,omitempty"`
-	// LatencyMS is the operation's latency: the call answered this many
-	// milliseconds of virtual time after Time.
-	LatencyMS float64 `json:"latency_ms,omitempty"`
-}
+// Evidence is the record of one operation, whatever transport made it.
+type Evidence = report.Evidence
 
-// OverrideEvidence is the override that shaped a call.
-type OverrideEvidence struct {
-	ID         string `json:"id"`
-	Scope      Scope  `json:"scope"`
-	Outcome    string `json:"outcome"`
-	MatchCount int    `json:"match_count"`
-	// Remaining is the matches left; nil when the rule is unlimited.
-	Remaining *int `json:"remaining"`
-}
+// OverrideEvidence is the override that shaped a call (its scope's name).
+type OverrideEvidence = report.OverrideEvidence
 
 // Request is one operation call, after transport decoding.
 type Request struct {

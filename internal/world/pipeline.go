@@ -90,7 +90,7 @@ func (in *Instance) call(req Request, ev *Evidence) *Response {
 		rule = in.selectOverride(op, args, ev)
 	} else {
 		none := 0
-		ev.Override = &OverrideEvidence{ID: rule.ID, Scope: rule.Scope, Outcome: string(rule.Kind), MatchCount: 1, Remaining: &none}
+		ev.Override = &OverrideEvidence{ID: rule.ID, Scope: rule.Scope.String(), Outcome: string(rule.Kind), MatchCount: 1, Remaining: &none}
 	}
 	resp = in.outcome(rule, op, args, ev)
 	if resp.Status == "ok" && receiptKey != "" {
@@ -219,7 +219,7 @@ func (in *Instance) selectOverride(op *Operation, args map[string]any, ev *Evide
 		}
 		if r.Matches(op.Key, ev.Actor, args) {
 			in.ruleUsed[i]++
-			oe := &OverrideEvidence{ID: r.ID, Scope: r.Scope, Outcome: string(r.Kind), MatchCount: in.ruleUsed[i]}
+			oe := &OverrideEvidence{ID: r.ID, Scope: r.Scope.String(), Outcome: string(r.Kind), MatchCount: in.ruleUsed[i]}
 			if r.Times > 0 {
 				left := r.Times - in.ruleUsed[i]
 				oe.Remaining = &left

@@ -98,7 +98,7 @@ func TestRule_PerTestSetupScenarioToolOverrides(t *testing.T) {
 	in := newDrill(t, w, Drill{Inline: inline})
 	r := save(in, `{"id":"record-1","text":"x"}`)
 	wantCode(t, r, "BUSY")
-	if r.Evidence.Override.Scope != ScopeTest {
+	if r.Evidence.Override.Scope != ScopeTest.String() {
 		t.Errorf("scope %v; want test", r.Evidence.Override.Scope)
 	}
 	// Only overrides were given: the world's state is still the start.
@@ -317,7 +317,7 @@ func TestRule_PriorityWorldScenarioDrillPerTest(t *testing.T) {
 	}
 	in := newDrill(t, w, Drill{Scenario: "busy-store", Overrides: rule(ScopeDrill, "drill"), TestOverrides: rule(ScopeTest, "test")})
 	r := save(in, `{"id":"stubbed","text":"x"}`)
-	if r.Output.(map[string]any)["id"] != "test" || r.Evidence.Override.Scope != ScopeTest {
+	if r.Output.(map[string]any)["id"] != "test" || r.Evidence.Override.Scope != ScopeTest.String() {
 		t.Errorf("per-test should win: %s", r.Content())
 	}
 	in = newDrill(t, w, Drill{Scenario: "busy-store", Overrides: rule(ScopeDrill, "drill")})

@@ -2,7 +2,6 @@ package report
 
 import (
 	"bytes"
-	"encoding/json"
 	"encoding/xml"
 	"errors"
 	"fmt"
@@ -11,8 +10,6 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-
-	"github.com/dryfire-dev/dryfire/internal/model"
 )
 
 // junitWhole is the JUnit report encoded whole, as one struct: what the
@@ -71,7 +68,7 @@ func junitElement(c *Case, s *junitSuite) junitCase {
 	}
 	var details string
 	if c.Status == Failed || c.Status == Errored {
-		details = xmlText(ansi().ReplaceAllString(strings.Join(Details(c), "\n"), ""))
+		details = xmlText(ansi().ReplaceAllString(strings.Join(c.Details(), "\n"), ""))
 	}
 	switch c.Status {
 	case Failed:
@@ -101,7 +98,7 @@ func streamReports() map[string]*Report {
 				Checks: []Check{{Check: "output: {contains: x}", At: "b.dryfire.yaml:3", Message: "expected ]]> \x1b[31mred\x1b[0m\r\nend"}}, DurationMS: 3.25},
 			{Suite: "a.dryfire.yaml", Name: "err", Status: Errored, Reason: "boom", Infra: true, DurationMS: 1},
 			{Suite: "c.dryfire.yaml", Name: "skip", Status: Skipped, Reason: "skip: true"},
-			{Suite: "c.dryfire.yaml", Name: "drill", Status: Passed, Verdict: Passed, Seed: &seed, BuildHash: "abc", Usage: model.Usage{InputTokens: 3}},
+			{Suite: "c.dryfire.yaml", Name: "drill", Status: Passed, Verdict: Passed, Seed: &seed, BuildHash: "abc", Usage: Usage{InputTokens: 3}},
 			{Suite: "a.dryfire.yaml", Name: "again", Status: Passed, DurationMS: 0.001},
 		}},
 		"varied": variedReport(),
@@ -151,7 +148,7 @@ func TestReportJSONIsJSON(t *testing.T) {
 			t.Fatal(err)
 		}
 		var b bytes.Buffer
-		j := NewReportJSON(&b)
+		j := newReportJSON(&b)
 		for i := range r.Cases {
 			if err := j.Case(&r.Cases[i]); err != nil {
 				t.Fatal(err)
@@ -181,7 +178,7 @@ func (f *failAfter) ReadAt(p []byte, off int64) (int, error) { return 0, errors.
 // the case that hit it and by the end, and that nothing is written after.
 func TestStreamWriteErrors(t *testing.T) {
 	r := streamReports()["mixed"]
-	j := NewReportJSON(&failAfter{n: 100})
+	j := newReportJSON(&failAfter{n: 100})
 	var err error
 	for i := range r.Cases {
 		if err = j.Case(&r.Cases[i]); err != nil {
@@ -194,7 +191,7 @@ func TestStreamWriteErrors(t *testing.T) {
 	if err := j.End(r); err == nil {
 		t.Errorf("JSON End after a failed write = nil, want the error")
 	}
-	u := NewReportJUnit(&failAfter{n: 100})
+	u := newReportJUnit(&failAfter{n: 100})
 	err = nil
 	for i := range r.Cases {
 		if err = u.Case(&r.Cases[i]); err != nil {
@@ -207,73 +204,4 @@ func TestStreamWriteErrors(t *testing.T) {
 	if err := u.End(&bytes.Buffer{}); err == nil {
 		t.Errorf("JUnit End after a failed write = nil, want the error")
 	}
-}
-
-// appendIndented indents as json.Indent does: empty objects and lists
-// kept, strings copied whole (brackets, commas, colons, escaped quotes and
-// backslashes in them), numbers and literals as they are.
-func TestAppendIndentedIsJSONIndent(t *testing.T) {
-	values := []any{
-		nil, true, 1.5e-7, "", `a "quoted" \ back\slash, [not] {a: list}`, "\u2028 <&> \x01 é",
-		[]any{}, map[string]any{}, []any{[]any{}, map[string]any{}, nil},
-		map[string]any{"a": []any{1, "x", map[string]any{"b": map[string]any{}}}, `k"ey\`: "v"},
-		&Case{Name: "c", Status: Passed, Checks: []Check{{Check: "output", Message: `wanted "}"`}}, ToolCalls: []ToolCall{{Tool: "t", Args: []byte(`{"a":[1,{}]}`)}}},
-	}
-	for _, v := range values {
-		compact, err := json.Marshal(v)
-		if err != nil {
-			t.Fatal(err)
-		}
-		checkIndented(t, compact)
-	}
-}
-
-func checkIndented(t *testing.T, compact []byte) {
-	t.Helper()
-	var want bytes.Buffer
-	if err := json.Indent(&want, compact, "    ", "  "); err != nil {
-		return // not JSON: appendIndented is only given encoding/json's output
-	}
-	var c bytes.Buffer
-	if err := json.Compact(&c, compact); err != nil || !bytes.Equal(c.Bytes(), compact) {
-		return // not compact
-	}
-	got := appendIndented([]byte("x"), compact, "    ", "  ")
-	if nesting(compact) > maxIndent-2 {
-		// Deeper than the report indents: the same JSON.
-		var back bytes.Buffer
-		if err := json.Compact(&back, got[1:]); err != nil || !bytes.Equal(back.Bytes(), compact) {
-			t.Errorf("%s indented:\n%s\nis not the same JSON", compact, got[1:])
-		}
-		return
-	}
-	if string(got[1:]) != want.String() {
-		t.Errorf("%s indented:\n%s\nwant:\n%s", compact, got[1:], want.Bytes())
-	}
-}
-
-// nesting is how deep compact JSON nests.
-func nesting(compact []byte) int {
-	depth, most, in := 0, 0, false
-	for i := 0; i < len(compact); i++ {
-		switch c := compact[i]; {
-		case in && c == '\\':
-			i++
-		case c == '"':
-			in = !in
-		case !in && (c == '[' || c == '{'):
-			depth++
-			most = max(most, depth)
-		case !in && (c == ']' || c == '}'):
-			depth--
-		}
-	}
-	return most
-}
-
-func FuzzAppendIndented(f *testing.F) {
-	for _, s := range []string{`{}`, `[]`, `{"a":[1,{"b":"\"}"}],"c":[]}`, `"\\"`, `[[[]],{}]`, strings.Repeat(`{"a":[`, 20) + "1" + strings.Repeat("]}", 20)} {
-		f.Add([]byte(s))
-	}
-	f.Fuzz(func(t *testing.T, compact []byte) { checkIndented(t, compact) })
 }

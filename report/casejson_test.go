@@ -11,23 +11,19 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/dryfire-dev/dryfire/internal/model"
-	"github.com/dryfire-dev/dryfire/internal/netjail"
-	"github.com/dryfire-dev/dryfire/internal/tool"
-	"github.com/dryfire-dev/dryfire/internal/workspace"
-	"github.com/dryfire-dev/dryfire/internal/world"
+	"github.com/dryfire-dev/dryfire/internal/jsonout"
 )
 
 // reflected is c as the cases list's item that encoding/json writes
-// (ListJSON.Item), and what caseJSON writes of it.
+// (jsonout.List.Item), and what caseJSON writes of it.
 func reflected(t *testing.T, c *Case) (want, got string, err error) {
 	t.Helper()
 	var w bytes.Buffer
-	l := NewListJSON(&w, "cases")
+	l := jsonout.New(&w, "cases")
 	if err := l.Item(c); err != nil {
 		t.Fatalf("encoding/json: %v", err)
 	}
-	b, err := newCaseJSON().appendCase([]byte(l.open()+"\n    "), c)
+	b, err := newCaseJSON().appendCase([]byte("{\n  \"cases\": [\n    "), c)
 	return w.String(), string(b), err
 }
 
@@ -52,7 +48,7 @@ func variedString(r *rand.Rand) string {
 func variedCase(r *rand.Rand) Case {
 	s := func() string { return variedString(r) }
 	c := Case{Suite: s(), Name: s(), Input: s(), Status: []Status{Passed, Failed, Errored, Skipped}[r.IntN(4)],
-		Reason: s(), Output: s(), Turns: r.IntN(5), Usage: model.Usage{InputTokens: r.IntN(1000), OutputTokens: r.IntN(9)},
+		Reason: s(), Output: s(), Turns: r.IntN(5), Usage: Usage{InputTokens: r.IntN(1000), OutputTokens: r.IntN(9)},
 		DurationMS: []float64{0, 0.078, 1e-7, 3e21, 12345.6789, float64(r.IntN(100000)) / 1000}[r.IntN(6)]}
 	if r.IntN(4) > 0 {
 		c.Checks = []Check{}
@@ -69,15 +65,15 @@ func variedCase(r *rand.Rand) Case {
 		c.ToolCalls = []ToolCall{}
 		args := []string{`{"order_id":"O-1"}`, `{ "a" : [1, 2.50, {"b": null}],  "<": "\u003c&" }`, `[]`, `{}`, `"x"`, ``}
 		for range r.IntN(4) {
-			tc := ToolCall{Turn: r.IntN(3), ID: s(), Tool: s(), Outcome: tool.Return, Rule: s(), IsError: r.IntN(2) == 0, Result: s()}
+			tc := ToolCall{Turn: r.IntN(3), ID: s(), Tool: s(), Outcome: OutcomeReturn, Rule: s(), IsError: r.IntN(2) == 0, Result: s()}
 			if a := args[r.IntN(len(args))]; a != "" {
 				tc.Args = json.RawMessage(a)
 			}
 			if r.IntN(3) == 0 {
-				tc.NearMiss = &tool.NearMiss{Tool: s(), Path: "$.a", Expected: s(), Got: s()}
+				tc.NearMiss = &NearMiss{Tool: s(), Path: "$.a", Expected: s(), Got: s()}
 			}
 			if r.IntN(4) == 0 {
-				tc.Asked = &tool.Asked{Method: "elicitation/create", Request: json.RawMessage(`{"message":"ok?"}`), Answer: json.RawMessage(`{"action":"accept"}`), Error: s()}
+				tc.Asked = &Asked{Method: "elicitation/create", Request: json.RawMessage(`{"message":"ok?"}`), Answer: json.RawMessage(`{"action":"accept"}`), Error: s()}
 			}
 			c.ToolCalls = append(c.ToolCalls, tc)
 		}
@@ -92,10 +88,11 @@ func variedCase(r *rand.Rand) Case {
 		c.Cassette, c.Replay, c.Stderr = s(), s(), s()
 	}
 	if r.IntN(3) == 0 {
-		c.AddUsage("judge", model.Usage{InputTokens: 4, OutputTokens: 2})
+		c.UsageByRole = &RoleUsage{Agent: c.Usage, Judge: Usage{InputTokens: 4, OutputTokens: 2}}
+		c.Usage.InputTokens, c.Usage.OutputTokens = c.Usage.InputTokens+4, c.Usage.OutputTokens+2
 		c.ModelFaults = []ModelFault{{Request: 1, API: "messages", Fault: s(), Retried: true}}
-		c.Network = &Network{Mode: "isolated", Attempts: []netjail.Attempt{{Kind: "tcp", Address: s(), Port: 443}}}
-		c.Workspace = &Workspace{Template: s(), Changes: []workspace.Change{{Path: s(), Change: "modified", Diff: s()}}, More: 1}
+		c.Network = &Network{Mode: "isolated", Attempts: []NetworkAttempt{{Kind: "tcp", Address: s(), Port: 443}}}
+		c.Workspace = &Workspace{Template: s(), Changes: []WorkspaceChange{{Path: s(), Change: "modified", Diff: s()}}, More: 1}
 		c.Conversation = []Message{{Role: "user", Turn: 1, Text: s()}, {Role: "agent", Turn: 1, Text: s(), ModelTurn: 2}}
 	}
 	if r.IntN(3) == 0 {
@@ -105,8 +102,8 @@ func variedCase(r *rand.Rand) Case {
 		c.Build = json.RawMessage(`{"tools": ["a", "b"], "n": 1e3}`)
 		c.InitialState = map[string]any{"orders": []any{}, s(): map[string]any{}}
 		c.State = map[string]any{"orders": []any{map[string]any{"id": s(), "n": 1.5}}}
-		c.Evidence = []world.Evidence{{Seq: 1, Time: s(), Actor: "agent", Operation: s(), Arguments: map[string]any{"a": s()}, IdempotencyKey: &key}}
-		c.Events = []world.Emitted{{Seq: 1, Operation: s(), Type: s(), Data: []any{s(), 2}}}
+		c.Evidence = []Evidence{{Seq: 1, Time: s(), Actor: "agent", Operation: s(), Arguments: map[string]any{"a": s()}, IdempotencyKey: &key}}
+		c.Events = []Event{{Seq: 1, Operation: s(), Type: s(), Data: []any{s(), 2}}}
 	}
 	if r.IntN(5) == 0 {
 		run := Case{Suite: s(), Name: s(), Status: Passed, Checks: []Check{}, ToolCalls: []ToolCall{}, Notes: []string{}}
@@ -147,7 +144,7 @@ func TestCaseJSONLeavesErrorsToEncodingJSON(t *testing.T) {
 			t.Errorf("%s: caseJSON wrote it; want it left to encoding/json", name)
 			continue
 		}
-		err := NewReportJSON(&bytes.Buffer{}).Case(&c)
+		err := newReportJSON(&bytes.Buffer{}).Case(&c)
 		if err == nil || err == errFallback {
 			t.Errorf("%s: Case error = %v, want encoding/json's", name, err)
 		}
@@ -175,7 +172,7 @@ func TestCaseJSONKnowsEveryField(t *testing.T) {
 			"evidence,omitempty events,omitempty conversation,omitempty trials,omitempty mutation,omitempty duration_ms - -"},
 		{Check{}, "check at passed message invariant,omitempty judge,omitempty"},
 		{ToolCall{}, "turn id tool args outcome where,omitempty rule is_error result near_miss,omitempty asked,omitempty"},
-		{model.Usage{}, "input_tokens output_tokens"},
+		{Usage{}, "input_tokens output_tokens"},
 	} {
 		if got := names(tc.v); got != tc.want {
 			t.Errorf("%T's fields changed: caseJSON writes\n%s\nthe type has\n%s", tc.v, tc.want, got)
@@ -190,7 +187,7 @@ func FuzzCaseJSON(f *testing.F) {
 			Checks:    []Check{{Check: name, Message: text}},
 			ToolCalls: []ToolCall{{Tool: name, Args: args, Result: text}}}
 		var w bytes.Buffer
-		if err := NewListJSON(&w, "cases").Item(&c); err != nil {
+		if err := jsonout.New(&w, "cases").Item(&c); err != nil {
 			return // encoding/json's to report
 		}
 		_, got, err := reflected(t, &c)

@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
-
-	"github.com/dryfire-dev/dryfire/internal/tool"
 )
 
 // Hole 4 of issue 36: one call whose arguments nest 9,000 arrays deep
@@ -17,7 +15,7 @@ import (
 func TestReportJSONOfDeepNesting(t *testing.T) {
 	deep := []byte(strings.Repeat("[", 9000) + strings.Repeat("]", 9000))
 	c := Case{Suite: "s", Name: "deep", Status: Failed,
-		ToolCalls: []ToolCall{{Tool: "t", Args: deep, Asked: &tool.Asked{Method: "elicitation/create", Request: json.RawMessage(`{}`), Answer: deep}}}}
+		ToolCalls: []ToolCall{{Tool: "t", Args: deep, Asked: &Asked{Method: "elicitation/create", Request: json.RawMessage(`{}`), Answer: deep}}}}
 	r := &Report{Cases: []Case{c}}
 	r.Tally()
 	whole, err := r.JSON()
@@ -25,7 +23,7 @@ func TestReportJSONOfDeepNesting(t *testing.T) {
 		t.Fatal(err)
 	}
 	var b bytes.Buffer
-	j := NewReportJSON(&b)
+	j := newReportJSON(&b)
 	if err := j.Case(&r.Cases[0]); err != nil {
 		t.Fatal(err)
 	}

@@ -1,15 +1,19 @@
 package report
 
 import (
+	"bufio"
 	"bytes"
-	"encoding/json"
 	"encoding/xml"
+	"errors"
 	"fmt"
 	"io"
 	"math"
+	"os"
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/dryfire-dev/dryfire/internal/jsonout"
 )
 
 // Totals is what the lines after a run and its exit code need of its
@@ -86,138 +90,54 @@ func TotalsOf(r *Report) *Totals {
 	return t
 }
 
-// ListJSON writes what IndentedJSON renders of a struct whose first
-// field, named key, is a list, one item at a time (Item), then the rest of
-// the struct (End): a report of many cases is written as they come,
-// without its text or its cases in memory.
-type ListJSON struct {
-	w       io.Writer
-	key     string
-	n       int
-	compact bytes.Buffer // an item as enc writes it
-	b       []byte       // indented
-	enc     *json.Encoder
-	err     error // the first write that failed; nothing is written after it
-}
-
-// NewListJSON writes the list named key to w; nothing is written before
-// the first Item or End.
-func NewListJSON(w io.Writer, key string) *ListJSON {
-	l := &ListJSON{w: w, key: key}
-	l.enc = json.NewEncoder(&l.compact)
-	l.enc.SetEscapeHTML(false)
-	return l
-}
-
-func (l *ListJSON) write(s []byte) {
-	if l.err == nil {
-		_, l.err = l.w.Write(s)
-	}
-}
-
-func (l *ListJSON) open() string { return "{\n  " + strconv.Quote(l.key) + ": [" }
-
-// Item writes the list's next item.
-func (l *ListJSON) Item(v any) error {
-	l.compact.Reset()
-	if err := l.enc.Encode(v); err != nil {
-		return err
-	}
-	item := l.compact.Bytes()
-	l.b = appendIndented(l.start(), item[:len(item)-1], "    ", "  ") // without the encoder's newline
-	return l.end()
-}
-
-// start is the buffer of the next item, with what comes before it.
-func (l *ListJSON) start() []byte {
-	l.b = l.b[:0]
-	if l.n == 0 {
-		l.b = append(l.b, l.open()...)
-	} else {
-		l.b = append(l.b, ',')
-	}
-	return append(l.b, "\n    "...)
-}
-
-// end writes the item in l.b.
-func (l *ListJSON) end() error {
-	l.n++
-	l.write(l.b)
-	return l.err
-}
-
-// End closes the list and writes the rest: head is the struct with the
-// list nil (rendered whole).
-func (l *ListJSON) End(head any) error {
-	rest, err := IndentedJSON(head)
-	if err != nil {
-		return err
-	}
-	null := "{\n  " + strconv.Quote(l.key) + ": null"
-	if !bytes.HasPrefix(rest, []byte(null)) {
-		return fmt.Errorf("writing JSON: %q is not the first field", l.key)
-	}
-	if l.n == 0 {
-		l.write([]byte(l.open()))
-	} else {
-		l.write([]byte("\n  "))
-	}
-	l.write([]byte("]"))
-	l.write(rest[len(null):])
-	return l.err
-}
-
-// ReportJSON writes the JSON report of a run a case at a time: the same
+// reportJSON writes the JSON report of a run a case at a time: the same
 // bytes as Report.JSON.
-type ReportJSON struct {
-	l *ListJSON
+type reportJSON struct {
+	l *jsonout.List
 	c *caseJSON
 }
 
-// NewReportJSON writes to w.
-func NewReportJSON(w io.Writer) *ReportJSON {
-	return &ReportJSON{NewListJSON(w, "cases"), newCaseJSON()}
+func newReportJSON(w io.Writer) *reportJSON {
+	return &reportJSON{jsonout.New(w, "cases"), newCaseJSON()}
 }
 
 // Case writes the report's next case.
-func (j *ReportJSON) Case(c *Case) error {
-	b, err := j.c.appendCase(j.l.start(), c)
+func (j *reportJSON) Case(c *Case) error {
+	b, err := j.c.appendCase(j.l.Start(), c)
 	if err != nil {
 		// What only encoding/json writes right, or fails on.
 		return j.l.Item(c)
 	}
-	j.l.b = b
-	return j.l.end()
+	return j.l.Put(b)
 }
 
 // End writes the summary and shard of r (its cases are not written).
-func (j *ReportJSON) End(r *Report) error {
+func (j *reportJSON) End(r *Report) error {
 	head := *r
 	head.Cases = nil
 	return j.l.End(&head)
 }
 
-// Body is where a JUnit report's cases are kept until its totals are
-// known: a temporary file, or memory (MemBody).
-type Body interface {
+// body is where a JUnit report's cases are kept until its totals are
+// known: a temporary file, or memory (memBody).
+type body interface {
 	io.Writer
 	io.ReaderAt
 }
 
-// MemBody is a Body in memory.
-type MemBody struct{ bytes.Buffer }
+// memBody is a body in memory.
+type memBody struct{ bytes.Buffer }
 
-// ReadAt implements io.ReaderAt.
-func (m *MemBody) ReadAt(p []byte, off int64) (int, error) {
+func (m *memBody) ReadAt(p []byte, off int64) (int, error) {
 	return bytes.NewReader(m.Bytes()).ReadAt(p, off)
 }
 
-// ReportJUnit writes a JUnit report a case at a time: each case's
+// reportJUnit writes a JUnit report a case at a time: each case's
 // element goes to a body as it comes, and End writes the report (its
 // totals first) with the bodies' parts in place. The same bytes as
 // Report.JUnit.
-type ReportJUnit struct {
-	body  Body
+type reportJUnit struct {
+	body  body
 	off   int64
 	root  junitSuites
 	index map[string]int
@@ -228,13 +148,13 @@ type ReportJUnit struct {
 	err   error
 }
 
-// NewReportJUnit keeps the cases' elements in body until End.
-func NewReportJUnit(body Body) *ReportJUnit {
-	return &ReportJUnit{body: body, root: junitSuites{Name: "dryfire"}, index: map[string]int{}}
+// newReportJUnit keeps the cases' elements in body until End.
+func newReportJUnit(body body) *reportJUnit {
+	return &reportJUnit{body: body, root: junitSuites{Name: "dryfire"}, index: map[string]int{}}
 }
 
 // Case adds the report's next case.
-func (j *ReportJUnit) Case(c *Case) error {
+func (j *reportJUnit) Case(c *Case) error {
 	if j.err != nil {
 		return j.err
 	}
@@ -302,7 +222,7 @@ func appendTestcase(b []byte, c *Case) []byte {
 		b = append(b, `" type="`...)
 		b = append(b, typ...)
 		b = append(b, `">`...)
-		b = append(b, xmlText(ansi().ReplaceAllString(strings.Join(Details(c), "\n"), ""))...)
+		b = append(b, xmlText(ansi().ReplaceAllString(strings.Join(c.Details(), "\n"), ""))...)
 		b = append(b, "</"...)
 		b = append(b, typ...)
 		b = append(b, '>')
@@ -398,7 +318,7 @@ func xmlChar(r rune) bool {
 }
 
 // End writes the report to w: the totals, then each suite with its cases.
-func (j *ReportJUnit) End(w io.Writer) error {
+func (j *reportJUnit) End(w io.Writer) error {
 	if j.err != nil {
 		return j.err
 	}
@@ -449,4 +369,112 @@ func (j *ReportJUnit) End(w io.Writer) error {
 	b.WriteString("\n</testsuites>\n")
 	_, err := w.Write(b.Bytes())
 	return err
+}
+
+// Stream writes the JSON and JUnit reports of a run while it runs, a
+// case at a time (the dryfire package's RunOptions.Stream), and keeps no
+// case's result: the memory of a run does not grow with its cases. The
+// reports are the same bytes as Report.JSON and Report.JUnit write. A
+// Stream serves one run.
+type Stream struct {
+	// Keep is how many of the cases that did not pass the run's Report
+	// keeps whole, the first ones in report order (for annotations, say);
+	// the rest are only counted in its summary.
+	Keep int
+
+	json   *reportJSON
+	junit  *reportJUnit
+	junitW io.Writer
+	body   *os.File // the JUnit report's cases, until Close (through buf)
+	closed bool
+}
+
+// NewStream writes the JSON report to json and the JUnit report to
+// junit; either may be nil. The JSON report is written as the cases are
+// done (buffer w), the JUnit one whole at Close: its totals come first,
+// so its cases wait in a temporary file until then.
+func NewStream(json, junit io.Writer) (*Stream, error) {
+	s := &Stream{}
+	if json != nil {
+		s.json = newReportJSON(json)
+	}
+	if junit != nil {
+		f, err := os.CreateTemp("", "dryfire-junit-*.xml")
+		if err != nil {
+			return nil, fmt.Errorf("making room for the JUnit report: %w", err)
+		}
+		s.body, s.junitW, s.junit = f, junit, newReportJUnit(&bufferedBody{bufio.NewWriterSize(f, 64<<10), f})
+	}
+	return s, nil
+}
+
+// bufferedBody is a temporary file written through a buffer (a case's
+// testcase element is a hundred bytes or so), flushed before it is read.
+type bufferedBody struct {
+	*bufio.Writer
+	f *os.File
+}
+
+func (b *bufferedBody) ReadAt(p []byte, off int64) (int, error) {
+	if err := b.Flush(); err != nil {
+		return 0, err
+	}
+	return b.f.ReadAt(p, off)
+}
+
+// Add writes the run's next case, in report order. A write that fails is
+// kept and returned by Close; the run goes on.
+func (s *Stream) Add(c *Case) {
+	if s.json != nil {
+		s.json.Case(c)
+	}
+	if s.junit != nil {
+		s.junit.Case(c)
+	}
+}
+
+// Close writes the ends of the reports (r's summary and shard: the
+// Report the run returned) and removes the temporary file. The error
+// says which report could not be written.
+func (s *Stream) Close(r *Report) error {
+	if s.closed {
+		return nil
+	}
+	s.closed = true
+	var errs []error
+	if s.json != nil {
+		if err := s.json.End(r); err != nil {
+			errs = append(errs, fmt.Errorf("writing the JSON report: %w", err))
+		}
+	}
+	if s.junit != nil {
+		if err := s.junit.End(s.junitW); err != nil {
+			errs = append(errs, fmt.Errorf("writing the JUnit report: %w", err))
+		}
+	}
+	s.Discard()
+	return errors.Join(errs...)
+}
+
+// Discard removes the temporary file without writing the reports' ends:
+// for a run that did not take place.
+func (s *Stream) Discard() {
+	if s.body != nil {
+		s.body.Close()
+		os.Remove(s.body.Name())
+		s.body = nil
+	}
+}
+
+// Outcome says whether a case of the run failed or erred through the
+// suite or the agent, and whether one erred through its surroundings (a
+// provider unreachable, a cassette missing): what decides the exit code.
+// It counts every case, also of a streamed run's Report, which keeps only
+// some (Totals).
+func (r *Report) Outcome() (failing, infra bool) {
+	t := r.Totals
+	if t == nil {
+		t = TotalsOf(r)
+	}
+	return t.Failing, t.Infra
 }

@@ -7,10 +7,11 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/dryfire-dev/dryfire/internal/jsonout"
 	"github.com/dryfire-dev/dryfire/internal/value"
 )
 
-// caseJSON writes a case of the JSON report as ListJSON.Item writes it
+// caseJSON writes a case of the JSON report as jsonout.List.Item writes it
 // through encoding/json (the same bytes), field by field without
 // reflection or a second pass to indent: a large run writes one per case.
 // The fields few cases have (drills, trials, judges, workspaces…) are
@@ -31,7 +32,7 @@ func newCaseJSON() *caseJSON {
 	return w
 }
 
-// itemIndent is the indentation of a list item's lines (IndentedJSON's
+// itemIndent is the indentation of a list item's lines (jsonout.Indented's
 // two spaces, twice: the report object and its list).
 const itemIndent = "    "
 
@@ -141,7 +142,7 @@ func (w *caseJSON) value(k string, v any) {
 		return
 	}
 	item := w.raw.Bytes()
-	w.b = appendIndented(w.b, item[:len(item)-1], w.indent(), "  ")
+	w.b = jsonout.AppendIndented(w.b, item[:len(item)-1], w.indent(), "  ")
 }
 
 // rawJSON writes a RawMessage as encoding/json does: null when nil, else
@@ -160,7 +161,7 @@ func (w *caseJSON) rawJSON(k string, m json.RawMessage) {
 		}
 		m = w.raw.Bytes()
 	}
-	w.b = appendIndented(w.b, m, w.indent(), "  ")
+	w.b = jsonout.AppendIndented(w.b, m, w.indent(), "  ")
 }
 
 func (w *caseJSON) usage(k string, i, o int) {

@@ -1,11 +1,9 @@
-package drill
+package report
 
-import "github.com/dryfire-dev/dryfire/internal/world"
-
-// Evidence is the record of one operation of a drill: who called what, with
-// which arguments, what shaped the answer (an override, a fault) and what
-// came back. It is also the evidence of a world suite's case in the JSON
-// report, in this shape.
+// Evidence is the record of one operation of a drill, whatever transport
+// made it: who called what, with which arguments, what shaped the answer
+// (an override, a fault) and what came back. A world suite's case and a
+// Go drill (package drill) keep it alike.
 type Evidence struct {
 	Seq            int               `json:"seq"`
 	Time           string            `json:"time"` // the world's virtual time, RFC 3339
@@ -51,33 +49,4 @@ type Event struct {
 	Operation string `json:"operation"`
 	Type      string `json:"type"`
 	Data      any    `json:"data"`
-}
-
-// evidenceOf is the world's evidence in the public shape.
-func evidenceOf(in []world.Evidence) []Evidence {
-	if in == nil {
-		return nil
-	}
-	out := make([]Evidence, len(in))
-	for i, e := range in {
-		out[i] = Evidence{Seq: e.Seq, Time: e.Time, Actor: e.Actor, Operation: e.Operation, Arguments: e.Arguments,
-			IdempotencyKey: e.IdempotencyKey, Fault: e.Fault, Outcome: e.Outcome, IsError: e.IsError, Result: e.Result,
-			StateVersion: e.StateVersion, HTTP: (*HTTPEvidence)(e.HTTP), LatencyMS: e.LatencyMS}
-		if o := e.Override; o != nil {
-			out[i].Override = &OverrideEvidence{ID: o.ID, Scope: o.Scope.String(), Outcome: o.Outcome, MatchCount: o.MatchCount, Remaining: o.Remaining}
-		}
-	}
-	return out
-}
-
-// eventsOf is the world's emitted events in the public shape.
-func eventsOf(in []world.Emitted) []Event {
-	if in == nil {
-		return nil
-	}
-	out := make([]Event, len(in))
-	for i, e := range in {
-		out[i] = Event(e)
-	}
-	return out
 }

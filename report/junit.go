@@ -100,8 +100,8 @@ func seconds(ms float64) string { return fmt.Sprintf("%.3f", ms/1000) }
 // testcase per case, and failure text holding the check messages and near
 // misses.
 func (r *Report) JUnit() ([]byte, error) {
-	var body MemBody
-	j := NewReportJUnit(&body)
+	var body memBody
+	j := newReportJUnit(&body)
 	if r.Recheck != nil {
 		// Its checks are applied again to a stored run: the tab says so.
 		j.root.Name = "dryfire recheck of " + r.Recheck.Report

@@ -20,7 +20,8 @@ type CaseMutation struct {
 	Survived []string `json:"survived,omitempty"`
 	// Unfailed are the checks no mutant made fail, each "CHECK (AT)".
 	Unfailed []string `json:"unfailed,omitempty"`
-	// Untried counts the mutants past runner.MaxMutants, not tried.
+	// Untried counts the mutants past the bound of one case (256), not
+	// tried.
 	Untried int `json:"untried,omitempty"`
 }
 

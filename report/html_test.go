@@ -13,7 +13,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/dryfire-dev/dryfire/internal/atomicfile"
-	"github.com/dryfire-dev/dryfire/internal/tool"
 )
 
 var embedded = regexp.MustCompile(`(?s)<script type="application/json" id="report">(.*?)</script>`)
@@ -24,8 +23,8 @@ func TestHTMLEmbedsTheReport(t *testing.T) {
 	hostile := "</script><img src=x onerror=alert(1)> & \u2028 <!--"
 	r := &Report{Cases: []Case{{Suite: "s.dryfire.yaml", Name: hostile, Status: Failed, Reason: hostile, Output: hostile,
 		Checks: []Check{{Check: "output: {contains: x}", At: "s.dryfire.yaml:3", Message: hostile}},
-		ToolCalls: []ToolCall{{Turn: 1, ID: "c1", Tool: "t", Args: json.RawMessage(`{"a":"</script>"}`), Outcome: tool.Unmatched, Result: hostile,
-			NearMiss: &tool.NearMiss{Tool: "t", Rule: "s.dryfire.yaml:9", Path: "$.a", Expected: `"b"`, Got: `"</script>"`}}}}}}
+		ToolCalls: []ToolCall{{Turn: 1, ID: "c1", Tool: "t", Args: json.RawMessage(`{"a":"</script>"}`), Outcome: OutcomeUnmatched, Result: hostile,
+			NearMiss: &NearMiss{Tool: "t", Rule: "s.dryfire.yaml:9", Path: "$.a", Expected: `"b"`, Got: `"</script>"`}}}}}}
 	r.Tally()
 	page, err := r.HTML()
 	if err != nil {
@@ -78,7 +77,7 @@ func TestHTMLTenThousandCases(t *testing.T) {
 	for i := range r.Cases {
 		r.Cases[i] = Case{Suite: "big.dryfire.yaml", Name: fmt.Sprintf("case %d", i), Input: "look it up", Status: Passed, Output: "done " + strings.Repeat("x", 40), Turns: 2,
 			Checks:    []Check{{Check: "called: lookup", At: "big.dryfire.yaml:7", Passed: true, Message: "lookup was called 1 time (expected at least once)"}},
-			ToolCalls: []ToolCall{{Turn: 1, ID: "call_1_1", Tool: "lookup", Args: json.RawMessage(`{"n":0}`), Outcome: tool.Return, Rule: "big.dryfire.yaml:4", Result: `{"ok":true}`}},
+			ToolCalls: []ToolCall{{Turn: 1, ID: "call_1_1", Tool: "lookup", Args: json.RawMessage(`{"n":0}`), Outcome: OutcomeReturn, Rule: "big.dryfire.yaml:4", Result: `{"ok":true}`}},
 			Notes:     []string{}}
 	}
 	r.Tally()
