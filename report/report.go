@@ -90,14 +90,14 @@ type Case struct {
 	Suite string `json:"suite"` // the suite file
 	Name  string `json:"name"`
 	// Input is the case's input: the first user message.
-	Input     string      `json:"input,omitempty"`
-	Status    Status      `json:"status"`
-	Reason    string      `json:"reason"`
-	Checks    []Check     `json:"checks"`
-	ToolCalls []ToolCall  `json:"tool_calls"`
-	Output    string      `json:"output"`
-	Turns     int         `json:"turns"`
-	Usage     Usage       `json:"usage"`
+	Input     string     `json:"input,omitempty"`
+	Status    Status     `json:"status"`
+	Reason    string     `json:"reason"`
+	Checks    []Check    `json:"checks"`
+	ToolCalls []ToolCall `json:"tool_calls"`
+	Output    string     `json:"output"`
+	Turns     int        `json:"turns"`
+	Usage     Usage      `json:"usage"`
 	// UsageByRole splits Usage, when the case's judge checks or its
 	// model-driven user spent tokens too: Usage is the sum of the three.
 	UsageByRole *RoleUsage `json:"usage_by_role,omitempty"`
@@ -270,9 +270,9 @@ type ToolCall struct {
 	// tools, seen on the model wire: no outcome, no rule; its result is
 	// what the agent sent the model); "" for a call dryfire served.
 	Where    string    `json:"where,omitempty"`
-	Rule     string    `json:"rule"`     // FILE:LINE of the rule that answered; empty when none
+	Rule     string    `json:"rule"` // FILE:LINE of the rule that answered; empty when none
 	IsError  bool      `json:"is_error"`
-	Result   string    `json:"result"`   // the exact text the model received
+	Result   string    `json:"result"` // the exact text the model received
 	NearMiss *NearMiss `json:"near_miss,omitempty"`
 	// Asked is what the call asked the agent's MCP client (a rule's
 	// elicit or sample) and what it answered; nil for most calls.
@@ -324,7 +324,7 @@ type Asked struct {
 type MCPUse struct {
 	Method    string            `json:"method"`
 	URI       string            `json:"uri,omitempty"`
-	Name      string            `json:"name,omitempty"`  // the prompt's, or the completed argument's
+	Name      string            `json:"name,omitempty"` // the prompt's, or the completed argument's
 	Arguments map[string]string `json:"arguments,omitempty"`
 	Error     string            `json:"error,omitempty"` // the answer was this error (not found, a missing argument)
 }

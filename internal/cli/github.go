@@ -8,8 +8,8 @@ import (
 	"strings"
 
 	"github.com/dryfire-dev/dryfire"
-	"github.com/dryfire-dev/dryfire/report"
 	"github.com/dryfire-dev/dryfire/internal/termtext"
+	"github.com/dryfire-dev/dryfire/report"
 )
 
 // On GitHub Actions (GITHUB_ACTIONS=true) a run speaks the runner's own

@@ -13,9 +13,9 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/dryfire-dev/dryfire"
-	"github.com/dryfire-dev/dryfire/report"
 	"github.com/dryfire-dev/dryfire/internal/safeio"
 	"github.com/dryfire-dev/dryfire/internal/termtext"
+	"github.com/dryfire-dev/dryfire/report"
 )
 
 // Batches for a scheduler of one's own: run --list says what a run would

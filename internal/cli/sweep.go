@@ -15,8 +15,8 @@ import (
 	"github.com/dryfire-dev/dryfire"
 	"github.com/dryfire-dev/dryfire/internal/atomicfile"
 	"github.com/dryfire-dev/dryfire/internal/suggest"
-	"github.com/dryfire-dev/dryfire/report"
 	"github.com/dryfire-dev/dryfire/internal/termtext"
+	"github.com/dryfire-dev/dryfire/report"
 )
 
 type sweepOptions struct {

@@ -178,4 +178,3 @@ func (l *List) End(head any) error {
 	l.write(rest[len(null):])
 	return l.err
 }
-
