@@ -43,7 +43,7 @@ var layers = []struct {
 	{"user code, the suite format, the tool-call record", []string{"internal/passthrough", "internal/program", "internal/spec", "internal/tool", "internal/workspace"}},
 	{"YAML with positions and diagnostics", []string{"internal/yamlpos"}},
 	{"the report's types", []string{"report"}},
-	{"foundations", []string{"internal/netjail", "internal/reaper", "internal/pause", "internal/quietlog", "internal/jsonrpc", "internal/value", "internal/suggest", "internal/jschema", "internal/atomicfile", "internal/safeio", "internal/redact", "internal/yamlnode", "internal/termtext", "internal/jsonout", "internal/provider", "internal/reqmatch", "schema"}},
+	{"foundations", []string{"internal/netjail", "internal/reaper", "internal/pause", "internal/quietlog", "internal/jsonrpc", "internal/value", "internal/suggest", "internal/jschema", "internal/atomicfile", "internal/safeio", "internal/redact", "internal/yamlnode", "internal/termtext", "internal/jsonout", "internal/hostport", "internal/provider", "internal/reqmatch", "schema"}},
 	{"a pinned copy of a library (FORK.md)", []string{"internal/jsonschema"}},
 	{"its error kinds", []string{"internal/jsonschema/kind"}},
 	{"test support", []string{"internal/test/...", "examples/...", "bench/gensuite/suite"}},

@@ -293,6 +293,13 @@ type Shard struct {
 	Build string
 }
 
+// MaxShards bounds the shards of a run: --shard I/N, the CI's variables
+// and the reports merge reads.
+const MaxShards = 1_000_000
+
+// Both lengths are 0 only when merge's bound is MaxShards.
+var _, _ [MaxShards - ireport.MaxShards][ireport.MaxShards - MaxShards]struct{}
+
 // Merge joins the reports of all the shards of one run (in any order)
 // into the report the run would have written unsharded, durations
 // aside. names name the reports in its errors (file names). It refuses

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"slices"
 	"strings"
@@ -408,26 +407,6 @@ func (p *Project) ModelEndpoint(caseName string, o *ModelOptions) (*ModelEndpoin
 	return &ModelEndpoint{e: e}, nil
 }
 
-// RefuseModel is a handler that answers every model request with err, in
-// each API's own error shape (status 400): for a server whose model
-// endpoint could not be made, so that the agent is told why.
-func RefuseModel(err error) http.Handler { return modelserver.Refuse(err) }
-
 // DefaultConcurrency is how many cases Project.Run runs at once unless
 // RunOptions.Concurrency says otherwise.
 const DefaultConcurrency = 8
-
-// ListenAddr reads an address to listen on as `dryfire serve --http` takes
-// it: a bare port ("7777") or ":7777" binds 127.0.0.1, so that nothing is
-// reachable from another machine unless asked for; anything else is used
-// as given, and port 0 picks a free port. loopback reports whether the
-// address is loopback only; any other host deserves a warning.
-func ListenAddr(addr string) (hostport string, loopback bool, err error) {
-	return toolserver.ListenAddr(addr)
-}
-
-// AnnounceAddr is the HOST:PORT a server bound to bound, as asked, tells
-// its clients: the port bound, the host asked, and for 0.0.0.0 or [::]
-// (every address) the loopback address of its family, the one the
-// servers' Host check answers (a Host of 0.0.0.0 is refused with 403).
-func AnnounceAddr(asked string, bound net.Addr) string { return toolserver.AnnounceAddr(asked, bound) }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/dryfire-dev/dryfire"
 	"github.com/dryfire-dev/dryfire/internal/engine"
+	"github.com/dryfire-dev/dryfire/internal/hostport"
 )
 
 func newEngineCommand(e *env) *cobra.Command {
@@ -72,7 +73,7 @@ on.`,
 func runEngine(ctx context.Context, e *env, listen, record string) error {
 	addr := ""
 	if listen != "" {
-		a, loopback, err := dryfire.ListenAddr(listen)
+		a, loopback, err := hostport.Listen(listen)
 		if err != nil {
 			return usageErr("--listen: %v", err)
 		}

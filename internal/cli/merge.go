@@ -169,7 +169,7 @@ func runShard(e *env, s string) (*dryfire.Shard, error) {
 			return nil, usageErr("--shard %q: want auto/N, N the number of shards (1 to %d), e.g. --shard auto/3", s, dryfire.MaxShards)
 		}
 	}
-	sh, from, err := dryfire.ShardFromEnv(e.getenv, total)
+	sh, from, err := shardFromEnv(e.getenv, total)
 	if err != nil {
 		return nil, usageErr("--shard %s: %v; nothing ran", s, err)
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/dryfire-dev/dryfire"
 	"github.com/dryfire-dev/dryfire/internal/engine"
+	"github.com/dryfire-dev/dryfire/internal/hostport"
 	"github.com/dryfire-dev/dryfire/internal/redact"
 	"github.com/dryfire-dev/dryfire/internal/termtext"
 )
@@ -210,7 +211,7 @@ func runServe(ctx context.Context, e *env, o serveOptions, path string) error {
 	var loopback bool
 	if o.http != "" {
 		var err error
-		if addr, loopback, err = dryfire.ListenAddr(o.http); err != nil {
+		if addr, loopback, err = hostport.Listen(o.http); err != nil {
 			return usageErr("--http: %v", err)
 		}
 	}
@@ -274,7 +275,7 @@ func runServe(ctx context.Context, e *env, o serveOptions, path string) error {
 			return usageErr("--record %s: case %q is scripted (agent.provider: script): its script answers every model call, and nothing is recorded", o.record, o.caseName)
 		}
 		if modelErr != nil {
-			modelH = dryfire.RefuseModel(modelErr)
+			modelH = engine.RefuseModel(modelErr)
 		} else {
 			modelH = model
 		}
@@ -350,7 +351,7 @@ func serveHTTP(ctx context.Context, e *env, srv *dryfire.ToolServer, sessions *e
 			bound = net.JoinHostPort(host, port)
 		}
 	}
-	real := dryfire.AnnounceAddr(addr, ln.Addr())
+	real := hostport.Announce(addr, ln.Addr())
 	if !loopback {
 		fmt.Fprintf(e.stderr, "dryfire: warning: listening on %s, which other machines can reach: anyone who can connect can call the mocks (and the code behind impl: rules)\n", bound)
 	}

@@ -28,6 +28,7 @@ import (
 	"time"
 
 	"github.com/dryfire-dev/dryfire/internal/cassette"
+	"github.com/dryfire-dev/dryfire/internal/hostport"
 	"github.com/dryfire-dev/dryfire/internal/modelserver"
 	"github.com/dryfire-dev/dryfire/internal/runner"
 	"github.com/dryfire-dev/dryfire/internal/spec"
@@ -165,7 +166,7 @@ func Start(opts Options) (*Engine, error) {
 	rand.Read(tok)
 	e := &Engine{
 		token:  hex.EncodeToString(tok),
-		url:    "http://" + toolserver.AnnounceAddr(addr, ln.Addr()), // 127.0.0.1 for 0.0.0.0: the Host check answers it
+		url:    "http://" + hostport.Announce(addr, ln.Addr()), // 127.0.0.1 for 0.0.0.0: the Host check answers it
 		dir:    dir,
 		host:   host,
 		ln:     ln,

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/dryfire-dev/dryfire/internal/modelserver"
 	"github.com/dryfire-dev/dryfire/internal/toolserver"
 )
 
@@ -198,3 +199,9 @@ func isInitialize(body []byte) bool {
 		return m.Method == "initialize"
 	})
 }
+
+// RefuseModel answers every model request with err, in each API's own
+// error shape (status 400): the model routes of `dryfire serve --case`
+// when the case's endpoint could not be made, so that the agent is told
+// why.
+func RefuseModel(err error) http.Handler { return modelserver.Refuse(err) }

@@ -1,11 +1,11 @@
-package dryfire
+package cli
 
 import (
 	"cmp"
 	"fmt"
 	"strconv"
 
-	ireport "github.com/dryfire-dev/dryfire/internal/report"
+	"github.com/dryfire-dev/dryfire"
 )
 
 // ciShard is where one CI keeps a parallel job's index and the number of
@@ -19,7 +19,7 @@ type ciShard struct {
 	fallback string
 }
 
-// ciShards are the CIs ShardFromEnv reads, the first found used.
+// ciShards are the CIs shardFromEnv reads, the first found used.
 // DRYFIRE_SHARD_INDEX (1-based, like --shard I/N) comes first: set from a
 // GitHub Actions matrix, or anywhere, it overrides what the CI says.
 var ciShards = []ciShard{
@@ -34,14 +34,7 @@ var ciShards = []ciShard{
 		noTotal: "its total is the Job's spec.completions, which Kubernetes does not put in the environment"},
 }
 
-// MaxShards bounds the shards of a run: --shard I/N, the CI's variables
-// and the reports merge reads.
-const MaxShards = 1_000_000
-
-// Both lengths are 0 only when merge's bound is MaxShards.
-var _, _ [MaxShards - ireport.MaxShards][ireport.MaxShards - MaxShards]struct{}
-
-// ShardFromEnv finds this machine's part of a sharded run in the CI's
+// shardFromEnv finds this machine's part of a sharded run in the CI's
 // own variables: DRYFIRE_SHARD_INDEX (1-based) and DRYFIRE_SHARD_TOTAL,
 // GitLab's CI_NODE_INDEX (1-based) and CI_NODE_TOTAL, CircleCI's
 // CIRCLE_NODE_INDEX (0-based) and CIRCLE_NODE_TOTAL, Buildkite's
@@ -56,7 +49,7 @@ var _, _ [MaxShards - ireport.MaxShards][ireport.MaxShards - MaxShards]struct{}
 // everywhere in dryfire) and says where it came from, e.g.
 // `GitLab CI: CI_NODE_INDEX=2, CI_NODE_TOTAL=3`. A missing, non-numeric
 // or out-of-range value is an error that names the variable and value.
-func ShardFromEnv(getenv func(string) string, total int) (*Shard, string, error) {
+func shardFromEnv(getenv func(string) string, total int) (*dryfire.Shard, string, error) {
 	for _, c := range ciShards {
 		iv, tv, tname := getenv(c.index), getenv(c.total), c.total
 		if tv == "" && c.fallback != "" {
@@ -65,7 +58,7 @@ func ShardFromEnv(getenv func(string) string, total int) (*Shard, string, error)
 		if iv == "" {
 			// GitLab sets CI_NODE_TOTAL=1 on a job without parallel:.
 			if c.name == "GitLab CI" && tv == "1" && total <= 1 {
-				return &Shard{Index: 1, Count: 1}, "GitLab CI: CI_NODE_TOTAL=1 and no CI_NODE_INDEX (a job without parallel:)", nil
+				return &dryfire.Shard{Index: 1, Count: 1}, "GitLab CI: CI_NODE_TOTAL=1 and no CI_NODE_INDEX (a job without parallel:)", nil
 			}
 			continue
 		}
@@ -95,16 +88,16 @@ func ShardFromEnv(getenv func(string) string, total int) (*Shard, string, error)
 		default:
 			return nil, "", fmt.Errorf("%s=%s is set but %s is not: set it to the number of shards, or give --shard auto/N", c.index, iv, c.total)
 		}
-		if count > MaxShards {
-			return nil, "", fmt.Errorf("%s: at most %d shards, got %d", from, MaxShards, count)
+		if count > dryfire.MaxShards {
+			return nil, "", fmt.Errorf("%s: at most %d shards, got %d", from, dryfire.MaxShards, count)
 		}
 		if index < c.base || index > count-1+c.base {
 			return nil, "", fmt.Errorf("%s=%s is out of range: %s numbers its %d shards %d to %d", c.index, iv, c.name, count, c.base, count-1+c.base)
 		}
 		if c.name == c.index {
-			return &Shard{Index: index - c.base + 1, Count: count}, from, nil
+			return &dryfire.Shard{Index: index - c.base + 1, Count: count}, from, nil
 		}
-		return &Shard{Index: index - c.base + 1, Count: count}, c.name + ": " + from, nil
+		return &dryfire.Shard{Index: index - c.base + 1, Count: count}, c.name + ": " + from, nil
 	}
 	if tv := getenv("DRYFIRE_SHARD_TOTAL"); tv != "" {
 		return nil, "", fmt.Errorf("DRYFIRE_SHARD_TOTAL=%q is set but no shard index is: set DRYFIRE_SHARD_INDEX (1 to the total) too", tv)
@@ -116,7 +109,7 @@ func ShardFromEnv(getenv func(string) string, total int) (*Shard, string, error)
 }
 
 // envNumber reads a shard variable: decimal digits only, at most
-// MaxShards. What is wrong with another value is said: the first
+// dryfire.MaxShards. What is wrong with another value is said: the first
 // character that is not a digit (a sign, a space, a letter) and where.
 func envNumber(name, v string) (int, error) {
 	for i := 0; i < len(v); i++ {
@@ -139,8 +132,8 @@ func envNumber(name, v string) (int, error) {
 		return 0, fmt.Errorf("%s is empty: a shard number is decimal digits (0-9)", name)
 	}
 	n, err := strconv.Atoi(v)
-	if err != nil || n > MaxShards {
-		return 0, fmt.Errorf("%s=%q is too large: a run has at most %d shards", name, v, MaxShards)
+	if err != nil || n > dryfire.MaxShards {
+		return 0, fmt.Errorf("%s=%q is too large: a run has at most %d shards", name, v, dryfire.MaxShards)
 	}
 	return n, nil
 }
