@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -13,6 +14,7 @@ import (
 	"github.com/dryfire-dev/dryfire/internal/safeio"
 	"github.com/dryfire-dev/dryfire/internal/spec"
 	"github.com/dryfire-dev/dryfire/internal/suggest"
+	"github.com/dryfire-dev/dryfire/internal/tool"
 	"github.com/dryfire-dev/dryfire/internal/yamlpos"
 )
 
@@ -251,7 +253,7 @@ func checkScript(r *nodeReporter, w *World, c *spec.Case) {
 	tools := sortedKeys(w.Tools)
 	for _, t := range c.Script {
 		for _, call := range t.ToolCalls {
-			if call.Name != "" && w.Tools[call.Name] == nil {
+			if call.Name != "" && w.Tools[call.Name] == nil && !slices.ContainsFunc(tool.Undecorated(call.Name), func(n string) bool { return w.Tools[n] != nil }) {
 				r.warnAt(call.Pos, "world %s has no tool %q: the call will fail with %s%s", w.Name, call.Name, CodeUnknownOperation, suggest.DidYouMean(call.Name, tools))
 			}
 		}

@@ -14,6 +14,13 @@
 # - "edits wrongly": the same with a wrong edit, which must fail with a
 #   readable reason (the file check, the edit's check and the command's
 #   exit code and output);
+# - the SDKs built on them under agent.command, scripted the same way:
+#   the Claude Agent SDK for TypeScript (sdk/claude_agent.mjs) and for
+#   Python (sdk/claude_agent.py, in .cache/coding-agents/venv from
+#   requirements.txt), the Codex SDK (sdk/codex_agent.mjs: Codex with
+#   OpenAI's own provider, over the Responses WebSocket); and a drill
+#   with the support-desk world under pytest (sdk/test_drills.py,
+#   run_drills) for the Python agent;
 # - TestCodingCLIRecordOnceReplayAnywhere: each CLI's session recorded
 #   against the project's fake model APIs in one place at UTC+14 replays
 #   from another place at UTC-12 (the CLI's normalisation preset).
@@ -24,17 +31,31 @@ out=$PWD/.cache/coding-agents
 mkdir -p "$out"
 stamp() { echo "-- $1 (at ${SECONDS}s)"; }
 
-stamp "installing the pinned CLIs"
+stamp "installing the pinned CLIs and SDKs"
 if [ ! -f "$dir/node_modules/.package-lock.json" ] || [ "$dir/package-lock.json" -nt "$dir/node_modules/.package-lock.json" ]; then
 	(cd "$dir" && npm ci --prefer-offline --no-audit --no-fund --loglevel=error)
 fi
+# The Claude Agent SDK for Python, pytest and the dryfire Python SDK (run_drills), in a venv
+# made again when the requirements change (the SDK is installed again every time: it is this
+# checkout's).
+python=${PYTHON:-python3}
+if [ ! -x "$out/venv/bin/python" ] || [ "$dir/requirements.txt" -nt "$out/venv/.stamp" ]; then
+	rm -rf "$out/venv"
+	"$python" -m venv "$out/venv"
+	"$out/venv/bin/python" -m pip install --quiet --disable-pip-version-check --no-input -r "$dir/requirements.txt"
+	touch "$out/venv/.stamp"
+fi
+"$out/venv/bin/python" -m pip install --quiet --disable-pip-version-check --no-input --no-deps --force-reinstall ./sdk/python
 go build -o "$out/dryfire" ./cmd/dryfire
 for cli in claude codex gemini; do
 	echo "$cli: $("$dir/node_modules/.bin/$cli" --version 2>/dev/null | head -1)"
 done
 
-stamp "each CLI fixes the failing test"
+stamp "each CLI fixes the failing test (Codex also over the Responses WebSocket), and each SDK built on them"
 "$out/dryfire" run "$dir" --filter 'fix the failing test' -j 3 --record none
+
+stamp "a drill with a world under pytest: the Claude Agent SDK for Python (run_drills)"
+DRYFIRE_BIN="$out/dryfire" "$out/venv/bin/python" -m pytest -p no:cacheprovider -q "$dir/sdk/test_drills.py"
 
 stamp "each CLI's wrong edit fails, saying why"
 status=0
