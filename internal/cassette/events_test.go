@@ -2,9 +2,10 @@ package cassette
 
 import (
 	"bytes"
-	"github.com/dryfire-dev/dryfire/internal/wire"
 	"strings"
 	"testing"
+
+	"github.com/dryfire-dev/dryfire/internal/wire"
 )
 
 // streams are event streams as servers send them, the odd ones included.

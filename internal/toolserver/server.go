@@ -15,7 +15,6 @@ package toolserver
 
 import (
 	"fmt"
-	"github.com/dryfire-dev/dryfire/internal/wire"
 	"net"
 	"net/http"
 	"net/netip"
@@ -23,6 +22,8 @@ import (
 	"slices"
 	"strings"
 	"sync"
+
+	"github.com/dryfire-dev/dryfire/internal/wire"
 )
 
 // Options configure a Server.

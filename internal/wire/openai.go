@@ -5,12 +5,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/dryfire-dev/dryfire/internal/model"
 	"maps"
 	"net/http"
 	"slices"
 	"strings"
 
+	"github.com/dryfire-dev/dryfire/internal/model"
 	"github.com/dryfire-dev/dryfire/internal/tool"
 )
 

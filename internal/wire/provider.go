@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/dryfire-dev/dryfire/internal/model"
 	"io"
 	"math/rand/v2"
 	"net"
@@ -16,6 +15,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/dryfire-dev/dryfire/internal/model"
 	"github.com/dryfire-dev/dryfire/internal/pause"
 	"github.com/dryfire-dev/dryfire/internal/provider"
 )

@@ -6,9 +6,6 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
-	dmodel "github.com/dryfire-dev/dryfire/internal/model"
-	"github.com/dryfire-dev/dryfire/internal/tool"
-	"github.com/dryfire-dev/dryfire/internal/wire"
 	"io"
 	"net/http"
 	"regexp"
@@ -16,6 +13,10 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	dmodel "github.com/dryfire-dev/dryfire/internal/model"
+	"github.com/dryfire-dev/dryfire/internal/tool"
+	"github.com/dryfire-dev/dryfire/internal/wire"
 )
 
 // NewAnthropic serves the Anthropic Messages API (POST /v1/messages, JSON

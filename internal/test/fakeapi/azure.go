@@ -3,8 +3,9 @@ package fakeapi
 import (
 	"bytes"
 	"encoding/json"
-	"github.com/dryfire-dev/dryfire/internal/wire"
 	"strings"
+
+	"github.com/dryfire-dev/dryfire/internal/wire"
 )
 
 // Azure OpenAI serves the OpenAI APIs at its own paths, the key in api-key:

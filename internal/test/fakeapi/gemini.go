@@ -6,11 +6,12 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"github.com/dryfire-dev/dryfire/internal/tool"
-	"github.com/dryfire-dev/dryfire/internal/wire"
 	"io"
 	"net/http"
 	"strings"
+
+	"github.com/dryfire-dev/dryfire/internal/tool"
+	"github.com/dryfire-dev/dryfire/internal/wire"
 )
 
 // NewGemini serves the Gemini API (generativelanguage, v1beta and v1): POST

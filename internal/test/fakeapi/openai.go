@@ -6,14 +6,15 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	dmodel "github.com/dryfire-dev/dryfire/internal/model"
-	"github.com/dryfire-dev/dryfire/internal/tool"
-	"github.com/dryfire-dev/dryfire/internal/wire"
 	"io"
 	"net/http"
 	"regexp"
 	"slices"
 	"strings"
+
+	dmodel "github.com/dryfire-dev/dryfire/internal/model"
+	"github.com/dryfire-dev/dryfire/internal/tool"
+	"github.com/dryfire-dev/dryfire/internal/wire"
 )
 
 // Created is the fixed creation time of every answer (Unix seconds), so

@@ -2,10 +2,11 @@ package fakeapi
 
 import (
 	"fmt"
-	"github.com/dryfire-dev/dryfire/internal/wire"
 	"net/http"
 	"slices"
 	"strings"
+
+	"github.com/dryfire-dev/dryfire/internal/wire"
 )
 
 // NewOpenAIResponses serves the OpenAI Responses API at POST /v1/responses
