@@ -154,102 +154,124 @@ func prepareLive(jobs *jobList, opts Options) (*live, error) {
 		}
 	}
 	lv.red = redact.New(lv.secrets)
-	needsModel := false
-	missing := map[string][]string{}
-	var order []string
-	need := func(j job, keyEnv, why string) {
-		if _, ok := missing[keyEnv]; !ok {
-			order = append(order, keyEnv)
-		}
-		missing[keyEnv] = append(missing[keyEnv], j.suite.File+": "+j.c.Name+" ("+why+")")
-	}
+	kc := &keyCheck{lv: lv, missing: map[string][]string{}}
 	for i := range jobs.jobs {
 		// A stub has no judge check and no simulated user.
 		ci, _ := jobs.caseOf(i)
 		if rs, k := jobs.at(ci); rs.s.NoAgent || rs.s.Agent.Provider == provider.Script && len(rs.s.Agent.Command) == 0 && rs.s.Stubbed(k) {
 			continue
 		}
-		j := jobs.job(i)
-		if j.c.Skip || j.suite.NoAgent {
-			continue
+		if j := jobs.job(i); !j.c.Skip && !j.suite.NoAgent {
+			kc.judges(j)
+			kc.user(j)
+			kc.agent(j)
 		}
-		// A judge check's model, whoever the agent is.
-		for _, jd := range judges(j.c) {
-			needsModel = true
-			keyEnv := liveMissing(jd.Provider, jd.BaseURL, lv.getenv)
-			if keyEnv == "" {
-				continue
-			}
-			switch file := j.judgeFile(jd); {
-			case lv.mode == cassette.All:
-				need(j, keyEnv, fmt.Sprintf("judge %d, --record all", jd.Index))
-			case lv.mode == cassette.Once:
-				if noCassette(j, file) {
-					need(j, keyEnv, "no judge cassette yet: "+file)
-				}
-			}
-		}
-		// A model-driven user's model.
-		if u := j.c.User; u != nil && u.Model != nil {
-			needsModel = true
-			if keyEnv := liveMissing(u.Model.Provider, u.Model.BaseURL, lv.getenv); keyEnv != "" {
-				switch file := j.userFile(); {
-				case lv.mode == cassette.All:
-					need(j, keyEnv, "the simulated user, --record all")
-				case lv.mode == cassette.Once:
-					if cassette.CheckPath(j.suite.ProjectRoot(), file) != nil {
-						break
-					}
-					if c, err := cassette.Load(file); err != nil || c.User == nil {
-						need(j, keyEnv, "no recording of the simulated user yet in "+file)
-					}
-				}
-			}
-		}
-		p := j.suite.Agent.Provider
-		command := len(j.suite.Agent.Command) > 0
-		if p == provider.Script {
-			continue // its script answers, whoever the agent is
-		}
-		needsModel = true
-		var keyEnv string
-		if command {
-			keyEnv = commandKeyMissing(&j.suite.Agent, lv.getenv)
-		} else {
-			keyEnv = liveMissing(p, j.suite.Agent.BaseURL, lv.getenv)
-		}
-		if keyEnv == "" {
-			continue
-		}
-		var why string
-		switch {
-		case j.plan.UsesImpl:
-			if lv.mode != cassette.None {
-				why = "runs passthrough code, so it always calls the live model"
-			}
-		case lv.mode == cassette.All:
-			why = "--record all"
-		case lv.mode == cassette.Once:
-			if noCassette(j, j.cassette) {
-				why = "no cassette yet: " + j.cassette
-			}
-		}
-		if why == "" {
-			continue
-		}
-		need(j, keyEnv, why)
 	}
-	if len(order) > 0 {
+	if len(kc.order) > 0 {
 		e := &MissingKeyError{Mode: lv.mode}
-		for _, env := range order {
-			e.Missing = append(e.Missing, MissingKey{Env: env, Cases: missing[env]})
+		for _, env := range kc.order {
+			e.Missing = append(e.Missing, MissingKey{Env: env, Cases: kc.missing[env]})
 		}
 		return nil, e
 	}
-	if needsModel {
+	if kc.needsModel {
 		lv.connect(opts, false)
 	}
 	return lv, nil
+}
+
+// keyCheck finds the keys a run's cases need and the environment lacks:
+// a case needs its model's key when it will call it live.
+type keyCheck struct {
+	lv         *live
+	needsModel bool                // a case calls a model, live or replayed
+	missing    map[string][]string // by key variable: "SUITE: CASE (why)"
+	order      []string            // the variables, first seen first
+}
+
+func (kc *keyCheck) need(j job, keyEnv, why string) {
+	if _, ok := kc.missing[keyEnv]; !ok {
+		kc.order = append(kc.order, keyEnv)
+	}
+	kc.missing[keyEnv] = append(kc.missing[keyEnv], j.suite.File+": "+j.c.Name+" ("+why+")")
+}
+
+// judges: a judge check's model, whoever the agent is.
+func (kc *keyCheck) judges(j job) {
+	for _, jd := range judges(j.c) {
+		kc.needsModel = true
+		keyEnv := liveMissing(jd.Provider, jd.BaseURL, kc.lv.getenv)
+		if keyEnv == "" {
+			continue
+		}
+		switch file := j.judgeFile(jd); {
+		case kc.lv.mode == cassette.All:
+			kc.need(j, keyEnv, fmt.Sprintf("judge %d, --record all", jd.Index))
+		case kc.lv.mode == cassette.Once:
+			if noCassette(j, file) {
+				kc.need(j, keyEnv, "no judge cassette yet: "+file)
+			}
+		}
+	}
+}
+
+// user: a model-driven user's model.
+func (kc *keyCheck) user(j job) {
+	u := j.c.User
+	if u == nil || u.Model == nil {
+		return
+	}
+	kc.needsModel = true
+	keyEnv := liveMissing(u.Model.Provider, u.Model.BaseURL, kc.lv.getenv)
+	if keyEnv == "" {
+		return
+	}
+	switch file := j.userFile(); {
+	case kc.lv.mode == cassette.All:
+		kc.need(j, keyEnv, "the simulated user, --record all")
+	case kc.lv.mode == cassette.Once:
+		if cassette.CheckPath(j.suite.ProjectRoot(), file) != nil {
+			return
+		}
+		if c, err := cassette.Load(file); err != nil || c.User == nil {
+			kc.need(j, keyEnv, "no recording of the simulated user yet in "+file)
+		}
+	}
+}
+
+// agent: the agent's own model (a script answers without one, whoever
+// the agent is).
+func (kc *keyCheck) agent(j job) {
+	p := j.suite.Agent.Provider
+	if p == provider.Script {
+		return
+	}
+	kc.needsModel = true
+	var keyEnv string
+	if len(j.suite.Agent.Command) > 0 {
+		keyEnv = commandKeyMissing(&j.suite.Agent, kc.lv.getenv)
+	} else {
+		keyEnv = liveMissing(p, j.suite.Agent.BaseURL, kc.lv.getenv)
+	}
+	if keyEnv == "" {
+		return
+	}
+	var why string
+	switch {
+	case j.plan.UsesImpl:
+		if kc.lv.mode != cassette.None {
+			why = "runs passthrough code, so it always calls the live model"
+		}
+	case kc.lv.mode == cassette.All:
+		why = "--record all"
+	case kc.lv.mode == cassette.Once:
+		if noCassette(j, j.cassette) {
+			why = "no cassette yet: " + j.cassette
+		}
+	}
+	if why != "" {
+		kc.need(j, keyEnv, why)
+	}
 }
 
 // noCassette says that job j's cassette file does not exist yet. One

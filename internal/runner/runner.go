@@ -9,8 +9,6 @@ import (
 	"fmt"
 	"net/http"
 	"regexp"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/dryfire-dev/dryfire/internal/agent"
@@ -192,30 +190,12 @@ func Run(ctx context.Context, suites []*spec.Suite, opts Options) (*report.Repor
 	if err != nil {
 		return nil, err
 	}
-	var shard *report.Shard
-	switch {
-	case opts.Shard != nil && opts.Batch != nil:
-		return nil, errors.New("a run is a shard or a batch, not both")
-	case opts.Shard != nil:
-		if shard, err = shardJobs(jobs, opts.Shard, opts); err != nil {
-			return nil, err
-		}
-	case opts.Batch != nil:
-		if shard, err = batchJobs(jobs, opts.Batch, opts); err != nil {
-			return nil, err
-		}
+	shard, err := partOf(jobs, opts)
+	if err != nil {
+		return nil, err
 	}
-	if j := opts.Journal; j != nil {
-		if j.resume && opts.Coverage {
-			return nil, errors.New("a resumed run does not count coverage (the cases of the journal ran before it): run it without --coverage")
-		}
-		hash, err := suitesHash(jobs, opts)
-		if err != nil {
-			return nil, err
-		}
-		if err := j.start(hash, jobs.n); err != nil {
-			return nil, err
-		}
+	if err := startJournal(jobs, opts); err != nil {
+		return nil, err
 	}
 	lv, err := prepareLive(jobs, opts)
 	if err != nil {
@@ -240,188 +220,37 @@ func Run(ctx context.Context, suites []*spec.Suite, opts Options) (*report.Repor
 		defer h.close()
 		lv.host = h
 	}
-	n := opts.Concurrency
-	if n < 1 {
-		n = DefaultConcurrency
+	return runPool(ctx, jobs, opts, lv, shard), nil
+}
+
+// partOf is the part of the run a shard or a batch is (its jobs cut to
+// it), or nil for a whole run.
+func partOf(jobs *jobList, opts Options) (*report.Shard, error) {
+	switch {
+	case opts.Shard != nil && opts.Batch != nil:
+		return nil, errors.New("a run is a shard or a batch, not both")
+	case opts.Shard != nil:
+		return shardJobs(jobs, opts.Shard, opts)
+	case opts.Batch != nil:
+		return batchJobs(jobs, opts.Batch, opts)
 	}
-	rep := &report.Report{}
-	if !opts.Lean {
-		rep.Cases = make([]report.Case, jobs.n)
+	return nil, nil
+}
+
+// startJournal opens the run's journal, if any, on what it runs.
+func startJournal(jobs *jobList, opts Options) error {
+	j := opts.Journal
+	if j == nil {
+		return nil
 	}
-	// Each case's trials are jobs of their own; a case is started with
-	// its first trial and done with its last, as one result. The results
-	// of a case's trials are kept until its last is done.
-	inTrials := map[int]*trialRuns{}
-	runsOf := func(ci, n int) *trialRuns {
-		t := inTrials[ci]
-		if t == nil {
-			t = &trialRuns{runs: make([]report.Case, n), left: n}
-			inTrials[ci] = t
-		}
-		return t
+	if j.resume && opts.Coverage {
+		return errors.New("a resumed run does not count coverage (the cases of the journal ran before it): run it without --coverage")
 	}
-	var mu sync.Mutex // serialises Progress and Sink calls, the trial counts and the results in order
-	more := sync.NewCond(&mu)
-	progress := func(f func()) {
-		if opts.Progress != nil {
-			f()
-		}
+	hash, err := suitesHash(jobs, opts)
+	if err != nil {
+		return err
 	}
-	// Done cases are handed on in report order: to the totals, the shard's
-	// infra list, the Sink. A case done before those ahead of it waits in
-	// pending; a case more than window places ahead of the first not done
-	// does not start (with a Sink), so that pending stays small.
-	tot := &report.Totals{}
-	pending := map[int]*report.Case{}
-	emitted := 0
-	emit := func(ci int, c *report.Case) {
-		pending[ci] = c
-		for {
-			c, ok := pending[emitted]
-			if !ok {
-				break
-			}
-			delete(pending, emitted)
-			tot.Add(c)
-			if shard != nil {
-				if c.Status == report.Errored && c.Infra {
-					shard.Infra = append(shard.Infra, shard.Positions[emitted])
-				}
-				shard.Live += c.Live
-			}
-			if opts.Sink != nil {
-				opts.Sink(emitted, c)
-			}
-			emitted++
-		}
-		more.Broadcast()
-	}
-	const window = 1024
-	progress(func() { opts.Progress.Start(jobs.n) })
-	// Workers take the next job by index: no dispatcher goroutine, no
-	// hand-off per case.
-	var next atomic.Int64
-	var failed atomic.Bool // FailFast: a case did not pass
-	var wg sync.WaitGroup
-	for range min(n, jobs.jobs) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			res := new(report.Case) // each result, until it is folded (one allocation a worker)
-			for {
-				i := int(next.Add(1)) - 1
-				if i >= jobs.jobs {
-					return
-				}
-				ci, r := jobs.caseOf(i)
-				if opts.Sink != nil || opts.Lean {
-					mu.Lock()
-					for ci >= emitted+window {
-						more.Wait()
-					}
-					mu.Unlock()
-				}
-				if opts.Journal != nil {
-					stored, ok, err := opts.Journal.finished(ci)
-					if err != nil {
-						stored, ok = report.Case{Status: report.Errored, Reason: "reading it from the journal: " + err.Error(), Infra: true}, true
-					}
-					if ok {
-						// Finished before: its first trial hands the case on
-						// as the journal has it, the others are nothing.
-						if st := stored.Status; st == report.Failed || st == report.Errored {
-							failed.Store(true)
-						}
-						if i == r.first {
-							mu.Lock()
-							progress(func() { opts.Progress.CaseStarted(ci, stored.Suite, stored.Name) })
-							c := &stored
-							if !opts.Lean {
-								rep.Cases[ci] = stored
-								c = &rep.Cases[ci]
-							}
-							progress(func() { opts.Progress.CaseDone(ci, c) })
-							emit(ci, c)
-							mu.Unlock()
-						}
-						continue
-					}
-				}
-				j := jobs.job(i)
-				ran := false
-				switch {
-				case ctx.Err() != nil:
-					*res = base(j)
-					res.Status, res.Reason = report.Skipped, interruptedReason
-				case opts.FailFast && failed.Load():
-					*res = base(j)
-					res.Status, res.Reason = report.Skipped, failFastReason
-				default:
-					mu.Lock()
-					first := true
-					if r.n > 1 {
-						t := runsOf(ci, r.n)
-						first, t.started = !t.started, true
-					}
-					if first {
-						progress(func() { opts.Progress.CaseStarted(ci, j.suite.File, j.c.Name) })
-					}
-					mu.Unlock()
-					*res = runDecoded(ctx, j, opts, lv)
-					ran = ctx.Err() == nil
-					if st := res.Status; st == report.Failed || st == report.Errored {
-						failed.Store(true)
-					}
-				}
-				lv.red.Walk(res)
-				mu.Lock()
-				var folded report.Case
-				last := r.n == 1
-				journal := ran && opts.Journal != nil
-				if last {
-					folded = *res
-				} else {
-					t := runsOf(ci, r.n)
-					t.runs[i-r.first] = *res
-					t.unran = t.unran || !ran
-					if t.left--; t.left == 0 {
-						last = true
-						folded = foldCase(t.runs, opts.PassThreshold)
-						journal = journal && !t.unran
-						delete(inTrials, ci)
-					}
-				}
-				if last {
-					var c *report.Case
-					if opts.Lean {
-						c = new(report.Case)
-						*c = folded
-					} else {
-						rep.Cases[ci] = folded
-						c = &rep.Cases[ci]
-					}
-					progress(func() { opts.Progress.CaseDone(ci, c) })
-					emit(ci, c)
-				}
-				mu.Unlock()
-				if last && journal {
-					// Only a case that ran whole: not one the run was
-					// interrupted in, skipped for it or by --fail-fast.
-					opts.Journal.add(ci, &folded)
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	rep.Summary = tot.Summary
-	rep.Totals = tot
-	rep.Shard = shard
-	if lv.cov != nil {
-		rep.Coverage = lv.cov.report()
-		tot.Coverage = rep.Coverage
-	}
-	rep.Mutation = tot.Mutation()
-	return rep, nil
+	return j.start(hash, jobs.n)
 }
 
 // trialRuns are the results of a case's trials until its last is done.
