@@ -34,7 +34,7 @@ var layers = []struct {
 	{"the SDKs' engine", []string{"internal/engine"}},
 	{"public API", []string{"."}},
 	{"public API for Go drills", []string{"drill"}},
-	{"running cases", []string{"internal/runner"}},
+	{"running cases", []string{"internal/runner", "internal/verify"}},
 	{"servers, the loop, judging, reports", []string{"internal/toolserver", "internal/modelserver", "internal/mcpbridge", "internal/agent", "internal/check", "internal/report", "internal/toolrec"}},
 	{"the per-case plan", []string{"internal/plan"}},
 	{"answering tools and models", []string{"internal/mock", "internal/world", "internal/cassette", "internal/openapi"}},

@@ -1,8 +1,14 @@
 package cli_test
 
 import (
+	"bytes"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"os"
+	"regexp"
 	"strings"
 	"sync"
 
@@ -86,4 +92,60 @@ func (a answers) Next(c fakeapi.Conversation) (fakeapi.Turn, error) {
 		}
 	}
 	return fakeapi.Turn{}, fmt.Errorf("no answer for %q", last)
+}
+
+// providersScript is what the fake model says in examples/providers (as
+// examples/providers_test.go records them), and in a streamed copy.
+var providersScript = fakeapi.Script{
+	"Please refund order A-991.": {
+		{ToolCalls: []fakeapi.ToolCall{{Name: "lookup_order", Args: `{"order_id":"A-991"}`}}},
+		{Text: "Order A-991 is a gold order; refunding it.", ToolCalls: []fakeapi.ToolCall{{Name: "issue_refund", Args: `{"order_id":"A-991","amount":120.5}`}}},
+		{Text: "The refund service timed out; trying again.", ToolCalls: []fakeapi.ToolCall{{Name: "issue_refund", Args: `{"order_id":"A-991","amount":120.5}`}}},
+		{Text: "Your refund R-1 for order A-991 is done."},
+	},
+	"When are you open?": {{Text: "We are open 9 to 5, Monday to Friday."}},
+}
+
+// fakeproviders MODE starts fake Anthropic, Chat Completions and
+// Responses APIs answering as examples/providers recorded them, and
+// points the base URL variables at them (with keys): MODE same, or
+// drifted: renamed (Anthropic's stop_reason is stop_cause), no-stop (an
+// Anthropic stream's message_stop event dropped).
+func cmdFakeProviders(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: fakeproviders same|renamed|no-stop")
+	}
+	var anth []fakeapi.Option
+	switch args[0] {
+	case "same":
+	case "renamed":
+		anth = append(anth, fakeapi.Rewrite(func(b []byte) []byte { return bytes.ReplaceAll(b, []byte(`"stop_reason"`), []byte(`"stop_cause"`)) }))
+	case "no-stop":
+		drop := regexp.MustCompile(`event: message_stop\ndata: [^\n]*\n\n`)
+		anth = append(anth, fakeapi.Rewrite(func(b []byte) []byte { return drop.ReplaceAll(b, nil) }))
+	default:
+		ts.Fatalf("fakeproviders: unknown mode %q", args[0])
+	}
+	a := fakeapi.NewAnthropic(providersScript, anth...)
+	chat := fakeapi.NewOpenAIChat(providersScript)
+	resp := fakeapi.NewOpenAIResponses(providersScript)
+	for _, s := range []*fakeapi.Server{a, chat, resp} {
+		ts.Defer(s.Close)
+	}
+	// One OpenAI base URL for both of its APIs.
+	cu, _ := url.Parse(chat.URL)
+	ru, _ := url.Parse(resp.URL)
+	toChat, toResp := httputil.NewSingleHostReverseProxy(cu), httputil.NewSingleHostReverseProxy(ru)
+	openai := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasSuffix(r.URL.Path, "/responses") {
+			toResp.ServeHTTP(w, r)
+		} else {
+			toChat.ServeHTTP(w, r)
+		}
+	}))
+	ts.Defer(openai.Close)
+	ts.Setenv("ANTHROPIC_BASE_URL", a.URL)
+	ts.Setenv("OPENAI_BASE_URL", openai.URL+"/v1")
+	ts.Setenv("ANTHROPIC_API_KEY", "sk-ant-verify-0123456789")
+	ts.Setenv("OPENAI_API_KEY", "sk-verify-0123456789")
 }

@@ -17,11 +17,14 @@ import (
 
 // TestRecordToolsScript runs testdata/record/*.txtar: dryfire
 // record-tools against real MCP servers from npm (e2e/mcp-servers, pinned).
-// $SERVERS is their node_modules/.bin; $REPO the repository root.
+// $SERVERS is their node_modules/.bin, $OLD_SERVERS an older release's
+// (e2e/mcp-servers-old); $REPO the repository root.
 func TestRecordToolsScript(t *testing.T) {
 	root := repoRoot(t)
 	dir := filepath.Join(root, "e2e", "mcp-servers")
 	npm.Ready(t, dir, "the real MCP servers record-tools is tested against")
+	old := filepath.Join(root, "e2e", "mcp-servers-old")
+	npm.Ready(t, old, "the older MCP server verify is tested against")
 	testscript.Run(t, testscript.Params{
 		Dir:                 "testdata/record",
 		RequireExplicitExec: true,
@@ -30,6 +33,7 @@ func TestRecordToolsScript(t *testing.T) {
 		Setup: func(e *testscript.Env) error {
 			e.Setenv("REPO", root)
 			e.Setenv("SERVERS", filepath.Join(dir, "node_modules", ".bin"))
+			e.Setenv("OLD_SERVERS", filepath.Join(old, "node_modules", ".bin"))
 			e.Setenv("NO_COLOR", "")
 			e.Setenv("GORACE", strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0"))
 			return nil

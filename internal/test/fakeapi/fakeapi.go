@@ -145,6 +145,8 @@ type Option func(*config)
 type config struct {
 	key  string // the key a request must carry; "" accepts any
 	addr string // where to listen; "" is a free loopback port
+	// rewrite changes each answer's body (Rewrite); nil: none.
+	rewrite func([]byte) []byte
 }
 
 // ListenOn makes the server listen on addr (such as 127.0.0.1:11434, to
@@ -154,6 +156,10 @@ func ListenOn(addr string) Option { return func(c *config) { c.addr = addr } }
 // RequireKey makes the server refuse a request that does not carry key,
 // with 401 and the API's own error body.
 func RequireKey(key string) Option { return func(c *config) { c.key = key } }
+
+// Rewrite changes every answer's body (a stream's whole) before it is
+// sent: a fake API that drifted from the one a cassette recorded.
+func Rewrite(f func(body []byte) []byte) Option { return func(c *config) { c.rewrite = f } }
 
 func configure(opts []Option) config {
 	var c config
@@ -196,7 +202,18 @@ func start(h http.Handler, c config) *Server {
 			faultBody(w, r, f.Status)
 			return
 		}
-		h.ServeHTTP(w, r)
+		if c.rewrite == nil {
+			h.ServeHTTP(w, r)
+			return
+		}
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, r)
+		for k, v := range rec.Header() {
+			w.Header()[k] = v
+		}
+		w.Header().Del("Content-Length")
+		w.WriteHeader(rec.Code)
+		w.Write(c.rewrite(rec.Body.Bytes()))
 	}))
 	// HTTP/2 over plain TCP too: the AWS SDK for JavaScript speaks it to
 	// an http:// endpoint.
