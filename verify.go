@@ -16,6 +16,7 @@ import (
 	"github.com/dryfire-dev/dryfire/internal/toolrec"
 	"github.com/dryfire-dev/dryfire/internal/verify"
 	"github.com/dryfire-dev/dryfire/internal/wire"
+	"github.com/dryfire-dev/dryfire/report"
 )
 
 // DefaultMaxRequests bounds the requests Verify sends, unless
@@ -60,7 +61,7 @@ type Verification struct {
 	// Updated are the cases re-recorded (Update), "SUITE: CASE", and
 	// Update what re-recording them said: its report, or the recording.
 	Updated     []string       `json:"updated,omitempty"`
-	UpdateRun   *Report        `json:"-"`
+	UpdateRun   *report.Report `json:"-"`
 	UpdateTools *ToolRecording `json:"-"`
 }
 
@@ -203,7 +204,7 @@ func (p *Project) Verify(ctx context.Context, o *VerifyOptions) (*Verification, 
 		}
 		v.UpdateRun = rep
 		for _, c := range rep.Cases {
-			if c.Status != Skipped {
+			if c.Status != report.Skipped {
 				v.Updated = append(v.Updated, c.Suite+": "+c.Name)
 			}
 		}
@@ -273,7 +274,7 @@ func (p *Project) verifyTools(ctx context.Context, o *VerifyOptions, env []strin
 		}
 		v.UpdateTools = rec
 		for _, c := range rec.Report.Cases {
-			if c.Status != Skipped {
+			if c.Status != report.Skipped {
 				v.Updated = append(v.Updated, c.Suite+": "+c.Name)
 			}
 		}
