@@ -142,7 +142,7 @@ func matching(c *spec.Check, f *Facts) (match, other []tool.Record) {
 		if r.Name != c.Tool {
 			continue
 		}
-		if c.With == nil || c.With.Match(r.Args) {
+		if callMatches(c, &r) {
 			match = append(match, r)
 		} else {
 			other = append(other, r)
@@ -155,10 +155,54 @@ func subject(c *spec.Check) string { return string(appendSubject(nil, c)) }
 
 func appendSubject(b []byte, c *spec.Check) []byte {
 	b = append(b, c.Tool...)
-	if c.With == nil {
-		return b
+	if c.With != nil {
+		b = canonical.Append(append(b, " with "...), c.With.Source())
 	}
-	return canonical.Append(append(b, " with "...), c.With.Source())
+	for i, m := range c.Matching {
+		switch {
+		case i == 0 && c.With != nil:
+			b = append(b, " and "...)
+		case i == 0:
+			b = append(b, " with "...)
+		default:
+			b = append(b, ", "...)
+		}
+		b = append(append(append(append(b, m.Arg...), " matching /"...), m.Src...), '/')
+	}
+	return b
+}
+
+// callMatches says whether call r's arguments match check c's with and
+// matching.
+func callMatches(c *spec.Check, r *tool.Record) bool {
+	if c.With != nil && !c.With.Match(r.Args) {
+		return false
+	}
+	for _, m := range c.Matching {
+		if _, ok := argMismatch(m, r); ok {
+			return false
+		}
+	}
+	return true
+}
+
+// argMismatch says how argument m.Arg of call r fails to match m.Re (ok),
+// as a value mismatch.
+func argMismatch(m spec.ArgMatch, r *tool.Record) (value.Mismatch, bool) {
+	args, _ := r.Args.(map[string]any)
+	v, present := args[m.Arg]
+	s, isString := v.(string)
+	if present && !isString {
+		s = value.Canonical(v)
+	}
+	if present && m.Re.MatchString(s) {
+		return value.Mismatch{}, false
+	}
+	got := "(absent)"
+	if present {
+		got = value.Truncate(value.Canonical(v), 200)
+	}
+	return value.Mismatch{Path: "$." + m.Arg, Expected: "a match of /" + m.Src + "/", Got: got}, true
 }
 
 // canonical is value.Canonical's form, appended.
@@ -189,7 +233,7 @@ func appendWant(b []byte, c *spec.Check) []byte {
 func matches(c *spec.Check, f *Facts) int {
 	n := 0
 	for i := range f.Calls {
-		if r := &f.Calls[i]; r.Name == c.Tool && (c.With == nil || c.With.Match(r.Args)) {
+		if r := &f.Calls[i]; r.Name == c.Tool && callMatches(c, r) {
 			n++
 		}
 	}
@@ -281,7 +325,19 @@ func closestCall(c *spec.Check, calls []tool.Record) (tool.Record, value.Mismatc
 	var best tool.Record
 	var bestM value.Mismatch
 	for _, r := range calls {
-		n, mm := c.With.Diff(r.Args)
+		var n int
+		var mm value.Mismatch
+		if c.With != nil {
+			n, mm = c.With.Diff(r.Args)
+		}
+		for _, m := range c.Matching {
+			if m2, ok := argMismatch(m, &r); ok {
+				if n == 0 {
+					mm = m2
+				}
+				n++
+			}
+		}
 		p := parsed(r)
 		if bestN < 0 || (p && !bestParsed) || (p == bestParsed && n < bestN) {
 			bestN, bestParsed, best, bestM = n, p, r, mm

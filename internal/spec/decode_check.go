@@ -57,6 +57,14 @@ func (x *decoder) check(it yamlpos.Item) *Check {
 					c.With = value.Compile(m)
 					c.withNode = p.V
 				}
+			case "matching":
+				for _, a := range yamlpos.Pairs(p.V, p.Val) {
+					if src, ok := a.Val.(string); ok {
+						if re := x.regex(a.V, src); re != nil {
+							c.Matching = append(c.Matching, ArgMatch{Arg: a.Key(), Src: src, Re: re})
+						}
+					}
+				}
 			case "times":
 				if i, ok := x.integer(p.V, p.Val); ok {
 					c.Times, timesN = &i, p.K

@@ -484,6 +484,12 @@ type TrajectoryCall struct {
 	Pos  yamlpos.Pos
 }
 
+// ArgMatch is an argument a call check wants to match Re (written Src).
+type ArgMatch struct {
+	Arg, Src string
+	Re       *regexp.Regexp
+}
+
 // TurnAny, as Check.Turn, is an output check on any of the replies.
 const TurnAny = -1
 
@@ -521,6 +527,10 @@ type Check struct {
 	// Where restricts the calls a check looks at to those that ran
 	// there: WhereOwn, WhereServed; "": all of them.
 	Where string
+	// Matching are the arguments a called or not_called check wants to
+	// match a regular expression, by name (a string as it is, another
+	// value as its JSON text).
+	Matching []ArgMatch
 
 	// called / not_called
 	Tool  string
