@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -35,8 +36,31 @@ import (
 // that cannot ask (no capability, no session) gets an error result
 // saying why; the rule's timeout_s bounds the wait (mock).
 
-// asks says whether a call of tool name may ask the client something.
-func (s *Scope) asks(name string) bool { return s.asking != nil && s.asking[name] }
+// asks are a scope's calls that may ask their client: the tools with a
+// rule that asks (elicit, sample), and the 2026-07-28 calls waiting for
+// the client's retry with its answer, by requestState. Nil when no rule
+// of the scope asks.
+type asks struct {
+	tools   map[string]bool
+	mu      sync.Mutex
+	pending map[string]*pendingCall
+	waiting atomic.Int64 // 2026-07-28 calls of asking tools running (maxWaiting)
+}
+
+// newAsks are the asks of the tools named; nil for none.
+func newAsks(tools []string) *asks {
+	if len(tools) == 0 {
+		return nil
+	}
+	a := &asks{tools: map[string]bool{}}
+	for _, name := range tools {
+		a.tools[name] = true
+	}
+	return a
+}
+
+// may says whether a call of tool name may ask the client something.
+func (a *asks) may(name string) bool { return a != nil && a.tools[name] }
 
 // callAsker is the tool.Asker of one tools/call over MCP.
 type callAsker struct {
@@ -99,7 +123,9 @@ func (a *callAsker) Ask(ctx context.Context, ask *tool.Ask) ([]byte, error) {
 // its answer runs on its own, and what it asks goes to the client in an
 // input_required result, whose retry brings the answer.
 type pendingCall struct {
-	name    string
+	name       string
+	structured bool // the tool's result carries structuredContent
+
 	asked   chan *tool.Ask    // the call's answer asks the client this
 	answers chan askAnswer    // the client's answer, from a retry
 	done    chan *tool.Result // the call's answer
@@ -147,53 +173,53 @@ var inputRequired = sync.OnceValue(func() mcp.CallToolResult {
 // timeout_s for the client's retry.
 var maxWaiting = 1000
 
-// mrtrCall answers a 2026-07-28 tools/call of a tool whose rules may ask:
-// a first request starts the call, a retry (requestState) brings the
-// client's answer to what it asked.
-func (s *Scope) mrtrCall(ctx context.Context, req *mcp.CallToolRequest, ss *mcp.ServerSession, name string, args json.RawMessage) (*mcp.CallToolResult, error) {
+// call answers a 2026-07-28 tools/call of a tool whose rules may ask: a
+// first request starts the call (answer, with the asker in its context),
+// a retry (requestState) brings the client's answer to what it asked.
+func (a *asks) call(ctx context.Context, req *mcp.CallToolRequest, name string, structured bool, answer func(context.Context) tool.Result) (*mcp.CallToolResult, error) {
 	if state := req.Params.RequestState; state != "" {
-		p, other := s.takePending(state, name)
+		p, other := a.take(state, name)
 		if other != "" {
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("requestState %q belongs to a call of %q, not of %q", state, other, name)}
 		}
 		if p == nil {
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("requestState %q names no call waiting for the client's answer: it was answered already, or its wait ended (the rule's timeout_s)", state)}
 		}
-		var a askAnswer
+		var ans askAnswer
 		if r, ok := req.Params.InputResponses[p.key]; ok && r != nil {
-			a.data, a.err = json.Marshal(r)
+			ans.data, ans.err = json.Marshal(r)
 		} else {
-			a.err = fmt.Errorf("the client retried the call without an answer to %q in inputResponses", p.key)
+			ans.err = fmt.Errorf("the client retried the call without an answer to %q in inputResponses", p.key)
 		}
-		p.answers <- a
-		return s.await(ctx, req, p)
+		p.answers <- ans
+		return a.await(ctx, req, p)
 	}
-	if s.waiting.Add(1) > int64(maxWaiting) {
-		s.waiting.Add(-1)
+	if a.waiting.Add(1) > int64(maxWaiting) {
+		a.waiting.Add(-1)
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("too many calls of this case wait for their client's answer (the bound is %d at once): retry later", maxWaiting)}
 	}
 	actx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
-	p := &pendingCall{name: name, asked: make(chan *tool.Ask), answers: make(chan askAnswer, 1), done: make(chan *tool.Result, 1), ctx: actx, cancel: cancel}
+	p := &pendingCall{name: name, structured: structured, asked: make(chan *tool.Ask), answers: make(chan askAnswer, 1), done: make(chan *tool.Result, 1), ctx: actx, cancel: cancel}
 	asker := &callAsker{req: req, pending: p}
 	go func() {
-		defer s.waiting.Add(-1)
+		defer a.waiting.Add(-1)
 		defer cancel(nil)
-		res := s.answer(tool.WithAsker(actx, asker), ss, name, args)
+		res := answer(tool.WithAsker(actx, asker))
 		p.done <- &res
 	}()
-	return s.await(ctx, req, p)
+	return a.await(ctx, req, p)
 }
 
 // await waits for the call's answer, which answers req (a rule's log
 // and progress sent first), or for what it asks, which it answers
 // input_required.
-func (s *Scope) await(ctx context.Context, req *mcp.CallToolRequest, p *pendingCall) (*mcp.CallToolResult, error) {
+func (a *asks) await(ctx context.Context, req *mcp.CallToolRequest, p *pendingCall) (*mcp.CallToolResult, error) {
 	select {
 	case res := <-p.done:
 		if res.Notices != nil && req.Session != nil {
 			sendNotices(ctx, req, res.Notices)
 		}
-		return toolResult(*res, true, s.structured[p.name]), nil
+		return toolResult(*res, true, p.structured), nil
 	case ask := <-p.asked:
 		var params mcp.InputRequest
 		key := "elicit"
@@ -208,7 +234,7 @@ func (s *Scope) await(ctx context.Context, req *mcp.CallToolRequest, p *pendingC
 		}
 		token := rand.Text()
 		p.key = key // before the client can retry
-		s.putPending(token, p)
+		a.put(token, p)
 		out := inputRequired()
 		out.InputRequests = mcp.InputRequestMap{key: params}
 		out.RequestState = token
@@ -220,47 +246,50 @@ func (s *Scope) await(ctx context.Context, req *mcp.CallToolRequest, p *pendingC
 	}
 }
 
-// putPending keeps p under its requestState token until a retry takes
-// it or the call's answer ends.
-func (s *Scope) putPending(token string, p *pendingCall) {
-	s.pendingMu.Lock()
-	if s.pending == nil {
-		s.pending = map[string]*pendingCall{}
+// put keeps p under its requestState token until a retry takes it or
+// the call's answer ends.
+func (a *asks) put(token string, p *pendingCall) {
+	a.mu.Lock()
+	if a.pending == nil {
+		a.pending = map[string]*pendingCall{}
 	}
-	s.pending[token] = p
-	s.pendingMu.Unlock()
+	a.pending[token] = p
+	a.mu.Unlock()
 	go func() {
 		<-p.ctx.Done()
-		s.pendingMu.Lock()
-		if s.pending[token] == p {
-			delete(s.pending, token)
+		a.mu.Lock()
+		if a.pending[token] == p {
+			delete(a.pending, token)
 		}
-		s.pendingMu.Unlock()
+		a.mu.Unlock()
 	}()
 }
 
-// takePending removes and returns the call of tool name waiting under
+// take removes and returns the call of tool name waiting under
 // token, or nil; a call of another tool stays, and other is its name. (A
 // retry naming another tool took the call out and put it back, a new
 // waiter each time.)
-func (s *Scope) takePending(token, name string) (p *pendingCall, other string) {
-	s.pendingMu.Lock()
-	defer s.pendingMu.Unlock()
-	p = s.pending[token]
+func (a *asks) take(token, name string) (p *pendingCall, other string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	p = a.pending[token]
 	if p != nil && p.name != name {
 		return nil, p.name
 	}
-	delete(s.pending, token)
+	delete(a.pending, token)
 	return p, ""
 }
 
-// endPending ends the wait of every call waiting for a retry: the
-// scope is reset or shut down.
-func (s *Scope) endPending(why error) {
-	s.pendingMu.Lock()
-	all := s.pending
-	s.pending = nil
-	s.pendingMu.Unlock()
+// end ends the wait of every call waiting for a retry: the scope is
+// reset or shut down.
+func (a *asks) end(why error) {
+	if a == nil {
+		return
+	}
+	a.mu.Lock()
+	all := a.pending
+	a.pending = nil
+	a.mu.Unlock()
 	for _, p := range all {
 		p.cancel(why)
 	}

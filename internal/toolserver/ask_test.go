@@ -330,9 +330,9 @@ func TestWireRetryWithAnotherToolStartsNoWaiter(t *testing.T) {
 	if n := runtime.NumGoroutine() - before; n > 20 {
 		t.Errorf("300 retries naming another tool left %d more goroutines", n)
 	}
-	sc.pendingMu.Lock()
-	waiting := len(sc.pending)
-	sc.pendingMu.Unlock()
+	sc.asks.mu.Lock()
+	waiting := len(sc.asks.pending)
+	sc.asks.mu.Unlock()
 	if waiting != 1 {
 		t.Errorf("%d calls wait, want 1", waiting)
 	}

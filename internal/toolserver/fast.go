@@ -84,7 +84,7 @@ func (h mcpHandler) fastCall(w http.ResponseWriter, r *http.Request, hs *httpSes
 	if !fastRequest(r, in, modern, &req, &meta) {
 		return false
 	}
-	if s.asking != nil && s.asking[req.Params.Name] {
+	if s.asks.may(req.Params.Name) {
 		// Its rules may ask the client something: go-sdk's (ask.go).
 		r.Body = io.NopCloser(bytes.NewReader(bytes.Clone(in.Bytes())))
 		return false

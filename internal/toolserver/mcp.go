@@ -50,9 +50,9 @@ func newMCPServer(s *Scope) *mcpServer {
 	// Tools never change while serving; logging is there because
 	// clients may set a level (nothing is ever logged to them).
 	caps := &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}, Logging: &mcp.LoggingCapabilities{}}
-	complete := s.extrasOptions(caps)
+	complete := s.extras.options(caps)
 	server := mcp.NewServer(impl, &mcp.ServerOptions{Capabilities: caps, CompletionHandler: complete})
-	s.addExtras(server)
+	s.extras.add(server)
 	// The tools are registered (go-sdk consults them for the Mcp-Name
 	// header checks), but both tools methods are answered by the
 	// middleware below: go-sdk lists tools sorted by name, dryfire in file
@@ -90,7 +90,7 @@ func newMCPServer(s *Scope) *mcpServer {
 		// sends a request in the call's own stream only in an event
 		// stream (in JSON mode it goes to the session's standalone stream,
 		// which a client need not open).
-		JSONResponse: s.asking == nil,
+		JSONResponse: s.asks == nil,
 		// The Server checks Host and Origin on every route, /mcp included.
 		DisableLocalhostProtection: true,
 		MaxRequestBodyBytes:        maxBody,
@@ -120,18 +120,18 @@ func (s *Scope) answering(tools []*mcp.Tool) mcp.Middleware {
 			case "initialize":
 				res, err := next(ctx, method, req)
 				if ss, ok := req.GetSession().(*mcp.ServerSession); ok && err == nil {
-					s.register(ss)
+					s.sessions.register(ss)
 				}
 				return res, err
 			case "logging/setLevel":
 				res, err := next(ctx, method, req)
 				if p, ok := req.GetParams().(*mcp.SetLoggingLevelParams); ok && err == nil {
-					s.setLogLevel(req.GetSession(), string(p.Level))
+					s.sessions.setLogLevel(req.GetSession(), string(p.Level))
 				}
 				return res, err
 			case "resources/read", "prompts/get", "completion/complete":
 				res, err := next(ctx, method, req)
-				s.recordUse(method, req, err)
+				s.extras.record(method, req, err)
 				return res, err
 			case "tools/list":
 				// One page, in file order. A new result each time: go-sdk
@@ -173,9 +173,9 @@ func (s *Scope) mcpCall(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Cal
 		v, _ := p.Meta[metaProtocolVersion].(string)
 		modern = v >= "2026-07-28"
 	}
-	if s.asks(name) {
+	if s.asks.may(name) {
 		if modern {
-			return s.mrtrCall(ctx, req, ss, name, args)
+			return s.asks.call(ctx, req, name, s.structured[name], func(ctx context.Context) tool.Result { return s.answer(ctx, ss, name, args) })
 		}
 		ctx = tool.WithAsker(ctx, &callAsker{req: req, stateless: ctx.Value(statelessKey{}) != nil})
 	}
@@ -283,7 +283,7 @@ func (s *Scope) ServeMCP(ctx context.Context, t mcp.Transport) error {
 // closeSessions ends every MCP session of the scope (their standalone
 // SSE streams included), for a shutdown.
 func (s *Scope) closeSessions() {
-	s.endPending(errors.New("the server is shutting down"))
+	s.asks.end(errors.New("the server is shutting down"))
 	var all []*mcp.ServerSession
 	for ss := range s.mcp.server.Sessions() {
 		all = append(all, ss)
@@ -318,7 +318,7 @@ func (h mcpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if sid := r.Header["Mcp-Session-Id"]; len(sid) > 0 && sid[0] != "" {
 		// The session's client is active: its idle time starts over, now
 		// and when this request ends (a GET stream may stay open long).
-		if hs = h.s.session(sid[0]); hs != nil {
+		if hs = h.s.sessions.get(sid[0]); hs != nil {
 			hs.touch()
 			defer hs.touch()
 		}

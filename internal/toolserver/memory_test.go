@@ -93,9 +93,9 @@ func TestSessionIdleTimeout(t *testing.T) {
 	// Then idle: the session ends.
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		sc.mu.Lock()
-		n, expiring := len(sc.byID), sc.expiring
-		sc.mu.Unlock()
+		sc.sessions.mu.Lock()
+		n, expiring := len(sc.sessions.byID), sc.sessions.expiring
+		sc.sessions.mu.Unlock()
 		if n == 0 && !expiring {
 			break
 		}
@@ -114,9 +114,9 @@ func TestSessionIdleTimeout(t *testing.T) {
 	if got := callTool(t, cs2, "ping", nil); got.Text != "pong" {
 		t.Errorf("new session: %q", got.Text)
 	}
-	sc.mu.Lock()
-	expiring := sc.expiring
-	sc.mu.Unlock()
+	sc.sessions.mu.Lock()
+	expiring := sc.sessions.expiring
+	sc.sessions.mu.Unlock()
 	if !expiring {
 		t.Error("the sweeper did not start again")
 	}
@@ -125,16 +125,16 @@ func TestSessionIdleTimeout(t *testing.T) {
 // A negative SessionTimeout never ends sessions; 0 is the default.
 func TestSessionTimeoutOptions(t *testing.T) {
 	s := loadSuite(t, "support.dryfire.yaml")
-	if got := NewScope(ScopeOptions{Suite: s}).idle; got != DefaultSessionTimeout {
+	if got := NewScope(ScopeOptions{Suite: s}).sessions.idle; got != DefaultSessionTimeout {
 		t.Errorf("default %v", got)
 	}
 	never := NewScope(ScopeOptions{Suite: s, SessionTimeout: -1})
 	hs := startServer(t, New(never, Options{}))
 	connectHTTP(t, hs.URL+"/mcp", legacyVersion)
-	never.mu.Lock()
-	defer never.mu.Unlock()
-	if never.expiring || len(never.byID) != 1 {
-		t.Errorf("sweeper %v, %d sessions", never.expiring, len(never.byID))
+	never.sessions.mu.Lock()
+	defer never.sessions.mu.Unlock()
+	if never.sessions.expiring || len(never.sessions.byID) != 1 {
+		t.Errorf("sweeper %v, %d sessions", never.sessions.expiring, len(never.sessions.byID))
 	}
 }
 
@@ -149,9 +149,9 @@ func TestHostileSessionFloodIsBounded(t *testing.T) {
 		sessions = append(sessions, connectHTTP(t, hs.URL+"/mcp", legacyVersion))
 		time.Sleep(5 * time.Millisecond)
 	}
-	sc.mu.Lock()
-	n := len(sc.byID)
-	sc.mu.Unlock()
+	sc.sessions.mu.Lock()
+	n := len(sc.sessions.byID)
+	sc.sessions.mu.Unlock()
 	if n != 3 {
 		t.Errorf("%d sessions open, want 3", n)
 	}
@@ -163,7 +163,7 @@ func TestHostileSessionFloodIsBounded(t *testing.T) {
 			t.Errorf("session %d: %v", i, err)
 		}
 	}
-	if got := NewScope(ScopeOptions{Suite: loadSuite(t, "support.dryfire.yaml")}).maxSessions; got != DefaultMaxSessions {
+	if got := NewScope(ScopeOptions{Suite: loadSuite(t, "support.dryfire.yaml")}).sessions.max; got != DefaultMaxSessions {
 		t.Errorf("default %d", got)
 	}
 }

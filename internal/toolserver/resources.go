@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/yosida95/uritemplate/v3"
@@ -18,9 +19,17 @@ import (
 // completions. Every resources/read, prompts/get and completion/complete
 // is recorded on the scope (MCPUses), answered or not.
 
-// extrasOptions are the capabilities the suite's resources and prompts
+// extras are a scope's resources and prompts (its suite's), and the
+// record of the MCP requests that used them.
+type extras struct {
+	suite *spec.Suite
+	mu    sync.Mutex
+	uses  []tool.MCPUse
+}
+
+// options are the capabilities the suite's resources and prompts
 // need, and the completion handler when any of them completes.
-func (s *Scope) extrasOptions(caps *mcp.ServerCapabilities) func(context.Context, *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
+func (s *extras) options(caps *mcp.ServerCapabilities) func(context.Context, *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
 	if len(s.suite.Resources) > 0 {
 		caps.Resources = &mcp.ResourceCapabilities{}
 	}
@@ -34,8 +43,8 @@ func (s *Scope) extrasOptions(caps *mcp.ServerCapabilities) func(context.Context
 	return s.complete
 }
 
-// addExtras registers the suite's resources and prompts on server.
-func (s *Scope) addExtras(server *mcp.Server) {
+// add registers the suite's resources and prompts on server.
+func (s *extras) add(server *mcp.Server) {
 	for _, r := range s.suite.Resources {
 		if r.URI != "" {
 			server.AddResource(&mcp.Resource{URI: r.URI, Name: r.Name, Title: r.Title, Description: r.Description, MIMEType: resourceMIME(r, r.Content)},
@@ -127,7 +136,7 @@ func readResult(r *spec.Resource, uri string, c spec.ResourceContent, values map
 // complete answers completion/complete: the declared values of the
 // prompt's argument or the template's variable that start with what the
 // client typed, in file order.
-func (s *Scope) complete(_ context.Context, req *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
+func (s *extras) complete(_ context.Context, req *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
 	p := req.Params
 	var values []string
 	if p.Ref != nil {
@@ -159,8 +168,8 @@ func (s *Scope) complete(_ context.Context, req *mcp.CompleteRequest) (*mcp.Comp
 	return &mcp.CompleteResult{Completion: mcp.CompletionResultDetails{Values: out, Total: len(out)}}, nil
 }
 
-// recordUse records an MCP request other than a tool call.
-func (s *Scope) recordUse(method string, req mcp.Request, err error) {
+// record records an MCP request other than a tool call.
+func (s *extras) record(method string, req mcp.Request, err error) {
 	u := tool.MCPUse{Method: method}
 	switch p := req.GetParams().(type) {
 	case *mcp.ReadResourceParams:
@@ -179,23 +188,24 @@ func (s *Scope) recordUse(method string, req mcp.Request, err error) {
 	if err != nil {
 		u.Error = err.Error()
 	}
-	s.usesMu.Lock()
+	s.mu.Lock()
 	s.uses = append(s.uses, u)
-	s.usesMu.Unlock()
+	s.mu.Unlock()
 }
 
 // MCPUses returns the scope's resource reads, prompt gets and
 // completions since the start or the last Reset, in the order they were
 // answered.
 func (s *Scope) MCPUses() []tool.MCPUse {
-	s.usesMu.Lock()
-	defer s.usesMu.Unlock()
-	return slices.Clone(s.uses)
+	x := &s.extras
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	return slices.Clone(x.uses)
 }
 
-// resetUses clears the record of MCPUses.
-func (s *Scope) resetUses() {
-	s.usesMu.Lock()
+// reset clears the record of MCP uses.
+func (s *extras) reset() {
+	s.mu.Lock()
 	s.uses = nil
-	s.usesMu.Unlock()
+	s.mu.Unlock()
 }

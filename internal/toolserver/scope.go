@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"math"
 	"net/http"
 	"sync"
 	"sync/atomic"
@@ -54,20 +53,14 @@ type Scope struct {
 	suite *spec.Suite
 	cse   *spec.Case
 	set   *mock.Set
-	// uses are the MCP requests beside tool calls (resources.go).
-	usesMu sync.Mutex
-	uses   []tool.MCPUse
-	// asking are the tools with a rule that asks the MCP client (elicit,
-	// sample; ask.go); nil when none has. pending are the 2026-07-28
-	// calls waiting for a retry with the client's answer, by
-	// requestState.
-	asking    map[string]bool
-	pendingMu sync.Mutex
-	pending   map[string]*pendingCall
-	waiting   atomic.Int64 // 2026-07-28 calls of asking tools running (maxWaiting)
+	// extras are the suite's resources and prompts, with the MCP
+	// requests beside tool calls that used them (resources.go).
+	extras extras
+	// asks are the calls that may ask the MCP client (ask.go); nil when
+	// no rule asks.
+	asks *asks
 	// usesImpl says a rule of the scope runs passthrough code.
 	usesImpl bool
-	impl     mock.Impl
 	label    string
 	tools    []Tool
 	notes    []string
@@ -75,26 +68,15 @@ type Scope struct {
 	// carry structuredContent (see toolResult).
 	structured map[string]bool
 	world      *world.Instance // a world scope's world; nil for mocks
+	worldAPI   *worldAPI       // its routes (world.go); nil for mocks
 	upstream   tool.Answerer   // answers every call instead of the mocks; nil: the mocks
 	model      http.Handler    // the scope's model routes; nil: the server's
 
 	rec       *tool.Recorder // the merged record of every call
 	noRecords bool           // rec keeps none
 	memo      memo           // pure tools' answers (memo.go)
-	idle      time.Duration  // idle HTTP sessions end after this; <= 0 never
-	// maxSessions bounds the HTTP sessions open at once (< 0 no bound).
-	maxSessions int
-
-	mu       sync.Mutex
-	gen      uint64 // bumped by Reset
-	shared   *state
-	sessions map[*mcp.ServerSession]*state // MCP sessions that made calls
-	byID     map[string]*httpSession       // HTTP sessions, by Mcp-Session-Id
-	// live is byID for the hot path's lookups, which take no lock; it is
-	// written with byID, under mu.
-	live     sync.Map
-	watched  map[*mcp.ServerSession]bool // sessions whose end is awaited
-	expiring bool                        // the idle-session sweeper runs
+	// sessions are the MCP sessions and their mock state (sessions.go).
+	sessions sessions
 
 	mcp          *mcpServer
 	serverInfo   []byte // the serverInfo of 2026-07-28 results, as JSON
@@ -104,12 +86,6 @@ type Scope struct {
 
 	listOnce sync.Once
 	list     []byte // the GET /tools body
-}
-
-// state is one line of mock state: a sequence position per rule.
-type state struct {
-	gen  uint64
-	sess *mock.Session
 }
 
 // ScopeOptions describe a Scope.
@@ -189,31 +165,21 @@ func NewScope(o ScopeOptions) *Scope {
 		p = plan.New(o.Suite, nil, o.Rules).Case(o.Case)
 	}
 	o.Suite, o.Case = p.Suite.Spec, p.Spec
-	s := &Scope{id: o.ID, suite: o.Suite, cse: o.Case, impl: o.Impl, world: o.World, model: o.Model, upstream: o.Upstream,
-		rec: tool.NewRecorder(nil, tool.RecorderOptions{NoRecords: o.NoRecords, Turn: o.Turn, Fault: o.Fault}), noRecords: o.NoRecords,
-		idle: o.SessionTimeout, maxSessions: o.MaxSessions,
-		sessions: map[*mcp.ServerSession]*state{}, byID: map[string]*httpSession{}, watched: map[*mcp.ServerSession]bool{}}
-	if s.idle == 0 {
-		s.idle = DefaultSessionTimeout
-	}
-	if s.maxSessions == 0 {
-		s.maxSessions = DefaultMaxSessions
-	}
+	s := &Scope{id: o.ID, suite: o.Suite, cse: o.Case, world: o.World, model: o.Model, upstream: o.Upstream,
+		rec: tool.NewRecorder(nil, tool.RecorderOptions{NoRecords: o.NoRecords, Turn: o.Turn, Fault: o.Fault}), noRecords: o.NoRecords}
+	s.sessions.init(o)
+	s.extras.suite = o.Suite
 	if o.Case != nil {
 		s.label = o.Case.Name
 	}
 	if o.World != nil {
 		s.tools, s.notes = served(plan.WorldTools(o.World.World()))
+		s.worldAPI = &worldAPI{in: o.World, tools: s.tools, call: s.callWorld, reset: s.Reset}
 	} else {
 		s.set, s.usesImpl = p.Rules, p.UsesImpl
 		s.tools, s.notes = served(p.Tools)
-		s.shared = s.newState()
-		for _, name := range s.set.AskingTools() {
-			if s.asking == nil {
-				s.asking = map[string]bool{}
-			}
-			s.asking[name] = true
-		}
+		s.sessions.mocks(s.set, o.Impl, o.Case)
+		s.asks = newAsks(s.set.AskingTools())
 	}
 	for _, t := range s.tools {
 		if t.OutputSchema != nil {
@@ -276,25 +242,12 @@ func (s *Scope) Over() error { return s.rec.Over() }
 // out of the record. A world scope's world is reset as a whole
 // (world.Instance.Reset: its evidence is kept).
 func (s *Scope) Reset() {
-	s.resetUses()
-	s.endPending(errors.New("the scope was reset"))
-	s.rec.Reset(func() {
-		s.mu.Lock()
-		s.gen++
-		if s.world == nil {
-			s.shared = s.newState()
-		}
-		s.mu.Unlock()
-	})
+	s.extras.reset()
+	s.asks.end(errors.New("the scope was reset"))
+	s.rec.Reset(s.sessions.reset)
 	if s.world != nil {
 		s.world.Reset()
 	}
-}
-
-func (s *Scope) newState() *state {
-	ms := mock.NewSession(s.set, s.impl)
-	ms.Label = s.label
-	return &state{gen: s.gen, sess: ms}
 }
 
 // answer checks that args is a JSON object (absent or null counts as
@@ -345,14 +298,7 @@ func (s *Scope) answerParsed(ctx context.Context, ss *mcp.ServerSession, name, t
 	}
 	// The state is picked as the call takes its place in the record, so
 	// a Reset falls wholly before or after the call.
-	return s.rec.CallParsed(ctx, c, args, perr, func() tool.Answerer {
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		if ss != nil {
-			return s.sessionState(ss).sess
-		}
-		return s.shared.sess
-	})
+	return s.rec.CallParsed(ctx, c, args, perr, func() tool.Answerer { return s.sessions.mockOf(ss) })
 }
 
 // notObject answers a call whose arguments are not a JSON object, without
@@ -385,145 +331,6 @@ func (s *Scope) callWorld(ctx context.Context, name string, req world.Request) *
 	op := &world.Op{In: s.world, Req: req}
 	s.rec.CallOn(ctx, tool.Call{Name: name, Args: req.Arguments}, func() tool.Answerer { return op })
 	return op.Response
-}
-
-// sessionState returns the state of an MCP session, made on its first
-// call and again after a Reset. s.mu is held.
-func (s *Scope) sessionState(ss *mcp.ServerSession) *state {
-	st := s.sessions[ss]
-	if st != nil && st.gen == s.gen {
-		return st
-	}
-	st = s.newState()
-	s.sessions[ss] = st
-	s.watch(ss)
-	return st
-}
-
-// httpSession is an MCP session go-sdk opened over HTTP, and when its
-// client last sent a request (Unix nanoseconds).
-type httpSession struct {
-	ss   *mcp.ServerSession
-	last atomic.Int64
-	// logLevel is the level the client set with logging/setLevel ("":
-	// none yet), for the fast path, which sends a call's log messages
-	// itself.
-	logLevel atomic.Pointer[string]
-}
-
-// register notes a session go-sdk opened over HTTP by its id, for the
-// tools/call fast path and the idle timeout.
-func (s *Scope) register(ss *mcp.ServerSession) {
-	id := ss.ID()
-	if id == "" {
-		return
-	}
-	hs := &httpSession{ss: ss}
-	hs.touch()
-	s.mu.Lock()
-	var evict *mcp.ServerSession
-	if s.maxSessions > 0 && len(s.byID) >= s.maxSessions {
-		// At the bound: the session idle the longest ends, as if idle
-		// past the timeout (its client gets 404 and may open another).
-		oldID, oldest := "", int64(math.MaxInt64)
-		for sid, o := range s.byID {
-			if l := o.last.Load(); l < oldest || l == oldest && sid < oldID {
-				oldID, oldest = sid, l
-			}
-		}
-		evict = s.byID[oldID].ss
-		delete(s.byID, oldID)
-		s.live.Delete(oldID)
-	}
-	if evict != nil {
-		defer evict.Close()
-	}
-	s.byID[id] = hs
-	s.live.Store(id, hs)
-	s.watch(ss)
-	if s.idle > 0 && !s.expiring {
-		s.expiring = true
-		go s.expireIdle()
-	}
-	s.mu.Unlock()
-}
-
-// session returns the HTTP session with that id, or nil, without a lock
-// (the caller notes its client's activity: touch).
-func (s *Scope) session(id string) *httpSession {
-	if v, ok := s.live.Load(id); ok {
-		return v.(*httpSession)
-	}
-	return nil
-}
-
-// setLogLevel notes the logging level a session's client set.
-func (s *Scope) setLogLevel(sess mcp.Session, level string) {
-	ss, ok := sess.(*mcp.ServerSession)
-	if !ok || ss == nil || ss.ID() == "" {
-		return
-	}
-	s.mu.Lock()
-	hs := s.byID[ss.ID()]
-	s.mu.Unlock()
-	if hs != nil && hs.ss == ss {
-		hs.logLevel.Store(&level)
-	}
-}
-
-// touch notes that the session's client has just been active.
-func (hs *httpSession) touch() { hs.last.Store(time.Now().UnixNano()) }
-
-// expireIdle ends the HTTP sessions idle for longer than the timeout,
-// checking a few times per timeout, until no session is left (go-sdk's
-// own idle timer cannot be used: the fast path answers a session's calls
-// without go-sdk seeing them). It is started again by the next session.
-func (s *Scope) expireIdle() {
-	every := min(max(s.idle/4, time.Millisecond), time.Minute)
-	t := time.NewTicker(every)
-	defer t.Stop()
-	for range t.C {
-		cut := time.Now().Add(-s.idle).UnixNano()
-		var idle []*mcp.ServerSession
-		s.mu.Lock()
-		for id, hs := range s.byID {
-			if hs.last.Load() <= cut {
-				idle = append(idle, hs.ss)
-				delete(s.byID, id)
-				s.live.Delete(id)
-			}
-		}
-		done := len(s.byID) == 0
-		if done {
-			s.expiring = false
-		}
-		s.mu.Unlock()
-		for _, ss := range idle {
-			ss.Close()
-		}
-		if done {
-			return
-		}
-	}
-}
-
-// watch forgets a session, and its state, when it ends. s.mu is held.
-func (s *Scope) watch(ss *mcp.ServerSession) {
-	if s.watched[ss] {
-		return
-	}
-	s.watched[ss] = true
-	go func() {
-		ss.Wait()
-		s.mu.Lock()
-		delete(s.sessions, ss)
-		delete(s.watched, ss)
-		if id := ss.ID(); id != "" && s.byID[id] != nil && s.byID[id].ss == ss {
-			delete(s.byID, id)
-			s.live.Delete(id)
-		}
-		s.mu.Unlock()
-	}()
 }
 
 // Tool is a tool as served: what MCP tools/list and GET /tools show.

@@ -2,6 +2,7 @@ package toolserver
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -34,6 +35,23 @@ type opAnswer struct {
 	Receipt bool                 `json:"receipt"`
 }
 
+// worldAPI is a world scope's own routes: its operations over HTTP
+// (/ops), its control routes (/world) and its packages' HTTP APIs
+// (/http). A scope of mocks has none.
+type worldAPI struct {
+	in    *world.Instance
+	tools []Tool // the scope's, one an operation
+	// call runs an operation and records it under name (Scope.callWorld);
+	// reset resets the whole scope (Scope.Reset).
+	call  func(ctx context.Context, name string, req world.Request) *world.Response
+	reset func()
+}
+
+// onWorld is a route's answer by the scope's world routes.
+func onWorld(f func(*worldAPI, http.ResponseWriter, *http.Request, string)) func(*Scope, http.ResponseWriter, *http.Request, string) {
+	return func(sc *Scope, w http.ResponseWriter, r *http.Request, rest string) { f(sc.worldAPI, w, r, rest) }
+}
+
 // CodeInvalidRequest is the error code of an /ops request whose envelope
 // (not its arguments) is malformed: never an operation, not in evidence.
 const CodeInvalidRequest = "INVALID_REQUEST"
@@ -48,10 +66,10 @@ func (s *Scope) noWorld(w http.ResponseWriter, r *http.Request) bool {
 
 // serveOp answers POST /ops/{package}/{operation} with the world's
 // answer, at the HTTP status the world gives it (world.Response.HTTPStatus).
-func (s *Scope) serveOp(w http.ResponseWriter, r *http.Request, rest string) {
+func (a *worldAPI) serveOp(w http.ResponseWriter, r *http.Request, rest string) {
 	pkg, op, ok := strings.Cut(rest, "/")
 	if !ok || pkg == "" || op == "" {
-		writeOpError(w, http.StatusNotFound, world.CodeUnknownOperation, fmt.Sprintf("POST /ops/{package}/{operation}: %q names no operation, e.g. /ops/%s", rest, s.exampleOp()))
+		writeOpError(w, http.StatusNotFound, world.CodeUnknownOperation, fmt.Sprintf("POST /ops/{package}/{operation}: %q names no operation, e.g. /ops/%s", rest, a.exampleOp()))
 		return
 	}
 	in := bufs.Get().(*bytes.Buffer)
@@ -82,10 +100,10 @@ func (s *Scope) serveOp(w http.ResponseWriter, r *http.Request, rest string) {
 		wr.IdempotencyKey = *req.IdempotencyKey
 	}
 	name := wr.Operation
-	if o := s.world.World().Operations[wr.Operation]; o != nil {
+	if o := a.in.World().Operations[wr.Operation]; o != nil {
 		name = o.Tool
 	}
-	resp := s.callWorld(r.Context(), name, wr)
+	resp := a.call(r.Context(), name, wr)
 	ans := opAnswer{Status: resp.Status, Output: resp.Output, Error: resp.Error, Receipt: resp.Receipt}
 	if resp.Error != nil {
 		ans.Output = nil
@@ -95,8 +113,8 @@ func (s *Scope) serveOp(w http.ResponseWriter, r *http.Request, rest string) {
 	writeValue(w, resp.HTTPStatus(), ans)
 }
 
-func (s *Scope) exampleOp() string {
-	if l := s.world.World().OpList; len(l) > 0 {
+func (a *worldAPI) exampleOp() string {
+	if l := a.in.World().OpList; len(l) > 0 {
 		return l[0]
 	}
 	return "package/operation"
@@ -121,50 +139,50 @@ func writeValue(w http.ResponseWriter, status int, v any) {
 // The control routes under /world; the route table checks the scope has a
 // world and the method.
 
-func (s *Scope) serveWorldInfo(w http.ResponseWriter, _ *http.Request, _ string) {
-	writeValue(w, http.StatusOK, s.worldInfo())
+func (a *worldAPI) serveWorldInfo(w http.ResponseWriter, _ *http.Request, _ string) {
+	writeValue(w, http.StatusOK, a.worldInfo())
 }
 
-func (s *Scope) serveWorldReset(w http.ResponseWriter, _ *http.Request, _ string) {
-	s.Reset()
-	writeValue(w, http.StatusOK, map[string]any{"reset": "world", "now": timeText(s.world.Now())})
+func (a *worldAPI) serveWorldReset(w http.ResponseWriter, _ *http.Request, _ string) {
+	a.reset()
+	writeValue(w, http.StatusOK, map[string]any{"reset": "world", "now": timeText(a.in.Now())})
 }
 
-func (s *Scope) servePackageReset(w http.ResponseWriter, _ *http.Request, pkg string) {
-	if err := s.world.ResetPackage(pkg); err != nil {
+func (a *worldAPI) servePackageReset(w http.ResponseWriter, _ *http.Request, pkg string) {
+	if err := a.in.ResetPackage(pkg); err != nil {
 		writeError(w, http.StatusNotFound, "not_found", err.Error())
 		return
 	}
-	writeValue(w, http.StatusOK, map[string]any{"reset": pkg, "now": timeText(s.world.Now())})
+	writeValue(w, http.StatusOK, map[string]any{"reset": pkg, "now": timeText(a.in.Now())})
 }
 
-func (s *Scope) serveBuild(w http.ResponseWriter, _ *http.Request, _ string) {
-	b := s.world.Build()
-	writeValue(w, http.StatusOK, map[string]any{"seed": s.world.Seed(), "build_hash": b.Hash, "build": json.RawMessage(b.JSON)})
+func (a *worldAPI) serveBuild(w http.ResponseWriter, _ *http.Request, _ string) {
+	b := a.in.Build()
+	writeValue(w, http.StatusOK, map[string]any{"seed": a.in.Seed(), "build_hash": b.Hash, "build": json.RawMessage(b.JSON)})
 }
 
-func (s *Scope) serveClock(w http.ResponseWriter, _ *http.Request, _ string) {
-	writeValue(w, http.StatusOK, map[string]any{"now": timeText(s.world.Now())})
+func (a *worldAPI) serveClock(w http.ResponseWriter, _ *http.Request, _ string) {
+	writeValue(w, http.StatusOK, map[string]any{"now": timeText(a.in.Now())})
 }
 
-func (s *Scope) serveAdvance(w http.ResponseWriter, r *http.Request, _ string) {
+func (a *worldAPI) serveAdvance(w http.ResponseWriter, r *http.Request, _ string) {
 	d, err := readAdvance(r)
 	if err != nil {
 		writeError(w, http.StatusBadRequest, "invalid_request", err.Error())
 		return
 	}
-	if err := s.world.Advance(d); err != nil {
+	if err := a.in.Advance(d); err != nil {
 		writeError(w, http.StatusInternalServerError, "event_limit", err.Error())
 		return
 	}
-	writeValue(w, http.StatusOK, map[string]any{"now": timeText(s.world.Now())})
+	writeValue(w, http.StatusOK, map[string]any{"now": timeText(a.in.Now())})
 }
 
-func (s *Scope) serveState(w http.ResponseWriter, _ *http.Request, _ string) {
-	writeValue(w, http.StatusOK, s.world.State())
+func (a *worldAPI) serveState(w http.ResponseWriter, _ *http.Request, _ string) {
+	writeValue(w, http.StatusOK, a.in.State())
 }
 
-func (s *Scope) serveEvidence(w http.ResponseWriter, r *http.Request, _ string) {
+func (a *worldAPI) serveEvidence(w http.ResponseWriter, r *http.Request, _ string) {
 	since := 0
 	if v := r.URL.Query().Get("since"); v != "" {
 		n, err := strconv.Atoi(v)
@@ -183,7 +201,7 @@ func (s *Scope) serveEvidence(w http.ResponseWriter, r *http.Request, _ string) 
 		}
 		limit = n
 	}
-	writeValue(w, http.StatusOK, s.world.Page(since, limit))
+	writeValue(w, http.StatusOK, a.in.Page(since, limit))
 }
 
 // GET /world/evidence answers in pages: DefaultEvidencePage entries
@@ -241,12 +259,12 @@ func readAdvance(r *http.Request) (time.Duration, error) {
 }
 
 // worldInfo is GET /world: what is served, and from which build and seed.
-func (s *Scope) worldInfo() map[string]any {
-	in := s.world
+func (a *worldAPI) worldInfo() map[string]any {
+	in := a.in
 	w := in.World()
 	b := in.Build()
-	ops := make([]map[string]any, 0, len(s.tools))
-	for _, t := range s.tools {
+	ops := make([]map[string]any, 0, len(a.tools))
+	for _, t := range a.tools {
 		ops = append(ops, map[string]any{"operation": t.Operation, "tool": t.Name})
 	}
 	actors := w.ActorList

@@ -35,8 +35,8 @@ const (
 func HTTPPath(pkg string) string { return "/http/" + pkg }
 
 // serveHTTPIndex answers GET /http: the packages with an HTTP API.
-func (s *Scope) serveHTTPIndex(w http.ResponseWriter, r *http.Request, _ string) {
-	wd := s.world.World()
+func (a *worldAPI) serveHTTPIndex(w http.ResponseWriter, r *http.Request, _ string) {
+	wd := a.in.World()
 	list := []map[string]any{}
 	for _, name := range wd.PackageList {
 		ph := wd.Packages[name].HTTP
@@ -53,9 +53,9 @@ func (s *Scope) serveHTTPIndex(w http.ResponseWriter, r *http.Request, _ string)
 }
 
 // serveHTTPAPI answers a request under /http/PACKAGE/.
-func (s *Scope) serveHTTPAPI(w http.ResponseWriter, r *http.Request, rest string) {
+func (a *worldAPI) serveHTTPAPI(w http.ResponseWriter, r *http.Request, rest string) {
 	segs := restSegments(r, rest)
-	wd := s.world.World()
+	wd := a.in.World()
 	pkg := wd.Packages[segs[0]]
 	if pkg == nil || pkg.HTTP == nil {
 		noPackageAPI(w, r, wd, segs[0])
@@ -72,7 +72,7 @@ func (s *Scope) serveHTTPAPI(w http.ResponseWriter, r *http.Request, rest string
 		op, params, allow = ph.Match(http.MethodGet, segs)
 	}
 	if op == nil {
-		s.noRoute(w, r, pkg, segs, allow, rest)
+		a.noRoute(w, r, pkg, segs, allow, rest)
 		return
 	}
 	actor, ok := bearerActor(w, r, pkg, path)
@@ -87,7 +87,7 @@ func (s *Scope) serveHTTPAPI(w http.ResponseWriter, r *http.Request, rest string
 	req := world.Request{Operation: op.Key, Args: args, Arguments: text, Actor: actor,
 		IdempotencyKey: r.Header.Get(ph.IdempotencyHeader),
 		HTTP:           &world.HTTPEvidence{Method: r.Method, Path: path, Route: op.Route.Path}}
-	writeRouteAnswer(w, r, ph, op, s.callWorld(r.Context(), op.Tool, req))
+	writeRouteAnswer(w, r, ph, op, a.call(r.Context(), op.Tool, req))
 }
 
 // noPackageAPI is the 404 for a package that serves no HTTP API (or no
@@ -113,12 +113,12 @@ func noPackageAPI(w http.ResponseWriter, r *http.Request, wd *world.World, name 
 // noRoute answers a request that no route of the package takes: the
 // route list (GET on the base URL), 405 with Allow when the path has
 // routes of other methods, else 404 naming the closest route.
-func (s *Scope) noRoute(w http.ResponseWriter, r *http.Request, pkg *world.Package, segs, allow []string, rest string) {
+func (a *worldAPI) noRoute(w http.ResponseWriter, r *http.Request, pkg *world.Package, segs, allow []string, rest string) {
 	ph := pkg.HTTP
 	path := "/" + strings.Join(segs, "/")
 	switch {
 	case len(segs) == 0 && (r.Method == http.MethodGet || r.Method == http.MethodHead):
-		s.serveRouteList(w, r, pkg)
+		a.serveRouteList(w, r, pkg)
 	case len(allow) > 0:
 		w.Header().Set("Allow", strings.Join(allow, ", "))
 		writePackageError(w, ph, http.StatusMethodNotAllowed, &world.ErrorEnvelope{Code: CodeMethod,
@@ -180,7 +180,7 @@ func writeRouteAnswer(w http.ResponseWriter, r *http.Request, ph *world.PackageH
 }
 
 // serveRouteList answers GET on a package's base URL: its routes.
-func (s *Scope) serveRouteList(w http.ResponseWriter, r *http.Request, pkg *world.Package) {
+func (a *worldAPI) serveRouteList(w http.ResponseWriter, r *http.Request, pkg *world.Package) {
 	routes := make([]map[string]any, 0, len(pkg.HTTP.Routes))
 	for _, op := range pkg.HTTP.Routes {
 		routes = append(routes, map[string]any{"method": op.Route.Method, "path": op.Route.Path, "operation": op.Key, "tool": op.Tool})
