@@ -23,8 +23,8 @@ type sessions struct {
 	label string
 
 	mu     sync.Mutex
-	gen    uint64 // bumped by reset
-	shared *state // nil for a world scope
+	gen    uint64                        // bumped by reset
+	shared *state                        // nil for a world scope
 	states map[*mcp.ServerSession]*state // MCP sessions that made calls
 	byID   map[string]*httpSession       // HTTP sessions, by Mcp-Session-Id
 	// live is byID for the hot path's lookups, which take no lock; it is
