@@ -153,14 +153,15 @@ type Called struct {
 type Outcome struct {
 	Calls []Called // in arrival order (none with RecorderOptions.NoRecords)
 	// Seen are the tool calls and results of the calls answered with a
-	// success, in the order answered (none with NoRecords).
+	// success, in the order answered (only with Transcript).
 	Seen   []Seen
 	Turns  int   // calls answered with a success: the transcript's turns
 	Usage  Usage // as the answers say (as recorded, when replayed)
 	Faults []Injected
 
 	// Offered are the tools the answered requests offered, each name once
-	// as first offered (at most MaxOffered: OfferedOver says more were).
+	// as first offered (at most MaxOffered: OfferedOver says more were;
+	// only with Transcript).
 	Offered     []ToolDef
 	OfferedOver bool
 
@@ -186,14 +187,19 @@ type RecorderOptions struct {
 	// NoRecords keeps no list of the calls (Outcome.Calls), only the
 	// counts: for a long-running server.
 	NoRecords bool
+	// Transcript reads every answered call's request and answer for the
+	// tools they show (Outcome.Seen, Outcome.Offered): an agent program's
+	// own tool calls. Without it neither is decoded.
+	Transcript bool
 }
 
 // Recorder is the model side of one case: every model call of the case
 // goes through its Answer. It is safe for concurrent use.
 type Recorder struct {
-	ans       Answerer
-	faults    *faults // nil: none declared
-	noRecords bool
+	ans        Answerer
+	faults     *faults // nil: none declared
+	noRecords  bool
+	transcript bool
 
 	mu    sync.Mutex
 	n     int
@@ -211,7 +217,7 @@ func NewRecorder(ans Answerer, o *RecorderOptions) *Recorder {
 	if o == nil {
 		o = &RecorderOptions{}
 	}
-	return &Recorder{ans: ans, faults: newFaults(o.Faults), noRecords: o.NoRecords}
+	return &Recorder{ans: ans, faults: newFaults(o.Faults), noRecords: o.NoRecords, transcript: o.Transcript && !o.NoRecords}
 }
 
 // Answer answers a model call of the case: a declared fault's answer, or
@@ -268,7 +274,7 @@ func (r *Recorder) done(c *Call, a *Answer) {
 	turn := a.Status/100 == 2 && !a.Fault && c.Wire.Turn()
 	var seen Seen
 	var req *Request
-	if turn && !r.noRecords {
+	if turn && r.transcript {
 		req, _ = c.Request()
 		resp, _ := c.Wire.Response(a)
 		seen.Calls, seen.Results = SeenOf(req, resp)
@@ -280,7 +286,7 @@ func (r *Recorder) done(c *Call, a *Answer) {
 	}
 	if turn {
 		r.turns++
-		if !r.noRecords {
+		if r.transcript {
 			seen.Turn = r.turns
 			// A request repeats the conversation's results: each is
 			// kept once, from the first request that has it.

@@ -119,6 +119,10 @@ type Options struct {
 	// only what Turns and Usage count: for a long-running server, whose
 	// memory would otherwise grow with every call.
 	NoRecords bool
+	// Transcript reads each answered call's request and answer for the
+	// tool calls, results and tools they show (model.Outcome.Seen,
+	// Offered): an agent program's own tools. Off, neither is decoded.
+	Transcript bool
 	// Match are the case's declared request matching rules (see
 	// cassette.Config.Match).
 	Match []reqmatch.Rule
@@ -171,7 +175,7 @@ type Endpoint struct {
 // (*cassette.FileError), a passthrough case in mode none; Refuse makes a
 // handler that answers them.
 func New(o Options) (*Endpoint, error) {
-	ro := &model.RecorderOptions{Faults: o.Faults, NoRecords: o.NoRecords}
+	ro := &model.RecorderOptions{Faults: o.Faults, NoRecords: o.NoRecords, Transcript: o.Transcript}
 	if o.Scripted {
 		return &Endpoint{Recorder: model.NewRecorder(model.NewScriptedNamed(o.Script, o.CoalesceStreams, o.NoRecords, o.ToolNames), ro)}, nil
 	}

@@ -274,6 +274,7 @@ type commandCase struct {
 // finished (an error) and cc is nil.
 func startCommand(j job, opts Options, lv *live, h *host, c report.Case, start time.Time, drill *world.Instance) (cc *commandCase, _ report.Case) {
 	eo, c, err := endpointOptions(j, lv, c)
+	eo.Transcript = true // the program's own tools, read off the model wire
 	if err != nil {
 		c.Status, c.Reason = report.Errored, err.Error()
 		endDrill(&c, drill)
