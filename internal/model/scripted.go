@@ -40,14 +40,9 @@ type ScriptAnswer struct {
 
 // NewScripted answers a case's calls from its script's turns; coalesce
 // writes a stream in one piece (Answer.Coalesce); noRecords keeps no list
-// of the answers (Outcome.Served).
-func NewScripted(turns []*spec.Turn, coalesce, noRecords bool) Answerer {
-	return NewScriptedNamed(turns, coalesce, noRecords, nil)
-}
-
-// NewScriptedNamed is NewScripted whose turns call the suite's tools by
-// the names each request offers them as (Script.SetNames).
-func NewScriptedNamed(turns []*spec.Turn, coalesce, noRecords bool, names *tool.Names) Answerer {
+// of the answers (Outcome.Served); names (nil: none) are the names each
+// request may offer the suite's tools as (Script.SetNames).
+func NewScripted(turns []*spec.Turn, coalesce, noRecords bool, names *tool.Names) Answerer {
 	sc := NewScript(turns)
 	sc.SetNames(names)
 	return &scripted{script: sc, coalesce: coalesce, noRecords: noRecords}

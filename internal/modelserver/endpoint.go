@@ -177,7 +177,7 @@ type Endpoint struct {
 func New(o Options) (*Endpoint, error) {
 	ro := &model.RecorderOptions{Faults: o.Faults, NoRecords: o.NoRecords, Transcript: o.Transcript}
 	if o.Scripted {
-		return &Endpoint{Recorder: model.NewRecorder(model.NewScriptedNamed(o.Script, o.CoalesceStreams, o.NoRecords, o.ToolNames), ro)}, nil
+		return &Endpoint{Recorder: model.NewRecorder(model.NewScripted(o.Script, o.CoalesceStreams, o.NoRecords, o.ToolNames), ro)}, nil
 	}
 	getenv, secrets := o.Getenv, o.Secrets
 	if getenv == nil {

@@ -141,12 +141,12 @@ func TestCassette(t *testing.T) {
 // A drill's seed is the run's when given, else the case's, else the
 // world's; the suite's own plan starts the suite's scenario.
 func TestDrill(t *testing.T) {
-	suites, ds, err := spec.Load([]string{"../../examples/world/support.dryfire.yaml"}, nil)
-	if err != nil || ds.HasErrors() {
-		t.Fatal(err, ds)
+	suites, ds := spec.LoadFiles([]string{"../../examples/world/support.dryfire.yaml"}, nil)
+	if ds.HasErrors() {
+		t.Fatal(ds)
 	}
 	s := suites[0]
-	sw, ds := world.AttachSuite(s, world.Cache{})
+	sw, ds := world.AttachSuite(s, world.Cache{}, "")
 	if ds.HasErrors() {
 		t.Fatal(ds)
 	}

@@ -144,11 +144,11 @@ func writeWorldSuite(t testing.TB, dir, name, text string) ([]*spec.Suite, world
 	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	suites, ds, err := spec.Load([]string{path}, nil)
-	if err != nil || ds.HasErrors() {
-		t.Fatal(err, ds)
+	suites, ds := spec.LoadFiles([]string{path}, nil)
+	if ds.HasErrors() {
+		t.Fatal(ds)
 	}
-	sw, ds := world.AttachSuite(suites[0], world.Cache{})
+	sw, ds := world.AttachSuite(suites[0], world.Cache{}, "")
 	if ds.HasErrors() {
 		t.Fatal(ds)
 	}

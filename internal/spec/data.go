@@ -172,11 +172,6 @@ func unwrapPath(err error) error {
 	return err
 }
 
-func jsonLines(data []byte, bad func(int, string, ...any), each func(row) bool) []string {
-	new(jsonLinesFile).read(data, bad, each, false)
-	return nil
-}
-
 // A jsonLinesFile is a JSON Lines file read by dataCases: first for its
 // columns (only the keys of each row are kept) and its bad lines, then
 // raw: each good line's text, decoded where its case is checked (a worker).

@@ -25,7 +25,7 @@ func FuzzDataRows(f *testing.F) {
 		}
 		var rows []row
 		each := func(r row) bool { rows = append(rows, r); return true }
-		jsonLines(data, bad, each)
+		new(jsonLinesFile).read(data, bad, each, false)
 		jsonArray(data, bad, each)
 		csvRows(data, bad, each)
 		yamlRows(data, bad, each)

@@ -42,21 +42,15 @@ func IsSuiteFile(name string) bool {
 	return strings.HasSuffix(name, ".dryfire.yaml") || strings.HasSuffix(name, ".dryfire.yml")
 }
 
-// Expand turns command-line paths into suite files: a file stands for
-// itself, a directory for every *.dryfire.yaml / *.dryfire.yml under it,
-// in lexical order. Duplicates are dropped. A directory under one given
-// that cannot be read is skipped (ExpandSkipping names them). The files
-// are written with '/' on every OS (filepath.ToSlash): a suite's path is
-// in its report, its rules' locations and its messages, which read the
-// same on Windows as elsewhere.
-func Expand(paths []string) ([]string, error) {
-	files, _, err := ExpandSkipping(paths)
-	return files, err
-}
-
-// ExpandSkipping is Expand, also naming the directories it skipped, each
+// ExpandSkipping turns command-line paths into suite files: a file
+// stands for itself, a directory for every *.dryfire.yaml /
+// *.dryfire.yml under it, in lexical order. Duplicates are dropped. A
+// directory under one given that cannot be read is skipped and named,
 // with why ("a/b: permission denied"), in the order met: one unreadable
-// directory of a project does not hide the suites of the others.
+// directory of a project does not hide the suites of the others. The
+// files are written with '/' on every OS (filepath.ToSlash): a suite's
+// path is in its report, its rules' locations and its messages, which
+// read the same on Windows as elsewhere.
 func ExpandSkipping(paths []string) (files, skipped []string, err error) {
 	var out []string
 	seen := map[string]bool{}
@@ -149,16 +143,6 @@ func LoadFiles(files []string, opts *Options) ([]*Suite, yamlpos.Diagnostics) {
 		}
 	}
 	return suites, all
-}
-
-// Load expands paths and loads every suite file found.
-func Load(paths []string, opts *Options) ([]*Suite, yamlpos.Diagnostics, error) {
-	files, err := Expand(paths)
-	if err != nil {
-		return nil, nil, err
-	}
-	suites, ds := LoadFiles(files, opts)
-	return suites, ds, nil
 }
 
 // Parse loads one suite from its bytes; file names it in positions. It

@@ -8,7 +8,6 @@ import (
 	"sync"
 
 	"github.com/dryfire-dev/dryfire/internal/jsonschema/kind"
-	yaml "go.yaml.in/yaml/v4"
 
 	"github.com/dryfire-dev/dryfire/internal/jschema"
 	"github.com/dryfire-dev/dryfire/internal/suggest"
@@ -99,19 +98,6 @@ var schemaContexts = []yamlpos.SchemaContext{
 // suiteWording words the failures of the suite's own parts: checks,
 // sequence entries, rule lists, the tools under tools and mocks.
 var suiteWording = &yamlpos.Wording{Name: fieldName, Message: suiteMessage}
-
-// checkSchema validates the converted document against the suite schema
-// and reports each failure at the offending key or value.
-func checkSchema(root *yaml.Node, doc any, conv *yamlpos.Converter, d *yamlpos.Collector) {
-	ss, err := suiteSchema()
-	if err != nil {
-		d.Add(yamlpos.Error, 1, 1, "internal error: %v", err)
-		return
-	}
-	for _, l := range ss.Validate(doc) {
-		ss.Report(root, doc, conv, l, 0, d)
-	}
-}
 
 // suiteMessage words a failure the suite's way, or gives "".
 func suiteMessage(f yamlpos.Failure) string {

@@ -114,7 +114,7 @@ func TestExpand(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := Expand(tt.paths)
+			got, _, err := ExpandSkipping(tt.paths)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -127,13 +127,13 @@ func TestExpand(t *testing.T) {
 	// The files are written with '/' on every OS, as a report names them.
 	t.Run("relative directory", func(t *testing.T) {
 		t.Chdir(root)
-		got, err := Expand([]string{"."})
+		got, _, err := ExpandSkipping([]string{"."})
 		if err != nil {
 			t.Fatal(err)
 		}
 		want := suites("B.dryfire.yaml", "a.dryfire.yml", "b.dryfire.yaml", "sub/c.dryfire.yaml", "sub/deeper/d.dryfire.yaml")
 		if diff := cmp.Diff(want, got); diff != "" {
-			t.Errorf("Expand(.) (-want +got):\n%s", diff)
+			t.Errorf("ExpandSkipping(.) (-want +got):\n%s", diff)
 		}
 	})
 
@@ -142,7 +142,7 @@ func TestExpand(t *testing.T) {
 		{"directory without suites", at("empty"), "no *.dryfire.yaml or *.dryfire.yml files under"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := Expand([]string{root, tt.path})
+			got, _, err := ExpandSkipping([]string{root, tt.path})
 			if err == nil {
 				t.Fatalf("Expand gave %v, want an error", got)
 			}
@@ -154,7 +154,7 @@ func TestExpand(t *testing.T) {
 	t.Run("only skipped suites", func(t *testing.T) {
 		dir := t.TempDir()
 		touch(t, dir, ".cache/x.dryfire.yaml", "node_modules/y.dryfire.yaml")
-		if got, err := Expand([]string{dir}); err == nil {
+		if got, _, err := ExpandSkipping([]string{dir}); err == nil {
 			t.Fatalf("Expand gave %v, want an error", got)
 		}
 	})
@@ -169,10 +169,11 @@ func TestLoad(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	suites, ds, err := Load([]string{root}, nil)
+	files, _, err := ExpandSkipping([]string{root})
 	if err != nil {
 		t.Fatal(err)
 	}
+	suites, ds := LoadFiles(files, nil)
 	if len(suites) != 3 {
 		t.Errorf("got %d suites, want 3 (a suite with errors still decodes)", len(suites))
 	}
@@ -180,8 +181,8 @@ func TestLoad(t *testing.T) {
 	if diff := cmp.Diff(want, ds.Error()); diff != "" {
 		t.Errorf("diagnostics (-want +got):\n%s", diff)
 	}
-	if _, _, err := Load([]string{filepath.Join(root, "missing")}, nil); err == nil {
-		t.Error("Load of a missing path: want an error")
+	if _, _, err := ExpandSkipping([]string{filepath.Join(root, "missing")}); err == nil {
+		t.Error("a missing path: want an error")
 	}
 
 	// A file that cannot be read is a diagnostic of its own, and the

@@ -20,7 +20,7 @@ import (
 func newWorldScope(t testing.TB, caseName string, o ScopeOptions) *Scope {
 	t.Helper()
 	s := loadSuite(t, "desk.dryfire.yaml")
-	sw, ds := world.AttachSuite(s, world.Cache{})
+	sw, ds := world.AttachSuite(s, world.Cache{}, "")
 	if ds.HasErrors() {
 		t.Fatal(ds)
 	}

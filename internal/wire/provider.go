@@ -246,8 +246,8 @@ type caller struct {
 	sign func(req *http.Request, body []byte)
 }
 
-// post sends body to url and returns the response body of a 2xx answer.
-// errorOf extracts the type and message from an error body.
+// postFolded sends body to url and returns the response body of a 2xx
+// answer; errorOf extracts the type and message from an error body.
 //
 // A 429, 408, 409, 5xx (529 included), a dropped connection or an attempt
 // that ran out of time is tried again, at most Retries more times, after
@@ -255,14 +255,9 @@ type caller struct {
 // retry-after-ms) or else an exponential backoff with jitter. An answer
 // with `x-should-retry: true|false` (sent by the Anthropic and OpenAI APIs)
 // overrides the status, as in the official SDKs. Errors that say they are
-// Permanent are never retried.
-func (c *caller) post(ctx context.Context, url string, header http.Header, body []byte, errorOf func([]byte) (typ, msg string)) ([]byte, error) {
-	return c.postFolded(ctx, url, header, body, errorOf, nil)
-}
-
-// postFolded is post whose answer, when fold is not nil, is an event
-// stream folded into the unstreamed answer (see stream.go); a stream cut
-// short is tried again as a dropped connection is.
+// Permanent are never retried. When fold is not nil, the answer is an
+// event stream folded into the unstreamed answer (see stream.go); a
+// stream cut short is tried again as a dropped connection is.
 func (c *caller) postFolded(ctx context.Context, url string, header http.Header, body []byte, errorOf func([]byte) (typ, msg string), fold func([]byte) ([]byte, error)) ([]byte, error) {
 	var last error
 	for attempt := 0; ; attempt++ {

@@ -2,7 +2,6 @@ package world
 
 import (
 	"encoding/json"
-	"fmt"
 	"strconv"
 	"strings"
 
@@ -139,12 +138,4 @@ func parseOverride(r reporter, w *World, n *yaml.Node, val any, scope Scope) *Ov
 		}
 	}
 	return o
-}
-
-// describeOverride names a rule in messages.
-func (o *Override) describe() string {
-	if o.ID != "" {
-		return fmt.Sprintf("%q", o.ID)
-	}
-	return fmt.Sprintf("at %s", o.Pos.FileLine())
 }

@@ -97,15 +97,10 @@ type Worlds map[*spec.Suite]*SuiteWorld
 // returns what the suite runs on (nil when the world could not be
 // loaded). Problems come back positioned in the suite file, and the world
 // file's own in the world file (once per load, whatever the number of
-// suites naming it).
-func AttachSuite(s *spec.Suite, cache Cache) (*SuiteWorld, yamlpos.Diagnostics) {
-	return AttachSuiteIn(s, cache, "")
-}
-
-// AttachSuiteIn is AttachSuite with the project root that the world file
-// and its behavior modules must stay inside; "" is the current directory
-// when the suite is inside it, else the suite's directory.
-func AttachSuiteIn(s *spec.Suite, cache Cache, root string) (*SuiteWorld, yamlpos.Diagnostics) {
+// suites naming it). root is the project root that the world file and its
+// behavior modules must stay inside; "" is the current directory when the
+// suite is inside it, else the suite's directory.
+func AttachSuite(s *spec.Suite, cache Cache, root string) (*SuiteWorld, yamlpos.Diagnostics) {
 	r := &nodeReporter{file: s.File}
 	if root == "" {
 		root = safeio.DefaultRoot(s.File)
@@ -362,7 +357,7 @@ func LoadFiles(files []string, opts *spec.Options, root string) ([]*spec.Suite, 
 		if s.World == "" {
 			continue
 		}
-		sw, wds := AttachSuiteIn(s, worlds, root)
+		sw, wds := AttachSuite(s, worlds, root)
 		ds = append(ds, wds...)
 		if sw != nil {
 			if ws == nil {

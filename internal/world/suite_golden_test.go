@@ -27,7 +27,7 @@ func TestInvalidWorldSuitesGolden(t *testing.T) {
 			}
 			s, ds := spec.Parse(filepath.ToSlash(file), data, nil)
 			if s != nil && s.World != "" {
-				_, wds := AttachSuite(s, Cache{})
+				_, wds := AttachSuite(s, Cache{}, "")
 				ds = SortDiagnostics(append(ds, wds...))
 			}
 			got := render(ds)

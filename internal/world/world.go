@@ -296,8 +296,6 @@ func num(v any) (float64, bool) {
 	return f, err == nil
 }
 
-func errorf(format string, args ...any) error { return fmt.Errorf(format, args...) }
-
 // UnmarshalText reads a scope's name (reports are read back to reproduce).
 func (s *Scope) UnmarshalText(b []byte) error {
 	for i, n := range scopeNames {

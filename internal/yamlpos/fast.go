@@ -26,11 +26,9 @@ import (
 // bound is far above yamlpos's MaxDepth, which the converter reports).
 const fastMaxDepth = 1000
 
-// readFast returns the root node of the one document in src, or nil when
-// src is outside what it reads.
-func readFast(src []byte) *yaml.Node { return readFastIn(src, nil) }
-
-// readFastIn is readFast with the nodes taken from a (nil: new ones).
+// readFastIn returns the root node of the one document in src, or nil
+// when src is outside what it reads, its nodes taken from a (nil: new
+// ones).
 func readFastIn(src []byte, a *Arena) *yaml.Node {
 	if bytes.IndexByte(src, '\r') >= 0 {
 		// CRLF line ends read as LF ones: go-yaml takes the pair as one

@@ -93,7 +93,7 @@ func noComments(n *yaml.Node) bool {
 // go-yaml reads; it reports whether it read it.
 func sameAsGoYAML(t testing.TB, name string, src []byte) bool {
 	t.Helper()
-	fast := readFast(src)
+	fast := readFastIn(src, nil)
 	if fast == nil {
 		return false
 	}
@@ -387,14 +387,14 @@ func BenchmarkReadYAML(b *testing.B) {
 		name string
 		data []byte
 	}{{"suite", suite}, {"case", item}} {
-		if readFast(text.data) == nil {
+		if readFastIn(text.data, nil) == nil {
 			b.Fatal("declined")
 		}
 		for _, r := range []struct {
 			name string
 			read func([]byte) *yaml.Node
 		}{
-			{"fast", readFast},
+			{"fast", func(src []byte) *yaml.Node { return readFastIn(src, nil) }},
 			{"go-yaml", func(src []byte) *yaml.Node { n, _ := goYAML(src); return n }},
 		} {
 			b.Run(text.name+"/"+r.name, func(b *testing.B) {
