@@ -145,8 +145,8 @@ func (p *Project) Verify(ctx context.Context, o *VerifyOptions) (*Verification, 
 		return v, nil
 	}
 	v.Listed = nil
-	if v.Requests > max {
-		return nil, fmt.Errorf("verify would send %d requests, more than --max-requests %d (dryfire.DefaultMaxRequests is %d): raise it, or choose cases with --filter", v.Requests, max, DefaultMaxRequests)
+	if err := tooMany(v, max); err != nil {
+		return nil, err
 	}
 	getenv := envLookup(env)
 	transport := http.DefaultTransport.(*http.Transport).Clone()
@@ -202,12 +202,7 @@ func (p *Project) Verify(ctx context.Context, o *VerifyOptions) (*Verification, 
 		if err != nil {
 			return v, err
 		}
-		v.UpdateRun = rep
-		for _, c := range rep.Cases {
-			if c.Status != report.Skipped {
-				v.Updated = append(v.Updated, c.Suite+": "+c.Name)
-			}
-		}
+		v.UpdateRun, v.Updated = rep, ran(rep)
 	}
 	return v, nil
 }
@@ -247,8 +242,8 @@ func (p *Project) verifyTools(ctx context.Context, o *VerifyOptions, env []strin
 		return v, nil
 	}
 	v.Listed = nil
-	if v.Requests > max {
-		return nil, fmt.Errorf("verify would send %d requests, more than --max-requests %d (dryfire.DefaultMaxRequests is %d): raise it, or choose cases with --filter", v.Requests, max, DefaultMaxRequests)
+	if err := tooMany(v, max); err != nil {
+		return nil, err
 	}
 	up, err := toolrec.Dial(ctx, t)
 	if err != nil {
@@ -272,14 +267,28 @@ func (p *Project) verifyTools(ctx context.Context, o *VerifyOptions, env []strin
 		if err != nil {
 			return v, err
 		}
-		v.UpdateTools = rec
-		for _, c := range rec.Report.Cases {
-			if c.Status != report.Skipped {
-				v.Updated = append(v.Updated, c.Suite+": "+c.Name)
-			}
-		}
+		v.UpdateTools, v.Updated = rec, ran(rec.Report)
 	}
 	return v, nil
+}
+
+// tooMany refuses more requests than max.
+func tooMany(v *Verification, max int) error {
+	if v.Requests <= max {
+		return nil
+	}
+	return fmt.Errorf("verify would send %d requests, more than --max-requests %d (dryfire.DefaultMaxRequests is %d): raise it, or choose cases with --filter", v.Requests, max, DefaultMaxRequests)
+}
+
+// ran are the cases a report ran, "SUITE: CASE".
+func ran(rep *report.Report) []string {
+	var out []string
+	for _, c := range rep.Cases {
+		if c.Status != report.Skipped {
+			out = append(out, c.Suite+": "+c.Name)
+		}
+	}
+	return out
 }
 
 // redactDrifts takes every secret out of what a verification says.
