@@ -47,7 +47,7 @@ cases:
 // notes; off compares nothing; an agent that offers them as declared
 // (under its own prefix) has no note.
 func TestOfferedTools(t *testing.T) {
-	changed := `TEST_HIDE: get_policy, TEST_SCHEMA: 'lookup_order={"type":"OBJECT","properties":{"order_id":{"type":"integer"},"note":{"type":"string"}},"required":["order_id"]}'`
+	changed := `TEST_HIDE: get_policy, TEST_SCHEMA: 'lookup_order={"type":"OBJECT","properties":{"order_id":{"type":"integer"},"note":{"type":"string"}},"required":["order_id"],"additionalProperties":false}'`
 	file := filepath.Join(t.TempDir(), "offered.dryfire.yaml")
 	wantNotes := []string{
 		`offered tools: "dryfire_lookup_order" is offered otherwise than declared at ` + file + `:8: input_schema.properties.note: +{"type":"string"}; input_schema.properties.order_id.type: -"string" +"integer"`,

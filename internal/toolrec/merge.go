@@ -576,7 +576,7 @@ func redactAnswer(a Answer, red redact.Redactor) Answer {
 // refresh notes how the declaration d of the upstream's tool t differs
 // from t, and replaces it with Options.Refresh.
 func refresh(ed *editor, tree *meant, d *spec.Tool, t plan.Tool, o Options, res *Result) error {
-	diffs := plan.Tool{Description: d.Description, Input: d.InputSchema}.Diff(model.ToolDef{Description: t.Description, InputSchema: t.Input})
+	diffs := plan.Tool{Description: d.Description, Input: d.InputSchema}.Diff(model.ToolDef{Description: t.Description, InputSchema: t.Input}, false)
 	if len(diffs) == 0 {
 		return nil
 	}

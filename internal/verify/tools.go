@@ -104,7 +104,7 @@ func Tools(ctx context.Context, up *toolrec.Upstream, s *spec.Suite, calls []Rec
 		decl := plan.Tool{Description: t.Description, Input: t.InputSchema}
 		what := fmt.Sprintf("tool %s, declared at %s", strconv.Quote(t.Name), t.Pos.FileLine())
 		if l, ok := listed[t.Name]; ok {
-			if diffs := decl.Diff(model.ToolDef{Description: l.Description, InputSchema: l.Input}); len(diffs) > 0 {
+			if diffs := decl.Diff(model.ToolDef{Description: l.Description, InputSchema: l.Input}, false); len(diffs) > 0 {
 				each(t.Name, Drift{Suite: s.File, What: what, Diffs: diffs})
 			}
 		} else if len(casesOf[t.Name]) > 0 {
