@@ -85,7 +85,7 @@ func (e *Endpoint) serveWebSocket(w http.ResponseWriter, r *http.Request, api wi
 			}
 			continue
 		case err != nil:
-			if !writeWSError(ctx, conn, http.StatusBadRequest, []byte(`{"error":{"type":"invalid_request_error","code":"invalid_websocket_message","message":`+quote(err.Error())+`}}`)) {
+			if !writeWSError(ctx, conn, http.StatusBadRequest, nil, []byte(`{"error":{"type":"invalid_request_error","code":"invalid_websocket_message","message":`+quote(err.Error())+`}}`)) {
 				return
 			}
 			continue
@@ -159,9 +159,9 @@ func writeWSAnswer(ctx context.Context, conn *websocket.Conn, a *model.Answer) b
 		if a.Live != nil {
 			data, _ := io.ReadAll(io.LimitReader(a.Live, maxBody))
 			a.Live.Close()
-			return writeWSError(ctx, conn, a.Status, data)
+			return writeWSError(ctx, conn, a.Status, a.Header, data)
 		}
-		return writeWSError(ctx, conn, a.Status, a.Bytes())
+		return writeWSError(ctx, conn, a.Status, a.Header, a.Bytes())
 	case a.Live != nil:
 		defer a.Live.Close()
 		ok := true
@@ -222,8 +222,9 @@ func eachEvent(r *bufio.Reader, f func(data []byte) error) error {
 // as the Responses WebSocket's error message: {"type": "error", "status":
 // N, "error": …}, the HTTP error it stands for (how Codex CLI reads a
 // refusal), with the error's code, message and param beside them (the
-// official ResponseErrorEvent's).
-func writeWSError(ctx context.Context, conn *websocket.Conn, status int, body []byte) bool {
+// official ResponseErrorEvent's), and the answer's retry headers
+// (Retry-After, retry-after-ms) as "headers".
+func writeWSError(ctx context.Context, conn *websocket.Conn, status int, header http.Header, body []byte) bool {
 	var b struct {
 		Error json.RawMessage `json:"error"`
 	}
@@ -236,15 +237,25 @@ func writeWSError(ctx context.Context, conn *websocket.Conn, status int, body []
 		Param   *string `json:"param"`
 	}
 	json.Unmarshal(b.Error, &e)
+	var retry map[string]string
+	for _, k := range []string{"Retry-After", "Retry-After-Ms"} {
+		if v := header.Get(k); v != "" {
+			if retry == nil {
+				retry = map[string]string{}
+			}
+			retry[strings.ToLower(k)] = v
+		}
+	}
 	msg, _ := json.Marshal(struct {
-		Type    string          `json:"type"`
-		Status  int             `json:"status"`
-		Error   json.RawMessage `json:"error"`
-		Code    *string         `json:"code"`
-		Message string          `json:"message"`
-		Param   *string         `json:"param"`
-		Seq     int             `json:"sequence_number"`
-	}{"error", status, b.Error, e.Code, e.Message, e.Param, 0})
+		Type    string            `json:"type"`
+		Status  int               `json:"status"`
+		Error   json.RawMessage   `json:"error"`
+		Headers map[string]string `json:"headers,omitempty"`
+		Code    *string           `json:"code"`
+		Message string            `json:"message"`
+		Param   *string           `json:"param"`
+		Seq     int               `json:"sequence_number"`
+	}{"error", status, b.Error, retry, e.Code, e.Message, e.Param, 0})
 	return conn.Write(ctx, websocket.MessageText, msg) == nil
 }
 

@@ -3,6 +3,7 @@ package modelserver
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -10,6 +11,7 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/dryfire-dev/dryfire/internal/cassette"
+	"github.com/dryfire-dev/dryfire/internal/model"
 	"github.com/dryfire-dev/dryfire/internal/test/fakeapi"
 )
 
@@ -206,5 +208,55 @@ func TestResponsesWebSocketRecordReplay(t *testing.T) {
 	msg := evs[0]["error"].(map[string]any)
 	if msg["code"] != "dryfire_cassette_mismatch" || !strings.Contains(msg["message"].(string), "differs from the recording") || !strings.Contains(msg["message"].(string), "--record all") {
 		t.Errorf("mismatch event: %s", raw)
+	}
+}
+
+// Over the WebSocket, a declared fault is what it is over HTTP: a status
+// an error message with that status (the client retries on the same
+// connection), a cut the events it lets through and the connection
+// closed; and the case's max_turns (Endpoint.Turn) refuses a request with
+// an error message, the connection kept.
+func TestResponsesWebSocketFaultsAndTurns(t *testing.T) {
+	e := mustNew(t, Options{Scripted: true, Script: refundScript(), Faults: []model.Fault{
+		{Request: 1, Status: 429, RetryAfter: time.Second, CutAfter: -1},
+		{Request: 3, CutAfter: 2},
+	}})
+	turns := 0
+	e.Turn = func() error {
+		if turns++; turns > 3 {
+			return errors.New("max_turns (2) reached")
+		}
+		return nil
+	}
+	root := serve(t, e, "/cases/1")
+	c := dialWS(t, root)
+	evs, raw := c.create(wsFirst)
+	if len(evs) != 1 || evs[0]["status"] != float64(429) || !strings.Contains(raw[0], `"headers":{"retry-after":"1","retry-after-ms":"1000"}`) {
+		t.Fatalf("a 429: %s", raw)
+	}
+	evs, _ = c.create(wsFirst) // the retry
+	id, items := responseOf(t, evs)
+	if len(items) != 2 {
+		t.Fatalf("the retry: %v", items)
+	}
+	// Request 3 is cut after 2 events: they come, then the connection ends.
+	c.send(`{"type":"response.create",` + wsSecond(id, "call_1_1") + `}`)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	n := 0
+	for {
+		if _, _, err := c.conn.Read(ctx); err != nil {
+			break
+		}
+		n++
+	}
+	if n != 2 {
+		t.Errorf("the cut request: %d events before the connection closed, want 2", n)
+	}
+	// A new connection: past max_turns, refused with an error message.
+	c = dialWS(t, root)
+	evs, raw = c.create(wsSecond(id, "call_1_1"))
+	if len(evs) != 1 || evs[0]["type"] != "error" || !strings.Contains(raw[0], "max_turns (2) reached") {
+		t.Errorf("past max_turns: %s", raw)
 	}
 }

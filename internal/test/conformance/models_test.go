@@ -351,7 +351,7 @@ var knownGaps = []gap{
 		"The Responses API sends `store` in every response object; openai 6.49.0's `Response` type does not declare it.", false},
 	{"openai-responses, azure-openai-responses, openai-responses-ws", "chunk", regexp.MustCompile(`^\$\.response\.usage$`), "TS2322", "",
 		"Stream events before `response.completed` carry `\"usage\": null`, as the API sends them; openai 6.49.0 types `usage` as optional, not nullable.", false},
-	{"openai-responses-ws", "chunk", regexp.MustCompile(`^\$\.(status|error)$`), "TS2353", "",
+	{"openai-responses-ws", "chunk", regexp.MustCompile(`^\$\.(status|error|headers)$`), "TS2353", "",
 		"A request refused over the Responses WebSocket (a cassette mismatch, max_turns) is an `error` event that also carries `status` and `error` (`{type, code, message, param}`), the HTTP error it stands for, which is how Codex CLI reads a refusal there; openai 6.49.0's `ResponseErrorEvent` has only `code`, `message`, `param` and `sequence_number`, which the event carries too.", false},
 	{"azure-openai", "chunk", regexp.MustCompile(`^\$\.object$`), "TS2322", `Type '""' is not assignable to type '"chat.completion.chunk"'`,
 		"Azure OpenAI's first stream chunk carries its verdict on the prompt alone: no choices, and `id`, `model` and `object` empty (`\"\"`); openai 6.49.0 types `object` as `\"chat.completion.chunk\"`, and its client passes the chunk on as it is.", false},
