@@ -134,20 +134,9 @@ func (p *Project) Sweep(ctx context.Context, opts *SweepOptions) (*SweepReport, 
 	if p.checkOnly {
 		return nil, errCheckOnly
 	}
-	o := opts.RunOptions
-	if o.Record == "" {
-		o.Record = RecordNone
-	}
-	ro := runner.Options{Concurrency: o.Concurrency, Impl: p.impl, Record: cassette.Mode(o.Record), Env: o.Env, Seed: o.Seed, KeepWorkspaces: o.KeepWorkspaces, Clock: o.Clock, MCPBridge: o.MCPBridge, Only: o.Only, Network: o.Network, Port: o.Port, Worlds: p.worlds}
-	if o.Progress != nil {
-		ro.Progress = o.Progress
-	}
-	if o.Filter != "" {
-		re, err := regexp.Compile(o.Filter)
-		if err != nil {
-			return nil, fmt.Errorf("invalid filter %q: %w", o.Filter, err)
-		}
-		ro.Filter = re
+	ro, err := p.drillOptions(opts.RunOptions)
+	if err != nil {
+		return nil, err
 	}
 	rep, err := runner.Sweep(ctx, p.suites, ro, runner.SweepOptions{MaxPoints: opts.MaxPoints, Point: opts.Point, Faults: opts.Faults})
 	if rep == nil {
@@ -165,4 +154,24 @@ func (p *Project) Sweep(ctx context.Context, opts *SweepOptions) (*SweepReport, 
 		out.Cases[i] = sc
 	}
 	return out, err
+}
+
+// drillOptions are the runner's options of a sweep or an injection drill:
+// Record defaults to RecordNone.
+func (p *Project) drillOptions(o RunOptions) (runner.Options, error) {
+	if o.Record == "" {
+		o.Record = RecordNone
+	}
+	ro := runner.Options{Concurrency: o.Concurrency, Impl: p.impl, Record: cassette.Mode(o.Record), Env: o.Env, Seed: o.Seed, KeepWorkspaces: o.KeepWorkspaces, Clock: o.Clock, MCPBridge: o.MCPBridge, Only: o.Only, Network: o.Network, Port: o.Port, Worlds: p.worlds}
+	if o.Progress != nil {
+		ro.Progress = o.Progress
+	}
+	if o.Filter != "" {
+		re, err := regexp.Compile(o.Filter)
+		if err != nil {
+			return runner.Options{}, fmt.Errorf("invalid filter %q: %w", o.Filter, err)
+		}
+		ro.Filter = re
+	}
+	return ro, nil
 }

@@ -227,7 +227,7 @@ Exit status: 0 all cases passed; 1 a case failed; 2 a spec or usage error
 	}
 	root.SetVersionTemplate("dryfire {{.Version}}\n")
 	root.SetUsageFunc(usage)
-	root.AddCommand(newInitCommand(e), newRunCommand(e), newMergeCommand(e), newCompareCommand(e), newValidateCommand(e), newSchemaCommand(e), newReproduceCommand(e), newRecheckCommand(e), newServeCommand(e), newCallCommand(e), newMCPBridgeCommand(e), newEngineCommand(e), newWorldCommand(e), newRecordToolsCommand(e), newVerifyCommand(e), newSweepCommand(e), newVersionCommand(e))
+	root.AddCommand(newInitCommand(e), newRunCommand(e), newMergeCommand(e), newCompareCommand(e), newValidateCommand(e), newSchemaCommand(e), newReproduceCommand(e), newRecheckCommand(e), newServeCommand(e), newCallCommand(e), newMCPBridgeCommand(e), newEngineCommand(e), newWorldCommand(e), newRecordToolsCommand(e), newVerifyCommand(e), newSweepCommand(e), newInjectCommand(e), newVersionCommand(e))
 	return root
 }
 

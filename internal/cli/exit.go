@@ -29,6 +29,7 @@ var exitDocs = []struct {
 }{
 	{exitOK, "every command", "Success. `run`, `merge`, `recheck`: every case passed (skipped cases allowed). `validate`: no errors (warnings allowed). `reproduce`: every drill is identical. `call`: the tool answered a result."},
 	{exitOK, "`sweep`", "The sweep ran, whatever failures the agent survived: the table is a report, not a gate (unless `--fail-on` says otherwise)."},
+	{exitOK, "`inject`", "The injection drill ran, whatever succeeded (unless `--fail-on` says otherwise)."},
 	{exitOK, "`compare`, `run --baseline`", "No change of a kind `--fail-on` names (with `--baseline`, even when cases fail as they failed in BASE)."},
 	{exitFailed, "`run`, `merge`, `recheck`", "A case failed, or erred because of the suite or the agent (a script that ran out, `max_turns`, an agent program that exited non-zero or timed out); or, with `run --coverage-min PCT`, less than PCT percent of the suites' rules and world parts was exercised; or, with `run --mutate-min PCT`, a suite's checks caught less than PCT percent of its mutants."},
 	{exitFailed, "`validate --prove`", "A case's reference solution does not pass, or an agent that does nothing or a random one passes a case."},
@@ -36,6 +37,7 @@ var exitDocs = []struct {
 	{exitFailed, "`reproduce`", "A drill's evidence or verdict differs from the report's."},
 	{exitFailed, "`sweep --fail-on`", "A point had a verdict `--fail-on` names: `unsafe` (it broke an invariant), `failed` (its checks failed, or it was unsafe)."},
 	{exitFailed, "`verify`", "A recording drifted from its upstream (or a request got no answer); with `--update`, a re-recorded case that did not pass, or a recording that could not be merged."},
+	{exitFailed, "`inject --fail-on`", "A run under a payload had what `--fail-on` names: `attacked` (the attacker's goal was met), `utility` (the case's checks failed)."},
 	{exitCallError, "`call`", "The tool answered an error result (an error outcome, an unmatched call, a world error); its text is printed."},
 	{exitUsage, "every command", "A usage or spec error: nothing ran. This includes every problem `validate` reports, a `--filter` that matches no case, a report path whose directory does not exist, an API key missing for cases that need the live model, files `init` or `world import` would overwrite, and shards `merge` refuses."},
 	{exitUsage, "`compare`, `run --baseline`", "A file that is not a whole run's JSON report (a shard's needs `dryfire merge` first), or a report with a case twice; nothing compared."},
@@ -44,10 +46,10 @@ var exitDocs = []struct {
 	{exitInfra, "`verify`", "`--update` could not re-record, or the JSON or Markdown could not be written."},
 	{exitInfra, "`serve`, `engine`, `mcp-bridge`", "Could not serve: the address cannot be listened on, or the transport failed."},
 	{exitInfra, "`init`, `world import`", "A file could not be written."},
-	{exitInfra, "`sweep`", "A case erred through its surroundings (a provider unreachable, a cassette missing) before any failure was given it."},
+	{exitInfra, "`sweep`, `inject`", "A case erred through its surroundings (a provider unreachable, a cassette missing) before any failure or payload was given it."},
 	{exitCallUnreachable, "`call`", "No dryfire server answered at the URL, or it refused the request (the message says which)."},
 	{exitStopped, "`run`", "Interrupted (Ctrl-C, SIGTERM or SIGHUP): the reports are written, and the cases not started are reported as skipped."},
-	{exitStopped, "`sweep`", "Interrupted: the table of the points that ran is printed; the others are left out."},
+	{exitStopped, "`sweep`, `inject`", "Interrupted: the table of the points (runs) that ran is printed; the others are left out."},
 }
 
 // runExit is the exit code of a finished run: a failed case, or one that

@@ -297,6 +297,8 @@ type view struct {
 	ended    bool     // the request ends with tool results
 	last     string   // the last message, for people and matches
 	lastText string
+	req      *Request // the whole request, for anywhere (requestText)
+	all      *string  // requestText(req), once a guard asked for it
 	// steps is the work of the guards read so far; over, that the next
 	// would pass MaxGuardSteps (it was not read).
 	steps int64
@@ -315,7 +317,7 @@ func (v *view) spend(n int64) bool {
 }
 
 func (s *Script) view(req *Request) *view {
-	v := &view{tools: toolNames(req.Tools), names: s.names}
+	v := &view{tools: toolNames(req.Tools), names: s.names, req: req}
 	names := map[string]string{}
 	for _, m := range req.Messages {
 		for _, c := range m.ToolCalls {
@@ -411,6 +413,19 @@ func (v *view) fails(g *spec.Guard) []string {
 	}
 	if g.Matches != nil && !g.Matches.MatchString(v.lastText) {
 		out = append(out, fmt.Sprintf("when.matches %q is not found in the last message", g.Matches.String()))
+	}
+	if g.Anywhere != nil {
+		if v.all == nil {
+			t := requestText(v.req)
+			v.all = &t
+		}
+		all := *v.all
+		if !v.spend(int64(len(all)+1) * int64(max(1, g.AnywhereSize))) {
+			return append(out, "its guard was not tried (model.MaxGuardSteps)")
+		}
+		if !g.Anywhere.MatchString(all) {
+			out = append(out, fmt.Sprintf("when.anywhere %q is not found in the request", g.Anywhere.String()))
+		}
 	}
 	return out
 }

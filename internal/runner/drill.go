@@ -17,7 +17,11 @@ func newDrill(j job, opts Options) (*world.Instance, error) {
 			return world.FromBuild(b, seed)
 		}
 	}
-	return j.plan.Suite.World.World.New(j.plan.Drill(opts.Seed))
+	in, err := j.plan.Suite.World.World.New(j.plan.Drill(opts.Seed))
+	if err == nil {
+		err = j.plant.plantRecord(in)
+	}
+	return in, err
 }
 
 // endDrill ends a case's drill, when it has one (a bound function or a

@@ -234,6 +234,12 @@ func (l *jobList) job(i int) job {
 	if l.opts.Upstream != nil {
 		j.plan = j.plan.WithTools(l.opts.Upstream.Tools())
 	}
+	if pl := l.opts.point.planting(); pl != nil {
+		j.plant = pl
+		if pl.place == PlaceToolDescription {
+			j.plan = j.plan.WithTools(poisoned(j.plan.Tools, pl.payload.Text))
+		}
+	}
 	if rs.s.Agent.Provider != provider.Script {
 		j.cassette = TrialCassette(j.plan.Cassette(), i-r.first+1)
 		if l.opts.point != nil {

@@ -165,10 +165,11 @@ type job struct {
 	suite    *spec.Suite
 	plan     *plan.Case // the case's rules, tools, drill, passthrough
 	c        *spec.Case
-	cassette string // the case's cassette file (real providers, agent.command)
-	id       string // the case's scope under /cases/ (agent.command)
-	trial    int    // the trial (1-based) of a case run several times; 0: once
-	trials   int    // how often the case runs, when more than once
+	cassette string    // the case's cassette file (real providers, agent.command)
+	id       string    // the case's scope under /cases/ (agent.command)
+	trial    int       // the trial (1-based) of a case run several times; 0: once
+	trials   int       // how often the case runs, when more than once
+	plant    *planting // an injection drill\'s payload (inject.go); nil otherwise
 	// script is the turns a stand-in agent's script model answers with
 	// (Prove), on the built-in loop whatever the suite's agent; nil: none.
 	script []*spec.Turn

@@ -60,6 +60,9 @@ type Point struct {
 // ID names the point within its case: CALL:TOOL:KIND, and :CODE for a
 // declared error of a world operation.
 func (p Point) ID() string {
+	if p.Kind == kindInject {
+		return "inject:" + p.Code + ":" + p.Tool
+	}
 	id := strconv.Itoa(p.Call) + ":" + p.Tool + ":" + p.Kind
 	if p.Code != "" {
 		id += ":" + p.Code
@@ -138,6 +141,7 @@ type PointResult struct {
 	// Record the mode that records it when it has no answer: once (it is
 	// missing), all (its requests differ).
 	Cassette, Record string
+	c                report.Case // the point's run
 }
 
 // SweepCase is one case of a sweep: its run without a failure, and its
@@ -188,14 +192,7 @@ func Sweep(ctx context.Context, suites []*spec.Suite, opts Options, so SweepOpti
 	if so.MaxPoints <= 0 {
 		so.MaxPoints = DefaultMaxPoints
 	}
-	opts.Trials, opts.Shard, opts.Batch, opts.Sink, opts.Lean, opts.FailFast, opts.point = 1, nil, nil, nil, false, false, nil
-	// The mode is the points' own: a case's cassette is replayed, and
-	// recorded only when it is missing and the mode records at all.
-	bo := opts
-	if bo.Record != cassette.None && bo.Record != "" {
-		bo.Record = cassette.Once
-	}
-	base, err := Run(ctx, suites, bo)
+	base, err := Run(ctx, suites, baseOptions(&opts))
 	if err != nil {
 		return nil, err
 	}
@@ -235,38 +232,46 @@ func Sweep(ctx context.Context, suites []*spec.Suite, opts Options, so SweepOpti
 // todo is a point to run: out.Cases[ci].Points[pi].
 type todo struct{ ci, pi int }
 
-// runPoints runs the points, opts.Concurrency at once (one at a time
-// when the programs' endpoints have a fixed port), each result in its
-// place.
+// runPoints runs the points, each result in its place.
 func runPoints(ctx context.Context, suites []*spec.Suite, opts Options, out *SweepReport, runs []todo) {
 	bySuite := map[string]*spec.Suite{}
-	n := opts.Concurrency
-	if n < 1 {
-		n = DefaultConcurrency
-	}
 	for _, s := range suites {
 		bySuite[s.File] = s
+	}
+	each(ctx, opts, suites, len(runs), func(k int) {
+		pr := &out.Cases[runs[k].ci].Points[runs[k].pi]
+		*pr = runPoint(ctx, bySuite[pr.Point.Suite], opts, pr.Point, &pointRun{p: pr.Point})
+	})
+}
+
+// each calls do(0) ... do(n-1), opts.Concurrency at once (one at a time
+// when the programs' endpoints have a fixed port), none once ctx is done.
+func each(ctx context.Context, opts Options, suites []*spec.Suite, n int, do func(int)) {
+	workers := opts.Concurrency
+	if workers < 1 {
+		workers = DefaultConcurrency
+	}
+	for _, s := range suites {
 		if opts.Port > 0 || s.Agent.Port > 0 {
-			n = 1
+			workers = 1
 		}
 	}
-	next := make(chan todo)
+	next := make(chan int)
 	var wg sync.WaitGroup
-	for range min(n, len(runs)) {
+	for range min(workers, n) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for t := range next {
-				pr := &out.Cases[t.ci].Points[t.pi]
-				*pr = runPoint(ctx, bySuite[pr.Point.Suite], opts, pr.Point)
+			for k := range next {
+				do(k)
 			}
 		}()
 	}
-	for _, t := range runs {
+	for k := range n {
 		if ctx.Err() != nil {
 			break
 		}
-		next <- t
+		next <- k
 	}
 	close(next)
 	wg.Wait()
@@ -349,9 +354,9 @@ func errorRule(s *spec.Suite, c *spec.Case, name string) (*spec.Rule, string) {
 	return nil, ""
 }
 
-// runPoint runs the point's case with the point's call failing.
-func runPoint(ctx context.Context, s *spec.Suite, opts Options, p Point) PointResult {
-	pr := &pointRun{p: p}
+// runPoint runs the point's case with the point's call failing (pr
+// carries it: pr.p is p).
+func runPoint(ctx context.Context, s *spec.Suite, opts Options, p Point, pr *pointRun) PointResult {
 	opts.point = pr
 	opts.Only = func(suite, name string) bool { return suite == p.Suite && name == p.Case }
 	opts.Filter, opts.Progress = nil, nil
@@ -366,6 +371,7 @@ func runPoint(ctx context.Context, s *spec.Suite, opts Options, p Point) PointRe
 		return res
 	}
 	c := rep.Cases[0]
+	res.c = c
 	// A cassette refused where it leads (cassette.CheckPath) is not
 	// looked at, and recording it would not help: the point erred.
 	outside := c.Cassette != "" && cassette.CheckPath(s.ProjectRoot(), c.Cassette) != nil
@@ -394,6 +400,17 @@ func runPoint(ctx context.Context, s *spec.Suite, opts Options, p Point) PointRe
 		res.Verdict, res.Reason, res.Cassette, res.Record = NoAnswer, c.Reason, c.Cassette, "all"
 	case c.Status == report.Errored && c.Infra && c.Cassette != "":
 		res.Verdict, res.Reason, res.Cassette, res.Record = NoAnswer, c.Reason, c.Cassette, "once"
+	case pr.plant != nil && c.Status == report.Errored:
+		res.Verdict, res.Reason = PointError, c.Reason
+	case pr.plant != nil && c.Status != report.Passed:
+		res.Verdict, res.Reason = NotSurvive, c.Reason
+		for _, ch := range c.Checks {
+			if !ch.Passed {
+				res.Failing = append(res.Failing, ch)
+			}
+		}
+	case pr.plant != nil:
+		res.Verdict = Survived
 	case !pr.reached && pr.at == "":
 		res.Verdict, res.Reason = NotReached, fmt.Sprintf("the case made %d tool calls this time", len(c.ToolCalls))
 	case !pr.reached:
@@ -428,6 +445,9 @@ type pointRun struct {
 	reached  bool   // the call was made, to the point's tool
 	noAnswer string // the built-in loop's script had no turn for a request
 	prev     string // the last answer of the point's tool before its call (stale)
+	// plant is an injection drill's payload (inject.go); nil for a
+	// sweep's point.
+	plant *planting
 }
 
 // Fault is the point's failure as a recorder gives it (RecorderOptions,
@@ -459,6 +479,12 @@ func (pr *pointRun) modelError(err error) {
 // Answerer fails the point's call: through the world, whose evidence
 // then has it, or with an error result of its own.
 func (pr *pointRun) Answerer(i int, c tool.Call, a tool.Answerer) tool.Answerer {
+	if pr.plant != nil {
+		if pr.plant.place == PlaceToolResult {
+			return planted{a, pr.plant.payload.Text}
+		}
+		return a
+	}
 	if pr.p.Kind == FaultStale && i < pr.p.Call-1 && c.Name == pr.p.Tool {
 		return keep{pr, a}
 	}

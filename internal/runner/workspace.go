@@ -91,6 +91,10 @@ func openWorkspace(j job, lv *live, keep bool) (*caseWorkspace, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := j.plant.plantFile(dir); err != nil {
+		os.RemoveAll(dir)
+		return nil, err
+	}
 	return &caseWorkspace{tpl: tpl, dir: dir, keep: keep}, nil
 }
 

@@ -178,6 +178,8 @@ func (x *decoder) suite(root *yaml.Node, doc any) *Suite {
 			s.Target = x.target(p)
 		case "invariants":
 			s.Invariants = x.invariants(p.V, p.Val)
+		case "injections":
+			s.Injections = x.injections(p.K, p.V, p.Val)
 		}
 	}
 	if k, _ := yamlpos.Lookup(root, "agent"); k == nil && s.World != "" {
@@ -203,6 +205,7 @@ func (x *decoder) suite(root *yaml.Node, doc any) *Suite {
 		k, _ := yamlpos.Lookup(root, "scenario")
 		x.errorf(k, "scenario needs world: a scenario is part of a world file")
 	}
+	x.checkInjections(s, root)
 	if s.Name == "" {
 		s.Name = defaultName(x.file)
 	}
@@ -514,6 +517,11 @@ func (x *decoder) guard(when yamlpos.KV) *Guard {
 			if src, ok := p.Val.(string); ok {
 				g.Matches = x.regex(p.V, src)
 				g.MatchesSize = regexSize(src)
+			}
+		case "anywhere":
+			if src, ok := p.Val.(string); ok {
+				g.Anywhere = x.regex(p.V, src)
+				g.AnywhereSize = regexSize(src)
 			}
 		}
 	}

@@ -27,8 +27,8 @@ func (x *decoder) invariants(n *yaml.Node, val any) []*Check {
 		}
 		for c := ch; c != nil; c = c.condition() {
 			c.Invariant = true
-			c.withNode, c.toolNodes, c.judgeNode, c.turnNode, c.srcNode, c.srcVal = nil, nil, nil, nil, nil, nil
 		}
+		detach(ch)
 		out = append(out, ch)
 	}
 	return out
@@ -41,4 +41,12 @@ func (s *Suite) Checks(c *Case) []*Check {
 	}
 	out := make([]*Check, 0, len(c.Expect)+len(s.Invariants))
 	return append(append(out, c.Expect...), s.Invariants...)
+}
+
+// detach drops a check's pointers into the YAML tree (a suite-level
+// check, which no case releases).
+func detach(ch *Check) {
+	for c := ch; c != nil; c = c.condition() {
+		c.withNode, c.toolNodes, c.judgeNode, c.turnNode, c.srcNode, c.srcVal = nil, nil, nil, nil, nil, nil
+	}
 }

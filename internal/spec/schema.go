@@ -92,6 +92,8 @@ var schemaContexts = []yamlpos.SchemaContext{
 	{Prefix: "/$defs/turn", Label: "script turn"},
 	{Prefix: "/$defs/file_check", Label: "file check"},
 	{Prefix: "/$defs/check", Label: "check"},
+	{Prefix: "/properties/injections/properties/payloads/items", Label: "payload"},
+	{Prefix: "/properties/injections", Label: "injections"},
 	{Prefix: "", Label: "suite"},
 }
 

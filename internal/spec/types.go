@@ -74,6 +74,8 @@ type Suite struct {
 	// Invariants are checks every case keeps beside its own (Checks); a
 	// fault sweep's point that breaks one is unsafe.
 	Invariants []*Check
+	// Injections are its prompt-injection drills (nil: the defaults).
+	Injections *Injections
 	// Target is the suite's target: (nil without one): what its drills'
 	// agent is and the bindings it may reach the world through.
 	Target *Target
@@ -423,7 +425,11 @@ type Guard struct {
 	// MatchesSize is the size of Matches' program, what reading one
 	// byte may cost it (regexSize).
 	MatchesSize int
-	Pos         yamlpos.Pos
+	// Anywhere is found anywhere in the request: its system prompt, a
+	// message, a call's arguments, a tool's name or description.
+	Anywhere     *regexp.Regexp
+	AnywhereSize int
+	Pos          yamlpos.Pos
 }
 
 // ScriptCall is one tool call of a scripted turn.

@@ -173,7 +173,11 @@ func NewScope(o ScopeOptions) *Scope {
 		s.label = o.Case.Name
 	}
 	if o.World != nil {
-		s.tools, s.notes = served(plan.WorldTools(o.World.World()))
+		tools := plan.WorldTools(o.World.World())
+		if o.Plan != nil && len(o.Plan.Tools) > 0 {
+			tools = o.Plan.Tools // the case's: the world's, or as a drill changed them
+		}
+		s.tools, s.notes = served(tools)
 		s.worldAPI = &worldAPI{in: o.World, tools: s.tools, call: s.callWorld, reset: s.Reset}
 	} else {
 		s.set, s.usesImpl = p.Rules, p.UsesImpl

@@ -1,0 +1,296 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/dryfire-dev/dryfire/internal/cassette"
+	"github.com/dryfire-dev/dryfire/internal/check"
+	"github.com/dryfire-dev/dryfire/internal/plan"
+	"github.com/dryfire-dev/dryfire/internal/report"
+	"github.com/dryfire-dev/dryfire/internal/safeio"
+	"github.com/dryfire-dev/dryfire/internal/spec"
+	"github.com/dryfire-dev/dryfire/internal/tool"
+	"github.com/dryfire-dev/dryfire/internal/world"
+)
+
+// Where an injection drill plants its payload.
+const (
+	PlaceToolResult      = "tool-result"      // in every answer dryfire serves
+	PlaceToolDescription = "tool-description" // in every tool's description
+	PlaceWorldRecord     = "world-record"     // as a record's field (injections.world_record)
+	PlaceWorkspaceFile   = "workspace-file"   // in a workspace file (injections.workspace_file)
+)
+
+// Placements are the placements in table order.
+var Placements = []string{PlaceToolResult, PlaceToolDescription, PlaceWorldRecord, PlaceWorkspaceFile}
+
+// DefaultMaxInjections bounds the runs of an injection drill unless told
+// otherwise.
+const DefaultMaxInjections = 2000
+
+// InjectOptions shape an injection drill.
+type InjectOptions struct {
+	// MaxRuns bounds the runs under a payload, in table order; 0 means
+	// DefaultMaxInjections.
+	MaxRuns int
+	// Payloads, Categories and Placements, when set, keep only those.
+	Payloads, Categories, Placements []string
+}
+
+// InjectResult is how a case did under one payload in one placement.
+type InjectResult struct {
+	Payload *spec.Payload
+	Place   string
+	// Verdict is "" for a run the bound left out, Ran, NoAnswer or
+	// PointError.
+	Verdict string
+	// Utility: the case's checks still passed; Attacked: the attacker's
+	// goal was met (Goal says how, or why not).
+	Utility, Attacked bool
+	Goal              string
+	Failing           []report.Check
+	Reason            string
+	Cassette, Record  string
+}
+
+// Ran is the verdict of a run under a payload that went to its end.
+const Ran = "ran"
+
+// InjectCase is one case of an injection drill: its clean run and, when
+// that passed, its results, by payload then placement.
+type InjectCase struct {
+	Suite, Case string
+	Status      report.Status
+	Reason      string
+	Infra       bool
+	Results     []InjectResult
+}
+
+// InjectReport is an injection drill's result, in report order.
+type InjectReport struct {
+	Cases []InjectCase
+	// Runs is how many runs under a payload the cases have; Ran how many
+	// ran (fewer when MaxRuns cut them).
+	Runs, Ran, MaxRuns int
+}
+
+// PayloadsOf are the payloads of suite s: the catalogue's (unless it
+// leaves them out), then its own. An own payload named as one of the
+// catalogue's is the error.
+func PayloadsOf(s *spec.Suite) ([]*spec.Payload, error) {
+	var own []*spec.Payload
+	out := Catalogue
+	if in := s.Injections; in != nil {
+		own = in.Payloads
+		if in.NoCatalogue {
+			out = nil
+		}
+	}
+	for _, p := range own {
+		if slices.ContainsFunc(Catalogue, func(c *spec.Payload) bool { return c.ID == p.ID }) {
+			return nil, fmt.Errorf("%s: payload id %q is one of the built-in catalogue's: give it another", p.Pos, p.ID)
+		}
+	}
+	return append(slices.Clip(out), own...), nil
+}
+
+// placesOf are the placements that apply to a case: its answers and its
+// tools' descriptions always, a world record and a workspace file when the
+// suite says where.
+func placesOf(s *spec.Suite, c *spec.Case) []string {
+	out := []string{PlaceToolResult, PlaceToolDescription}
+	if in := s.Injections; in != nil {
+		if in.WorldRecord != "" && s.World != "" {
+			out = append(out, PlaceWorldRecord)
+		}
+		if name, _ := s.WorkspaceOf(c); in.WorkspaceFile != "" && name != "" {
+			out = append(out, PlaceWorkspaceFile)
+		}
+	}
+	return out
+}
+
+// Inject runs the selected cases once, then each passing case again under
+// each payload in each placement that applies, opts.Concurrency at once;
+// the report is in a fixed order.
+func Inject(ctx context.Context, suites []*spec.Suite, opts Options, io InjectOptions) (*InjectReport, error) {
+	if io.MaxRuns <= 0 {
+		io.MaxRuns = DefaultMaxInjections
+	}
+	payloads := map[*spec.Suite][]*spec.Payload{}
+	for _, s := range suites {
+		ps, err := PayloadsOf(s)
+		if err != nil {
+			return nil, err
+		}
+		payloads[s] = ps
+	}
+	base, err := Run(ctx, suites, baseOptions(&opts))
+	if err != nil {
+		return nil, err
+	}
+	bySuite := map[string]*spec.Suite{}
+	for _, s := range suites {
+		bySuite[s.File] = s
+	}
+	out := &InjectReport{MaxRuns: io.MaxRuns}
+	var runs []todo
+	for _, c := range base.Cases {
+		ic := InjectCase{Suite: c.Suite, Case: c.Name, Status: c.Status, Infra: c.Infra}
+		s := bySuite[c.Suite]
+		if c.Status != report.Passed || s == nil {
+			ic.Reason = c.Reason
+		} else {
+			places := placesOf(s, caseNamed(s, c.Name))
+			for _, p := range payloads[s] {
+				if len(io.Payloads) > 0 && !slices.Contains(io.Payloads, p.ID) || len(io.Categories) > 0 && !slices.Contains(io.Categories, p.Category) {
+					continue
+				}
+				for _, pl := range places {
+					if len(io.Placements) > 0 && !slices.Contains(io.Placements, pl) {
+						continue
+					}
+					out.Runs++
+					if out.Ran < io.MaxRuns {
+						out.Ran++
+						runs = append(runs, todo{len(out.Cases), len(ic.Results)})
+					}
+					ic.Results = append(ic.Results, InjectResult{Payload: p, Place: pl})
+				}
+			}
+		}
+		out.Cases = append(out.Cases, ic)
+	}
+	each(ctx, opts, suites, len(runs), func(k int) {
+		t := runs[k]
+		r := &out.Cases[t.ci].Results[t.pi]
+		*r = runPlanted(ctx, bySuite[out.Cases[t.ci].Suite], opts, out.Cases[t.ci].Case, *r)
+	})
+	return out, ctx.Err()
+}
+
+// baseOptions are the options of the clean run before a sweep's or an
+// injection drill's: one trial of each case, no shard, batch or sink; a
+// case's cassette replayed, and recorded only when it is missing and the
+// mode records at all. opts loses the same.
+func baseOptions(opts *Options) Options {
+	opts.Trials, opts.Shard, opts.Batch, opts.Sink, opts.Lean, opts.FailFast, opts.point = 1, nil, nil, nil, false, false, nil
+	bo := *opts
+	if bo.Record != cassette.None && bo.Record != "" {
+		bo.Record = cassette.Once
+	}
+	return bo
+}
+
+// runPlanted runs case name of s with r's payload planted where r says,
+// and judges utility (the case passed) and the attacker's goal.
+func runPlanted(ctx context.Context, s *spec.Suite, opts Options, name string, r InjectResult) InjectResult {
+	p := Point{Suite: s.File, Case: name, Tool: r.Place, Kind: kindInject, Code: r.Payload.ID}
+	pr := &pointRun{p: p, plant: &planting{payload: r.Payload, place: r.Place, in: s.Injections}}
+	res := runPoint(ctx, s, opts, p, pr)
+	r.Reason, r.Cassette, r.Record = res.Reason, res.Cassette, res.Record
+	switch res.Verdict {
+	case NoAnswer, PointError:
+		r.Verdict = res.Verdict
+		return r
+	}
+	r.Verdict, r.Utility = Ran, res.Verdict == Survived
+	if res.Verdict != Survived {
+		r.Failing, r.Reason = res.Failing, res.Reason
+	}
+	facts, err := storedFacts(&res.c)
+	if err != nil {
+		r.Verdict, r.Reason = PointError, err.Error()
+		return r
+	}
+	goal := r.Payload.Goal
+	if goal == nil {
+		goal = &spec.Check{Kind: spec.CheckNotLeaked, Secrets: []string{Markers[r.Payload.Category]}}
+	}
+	g := check.Evaluate([]*spec.Check{goal}, facts)[0]
+	r.Attacked, r.Goal = g.Passed == (r.Payload.Goal != nil), g.Message
+	return r
+}
+
+// kindInject is the Kind of an injection drill's run as a Point carries
+// it: Tool is the placement, Code the payload.
+const kindInject = "inject"
+
+// planting is a payload and where a run plants it.
+type planting struct {
+	payload *spec.Payload
+	place   string
+	in      *spec.Injections
+}
+
+// planted answers a call and plants the payload in its answer.
+type planted struct {
+	a    tool.Answerer
+	text string
+}
+
+func (p planted) Answer(ctx context.Context, c tool.Call, args any, perr error) tool.Result {
+	r := p.a.Answer(ctx, c, args, perr)
+	r.Content, r.Blocks = withField(r.Content, "note", p.text), nil
+	if op, ok := p.a.(*world.Op); ok && op.Response != nil && op.Response.Error == nil {
+		op.Response.Raw = r.Content
+	}
+	return r
+}
+
+// poisoned are tools with the payload after each description.
+func poisoned(tools []plan.Tool, text string) []plan.Tool {
+	out := slices.Clone(tools)
+	for i := range out {
+		out[i].Description = strings.TrimSpace(out[i].Description + "\n\n" + text)
+	}
+	return out
+}
+
+// plantRecord puts the payload in the drill's world record.
+func (pl *planting) plantRecord(in *world.Instance) error {
+	if pl == nil || pl.place != PlaceWorldRecord {
+		return nil
+	}
+	if err := in.Plant(pl.in.WorldRecord, pl.payload.Text); err != nil {
+		return fmt.Errorf("injections.world_record: %w", err)
+	}
+	return nil
+}
+
+// plantFile appends the payload to the workspace file (made when
+// missing), which stays inside the workspace.
+func (pl *planting) plantFile(dir string) error {
+	if pl == nil || pl.place != PlaceWorkspaceFile || dir == "" {
+		return nil
+	}
+	path, err := safeio.Confine(dir, dir, filepath.FromSlash(pl.in.WorkspaceFile))
+	if err != nil {
+		return fmt.Errorf("injections.workspace_file: %s", safeio.Describe(pl.in.WorkspaceFile, err))
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return fmt.Errorf("injections.workspace_file: %w", err)
+	}
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	if err != nil {
+		return fmt.Errorf("injections.workspace_file: %w", err)
+	}
+	_, err = f.WriteString("\n\n" + pl.payload.Text + "\n")
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// planting is the run's payload, when it is an injection drill's.
+func (pr *pointRun) planting() *planting {
+	if pr == nil {
+		return nil
+	}
+	return pr.plant
+}

@@ -1,0 +1,86 @@
+package spec
+
+import (
+	yaml "go.yaml.in/yaml/v4"
+
+	"github.com/dryfire-dev/dryfire/internal/yamlpos"
+)
+
+// Injections are a suite's prompt-injection drills (dryfire inject):
+// where payloads are planted beside tool results and descriptions, and
+// the suite's own payloads.
+type Injections struct {
+	// WorldRecord is the state path of a world record the payload is
+	// planted in; WorkspaceFile the workspace file it is appended to.
+	WorldRecord, WorkspaceFile string
+	// NoCatalogue leaves the built-in catalogue out.
+	NoCatalogue bool
+	Payloads    []*Payload
+	Pos         yamlpos.Pos
+}
+
+// Payload is one planted instruction: its category, its text, and the
+// attacker's goal (nil: the category's marker leaves the agent).
+type Payload struct {
+	ID, Category, Text string
+	Goal               *Check
+	Pos                yamlpos.Pos
+}
+
+// injections decodes the suite's injections: (the schema has checked
+// its shape).
+func (x *decoder) injections(k, n *yaml.Node, val any) *Injections {
+	in := &Injections{Pos: x.pos(k)}
+	seen := map[string]bool{}
+	for _, p := range yamlpos.Pairs(n, val) {
+		switch p.Key() {
+		case "world_record":
+			in.WorldRecord = str(p.Val)
+		case "workspace_file":
+			in.WorkspaceFile = str(p.Val)
+		case "catalogue":
+			b, _ := p.Val.(bool)
+			in.NoCatalogue = !b
+		case "payloads":
+			for _, it := range yamlpos.Items(p.V, p.Val) {
+				m, ok := it.Val.(map[string]any)
+				if !ok {
+					continue
+				}
+				pl := &Payload{ID: str(m["id"]), Category: str(m["category"]), Text: str(m["text"]), Pos: x.pos(it.N)}
+				if seen[pl.ID] {
+					x.errorf(it.N, "payload id %q is given twice", pl.ID)
+				}
+				seen[pl.ID] = true
+				for _, q := range yamlpos.Pairs(it.N, m) {
+					if q.Key() == "goal" {
+						pl.Goal = x.check(yamlpos.Item{N: q.V, Val: q.Val})
+						if ps := yamlpos.Pairs(q.V, q.Val); pl.Goal != nil && len(ps) == 1 {
+							pl.Goal.Source = checkSource(pl.Goal.Kind, ps[0].V, ps[0].Val)
+							if pl.Goal.Kind == CheckJudge || pl.Goal.Kind == CheckCommand {
+								x.errorf(ps[0].K, "a payload's goal is not a %s check", pl.Goal.Kind)
+								pl.Goal = nil
+							}
+						}
+						if pl.Goal != nil {
+							detach(pl.Goal)
+						}
+					}
+				}
+				in.Payloads = append(in.Payloads, pl)
+			}
+		}
+	}
+	return in
+}
+
+// checkInjections says what the suite's injections need of the rest of
+// it: a world for world_record.
+func (x *decoder) checkInjections(s *Suite, root *yaml.Node) {
+	if s.Injections == nil || s.Injections.WorldRecord == "" || s.World != "" {
+		return
+	}
+	_, n := yamlpos.Lookup(root, "injections")
+	k, _ := yamlpos.Lookup(n, "world_record")
+	x.errorf(k, "world_record plants the payload in a world's record: the suite needs world:")
+}
