@@ -92,21 +92,8 @@ func (a API) Turn() bool { return a != GeminiCountTokens }
 
 // Name is the API's name for people.
 func (a API) Name() string {
-	switch a {
-	case OpenAIChat:
-		return "OpenAI Chat Completions"
-	case OpenAIResponses:
-		return "OpenAI Responses"
-	case Anthropic:
-		return "Anthropic Messages"
-	case Gemini:
-		return "Gemini generateContent"
-	case GeminiCountTokens:
-		return "Gemini countTokens"
-	case Ollama:
-		return "Ollama chat"
-	case Bedrock:
-		return "Bedrock Converse"
+	if c := a.codec(); c.name != "" {
+		return c.name
 	}
 	return string(a)
 }

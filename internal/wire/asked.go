@@ -24,25 +24,7 @@ func ReadRequest(api API, u *url.URL, body []byte) (*model.Request, error) {
 	}
 	w := &model.Request{Params: m}
 	w.Model, _ = m["model"].(string)
-	switch api {
-	case OpenAIChat:
-		w.Tools = readChatTools(m)
-		w.Messages = readChatMessages(m["messages"])
-	case OpenAIResponses:
-		w.Tools = namedTools(m["tools"], true)
-		w.System, _ = m["instructions"].(string)
-		w.Messages = responsesInput(m["input"])
-	case Anthropic:
-		w.Tools = namedTools(m["tools"], false)
-		w.System = blocksText(m["system"])
-		w.Messages = readAnthropicMessages(m["messages"])
-	case Gemini, GeminiCountTokens:
-		readGemini(w, m, u)
-	case Ollama:
-		readOllama(w, m)
-	case Bedrock:
-		readBedrock(w, body, u.Path)
-	}
+	api.codec().read(w, m, u, body)
 	if _, _, _, m, method, ok := vertexPath(u.Path); ok && w.Model == "" {
 		w.Model = m // Vertex AI's Messages: the model is the path's
 		if method == "streamRawPredict" {
@@ -61,6 +43,23 @@ func (notJSON) Code() (string, string) { return model.CodeNoTurn, "" }
 
 // ErrNotJSON is a request body that is not a JSON object.
 var ErrNotJSON error = notJSON{}
+
+func readChat(w *model.Request, m map[string]any, _ *url.URL, _ []byte) {
+	w.Tools = readChatTools(m)
+	w.Messages = readChatMessages(m["messages"])
+}
+
+func readResponses(w *model.Request, m map[string]any, _ *url.URL, _ []byte) {
+	w.Tools = namedTools(m["tools"], true)
+	w.System, _ = m["instructions"].(string)
+	w.Messages = responsesInput(m["input"])
+}
+
+func readAnthropic(w *model.Request, m map[string]any, _ *url.URL, _ []byte) {
+	w.Tools = namedTools(m["tools"], false)
+	w.System = blocksText(m["system"])
+	w.Messages = readAnthropicMessages(m["messages"])
+}
 
 func readChatTools(m map[string]any) []model.ToolDef {
 	var out []model.ToolDef
@@ -299,7 +298,7 @@ func readAnthropicMessages(v any) []model.Message {
 // geminiRequest reads a generateContent (or countTokens) body: its
 // conversation, with the model and stream of its path. Both of the
 // JSON spellings the API reads are read (camelCase, snake_case).
-func readGemini(w *model.Request, m map[string]any, u *url.URL) {
+func readGemini(w *model.Request, m map[string]any, u *url.URL, _ []byte) {
 	name, method, _ := GeminiPath(u.Path)
 	w.Model = name
 	if method == "streamGenerateContent" {

@@ -364,9 +364,9 @@ func writeBedrock(r *Reply) (body []byte, events [][]byte) {
 // readBedrock reads a Converse request: its conversation (tool results
 // are tool messages, their text or JSON), system prompt and tools; the
 // model and whether it streams are its path's.
-func readBedrock(w *model.Request, body []byte, path string) {
-	w.Model, _, _ = bedrockPath(path)
-	if _, stream, _ := bedrockPath(path); stream {
+func readBedrock(w *model.Request, _ map[string]any, u *url.URL, body []byte) {
+	var stream bool
+	if w.Model, stream, _ = bedrockPath(u.Path); stream {
 		w.Params["stream"] = true
 	}
 	var req bedrockRequest

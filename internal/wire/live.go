@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/dryfire-dev/dryfire/internal/model"
-	"github.com/dryfire-dev/dryfire/internal/provider"
+
 	"github.com/dryfire-dev/dryfire/internal/redact"
 )
 
@@ -108,7 +108,7 @@ func (l *Live) readUpstreams(o *LiveOptions) error {
 		}
 	}
 	for _, api := range []API{OpenAIChat, OpenAIResponses, Anthropic, Gemini, Ollama, Bedrock} {
-		p := providerOf(api)
+		p := api.codec().provider
 		cred := Resolve(p, "", o.Getenv)
 		if api == Ollama {
 			cred.BaseURL = ollamaHost(cred.BaseURL)
@@ -342,23 +342,6 @@ func dropKeys(out *http.Request) {
 	for _, k := range authHeaders {
 		out.Header.Del(k)
 	}
-}
-
-// providerOf is the provider name of an API (for key and base URL names).
-func providerOf(api API) string {
-	switch api {
-	case Anthropic:
-		return provider.Anthropic
-	case OpenAIResponses:
-		return provider.OpenAIResponses
-	case Gemini, GeminiCountTokens:
-		return provider.Gemini
-	case Ollama:
-		return provider.Ollama
-	case Bedrock:
-		return provider.Bedrock
-	}
-	return provider.OpenAI
 }
 
 // APIOf is the API of a request's path (its query aside), read

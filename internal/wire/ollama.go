@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/url"
 	"strconv"
 	"strings"
 
@@ -248,7 +249,7 @@ func writeOllama(r *Reply) (body []byte, events [][]byte) {
 
 // readOllama reads an Ollama chat request: its conversation, tools and
 // whether it streams (it does unless "stream": false).
-func readOllama(w *model.Request, m map[string]any) {
+func readOllama(w *model.Request, m map[string]any, _ *url.URL, _ []byte) {
 	w.Params["stream"] = m["stream"] != false
 	for _, t := range list(m["tools"]) {
 		f, _ := t.(map[string]any)["function"].(map[string]any)

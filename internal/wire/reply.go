@@ -113,18 +113,4 @@ func withType(typ string, seq int, fields any) []byte {
 
 // Reply writes r as api answers it: a JSON body, or a stream's events
 // when r.Stream (a Gemini stream answered as an array is a body).
-func (api API) Reply(r *Reply) (body []byte, events [][]byte) {
-	switch api {
-	case OpenAIChat:
-		return writeChat(r)
-	case OpenAIResponses:
-		return writeResponses(r)
-	case Gemini:
-		return writeGemini(r)
-	case Ollama:
-		return writeOllama(r)
-	case Bedrock:
-		return writeBedrock(r)
-	}
-	return writeAnthropic(r)
-}
+func (api API) Reply(r *Reply) (body []byte, events [][]byte) { return api.codec().reply(r) }

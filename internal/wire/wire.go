@@ -3,7 +3,6 @@ package wire
 import (
 	"bytes"
 	"encoding/json"
-	"net/http"
 	"strconv"
 
 	"github.com/dryfire-dev/dryfire/internal/model"
@@ -21,22 +20,11 @@ const (
 // Wire is the API as the model seam takes it: the same value, made an
 // interface once (a string's conversion would allocate on every call).
 func (api API) Wire() model.Wire {
-	switch api {
-	case OpenAIChat:
-		return wires[0]
-	case OpenAIResponses:
-		return wires[1]
-	case Anthropic:
-		return wires[2]
-	case Gemini:
-		return wires[3]
-	case GeminiCountTokens:
-		return wires[4]
+	if c, ok := codecs[api]; ok {
+		return c.wire
 	}
 	return api
 }
-
-var wires = [...]model.Wire{OpenAIChat, OpenAIResponses, Anthropic, Gemini, GeminiCountTokens}
 
 // String implements model.Wire: the API's name in reports.
 func (api API) String() string { return string(api) }
@@ -65,13 +53,8 @@ func (api API) Script(c *model.Call, req *model.Request, r *model.Response) *mod
 		Usage: u, Stream: stream, IncludeUsage: so["include_usage"] == true, Fingerprint: "fp_dryfire", Echo: req.Params,
 		Array: stream && api == Gemini && c.HTTP.URL.Query().Get("alt") != "sse"})
 	ct := "application/json"
-	switch {
-	case events != nil && api == Ollama:
-		ct = "application/x-ndjson"
-	case events != nil && api == Bedrock:
-		ct = EventStreamType
-	case events != nil:
-		ct = "text/event-stream; charset=utf-8"
+	if events != nil {
+		ct = api.codec().streamType
 	}
 	a := model.NewAnswer(200, ct, body, events)
 	a.Usage = u
@@ -81,61 +64,41 @@ func (api API) Script(c *model.Call, req *model.Request, r *model.Response) *mod
 // Response implements model.Wire: an answer read as the built-in loop
 // reads it, a stream folded first.
 func (api API) Response(a *model.Answer) (*model.Response, error) {
-	data, err := a.Bytes(), error(nil)
-	switch api {
-	case OpenAIChat:
-		if a.Streamed {
-			data, err = foldChat(data)
-		}
-		return thenParse(data, err, func(d []byte) (*model.Response, error) { return parseChat(string(api), d, 0) })
-	case OpenAIResponses:
-		if a.Streamed {
-			data, err = foldResponses(data)
-		}
-		return thenParse(data, err, func(d []byte) (*model.Response, error) { return parseResponses(d, 0) })
-	case Gemini:
-		streamed := a.Streamed
-		if events, ok := geminiArrayEvents(data); ok && !streamed {
-			data, streamed = events, true
-		}
-		if streamed {
-			data, err = foldGemini(data)
-		}
-		return thenParse(data, err, func(d []byte) (*model.Response, error) {
-			r, err := parseGemini(d, 0)
-			if err == nil {
-				for i, id := range geminiIDs(d) {
-					if id != "" && i < len(r.ToolCalls) {
-						r.ToolCalls[i].ID = id // the answer's own
-					}
-				}
-			}
-			return r, err
-		})
-	case Anthropic:
-		if a.Streamed {
-			data, err = foldAnthropic(data)
-		}
-		return thenParse(data, err, func(d []byte) (*model.Response, error) { return parseAnthropic(d, nil) })
-	case Ollama:
-		if bytes.Count(bytes.TrimSpace(data), []byte("\n")) > 0 || a.Streamed {
-			data, err = foldOllama(data)
-		}
-		return thenParse(data, err, func(d []byte) (*model.Response, error) { return parseOllama(d, 0) })
-	case Bedrock:
-		if len(data) > 0 && data[0] != '{' { // an event stream
-			data, err = foldBedrock(data)
-		}
-		return thenParse(data, err, parseBedrock)
+	c := api.codec()
+	if c.parse == nil {
+		return &model.Response{Usage: api.Usage(a)}, nil
 	}
-	return &model.Response{Usage: api.Usage(a)}, nil
+	data, streamed := c.stream(a, a.Bytes())
+	if streamed {
+		var err error
+		if data, err = c.fold(data); err != nil {
+			return nil, err
+		}
+	}
+	return c.parse(data)
 }
 
-func thenParse(data []byte, err error, parse func([]byte) (*model.Response, error)) (*model.Response, error) {
-	if err != nil {
-		return nil, err
+// parseGeminiAnswer is parseGemini keeping the ids the answer's calls
+// have.
+func parseGeminiAnswer(d []byte) (*model.Response, error) {
+	r, err := parseGemini(d, 0)
+	if err == nil {
+		for i, id := range geminiIDs(d) {
+			if id != "" && i < len(r.ToolCalls) {
+				r.ToolCalls[i].ID = id // the answer's own
+			}
+		}
 	}
-	return parse(data)
+	return r, err
+}
+
+// geminiStream: a Gemini stream asked for without alt=sse is one JSON
+// array of its chunks, read as their events.
+func geminiStream(a *model.Answer, data []byte) ([]byte, bool) {
+	if events, ok := geminiArrayEvents(data); ok && !a.Streamed {
+		return events, true
+	}
+	return data, a.Streamed
 }
 
 // Error implements model.Wire: an error in the API's own shape:
@@ -147,38 +110,13 @@ func thenParse(data []byte, err error, parse func([]byte) (*model.Response, erro
 // status.
 func (api API) Error(status int, e model.ErrorInfo) *model.Answer {
 	if e.Fault {
-		e.Type, e.Code, e.Message = faultError(api, status)
-		e.Message += " (a fault the case declares: model_faults)"
+		f := faultError(api, status)
+		e.Type, e.Code, e.Message = f.Type, f.Code, f.Message+" (a fault the case declares: model_faults)"
 	}
 	if e.Type == "" {
 		e.Type = "invalid_request_error"
 	}
-	var b bytes.Buffer
-	switch api {
-	case Ollama:
-		b.Write(ollamaErrorBody(e.Message))
-	case Bedrock:
-		b.Write(marshal(map[string]string{"message": e.Message}))
-	case Gemini, GeminiCountTokens:
-		writeGeminiError(&b, status, e)
-	case Anthropic:
-		b.WriteString(`{"type":"error","error":{"type":`)
-		quoteJSON(&b, e.Type)
-		b.WriteString(`,"message":`)
-		quoteJSON(&b, e.Message)
-		b.WriteString("}}")
-	default:
-		b.WriteString(`{"error":{"message":`)
-		quoteJSON(&b, e.Message)
-		b.WriteString(`,"type":`)
-		quoteJSON(&b, e.Type)
-		b.WriteString(`,"param":`)
-		nullable(&b, e.Param)
-		b.WriteString(`,"code":`)
-		nullable(&b, e.Code)
-		b.WriteString("}}")
-	}
-	a := model.NewAnswer(status, "application/json", b.Bytes(), nil)
+	a := model.NewAnswer(status, "application/json", api.codec().errBody(status, e), nil)
 	if api == Bedrock {
 		a.Header.Set("X-Amzn-Errortype", bedrockErrorType(status))
 	}
@@ -188,22 +126,48 @@ func (api API) Error(status int, e model.ErrorInfo) *model.Answer {
 	return a
 }
 
-// writeGeminiError writes a google.rpc.Status: the HTTP status, the message, the
-// status name; dryfire's code (or the error type) as an ErrorInfo's
+func openAIErrorBody(_ int, e model.ErrorInfo) []byte {
+	var b bytes.Buffer
+	b.WriteString(`{"error":{"message":`)
+	quoteJSON(&b, e.Message)
+	b.WriteString(`,"type":`)
+	quoteJSON(&b, e.Type)
+	b.WriteString(`,"param":`)
+	nullable(&b, e.Param)
+	b.WriteString(`,"code":`)
+	nullable(&b, e.Code)
+	b.WriteString("}}")
+	return b.Bytes()
+}
+
+func anthropicErrorBody(_ int, e model.ErrorInfo) []byte {
+	var b bytes.Buffer
+	b.WriteString(`{"type":"error","error":{"type":`)
+	quoteJSON(&b, e.Type)
+	b.WriteString(`,"message":`)
+	quoteJSON(&b, e.Message)
+	b.WriteString("}}")
+	return b.Bytes()
+}
+
+// geminiErrorBody is a google.rpc.Status: the HTTP status, the message,
+// the status name; dryfire's code (or the error type) as an ErrorInfo's
 // reason in its details.
-func writeGeminiError(b *bytes.Buffer, status int, e model.ErrorInfo) {
+func geminiErrorBody(status int, e model.ErrorInfo) []byte {
+	var b bytes.Buffer
 	b.WriteString(`{"error":{"code":`)
 	b.WriteString(strconv.Itoa(status))
 	b.WriteString(`,"message":`)
-	quoteJSON(b, e.Message)
+	quoteJSON(&b, e.Message)
 	b.WriteString(`,"status":`)
-	quoteJSON(b, geminiStatus(status))
+	quoteJSON(&b, geminiStatus(status))
 	if reason := e.Code; reason != "" {
 		b.WriteString(`,"details":[{"@type":"type.googleapis.com/google.rpc.ErrorInfo","reason":`)
-		quoteJSON(b, reason)
+		quoteJSON(&b, reason)
 		b.WriteString(`,"domain":"dryfire"}]`)
 	}
 	b.WriteString("}}")
+	return b.Bytes()
 }
 
 func nullable(b *bytes.Buffer, s string) {
@@ -216,48 +180,6 @@ func nullable(b *bytes.Buffer, s string) {
 
 // quoteJSON writes s as a JSON string (no HTML escaping).
 func quoteJSON(b *bytes.Buffer, s string) { b.WriteString(value.Canonical(s)) }
-
-// faultError is the error type and message an API answers a status with.
-func faultError(api API, status int) (typ, code, msg string) {
-	anthropic := api == Anthropic
-	if api == Bedrock {
-		switch {
-		case status == http.StatusTooManyRequests:
-			return "", "", "Too many requests, please wait before trying again."
-		case status == http.StatusServiceUnavailable || status == 529:
-			return "", "", "Bedrock is unable to process your request."
-		case status >= 500:
-			return "", "", "The system encountered an unexpected error during processing. Try your request again."
-		}
-		return "", "", http.StatusText(status)
-	}
-	if api == Gemini || api == GeminiCountTokens {
-		switch {
-		case status == http.StatusTooManyRequests:
-			return "", "", "Resource has been exhausted (e.g. check quota)."
-		case status == http.StatusServiceUnavailable || status == 529:
-			return "", "", "The model is overloaded. Please try again later."
-		case status >= 500:
-			return "", "", "Internal error encountered."
-		}
-		return "", "", http.StatusText(status)
-	}
-	switch {
-	case status == http.StatusTooManyRequests && anthropic:
-		return "rate_limit_error", "", "Number of requests has exceeded your rate limit"
-	case status == http.StatusTooManyRequests:
-		return "requests", "rate_limit_exceeded", "Rate limit reached for requests"
-	case (status == 529 || status == http.StatusServiceUnavailable) && anthropic:
-		return "overloaded_error", "", "Overloaded"
-	case status == 529 || status == http.StatusServiceUnavailable:
-		return "server_error", "", "The server is overloaded or not ready yet."
-	case status >= 500 && anthropic:
-		return "api_error", "", "Internal server error"
-	case status >= 500:
-		return "server_error", "", "The server had an error while processing your request."
-	}
-	return "invalid_request_error", "", http.StatusText(status)
-}
 
 // geminiStatus is the google.rpc status name of an HTTP status, as the
 // API's error bodies give it.
@@ -365,10 +287,10 @@ func deref(p *int) int {
 // spends nothing). Only what mentions usage is decoded.
 func (api API) Usage(a *model.Answer) model.Usage {
 	var t model.Usage
-	switch api {
-	case GeminiCountTokens:
+	switch c := api.codec(); {
+	case c.parse == nil:
 		return t
-	case Ollama, Bedrock:
+	case c.usageOfAnswer:
 		if r, err := api.Response(a); err == nil {
 			t = r.Usage
 		}
