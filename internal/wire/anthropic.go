@@ -2,7 +2,6 @@ package wire
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -19,7 +18,15 @@ import (
 // AnthropicVersion is the anthropic-version header every call carries.
 const AnthropicVersion = "2023-06-01"
 
-// anthropic speaks the Anthropic Messages API, non-streaming:
+// anthropicOwned are the body keys the loop sets and params may not.
+var anthropicOwned = map[string]string{
+	"model":    "set agent.model instead",
+	"system":   "set agent.system instead",
+	"messages": "the loop builds them from the case input and the tool results",
+	"tools":    "the loop builds them from the suite's mocks",
+}
+
+// anthropicCall speaks the Anthropic Messages API:
 // POST {base}/v1/messages with x-api-key (when there is a key) and
 // anthropic-version.
 //
@@ -45,61 +52,31 @@ const AnthropicVersion = "2023-06-01"
 // stop_reason max_tokens with no tool call is still an answer (the text so
 // far) with a note saying it was cut short; a tool call cut short at
 // max_tokens is an error, since its input may be incomplete.
-type anthropic struct{ c *caller }
 
-func newAnthropic(c *caller) *anthropic { return &anthropic{c: c} }
-
-// anthropicOwned are the body keys the loop sets and params may not.
-var anthropicOwned = map[string]string{
-	"model":    "set agent.model instead",
-	"system":   "set agent.system instead",
-	"messages": "the loop builds them from the case input and the tool results",
-	"tools":    "the loop builds them from the suite's mocks",
-}
-
-// Generate implements Model.
-func (a *anthropic) Generate(ctx context.Context, req *model.Request) (*model.Response, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	body, maxTokens, err := a.body(req)
+func (c *caller) anthropicCall(req *model.Request) (*post, error) {
+	body, maxTokens, err := anthropicBody(req, c.model(req))
 	if err != nil {
 		return nil, err
 	}
-	header := http.Header{}
-	header.Set("Anthropic-Version", AnthropicVersion)
-	header.Set("Accept", "application/json")
-	var fold func([]byte) ([]byte, error)
-	params := req.Params
-	if params == nil {
-		params = a.c.o.Params
-	}
-	if streamed(params) {
+	stream := streamed(req.Params)
+	header := http.Header{"Anthropic-Version": {AnthropicVersion}, "Accept": {"application/json"}}
+	if stream {
 		header.Set("Accept", "text/event-stream")
-		fold = foldAnthropic
 	}
-	to := anthropicURL(a.c.o.BaseURL)
-	if a.c.o.Provider == provider.VertexAnthropic {
+	to := anthropicURL(c.o.BaseURL)
+	if c.o.Provider == provider.VertexAnthropic {
 		method := "rawPredict"
-		if fold != nil {
+		if stream {
 			method = "streamRawPredict"
 		}
-		model := req.Model
-		if model == "" {
-			model = a.c.o.Model
+		to, body = vertexURL(c.o.BaseURL, vertexProject(c.o.Getenv), vertexLocation(c.o.Getenv), "anthropic", c.model(req), method), vertexBody(body)
+		if c.o.APIKey != "" {
+			header.Set("Authorization", "Bearer "+c.o.APIKey)
 		}
-		to, body = vertexURL(a.c.o.BaseURL, vertexProject(a.c.o.Getenv), vertexLocation(a.c.o.Getenv), "anthropic", model, method), vertexBody(body)
-		if a.c.o.APIKey != "" {
-			header.Set("Authorization", "Bearer "+a.c.o.APIKey)
-		}
-	} else if a.c.o.APIKey != "" {
-		header.Set("X-Api-Key", a.c.o.APIKey)
+	} else if c.o.APIKey != "" {
+		header.Set("X-Api-Key", c.o.APIKey)
 	}
-	data, err := a.c.postFolded(ctx, to, header, body, anthropicError, fold)
-	if err != nil {
-		return nil, err
-	}
-	return parseAnthropic(data, maxTokens)
+	return &post{to, header, body, func(d []byte) (*model.Response, error) { return parseAnthropic(d, maxTokens) }}, nil
 }
 
 // anthropicURL is the messages endpoint under base, the host root (a base
@@ -169,15 +146,10 @@ type (
 	}
 )
 
-// body is the JSON body of req, and the max_tokens it asks for.
-func (a *anthropic) body(req *model.Request) ([]byte, any, error) {
+// anthropicBody is the JSON body of req, of the model name, and the
+// max_tokens it asks for.
+func anthropicBody(req *model.Request, name string) ([]byte, any, error) {
 	params := req.Params
-	if params == nil {
-		params = a.c.o.Params
-	}
-	if err := checkStream(params); err != nil {
-		return nil, nil, err
-	}
 	b := make(map[string]any, len(params)+5)
 	for _, k := range slices.Sorted(maps.Keys(params)) {
 		if why, ok := anthropicOwned[k]; ok {
@@ -185,14 +157,10 @@ func (a *anthropic) body(req *model.Request) ([]byte, any, error) {
 		}
 		b[k] = params[k]
 	}
-	model := req.Model
-	if model == "" {
-		model = a.c.o.Model
-	}
-	if model == "" {
+	if name == "" {
 		return nil, nil, errors.New("provider anthropic needs a model: set agent.model (for example claude-sonnet-4-5)")
 	}
-	b["model"] = model
+	b["model"] = name
 	if _, ok := b["max_tokens"]; !ok {
 		b["max_tokens"] = DefaultMaxTokens
 	}

@@ -2,7 +2,6 @@ package wire
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -151,17 +150,8 @@ func bedrockMessages(msgs []model.Message) ([]bedrockMessage, error) {
 	return out, nil
 }
 
-// bedrock is the built-in loop's client of Converse.
-type bedrock struct{ c *caller }
-
-// bedrockOwned are the body keys the loop writes; params may not set them.
-var bedrockOwned = []string{"messages", "system", "toolConfig"}
-
-// Generate implements model.Model.
-func (b *bedrock) Generate(ctx context.Context, req *model.Request) (*model.Response, error) {
-	if err := checkParams(req.Params, bedrockOwned); err != nil {
-		return nil, err
-	}
+// bedrockCall writes a call (signed by bedrockSigner).
+func (c *caller) bedrockCall(req *model.Request) (*post, error) {
 	msgs, err := bedrockMessages(req.Messages)
 	if err != nil {
 		return nil, err
@@ -182,28 +172,25 @@ func (b *bedrock) Generate(ctx context.Context, req *model.Request) (*model.Resp
 		body = append(body, jsonKV{"toolConfig", jsonObject{{"tools", tools}}})
 	}
 	data, err := appendParams(body, req.Params, []string{"stream"}).MarshalJSON()
-	if err != nil {
-		return nil, err
-	}
-	method, fold := "/converse", func(d []byte) ([]byte, error) { return d, nil }
+	method := "/converse"
 	if streamed(req.Params) {
-		method, fold = "/converse-stream", foldBedrock
+		method = "/converse-stream"
 	}
-	to := strings.TrimRight(b.c.o.BaseURL, "/") + "/model/" + url.PathEscape(req.Model) + method
-	header := http.Header{"Content-Type": {"application/json"}}
-	keys := awsKeysOf(b.c.o.Getenv)
-	b.c.sign = func(r *http.Request, body []byte) {
-		if token := b.c.o.Getenv("AWS_BEARER_TOKEN_BEDROCK"); token != "" {
+	to := strings.TrimRight(c.o.BaseURL, "/") + "/model/" + url.PathEscape(req.Model) + method
+	return &post{to, http.Header{"Content-Type": {"application/json"}}, data, parseBedrock}, err
+}
+
+// bedrockSigner signs each attempt with the environment's Bedrock API
+// key, else its AWS credentials (SigV4).
+func bedrockSigner(getenv func(string) string) func(r *http.Request, body []byte) {
+	keys := awsKeysOf(getenv)
+	return func(r *http.Request, body []byte) {
+		if token := getenv("AWS_BEARER_TOKEN_BEDROCK"); token != "" {
 			r.Header.Set("Authorization", "Bearer "+token)
 			return
 		}
 		keys.sign(r, body, "bedrock", time.Now())
 	}
-	out, err := b.c.postFolded(ctx, to, header, data, bedrockError, fold)
-	if err != nil {
-		return nil, err
-	}
-	return parseBedrock(out)
 }
 
 // bedrockURL is the endpoint of Bedrock's runtime in the environment.

@@ -2,7 +2,6 @@ package wire
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -17,7 +16,11 @@ import (
 	"github.com/dryfire-dev/dryfire/internal/tool"
 )
 
-// gemini speaks the Gemini API: POST
+// geminiCallPrefix starts the ids dryfire gives calls that came without
+// one: they are not sent back.
+const geminiCallPrefix = "call_"
+
+// geminiCall speaks the Gemini API: POST
 // {base}/v1beta/models/{model}:generateContent with x-goog-api-key (when
 // there is a key), or with params.stream: true
 // :streamGenerateContent?alt=sse, folded into the same answer (see
@@ -46,58 +49,32 @@ import (
 // with thoughtsTokenCount, Raw the candidate's content. finishReason
 // MAX_TOKENS is an answer with a note (a call cut off there is an error);
 // a prompt blocked, or a candidate without content, is an error.
-type gemini struct{ c *caller }
 
-func newGemini(c *caller) *gemini { return &gemini{c: c} }
-
-// geminiOwned are the body keys the loop writes; params may not set them.
-var geminiOwned = []string{"contents", "tools", "systemInstruction", "system_instruction"}
-
-// geminiCallPrefix starts the ids dryfire gives calls that came without
-// one: they are not sent back.
-const geminiCallPrefix = "call_"
-
-// Generate implements Model.
-func (g *gemini) Generate(ctx context.Context, req *model.Request) (*model.Response, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	params := req.Params
-	if params == nil {
-		params = g.c.o.Params
-	}
-	if err := checkParams(params, geminiOwned); err != nil {
-		return nil, err
-	}
-	model := req.Model
-	if model == "" {
-		model = g.c.o.Model
-	}
-	if model == "" {
+func (c *caller) geminiCall(req *model.Request) (*post, error) {
+	name := c.model(req)
+	if name == "" {
 		return nil, errors.New("provider gemini needs a model: set agent.model (for example gemini-2.5-flash)")
 	}
-	body, err := geminiBody(req, params)
+	body, err := geminiBody(req, req.Params)
 	if err != nil {
 		return nil, err
 	}
-	header := http.Header{}
-	header.Set("Accept", "application/json")
-	url := func(method string) string { return geminiURL(g.c.o.BaseURL, model, method) }
+	header := http.Header{"Accept": {"application/json"}}
+	url := func(method string) string { return geminiURL(c.o.BaseURL, name, method) }
 	switch {
-	case g.c.o.Provider == provider.VertexGemini:
+	case c.o.Provider == provider.VertexGemini:
 		url = func(method string) string {
-			return vertexURL(g.c.o.BaseURL, vertexProject(g.c.o.Getenv), vertexLocation(g.c.o.Getenv), "google", model, method)
+			return vertexURL(c.o.BaseURL, vertexProject(c.o.Getenv), vertexLocation(c.o.Getenv), "google", name, method)
 		}
-		if g.c.o.APIKey != "" {
-			header.Set("Authorization", "Bearer "+g.c.o.APIKey)
+		if c.o.APIKey != "" {
+			header.Set("Authorization", "Bearer "+c.o.APIKey)
 		}
-	case g.c.o.APIKey != "":
-		header.Set("X-Goog-Api-Key", g.c.o.APIKey)
+	case c.o.APIKey != "":
+		header.Set("X-Goog-Api-Key", c.o.APIKey)
 	}
 	to := url("generateContent")
-	var fold func([]byte) ([]byte, error)
-	if streamed(params) {
-		to, fold = url("streamGenerateContent"), foldGemini
+	if streamed(req.Params) {
+		to = url("streamGenerateContent")
 		if strings.Contains(to, "?") {
 			to += "&alt=sse"
 		} else {
@@ -105,11 +82,7 @@ func (g *gemini) Generate(ctx context.Context, req *model.Request) (*model.Respo
 		}
 		header.Set("Accept", "text/event-stream")
 	}
-	data, err := g.c.postFolded(ctx, to, header, body, geminiError, fold)
-	if err != nil {
-		return nil, err
-	}
-	return parseGemini(data, assistantTurns(req.Messages)+1)
+	return &post{to, header, body, func(d []byte) (*model.Response, error) { return parseGemini(d, assistantTurns(req.Messages)+1) }}, nil
 }
 
 // geminiURL is the endpoint of a method of model under base: the host

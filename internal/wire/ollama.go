@@ -2,7 +2,6 @@ package wire
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"net/url"
@@ -94,17 +93,8 @@ func ollamaMessages(req *model.Request) ([]any, error) {
 	return msgs, nil
 }
 
-// ollama is the built-in loop's client of Ollama's API.
-type ollama struct{ c *caller }
-
-// ollamaOwned are the body keys the loop writes; params may not set them.
-var ollamaOwned = []string{"model", "messages", "tools"}
-
-// Generate implements model.Model.
-func (o *ollama) Generate(ctx context.Context, req *model.Request) (*model.Response, error) {
-	if err := checkParams(req.Params, ollamaOwned); err != nil {
-		return nil, err
-	}
+// ollamaCall writes a call.
+func (c *caller) ollamaCall(req *model.Request) (*post, error) {
 	msgs, err := ollamaMessages(req)
 	if err != nil {
 		return nil, err
@@ -117,21 +107,10 @@ func (o *ollama) Generate(ctx context.Context, req *model.Request) (*model.Respo
 		}
 		body = append(body, jsonKV{"tools", tools})
 	}
-	stream := streamed(req.Params)
-	body = appendParams(append(body, jsonKV{"stream", stream}), req.Params, []string{"stream"})
-	data, err := body.MarshalJSON()
-	if err != nil {
-		return nil, err
-	}
-	var fold func([]byte) ([]byte, error)
-	if stream {
-		fold = foldOllama
-	}
-	out, err := o.c.postFolded(ctx, ollamaHost(o.c.o.BaseURL)+OllamaRoute, nil, data, ollamaError, fold)
-	if err != nil {
-		return nil, err
-	}
-	return parseOllama(out, assistantTurns(req.Messages)+1)
+	data, err := appendParams(append(body, jsonKV{"stream", streamed(req.Params)}), req.Params, []string{"stream"}).MarshalJSON()
+	return &post{ollamaHost(c.o.BaseURL) + OllamaRoute, nil, data, func(d []byte) (*model.Response, error) {
+		return parseOllama(d, assistantTurns(req.Messages)+1)
+	}}, err
 }
 
 // ollamaError reads {"error": "message"}.

@@ -2,7 +2,6 @@ package wire
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -14,7 +13,7 @@ import (
 	"github.com/dryfire-dev/dryfire/internal/tool"
 )
 
-// openAIChat speaks OpenAI Chat Completions (also any OpenAI-compatible
+// chatCall speaks OpenAI Chat Completions (also any OpenAI-compatible
 // server: Ollama, vLLM, LM Studio, OpenRouter).
 //
 // Wire decisions (the user-facing ones belong in docs/cassettes.md too):
@@ -36,50 +35,19 @@ import (
 //   - finish_reason length cutting a tool call's arguments is an error (the
 //     call is not run); cutting text, a refusal, or content_filter are
 //     notes on a turn that is still an answer.
-type openAIChat struct {
-	c *caller
-	// url is where a call for a model goes; header authenticates it.
-	url    func(model string) (string, error)
-	header http.Header
-}
-
-func newOpenAIChat(c *caller) *openAIChat {
-	to := endpoint(c.o.BaseURL, "chat/completions")
-	return &openAIChat{c: c, url: func(string) (string, error) { return to, nil }, header: openAIHeader(c.o.APIKey)}
-}
-
-// newAzureChat is Chat Completions at an Azure OpenAI deployment (azure.go).
-func newAzureChat(c *caller) *openAIChat {
-	return &openAIChat{c: c, header: azureHeader(c.o.APIKey), url: func(model string) (string, error) {
-		return azureURL(c.o.BaseURL, c.o.APIVersion, "chat/completions", model)
-	}}
-}
-
-// chatOwned are the body keys the loop writes; params may not set them.
-var chatOwned = []string{"model", "messages", "tools"}
-
-// Generate implements Model.
-func (o *openAIChat) Generate(ctx context.Context, req *model.Request) (*model.Response, error) {
-	if err := checkParams(req.Params, chatOwned); err != nil {
-		return nil, err
+//
+// It writes a call to url (of the model) with header.
+func (c *caller) chatCall(url func(model string) (string, error), header http.Header) func(*model.Request) (*post, error) {
+	return func(req *model.Request) (*post, error) {
+		body, err := chatBody(req)
+		if err != nil {
+			return nil, err
+		}
+		to, err := url(req.Model)
+		return &post{to, header, body, func(d []byte) (*model.Response, error) {
+			return parseChat(c.o.Provider, d, assistantTurns(req.Messages)+1)
+		}}, err
 	}
-	body, err := chatBody(req)
-	if err != nil {
-		return nil, err
-	}
-	url, err := o.url(req.Model)
-	if err != nil {
-		return nil, err
-	}
-	var fold func([]byte) ([]byte, error)
-	if streamed(req.Params) {
-		fold = foldChat
-	}
-	data, err := o.c.postFolded(ctx, url, o.header, body, openAIErrorOf, fold)
-	if err != nil {
-		return nil, err
-	}
-	return parseChat(o.c.o.Provider, data, assistantTurns(req.Messages)+1)
 }
 
 // chatBody is the request body of one call, keys in a fixed order.

@@ -72,29 +72,38 @@ func New(o Options) (model.Model, error) {
 	if o.APIVersion == "" {
 		o.APIVersion = DefaultAPIVersion(o.Provider)
 	}
-	c := &caller{o: o}
+	c := &caller{o: o, api: API(providers[o.Provider].api)}
 	switch o.Provider {
 	case provider.Anthropic, provider.VertexAnthropic:
-		return newAnthropic(c), nil
+		c.call = c.anthropicCall
 	case provider.OpenAI, provider.OpenAICompatible:
-		return newOpenAIChat(c), nil
+		to := endpoint(o.BaseURL, "chat/completions")
+		c.call = c.chatCall(func(string) (string, error) { return to, nil }, openAIHeader(o.APIKey))
 	case provider.OpenAIResponses:
-		return newOpenAIResponses(c), nil
+		c.call = responsesCall(endpoint(o.BaseURL, "responses"), openAIHeader(o.APIKey))
 	case provider.Gemini, provider.VertexGemini:
-		return newGemini(c), nil
+		c.call = c.geminiCall
 	case provider.AzureOpenAI:
 		if p := provider.DeploymentProblem(o.Model); p != "" {
 			return nil, fmt.Errorf("the Azure OpenAI deployment %q (agent.model) cannot be used: %s", o.Model, p)
 		}
-		return newAzureChat(c), nil
+		c.call = c.chatCall(func(model string) (string, error) { // the deployment's, Chat Completions'
+			return azureURL(o.BaseURL, o.APIVersion, "chat/completions", model)
+		}, azureHeader(o.APIKey))
 	case provider.AzureOpenAIResponses:
-		return newAzureResponses(c)
+		to, err := azureURL(o.BaseURL, o.APIVersion, "responses", o.Model) // the deployment is the body's model
+		if err != nil {
+			return nil, err
+		}
+		c.call = responsesCall(to, azureHeader(o.APIKey))
 	case provider.Ollama:
-		return &ollama{c: c}, nil
+		c.call = c.ollamaCall
 	case provider.Bedrock:
-		return &bedrock{c: c}, nil
+		c.call, c.sign = c.bedrockCall, bedrockSigner(o.Getenv)
+	default:
+		return nil, fmt.Errorf("unknown provider %q", o.Provider)
 	}
-	return nil, fmt.Errorf("unknown provider %q", o.Provider)
+	return c, nil
 }
 
 // providers are what dryfire knows of each real provider: the API its
@@ -238,12 +247,60 @@ func statusText(status int) string {
 // (a cassette that does not match, a missing recording).
 type Permanent interface{ Permanent() bool }
 
-// caller posts JSON to a provider, with a bound per attempt and retries
-// with backoff for 429, 5xx and dropped connections.
+// caller is the built-in loop's client of a provider: it writes each
+// call in the provider's API (call), posts it with a bound per attempt
+// and retries with backoff for 429, 5xx and dropped connections, and reads
+// the answer, a stream folded first.
 type caller struct {
-	o Options
+	o    Options
+	api  API
+	call func(req *model.Request) (*post, error)
 	// sign, when set, signs each attempt (Bedrock's SigV4).
 	sign func(req *http.Request, body []byte)
+}
+
+// post is one call as an API's client writes it: where it goes, its
+// header and body, and how its answer is read.
+type post struct {
+	to     string
+	header http.Header
+	body   []byte
+	parse  func(data []byte) (*model.Response, error)
+}
+
+// Generate implements model.Model.
+func (c *caller) Generate(ctx context.Context, req *model.Request) (*model.Response, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if req.Params == nil && c.o.Params != nil {
+		r := *req
+		r.Params, req = c.o.Params, &r
+	}
+	if err := checkParams(req.Params, c.api.codec().owned); err != nil {
+		return nil, err
+	}
+	p, err := c.call(req)
+	if err != nil {
+		return nil, err
+	}
+	var fold func([]byte) ([]byte, error)
+	if streamed(req.Params) {
+		fold = c.api.codec().fold
+	}
+	data, err := c.postFolded(ctx, p.to, p.header, p.body, c.api.codec().errorOf, fold)
+	if err != nil {
+		return nil, err
+	}
+	return p.parse(data)
+}
+
+// model is the model of a call: the request's, else the options'.
+func (c *caller) model(req *model.Request) string {
+	if req.Model != "" {
+		return req.Model
+	}
+	return c.o.Model
 }
 
 // postFolded sends body to url and returns the response body of a 2xx

@@ -1,7 +1,6 @@
 package wire
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -11,7 +10,7 @@ import (
 	"github.com/dryfire-dev/dryfire/internal/tool"
 )
 
-// openAIResponses speaks the OpenAI Responses API.
+// responsesCall speaks the OpenAI Responses API.
 //
 // Wire decisions (the user-facing ones belong in docs/cassettes.md too):
 //
@@ -42,48 +41,15 @@ import (
 //     (model, input, instructions, tools, previous_response_id,
 //     conversation) are refused before any call; stream: true streams (see
 //     stream.go).
-type openAIResponses struct {
-	c *caller
-	// url is where the calls go; header authenticates them.
-	url    string
-	header http.Header
-}
-
-func newOpenAIResponses(c *caller) *openAIResponses {
-	return &openAIResponses{c: c, url: endpoint(c.o.BaseURL, "responses"), header: openAIHeader(c.o.APIKey)}
-}
-
-// newAzureResponses is the Responses API of an Azure OpenAI resource
-// (azure.go): the deployment is the body's model, not in the path.
-func newAzureResponses(c *caller) (*openAIResponses, error) {
-	to, err := azureURL(c.o.BaseURL, c.o.APIVersion, "responses", c.o.Model)
-	if err != nil {
-		return nil, err
+//
+// It writes a call to url with header.
+func responsesCall(to string, header http.Header) func(*model.Request) (*post, error) {
+	return func(req *model.Request) (*post, error) {
+		body, err := responsesBody(req)
+		return &post{to, header, body, func(d []byte) (*model.Response, error) {
+			return parseResponses(d, assistantTurns(req.Messages)+1)
+		}}, err
 	}
-	return &openAIResponses{c: c, url: to, header: azureHeader(c.o.APIKey)}, nil
-}
-
-// responsesOwned are the body keys the loop writes; params may not set them.
-var responsesOwned = []string{"model", "input", "instructions", "tools", "previous_response_id", "conversation"}
-
-// Generate implements Model.
-func (o *openAIResponses) Generate(ctx context.Context, req *model.Request) (*model.Response, error) {
-	if err := checkParams(req.Params, responsesOwned); err != nil {
-		return nil, err
-	}
-	body, err := responsesBody(req)
-	if err != nil {
-		return nil, err
-	}
-	var fold func([]byte) ([]byte, error)
-	if streamed(req.Params) {
-		fold = foldResponses
-	}
-	data, err := o.c.postFolded(ctx, o.url, o.header, body, openAIErrorOf, fold)
-	if err != nil {
-		return nil, err
-	}
-	return parseResponses(data, assistantTurns(req.Messages)+1)
 }
 
 // responsesBody is the request body of one call, keys in a fixed order.
