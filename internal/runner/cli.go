@@ -14,6 +14,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -24,6 +25,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/dryfire-dev/dryfire/internal/model"
+	"github.com/dryfire-dev/dryfire/internal/plan"
 	"github.com/dryfire-dev/dryfire/internal/program"
 	"github.com/dryfire-dev/dryfire/internal/reqmatch"
 	"github.com/dryfire-dev/dryfire/internal/spec"
@@ -39,6 +42,10 @@ type codingCLI struct {
 	unset  []string                         // variables of dryfire's it does without
 	write  func(home, url, ws string) error // its configuration, in home
 	home   func(home string) [][2]string    // the variables that lead it to home
+	// adds are the properties it adds to the input schema of every
+	// tool it offers the model, the suite's too (not differences from
+	// the declaration: agent.offered_tools).
+	adds []string
 }
 
 // clis are the adapters, by agent.cli.
@@ -77,6 +84,9 @@ var clis = map[string]*codingCLI{
 		// standard output. yolo: every tool call approved.
 		args:  []string{"--approval-mode", "yolo"},
 		unset: []string{"GOOGLE_API_KEY"}, // it would be read before GEMINI_API_KEY, and said so on every call
+		// A boolean that tells it to run the call after the turn's
+		// earlier ones rather than beside them.
+		adds:  []string{"wait_for_previous"},
 		write: writeGemini,
 		home: func(home string) [][2]string {
 			return [][2]string{{"HOME", home}, {"GEMINI_CLI_HOME", home}}
@@ -92,6 +102,39 @@ func cliMatch(a *spec.Agent, rules []reqmatch.Rule) []reqmatch.Rule {
 		return rules
 	}
 	return append([]reqmatch.Rule{{Preset: a.CLI}}, rules...)
+}
+
+// offeredAsDeclared is d, tool t as the CLI of agent.cli cli offered it,
+// without the properties the CLI adds to every tool's input schema that
+// t does not declare.
+func offeredAsDeclared(cli string, t plan.Tool, d model.ToolDef) model.ToolDef {
+	c := clis[cli]
+	if c == nil || len(c.adds) == 0 {
+		return d
+	}
+	schema, _ := d.InputSchema.(map[string]any)
+	props, _ := schema["properties"].(map[string]any)
+	declared, _ := t.Input.(map[string]any)
+	own, _ := declared["properties"].(map[string]any)
+	var keep map[string]any
+	for _, k := range c.adds {
+		if _, ok := props[k]; !ok {
+			continue
+		}
+		if _, ok := own[k]; ok {
+			continue
+		}
+		if keep == nil {
+			keep = maps.Clone(props)
+		}
+		delete(keep, k)
+	}
+	if keep != nil {
+		schema = maps.Clone(schema)
+		schema["properties"] = keep
+		d.InputSchema = schema
+	}
+	return d
 }
 
 // claudeCodeAllow are the built-in tools Claude Code may use without a

@@ -44,7 +44,7 @@ func offeredNotes(j job, o *model.Outcome, names *tool.Names) (notes []string, d
 		case !ok:
 			notes = append(notes, fmt.Sprintf("offered tools: %q is mocked but was never offered to the model (%s)", t.Name, plural(o.Turns, "request", "requests")))
 		default:
-			diffs := t.Diff(d, true)
+			diffs := t.Diff(offeredAsDeclared(j.suite.Agent.CLI, t, d), true)
 			if len(diffs) == 0 {
 				continue
 			}
