@@ -86,16 +86,3 @@ func (f *File) Commit() error {
 	}
 	return nil
 }
-
-// WriteChecked replaces path with data atomically only when check
-// accepts data first (the file read back is what was meant): a file
-// made from outside text is never written when it would say more than
-// it should. check's error is returned as it is, and path is untouched.
-func WriteChecked(path string, data []byte, perm os.FileMode, check func([]byte) error) error {
-	if check != nil {
-		if err := check(data); err != nil {
-			return err
-		}
-	}
-	return Write(path, data, perm)
-}

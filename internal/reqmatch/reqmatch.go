@@ -143,22 +143,6 @@ func Presets() []string {
 	return out
 }
 
-// PresetDoc is a preset's placeholder ("" for a CLI's, which has
-// several) and what it matches, or ok false.
-func PresetDoc(name string) (placeholder, about string, ok bool) {
-	for _, p := range presets {
-		if p.Name == name {
-			return p.Placeholder, p.About, true
-		}
-	}
-	for _, p := range cliPresets {
-		if p.Name == name {
-			return "", p.About, true
-		}
-	}
-	return "", "", false
-}
-
 func findCLIPreset(name string) *cliPreset {
 	for i := range cliPresets {
 		if cliPresets[i].Name == name {

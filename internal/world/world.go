@@ -13,7 +13,6 @@ package world
 import (
 	"encoding/json"
 	"errors"
-	"fmt"
 	"regexp"
 	"sort"
 	"strings"
@@ -171,9 +170,6 @@ var scopeNames = []string{"world", "scenario", "drill", "test"}
 
 func (s Scope) String() string { return scopeNames[s] }
 
-// MarshalText names the scope in reports.
-func (s Scope) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
-
 // OutcomeKind is what an override delivers.
 type OutcomeKind string
 
@@ -294,15 +290,4 @@ func num(v any) (float64, bool) {
 	}
 	f, err := n.Float64()
 	return f, err == nil
-}
-
-// UnmarshalText reads a scope's name (reports are read back to reproduce).
-func (s *Scope) UnmarshalText(b []byte) error {
-	for i, n := range scopeNames {
-		if n == string(b) {
-			*s = Scope(i)
-			return nil
-		}
-	}
-	return fmt.Errorf("unknown scope %q", b)
 }
