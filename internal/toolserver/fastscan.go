@@ -19,7 +19,7 @@ import (
 // object. Whatever it accepts, json.Unmarshal accepts and reads the same
 // (FuzzScanCall).
 func scanCall(b []byte, req *mcpCallRequest, meta *requestMeta) bool {
-	i := skipSpace(b, 0)
+	i := value.SkipSpace(b, 0)
 	var seen uint8
 	i, ok := members(b, i, func(key, val []byte) bool {
 		switch k := knownKey(key, topKeys); k {
@@ -49,7 +49,7 @@ func scanCall(b []byte, req *mcpCallRequest, meta *requestMeta) bool {
 		}
 		return true
 	})
-	return ok && skipSpace(b, i) == len(b)
+	return ok && value.SkipSpace(b, i) == len(b)
 }
 
 var (
@@ -160,153 +160,9 @@ const maxScanDepth = 64
 // member's key (unescaped keys only) and value (its bytes); it returns
 // where the object ends.
 func members(b []byte, i int, f func(key, val []byte) bool) (int, bool) {
-	return object(b, i, 1, f)
-}
-
-// object is members at a depth; a nil f skips the object (its keys may
-// have escapes).
-func object(b []byte, i, depth int, f func(key, val []byte) bool) (int, bool) {
 	if i >= len(b) || b[i] != '{' {
 		return i, false
 	}
-	i = skipSpace(b, i+1)
-	if i < len(b) && b[i] == '}' {
-		return i + 1, true
-	}
-	for {
-		if i >= len(b) || b[i] != '"' {
-			return i, false
-		}
-		end, ok := skipString(b, i)
-		if !ok {
-			return i, false
-		}
-		key := b[i+1 : end-1]
-		if f != nil && bytes.IndexByte(key, '\\') >= 0 {
-			return i, false
-		}
-		i = skipSpace(b, end)
-		if i >= len(b) || b[i] != ':' {
-			return i, false
-		}
-		i = skipSpace(b, i+1)
-		vend, ok := skipValue(b, i, depth+1)
-		if !ok || f != nil && !f(key, b[i:vend]) {
-			return i, false
-		}
-		i = skipSpace(b, vend)
-		if i >= len(b) {
-			return i, false
-		}
-		switch b[i] {
-		case ',':
-			i = skipSpace(b, i+1)
-		case '}':
-			return i + 1, true
-		default:
-			return i, false
-		}
-	}
-}
-
-// skipValue is the end of the JSON value at b[i:], as encoding/json's
-// scanner reads it (strings may hold any byte but controls, as there).
-func skipValue(b []byte, i, depth int) (int, bool) {
-	if i >= len(b) || depth > maxScanDepth {
-		return i, false
-	}
-	switch c := b[i]; {
-	case c == '{':
-		return object(b, i, depth, nil)
-	case c == '[':
-		i = skipSpace(b, i+1)
-		if i < len(b) && b[i] == ']' {
-			return i + 1, true
-		}
-		for {
-			end, ok := skipValue(b, i, depth+1)
-			if !ok {
-				return i, false
-			}
-			i = skipSpace(b, end)
-			if i >= len(b) {
-				return i, false
-			}
-			switch b[i] {
-			case ',':
-				i = skipSpace(b, i+1)
-			case ']':
-				return i + 1, true
-			default:
-				return i, false
-			}
-		}
-	case c == '"':
-		return skipString(b, i)
-	case c == '-' || c >= '0' && c <= '9':
-		n := value.NumberLen(b[i:])
-		return i + n, n > 0
-	case c == 't':
-		return i + 4, bytes.HasPrefix(b[i:], []byte("true"))
-	case c == 'f':
-		return i + 5, bytes.HasPrefix(b[i:], []byte("false"))
-	case c == 'n':
-		return i + 4, bytes.HasPrefix(b[i:], []byte("null"))
-	}
-	return i, false
-}
-
-// plain marks the bytes a JSON string holds as they are: not '"', '\\'
-// or a control.
-var plain = func() (t [256]bool) {
-	for c := 0x20; c < 256; c++ {
-		t[c] = c != '"' && c != '\\'
-	}
-	return t
-}()
-
-// skipString is the end of the JSON string at b[i:] ('"' first).
-func skipString(b []byte, i int) (int, bool) {
-	for i++; i < len(b); i++ {
-		for i < len(b) && plain[b[i]] {
-			i++
-		}
-		if i >= len(b) {
-			break
-		}
-		switch c := b[i]; {
-		case c == '"':
-			return i + 1, true
-		case c < 0x20:
-			return i, false
-		case c == '\\':
-			i++
-			if i >= len(b) {
-				return i, false
-			}
-			switch b[i] {
-			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
-			case 'u':
-				if i+4 >= len(b) {
-					return i, false
-				}
-				for _, h := range b[i+1 : i+5] {
-					if !(h >= '0' && h <= '9' || h >= 'a' && h <= 'f' || h >= 'A' && h <= 'F') {
-						return i, false
-					}
-				}
-				i += 4
-			default:
-				return i, false
-			}
-		}
-	}
-	return i, false
-}
-
-func skipSpace(b []byte, i int) int {
-	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
-		i++
-	}
-	return i
+	sc := value.JSONScan{Spaces: true, Depth: maxScanDepth, Member: f}
+	return sc.Value(b, i)
 }
