@@ -321,29 +321,56 @@ func turns(calls []tool.Record) string {
 // leaves, the earliest of equals. Calls whose arguments are JSON come
 // before those whose are not: their difference says more.
 func closestCall(c *spec.Check, calls []tool.Record) (tool.Record, value.Mismatch) {
-	bestN, bestParsed := -1, false
+	bestN, bestParsed, bestNear := -1, false, 0
 	var best tool.Record
 	var bestM value.Mismatch
 	for _, r := range calls {
-		var n int
+		var n, near int
 		var mm value.Mismatch
 		if c.With != nil {
 			n, mm = c.With.Diff(r.Args)
+			near = nearness(mm.Expected, mm.Got)
 		}
 		for _, m := range c.Matching {
 			if m2, ok := argMismatch(m, &r); ok {
 				if n == 0 {
-					mm = m2
+					lit, _ := m.Re.LiteralPrefix()
+					mm, near = m2, nearness(lit, m2.Got)
 				}
 				n++
 			}
 		}
 		p := parsed(r)
-		if bestN < 0 || (p && !bestParsed) || (p == bestParsed && n < bestN) {
-			bestN, bestParsed, best, bestM = n, p, r, mm
+		if bestN < 0 || (p && !bestParsed) || (p == bestParsed && (n < bestN || n == bestN && near > bestNear)) {
+			bestN, bestParsed, bestNear, best, bestM = n, p, near, r, mm
 		}
 	}
 	return best, bestM
+}
+
+// nearness says how much of want a mismatched value got holds: the
+// longest start of want found in it plus the longest end, so that among
+// calls that differ in as many places, the closest is the one whose
+// differing value is most like the one wanted (sed's edit with the wrong
+// operator, not the cat before it).
+func nearness(want, got string) int {
+	if want == "" || got == "" {
+		return 0
+	}
+	// A part of want found in got: every shorter one from the same end is.
+	longest := func(part func(k int) string) int {
+		lo, hi := 0, len(want)
+		for lo < hi {
+			mid := (lo + hi + 1) / 2
+			if strings.Contains(got, part(mid)) {
+				lo = mid
+			} else {
+				hi = mid - 1
+			}
+		}
+		return lo
+	}
+	return longest(func(k int) string { return want[:k] }) + longest(func(k int) string { return want[len(want)-k:] })
 }
 
 // callsSummary lists the tools that were called, for a check that found none.

@@ -108,6 +108,16 @@ var (
 		},
 		Turns: 3,
 	}
+	// shell is a coding agent's shell tool run three times: the file
+	// read, a wrong edit, the tests.
+	shell = &check.Facts{
+		Calls: []tool.Record{
+			rec(1, "exec_command", `{"cmd":"cat calc.py"}`, "def add(a, b):", false),
+			rec(2, "exec_command", `{"cmd":"sed -i 's/a - b/a * b/' calc.py"}`, "", false),
+			rec(3, "exec_command", `{"cmd":"python3 -m unittest -q"}`, "FAILED", false),
+		},
+		Turns: 4,
+	}
 )
 
 // guarded is an agent that checks identity with a tool of its own
@@ -164,6 +174,8 @@ var checkTests = []struct {
 	{"called/with-array-length", `called: {tool: search, with: {tags: [refunds, policy]}}`, refund, false},
 	{"called/with-prefers-json-arguments", `called: {tool: lookup_order, with: {order_id: A-99}}`, badArgs, false},
 	{"called/with-arguments-not-json", `called: {tool: lookup_order, with: {order_id: A-99}}`, onlyBadArgs, false},
+	{"called/with-closest-string", `called: {tool: exec_command, with: {cmd: "sed -i 's/a - b/a + b/' calc.py"}}`, shell, false},
+	{"called/matching-closest-string", `called: {tool: exec_command, matching: {cmd: "^python3 -m pytest"}}`, shell, false},
 	{"called/with-some-matching", `called: {tool: issue_refund, with: {amount: 20}, min: 3}`, mixed, false},
 	{"called/matching", `called: {tool: search, matching: {q: "^refund "}}`, refund, true},
 	{"called/matching-a-number", `called: {tool: issue_refund, matching: {amount: "^2[0-9]$"}, times: 2}`, refund, true},

@@ -73,7 +73,8 @@ if [ "$n" != 3 ]; then
 	echo "the post-run command's failure is not in $n of 3 reports"
 	exit 1
 fi
-n=$(grep -cE '^ +expected (Edit|exec_command|replace) with \{.*\} to be called at least once; it was never called with matching arguments' "$out/wrong.txt" || true)
+# ... naming the wrong edit as the closest call (for Codex, its sed, not the cat before it)
+n=$(grep -cE '^ +expected (Edit|exec_command|replace) with \{.*\} to be called at least once; it was never called with matching arguments .*; the closest, in turn [0-9]+, differs at \$\.(new_string|cmd): expected .*a \+ b.*, got .*a \* b' "$out/wrong.txt" || true)
 if [ "$n" != 3 ]; then
 	echo "the wrong edit's check failed in $n of 3 reports"
 	exit 1
