@@ -97,13 +97,6 @@ type (
 		System   []struct {
 			Text string `json:"text"`
 		} `json:"system"`
-		ToolConfig struct {
-			Tools []struct {
-				ToolSpec struct {
-					Name string `json:"name"`
-				} `json:"toolSpec"`
-			} `json:"tools"`
-		} `json:"toolConfig"`
 	}
 )
 
@@ -351,7 +344,7 @@ func writeBedrock(r *Reply) (body []byte, events [][]byte) {
 // readBedrock reads a Converse request: its conversation (tool results
 // are tool messages, their text or JSON), system prompt and tools; the
 // model and whether it streams are its path's.
-func readBedrock(w *model.Request, _ map[string]any, u *url.URL, body []byte) {
+func readBedrock(w *model.Request, m map[string]any, u *url.URL, body []byte) {
 	var stream bool
 	if w.Model, stream, _ = bedrockPath(u.Path); stream {
 		w.Params["stream"] = true
@@ -361,8 +354,16 @@ func readBedrock(w *model.Request, _ map[string]any, u *url.URL, body []byte) {
 	for _, s := range req.System {
 		w.System += s.Text
 	}
-	for _, t := range req.ToolConfig.Tools {
-		w.Tools = append(w.Tools, model.ToolDef{Name: t.ToolSpec.Name})
+	tc, _ := m["toolConfig"].(map[string]any)
+	for _, t := range list(tc["tools"]) {
+		tm, _ := t.(map[string]any)
+		spec, _ := tm["toolSpec"].(map[string]any)
+		if name, _ := spec["name"].(string); name != "" {
+			d := toolDef(spec, name)
+			in, _ := spec["inputSchema"].(map[string]any)
+			d.InputSchema = in["json"]
+			w.Tools = append(w.Tools, d)
+		}
 	}
 	for _, m := range req.Messages {
 		var text []string

@@ -230,12 +230,7 @@ func writeOllama(r *Reply) (body []byte, events [][]byte) {
 // whether it streams (it does unless "stream": false).
 func readOllama(w *model.Request, m map[string]any, _ *url.URL, _ []byte) {
 	w.Params["stream"] = m["stream"] != false
-	for _, t := range list(m["tools"]) {
-		f, _ := t.(map[string]any)["function"].(map[string]any)
-		if name, _ := f["name"].(string); name != "" {
-			w.Tools = append(w.Tools, model.ToolDef{Name: name})
-		}
-	}
+	w.Tools = readChatTools(m)
 	pending := map[string][]string{} // name → ids of calls not yet answered
 	for i, raw := range list(m["messages"]) {
 		msg, _ := raw.(map[string]any)

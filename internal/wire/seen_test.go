@@ -59,3 +59,36 @@ func TestSeenOnTheWire(t *testing.T) {
 		}
 	}
 }
+
+// Every API's request shows the tools it offers, each with its
+// description and input schema (what agent.offered_tools compares with
+// the suite's declarations); an entry that is not a tool is skipped, not
+// a panic.
+func TestOfferedOnTheWire(t *testing.T) {
+	schema := `{"type":"object","properties":{"id":{"type":"string"}},"required":["id"]}`
+	for _, tt := range []struct {
+		api        API
+		path, body string
+	}{
+		{OpenAIChat, "/v1/chat/completions", `{"messages":[],"tools":[1,{"type":"function","function":{"name":"lookup","description":"Look up.","parameters":` + schema + `}}]}`},
+		{OpenAIResponses, "/v1/responses", `{"input":"hi","tools":[1,{"type":"function","name":"lookup","description":"Look up.","parameters":` + schema + `}]}`},
+		{Anthropic, "/v1/messages", `{"messages":[],"tools":[1,{"name":"lookup","description":"Look up.","input_schema":` + schema + `}]}`},
+		{Gemini, "/v1beta/models/m:generateContent", `{"contents":[],"tools":[1,{"functionDeclarations":[1,{"name":"lookup","description":"Look up.","parametersJsonSchema":` + schema + `}]}]}`},
+		{Ollama, "/api/chat", `{"model":"m","messages":[],"tools":[1,{"type":"function","function":{"name":"lookup","description":"Look up.","parameters":` + schema + `}}]}`},
+		{Bedrock, "/model/m/converse", `{"messages":[],"toolConfig":{"tools":[1,{"toolSpec":{"name":"lookup","description":"Look up.","inputSchema":{"json":` + schema + `}}}]}}`},
+	} {
+		t.Run(string(tt.api), func(t *testing.T) {
+			req, err := tt.api.Request(&model.Call{HTTP: httptest.NewRequest("POST", tt.path, nil), Body: []byte(tt.body)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(req.Tools) != 1 {
+				t.Fatalf("tools %+v, want lookup alone", req.Tools)
+			}
+			d := req.Tools[0]
+			if got := fmt.Sprintf("%s %q %v", d.Name, d.Description, d.InputSchema); got != `lookup "Look up." map[properties:map[id:map[type:string]] required:[id] type:object]` {
+				t.Errorf("read %s", got)
+			}
+		})
+	}
+}
