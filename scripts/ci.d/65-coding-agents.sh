@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# ci: side
 # The coding-agent CLIs under agent.cli (docs/coding-agents.md): Claude Code,
 # Codex CLI and Gemini CLI at the versions the adapters are tested with
 # (e2e/coding-agents/package-lock.json), installed into
@@ -7,7 +8,8 @@
 # agent.network: sandboxed, no key:
 # - "fix the failing test": it reads calc.py, edits it, runs the tests
 #   with its shell tool, calls the suite's MCP tool run_check twice (a
-#   mock sequence whose first answer is an error) and answers; checks on
+#   mock sequence whose first answer is an error: the report shows the
+#   error, then the answer) and answers; checks on
 #   the file, its own tool calls as read off the model wire (the read,
 #   the edit, the shell command), the MCP calls (each once in the
 #   transcript) and the post-run command (python3 -m unittest) pass;
@@ -52,7 +54,19 @@ for cli in claude codex gemini; do
 done
 
 stamp "each CLI fixes the failing test (Codex also over the Responses WebSocket), and each SDK built on them"
-"$out/dryfire" run "$dir" --filter 'fix the failing test' -j 3 --record none
+"$out/dryfire" run "$dir" --filter 'fix the failing test' -j 3 --record none --json "$out/fix.json"
+# The MCP mock's sequence as each CLI met it: the error first, then the answer, each call once
+# in the transcript (served by dryfire, not again as one of the CLI's own).
+python3 - "$out/fix.json" <<'PY'
+import json, sys
+cases = [c for c in json.load(open(sys.argv[1]))["cases"] if "sdk-" not in c["suite"]]
+assert len(cases) == 4, [c["suite"] for c in cases]
+for c in cases:
+    got = [(t["tool"], t.get("where", ""), t["is_error"], t["result"]) for t in c["tool_calls"] if "run_check" in t["tool"]]
+    want = [("run_check", "", True, "checker busy, try again"), ("run_check", "", False, '{"ok":true}')]
+    assert got == want, f"{c['suite']}: the MCP calls {got}, want {want}"
+    print(f"{c['suite']}: run_check: the error, then the answer, each once")
+PY
 
 stamp "a drill with a world under pytest: the Claude Agent SDK for Python (run_drills)"
 DRYFIRE_BIN="$out/dryfire" "$out/venv/bin/python" -m pytest -p no:cacheprovider -q "$dir/sdk/test_drills.py"
