@@ -52,13 +52,19 @@ func (api API) Script(c *model.Call, req *model.Request, r *model.Response) *mod
 	body, events := api.Reply(&Reply{ID: "dryfire_" + strconv.Itoa(c.N), Model: req.Model, Created: 1767225600, Text: r.Text, Calls: r.ToolCalls,
 		Usage: u, Stream: stream, IncludeUsage: so["include_usage"] == true, Fingerprint: "fp_dryfire", Echo: req.Params,
 		Array: stream && api == Gemini && c.HTTP.URL.Query().Get("alt") != "sse"})
+	a := api.Answer(200, body, events)
+	a.Usage = u
+	return a
+}
+
+// Answer is an answer of api: a JSON body, or events of its stream's
+// Content-Type.
+func (api API) Answer(status int, body []byte, events [][]byte) *model.Answer {
 	ct := "application/json"
 	if events != nil {
 		ct = api.codec().streamType
 	}
-	a := model.NewAnswer(200, ct, body, events)
-	a.Usage = u
-	return a
+	return model.NewAnswer(status, ct, body, events)
 }
 
 // Response implements model.Wire: an answer read as the built-in loop

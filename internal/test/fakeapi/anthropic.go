@@ -62,26 +62,14 @@ func anthInvalid(format string, args ...any) *anthropicFault {
 	return &anthropicFault{status: http.StatusBadRequest, typ: "invalid_request_error", msg: fmt.Sprintf(format, args...)}
 }
 
+// writeAnthError refuses a request; a brain that cannot answer (an
+// api_error) is a test's mistake, which trying again will not help.
 func writeAnthError(w http.ResponseWriter, f *anthropicFault) {
-	type detail struct {
-		Type    string `json:"type"`
-		Message string `json:"message"`
-	}
-	body, _ := wire.Marshal(struct {
-		Type  string `json:"type"`
-		Error detail `json:"error"`
-	}{"error", detail{f.typ, f.msg}})
-	w.Header().Set("Content-Type", "application/json")
-	if f.status == http.StatusBadRequest || f.status == http.StatusUnauthorized || f.status == http.StatusNotFound || f.status == http.StatusMethodNotAllowed {
-		w.Header().Set("X-Should-Retry", "false")
-	}
+	var header []string
 	if f.typ == "api_error" {
-		// A brain that cannot answer is a test's mistake: trying again
-		// will not help.
-		w.Header().Set("X-Should-Retry", "false")
+		header = []string{"X-Should-Retry", "false"}
 	}
-	w.WriteHeader(f.status)
-	w.Write(body)
+	refuse(w, wire.Anthropic, f.status, dmodel.ErrorInfo{Type: f.typ, Message: f.msg}, header...)
 }
 
 func (a *anthropicAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -122,12 +110,7 @@ func (a *anthropicAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	out, events := wire.Anthropic.Reply(rep)
-	if events != nil {
-		writeEvents(w, events, false)
-		return
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.Write(out)
+	send(w, wire.Anthropic.Answer(http.StatusOK, out, events))
 }
 
 func (a *anthropicAPI) auth(r *http.Request) *anthropicFault {

@@ -55,8 +55,15 @@ func azurePromptFilter() []any {
 	return []any{map[string]any{"prompt_index": 0, "content_filter_results": results}}
 }
 
-// azureCompletion is a chat.completion as Azure OpenAI writes it.
-func azureCompletion(data []byte) []byte {
+// azureChat is a chat answer as Azure OpenAI writes it: a completion, or
+// a stream that starts with the prompt's verdict.
+func azureChat(data []byte, events [][]byte) ([]byte, [][]byte) {
+	if events != nil {
+		for i, ev := range events {
+			events[i] = azureChunk(ev)
+		}
+		return nil, append([][]byte{wire.Frame("", azurePromptChunk())}, events...)
+	}
 	m := decodeObject(data)
 	delete(m, "service_tier")
 	m["prompt_filter_results"] = azurePromptFilter()
@@ -68,7 +75,7 @@ func azureCompletion(data []byte) []byte {
 		ch.(map[string]any)["content_filter_results"] = filter
 	}
 	out, _ := wire.Marshal(m)
-	return out
+	return out, nil
 }
 
 // azurePromptChunk is the first chunk of an Azure OpenAI chat stream.

@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"strings"
 
+	dmodel "github.com/dryfire-dev/dryfire/internal/model"
 	"github.com/dryfire-dev/dryfire/internal/wire"
 )
 
@@ -59,26 +60,12 @@ func NewBedrock(brain Brain, opts ...Option) *Server {
 		rep.Stream = method == "converse-stream"
 		body, events := wire.Bedrock.Reply(rep)
 		w.Header().Set("X-Amzn-Requestid", digest(data, "request")[:36])
-		if events == nil {
-			w.Header().Set("Content-Type", "application/json")
-			w.Write(body)
-			return
-		}
-		w.Header().Set("Content-Type", wire.EventStreamType)
-		rc := http.NewResponseController(w)
-		for _, ev := range events {
-			w.Write(ev)
-			rc.Flush()
-		}
+		send(w, wire.Bedrock.Answer(http.StatusOK, body, events))
 	}), cfg)
 }
 
 func bedrockError(w http.ResponseWriter, status int, typ, msg string) {
-	body, _ := wire.Marshal(map[string]string{"message": msg})
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("X-Amzn-Errortype", typ)
-	w.WriteHeader(status)
-	w.Write(body)
+	refuse(w, wire.Bedrock, status, dmodel.ErrorInfo{Message: msg}, "X-Amzn-Errortype", typ)
 }
 
 // bedrockConversation checks a Converse request as Bedrock does and reads

@@ -17,7 +17,9 @@
 package fakeapi
 
 import (
+	"cmp"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"net"
 	"net/http"
@@ -25,6 +27,9 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+
+	dmodel "github.com/dryfire-dev/dryfire/internal/model"
+	"github.com/dryfire-dev/dryfire/internal/wire"
 )
 
 // ToolCall is a tool call the fake model makes, or one it sees.
@@ -271,28 +276,44 @@ func (s *Server) Conns() int64 { return s.conns.Load() }
 
 // faultBody writes an error in the shape of the API the path belongs to.
 func faultBody(w http.ResponseWriter, r *http.Request, status int) {
-	if strings.HasPrefix(r.URL.Path, "/v1beta/") || strings.HasPrefix(r.URL.Path, "/v1/models/") {
-		writeGeminiError(w, &geminiFault{status: status, msg: fmt.Sprintf("injected fault %d", status)})
-		return
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	if isAnthropic(r) {
-		typ := "api_error"
-		switch status {
-		case 429:
-			typ = "rate_limit_error"
-		case 529:
-			typ = "overloaded_error"
+	e := dmodel.ErrorInfo{Type: "server_error", Message: fmt.Sprintf("injected fault %d", status)}
+	switch {
+	case strings.HasPrefix(r.URL.Path, "/v1beta/") || strings.HasPrefix(r.URL.Path, "/v1/models/"):
+		refuse(w, wire.Gemini, status, e)
+	case r.URL.Path == "/v1/messages":
+		e.Type = map[int]string{429: "rate_limit_error", 529: "overloaded_error"}[status]
+		refuse(w, wire.Anthropic, status, dmodel.ErrorInfo{Type: cmp.Or(e.Type, "api_error"), Message: e.Message})
+	default:
+		if status == http.StatusTooManyRequests {
+			e.Type = "rate_limit_exceeded"
 		}
-		fmt.Fprintf(w, `{"type":"error","error":{"type":%q,"message":"injected fault %d"}}`, typ, status)
-		return
+		refuse(w, wire.OpenAIChat, status, e)
 	}
-	typ := "server_error"
-	if status == 429 {
-		typ = "rate_limit_exceeded"
-	}
-	fmt.Fprintf(w, `{"error":{"message":"injected fault %d","type":%q,"param":null,"code":null}}`, status, typ)
 }
 
-func isAnthropic(r *http.Request) bool { return r.URL.Path == "/v1/messages" }
+// refuse writes an error of api in its own shape, as wire writes the
+// endpoint's (wire.API.Error), without x-should-retry for a 429; header
+// holds pairs of values the fake sets after it (a Bedrock error type).
+func refuse(w http.ResponseWriter, api wire.API, status int, e dmodel.ErrorInfo, header ...string) {
+	a := api.Error(status, e)
+	if status == http.StatusTooManyRequests {
+		a.Header.Del("X-Should-Retry")
+	}
+	for i := 0; i+1 < len(header); i += 2 {
+		a.Header.Set(header[i], header[i+1])
+	}
+	send(w, a)
+}
+
+// send writes an answer as wire made it: its header, then its body, or
+// its events each flushed.
+func send(w http.ResponseWriter, a *dmodel.Answer) {
+	maps.Copy(w.Header(), a.Header)
+	w.WriteHeader(a.Status)
+	w.Write(a.Body)
+	rc := http.NewResponseController(w)
+	for _, ev := range a.Events {
+		w.Write(ev)
+		rc.Flush()
+	}
+}

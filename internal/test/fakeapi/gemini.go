@@ -8,8 +8,10 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 
+	dmodel "github.com/dryfire-dev/dryfire/internal/model"
 	"github.com/dryfire-dev/dryfire/internal/tool"
 	"github.com/dryfire-dev/dryfire/internal/wire"
 )
@@ -56,14 +58,7 @@ func geminiInvalid(format string, args ...any) *geminiFault {
 }
 
 func writeGeminiError(w http.ResponseWriter, f *geminiFault) {
-	status := map[int]string{400: "INVALID_ARGUMENT", 403: "PERMISSION_DENIED", 404: "NOT_FOUND", 405: "INVALID_ARGUMENT", 429: "RESOURCE_EXHAUSTED", 500: "INTERNAL", 503: "UNAVAILABLE"}[f.status]
-	if status == "" {
-		status = "UNKNOWN"
-	}
-	body, _ := wire.Marshal(map[string]any{"error": map[string]any{"code": f.status, "message": f.msg, "status": status}})
-	w.Header().Set("Content-Type", "application/json; charset=UTF-8")
-	w.WriteHeader(f.status)
-	w.Write(body)
+	refuse(w, wire.Gemini, f.status, dmodel.ErrorInfo{Message: f.msg})
 }
 
 // geminiKeys are the top-level fields of a GenerateContentRequest, in
@@ -112,8 +107,7 @@ func (g *geminiAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if method == "countTokens" {
-		w.Header().Set("Content-Type", "application/json; charset=UTF-8")
-		w.Write(wire.GeminiCount(data))
+		send(w, wire.Gemini.Answer(http.StatusOK, wire.GeminiCount(data), nil))
 		return
 	}
 	conv.Model = modelName
@@ -134,15 +128,10 @@ func (g *geminiAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		rep.Calls = append(rep.Calls, tool.Call{Name: c.Name, Args: args})
 	}
 	out, events := wire.Gemini.Reply(rep)
-	if events == nil {
-		w.Header().Set("Content-Type", "application/json; charset=UTF-8")
-		w.Write(out)
-		return
-	}
 	for i, ev := range events {
 		events[i] = append(bytes.TrimSuffix(ev, []byte("\n\n")), "\r\n\r\n"...) // as the API ends its lines
 	}
-	writeEvents(w, events, false)
+	send(w, wire.Gemini.Answer(http.StatusOK, out, events))
 }
 
 func (g *geminiAPI) auth(r *http.Request) *geminiFault {
@@ -190,9 +179,9 @@ func parseGeminiRequest(data []byte, count bool) ([]byte, Conversation, *geminiF
 			return nil, conv, geminiInvalid("Invalid JSON payload received. Unknown name %q: Cannot find field.", k)
 		}
 	}
-	for _, t := range geminiList(top["tools"]) {
+	for _, t := range list(top["tools"]) {
 		tm, _ := t.(map[string]any)
-		for _, d := range geminiList(geminiField(tm, "functionDeclarations", "function_declarations")) {
+		for _, d := range list(geminiField(tm, "functionDeclarations", "function_declarations")) {
 			dm, _ := d.(map[string]any)
 			name, _ := dm["name"].(string)
 			if name == "" {
@@ -202,9 +191,9 @@ func parseGeminiRequest(data []byte, count bool) ([]byte, Conversation, *geminiF
 		}
 	}
 	if si, ok := geminiField(top, "systemInstruction", "system_instruction").(map[string]any); ok {
-		conv.System = geminiText(geminiList(si["parts"]))
+		conv.System = geminiText(list(si["parts"]))
 	}
-	contents := geminiList(top["contents"])
+	contents := list(top["contents"])
 	if len(contents) == 0 {
 		return nil, conv, geminiInvalid("* GenerateContentRequest.contents: contents is not specified")
 	}
@@ -221,7 +210,7 @@ func parseGeminiRequest(data []byte, count bool) ([]byte, Conversation, *geminiF
 		if role != "user" && role != "model" && role != "function" {
 			return nil, conv, geminiInvalid("Please use a valid role: user, model.")
 		}
-		parts := geminiList(c["parts"])
+		parts := list(c["parts"])
 		if len(parts) == 0 {
 			return nil, conv, geminiInvalid("* GenerateContentRequest.contents[%d].parts: contents.parts must not be empty.", i)
 		}
@@ -265,7 +254,7 @@ func parseGeminiRequest(data []byte, count bool) ([]byte, Conversation, *geminiF
 				if _, ok := fr["response"].(map[string]any); !ok {
 					return nil, conv, geminiInvalid("Invalid value at 'contents[%d].parts[%d].function_response.response': expected an object", i, j)
 				}
-				k := indexOf(lastCalls, name)
+				k := slices.Index(lastCalls, name)
 				if k < 0 {
 					return nil, conv, geminiInvalid("Please ensure that function response turn comes immediately after a function call turn. And the number of function response parts should be equal to number of function call parts of the function call turn.")
 				}
@@ -287,25 +276,11 @@ func parseGeminiRequest(data []byte, count bool) ([]byte, Conversation, *geminiF
 	return canonical, conv, nil
 }
 
-func indexOf(l []string, s string) int {
-	for i, x := range l {
-		if x == s {
-			return i
-		}
-	}
-	return -1
-}
-
 func geminiField(m map[string]any, camel, snake string) any {
 	if v, ok := m[camel]; ok {
 		return v
 	}
 	return m[snake]
-}
-
-func geminiList(v any) []any {
-	l, _ := v.([]any)
-	return l
 }
 
 // geminiText is the text of parts (thoughts aside), joined by newlines.

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strings"
 
+	dmodel "github.com/dryfire-dev/dryfire/internal/model"
 	"github.com/dryfire-dev/dryfire/internal/wire"
 )
 
@@ -47,25 +48,12 @@ func NewOllama(brain Brain, opts ...Option) *Server {
 		}
 		rep.Stream = req["stream"] != false
 		body, events := wire.Ollama.Reply(rep)
-		if events == nil {
-			w.Header().Set("Content-Type", "application/json; charset=utf-8")
-			w.Write(body)
-			return
-		}
-		w.Header().Set("Content-Type", "application/x-ndjson")
-		rc := http.NewResponseController(w)
-		for _, ev := range events {
-			w.Write(ev)
-			rc.Flush()
-		}
+		send(w, wire.Ollama.Answer(http.StatusOK, body, events))
 	}), cfg)
 }
 
 func ollamaError(w http.ResponseWriter, status int, msg string) {
-	body, _ := wire.Marshal(map[string]string{"error": msg})
-	w.Header().Set("Content-Type", "application/json; charset=utf-8")
-	w.WriteHeader(status)
-	w.Write(body)
+	refuse(w, wire.Ollama, status, dmodel.ErrorInfo{Message: msg})
 }
 
 // ollamaConversation checks a chat request as Ollama does and reads it;

@@ -2,6 +2,7 @@ package fakeapi
 
 import (
 	"bytes"
+	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -93,19 +94,10 @@ func (h *openAIHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("X-Request-Id", "req_"+digest(body, "request")[:32])
 	data, events := h.api.Reply(rep)
-	chat := azure && h.path == chatPath
-	if events != nil {
-		if chat {
-			events = append([][]byte{wire.Frame("", azurePromptChunk())}, events...)
-		}
-		writeEvents(w, events, chat)
-		return
+	if azure && h.path == chatPath {
+		data, events = azureChat(data, events)
 	}
-	if chat {
-		data = azureCompletion(data)
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.Write(data)
+	send(w, h.api.Answer(http.StatusOK, data, events))
 }
 
 // apiError is an OpenAI error answer.
@@ -118,30 +110,7 @@ type apiError struct {
 }
 
 func writeAPIError(w http.ResponseWriter, e *apiError) {
-	status, typ := e.status, e.typ
-	if status == 0 {
-		status = http.StatusBadRequest
-	}
-	if typ == "" {
-		typ = "invalid_request_error"
-	}
-	var param, code any
-	if e.param != "" {
-		param = e.param
-	}
-	if e.code != "" {
-		code = e.code
-	}
-	type body struct {
-		Message string `json:"message"`
-		Type    string `json:"type"`
-		Param   any    `json:"param"`
-		Code    any    `json:"code"`
-	}
-	data, _ := wire.Marshal(map[string]body{"error": {e.msg, typ, param, code}})
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	w.Write(data)
+	refuse(w, wire.OpenAIChat, cmp.Or(e.status, http.StatusBadRequest), dmodel.ErrorInfo{Type: e.typ, Message: e.msg, Param: e.param, Code: e.code})
 }
 
 // checkBearer is the 401 of a request without the required key.

@@ -1,30 +1,12 @@
 package fakeapi
 
 import (
-	"net/http"
 	"slices"
 )
 
 // StreamContentType is the Content-Type of the fakes' event streams, as
 // the real APIs send it.
 const StreamContentType = "text/event-stream; charset=utf-8"
-
-// writeEvents answers with an event stream, each event flushed; azure
-// writes each as Azure OpenAI's chat chunks are.
-func writeEvents(w http.ResponseWriter, events [][]byte, azure bool) {
-	h := w.Header()
-	h.Set("Content-Type", StreamContentType)
-	h.Set("Cache-Control", "no-cache")
-	w.WriteHeader(http.StatusOK)
-	rc := http.NewResponseController(w)
-	for _, ev := range events {
-		if azure {
-			ev = azureChunk(ev)
-		}
-		w.Write(ev)
-		rc.Flush()
-	}
-}
 
 // streamFlag reads a request's "stream": absent or false is false.
 func streamFlag(req map[string]any) (bool, *apiError) {
