@@ -298,6 +298,9 @@ func (w *caseJSON) toolCall(t *ToolCall) {
 	if t.Where != "" {
 		w.str("where", t.Where)
 	}
+	if t.Actor != "" {
+		w.str("actor", t.Actor)
+	}
 	w.str("rule", t.Rule)
 	w.bool("is_error", t.IsError)
 	w.str("result", t.Result)

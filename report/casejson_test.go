@@ -72,6 +72,9 @@ func variedCase(r *rand.Rand) Case {
 			if r.IntN(3) == 0 {
 				tc.NearMiss = &NearMiss{Tool: s(), Path: "$.a", Expected: s(), Got: s()}
 			}
+			if r.IntN(3) == 0 {
+				tc.Actor = s()
+			}
 			if r.IntN(4) == 0 {
 				tc.Asked = &Asked{Method: "elicitation/create", Request: json.RawMessage(`{"message":"ok?"}`), Answer: json.RawMessage(`{"action":"accept"}`), Error: s()}
 			}
@@ -171,7 +174,7 @@ func TestCaseJSONKnowsEveryField(t *testing.T) {
 			"verdict,omitempty seed,omitempty build_hash,omitempty build,omitempty initial_state,omitempty state,omitempty " +
 			"evidence,omitempty events,omitempty conversation,omitempty trials,omitempty mutation,omitempty duration_ms - -"},
 		{Check{}, "check at passed message invariant,omitempty judge,omitempty"},
-		{ToolCall{}, "turn id tool args outcome where,omitempty rule is_error result near_miss,omitempty asked,omitempty"},
+		{ToolCall{}, "turn id tool args outcome where,omitempty actor,omitempty rule is_error result near_miss,omitempty asked,omitempty"},
 		{Usage{}, "input_tokens output_tokens"},
 	} {
 		if got := names(tc.v); got != tc.want {

@@ -269,7 +269,10 @@ type ToolCall struct {
 	// Where is "own" for a call the agent ran itself (one of its own
 	// tools, seen on the model wire: no outcome, no rule; its result is
 	// what the agent sent the model); "" for a call dryfire served.
-	Where    string    `json:"where,omitempty"`
+	Where string `json:"where,omitempty"`
+	// Actor is the world actor of a call the simulated user made on its
+	// side of the world (dual control); "" for the agent's calls.
+	Actor    string    `json:"actor,omitempty"`
 	Rule     string    `json:"rule"` // FILE:LINE of the rule that answered; empty when none
 	IsError  bool      `json:"is_error"`
 	Result   string    `json:"result"` // the exact text the model received

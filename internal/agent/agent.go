@@ -25,10 +25,11 @@ type Config struct {
 	User User
 }
 
-// User is a simulated user: after each of the agent's replies, its next
-// message, or ok false to end the conversation.
+// User is a simulated user: after each of the agent's replies (made by
+// model turns up to turn), its next message, or ok false to end the
+// conversation.
 type User interface {
-	Next(ctx context.Context, reply string) (msg string, ok bool, err error)
+	Next(ctx context.Context, reply string, turn int) (msg string, ok bool, err error)
 }
 
 // Exchange is one turn of a conversation: a user message and the agent's
@@ -112,7 +113,7 @@ func Run(ctx context.Context, m model.Model, tools tool.Session, cfg Config) (*T
 				t.Messages = req.Messages
 				return t, nil
 			}
-			msg, ok, err := cfg.User.Next(ctx, resp.Text)
+			msg, ok, err := cfg.User.Next(ctx, resp.Text, t.Turns)
 			if err != nil || !ok {
 				t.Messages = req.Messages
 				return t, err

@@ -5,6 +5,7 @@ package check
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"unsafe"
@@ -72,6 +73,7 @@ func one(c *spec.Check, f *Facts) (bool, string) {
 	case c.Kind == spec.CheckState, c.Kind == spec.CheckEvent, c.Operation != "":
 		return worldCheck(c, f)
 	}
+	f = byActor(f, c.Actor)
 	switch c.Kind {
 	case spec.CheckCalled:
 		return called(c, f)
@@ -116,6 +118,22 @@ func where(f *Facts, own bool) *Facts {
 	g.Calls = make([]tool.Record, 0, len(f.Calls))
 	for _, r := range f.Calls {
 		if r.Own == own {
+			g.Calls = append(g.Calls, r)
+		}
+	}
+	return &g
+}
+
+// byActor is f with only the calls of actor: "" the agent's, else a
+// simulated user's made as that world actor (dual control).
+func byActor(f *Facts, actor string) *Facts {
+	if !slices.ContainsFunc(f.Calls, func(r tool.Record) bool { return r.Actor != actor }) {
+		return f
+	}
+	g := *f
+	g.Calls = make([]tool.Record, 0, len(f.Calls))
+	for _, r := range f.Calls {
+		if r.Actor == actor {
 			g.Calls = append(g.Calls, r)
 		}
 	}
@@ -168,6 +186,9 @@ func appendSubject(b []byte, c *spec.Check) []byte {
 			b = append(b, ", "...)
 		}
 		b = append(append(append(append(b, m.Arg...), " matching /"...), m.Src...), '/')
+	}
+	if c.Actor != "" {
+		b = append(append(b, " by the user as "...), c.Actor...)
 	}
 	return b
 }

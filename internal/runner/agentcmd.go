@@ -223,6 +223,9 @@ func runCommand(ctx context.Context, j job, opts Options, lv *live, c report.Cas
 			c.Status, c.Reason, c.Infra = report.Errored, err.Error(), true
 			return done(c, drill, start)
 		}
+		if drill != nil {
+			user.act = func(ctx context.Context, c tool.Call, req world.Request) { cc.sc.CallWorld(ctx, c, req) }
+		}
 		cc.user = user
 		tk = &talk{user: user, turn: func() int { return int(cc.m.arrived.Load()) }}
 	}

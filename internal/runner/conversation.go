@@ -127,7 +127,7 @@ func converse(ctx context.Context, stdin io.WriteCloser, out *lineWriter, exited
 			return conv, err
 		}
 		conv[n-1].Reply, conv[n-1].ModelTurn = reply, turn()
-		msg, ok, err := user.Next(ctx, reply)
+		msg, ok, err := user.Next(ctx, reply, conv[n-1].ModelTurn)
 		if err != nil || !ok {
 			return conv, err
 		}

@@ -189,33 +189,44 @@ func parseVerdict(text string) *check.Verdict {
 func judgeConversation(input string, c *report.Case) string {
 	var b strings.Builder
 	calls := c.ToolCalls
-	// The calls made up to model turn upTo, not yet written.
-	writeCalls := func(upTo int) {
-		for len(calls) > 0 && (upTo < 0 || calls[0].Turn <= upTo) {
+	// The calls made up to model turn upTo, not yet written: the agent's
+	// (users false) or, before a user's message, the simulated user's
+	// own (dual control), which come after the agent's reply.
+	writeCalls := func(upTo int, users bool) {
+		for len(calls) > 0 && (upTo < 0 || calls[0].Turn <= upTo) && (calls[0].Actor != "") == users {
 			tc := calls[0]
 			calls = calls[1:]
 			result := "returned"
 			if tc.IsError {
 				result = "returned an error"
 			}
-			fmt.Fprintf(&b, "[agent, turn %d] called %s %s; it %s: %s\n", tc.Turn, tc.Tool, cutText(string(tc.Args), maxJudgeItem), result, cutText(tc.Result, maxJudgeItem))
+			who := fmt.Sprintf("agent, turn %d", tc.Turn)
+			if users {
+				who = "user, as " + tc.Actor
+			}
+			fmt.Fprintf(&b, "[%s] called %s %s; it %s: %s\n", who, tc.Tool, cutText(string(tc.Args), maxJudgeItem), result, cutText(tc.Result, maxJudgeItem))
 		}
 	}
 	if c.Conversation == nil {
 		b.WriteString("[user] " + input + "\n")
-		writeCalls(-1)
+		writeCalls(-1, false)
 		b.WriteString("[agent] " + c.Output + "\n")
 		return cutText(b.String(), maxJudgeConversation)
 	}
+	replied := 0 // the model turn of the last reply
 	for _, m := range c.Conversation {
 		if m.Role == "user" {
+			if m.Turn > 1 {
+				writeCalls(replied, true)
+			}
 			b.WriteString("[user] " + m.Text + "\n")
 			continue
 		}
-		writeCalls(m.ModelTurn)
+		replied = m.ModelTurn
+		writeCalls(m.ModelTurn, false)
 		b.WriteString("[agent] " + m.Text + "\n")
 	}
-	writeCalls(-1)
+	writeCalls(-1, false)
 	return cutText(b.String(), maxJudgeConversation)
 }
 

@@ -45,12 +45,14 @@ func TestParseVerdict(t *testing.T) {
 	}
 }
 
-// The judge reads a conversation in order: each user message, then the
-// tool calls made for the reply, then the reply.
+// The judge reads a conversation in order: each user message (after the
+// calls the user made on its side), then the tool calls made for the
+// reply, then the reply.
 func TestJudgeConversation(t *testing.T) {
 	c := &report.Case{
 		Output: "Bye.",
 		ToolCalls: []report.ToolCall{
+			{Turn: 1, Tool: "change_address", Actor: "customer", Args: []byte(`{"order_id":"A-1"}`), Result: `{}`},
 			{Turn: 2, Tool: "issue_refund", Args: []byte(`{"order_id":"A-1"}`), Result: `{"refund_id":"R-7"}`},
 			{Turn: 3, Tool: "notify", Args: []byte(`{}`), Result: "down", IsError: true},
 		},
@@ -65,6 +67,7 @@ func TestJudgeConversation(t *testing.T) {
 	}
 	want := `[user] I want a refund.
 [agent] Your order number?
+[user, as customer] called change_address {"order_id":"A-1"}; it returned: {}
 [user] A-1.
 [agent, turn 2] called issue_refund {"order_id":"A-1"}; it returned: {"refund_id":"R-7"}
 [agent, turn 3] called notify {}; it returned an error: down
@@ -75,7 +78,7 @@ func TestJudgeConversation(t *testing.T) {
 	if got := judgeConversation("I want a refund.", c); got != want {
 		t.Errorf("got\n%s\nwant\n%s", got, want)
 	}
-	c.Conversation = nil
+	c.Conversation, c.ToolCalls = nil, c.ToolCalls[1:] // one turn: no user to act
 	if got := judgeConversation("Hi.", c); !strings.HasPrefix(got, "[user] Hi.\n[agent, turn 2] called issue_refund") || !strings.HasSuffix(got, "[agent] Bye.\n") {
 		t.Errorf("one turn:\n%s", got)
 	}

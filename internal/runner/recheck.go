@@ -347,7 +347,7 @@ func changedChecks(old, now []report.Check) []string {
 func storedFacts(c *report.Case) (*check.Facts, error) {
 	f := &check.Facts{Output: c.Output, Turns: c.Turns, Replies: replies(c), Calls: make([]tool.Record, len(c.ToolCalls)), MCP: c.MCP}
 	for i, tc := range c.ToolCalls {
-		r := tool.Record{Call: tool.Call{ID: tc.ID, Name: tc.Tool, Turn: tc.Turn},
+		r := tool.Record{Call: tool.Call{ID: tc.ID, Name: tc.Tool, Turn: tc.Turn, Actor: tc.Actor},
 			Result: tool.Result{Content: tc.Result, IsError: tc.IsError, Outcome: tc.Outcome, Rule: tc.Rule, NearMiss: tc.NearMiss, Asked: tc.Asked, Entry: -1},
 			Own:    tc.Where == WhereOwn}
 		v, err := value.Parse(tc.Args)

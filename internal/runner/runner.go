@@ -360,7 +360,7 @@ func runLoop(ctx context.Context, j job, opts Options, lv *live, c report.Case, 
 	}
 	var au agent.User
 	if user != nil {
-		au = user
+		user.act, au = userActs(sess, drill), user
 	}
 	tr, err := agent.Run(ctx, m, sess, agent.Config{
 		User:     au,
@@ -475,6 +475,7 @@ func toolCall(r *tool.Record, buf []byte) (report.ToolCall, []byte) {
 	}
 	return report.ToolCall{
 		Where:    where,
+		Actor:    r.Actor,
 		Turn:     r.Turn,
 		ID:       r.ID,
 		Tool:     r.Name,

@@ -301,6 +301,9 @@ func points(s *spec.Suite, c *spec.Case, sw *world.SuiteWorld, rc report.Case) [
 			continue // the agent's own: dryfire does not answer it
 		}
 		n++
+		if tc.Actor != "" {
+			continue // the simulated user's: the agent does not read its answer
+		}
 		p := Point{Suite: rc.Suite, Case: rc.Name, Call: n, Tool: tc.Tool}
 		var op *world.Operation
 		if sw != nil {

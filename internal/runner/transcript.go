@@ -39,6 +39,9 @@ func join(served []tool.Record, seen []model.Seen, names *tool.Names, asked int)
 	byID := map[string]int{}
 	for i := range served {
 		r := &served[i]
+		if r.Actor != "" {
+			continue // the simulated user's: no answer asked for it
+		}
 		if r.ID != "" {
 			byID[r.ID] = i
 		}

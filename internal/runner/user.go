@@ -11,6 +11,8 @@ import (
 	"github.com/dryfire-dev/dryfire/internal/modelserver"
 	"github.com/dryfire-dev/dryfire/internal/report"
 	"github.com/dryfire-dev/dryfire/internal/spec"
+	"github.com/dryfire-dev/dryfire/internal/tool"
+	"github.com/dryfire-dev/dryfire/internal/world"
 )
 
 // userSystem opens the system prompt of a model-driven user; the case's
@@ -43,6 +45,21 @@ type simUser struct {
 	said  int
 	usage model.Usage      // what the user's model spent
 	conv  []agent.Exchange // the conversation so far, as the user saw it
+	// act makes one of the user's world calls (do:) through the case's
+	// record, as the agent's calls are made; nil outside world suites.
+	act func(ctx context.Context, c tool.Call, req world.Request)
+}
+
+// userActs is how a simulated user's world calls reach the drill's
+// world: through rec, the record of the agent's calls (the built-in
+// loop's), as a world operation by the turn's actor.
+func userActs(rec *tool.Recorder, in *world.Instance) func(context.Context, tool.Call, world.Request) {
+	if in == nil {
+		return nil
+	}
+	return func(ctx context.Context, c tool.Call, req world.Request) {
+		rec.CallOn(ctx, c, func() tool.Answerer { return &world.Op{In: in, Req: req} })
+	}
 }
 
 // newSimUser is the simulated user of a job; nil when the case has none.
@@ -67,16 +84,16 @@ func newSimUser(j job, lv *live, notes *[]string) (*simUser, error) {
 }
 
 // Next implements agent.User.
-func (s *simUser) Next(ctx context.Context, reply string) (string, bool, error) {
+func (s *simUser) Next(ctx context.Context, reply string, turn int) (string, bool, error) {
 	s.conv[len(s.conv)-1].Reply = reply
-	msg, ok, err := s.say(ctx, reply)
+	msg, ok, err := s.say(ctx, reply, turn)
 	if ok && err == nil {
 		s.conv = append(s.conv, agent.Exchange{User: msg})
 	}
 	return msg, ok, err
 }
 
-func (s *simUser) say(ctx context.Context, reply string) (string, bool, error) {
+func (s *simUser) say(ctx context.Context, reply string, turn int) (string, bool, error) {
 	if s.m == nil {
 		for s.next < len(s.u.Script) {
 			t := s.u.Script[s.next]
@@ -84,6 +101,15 @@ func (s *simUser) say(ctx context.Context, reply string) (string, bool, error) {
 			if t.When != nil && !t.When.MatchString(reply) {
 				*s.notes = append(*s.notes, fmt.Sprintf("user turn %d (%s) was skipped: the agent's reply does not match /%s/", s.next, t.Pos.FileLine(), t.When))
 				continue
+			}
+			// Dual control: the user acts on its side of the world, then
+			// says what it did.
+			for _, a := range t.Do {
+				if s.act == nil || ctx.Err() != nil {
+					break
+				}
+				s.act(ctx, tool.Call{Name: a.Name(), Args: a.Args, Turn: turn, Actor: t.Actor},
+					world.Request{Operation: a.Operation, Tool: a.Tool, Arguments: a.Args, Actor: t.Actor})
 			}
 			return t.Say, true, nil
 		}

@@ -9,6 +9,7 @@ import (
 	yaml "go.yaml.in/yaml/v4"
 
 	"github.com/dryfire-dev/dryfire/internal/provider"
+	"github.com/dryfire-dev/dryfire/internal/value"
 	"github.com/dryfire-dev/dryfire/internal/yamlpos"
 )
 
@@ -222,6 +223,15 @@ func (x *decoder) user(p yamlpos.KV) *User {
 						if s, ok := q.Val.(string); ok {
 							t.When = x.regex(q.V, s)
 						}
+					case "actor":
+						t.Actor, t.actorNode, t.ActorPos = str(q.Val), q.V, x.pos(q.V)
+					case "do":
+						t.doNode = q.K
+						for _, a := range yamlpos.Items(q.V, q.Val) {
+							if act := x.userAct(a.N, a.Val); act != nil {
+								t.Do = append(t.Do, act)
+							}
+						}
 					}
 				}
 			default:
@@ -254,4 +264,35 @@ func (x *decoder) user(p yamlpos.KV) *User {
 		return nil // reported by the schema
 	}
 	return u
+}
+
+// userAct reads one world call of a user turn's do: {tool | operation,
+// args}.
+func (x *decoder) userAct(n *yaml.Node, val any) *UserAct {
+	m, ok := val.(map[string]any)
+	if !ok {
+		return nil // reported by the schema
+	}
+	a := &UserAct{Pos: x.pos(n), Args: "{}"}
+	for _, p := range yamlpos.Pairs(n, m) {
+		switch p.Key() {
+		case "tool":
+			a.Tool = str(p.Val)
+		case "operation":
+			a.Operation = str(p.Val)
+		case "args":
+			if args, ok := p.Val.(map[string]any); ok {
+				a.Args = value.Canonical(args)
+			}
+		}
+	}
+	switch {
+	case a.Tool == "" && a.Operation == "":
+		x.errorf(n, "a user's world call needs tool (or operation: package/operation)")
+		return nil
+	case a.Tool != "" && a.Operation != "":
+		x.errorf(n, "a user's world call: give tool or operation, not both")
+		return nil
+	}
+	return a
 }

@@ -252,6 +252,16 @@ func (x *decoder) resolveUser(s *Suite, c *Case) {
 	if s.NoAgent {
 		x.errorf(u.key, "user: needs the suite's agent (provider and model, or command): a suite without one is the drills of a test's own function (runDrills / run_drills, dryfire engine), which takes one input and gives one answer, so no simulated user can talk to it; give the suite an agent, or drive the conversation in the test")
 	}
+	for _, t := range u.Script {
+		switch {
+		case t.doNode != nil && s.World == "":
+			x.errorf(t.doNode, "do: is a simulated user's calls in the world: it needs a world suite (world:)")
+		case t.doNode != nil && t.Actor == "":
+			x.errorf(t.doNode, "do: needs actor: the world actor the user calls as (its permissions apply)")
+		case t.actorNode != nil && t.doNode == nil:
+			x.warnf(t.actorNode, "actor is who the user calls as in do:, and this turn has no do:")
+		}
+	}
 	m := u.Model
 	if m == nil {
 		return

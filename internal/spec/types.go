@@ -376,11 +376,34 @@ type User struct {
 }
 
 // UserTurn is one scripted message of a simulated user, said only when
-// the agent's last reply matches When (when set).
+// the agent's last reply matches When (when set). Before saying it, the
+// user makes Do's world calls as Actor (dual control: world suites).
 type UserTurn struct {
-	Say  string
-	When *regexp.Regexp
-	Pos  yamlpos.Pos
+	Say   string
+	When  *regexp.Regexp
+	Actor string
+	Do    []*UserAct
+	Pos   yamlpos.Pos
+	// ActorPos is where actor is written.
+	ActorPos yamlpos.Pos
+
+	actorNode, doNode *yaml.Node
+}
+
+// UserAct is one world call a simulated user makes on its side: an
+// operation (package/operation) or a tool name, with its arguments.
+type UserAct struct {
+	Tool, Operation string
+	Args            string // the arguments as JSON text ({} for none)
+	Pos             yamlpos.Pos
+}
+
+// Name is the call's name in the record: its tool, else its operation.
+func (a *UserAct) Name() string {
+	if a.Tool != "" {
+		return a.Tool
+	}
+	return a.Operation
 }
 
 // UserModel is a model-driven simulated user, its model resolved as a

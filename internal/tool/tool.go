@@ -17,6 +17,9 @@ type Call struct {
 	Name string
 	Args string // the arguments as JSON text, as the model sent them
 	Turn int    // 1-based model turn that made the call
+	// Actor is the world actor of a simulated user's call (dual control);
+	// "" for the agent's.
+	Actor string
 }
 
 // Outcome says how a call was answered. It and the record types below

@@ -178,7 +178,7 @@ func NewScope(o ScopeOptions) *Scope {
 			tools = o.Plan.Tools // the case's: the world's, or as a drill changed them
 		}
 		s.tools, s.notes = served(tools)
-		s.worldAPI = &worldAPI{in: o.World, tools: s.tools, call: s.callWorld, reset: s.Reset}
+		s.worldAPI = &worldAPI{in: o.World, tools: s.tools, call: s.CallWorld, reset: s.Reset}
 	} else {
 		s.set, s.usesImpl = p.Rules, p.UsesImpl
 		s.tools, s.notes = served(p.Tools)
@@ -329,11 +329,12 @@ func jsonKind(c byte) string {
 	return "text that is not JSON"
 }
 
-// callWorld runs one operation of a world scope and records it under
-// name (the tool name the agent used, or the operation's).
-func (s *Scope) callWorld(ctx context.Context, name string, req world.Request) *world.Response {
+// CallWorld runs one operation of a world scope and records it as c (its
+// name the tool name the agent used, or the operation's): the /ops
+// routes' calls, and a simulated user's (c.Actor set).
+func (s *Scope) CallWorld(ctx context.Context, c tool.Call, req world.Request) *world.Response {
 	op := &world.Op{In: s.world, Req: req}
-	s.rec.CallOn(ctx, tool.Call{Name: name, Args: req.Arguments}, func() tool.Answerer { return op })
+	s.rec.CallOn(ctx, c, func() tool.Answerer { return op })
 	return op.Response
 }
 

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/dryfire-dev/dryfire/internal/tool"
 	"github.com/dryfire-dev/dryfire/internal/world"
 )
 
@@ -41,9 +42,9 @@ type opAnswer struct {
 type worldAPI struct {
 	in    *world.Instance
 	tools []Tool // the scope's, one an operation
-	// call runs an operation and records it under name (Scope.callWorld);
-	// reset resets the whole scope (Scope.Reset).
-	call  func(ctx context.Context, name string, req world.Request) *world.Response
+	// call runs an operation and records it (Scope.CallWorld); reset
+	// resets the whole scope (Scope.Reset).
+	call  func(ctx context.Context, c tool.Call, req world.Request) *world.Response
 	reset func()
 }
 
@@ -103,7 +104,7 @@ func (a *worldAPI) serveOp(w http.ResponseWriter, r *http.Request, rest string) 
 	if o := a.in.World().Operations[wr.Operation]; o != nil {
 		name = o.Tool
 	}
-	resp := a.call(r.Context(), name, wr)
+	resp := a.call(r.Context(), tool.Call{Name: name, Args: wr.Arguments}, wr)
 	ans := opAnswer{Status: resp.Status, Output: resp.Output, Error: resp.Error, Receipt: resp.Receipt}
 	if resp.Error != nil {
 		ans.Output = nil

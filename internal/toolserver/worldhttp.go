@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/dryfire-dev/dryfire/internal/tool"
 	"github.com/dryfire-dev/dryfire/internal/value"
 	"github.com/dryfire-dev/dryfire/internal/world"
 )
@@ -87,7 +88,7 @@ func (a *worldAPI) serveHTTPAPI(w http.ResponseWriter, r *http.Request, rest str
 	req := world.Request{Operation: op.Key, Args: args, Arguments: text, Actor: actor,
 		IdempotencyKey: r.Header.Get(ph.IdempotencyHeader),
 		HTTP:           &world.HTTPEvidence{Method: r.Method, Path: path, Route: op.Route.Path}}
-	writeRouteAnswer(w, r, ph, op, a.call(r.Context(), op.Tool, req))
+	writeRouteAnswer(w, r, ph, op, a.call(r.Context(), tool.Call{Name: op.Tool, Args: req.Arguments}, req))
 }
 
 // noPackageAPI is the 404 for a package that serves no HTTP API (or no

@@ -161,6 +161,7 @@ func AttachSuite(s *spec.Suite, cache Cache, root string) (*SuiteWorld, yamlpos.
 		attachSetup(r, w, c, d)
 		checkScript(r, w, c)
 		checkChecks(r, w, c)
+		checkUser(r, w, c)
 		sw.Drills[c] = d
 	}
 	return sw, r.ds
@@ -268,6 +269,8 @@ func checkChecks(r *nodeReporter, w *World, c *spec.Case) {
 			}
 			if ch.Actor != "" && w.Actors[ch.Actor] == nil {
 				r.errAt(ch.Pos, "check names actor %q, which world %s does not have%s", ch.Actor, w.Name, suggest.DidYouMean(ch.Actor, w.ActorList))
+			} else if ch.Tool != "" && ch.Actor != "" && !userActs(c, ch.Actor) {
+				r.warnAt(ch.Pos, "a check of tool calls by actor %q reads the simulated user's calls made as %s (do:), and this case's user makes none: the agent's calls have no actor (leave actor out, or name the operation to count the world's evidence by actor)", ch.Actor, ch.Actor)
 			}
 		case spec.CheckOrder:
 			for _, n := range ch.Order {
@@ -284,6 +287,39 @@ func checkChecks(r *nodeReporter, w *World, c *spec.Case) {
 			}
 		}
 	}
+}
+
+// checkUser checks a simulated user's world calls (do:): its actor and
+// each call's operation or tool are the world's.
+func checkUser(r *nodeReporter, w *World, c *spec.Case) {
+	if c.User == nil {
+		return
+	}
+	for _, t := range c.User.Script {
+		if len(t.Do) == 0 {
+			continue
+		}
+		if t.Actor != "" && w.Actors[t.Actor] == nil { // none: the suite says so
+			r.errAt(t.ActorPos, "the user's actor %q is not an actor of world %s%s", t.Actor, w.Name, suggest.DidYouMean(t.Actor, w.ActorList))
+		}
+		for _, a := range t.Do {
+			switch {
+			case a.Operation != "" && w.Operations[a.Operation] == nil:
+				r.errAt(a.Pos, "the user's call names operation %q, which world %s does not have%s", a.Operation, w.Name, suggest.DidYouMean(a.Operation, w.OpList))
+			case a.Tool != "" && w.Tools[a.Tool] == nil:
+				r.errAt(a.Pos, "the user's call names tool %q, which world %s does not have%s", a.Tool, w.Name, suggest.DidYouMean(a.Tool, sortedKeys(w.Tools)))
+			}
+		}
+	}
+}
+
+// userActs says whether the case's simulated user makes world calls as
+// actor.
+func userActs(c *spec.Case, actor string) bool {
+	if c.User == nil {
+		return false
+	}
+	return slices.ContainsFunc(c.User.Script, func(t *spec.UserTurn) bool { return len(t.Do) > 0 && t.Actor == actor })
 }
 
 // SplitPath splits a state path: package.collection.key.field, or a JSON
