@@ -495,7 +495,7 @@ func (e *NoTurnError) Error() string {
 	default:
 		fmt.Fprintf(&b, "turns served: %s", servedList(e.Served))
 	}
-	fmt.Fprintf(&b, "; the request's last message: %s", cutLine(e.Last))
+	fmt.Fprintf(&b, "; the request's last message: %s", cutAt(e.Last, 200))
 	if e.Closest != "" {
 		fmt.Fprintf(&b, "; closest guard: %s", e.Closest)
 	}
@@ -545,28 +545,17 @@ func quoteList(vs []string) string {
 
 // cut shortens text for a message and the report (a request's last
 // message may be a tool result of megabytes): at most maxQuoted bytes.
-func cut(s string) string {
-	const n = maxQuoted
-	if len(s) <= n {
-		return s
-	}
-	i := n
-	for i > 0 && (s[i]&0xC0) == 0x80 {
-		i--
-	}
-	return s[:i] + "…"
-}
+func cut(s string) string { return cutAt(s, maxQuoted) }
 
-func cutLine(s string) string {
-	const n = 200
+// cutAt shortens s to at most n bytes, on a rune boundary, marked.
+func cutAt(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
-	i := n
-	for i > 0 && (s[i]&0xC0) == 0x80 {
-		i--
+	for n > 0 && (s[n]&0xC0) == 0x80 {
+		n--
 	}
-	return s[:i] + "…"
+	return s[:n] + "…"
 }
 
 // Codes of the script's refusals (model.Coded).

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"regexp"
 	"slices"
@@ -203,12 +204,7 @@ func parseAnthropicRequest(data []byte) (*anthropicRequest, Conversation, *anthr
 	req.canonical, _ = wire.Marshal(top)
 	req.messages, _ = wire.Marshal(top["messages"])
 
-	keys := make([]string, 0, len(top))
-	for k := range top {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	for _, k := range keys {
+	for _, k := range slices.Sorted(maps.Keys(top)) {
 		if !anthropicKeys[k] {
 			return nil, conv, anthInvalid("%s: Extra inputs are not permitted", k)
 		}

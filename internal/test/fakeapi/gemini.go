@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"slices"
 	"strings"
@@ -174,7 +175,7 @@ func parseGeminiRequest(data []byte, count bool) ([]byte, Conversation, *geminiF
 			return nil, conv, geminiInvalid("* CountTokensRequest: contents is required.")
 		}
 	}
-	for _, k := range sortedKeys(top) {
+	for _, k := range slices.Sorted(maps.Keys(top)) {
 		if !geminiKeys[k] {
 			return nil, conv, geminiInvalid("Invalid JSON payload received. Unknown name %q: Cannot find field.", k)
 		}

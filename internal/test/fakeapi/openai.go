@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"regexp"
 	"slices"
@@ -491,12 +492,7 @@ func schemaObject(p any, name, at string, strict bool) *apiError {
 	}
 	props, _ := s["properties"].(map[string]any)
 	req, _ := s["required"].([]any)
-	keys := make([]string, 0, len(props))
-	for k := range props {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	for _, k := range keys {
+	for _, k := range slices.Sorted(maps.Keys(props)) {
 		if !slices.Contains(req, any(k)) {
 			return bad("In context=(), 'required' is required to be supplied and to be an array including every key in properties. Missing '%s'.", k)
 		}
@@ -544,12 +540,7 @@ func requiredModel(req map[string]any, responses bool) (string, *apiError) {
 // unknownKeys refuses a top-level key the API does not know; special maps
 // a key to its own error.
 func unknownKeys(req map[string]any, known []string, special map[string]*apiError) *apiError {
-	keys := make([]string, 0, len(req))
-	for k := range req {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	for _, k := range keys {
+	for _, k := range slices.Sorted(maps.Keys(req)) {
 		if e, ok := special[k]; ok {
 			return e
 		}

@@ -1,6 +1,7 @@
 package fakeapi
 
 import (
+	"maps"
 	"slices"
 )
 
@@ -34,7 +35,7 @@ func streamOptions(req map[string]any, stream bool) (includeUsage bool, e *apiEr
 	if !ok {
 		return false, invalidType("stream_options", "an object", raw)
 	}
-	for _, k := range sortedKeys(opts) {
+	for _, k := range slices.Sorted(maps.Keys(opts)) {
 		switch k {
 		case "include_usage", "include_obfuscation":
 			if _, ok := opts[k].(bool); !ok {
@@ -46,13 +47,4 @@ func streamOptions(req map[string]any, stream bool) (includeUsage bool, e *apiEr
 	}
 	u, _ := opts["include_usage"].(bool)
 	return u, nil
-}
-
-func sortedKeys(m map[string]any) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }
