@@ -13,6 +13,7 @@ import (
 
 	"github.com/dryfire-dev/dryfire"
 	"github.com/dryfire-dev/dryfire/internal/termtext"
+	"github.com/dryfire-dev/dryfire/report"
 )
 
 type verifyOptions struct {
@@ -222,6 +223,20 @@ func verifyText(w io.Writer, v *dryfire.Verification, o verifyOptions) {
 		fmt.Fprintln(w, "; nothing was written (--update re-records the cases that drifted)")
 	default:
 		fmt.Fprintln(w)
+	}
+	// A re-recorded case that did not pass (exit 1) says why, as run does.
+	if r := v.UpdateRun; r != nil {
+		var bad []*report.Case
+		for i := range r.Cases {
+			if s := r.Cases[i].Status; s == report.Failed || s == report.Errored {
+				bad = append(bad, &r.Cases[i])
+			}
+		}
+		pr := dryfire.NewTextPrinter(w, dryfire.TextOptions{})
+		pr.Start(len(bad))
+		for i, c := range bad {
+			pr.CaseDone(i, c)
+		}
 	}
 }
 
