@@ -6,6 +6,7 @@ import (
 	"hash/fnv"
 	"maps"
 	"math/rand/v2"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -158,10 +159,11 @@ func scriptCall(turn int, name string, args map[string]any) *spec.ScriptCall {
 
 // randomAgent calls one to three of the case's tools, one a turn, each
 // with arguments of its schema's properties' types, then answers "done":
-// the same calls for the same seed and case.
+// the same calls for the same seed and case, however its file was named
+// (relative or absolute: its base name is hashed, not its path).
 func randomAgent(j job, seed uint64) []*spec.Turn {
 	h := fnv.New64a()
-	h.Write([]byte(j.suite.File + "\x00" + j.c.Name))
+	h.Write([]byte(filepath.Base(j.suite.File) + "\x00" + j.c.Name))
 	r := rand.New(rand.NewPCG(seed, h.Sum64()))
 	var turns []*spec.Turn
 	if tools := j.plan.Tools; len(tools) > 0 {
