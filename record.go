@@ -41,7 +41,10 @@ type RecordToolsOptions struct {
 	// DryRun writes no file: the recording says what would be written.
 	DryRun bool
 	// RefreshTools replaces the suites' declarations of the upstream's
-	// tools that differ from its list (RecordedFile.Differing).
+	// tools that differ from its list (RecordedFile.Differing), and the
+	// answer of each recorded rule the upstream now answers otherwise
+	// (RecordedFile.Rerecorded; a hand-written rule or a recorded
+	// sequence stays a conflict).
 	RefreshTools bool
 }
 
@@ -80,6 +83,9 @@ type RecordedFile struct {
 	// Known is how many calls an existing rule already answers as the
 	// upstream did.
 	Known int
+	// Rerecorded is how many recorded rules took the upstream's new
+	// answer (RefreshTools).
+	Rerecorded int
 	// Conflicts are calls an existing rule answers otherwise, as
 	// FILE:LINE: message; the rule is kept.
 	Conflicts []string
@@ -170,7 +176,7 @@ func (p *Project) recordedFile(s *spec.Suite, ex []toolrec.Exchange, up *toolrec
 	}
 	if res != nil {
 		rf.Written = res.Changed() && !o.DryRun && err == nil
-		rf.Tools, rf.Differing, rf.Rules, rf.Sequences, rf.CaseRules, rf.Known = res.Tools, res.Differing, res.Rules, res.Sequences, res.CaseRules, res.Known
+		rf.Tools, rf.Differing, rf.Rules, rf.Sequences, rf.CaseRules, rf.Known, rf.Rerecorded = res.Tools, res.Differing, res.Rules, res.Sequences, res.CaseRules, res.Known, res.Rerecorded
 		for _, c := range res.Conflicts {
 			rf.Conflicts = append(rf.Conflicts, c.String())
 		}

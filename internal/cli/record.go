@@ -48,7 +48,8 @@ What is written, into the file as it is (every comment and line of it
 stays): a declaration under tools: for each listed tool the suite does
 not declare (description and input schema); with --refresh-tools, a
 declaration that differs from the listed tool replaced by it (without,
-the differences are printed); and for each call no
+the differences are printed), and a recorded rule the upstream now
+answers otherwise given its new answer; and for each call no
 existing rule answers, a rule after the tool's existing ones, under a
 comment "# recorded from UPSTREAM, case NAME". A rule's when is the
 call's arguments, less those the suite's match: rules normalise or
@@ -95,7 +96,7 @@ nothing ran or nothing was written; 130 interrupted, nothing written.`,
 	f.StringVar(&o.record, "record", "", "when real models are called: `MODE` none, once, new or all, as for dryfire run")
 	f.StringVar(&o.jsonOut, "json", "", "write the JSON report of the recording run to `FILE` ('-' standard output)")
 	f.BoolVar(&o.dryRun, "dry-run", false, "run and say what would be written, but write no file")
-	f.BoolVar(&o.refresh, "refresh-tools", false, "replace the suites' declarations of the listed tools that differ from the list (description, input schema; aliases kept)")
+	f.BoolVar(&o.refresh, "refresh-tools", false, "replace the suites' declarations of the listed tools that differ from the list (description, input schema; aliases kept), and the answer of each recorded rule the tools now answer otherwise")
 	f.Float64Var(&o.timeout, "call-timeout", 60, "give up on a call to the real tools after `S` seconds")
 	addLoadFlags(cmd, e, &o.python)
 	return cmd
@@ -250,6 +251,9 @@ func recordedFileLines(w interface{ Write([]byte) (int, error) }, f dryfire.Reco
 			r += " (" + strings.Join(of, ", ") + ")"
 		}
 		parts = append(parts, r)
+	}
+	if f.Rerecorded > 0 {
+		parts = append(parts, count(f.Rerecorded, "recorded rule")+" re-recorded")
 	}
 	if f.Known > 0 {
 		parts = append(parts, count(f.Known, "call")+" answered by the rules already")

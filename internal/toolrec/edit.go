@@ -134,11 +134,13 @@ func pairsText(pairs []yamlnode.Pair, pre string) string {
 }
 
 // itemsText is rule nodes as the items of a block list with its dash at
-// pre, each under its origin comment.
+// pre, each under its origin comment (none: "").
 func itemsText(items []*yaml.Node, comments []string, pre string) string {
 	var b strings.Builder
 	for i, it := range items {
-		b.WriteString(pre + comments[i] + "\n")
+		if comments[i] != "" {
+			b.WriteString(pre + comments[i] + "\n")
+		}
 		body := yamlnode.Dump(it, dumpOpts...)
 		first := true
 		for l := range strings.Lines(string(body)) {

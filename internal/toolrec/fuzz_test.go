@@ -26,6 +26,7 @@ func FuzzMerge(f *testing.F) {
 		"version: 1\nname: s\nagent: {provider: script}\ntools: {}\nmocks: {}\ncases:\n  - name: c\n    input: x\n    mocks: {lookup: []}\n    script: [{text: x}]\n",
 		"version: 1\nname: s\nagent: {provider: script}\nmocks:\n  lookup: [{return: x}]\ncases: [{name: c, input: x, script: [{text: x}]}]",
 		"version: 1\nname: s\nagent: {provider: script}\nmocks:\n  lookup:\n  - when: {id: n-1}\n    return: x\ncases:\n- name: c\n  input: x\n  script: [{text: x}]\n# the end\n",
+		"version: 1\nname: s\nagent: {provider: script}\nmocks:\n  lookup:\n    # recorded from fuzz, case \"c\"\n    - when: {id: n-1}\n      return:\n        a: 1\n  write:\n    # recorded from fuzz, case \"c\"\n    - error: no\ncases:\n  - name: c\n    input: x\n    script: [{text: x}]\n    mocks:\n      write:\n        # recorded from fuzz, case \"c\"\n        - {return: x}\n",
 	} {
 		f.Add([]byte(s))
 	}
@@ -54,6 +55,15 @@ func FuzzMerge(f *testing.F) {
 		}
 		if !kept(string(data), string(res.Data)) {
 			t.Fatalf("the merge changed what was there:\n--- input\n%s\n--- merged\n%s", data, res.Data)
+		}
+		// Refreshed, recorded rules may take the new answers: still no
+		// panic, and never a merged file that does not load.
+		res, err = toolrec.Merge("f.dryfire.yaml", data, suite, ex, toolrec.Options{Label: "fuzz", Tools: tools, Secrets: redact.New(nil), Parse: parse, Refresh: true})
+		if err != nil && strings.Contains(err.Error(), "a bug") {
+			t.Fatalf("refreshed: %v\n--- input\n%s", err, data)
+		}
+		if err == nil && res.Unwritable && res.Rerecorded > 0 && len(res.Conflicts) == 0 {
+			t.Fatalf("refreshed: unwritable without a conflict\n--- input\n%s", data)
 		}
 	})
 }

@@ -36,7 +36,8 @@ type Options struct {
 	Tools []plan.Tool
 	// Refresh replaces the declarations the suite has of the upstream's
 	// tools that differ from its list (plan.Tool.Diff), keeping their
-	// aliases.
+	// aliases, and the outcome of each recorded rule the upstream now
+	// answers otherwise (rerecord.go).
 	Refresh bool
 	// Secrets are redacted from every argument and answer written; an
 	// argument holding one is left out of a rule's when.
@@ -61,6 +62,9 @@ type Result struct {
 	// Known counts calls an existing rule already answers as the
 	// upstream did.
 	Known int
+	// Rerecorded counts recorded rules that took the upstream's new
+	// answer (Options.Refresh).
+	Rerecorded int
 	// Conflicts are calls an existing rule answers otherwise: the rule is
 	// kept, never changed.
 	Conflicts []Conflict
@@ -75,7 +79,9 @@ type Result struct {
 }
 
 // Changed says the merge changes the file.
-func (r *Result) Changed() bool { return len(r.Tools) > 0 || r.refreshed || r.Rules > 0 }
+func (r *Result) Changed() bool {
+	return len(r.Tools) > 0 || r.refreshed || r.Rules > 0 || r.Rerecorded > 0
+}
 
 // Conflict is a recorded answer an existing rule contradicts.
 type Conflict struct {
@@ -129,6 +135,9 @@ func Merge(file string, data []byte, suite *spec.Suite, ex []Exchange, o Options
 
 	// Which calls the existing rules answer already, and how.
 	var calls []Exchange
+	var swaps []swap       // recorded rules re-recorded (Options.Refresh)
+	var recheck []Exchange // the calls they answer
+	lines := strings.Split(string(data), "\n")
 	set := mock.Compile(suite)
 	sessions := map[string]*mock.Session{}
 	for _, e := range ex {
@@ -153,6 +162,13 @@ func Merge(file string, data []byte, suite *spec.Suite, ex []Exchange, o Options
 		case sameResult(got, want):
 			res.Known++
 		default:
+			if item := recordedItem(file, top, lines, got.Rule); o.Refresh && item != nil {
+				if !slices.ContainsFunc(swaps, func(s swap) bool { return s.item == item }) {
+					swaps = append(swaps, swap{item, e})
+				}
+				recheck = append(recheck, e) // checked after the merge
+				continue
+			}
 			res.Conflicts = append(res.Conflicts, Conflict{Rule: got.Rule, Message: fmt.Sprintf("%s %s (case %q): the upstream answered %s; %s rule answers %s. The rule is kept: delete it and record again to take the new answer",
 				e.Tool, describeArgs(redactValue(e.Args, o.Secrets)), e.Case, describe(want, got), whose(data, got.Rule), describe(got, want))})
 		}
@@ -280,6 +296,13 @@ func Merge(file string, data []byte, suite *spec.Suite, ex []Exchange, o Options
 		tree.addRules(tree.caseItem(cr.name), "mocks", groups(list), nil)
 		res.count(list, true)
 	}
+	for _, sw := range swaps {
+		n := swapped(sw.item, redactAnswer(sw.e.Answer, o.Secrets))
+		ed.replaceItem(sw.item, n)
+		*itemAt(tree.top, sw.item.Line) = *n
+		res.Rerecorded++
+	}
+	calls = append(calls, recheck...) // checked below, as the new rules are
 	res.Data = ed.apply()
 	if !res.Changed() {
 		res.Data = data

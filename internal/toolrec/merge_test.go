@@ -202,3 +202,83 @@ func TestMergeRefreshesDeclarations(t *testing.T) {
 		t.Errorf("refreshed again: %v, changed %v, differing %v", err, again.Changed(), again.Differing)
 	}
 }
+
+// With Refresh, a recorded rule the upstream now answers otherwise takes
+// its new answer (its when, its comment and every other line kept), in
+// the suite's mocks and in a case's own; a hand-written rule and a
+// recorded sequence stay conflicts. Without Refresh, nothing changes.
+func TestMergeRerecordsRecordedRules(t *testing.T) {
+	file := "s.dryfire.yaml"
+	data := []byte(`version: 1
+agent: {provider: script}
+mocks:
+  lookup:
+    # recorded from up, case "c"
+    - when: {id: n-1}
+      return:
+        text: old
+        at: 1
+    # hand-written
+    - when: {id: n-2}
+      return: hand
+  list:
+    # recorded from up, case "c"
+    - sequence:
+        - return: a
+        - return: b
+cases:
+  - name: c
+    input: hi
+    script: [{text: ok}]
+    mocks:
+      write:
+        # recorded from up, case "c"
+        - error: refused # the old answer
+`)
+	suite, ds := parse(file, data)
+	if ds.HasErrors() {
+		t.Fatal(ds)
+	}
+	ex := []toolrec.Exchange{
+		{Case: "c", Tool: "lookup", Args: map[string]any{"id": "n-1"}, Answer: text(`{"at":2,"text":"new"}`)},
+		{Case: "c", Tool: "lookup", Args: map[string]any{"id": "n-1"}, Answer: text(`{"at":2,"text":"new"}`)},
+		{Case: "c", Tool: "lookup", Args: map[string]any{"id": "n-2"}, Answer: text("other")},
+		{Case: "c", Tool: "list", Args: map[string]any{}, Answer: text("z")},
+		{Case: "c", Tool: "write", Args: map[string]any{}, Answer: text("written")},
+	}
+	o := toolrec.Options{Label: "up", Parse: parse}
+	res, err := toolrec.Merge(file, data, suite, ex, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Changed() || len(res.Conflicts) != 5 {
+		t.Errorf("without Refresh: changed %v, conflicts %q", res.Changed(), res.Conflicts)
+	}
+	o.Refresh = true
+	res, err = toolrec.Merge(file, data, suite, ex, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := strings.NewReplacer("      return:\n        text: old\n        at: 1\n", "      return: {at: 2, text: new}\n",
+		"        - error: refused # the old answer\n", "        - return: written\n").Replace(string(data))
+	if string(res.Data) != want {
+		t.Errorf("merged:\n%s\nwant\n%s", res.Data, want)
+	}
+	var conflicts []string
+	for _, c := range res.Conflicts {
+		conflicts = append(conflicts, c.Rule)
+	}
+	if res.Rerecorded != 2 || res.Unwritable || strings.Join(conflicts, " ") != "s.dryfire.yaml:11 s.dryfire.yaml:15" {
+		t.Errorf("re-recorded %d, unwritable %v, conflicts %q", res.Rerecorded, res.Unwritable, res.Conflicts)
+	}
+	// Recorded again into the merged file: the calls are answered as the
+	// upstream did.
+	suite2, ds := parse(file, res.Data)
+	if ds.HasErrors() {
+		t.Fatal(ds)
+	}
+	again, err := toolrec.Merge(file, res.Data, suite2, ex, o)
+	if err != nil || again.Rerecorded != 0 || again.Known != 3 {
+		t.Errorf("again: %v, re-recorded %d, known %d", err, again.Rerecorded, again.Known)
+	}
+}
