@@ -8,7 +8,9 @@ import (
 	"time"
 
 	"github.com/dryfire-dev/dryfire/internal/agent"
+	"github.com/dryfire-dev/dryfire/internal/model"
 	"github.com/dryfire-dev/dryfire/internal/spec"
+	"github.com/dryfire-dev/dryfire/internal/tool"
 )
 
 // A program that replies and exits: dryfire's next write fails (the pipe
@@ -52,5 +54,23 @@ func TestConverseWithAProgramThatLeaves(t *testing.T) {
 				t.Errorf("conversation %+v", conv)
 			}
 		})
+	}
+}
+
+// A program's transcript joins the model's calls to the calls dryfire
+// served for them, never to the simulated user's (dual control): the
+// user looked the order up first, with the very arguments the model then
+// asked for, and stays the user's, placed after the reply it followed.
+func TestTranscriptLeavesTheUsersCalls(t *testing.T) {
+	args := `{"order_id":"A-7"}`
+	parsed := map[string]any{"order_id": "A-7"}
+	served := []tool.Record{
+		{Call: tool.Call{Name: "lookup_order", Args: args, Turn: 1, Actor: "customer"}, Args: parsed},
+		{Call: tool.Call{Name: "lookup_order", Args: args, Turn: 2}, Args: parsed},
+	}
+	seen := []model.Seen{{Turn: 2, Calls: []tool.Call{{ID: "c1", Name: "lookup_order", Args: args}}}}
+	got := transcript(served, seen, tool.NewNames([]string{"lookup_order"}, nil))
+	if len(got) != 2 || got[0].Actor != "customer" || got[0].ID != "" || got[1].Actor != "" || got[1].ID != "c1" || got[1].Own {
+		t.Errorf("transcript: %+v", got)
 	}
 }
