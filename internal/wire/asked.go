@@ -317,7 +317,7 @@ func readGemini(w *model.Request, m map[string]any, u *url.URL, _ []byte) {
 		}
 	}
 	if si, ok := field(m, "systemInstruction", "system_instruction").(map[string]any); ok {
-		w.System = partsText(si["parts"])
+		w.System = GeminiText(si["parts"])
 	} else if s, ok := field(m, "systemInstruction", "system_instruction").(string); ok {
 		w.System = s
 	}
@@ -332,9 +332,9 @@ func field(m map[string]any, camel, snake string) any {
 	return m[snake]
 }
 
-// partsText is the text of a content's text parts (thoughts aside),
-// joined by newlines.
-func partsText(v any) string {
+// GeminiText is the text of a Gemini content's parts (a list), thoughts
+// aside, joined by newlines.
+func GeminiText(v any) string {
 	var out []string
 	for _, p := range list(v) {
 		pm, _ := p.(map[string]any)
@@ -360,7 +360,7 @@ func readGeminiContents(v any) []model.Message {
 		c, _ := raw.(map[string]any)
 		parts := list(c["parts"])
 		if c["role"] == "model" {
-			a := model.Message{Role: model.Assistant, Text: partsText(parts)}
+			a := model.Message{Role: model.Assistant, Text: GeminiText(parts)}
 			for _, p := range parts {
 				pm, _ := p.(map[string]any)
 				fc, ok := field(pm, "functionCall", "function_call").(map[string]any)
@@ -393,7 +393,7 @@ func readGeminiContents(v any) []model.Message {
 			out = append(out, model.Message{Role: model.ToolRole, CallID: id, Text: resultText(fr["response"])})
 			results = true
 		}
-		if t := partsText(parts); t != "" || !results {
+		if t := GeminiText(parts); t != "" || !results {
 			out = append(out, model.Message{Role: model.User, Text: t})
 		}
 	}

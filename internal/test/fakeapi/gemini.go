@@ -192,7 +192,7 @@ func parseGeminiRequest(data []byte, count bool) ([]byte, Conversation, *geminiF
 		}
 	}
 	if si, ok := geminiField(top, "systemInstruction", "system_instruction").(map[string]any); ok {
-		conv.System = geminiText(list(si["parts"]))
+		conv.System = wire.GeminiText(list(si["parts"]))
 	}
 	contents := list(top["contents"])
 	if len(contents) == 0 {
@@ -269,7 +269,7 @@ func parseGeminiRequest(data []byte, count bool) ([]byte, Conversation, *geminiF
 		}
 		lastCalls = calls
 		conv.Messages = append(conv.Messages, results...)
-		msg.Text = geminiText(parts)
+		msg.Text = wire.GeminiText(parts)
 		if msg.Role == "assistant" || msg.Text != "" || len(results) == 0 {
 			conv.Messages = append(conv.Messages, msg)
 		}
@@ -282,19 +282,4 @@ func geminiField(m map[string]any, camel, snake string) any {
 		return v
 	}
 	return m[snake]
-}
-
-// geminiText is the text of parts (thoughts aside), joined by newlines.
-func geminiText(parts []any) string {
-	var out []string
-	for _, p := range parts {
-		pm, _ := p.(map[string]any)
-		if t, _ := pm["thought"].(bool); t {
-			continue
-		}
-		if s, ok := pm["text"].(string); ok {
-			out = append(out, s)
-		}
-	}
-	return strings.Join(out, "\n")
 }
