@@ -2,18 +2,15 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"regexp"
 	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/dryfire-dev/dryfire"
-	"github.com/dryfire-dev/dryfire/internal/atomicfile"
 	"github.com/dryfire-dev/dryfire/internal/suggest"
 	"github.com/dryfire-dev/dryfire/internal/termtext"
 	"github.com/dryfire-dev/dryfire/report"
@@ -88,10 +85,8 @@ func runInject(ctx context.Context, e *env, o injectOptions, args []string) erro
 	if _, err := dryfire.ParseRecordMode(o.record); err != nil {
 		return usageErr("--record %q: want none, once, new or all", o.record)
 	}
-	if o.filter != "" {
-		if _, err := regexp.Compile(o.filter); err != nil {
-			return usageErr("--filter %q is not a valid regular expression: %v", o.filter, regexpProblem(err))
-		}
+	if err := checkFilter(o.filter); err != nil {
+		return err
 	}
 	for _, l := range []struct {
 		flag      string
@@ -138,17 +133,8 @@ func runInject(ctx context.Context, e *env, o injectOptions, args []string) erro
 		return usageErr("no payload and placement of the cases selected is kept by --payload, --category and --placement; nothing ran under a payload")
 	}
 	printInject(text, rep)
-	if o.jsonOut != "" {
-		b, jerr := json.MarshalIndent(rep, "", "  ")
-		if jerr != nil {
-			return &exitError{code: exitInfra, err: jerr}
-		}
-		b = append(b, '\n')
-		if o.jsonOut == "-" {
-			e.stdout.Write(b)
-		} else if werr := atomicfile.Write(o.jsonOut, b, 0o644); werr != nil {
-			return &exitError{code: exitInfra, err: fmt.Errorf("--json: %w", werr)}
-		}
+	if err := writeJSONOut(e, o.jsonOut, rep); err != nil {
+		return err
 	}
 	if ctx.Err() != nil {
 		return &exitError{code: exitStopped, err: errors.New("interrupted; the runs not made are left out")}

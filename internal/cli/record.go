@@ -3,7 +3,6 @@ package cli
 import (
 	"fmt"
 	"net/url"
-	"regexp"
 	"strings"
 	"time"
 
@@ -117,10 +116,8 @@ func runRecordTools(cmd *cobra.Command, e *env, o recordToolsOptions, args []str
 	if rt == nil {
 		return usageErr("record-tools records one upstream: give an MCP server's command after --, or --url, --sse or --http")
 	}
-	if o.filter != "" {
-		if _, err := regexp.Compile(o.filter); err != nil {
-			return usageErr("--filter %q is not a valid regular expression: %v", o.filter, regexpProblem(err))
-		}
+	if err := checkFilter(o.filter); err != nil {
+		return err
 	}
 	if _, err := dryfire.ParseRecordMode(o.record); err != nil && o.record != "" {
 		return usageErr("--record %q: want none, once, new or all", o.record)

@@ -171,10 +171,8 @@ func runRun(cmd *cobra.Command, e *env, o runOptions, args []string) error {
 	if _, err := dryfire.ParseRecordMode(o.record); err != nil && o.record != "" {
 		return usageErr("--record %q: want none, once, new or all", o.record)
 	}
-	if o.filter != "" {
-		if _, err := regexp.Compile(o.filter); err != nil {
-			return usageErr("--filter %q is not a valid regular expression: %v", o.filter, regexpProblem(err))
-		}
+	if err := checkFilter(o.filter); err != nil {
+		return err
 	}
 	var shard *dryfire.Shard
 	if o.shard != "" {
@@ -621,6 +619,14 @@ func stdWriter(e *env, dest string) io.Writer {
 				return w
 			}
 		}
+	}
+	return nil
+}
+
+// checkFilter refuses a --filter that is not a valid regular expression.
+func checkFilter(filter string) error {
+	if _, err := regexp.Compile(filter); err != nil {
+		return usageErr("--filter %q is not a valid regular expression: %v", filter, regexpProblem(err))
 	}
 	return nil
 }

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"regexp"
 	"slices"
 	"strings"
 
@@ -109,10 +108,8 @@ func runSweep(ctx context.Context, e *env, o sweepOptions, args []string) error 
 	if _, err := dryfire.ParseRecordMode(o.record); err != nil {
 		return usageErr("--record %q: want none, once, new or all", o.record)
 	}
-	if o.filter != "" {
-		if _, err := regexp.Compile(o.filter); err != nil {
-			return usageErr("--filter %q is not a valid regular expression: %v", o.filter, regexpProblem(err))
-		}
+	if err := checkFilter(o.filter); err != nil {
+		return err
 	}
 	if o.point != "" {
 		if err := dryfire.ParsePointID(o.point); err != nil {
@@ -176,22 +173,32 @@ func runSweep(ctx context.Context, e *env, o sweepOptions, args []string) error 
 		return usageErr("no case selected has the point %s; run without --point for the points of each case", o.point)
 	}
 	printSweep(text, args, rep, o)
-	if o.jsonOut != "" {
-		b, jerr := json.MarshalIndent(rep, "", "  ")
-		if jerr != nil {
-			return &exitError{code: exitInfra, err: jerr}
-		}
-		b = append(b, '\n')
-		if o.jsonOut == "-" {
-			e.stdout.Write(b)
-		} else if werr := atomicfile.Write(o.jsonOut, b, 0o644); werr != nil {
-			return &exitError{code: exitInfra, err: fmt.Errorf("--json: %w", werr)}
-		}
+	if err := writeJSONOut(e, o.jsonOut, rep); err != nil {
+		return err
 	}
 	if ctx.Err() != nil {
 		return &exitError{code: exitStopped, err: errors.New("interrupted; the points not run are left out")}
 	}
 	return sweepExit(rep, o.failOn)
+}
+
+// writeJSONOut writes v, indented, to dest (--json): '-' is standard
+// output, "" nothing.
+func writeJSONOut(e *env, dest string, v any) error {
+	if dest == "" {
+		return nil
+	}
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return &exitError{code: exitInfra, err: err}
+	}
+	b = append(b, '\n')
+	if dest == "-" {
+		e.stdout.Write(b)
+	} else if err := atomicfile.Write(dest, b, 0o644); err != nil {
+		return &exitError{code: exitInfra, err: fmt.Errorf("--json: %w", err)}
+	}
+	return nil
 }
 
 // printSweep writes the robustness table of each case, then the totals.

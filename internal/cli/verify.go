@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"regexp"
 	"strings"
 	"time"
 
@@ -110,10 +109,8 @@ func runVerify(cmd *cobra.Command, e *env, o verifyOptions, args []string) error
 		rt.CallTimeout = time.Duration(o.timeout * float64(time.Second))
 		rt.Run = &dryfire.RunOptions{Env: e.environ(), MCPBridge: selfBridge()}
 	}
-	if o.filter != "" {
-		if _, err := regexp.Compile(o.filter); err != nil {
-			return usageErr("--filter %q is not a valid regular expression: %v", o.filter, regexpProblem(err))
-		}
+	if err := checkFilter(o.filter); err != nil {
+		return err
 	}
 	if o.maxRequests < 1 {
 		return usageErr("--max-requests is at least 1, got %d", o.maxRequests)
