@@ -366,15 +366,7 @@ func (in *Instance) Ended() bool {
 func (in *Instance) State() map[string]any {
 	in.mu.Lock()
 	defer in.mu.Unlock()
-	out := make(map[string]any, len(in.w.PackageList))
-	for _, p := range in.w.PackageList {
-		colls := map[string]any{}
-		for c, v := range in.state[p] {
-			colls[c] = deepCopy(v)
-		}
-		out[p] = colls
-	}
-	return out
+	return in.copyState(in.state)
 }
 
 // InitialState returns a copy of the state the drill began with (its
@@ -382,10 +374,14 @@ func (in *Instance) State() map[string]any {
 func (in *Instance) InitialState() map[string]any {
 	in.mu.Lock()
 	defer in.mu.Unlock()
+	return in.copyState(in.setup.State)
+}
+
+func (in *Instance) copyState(state map[string]map[string]any) map[string]any {
 	out := make(map[string]any, len(in.w.PackageList))
 	for _, p := range in.w.PackageList {
 		colls := map[string]any{}
-		for c, v := range in.setup.State[p] {
+		for c, v := range state[p] {
 			colls[c] = deepCopy(v)
 		}
 		out[p] = colls
