@@ -13,7 +13,7 @@ import (
 
 // A line of a JSON Lines file is read by value.Parse, whose fast path
 // gives what encoding/json gives; the first pass, which keeps only a
-// row's keys, by value.JSONScan. Whatever they do not take on as plainly
+// row's keys, by value.ScanJSON. Whatever they do not take on as plainly
 // valid (a key with an escape or invalid UTF-8, nesting past
 // maxRowDepth) is read by encoding/json as a whole, whose verdict and
 // message are the rule.
@@ -62,14 +62,13 @@ func readRow(text []byte, keys *rowKeys) (map[string]any, string) {
 // (cleared first); false: ask encoding/json.
 func scanKeys(text []byte, keys *rowKeys) bool {
 	clear(keys.m)
-	sc := value.JSONScan{Spaces: true, Depth: maxRowDepth, Member: func(k, _ []byte) bool {
+	end, ok := value.ScanJSON(text, 0, maxRowDepth, func(k, _ []byte) bool {
 		if !utf8.Valid(k) {
 			return false
 		}
 		keys.m[keys.name(k)] = nil
 		return true
-	}}
-	end, ok := sc.Value(text, 0)
+	})
 	return text[0] == '{' && ok && end == len(text)
 }
 

@@ -163,6 +163,5 @@ func members(b []byte, i int, f func(key, val []byte) bool) (int, bool) {
 	if i >= len(b) || b[i] != '{' {
 		return i, false
 	}
-	sc := value.JSONScan{Spaces: true, Depth: maxScanDepth, Member: f}
-	return sc.Value(b, i)
+	return value.ScanJSON(b, i, maxScanDepth, f)
 }

@@ -2,45 +2,41 @@ package value
 
 import "bytes"
 
-// JSONScan reads JSON text as encoding/json's scanner does, without
-// decoding it: where a value ends, and whether it is one. Spaces says
-// whether white space may stand between tokens (without it, only text
-// json.Compact leaves as it is is a value); Depth bounds the nesting.
-type JSONScan struct {
-	Spaces bool
-	Depth  int
-	// Member, when set, is called with each member of the outermost
-	// object (its key, unescaped keys only, and its value's bytes); false
-	// stops the scan, as text that is no value.
-	Member func(key, val []byte) bool
+// ScanJSON reads the JSON value at b[i:] as encoding/json's scanner
+// does, without decoding it: where it ends, and whether it is one,
+// nested at most depth deep. member, when set, is called with each
+// member of the value when it is an object (its key, unescaped keys
+// only, and its value's bytes); false stops the scan, as text that is no
+// value.
+func ScanJSON(b []byte, i, depth int, member func(key, val []byte) bool) (int, bool) {
+	return scanValue(b, i, depth, member)
 }
 
-// Value is the end of the JSON value at b[i:].
-func (s *JSONScan) Value(b []byte, i int) (int, bool) { return s.value(b, i, 1) }
-
-func (s *JSONScan) value(b []byte, i, depth int) (int, bool) {
-	if i >= len(b) || depth > s.Depth {
+// scanValue is the end of the value at b[i:], nested at most left deep;
+// an object's members go to member (nil: none do).
+func scanValue(b []byte, i, left int, member func(key, val []byte) bool) (int, bool) {
+	if i >= len(b) || left <= 0 {
 		return i, false
 	}
 	switch c := b[i]; {
 	case c == '{':
-		return s.object(b, i, depth)
+		return scanObject(b, i, left, member)
 	case c == '[':
-		i = s.space(b, i+1)
+		i = SkipSpace(b, i+1)
 		if i < len(b) && b[i] == ']' {
 			return i + 1, true
 		}
 		for {
-			end, ok := s.value(b, i, depth+1)
+			end, ok := scanValue(b, i, left-1, nil)
 			if !ok {
 				return i, false
 			}
-			if i = s.space(b, end); i >= len(b) {
+			if i = SkipSpace(b, end); i >= len(b) {
 				return i, false
 			}
 			switch b[i] {
 			case ',':
-				i = s.space(b, i+1)
+				i = SkipSpace(b, i+1)
 			case ']':
 				return i + 1, true
 			default:
@@ -62,14 +58,9 @@ func (s *JSONScan) value(b []byte, i, depth int) (int, bool) {
 	return i, false
 }
 
-// object is the end of the object at b[i:] ('{' first); the members of
-// the outermost go to Member.
-func (s *JSONScan) object(b []byte, i, depth int) (int, bool) {
-	member := s.Member
-	if depth > 1 {
-		member = nil
-	}
-	i = s.space(b, i+1)
+// scanObject is the end of the object at b[i:] ('{' first).
+func scanObject(b []byte, i, left int, member func(key, val []byte) bool) (int, bool) {
+	i = SkipSpace(b, i+1)
 	if i < len(b) && b[i] == '}' {
 		return i + 1, true
 	}
@@ -85,20 +76,20 @@ func (s *JSONScan) object(b []byte, i, depth int) (int, bool) {
 		if member != nil && bytes.IndexByte(key, '\\') >= 0 {
 			return i, false
 		}
-		if i = s.space(b, end); i >= len(b) || b[i] != ':' {
+		if i = SkipSpace(b, end); i >= len(b) || b[i] != ':' {
 			return i, false
 		}
-		i = s.space(b, i+1)
-		vend, ok := s.value(b, i, depth+1)
+		i = SkipSpace(b, i+1)
+		vend, ok := scanValue(b, i, left-1, nil)
 		if !ok || member != nil && !member(key, b[i:vend]) {
 			return i, false
 		}
-		if i = s.space(b, vend); i >= len(b) {
+		if i = SkipSpace(b, vend); i >= len(b) {
 			return i, false
 		}
 		switch b[i] {
 		case ',':
-			i = s.space(b, i+1)
+			i = SkipSpace(b, i+1)
 		case '}':
 			return i + 1, true
 		default:
@@ -107,20 +98,15 @@ func (s *JSONScan) object(b []byte, i, depth int) (int, bool) {
 	}
 }
 
-func (s *JSONScan) space(b []byte, i int) int {
-	if s.Spaces {
-		return SkipSpace(b, i)
-	}
-	return i
-}
-
 // SkipSpace is the end of the JSON white space at b[i:].
 func SkipSpace(b []byte, i int) int {
-	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+	for i < len(b) && jsonSpace[b[i]] {
 		i++
 	}
 	return i
 }
+
+var jsonSpace = [256]bool{' ': true, '\t': true, '\n': true, '\r': true}
 
 // plain marks the bytes a JSON string holds as they are: not '"', '\\'
 // or a control.
