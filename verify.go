@@ -280,11 +280,12 @@ func tooMany(v *Verification, max int) error {
 	return fmt.Errorf("verify would send %d requests, more than --max-requests %d (dryfire.DefaultMaxRequests is %d): raise it, or choose cases with --filter", v.Requests, max, DefaultMaxRequests)
 }
 
-// ran are the cases a report ran, "SUITE: CASE".
+// ran are the cases a report ran to their end, "SUITE: CASE": an
+// errored case's recording is not written.
 func ran(rep *report.Report) []string {
 	var out []string
 	for _, c := range rep.Cases {
-		if c.Status != report.Skipped {
+		if c.Status != report.Skipped && c.Status != report.Errored {
 			out = append(out, c.Suite+": "+c.Name)
 		}
 	}

@@ -216,6 +216,8 @@ func verifyText(w io.Writer, v *dryfire.Verification, o verifyOptions) {
 	switch {
 	case len(v.Updated) > 0:
 		fmt.Fprintf(w, "; re-recorded %s: %s\n", count(len(v.Updated), "case"), p(strings.Join(v.Updated, "; ")))
+	case v.UpdateRun != nil || v.UpdateTools != nil:
+		fmt.Fprintln(w, "; none could be re-recorded")
 	case v.Drifted > 0:
 		fmt.Fprintln(w, "; nothing was written (--update re-records the cases that drifted)")
 	default:
