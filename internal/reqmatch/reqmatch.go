@@ -260,9 +260,11 @@ type Set struct {
 	rules []compiled
 	regex bool // some rule rewrites values
 
-	// memo is what the rewriting rules make of a long string, and which
-	// changed it: a case's requests repeat their long parts (a coding
-	// agent's system prompt, its tools) on every turn.
+	// memo is what the rewriting rules make of a string, and which
+	// changed it: a case's requests repeat most of themselves (a coding
+	// agent's system prompt, its tools, the conversation so far) on
+	// every turn, short strings included (a type, a role, a tool name,
+	// an id), which would each meet every rule again.
 	mu        sync.Mutex
 	memo      map[string]normalised
 	memoBytes int
@@ -275,11 +277,11 @@ type normalised struct {
 	labels []string
 }
 
-// Bounds of the memo: strings shorter than memoMin are rewritten each
-// time (cheap); it keeps at most memoMax bytes of them.
+// memoMax bounds the memo: the bytes of the strings it keeps, each
+// counted with memoEntry for its entry.
 const (
-	memoMin = 32
-	memoMax = 32 << 20
+	memoMax   = 32 << 20
+	memoEntry = 64
 )
 
 // Compile checks and compiles rules. The loader reports problems with
@@ -426,18 +428,15 @@ func (s *Set) rewrite(v any, path *at, ap Applied) any {
 	return v
 }
 
-// normal is x after the rewriting rules, from the memo when x is long.
+// normal is x after the rewriting rules, from the memo when it was seen.
 func (s *Set) normal(x string) normalised {
-	long := len(x) >= memoMin
-	if long {
-		s.mu.Lock()
-		n, ok := s.memo[x]
-		s.mu.Unlock()
-		if ok {
-			return n
-		}
+	s.mu.Lock()
+	n, ok := s.memo[x]
+	s.mu.Unlock()
+	if ok {
+		return n
 	}
-	n := normalised{s: x}
+	n = normalised{s: x}
 	for i := range s.rules {
 		c := &s.rules[i]
 		if c.re == nil {
@@ -450,17 +449,15 @@ func (s *Set) normal(x string) normalised {
 			n.s = r
 		}
 	}
-	if long {
-		s.mu.Lock()
-		if s.memoBytes+len(x) <= memoMax {
-			if s.memo == nil {
-				s.memo = map[string]normalised{}
-			}
-			s.memo[x] = n
-			s.memoBytes += len(x)
+	s.mu.Lock()
+	if s.memoBytes+len(x)+memoEntry <= memoMax {
+		if s.memo == nil {
+			s.memo = map[string]normalised{}
 		}
-		s.mu.Unlock()
+		s.memo[x] = n
+		s.memoBytes += len(x) + memoEntry
 	}
+	s.mu.Unlock()
 	return n
 }
 

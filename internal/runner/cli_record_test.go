@@ -20,7 +20,7 @@ import (
 // codingCLIs is where scripts/ci.d/65-coding-agents.sh installs the
 // pinned coding-agent CLIs; the tests that run them are asked for with
 // DRYFIRE_CODING_CLIS=1 (they take tens of seconds and node).
-func codingCLIs(t *testing.T) string {
+func codingCLIs(t testing.TB) string {
 	t.Helper()
 	if os.Getenv("DRYFIRE_CODING_CLIS") == "" {
 		t.Skip("DRYFIRE_CODING_CLIS is not set: the real coding-agent CLIs run in scripts/ci.d/65-coding-agents.sh")

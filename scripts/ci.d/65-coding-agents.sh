@@ -25,7 +25,8 @@
 #   run_drills) for the Python agent;
 # - TestCodingCLIRecordOnceReplayAnywhere: each CLI's session recorded
 #   against the project's fake model APIs in one place at UTC+14 replays
-#   from another place at UTC-12 (the CLI's normalisation preset).
+#   from another place at UTC-12 (the CLI's normalisation preset);
+# - BenchmarkCodingCLIReplay: a 30-turn Claude Code session replayed, timed.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 dir=e2e/coding-agents
@@ -94,6 +95,8 @@ if [ "$n" != 3 ]; then
 	exit 1
 fi
 stamp "each CLI's session, recorded against the fake APIs, replays from another place on another date"
-DRYFIRE_CODING_CLIS=1 go test -count=1 ./internal/runner -run 'TestCodingCLI'
+# and a 30-turn Claude Code session replayed once, timed (BenchmarkCodingCLIReplay: the case's
+# wall time, dryfire's CPU share; docs/performance.md)
+DRYFIRE_CODING_CLIS=1 go test -count=1 ./internal/runner -run 'TestCodingCLI' -bench 'CodingCLIReplay' -benchtime 1x
 
 stamp "done"
