@@ -57,7 +57,8 @@ Exit status: 0 nothing drifted (with --update: the cases that drifted
 were re-recorded); 1 a case drifted, or a request got no answer (with
 --update: a re-recorded case did not pass, or could not be merged); 2 a
 usage or spec error, a key missing, more requests than --max-requests,
-real tools that cannot be reached: nothing was sent; 3 --update could
+real tools that cannot be reached, no cassette to verify: nothing was
+sent; 3 --update could
 not re-record, or a report could not be written.`,
 		Example: `  dryfire verify suites/ --list
   dryfire verify suites/ --max-requests 40 --json drift.json --markdown drift.md
@@ -134,6 +135,14 @@ func runVerify(cmd *cobra.Command, e *env, o verifyOptions, args []string) error
 	v, err := p.Verify(cmd.Context(), &dryfire.VerifyOptions{Filter: o.filter, Env: e.environ(), MaxRequests: o.maxRequests, List: o.list, Update: o.update, Tools: rt})
 	if v == nil {
 		return &exitError{code: exitUsage, err: err}
+	}
+	if v.Upstream == "" && v.Requests == 0 {
+		// A drift check that checks nothing must not pass quietly.
+		which := "no case"
+		if o.filter != "" {
+			which = fmt.Sprintf("no case whose name matches --filter %q", o.filter)
+		}
+		return usageErr("nothing to verify: %s has a cassette with a model call; nothing was sent", which)
 	}
 	text := e.stdout
 	if o.jsonOut == "-" || o.mdOut == "-" {
