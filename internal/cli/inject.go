@@ -17,11 +17,9 @@ import (
 )
 
 type injectOptions struct {
-	filter, caseName, jsonOut, record, python, network string
-	payloads, categories, placements, failOn           []string
-	maxRuns, concurrency                               int
-	seed                                               int64
-	seeded                                             bool
+	drillFlags
+	payloads, categories, placements, failOn []string
+	maxRuns                                  int
 }
 
 func newInjectCommand(e *env) *cobra.Command {
@@ -76,17 +74,11 @@ through its surroundings; 130 interrupted.`,
 }
 
 func runInject(ctx context.Context, e *env, o injectOptions, args []string) error {
-	if o.concurrency < 1 {
-		return usageErr("--concurrency must be at least 1, got %d", o.concurrency)
+	if err := o.check(); err != nil {
+		return err
 	}
 	if o.maxRuns < 1 {
 		return usageErr("--max-runs must be at least 1, got %d", o.maxRuns)
-	}
-	if _, err := dryfire.ParseRecordMode(o.record); err != nil {
-		return usageErr("--record %q: want none, once, new or all", o.record)
-	}
-	if err := checkFilter(o.filter); err != nil {
-		return err
 	}
 	for _, l := range []struct {
 		flag      string
@@ -98,33 +90,14 @@ func runInject(ctx context.Context, e *env, o injectOptions, args []string) erro
 			}
 		}
 	}
-	if err := checkDest(o.jsonOut); err != nil {
-		return usageErr("--json %s: %v; nothing ran", o.jsonOut, err)
-	}
-	text := e.stdout
-	if o.jsonOut == "-" {
-		text = e.stderr
-	}
-	p, err := loadWith(e, loadOptions(e, o.python), args, ": nothing ran")
+	p, text, err := o.load(e, args)
 	if err != nil {
 		return err
 	}
 	defer closeProject(e, p)
-	io := &dryfire.InjectOptions{MaxRuns: o.maxRuns, Payloads: o.payloads, Categories: o.categories, Placements: o.placements}
-	io.RunOptions = dryfire.RunOptions{Concurrency: o.concurrency, Filter: o.filter, Record: dryfire.RecordMode(o.record), Env: e.environ(), MCPBridge: selfBridge(), Network: o.network}
-	if o.seeded {
-		io.Seed = &o.seed
-	}
-	if o.caseName != "" {
-		name := o.caseName
-		io.Only = func(_, n string) bool { return n == name }
-	}
-	rep, err := p.Inject(ctx, io)
+	rep, err := p.Inject(ctx, &dryfire.InjectOptions{RunOptions: o.runOptions(e), MaxRuns: o.maxRuns, Payloads: o.payloads, Categories: o.categories, Placements: o.placements})
 	if err != nil && rep == nil {
-		if errors.Is(err, context.Canceled) {
-			return &exitError{code: exitStopped, err: errors.New("interrupted")}
-		}
-		return &exitError{code: exitUsage, err: fmt.Errorf("%w; nothing ran", err)}
+		return ranNothing(err)
 	}
 	if len(rep.Cases) == 0 {
 		return usageErr("no case selected; nothing ran")

@@ -19,19 +19,11 @@ import (
 )
 
 type sweepOptions struct {
-	filter      string
-	caseName    string
-	point       string
-	maxPoints   int
-	concurrency int
-	jsonOut     string
-	record      string
-	python      string
-	seed        int64
-	seeded      bool
-	network     string
-	faults      []string
-	failOn      []string
+	drillFlags
+	point     string
+	maxPoints int
+	faults    []string
+	failOn    []string
 }
 
 func newSweepCommand(e *env) *cobra.Command {
@@ -99,17 +91,11 @@ any failure (a provider unreachable, a cassette missing); 130 interrupted.`,
 }
 
 func runSweep(ctx context.Context, e *env, o sweepOptions, args []string) error {
-	if o.concurrency < 1 {
-		return usageErr("--concurrency must be at least 1, got %d", o.concurrency)
+	if err := o.check(); err != nil {
+		return err
 	}
 	if o.maxPoints < 1 {
 		return usageErr("--max-points must be at least 1, got %d", o.maxPoints)
-	}
-	if _, err := dryfire.ParseRecordMode(o.record); err != nil {
-		return usageErr("--record %q: want none, once, new or all", o.record)
-	}
-	if err := checkFilter(o.filter); err != nil {
-		return err
 	}
 	if o.point != "" {
 		if err := dryfire.ParsePointID(o.point); err != nil {
@@ -131,33 +117,14 @@ func runSweep(ctx context.Context, e *env, o sweepOptions, args []string) error 
 			return usageErr("--fail-on: %q is no verdict it takes; give unsafe or failed", v)
 		}
 	}
-	if err := checkDest(o.jsonOut); err != nil {
-		return usageErr("--json %s: %v; nothing ran", o.jsonOut, err)
-	}
-	text := e.stdout
-	if o.jsonOut == "-" {
-		text = e.stderr
-	}
-	p, err := loadWith(e, loadOptions(e, o.python), args, ": nothing ran")
+	p, text, err := o.load(e, args)
 	if err != nil {
 		return err
 	}
 	defer closeProject(e, p)
-	so := &dryfire.SweepOptions{MaxPoints: o.maxPoints, Point: o.point, Faults: o.faults}
-	so.RunOptions = dryfire.RunOptions{Concurrency: o.concurrency, Filter: o.filter, Record: dryfire.RecordMode(o.record), Env: e.environ(), MCPBridge: selfBridge(), Network: o.network}
-	if o.seeded {
-		so.Seed = &o.seed
-	}
-	if o.caseName != "" {
-		name := o.caseName
-		so.Only = func(_, n string) bool { return n == name }
-	}
-	rep, err := p.Sweep(ctx, so)
+	rep, err := p.Sweep(ctx, &dryfire.SweepOptions{RunOptions: o.runOptions(e), MaxPoints: o.maxPoints, Point: o.point, Faults: o.faults})
 	if err != nil && rep == nil {
-		if errors.Is(err, context.Canceled) {
-			return &exitError{code: exitStopped, err: errors.New("interrupted")}
-		}
-		return &exitError{code: exitUsage, err: fmt.Errorf("%w; nothing ran", err)}
+		return ranNothing(err)
 	}
 	if len(rep.Cases) == 0 {
 		what := "no case"
@@ -180,6 +147,59 @@ func runSweep(ctx context.Context, e *env, o sweepOptions, args []string) error 
 		return &exitError{code: exitStopped, err: errors.New("interrupted; the points not run are left out")}
 	}
 	return sweepExit(rep, o.failOn)
+}
+
+// drillFlags are the flags of sweep and inject that say which cases run
+// and how.
+type drillFlags struct {
+	filter, caseName, jsonOut, record, python, network string
+	concurrency                                        int
+	seed                                               int64
+	seeded                                             bool
+}
+
+func (d *drillFlags) check() error {
+	if d.concurrency < 1 {
+		return usageErr("--concurrency must be at least 1, got %d", d.concurrency)
+	}
+	if _, err := dryfire.ParseRecordMode(d.record); err != nil {
+		return usageErr("--record %q: want none, once, new or all", d.record)
+	}
+	return checkFilter(d.filter)
+}
+
+// load loads the project at args once --json's destination is known to
+// be writable; text is where the table goes.
+func (d *drillFlags) load(e *env, args []string) (p *dryfire.Project, text io.Writer, err error) {
+	if err := checkDest(d.jsonOut); err != nil {
+		return nil, nil, usageErr("--json %s: %v; nothing ran", d.jsonOut, err)
+	}
+	text = e.stdout
+	if d.jsonOut == "-" {
+		text = e.stderr
+	}
+	p, err = loadWith(e, loadOptions(e, d.python), args, ": nothing ran")
+	return p, text, err
+}
+
+func (d *drillFlags) runOptions(e *env) dryfire.RunOptions {
+	ro := dryfire.RunOptions{Concurrency: d.concurrency, Filter: d.filter, Record: dryfire.RecordMode(d.record), Env: e.environ(), MCPBridge: selfBridge(), Network: d.network}
+	if d.seeded {
+		ro.Seed = &d.seed
+	}
+	if d.caseName != "" {
+		name := d.caseName
+		ro.Only = func(_, n string) bool { return n == name }
+	}
+	return ro
+}
+
+// ranNothing is the error of a drill that ran nothing.
+func ranNothing(err error) error {
+	if errors.Is(err, context.Canceled) {
+		return &exitError{code: exitStopped, err: errors.New("interrupted")}
+	}
+	return &exitError{code: exitUsage, err: fmt.Errorf("%w; nothing ran", err)}
 }
 
 // writeJSONOut writes v, indented, to dest (--json): '-' is standard
