@@ -37,6 +37,10 @@ func FuzzOfferedTools(f *testing.F) {
 	f.Add(uint8(3), []byte(`{"contents":[],"tools":[{"functionDeclarations":[{"name":"f","parameters":{"type":"OBJECT"}}]}]}`), []byte(`{"type":"object"}`))
 	f.Add(uint8(4), []byte(`{"model":"m","messages":[],"tools":[{"type":"function","function":{"name":"f"}}]}`), []byte(`null`))
 	f.Add(uint8(5), []byte(`{"messages":[],"toolConfig":{"tools":[{"toolSpec":{"name":"f","inputSchema":{"json":{"type":"object"}}}}]}}`), []byte(`{"type":"object","properties":{"b":true}}`))
+	// Entries of every JSON type where a tool or a message is due.
+	for i := range offeredAPIs {
+		f.Add(uint8(i), []byte(`{"model":"m","messages":[1,"x",null,{"role":1}],"input":[1],"contents":[null],"tools":[1,"x",null,[],{"function":1,"functionDeclarations":[1]}],"toolConfig":{"tools":[1,{"toolSpec":1}]}}`), []byte(`{}`))
+	}
 	f.Fuzz(func(t *testing.T, which uint8, body, declared []byte) {
 		a := offeredAPIs[int(which)%len(offeredAPIs)]
 		read := func() *model.Request {
