@@ -22,7 +22,9 @@
 #   requirements.txt), the Codex SDK (sdk/codex_agent.mjs: Codex with
 #   OpenAI's own provider, over the Responses WebSocket); and a drill
 #   with the support-desk world under pytest (sdk/test_drills.py,
-#   run_drills) for the Python agent;
+#   run_drills) for the Python agent, and under node:test
+#   (sdk/drills.test.mjs, runDrills of this checkout's TypeScript SDK)
+#   for the TypeScript and the Codex SDK's agents;
 # - TestCodingCLIRecordOnceReplayAnywhere: each CLI's session recorded
 #   against the project's fake model APIs in one place at UTC+14 replays
 #   from another place at UTC-12 (the CLI's normalisation preset);
@@ -71,6 +73,18 @@ PY
 
 stamp "a drill with a world under pytest: the Claude Agent SDK for Python (run_drills)"
 DRYFIRE_BIN="$out/dryfire" "$out/venv/bin/python" -m pytest -p no:cacheprovider -q "$dir/sdk/test_drills.py"
+
+stamp "drills with a world under node:test: the Claude Agent SDK for TypeScript and the Codex SDK (runDrills)"
+# The TypeScript SDK of this checkout, built into a folder of this part's (sdk/js's own dist/ is
+# 20-js.sh's, which may be building it meanwhile) with the TypeScript compiler pinned here, and
+# linked as node_modules/dryfire.
+rm -rf "$out/sdk-js"
+mkdir -p "$out/sdk-js"
+cp -R sdk/js/src sdk/js/scripts sdk/js/package.json sdk/js/tsconfig.json sdk/js/tsconfig.cjs.json "$out/sdk-js/"
+ln -s "$PWD/$dir/node_modules" "$out/sdk-js/node_modules"
+node "$out/sdk-js/scripts/build.mjs"
+ln -sfn "$out/sdk-js" "$dir/node_modules/dryfire"
+DRYFIRE_BIN="$out/dryfire" node --test "$dir/sdk/drills.test.mjs"
 
 stamp "each CLI's wrong edit fails, saying why"
 status=0
