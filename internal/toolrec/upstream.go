@@ -158,6 +158,7 @@ func Dial(ctx context.Context, t Target) (*Upstream, error) {
 		return u, nil
 	}
 	var tr mcp.Transport
+	var errTail *stderrTail
 	hctx, stop := context.WithCancel(context.Background())
 	u.stop = stop
 	hc := &http.Client{Transport: &stoppable{ctx: hctx, rt: http.DefaultTransport}, CheckRedirect: sameOrigin}
@@ -165,6 +166,9 @@ func Dial(ctx context.Context, t Target) (*Upstream, error) {
 	case len(t.Command) > 0:
 		cmd := exec.Command(t.Command[0], t.Command[1:]...)
 		cmd.Dir, cmd.Env = t.Dir, t.Env
+		if errTail = newStderrTail(); errTail != nil {
+			cmd.Stderr = errTail.w
+		}
 		tr = &mcp.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second}
 	case t.SSE:
 		tr = &mcp.SSEClientTransport{Endpoint: t.URL, HTTPClient: hc}
@@ -177,11 +181,19 @@ func Dial(ctx context.Context, t Target) (*Upstream, error) {
 	slow := time.AfterFunc(t.CallTimeout, stop)
 	s, err := c.Connect(hctx, tr, nil)
 	slow.Stop()
+	if errTail != nil {
+		errTail.started()
+	}
 	if err != nil {
 		timedOut := hctx.Err() != nil
 		stop()
 		if timedOut {
 			err = fmt.Errorf("no answer within %s", t.CallTimeout)
+		}
+		if errTail != nil {
+			if end := errTail.end(); end != "" {
+				err = fmt.Errorf("%w; its standard error ends: %s", err, end)
+			}
 		}
 		return nil, fmt.Errorf("connecting to the MCP server %s: %w", t.Label(), outside(err))
 	}
