@@ -2,13 +2,13 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/dryfire-dev/dryfire"
 	"github.com/dryfire-dev/dryfire/internal/suggest"
@@ -55,30 +55,19 @@ through its surroundings; 130 interrupted.`,
 			return runInject(cmd.Context(), e, o, args)
 		},
 	}
-	f := cmd.Flags()
-	f.SortFlags = false
-	f.StringVar(&o.filter, "filter", "", "drill only the cases whose name matches the regular expression `RE` (Go RE2 syntax)")
-	f.StringVar(&o.caseName, "case", "", "drill only the case named `NAME` (exactly)")
-	f.StringSliceVar(&o.payloads, "payload", nil, "plant only these payloads (`IDS`, comma-separated, as the table names them)")
-	f.StringSliceVar(&o.categories, "category", nil, "plant only the payloads of these `CATEGORIES`: "+strings.Join(dryfire.InjectCategories, ", "))
-	f.StringSliceVar(&o.placements, "placement", nil, "plant only in these `PLACEMENTS`: "+strings.Join(dryfire.Placements, ", "))
-	f.IntVar(&o.maxRuns, "max-runs", dryfire.DefaultMaxInjections, "run at most `N` runs under a payload, in the table's order; the output says when the bound left runs out")
-	f.IntVarP(&o.concurrency, "concurrency", "j", dryfire.DefaultConcurrency, "run `N` runs at once; the output never depends on it")
-	f.StringVar(&o.jsonOut, "json", "", "write the drill as JSON to `FILE`, or to standard output with '-' (the table then goes to standard error)")
-	f.StringVar(&o.record, "record", "none", "when real models are called: `MODE` none, once, new or all, as for dryfire sweep")
-	f.Int64Var(&o.seed, "seed", 0, "world suites: run every drill with seed `N`")
-	f.StringVar(&o.network, "network", "", "agent.command programs get `MODE`: isolated, sandboxed, report or open, as for dryfire run")
+	f := o.flags(cmd, e, "drill", "run", func(f *pflag.FlagSet) {
+		f.StringSliceVar(&o.payloads, "payload", nil, "plant only these payloads (`IDS`, comma-separated, as the table names them)")
+		f.StringSliceVar(&o.categories, "category", nil, "plant only the payloads of these `CATEGORIES`: "+strings.Join(dryfire.InjectCategories, ", "))
+		f.StringSliceVar(&o.placements, "placement", nil, "plant only in these `PLACEMENTS`: "+strings.Join(dryfire.Placements, ", "))
+		f.IntVar(&o.maxRuns, "max-runs", dryfire.DefaultMaxInjections, "run at most `N` runs under a payload, in the table's order; the output says when the bound left runs out")
+	})
 	f.StringSliceVar(&o.failOn, "fail-on", nil, "exit 1 when a run has one of these `OUTCOMES`: attacked (the attacker's goal was met), utility (the case's checks failed under the payload)")
-	addLoadFlags(cmd, e, &o.python)
 	return cmd
 }
 
 func runInject(ctx context.Context, e *env, o injectOptions, args []string) error {
-	if err := o.check(); err != nil {
+	if err := o.check("max-runs", o.maxRuns); err != nil {
 		return err
-	}
-	if o.maxRuns < 1 {
-		return usageErr("--max-runs must be at least 1, got %d", o.maxRuns)
 	}
 	for _, l := range []struct {
 		flag      string
@@ -106,13 +95,7 @@ func runInject(ctx context.Context, e *env, o injectOptions, args []string) erro
 		return usageErr("no payload and placement of the cases selected is kept by --payload, --category and --placement; nothing ran under a payload")
 	}
 	printInject(text, rep)
-	if err := writeJSONOut(e, o.jsonOut, rep); err != nil {
-		return err
-	}
-	if ctx.Err() != nil {
-		return &exitError{code: exitStopped, err: errors.New("interrupted; the runs not made are left out")}
-	}
-	return injectExit(rep, o.failOn)
+	return o.done(ctx, e, rep, "runs not made", injectExit(rep, o.failOn))
 }
 
 // injectCell is a result's column: utility and attack in a word.
@@ -159,13 +142,8 @@ func printInject(w io.Writer, rep *dryfire.InjectReport) {
 	}
 	var places []string
 	for _, c := range rep.Cases {
-		head := termtext.Printable(c.Suite) + ": " + termtext.Printable(c.Name)
-		if c.Status != report.Passed {
-			fmt.Fprintf(w, "NOT DRILLED  %s: it did not pass without a payload (%s", head, c.Status)
-			if c.Reason != "" {
-				fmt.Fprintf(w, ": %s", termtext.Printable(firstLine(c.Reason)))
-			}
-			fmt.Fprintln(w, ")")
+		head, ok := drilled(w, "DRILLED", "a payload", c.Suite, c.Name, c.Status, c.Reason)
+		if !ok {
 			continue
 		}
 		var cp []string

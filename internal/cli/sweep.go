@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/dryfire-dev/dryfire"
 	"github.com/dryfire-dev/dryfire/internal/atomicfile"
@@ -73,29 +74,18 @@ any failure (a provider unreachable, a cassette missing); 130 interrupted.`,
 			return runSweep(cmd.Context(), e, o, args)
 		},
 	}
-	f := cmd.Flags()
-	f.SortFlags = false
-	f.StringVar(&o.filter, "filter", "", "sweep only the cases whose name matches the regular expression `RE` (Go RE2 syntax)")
-	f.StringVar(&o.caseName, "case", "", "sweep only the case named `NAME` (exactly), e.g. with --point")
-	f.StringVar(&o.point, "point", "", "run only the point `ID` (CALL:TOOL:KIND[:CODE], as the table names it) of the cases selected, e.g. --point 2:save_record:error:BUSY")
-	f.IntVar(&o.maxPoints, "max-points", dryfire.DefaultMaxPoints, "run at most `N` points, in the table's order; the output says when the bound left points out")
-	f.IntVarP(&o.concurrency, "concurrency", "j", dryfire.DefaultConcurrency, "run `N` points at once; the output never depends on it")
-	f.StringVar(&o.jsonOut, "json", "", "write the sweep as JSON to `FILE`, or to standard output with '-' (the table then goes to standard error)")
-	f.StringVar(&o.record, "record", "none", "when real models are called: `MODE` none (replay each point's cassette only), once (record a point's cassette when it has none), new or all, as for dryfire run")
-	f.Int64Var(&o.seed, "seed", 0, "world suites: run every drill with seed `N` (over the case's seed: and the world's)")
-	f.StringVar(&o.network, "network", "", "agent.command programs get `MODE`: isolated, sandboxed, report or open, as for dryfire run")
+	f := o.flags(cmd, e, "sweep", "point", func(f *pflag.FlagSet) {
+		f.StringVar(&o.point, "point", "", "run only the point `ID` (CALL:TOOL:KIND[:CODE], as the table names it) of the cases selected, e.g. --point 2:save_record:error:BUSY")
+		f.IntVar(&o.maxPoints, "max-points", dryfire.DefaultMaxPoints, "run at most `N` points, in the table's order; the output says when the bound left points out")
+	})
 	f.StringSliceVar(&o.faults, "faults", nil, "give only these `KINDS` of failure, comma-separated: "+strings.Join(dryfire.FaultKinds, ", ")+" (default all)")
 	f.StringSliceVar(&o.failOn, "fail-on", nil, "exit 1 when a point has one of these `VERDICTS`: unsafe (it broke an invariant), failed (its checks failed, or it was unsafe)")
-	addLoadFlags(cmd, e, &o.python)
 	return cmd
 }
 
 func runSweep(ctx context.Context, e *env, o sweepOptions, args []string) error {
-	if err := o.check(); err != nil {
+	if err := o.check("max-points", o.maxPoints); err != nil {
 		return err
-	}
-	if o.maxPoints < 1 {
-		return usageErr("--max-points must be at least 1, got %d", o.maxPoints)
 	}
 	if o.point != "" {
 		if err := dryfire.ParsePointID(o.point); err != nil {
@@ -140,13 +130,7 @@ func runSweep(ctx context.Context, e *env, o sweepOptions, args []string) error 
 		return usageErr("no case selected has the point %s; run without --point for the points of each case", o.point)
 	}
 	printSweep(text, args, rep, o)
-	if err := writeJSONOut(e, o.jsonOut, rep); err != nil {
-		return err
-	}
-	if ctx.Err() != nil {
-		return &exitError{code: exitStopped, err: errors.New("interrupted; the points not run are left out")}
-	}
-	return sweepExit(rep, o.failOn)
+	return o.done(ctx, e, rep, "points not run", sweepExit(rep, o.failOn))
 }
 
 // drillFlags are the flags of sweep and inject that say which cases run
@@ -158,14 +142,38 @@ type drillFlags struct {
 	seeded                                             bool
 }
 
-func (d *drillFlags) check() error {
+// flags adds the drill's flags, own's (what the command selects) after
+// --case: verb is what it does to a case, unit what it runs.
+func (d *drillFlags) flags(cmd *cobra.Command, e *env, verb, unit string, own func(*pflag.FlagSet)) *pflag.FlagSet {
+	f := cmd.Flags()
+	f.SortFlags = false
+	f.StringVar(&d.filter, "filter", "", verb+" only the cases whose name matches the regular expression `RE` (Go RE2 syntax)")
+	f.StringVar(&d.caseName, "case", "", verb+" only the case named `NAME` (exactly)")
+	own(f)
+	f.IntVarP(&d.concurrency, "concurrency", "j", dryfire.DefaultConcurrency, "run `N` "+unit+"s at once; the output never depends on it")
+	f.StringVar(&d.jsonOut, "json", "", "write the "+verb+" as JSON to `FILE`, or to standard output with '-' (the table then goes to standard error)")
+	f.StringVar(&d.record, "record", "none", "when real models are called: `MODE` none (replay each "+unit+"'s cassette only), once (record a "+unit+"'s cassette when it has none), new or all, as for dryfire run")
+	f.Int64Var(&d.seed, "seed", 0, "world suites: run every drill with seed `N` (over the case's seed: and the world's)")
+	f.StringVar(&d.network, "network", "", "agent.command programs get `MODE`: isolated, sandboxed, report or open, as for dryfire run")
+	addLoadFlags(cmd, e, &d.python)
+	return f
+}
+
+// check checks the drill's flags and its bound (--max-points, --max-runs).
+func (d *drillFlags) check(bound string, n int) error {
 	if d.concurrency < 1 {
 		return usageErr("--concurrency must be at least 1, got %d", d.concurrency)
 	}
 	if _, err := dryfire.ParseRecordMode(d.record); err != nil {
 		return usageErr("--record %q: want none, once, new or all", d.record)
 	}
-	return checkFilter(d.filter)
+	if err := checkFilter(d.filter); err != nil {
+		return err
+	}
+	if n < 1 {
+		return usageErr("--%s must be at least 1, got %d", bound, n)
+	}
+	return nil
 }
 
 // load loads the project at args once --json's destination is known to
@@ -192,6 +200,17 @@ func (d *drillFlags) runOptions(e *env) dryfire.RunOptions {
 		ro.Only = func(_, n string) bool { return n == name }
 	}
 	return ro
+}
+
+// done writes --json after the table, then ends as exit says unless interrupted.
+func (d *drillFlags) done(ctx context.Context, e *env, rep any, left string, exit error) error {
+	if err := writeJSONOut(e, d.jsonOut, rep); err != nil {
+		return err
+	}
+	if ctx.Err() != nil {
+		return &exitError{code: exitStopped, err: errors.New("interrupted; the " + left + " are left out")}
+	}
+	return exit
 }
 
 // ranNothing is the error of a drill that ran nothing.
@@ -221,17 +240,27 @@ func writeJSONOut(e *env, dest string, v any) error {
 	return nil
 }
 
+// drilled is a drill's case head; a case that did not pass without what
+// (a failure, a payload) is written NOT verb, and not drilled.
+func drilled(w io.Writer, verb, what, suite, name string, status report.Status, reason string) (head string, ok bool) {
+	head = termtext.Printable(suite) + ": " + termtext.Printable(name)
+	if status == report.Passed {
+		return head, true
+	}
+	fmt.Fprintf(w, "NOT %s  %s: it did not pass without %s (%s", verb, head, what, status)
+	if reason != "" {
+		fmt.Fprintf(w, ": %s", termtext.Printable(firstLine(reason)))
+	}
+	fmt.Fprintln(w, ")")
+	return head, false
+}
+
 // printSweep writes the robustness table of each case, then the totals.
 func printSweep(w io.Writer, args []string, rep *dryfire.SweepReport, o sweepOptions) {
 	verdicts := map[string]int{}
 	for _, c := range rep.Cases {
-		head := termtext.Printable(c.Suite) + ": " + termtext.Printable(c.Name)
-		if c.Status != report.Passed {
-			fmt.Fprintf(w, "NOT SWEPT  %s: it did not pass without a failure (%s", head, c.Status)
-			if c.Reason != "" {
-				fmt.Fprintf(w, ": %s", termtext.Printable(firstLine(c.Reason)))
-			}
-			fmt.Fprintln(w, ")")
+		head, ok := drilled(w, "SWEPT", "a failure", c.Suite, c.Name, c.Status, c.Reason)
+		if !ok {
 			continue
 		}
 		notRun := 0
