@@ -130,13 +130,9 @@ func Inject(ctx context.Context, suites []*spec.Suite, opts Options, io InjectOp
 		}
 		payloads[s] = ps
 	}
-	base, err := Run(ctx, suites, baseOptions(&opts))
+	base, bySuite, err := baseRun(ctx, suites, &opts)
 	if err != nil {
 		return nil, err
-	}
-	bySuite := map[string]*spec.Suite{}
-	for _, s := range suites {
-		bySuite[s.File] = s
 	}
 	out := &InjectReport{MaxRuns: io.MaxRuns}
 	var runs []todo
@@ -172,6 +168,17 @@ func Inject(ctx context.Context, suites []*spec.Suite, opts Options, io InjectOp
 		*r = runPlanted(ctx, bySuite[out.Cases[t.ci].Suite], opts, out.Cases[t.ci].Case, *r)
 	})
 	return out, ctx.Err()
+}
+
+// baseRun is the clean run before a sweep or an injection drill (opts
+// made baseOptions), and the suites by file.
+func baseRun(ctx context.Context, suites []*spec.Suite, opts *Options) (*report.Report, map[string]*spec.Suite, error) {
+	bySuite := make(map[string]*spec.Suite, len(suites))
+	for _, s := range suites {
+		bySuite[s.File] = s
+	}
+	base, err := Run(ctx, suites, baseOptions(opts))
+	return base, bySuite, err
 }
 
 // baseOptions are the options of the clean run before a sweep's or an

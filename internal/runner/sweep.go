@@ -192,13 +192,9 @@ func Sweep(ctx context.Context, suites []*spec.Suite, opts Options, so SweepOpti
 	if so.MaxPoints <= 0 {
 		so.MaxPoints = DefaultMaxPoints
 	}
-	base, err := Run(ctx, suites, baseOptions(&opts))
+	base, bySuite, err := baseRun(ctx, suites, &opts)
 	if err != nil {
 		return nil, err
-	}
-	bySuite := map[string]*spec.Suite{}
-	for _, s := range suites {
-		bySuite[s.File] = s
 	}
 	out := &SweepReport{MaxPoints: so.MaxPoints}
 	var runs []todo
@@ -222,7 +218,10 @@ func Sweep(ctx context.Context, suites []*spec.Suite, opts Options, so SweepOpti
 		}
 		out.Cases = append(out.Cases, sc)
 	}
-	runPoints(ctx, suites, opts, out, runs)
+	each(ctx, opts, suites, len(runs), func(k int) {
+		pr := &out.Cases[runs[k].ci].Points[runs[k].pi]
+		*pr = runPoint(ctx, bySuite[pr.Point.Suite], opts, pr.Point, &pointRun{p: pr.Point})
+	})
 	if err := ctx.Err(); err != nil {
 		return out, err
 	}
@@ -231,18 +230,6 @@ func Sweep(ctx context.Context, suites []*spec.Suite, opts Options, so SweepOpti
 
 // todo is a point to run: out.Cases[ci].Points[pi].
 type todo struct{ ci, pi int }
-
-// runPoints runs the points, each result in its place.
-func runPoints(ctx context.Context, suites []*spec.Suite, opts Options, out *SweepReport, runs []todo) {
-	bySuite := map[string]*spec.Suite{}
-	for _, s := range suites {
-		bySuite[s.File] = s
-	}
-	each(ctx, opts, suites, len(runs), func(k int) {
-		pr := &out.Cases[runs[k].ci].Points[runs[k].pi]
-		*pr = runPoint(ctx, bySuite[pr.Point.Suite], opts, pr.Point, &pointRun{p: pr.Point})
-	})
-}
 
 // each calls do(0) ... do(n-1), opts.Concurrency at once (one at a time
 // when the programs' endpoints have a fixed port), none once ctx is done.
