@@ -17,12 +17,9 @@ type recordToolsOptions struct {
 	record  string
 	jsonOut string
 	python  string
-	url     string
-	sse     string
-	http    string
+	upstreamFlags
 	dryRun  bool
 	refresh bool
-	timeout float64
 }
 
 func newRecordToolsCommand(e *env) *cobra.Command {
@@ -76,12 +73,7 @@ nothing ran or nothing was written; 130 interrupted, nothing written.`,
   dryfire record-tools s.dryfire.yaml --json r.json -- ./my-server
   dryfire record-tools s.dryfire.yaml --call-timeout 5 -- ./my-server
   dryfire record-tools s.dryfire.yaml --record none -- ./my-server`,
-		Args: func(cmd *cobra.Command, args []string) error {
-			if cmd.ArgsLenAtDash() == 0 || len(args) == 0 {
-				return usageErr("record-tools needs at least one suite file or directory, e.g. dryfire record-tools notes.dryfire.yaml -- npx -y @modelcontextprotocol/server-memory")
-			}
-			return nil
-		},
+		Args: suitesFirst("record-tools needs at least one suite file or directory, e.g. dryfire record-tools notes.dryfire.yaml -- npx -y @modelcontextprotocol/server-memory"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runRecordTools(cmd, e, o, args)
 		},
@@ -102,14 +94,7 @@ nothing ran or nothing was written; 130 interrupted, nothing written.`,
 }
 
 func runRecordTools(cmd *cobra.Command, e *env, o recordToolsOptions, args []string) error {
-	paths, command := args, []string(nil)
-	if dash := cmd.ArgsLenAtDash(); dash >= 0 {
-		paths, command = args[:dash], args[dash:]
-		if len(command) == 0 {
-			return usageErr("nothing after --: give the MCP server's command, e.g. -- npx -y @modelcontextprotocol/server-memory")
-		}
-	}
-	rt, err := upstreamOptions(command, o.url, o.sse, o.http, "--")
+	paths, rt, err := o.upstream(cmd, args, "server-memory")
 	if err != nil {
 		return err
 	}
@@ -121,9 +106,6 @@ func runRecordTools(cmd *cobra.Command, e *env, o recordToolsOptions, args []str
 	}
 	if _, err := dryfire.ParseRecordMode(o.record); err != nil && o.record != "" {
 		return usageErr("--record %q: want none, once, new or all", o.record)
-	}
-	if !(o.timeout > 0) {
-		return usageErr("--call-timeout must be above 0 seconds, got %v", o.timeout)
 	}
 	ro := runOptions{jsonOut: o.jsonOut}
 	if err := checkReportFlags(e, ro); err != nil {
@@ -142,7 +124,6 @@ func runRecordTools(cmd *cobra.Command, e *env, o recordToolsOptions, args []str
 	printer := dryfire.NewTextPrinter(text, dryfire.TextOptions{Terminal: terminal, Color: terminal && e.getenv("NO_COLOR") == "", Width: width})
 	progress := &noneSelected{next: printer}
 	rt.Run = &dryfire.RunOptions{Filter: o.filter, Progress: progress, Record: dryfire.RecordMode(o.record), Env: e.environ(), MCPBridge: selfBridge()}
-	rt.CallTimeout = time.Duration(o.timeout * float64(time.Second))
 	rt.DryRun, rt.RefreshTools = o.dryRun, o.refresh
 	rec, err := p.RecordTools(cmd.Context(), rt)
 	if err != nil {
@@ -184,6 +165,44 @@ func runRecordTools(cmd *cobra.Command, e *env, o recordToolsOptions, args []str
 // upstreamOptions are the real tools a command names (at most one of an
 // MCP command, a streamable HTTP URL, an HTTP+SSE URL and a plain HTTP
 // base URL; flag is the URL flags' prefix, for messages); nil when none.
+// upstreamFlags name the real tools of verify and record-tools, with the
+// MCP server's command after --.
+type upstreamFlags struct {
+	url, sse, http string
+	timeout        float64
+}
+
+// upstream splits args at -- into the suites and the real tools' command,
+// and reads the real tools (nil: none) from it and the flags; server
+// names the example MCP server.
+func (u *upstreamFlags) upstream(cmd *cobra.Command, args []string, server string) ([]string, *dryfire.RecordToolsOptions, error) {
+	paths, command := args, []string(nil)
+	if dash := cmd.ArgsLenAtDash(); dash >= 0 {
+		paths, command = args[:dash], args[dash:]
+		if len(command) == 0 {
+			return nil, nil, usageErr("nothing after --: give the MCP server's command, e.g. -- npx -y @modelcontextprotocol/%s", server)
+		}
+	}
+	rt, err := upstreamOptions(command, u.url, u.sse, u.http, "--")
+	if rt != nil {
+		if !(u.timeout > 0) {
+			return nil, nil, usageErr("--call-timeout must be above 0 seconds, got %v", u.timeout)
+		}
+		rt.CallTimeout = time.Duration(u.timeout * float64(time.Second))
+	}
+	return paths, rt, err
+}
+
+// suitesFirst: a command's suites come before --, and there is one.
+func suitesFirst(usage string) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if cmd.ArgsLenAtDash() == 0 || len(args) == 0 {
+			return usageErr("%s", usage)
+		}
+		return nil
+	}
+}
+
 func upstreamOptions(command []string, mcpURL, sseURL, httpURL, flag string) (*dryfire.RecordToolsOptions, error) {
 	n := 0
 	for _, set := range []bool{len(command) > 0, mcpURL != "", sseURL != "", httpURL != ""} {

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -17,10 +16,10 @@ import (
 
 type verifyOptions struct {
 	filter, jsonOut, mdOut string
-	url, sse, http, python string
+	python                 string
 	maxRequests            int
 	list, update           bool
-	timeout                float64
+	upstreamFlags
 }
 
 func newVerifyCommand(e *env) *cobra.Command {
@@ -65,12 +64,7 @@ not re-record, or a report could not be written.`,
   dryfire verify suites/ --update
   dryfire verify tools.dryfire.yaml -- npx -y @modelcontextprotocol/server-everything
   dryfire verify tools.dryfire.yaml --url http://127.0.0.1:3001/mcp --update`,
-		Args: func(cmd *cobra.Command, args []string) error {
-			if cmd.ArgsLenAtDash() == 0 || len(args) == 0 {
-				return usageErr("verify needs at least one suite file or directory, e.g. dryfire verify suites/")
-			}
-			return nil
-		},
+		Args: suitesFirst("verify needs at least one suite file or directory, e.g. dryfire verify suites/"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runVerify(cmd, e, o, args)
 		},
@@ -92,22 +86,11 @@ not re-record, or a report could not be written.`,
 }
 
 func runVerify(cmd *cobra.Command, e *env, o verifyOptions, args []string) error {
-	paths, command := args, []string(nil)
-	if dash := cmd.ArgsLenAtDash(); dash >= 0 {
-		paths, command = args[:dash], args[dash:]
-		if len(command) == 0 {
-			return usageErr("nothing after --: give the MCP server's command, e.g. -- npx -y @modelcontextprotocol/server-everything")
-		}
-	}
-	rt, err := upstreamOptions(command, o.url, o.sse, o.http, "--")
+	paths, rt, err := o.upstream(cmd, args, "server-everything")
 	if err != nil {
 		return err
 	}
 	if rt != nil {
-		if !(o.timeout > 0) {
-			return usageErr("--call-timeout must be above 0 seconds, got %v", o.timeout)
-		}
-		rt.CallTimeout = time.Duration(o.timeout * float64(time.Second))
 		rt.Run = &dryfire.RunOptions{Env: e.environ(), MCPBridge: selfBridge()}
 	}
 	if err := checkFilter(o.filter); err != nil {
