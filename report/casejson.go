@@ -132,6 +132,20 @@ func (w *caseJSON) fail() {
 	}
 }
 
+// strOmit writes k unless v is empty (omitempty).
+func (w *caseJSON) strOmit(k, v string) {
+	if v != "" {
+		w.str(k, v)
+	}
+}
+
+// valueIf writes k when set (omitempty).
+func (w *caseJSON) valueIf(set bool, k string, v any) {
+	if set {
+		w.value(k, v)
+	}
+}
+
 // value writes v (a pointer to a field) through encoding/json, indented
 // at the current depth.
 func (w *caseJSON) value(k string, v any) {
@@ -178,9 +192,7 @@ func (w *caseJSON) appendCase(dst []byte, c *Case) ([]byte, error) {
 	w.open('{')
 	w.str("suite", c.Suite)
 	w.str("name", c.Name)
-	if c.Input != "" {
-		w.str("input", c.Input)
-	}
+	w.strOmit("input", c.Input)
 	w.str("status", string(c.Status))
 	w.str("reason", c.Reason)
 	list(w, "checks", c.Checks, w.check)
@@ -188,70 +200,34 @@ func (w *caseJSON) appendCase(dst []byte, c *Case) ([]byte, error) {
 	w.str("output", c.Output)
 	w.int("turns", int64(c.Turns))
 	w.usage("usage", c.Usage.InputTokens, c.Usage.OutputTokens)
-	if c.UsageByRole != nil {
-		w.value("usage_by_role", c.UsageByRole)
-	}
+	w.valueIf(c.UsageByRole != nil, "usage_by_role", c.UsageByRole)
 	list(w, "notes", c.Notes, func(n *string) {
 		w.member()
 		w.b = value.AppendString(w.b, *n)
 	})
-	if c.Cassette != "" {
-		w.str("cassette", c.Cassette)
-	}
-	if c.Replay != "" {
-		w.str("replay", c.Replay)
-	}
-	if c.Stderr != "" {
-		w.str("stderr", c.Stderr)
-	}
-	if len(c.ModelFaults) > 0 {
-		w.value("model_faults", &c.ModelFaults)
-	}
-	if len(c.Script) > 0 {
-		w.value("script", &c.Script)
-	}
-	if len(c.MCP) > 0 {
-		w.value("mcp", &c.MCP)
-	}
-	if c.Network != nil {
-		w.value("network", c.Network)
-	}
-	if c.Workspace != nil {
-		w.value("workspace", c.Workspace)
-	}
-	if c.Verdict != "" {
-		w.str("verdict", string(c.Verdict))
-	}
+	w.strOmit("cassette", c.Cassette)
+	w.strOmit("replay", c.Replay)
+	w.strOmit("stderr", c.Stderr)
+	w.valueIf(len(c.ModelFaults) > 0, "model_faults", &c.ModelFaults)
+	w.valueIf(len(c.Script) > 0, "script", &c.Script)
+	w.valueIf(len(c.MCP) > 0, "mcp", &c.MCP)
+	w.valueIf(c.Network != nil, "network", c.Network)
+	w.valueIf(c.Workspace != nil, "workspace", c.Workspace)
+	w.strOmit("verdict", string(c.Verdict))
 	if c.Seed != nil {
 		w.int("seed", *c.Seed)
 	}
-	if c.BuildHash != "" {
-		w.str("build_hash", c.BuildHash)
-	}
+	w.strOmit("build_hash", c.BuildHash)
 	if len(c.Build) > 0 {
 		w.rawJSON("build", c.Build)
 	}
-	if len(c.InitialState) > 0 {
-		w.value("initial_state", &c.InitialState)
-	}
-	if len(c.State) > 0 {
-		w.value("state", &c.State)
-	}
-	if len(c.Evidence) > 0 {
-		w.value("evidence", &c.Evidence)
-	}
-	if len(c.Events) > 0 {
-		w.value("events", &c.Events)
-	}
-	if len(c.Conversation) > 0 {
-		w.value("conversation", &c.Conversation)
-	}
-	if c.Trials != nil {
-		w.value("trials", c.Trials)
-	}
-	if c.Mutation != nil {
-		w.value("mutation", c.Mutation)
-	}
+	w.valueIf(len(c.InitialState) > 0, "initial_state", &c.InitialState)
+	w.valueIf(len(c.State) > 0, "state", &c.State)
+	w.valueIf(len(c.Evidence) > 0, "evidence", &c.Evidence)
+	w.valueIf(len(c.Events) > 0, "events", &c.Events)
+	w.valueIf(len(c.Conversation) > 0, "conversation", &c.Conversation)
+	w.valueIf(c.Trials != nil, "trials", c.Trials)
+	w.valueIf(c.Mutation != nil, "mutation", c.Mutation)
 	w.float("duration_ms", c.DurationMS)
 	w.close('}')
 	return w.b, w.err
@@ -281,9 +257,7 @@ func (w *caseJSON) check(c *Check) {
 	if c.Invariant {
 		w.bool("invariant", true)
 	}
-	if c.Judge != nil {
-		w.value("judge", c.Judge)
-	}
+	w.valueIf(c.Judge != nil, "judge", c.Judge)
 	w.close('}')
 }
 
@@ -295,21 +269,13 @@ func (w *caseJSON) toolCall(t *ToolCall) {
 	w.str("tool", t.Tool)
 	w.rawJSON("args", t.Args)
 	w.str("outcome", string(t.Outcome))
-	if t.Where != "" {
-		w.str("where", t.Where)
-	}
-	if t.Actor != "" {
-		w.str("actor", t.Actor)
-	}
+	w.strOmit("where", t.Where)
+	w.strOmit("actor", t.Actor)
 	w.str("rule", t.Rule)
 	w.bool("is_error", t.IsError)
 	w.str("result", t.Result)
-	if t.NearMiss != nil {
-		w.value("near_miss", t.NearMiss)
-	}
-	if t.Asked != nil {
-		w.value("asked", t.Asked)
-	}
+	w.valueIf(t.NearMiss != nil, "near_miss", t.NearMiss)
+	w.valueIf(t.Asked != nil, "asked", t.Asked)
 	w.close('}')
 }
 
