@@ -13,13 +13,9 @@ import (
 )
 
 type recordToolsOptions struct {
-	filter  string
-	record  string
-	jsonOut string
-	python  string
+	filter, record, jsonOut, python string
+	dryRun, refresh                 bool
 	upstreamFlags
-	dryRun  bool
-	refresh bool
 }
 
 func newRecordToolsCommand(e *env) *cobra.Command {

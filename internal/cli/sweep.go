@@ -21,10 +21,9 @@ import (
 
 type sweepOptions struct {
 	drillFlags
-	point     string
-	maxPoints int
-	faults    []string
-	failOn    []string
+	point          string
+	maxPoints      int
+	faults, failOn []string
 }
 
 func newSweepCommand(e *env) *cobra.Command {

@@ -15,10 +15,9 @@ import (
 )
 
 type verifyOptions struct {
-	filter, jsonOut, mdOut string
-	python                 string
-	maxRequests            int
-	list, update           bool
+	filter, jsonOut, mdOut, python string
+	maxRequests                    int
+	list, update                   bool
 	upstreamFlags
 }
 
