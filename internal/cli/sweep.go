@@ -91,11 +91,6 @@ func runSweep(ctx context.Context, e *env, o sweepOptions, args []string) error 
 			return usageErr("--%v", err)
 		}
 	}
-	switch o.network {
-	case "", "isolated", "sandboxed", "report", "open":
-	default:
-		return usageErr("--network is isolated, sandboxed, report or open, not %q", o.network)
-	}
 	for _, k := range o.faults {
 		if !slices.Contains(dryfire.FaultKinds, k) {
 			return usageErr("--faults: %q is no kind of failure%s; the kinds are %s", k, suggest.DidYouMean(k, dryfire.FaultKinds), strings.Join(dryfire.FaultKinds, ", "))
@@ -168,6 +163,11 @@ func (d *drillFlags) check(bound string, n int) error {
 	}
 	if err := checkFilter(d.filter); err != nil {
 		return err
+	}
+	switch d.network {
+	case "", "isolated", "sandboxed", "report", "open":
+	default:
+		return usageErr("--network is isolated, sandboxed, report or open, not %q", d.network)
 	}
 	if n < 1 {
 		return usageErr("--%s must be at least 1, got %d", bound, n)
