@@ -30,6 +30,9 @@ type Wire interface {
 	// Turn says whether a successful answer is a turn of the case (a
 	// token count is not).
 	Turn() bool
+	// Local says whether dryfire answers its calls itself under every
+	// model, as side calls (a token count: sidecalls.go).
+	Local() bool
 	// Request reads a call's request leniently: what it cannot read is
 	// left out; Params are the body's top-level keys.
 	Request(c *Call) (*Request, error)
@@ -111,6 +114,9 @@ type Answer struct {
 	Fault bool
 	// From is the host a live answer came from.
 	From string
+	// Side: a side call dryfire answered itself, what it was (no turn,
+	// never recorded: sidecalls.go).
+	Side string
 }
 
 // Bytes is the answer's body as written: Body, or the events joined.
@@ -147,6 +153,7 @@ type Called struct {
 	Usage    Usage
 	Err      error // why it was refused, or nil
 	Fault    bool  // a declared fault answered it: no turn
+	Side     string // a side call dryfire answered itself (sidecalls.go): what it was
 }
 
 // Outcome is how a case's model calls went, at its end.
@@ -191,6 +198,10 @@ type RecorderOptions struct {
 	// tools they show (Outcome.Seen, Outcome.Offered): an agent program's
 	// own tool calls. Without it neither is decoded.
 	Transcript bool
+	// SideCalls is the preset of side calls answered without the
+	// answerer (sidecalls.go: SideCallsClaudeCode, or "": token counts
+	// alone).
+	SideCalls string
 }
 
 // Recorder is the model side of one case: every model call of the case
@@ -200,6 +211,7 @@ type Recorder struct {
 	faults     *faults // nil: none declared
 	noRecords  bool
 	transcript bool
+	sideCalls  string
 
 	mu    sync.Mutex
 	n     int
@@ -217,7 +229,7 @@ func NewRecorder(ans Answerer, o *RecorderOptions) *Recorder {
 	if o == nil {
 		o = &RecorderOptions{}
 	}
-	return &Recorder{ans: ans, faults: newFaults(o.Faults), noRecords: o.NoRecords, transcript: o.Transcript && !o.NoRecords}
+	return &Recorder{ans: ans, faults: newFaults(o.Faults), noRecords: o.NoRecords, transcript: o.Transcript && !o.NoRecords, sideCalls: o.SideCalls}
 }
 
 // Answer answers a model call of the case: a declared fault's answer, or
@@ -229,6 +241,10 @@ func (r *Recorder) Answer(c *Call) *Answer {
 	r.n++
 	c.N = r.n
 	r.mu.Unlock()
+	if a := sideCall(r.sideCalls, c); a != nil {
+		r.done(c, a)
+		return a
+	}
 	f, fi := r.faults.arrive(c)
 	if f != nil {
 		if a := r.fault(c, f); a != nil {
@@ -271,7 +287,7 @@ func (r *Recorder) Answer(c *Call) *Answer {
 // done keeps a call answered: its record, the turns and the tokens, and
 // the tool calls it shows (SeenOf).
 func (r *Recorder) done(c *Call, a *Answer) {
-	turn := a.Status/100 == 2 && !a.Fault && c.Wire.Turn()
+	turn := a.Status/100 == 2 && !a.Fault && a.Side == "" && c.Wire.Turn()
 	var seen Seen
 	var req *Request
 	if turn && r.transcript {
@@ -282,7 +298,7 @@ func (r *Recorder) done(c *Call, a *Answer) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if !r.noRecords {
-		r.calls = append(r.calls, Called{API: c.Wire.String(), Status: a.Status, Replayed: a.Replayed, Streamed: a.Streamed, Usage: a.Usage, Err: a.Err, Fault: a.Fault})
+		r.calls = append(r.calls, Called{API: c.Wire.String(), Status: a.Status, Replayed: a.Replayed, Streamed: a.Streamed, Usage: a.Usage, Err: a.Err, Fault: a.Fault, Side: a.Side})
 	}
 	if turn {
 		r.turns++

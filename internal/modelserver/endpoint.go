@@ -6,7 +6,8 @@
 // transport (Endpoint.RoundTrip).
 //
 // An Endpoint routes a request (wire.RouteOf: POST /v1/chat/completions,
-// /v1/responses, /v1/messages, the Gemini API's
+// /v1/responses, /v1/messages (and /v1/messages/count_tokens, answered
+// by the Recorder itself: model's sidecalls.go), the Gemini API's
 // /v1beta/models/{model}:generateContent, :streamGenerateContent and
 // :countTokens, Azure OpenAI's /openai/... paths), reads its body, has
 // the case's model.Recorder answer it, and writes the answer: a body in
@@ -123,6 +124,10 @@ type Options struct {
 	// tool calls, results and tools they show (model.Outcome.Seen,
 	// Offered): an agent program's own tools. Off, neither is decoded.
 	Transcript bool
+	// SideCalls is the preset of side calls dryfire answers itself, with
+	// no script turn or cassette entry (model.RecorderOptions.SideCalls;
+	// "": token counts alone).
+	SideCalls string
 	// Match are the case's declared request matching rules (see
 	// cassette.Config.Match).
 	Match []reqmatch.Rule
@@ -175,7 +180,7 @@ type Endpoint struct {
 // (*cassette.FileError), a passthrough case in mode none; Refuse makes a
 // handler that answers them.
 func New(o Options) (*Endpoint, error) {
-	ro := &model.RecorderOptions{Faults: o.Faults, NoRecords: o.NoRecords, Transcript: o.Transcript}
+	ro := &model.RecorderOptions{Faults: o.Faults, NoRecords: o.NoRecords, Transcript: o.Transcript, SideCalls: o.SideCalls}
 	if o.Scripted {
 		return &Endpoint{Recorder: model.NewRecorder(model.NewScripted(o.Script, o.CoalesceStreams, o.NoRecords, o.ToolNames), ro)}, nil
 	}

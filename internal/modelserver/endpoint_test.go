@@ -363,7 +363,7 @@ func TestRoutes(t *testing.T) {
 	}{
 		{"GET", "/v1/chat/completions", "", 405, wire.OpenAIChat},
 		{"POST", "/v1/embeddings", "", 404, wire.OpenAIChat},
-		{"POST", "/v1/messages/count_tokens", "", 404, wire.Anthropic},
+		{"POST", "/v1/messages/batches", "", 404, wire.Anthropic},
 		{"POST", "/v2/x", "2023-06-01", 404, wire.Anthropic},
 	} {
 		req, _ := http.NewRequest(tc.method, root+tc.path, strings.NewReader("{}"))

@@ -18,6 +18,7 @@ import (
 	"os"
 	"runtime"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -278,6 +279,7 @@ type commandCase struct {
 func startCommand(j job, opts Options, lv *live, h *host, c report.Case, start time.Time, drill *world.Instance) (cc *commandCase, _ report.Case) {
 	eo, c, err := endpointOptions(j, lv, c)
 	eo.Transcript = true // the program's own tools, read off the model wire
+	eo.SideCalls = spec.SideCallsOf(&j.suite.Agent)
 	if err != nil {
 		c.Status, c.Reason = report.Errored, err.Error()
 		endDrill(&c, drill)
@@ -366,6 +368,21 @@ func toolNames(j job, url string) *tool.Names {
 	return n
 }
 
+// sideNote lists the side calls dryfire answered itself (model's
+// sidecalls.go), "" when there were none.
+func sideNote(calls []model.Called) string {
+	var l []string
+	for i, c := range calls {
+		if c.Side != "" {
+			l = append(l, fmt.Sprintf("request %d (%s)", i+1, c.Side))
+		}
+	}
+	if len(l) == 0 {
+		return ""
+	}
+	return "side calls answered by dryfire, no turn of the case: " + strings.Join(l, ", ")
+}
+
 // scriptTurns are a scripted case's served turns as the report shows them.
 func scriptTurns(as []model.ScriptAnswer) []report.ScriptTurn {
 	out := make([]report.ScriptTurn, len(as))
@@ -424,6 +441,9 @@ func (cc *commandCase) finish(ctx context.Context, res programResult) report.Cas
 	}
 	notes, differs := offeredNotes(j, &o, names)
 	c.Notes = append(c.Notes, notes...)
+	if n := sideNote(o.Calls); n != "" {
+		c.Notes = append(c.Notes, n)
+	}
 	if differs && j.suite.Agent.OfferedTools == "strict" && r.err == nil {
 		r.err, r.failed = errOffered, true
 	}

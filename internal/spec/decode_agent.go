@@ -62,6 +62,8 @@ func (x *decoder) agent(agent yamlpos.KV) Agent {
 			a.CLI, a.CLIPos = str(p.Val), x.pos(p.V)
 		case "offered_tools":
 			a.OfferedTools = str(p.Val)
+		case "side_calls":
+			a.SideCalls = str(p.Val)
 		case "command":
 			a.CommandPos = x.pos(p.K)
 			for _, e := range yamlpos.Items(p.V, p.Val) {
@@ -88,7 +90,7 @@ func (x *decoder) agent(agent yamlpos.KV) Agent {
 		if k, _ := yamlpos.Lookup(agent.V, "network"); k != nil {
 			x.errorf(k, "agent.network is the network of an agent program (agent.command); the built-in loop runs inside dryfire, whose model calls go to the cassette")
 		}
-		for _, key := range []string{"env", "port", "offered_tools"} {
+		for _, key := range []string{"env", "port", "offered_tools", "side_calls"} {
 			if k, _ := yamlpos.Lookup(agent.V, key); k != nil {
 				x.errorf(k, "agent.%s is for an agent program (agent.command); the built-in loop runs inside dryfire", key)
 			}

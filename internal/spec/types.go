@@ -179,6 +179,24 @@ type Agent struct {
 	PortPos yamlpos.Pos
 	// OfferedTools is agent.offered_tools: note, strict, off, or "" (note).
 	OfferedTools string
+	// SideCalls is agent.side_calls: the preset of side calls dryfire
+	// answers itself (claude-code, or none); "" is claude-code under
+	// agent.cli: claude-code, else none (SideCallsOf).
+	SideCalls string
+}
+
+// SideCallsOf is the preset of side calls in force for agent a ("":
+// none).
+func SideCallsOf(a *Agent) string {
+	switch {
+	case a.SideCalls == "none":
+		return ""
+	case a.SideCalls != "":
+		return a.SideCalls
+	case a.CLI == CLIClaudeCode:
+		return CLIClaudeCode
+	}
+	return ""
 }
 
 // The coding-agent CLIs of agent.cli, and the executable each is found

@@ -21,6 +21,9 @@ const (
 	// GeminiCountTokens is POST /v1beta/models/{model}:countTokens: an
 	// answer, but no turn of the case.
 	GeminiCountTokens API = "gemini-count-tokens"
+	// AnthropicCountTokens is POST /v1/messages/count_tokens: answered
+	// by dryfire under every model (Local), no turn, never recorded.
+	AnthropicCountTokens API = "anthropic-count-tokens"
 	// Ollama is POST /api/chat (ollama.go).
 	Ollama API = "ollama"
 	// Bedrock is POST /model/{modelId}/converse and /converse-stream
@@ -55,6 +58,8 @@ func RouteOf(path string) (API, bool) {
 		return OpenAIResponses, true
 	case "/v1/messages":
 		return Anthropic, true
+	case "/v1/messages/count_tokens":
+		return AnthropicCountTokens, true
 	case OllamaRoute:
 		return Ollama, true
 	}
@@ -88,7 +93,11 @@ func IsModelPath(path string) bool {
 
 // Turn says whether a successful answer of the API is a turn of the
 // case (a token count is not).
-func (a API) Turn() bool { return a != GeminiCountTokens }
+func (a API) Turn() bool { return a != GeminiCountTokens && a != AnthropicCountTokens }
+
+// Local says whether dryfire answers the API's calls itself under every
+// model (script, cassette, live): Anthropic's token count.
+func (a API) Local() bool { return a == AnthropicCountTokens }
 
 // Name is the API's name for people.
 func (a API) Name() string {

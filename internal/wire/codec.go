@@ -68,6 +68,8 @@ var codecs = map[API]*codec{
 		streamType: sseType, errBody: anthropicErrorBody, errorOf: anthropicError,
 		faults: [3]model.ErrorInfo{{Type: "rate_limit_error", Message: "Number of requests has exceeded your rate limit"},
 			{Type: "overloaded_error", Message: "Overloaded"}, {Type: "api_error", Message: "Internal server error"}}},
+	AnthropicCountTokens: {name: "Anthropic count_tokens", provider: provider.Anthropic, reply: writeAnthropic, read: readAnthropic,
+		streamType: sseType, errBody: anthropicErrorBody, errorOf: anthropicError},
 	Gemini: {name: "Gemini generateContent", provider: provider.Gemini, reply: writeGemini, read: readGemini,
 		stream: geminiStream, fold: foldGemini, parse: parseGeminiAnswer, streamType: sseType, errBody: geminiErrorBody, faults: geminiFaults,
 		owned: []string{"contents", "tools", "systemInstruction", "system_instruction"}, errorOf: geminiError},
