@@ -151,8 +151,8 @@ type Called struct {
 	Replayed bool
 	Streamed bool
 	Usage    Usage
-	Err      error // why it was refused, or nil
-	Fault    bool  // a declared fault answered it: no turn
+	Err      error  // why it was refused, or nil
+	Fault    bool   // a declared fault answered it: no turn
 	Side     string // a side call dryfire answered itself (sidecalls.go): what it was
 }
 
