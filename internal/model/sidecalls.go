@@ -26,7 +26,7 @@ const SideTitle = `{"title":"Scripted session"}`
 func sideCall(preset string, c *Call) *Answer {
 	if c.Wire.Local() {
 		a := c.Wire.Script(c, nil, nil)
-		a.Side = c.Wire.String()
+		a.Side = "token count, " + c.Wire.String()
 		return a
 	}
 	if preset != SideCallsClaudeCode || c.Wire.String() != "anthropic" {

@@ -92,7 +92,7 @@ func TestSideCallsTakeNoScriptTurn(t *testing.T) {
 	for _, c := range o.Calls {
 		sides = append(sides, c.Side)
 	}
-	if want := []string{"anthropic-count-tokens", "anthropic-count-tokens", "Claude Code's session title", ""}; strings.Join(sides, "|") != strings.Join(want, "|") {
+	if want := []string{"token count, anthropic-count-tokens", "token count, anthropic-count-tokens", "Claude Code's session title", ""}; strings.Join(sides, "|") != strings.Join(want, "|") {
 		t.Errorf("calls' side: %q, want %q", sides, want)
 	}
 	if len(o.Served) != 1 || o.Served[0].Turn != 1 || o.Served[0].Request != 1 {

@@ -374,7 +374,7 @@ func sideNote(calls []model.Called) string {
 	var l []string
 	for i, c := range calls {
 		if c.Side != "" {
-			l = append(l, fmt.Sprintf("request %d (%s)", i+1, c.Side))
+			l = append(l, fmt.Sprintf("model call %d (%s)", i+1, c.Side))
 		}
 	}
 	if len(l) == 0 {
