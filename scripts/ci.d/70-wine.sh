@@ -128,7 +128,7 @@ tests=(
 	"internal/world|"
 	"internal/runner|-test.run=^(TestStartHostSaysThePortIsTaken|TestConverseWithAProgramThatLeaves)$"
 	"internal/mcpbridge|"
-	"examples|"
+	"examples|-test.skip=^TestExamplesAreProven$/^passthrough$"
 	"internal/cli|-test.run=^(TestScript|TestServeScript|TestServeStdioProcess|TestServeStdioInProcess)\$/^($scripts)\$ -test.skip=^TestServeScript\$/^usage\$"
 )
 pkgs=()
