@@ -123,16 +123,6 @@ type (
 		Role    string `json:"role"`
 		Content any    `json:"content"` // a string, []any of blocks, or json.RawMessage
 	}
-	anthropicText struct {
-		Type string `json:"type"`
-		Text string `json:"text"`
-	}
-	anthropicToolUse struct {
-		Type  string          `json:"type"`
-		ID    string          `json:"id"`
-		Name  string          `json:"name"`
-		Input json.RawMessage `json:"input"`
-	}
 	anthropicToolResult struct {
 		Type      string `json:"type"`
 		ToolUseID string `json:"tool_use_id"`
@@ -217,7 +207,7 @@ func anthropicMessages(msgs []model.Message) ([]anthropicMessage, error) {
 		}
 		blocks, ok := out[n-1].Content.([]any)
 		if !ok {
-			blocks = []any{anthropicText{Type: "text", Text: out[n-1].Content.(string)}}
+			blocks = []any{anthText{Type: "text", Text: out[n-1].Content.(string)}}
 		}
 		out[n-1].Content = append(blocks, block)
 	}
@@ -225,7 +215,7 @@ func anthropicMessages(msgs []model.Message) ([]anthropicMessage, error) {
 		switch m.Role {
 		case model.User:
 			if n := len(out); n > 0 && out[n-1].Role == string(model.User) {
-				toUser(anthropicText{Type: "text", Text: m.Text})
+				toUser(anthText{Type: "text", Text: m.Text})
 				continue
 			}
 			out = append(out, anthropicMessage{Role: string(model.User), Content: m.Text})
@@ -241,14 +231,14 @@ func anthropicMessages(msgs []model.Message) ([]anthropicMessage, error) {
 			}
 			blocks := []any{}
 			if m.Text != "" {
-				blocks = append(blocks, anthropicText{Type: "text", Text: m.Text})
+				blocks = append(blocks, anthText{Type: "text", Text: m.Text})
 			}
 			for _, c := range m.ToolCalls {
 				input, err := toolInput(c)
 				if err != nil {
 					return nil, fmt.Errorf("message %d: %w", i, err)
 				}
-				blocks = append(blocks, anthropicToolUse{Type: "tool_use", ID: c.ID, Name: c.Name, Input: input})
+				blocks = append(blocks, anthToolUse{Type: "tool_use", ID: c.ID, Name: c.Name, Input: input})
 			}
 			out = append(out, anthropicMessage{Role: string(model.Assistant), Content: blocks})
 		default:
@@ -280,13 +270,8 @@ type anthropicReply struct {
 	Role       string          `json:"role"`
 	Content    json.RawMessage `json:"content"`
 	StopReason *string         `json:"stop_reason"`
-	Usage      *struct {
-		InputTokens              int `json:"input_tokens"`
-		OutputTokens             int `json:"output_tokens"`
-		CacheCreationInputTokens int `json:"cache_creation_input_tokens"`
-		CacheReadInputTokens     int `json:"cache_read_input_tokens"`
-	} `json:"usage"`
-	Error *struct {
+	Usage      *anthUsage      `json:"usage"`
+	Error      *struct {
 		Type    string `json:"type"`
 		Message string `json:"message"`
 	} `json:"error"`

@@ -250,24 +250,7 @@ type geminiReply struct {
 	PromptFeedback *struct {
 		BlockReason string `json:"blockReason"`
 	} `json:"promptFeedback"`
-	UsageMetadata *struct {
-		PromptTokenCount        int `json:"promptTokenCount"`
-		CandidatesTokenCount    int `json:"candidatesTokenCount"`
-		ThoughtsTokenCount      int `json:"thoughtsTokenCount"`
-		ToolUsePromptTokenCount int `json:"toolUsePromptTokenCount"`
-	} `json:"usageMetadata"`
-}
-
-type geminiReplyContent struct {
-	Parts []struct {
-		Text         *string `json:"text"`
-		Thought      bool    `json:"thought"`
-		FunctionCall *struct {
-			ID   string          `json:"id"`
-			Name string          `json:"name"`
-			Args json.RawMessage `json:"args"`
-		} `json:"functionCall"`
-	} `json:"parts"`
+	UsageMetadata *geminiUsage `json:"usageMetadata"`
 }
 
 // parseGemini reads an answer to the turn-th request.
@@ -283,7 +266,7 @@ func parseGemini(data []byte, turn int) (*model.Response, error) {
 		return nil, fmt.Errorf("gemini: the answer has no candidates: %s", excerpt(data))
 	}
 	cand := gr.Candidates[0]
-	var content geminiReplyContent
+	var content geminiContent
 	if len(cand.Content) == 0 || string(cand.Content) == "null" || json.Unmarshal(cand.Content, &content) != nil {
 		return nil, fmt.Errorf("gemini answered no content (finishReason %s): %s", cand.FinishReason, excerpt(data))
 	}

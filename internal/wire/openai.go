@@ -441,7 +441,8 @@ func encodeJSON(b *bytes.Buffer, v any) error {
 	return nil
 }
 
-// Wire shapes of a chat completion and its chunks, in the API's key order.
+// Wire shapes of a chat completion and its chunks, in the API's key order
+// (a chunk also as the stream's fold reads it).
 type (
 	chatFunction struct {
 		Name      string `json:"name"`
@@ -504,7 +505,7 @@ type (
 		Logprobs     any       `json:"logprobs"`
 		FinishReason *string   `json:"finish_reason"`
 	}
-	chatChunkOut struct {
+	chatChunk struct {
 		ID          string            `json:"id"`
 		Object      string            `json:"object"`
 		Created     int64             `json:"created"`
@@ -515,6 +516,7 @@ type (
 		// Usage is null in every chunk but the last when the request asks
 		// for stream_options.include_usage, and absent otherwise.
 		Usage json.RawMessage `json:"usage,omitempty"`
+		Error json.RawMessage `json:"error,omitempty"` // read, never written
 	}
 )
 
@@ -546,7 +548,7 @@ func writeChat(r *Reply) (body []byte, events [][]byte) {
 		null = json.RawMessage("null")
 	}
 	send := func(choices []chatChunkChoice, usage json.RawMessage) {
-		events = append(events, Frame("", marshal(chatChunkOut{ID: id, Object: "chat.completion.chunk", Created: r.Created, Model: r.Model,
+		events = append(events, Frame("", marshal(chatChunk{ID: id, Object: "chat.completion.chunk", Created: r.Created, Model: r.Model,
 			ServiceTier: "default", Fingerprint: r.Fingerprint, Choices: choices, Usage: usage})))
 	}
 	delta := func(d chatDelta) { send([]chatChunkChoice{{Delta: d}}, null) }

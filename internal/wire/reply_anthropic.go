@@ -47,7 +47,7 @@ type (
 		ID     string          `json:"id"`
 		Name   string          `json:"name"`
 		Input  json.RawMessage `json:"input"`
-		Caller anthCaller      `json:"caller"`
+		Caller *anthCaller     `json:"caller,omitempty"` // an answer's, not a request's
 	}
 	anthCaller struct {
 		Type string `json:"type"`
@@ -57,59 +57,10 @@ type (
 		Thinking  string `json:"thinking"`
 		Signature string `json:"signature"`
 	}
-	anthThinkingDelta struct {
-		Type     string `json:"type"`
-		Thinking string `json:"thinking"`
-	}
-	anthSignatureDelta struct {
-		Type      string `json:"type"`
-		Signature string `json:"signature"`
-	}
-	anthMessageStart struct {
-		Message anthMessage `json:"message"`
-	}
-	anthBlockStart struct {
-		Index        int `json:"index"`
-		ContentBlock any `json:"content_block"`
-	}
-	anthBlockDelta struct {
-		Index int `json:"index"`
-		Delta any `json:"delta"`
-	}
-	anthBlockStop struct {
-		Index int `json:"index"`
-	}
-	anthTextDelta struct {
-		Type string `json:"type"`
-		Text string `json:"text"`
-	}
-	anthJSONDelta struct {
-		Type        string `json:"type"`
-		PartialJSON string `json:"partial_json"`
-	}
-	anthStopDelta struct {
-		StopReason   string  `json:"stop_reason"`
-		StopSequence *string `json:"stop_sequence"`
-		StopDetails  any     `json:"stop_details"`
-		Container    any     `json:"container"`
-	}
-	// anthDeltaUsage is message_delta's usage: the totals so far.
-	anthDeltaUsage struct {
-		InputTokens              int               `json:"input_tokens"`
-		CacheCreationInputTokens int               `json:"cache_creation_input_tokens"`
-		CacheReadInputTokens     int               `json:"cache_read_input_tokens"`
-		OutputTokens             int               `json:"output_tokens"`
-		OutputTokensDetails      anthOutputDetails `json:"output_tokens_details"`
-		ServerToolUse            any               `json:"server_tool_use"`
-	}
-	anthMessageDelta struct {
-		Delta anthStopDelta  `json:"delta"`
-		Usage anthDeltaUsage `json:"usage"`
-	}
 )
 
 // direct says a tool_use block was called by the model itself.
-var direct = anthCaller{Type: "direct"}
+var direct = &anthCaller{Type: "direct"}
 
 // writeAnthropic writes r as a message (a Thinking first, as a thinking
 // block signed by r.Signature), or streamed: message_start (the input's
@@ -140,10 +91,14 @@ func writeAnthropic(r *Reply) (body []byte, events [][]byte) {
 		return marshal(m), nil
 	}
 	emit := func(typ string, fields any) { events = append(events, Frame(typ, withType(typ, -1, fields))) }
+	block := func(typ string, i int, key string, v any) { emit(typ, jsonObject{{"index", i}, {key, v}}) }
+	delta := func(i int, typ, key, v string) {
+		block("content_block_delta", i, "delta", jsonObject{{"type", typ}, {key, v}})
+	}
 	start := m
 	start.Content, start.StopReason = []any{}, nil
 	start.Usage.OutputTokens = 1
-	emit("message_start", anthMessageStart{start})
+	emit("message_start", jsonObject{{"message", start}})
 	pinged := false
 	ping := func() {
 		if !pinged {
@@ -151,34 +106,37 @@ func writeAnthropic(r *Reply) (body []byte, events [][]byte) {
 			pinged = true
 		}
 	}
-	for i, block := range content {
-		switch b := block.(type) {
+	for i, b := range content {
+		switch b := b.(type) {
 		case anthThinking:
-			emit("content_block_start", anthBlockStart{i, anthThinking{Type: "thinking"}})
+			block("content_block_start", i, "content_block", anthThinking{Type: "thinking"})
 			ping()
 			for _, p := range pieces(b.Thinking) {
-				emit("content_block_delta", anthBlockDelta{i, anthThinkingDelta{"thinking_delta", p}})
+				delta(i, "thinking_delta", "thinking", p)
 			}
-			emit("content_block_delta", anthBlockDelta{i, anthSignatureDelta{"signature_delta", b.Signature}})
+			delta(i, "signature_delta", "signature", b.Signature)
 		case anthText:
-			emit("content_block_start", anthBlockStart{i, anthText{Type: "text"}})
+			block("content_block_start", i, "content_block", anthText{Type: "text"})
 			ping()
 			for _, p := range pieces(b.Text) {
-				emit("content_block_delta", anthBlockDelta{i, anthTextDelta{"text_delta", p}})
+				delta(i, "text_delta", "text", p)
 			}
 		case anthToolUse:
-			emit("content_block_start", anthBlockStart{i, anthToolUse{Type: "tool_use", ID: b.ID, Name: b.Name, Input: json.RawMessage("{}"), Caller: direct}})
+			block("content_block_start", i, "content_block", anthToolUse{Type: "tool_use", ID: b.ID, Name: b.Name, Input: json.RawMessage("{}"), Caller: direct})
 			ping()
-			emit("content_block_delta", anthBlockDelta{i, anthJSONDelta{"input_json_delta", ""}})
+			delta(i, "input_json_delta", "partial_json", "")
 			for _, p := range pieces(string(b.Input)) {
-				emit("content_block_delta", anthBlockDelta{i, anthJSONDelta{"input_json_delta", p}})
+				delta(i, "input_json_delta", "partial_json", p)
 			}
 		}
-		emit("content_block_stop", anthBlockStop{i})
+		emit("content_block_stop", jsonObject{{"index", i}})
 	}
 	ping()
 	u := m.Usage
-	emit("message_delta", anthMessageDelta{anthStopDelta{StopReason: stop}, anthDeltaUsage{InputTokens: u.InputTokens, OutputTokens: u.OutputTokens, OutputTokensDetails: u.OutputTokensDetails}})
+	emit("message_delta", jsonObject{
+		{"delta", jsonObject{{"stop_reason", stop}, {"stop_sequence", nil}, {"stop_details", nil}, {"container", nil}}},
+		{"usage", jsonObject{{"input_tokens", u.InputTokens}, {"cache_creation_input_tokens", 0}, {"cache_read_input_tokens", 0},
+			{"output_tokens", u.OutputTokens}, {"output_tokens_details", u.OutputTokensDetails}, {"server_tool_use", nil}}}})
 	emit("message_stop", nil)
 	return nil, events
 }

@@ -15,6 +15,7 @@ type (
 	geminiPart struct {
 		Text         *string             `json:"text,omitempty"`
 		FunctionCall *geminiFunctionCall `json:"functionCall,omitempty"`
+		Thought      bool                `json:"thought,omitempty"` // read, never written
 	}
 	geminiContent struct {
 		Parts []geminiPart `json:"parts"`
@@ -34,6 +35,9 @@ type (
 		CandidatesTokenCount int              `json:"candidatesTokenCount,omitempty"`
 		TotalTokenCount      int              `json:"totalTokenCount"`
 		PromptTokensDetails  []geminiModality `json:"promptTokensDetails"`
+		// read, never written
+		ThoughtsTokenCount      int `json:"thoughtsTokenCount,omitempty"`
+		ToolUsePromptTokenCount int `json:"toolUsePromptTokenCount,omitempty"`
 	}
 	geminiResponse struct {
 		Candidates    []geminiCandidate `json:"candidates"`

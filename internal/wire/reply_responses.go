@@ -71,62 +71,6 @@ type (
 		Usage              *responseUsage `json:"usage"`
 		Metadata           any            `json:"metadata"`
 	}
-	responsesDelta struct {
-		ItemID       string `json:"item_id"`
-		OutputIndex  int    `json:"output_index"`
-		ContentIndex int    `json:"content_index"`
-		Delta        string `json:"delta"`
-		Logprobs     []any  `json:"logprobs"`
-	}
-	responsesTextDone struct {
-		ItemID       string `json:"item_id"`
-		OutputIndex  int    `json:"output_index"`
-		ContentIndex int    `json:"content_index"`
-		Text         string `json:"text"`
-		Logprobs     []any  `json:"logprobs"`
-	}
-	responsesPart struct {
-		ItemID       string       `json:"item_id"`
-		OutputIndex  int          `json:"output_index"`
-		ContentIndex int          `json:"content_index"`
-		Part         responseText `json:"part"`
-	}
-	responsesItemEvent struct {
-		OutputIndex int `json:"output_index"`
-		Item        any `json:"item"`
-	}
-	responsesArgsDelta struct {
-		ItemID      string `json:"item_id"`
-		OutputIndex int    `json:"output_index"`
-		Delta       string `json:"delta"`
-	}
-	responsesArgsDone struct {
-		ItemID      string `json:"item_id"`
-		Name        string `json:"name"`
-		OutputIndex int    `json:"output_index"`
-		Arguments   string `json:"arguments"`
-	}
-	responsesSummaryPart struct {
-		ItemID       string          `json:"item_id"`
-		OutputIndex  int             `json:"output_index"`
-		SummaryIndex int             `json:"summary_index"`
-		Part         responseSummary `json:"part"`
-	}
-	responsesSummaryDelta struct {
-		ItemID       string `json:"item_id"`
-		OutputIndex  int    `json:"output_index"`
-		SummaryIndex int    `json:"summary_index"`
-		Delta        string `json:"delta"`
-	}
-	responsesSummaryDone struct {
-		ItemID       string `json:"item_id"`
-		OutputIndex  int    `json:"output_index"`
-		SummaryIndex int    `json:"summary_index"`
-		Text         string `json:"text"`
-	}
-	responsesWhole struct {
-		Response responseObject `json:"response"`
-	}
 )
 
 // echoed is a request key as a response object shows it: its value, or
@@ -196,51 +140,56 @@ func responsesStream(r responseObject) [][]byte {
 		events = append(events, Frame(typ, withType(typ, seq, fields)))
 		seq++
 	}
+	item := func(typ string, i int, it any) { emit(typ, jsonObject{{"output_index", i}, {"item", it}}) }
+	// at is an event of item id's part k at output index i.
+	at := func(typ, id string, i int, part string, k int, rest ...jsonKV) {
+		emit(typ, append(jsonObject{{"item_id", id}, {"output_index", i}, {part, k}}, rest...))
+	}
 	start := r
 	start.Status, start.Output, start.Usage = "in_progress", []any{}, nil
-	emit("response.created", responsesWhole{start})
-	emit("response.in_progress", responsesWhole{start})
-	for i, item := range r.Output {
-		switch it := item.(type) {
+	emit("response.created", jsonObject{{"response", start}})
+	emit("response.in_progress", jsonObject{{"response", start}})
+	for i, output := range r.Output {
+		switch it := output.(type) {
 		case responseReasoning:
 			added := it
 			added.Summary, added.EncryptedContent = []responseSummary{}, ""
-			emit("response.output_item.added", responsesItemEvent{i, added})
+			item("response.output_item.added", i, added)
 			for k, sum := range it.Summary {
-				emit("response.reasoning_summary_part.added", responsesSummaryPart{it.ID, i, k, responseSummary{Type: sum.Type}})
+				at("response.reasoning_summary_part.added", it.ID, i, "summary_index", k, jsonKV{"part", responseSummary{Type: sum.Type}})
 				for _, p := range pieces(sum.Text) {
-					emit("response.reasoning_summary_text.delta", responsesSummaryDelta{it.ID, i, k, p})
+					at("response.reasoning_summary_text.delta", it.ID, i, "summary_index", k, jsonKV{"delta", p})
 				}
-				emit("response.reasoning_summary_text.done", responsesSummaryDone{it.ID, i, k, sum.Text})
-				emit("response.reasoning_summary_part.done", responsesSummaryPart{it.ID, i, k, sum})
+				at("response.reasoning_summary_text.done", it.ID, i, "summary_index", k, jsonKV{"text", sum.Text})
+				at("response.reasoning_summary_part.done", it.ID, i, "summary_index", k, jsonKV{"part", sum})
 			}
-			emit("response.output_item.done", responsesItemEvent{i, it})
+			item("response.output_item.done", i, it)
 		case responseMessage:
 			added := it
 			added.Status, added.Content = "in_progress", []responseText{}
-			emit("response.output_item.added", responsesItemEvent{i, added})
+			item("response.output_item.added", i, added)
 			for k, part := range it.Content {
 				empty := part
 				empty.Text = ""
-				emit("response.content_part.added", responsesPart{it.ID, i, k, empty})
+				at("response.content_part.added", it.ID, i, "content_index", k, jsonKV{"part", empty})
 				for _, p := range pieces(part.Text) {
-					emit("response.output_text.delta", responsesDelta{it.ID, i, k, p, []any{}})
+					at("response.output_text.delta", it.ID, i, "content_index", k, jsonKV{"delta", p}, jsonKV{"logprobs", []any{}})
 				}
-				emit("response.output_text.done", responsesTextDone{it.ID, i, k, part.Text, []any{}})
-				emit("response.content_part.done", responsesPart{it.ID, i, k, part})
+				at("response.output_text.done", it.ID, i, "content_index", k, jsonKV{"text", part.Text}, jsonKV{"logprobs", []any{}})
+				at("response.content_part.done", it.ID, i, "content_index", k, jsonKV{"part", part})
 			}
-			emit("response.output_item.done", responsesItemEvent{i, it})
+			item("response.output_item.done", i, it)
 		case responseFunctionCall:
 			added := it
 			added.Status, added.Arguments = "in_progress", ""
-			emit("response.output_item.added", responsesItemEvent{i, added})
+			item("response.output_item.added", i, added)
 			for _, p := range pieces(it.Arguments) {
-				emit("response.function_call_arguments.delta", responsesArgsDelta{it.ID, i, p})
+				emit("response.function_call_arguments.delta", jsonObject{{"item_id", it.ID}, {"output_index", i}, {"delta", p}})
 			}
-			emit("response.function_call_arguments.done", responsesArgsDone{it.ID, it.Name, i, it.Arguments})
-			emit("response.output_item.done", responsesItemEvent{i, it})
+			emit("response.function_call_arguments.done", jsonObject{{"item_id", it.ID}, {"name", it.Name}, {"output_index", i}, {"arguments", it.Arguments}})
+			item("response.output_item.done", i, it)
 		}
 	}
-	emit("response.completed", responsesWhole{r})
+	emit("response.completed", jsonObject{{"response", r}})
 	return events
 }

@@ -41,7 +41,7 @@ func geminiIDs(data []byte) []string {
 	if json.Unmarshal(data, &gr) != nil || len(gr.Candidates) == 0 {
 		return nil
 	}
-	var content geminiReplyContent
+	var content geminiContent
 	if json.Unmarshal(gr.Candidates[0].Content, &content) != nil {
 		return nil
 	}

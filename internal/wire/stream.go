@@ -119,28 +119,6 @@ func foldChat(data []byte) ([]byte, error) {
 	return nil, errStreamCut
 }
 
-// chatChunk is the part of a chat.completion.chunk the fold reads.
-type chatChunk struct {
-	Choices []struct {
-		Index int `json:"index"`
-		Delta struct {
-			Content   *string `json:"content"`
-			Refusal   *string `json:"refusal"`
-			ToolCalls []struct {
-				Index    int    `json:"index"`
-				ID       string `json:"id"`
-				Function struct {
-					Name      string  `json:"name"`
-					Arguments *string `json:"arguments"`
-				} `json:"function"`
-			} `json:"tool_calls"`
-		} `json:"delta"`
-		FinishReason *string `json:"finish_reason"`
-	} `json:"choices"`
-	Usage json.RawMessage `json:"usage"`
-	Error json.RawMessage `json:"error"`
-}
-
 // chatFold is a Chat Completions answer being folded from its chunks.
 type chatFold struct {
 	text, refusal       strings.Builder
@@ -176,8 +154,9 @@ func (f *chatFold) add(data string) error {
 			f.text.WriteString(*d)
 			f.hasText = true
 		}
-		if d := ch.Delta.Refusal; d != nil {
-			f.refusal.WriteString(*d)
+		var refusal string
+		if d := ch.Delta.Refusal; len(d) > 0 && string(d) != "null" && json.Unmarshal(d, &refusal) == nil {
+			f.refusal.WriteString(refusal)
 			f.hasRefusal = true
 		}
 		for _, tc := range ch.Delta.ToolCalls {
@@ -192,9 +171,7 @@ func (f *chatFold) add(data string) error {
 				c.id = tc.ID
 			}
 			c.name += tc.Function.Name
-			if a := tc.Function.Arguments; a != nil {
-				c.args.WriteString(*a)
-			}
+			c.args.WriteString(tc.Function.Arguments)
 		}
 		if ch.FinishReason != nil && *ch.FinishReason != "" {
 			f.finish = *ch.FinishReason
