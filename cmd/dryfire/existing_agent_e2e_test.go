@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -196,3 +197,25 @@ func TestE2EExistingAgentExample(t *testing.T) {
 
 // nodeReady installs the pinned packages of an example agent.
 func nodeReady(t *testing.T, dir string) { npm.Ready(t, dir, "the example agent") }
+
+// sameReportRuns is how many runs at each of -j 1 and -j 8 a test of one
+// report byte for byte makes (TestE2EOwnTools, TestE2EMastra; sdk/python's
+// test_own_tools.py reads the same variable): 5, or DRYFIRE_TEST_RUNS
+// (issue 37's acceptance was seen at 20). The order the report lists
+// concurrent calls in is proven without luck by runner's
+// TestOwnToolsInTheTranscript (calls that arrive last first) and each
+// suite's delay_ms (the first call answers last); these runs show a real
+// client's timing changes nothing, 20 runs of it cost 40 agent starts
+// (about 1.5 s of CPU each) per test.
+func sameReportRuns(t *testing.T) int {
+	t.Helper()
+	s := os.Getenv("DRYFIRE_TEST_RUNS")
+	if s == "" {
+		return 5
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 2 {
+		t.Fatalf("DRYFIRE_TEST_RUNS=%q: want a whole number of runs, at least 2", s)
+	}
+	return n
+}

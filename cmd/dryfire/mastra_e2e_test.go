@@ -11,10 +11,11 @@ import (
 // MCPClient shows dryfire's tools to the model as dryfire_lookup_order,
 // and the script and the checks, saying lookup_order, hold; its model's
 // two calls in one turn, which Mastra runs at once, give one report byte
-// for byte (durations aside) in 20 runs at -j 1 and 20 at -j 8.
+// for byte (durations aside) in runs at -j 1 and at -j 8
+// (sameReportRuns: 5 each).
 func TestE2EMastra(t *testing.T) {
 	if testing.Short() {
-		t.Skip("20 runs of the Mastra agent at each of two concurrencies")
+		t.Skip("runs of the Mastra agent at each of two concurrencies")
 	}
 	dir := filepath.Join("..", "..", "examples", "mastra-agent")
 	nodeReady(t, dir)
@@ -25,9 +26,9 @@ func TestE2EMastra(t *testing.T) {
 	if out, err := validate.CombinedOutput(); err != nil || strings.TrimSpace(string(out)) != "1 file, 2 cases: ok" {
 		t.Errorf("validate: %v\n%s", err, out)
 	}
-	first := ""
+	first, runs := "", sameReportRuns(t)
 	for _, j := range []string{"1", "8"} {
-		for run := range 20 {
+		for run := range runs {
 			got := dryfireRunPath(t, bin, dir, "support.dryfire.yaml", env, "-j", j)
 			if first == "" {
 				first = got

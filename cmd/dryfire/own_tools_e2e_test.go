@@ -11,11 +11,11 @@ import (
 // checked (called, with, order, a strict trajectory) and marked "where":
 // "own" in the JSON report, with no warning from validate; agent.ts, whose
 // model asks for two MCP calls in one turn (the SDK runs them at once),
-// gives one report byte for byte (durations aside) in 20 runs at -j 1 and
-// 20 at -j 8: the calls are in the model's order, not their arrival's.
+// gives one report byte for byte (durations aside) in runs at -j 1 and at
+// -j 8 (sameReportRuns: 5 each): the calls are in the model's order, not their arrival's.
 func TestE2EOwnTools(t *testing.T) {
 	if testing.Short() {
-		t.Skip("20 runs of the example agent at each of two concurrencies")
+		t.Skip("runs of the example agent at each of two concurrencies")
 	}
 	nodeReady(t, exampleDir)
 	bin := buildBinary(t, t.TempDir())
@@ -33,9 +33,9 @@ func TestE2EOwnTools(t *testing.T) {
 		t.Errorf("own.dryfire.yaml:\n%s", own)
 	}
 
-	first := ""
+	first, runs := "", sameReportRuns(t)
 	for _, j := range []string{"1", "8"} {
-		for run := range 20 {
+		for run := range runs {
 			got := dryfireRunPath(t, bin, exampleDir, "scripted.dryfire.yaml", env, "-j", j)
 			if first == "" {
 				first = got
