@@ -8,25 +8,16 @@ import (
 
 // Compiler compiles json schema into *Schema.
 type Compiler struct {
-	schemas       map[urlPtr]*Schema
-	roots         *roots
-	formats       map[string]*Format
-	decoders      map[string]*Decoder
-	mediaTypes    map[string]*MediaType
-	assertFormat  bool
-	assertContent bool
+	schemas      map[urlPtr]*Schema
+	roots        *roots
+	assertFormat bool
 }
 
 // NewCompiler create Compiler Object.
 func NewCompiler() *Compiler {
 	return &Compiler{
-		schemas:       map[urlPtr]*Schema{},
-		roots:         newRoots(),
-		formats:       map[string]*Format{},
-		decoders:      map[string]*Decoder{},
-		mediaTypes:    map[string]*MediaType{},
-		assertFormat:  false,
-		assertContent: false,
+		schemas: map[urlPtr]*Schema{},
+		roots:   newRoots(),
 	}
 }
 
@@ -54,65 +45,6 @@ func (c *Compiler) AssertFormat() {
 	c.assertFormat = true
 }
 
-// AssertContent enables content assertions.
-//
-// Content assertions include keywords:
-//   - contentEncoding
-//   - contentMediaType
-//   - contentSchema
-//
-// Default behavior is always disabled.
-func (c *Compiler) AssertContent() {
-	c.assertContent = true
-}
-
-// RegisterFormat registers custom format.
-//
-// NOTE:
-//   - "regex" format can not be overridden
-//   - format assertions are disabled for draft >= 2019-09
-//     see [Compiler.AssertFormat]
-func (c *Compiler) RegisterFormat(f *Format) {
-	if f.Name != "regex" {
-		c.formats[f.Name] = f
-	}
-}
-
-// RegisterContentEncoding registers custom contentEncoding.
-//
-// NOTE: content assertions are disabled by default.
-// see [Compiler.AssertContent].
-func (c *Compiler) RegisterContentEncoding(d *Decoder) {
-	c.decoders[d.Name] = d
-}
-
-// RegisterContentMediaType registers custom contentMediaType.
-//
-// NOTE: content assertions are disabled by default.
-// see [Compiler.AssertContent].
-func (c *Compiler) RegisterContentMediaType(mt *MediaType) {
-	c.mediaTypes[mt.Name] = mt
-}
-
-// RegisterVocabulary registers custom vocabulary.
-//
-// NOTE:
-//   - vocabularies are disabled for draft >= 2019-09
-//     see [Compiler.AssertVocabs]
-func (c *Compiler) RegisterVocabulary(vocab *Vocabulary) {
-	c.roots.vocabularies[vocab.URL] = vocab
-}
-
-// AssertVocabs always enables user-defined vocabularies assertions.
-//
-// Default Behavior:
-// for draft-07: enabled.
-// for draft/2019-09: disabled unless metaschema enables a vocabulary.
-// for draft/2020-12: disabled unless metaschema enables a vocabulary.
-func (c *Compiler) AssertVocabs() {
-	c.roots.assertVocabs = true
-}
-
 // AddResource adds schema resource which gets used later in reference
 // resolution.
 //
@@ -136,18 +68,6 @@ func (c *Compiler) AddResource(url string, doc any) error {
 // to load schema resources.
 func (c *Compiler) UseLoader(loader URLLoader) {
 	c.roots.loader.loader = loader
-}
-
-// UseRegexpEngine changes the regexp-engine used.
-// By default it uses regexp package from go standard
-// library.
-//
-// NOTE: must be called before compiling any schemas.
-func (c *Compiler) UseRegexpEngine(engine RegexpEngine) {
-	if engine == nil {
-		engine = goRegexpCompile
-	}
-	c.roots.regexpEngine = engine
 }
 
 func (c *Compiler) enqueue(q *queue, up urlPtr) *Schema {
@@ -304,29 +224,11 @@ func (q *queue) get(up urlPtr) *Schema {
 
 // regexp --
 
-// Regexp is the representation of compiled regular expression.
-type Regexp interface {
-	fmt.Stringer
-
-	// MatchString reports whether the string s contains
-	// any match of the regular expression.
-	MatchString(string) bool
-}
-
-// RegexpEngine parses a regular expression and returns,
-// if successful, a Regexp object that can be used to
-// match against text.
-type RegexpEngine func(string) (Regexp, error)
-
-func (re RegexpEngine) validate(v any) error {
+func validateRegexp(v any) error {
 	s, ok := v.(string)
 	if !ok {
 		return nil
 	}
-	_, err := re(s)
+	_, err := regexp.Compile(s)
 	return err
-}
-
-func goRegexpCompile(s string) (Regexp, error) {
-	return regexp.Compile(s)
 }

@@ -205,7 +205,7 @@ func (d *Draft) getID(obj map[string]any) string {
 	return id
 }
 
-func (d *Draft) getVocabs(url url, doc any, vocabularies map[string]*Vocabulary) ([]string, error) {
+func (d *Draft) getVocabs(url url, doc any) ([]string, error) {
 	if d.version < 2019 {
 		return nil, nil
 	}
@@ -236,12 +236,7 @@ func (d *Draft) getVocabs(url url, doc any, vocabularies map[string]*Vocabulary)
 				}
 			}
 		}
-		if _, ok := vocabularies[vocab]; !ok {
-			return nil, &UnsupportedVocabularyError{url.String(), vocab}
-		}
-		if !slices.Contains(vocabs, vocab) {
-			vocabs = append(vocabs, vocab)
-		}
+		return nil, &UnsupportedVocabularyError{url.String(), vocab}
 	}
 	if !slices.Contains(vocabs, "core") {
 		vocabs = append(vocabs, "core")
@@ -266,46 +261,16 @@ func (d *dialect) hasVocab(name string) bool {
 	return slices.Contains(d.draft.defaultVocabs, name)
 }
 
-func (d *dialect) activeVocabs(assertVocabs bool, vocabularies map[string]*Vocabulary) []string {
-	if len(vocabularies) == 0 {
-		return d.vocabs
-	}
-	if d.draft.version < 2019 {
-		assertVocabs = true
-	}
-	if !assertVocabs {
-		return d.vocabs
-	}
-	var vocabs []string
-	if d.vocabs == nil {
-		vocabs = slices.Clone(d.draft.defaultVocabs)
-	} else {
-		vocabs = slices.Clone(d.vocabs)
-	}
-	for vocab := range vocabularies {
-		if !slices.Contains(vocabs, vocab) {
-			vocabs = append(vocabs, vocab)
-		}
-	}
-	return vocabs
-}
-
-func (d *dialect) getSchema(assertVocabs bool, vocabularies map[string]*Vocabulary) *Schema {
+func (d *dialect) getSchema() *Schema {
 	d.draft.load()
-	vocabs := d.activeVocabs(assertVocabs, vocabularies)
+	vocabs := d.vocabs
 	if vocabs == nil {
 		return d.draft.sch
 	}
 
 	var allOf []*Schema
 	for _, vocab := range vocabs {
-		sch := d.draft.vocabSchemas[vocab]
-		if sch == nil {
-			if v, ok := vocabularies[vocab]; ok {
-				sch = v.Schema
-			}
-		}
-		if sch != nil {
+		if sch := d.draft.vocabSchemas[vocab]; sch != nil {
 			allOf = append(allOf, sch)
 		}
 	}

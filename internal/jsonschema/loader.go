@@ -8,9 +8,6 @@ import (
 	"io"
 	"io/fs"
 	gourl "net/url"
-	"os"
-	"path/filepath"
-	"runtime"
 	"strings"
 )
 
@@ -18,59 +15,6 @@ import (
 type URLLoader interface {
 	// Load loads json from given absolute url.
 	Load(url string) (any, error)
-}
-
-// --
-
-// FileLoader loads json file url.
-type FileLoader struct{}
-
-func (l FileLoader) Load(url string) (any, error) {
-	path, err := l.ToFile(url)
-	if err != nil {
-		return nil, err
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	return UnmarshalJSON(f)
-}
-
-// ToFile is helper method to convert file url to file path.
-func (l FileLoader) ToFile(url string) (string, error) {
-	u, err := gourl.Parse(url)
-	if err != nil {
-		return "", err
-	}
-	if u.Scheme != "file" {
-		return "", fmt.Errorf("invalid file url: %s", u)
-	}
-	path := u.Path
-	if runtime.GOOS == "windows" {
-		path = strings.TrimPrefix(path, "/")
-		path = filepath.FromSlash(path)
-	}
-	return path, nil
-}
-
-// --
-
-// SchemeURLLoader delegates to other [URLLoaders]
-// based on url scheme.
-type SchemeURLLoader map[string]URLLoader
-
-func (l SchemeURLLoader) Load(url string) (any, error) {
-	u, err := gourl.Parse(url)
-	if err != nil {
-		return nil, err
-	}
-	ll, ok := l[u.Scheme]
-	if !ok {
-		return nil, &UnsupportedURLSchemeError{u.String()}
-	}
-	return ll.Load(url)
 }
 
 // --
@@ -193,7 +137,7 @@ func (l *defaultLoader) getDraft(up urlPtr, doc any, defaultDraft *Draft, cycle 
 	return l.getDraft(urlPtr{schUrl, ""}, doc, defaultDraft, cycle)
 }
 
-func (l *defaultLoader) getMetaVocabs(doc any, draft *Draft, vocabularies map[string]*Vocabulary) ([]string, error) {
+func (l *defaultLoader) getMetaVocabs(doc any, draft *Draft) ([]string, error) {
 	obj, ok := doc.(map[string]any)
 	if !ok {
 		return nil, nil
@@ -214,7 +158,7 @@ func (l *defaultLoader) getMetaVocabs(doc any, draft *Draft, vocabularies map[st
 	if err != nil {
 		return nil, err
 	}
-	return draft.getVocabs(schUrl, doc, vocabularies)
+	return draft.getVocabs(schUrl, doc)
 }
 
 // --
@@ -226,16 +170,6 @@ type LoadURLError struct {
 
 func (e *LoadURLError) Error() string {
 	return fmt.Sprintf("failing loading %q: %v", e.URL, e.Err)
-}
-
-// --
-
-type UnsupportedURLSchemeError struct {
-	url string
-}
-
-func (e *UnsupportedURLSchemeError) Error() string {
-	return fmt.Sprintf("no URLLoader registered for %q", e.url)
 }
 
 // --

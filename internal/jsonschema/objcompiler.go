@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/big"
+	"regexp"
 	"strconv"
 )
 
@@ -64,22 +65,6 @@ func (c *objCompiler) compile(s *Schema) error {
 		}
 	}
 
-	// vocabularies
-	vocabs := c.res.dialect.activeVocabs(c.c.roots.assertVocabs, c.c.roots.vocabularies)
-	for _, vocab := range vocabs {
-		v := c.c.roots.vocabularies[vocab]
-		if v == nil {
-			continue
-		}
-		ext, err := v.Compile(&CompilerContext{c}, c.obj)
-		if err != nil {
-			return err
-		}
-		if ext != nil {
-			s.Extensions = append(s.Extensions, ext)
-		}
-	}
-
 	return nil
 }
 
@@ -115,9 +100,9 @@ func (c *objCompiler) compileDraft4(s *Schema) error {
 
 		s.Properties = c.enqueueMap("properties")
 		if m := c.enqueueMap("patternProperties"); m != nil {
-			s.PatternProperties = map[Regexp]*Schema{}
+			s.PatternProperties = map[*regexp.Regexp]*Schema{}
 			for pname, sch := range m {
-				re, err := c.c.roots.regexpEngine(pname)
+				re, err := regexp.Compile(pname)
 				if err != nil {
 					return &InvalidRegexError{c.up.format("patternProperties"), pname, err}
 				}
@@ -165,7 +150,7 @@ func (c *objCompiler) compileDraft4(s *Schema) error {
 		s.MinLength = c.intVal("minLength")
 		s.MaxLength = c.intVal("maxLength")
 		if pat := c.strVal("pattern"); pat != nil {
-			s.Pattern, err = c.c.roots.regexpEngine(*pat)
+			s.Pattern, err = regexp.Compile(*pat)
 			if err != nil {
 				return &InvalidRegexError{c.up.format("pattern"), *pat, err}
 			}
@@ -186,24 +171,11 @@ func (c *objCompiler) compileDraft4(s *Schema) error {
 	if c.assertFormat(s.DraftVersion) {
 		if f := c.strVal("format"); f != nil {
 			if *f == "regex" {
-				s.Format = &Format{
-					Name:     "regex",
-					Validate: c.c.roots.regexpEngine.validate,
-				}
+				s.Format = &Format{Name: "regex", Validate: validateRegexp}
 			} else {
-				s.Format = c.c.formats[*f]
-				if s.Format == nil {
-					s.Format = formats[*f]
-				}
+				s.Format = formats[*f]
 			}
 		}
-	}
-
-	// annotations --
-	s.Title = c.string("title")
-	s.Description = c.string("description")
-	if v, ok := c.obj["default"]; ok {
-		s.Default = &v
 	}
 
 	return nil
@@ -234,29 +206,6 @@ func (c *objCompiler) compileDraft7(s *Schema) error {
 				s.Else = c.enqueueProp("else")
 			}
 		}
-	}
-
-	if c.c.assertContent {
-		if ce := c.strVal("contentEncoding"); ce != nil {
-			s.ContentEncoding = c.c.decoders[*ce]
-			if s.ContentEncoding == nil {
-				s.ContentEncoding = decoders[*ce]
-			}
-		}
-		if cm := c.strVal("contentMediaType"); cm != nil {
-			s.ContentMediaType = c.c.mediaTypes[*cm]
-			if s.ContentMediaType == nil {
-				s.ContentMediaType = mediaTypes[*cm]
-			}
-		}
-	}
-
-	// annotations --
-	s.Comment = c.string("$comment")
-	s.ReadOnly = c.boolean("readOnly")
-	s.WriteOnly = c.boolean("writeOnly")
-	if arr, ok := c.obj["examples"].([]any); ok {
-		s.Examples = arr
 	}
 
 	return nil
@@ -301,15 +250,6 @@ func (c *objCompiler) compileDraft2019(s *Schema) error {
 		s.UnevaluatedItems = c.enqueueProp("unevaluatedItems")
 		s.UnevaluatedProperties = c.enqueueProp("unevaluatedProperties")
 	}
-
-	if c.c.assertContent {
-		if s.ContentMediaType != nil && s.ContentMediaType.UnmarshalJSON != nil {
-			s.ContentSchema = c.enqueueProp("contentSchema")
-		}
-	}
-
-	// annotations --
-	s.Deprecated = c.boolean("deprecated")
 
 	return nil
 }

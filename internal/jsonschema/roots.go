@@ -9,21 +9,13 @@ type roots struct {
 	defaultDraft *Draft
 	roots        map[url]*root
 	loader       defaultLoader
-	regexpEngine RegexpEngine
-	vocabularies map[string]*Vocabulary
-	assertVocabs bool
 }
 
 func newRoots() *roots {
 	return &roots{
 		defaultDraft: draftLatest,
 		roots:        map[url]*root{},
-		loader: defaultLoader{
-			docs:   map[url]any{},
-			loader: FileLoader{},
-		},
-		regexpEngine: goRegexpCompile,
-		vocabularies: map[string]*Vocabulary{},
+		loader:       defaultLoader{docs: map[url]any{}},
 	}
 }
 
@@ -135,7 +127,7 @@ func (rr *roots) _collectResources(r *root, sch any, base url, schPtr jsonPointe
 		}
 		if !found {
 			if hasSchema {
-				vocabs, err := rr.loader.getMetaVocabs(sch, draft, rr.vocabularies)
+				vocabs, err := rr.loader.getMetaVocabs(sch, draft)
 				if err != nil {
 					return err
 				}
@@ -169,16 +161,6 @@ func (rr *roots) _collectResources(r *root, sch any, base url, schPtr jsonPointe
 		ss := sp.collect(obj, schPtr)
 		for k, v := range ss {
 			subschemas[k] = v
-		}
-	}
-	for _, vocab := range baseRes.dialect.activeVocabs(true, rr.vocabularies) {
-		if v := rr.vocabularies[vocab]; v != nil {
-			for _, sp := range v.Subschemas {
-				ss := sp.collect(obj, schPtr)
-				for k, v := range ss {
-					subschemas[k] = v
-				}
-			}
 		}
 	}
 	for ptr, v := range subschemas {
@@ -236,8 +218,8 @@ func (rr *roots) addSubschema(r *root, ptr jsonPointer) error {
 
 func (rr *roots) validate(r *root, v any, ptr jsonPointer) error {
 	dialect := r.resource(ptr).dialect
-	meta := dialect.getSchema(rr.assertVocabs, rr.vocabularies)
-	if err := meta.validate(v, rr.regexpEngine, meta, r.resources, rr.assertVocabs, rr.vocabularies); err != nil {
+	meta := dialect.getSchema()
+	if err := meta.validate(v, meta, r.resources); err != nil {
 		up := urlPtr{r.url, ptr}
 		return &SchemaValidationError{URL: up.String(), Err: err}
 	}
@@ -273,14 +255,4 @@ type MetaSchemaCycleError struct {
 
 func (e *MetaSchemaCycleError) Error() string {
 	return fmt.Sprintf("cycle in resolving $schema in %q", e.URL)
-}
-
-// --
-
-type MetaSchemaMismatchError struct {
-	URL string
-}
-
-func (e *MetaSchemaMismatchError) Error() string {
-	return fmt.Sprintf("$schema in %q does not match with $schema in root", e.URL)
 }

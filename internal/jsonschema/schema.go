@@ -10,9 +10,9 @@ You can force to use specific draft,  when "$schema" is missing, as follows:
 	compiler := jsonschema.NewCompiler()
 	compiler.DefaultDraft(jsonschema.Draft4)
 
-This package supports loading json-schema from filePath and fileURL.
-
-see examples for usage.
+dryfire: the parts dryfire never reaches are removed (FORK.md): loaders
+other than the caller's, output formats, custom formats, vocabularies,
+regexp engines and content assertions.
 */
 package jsonschema
 
@@ -21,6 +21,7 @@ import (
 	"fmt"
 	"math"
 	"math/big"
+	"regexp"
 )
 
 // Schema is the representation of a compiled
@@ -63,7 +64,7 @@ type Schema struct {
 	Required              []string
 	PropertyNames         *Schema
 	Properties            map[string]*Schema
-	PatternProperties     map[Regexp]*Schema
+	PatternProperties     map[*regexp.Regexp]*Schema
 	AdditionalProperties  any            // nil or bool or *Schema
 	Dependencies          map[string]any // value is []string or *Schema
 	DependentRequired     map[string][]string
@@ -84,12 +85,9 @@ type Schema struct {
 	UnevaluatedItems *Schema
 
 	// string --
-	MinLength        *int
-	MaxLength        *int
-	Pattern          Regexp
-	ContentEncoding  *Decoder
-	ContentMediaType *MediaType
-	ContentSchema    *Schema
+	MinLength *int
+	MaxLength *int
+	Pattern   *regexp.Regexp
 
 	// number --
 	Maximum          *big.Rat
@@ -97,18 +95,6 @@ type Schema struct {
 	ExclusiveMaximum *big.Rat
 	ExclusiveMinimum *big.Rat
 	MultipleOf       *big.Rat
-
-	Extensions []SchemaExt
-
-	// annotations --
-	Title       string
-	Description string
-	Default     *any
-	Comment     string
-	ReadOnly    bool
-	WriteOnly   bool
-	Examples    []any
-	Deprecated  bool
 }
 
 // --

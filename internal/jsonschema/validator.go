@@ -13,23 +13,20 @@ import (
 )
 
 func (sch *Schema) Validate(v any) error {
-	return sch.validate(v, nil, nil, nil, false, nil)
+	return sch.validate(v, nil, nil)
 }
 
-func (sch *Schema) validate(v any, regexpEngine RegexpEngine, meta *Schema, resources map[jsonPointer]*resource, assertVocabs bool, vocabularies map[string]*Vocabulary) error {
+func (sch *Schema) validate(v any, meta *Schema, resources map[jsonPointer]*resource) error {
 	vd := validator{
-		v:            v,
-		vloc:         make([]string, 0, 8),
-		sch:          sch,
-		scp:          &scope{sch, "", 0, nil},
-		uneval:       unevalFrom(v, sch, false),
-		errors:       nil,
-		boolResult:   false,
-		regexpEngine: regexpEngine,
-		meta:         meta,
-		resources:    resources,
-		assertVocabs: assertVocabs,
-		vocabularies: vocabularies,
+		v:          v,
+		vloc:       make([]string, 0, 8),
+		sch:        sch,
+		scp:        &scope{sch, "", 0, nil},
+		uneval:     unevalFrom(v, sch, false),
+		errors:     nil,
+		boolResult: false,
+		meta:       meta,
+		resources:  resources,
 	}
 	if _, err := vd.validate(); err != nil {
 		verr := err.(*ValidationError)
@@ -51,20 +48,17 @@ func (sch *Schema) validate(v any, regexpEngine RegexpEngine, meta *Schema, reso
 }
 
 type validator struct {
-	v            any
-	vloc         []string
-	sch          *Schema
-	scp          *scope
-	uneval       *uneval
-	errors       []*ValidationError
-	boolResult   bool // is interested to know valid or not (but not actuall error)
-	regexpEngine RegexpEngine
+	v          any
+	vloc       []string
+	sch        *Schema
+	scp        *scope
+	uneval     *uneval
+	errors     []*ValidationError
+	boolResult bool // is interested to know valid or not (but not actuall error)
 
 	// meta validation
-	meta         *Schema                   // set only when validating with metaschema
-	resources    map[jsonPointer]*resource // resources which should be validated with their dialect
-	assertVocabs bool
-	vocabularies map[string]*Vocabulary
+	meta      *Schema                   // set only when validating with metaschema
+	resources map[jsonPointer]*resource // resources which should be validated with their dialect
 }
 
 func (vd *validator) validate() (*uneval, error) {
@@ -134,13 +128,7 @@ func (vd *validator) validate() (*uneval, error) {
 
 	// format --
 	if s.Format != nil {
-		var err error
-		if s.Format.Name == "regex" && vd.regexpEngine != nil {
-			err = vd.regexpEngine.validate(v)
-		} else {
-			err = s.Format.Validate(v)
-		}
-		if err != nil {
+		if err := s.Format.Validate(v); err != nil {
 			return nil, vd.error(&kind.Format{Got: v, Want: s.Format.Name, Err: err})
 		}
 	}
@@ -173,10 +161,6 @@ func (vd *validator) validate() (*uneval, error) {
 			vd.validateRefs()
 		}
 		vd.condValidate()
-
-		for _, ext := range s.Extensions {
-			ext.Validate(&ValidatorContext{vd}, v)
-		}
 
 		if s.DraftVersion >= 2019 {
 			vd.unevalValidate()
@@ -288,10 +272,10 @@ func (vd *validator) objValidate(obj map[string]any) {
 			sch, meta, resources := s.PropertyNames, vd.meta, vd.resources
 			res := vd.metaResource(sch)
 			if res != nil {
-				meta = res.dialect.getSchema(vd.assertVocabs, vd.vocabularies)
+				meta = res.dialect.getSchema()
 				sch = meta
 			}
-			if err := sch.validate(pname, vd.regexpEngine, meta, resources, vd.assertVocabs, vd.vocabularies); err != nil {
+			if err := sch.validate(pname, meta, resources); err != nil {
 				verr := err.(*ValidationError)
 				verr.InstanceLocation = vd.vloc
 				verr.SchemaURL = s.PropertyNames.Location
@@ -459,57 +443,6 @@ func (vd *validator) strValidate(str string) {
 		}
 	}
 
-	if s.DraftVersion == 6 {
-		return
-	}
-
-	var err error
-
-	// contentEncoding --
-	decoded := []byte(str)
-	if s.ContentEncoding != nil {
-		decoded, err = s.ContentEncoding.Decode(str)
-		if err != nil {
-			decoded = nil
-			vd.addError(&kind.ContentEncoding{Want: s.ContentEncoding.Name, Err: err})
-		}
-	}
-
-	var deserialized *any
-	if decoded != nil && s.ContentMediaType != nil {
-		if s.ContentSchema == nil {
-			err = s.ContentMediaType.Validate(decoded)
-		} else {
-			var value any
-			value, err = s.ContentMediaType.UnmarshalJSON(decoded)
-			if err == nil {
-				deserialized = &value
-			}
-		}
-		if err != nil {
-			vd.addError(&kind.ContentMediaType{
-				Got:  decoded,
-				Want: s.ContentMediaType.Name,
-				Err:  err,
-			})
-		}
-	}
-
-	if deserialized != nil && s.ContentSchema != nil {
-		sch, meta, resources := s.ContentSchema, vd.meta, vd.resources
-		res := vd.metaResource(sch)
-		if res != nil {
-			meta = res.dialect.getSchema(vd.assertVocabs, vd.vocabularies)
-			sch = meta
-		}
-		if err = sch.validate(*deserialized, vd.regexpEngine, meta, resources, vd.assertVocabs, vd.vocabularies); err != nil {
-			verr := err.(*ValidationError)
-			verr.InstanceLocation = vd.vloc
-			verr.SchemaURL = s.Location
-			verr.ErrorKind = &kind.ContentSchema{}
-			vd.addErr(verr)
-		}
-	}
 }
 
 func (vd *validator) numValidate(v any) {
@@ -660,18 +593,15 @@ func (vd *validator) validateSelf(sch *Schema, refKw string, boolResult bool) er
 	scp := vd.scp.child(sch, refKw, vd.scp.vid)
 	uneval := unevalFrom(vd.v, sch, !vd.uneval.isEmpty())
 	subvd := validator{
-		v:            vd.v,
-		vloc:         vd.vloc,
-		sch:          sch,
-		scp:          scp,
-		uneval:       uneval,
-		errors:       nil,
-		boolResult:   vd.boolResult || boolResult,
-		regexpEngine: vd.regexpEngine,
-		meta:         vd.meta,
-		resources:    vd.resources,
-		assertVocabs: vd.assertVocabs,
-		vocabularies: vd.vocabularies,
+		v:          vd.v,
+		vloc:       vd.vloc,
+		sch:        sch,
+		scp:        scp,
+		uneval:     uneval,
+		errors:     nil,
+		boolResult: vd.boolResult || boolResult,
+		meta:       vd.meta,
+		resources:  vd.resources,
 	}
 	subvd.handleMeta()
 	uneval, err := subvd.validate()
@@ -686,41 +616,15 @@ func (vd *validator) validateVal(sch *Schema, v any, vtok string) error {
 	scp := vd.scp.child(sch, "", vd.scp.vid+1)
 	uneval := unevalFrom(v, sch, false)
 	subvd := validator{
-		v:            v,
-		vloc:         vloc,
-		sch:          sch,
-		scp:          scp,
-		uneval:       uneval,
-		errors:       nil,
-		boolResult:   vd.boolResult,
-		regexpEngine: vd.regexpEngine,
-		meta:         vd.meta,
-		resources:    vd.resources,
-		assertVocabs: vd.assertVocabs,
-		vocabularies: vd.vocabularies,
-	}
-	subvd.handleMeta()
-	_, err := subvd.validate()
-	return err
-}
-
-func (vd *validator) validateValue(sch *Schema, v any, vpath []string) error {
-	vloc := append(vd.vloc, vpath...)
-	scp := vd.scp.child(sch, "", vd.scp.vid+1)
-	uneval := unevalFrom(v, sch, false)
-	subvd := validator{
-		v:            v,
-		vloc:         vloc,
-		sch:          sch,
-		scp:          scp,
-		uneval:       uneval,
-		errors:       nil,
-		boolResult:   vd.boolResult,
-		regexpEngine: vd.regexpEngine,
-		meta:         vd.meta,
-		resources:    vd.resources,
-		assertVocabs: vd.assertVocabs,
-		vocabularies: vd.vocabularies,
+		v:          v,
+		vloc:       vloc,
+		sch:        sch,
+		scp:        scp,
+		uneval:     uneval,
+		errors:     nil,
+		boolResult: vd.boolResult,
+		meta:       vd.meta,
+		resources:  vd.resources,
 	}
 	subvd.handleMeta()
 	_, err := subvd.validate()
@@ -744,7 +648,7 @@ func (vd *validator) handleMeta() {
 	if res == nil {
 		return
 	}
-	sch := res.dialect.getSchema(vd.assertVocabs, vd.vocabularies)
+	sch := res.dialect.getSchema()
 	vd.meta = sch
 	vd.sch = sch
 }

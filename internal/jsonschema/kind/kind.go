@@ -485,49 +485,6 @@ func (k *Pattern) LocalizedString(p *message.Printer) string {
 
 // --
 
-type ContentEncoding struct {
-	Want string
-	Err  error
-}
-
-func (*ContentEncoding) KeywordPath() []string {
-	return []string{"contentEncoding"}
-}
-
-func (k *ContentEncoding) LocalizedString(p *message.Printer) string {
-	return p.Sprintf("value is not %s encoded: %v", quote(k.Want), localizedError(k.Err, p))
-}
-
-// --
-
-type ContentMediaType struct {
-	Got  []byte
-	Want string
-	Err  error
-}
-
-func (*ContentMediaType) KeywordPath() []string {
-	return []string{"contentMediaType"}
-}
-
-func (k *ContentMediaType) LocalizedString(p *message.Printer) string {
-	return p.Sprintf("value is not of mediatype %s: %v", quote(k.Want), k.Err)
-}
-
-// --
-
-type ContentSchema struct{}
-
-func (*ContentSchema) KeywordPath() []string {
-	return []string{"contentSchema"}
-}
-
-func (*ContentSchema) LocalizedString(p *message.Printer) string {
-	return p.Sprintf("'contentSchema' failed")
-}
-
-// --
-
 type Minimum struct {
 	Got  *big.Rat
 	Want *big.Rat
