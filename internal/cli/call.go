@@ -104,19 +104,9 @@ func runCall(ctx context.Context, e *env, o callOptions, name string) error {
 	if err != nil {
 		return usageErr("%v", err)
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, target, bytes.NewReader(args))
+	code, status, body, err := send(ctx, http.MethodPost, target, args)
 	if err != nil {
-		return usageErr("%s: %v", target, err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return &exitError{code: exitCallUnreachable, err: fmt.Errorf("cannot reach the dryfire server at %s: %v (is 'dryfire serve --http' running there?)", target, unwrapURL(err))}
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return &exitError{code: exitCallUnreachable, err: fmt.Errorf("reading the answer of %s: %v", target, err)}
+		return err
 	}
 	var out struct {
 		Content *string `json:"content"`
@@ -126,18 +116,14 @@ func runCall(ctx context.Context, e *env, o callOptions, name string) error {
 		} `json:"error"`
 	}
 	jsonErr := json.Unmarshal(body, &out)
-	if resp.StatusCode != http.StatusOK || jsonErr != nil || out.Content == nil {
+	if code != http.StatusOK || jsonErr != nil || out.Content == nil {
 		msg := out.Error.Message
 		if msg == "" {
 			msg = "the answer is not a dryfire tool result: " + quoteStart(body)
 		}
-		return &exitError{code: exitCallUnreachable, err: fmt.Errorf("%s answered %s: %s", target, resp.Status, msg)}
+		return &exitError{code: exitCallUnreachable, err: fmt.Errorf("%s answered %s: %s", target, status, msg)}
 	}
-	text := *out.Content
-	if !strings.HasSuffix(text, "\n") {
-		text += "\n"
-	}
-	io.WriteString(e.stdout, text)
+	printLine(e, *out.Content)
 	if out.IsError {
 		return &exitError{code: exitCallError}
 	}
@@ -166,7 +152,7 @@ func callOp(ctx context.Context, e *env, o callOptions, base, name string, args 
 	}
 	body, _ := json.Marshal(env)
 	target := root + "/ops/" + op
-	status, data, err := post(ctx, target, body)
+	status, _, data, err := send(ctx, http.MethodPost, target, body)
 	if err != nil {
 		return err
 	}
@@ -201,10 +187,7 @@ func callOp(ctx context.Context, e *env, o callOptions, base, name string, args 
 			text = str
 		}
 	}
-	if !strings.HasSuffix(text, "\n") {
-		text += "\n"
-	}
-	io.WriteString(e.stdout, text)
+	printLine(e, text)
 	if out.Status == "error" {
 		return &exitError{code: exitCallError}
 	}
@@ -213,24 +196,18 @@ func callOp(ctx context.Context, e *env, o callOptions, base, name string, args 
 
 // operationOf finds the world operation behind a tool in GET /tools.
 func operationOf(ctx context.Context, root, tool string) (string, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, root+"/tools", nil)
+	code, status, data, err := send(ctx, http.MethodGet, root+"/tools", nil)
 	if err != nil {
-		return "", usageErr("%s: %v", root, err)
+		return "", err
 	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return "", &exitError{code: exitCallUnreachable, err: fmt.Errorf("cannot reach the dryfire server at %s: %v (is 'dryfire serve --http' running there?)", root+"/tools", unwrapURL(err))}
-	}
-	defer resp.Body.Close()
 	var list struct {
 		Tools []struct {
 			Name      string `json:"name"`
 			Operation string `json:"operation"`
 		} `json:"tools"`
 	}
-	data, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode != http.StatusOK || json.Unmarshal(data, &list) != nil {
-		return "", &exitError{code: exitCallUnreachable, err: fmt.Errorf("%s/tools answered %s: %s", root, resp.Status, quoteStart(data))}
+	if code != http.StatusOK || json.Unmarshal(data, &list) != nil {
+		return "", &exitError{code: exitCallUnreachable, err: fmt.Errorf("%s/tools answered %s: %s", root, status, quoteStart(data))}
 	}
 	for _, t := range list.Tools {
 		if t.Name == tool {
@@ -243,23 +220,34 @@ func operationOf(ctx context.Context, root, tool string) (string, error) {
 	return "", usageErr("the server has no tool %q", tool)
 }
 
-// post sends body to target and returns the answer's status and body.
-func post(ctx context.Context, target string, body []byte) (int, []byte, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, target, bytes.NewReader(body))
+// send sends body to target and returns the answer's status (as a code
+// and as the line says it) and body.
+func send(ctx context.Context, method, target string, body []byte) (int, string, []byte, error) {
+	req, err := http.NewRequestWithContext(ctx, method, target, bytes.NewReader(body))
 	if err != nil {
-		return 0, nil, usageErr("%s: %v", target, err)
+		return 0, "", nil, usageErr("%s: %v", target, err)
 	}
-	req.Header.Set("Content-Type", "application/json")
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		return 0, nil, &exitError{code: exitCallUnreachable, err: fmt.Errorf("cannot reach the dryfire server at %s: %v (is 'dryfire serve --http' running there?)", target, unwrapURL(err))}
+		return 0, "", nil, &exitError{code: exitCallUnreachable, err: fmt.Errorf("cannot reach the dryfire server at %s: %v (is 'dryfire serve --http' running there?)", target, unwrapURL(err))}
 	}
 	defer resp.Body.Close()
 	data, err := io.ReadAll(resp.Body)
 	if err != nil {
-		return 0, nil, &exitError{code: exitCallUnreachable, err: fmt.Errorf("reading the answer of %s: %v", target, err)}
+		return 0, "", nil, &exitError{code: exitCallUnreachable, err: fmt.Errorf("reading the answer of %s: %v", target, err)}
 	}
-	return resp.StatusCode, data, nil
+	return resp.StatusCode, resp.Status, data, nil
+}
+
+// printLine writes text to standard output, ending it with a newline.
+func printLine(e *env, text string) {
+	if !strings.HasSuffix(text, "\n") {
+		text += "\n"
+	}
+	io.WriteString(e.stdout, text)
 }
 
 // serverURL is the root of a server (a case's prefix kept) from a tools

@@ -114,17 +114,11 @@ func parseFailOn(s string) ([]dryfire.ChangeKind, error) {
 	var kinds []dryfire.ChangeKind
 	for _, part := range strings.Split(s, ",") {
 		part = strings.TrimSpace(part)
-		found := false
-		for _, k := range dryfire.ChangeKinds() {
-			if string(k) == part {
-				kinds, found = append(kinds, k), true
-			}
-		}
-		if found && slices.Contains(kinds[:len(kinds)-1], kinds[len(kinds)-1]) {
-			kinds = kinds[:len(kinds)-1]
-		}
-		if !found {
+		if !slices.Contains(names, part) {
 			return nil, usageErr("--fail-on %q: %q is not a kind of change%s; the kinds are %s, or none", s, part, suggest.DidYouMean(part, names), strings.Join(names, ", "))
+		}
+		if k := dryfire.ChangeKind(part); !slices.Contains(kinds, k) {
+			kinds = append(kinds, k)
 		}
 	}
 	return kinds, nil
@@ -146,13 +140,9 @@ func runCompare(e *env, o compareOptions, args []string) error {
 	if err != nil {
 		return err
 	}
-	if o.jsonOut != "" && o.jsonOut == o.mdOut {
-		return usageErr("--json and --markdown both write to %s; give each its own file", o.jsonOut)
-	}
-	for _, d := range []struct{ flag, dest string }{{"json", o.jsonOut}, {"markdown", o.mdOut}} {
-		if err := checkDest(d.dest); err != nil {
-			return usageErr("--%s %s: %v", d.flag, d.dest, err)
-		}
+	text, err := jsonMarkdown(e, o.jsonOut, o.mdOut)
+	if err != nil {
+		return err
 	}
 	// What is read stays (both runs' outcomes) while the garbage of
 	// decoding is small: the collector's default pace keeps the heap
@@ -173,10 +163,6 @@ func runCompare(e *env, o compareOptions, args []string) error {
 	c, err := dryfire.Compare(base, new, &dryfire.CompareOptions{BaseName: args[0], NewName: args[1], SlowFactor: o.slowFactor, SlowMS: o.slowMS})
 	if err != nil {
 		return &exitError{code: exitUsage, err: err}
-	}
-	text := e.stdout
-	if o.jsonOut == "-" || o.mdOut == "-" {
-		text = e.stderr
 	}
 	if err := c.WriteText(text); err != nil {
 		return &exitError{code: exitInfra, err: err}
@@ -201,6 +187,24 @@ func runCompare(e *env, o compareOptions, args []string) error {
 		fmt.Fprintln(e.stderr, "dryfire:", err)
 	}
 	return exitWith(compareExit(c, failOn, len(errs) > 0))
+}
+
+// jsonMarkdown checks the --json and --markdown of compare and verify,
+// and says where the text goes: standard error when one of them is
+// standard output.
+func jsonMarkdown(e *env, jsonOut, mdOut string) (io.Writer, error) {
+	if jsonOut != "" && jsonOut == mdOut {
+		return nil, usageErr("--json and --markdown both write to %s; give each its own file", jsonOut)
+	}
+	for _, d := range []struct{ flag, dest string }{{"json", jsonOut}, {"markdown", mdOut}} {
+		if err := checkDest(d.dest); err != nil {
+			return nil, usageErr("--%s %s: %v", d.flag, d.dest, err)
+		}
+	}
+	if jsonOut == "-" || mdOut == "-" {
+		return e.stderr, nil
+	}
+	return e.stdout, nil
 }
 
 // exitWith is the error that exits with code, saying why on standard
@@ -234,19 +238,18 @@ func readOutcomes(path string) (*dryfire.Outcomes, error) {
 
 // colonSpace puts the space before an error that has no position
 // ("FILE: message"), none before one that has ("FILE:3:5: message").
+func colonSpace(err error) error { return posError{err} }
+
 type posError struct{ err error }
 
 func (p posError) Error() string {
-	s := p.err.Error()
-	if s != "" && s[0] >= '0' && s[0] <= '9' {
-		return s
+	if s := p.err.Error(); s == "" || s[0] < '0' || s[0] > '9' {
+		return " " + s
 	}
-	return " " + s
+	return p.err.Error()
 }
 
 func (p posError) Unwrap() error { return p.err }
-
-func colonSpace(err error) error { return posError{err} }
 
 // ghAppendSummary appends what write writes to the job summary
 // (GITHUB_STEP_SUMMARY), when there is one.

@@ -3,7 +3,6 @@ package cli
 import (
 	"fmt"
 	"io"
-	"os"
 	"strconv"
 	"strings"
 
@@ -113,10 +112,6 @@ func ghProperty(s string) string { return termtext.WorkflowProperty(s) }
 
 // ghSummary appends the run's Markdown summary to GITHUB_STEP_SUMMARY.
 func ghSummary(e *env, rep *report.Report) error {
-	path := e.getenv("GITHUB_STEP_SUMMARY")
-	if path == "" {
-		return nil
-	}
 	var b strings.Builder
 	s := rep.Summary
 	fmt.Fprintf(&b, "### dryfire: %d passed, %d failed", s.Passed, s.Failed)
@@ -147,16 +142,10 @@ func ghSummary(e *env, rep *report.Report) error {
 	if rows == 0 {
 		b.WriteString("Every case passed.\n")
 	}
-	b.WriteString("\n")
-	f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
-	if err != nil {
-		return fmt.Errorf("writing the job summary (GITHUB_STEP_SUMMARY): %w", err)
-	}
-	if _, err := f.WriteString(b.String()); err != nil {
-		f.Close()
-		return fmt.Errorf("writing the job summary (GITHUB_STEP_SUMMARY): %w", err)
-	}
-	return f.Close()
+	return ghAppendSummary(e, func(w io.Writer) error {
+		_, err := io.WriteString(w, b.String())
+		return err
+	})
 }
 
 // mdCell is s fit for a Markdown table cell: one line, bounded, and

@@ -106,10 +106,7 @@ func runMerge(e *env, o runOptions, args []string) error {
 			code = exitInfra
 		}
 	}
-	if code != 0 {
-		return &exitError{code: code}
-	}
-	return nil
+	return exitWith(code, "")
 }
 
 // readCaseList reads the JSON of run --list --json.

@@ -21,7 +21,7 @@ type proveOptions struct {
 // (its reference fails, a stand-in agent passes it), one for each proven,
 // and the counts.
 func runProve(ctx context.Context, e *env, python string, o proveOptions, args []string) error {
-	p, err := loadProject(e, python, args, ": nothing ran")
+	p, err := loadWith(e, loadOptions(e, python), args, ": nothing ran", true)
 	if err != nil {
 		return err
 	}

@@ -122,8 +122,5 @@ func runRecheck(ctx context.Context, e *env, o recheckOptions, args []string) er
 	if ctx.Err() != nil {
 		return &exitError{code: exitStopped, err: errors.New("interrupted")}
 	}
-	if code != 0 {
-		return &exitError{code: code}
-	}
-	return nil
+	return exitWith(code, "")
 }

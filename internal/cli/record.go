@@ -111,7 +111,7 @@ func runRecordTools(cmd *cobra.Command, e *env, o recordToolsOptions, args []str
 	// The warnings of the files as they are before the recording (tools
 	// without rules) are not the user's to act on: those of the files as
 	// written are printed after.
-	p, err := loadProjectWarning(e, o.python, paths, ": nothing ran", false)
+	p, err := loadWith(e, loadOptions(e, o.python), paths, ": nothing ran", false)
 	if err != nil {
 		return err
 	}
@@ -152,10 +152,7 @@ func runRecordTools(cmd *cobra.Command, e *env, o recordToolsOptions, args []str
 		fmt.Fprintln(e.stderr, "dryfire:", err)
 		code = exitFailed
 	}
-	if code != 0 {
-		return &exitError{code: code}
-	}
-	return nil
+	return exitWith(code, "")
 }
 
 // upstreamOptions are the real tools a command names (at most one of an

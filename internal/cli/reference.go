@@ -4,12 +4,12 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
 	"sort"
 	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+	yaml "go.yaml.in/yaml/v4"
 
 	"github.com/dryfire-dev/dryfire/schema"
 )
@@ -118,111 +118,71 @@ func exitPage() []byte {
 	return b.Bytes()
 }
 
-// A node is a JSON value with its object keys in file order.
-type node struct {
-	keys []string
-	obj  map[string]*node
-	arr  []*node
-	val  any // a scalar
-}
+// The schemas are read as YAML nodes: their keys in file order.
 
-func parseNode(dec *json.Decoder) (*node, error) {
-	tok, err := dec.Token()
-	if err != nil {
-		return nil, err
-	}
-	switch tok {
-	case json.Delim('{'):
-		n := &node{obj: map[string]*node{}}
-		for dec.More() {
-			k, err := dec.Token()
-			if err != nil {
-				return nil, err
-			}
-			v, err := parseNode(dec)
-			if err != nil {
-				return nil, err
-			}
-			key, _ := k.(string)
-			n.keys = append(n.keys, key)
-			n.obj[key] = v
-		}
-		_, err := dec.Token()
-		return n, err
-	case json.Delim('['):
-		n := &node{arr: []*node{}}
-		for dec.More() {
-			v, err := parseNode(dec)
-			if err != nil {
-				return nil, err
-			}
-			n.arr = append(n.arr, v)
-		}
-		_, err := dec.Token()
-		return n, err
-	}
-	return &node{val: tok}, nil
-}
-
-func (n *node) get(k string) *node {
-	if n == nil || n.obj == nil {
+// get is the value of mapping n under key k; nil when there is none.
+func get(n *yaml.Node, k string) *yaml.Node {
+	if n == nil || n.Kind != yaml.MappingNode {
 		return nil
 	}
-	return n.obj[k]
-}
-
-func (n *node) str() string {
-	if n == nil {
-		return ""
-	}
-	if s, ok := n.val.(string); ok {
-		return s
-	}
-	return ""
-}
-
-// literal is a scalar as JSON.
-func (n *node) literal() string {
-	if n == nil {
-		return ""
-	}
-	if n.val == nil && n.obj == nil && n.arr == nil {
-		return "null"
-	}
-	var b bytes.Buffer
-	writeLiteral(&b, n)
-	return b.String()
-}
-
-func writeLiteral(w io.Writer, n *node) {
-	switch {
-	case n.obj != nil:
-		fmt.Fprint(w, "{…}")
-	case n.arr != nil:
-		parts := make([]string, len(n.arr))
-		for i, v := range n.arr {
-			parts[i] = v.literal()
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if n.Content[i].Value == k {
+			return n.Content[i+1]
 		}
-		fmt.Fprintf(w, "[%s]", strings.Join(parts, ", "))
-	default:
-		data, _ := json.Marshal(n.val)
-		w.Write(data)
 	}
+	return nil
+}
+
+// text is a string's value; "" for anything else.
+func text(n *yaml.Node) string {
+	if n == nil || n.Kind != yaml.ScalarNode || n.Tag != "!!str" {
+		return ""
+	}
+	return n.Value
+}
+
+// literal is n as JSON, an object as {…}.
+func literal(n *yaml.Node) string {
+	switch {
+	case n == nil:
+		return ""
+	case n.Kind == yaml.MappingNode:
+		return "{…}"
+	case n.Kind == yaml.SequenceNode:
+		parts := make([]string, len(n.Content))
+		for i, v := range n.Content {
+			parts[i] = literal(v)
+		}
+		return "[" + strings.Join(parts, ", ") + "]"
+	case n.Tag == "!!str":
+		data, _ := json.Marshal(n.Value)
+		return string(data)
+	}
+	return n.Value
+}
+
+func isMap(n *yaml.Node) bool { return n != nil && n.Kind == yaml.MappingNode }
+
+// plain is a scalar as YAML would write it: a string without quotes.
+func plain(n *yaml.Node) string {
+	if n.Tag == "!!str" {
+		return n.Value
+	}
+	return literal(n)
 }
 
 // schemaPage renders a JSON Schema as one table per object: the root,
 // then each definition and inline object in the order they are reached.
 func schemaPage(title, intro string, data []byte) ([]byte, error) {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	root, err := parseNode(dec)
-	if err != nil {
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil {
 		return nil, err
 	}
-	defs := root.get("$defs")
+	root := doc.Content[0]
+	defs := get(root, "$defs")
 	type section struct {
 		name string
-		n    *node
+		n    *yaml.Node
 	}
 	queue := []section{{"Top level", root}}
 	queued := map[string]bool{"Top level": true}
@@ -230,52 +190,52 @@ func schemaPage(title, intro string, data []byte) ([]byte, error) {
 	header(&b, title, intro)
 	// describe returns the type column of a schema, queueing the objects
 	// it names.
-	var describe func(path string, n *node) string
-	describe = func(path string, n *node) string {
+	var describe func(path string, n *yaml.Node) string
+	describe = func(path string, n *yaml.Node) string {
 		var parts []string
-		structured := n.get("items") != nil || n.get("properties") != nil && path != "" ||
-			n.get("additionalProperties") != nil && n.get("additionalProperties").obj != nil
-		if t := n.get("type"); t != nil && !structured {
-			if t.arr != nil {
+		structured := get(n, "items") != nil || get(n, "properties") != nil && path != "" ||
+			isMap(get(n, "additionalProperties"))
+		if t := get(n, "type"); t != nil && !structured {
+			if t.Kind == yaml.SequenceNode {
 				var ts []string
-				for _, x := range t.arr {
-					ts = append(ts, x.str())
+				for _, x := range t.Content {
+					ts = append(ts, text(x))
 				}
 				parts = append(parts, strings.Join(ts, " or "))
 			} else {
-				parts = append(parts, t.str())
+				parts = append(parts, text(t))
 			}
 		}
-		if ref := n.get("$ref").str(); ref != "" {
+		if ref := text(get(n, "$ref")); ref != "" {
 			name := strings.TrimPrefix(ref, "#/$defs/")
-			if !queued[name] && defs.get(name) != nil {
+			if !queued[name] && get(defs, name) != nil {
 				queued[name] = true
-				queue = append(queue, section{name, defs.get(name)})
+				queue = append(queue, section{name, get(defs, name)})
 			}
 			parts = append(parts, fmt.Sprintf("[%s](#%s)", name, anchor(name)))
 		}
-		if n.get("properties") != nil && path != "" {
+		if get(n, "properties") != nil && path != "" {
 			if !queued[path] {
 				queued[path] = true
 				queue = append(queue, section{path, n})
 			}
 			parts = append(parts, fmt.Sprintf("[%s](#%s)", path, anchor(path)))
 		}
-		if items := n.get("items"); items != nil {
+		if items := get(n, "items"); items != nil {
 			parts = append(parts, "list of "+describe(path+"[]", items))
 		}
-		if ap := n.get("additionalProperties"); ap != nil && ap.obj != nil {
+		if ap := get(n, "additionalProperties"); isMap(ap) {
 			parts = append(parts, "map of name to "+describe(path+".NAME", ap))
 		}
-		if e := n.get("enum"); e != nil {
+		if e := get(n, "enum"); e != nil {
 			var vs []string
-			for _, v := range e.arr {
-				vs = append(vs, "`"+v.plain()+"`")
+			for _, v := range e.Content {
+				vs = append(vs, "`"+plain(v)+"`")
 			}
 			parts = append(parts, "one of "+strings.Join(vs, ", "))
 		}
-		if c := n.get("const"); c != nil {
-			parts = append(parts, "`"+c.plain()+"`")
+		if c := get(n, "const"); c != nil {
+			parts = append(parts, "`"+plain(c)+"`")
 		}
 		if len(parts) == 0 {
 			return "any"
@@ -293,25 +253,27 @@ func schemaPage(title, intro string, data []byte) ([]byte, error) {
 		s := queue[0]
 		queue = queue[1:]
 		fmt.Fprintf(&b, "\n## %s\n", s.name)
-		if d := s.n.get("description").str(); d != "" {
+		if d := text(get(s.n, "description")); d != "" {
 			fmt.Fprintf(&b, "\n%s\n", d)
 		}
 		required := map[string]bool{}
-		for _, r := range s.n.get("required").arrayOrNil() {
-			required[r.str()] = true
+		if r := get(s.n, "required"); r != nil {
+			for _, r := range r.Content {
+				required[text(r)] = true
+			}
 		}
-		props := s.n.get("properties")
+		props := get(s.n, "properties")
 		if props == nil {
-			if ap := s.n.get("additionalProperties"); ap != nil && ap.obj != nil {
+			if ap := get(s.n, "additionalProperties"); isMap(ap) {
 				fmt.Fprintf(&b, "\nBy name; each value: %s.\n", describe(s.name+".NAME", ap))
-			} else if s.n.get("items") != nil || s.n.get("type") != nil || s.n.get("$ref") != nil {
+			} else if get(s.n, "items") != nil || get(s.n, "type") != nil || get(s.n, "$ref") != nil {
 				fmt.Fprintf(&b, "\nType: %s.\n", describe("", s.n))
 			}
 			continue
 		}
 		b.WriteString("\n| key | type | what |\n|---|---|---|\n")
-		for _, k := range props.keys {
-			p := props.obj[k]
+		for i := 0; i+1 < len(props.Content); i += 2 {
+			k, p := props.Content[i].Value, props.Content[i+1]
 			key := "`" + k + "`"
 			if required[k] {
 				key += " (required)"
@@ -320,20 +282,20 @@ func schemaPage(title, intro string, data []byte) ([]byte, error) {
 			if s.name != "Top level" {
 				path = s.name + "." + k
 			}
-			what := p.get("description").str()
-			if ref := p.get("$ref").str(); what == "" && ref != "" {
-				what = defs.get(strings.TrimPrefix(ref, "#/$defs/")).get("description").str()
+			what := text(get(p, "description"))
+			if ref := text(get(p, "$ref")); what == "" && ref != "" {
+				what = text(get(get(defs, strings.TrimPrefix(ref, "#/$defs/")), "description"))
 			}
 			var extra []string
 			for _, bd := range bounds {
-				if v := p.get(bd.key); v != nil {
-					lit := v.literal()
+				if v := get(p, bd.key); v != nil {
+					lit := literal(v)
 					if lit == "1" && (bd.key == "minLength" || bd.key == "minItems" || bd.key == "minProperties") {
 						extra = append(extra, "not empty")
 						continue
 					}
 					if bd.key == "pattern" || bd.key == "format" {
-						lit = v.str()
+						lit = text(v)
 					}
 					extra = append(extra, fmt.Sprintf(bd.say, lit))
 				}
@@ -347,8 +309,8 @@ func schemaPage(title, intro string, data []byte) ([]byte, error) {
 	// Definitions nothing reaches are listed too, so that none is left out.
 	if defs != nil {
 		var rest []string
-		for _, k := range defs.keys {
-			if !queued[k] {
+		for i := 0; i < len(defs.Content); i += 2 {
+			if k := defs.Content[i].Value; !queued[k] {
 				rest = append(rest, k)
 			}
 		}
@@ -358,21 +320,6 @@ func schemaPage(title, intro string, data []byte) ([]byte, error) {
 		}
 	}
 	return b.Bytes(), nil
-}
-
-// plain is a scalar as YAML would write it: a string without quotes.
-func (n *node) plain() string {
-	if s, ok := n.val.(string); ok {
-		return s
-	}
-	return n.literal()
-}
-
-func (n *node) arrayOrNil() []*node {
-	if n == nil {
-		return nil
-	}
-	return n.arr
 }
 
 // anchor is the anchor GitHub gives a heading of plain words, dots and

@@ -189,6 +189,10 @@ func runRun(cmd *cobra.Command, e *env, o runOptions, args []string) error {
 	} else if o.durations != "" && !o.list {
 		return usageErr("--durations spreads the cases over shards: give --shard I/N too (or --list, to list each case's expected duration)")
 	}
+	var seed *int64
+	if cmd.Flags().Changed("seed") {
+		seed = &o.seed
+	}
 	var only func(suite, name string) bool
 	if o.lastFailed != "" {
 		var err error
@@ -211,11 +215,7 @@ func runRun(cmd *cobra.Command, e *env, o runOptions, args []string) error {
 		if o.journal != "" || o.resume != "" {
 			return usageErr("--list runs nothing, so it keeps no journal: give --list without --journal or --resume")
 		}
-		ro := &dryfire.RunOptions{Filter: o.filter, Only: only, Trials: o.trials, PassThreshold: o.threshold, Shard: shard, Batch: batch}
-		if cmd.Flags().Changed("seed") {
-			ro.Seed = &o.seed
-		}
-		return runList(cmd, e, o, args, ro)
+		return runList(cmd, e, o, args, &dryfire.RunOptions{Filter: o.filter, Only: only, Trials: o.trials, PassThreshold: o.threshold, Shard: shard, Batch: batch, Seed: seed})
 	}
 	bl, err := openBaseline(cmd, o, only)
 	if err != nil {
@@ -226,7 +226,7 @@ func runRun(cmd *cobra.Command, e *env, o runOptions, args []string) error {
 	// results streamed, the run's memory does not grow with its cases.
 	lo := loadOptions(e, o.python)
 	lo.Lazy = true
-	p, err := loadWith(e, lo, args, ": nothing ran")
+	p, err := loadWith(e, lo, args, ": nothing ran", true)
 	if err != nil {
 		return err
 	}
@@ -257,10 +257,7 @@ func runRun(cmd *cobra.Command, e *env, o runOptions, args []string) error {
 	default:
 		return usageErr("--network is isolated, sandboxed, report or open, not %q", o.network)
 	}
-	ro := &dryfire.RunOptions{Concurrency: o.concurrency, Filter: o.filter, Progress: progress, Record: record, Env: e.environ(), KeepWorkspaces: o.keepWS, Clock: clock, MCPBridge: selfBridge(), Only: only, FailFast: o.failFast, Network: o.network, Port: o.port, Trials: o.trials, PassThreshold: o.threshold, Shard: shard, Batch: batch}
-	if cmd.Flags().Changed("seed") {
-		ro.Seed = &o.seed
-	}
+	ro := &dryfire.RunOptions{Concurrency: o.concurrency, Filter: o.filter, Progress: progress, Record: record, Env: e.environ(), KeepWorkspaces: o.keepWS, Clock: clock, MCPBridge: selfBridge(), Only: only, FailFast: o.failFast, Network: o.network, Port: o.port, Trials: o.trials, PassThreshold: o.threshold, Shard: shard, Batch: batch, Seed: seed}
 	if err := coverageOptions(cmd, &o, ro); err != nil {
 		return err
 	}
@@ -556,10 +553,10 @@ func openReport(e *env, dest string) (*reportOut, error) {
 	return &reportOut{w: f, commit: f.Commit, abort: f.Abort}, nil
 }
 
-// writeReport writes a report to dest: standard output for "-", else a
-// file replaced atomically. A dest that is not a plain file (a symlink, a
-// device, a pipe) is written through, never replaced: --json /dev/stdout
-// must not swap the /dev/stdout link for a file.
+// writeReport writes a report to dest as openReport opens it: a dest
+// that is not a plain file (a symlink, a device, a pipe) is written
+// through, never replaced: --json /dev/stdout must not swap the
+// /dev/stdout link for a file.
 func writeReport(e *env, dest string, render func() ([]byte, error)) error {
 	return writeReportWith(e, dest, func(w io.Writer) error {
 		data, err := render()
@@ -573,29 +570,15 @@ func writeReport(e *env, dest string, render func() ([]byte, error)) error {
 // writeReportWith is writeReport for a report that writes itself to a
 // writer (buffered), never whole in memory.
 func writeReportWith(e *env, dest string, write func(io.Writer) error) error {
-	if w := stdWriter(e, dest); w != nil {
-		bw := bufio.NewWriterSize(w, 256<<10)
-		if err := write(bw); err != nil {
-			return err
-		}
-		return bw.Flush()
-	}
-	if fi, err := os.Lstat(dest); err == nil && !fi.Mode().IsRegular() {
-		f, err := os.OpenFile(dest, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
-		if err != nil {
-			return err
-		}
-		bw := bufio.NewWriterSize(f, 256<<10)
-		err = write(bw)
-		if err == nil {
-			err = bw.Flush()
-		}
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
+	r, err := openReport(e, dest)
+	if err != nil {
 		return err
 	}
-	return atomicfile.WriteWith(dest, 0o644, write)
+	if err := write(r.w); err != nil {
+		r.abort()
+		return err
+	}
+	return r.commit()
 }
 
 // stdWriter returns our standard output or error when dest is "-" or names

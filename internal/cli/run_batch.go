@@ -45,7 +45,7 @@ func runList(cmd *cobra.Command, e *env, o runOptions, args []string, ro *dryfir
 	}
 	lo := loadOptions(e, o.python)
 	lo.Lazy = true
-	p, err := loadWith(e, lo, args, ": nothing listed")
+	p, err := loadWith(e, lo, args, ": nothing listed", true)
 	if err != nil {
 		return err
 	}

@@ -235,7 +235,7 @@ func runServe(ctx context.Context, e *env, o serveOptions, path string) error {
 	if err != nil {
 		return err
 	}
-	p, err := loadProjectWarning(e, o.python, []string{path}, ": not serving", rt == nil)
+	p, err := loadWith(e, loadOptions(e, o.python), []string{path}, ": not serving", rt == nil)
 	if err != nil {
 		return err
 	}

@@ -13,7 +13,6 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/dryfire-dev/dryfire"
-	"github.com/dryfire-dev/dryfire/internal/atomicfile"
 	"github.com/dryfire-dev/dryfire/internal/suggest"
 	"github.com/dryfire-dev/dryfire/internal/termtext"
 	"github.com/dryfire-dev/dryfire/report"
@@ -185,7 +184,7 @@ func (d *drillFlags) load(e *env, args []string) (p *dryfire.Project, text io.Wr
 	if d.jsonOut == "-" {
 		text = e.stderr
 	}
-	p, err = loadWith(e, loadOptions(e, d.python), args, ": nothing ran")
+	p, err = loadWith(e, loadOptions(e, d.python), args, ": nothing ran", true)
 	return p, text, err
 }
 
@@ -226,17 +225,19 @@ func writeJSONOut(e *env, dest string, v any) error {
 	if dest == "" {
 		return nil
 	}
-	b, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		return &exitError{code: exitInfra, err: err}
-	}
-	b = append(b, '\n')
-	if dest == "-" {
-		e.stdout.Write(b)
-	} else if err := atomicfile.Write(dest, b, 0o644); err != nil {
+	if err := writeReportWith(e, dest, indentedJSON(v)); err != nil {
 		return &exitError{code: exitInfra, err: fmt.Errorf("--json: %w", err)}
 	}
 	return nil
+}
+
+// indentedJSON writes v as indented JSON.
+func indentedJSON(v any) func(io.Writer) error {
+	return func(w io.Writer) error {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(v)
+	}
 }
 
 // drilled is a drill's case head; a case that did not pass without what

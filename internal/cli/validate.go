@@ -85,24 +85,11 @@ func closeProject(e *env, p *dryfire.Project) {
 	p.Close(ctx, e.stderr)
 }
 
-// loadProject loads suites for a command: every diagnostic and warning goes
-// to stderr, and a load with errors ends with the count line (then
-// consequence, e.g. ": nothing ran") and exit status 2.
-func loadProject(e *env, python string, args []string, consequence string) (*dryfire.Project, error) {
-	return loadWith(e, loadOptions(e, python), args, consequence)
-}
-
-// loadProjectWarning is loadProject, printing warnings only when warn
-// is set (record-tools prints those of the files it wrote instead).
-func loadProjectWarning(e *env, python string, args []string, consequence string, warn bool) (*dryfire.Project, error) {
-	return loadWarning(e, loadOptions(e, python), args, consequence, warn)
-}
-
-func loadWith(e *env, lo dryfire.LoadOptions, args []string, consequence string) (*dryfire.Project, error) {
-	return loadWarning(e, lo, args, consequence, true)
-}
-
-func loadWarning(e *env, lo dryfire.LoadOptions, args []string, consequence string, warn bool) (*dryfire.Project, error) {
+// loadWith loads suites for a command: every diagnostic goes to stderr,
+// and a load with errors ends with the count line (then consequence,
+// e.g. ": nothing ran") and exit status 2. Warnings are printed when
+// warn is set (record-tools prints those of the files it wrote instead).
+func loadWith(e *env, lo dryfire.LoadOptions, args []string, consequence string, warn bool) (*dryfire.Project, error) {
 	p, err := dryfire.Load(&lo, args...)
 	var ds dryfire.Diagnostics
 	switch {
@@ -130,7 +117,7 @@ func loadWarning(e *env, lo dryfire.LoadOptions, args []string, consequence stri
 func runValidate(e *env, python string, args []string) error {
 	lo := loadOptions(e, python)
 	lo.CheckOnly = true // the cases are counted, not kept
-	p, err := loadWith(e, lo, args, "")
+	p, err := loadWith(e, lo, args, "", true)
 	if err != nil {
 		return err
 	}

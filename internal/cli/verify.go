@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -101,15 +100,11 @@ func runVerify(cmd *cobra.Command, e *env, o verifyOptions, args []string) error
 	if o.list && o.update {
 		return usageErr("--list sends nothing, and --update re-records what drifted: give one")
 	}
-	if o.jsonOut != "" && o.jsonOut == o.mdOut {
-		return usageErr("--json and --markdown both write to %s; give each its own file", o.jsonOut)
+	text, err := jsonMarkdown(e, o.jsonOut, o.mdOut)
+	if err != nil {
+		return err
 	}
-	for _, d := range []struct{ flag, dest string }{{"json", o.jsonOut}, {"markdown", o.mdOut}} {
-		if err := checkDest(d.dest); err != nil {
-			return usageErr("--%s %s: %v", d.flag, d.dest, err)
-		}
-	}
-	p, err := loadProject(e, o.python, paths, ": nothing was sent")
+	p, err := loadWith(e, loadOptions(e, o.python), paths, ": nothing was sent", true)
 	if err != nil {
 		return err
 	}
@@ -125,10 +120,6 @@ func runVerify(cmd *cobra.Command, e *env, o verifyOptions, args []string) error
 			which = fmt.Sprintf("no case whose name matches --filter %q", o.filter)
 		}
 		return usageErr("nothing to verify: %s has a cassette with a model call; nothing was sent", which)
-	}
-	text := e.stdout
-	if o.jsonOut == "-" || o.mdOut == "-" {
-		text = e.stderr
 	}
 	verifyText(text, v, o)
 	code := exitOK
@@ -152,11 +143,7 @@ func runVerify(cmd *cobra.Command, e *env, o verifyOptions, args []string) error
 	}
 	var errs []error
 	if o.jsonOut != "" {
-		errs = append(errs, writeReportWith(e, o.jsonOut, func(w io.Writer) error {
-			enc := json.NewEncoder(w)
-			enc.SetIndent("", "  ")
-			return enc.Encode(v)
-		}))
+		errs = append(errs, writeReportWith(e, o.jsonOut, indentedJSON(v)))
 	}
 	if o.mdOut != "" {
 		errs = append(errs, writeReportWith(e, o.mdOut, func(w io.Writer) error { return verifyMarkdown(w, v) }))
@@ -168,10 +155,7 @@ func runVerify(cmd *cobra.Command, e *env, o verifyOptions, args []string) error
 		fmt.Fprintln(e.stderr, "dryfire:", err)
 		code = exitInfra
 	}
-	if code != exitOK {
-		return &exitError{code: code}
-	}
-	return nil
+	return exitWith(code, "")
 }
 
 // verifyText is what a person reads: each drift under its case, then the

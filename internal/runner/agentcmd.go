@@ -81,7 +81,7 @@ func startHost(port int, asked string) (*host, error) {
 	h := newHost("/cases/")
 	h.base, h.done = "http://"+ln.Addr().String(), make(chan struct{})
 	h.port = ln.Addr().(*net.TCPAddr).Port
-	h.hs = &http.Server{Handler: http.HandlerFunc(h.route), ReadHeaderTimeout: 30 * time.Second, ConnContext: toolserver.ConnContext, Protocols: modelserver.Protocols()}
+	h.hs = &http.Server{Handler: h.srv, ReadHeaderTimeout: 30 * time.Second, ConnContext: toolserver.ConnContext, Protocols: modelserver.Protocols()}
 	go func() {
 		defer close(h.done)
 		h.hs.Serve(ln)
@@ -97,10 +97,6 @@ func (h *host) close() {
 		<-h.done
 	}
 }
-
-// route serves a request (POST PREFIX/ID/messages, what @ai-sdk/anthropic
-// sends, is the tool server's alias of PREFIX/ID/v1/messages).
-func (h *host) route(w http.ResponseWriter, r *http.Request) { h.srv.ServeHTTP(w, r) }
 
 // caseModel is the model side of one case: its endpoint, the count of
 // model calls (for max_turns and for the turn of each tool call).
@@ -189,6 +185,13 @@ func runCommand(ctx context.Context, j job, opts Options, lv *live, c report.Cas
 		return done(c, drill, start)
 	}
 	cc.ws = ws
+	// fail ends the case, erred before its program ran.
+	fail := func(err error, infra bool) report.Case {
+		cc.abandon()
+		cc.ws.finish(&c)
+		c.Status, c.Reason, c.Infra = report.Errored, err.Error(), infra
+		return done(c, drill, start)
+	}
 	if impl != nil {
 		impl.setDir(ws.path())
 	}
@@ -196,10 +199,7 @@ func runCommand(ctx context.Context, j job, opts Options, lv *live, c report.Cas
 	var write []string
 	if j.suite.Agent.CLI != "" {
 		if cr, err = prepareCLI(ctx, j, cc.url, ws.path()); err != nil {
-			cc.abandon()
-			cc.ws.finish(&c)
-			c.Status, c.Reason = report.Errored, err.Error()
-			return done(c, drill, start)
+			return fail(err, false)
 		}
 		defer cr.close()
 		write = []string{cr.home}
@@ -207,10 +207,7 @@ func runCommand(ctx context.Context, j job, opts Options, lv *live, c report.Cas
 	mode, dflt := networkOf(&j.suite.Agent, opts, lv.getenv)
 	jail, note, err := lv.host.openJail(mode, dflt, programDir(j, opts), write, cc.sc)
 	if err != nil {
-		cc.abandon()
-		cc.ws.finish(&c)
-		c.Status, c.Reason, c.Infra = report.Errored, err.Error(), true
-		return done(c, drill, start)
+		return fail(err, true)
 	}
 	if note != "" {
 		cc.c.Notes = append(cc.c.Notes, note)
@@ -219,10 +216,7 @@ func runCommand(ctx context.Context, j job, opts Options, lv *live, c report.Cas
 	if j.c.User != nil {
 		user, err := newSimUser(j, lv, &cc.c.Notes)
 		if err != nil {
-			cc.abandon()
-			cc.ws.finish(&c)
-			c.Status, c.Reason, c.Infra = report.Errored, err.Error(), true
-			return done(c, drill, start)
+			return fail(err, true)
 		}
 		if drill != nil {
 			user.act = func(ctx context.Context, c tool.Call, req world.Request) { cc.sc.CallWorld(ctx, c, req) }

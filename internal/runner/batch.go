@@ -37,7 +37,7 @@ func batchJobs(l *jobList, b *Batch, opts Options) (*report.Shard, error) {
 		want[id] = true
 	}
 	found := make(map[string]bool, len(want))
-	var positions []int
+	positions := []int{}
 	for ci := range l.n {
 		rs, k := l.at(ci)
 		id := l.idOf(rs, k)
@@ -49,16 +49,12 @@ func batchJobs(l *jobList, b *Batch, opts Options) (*report.Shard, error) {
 	if len(found) < len(want) {
 		return nil, l.unknownIDs(b.IDs, found)
 	}
-	info := &report.Shard{Batch: true, Cases: l.n, Positions: positions, Infra: []int{}, Build: b.Build}
-	if info.Positions == nil {
-		info.Positions = []int{}
-	}
 	suites, err := suitesHash(l, opts)
 	if err != nil {
 		return nil, err
 	}
-	info.Suites = suites
-	l.keep(info.Positions)
+	info := &report.Shard{Batch: true, Cases: l.n, Positions: positions, Infra: []int{}, Build: b.Build, Suites: suites}
+	l.keep(positions)
 	return info, nil
 }
 
@@ -175,15 +171,8 @@ func List(suitesIn []*spec.Suite, opts Options, durations map[string]float64) ([
 	if err != nil {
 		return nil, "", err
 	}
-	switch {
-	case opts.Shard != nil:
-		if _, err := shardJobs(l, opts.Shard, opts); err != nil {
-			return nil, "", err
-		}
-	case opts.Batch != nil:
-		if _, err := batchJobs(l, opts.Batch, opts); err != nil {
-			return nil, "", err
-		}
+	if _, err := partOf(l, opts); err != nil {
+		return nil, "", err
 	}
 	out := make([]Listed, 0, l.n)
 	for ci := range l.n {

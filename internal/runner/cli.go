@@ -228,12 +228,7 @@ func writeGemini(home, url, ws string) error {
 
 // writeFiles writes each value as JSON at its path under home.
 func writeFiles(home string, files map[string]any) error {
-	names := make([]string, 0, len(files))
-	for name := range files {
-		names = append(names, name)
-	}
-	slices.Sort(names)
-	for _, name := range names {
+	for _, name := range slices.Sorted(maps.Keys(files)) {
 		data, err := json.MarshalIndent(files[name], "", "  ")
 		if err != nil {
 			return err

@@ -56,7 +56,7 @@ func (H *Host) SetBase(base string) { H.h.base = base }
 // Mode is the host's default record mode.
 func (H *Host) Mode() cassette.Mode { return H.lv.mode }
 
-func (H *Host) ServeHTTP(w http.ResponseWriter, r *http.Request) { H.h.route(w, r) }
+func (H *Host) ServeHTTP(w http.ResponseWriter, r *http.Request) { H.h.srv.ServeHTTP(w, r) }
 
 // Close ends every MCP session of every drill.
 func (H *Host) Close() { H.h.srv.CloseSessions() }

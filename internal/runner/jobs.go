@@ -110,32 +110,26 @@ func (l *jobList) keep(places []int) {
 // layTrials finds how often each selected case runs.
 func (l *jobList) layTrials() error {
 	l.trials, l.firsts = 0, nil
-	same := -1
+	same := 1
 	for ci := range l.n {
-		n := l.trialsOf(ci)
-		if same == -1 {
+		if n := l.trialsOf(ci); ci == 0 {
 			same = n
 		} else if n != same {
 			same = 0
 			break
 		}
 	}
-	if same == -1 {
-		same = 1
-	}
-	if same > 0 {
-		l.trials, l.jobs = same, l.n*same
-	} else {
+	l.trials, l.jobs = same, l.n*same
+	if same == 0 {
 		l.firsts = make([]int32, l.n+1)
-		jobs := 0
+		l.jobs = 0
 		for ci := range l.n {
-			l.firsts[ci] = int32(jobs)
-			jobs += l.trialsOf(ci)
-			if jobs > math.MaxInt32 {
-				return fmt.Errorf("a run has at most %d trials, not %d", math.MaxInt32, jobs)
+			l.firsts[ci] = int32(l.jobs)
+			if l.jobs += l.trialsOf(ci); l.jobs > math.MaxInt32 {
+				break
 			}
 		}
-		l.firsts[l.n], l.jobs = int32(jobs), jobs
+		l.firsts[l.n] = int32(l.jobs)
 	}
 	if l.jobs > math.MaxInt32 {
 		return fmt.Errorf("a run has at most %d trials, not %d", math.MaxInt32, l.jobs)
@@ -190,14 +184,6 @@ func (l *jobList) caseOf(i int) (int, trialRange) {
 	}
 	ci := sort.Search(l.n, func(c int) bool { return int(l.firsts[c+1]) > i })
 	return ci, trialRange{first: int(l.firsts[ci]), n: int(l.firsts[ci+1] - l.firsts[ci])}
-}
-
-// rangeOf is where the trials of selected case ci are.
-func (l *jobList) rangeOf(ci int) trialRange {
-	if l.trials > 0 {
-		return trialRange{first: ci * l.trials, n: l.trials}
-	}
-	return trialRange{first: int(l.firsts[ci]), n: int(l.firsts[ci+1] - l.firsts[ci])}
 }
 
 // caseID is the id of case k of rs (spec.CaseID) when it has URLs: an

@@ -153,8 +153,8 @@ func TestJobsByIndexAreTheEagerJobs(t *testing.T) {
 					t.Fatalf("job %d: %+v, want %+v", i, got, want[i])
 				}
 				ci, r := l.caseOf(i)
-				if r != l.rangeOf(ci) || i < r.first || i >= r.first+r.n {
-					t.Fatalf("job %d: case %d, trials %+v (rangeOf %+v)", i, ci, r, l.rangeOf(ci))
+				if i < r.first || i >= r.first+r.n {
+					t.Fatalf("job %d: case %d, trials %+v", i, ci, r)
 				}
 				if i == r.first {
 					if ci != cases {

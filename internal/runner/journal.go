@@ -172,21 +172,17 @@ func (j *Journal) read() error {
 		}
 		whole := err == nil // it ends with a newline
 		body, ok := checked(text)
-		next, _ := peekMore(r)
+		_, more := r.Peek(1)
 		switch {
 		case line == 1 && (!ok || !whole):
 			return &JournalError{fmt.Sprintf("%s is not a dryfire journal (its first line is no journal's head)", j.path)}
-		case !ok && !next:
+		case (!ok || !whole) && more != nil:
 			// The last line, cut short by a crash while it was written.
 			j.torn = true
 			j.end = off
 			return j.checkHead()
 		case !ok:
 			return &JournalError{fmt.Sprintf("%s:%d: corrupt record (its checksum does not match, or it is not one), with records after it: the journal was changed or damaged; nothing was changed (run again with a new --journal)", j.path, line)}
-		case !whole && !next:
-			j.torn = true
-			j.end = off
-			return j.checkHead()
 		}
 		if line == 1 {
 			var h journalHead
@@ -243,12 +239,6 @@ func readLine(r *bufio.Reader, max int) ([]byte, error) {
 			return out, err
 		}
 	}
-}
-
-// peekMore says whether anything but the end of the file follows.
-func peekMore(r *bufio.Reader) (bool, error) {
-	_, err := r.Peek(1)
-	return err == nil, err
 }
 
 // checked is the JSON of a line whose checksum matches.

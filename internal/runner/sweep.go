@@ -4,9 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -295,12 +295,7 @@ func points(s *spec.Suite, c *spec.Case, sw *world.SuiteWorld, rc report.Case) [
 		var op *world.Operation
 		if sw != nil {
 			if op = sw.World.Tools[tc.Tool]; op != nil {
-				codes := make([]string, 0, len(op.Errors))
-				for code := range op.Errors {
-					codes = append(codes, code)
-				}
-				sort.Strings(codes)
-				for _, code := range codes {
+				for _, code := range slices.Sorted(maps.Keys(op.Errors)) {
 					d := p
 					d.Kind, d.Code = FaultDeclared, code
 					out = append(out, d)

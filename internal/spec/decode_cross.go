@@ -2,6 +2,7 @@ package spec
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 
@@ -363,11 +364,7 @@ func (x *decoder) checkPatternKeys(p *value.Pattern, t *Tool, n *yaml.Node, what
 	for _, k := range p.Keys() {
 		if _, ok := props[k]; !ok {
 			if names == nil {
-				names = make([]string, 0, len(props))
-				for k := range props {
-					names = append(names, k)
-				}
-				sort.Strings(names)
+				names = slices.Sorted(maps.Keys(props))
 			}
 			at := n
 			if kn, _ := yamlpos.Lookup(n, k); kn != nil {

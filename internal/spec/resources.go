@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -193,7 +194,7 @@ func (x *decoder) resources(n *yaml.Node, val any) []*Resource {
 		known := func(name string) bool { return slices.Contains(vars, name) }
 		for i, a := range r.Answers {
 			an := answerNodes[i]
-			for _, k := range sortedKeys(a.When) {
+			for _, k := range slices.Sorted(maps.Keys(a.When)) {
 				if !known(k) {
 					x.errorf(an, "answer %d of uri_template %q: when names %q, which is not one of its variables (%s)", i+1, r.Template, k, strings.Join(vars, ", "))
 				}
@@ -204,7 +205,7 @@ func (x *decoder) resources(n *yaml.Node, val any) []*Resource {
 			x.checkPlaceholders(an, a.Content.Text, vars, fmt.Sprintf("answer %d of uri_template %q", i+1, r.Template))
 		}
 		x.checkPlaceholders(it.N, r.Content.Text, vars, fmt.Sprintf("uri_template %q", r.Template))
-		for _, k := range sortedKeys(r.Complete) {
+		for _, k := range slices.Sorted(maps.Keys(r.Complete)) {
 			if !known(k) {
 				x.errorf(it.N, "complete of uri_template %q names %q, which is not one of its variables (%s)", r.Template, k, strings.Join(vars, ", "))
 			}
@@ -349,15 +350,6 @@ func scalarString(v any) string {
 	}
 	data, _ := json.Marshal(v)
 	return string(data)
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }
 
 // mcpCheck decodes read, not_read and prompted: a URI or a prompt's

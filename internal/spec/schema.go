@@ -3,7 +3,7 @@ package spec
 import (
 	"fmt"
 	"maps"
-	"sort"
+	"slices"
 	"strings"
 	"sync"
 
@@ -144,11 +144,7 @@ func suiteMessage(f yamlpos.Failure) string {
 		return "empty check: give one of " + strings.Join(CheckKinds, ", ")
 	case *kind.MaxProperties:
 		m, _ := f.Got.(map[string]any)
-		keys := make([]string, 0, len(m))
-		for k := range m {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
+		keys := slices.Sorted(maps.Keys(m))
 		return fmt.Sprintf("one check per list entry; this one has %d (%s): write each as its own \"- \" item", len(keys), strings.Join(keys, ", "))
 	}
 	return ""
