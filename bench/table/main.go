@@ -27,7 +27,7 @@
 // release is built (static, CGO_ENABLED=0).
 //
 //	go run ./bench/table                          # 13 rounds of 3 s (about 9 minutes)
-//	go run ./bench/table -rounds 3 -d 1s -check   # a smoke test (CI): every row answers
+//	go run ./bench/table -rounds 1 -d 500ms -check # a smoke test (CI): every row answers
 //	go run ./bench/table -dryfire /tmp/old/dryfire # a prebuilt binary (before/after)
 //	go run ./bench/table -write-suites DIR         # only the suites (bench/promptfoo/run.sh)
 package main
