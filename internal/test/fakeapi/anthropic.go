@@ -6,7 +6,6 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
-	"io"
 	"maps"
 	"net/http"
 	"regexp"
@@ -44,78 +43,39 @@ import (
 // cut there, with stop_reason max_tokens.
 func NewAnthropic(brain Brain, opts ...Option) *Server {
 	cfg := configure(opts)
-	return start(&anthropicAPI{brain: brain, cfg: cfg}, cfg)
+	return start(anthropicHandler(brain, cfg.key), cfg)
 }
 
-type anthropicAPI struct {
-	brain Brain
-	cfg   config
+func anthropicHandler(brain Brain, key string) *handler {
+	return &handler{api: wire.Anthropic, check: func(r *http.Request) *fault {
+		if r.URL.Path != "/v1/messages" {
+			return &fault{status: http.StatusNotFound, typ: "not_found_error", msg: "Not Found"}
+		}
+		if r.Method != http.MethodPost {
+			return &fault{status: http.StatusMethodNotAllowed, msg: "Method Not Allowed"}
+		}
+		if f := anthropicAuth(r, key); f != nil {
+			return f
+		}
+		if r.Header.Get("Anthropic-Version") == "" {
+			return invalid("anthropic-version: header is required")
+		}
+		return nil
+	}, answer: func(_ http.ResponseWriter, _ *http.Request, data []byte) (*wire.Reply, *fault) {
+		body, conv, f := parseAnthropicRequest(data)
+		if f != nil {
+			return nil, f
+		}
+		turn, err := brain.Next(conv)
+		if err != nil {
+			return nil, &fault{status: http.StatusInternalServerError, typ: "api_error", code: fakeBrain, msg: "fake model: " + err.Error()}
+		}
+		return anthropicReply(body, turn)
+	}}
 }
 
-// anthropicFault is a refusal: status, error type and message.
-type anthropicFault struct {
-	status int
-	typ    string
-	msg    string
-}
-
-func anthInvalid(format string, args ...any) *anthropicFault {
-	return &anthropicFault{status: http.StatusBadRequest, typ: "invalid_request_error", msg: fmt.Sprintf(format, args...)}
-}
-
-// writeAnthError refuses a request; a brain that cannot answer (an
-// api_error) is a test's mistake, which trying again will not help.
-func writeAnthError(w http.ResponseWriter, f *anthropicFault) {
-	var header []string
-	if f.typ == "api_error" {
-		header = []string{"X-Should-Retry", "false"}
-	}
-	refuse(w, wire.Anthropic, f.status, dmodel.ErrorInfo{Type: f.typ, Message: f.msg}, header...)
-}
-
-func (a *anthropicAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if r.URL.Path != "/v1/messages" {
-		writeAnthError(w, &anthropicFault{status: http.StatusNotFound, typ: "not_found_error", msg: "Not Found"})
-		return
-	}
-	if r.Method != http.MethodPost {
-		writeAnthError(w, &anthropicFault{status: http.StatusMethodNotAllowed, typ: "invalid_request_error", msg: "Method Not Allowed"})
-		return
-	}
-	if f := a.auth(r); f != nil {
-		writeAnthError(w, f)
-		return
-	}
-	if r.Header.Get("Anthropic-Version") == "" {
-		writeAnthError(w, anthInvalid("anthropic-version: header is required"))
-		return
-	}
-	data, err := io.ReadAll(r.Body)
-	if err != nil {
-		writeAnthError(w, anthInvalid("could not read the request body: %v", err))
-		return
-	}
-	body, conv, f := parseAnthropicRequest(data)
-	if f != nil {
-		writeAnthError(w, f)
-		return
-	}
-	turn, err := a.brain.Next(conv)
-	if err != nil {
-		writeAnthError(w, &anthropicFault{status: http.StatusInternalServerError, typ: "api_error", msg: "fake model: " + err.Error()})
-		return
-	}
-	rep, f := anthropicReply(body, turn)
-	if f != nil {
-		writeAnthError(w, f)
-		return
-	}
-	out, events := wire.Anthropic.Reply(rep)
-	send(w, wire.Anthropic.Answer(http.StatusOK, out, events))
-}
-
-func (a *anthropicAPI) auth(r *http.Request) *anthropicFault {
-	if a.cfg.key == "" {
+func anthropicAuth(r *http.Request, want string) *fault {
+	if want == "" {
 		return nil
 	}
 	key := r.Header.Get("X-Api-Key")
@@ -126,9 +86,9 @@ func (a *anthropicAPI) auth(r *http.Request) *anthropicFault {
 	}
 	switch {
 	case key == "":
-		return &anthropicFault{status: http.StatusUnauthorized, typ: "authentication_error", msg: "x-api-key header is required"}
-	case key != a.cfg.key:
-		return &anthropicFault{status: http.StatusUnauthorized, typ: "authentication_error", msg: "invalid x-api-key"}
+		return &fault{status: http.StatusUnauthorized, typ: "authentication_error", msg: "x-api-key header is required"}
+	case key != want:
+		return &fault{status: http.StatusUnauthorized, typ: "authentication_error", msg: "invalid x-api-key"}
 	}
 	return nil
 }
@@ -188,17 +148,17 @@ type (
 
 // parseAnthropicRequest checks a request body like the API does and turns
 // it into a Conversation.
-func parseAnthropicRequest(data []byte) (*anthropicRequest, Conversation, *anthropicFault) {
+func parseAnthropicRequest(data []byte) (*anthropicRequest, Conversation, *fault) {
 	var conv Conversation
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
 	var v any
 	if err := dec.Decode(&v); err != nil || dec.More() {
-		return nil, conv, anthInvalid("There was an error parsing the body of your request: it is not valid JSON")
+		return nil, conv, invalid("There was an error parsing the body of your request: it is not valid JSON")
 	}
 	top, ok := v.(map[string]any)
 	if !ok {
-		return nil, conv, anthInvalid("Input should be a valid dictionary or object to extract fields from")
+		return nil, conv, invalid("Input should be a valid dictionary or object to extract fields from")
 	}
 	req := &anthropicRequest{}
 	req.canonical, _ = wire.Marshal(top)
@@ -206,43 +166,43 @@ func parseAnthropicRequest(data []byte) (*anthropicRequest, Conversation, *anthr
 
 	for _, k := range slices.Sorted(maps.Keys(top)) {
 		if !anthropicKeys[k] {
-			return nil, conv, anthInvalid("%s: Extra inputs are not permitted", k)
+			return nil, conv, invalid("%s: Extra inputs are not permitted", k)
 		}
 	}
 
 	// model
 	mv, ok := top["model"]
 	if !ok {
-		return nil, conv, anthInvalid("model: Field required")
+		return nil, conv, invalid("model: Field required")
 	}
 	model, ok := mv.(string)
 	if !ok {
-		return nil, conv, anthInvalid("model: Input should be a valid string")
+		return nil, conv, invalid("model: Input should be a valid string")
 	}
 	if model == "" {
-		return nil, conv, anthInvalid("model: String should have at least 1 character")
+		return nil, conv, invalid("model: String should have at least 1 character")
 	}
 	req.model, conv.Model = model, model
 
 	// max_tokens
 	mt, ok := top["max_tokens"]
 	if !ok {
-		return nil, conv, anthInvalid("max_tokens: Field required")
+		return nil, conv, invalid("max_tokens: Field required")
 	}
 	num, ok := mt.(json.Number)
 	if !ok {
-		return nil, conv, anthInvalid("max_tokens: Input should be a valid integer")
+		return nil, conv, invalid("max_tokens: Input should be a valid integer")
 	}
 	n, err := strconv.ParseInt(num.String(), 10, 64)
 	if err != nil {
 		f, ferr := num.Float64()
 		if ferr != nil || f != float64(int64(f)) {
-			return nil, conv, anthInvalid("max_tokens: Input should be a valid integer, got a number with a fractional part")
+			return nil, conv, invalid("max_tokens: Input should be a valid integer, got a number with a fractional part")
 		}
 		n = int64(f)
 	}
 	if n < 1 {
-		return nil, conv, anthInvalid("max_tokens: Input should be greater than or equal to 1")
+		return nil, conv, invalid("max_tokens: Input should be greater than or equal to 1")
 	}
 	req.maxTokens = int(min(n, 1<<31-1))
 
@@ -258,11 +218,11 @@ func parseAnthropicRequest(data []byte) (*anthropicRequest, Conversation, *anthr
 	// messages, shape
 	mlv, ok := top["messages"]
 	if !ok {
-		return nil, conv, anthInvalid("messages: Field required")
+		return nil, conv, invalid("messages: Field required")
 	}
 	list, ok := mlv.([]any)
 	if !ok {
-		return nil, conv, anthInvalid("messages: Input should be a valid list")
+		return nil, conv, invalid("messages: Input should be a valid list")
 	}
 	for i, mv := range list {
 		m, f := parseAnthropicMsg(i, mv)
@@ -284,7 +244,7 @@ func parseAnthropicRequest(data []byte) (*anthropicRequest, Conversation, *anthr
 	if sv, ok := top["stream"]; ok && sv != nil {
 		s, ok := sv.(bool)
 		if !ok {
-			return nil, conv, anthInvalid("stream: Input should be a valid boolean")
+			return nil, conv, invalid("stream: Input should be a valid boolean")
 		}
 		req.stream = s
 	}
@@ -297,7 +257,7 @@ func parseAnthropicRequest(data []byte) (*anthropicRequest, Conversation, *anthr
 	return req, conv, nil
 }
 
-func anthSystemText(v any) (string, *anthropicFault) {
+func anthSystemText(v any) (string, *fault) {
 	switch s := v.(type) {
 	case string:
 		return s, nil
@@ -306,47 +266,47 @@ func anthSystemText(v any) (string, *anthropicFault) {
 		for i, b := range s {
 			bm, ok := b.(map[string]any)
 			if !ok {
-				return "", anthInvalid("system.%d: Input should be a valid dictionary", i)
+				return "", invalid("system.%d: Input should be a valid dictionary", i)
 			}
 			if bm["type"] != "text" {
-				return "", anthInvalid("system.%d.type: Input should be 'text'", i)
+				return "", invalid("system.%d.type: Input should be 'text'", i)
 			}
 			t, ok := bm["text"].(string)
 			if !ok {
-				return "", anthInvalid("system.%d.text: Field required", i)
+				return "", invalid("system.%d.text: Field required", i)
 			}
 			if t == "" {
-				return "", anthInvalid("system: text content blocks must be non-empty")
+				return "", invalid("system: text content blocks must be non-empty")
 			}
 			parts = append(parts, t)
 		}
 		return strings.Join(parts, "\n"), nil
 	}
-	return "", anthInvalid("system: Input should be a valid string")
+	return "", invalid("system: Input should be a valid string")
 }
 
-func parseAnthropicMsg(i int, v any) (anthropicMsg, *anthropicFault) {
+func parseAnthropicMsg(i int, v any) (anthropicMsg, *fault) {
 	var m anthropicMsg
 	obj, ok := v.(map[string]any)
 	if !ok {
-		return m, anthInvalid("messages.%d: Input should be a valid dictionary", i)
+		return m, invalid("messages.%d: Input should be a valid dictionary", i)
 	}
 	rv, ok := obj["role"]
 	if !ok {
-		return m, anthInvalid("messages.%d.role: Field required", i)
+		return m, invalid("messages.%d.role: Field required", i)
 	}
 	role, _ := rv.(string)
 	switch role {
 	case "user", "assistant":
 	case "system":
-		return m, anthInvalid(`messages: Unexpected role "system". The Messages API accepts a top-level ` + "`system`" + ` parameter, not "system" as an input message role.`)
+		return m, invalid(`messages: Unexpected role "system". The Messages API accepts a top-level ` + "`system`" + ` parameter, not "system" as an input message role.`)
 	default:
-		return m, anthInvalid("messages.%d.role: Input should be 'user' or 'assistant'", i)
+		return m, invalid("messages.%d.role: Input should be 'user' or 'assistant'", i)
 	}
 	m.role = role
 	cv, ok := obj["content"]
 	if !ok {
-		return m, anthInvalid("messages.%d.content: Field required", i)
+		return m, invalid("messages.%d.content: Field required", i)
 	}
 	switch c := cv.(type) {
 	case string:
@@ -359,47 +319,47 @@ func parseAnthropicMsg(i int, v any) (anthropicMsg, *anthropicFault) {
 				return m, f
 			}
 			if role == "user" && anthAssistantOnlyBlocks[b.typ] {
-				return m, anthInvalid("messages.%d.content.%d: `%s` blocks are only allowed in assistant messages", i, k, b.typ)
+				return m, invalid("messages.%d.content.%d: `%s` blocks are only allowed in assistant messages", i, k, b.typ)
 			}
 			if role == "assistant" && anthUserOnlyBlocks[b.typ] {
-				return m, anthInvalid("messages.%d.content.%d: `%s` blocks are only allowed in user messages", i, k, b.typ)
+				return m, invalid("messages.%d.content.%d: `%s` blocks are only allowed in user messages", i, k, b.typ)
 			}
 			m.blocks = append(m.blocks, b)
 		}
 		return m, nil
 	}
-	return m, anthInvalid("messages.%d.content: Input should be a valid string or a valid list", i)
+	return m, invalid("messages.%d.content: Input should be a valid string or a valid list", i)
 }
 
-func parseAnthropicBlock(at string, v any) (anthropicBlock, *anthropicFault) {
+func parseAnthropicBlock(at string, v any) (anthropicBlock, *fault) {
 	var b anthropicBlock
 	obj, ok := v.(map[string]any)
 	if !ok {
-		return b, anthInvalid("%s: Input should be a valid dictionary", at)
+		return b, invalid("%s: Input should be a valid dictionary", at)
 	}
 	tv, ok := obj["type"]
 	if !ok {
-		return b, anthInvalid("%s: Unable to extract tag using discriminator 'type'", at)
+		return b, invalid("%s: Unable to extract tag using discriminator 'type'", at)
 	}
 	typ, _ := tv.(string)
 	if !slices.Contains(anthropicBlockTags, typ) {
 		tags := "'" + strings.Join(anthropicBlockTags, "', '") + "'"
-		return b, anthInvalid("%s: Input tag '%v' found using 'type' does not match any of the expected tags: %s", at, tv, tags)
+		return b, invalid("%s: Input tag '%v' found using 'type' does not match any of the expected tags: %s", at, tv, tags)
 	}
 	b.typ = typ
 	at += "." + typ
-	str := func(key string) (string, *anthropicFault) {
+	str := func(key string) (string, *fault) {
 		v, ok := obj[key]
 		if !ok {
-			return "", anthInvalid("%s.%s: Field required", at, key)
+			return "", invalid("%s.%s: Field required", at, key)
 		}
 		s, ok := v.(string)
 		if !ok {
-			return "", anthInvalid("%s.%s: Input should be a valid string", at, key)
+			return "", invalid("%s.%s: Input should be a valid string", at, key)
 		}
 		return s, nil
 	}
-	var f *anthropicFault
+	var f *fault
 	switch typ {
 	case "text":
 		b.text, f = str("text")
@@ -418,10 +378,10 @@ func parseAnthropicBlock(at string, v any) (anthropicBlock, *anthropicFault) {
 		}
 		in, ok := obj["input"]
 		if !ok {
-			return b, anthInvalid("%s.input: Field required", at)
+			return b, invalid("%s.input: Field required", at)
 		}
 		if _, ok := in.(map[string]any); !ok {
-			return b, anthInvalid("%s.input: Input should be a valid dictionary", at)
+			return b, invalid("%s.input: Input should be a valid dictionary", at)
 		}
 		b.input, _ = wire.Marshal(in)
 	case "tool_result":
@@ -431,7 +391,7 @@ func parseAnthropicBlock(at string, v any) (anthropicBlock, *anthropicFault) {
 		if ev, ok := obj["is_error"]; ok {
 			e, ok := ev.(bool)
 			if !ok {
-				return b, anthInvalid("%s.is_error: Input should be a valid boolean", at)
+				return b, invalid("%s.is_error: Input should be a valid boolean", at)
 			}
 			b.isError = e
 		}
@@ -448,70 +408,70 @@ func parseAnthropicBlock(at string, v any) (anthropicBlock, *anthropicFault) {
 					}
 					if inner.typ == "text" {
 						if inner.text == "" {
-							return b, anthInvalid("messages: text content blocks must be non-empty")
+							return b, invalid("messages: text content blocks must be non-empty")
 						}
 						parts = append(parts, inner.text)
 					}
 				}
 				b.text = strings.Join(parts, "\n")
 			default:
-				return b, anthInvalid("%s.content: Input should be a valid string or a valid list", at)
+				return b, invalid("%s.content: Input should be a valid string or a valid list", at)
 			}
 		}
 	}
 	return b, f
 }
 
-func parseAnthropicTools(v any) ([]string, *anthropicFault) {
+func parseAnthropicTools(v any) ([]string, *fault) {
 	list, ok := v.([]any)
 	if !ok {
-		return nil, anthInvalid("tools: Input should be a valid list")
+		return nil, invalid("tools: Input should be a valid list")
 	}
 	var names []string
 	for i, tv := range list {
 		t, ok := tv.(map[string]any)
 		if !ok {
-			return nil, anthInvalid("tools.%d: Input should be a valid dictionary", i)
+			return nil, invalid("tools.%d: Input should be a valid dictionary", i)
 		}
 		if typ, ok := t["type"]; ok && typ != "custom" {
 			// Server tools (web_search_…, bash_…) have their own shapes;
 			// this server runs none of them.
-			return nil, anthInvalid("tools.%d.type: this fake server knows custom tools only, not %v", i, typ)
+			return nil, invalid("tools.%d.type: this fake server knows custom tools only, not %v", i, typ)
 		}
 		at := fmt.Sprintf("tools.%d.custom", i)
 		nv, ok := t["name"]
 		if !ok {
-			return nil, anthInvalid("%s.name: Field required", at)
+			return nil, invalid("%s.name: Field required", at)
 		}
 		name, ok := nv.(string)
 		if !ok {
-			return nil, anthInvalid("%s.name: Input should be a valid string", at)
+			return nil, invalid("%s.name: Input should be a valid string", at)
 		}
 		if !anthToolName.MatchString(name) {
-			return nil, anthInvalid("%s.name: String should match pattern '^[a-zA-Z0-9_-]{1,128}$'", at)
+			return nil, invalid("%s.name: String should match pattern '^[a-zA-Z0-9_-]{1,128}$'", at)
 		}
 		if d, ok := t["description"]; ok {
 			if _, ok := d.(string); !ok {
-				return nil, anthInvalid("%s.description: Input should be a valid string", at)
+				return nil, invalid("%s.description: Input should be a valid string", at)
 			}
 		}
 		sv, ok := t["input_schema"]
 		if !ok {
-			return nil, anthInvalid("%s.input_schema: Field required", at)
+			return nil, invalid("%s.input_schema: Field required", at)
 		}
 		schema, ok := sv.(map[string]any)
 		if !ok {
-			return nil, anthInvalid("%s.input_schema: Input should be a valid dictionary", at)
+			return nil, invalid("%s.input_schema: Input should be a valid dictionary", at)
 		}
 		st, ok := schema["type"]
 		if !ok {
-			return nil, anthInvalid("%s.input_schema.type: Field required", at)
+			return nil, invalid("%s.input_schema.type: Field required", at)
 		}
 		if st != "object" {
-			return nil, anthInvalid("%s.input_schema.type: Input should be 'object'", at)
+			return nil, invalid("%s.input_schema.type: Input should be 'object'", at)
 		}
 		if slices.Contains(names, name) {
-			return nil, anthInvalid("tools: Tool names must be unique.")
+			return nil, invalid("tools: Tool names must be unique.")
 		}
 		names = append(names, name)
 	}
@@ -519,27 +479,27 @@ func parseAnthropicTools(v any) ([]string, *anthropicFault) {
 }
 
 // checkAnthropicConversation checks what the messages mean together.
-func checkAnthropicConversation(msgs []anthropicMsg) *anthropicFault {
+func checkAnthropicConversation(msgs []anthropicMsg) *fault {
 	if len(msgs) == 0 {
-		return anthInvalid("messages: at least one message is required")
+		return invalid("messages: at least one message is required")
 	}
 	if msgs[0].role != "user" {
-		return anthInvalid(`messages: first message must use the "user" role`)
+		return invalid(`messages: first message must use the "user" role`)
 	}
 	for i, m := range msgs {
 		if i > 0 && msgs[i-1].role == m.role {
-			return anthInvalid(`messages: roles must alternate between "user" and "assistant", but found multiple %q roles in a row`, m.role)
+			return invalid(`messages: roles must alternate between "user" and "assistant", but found multiple %q roles in a row`, m.role)
 		}
 		last := i == len(msgs)-1
 		if (m.isString && m.text == "" || !m.isString && len(m.blocks) == 0) && !(last && m.role == "assistant") {
-			return anthInvalid("messages.%d: all messages must have non-empty content except for the optional final assistant message", i)
+			return invalid("messages.%d: all messages must have non-empty content except for the optional final assistant message", i)
 		}
 		for k, b := range m.blocks {
 			if b.typ == "text" && b.text == "" {
-				return anthInvalid("messages: text content blocks must be non-empty")
+				return invalid("messages: text content blocks must be non-empty")
 			}
 			if b.typ == "thinking" && b.sig != anthThinkingSignature(b.thinking) {
-				return anthInvalid("messages.%d.content.%d: Invalid `signature` in `thinking` block", i, k)
+				return invalid("messages.%d.content.%d: Invalid `signature` in `thinking` block", i, k)
 			}
 		}
 	}
@@ -551,7 +511,7 @@ func checkAnthropicConversation(msgs []anthropicMsg) *anthropicFault {
 		if m.role == "user" {
 			for k, b := range m.blocks {
 				if b.typ == "tool_result" && !slices.Contains(uses, b.id) {
-					return anthInvalid("messages.%d.content.%d: unexpected `tool_use_id` found in `tool_result` blocks: %s. Each `tool_result` block must have a corresponding `tool_use` block in the previous message.", i, k, b.id)
+					return invalid("messages.%d.content.%d: unexpected `tool_use_id` found in `tool_result` blocks: %s. Each `tool_result` block must have a corresponding `tool_use` block in the previous message.", i, k, b.id)
 				}
 			}
 			var answered []string
@@ -574,8 +534,8 @@ func checkAnthropicConversation(msgs []anthropicMsg) *anthropicFault {
 	return nil
 }
 
-func anthUnanswered(i int, ids []string) *anthropicFault {
-	return anthInvalid("messages.%d: `tool_use` ids were found without `tool_result` blocks immediately after: %s. Each `tool_use` block must have a corresponding `tool_result` block in the next message.", i, strings.Join(ids, ", "))
+func anthUnanswered(i int, ids []string) *fault {
+	return invalid("messages.%d: `tool_use` ids were found without `tool_result` blocks immediately after: %s. Each `tool_use` block must have a corresponding `tool_result` block in the next message.", i, strings.Join(ids, ", "))
 }
 
 func anthToolUseIDs(m anthropicMsg) []string {
@@ -659,7 +619,7 @@ func anthropicID(prefix string, parts ...[]byte) string {
 func anthTokens(n int) int { return max(1, (n+3)/4) }
 
 // anthropicReply is the message the server answers turn with.
-func anthropicReply(req *anthropicRequest, turn Turn) (*wire.Reply, *anthropicFault) {
+func anthropicReply(req *anthropicRequest, turn Turn) (*wire.Reply, *fault) {
 	r := &wire.Reply{ID: strings.TrimPrefix(anthropicID("msg_", req.canonical), "msg_"), Model: req.model, Stream: req.stream}
 	size := len(turn.Thinking) + len(turn.Text)
 	for i, c := range turn.ToolCalls {
@@ -671,7 +631,7 @@ func anthropicReply(req *anthropicRequest, turn Turn) (*wire.Reply, *anthropicFa
 		dec := json.NewDecoder(strings.NewReader(args))
 		dec.UseNumber()
 		if err := dec.Decode(&in); err != nil || in == nil {
-			return nil, &anthropicFault{status: http.StatusInternalServerError, typ: "api_error",
+			return nil, &fault{status: http.StatusInternalServerError, typ: "api_error", code: fakeBrain,
 				msg: fmt.Sprintf("fake model: the arguments of tool call %d (%s) are not a JSON object: %s", i, c.Name, c.Args)}
 		}
 		input, _ := wire.Marshal(in)

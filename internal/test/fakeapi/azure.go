@@ -2,7 +2,6 @@ package fakeapi
 
 import (
 	"bytes"
-	"encoding/json"
 	"strings"
 
 	"github.com/dryfire-dev/dryfire/internal/wire"
@@ -107,15 +106,4 @@ func azureChunk(event []byte) []byte {
 	}
 	out, _ := wire.Marshal(m)
 	return wire.Frame("", out)
-}
-
-// decodeObject reads a JSON object, numbers kept as written.
-func decodeObject(data []byte) map[string]any {
-	var m map[string]any
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	if dec.Decode(&m) != nil {
-		return nil
-	}
-	return m
 }

@@ -3,12 +3,10 @@ package fakeapi
 import (
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"strings"
 
-	dmodel "github.com/dryfire-dev/dryfire/internal/model"
 	"github.com/dryfire-dev/dryfire/internal/wire"
 )
 
@@ -24,48 +22,44 @@ import (
 // name. Tool uses carry ids hashed from the request.
 func NewBedrock(brain Brain, opts ...Option) *Server {
 	cfg := configure(opts)
-	return start(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		rest, _ := strings.CutPrefix(r.URL.EscapedPath(), "/model/")
-		id, method, _ := strings.Cut(rest, "/")
-		modelID, err := url.PathUnescape(id)
+	return start(&handler{api: wire.Bedrock, check: func(r *http.Request) *fault {
+		_, method, err := bedrockRoute(r)
 		if r.Method != http.MethodPost || err != nil || method != "converse" && method != "converse-stream" {
-			bedrockError(w, http.StatusNotFound, "UnknownOperationException", "Not Found")
-			return
+			return &fault{status: http.StatusNotFound, typ: "UnknownOperationException", msg: "Not Found"}
 		}
 		auth := r.Header.Get("Authorization")
-		if !strings.HasPrefix(auth, "Bearer ") && (!strings.HasPrefix(auth, "AWS4-HMAC-SHA256 Credential=") || r.Header.Get("X-Amz-Date") == "") {
-			bedrockError(w, http.StatusForbidden, "UnrecognizedClientException", "The security token included in the request is invalid.")
-			return
+		if !strings.HasPrefix(auth, "Bearer ") && (!strings.HasPrefix(auth, "AWS4-HMAC-SHA256 Credential=") || r.Header.Get("X-Amz-Date") == "") ||
+			cfg.key != "" && !strings.Contains(auth, cfg.key) {
+			return &fault{status: http.StatusForbidden, typ: "UnrecognizedClientException", msg: "The security token included in the request is invalid."}
 		}
-		if cfg.key != "" && !strings.Contains(auth, cfg.key) {
-			bedrockError(w, http.StatusForbidden, "UnrecognizedClientException", "The security token included in the request is invalid.")
-			return
-		}
-		data, _ := io.ReadAll(r.Body)
+		return nil
+	}, answer: func(w http.ResponseWriter, r *http.Request, data []byte) (*wire.Reply, *fault) {
+		modelID, method, _ := bedrockRoute(r)
 		conv, msg := bedrockConversation(data)
 		if msg != "" {
-			bedrockError(w, http.StatusBadRequest, "ValidationException", msg)
-			return
+			return nil, &fault{typ: "ValidationException", msg: msg}
 		}
 		conv.Model = modelID
 		turn, err := brain.Next(conv)
 		if err != nil {
-			bedrockError(w, http.StatusInternalServerError, "InternalServerException", "fake model: "+err.Error())
-			return
+			return nil, &fault{status: http.StatusInternalServerError, typ: "InternalServerException", msg: "fake model: " + err.Error()}
 		}
 		rep := reply(data, modelID, turn)
 		for i := range rep.Calls {
 			rep.Calls[i].ID = "tooluse_" + digest(data, fmt.Sprint("tooluse", i))[:22]
 		}
 		rep.Stream = method == "converse-stream"
-		body, events := wire.Bedrock.Reply(rep)
 		w.Header().Set("X-Amzn-Requestid", digest(data, "request")[:36])
-		send(w, wire.Bedrock.Answer(http.StatusOK, body, events))
-	}), cfg)
+		return rep, nil
+	}}, cfg)
 }
 
-func bedrockError(w http.ResponseWriter, status int, typ, msg string) {
-	refuse(w, wire.Bedrock, status, dmodel.ErrorInfo{Message: msg}, "X-Amzn-Errortype", typ)
+// bedrockRoute reads /model/MODEL/METHOD.
+func bedrockRoute(r *http.Request) (modelID, method string, err error) {
+	rest, _ := strings.CutPrefix(r.URL.EscapedPath(), "/model/")
+	id, method, _ := strings.Cut(rest, "/")
+	modelID, err = url.PathUnescape(id)
+	return modelID, method, err
 }
 
 // bedrockConversation checks a Converse request as Bedrock does and reads

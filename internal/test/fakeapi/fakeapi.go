@@ -17,8 +17,11 @@
 package fakeapi
 
 import (
+	"bytes"
 	"cmp"
+	"encoding/json"
 	"fmt"
+	"io"
 	"maps"
 	"math/rand/v2"
 	"net"
@@ -276,33 +279,97 @@ func (s *Server) Conns() int64 { return s.conns.Load() }
 
 // faultBody writes an error in the shape of the API the path belongs to.
 func faultBody(w http.ResponseWriter, r *http.Request, status int) {
-	e := dmodel.ErrorInfo{Type: "server_error", Message: fmt.Sprintf("injected fault %d", status)}
+	f := &fault{status: status, typ: "server_error", msg: fmt.Sprintf("injected fault %d", status)}
 	switch {
 	case strings.HasPrefix(r.URL.Path, "/v1beta/") || strings.HasPrefix(r.URL.Path, "/v1/models/"):
-		refuse(w, wire.Gemini, status, e)
+		refuse(w, wire.Gemini, f)
 	case r.URL.Path == "/v1/messages":
-		e.Type = map[int]string{429: "rate_limit_error", 529: "overloaded_error"}[status]
-		refuse(w, wire.Anthropic, status, dmodel.ErrorInfo{Type: cmp.Or(e.Type, "api_error"), Message: e.Message})
+		f.typ = cmp.Or(map[int]string{429: "rate_limit_error", 529: "overloaded_error"}[status], "api_error")
+		refuse(w, wire.Anthropic, f)
 	default:
 		if status == http.StatusTooManyRequests {
-			e.Type = "rate_limit_exceeded"
+			f.typ = "rate_limit_exceeded"
 		}
-		refuse(w, wire.OpenAIChat, status, e)
+		refuse(w, wire.OpenAIChat, f)
 	}
 }
 
-// refuse writes an error of api in its own shape, as wire writes the
-// endpoint's (wire.API.Error), without x-should-retry for a 429; header
-// holds pairs of values the fake sets after it (a Bedrock error type).
-func refuse(w http.ResponseWriter, api wire.API, status int, e dmodel.ErrorInfo, header ...string) {
-	a := api.Error(status, e)
-	if status == http.StatusTooManyRequests {
+// fault is a refusal: its status (400 when 0), and the error's type,
+// message, param and code, as far as the API's error shape has them.
+type fault struct {
+	status                int
+	typ, msg, param, code string
+}
+
+func invalid(format string, args ...any) *fault {
+	return &fault{msg: fmt.Sprintf(format, args...)}
+}
+
+// fakeBrain is the code of a refusal for a brain without a turn: a
+// test's mistake, which trying again will not help.
+const fakeBrain = "fake_brain"
+
+// refuse writes f in api's own error shape, as wire writes the
+// endpoint's (wire.API.Error), without x-should-retry for a 429 and with
+// x-should-retry: false for a brain without a turn; a Bedrock error's
+// type is its x-amzn-ErrorType.
+func refuse(w http.ResponseWriter, api wire.API, f *fault) {
+	status := cmp.Or(f.status, http.StatusBadRequest)
+	a := api.Error(status, dmodel.ErrorInfo{Type: f.typ, Message: f.msg, Param: f.param, Code: f.code})
+	switch {
+	case status == http.StatusTooManyRequests:
 		a.Header.Del("X-Should-Retry")
-	}
-	for i := 0; i+1 < len(header); i += 2 {
-		a.Header.Set(header[i], header[i+1])
+	case f.code == fakeBrain:
+		a.Header.Set("X-Should-Retry", "false")
+	case api == wire.Bedrock:
+		a.Header.Set("X-Amzn-Errortype", f.typ)
 	}
 	send(w, a)
+}
+
+// handler serves one fake API: check refuses a request before its body
+// is read (its route, method, key); answer checks the body and answers
+// it from the brain (nil without a fault: it wrote the answer itself);
+// finish, when set, rewrites the answer as wire wrote it.
+type handler struct {
+	api    wire.API
+	check  func(r *http.Request) *fault
+	answer func(w http.ResponseWriter, r *http.Request, body []byte) (*wire.Reply, *fault)
+	finish func(r *http.Request, body []byte, events [][]byte) ([]byte, [][]byte)
+}
+
+func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	f := h.check(r)
+	var rep *wire.Reply
+	if f == nil {
+		if body, err := io.ReadAll(r.Body); err != nil {
+			f = invalid("could not read the request body: %v", err)
+		} else {
+			rep, f = h.answer(w, r, body)
+		}
+	}
+	switch {
+	case f != nil:
+		refuse(w, h.api, f)
+	case rep != nil:
+		data, events := h.api.Reply(rep)
+		if h.finish != nil {
+			data, events = h.finish(r, data, events)
+		}
+		send(w, h.api.Answer(http.StatusOK, data, events))
+	}
+}
+
+// decodeObject reads one JSON object, numbers kept as written; nil when
+// data is anything else.
+func decodeObject(data []byte) map[string]any {
+	var m map[string]any
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	if dec.Decode(&m) != nil || dec.More() {
+		return nil
+	}
+	return m
 }
 
 // send writes an answer as wire made it: its header, then its body, or

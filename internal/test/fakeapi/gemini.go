@@ -5,14 +5,11 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"fmt"
-	"io"
 	"maps"
 	"net/http"
 	"slices"
 	"strings"
 
-	dmodel "github.com/dryfire-dev/dryfire/internal/model"
 	"github.com/dryfire-dev/dryfire/internal/tool"
 	"github.com/dryfire-dev/dryfire/internal/wire"
 )
@@ -40,26 +37,7 @@ import (
 // (as the API's do).
 func NewGemini(brain Brain, opts ...Option) *Server {
 	cfg := configure(opts)
-	return start(&geminiAPI{brain: brain, cfg: cfg}, cfg)
-}
-
-type geminiAPI struct {
-	brain Brain
-	cfg   config
-}
-
-// geminiFault is a refusal: an HTTP status and its message.
-type geminiFault struct {
-	status int
-	msg    string
-}
-
-func geminiInvalid(format string, args ...any) *geminiFault {
-	return &geminiFault{status: http.StatusBadRequest, msg: fmt.Sprintf(format, args...)}
-}
-
-func writeGeminiError(w http.ResponseWriter, f *geminiFault) {
-	refuse(w, wire.Gemini, f.status, dmodel.ErrorInfo{Message: f.msg})
+	return start(geminiHandler(brain, cfg.key), cfg)
 }
 
 // geminiKeys are the top-level fields of a GenerateContentRequest, in
@@ -74,69 +52,54 @@ var geminiKeys = map[string]bool{
 var geminiPartKinds = []string{"text", "inlineData", "inline_data", "functionCall", "function_call", "functionResponse", "function_response",
 	"fileData", "file_data", "executableCode", "executable_code", "codeExecutionResult", "code_execution_result"}
 
-func (g *geminiAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	rest, ok := strings.CutPrefix(r.URL.Path, "/v1beta/models/")
-	if !ok {
-		rest, ok = strings.CutPrefix(r.URL.Path, "/v1/models/")
-	}
-	i := strings.LastIndexByte(rest, ':')
-	if !ok || i <= 0 {
-		writeGeminiError(w, &geminiFault{status: http.StatusNotFound, msg: "Not Found"})
-		return
-	}
-	modelName, method := rest[:i], rest[i+1:]
-	if method != "generateContent" && method != "streamGenerateContent" && method != "countTokens" {
-		writeGeminiError(w, &geminiFault{status: http.StatusNotFound, msg: "Not Found"})
-		return
-	}
-	if r.Method != http.MethodPost {
-		writeGeminiError(w, &geminiFault{status: http.StatusMethodNotAllowed, msg: "Method Not Allowed"})
-		return
-	}
-	if f := g.auth(r); f != nil {
-		writeGeminiError(w, f)
-		return
-	}
-	data, err := io.ReadAll(r.Body)
-	if err != nil {
-		writeGeminiError(w, geminiInvalid("could not read the request body: %v", err))
-		return
-	}
-	top, conv, f := parseGeminiRequest(data, method == "countTokens")
-	if f != nil {
-		writeGeminiError(w, f)
-		return
-	}
-	if method == "countTokens" {
-		send(w, wire.Gemini.Answer(http.StatusOK, wire.GeminiCount(data), nil))
-		return
-	}
-	conv.Model = modelName
-	turn, err := g.brain.Next(conv)
-	if err != nil {
-		writeGeminiError(w, &geminiFault{status: http.StatusInternalServerError, msg: "fake model: " + err.Error()})
-		return
-	}
-	sum := sha256.Sum256(top)
-	rep := &wire.Reply{ID: hex.EncodeToString(sum[:8]), Model: modelName, Text: turn.Text, Stream: method == "streamGenerateContent",
-		Array: r.URL.Query().Get("alt") != "sse"}
-	rep.Usage.InputTokens, rep.Usage.OutputTokens = tokens(data, turn)
-	for _, c := range turn.ToolCalls {
-		args := c.Args
-		if strings.TrimSpace(args) == "" {
-			args = "{}"
+// geminiHandler serves the Gemini API's routes (wire.GeminiPath: Vertex
+// AI's too), wanting key when it is set.
+func geminiHandler(brain Brain, key string) *handler {
+	return &handler{api: wire.Gemini, check: func(r *http.Request) *fault {
+		if _, _, ok := wire.GeminiPath(r.URL.Path); !ok {
+			return &fault{status: http.StatusNotFound, msg: "Not Found"}
 		}
-		rep.Calls = append(rep.Calls, tool.Call{Name: c.Name, Args: args})
-	}
-	out, events := wire.Gemini.Reply(rep)
-	for i, ev := range events {
-		events[i] = append(bytes.TrimSuffix(ev, []byte("\n\n")), "\r\n\r\n"...) // as the API ends its lines
-	}
-	send(w, wire.Gemini.Answer(http.StatusOK, out, events))
+		if r.Method != http.MethodPost {
+			return &fault{status: http.StatusMethodNotAllowed, msg: "Method Not Allowed"}
+		}
+		return geminiAuth(r, key)
+	}, answer: func(w http.ResponseWriter, r *http.Request, data []byte) (*wire.Reply, *fault) {
+		modelName, method, _ := wire.GeminiPath(r.URL.Path)
+		top, conv, f := parseGeminiRequest(data, method == "countTokens")
+		if f != nil {
+			return nil, f
+		}
+		if method == "countTokens" {
+			send(w, wire.Gemini.Answer(http.StatusOK, wire.GeminiCount(data), nil))
+			return nil, nil
+		}
+		conv.Model = modelName
+		turn, err := brain.Next(conv)
+		if err != nil {
+			return nil, &fault{status: http.StatusInternalServerError, msg: "fake model: " + err.Error()}
+		}
+		sum := sha256.Sum256(top)
+		rep := &wire.Reply{ID: hex.EncodeToString(sum[:8]), Model: modelName, Text: turn.Text, Stream: method == "streamGenerateContent",
+			Array: r.URL.Query().Get("alt") != "sse"}
+		rep.Usage.InputTokens, rep.Usage.OutputTokens = tokens(data, turn)
+		for _, c := range turn.ToolCalls {
+			args := c.Args
+			if strings.TrimSpace(args) == "" {
+				args = "{}"
+			}
+			rep.Calls = append(rep.Calls, tool.Call{Name: c.Name, Args: args})
+		}
+		return rep, nil
+	}, finish: func(_ *http.Request, body []byte, events [][]byte) ([]byte, [][]byte) {
+		for i, ev := range events {
+			events[i] = append(bytes.TrimSuffix(ev, []byte("\n\n")), "\r\n\r\n"...) // as the API ends its lines
+		}
+		return body, events
+	}}
 }
 
-func (g *geminiAPI) auth(r *http.Request) *geminiFault {
-	if g.cfg.key == "" {
+func geminiAuth(r *http.Request, want string) *fault {
+	if want == "" {
 		return nil
 	}
 	key := r.Header.Get("X-Goog-Api-Key")
@@ -145,9 +108,9 @@ func (g *geminiAPI) auth(r *http.Request) *geminiFault {
 	}
 	switch {
 	case key == "":
-		return &geminiFault{status: http.StatusForbidden, msg: "Method doesn't allow unregistered callers (callers without established identity). Please use API Key or other form of API consumer identity to call this API."}
-	case key != g.cfg.key:
-		return geminiInvalid("API key not valid. Please pass a valid API key.")
+		return &fault{status: http.StatusForbidden, msg: "Method doesn't allow unregistered callers (callers without established identity). Please use API Key or other form of API consumer identity to call this API."}
+	case key != want:
+		return invalid("API key not valid. Please pass a valid API key.")
 	}
 	return nil
 }
@@ -155,29 +118,29 @@ func (g *geminiAPI) auth(r *http.Request) *geminiFault {
 // parseGeminiRequest checks a GenerateContentRequest (a countTokens body
 // may hold one whole under generateContentRequest) and reads its
 // conversation; top is the body re-encoded.
-func parseGeminiRequest(data []byte, count bool) ([]byte, Conversation, *geminiFault) {
+func parseGeminiRequest(data []byte, count bool) ([]byte, Conversation, *fault) {
 	var conv Conversation
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
 	var v any
 	if err := dec.Decode(&v); err != nil || dec.More() {
-		return nil, conv, geminiInvalid("Invalid JSON payload received. Unexpected token.")
+		return nil, conv, invalid("Invalid JSON payload received. Unexpected token.")
 	}
 	top, ok := v.(map[string]any)
 	if !ok {
-		return nil, conv, geminiInvalid("Invalid JSON payload received. Expected an object.")
+		return nil, conv, invalid("Invalid JSON payload received. Expected an object.")
 	}
 	canonical, _ := wire.Marshal(top)
 	if count {
 		if g, ok := top["generateContentRequest"].(map[string]any); ok {
 			top = g
 		} else if _, ok := top["contents"]; !ok {
-			return nil, conv, geminiInvalid("* CountTokensRequest: contents is required.")
+			return nil, conv, invalid("* CountTokensRequest: contents is required.")
 		}
 	}
 	for _, k := range slices.Sorted(maps.Keys(top)) {
 		if !geminiKeys[k] {
-			return nil, conv, geminiInvalid("Invalid JSON payload received. Unknown name %q: Cannot find field.", k)
+			return nil, conv, invalid("Invalid JSON payload received. Unknown name %q: Cannot find field.", k)
 		}
 	}
 	for _, t := range list(top["tools"]) {
@@ -186,7 +149,7 @@ func parseGeminiRequest(data []byte, count bool) ([]byte, Conversation, *geminiF
 			dm, _ := d.(map[string]any)
 			name, _ := dm["name"].(string)
 			if name == "" {
-				return nil, conv, geminiInvalid("* GenerateContentRequest.tools[0].function_declarations[0].name: Name cannot be empty.")
+				return nil, conv, invalid("* GenerateContentRequest.tools[0].function_declarations[0].name: Name cannot be empty.")
 			}
 			conv.Tools = append(conv.Tools, name)
 		}
@@ -196,24 +159,24 @@ func parseGeminiRequest(data []byte, count bool) ([]byte, Conversation, *geminiF
 	}
 	contents := list(top["contents"])
 	if len(contents) == 0 {
-		return nil, conv, geminiInvalid("* GenerateContentRequest.contents: contents is not specified")
+		return nil, conv, invalid("* GenerateContentRequest.contents: contents is not specified")
 	}
 	var lastCalls []string // the function calls of the model content just before
 	for i, raw := range contents {
 		c, ok := raw.(map[string]any)
 		if !ok {
-			return nil, conv, geminiInvalid("Invalid value at 'contents[%d]': expected an object", i)
+			return nil, conv, invalid("Invalid value at 'contents[%d]': expected an object", i)
 		}
 		role, _ := c["role"].(string)
 		if role == "" {
 			role = "user"
 		}
 		if role != "user" && role != "model" && role != "function" {
-			return nil, conv, geminiInvalid("Please use a valid role: user, model.")
+			return nil, conv, invalid("Please use a valid role: user, model.")
 		}
 		parts := list(c["parts"])
 		if len(parts) == 0 {
-			return nil, conv, geminiInvalid("* GenerateContentRequest.contents[%d].parts: contents.parts must not be empty.", i)
+			return nil, conv, invalid("* GenerateContentRequest.contents[%d].parts: contents.parts must not be empty.", i)
 		}
 		var calls []string
 		msg := Msg{Role: "user"}
@@ -224,7 +187,7 @@ func parseGeminiRequest(data []byte, count bool) ([]byte, Conversation, *geminiF
 		for j, p := range parts {
 			pm, ok := p.(map[string]any)
 			if !ok {
-				return nil, conv, geminiInvalid("Invalid value at 'contents[%d].parts[%d]': expected an object", i, j)
+				return nil, conv, invalid("Invalid value at 'contents[%d].parts[%d]': expected an object", i, j)
 			}
 			kinds := 0
 			for _, k := range geminiPartKinds {
@@ -233,15 +196,15 @@ func parseGeminiRequest(data []byte, count bool) ([]byte, Conversation, *geminiF
 				}
 			}
 			if kinds != 1 {
-				return nil, conv, geminiInvalid("* GenerateContentRequest.contents[%d].parts[%d].data: required oneof field 'data' must have one initialized field", i, j)
+				return nil, conv, invalid("* GenerateContentRequest.contents[%d].parts[%d].data: required oneof field 'data' must have one initialized field", i, j)
 			}
 			if fc, ok := geminiField(pm, "functionCall", "function_call").(map[string]any); ok {
 				if role != "model" {
-					return nil, conv, geminiInvalid("* GenerateContentRequest.contents[%d].parts[%d]: a function call must come from the model.", i, j)
+					return nil, conv, invalid("* GenerateContentRequest.contents[%d].parts[%d]: a function call must come from the model.", i, j)
 				}
 				name, _ := fc["name"].(string)
 				if _, ok := fc["args"].(map[string]any); !ok && fc["args"] != nil {
-					return nil, conv, geminiInvalid("Invalid value at 'contents[%d].parts[%d].function_call.args': expected an object", i, j)
+					return nil, conv, invalid("Invalid value at 'contents[%d].parts[%d].function_call.args': expected an object", i, j)
 				}
 				args, _ := wire.Marshal(fc["args"])
 				if fc["args"] == nil {
@@ -253,11 +216,11 @@ func parseGeminiRequest(data []byte, count bool) ([]byte, Conversation, *geminiF
 			if fr, ok := geminiField(pm, "functionResponse", "function_response").(map[string]any); ok {
 				name, _ := fr["name"].(string)
 				if _, ok := fr["response"].(map[string]any); !ok {
-					return nil, conv, geminiInvalid("Invalid value at 'contents[%d].parts[%d].function_response.response': expected an object", i, j)
+					return nil, conv, invalid("Invalid value at 'contents[%d].parts[%d].function_response.response': expected an object", i, j)
 				}
 				k := slices.Index(lastCalls, name)
 				if k < 0 {
-					return nil, conv, geminiInvalid("Please ensure that function response turn comes immediately after a function call turn. And the number of function response parts should be equal to number of function call parts of the function call turn.")
+					return nil, conv, invalid("Please ensure that function response turn comes immediately after a function call turn. And the number of function response parts should be equal to number of function call parts of the function call turn.")
 				}
 				lastCalls = append(lastCalls[:k:k], lastCalls[k+1:]...)
 				out, _ := wire.Marshal(fr["response"])
@@ -265,7 +228,7 @@ func parseGeminiRequest(data []byte, count bool) ([]byte, Conversation, *geminiF
 			}
 		}
 		if len(lastCalls) > 0 && len(results) == 0 {
-			return nil, conv, geminiInvalid("Please ensure that function call turn comes immediately after a user turn or after a function response turn.")
+			return nil, conv, invalid("Please ensure that function call turn comes immediately after a user turn or after a function response turn.")
 		}
 		lastCalls = calls
 		conv.Messages = append(conv.Messages, results...)

@@ -3,11 +3,9 @@ package fakeapi
 import (
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"strings"
 
-	dmodel "github.com/dryfire-dev/dryfire/internal/model"
 	"github.com/dryfire-dev/dryfire/internal/wire"
 )
 
@@ -21,39 +19,31 @@ import (
 // carry no id.
 func NewOllama(brain Brain, opts ...Option) *Server {
 	cfg := configure(opts)
-	return start(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	return start(&handler{api: wire.Ollama, check: func(r *http.Request) *fault {
 		if r.URL.Path != wire.OllamaRoute || r.Method != http.MethodPost {
-			ollamaError(w, http.StatusNotFound, "404 page not found")
-			return
+			return &fault{status: http.StatusNotFound, msg: "404 page not found"}
 		}
-		data, _ := io.ReadAll(r.Body)
+		return nil
+	}, answer: func(_ http.ResponseWriter, _ *http.Request, data []byte) (*wire.Reply, *fault) {
 		var req map[string]any
 		if json.Unmarshal(data, &req) != nil || req == nil {
-			ollamaError(w, http.StatusBadRequest, "invalid character in request body")
-			return
+			return nil, invalid("invalid character in request body")
 		}
 		conv, msg := ollamaConversation(req)
 		if msg != "" {
-			ollamaError(w, http.StatusBadRequest, msg)
-			return
+			return nil, invalid("%s", msg)
 		}
 		turn, err := brain.Next(conv)
 		if err != nil {
-			ollamaError(w, http.StatusInternalServerError, "fake model: "+err.Error())
-			return
+			return nil, &fault{status: http.StatusInternalServerError, msg: "fake model: " + err.Error()}
 		}
 		rep := reply(data, conv.Model, turn)
 		for i := range rep.Calls {
 			rep.Calls[i].ID = ""
 		}
 		rep.Stream = req["stream"] != false
-		body, events := wire.Ollama.Reply(rep)
-		send(w, wire.Ollama.Answer(http.StatusOK, body, events))
-	}), cfg)
-}
-
-func ollamaError(w http.ResponseWriter, status int, msg string) {
-	refuse(w, wire.Ollama, status, dmodel.ErrorInfo{Message: msg})
+		return rep, nil
+	}}, cfg)
 }
 
 // ollamaConversation checks a chat request as Ollama does and reads it;

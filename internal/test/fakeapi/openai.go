@@ -1,13 +1,10 @@
 package fakeapi
 
 import (
-	"bytes"
-	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"io"
 	"maps"
 	"net/http"
 	"regexp"
@@ -37,94 +34,61 @@ const Created = 1700000000
 // whose bytes depend only on the request.
 func NewOpenAIChat(brain Brain, opts ...Option) *Server {
 	cfg := configure(opts)
-	return start(&openAIHandler{brain: brain, cfg: cfg, api: wire.OpenAIChat, path: chatPath, serve: serveChat}, cfg)
+	return start(openAIHandler(wire.OpenAIChat, chatPath, cfg.key, func(body []byte, req map[string]any) (*wire.Reply, *fault) {
+		return serveChat(brain, body, req)
+	}), cfg)
 }
 
 // chatPath is the Chat Completions route.
 const chatPath = "/v1/chat/completions"
 
-// openAIHandler is what the Chat and Responses servers share: the route,
-// the key, the JSON body, the error shape.
-type openAIHandler struct {
-	brain Brain
-	cfg   config
-	api   wire.API
-	path  string
-	serve func(brain Brain, body []byte, req map[string]any) (*wire.Reply, *apiError)
-}
-
-func (h *openAIHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if h.api == wire.OpenAIResponses && r.Method == http.MethodGet && r.URL.Path == h.path && strings.EqualFold(r.Header.Get("Upgrade"), "websocket") {
-		h.serveWebSocket(w, r)
-		return
-	}
-	azure, versioned := azureRoute(r.URL.Path, h.path)
-	if r.Method != http.MethodPost || r.URL.Path != h.path && !azure {
-		writeAPIError(w, &apiError{status: http.StatusNotFound, msg: fmt.Sprintf("Invalid URL (%s %s)", r.Method, r.URL.Path)})
-		return
-	}
-	if azure {
+// openAIHandler is what the Chat and Responses servers share: the route
+// (path, or Azure OpenAI's form of it), the key, the JSON body, the
+// error shape; serve checks and answers the body.
+func openAIHandler(api wire.API, path, key string, serve func(body []byte, req map[string]any) (*wire.Reply, *fault)) *handler {
+	return &handler{api: api, check: func(r *http.Request) *fault {
+		azure, versioned := azureRoute(r.URL.Path, path)
+		switch {
+		case r.Method != http.MethodPost || r.URL.Path != path && !azure:
+			return &fault{status: http.StatusNotFound, msg: fmt.Sprintf("Invalid URL (%s %s)", r.Method, r.URL.Path)}
+		case !azure:
+			return checkBearer(r, key)
 		// Azure OpenAI: the version in the query, the key in api-key.
-		if versioned && r.URL.Query().Get("api-version") == "" {
-			writeAPIError(w, &apiError{status: http.StatusNotFound, msg: "Resource not found"})
-			return
+		case versioned && r.URL.Query().Get("api-version") == "":
+			return &fault{status: http.StatusNotFound, msg: "Resource not found"}
+		case key != "" && r.Header.Get("Api-Key") != key:
+			return &fault{status: http.StatusUnauthorized, msg: "Access denied due to invalid subscription key or wrong API endpoint. Make sure to provide a valid key for an active subscription and use a correct regional API endpoint for your resource."}
 		}
-		if h.cfg.key != "" && r.Header.Get("Api-Key") != h.cfg.key {
-			writeAPIError(w, &apiError{status: http.StatusUnauthorized, msg: "Access denied due to invalid subscription key or wrong API endpoint. Make sure to provide a valid key for an active subscription and use a correct regional API endpoint for your resource."})
-			return
+		return nil
+	}, answer: func(w http.ResponseWriter, _ *http.Request, body []byte) (*wire.Reply, *fault) {
+		req := decodeObject(body)
+		if req == nil {
+			return nil, &fault{msg: "We could not parse the JSON body of your request. (HINT: This likely means you aren't using your HTTP library correctly. The OpenAI API expects a JSON payload, but what was sent was not valid JSON. If you have trouble figuring out how to fix this, please contact us through our help center at help.openai.com.)"}
 		}
-	} else if e := checkBearer(r, h.cfg.key); e != nil {
-		writeAPIError(w, e)
-		return
-	}
-	body, err := io.ReadAll(r.Body)
-	if err != nil {
-		return
-	}
-	var req map[string]any
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.UseNumber()
-	if err := dec.Decode(&req); err != nil || req == nil || dec.More() {
-		writeAPIError(w, &apiError{status: http.StatusBadRequest, msg: "We could not parse the JSON body of your request. (HINT: This likely means you aren't using your HTTP library correctly. The OpenAI API expects a JSON payload, but what was sent was not valid JSON. If you have trouble figuring out how to fix this, please contact us through our help center at help.openai.com.)"})
-		return
-	}
-	rep, e := h.serve(h.brain, body, req)
-	if e != nil {
-		writeAPIError(w, e)
-		return
-	}
-	w.Header().Set("X-Request-Id", "req_"+digest(body, "request")[:32])
-	data, events := h.api.Reply(rep)
-	if azure && h.path == chatPath {
-		data, events = azureChat(data, events)
-	}
-	send(w, h.api.Answer(http.StatusOK, data, events))
-}
-
-// apiError is an OpenAI error answer.
-type apiError struct {
-	status int    // 400 when 0
-	typ    string // invalid_request_error when ""
-	msg    string
-	param  string // null when ""
-	code   string // null when ""
-}
-
-func writeAPIError(w http.ResponseWriter, e *apiError) {
-	refuse(w, wire.OpenAIChat, cmp.Or(e.status, http.StatusBadRequest), dmodel.ErrorInfo{Type: e.typ, Message: e.msg, Param: e.param, Code: e.code})
+		rep, f := serve(body, req)
+		if f == nil {
+			w.Header().Set("X-Request-Id", "req_"+digest(body, "request")[:32])
+		}
+		return rep, f
+	}, finish: func(r *http.Request, data []byte, events [][]byte) ([]byte, [][]byte) {
+		if azure, _ := azureRoute(r.URL.Path, path); azure && path == chatPath {
+			return azureChat(data, events)
+		}
+		return data, events
+	}}
 }
 
 // checkBearer is the 401 of a request without the required key.
-func checkBearer(r *http.Request, key string) *apiError {
+func checkBearer(r *http.Request, key string) *fault {
 	if key == "" {
 		return nil
 	}
 	got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 	if !ok || strings.TrimSpace(got) == "" {
-		return &apiError{status: http.StatusUnauthorized, msg: "You didn't provide an API key. You need to provide your API key in an Authorization header using Bearer auth (i.e. Authorization: Bearer YOUR_KEY), or as the password field (with blank username) if you're accessing the API from your browser and are prompted for a username. You can obtain an API key from https://platform.openai.com/account/api-keys."}
+		return &fault{status: http.StatusUnauthorized, msg: "You didn't provide an API key. You need to provide your API key in an Authorization header using Bearer auth (i.e. Authorization: Bearer YOUR_KEY), or as the password field (with blank username) if you're accessing the API from your browser and are prompted for a username. You can obtain an API key from https://platform.openai.com/account/api-keys."}
 	}
 	if got != key {
-		return &apiError{status: http.StatusUnauthorized, code: "invalid_api_key", msg: fmt.Sprintf("Incorrect API key provided: %s. You can find your API key at https://platform.openai.com/account/api-keys.", maskKey(got))}
+		return &fault{status: http.StatusUnauthorized, code: "invalid_api_key", msg: fmt.Sprintf("Incorrect API key provided: %s. You can find your API key at https://platform.openai.com/account/api-keys.", maskKey(got))}
 	}
 	return nil
 }
@@ -151,7 +115,7 @@ var chatRoles = []string{"system", "assistant", "user", "function", "tool", "dev
 // toolNamePattern is what the API allows as a function name.
 var toolNamePattern = regexp.MustCompile(`^[a-zA-Z0-9_-]+$`)
 
-func serveChat(brain Brain, body []byte, req map[string]any) (*wire.Reply, *apiError) {
+func serveChat(brain Brain, body []byte, req map[string]any) (*wire.Reply, *fault) {
 	conv, e := chatConversation(req)
 	if e != nil {
 		return nil, e
@@ -171,7 +135,7 @@ func serveChat(brain Brain, body []byte, req map[string]any) (*wire.Reply, *apiE
 }
 
 // chatConversation validates a request as the API does and reads it.
-func chatConversation(req map[string]any) (Conversation, *apiError) {
+func chatConversation(req map[string]any) (Conversation, *fault) {
 	var c Conversation
 	model, e := requiredModel(req, false)
 	if e != nil {
@@ -193,7 +157,7 @@ func chatConversation(req map[string]any) (Conversation, *apiError) {
 		return c, invalidType("messages", "an array of objects", rawMsgs)
 	}
 	if len(msgs) == 0 {
-		return c, &apiError{param: "messages", code: "empty_array", msg: "Invalid 'messages': empty array. Expected an array with minimum length 1, but got an empty array instead."}
+		return c, &fault{param: "messages", code: "empty_array", msg: "Invalid 'messages': empty array. Expected an array with minimum length 1, but got an empty array instead."}
 	}
 	var system []string
 	var index []int // of each of c.Messages in msgs
@@ -242,7 +206,7 @@ func chatConversation(req map[string]any) (Conversation, *apiError) {
 			c.Messages = append(c.Messages, Msg{Role: "tool", CallID: sid, Text: text})
 			index = append(index, i)
 		case "function":
-			return c, &apiError{param: at + ".role", msg: "fake server: deprecated 'function' messages are not supported; use tool messages"}
+			return c, &fault{param: at + ".role", msg: "fake server: deprecated 'function' messages are not supported; use tool messages"}
 		}
 	}
 	if e := chatPairing(c.Messages, index); e != nil {
@@ -258,7 +222,7 @@ func chatConversation(req map[string]any) (Conversation, *apiError) {
 }
 
 // chatContent reads a message's content: a string or a list of parts.
-func chatContent(m map[string]any, at string, required bool) (string, *apiError) {
+func chatContent(m map[string]any, at string, required bool) (string, *fault) {
 	raw, ok := m["content"]
 	if !ok || raw == nil {
 		if required {
@@ -293,7 +257,7 @@ func chatContent(m map[string]any, at string, required bool) (string, *apiError)
 	return "", invalidType(at+".content", "one of a string or array of objects", raw)
 }
 
-func chatAssistant(m map[string]any, at string) (Msg, *apiError) {
+func chatAssistant(m map[string]any, at string) (Msg, *fault) {
 	msg := Msg{Role: "assistant"}
 	rawCalls, hasCalls := m["tool_calls"]
 	if hasCalls && rawCalls != nil {
@@ -302,7 +266,7 @@ func chatAssistant(m map[string]any, at string) (Msg, *apiError) {
 			return msg, invalidType(at+".tool_calls", "an array of objects", rawCalls)
 		}
 		if len(calls) == 0 {
-			return msg, &apiError{param: at + ".tool_calls", code: "empty_array", msg: fmt.Sprintf("Invalid '%s.tool_calls': empty array. Expected an array with minimum length 1, but got an empty array instead.", at)}
+			return msg, &fault{param: at + ".tool_calls", code: "empty_array", msg: fmt.Sprintf("Invalid '%s.tool_calls': empty array. Expected an array with minimum length 1, but got an empty array instead.", at)}
 		}
 		for j, raw := range calls {
 			cat := fmt.Sprintf("%s.tool_calls[%d]", at, j)
@@ -315,7 +279,7 @@ func chatAssistant(m map[string]any, at string) (Msg, *apiError) {
 				return msg, e
 			}
 			if len(id) > 40 {
-				return msg, &apiError{param: cat + ".id", code: "string_above_max_length", msg: fmt.Sprintf("Invalid '%s.id': string too long. Expected a string with maximum length 40, but got a string with length %d instead.", cat, len(id))}
+				return msg, &fault{param: cat + ".id", code: "string_above_max_length", msg: fmt.Sprintf("Invalid '%s.id': string too long. Expected a string with maximum length 40, but got a string with length %d instead.", cat, len(id))}
 			}
 			if _, e := enum(call, cat+".type", "type", []string{"function", "custom"}); e != nil {
 				return msg, e
@@ -340,7 +304,7 @@ func chatAssistant(m map[string]any, at string) (Msg, *apiError) {
 	}
 	raw, ok := m["content"]
 	if (!ok || raw == nil) && len(msg.ToolCalls) == 0 {
-		return msg, &apiError{param: strings.Replace(at, "messages[", "messages.[", 1) + ".content", msg: "Invalid value for 'content': expected a string, got null."}
+		return msg, &fault{param: strings.Replace(at, "messages[", "messages.[", 1) + ".content", msg: "Invalid value for 'content': expected a string, got null."}
 	}
 	text, e := chatContent(m, at, false)
 	msg.Text = text
@@ -351,21 +315,21 @@ func chatAssistant(m map[string]any, at string) (Msg, *apiError) {
 // assistant message before them, each one, before anything else is said.
 // index maps each of msgs to its place in the request (system messages,
 // which msgs leaves out, count there).
-func chatPairing(msgs []Msg, index []int) *apiError {
+func chatPairing(msgs []Msg, index []int) *fault {
 	var pending []string     // calls of the last assistant message not answered yet
 	var open map[string]bool // calls the current run of tool messages may answer
 	at := func(i int, field string) string { return fmt.Sprintf("messages.[%d].%s", index[i], field) }
-	unanswered := func(param string) *apiError {
-		return &apiError{param: param, msg: "An assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'. The following tool_call_ids did not have response messages: " + strings.Join(pending, ", ")}
+	unanswered := func(param string) *fault {
+		return &fault{param: param, msg: "An assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'. The following tool_call_ids did not have response messages: " + strings.Join(pending, ", ")}
 	}
 	for i, m := range msgs {
 		switch {
 		case m.Role == "tool":
 			if open == nil {
-				return &apiError{param: at(i, "role"), msg: "Invalid parameter: messages with role 'tool' must be a response to a preceeding message with 'tool_calls'."}
+				return &fault{param: at(i, "role"), msg: "Invalid parameter: messages with role 'tool' must be a response to a preceeding message with 'tool_calls'."}
 			}
 			if !open[m.CallID] {
-				return &apiError{param: at(i, "tool_call_id"), msg: fmt.Sprintf("Invalid parameter: 'tool_call_id' of '%s' not found in 'tool_calls' of previous message.", m.CallID)}
+				return &fault{param: at(i, "tool_call_id"), msg: fmt.Sprintf("Invalid parameter: 'tool_call_id' of '%s' not found in 'tool_calls' of previous message.", m.CallID)}
 			}
 			pending = slices.DeleteFunc(pending, func(id string) bool { return id == m.CallID })
 		default:
@@ -389,8 +353,8 @@ func chatPairing(msgs []Msg, index []int) *apiError {
 }
 
 // chatTools validates the tools and names them.
-func chatTools(req map[string]any) ([]string, *apiError) {
-	return eachTool(req, "an array of objects", []string{"function", "custom"}, func(at, typ string, t map[string]any) (string, *apiError) {
+func chatTools(req map[string]any) ([]string, *fault) {
+	return eachTool(req, "an array of objects", []string{"function", "custom"}, func(at, typ string, t map[string]any) (string, *fault) {
 		if typ == "custom" {
 			custom, _ := t["custom"].(map[string]any)
 			return toolName(custom, at+".custom.name")
@@ -412,7 +376,7 @@ func chatTools(req map[string]any) ([]string, *apiError) {
 
 // eachTool validates a request's tools (what a wrong list is said to
 // want, the types allowed) and names them: name names one ("": none).
-func eachTool(req map[string]any, want string, types []string, name func(at, typ string, t map[string]any) (string, *apiError)) ([]string, *apiError) {
+func eachTool(req map[string]any, want string, types []string, name func(at, typ string, t map[string]any) (string, *fault)) ([]string, *fault) {
 	raw, ok := req["tools"]
 	if !ok || raw == nil {
 		return nil, nil
@@ -444,26 +408,26 @@ func eachTool(req map[string]any, want string, types []string, name func(at, typ
 }
 
 // toolName is a tool's name, as strict as the API about it.
-func toolName(m map[string]any, at string) (string, *apiError) {
+func toolName(m map[string]any, at string) (string, *fault) {
 	name, e := requiredString(m, at, "name")
 	if e != nil {
 		return "", e
 	}
 	if name == "" {
-		return "", &apiError{param: at, code: "empty_string", msg: fmt.Sprintf("Invalid '%s': empty string. Expected a string with minimum length 1, but got an empty string instead.", at)}
+		return "", &fault{param: at, code: "empty_string", msg: fmt.Sprintf("Invalid '%s': empty string. Expected a string with minimum length 1, but got an empty string instead.", at)}
 	}
 	if len(name) > 64 {
-		return "", &apiError{param: at, code: "string_above_max_length", msg: fmt.Sprintf("Invalid '%s': string too long. Expected a string with maximum length 64, but got a string with length %d instead.", at, len(name))}
+		return "", &fault{param: at, code: "string_above_max_length", msg: fmt.Sprintf("Invalid '%s': string too long. Expected a string with maximum length 64, but got a string with length %d instead.", at, len(name))}
 	}
 	if !toolNamePattern.MatchString(name) {
-		return "", &apiError{param: at, code: "invalid_value", msg: fmt.Sprintf("Invalid '%s': string does not match pattern. Expected a string that matches the pattern '^[a-zA-Z0-9_-]+$'.", at)}
+		return "", &fault{param: at, code: "invalid_value", msg: fmt.Sprintf("Invalid '%s': string does not match pattern. Expected a string that matches the pattern '^[a-zA-Z0-9_-]+$'.", at)}
 	}
 	return name, nil
 }
 
 // schemaObject checks a function's parameters: an object schema of type
 // object; with strict, also the strict-mode rules at the top level.
-func schemaObject(p any, name, at string, strict bool) *apiError {
+func schemaObject(p any, name, at string, strict bool) *fault {
 	s, ok := p.(map[string]any)
 	if !ok {
 		if p == nil && !strict {
@@ -471,8 +435,8 @@ func schemaObject(p any, name, at string, strict bool) *apiError {
 		}
 		return invalidType(at, "an object", p)
 	}
-	bad := func(format string, args ...any) *apiError {
-		return &apiError{param: at, code: "invalid_function_parameters", msg: fmt.Sprintf("Invalid schema for function '%s': ", name) + fmt.Sprintf(format, args...)}
+	bad := func(format string, args ...any) *fault {
+		return &fault{param: at, code: "invalid_function_parameters", msg: fmt.Sprintf("Invalid schema for function '%s': ", name) + fmt.Sprintf(format, args...)}
 	}
 	if len(s) == 0 && !strict {
 		return nil
@@ -519,16 +483,16 @@ func reply(body []byte, model string, t Turn) *wire.Reply {
 
 // requiredModel is the model of a request. Chat Completions and Responses
 // word a missing model differently.
-func requiredModel(req map[string]any, responses bool) (string, *apiError) {
+func requiredModel(req map[string]any, responses bool) (string, *fault) {
 	raw, ok := req["model"]
 	if !ok || raw == nil || raw == "" {
 		if responses && !ok {
 			return "", missing("model")
 		}
 		if responses && raw == "" {
-			return "", &apiError{param: "model", code: "model_not_found", msg: "The requested model '' does not exist."}
+			return "", &fault{param: "model", code: "model_not_found", msg: "The requested model '' does not exist."}
 		}
-		return "", &apiError{msg: "you must provide a model parameter"}
+		return "", &fault{msg: "you must provide a model parameter"}
 	}
 	s, ok := raw.(string)
 	if !ok {
@@ -539,41 +503,41 @@ func requiredModel(req map[string]any, responses bool) (string, *apiError) {
 
 // unknownKeys refuses a top-level key the API does not know; special maps
 // a key to its own error.
-func unknownKeys(req map[string]any, known []string, special map[string]*apiError) *apiError {
+func unknownKeys(req map[string]any, known []string, special map[string]*fault) *fault {
 	for _, k := range slices.Sorted(maps.Keys(req)) {
 		if e, ok := special[k]; ok {
 			return e
 		}
 		if !slices.Contains(known, k) {
-			return &apiError{param: k, code: "unknown_parameter", msg: fmt.Sprintf("Unknown parameter: '%s'.", k)}
+			return &fault{param: k, code: "unknown_parameter", msg: fmt.Sprintf("Unknown parameter: '%s'.", k)}
 		}
 	}
 	return nil
 }
 
-func missing(param string) *apiError {
-	return &apiError{param: param, code: "missing_required_parameter", msg: fmt.Sprintf("Missing required parameter: '%s'.", param)}
+func missing(param string) *fault {
+	return &fault{param: param, code: "missing_required_parameter", msg: fmt.Sprintf("Missing required parameter: '%s'.", param)}
 }
 
-func invalidType(param, want string, got any) *apiError {
-	return &apiError{param: param, code: "invalid_type", msg: fmt.Sprintf("Invalid type for '%s': expected %s, but got %s instead.", param, want, jsonKind(got))}
+func invalidType(param, want string, got any) *fault {
+	return &fault{param: param, code: "invalid_type", msg: fmt.Sprintf("Invalid type for '%s': expected %s, but got %s instead.", param, want, jsonKind(got))}
 }
 
 // enum reads a required string field with a closed set of values.
-func enum(m map[string]any, param, key string, values []string) (string, *apiError) {
+func enum(m map[string]any, param, key string, values []string) (string, *fault) {
 	raw, ok := m[key]
 	if !ok {
 		return "", missing(param)
 	}
 	s, _ := raw.(string)
 	if !slices.Contains(values, s) {
-		return "", &apiError{param: param, code: "invalid_value", msg: fmt.Sprintf("Invalid value: '%s'. Supported values are: %s.", s, quotedList(values))}
+		return "", &fault{param: param, code: "invalid_value", msg: fmt.Sprintf("Invalid value: '%s'. Supported values are: %s.", s, quotedList(values))}
 	}
 	return s, nil
 }
 
 // requiredString reads a required string field.
-func requiredString(m map[string]any, param, key string) (string, *apiError) {
+func requiredString(m map[string]any, param, key string) (string, *fault) {
 	raw, ok := m[key]
 	if !ok {
 		return "", missing(param)
@@ -622,8 +586,8 @@ func jsonKind(v any) string {
 
 // brainError is the answer when the fake model has nothing to say: a
 // mistake in the test, so not worth retrying.
-func brainError(err error) *apiError {
-	return &apiError{code: "fake_brain", msg: "fake server: the brain has no turn for this conversation: " + err.Error()}
+func brainError(err error) *fault {
+	return &fault{code: fakeBrain, msg: "fake server: the brain has no turn for this conversation: " + err.Error()}
 }
 
 // digest is a hex hash of the request and a label: ids that are the same

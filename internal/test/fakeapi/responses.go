@@ -22,8 +22,20 @@ import (
 // request includes "reasoning.encrypted_content".
 func NewOpenAIResponses(brain Brain, opts ...Option) *Server {
 	cfg := configure(opts)
-	return start(&openAIHandler{brain: brain, cfg: cfg, api: wire.OpenAIResponses, path: "/v1/responses", serve: serveResponses}, cfg)
+	h := openAIHandler(wire.OpenAIResponses, responsesPath, cfg.key, func(body []byte, req map[string]any) (*wire.Reply, *fault) {
+		return serveResponses(brain, body, req)
+	})
+	return start(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodGet && r.URL.Path == responsesPath && strings.EqualFold(r.Header.Get("Upgrade"), "websocket") {
+			serveWebSocket(h, cfg.key, w, r)
+			return
+		}
+		h.ServeHTTP(w, r)
+	}), cfg)
 }
+
+// responsesPath is the Responses API's route.
+const responsesPath = "/v1/responses"
 
 // responsesKeys are the request's known fields; client_metadata is what
 // Codex CLI sends (its installation and session), which the API takes.
@@ -64,7 +76,7 @@ type responsesRequest struct {
 	stream    bool
 }
 
-func serveResponses(brain Brain, body []byte, req map[string]any) (*wire.Reply, *apiError) {
+func serveResponses(brain Brain, body []byte, req map[string]any) (*wire.Reply, *fault) {
 	r, e := responsesConversation(req)
 	if e != nil {
 		return nil, e
@@ -85,7 +97,7 @@ func serveResponses(brain Brain, body []byte, req map[string]any) (*wire.Reply, 
 }
 
 // responsesConversation validates a request as the API does and reads it.
-func responsesConversation(req map[string]any) (responsesRequest, *apiError) {
+func responsesConversation(req map[string]any) (responsesRequest, *fault) {
 	var r responsesRequest
 	model, e := requiredModel(req, true)
 	if e != nil {
@@ -96,8 +108,8 @@ func responsesConversation(req map[string]any) (responsesRequest, *apiError) {
 	if !ok {
 		return r, missing("input")
 	}
-	moved := &apiError{code: "unsupported_parameter", msg: "Unsupported parameter: 'messages'. In the Responses API, this parameter has moved to 'input'. Try again with the new parameter. See the API documentation for more information: https://platform.openai.com/docs/api-reference/responses/create."}
-	if e := unknownKeys(req, responsesKeys, map[string]*apiError{"messages": moved}); e != nil {
+	moved := &fault{code: "unsupported_parameter", msg: "Unsupported parameter: 'messages'. In the Responses API, this parameter has moved to 'input'. Try again with the new parameter. See the API documentation for more information: https://platform.openai.com/docs/api-reference/responses/create."}
+	if e := unknownKeys(req, responsesKeys, map[string]*fault{"messages": moved}); e != nil {
 		return r, e
 	}
 	stream, e := streamFlag(req)
@@ -124,7 +136,7 @@ func responsesConversation(req map[string]any) (responsesRequest, *apiError) {
 		for i, v := range list {
 			s, _ := v.(string)
 			if !slices.Contains(responsesIncludes, s) {
-				return r, &apiError{param: fmt.Sprintf("include[%d]", i), code: "invalid_value", msg: fmt.Sprintf("Invalid value: '%s'. Supported values are: %s.", s, quotedList(responsesIncludes))}
+				return r, &fault{param: fmt.Sprintf("include[%d]", i), code: "invalid_value", msg: fmt.Sprintf("Invalid value: '%s'. Supported values are: %s.", s, quotedList(responsesIncludes))}
 			}
 			r.encrypted = r.encrypted || s == "reasoning.encrypted_content"
 		}
@@ -137,12 +149,12 @@ func responsesConversation(req map[string]any) (responsesRequest, *apiError) {
 		r.conv.System = s
 	}
 	if id, ok := req["previous_response_id"]; ok && id != nil {
-		return r, &apiError{param: "previous_response_id", code: "previous_response_not_found", msg: fmt.Sprintf("Previous response with id '%v' not found.", id)}
+		return r, &fault{param: "previous_response_id", code: "previous_response_not_found", msg: fmt.Sprintf("Previous response with id '%v' not found.", id)}
 	}
 	if id, ok := req["conversation"]; ok && id != nil {
-		return r, &apiError{status: http.StatusNotFound, msg: fmt.Sprintf("Conversation with id '%v' not found.", id)}
+		return r, &fault{status: http.StatusNotFound, msg: fmt.Sprintf("Conversation with id '%v' not found.", id)}
 	}
-	noInput := &apiError{code: "missing_required_parameter", msg: `One of "input" or "previous_response_id" or 'prompt' or 'conversation' must be provided.`}
+	noInput := &fault{code: "missing_required_parameter", msg: `One of "input" or "previous_response_id" or 'prompt' or 'conversation' must be provided.`}
 	switch in := rawInput.(type) {
 	case string:
 		if in == "" {
@@ -167,7 +179,7 @@ func responsesConversation(req map[string]any) (responsesRequest, *apiError) {
 // items reads the input items into the conversation: each run of
 // assistant items (reasoning, assistant messages, function calls) is one
 // assistant turn.
-func (r *responsesRequest) items(input []any) *apiError {
+func (r *responsesRequest) items(input []any) *fault {
 	var system []string
 	if r.conv.System != "" {
 		system = append(system, r.conv.System)
@@ -192,7 +204,7 @@ func (r *responsesRequest) items(input []any) *apiError {
 		if t, ok := it["type"]; ok {
 			s, _ := t.(string)
 			if !slices.Contains(responsesItemTypes, s) {
-				return &apiError{param: at, code: "invalid_value", msg: fmt.Sprintf("Invalid value: '%s'. Supported values are: %s.", s, quotedList(responsesItemTypes))}
+				return &fault{param: at, code: "invalid_value", msg: fmt.Sprintf("Invalid value: '%s'. Supported values are: %s.", s, quotedList(responsesItemTypes))}
 			}
 			typ = s
 		}
@@ -200,7 +212,7 @@ func (r *responsesRequest) items(input []any) *apiError {
 		case "message":
 			s, _ := it["role"].(string)
 			if !slices.Contains(responsesRoles, s) {
-				return &apiError{param: at, code: "invalid_value", msg: fmt.Sprintf("Invalid value: '%s'. Supported values are: %s.", s, quotedList(responsesRoles))}
+				return &fault{param: at, code: "invalid_value", msg: fmt.Sprintf("Invalid value: '%s'. Supported values are: %s.", s, quotedList(responsesRoles))}
 			}
 			text, e := messageContent(it, at, s)
 			if e != nil {
@@ -246,7 +258,7 @@ func (r *responsesRequest) items(input []any) *apiError {
 				return e
 			}
 			if !slices.Contains(calls, id) {
-				return &apiError{param: "input", msg: fmt.Sprintf("No tool call found for function call output with call_id %s.", id)}
+				return &fault{param: "input", msg: fmt.Sprintf("No tool call found for function call output with call_id %s.", id)}
 			}
 			answered[id] = true
 			cur = -1
@@ -258,24 +270,24 @@ func (r *responsesRequest) items(input []any) *apiError {
 			enc, _ := it["encrypted_content"].(string)
 			if !r.store && enc == "" {
 				id, _ := it["id"].(string)
-				return &apiError{status: http.StatusNotFound, param: "input", msg: fmt.Sprintf("Item with id '%s' not found. Items are not persisted when `store` is set to false. Try again with `store` set to true, or remove this item from your input.", id)}
+				return &fault{status: http.StatusNotFound, param: "input", msg: fmt.Sprintf("Item with id '%s' not found. Items are not persisted when `store` is set to false. Try again with `store` set to true, or remove this item from your input.", id)}
 			}
 			if !followedByAnswer(input, i) {
 				id, _ := it["id"].(string)
-				return &apiError{param: "input", msg: fmt.Sprintf("Item '%s' of type 'reasoning' was provided without its required following item.", id)}
+				return &fault{param: "input", msg: fmt.Sprintf("Item '%s' of type 'reasoning' was provided without its required following item.", id)}
 			}
 			assistant()
 		case "item_reference":
 			id, _ := it["id"].(string)
 			if !r.store {
-				return &apiError{status: http.StatusNotFound, param: "input", msg: fmt.Sprintf("Item with id '%s' not found. Items are not persisted when `store` is set to false. Try again with `store` set to true, or remove this item from your input.", id)}
+				return &fault{status: http.StatusNotFound, param: "input", msg: fmt.Sprintf("Item with id '%s' not found. Items are not persisted when `store` is set to false. Try again with `store` set to true, or remove this item from your input.", id)}
 			}
-			return &apiError{status: http.StatusNotFound, param: "input", msg: fmt.Sprintf("Item with id '%s' not found.", id)}
+			return &fault{status: http.StatusNotFound, param: "input", msg: fmt.Sprintf("Item with id '%s' not found.", id)}
 		}
 	}
 	for _, id := range calls {
 		if !answered[id] {
-			return &apiError{param: "input", msg: fmt.Sprintf("No tool output found for function call %s.", id)}
+			return &fault{param: "input", msg: fmt.Sprintf("No tool output found for function call %s.", id)}
 		}
 	}
 	r.conv.System = strings.Join(system, "\n\n")
@@ -300,7 +312,7 @@ func followedByAnswer(input []any, i int) bool {
 
 // messageContent reads a message item's content: a string or parts of the
 // kinds its role may send.
-func messageContent(it map[string]any, at, role string) (string, *apiError) {
+func messageContent(it map[string]any, at, role string) (string, *fault) {
 	raw, ok := it["content"]
 	if !ok {
 		return "", missing(at + ".content")
@@ -322,10 +334,10 @@ func messageContent(it map[string]any, at, role string) (string, *apiError) {
 			}
 			typ, _ := part["type"].(string)
 			if !slices.Contains(allParts, typ) {
-				return "", &apiError{param: pat + ".type", code: "invalid_value", msg: fmt.Sprintf("Invalid value: '%s'. Supported values are: %s.", typ, quotedList(allParts))}
+				return "", &fault{param: pat + ".type", code: "invalid_value", msg: fmt.Sprintf("Invalid value: '%s'. Supported values are: %s.", typ, quotedList(allParts))}
 			}
 			if !slices.Contains(allowed, typ) {
-				return "", &apiError{param: pat, code: "invalid_value", msg: fmt.Sprintf("Invalid value: '%s'. Supported values are: %s.", typ, quotedList(allowed))}
+				return "", &fault{param: pat, code: "invalid_value", msg: fmt.Sprintf("Invalid value: '%s'. Supported values are: %s.", typ, quotedList(allowed))}
 			}
 			switch typ {
 			case "input_text", "output_text":
@@ -349,7 +361,7 @@ func messageContent(it map[string]any, at, role string) (string, *apiError) {
 
 // outputText reads a function_call_output's output: a string or a list of
 // input_text parts.
-func outputText(raw any, at string) (string, *apiError) {
+func outputText(raw any, at string) (string, *fault) {
 	switch v := raw.(type) {
 	case string:
 		return v, nil
@@ -381,8 +393,8 @@ func joinText(a, b string) string {
 
 // responsesTools validates the tools and names the function tools. A
 // function tool is strict unless it says "strict": false, as in the API.
-func responsesTools(req map[string]any) ([]string, *apiError) {
-	return eachTool(req, "an array of tools", responsesToolTypes, func(at, typ string, t map[string]any) (string, *apiError) {
+func responsesTools(req map[string]any) ([]string, *fault) {
+	return eachTool(req, "an array of tools", responsesToolTypes, func(at, typ string, t map[string]any) (string, *fault) {
 		if typ == "namespace" {
 			// A namespace of function tools (Codex CLI's MCP servers):
 			// named, its tools checked as the top level's are.

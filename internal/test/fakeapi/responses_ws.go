@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"github.com/coder/websocket"
+
+	"github.com/dryfire-dev/dryfire/internal/wire"
 )
 
 // serveWebSocket is the Responses API's WebSocket mode: each text
@@ -18,9 +20,9 @@ import (
 // earlier answer of the same connection by previous_response_id (with
 // store false, as Codex CLI does): its input is that answer's input and
 // output, then its own. The key is checked at the upgrade.
-func (h *openAIHandler) serveWebSocket(w http.ResponseWriter, r *http.Request) {
-	if e := checkBearer(r, h.cfg.key); e != nil {
-		writeAPIError(w, e)
+func serveWebSocket(h http.Handler, key string, w http.ResponseWriter, r *http.Request) {
+	if e := checkBearer(r, key); e != nil {
+		refuse(w, wire.OpenAIResponses, e)
 		return
 	}
 	conn, err := websocket.Accept(w, r, nil)
@@ -60,7 +62,7 @@ func (h *openAIHandler) serveWebSocket(w http.ResponseWriter, r *http.Request) {
 		}
 		req["input"] = input
 		body, _ := json.Marshal(req)
-		post := httptest.NewRequest(http.MethodPost, h.path, bytes.NewReader(body))
+		post := httptest.NewRequest(http.MethodPost, responsesPath, bytes.NewReader(body))
 		post.Header = r.Header.Clone()
 		post.Header.Del("Upgrade")
 		rec := httptest.NewRecorder()

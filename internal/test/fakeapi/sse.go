@@ -10,7 +10,7 @@ import (
 const StreamContentType = "text/event-stream; charset=utf-8"
 
 // streamFlag reads a request's "stream": absent or false is false.
-func streamFlag(req map[string]any) (bool, *apiError) {
+func streamFlag(req map[string]any) (bool, *fault) {
 	switch v := req["stream"].(type) {
 	case nil:
 		return false, nil
@@ -23,13 +23,13 @@ func streamFlag(req map[string]any) (bool, *apiError) {
 
 // streamOptions checks an OpenAI request's stream_options (allowed only
 // with stream: true) and reads include_usage.
-func streamOptions(req map[string]any, stream bool) (includeUsage bool, e *apiError) {
+func streamOptions(req map[string]any, stream bool) (includeUsage bool, e *fault) {
 	raw, ok := req["stream_options"]
 	if !ok || raw == nil {
 		return false, nil
 	}
 	if !stream {
-		return false, &apiError{param: "stream_options", code: "invalid_value", msg: "The 'stream_options' parameter is only allowed when 'stream' is enabled."}
+		return false, &fault{param: "stream_options", code: "invalid_value", msg: "The 'stream_options' parameter is only allowed when 'stream' is enabled."}
 	}
 	opts, ok := raw.(map[string]any)
 	if !ok {
@@ -42,7 +42,7 @@ func streamOptions(req map[string]any, stream bool) (includeUsage bool, e *apiEr
 				return false, invalidType("stream_options."+k, "a boolean", opts[k])
 			}
 		default:
-			return false, &apiError{param: "stream_options." + k, code: "unknown_parameter", msg: "Unknown parameter: 'stream_options." + k + "'."}
+			return false, &fault{param: "stream_options." + k, code: "unknown_parameter", msg: "Unknown parameter: 'stream_options." + k + "'."}
 		}
 	}
 	u, _ := opts["include_usage"].(bool)

@@ -21,11 +21,11 @@ import (
 // refuses another publisher or method with 404.
 func NewVertex(brain Brain, opts ...Option) *Server {
 	cfg := configure(opts)
-	gemini, anthropic := &geminiAPI{brain: brain}, &anthropicAPI{brain: brain}
+	gemini, anthropic := geminiHandler(brain, ""), anthropicHandler(brain, "")
 	return start(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		token, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 		if !ok || token == "" || cfg.key != "" && token != cfg.key {
-			writeGeminiError(w, &geminiFault{status: http.StatusUnauthorized, msg: "Request had invalid authentication credentials. Expected OAuth 2 access token."})
+			refuse(w, wire.Gemini, &fault{status: http.StatusUnauthorized, msg: "Request had invalid authentication credentials. Expected OAuth 2 access token."})
 			return
 		}
 		rest, found := strings.CutPrefix(r.URL.Path, "/v1/projects/")
@@ -34,19 +34,18 @@ func NewVertex(brain Brain, opts ...Option) *Server {
 		}
 		parts := strings.SplitN(rest, "/", 7)
 		if !found || len(parts) != 7 || parts[1] != "locations" || parts[3] != "publishers" || parts[5] != "models" {
-			writeGeminiError(w, &geminiFault{status: http.StatusNotFound, msg: "Not Found"})
+			refuse(w, wire.Gemini, &fault{status: http.StatusNotFound, msg: "Not Found"})
 			return
 		}
 		model, method, _ := strings.Cut(parts[6], ":")
 		switch {
 		case parts[4] == "google":
-			r.URL.Path = "/v1beta/models/" + model + ":" + method
 			gemini.ServeHTTP(w, r)
 		case parts[4] == "anthropic" && (method == "rawPredict" || method == "streamRawPredict"):
 			data, _ := io.ReadAll(r.Body)
 			var body map[string]any
 			if json.Unmarshal(data, &body) != nil || body["anthropic_version"] == nil || body["model"] != nil {
-				writeAnthError(w, anthInvalid("anthropic_version: Field required (%s, say), and model is not a field of the body on Vertex AI", wire.VertexAnthropicVersion))
+				refuse(w, wire.Anthropic, invalid("anthropic_version: Field required (%s, say), and model is not a field of the body on Vertex AI", wire.VertexAnthropicVersion))
 				return
 			}
 			delete(body, "anthropic_version")
@@ -56,7 +55,7 @@ func NewVertex(brain Brain, opts ...Option) *Server {
 			r.Header.Set("Anthropic-Version", "2023-06-01")
 			anthropic.ServeHTTP(w, r)
 		default:
-			writeGeminiError(w, &geminiFault{status: http.StatusNotFound, msg: "Publisher model " + parts[4] + "/" + model + " was not found"})
+			refuse(w, wire.Gemini, &fault{status: http.StatusNotFound, msg: "Publisher model " + parts[4] + "/" + model + " was not found"})
 		}
 	}), cfg)
 }
