@@ -283,96 +283,23 @@ func (w *caseJSON) toolCall(t *ToolCall) {
 // strings: what json.Compact would return unchanged (it is then not run;
 // anything else is left to it).
 func compactJSON(m []byte) bool {
-	i, ok := compactValue(m, 0, 0)
-	return ok && i == len(m)
-}
-
-// compactValue scans the value at m[i:], returning where it ends.
-func compactValue(m []byte, i, depth int) (int, bool) {
-	if i >= len(m) || depth > 1000 {
-		return i, false
+	if end, ok := value.ScanJSON(m, 0, 1000, nil); !ok || end != len(m) {
+		return false
 	}
-	switch c := m[i]; {
-	case c == '{' || c == '[':
-		end := byte('}')
-		if c == '[' {
-			end = ']'
-		}
-		i++
-		if i < len(m) && m[i] == end {
-			return i + 1, true
-		}
-		for {
-			ok := true
-			if c == '{' {
-				if i >= len(m) || m[i] != '"' {
-					return i, false
-				}
-				if i, ok = compactString(m, i); !ok || i >= len(m) || m[i] != ':' {
-					return i, false
-				}
-				i++
-			}
-			if i, ok = compactValue(m, i, depth+1); !ok || i >= len(m) {
-				return i, false
-			}
-			switch m[i] {
-			case ',':
-				i++
-			case end:
-				return i + 1, true
-			default:
-				return i, false
-			}
-		}
-	case c == '"':
-		return compactString(m, i)
-	case c == '-' || c >= '0' && c <= '9':
-		return compactNumber(m, i)
-	}
-	for _, lit := range [...]string{"true", "false", "null"} {
-		if len(m)-i >= len(lit) && string(m[i:i+len(lit)]) == lit {
-			return i + len(lit), true
-		}
-	}
-	return i, false
-}
-
-// compactString scans the string at m[i:] (m[i] is its quote).
-func compactString(m []byte, i int) (int, bool) {
-	for i++; i < len(m); i++ {
-		switch c := m[i]; {
-		case c == '"':
-			return i + 1, true
-		case c < 0x20:
-			return i, false
-		case c == '\\':
+	// Valid JSON: a backslash is in a string, and only ' ' of the spaces
+	// can be (the others are controls).
+	in := false
+	for i := 0; i < len(m); i++ {
+		switch m[i] {
+		case '"':
+			in = !in
+		case '\\':
 			i++
-			if i >= len(m) {
-				return i, false
-			}
-			switch m[i] {
-			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
-			case 'u':
-				if len(m)-i <= 4 {
-					return i, false
-				}
-				for _, h := range m[i+1 : i+5] {
-					if !('0' <= h && h <= '9' || 'a' <= h && h <= 'f' || 'A' <= h && h <= 'F') {
-						return i, false
-					}
-				}
-				i += 4
-			default:
-				return i, false
+		case ' ', '\t', '\n', '\r':
+			if !in {
+				return false
 			}
 		}
 	}
-	return i, false
-}
-
-// compactNumber scans the number at m[i:] (0 long: none).
-func compactNumber(m []byte, i int) (int, bool) {
-	n := value.NumberLen(m[i:])
-	return i + n, n > 0
+	return true
 }
