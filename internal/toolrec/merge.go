@@ -1,18 +1,14 @@
 package toolrec
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	yaml "go.yaml.in/yaml/v4"
 
 	"github.com/dryfire-dev/dryfire/internal/mock"
-	"github.com/dryfire-dev/dryfire/internal/model"
 	"github.com/dryfire-dev/dryfire/internal/plan"
 	"github.com/dryfire-dev/dryfire/internal/redact"
 	"github.com/dryfire-dev/dryfire/internal/reqmatch"
@@ -121,76 +117,128 @@ func Merge(file string, data []byte, suite *spec.Suite, ex []Exchange, o Options
 	if top == nil || top.Kind != yaml.MappingNode || top.Style&yaml.FlowStyle != 0 {
 		return nil, fmt.Errorf("%s: recording needs a suite whose top level is a block mapping", file)
 	}
-	res := &Result{}
-	byCase := map[string]*spec.Case{}
-	matches := map[string]*reqmatch.Set{} // a case's rules: the suite's, the agent's, its own
+	m := &merge{file: file, data: data, top: top, suite: suite, o: o, res: &Result{}, matches: map[string]*reqmatch.Set{}}
 	for _, c := range suite.Cases {
-		byCase[c.Name] = c
-		m, err := reqmatch.Compile(suite.MatchRules(c))
+		rules, err := reqmatch.Compile(suite.MatchRules(c))
 		if err != nil {
 			return nil, fmt.Errorf("%s: case %q: %w", file, c.Name, err)
 		}
-		matches[c.Name] = m
+		m.matches[c.Name] = rules // a case's rules: the suite's, the agent's, its own
 	}
+	m.known(ex)
+	if err := m.plan(); err != nil {
+		return nil, err
+	}
+	if err := m.write(); err != nil {
+		return nil, err
+	}
+	if !m.res.Changed() {
+		m.res.Data = data
+		return m.res, nil
+	}
+	return m.res, m.verify()
+}
 
-	// Which calls the existing rules answer already, and how.
-	var calls []Exchange
-	var swaps []swap       // recorded rules re-recorded (Options.Refresh)
-	var recheck []Exchange // the calls they answer
-	lines := strings.Split(string(data), "\n")
-	set := mock.Compile(suite)
-	sessions := map[string]*mock.Session{}
+// merge is one Merge, step by step: known, plan, write, verify.
+type merge struct {
+	file    string
+	data    []byte
+	top     *yaml.Node
+	suite   *spec.Suite
+	o       Options
+	res     *Result
+	matches map[string]*reqmatch.Set
+	byCase  map[string]*spec.Case
+
+	calls   []Exchange // the calls no existing rule answers, then those of swaps
+	swaps   []swap     // recorded rules re-recorded (Options.Refresh)
+	recheck []Exchange // the calls the swapped rules answer
+
+	cases      []*caseRules // the new rules, by case, in the order of their calls
+	suiteRules []*pending
+	caseLists  map[string][]*pending
+}
+
+// caseRules are the new rules of a case's calls.
+type caseRules struct {
+	name  string
+	order []string
+	rules map[string]*pending
+}
+
+// replayer answers calls as a suite's rules do, a mock session a case.
+type replayer struct {
+	set      *mock.Set
+	byCase   map[string]*spec.Case
+	sessions map[string]*mock.Session
+}
+
+func newReplayer(s *spec.Suite) *replayer {
+	r := &replayer{set: mock.Compile(s), byCase: map[string]*spec.Case{}, sessions: map[string]*mock.Session{}}
+	for _, c := range s.Cases {
+		r.byCase[c.Name] = c
+	}
+	return r
+}
+
+func (r *replayer) answer(e Exchange) tool.Result {
+	sess := r.sessions[e.Case]
+	if sess == nil {
+		sess = mock.NewSession(rulesOf(r.set, r.byCase[e.Case]), nil)
+		r.sessions[e.Case] = sess
+	}
+	return sess.Answer(context.Background(), tool.Call{Name: e.Tool, Args: value.Canonical(e.Args)}, e.Args, nil)
+}
+
+// known sorts the exchanges by what the existing rules answer: a call no
+// rule answers is to record; one answered differently is a conflict, or
+// a recorded rule to re-record (Options.Refresh).
+func (m *merge) known(ex []Exchange) {
+	o, res := m.o, m.res
+	lines := strings.Split(string(m.data), "\n")
+	rp := newReplayer(m.suite)
+	m.byCase = rp.byCase
 	for _, e := range ex {
 		if e.Err != "" {
 			res.Failed = append(res.Failed, fmt.Sprintf("case %q: %s: %s", e.Case, e.Tool, o.Secrets.String(e.Err)))
 			continue
 		}
-		c := byCase[e.Case]
-		if c == nil && e.Case != "" {
+		if rp.byCase[e.Case] == nil && e.Case != "" {
 			continue
 		}
-		sess := sessions[e.Case]
-		if sess == nil {
-			sess = mock.NewSession(rulesOf(set, c), nil)
-			sessions[e.Case] = sess
-		}
 		want := redactAnswer(e.Answer, o.Secrets).Result()
-		got := sess.Answer(context.Background(), tool.Call{Name: e.Tool, Args: value.Canonical(e.Args)}, e.Args, nil)
+		got := rp.answer(e)
 		switch {
 		case got.Outcome == tool.Unmatched:
-			calls = append(calls, e)
+			m.calls = append(m.calls, e)
 		case sameResult(got, want):
 			res.Known++
 		default:
-			if item := recordedItem(file, top, lines, got.Rule); o.Refresh && item != nil {
-				if !slices.ContainsFunc(swaps, func(s swap) bool { return s.item == item }) {
-					swaps = append(swaps, swap{item, e})
+			if item := recordedItem(m.file, m.top, lines, got.Rule); o.Refresh && item != nil {
+				if !slices.ContainsFunc(m.swaps, func(s swap) bool { return s.item == item }) {
+					m.swaps = append(m.swaps, swap{item, e})
 				}
-				recheck = append(recheck, e) // checked after the merge
+				m.recheck = append(m.recheck, e) // checked after the merge
 				continue
 			}
 			res.Conflicts = append(res.Conflicts, Conflict{Rule: got.Rule, Message: fmt.Sprintf("%s %s (case %q): the upstream answered %s; %s rule answers %s. The rule is kept: delete it and record again to take the new answer",
-				e.Tool, describeArgs(redactValue(e.Args, o.Secrets)), e.Case, describe(want, got), whose(data, got.Rule), describe(got, want))})
+				e.Tool, describeArgs(redactValue(e.Args, o.Secrets)), e.Case, describe(want, got), whose(m.data, got.Rule), describe(got, want))})
 		}
 	}
+}
 
-	// The new rules, per case; then per tool, the suite's when every case
-	// that made the calls agrees, else each case's own.
-	type caseRules struct {
-		name  string
-		order []string
-		rules map[string]*pending
-	}
-	var cases []*caseRules
+// plan makes the new rules, per case; then per tool, the suite's when
+// every case that made the calls agrees, else each case's own.
+func (m *merge) plan() error {
 	byName := map[string]*caseRules{}
-	for _, e := range calls {
+	for _, e := range m.calls {
 		cr := byName[e.Case]
 		if cr == nil {
 			cr = &caseRules{name: e.Case, rules: map[string]*pending{}}
 			byName[e.Case] = cr
-			cases = append(cases, cr)
+			m.cases = append(m.cases, cr)
 		}
-		when := whenOf(e.Args, matchOf(suite, matches, e.Case), o.Secrets)
+		when := whenOf(e.Args, matchOf(m.suite, m.matches, e.Case), m.o.Secrets)
 		key := e.Tool + "\x00" + value.Canonical(when)
 		p := cr.rules[key]
 		if p == nil {
@@ -201,18 +249,17 @@ func Merge(file string, data []byte, suite *spec.Suite, ex []Exchange, o Options
 			cr.rules[key] = p
 			cr.order = append(cr.order, key)
 		}
-		a := redactAnswer(e.Answer, o.Secrets)
+		a := redactAnswer(e.Answer, m.o.Secrets)
 		if n := len(p.answers); n == 0 || !sameResult(p.answers[n-1].Result(), a.Result()) {
 			p.answers = append(p.answers, a)
 		}
 	}
 	perCase := map[string]bool{} // tools whose rules go into the cases
 	seen := map[string]*pending{}
-	for _, cr := range cases {
-		c := byCase[cr.name]
+	for _, cr := range m.cases {
 		for _, key := range cr.order {
 			p := cr.rules[key]
-			if ownsTool(c, p.tool) {
+			if ownsTool(m.byCase[cr.name], p.tool) {
 				perCase[p.tool] = true
 				continue
 			}
@@ -224,43 +271,46 @@ func Merge(file string, data []byte, suite *spec.Suite, ex []Exchange, o Options
 			}
 		}
 	}
-	var suiteRules []*pending
-	caseLists := map[string][]*pending{}
+	m.caseLists = map[string][]*pending{}
 	added := map[string]bool{}
-	for _, cr := range cases {
+	for _, cr := range m.cases {
 		for _, key := range cr.order {
 			p := cr.rules[key]
 			// Calls of no case are the suite's own (dryfire serve without
 			// --case): they never go into a case.
 			if perCase[p.tool] && cr.name != "" {
-				caseLists[cr.name] = append(caseLists[cr.name], p)
+				m.caseLists[cr.name] = append(m.caseLists[cr.name], p)
 			} else if !added[key] {
 				added[key] = true
-				suiteRules = append(suiteRules, p)
+				m.suiteRules = append(m.suiteRules, p)
 			}
 		}
 	}
-	n := len(suiteRules)
-	for _, l := range caseLists {
+	n := len(m.suiteRules)
+	for _, l := range m.caseLists {
 		n += len(l)
 	}
 	if n > MaxRules {
-		return nil, fmt.Errorf("%s: the recording makes %d rules, more than %d (MaxRules): record fewer cases at a time (--filter)", file, n, MaxRules)
+		return fmt.Errorf("%s: the recording makes %d rules, more than %d (MaxRules): record fewer cases at a time (--filter)", m.file, n, MaxRules)
 	}
+	return nil
+}
 
-	// The edits, as text inserted into the file as it is: every byte of
-	// it stays, comments and layout included.
-	ed := newEditor(file, data, top)
+// write makes the edits, as text inserted into the file as it is: every
+// byte of it stays, comments and layout included.
+func (m *merge) write() error {
+	top, o, res := m.top, m.o, m.res
+	ed := newEditor(m.file, m.data, top)
 	tree := newMeant(top)
 	declared := map[string]*spec.Tool{}
-	for _, t := range suite.Tools {
+	for _, t := range m.suite.Tools {
 		declared[t.Name] = t
 	}
 	var decl []yamlnode.Pair
 	for _, t := range o.Tools {
 		if d := declared[t.Name]; d != nil {
 			if err := refresh(ed, tree, d, t, o, res); err != nil {
-				return nil, err
+				return err
 			}
 			continue
 		}
@@ -270,415 +320,65 @@ func Merge(file string, data []byte, suite *spec.Suite, ex []Exchange, o Options
 	}
 	if len(decl) > 0 {
 		if err := ed.addPairs(top, "tools", decl, []string{"mocks", "cases"}); err != nil {
-			return nil, err
+			return err
 		}
 		tree.addPairs(tree.top, "tools", decl, []string{"mocks", "cases"})
 	}
-	if gs := groups(suiteRules); len(gs) > 0 {
+	if gs := groups(m.suiteRules); len(gs) > 0 {
 		if err := ed.addRules(top, "mocks", gs, o.Label, []string{"cases"}); err != nil {
-			return nil, err
+			return err
 		}
 		tree.addRules(tree.top, "mocks", gs, []string{"cases"})
-		res.count(suiteRules, false)
+		res.count(m.suiteRules, false)
 	}
-	for _, cr := range cases {
-		list := caseLists[cr.name]
+	for _, cr := range m.cases {
+		list := m.caseLists[cr.name]
 		if len(list) == 0 {
 			continue
 		}
-		item, err := ed.caseItem(top, byCase[cr.name])
+		item, err := ed.caseItem(top, m.byCase[cr.name])
 		if err != nil {
-			return nil, err
+			return err
 		}
 		if err := ed.addRules(item, "mocks", groups(list), o.Label, nil); err != nil {
-			return nil, err
+			return err
 		}
 		tree.addRules(tree.caseItem(cr.name), "mocks", groups(list), nil)
 		res.count(list, true)
 	}
-	for _, sw := range swaps {
+	for _, sw := range m.swaps {
 		n := swapped(sw.item, redactAnswer(sw.e.Answer, o.Secrets))
 		ed.replaceItem(sw.item, n)
 		*itemAt(tree.top, sw.item.Line) = *n
 		res.Rerecorded++
 	}
-	calls = append(calls, recheck...) // checked below, as the new rules are
+	m.calls = append(m.calls, m.recheck...) // verified as the new rules are
 	res.Data = ed.apply()
-	if !res.Changed() {
-		res.Data = data
-		return res, nil
+	if res.Changed() {
+		return tree.check(m.file, res.Data)
 	}
+	return nil
+}
 
-	// The merged file must read as the edits meant, load clean and
-	// answer every recorded call as the upstream did.
-	if err := tree.check(file, res.Data); err != nil {
-		return nil, err
-	}
-	merged, ds := o.Parse(file, res.Data)
+// verify checks that the merged file (the edits read as they meant,
+// write's tree.check) loads clean and answers every recorded call as the
+// upstream did; a file that does not is not written (Unwritable).
+func (m *merge) verify() error {
+	o, res := m.o, m.res
+	merged, ds := o.Parse(m.file, res.Data)
 	if ds.HasErrors() || merged == nil {
-		return nil, fmt.Errorf("the merged suite does not load (a bug of dryfire record-tools; %s is unchanged):\n%s", file, ds.Error())
+		return fmt.Errorf("the merged suite does not load (a bug of dryfire record-tools; %s is unchanged):\n%s", m.file, ds.Error())
 	}
 	res.Warnings = ds
-	set = mock.Compile(merged)
-	byCase = map[string]*spec.Case{}
-	for _, c := range merged.Cases {
-		byCase[c.Name] = c
-	}
-	sessions = map[string]*mock.Session{}
+	rp := newReplayer(merged)
 	before := len(res.Conflicts)
-	for _, e := range calls {
-		sess := sessions[e.Case]
-		if sess == nil {
-			sess = mock.NewSession(rulesOf(set, byCase[e.Case]), nil)
-			sessions[e.Case] = sess
-		}
+	for _, e := range m.calls {
 		want := redactAnswer(e.Answer, o.Secrets).Result()
-		got := sess.Answer(context.Background(), tool.Call{Name: e.Tool, Args: value.Canonical(e.Args)}, e.Args, nil)
-		if !sameResult(got, want) {
+		if got := rp.answer(e); !sameResult(got, want) {
 			res.Conflicts = append(res.Conflicts, Conflict{Rule: got.Rule, Message: fmt.Sprintf("%s %s (case %q): the upstream answered %s; after the merge this rule answers %s (a rule above takes the call: move the recorded rule up, or narrow the rule above)",
 				e.Tool, describeArgs(redactValue(e.Args, o.Secrets)), e.Case, describe(want, got), describe(got, want))})
 		}
 	}
-	if len(res.Conflicts) > before {
-		// A file that does not answer as the upstream did is not written.
-		res.Unwritable = true
-	}
-	return res, nil
-}
-
-// ownsTool says case c has its own rules for the tool (its list replaces
-// the suite's).
-func ownsTool(c *spec.Case, name string) bool {
-	if c == nil {
-		return false
-	}
-	_, ok := c.Mocks[name]
-	return ok
-}
-
-// rulesOf is the rules a case sees; the suite's own for nil (calls of
-// no case: dryfire serve without --case).
-func rulesOf(set *mock.Set, c *spec.Case) *mock.Set {
-	if c == nil {
-		return set
-	}
-	return set.ForCase(c)
-}
-
-// matchOf is the matching rules of a case's calls; the suite's and the
-// agent's for calls of no case.
-func matchOf(suite *spec.Suite, byCase map[string]*reqmatch.Set, name string) *reqmatch.Set {
-	if m, ok := byCase[name]; ok {
-		return m
-	}
-	m, err := reqmatch.Compile(suite.MatchRules(&spec.Case{}))
-	if err != nil {
-		return nil // the loader has checked the rules
-	}
-	return m
-}
-
-func (r *Result) count(ps []*pending, inCase bool) {
-	for _, p := range ps {
-		r.Rules++
-		if len(p.answers) > 1 {
-			r.Sequences++
-		}
-		if inCase {
-			r.CaseRules++
-		}
-	}
-}
-
-// groups are rules by tool, tools in the order of their first rule,
-// each tool's rules sorted (sortRules).
-func groups(ps []*pending) []group {
-	var out []group
-	at := map[string]int{}
-	for _, p := range ps {
-		i, ok := at[p.tool]
-		if !ok {
-			i = len(out)
-			at[p.tool] = i
-			out = append(out, group{tool: p.tool})
-		}
-		out[i].rules = append(out[i].rules, p)
-	}
-	for i := range out {
-		out[i].rules = sortRules(out[i].rules)
-	}
-	return out
-}
-
-// sortRules puts the rules whose when says more first, so that a rule
-// for some of the arguments never takes the calls of one for more of them.
-func sortRules(ps []*pending) []*pending {
-	out := slices.Clone(ps)
-	slices.SortStableFunc(out, func(a, b *pending) int { return b.leaves - a.leaves })
-	return out
-}
-
-// whose says whether the rule at FILE:LINE was recorded or written by hand.
-func whose(data []byte, rule string) string {
-	i := strings.LastIndexByte(rule, ':')
-	line, err := strconv.Atoi(rule[i+1:])
-	if i < 0 || err != nil {
-		return "the"
-	}
-	lines := bytes.Split(data, []byte("\n"))
-	for l := line - 2; l >= 0 && l < len(lines); l-- {
-		t := strings.TrimSpace(string(lines[l]))
-		if strings.HasPrefix(t, Origin) {
-			return "the recorded"
-		}
-		if !strings.HasPrefix(t, "#") {
-			break
-		}
-	}
-	return "the hand-written"
-}
-
-// describe quotes a result's text, from a little before where it
-// differs from other's (so that two long answers show their difference)
-// and at most describeLen bytes of it.
-func describe(r, other tool.Result) string {
-	s, o := r.Content, other.Content
-	i := 0
-	for i < len(s) && i < len(o) && s[i] == o[i] {
-		i++
-	}
-	start := max(0, i-describeLen/4)
-	for start > 0 && !utf8.RuneStart(s[start]) {
-		start--
-	}
-	out := s[start:]
-	cut := len(out) > describeLen
-	if cut {
-		end := describeLen
-		for end > 0 && !utf8.RuneStart(out[end]) {
-			end--
-		}
-		out = out[:end]
-	}
-	q := strconv.Quote(out)
-	if start > 0 {
-		q = "…" + q
-	}
-	if cut {
-		q += "…"
-	}
-	if r.IsError {
-		return "the error " + q
-	}
-	return q
-}
-
-// describeLen is how much of an answer a conflict quotes.
-const describeLen = 60
-
-// describeArgs is a call's arguments as JSON, cut at describeLen.
-func describeArgs(args any) string {
-	s := value.Canonical(args)
-	if len(s) > describeLen {
-		end := describeLen
-		for end > 0 && !utf8.RuneStart(s[end]) {
-			end--
-		}
-		s = s[:end] + "…"
-	}
-	return s
-}
-
-func sameResult(a, b tool.Result) bool {
-	return a.Content == b.Content && a.IsError == b.IsError && bytes.Equal(a.Blocks, b.Blocks)
-}
-
-func sameAnswers(a, b []Answer) bool {
-	return slices.EqualFunc(a, b, func(x, y Answer) bool { return sameResult(x.Result(), y.Result()) })
-}
-
-// whenOf is the pattern of a call's arguments: every argument, less those
-// the suite's matching rules ignore or normalise (they differ from run to
-// run) and those that hold a secret (the file never does).
-func whenOf(args any, match *reqmatch.Set, red redact.Redactor) map[string]any {
-	// Apply changes what it is given: it gets a copy.
-	clone, _ := value.Parse([]byte(value.Canonical(args)))
-	norm, _ := match.Apply(clone)
-	m, _ := keep(args, norm, red).(map[string]any)
-	if m == nil {
-		m = map[string]any{}
-	}
-	return m
-}
-
-// keep is the part of v equal to its normalised form n; a member or
-// element that differs is left out (a list as a whole: its pattern
-// matches element by element).
-func keep(v, n any, red redact.Redactor) any {
-	switch x := v.(type) {
-	case map[string]any:
-		nm, _ := n.(map[string]any)
-		out := map[string]any{}
-		for k, e := range x {
-			ne, ok := nm[k]
-			if !ok {
-				continue
-			}
-			if kept := keep(e, ne, red); kept != drop {
-				out[k] = kept
-			}
-		}
-		return out
-	case []any:
-		if value.Canonical(v) != value.Canonical(n) || value.Canonical(redactValue(v, red)) != value.Canonical(v) {
-			return drop
-		}
-		return v
-	case string:
-		if s, ok := n.(string); !ok || s != x || red.String(x) != x {
-			return drop
-		}
-		return v
-	}
-	if value.Canonical(v) != value.Canonical(n) {
-		return drop
-	}
-	return v
-}
-
-type dropped struct{}
-
-var drop any = dropped{}
-
-func leaves(v any) int {
-	switch x := v.(type) {
-	case map[string]any:
-		n := 0
-		for _, e := range x {
-			n += leaves(e)
-		}
-		return n
-	case []any:
-		n := 0
-		for _, e := range x {
-			n += leaves(e)
-		}
-		return n + 1
-	}
-	return 1
-}
-
-func redactValue(v any, red redact.Redactor) any {
-	switch x := v.(type) {
-	case map[string]any:
-		out := make(map[string]any, len(x))
-		for k, e := range x {
-			out[red.String(k)] = redactValue(e, red)
-		}
-		return out
-	case []any:
-		out := make([]any, len(x))
-		for i, e := range x {
-			out[i] = redactValue(e, red)
-		}
-		return out
-	case string:
-		return red.String(x)
-	}
-	return v
-}
-
-func redactAnswer(a Answer, red redact.Redactor) Answer {
-	if len(red) == 0 {
-		return a
-	}
-	bl, _ := redactValue(a.Blocks, red).([]any)
-	return Answer{IsError: a.IsError, Blocks: bl}
-}
-
-// refresh notes how the declaration d of the upstream's tool t differs
-// from t, and replaces it with Options.Refresh.
-func refresh(ed *editor, tree *meant, d *spec.Tool, t plan.Tool, o Options, res *Result) error {
-	diffs := plan.Tool{Description: d.Description, Input: d.InputSchema}.Diff(model.ToolDef{Description: t.Description, InputSchema: t.Input}, false)
-	if len(diffs) == 0 {
-		return nil
-	}
-	res.Differing = append(res.Differing, d.Name+": "+o.Secrets.String(strings.Join(diffs, "; ")))
-	if !o.Refresh {
-		return nil
-	}
-	n := toolNode(t, o.Secrets, d.Aliases...)
-	if err := ed.replaceValue(ed.top, "tools", d.Name, n); err != nil {
-		return err
-	}
-	_, tools := yamlpos.Lookup(tree.top, "tools")
-	_, v := yamlpos.Lookup(yamlpos.Deref(tools), d.Name)
-	*v = *n
-	res.refreshed = true
+	res.Unwritable = len(res.Conflicts) > before
 	return nil
-}
-
-// toolNode declares a tool as the upstream listed it, with aliases.
-func toolNode(t plan.Tool, red redact.Redactor, aliases ...string) *yaml.Node {
-	n := yamlnode.Mapping()
-	if len(aliases) > 0 {
-		n.Content = append(n.Content, yamlnode.Scalar("aliases"), yamlnode.FlowSeq(aliases...))
-	}
-	if t.Description != "" {
-		n.Content = append(n.Content, yamlnode.Scalar("description"), yamlnode.Scalar(red.String(t.Description)))
-	}
-	if t.Input != nil {
-		n.Content = append(n.Content, yamlnode.Scalar("input_schema"), yamlnode.Fit(redactValue(t.Input, red), flowLimit))
-	}
-	if len(n.Content) == 0 {
-		n.Style = yaml.FlowStyle
-	}
-	return n
-}
-
-// ruleNode is one recorded rule.
-func ruleNode(p *pending) *yaml.Node {
-	n := yamlnode.Mapping()
-	if p.when != nil {
-		n.Content = append(n.Content, yamlnode.Scalar("when"), yamlnode.Flow(p.when))
-	}
-	if len(p.answers) == 1 {
-		k, v := outcome(p.answers[0])
-		n.Content = append(n.Content, yamlnode.Scalar(k), v)
-		return n
-	}
-	seq := &yaml.Node{Kind: yaml.SequenceNode}
-	for _, a := range p.answers {
-		k, v := outcome(a)
-		seq.Content = append(seq.Content, yamlnode.Mapping(yamlnode.KV(k, v)))
-	}
-	n.Content = append(n.Content, yamlnode.Scalar("sequence"), seq)
-	return n
-}
-
-// flowLimit is the longest JSON value written on one line.
-const flowLimit = 80
-
-// outcome is an answer as a rule's outcome: an error's text; one text
-// block as return (its JSON value when the text is that value's
-// canonical form, else the text); other blocks as content.
-func outcome(a Answer) (string, *yaml.Node) {
-	text, one := a.Text()
-	switch {
-	case a.IsError:
-		return "error", yamlnode.Scalar(text)
-	case one:
-		if v, err := value.Parse([]byte(text)); err == nil && value.Canonical(v) == text {
-			switch v.(type) {
-			case map[string]any, []any:
-				return "return", yamlnode.Fit(v, flowLimit)
-			}
-		}
-		return "return", yamlnode.Scalar(text)
-	}
-	seq := &yaml.Node{Kind: yaml.SequenceNode}
-	for _, b := range a.Blocks {
-		seq.Content = append(seq.Content, yamlnode.Flow(b))
-	}
-	return "content", seq
 }
