@@ -92,14 +92,14 @@ func writeCassette(ep *modelserver.Endpoint, o *model.Outcome, c *report.Case) {
 	}
 	if wrote {
 		played, recorded := o.Played, o.Recorded
-		note := fmt.Sprintf("recorded %s into %s", calls(recorded), c.Cassette)
+		note := fmt.Sprintf("recorded %s into %s", plural(recorded, "model call", "model calls"), c.Cassette)
 		switch {
 		case recorded == 0 && played == 0:
 			// An agent.command program that called no model: its
 			// cassette says so, for replays without a key.
 			note = fmt.Sprintf("recorded no model call into %s: the agent made none (the file lets replays run without a key)", c.Cassette)
 		case played > 0:
-			note = fmt.Sprintf("recorded %s into %s, after %d replayed", calls(recorded), c.Cassette, played)
+			note = fmt.Sprintf("recorded %s into %s, after %d replayed", plural(recorded, "model call", "model calls"), c.Cassette, played)
 		}
 		c.Notes = append(c.Notes, note)
 	}

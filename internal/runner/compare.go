@@ -27,9 +27,9 @@ func CompareDrills(old, now *report.Case) []string {
 	}
 	switch {
 	case len(newEv) < len(oldEv):
-		diffs = append(diffs, fmt.Sprintf("evidence[%d]: the re-run stopped there, %s short of the stored drill, which went on with %s", common, entries(len(oldEv)-common), value.Truncate(value.Canonical(oldEv[common]), 200)))
+		diffs = append(diffs, fmt.Sprintf("evidence[%d]: the re-run stopped there, %s short of the stored drill, which went on with %s", common, plural(len(oldEv)-common, "entry", "entries"), value.Truncate(value.Canonical(oldEv[common]), 200)))
 	case len(newEv) > len(oldEv):
-		diffs = append(diffs, fmt.Sprintf("evidence[%d]: the stored drill stopped there; the re-run made %s more, first %s", common, entries(len(newEv)-common), value.Truncate(value.Canonical(newEv[common]), 200)))
+		diffs = append(diffs, fmt.Sprintf("evidence[%d]: the stored drill stopped there; the re-run made %s more, first %s", common, plural(len(newEv)-common, "entry", "entries"), value.Truncate(value.Canonical(newEv[common]), 200)))
 	}
 	if old.Verdict != now.Verdict {
 		d := fmt.Sprintf("verdict: stored %s, re-run %s", old.Verdict, now.Verdict)
@@ -39,13 +39,6 @@ func CompareDrills(old, now *report.Case) []string {
 		diffs = append(diffs, d)
 	}
 	return diffs
-}
-
-func entries(n int) string {
-	if n == 1 {
-		return "1 entry"
-	}
-	return fmt.Sprintf("%d entries", n)
 }
 
 func evidenceValues(c *report.Case) []any {

@@ -47,26 +47,23 @@ func (w *lineWriter) Write(p []byte) (int, error) {
 	for len(p) > 0 && w.err == nil {
 		i := bytes.IndexByte(p, '\n')
 		if i < 0 {
-			w.partial = append(w.partial, p...)
-			if len(w.partial) > w.max {
-				w.err = fmt.Errorf("a line of its standard output is longer than %d MiB", w.max>>20)
-			}
-			break
+			i = len(p)
 		}
 		w.partial = append(w.partial, p[:i]...)
-		p = p[i+1:]
-		if len(w.partial) > w.max {
+		switch {
+		case len(w.partial) > w.max:
 			w.err = fmt.Errorf("a line of its standard output is longer than %d MiB", w.max>>20)
-			break
-		}
-		if len(w.lines) >= w.maxKept {
+		case i == len(p):
+			return n, nil // the line goes on in a later write
+		case len(w.lines) >= w.maxKept:
 			w.err = fmt.Errorf("it wrote more than %d lines on standard output without being asked", w.maxKept)
-			break
+		default:
+			w.lines = append(w.lines, strings.TrimSuffix(string(w.partial), "\r"))
+			w.partial = w.partial[:0]
+			close(w.ready)
+			w.ready = make(chan struct{})
 		}
-		w.lines = append(w.lines, strings.TrimSuffix(string(w.partial), "\r"))
-		w.partial = w.partial[:0]
-		close(w.ready)
-		w.ready = make(chan struct{})
+		p = p[min(i+1, len(p)):]
 	}
 	return n, nil
 }
@@ -141,7 +138,7 @@ func converse(ctx context.Context, stdin io.WriteCloser, out *lineWriter, exited
 // awaitReply waits for the program's reply to turn n: one JSON line
 // {"text": "..."}.
 func awaitReply(ctx context.Context, out *lineWriter, exited <-chan struct{}, n int) (string, error) {
-	for {
+	for gone := false; ; {
 		line, ok, ready, err := out.next()
 		if ok {
 			var r struct {
@@ -152,18 +149,16 @@ func awaitReply(ctx context.Context, out *lineWriter, exited <-chan struct{}, n 
 			}
 			return *r.Text, nil
 		}
+		if gone {
+			return "", exitedBefore(n, out)
+		}
 		if err != nil {
 			return "", fmt.Errorf("the agent's reply to turn %d: %w", n, err)
 		}
 		select {
 		case <-ready:
 		case <-exited:
-			// The last lines may have arrived with the exit.
-			if line, ok, _, _ := out.next(); ok {
-				out.unread(line)
-				continue
-			}
-			return "", exitedBefore(n, out)
+			gone = true // the last lines may have arrived with the exit: read once more
 		case <-ctx.Done():
 			return "", ctx.Err()
 		}
@@ -172,12 +167,9 @@ func awaitReply(ctx context.Context, out *lineWriter, exited <-chan struct{}, n 
 
 // exitGrace is how long a failed write to a program's standard input
 // waits to learn whether the program exited (then the failure is its
-// exit) or only closed its standard input.
-const exitGrace = waitGrace
-
-// waitGrace is more than the program package waits for what an exited
-// program left holding its output open.
-const waitGrace = 3 * time.Second
+// exit) or only closed its standard input: more than the program
+// package waits for what an exited program left holding its output open.
+const exitGrace = 3 * time.Second
 
 // exitedBefore is the error of a program that exited before it replied
 // to turn n, with what it wrote after its last line.
@@ -187,11 +179,4 @@ func exitedBefore(n int, out *lineWriter) error {
 		msg += fmt.Sprintf(" (its standard output ends without a new line: %s)", value.Truncate(rest, 200))
 	}
 	return errors.New(msg)
-}
-
-// unread puts a line taken back first.
-func (w *lineWriter) unread(line string) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	w.lines = append([]string{line}, w.lines...)
 }

@@ -135,30 +135,15 @@ var OfflineEnv = []OfflineSetting{
 
 // isOfflineEnv reports whether k is a variable of OfflineEnv.
 func isOfflineEnv(k string) bool {
-	for _, s := range OfflineEnv {
-		for _, kv := range s.Vars {
-			if kv[0] == k {
-				return true
-			}
-		}
-	}
-	return false
+	return slices.ContainsFunc(OfflineEnv, func(s OfflineSetting) bool { return isExtra(k, s.Vars) })
 }
 
 // suiteEnv are the offline settings the suite's agent.env leaves in,
 // then agent.env itself, in file order.
 func suiteEnv(own []spec.EnvVar) [][2]string {
-	set := func(k string) bool {
-		for _, v := range own {
-			if v.Name == k {
-				return true
-			}
-		}
-		return false
-	}
 	var out [][2]string
 	for _, s := range OfflineEnv {
-		if slices.ContainsFunc(s.Vars, func(kv [2]string) bool { return set(kv[0]) }) {
+		if slices.ContainsFunc(s.Vars, func(kv [2]string) bool { return isOwn(kv[0], own) }) {
 			continue
 		}
 		out = append(out, s.Vars...)
@@ -178,7 +163,7 @@ func suiteEnv(own []spec.EnvVar) [][2]string {
 // replace the run's own values too.
 func agentEnv(env []string, prefix string, c *spec.Case, world bool, own []spec.EnvVar, extra ...[2]string) []string {
 	drop := func(k string) bool {
-		return isDryfireEnv(k) || strings.HasPrefix(k, EnvHTTPURLPrefix) || isExtra(k, extra) || isOfflineEnv(k) || isOwn(k, own)
+		return slices.Contains(dryfireEnv, k) || strings.HasPrefix(k, EnvHTTPURLPrefix) || isExtra(k, extra) || isOfflineEnv(k) || isOwn(k, own)
 	}
 	set := append(bindingEnv(prefix, c, world), extra...)
 	for _, kv := range suiteEnv(own) {
@@ -190,30 +175,11 @@ func agentEnv(env []string, prefix string, c *spec.Case, world bool, own []spec.
 }
 
 func isOwn(k string, own []spec.EnvVar) bool {
-	for _, v := range own {
-		if v.Name == k {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(own, func(v spec.EnvVar) bool { return v.Name == k })
 }
 
 func isExtra(k string, extra [][2]string) bool {
-	for _, kv := range extra {
-		if kv[0] == k {
-			return true
-		}
-	}
-	return false
-}
-
-func isDryfireEnv(k string) bool {
-	for _, d := range dryfireEnv {
-		if k == d {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(extra, func(kv [2]string) bool { return kv[0] == k })
 }
 
 // commandKeyMissing says which key a case of an agent.command suite that

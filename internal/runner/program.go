@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"io"
-	"path/filepath"
 
 	"github.com/dryfire-dev/dryfire/internal/agent"
 	"github.com/dryfire-dev/dryfire/internal/netjail"
@@ -47,10 +46,7 @@ type talk struct {
 // and its variables are the adapter's.
 func runProgram(ctx context.Context, j job, opts Options, lv *live, prefix string, ws *caseWorkspace, jail *netjail.Jail, tk *talk, cr *cliRun) programResult {
 	a := &j.suite.Agent
-	dir := filepath.Dir(j.suite.File)
-	if opts.CommandDir != "" {
-		dir = opts.CommandDir
-	}
+	dir := programDir(j, opts)
 	ps := program.Spec{Argv: ws.command(dir, a.Command), Command: a.Command, Dir: dir, Stdin: j.c.Input, Timeout: j.plan.Limits.RunTimeout, Jail: jail}
 	if cr != nil {
 		ps.Argv = cr.argv

@@ -6,7 +6,6 @@ package runner
 import (
 	"context"
 	"errors"
-	"fmt"
 	"net/http"
 	"regexp"
 	"time"
@@ -455,13 +454,6 @@ func loopError(err error) (error, bool) {
 		err = errors.New("interrupted")
 	}
 	return err, infra
-}
-
-func calls(n int) string {
-	if n == 1 {
-		return "1 model call"
-	}
-	return fmt.Sprintf("%d model calls", n)
 }
 
 // toolCall is a recorded call as the report shows it; its arguments are

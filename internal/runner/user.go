@@ -189,7 +189,7 @@ func (s *simUser) finish(c *report.Case, turns []agent.Exchange, r *ran, save bo
 		if wrote, err := s.rec.Save(); err != nil {
 			*s.notes = append(*s.notes, "the simulated user's part of the cassette could not be saved: "+err.Error())
 		} else if wrote {
-			*s.notes = append(*s.notes, fmt.Sprintf("recorded %s of the simulated user into %s", calls(o.Recorded), s.file))
+			*s.notes = append(*s.notes, fmt.Sprintf("recorded %s of the simulated user into %s", plural(o.Recorded, "model call", "model calls"), s.file))
 		}
 	}
 }

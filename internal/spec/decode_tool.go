@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 
@@ -137,15 +138,7 @@ func keyNames(ps []yamlpos.KV) string {
 }
 
 func usesImpl(o Outcome) bool {
-	if o.Kind == Impl {
-		return true
-	}
-	for _, e := range o.Sequence {
-		if e.Kind == Impl {
-			return true
-		}
-	}
-	return false
+	return o.Kind == Impl || slices.ContainsFunc(o.Sequence, func(e Outcome) bool { return e.Kind == Impl })
 }
 
 func (x *decoder) outcome(p yamlpos.KV, top bool) Outcome {

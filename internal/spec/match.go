@@ -265,10 +265,5 @@ func (x *decoder) checkCaseWorkspace(s *Suite, c *Case, command bool) {
 // hasUnknownKey says whether mapping n has a key other than those known
 // (the schema reports it, with a suggestion).
 func hasUnknownKey(n *yaml.Node, val any, known ...string) bool {
-	for _, p := range yamlpos.Pairs(n, val) {
-		if !slices.Contains(known, p.Key()) {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(yamlpos.Pairs(n, val), func(p yamlpos.KV) bool { return !slices.Contains(known, p.Key()) })
 }

@@ -40,15 +40,6 @@ type Resource struct {
 	Complete map[string][]string
 }
 
-// Vars are a template's variable names, in order.
-func (r *Resource) Vars() []string {
-	t, err := uritemplate.New(r.Template)
-	if err != nil {
-		return nil
-	}
-	return t.Varnames()
-}
-
 // ResourceContent is what a read gives: text (json: written as its text)
 // or a blob.
 type ResourceContent struct {
