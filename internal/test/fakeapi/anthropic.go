@@ -170,14 +170,9 @@ func parseAnthropicRequest(data []byte) (*anthropicRequest, Conversation, *fault
 		}
 	}
 
-	// model
-	mv, ok := top["model"]
-	if !ok {
-		return nil, conv, invalid("model: Field required")
-	}
-	model, ok := mv.(string)
-	if !ok {
-		return nil, conv, invalid("model: Input should be a valid string")
+	model, f := anthField[string](top, "", "model", true)
+	if f != nil {
+		return nil, conv, f
 	}
 	if model == "" {
 		return nil, conv, invalid("model: String should have at least 1 character")
@@ -216,13 +211,9 @@ func parseAnthropicRequest(data []byte) (*anthropicRequest, Conversation, *fault
 	}
 
 	// messages, shape
-	mlv, ok := top["messages"]
-	if !ok {
-		return nil, conv, invalid("messages: Field required")
-	}
-	list, ok := mlv.([]any)
-	if !ok {
-		return nil, conv, invalid("messages: Input should be a valid list")
+	list, f := anthField[[]any](top, "", "messages", true)
+	if f != nil {
+		return nil, conv, f
 	}
 	for i, mv := range list {
 		m, f := parseAnthropicMsg(i, mv)
@@ -255,6 +246,29 @@ func parseAnthropicRequest(data []byte) (*anthropicRequest, Conversation, *fault
 	}
 	conv.Messages = anthropicConversation(req.msgs)
 	return req, conv, nil
+}
+
+// anthField is m's key (under at, "" at the top): refused as the API
+// refuses a required one missing, or one that is not a T (a string,
+// list, dictionary or boolean).
+func anthField[T any](m map[string]any, at, key string, required bool) (T, *fault) {
+	var v T
+	if at != "" {
+		at += "."
+	}
+	raw, ok := m[key]
+	if !ok {
+		if required {
+			return v, invalid("%s%s: Field required", at, key)
+		}
+		return v, nil
+	}
+	v, ok = raw.(T)
+	if !ok {
+		kind := map[string]string{"string": "string", "[]interface {}": "list", "map[string]interface {}": "dictionary", "bool": "boolean"}[fmt.Sprintf("%T", v)]
+		return v, invalid("%s%s: Input should be a valid %s", at, key, kind)
+	}
+	return v, nil
 }
 
 func anthSystemText(v any) (string, *fault) {
@@ -348,17 +362,7 @@ func parseAnthropicBlock(at string, v any) (anthropicBlock, *fault) {
 	}
 	b.typ = typ
 	at += "." + typ
-	str := func(key string) (string, *fault) {
-		v, ok := obj[key]
-		if !ok {
-			return "", invalid("%s.%s: Field required", at, key)
-		}
-		s, ok := v.(string)
-		if !ok {
-			return "", invalid("%s.%s: Input should be a valid string", at, key)
-		}
-		return s, nil
-	}
+	str := func(key string) (string, *fault) { return anthField[string](obj, at, key, true) }
 	var f *fault
 	switch typ {
 	case "text":
@@ -376,24 +380,17 @@ func parseAnthropicBlock(at string, v any) (anthropicBlock, *fault) {
 		if b.name, f = str("name"); f != nil {
 			return b, f
 		}
-		in, ok := obj["input"]
-		if !ok {
-			return b, invalid("%s.input: Field required", at)
-		}
-		if _, ok := in.(map[string]any); !ok {
-			return b, invalid("%s.input: Input should be a valid dictionary", at)
+		in, f := anthField[map[string]any](obj, at, "input", true)
+		if f != nil {
+			return b, f
 		}
 		b.input, _ = wire.Marshal(in)
 	case "tool_result":
 		if b.id, f = str("tool_use_id"); f != nil {
 			return b, f
 		}
-		if ev, ok := obj["is_error"]; ok {
-			e, ok := ev.(bool)
-			if !ok {
-				return b, invalid("%s.is_error: Input should be a valid boolean", at)
-			}
-			b.isError = e
+		if b.isError, f = anthField[bool](obj, at, "is_error", false); f != nil {
+			return b, f
 		}
 		if cv, ok := obj["content"]; ok {
 			switch c := cv.(type) {
@@ -423,9 +420,9 @@ func parseAnthropicBlock(at string, v any) (anthropicBlock, *fault) {
 }
 
 func parseAnthropicTools(v any) ([]string, *fault) {
-	list, ok := v.([]any)
-	if !ok {
-		return nil, invalid("tools: Input should be a valid list")
+	list, f := anthField[[]any](map[string]any{"tools": v}, "", "tools", true)
+	if f != nil {
+		return nil, f
 	}
 	var names []string
 	for i, tv := range list {
@@ -439,29 +436,19 @@ func parseAnthropicTools(v any) ([]string, *fault) {
 			return nil, invalid("tools.%d.type: this fake server knows custom tools only, not %v", i, typ)
 		}
 		at := fmt.Sprintf("tools.%d.custom", i)
-		nv, ok := t["name"]
-		if !ok {
-			return nil, invalid("%s.name: Field required", at)
-		}
-		name, ok := nv.(string)
-		if !ok {
-			return nil, invalid("%s.name: Input should be a valid string", at)
+		name, f := anthField[string](t, at, "name", true)
+		if f != nil {
+			return nil, f
 		}
 		if !anthToolName.MatchString(name) {
 			return nil, invalid("%s.name: String should match pattern '^[a-zA-Z0-9_-]{1,128}$'", at)
 		}
-		if d, ok := t["description"]; ok {
-			if _, ok := d.(string); !ok {
-				return nil, invalid("%s.description: Input should be a valid string", at)
-			}
+		if _, f := anthField[string](t, at, "description", false); f != nil {
+			return nil, f
 		}
-		sv, ok := t["input_schema"]
-		if !ok {
-			return nil, invalid("%s.input_schema: Field required", at)
-		}
-		schema, ok := sv.(map[string]any)
-		if !ok {
-			return nil, invalid("%s.input_schema: Input should be a valid dictionary", at)
+		schema, f := anthField[map[string]any](t, at, "input_schema", true)
+		if f != nil {
+			return nil, f
 		}
 		st, ok := schema["type"]
 		if !ok {
