@@ -278,7 +278,7 @@ func foldBedrock(data []byte) ([]byte, error) {
 			b.ToolUse = ev.Start.ToolUse
 		case "contentBlockDelta":
 			if ev.Delta.Text != nil {
-				b.Text = textOf(deref2(b.Text) + *ev.Delta.Text)
+				b.Text = textOf(deref(b.Text) + *ev.Delta.Text)
 			}
 			if ev.Delta.ToolUse != nil {
 				input[ev.Index].WriteString(ev.Delta.ToolUse.Input)
@@ -297,13 +297,6 @@ func foldBedrock(data []byte) ([]byte, error) {
 		return nil, errStreamCut
 	}
 	return Marshal(a)
-}
-
-func deref2(s *string) string {
-	if s == nil {
-		return ""
-	}
-	return *s
 }
 
 // writeBedrock writes r as Converse answers: JSON, or streamed as the
@@ -377,7 +370,7 @@ func readBedrock(w *model.Request, m map[string]any, u *url.URL, body []byte) {
 			case b.ToolResult != nil:
 				var out bytes.Buffer
 				for _, p := range b.ToolResult.Content {
-					out.WriteString(deref2(p.Text))
+					out.WriteString(deref(p.Text))
 					out.Write(p.JSON)
 				}
 				w.Messages = append(w.Messages, model.Message{Role: model.ToolRole, CallID: b.ToolResult.ToolUseID, Text: out.String(), IsError: b.ToolResult.Status == "error"})

@@ -79,7 +79,7 @@ var codecs = map[API]*codec{
 		stream: func(a *model.Answer, data []byte) ([]byte, bool) {
 			return data, bytes.Count(bytes.TrimSpace(data), []byte("\n")) > 0 || a.Streamed
 		}, fold: foldOllama, parse: func(d []byte) (*model.Response, error) { return parseOllama(d, 0) }, usageOfAnswer: true,
-		streamType: "application/x-ndjson", errBody: func(_ int, e model.ErrorInfo) []byte { return ollamaErrorBody(e.Message) }, faults: openAIFaults,
+		streamType: "application/x-ndjson", errBody: func(_ int, e model.ErrorInfo) []byte { return marshal(map[string]string{"error": e.Message}) }, faults: openAIFaults,
 		owned: []string{"model", "messages", "tools"}, errorOf: ollamaError},
 	Bedrock: {name: "Bedrock Converse", provider: provider.Bedrock, reply: writeBedrock, read: readBedrock,
 		stream: func(_ *model.Answer, data []byte) ([]byte, bool) { return data, len(data) > 0 && data[0] != '{' }, // an event stream

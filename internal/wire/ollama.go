@@ -260,6 +260,3 @@ func readOllama(w *model.Request, m map[string]any, _ *url.URL, _ []byte) {
 		}
 	}
 }
-
-// ollamaErrorBody is an error as Ollama answers it.
-func ollamaErrorBody(msg string) []byte { return marshal(map[string]string{"error": msg}) }

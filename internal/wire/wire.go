@@ -283,11 +283,12 @@ func (h *usageHolder) into(t *model.Usage) {
 	}
 }
 
-func deref(p *int) int {
-	if p == nil {
-		return 0
+// deref is *p, or T's zero when p is nil.
+func deref[T any](p *T) (v T) {
+	if p != nil {
+		v = *p
 	}
-	return *p
+	return v
 }
 
 // Usage implements model.Wire: the tokens an answer says were used, in a
