@@ -201,7 +201,7 @@ func (im *importer) paths() {
 				for _, it := range yamlpos.Items(q.V, q.Val) {
 					shared = append(shared, yamlpos.KV{V: it.N, Val: it.Val})
 				}
-			case contains(methods, k):
+			case slices.Contains(methods, k):
 			case k == "head" || k == "options" || k == "trace":
 				im.doc.Warnf(q.K, "%s %s is not imported (a world binds GET, PUT, POST, DELETE and PATCH)", strings.ToUpper(k), p.Key())
 			case k == "servers":
@@ -209,7 +209,7 @@ func (im *importer) paths() {
 			}
 		}
 		for _, q := range yamlpos.Pairs(p.V, item) {
-			if contains(methods, q.Key()) {
+			if slices.Contains(methods, q.Key()) {
 				im.operation(p.Key(), q, shared)
 			}
 		}
@@ -236,15 +236,6 @@ func badPath(path string) string {
 		}
 	}
 	return ""
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 func (im *importer) operation(path string, q yamlpos.KV, shared []yamlpos.KV) {
@@ -318,7 +309,7 @@ func (im *importer) parameter(op *operation, p yamlpos.KV, seen map[string]strin
 		im.warned[n] = true
 		return
 	}
-	if in == "header" && contains([]string{"accept", "content-type", "authorization"}, strings.ToLower(name)) {
+	if in == "header" && slices.Contains([]string{"accept", "content-type", "authorization"}, strings.ToLower(name)) {
 		return // the transport's, not an argument (OpenAPI ignores them too)
 	}
 	if in == "header" && strings.EqualFold(name, "Idempotency-Key") {
@@ -354,7 +345,7 @@ func (im *importer) parameter(op *operation, p yamlpos.KV, seen map[string]strin
 		op.propOrder = append(op.propOrder, name)
 	}
 	op.props[name] = schema
-	if (in == "path" || m["required"] == true) && !contains(op.required, name) {
+	if (in == "path" || m["required"] == true) && !slices.Contains(op.required, name) {
 		op.required = append(op.required, name)
 	}
 	if in == "header" {
@@ -402,7 +393,7 @@ func (im *importer) requestBody(op *operation, n *yaml.Node, v any) {
 		op.props[k] = props[k]
 	}
 	for _, r := range asList(s["required"]) {
-		if r, ok := r.(string); ok && op.props[r] != nil && !contains(op.required, r) {
+		if r, ok := r.(string); ok && op.props[r] != nil && !slices.Contains(op.required, r) {
 			op.required = append(op.required, r)
 		}
 	}
@@ -703,7 +694,7 @@ func (im *importer) schema(n *yaml.Node, v any, depth int, stack []string) any {
 	}
 	if ref, ok := m["$ref"].(string); ok {
 		rn, _ := yamlpos.Lookup(n, "$ref")
-		if contains(stack, ref) || depth >= MaxRefDepth {
+		if slices.Contains(stack, ref) || depth >= MaxRefDepth {
 			im.doc.Warnf(rn, "$ref %q is recursive; it is imported as {} (any value) past its first level", ref)
 			return map[string]any{}
 		}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -108,7 +109,7 @@ func (s *Scope) fastHeaders(hdr http.Header, hs *httpSession) (ss *mcp.ServerSes
 		if s.noFastModern || first(hdr["Mcp-Method"]) != "tools/call" {
 			return nil, false, false
 		}
-	case version == "" || contains(legacyVersions, version):
+	case version == "" || slices.Contains(legacyVersions, version):
 		if hs == nil {
 			return nil, false, false
 		}
@@ -316,13 +317,4 @@ func accepts(values []string) bool {
 		}
 	}
 	return jsonOK && streamOK
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }

@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"net/http"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -125,7 +126,7 @@ func (l *loader) route(op *Operation, q yamlpos.KV) {
 		}
 	}
 	rt.Method = strings.ToUpper(rt.Method)
-	if !contains(httpMethods, rt.Method) {
+	if !slices.Contains(httpMethods, rt.Method) {
 		l.errorf(methodNode, "http method %q of %s: want one of %s", rt.Method, op.Key, strings.Join(httpMethods, ", "))
 	}
 	if err := rt.parsePath(); err != nil {
@@ -166,7 +167,7 @@ func (l *loader) statusMap(p yamlpos.KV, op *Operation, pkg []*Operation) map[st
 			}
 			out[code] = s
 		}
-		if contains(worldCodes, code) {
+		if slices.Contains(worldCodes, code) {
 			continue
 		}
 		if op != nil {
@@ -192,15 +193,6 @@ func (l *loader) statusMap(p yamlpos.KV, op *Operation, pkg []*Operation) map[st
 
 // worldCodes are the errors the world answers itself.
 var worldCodes = []string{CodeUnknownOperation, CodeInvalidInput, CodePermission, CodeBudget, CodeBehaviorFailed, CodeInvalidOutput, CodeNotImplemented, CodeEnded, CodeEventLimit}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}
 
 // parsePath splits the template into literal and parameter segments.
 func (rt *Route) parsePath() error {
@@ -254,7 +246,7 @@ func (l *loader) packageHTTP(pkg *Package, q yamlpos.KV, ops []*Operation) {
 			ph.Env = str(p.Val)
 			if !envName().MatchString(ph.Env) {
 				l.errorf(p.V, "http.env %q is not an environment variable name (letters, digits and _)", ph.Env)
-			} else if strings.HasPrefix(ph.Env, "DRYFIRE_") || contains(reservedEnv, ph.Env) {
+			} else if strings.HasPrefix(ph.Env, "DRYFIRE_") || slices.Contains(reservedEnv, ph.Env) {
 				l.errorf(p.V, "http.env %q is a variable dryfire sets itself; name the variable your agent reads the service's base URL from", ph.Env)
 			}
 		case "tokens":
@@ -262,7 +254,7 @@ func (l *loader) packageHTTP(pkg *Package, q yamlpos.KV, ops []*Operation) {
 			for _, t := range yamlpos.Pairs(p.V, p.Val) {
 				actor := str(t.Val)
 				ph.Tokens[t.Key()] = actor
-				if l.actorNames != nil && !contains(l.actorNames, actor) {
+				if l.actorNames != nil && !slices.Contains(l.actorNames, actor) {
 					l.errorf(t.V, "token %q calls as actor %q, which the world does not declare%s", t.Key(), actor, suggest.DidYouMean(actor, l.actorNames))
 				}
 			}
@@ -291,7 +283,7 @@ func (l *loader) checkTemplate(n *yaml.Node, v any) {
 	switch x := v.(type) {
 	case string:
 		for _, m := range placeholder().FindAllStringSubmatch(x, -1) {
-			if !contains(placeholdersK, m[1]) {
+			if !slices.Contains(placeholdersK, m[1]) {
 				l.errorf(n, "error_body placeholder {{%s}}: want {{code}}, {{message}}, {{retryable}} or {{status}}%s", m[1], suggest.DidYouMean(m[1], placeholdersK))
 			}
 		}
@@ -360,7 +352,7 @@ func (ph *PackageHTTP) Match(method string, segs []string) (op *Operation, param
 			continue
 		}
 		if rt.Method != method {
-			if !contains(allow, rt.Method) {
+			if !slices.Contains(allow, rt.Method) {
 				allow = append(allow, rt.Method)
 			}
 			continue

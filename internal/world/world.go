@@ -205,7 +205,7 @@ func (o *Override) Matches(op, actor string, args map[string]any) bool {
 	}
 	for k, want := range o.Arguments {
 		got, ok := args[k]
-		if !ok || !equalJSON(want, got) {
+		if !ok || !value.Equal(want, got) {
 			return false
 		}
 	}
@@ -280,8 +280,6 @@ func sortedKeys[V any](m map[string]V) []string {
 	sort.Strings(out)
 	return out
 }
-
-func equalJSON(a, b any) bool { return value.Equal(a, b) }
 
 func num(v any) (float64, bool) {
 	n, ok := v.(json.Number)
