@@ -25,11 +25,6 @@ type Draft struct {
 	vocabSchemas map[string]*Schema
 }
 
-// String returns the specification url.
-func (d *Draft) String() string {
-	return d.url
-}
-
 var (
 	Draft4 = &Draft{
 		version: 4,

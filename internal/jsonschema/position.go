@@ -120,23 +120,3 @@ func (sp SchemaPath) collect(v any, ptr jsonPointer) map[jsonPointer]any {
 	}
 	return mm
 }
-
-func (sp SchemaPath) String() string {
-	var sb strings.Builder
-	for _, pos := range sp {
-		if sb.Len() != 0 {
-			sb.WriteByte('/')
-		}
-		switch pos := pos.(type) {
-		case AllProp:
-			sb.WriteString("*")
-		case AllItem:
-			sb.WriteString("[]")
-		case Prop:
-			sb.WriteString(string(pos))
-		case Item:
-			sb.WriteString(strconv.Itoa(int(pos)))
-		}
-	}
-	return sb.String()
-}

@@ -876,6 +876,5 @@ type ValidationError struct {
 }
 
 type ErrorKind interface {
-	KeywordPath() []string
 	LocalizedString(*message.Printer) string
 }

@@ -14,10 +14,6 @@ type InvalidJsonValue struct {
 	Value any
 }
 
-func (*InvalidJsonValue) KeywordPath() []string {
-	return nil
-}
-
 func (k *InvalidJsonValue) LocalizedString(p *message.Printer) string {
 	return p.Sprintf("invalid jsonType %T", k.Value)
 }
@@ -28,10 +24,6 @@ type Schema struct {
 	Location string
 }
 
-func (*Schema) KeywordPath() []string {
-	return nil
-}
-
 func (k *Schema) LocalizedString(p *message.Printer) string {
 	return p.Sprintf("jsonschema validation failed with %s", quote(k.Location))
 }
@@ -39,10 +31,6 @@ func (k *Schema) LocalizedString(p *message.Printer) string {
 // --
 
 type Group struct{}
-
-func (*Group) KeywordPath() []string {
-	return nil
-}
 
 func (*Group) LocalizedString(p *message.Printer) string {
 	return p.Sprintf("validation failed")
@@ -52,10 +40,6 @@ func (*Group) LocalizedString(p *message.Printer) string {
 
 type Not struct{}
 
-func (*Not) KeywordPath() []string {
-	return nil
-}
-
 func (*Not) LocalizedString(p *message.Printer) string {
 	return p.Sprintf("'not' failed")
 }
@@ -64,10 +48,6 @@ func (*Not) LocalizedString(p *message.Printer) string {
 
 type AllOf struct{}
 
-func (*AllOf) KeywordPath() []string {
-	return []string{"allOf"}
-}
-
 func (*AllOf) LocalizedString(p *message.Printer) string {
 	return p.Sprintf("'allOf' failed")
 }
@@ -75,10 +55,6 @@ func (*AllOf) LocalizedString(p *message.Printer) string {
 // --
 
 type AnyOf struct{}
-
-func (*AnyOf) KeywordPath() []string {
-	return []string{"anyOf"}
-}
 
 func (*AnyOf) LocalizedString(p *message.Printer) string {
 	return p.Sprintf("'anyOf' failed")
@@ -92,10 +68,6 @@ type OneOf struct {
 	Subschemas []int
 }
 
-func (*OneOf) KeywordPath() []string {
-	return []string{"oneOf"}
-}
-
 func (k *OneOf) LocalizedString(p *message.Printer) string {
 	if len(k.Subschemas) == 0 {
 		return p.Sprintf("'oneOf' failed, none matched")
@@ -106,10 +78,6 @@ func (k *OneOf) LocalizedString(p *message.Printer) string {
 //--
 
 type FalseSchema struct{}
-
-func (*FalseSchema) KeywordPath() []string {
-	return nil
-}
 
 func (*FalseSchema) LocalizedString(p *message.Printer) string {
 	return p.Sprintf("false schema")
@@ -123,10 +91,6 @@ type RefCycle struct {
 	KeywordLocation2 string
 }
 
-func (*RefCycle) KeywordPath() []string {
-	return nil
-}
-
 func (k *RefCycle) LocalizedString(p *message.Printer) string {
 	return p.Sprintf("both %s and %s resolve to %q causing reference cycle", k.KeywordLocation1, k.KeywordLocation2, k.URL)
 }
@@ -136,10 +100,6 @@ func (k *RefCycle) LocalizedString(p *message.Printer) string {
 type Type struct {
 	Got  string
 	Want []string
-}
-
-func (*Type) KeywordPath() []string {
-	return []string{"type"}
 }
 
 func (k *Type) LocalizedString(p *message.Printer) string {
@@ -152,11 +112,6 @@ func (k *Type) LocalizedString(p *message.Printer) string {
 type Enum struct {
 	Got  any
 	Want []any
-}
-
-// KeywordPath implements jsonschema.ErrorKind.
-func (*Enum) KeywordPath() []string {
-	return []string{"enum"}
 }
 
 func (k *Enum) LocalizedString(p *message.Printer) string {
@@ -189,10 +144,6 @@ type Const struct {
 	Want any
 }
 
-func (*Const) KeywordPath() []string {
-	return []string{"const"}
-}
-
 func (k *Const) LocalizedString(p *message.Printer) string {
 	switch want := k.Want.(type) {
 	case []any, map[string]any:
@@ -210,10 +161,6 @@ type Format struct {
 	Err  error
 }
 
-func (*Format) KeywordPath() []string {
-	return []string{"format"}
-}
-
 func (k *Format) LocalizedString(p *message.Printer) string {
 	return p.Sprintf("%s is not valid %s: %v", display(k.Got), k.Want, localizedError(k.Err, p))
 }
@@ -223,10 +170,6 @@ func (k *Format) LocalizedString(p *message.Printer) string {
 type Reference struct {
 	Keyword string
 	URL     string
-}
-
-func (k *Reference) KeywordPath() []string {
-	return []string{k.Keyword}
 }
 
 func (*Reference) LocalizedString(p *message.Printer) string {
@@ -239,10 +182,6 @@ type MinProperties struct {
 	Got, Want int
 }
 
-func (*MinProperties) KeywordPath() []string {
-	return []string{"minProperties"}
-}
-
 func (k *MinProperties) LocalizedString(p *message.Printer) string {
 	return p.Sprintf("minProperties: got %d, want %d", k.Got, k.Want)
 }
@@ -251,10 +190,6 @@ func (k *MinProperties) LocalizedString(p *message.Printer) string {
 
 type MaxProperties struct {
 	Got, Want int
-}
-
-func (*MaxProperties) KeywordPath() []string {
-	return []string{"maxProperties"}
 }
 
 func (k *MaxProperties) LocalizedString(p *message.Printer) string {
@@ -267,10 +202,6 @@ type MinItems struct {
 	Got, Want int
 }
 
-func (*MinItems) KeywordPath() []string {
-	return []string{"minItems"}
-}
-
 func (k *MinItems) LocalizedString(p *message.Printer) string {
 	return p.Sprintf("minItems: got %d, want %d", k.Got, k.Want)
 }
@@ -279,10 +210,6 @@ func (k *MinItems) LocalizedString(p *message.Printer) string {
 
 type MaxItems struct {
 	Got, Want int
-}
-
-func (*MaxItems) KeywordPath() []string {
-	return []string{"maxItems"}
 }
 
 func (k *MaxItems) LocalizedString(p *message.Printer) string {
@@ -295,10 +222,6 @@ type AdditionalItems struct {
 	Count int
 }
 
-func (*AdditionalItems) KeywordPath() []string {
-	return []string{"additionalItems"}
-}
-
 func (k *AdditionalItems) LocalizedString(p *message.Printer) string {
 	return p.Sprintf("last %d additionalItem(s) not allowed", k.Count)
 }
@@ -307,10 +230,6 @@ func (k *AdditionalItems) LocalizedString(p *message.Printer) string {
 
 type Required struct {
 	Missing []string
-}
-
-func (*Required) KeywordPath() []string {
-	return []string{"required"}
 }
 
 func (k *Required) LocalizedString(p *message.Printer) string {
@@ -327,10 +246,6 @@ type Dependency struct {
 	Missing []string // missing props
 }
 
-func (k *Dependency) KeywordPath() []string {
-	return []string{"dependency", k.Prop}
-}
-
 func (k *Dependency) LocalizedString(p *message.Printer) string {
 	return p.Sprintf("properties %s required, if %s exists", joinQuoted(k.Missing, ", "), quote(k.Prop))
 }
@@ -340,10 +255,6 @@ func (k *Dependency) LocalizedString(p *message.Printer) string {
 type DependentRequired struct {
 	Prop    string   // dependency of prop that failed
 	Missing []string // missing props
-}
-
-func (k *DependentRequired) KeywordPath() []string {
-	return []string{"dependentRequired", k.Prop}
 }
 
 func (k *DependentRequired) LocalizedString(p *message.Printer) string {
@@ -356,10 +267,6 @@ type AdditionalProperties struct {
 	Properties []string
 }
 
-func (*AdditionalProperties) KeywordPath() []string {
-	return []string{"additionalProperties"}
-}
-
 func (k *AdditionalProperties) LocalizedString(p *message.Printer) string {
 	return p.Sprintf("additional properties %s not allowed", joinQuoted(k.Properties, ", "))
 }
@@ -368,10 +275,6 @@ func (k *AdditionalProperties) LocalizedString(p *message.Printer) string {
 
 type PropertyNames struct {
 	Property string
-}
-
-func (*PropertyNames) KeywordPath() []string {
-	return []string{"propertyNames"}
 }
 
 func (k *PropertyNames) LocalizedString(p *message.Printer) string {
@@ -384,10 +287,6 @@ type UniqueItems struct {
 	Duplicates [2]int
 }
 
-func (*UniqueItems) KeywordPath() []string {
-	return []string{"uniqueItems"}
-}
-
 func (k *UniqueItems) LocalizedString(p *message.Printer) string {
 	return p.Sprintf("items at %d and %d are equal", k.Duplicates[0], k.Duplicates[1])
 }
@@ -395,10 +294,6 @@ func (k *UniqueItems) LocalizedString(p *message.Printer) string {
 // --
 
 type Contains struct{}
-
-func (*Contains) KeywordPath() []string {
-	return []string{"contains"}
-}
 
 func (*Contains) LocalizedString(p *message.Printer) string {
 	return p.Sprintf("no items match contains schema")
@@ -409,10 +304,6 @@ func (*Contains) LocalizedString(p *message.Printer) string {
 type MinContains struct {
 	Got  []int
 	Want int
-}
-
-func (*MinContains) KeywordPath() []string {
-	return []string{"minContains"}
 }
 
 func (k *MinContains) LocalizedString(p *message.Printer) string {
@@ -431,10 +322,6 @@ type MaxContains struct {
 	Want int
 }
 
-func (*MaxContains) KeywordPath() []string {
-	return []string{"maxContains"}
-}
-
 func (k *MaxContains) LocalizedString(p *message.Printer) string {
 	got := fmt.Sprintf("%v", k.Got)
 	return p.Sprintf("max %d items required to match contains schema, but matched %d items at %v", k.Want, len(k.Got), got[1:len(got)-1])
@@ -446,10 +333,6 @@ type MinLength struct {
 	Got, Want int
 }
 
-func (*MinLength) KeywordPath() []string {
-	return []string{"minLength"}
-}
-
 func (k *MinLength) LocalizedString(p *message.Printer) string {
 	return p.Sprintf("minLength: got %d, want %d", k.Got, k.Want)
 }
@@ -458,10 +341,6 @@ func (k *MinLength) LocalizedString(p *message.Printer) string {
 
 type MaxLength struct {
 	Got, Want int
-}
-
-func (*MaxLength) KeywordPath() []string {
-	return []string{"maxLength"}
 }
 
 func (k *MaxLength) LocalizedString(p *message.Printer) string {
@@ -475,10 +354,6 @@ type Pattern struct {
 	Want string
 }
 
-func (*Pattern) KeywordPath() []string {
-	return []string{"pattern"}
-}
-
 func (k *Pattern) LocalizedString(p *message.Printer) string {
 	return p.Sprintf("%s does not match pattern %s", quote(k.Got), quote(k.Want))
 }
@@ -488,10 +363,6 @@ func (k *Pattern) LocalizedString(p *message.Printer) string {
 type Minimum struct {
 	Got  *big.Rat
 	Want *big.Rat
-}
-
-func (*Minimum) KeywordPath() []string {
-	return []string{"minimum"}
 }
 
 func (k *Minimum) LocalizedString(p *message.Printer) string {
@@ -507,10 +378,6 @@ type Maximum struct {
 	Want *big.Rat
 }
 
-func (*Maximum) KeywordPath() []string {
-	return []string{"maximum"}
-}
-
 func (k *Maximum) LocalizedString(p *message.Printer) string {
 	got, _ := k.Got.Float64()
 	want, _ := k.Want.Float64()
@@ -522,10 +389,6 @@ func (k *Maximum) LocalizedString(p *message.Printer) string {
 type ExclusiveMinimum struct {
 	Got  *big.Rat
 	Want *big.Rat
-}
-
-func (*ExclusiveMinimum) KeywordPath() []string {
-	return []string{"exclusiveMinimum"}
 }
 
 func (k *ExclusiveMinimum) LocalizedString(p *message.Printer) string {
@@ -541,10 +404,6 @@ type ExclusiveMaximum struct {
 	Want *big.Rat
 }
 
-func (*ExclusiveMaximum) KeywordPath() []string {
-	return []string{"exclusiveMaximum"}
-}
-
 func (k *ExclusiveMaximum) LocalizedString(p *message.Printer) string {
 	got, _ := k.Got.Float64()
 	want, _ := k.Want.Float64()
@@ -556,10 +415,6 @@ func (k *ExclusiveMaximum) LocalizedString(p *message.Printer) string {
 type MultipleOf struct {
 	Got  *big.Rat
 	Want *big.Rat
-}
-
-func (*MultipleOf) KeywordPath() []string {
-	return []string{"multipleOf"}
 }
 
 func (k *MultipleOf) LocalizedString(p *message.Printer) string {
