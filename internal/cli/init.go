@@ -115,15 +115,11 @@ func runInit(e *env, o initOptions, dir string) error {
 		if err != nil {
 			return &exitError{code: exitInfra, err: err}
 		}
-		perm := os.FileMode(0o644)
-		if strings.HasSuffix(name, ".py") {
-			perm = 0o755
-		}
 		path := filepath.Join(dir, filepath.FromSlash(name))
 		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 			return &exitError{code: exitInfra, err: fmt.Errorf("creating %s: %w", filepath.Dir(path), err)}
 		}
-		if err := atomicfile.Write(path, data, perm); err != nil {
+		if err := atomicfile.Write(path, data, 0o644); err != nil {
 			return &exitError{code: exitInfra, err: fmt.Errorf("writing %s: %w", path, err)}
 		}
 		fmt.Fprintf(e.stdout, "wrote %s\n", filepath.ToSlash(path))
@@ -138,11 +134,7 @@ func runInit(e *env, o initOptions, dir string) error {
 			}
 		}
 	}
-	run := "dryfire run " + dir
-	if dir == "." {
-		run = "dryfire run ."
-	}
-	fmt.Fprintf(e.stdout, "next: %s\n", run)
+	fmt.Fprintf(e.stdout, "next: dryfire run %s\n", dir)
 	return nil
 }
 

@@ -188,17 +188,7 @@ func buildID() string {
 		// a release build: -buildvcs=false, the commit given.
 		return fmt.Sprintf("%s (%s, %s)", id, Commit, bi.GoVersion)
 	}
-	rev, modified := "", ""
-	for _, s := range bi.Settings {
-		switch s.Key {
-		case "vcs.revision":
-			rev = s.Value
-		case "vcs.modified":
-			if s.Value == "true" {
-				modified = "+modified"
-			}
-		}
-	}
+	rev, modified := vcs(bi)
 	if rev == "" && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
 		// go install of a module version: the version names the code.
 		return fmt.Sprintf("%s (module %s, %s)", id, bi.Main.Version, bi.GoVersion)

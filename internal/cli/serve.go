@@ -240,13 +240,14 @@ func runServe(ctx context.Context, e *env, o serveOptions, path string) error {
 		return err
 	}
 	defer closeProject(e, p)
-	so := &dryfire.ServeOptions{Case: o.caseName, Actor: o.actor, NoRecords: true, SessionTimeout: o.sessionTimeout, MaxSessions: o.maxSessions, MaxEvidence: o.maxEvidence}
+	idle := o.sessionTimeout
+	if idle == 0 {
+		idle = -1 // never
+	}
+	so := &dryfire.ServeOptions{Case: o.caseName, Actor: o.actor, NoRecords: true, SessionTimeout: idle, MaxSessions: o.maxSessions, MaxEvidence: o.maxEvidence}
 	if rt != nil {
 		rt.Run = &dryfire.RunOptions{Env: e.environ()}
 		so.RecordTools = rt
-	}
-	if o.sessionTimeout == 0 {
-		so.SessionTimeout = -1 // never
 	}
 	if o.seedSet {
 		so.Seed = &o.seed
@@ -293,10 +294,6 @@ func runServe(ctx context.Context, e *env, o serveOptions, path string) error {
 	var sessions *engine.Sessions
 	switch {
 	case o.http != "" && srv.World() != nil && rt == nil:
-		idle := o.sessionTimeout
-		if idle == 0 {
-			idle = -1 // never
-		}
 		so := engine.SessionsOptions{Suite: path, Case: o.caseName, Actor: o.actor, Record: o.record, Env: e.environ(), Max: o.maxWorlds, Idle: idle, PerMCPSession: o.perSession}
 		if o.seedSet {
 			so.Seed = &o.seed
@@ -426,7 +423,10 @@ func serveHTTP(ctx context.Context, e *env, srv *dryfire.ToolServer, sessions *e
 	fmt.Fprintf(e.stderr, "stopped serving %s\n", what)
 	// The cassette is written when something was recorded: a serve that
 	// no agent asked anything of leaves no empty cassette behind.
-	if _, recorded, _ := stats(model); recorded > 0 {
+	if model == nil {
+		return nil
+	}
+	if _, recorded, _ := model.Stats(); recorded > 0 {
 		wrote, err := model.Finish()
 		if err != nil {
 			return &exitError{code: exitInfra, err: err}
@@ -436,13 +436,6 @@ func serveHTTP(ctx context.Context, e *env, srv *dryfire.ToolServer, sessions *e
 		}
 	}
 	return nil
-}
-
-func stats(m *dryfire.ModelEndpoint) (played, recorded, live int) {
-	if m == nil {
-		return 0, 0, 0
-	}
-	return m.Stats()
 }
 
 func orNone(s string) string {

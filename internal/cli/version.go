@@ -23,7 +23,16 @@ func commit() string {
 	if !ok {
 		return "unknown"
 	}
-	rev, modified := "", ""
+	rev, modified := vcs(bi)
+	if rev == "" {
+		return "unknown"
+	}
+	return rev + modified
+}
+
+// vcs is the revision a build was made from, and "+modified" when the
+// tree was.
+func vcs(bi *debug.BuildInfo) (rev, modified string) {
 	for _, s := range bi.Settings {
 		switch s.Key {
 		case "vcs.revision":
@@ -34,10 +43,7 @@ func commit() string {
 			}
 		}
 	}
-	if rev == "" {
-		return "unknown"
-	}
-	return rev + modified
+	return rev, modified
 }
 
 func newVersionCommand(*env) *cobra.Command {

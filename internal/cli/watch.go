@@ -34,10 +34,10 @@ func runWatch(cmd *cobra.Command, e *env, o runOptions, args []string) error {
 	ctx := cmd.Context()
 	runOnce := func(paths []string) {
 		err := runRun(cmd, e, o, paths)
-		var ee *exitError
-		if errors.As(err, &ee) && ee.err != nil {
-			fmt.Fprintln(e.stderr, "dryfire:", ee.err)
-		} else if err != nil && !errors.As(err, &ee) {
+		if ee := (*exitError)(nil); errors.As(err, &ee) {
+			err = ee.err
+		}
+		if err != nil {
 			fmt.Fprintln(e.stderr, "dryfire:", err)
 		}
 	}

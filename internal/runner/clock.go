@@ -35,13 +35,11 @@ var libfaketimePaths = []string{
 
 // findLibfaketime is the library to preload, "" when none is installed.
 func findLibfaketime(getenv func(string) string) string {
+	paths := libfaketimePaths
 	if p := getenv(EnvLibfaketime); p != "" {
-		if info, err := os.Stat(p); err == nil && info.Mode().IsRegular() {
-			return p
-		}
-		return ""
+		paths = []string{p}
 	}
-	for _, p := range libfaketimePaths {
+	for _, p := range paths {
 		if info, err := os.Stat(p); err == nil && info.Mode().IsRegular() {
 			return p
 		}

@@ -165,13 +165,19 @@ func agentEnv(env []string, prefix string, c *spec.Case, world bool, own []spec.
 	drop := func(k string) bool {
 		return slices.Contains(dryfireEnv, k) || strings.HasPrefix(k, EnvHTTPURLPrefix) || isExtra(k, extra) || isOfflineEnv(k) || isOwn(k, own)
 	}
+	return program.Environ(env, drop, envSet(prefix, c, world, own, extra))
+}
+
+// envSet are the variables dryfire sets for a case's program: its
+// bindings, extra, then the suite's (suiteEnv) that extra does not set.
+func envSet(prefix string, c *spec.Case, world bool, own []spec.EnvVar, extra [][2]string) [][2]string {
 	set := append(bindingEnv(prefix, c, world), extra...)
 	for _, kv := range suiteEnv(own) {
 		if !isExtra(kv[0], extra) {
 			set = append(set, kv)
 		}
 	}
-	return program.Environ(env, drop, set)
+	return set
 }
 
 func isOwn(k string, own []spec.EnvVar) bool {

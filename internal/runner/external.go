@@ -135,14 +135,7 @@ func (d *Drill) URL() string { return d.cc.url }
 // order: the variables an agent.command program gets (its offline
 // settings and the suite's agent.env too).
 func (d *Drill) Env() [][2]string {
-	extra := httpEnv(d.cc.url, d.cc.j.plan.Suite.World)
-	out := append(bindingEnv(d.cc.url, d.cc.j.c, d.cc.drill != nil), extra...)
-	for _, kv := range suiteEnv(d.cc.j.suite.Agent.Env) {
-		if !isExtra(kv[0], extra) {
-			out = append(out, kv)
-		}
-	}
-	return out
+	return envSet(d.cc.url, d.cc.j.c, d.cc.drill != nil, d.cc.j.suite.Agent.Env, httpEnv(d.cc.url, d.cc.j.plan.Suite.World))
 }
 
 // End ends the drill and judges it: output is what the agent returned,

@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"unicode/utf8"
@@ -219,12 +220,8 @@ func idempotencyBroken(c *report.Case, w *world.World) *report.Check {
 			continue
 		}
 		args, _ := e.Arguments.(map[string]any)
-		rest := make(map[string]any, len(args))
-		for k, v := range args {
-			if k != op.KeyArg {
-				rest[k] = v
-			}
-		}
+		rest := maps.Clone(args)
+		delete(rest, op.KeyArg)
 		cur := write{e, e.Operation + " " + value.Canonical(rest)}
 		for _, o := range writes {
 			if o.rest == cur.rest {

@@ -130,10 +130,7 @@ func (x *decoder) elicitSchema(n *yaml.Node, val any) (map[string]any, []string)
 		}
 	}
 	slices.Sort(fields)
-	out := make(map[string]any, len(m)+1)
-	for k, v := range m {
-		out[k] = v
-	}
+	out := maps.Clone(m)
 	out["type"] = "object"
 	if props == nil {
 		out["properties"] = map[string]any{}

@@ -1,6 +1,7 @@
 package spec
 
 import (
+	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
 	"hash/fnv"
@@ -42,13 +43,7 @@ func CaseID(suitePath, name string) string {
 }
 
 func caseSum(suitePath, name string) [sha256.Size]byte {
-	h := sha256.New()
-	h.Write([]byte(suitePath))
-	h.Write([]byte{0})
-	h.Write([]byte(name))
-	var sum [sha256.Size]byte
-	h.Sum(sum[:0])
-	return sum
+	return sha256.Sum256([]byte(suitePath + "\x00" + name))
 }
 
 // slug is a name made URL-safe and short (see CaseID).
@@ -131,15 +126,7 @@ func NewCaseIDs(suites []*Suite) *CaseIDs {
 			fps = append(fps, fp{h: h.Sum64(), suite: int32(i), k: int32(k)})
 		}
 	}
-	slices.SortFunc(fps, func(a, b fp) int {
-		switch {
-		case a.h < b.h:
-			return -1
-		case a.h > b.h:
-			return 1
-		}
-		return 0
-	})
+	slices.SortFunc(fps, func(a, b fp) int { return cmp.Compare(a.h, b.h) })
 	for lo := 0; lo < len(fps); {
 		hi := lo + 1
 		for hi < len(fps) && fps[hi].h == fps[lo].h {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"regexp"
 	"strings"
 	"sync"
@@ -29,10 +30,7 @@ func (x *decoder) contentBlocks(n *yaml.Node, val any) []any {
 		if !ok {
 			continue // reported by the schema
 		}
-		block := make(map[string]any, len(m))
-		for k, v := range m {
-			block[k] = v
-		}
+		block := maps.Clone(m)
 		typ, _ := m["type"].(string)
 		switch typ {
 		case "image", "audio":
@@ -61,10 +59,7 @@ func (x *decoder) contentBlocks(n *yaml.Node, val any) []any {
 				x.errorf(k, "embedded resource has both text and blob; keep one")
 			case hasBlob:
 				if d, ok := x.base64(rn, "blob", res, "embedded resource"); ok {
-					cp := make(map[string]any, len(res))
-					for k, v := range res {
-						cp[k] = v
-					}
+					cp := maps.Clone(res)
 					cp["blob"] = d
 					block["resource"] = cp
 				}

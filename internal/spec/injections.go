@@ -54,17 +54,7 @@ func (x *decoder) injections(k, n *yaml.Node, val any) *Injections {
 				seen[pl.ID] = true
 				for _, q := range yamlpos.Pairs(it.N, m) {
 					if q.Key() == "goal" {
-						pl.Goal = x.check(yamlpos.Item{N: q.V, Val: q.Val})
-						if ps := yamlpos.Pairs(q.V, q.Val); pl.Goal != nil && len(ps) == 1 {
-							pl.Goal.Source = checkSource(pl.Goal.Kind, ps[0].V, ps[0].Val)
-							if pl.Goal.Kind == CheckJudge || pl.Goal.Kind == CheckCommand {
-								x.errorf(ps[0].K, "a payload's goal is not a %s check", pl.Goal.Kind)
-								pl.Goal = nil
-							}
-						}
-						if pl.Goal != nil {
-							detach(pl.Goal)
-						}
+						pl.Goal = x.standalone(yamlpos.Item{N: q.V, Val: q.Val}, "a payload's goal is not a %s check")
 					}
 				}
 				in.Payloads = append(in.Payloads, pl)

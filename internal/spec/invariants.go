@@ -13,22 +13,13 @@ import (
 func (x *decoder) invariants(n *yaml.Node, val any) []*Check {
 	var out []*Check
 	for _, it := range yamlpos.Items(n, val) {
-		ch := x.check(it)
+		ch := x.standalone(it, "an invariant is not a %s check: each case asks for its own (in its expect)")
 		if ch == nil {
 			continue
-		}
-		ps := yamlpos.Pairs(it.N, it.Val)
-		if len(ps) == 1 {
-			ch.Source = checkSource(ch.Kind, ps[0].V, ps[0].Val)
-			if ch.Kind == CheckJudge || ch.Kind == CheckCommand {
-				x.errorf(ps[0].K, "an invariant is not a %s check: each case asks for its own (in its expect)", ch.Kind)
-				continue
-			}
 		}
 		for c := ch; c != nil; c = c.condition() {
 			c.Invariant = true
 		}
-		detach(ch)
 		out = append(out, ch)
 	}
 	return out
@@ -41,6 +32,25 @@ func (s *Suite) Checks(c *Case) []*Check {
 	}
 	out := make([]*Check, 0, len(c.Expect)+len(s.Invariants))
 	return append(append(out, c.Expect...), s.Invariants...)
+}
+
+// standalone decodes a check of no case (an invariant, a payload's
+// goal): its source made at once, a judge or command check refused (why
+// says so, with %s for its kind), and no pointer into the YAML tree kept.
+func (x *decoder) standalone(it yamlpos.Item, why string) *Check {
+	ch := x.check(it)
+	if ch == nil {
+		return nil
+	}
+	if ps := yamlpos.Pairs(it.N, it.Val); len(ps) == 1 {
+		ch.Source = checkSource(ch.Kind, ps[0].V, ps[0].Val)
+		if ch.Kind == CheckJudge || ch.Kind == CheckCommand {
+			x.errorf(ps[0].K, why, ch.Kind)
+			return nil
+		}
+	}
+	detach(ch)
+	return ch
 }
 
 // detach drops a check's pointers into the YAML tree (a suite-level

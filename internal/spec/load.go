@@ -181,16 +181,9 @@ func parse(file string, data []byte, opts *Options, d *yamlpos.Collector) *Suite
 		opts = &o
 	}
 	items, detached := detachCases(root)
-	all := func(yield func(*yaml.Node) bool) {
+	return decodeSuite(file, root, func(k *caseChecker) bool {
 		for i, n := range items {
 			items[i] = nil // let the case's nodes go once decoded
-			if !yield(n) {
-				return
-			}
-		}
-	}
-	return decodeSuite(file, root, func(k *caseChecker) bool {
-		for n := range all {
 			if !k.item(n) {
 				return false
 			}
@@ -217,14 +210,9 @@ func parseCut(file string, data, head []byte, spans []span, opts *Options, d *ya
 	if root == nil || len(d.List) > 0 {
 		return nil, false
 	}
-	if opts.Lazy && len(spans) < lazyMin {
-		// A small list is decoded again faster than it is kept whole.
+	if opts.Lazy {
 		o := *opts
-		o.lazyInline = false
-		opts = &o
-	} else if opts.Lazy {
-		o := *opts
-		o.lazyInline = true
+		o.lazyInline = len(spans) >= lazyMin // a small list is decoded again faster than it is kept whole
 		opts = &o
 	}
 	var ok bool
