@@ -2,12 +2,11 @@ package jsonschema
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"hash/maphash"
 	"math/big"
 	gourl "net/url"
-	"path/filepath"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -160,51 +159,22 @@ type urlFrag struct {
 	frag fragment
 }
 
-func startsWithWindowsDrive(s string) bool {
-	if s != "" && strings.HasPrefix(s[1:], `:\`) {
-		return (s[0] >= 'a' && s[0] <= 'z') || (s[0] >= 'A' && s[0] <= 'Z')
-	}
-	return false
-}
-
+// absolute reads an absolute URL (dryfire: every caller names its schemas
+// by one; upstream also took file paths, made absolute by the working
+// directory).
 func absolute(input string) (*urlFrag, error) {
 	u, frag, err := splitFragment(input)
 	if err != nil {
 		return nil, err
 	}
-
-	// if windows absolute file path, convert to file url
-	// because: net/url parses driver name as scheme
-	if runtime.GOOS == "windows" && startsWithWindowsDrive(u) {
-		u = "file:///" + filepath.ToSlash(u)
-	}
-
 	gourl, err := gourl.Parse(u)
 	if err != nil {
 		return nil, &ParseURLError{URL: input, Err: err}
 	}
-	if gourl.IsAbs() {
-		return &urlFrag{url(u), frag}, nil
+	if !gourl.IsAbs() {
+		return nil, &ParseURLError{URL: input, Err: errors.New("not an absolute URL")}
 	}
-
-	// avoid filesystem api in wasm
-	if runtime.GOOS != "js" {
-		abs, err := filepath.Abs(u)
-		if err != nil {
-			return nil, &ParseURLError{URL: input, Err: err}
-		}
-		u = abs
-	}
-	if !strings.HasPrefix(u, "/") {
-		u = "/" + u
-	}
-	u = "file://" + filepath.ToSlash(u)
-
-	_, err = gourl.Parse(u)
-	if err != nil {
-		return nil, &ParseURLError{URL: input, Err: err}
-	}
-	return &urlFrag{url: url(u), frag: frag}, nil
+	return &urlFrag{url(u), frag}, nil
 }
 
 func (uf *urlFrag) String() string {
