@@ -554,7 +554,7 @@ func anthropicConversation(msgs []anthropicMsg) []Msg {
 	var out []Msg
 	for _, m := range msgs {
 		if m.isString {
-			out = append(out, Msg{Role: m.role, Text: m.text})
+			out = append(out, Msg{Role: dmodel.Role(m.role), Text: m.text})
 			continue
 		}
 		var texts []string

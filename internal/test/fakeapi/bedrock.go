@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"strings"
 
+	dmodel "github.com/dryfire-dev/dryfire/internal/model"
 	"github.com/dryfire-dev/dryfire/internal/wire"
 )
 
@@ -93,7 +94,7 @@ func bedrockConversation(data []byte) (Conversation, string) {
 			return c, fmt.Sprintf("A conversation must alternate between user and assistant roles: messages.%d has role %q.", i, m.Role)
 		}
 		var texts []string
-		a := Msg{Role: m.Role}
+		a := Msg{Role: dmodel.Role(m.Role)}
 		answered := map[string]string{}
 		for k, b := range m.Content {
 			switch {

@@ -32,15 +32,13 @@ import (
 	"sync/atomic"
 
 	dmodel "github.com/dryfire-dev/dryfire/internal/model"
+	"github.com/dryfire-dev/dryfire/internal/tool"
 	"github.com/dryfire-dev/dryfire/internal/wire"
 )
 
-// ToolCall is a tool call the fake model makes, or one it sees.
-type ToolCall struct {
-	ID   string // set by the server when the model makes it
-	Name string
-	Args string // JSON object text
-}
+// ToolCall is a tool call the fake model makes (its ID set by the
+// server when empty), or one it sees.
+type ToolCall = tool.Call
 
 // Turn is one answer of the fake model.
 type Turn struct {
@@ -55,14 +53,9 @@ type Turn struct {
 	OutputTokens int // 0: computed from the answer size
 }
 
-// Msg is one message of a conversation, provider-neutral.
-type Msg struct {
-	Role      string // user, assistant, tool
-	Text      string
-	ToolCalls []ToolCall // assistant
-	CallID    string     // tool
-	IsError   bool       // tool
-}
+// Msg is one message of a conversation: its Role user, assistant or
+// tool (a tool result: CallID, IsError).
+type Msg = dmodel.Message
 
 // Conversation is what a request holds, provider-neutral.
 type Conversation struct {

@@ -12,7 +12,6 @@ import (
 	"strings"
 
 	dmodel "github.com/dryfire-dev/dryfire/internal/model"
-	"github.com/dryfire-dev/dryfire/internal/tool"
 	"github.com/dryfire-dev/dryfire/internal/wire"
 )
 
@@ -470,11 +469,10 @@ func reply(body []byte, model string, t Turn) *wire.Reply {
 	in, out := tokens(body, t)
 	r := &wire.Reply{ID: digest(body, "reply")[:24], Model: model, Created: Created, Text: t.Text, Usage: dmodel.Usage{InputTokens: in, OutputTokens: out}}
 	for i, tc := range t.ToolCalls {
-		id := tc.ID
-		if id == "" {
-			id = "call_" + digest(body, fmt.Sprint("call", i))[:24]
+		if tc.ID == "" {
+			tc.ID = "call_" + digest(body, fmt.Sprint("call", i))[:24]
 		}
-		r.Calls = append(r.Calls, tool.Call{ID: id, Name: tc.Name, Args: tc.Args})
+		r.Calls = append(r.Calls, tc)
 	}
 	return r
 }
