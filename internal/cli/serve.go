@@ -306,7 +306,10 @@ func runServe(ctx context.Context, e *env, o serveOptions, path string) error {
 		return usageErr("--world-per-session gives MCP sessions worlds of their own: it needs a world suite (world:) served with --http, and no upstream")
 	}
 	if o.stdio {
-		err = serveStdio(ctx, e, srv, what)
+		fmt.Fprintf(e.stderr, "serving %s over stdio (MCP)\n", what)
+		if err = srv.ServeStdio(ctx, e.stdin, e.stdout); err != nil {
+			err = &exitError{code: exitInfra, err: fmt.Errorf("serving over stdio: %w", err)}
+		}
 	} else {
 		err = serveHTTP(ctx, e, srv, sessions, what, addr, loopback, model, modelErr)
 	}
@@ -322,14 +325,6 @@ func runServe(ctx context.Context, e *env, o serveOptions, path string) error {
 		}
 	}
 	return err
-}
-
-func serveStdio(ctx context.Context, e *env, srv *dryfire.ToolServer, what string) error {
-	fmt.Fprintf(e.stderr, "serving %s over stdio (MCP)\n", what)
-	if err := srv.ServeStdio(ctx, e.stdin, e.stdout); err != nil {
-		return &exitError{code: exitInfra, err: fmt.Errorf("serving over stdio: %w", err)}
-	}
-	return nil
 }
 
 // shutdownGrace is how long a stopping server waits for calls in flight.

@@ -365,24 +365,22 @@ func printKinds(w io.Writer, rep *dryfire.SweepReport) {
 
 // verdictText is a point's result column.
 func verdictText(pr dryfire.PointResult) string {
-	switch pr.Verdict {
-	case dryfire.PointSurvived:
-		return "survives"
-	case dryfire.PointFailed:
-		return "fails"
-	case dryfire.PointUnsafe:
-		return "UNSAFE: broke an invariant"
-	case dryfire.PointError:
-		return "errs"
-	case dryfire.PointNoAnswer:
-		if pr.Record != "" {
-			return "no answer offline: record " + termtext.Printable(pr.Cassette) + " with --record " + pr.Record
-		}
-		return "no answer offline: the script has no turn for this branch"
-	case dryfire.PointNotReached:
-		return "not reached"
+	if pr.Verdict == dryfire.PointNoAnswer && pr.Record != "" {
+		return "no answer offline: record " + termtext.Printable(pr.Cassette) + " with --record " + pr.Record
+	}
+	if t, ok := verdictTexts[pr.Verdict]; ok {
+		return t
 	}
 	return pr.Verdict
+}
+
+var verdictTexts = map[string]string{
+	dryfire.PointSurvived:   "survives",
+	dryfire.PointFailed:     "fails",
+	dryfire.PointUnsafe:     "UNSAFE: broke an invariant",
+	dryfire.PointError:      "errs",
+	dryfire.PointNoAnswer:   "no answer offline: the script has no turn for this branch",
+	dryfire.PointNotReached: "not reached",
 }
 
 // sweepExit: a case that erred through its surroundings before any

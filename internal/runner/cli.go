@@ -41,7 +41,9 @@ type codingCLI struct {
 	env    [][2]string
 	unset  []string                         // variables of dryfire's it does without
 	write  func(home, url, ws string) error // its configuration, in home
-	home   func(home string) [][2]string    // the variables that lead it to home
+	// homeEnv names the directory of its own under home (homeDir),
+	// beside HOME: what leads it to its configuration.
+	homeEnv, homeDir string
 	// adds are the properties it adds to the input schema of every
 	// tool it offers the model, the suite's too (not differences from
 	// the declaration: agent.offered_tools).
@@ -64,19 +66,13 @@ var clis = map[string]*codingCLI{
 			// ToolSearch tool: a script calls mcp__dryfire__NAME directly.
 			{"ENABLE_TOOL_SEARCH", "false"},
 		},
-		write: writeClaudeCode,
-		home: func(home string) [][2]string {
-			return [][2]string{{"HOME", home}, {"CLAUDE_CONFIG_DIR", filepath.Join(home, ".claude")}}
-		},
+		write: writeClaudeCode, homeEnv: "CLAUDE_CONFIG_DIR", homeDir: ".claude",
 	},
 	spec.CLICodex: {
 		name: spec.CLICodex, pkg: "@openai/codex", tested: "0.169.0",
 		// exec: non-interactive; "-": the prompt from standard input.
 		args:  []string{"exec", "--skip-git-repo-check", "--color", "never"},
-		write: writeCodex,
-		home: func(home string) [][2]string {
-			return [][2]string{{"HOME", home}, {"CODEX_HOME", filepath.Join(home, ".codex")}}
-		},
+		write: writeCodex, homeEnv: "CODEX_HOME", homeDir: ".codex",
 	},
 	spec.CLIGemini: {
 		name: spec.CLIGemini, pkg: "@google/gemini-cli", tested: "0.61.0",
@@ -87,10 +83,7 @@ var clis = map[string]*codingCLI{
 		// A boolean that tells it to run the call after the turn's
 		// earlier ones rather than beside them.
 		adds:  []string{"wait_for_previous"},
-		write: writeGemini,
-		home: func(home string) [][2]string {
-			return [][2]string{{"HOME", home}, {"GEMINI_CLI_HOME", home}}
-		},
+		write: writeGemini, homeEnv: "GEMINI_CLI_HOME",
 	},
 }
 
@@ -289,7 +282,7 @@ func prepareCLI(ctx context.Context, j job, url, ws string) (*cliRun, error) {
 	if c.name == spec.CLICodex {
 		r.argv = append(r.argv, "-")
 	}
-	r.env = append(c.home(home), c.env...)
+	r.env = append([][2]string{{"HOME", home}, {c.homeEnv, filepath.Join(home, c.homeDir)}}, c.env...)
 	return r, nil
 }
 

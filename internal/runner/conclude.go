@@ -140,11 +140,7 @@ func judge(j job, c *report.Case, r ran, g *grader) {
 	failed := 0
 	c.Checks = make([]report.Check, len(results))
 	for i, res := range results {
-		c.Checks[i] = report.Check{Check: res.Check, At: res.At, Passed: res.Passed, Message: res.Message, Invariant: checks[i].Invariant}
-		if v := res.Verdict; v != nil {
-			jd := checks[i].Judge
-			c.Checks[i].Judge = &report.Judged{Provider: jd.Provider, Model: jd.Model, Pass: v.Pass, Score: v.Score, Reasoning: v.Reasoning, Cassette: j.judgeFile(jd)}
-		}
+		c.Checks[i] = reportCheck(j, checks[i], res)
 		if !res.Passed {
 			failed++
 		}
@@ -168,6 +164,15 @@ func judge(j job, c *report.Case, r ran, g *grader) {
 	default:
 		c.Status = report.Passed
 	}
+}
+
+// reportCheck is check ch's result as the report has it.
+func reportCheck(j job, ch *spec.Check, res check.Result) report.Check {
+	out := report.Check{Check: res.Check, At: res.At, Passed: res.Passed, Message: res.Message, Invariant: ch.Invariant}
+	if v := res.Verdict; v != nil {
+		out.Judge = &report.Judged{Provider: ch.Judge.Provider, Model: ch.Judge.Model, Pass: v.Pass, Score: v.Score, Reasoning: v.Reasoning, Cassette: j.judgeFile(ch.Judge)}
+	}
+	return out
 }
 
 // failReason is the reason of a case that failed by its checks, its

@@ -26,8 +26,6 @@ type suiteCoverage struct {
 	entries map[string][]int // a sequence rule's FILE:LINE → its entries' items
 }
 
-func newCoverage() *coverage { return &coverage{suites: map[string]*suiteCoverage{}} }
-
 // suite is j's suite's coverage, its suite-wide items (the suite's rules,
 // its world's parts) laid out the first time.
 func (cv *coverage) suite(j job) *suiteCoverage {

@@ -186,15 +186,6 @@ func (l *jobList) caseOf(i int) (int, trialRange) {
 	return ci, trialRange{first: int(l.firsts[ci]), n: int(l.firsts[ci+1] - l.firsts[ci])}
 }
 
-// caseID is the id of case k of rs (spec.CaseID) when it has URLs: an
-// agent.command case's.
-func (l *jobList) caseID(rs *runSuite, k int) string {
-	if len(rs.s.Agent.Command) == 0 {
-		return "" // only an agent.command case has URLs
-	}
-	return l.idOf(rs, k)
-}
-
 // idOf is the id of case k of rs (spec.CaseID).
 func (l *jobList) idOf(rs *runSuite, k int) string {
 	l.idsOnce.Do(func() {
@@ -215,7 +206,10 @@ func (l *jobList) job(i int) job {
 	ci, r := l.caseOf(i)
 	rs, k := l.at(ci)
 	c := rs.s.CaseAt(k)
-	j := job{suite: rs.s, c: c, id: l.caseID(rs, k)}
+	j := job{suite: rs.s, c: c}
+	if len(rs.s.Agent.Command) > 0 {
+		j.id = l.idOf(rs, k) // only an agent.command case has URLs
+	}
 	j.plan = rs.plan.Case(c)
 	if l.opts.Upstream != nil {
 		j.plan = j.plan.WithTools(l.opts.Upstream.Tools())

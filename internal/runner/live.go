@@ -55,14 +55,10 @@ func hostPort(jobs *jobList, opts Options) (port int, asked string, err error) {
 // needsHost says whether a case to run is an agent.command program's,
 // which a host serves.
 func needsHost(jobs *jobList) bool {
-	command := false
-	for _, rs := range jobs.suites {
-		command = command || len(rs.s.Agent.Command) > 0
+	if !slices.ContainsFunc(jobs.suites, func(rs runSuite) bool { return len(rs.s.Agent.Command) > 0 }) {
+		return false
 	}
 	for ci := range jobs.n {
-		if !command {
-			break
-		}
 		if rs, _ := jobs.at(ci); len(rs.s.Agent.Command) > 0 && !jobs.skipped(ci) {
 			return true
 		}

@@ -206,16 +206,12 @@ func recheckResults(j job, results []check.Result, keep map[int]report.Check, fa
 			rc.Kept++
 		} else {
 			ch := checks[i]
-			out[i] = report.Check{Check: res.Check, At: res.At, Passed: res.Passed, Message: res.Message, Invariant: ch.Invariant}
+			out[i] = reportCheck(j, ch, res)
 			if ch.Kind == spec.CheckFile && facts.Workspace == "" {
 				out[i].Message = "not re-checked: " + cannotRecheck
 			}
 			if ch.Kind == spec.CheckCommand {
 				out[i].Message = "not re-checked: recheck runs nothing; run the case again"
-			}
-			if v := res.Verdict; v != nil {
-				jd := ch.Judge
-				out[i].Judge = &report.Judged{Provider: jd.Provider, Model: jd.Model, Pass: v.Pass, Score: v.Score, Reasoning: v.Reasoning, Cassette: j.judgeFile(jd)}
 			}
 		}
 		if !out[i].Passed {
@@ -303,23 +299,12 @@ func restatus(c *report.Case, old []report.Check, failed int, missing []string) 
 // one: paired by place when the list kept its length, else by what they
 // say; an added or removed check is a change.
 func changedChecks(old, now []report.Check) []string {
-	verdict := func(p bool) string {
-		if p {
-			return "passes"
-		}
-		return "fails"
-	}
-	was := func(p bool) string {
-		if p {
-			return "passed"
-		}
-		return "failed"
-	}
+	verdict, was := map[bool]string{true: "passes", false: "fails"}, map[bool]string{true: "passed", false: "failed"}
 	var out []string
 	if len(old) == len(now) {
 		for i := range now {
 			if old[i].Passed != now[i].Passed {
-				out = append(out, fmt.Sprintf("%s (%s) %s now; it %s in the stored run", now[i].Check, now[i].At, verdict(now[i].Passed), was(old[i].Passed)))
+				out = append(out, fmt.Sprintf("%s (%s) %s now; it %s in the stored run", now[i].Check, now[i].At, verdict[now[i].Passed], was[old[i].Passed]))
 			}
 		}
 		return out
@@ -329,9 +314,9 @@ func changedChecks(old, now []report.Check) []string {
 		o := unused(old, used, n.Check)
 		switch {
 		case o < 0:
-			out = append(out, fmt.Sprintf("%s (%s) is new: it %s", n.Check, n.At, verdict(n.Passed)))
+			out = append(out, fmt.Sprintf("%s (%s) is new: it %s", n.Check, n.At, verdict[n.Passed]))
 		case old[o].Passed != n.Passed:
-			out = append(out, fmt.Sprintf("%s (%s) %s now; it %s in the stored run", n.Check, n.At, verdict(n.Passed), was(old[o].Passed)))
+			out = append(out, fmt.Sprintf("%s (%s) %s now; it %s in the stored run", n.Check, n.At, verdict[n.Passed], was[old[o].Passed]))
 		}
 	}
 	for i, o := range old {

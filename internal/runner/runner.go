@@ -202,7 +202,7 @@ func Run(ctx context.Context, suites []*spec.Suite, opts Options) (*report.Repor
 		return nil, err
 	}
 	if opts.Coverage {
-		lv.cov = newCoverage()
+		lv.cov = &coverage{suites: map[string]*suiteCoverage{}}
 	}
 	lv.mutate = opts.Mutate
 	if t, ok := lv.transport.(*http.Transport); ok && opts.Live == nil {

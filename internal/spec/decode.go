@@ -136,7 +136,7 @@ func (x *decoder) warnf(n *yaml.Node, format string, args ...any) {
 	}
 }
 
-// suite decodes everything of the suite but its cases (addCase).
+// suite decodes everything of the suite but its cases (decodeCase).
 func (x *decoder) suite(root *yaml.Node, doc any) *Suite {
 	s := &Suite{File: x.file, Root: x.opts.Root, Mocks: map[string][]*Rule{}}
 	if s.Root == "" {
@@ -227,15 +227,6 @@ func (x *decoder) target(p yamlpos.KV) *Target {
 		t.Bindings = AllBindings
 	}
 	return t
-}
-
-// addCase decodes the case item n (converted value val), index in the
-// cases list, checks it against the suite, and appends it. The case keeps
-// no pointer into the YAML tree.
-func (x *decoder) addCase(s *Suite, it yamlpos.Item, index int) {
-	if c, line, name := x.decodeCase(s, it, index); c != nil {
-		x.keepCase(s, c, c.Name, line, name)
-	}
 }
 
 // decodeCase decodes case it, the index-th, and checks it against the

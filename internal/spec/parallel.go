@@ -180,7 +180,9 @@ func (k *caseChecker) one(n *yaml.Node, plan *rowPlan) bool {
 	}
 	if !conv.Over {
 		k.validate(n, val, conv, k.d, k.index, plan)
-		k.x.addCase(k.s, yamlpos.Item{N: n, Val: val}, k.index)
+		if c, line, name := k.x.decodeCase(k.s, yamlpos.Item{N: n, Val: val}, k.index); c != nil {
+			k.x.keepCase(k.s, c, c.Name, line, name)
+		}
 	}
 	k.index++
 	if afterCase != nil {

@@ -93,15 +93,6 @@ func Fill(text string, values map[string]string) string {
 	})
 }
 
-// placeholders are the names text's {{name}} places use.
-func placeholders(text string) []string {
-	var out []string
-	for _, m := range placeholder().FindAllString(text, -1) {
-		out = append(out, strings.TrimSpace(m[2:len(m)-2]))
-	}
-	return out
-}
-
 // maxCompletions bounds the values of one completion list (MCP's own
 // bound of one completion answer).
 const maxCompletions = 100
@@ -319,7 +310,8 @@ func (x *decoder) prompts(n *yaml.Node, val any) []*Prompt {
 
 // checkPlaceholders refuses a {{name}} in text that names none of names.
 func (x *decoder) checkPlaceholders(n *yaml.Node, text string, names []string, what string) {
-	for _, p := range placeholders(text) {
+	for _, m := range placeholder().FindAllString(text, -1) {
+		p := strings.TrimSpace(m[2 : len(m)-2])
 		if !slices.Contains(names, p) {
 			list := "none"
 			if len(names) > 0 {
