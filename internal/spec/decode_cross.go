@@ -171,17 +171,9 @@ func (x *decoder) crossCase(s *Suite, c *Case) {
 		if !k.command || tools[n] {
 			return false
 		}
-		if suggest.DidYouMean(n, knownList) == "" {
-			return true
-		}
-		for _, t := range c.Script {
-			for _, call := range t.ToolCalls {
-				if call.Name == n {
-					return true
-				}
-			}
-		}
-		return false
+		return suggest.DidYouMean(n, knownList) == "" || slices.ContainsFunc(c.Script, func(t *Turn) bool {
+			return slices.ContainsFunc(t.ToolCalls, func(call *ScriptCall) bool { return call.Name == n })
+		})
 	}
 	for ti, t := range c.Script {
 		// A program may make model calls a script does not foresee,
