@@ -19,33 +19,18 @@ import (
 // object. Whatever it accepts, json.Unmarshal accepts and reads the same
 // (FuzzScanCall).
 func scanCall(b []byte, req *mcpCallRequest, meta *requestMeta) bool {
-	i := value.SkipSpace(b, 0)
-	var seen uint8
-	i, ok := members(b, i, func(key, val []byte) bool {
-		switch k := knownKey(key, topKeys); k {
-		case -1:
-			return false
-		case len(topKeys):
-			return true // a member the fast path ignores, as encoding/json does
-		default:
-			if seen&(1<<k) != 0 {
-				return false
-			}
-			seen |= 1 << k
-			switch k {
-			case 0:
-				s, ok := plainString(val)
-				req.JSONRPC = s
-				return ok
-			case 1:
-				req.ID = val
-			case 2:
-				s, ok := plainString(val)
-				req.Method = s
-				return ok
-			case 3:
-				return scanParams(val, req, meta)
-			}
+	i, ok := scanKnown(b, value.SkipSpace(b, 0), topKeys, func(k int, val []byte) (ok bool) {
+		switch k {
+		case 0:
+			req.JSONRPC, ok = plainString(val)
+			return ok
+		case 1:
+			req.ID = val
+		case 2:
+			req.Method, ok = plainString(val)
+			return ok
+		case 3:
+			return scanParams(val, req, meta)
 		}
 		return true
 	})
@@ -59,33 +44,18 @@ var (
 )
 
 func scanParams(b []byte, req *mcpCallRequest, meta *requestMeta) bool {
-	if len(b) == 0 || b[0] != '{' {
-		return false
-	}
-	var seen uint8
-	_, ok := members(b, 0, func(key, val []byte) bool {
-		k := knownKey(key, paramKeys)
-		switch {
-		case k == -1:
-			return false
-		case k == len(paramKeys):
-			return true
-		case k >= 3: // task, inputResponses, requestState: go-sdk's
-			return false
-		case seen&(1<<k) != 0:
-			return false
-		}
-		seen |= 1 << k
+	_, ok := scanKnown(b, 0, paramKeys, func(k int, val []byte) (ok bool) {
 		switch k {
 		case 0:
-			s, ok := plainString(val)
-			req.Params.Name = s
+			req.Params.Name, ok = plainString(val)
 			return ok
 		case 1:
 			req.Params.Arguments = val
 		case 2:
 			req.Params.Meta = val
 			return scanMeta(val, meta)
+		default: // task, inputResponses, requestState: go-sdk's
+			return false
 		}
 		return true
 	})
@@ -93,22 +63,7 @@ func scanParams(b []byte, req *mcpCallRequest, meta *requestMeta) bool {
 }
 
 func scanMeta(b []byte, meta *requestMeta) bool {
-	if len(b) == 0 || b[0] != '{' {
-		return false
-	}
-	var seen uint8
-	_, ok := members(b, 0, func(key, val []byte) bool {
-		k := knownKey(key, metaKeys)
-		switch {
-		case k == -1:
-			return false
-		case k == len(metaKeys):
-			return true
-		case seen&(1<<k) != 0:
-			return false
-		}
-		seen |= 1 << k
-		var ok bool
+	_, ok := scanKnown(b, 0, metaKeys, func(k int, val []byte) (ok bool) {
 		switch k {
 		case 0:
 			meta.ProtocolVersion, ok = plainString(val)
@@ -124,6 +79,25 @@ func scanMeta(b []byte, meta *requestMeta) bool {
 		return ok
 	})
 	return ok
+}
+
+// scanKnown reads the object at b[i:], calling set with each member whose
+// key is one of keys (by its index); a member of another key is skipped,
+// as encoding/json skips it, but a known key twice, or a key that equals
+// a known one only when case is ignored, says false.
+func scanKnown(b []byte, i int, keys []string, set func(k int, val []byte) bool) (int, bool) {
+	var seen uint8
+	return members(b, i, func(key, val []byte) bool {
+		switch k := knownKey(key, keys); {
+		case k == -1 || k < len(keys) && seen&(1<<k) != 0:
+			return false
+		case k == len(keys):
+			return true
+		default:
+			seen |= 1 << k
+			return set(k, val)
+		}
+	})
 }
 
 // knownKey is key's index in keys, len(keys) for a key none of them
