@@ -50,7 +50,9 @@ func parseStd(data []byte) (any, error) {
 	if err := dec.Decode(&v); err != nil {
 		return nil, err
 	}
-	if dec.More() {
+	// Only white space may follow (dec.More is false before a closing
+	// bracket, so "1]" would pass it).
+	if len(bytes.TrimLeft(data[dec.InputOffset():], " \t\r\n")) > 0 {
 		return nil, fmt.Errorf("unexpected data after the JSON value")
 	}
 	return v, nil

@@ -17,7 +17,7 @@ var parseSeeds = []string{
 	`123456789012345678901234567890`,
 	// Not the fast path's: encoding/json decides.
 	`{"s":"a\"b"}`, `{"s":"\u00e9"}`, `"\ud800"`, "\"\xff\"", "\"a\x01\"",
-	`{"a":1}}`, `[1]]`, `{"a":1} x`, `1 2`, `01`, `1.`, `.5`, `-`, `1e`, `+1`, `1e+`,
+	`{"a":1}}`, `[1]]`, `1]`, `{} }`, `"a"]`, `{"a":1} x`, `1 2`, `01`, `1.`, `.5`, `-`, `1e`, `+1`, `1e+`,
 	`{"a":1,}`, `[1,]`, `{"a" 1}`, `{a:1}`, `{"a":1`, `[1`, `"abc`, `tru`, `nul`, `falsey`,
 	``, ` `, "\xef\xbb\xbf{}", `NaN`, `{"a":[1,{"b":}]}`,
 	strings.Repeat("[", 300) + strings.Repeat("]", 300),
@@ -69,6 +69,9 @@ func FuzzParse(f *testing.F) {
 // to a deeply equal value (maps and slices never nil, numbers as written).
 func checkParse(t *testing.T, text string) {
 	t.Helper()
+	if _, err := Parse([]byte(text)); (err == nil) != json.Valid([]byte(text)) {
+		t.Fatalf("%.60q: Parse's error %v, json.Valid %v", text, err, json.Valid([]byte(text)))
+	}
 	got, ok := parseFast([]byte(text))
 	if got2, ok2 := parseFast(text); ok2 != ok || !reflect.DeepEqual(got2, got) {
 		t.Fatalf("%.60q: the fast path reads bytes to %#v (%v), a string to %#v (%v)", text, got, ok, got2, ok2)
