@@ -13,7 +13,7 @@
 # google-genai<3) gets sdk/python/requirements-adk.txt's in .cache/python/adk,
 # first on the ADK suites' PYTHONPATH.
 # examples/own-tools (tests/test_own_tools.py): agents whose tools are their own
-# functions, the LangGraph one over MCP on stdio with the mcp1 folder, run 20 times at each of
+# functions, the LangGraph one over MCP on stdio with the mcp1 folder, run 5 times at each of
 # -j 1 and -j 8.
 # Then, from a fresh copy of the repository (scripts/fresh-copy.sh: what a
 # clone has, nothing built), `pip install ./sdk/python` into a fresh virtual

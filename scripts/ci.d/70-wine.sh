@@ -118,18 +118,18 @@ echo "mcp-bridge: initialize and tools/call answered through $url/mcp"
 # or spell an expected path with the OS's separator.
 scripts='case_error|concurrency|content|coverage|directory|docs_http|docs_judge|docs_readme|docs_resources|docs_suites|engine_help|failing|filter|github|help|hostile_workflow_commands|hostile_world_import_pattern|init|missing_path|provider|quickstart|readme|run_refuses_errors|run_warnings|schema|shard_auto|skip|trajectory|trials|usage|validate|verbose|version|world_no_agent|conversation|stdio|version=.*'
 tests=(
-	"internal/yamlpos|"
-	"internal/spec|-test.skip=^TestCheckingCasesTakesFlatMemory$"
-	"internal/safeio|"
-	"internal/cassette|-test.skip=^(TestModes|TestReplayProblems|TestCorruptCassettes)$"
-	"internal/atomicfile|"
-	"internal/passthrough|"
-	"internal/program|-test.skip=^(TestRunEnds|TestRunInterrupted|TestRunTalk)$"
-	"internal/world|"
-	"internal/runner|-test.run=^(TestStartHostSaysThePortIsTaken|TestConverseWithAProgramThatLeaves)$"
-	"internal/mcpbridge|"
-	"examples|-test.skip=^TestExamplesAreProven$/^passthrough$"
 	"internal/cli|-test.run=^(TestScript|TestServeScript|TestServeStdioProcess|TestServeStdioInProcess)\$/^($scripts)\$ -test.skip=^TestServeScript\$/^usage\$"
+	"internal/spec|-test.skip=^TestCheckingCasesTakesFlatMemory$"
+	"internal/yamlpos|"
+	"internal/program|-test.skip=^(TestRunEnds|TestRunInterrupted|TestRunTalk)$"
+	"internal/runner|-test.run=^(TestStartHostSaysThePortIsTaken|TestConverseWithAProgramThatLeaves)$"
+	"internal/cassette|-test.skip=^(TestModes|TestReplayProblems|TestCorruptCassettes)$"
+	"internal/world|"
+	"internal/atomicfile|"
+	"examples|-test.skip=^TestExamplesAreProven$/^passthrough$"
+	"internal/passthrough|"
+	"internal/safeio|"
+	"internal/mcpbridge|"
 )
 pkgs=()
 for t in "${tests[@]}"; do pkgs+=("./${t%%|*}"); done
@@ -151,16 +151,35 @@ printf '{"Replace":{"%s/src/testing/zz_wine_windows.go":"%s"}}\n' "$goroot" "$wo
 mkdir -p "$work/bin"
 go test -trimpath -overlay "$work/overlay.json" -c -o "$work/bin/" "${pkgs[@]}"
 
+# Two lanes of test binaries, each running its share one after another (the
+# even places of the list and the odd ones, the list ordered so that they take
+# about as long; Wine runs a test binary mostly on one core), each binary in
+# its package directory; reported in the list's order.
+mkdir -p "$work/out"
+lane() { # FIRST: the tests at FIRST, FIRST+2, ...: output into out/INDEX.txt, "EXIT SECONDS" into out/INDEX.rc
+	local i pkg t0 rc flags
+	for ((i = $1; i < ${#tests[@]}; i += 2)); do
+		pkg=${tests[$i]%%|*}
+		read -ra flags <<<"${tests[$i]#*|}"
+		t0=$SECONDS rc=0
+		(cd "$pkg" && win "$work/bin/$(basename "$pkg").test.exe" "${flags[@]}") >"$work/out/$i.txt" 2>&1 || rc=$?
+		echo "$rc $((SECONDS - t0))" >"$work/out/$i.rc"
+	done
+}
+lane 0 &
+even=$!
+lane 1 &
+odd=$!
+wait "$even" "$odd"
 failed=()
-for t in "${tests[@]}"; do
-	pkg=${t%%|*}
-	read -ra flags <<<"${t#*|}"
-	t0=$SECONDS
-	if out=$(cd "$pkg" && win "$work/bin/$(basename "$pkg").test.exe" "${flags[@]}"); then
-		echo "ok   $pkg ($((SECONDS - t0)) s)"
+for i in "${!tests[@]}"; do
+	pkg=${tests[$i]%%|*}
+	read -r rc secs <"$work/out/$i.rc"
+	if [ "$rc" = 0 ]; then
+		echo "ok   $pkg ($secs s)"
 	else
-		echo "$out" | tail -60
-		echo "FAIL $pkg ($((SECONDS - t0)) s)"
+		tail -60 "$work/out/$i.txt"
+		echo "FAIL $pkg ($secs s)"
 		failed+=("$pkg")
 	fi
 done
