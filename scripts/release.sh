@@ -64,10 +64,10 @@ nodekey() {
 	echo "$os-$arch"
 }
 
-for target in $targets; do
-	stamp "building $target"
-	goos=${target%/*} goarch=${target#*/}
-	exe=dryfire
+# build TARGET: its binary, archive and wheel (files of its own: two builds
+# run at once, the link and the packing of one beside the other's compile).
+build() {
+	local target=$1 goos=${1%/*} goarch=${1#*/} exe=dryfire out
 	[ "$goos" = windows ] && exe=dryfire.exe
 	out=$dist/.build/$(nodekey "$target")
 	mkdir -p "$out"
@@ -76,7 +76,17 @@ for target in $targets; do
 		-o "$out/$exe" ./cmd/dryfire
 	python3 scripts/release_archive.py "$dist/dryfire_${version}_${goos}_${goarch}" "$out/$exe" README.md CHANGELOG.md
 	python3 sdk/python/tools/dryfire_build.py --binary "$out/$exe" --target "$target" --out "$dist/python" >/dev/null
+}
+pids=()
+for target in $targets; do
+	while [ "$(jobs -rp | wc -l)" -ge 2 ]; do wait -n || true; done
+	stamp "building $target"
+	(set -e; build "$target") &
+	pids+=("$!")
 done
+failed=0
+for pid in "${pids[@]}"; do wait "$pid" || failed=1; done
+[ "$failed" = 0 ] || { echo "release: a build failed (above)" >&2; exit 1; }
 stamp "the Python sdist"
 python3 sdk/python/tools/dryfire_build.py --sdist --out "$dist/python" >/dev/null
 
