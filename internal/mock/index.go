@@ -2,7 +2,8 @@ package mock
 
 import (
 	"encoding/json"
-	"sort"
+	"maps"
+	"slices"
 
 	"github.com/dryfire-dev/dryfire/internal/value"
 )
@@ -94,13 +95,8 @@ func buildIndex(rules []*rule) *ruleIndex {
 			}
 		}
 	}
-	keys := make([]string, 0, len(stats))
-	for k := range stats {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys) // ties go to the first key in order: a stable choice
 	key, best := "", float64(len(rules))
-	for _, k := range keys {
+	for _, k := range slices.Sorted(maps.Keys(stats)) { // ties go to the first key in order: a stable choice
 		st := stats[k]
 		sq := 0
 		for _, c := range st.values {

@@ -7,7 +7,8 @@ package mock
 import (
 	"context"
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -115,21 +116,13 @@ func (s *Set) add(name string, rules []*spec.Rule) {
 	s.tools[name] = &ruleList{rules: list, index: buildIndex(list)}
 }
 
-func (s *Set) index() {
-	s.names = s.names[:0]
-	for n := range s.tools {
-		s.names = append(s.names, n)
-	}
-	sort.Strings(s.names)
-}
-
 // Compile builds the suite-level rule set.
 func Compile(suite *spec.Suite) *Set {
 	s := &Set{tools: map[string]*ruleList{}}
 	for _, name := range suite.MockOrder {
 		s.add(name, suite.Mocks[name])
 	}
-	s.index()
+	s.names = slices.Sorted(maps.Keys(s.tools))
 	return s
 }
 
@@ -140,13 +133,11 @@ func (s *Set) ForCase(c *spec.Case) *Set {
 		return s
 	}
 	out := &Set{tools: make(map[string]*ruleList, len(s.tools)+len(c.Mocks)), n: s.n}
-	for k, v := range s.tools {
-		out.tools[k] = v
-	}
+	maps.Copy(out.tools, s.tools)
 	for _, name := range c.MockOrder {
 		out.add(name, c.Mocks[name])
 	}
-	out.index()
+	out.names = slices.Sorted(maps.Keys(out.tools))
 	return out
 }
 
@@ -263,13 +254,8 @@ func (s *Session) callLabel(c tool.Call) string {
 func (s *Set) UsesImpl() bool {
 	for _, l := range s.tools {
 		for _, r := range l.rules {
-			if r.single.kind == tool.Impl {
+			if r.single.kind == tool.Impl || slices.ContainsFunc(r.seq, func(o outcome) bool { return o.kind == tool.Impl }) {
 				return true
-			}
-			for _, o := range r.seq {
-				if o.kind == tool.Impl {
-					return true
-				}
 			}
 		}
 	}
@@ -283,28 +269,16 @@ func (s *Set) UsesImpl() bool {
 // without rules is pure: its calls are unmatched.
 func (s *Set) Pure(name string) bool {
 	l := s.tools[name]
-	if l == nil {
-		return true
-	}
-	for _, r := range l.rules {
-		if r.seq != nil || r.delay > 0 || r.single.kind == tool.Impl || r.ask != nil {
-			return false
-		}
-	}
-	return true
+	return l == nil || !slices.ContainsFunc(l.rules, func(r *rule) bool {
+		return r.seq != nil || r.delay > 0 || r.single.kind == tool.Impl || r.ask != nil
+	})
 }
 
 // Asks reports whether a rule of tool name asks the MCP client something
 // during the call (elicit or sample): such a call needs the client.
 func (s *Set) Asks(name string) bool {
-	if l := s.tools[name]; l != nil {
-		for _, r := range l.rules {
-			if r.ask != nil {
-				return true
-			}
-		}
-	}
-	return false
+	l := s.tools[name]
+	return l != nil && slices.ContainsFunc(l.rules, func(r *rule) bool { return r.ask != nil })
 }
 
 // AskingTools are the tools, sorted, with a rule that asks the MCP client
