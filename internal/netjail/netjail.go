@@ -70,3 +70,22 @@ func (t tally) sorted() []Attempt {
 	})
 	return out
 }
+
+// Options say how a jail treats what its programs try. nil: isolated.
+type Options struct {
+	// Pass lets connections and name lookups through (and reports them).
+	Pass bool
+	// Resolver is where passed DNS queries go, host:port; "": the name
+	// server the program asked.
+	Resolver string
+	// Sandbox confines the filesystem too (see confine_linux.go): read
+	// only but the program's workspace (its DRYFIRE_WORKSPACE) and a
+	// private /tmp; homes, /run, /tmp hidden but Read.
+	Sandbox bool
+	// Read are directories a sandboxed program may still read where they
+	// are hidden (the project's directory).
+	Read []string
+	// Write are directories a sandboxed program may write besides its
+	// workspace (a coding CLI's private home, made by dryfire).
+	Write []string
+}

@@ -19,15 +19,6 @@ func Available() error { return errNoNamespaces }
 // New fails: no namespaces here.
 func New(int, *Options) (*Jail, error) { return nil, errNoNamespaces }
 
-// Options say how a jail treats what its programs try.
-type Options struct {
-	Pass     bool
-	Resolver string
-	Sandbox  bool
-	Read     []string
-	Write    []string
-}
-
 func (*Jail) Listener() net.Listener    { return nil }
 func (*Jail) Start(cmd *exec.Cmd) error { return errNoNamespaces }
 func (*Jail) Close() []Attempt          { return nil }

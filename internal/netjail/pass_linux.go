@@ -36,25 +36,6 @@ import (
 // dryfire at once; a connection past it is closed at once.
 const MaxPassed = 256
 
-// Options say how a jail treats what its programs try. nil: isolated.
-type Options struct {
-	// Pass lets connections and name lookups through (and reports them).
-	Pass bool
-	// Resolver is where passed DNS queries go, host:port; "": the name
-	// server the program asked.
-	Resolver string
-	// Sandbox confines the filesystem too (see confine_linux.go): read
-	// only but the program's workspace (its DRYFIRE_WORKSPACE) and a
-	// private /tmp; homes, /run, /tmp hidden but Read.
-	Sandbox bool
-	// Read are directories a sandboxed program may still read where they
-	// are hidden (the project's directory).
-	Read []string
-	// Write are directories a sandboxed program may write besides its
-	// workspace (a coding CLI's private home, made by dryfire).
-	Write []string
-}
-
 type passer struct {
 	port     int
 	resolver string
@@ -159,19 +140,27 @@ func (p *passer) acceptLoop(ln net.Listener) {
 		if err != nil {
 			return
 		}
-		select {
-		case p.sem <- struct{}{}:
-		default:
+		if !p.spawn(func() { p.passTCP(c) }) {
 			c.Close() // over MaxPassed
-			continue
 		}
-		p.wg.Add(1)
-		go func() {
-			defer p.wg.Done()
-			defer func() { <-p.sem }()
-			p.passTCP(c)
-		}()
 	}
+}
+
+// spawn runs f in a goroutine of its own unless MaxPassed are running;
+// false: it did not.
+func (p *passer) spawn(f func()) bool {
+	select {
+	case p.sem <- struct{}{}:
+	default:
+		return false
+	}
+	p.wg.Add(1)
+	go func() {
+		defer p.wg.Done()
+		defer func() { <-p.sem }()
+		f()
+	}()
+	return true
 }
 
 // passTCP makes c's connection again from outside and copies both ways
@@ -225,15 +214,7 @@ func (p *passer) dnsLoop(c *net.UDPConn) {
 			return
 		}
 		q := append([]byte(nil), buf[:n]...)
-		select {
-		case p.sem <- struct{}{}:
-		default:
-			continue
-		}
-		p.wg.Add(1)
-		go func() {
-			defer p.wg.Done()
-			defer func() { <-p.sem }()
+		p.spawn(func() {
 			out, err := net.Dial("udp", server)
 			if err != nil || !p.track(out) {
 				if out != nil {
@@ -252,7 +233,7 @@ func (p *passer) dnsLoop(c *net.UDPConn) {
 				return
 			}
 			c.WriteToUDP(ans[:m], from)
-		}()
+		})
 	}
 }
 

@@ -539,6 +539,13 @@ func withoutWriteOnly(v any) any {
 	return s
 }
 
+// crudKinds is the generic behavior of each method on a collection
+// (/things) or one of its items (/things/{id}).
+var crudKinds = map[string]string{
+	"POST /things": "create", "GET /things": "list", "GET /things/{id}": "get",
+	"PUT /things/{id}": "replace", "PATCH /things/{id}": "update", "DELETE /things/{id}": "delete",
+}
+
 // classify picks the generic behavior of an operation by its method and
 // path: POST /things creates, GET /things lists, GET /things/{id} gets,
 // PUT replaces, PATCH updates and DELETE deletes /things/{id}.
@@ -557,20 +564,11 @@ func (im *importer) classify(op *operation) {
 			break
 		}
 	}
-	switch {
-	case coll == "":
-	case idParam == "" && op.method == "POST":
-		op.kind = "create"
-	case idParam == "" && op.method == "GET":
-		op.kind = "list"
-	case idParam != "" && op.method == "GET":
-		op.kind = "get"
-	case idParam != "" && op.method == "PUT":
-		op.kind = "replace"
-	case idParam != "" && op.method == "PATCH":
-		op.kind = "update"
-	case idParam != "" && op.method == "DELETE":
-		op.kind = "delete"
+	if key := op.method + " /things"; coll != "" {
+		if idParam != "" {
+			key += "/{id}"
+		}
+		op.kind = crudKinds[key]
 	}
 	if op.kind == "" {
 		return
