@@ -805,11 +805,9 @@ func flattenAllOf(s map[string]any) map[string]any {
 		if t, ok := m["type"]; ok && t != "object" {
 			return s
 		}
-		for k, v := range properties(m) {
-			props[k] = v
-		}
+		maps.Copy(props, properties(m))
 		for _, r := range asList(m["required"]) {
-			if !containsAny(req, r) {
+			if !slices.ContainsFunc(req, func(x any) bool { return value.Equal(x, r) }) {
 				req = append(req, r)
 			}
 		}
@@ -824,13 +822,4 @@ func flattenAllOf(s map[string]any) map[string]any {
 		}
 	}
 	return out
-}
-
-func containsAny(list []any, v any) bool {
-	for _, x := range list {
-		if value.Equal(x, v) {
-			return true
-		}
-	}
-	return false
 }

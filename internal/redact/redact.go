@@ -69,11 +69,8 @@ func FromEnv(environ []string) []string {
 			continue
 		}
 		uk := strings.ToUpper(k)
-		for _, w := range []string{"KEY", "TOKEN", "SECRET", "PASSWORD"} {
-			if strings.Contains(uk, w) {
-				out = append(out, v)
-				break
-			}
+		if slices.ContainsFunc([]string{"KEY", "TOKEN", "SECRET", "PASSWORD"}, func(w string) bool { return strings.Contains(uk, w) }) {
+			out = append(out, v)
 		}
 	}
 	return out
@@ -165,8 +162,8 @@ func (r Redactor) walk(v reflect.Value, depth int) {
 				r.walk(f, depth+1)
 			}
 		}
-	case reflect.Slice:
-		if v.Type().Elem().Kind() == reflect.Uint8 {
+	case reflect.Slice, reflect.Array:
+		if v.Kind() == reflect.Slice && v.Type().Elem().Kind() == reflect.Uint8 {
 			if v.CanSet() {
 				b := v.Bytes()
 				if nb := r.Bytes(b); !bytes.Equal(nb, b) {
@@ -175,10 +172,6 @@ func (r Redactor) walk(v reflect.Value, depth int) {
 			}
 			return
 		}
-		for i := range v.Len() {
-			r.walk(v.Index(i), depth+1)
-		}
-	case reflect.Array:
 		for i := range v.Len() {
 			r.walk(v.Index(i), depth+1)
 		}
