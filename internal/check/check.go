@@ -67,13 +67,14 @@ func Evaluate(checks []*spec.Check, f *Facts) []Result {
 
 func one(c *spec.Check, f *Facts) (bool, string) {
 	if c.Where != "" {
-		f = where(f, c.Where == spec.WhereOwn)
+		own := c.Where == spec.WhereOwn
+		f = keepCalls(f, func(r tool.Record) bool { return r.Own == own })
 	}
 	switch {
 	case c.Kind == spec.CheckState, c.Kind == spec.CheckEvent, c.Operation != "":
 		return worldCheck(c, f)
 	}
-	f = byActor(f, c.Actor)
+	f = keepCalls(f, func(r tool.Record) bool { return r.Actor == c.Actor })
 	switch c.Kind {
 	case spec.CheckCalled:
 		return called(c, f)
@@ -111,32 +112,16 @@ func one(c *spec.Check, f *Facts) (bool, string) {
 	return false, fmt.Sprintf("unknown check %q", c.Kind)
 }
 
-// where is f with only the calls the agent ran itself (own) or only
-// those dryfire served.
-func where(f *Facts, own bool) *Facts {
-	g := *f
-	g.Calls = make([]tool.Record, 0, len(f.Calls))
-	for _, r := range f.Calls {
-		if r.Own == own {
-			g.Calls = append(g.Calls, r)
-		}
-	}
-	return &g
-}
-
-// byActor is f with only the calls of actor: "" the agent's, else a
-// simulated user's made as that world actor (dual control).
-func byActor(f *Facts, actor string) *Facts {
-	if !slices.ContainsFunc(f.Calls, func(r tool.Record) bool { return r.Actor != actor }) {
+// keepCalls is f with only the calls keep says yes to: those the agent
+// ran itself (where: own) or dryfire served, or those of one actor ("" the
+// agent's, else a simulated user's made as that world actor: dual control).
+func keepCalls(f *Facts, keep func(tool.Record) bool) *Facts {
+	drop := func(r tool.Record) bool { return !keep(r) }
+	if !slices.ContainsFunc(f.Calls, drop) {
 		return f
 	}
 	g := *f
-	g.Calls = make([]tool.Record, 0, len(f.Calls))
-	for _, r := range f.Calls {
-		if r.Actor == actor {
-			g.Calls = append(g.Calls, r)
-		}
-	}
+	g.Calls = slices.DeleteFunc(slices.Clone(f.Calls), drop)
 	return &g
 }
 

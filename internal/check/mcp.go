@@ -2,6 +2,7 @@ package check
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -70,11 +71,7 @@ func promptArgsText(args map[string]string) string {
 	if len(args) == 0 {
 		return ""
 	}
-	keys := make([]string, 0, len(args))
-	for k := range args {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
+	keys := slices.Sorted(maps.Keys(args))
 	parts := make([]string, len(keys))
 	for i, k := range keys {
 		parts[i] = k + "=" + args[k]

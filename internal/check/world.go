@@ -2,6 +2,8 @@ package check
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 
@@ -187,22 +189,13 @@ func diff(want, got any) string {
 	return " (" + strings.Join(parts, "; ") + ")"
 }
 
-func sortedKeys(m map[string]any) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
-}
-
 // nearest says how far a missing path got.
 func nearest(state map[string]any, steps []string) string {
 	for i := len(steps) - 1; i > 0; i-- {
 		if v, ok := world.Lookup(state, steps[:i]); ok {
 			keys := ""
 			if m, ok := v.(map[string]any); ok {
-				keys = fmt.Sprintf("; it holds %s", value.Truncate(strings.Join(sortedKeys(m), ", "), 200))
+				keys = fmt.Sprintf("; it holds %s", value.Truncate(strings.Join(slices.Sorted(maps.Keys(m)), ", "), 200))
 				if len(m) == 0 {
 					keys = "; it is empty"
 				}

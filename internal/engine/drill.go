@@ -7,9 +7,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -75,17 +76,8 @@ func object(body []byte, what string, known []string) (map[string]json.RawMessag
 	if dec.More() {
 		return nil, invalid("the body of %s must be one JSON object; more follows it", what)
 	}
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		found := false
-		for _, want := range known {
-			found = found || k == want
-		}
-		if !found {
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		if !slices.Contains(known, k) {
 			return nil, invalid("unknown key %q in the body of %s%s; the keys are %s", k, what, suggest.DidYouMean(k, known), strings.Join(known, ", "))
 		}
 	}

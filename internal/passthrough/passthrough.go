@@ -12,7 +12,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -305,10 +307,7 @@ func (r *Runner) callGo(ctx context.Context, f Func, req Request) Result {
 func (r *Runner) Running() []string {
 	r.mu.Lock()
 	p := r.proc
-	var out []string
-	for _, l := range r.goCalls {
-		out = append(out, l)
-	}
+	out := slices.Collect(maps.Values(r.goCalls))
 	r.mu.Unlock()
 	if p != nil {
 		out = append(out, p.running()...)

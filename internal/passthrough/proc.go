@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -459,19 +460,13 @@ func (pw *prefixWriter) flush() {
 // show it: control characters (an escape sequence, a carriage return
 // that would overwrite dryfire's own words) written as \xNN.
 func printable(b []byte) []byte {
-	clean := true
-	for _, c := range b {
-		if c < 0x20 && c != '\t' || c == 0x7f {
-			clean = false
-			break
-		}
-	}
-	if clean {
+	control := func(c byte) bool { return c < 0x20 && c != '\t' || c == 0x7f }
+	if !slices.ContainsFunc(b, control) {
 		return b
 	}
 	out := make([]byte, 0, len(b)+16)
 	for _, c := range b {
-		if c < 0x20 && c != '\t' || c == 0x7f {
+		if control(c) {
 			out = fmt.Appendf(out, "\\x%02x", c)
 			continue
 		}
