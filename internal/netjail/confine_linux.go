@@ -112,12 +112,12 @@ func (c *confinement) wrap(cmd *exec.Cmd) (*os.File, error) {
 		cmd.Env = os.Environ()
 	}
 	args := []string{bw}
-	var shown []string // directories bound again inside hidden ones
 	var hid []string
+	var ro, rw, hide []string // for binds
 	if c.sandbox {
 		args = append(args, "--ro-bind", "/", "/")
 		args = append(args, kernelArgs()...)
-		hide := slices.Clone(hidden)
+		hide = slices.Clone(hidden)
 		if home, err := os.UserHomeDir(); err == nil && !under(home, hide) && home != "/" {
 			hide = append(hide, home)
 		}
@@ -127,7 +127,6 @@ func (c *confinement) wrap(cmd *exec.Cmd) (*os.File, error) {
 				hid = append(hid, h)
 			}
 		}
-		var ro, rw []string
 		ro = append(ro, c.read...)
 		ro = append(ro, toolchains(cmd, hide)...)
 		ro = append(ro, programFiles(cmd, dir)...)
@@ -138,10 +137,6 @@ func (c *confinement) wrap(cmd *exec.Cmd) (*os.File, error) {
 			rw = append(rw, ws)
 		}
 		rw = append(rw, c.write...)
-		var more []string
-		more, shown = binds(ro, rw, hide)
-		args = append(args, more...)
-		cmd.Env = append(cmd.Env, "TMPDIR=/tmp")
 	} else {
 		// The machine's files, but a private /tmp: in a PID namespace of
 		// its own every program is pid 2, and tools that name files in
@@ -158,7 +153,7 @@ func (c *confinement) wrap(cmd *exec.Cmd) (*os.File, error) {
 		args = append(args, kernelArgs()...)
 		args = append(args, "--tmpfs", "/tmp")
 		hid = []string{"/tmp"}
-		var rw []string
+		hide = hid
 		keep := append(slices.Concat(c.read, c.write), programFiles(cmd, dir)...)
 		keep = append(keep, envOf(cmd.Env, "DRYFIRE_WORKSPACE"), envOf(cmd.Env, "HOME"), dir)
 		for _, p := range keep {
@@ -177,11 +172,10 @@ func (c *confinement) wrap(cmd *exec.Cmd) (*os.File, error) {
 				}
 			}
 		}
-		var more []string
-		more, shown = binds(nil, rw, hid)
-		args = append(args, more...)
-		cmd.Env = append(cmd.Env, "TMPDIR=/tmp")
 	}
+	more, shown := binds(ro, rw, hide) // shown: directories bound again inside hidden ones
+	args = append(args, more...)
+	cmd.Env = append(cmd.Env, "TMPDIR=/tmp")
 	sockets, err := machineSockets()
 	if err != nil {
 		return nil, err
