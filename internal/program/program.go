@@ -269,13 +269,9 @@ type capped struct {
 }
 
 func (w *capped) Write(p []byte) (int, error) {
-	room := w.max - w.buf.Len()
-	if len(p) > room {
-		w.cut = true
-		w.buf.Write(p[:max(room, 0)])
-		return len(p), nil
-	}
-	w.buf.Write(p)
+	room := max(w.max-w.buf.Len(), 0)
+	w.cut = w.cut || len(p) > room
+	w.buf.Write(p[:min(len(p), room)])
 	return len(p), nil
 }
 
