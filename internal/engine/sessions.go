@@ -5,9 +5,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -161,10 +163,7 @@ func (s *Sessions) Close() {
 	}
 	s.closed = true
 	close(s.stop)
-	all := make([]*session, 0, len(s.byID))
-	for _, ss := range s.byID {
-		all = append(all, ss)
-	}
+	all := slices.Collect(maps.Values(s.byID))
 	clear(s.byID)
 	clear(s.byMCP)
 	s.mu.Unlock()
@@ -370,20 +369,21 @@ func (s *Sessions) call(method, path string, body []byte) *httptest.ResponseReco
 // created is the answer of POST /sessions: the session and its URLs.
 func (s *Sessions) created(ss *session) []byte {
 	url := ss.run.URL()
-	ans := map[string]any{
+	ans := ss.about()
+	ans["url"], ans["mcp_url"], ans["tools_url"], ans["ops_url"], ans["world_url"] = url, url+"/mcp", url+"/tools", url+"/ops", url+"/world"
+	return marshal(ans)
+}
+
+// about is what POST /sessions and a reset both say of the session.
+func (ss *session) about() map[string]any {
+	return map[string]any{
 		"session_id": ss.id,
 		"episode_id": ss.ep,
 		"drill":      ss.c.Name,
 		"task":       ss.c.Input,
 		"seed":       ss.in.Seed(),
 		"build_hash": ss.in.Build().Hash,
-		"url":        url,
-		"mcp_url":    url + "/mcp",
-		"tools_url":  url + "/tools",
-		"ops_url":    url + "/ops",
-		"world_url":  url + "/world",
 	}
-	return marshal(ans)
 }
 
 func didYouMean(s string, names []string) string {

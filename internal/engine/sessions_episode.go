@@ -22,15 +22,8 @@ func (s *Sessions) resetAnswer(ss *session) []byte {
 		json.Unmarshal(w.Body.Bytes(), &t)
 		tools = t.Tools
 	}
-	obs := map[string]any{
-		"session_id": ss.id,
-		"episode_id": ss.ep,
-		"drill":      ss.c.Name,
-		"task":       ss.c.Input,
-		"seed":       ss.in.Seed(),
-		"build_hash": ss.in.Build().Hash,
-		"tools":      tools,
-	}
+	obs := ss.about()
+	obs["tools"] = tools
 	return marshal(map[string]any{"observation": obs, "reward": nil, "done": false})
 }
 

@@ -2,10 +2,11 @@ package engine
 
 import (
 	"fmt"
+	"maps"
 	"net/http"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -98,12 +99,7 @@ func load(path string) *loaded {
 			ls.stamps = append(ls.stamps, stampOf(wf))
 			if sw := worlds[s]; sw != nil {
 				ls.sw = sw
-				names := make([]string, 0, len(sw.World.Sources))
-				for name := range sw.World.Sources {
-					names = append(names, name)
-				}
-				sort.Strings(names)
-				for _, name := range names {
+				for _, name := range slices.Sorted(maps.Keys(sw.World.Sources)) {
 					ls.stamps = append(ls.stamps, stampOf(filepath.Join(filepath.Dir(wf), safeio.FromName(name))))
 				}
 			}
@@ -252,11 +248,8 @@ func operations(w *world.World) []byte {
 	list := make([]opInfo, 0, len(w.OpList))
 	for _, key := range w.OpList {
 		op := w.Operations[key]
-		errs := make([]string, 0, len(op.Errors))
-		for code := range op.Errors {
-			errs = append(errs, code)
-		}
-		sort.Strings(errs)
+		errs := slices.AppendSeq(make([]string, 0, len(op.Errors)), maps.Keys(op.Errors)) // [] in JSON when none
+		slices.Sort(errs)
 		in := op.Input
 		if in == nil {
 			in = map[string]any{"type": "object"}
