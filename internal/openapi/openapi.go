@@ -663,10 +663,7 @@ func (im *importer) resolve(ref string) (any, *yaml.Node, error) {
 	n := im.doc.Root
 	for _, tok := range strings.Split(ptr, "/") {
 		tok = strings.ReplaceAll(strings.ReplaceAll(tok, "~1", "/"), "~0", "~")
-		m, ok := cur.(map[string]any)
-		if !ok {
-			return nil, nil, fmt.Errorf("$ref %q names nothing in the document", ref)
-		}
+		m, _ := cur.(map[string]any) // nil, which has no tok, when not a mapping
 		if cur, ok = m[tok]; !ok {
 			return nil, nil, fmt.Errorf("$ref %q names nothing in the document", ref)
 		}

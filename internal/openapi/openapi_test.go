@@ -100,3 +100,22 @@ func TestImportBoundsSchemas(t *testing.T) {
 		t.Errorf("no warning of the bound: %v", res.Warnings)
 	}
 }
+
+// A $ref that names a missing key, or one under a value that is not a
+// mapping, names nothing: a warning, and the schema is left out.
+func TestImportRefNamesNothing(t *testing.T) {
+	for _, ref := range []string{"#/components/schemas/Nope", "#/components/schemas/S/type/x", "#/components/schemas/S/enum/0"} {
+		doc := "openapi: 3.0.3\npaths:\n  /a:\n    get:\n      operationId: a\n      responses:\n        '200': {description: ok, content: {application/json: {schema: {$ref: '" + ref + "'}}}}\ncomponents:\n  schemas:\n    S: {type: string, enum: [x]}\n"
+		res, ds := Import("ref.yaml", []byte(doc), Options{Package: "p"})
+		if res == nil {
+			t.Fatal(ds)
+		}
+		found := false
+		for _, w := range res.Warnings {
+			found = found || strings.Contains(w.Message, `$ref "`+ref+`" names nothing in the document`)
+		}
+		if !found {
+			t.Errorf("%s: no warning that it names nothing: %v", ref, res.Warnings)
+		}
+	}
+}
