@@ -2,6 +2,7 @@ package check
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -124,7 +125,7 @@ func selects(s *spec.CallSel, r tool.Record) bool {
 	if s == nil {
 		return false
 	}
-	if len(s.Tools) > 0 && !contains(s.Tools, r.Name) {
+	if len(s.Tools) > 0 && !slices.Contains(s.Tools, r.Name) {
 		return false
 	}
 	if s.Error != nil && *s.Error != r.Result.IsError {
@@ -134,15 +135,6 @@ func selects(s *spec.CallSel, r tool.Record) bool {
 		return false
 	}
 	return s.With == nil || s.With.Match(r.Args)
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // sameArgs says whether r and other agree on every pair of same: r's

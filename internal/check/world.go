@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"sort"
 	"strings"
 
 	"github.com/dryfire-dev/dryfire/internal/spec"
@@ -114,21 +113,20 @@ func unorder(v any, at []string, keep func([]string) bool) any {
 		if keep(at) {
 			return out
 		}
-		keys := make([]string, len(out))
+		type keyed struct {
+			key string
+			v   any
+		}
+		ks := make([]keyed, len(out))
 		form := value.Form{ByValue: true}
 		for i, e := range out {
-			keys[i] = string(form.Append(nil, e))
+			ks[i] = keyed{string(form.Append(nil, e)), e}
 		}
-		idx := make([]int, len(out))
-		for i := range idx {
-			idx[i] = i
+		slices.SortStableFunc(ks, func(a, b keyed) int { return strings.Compare(a.key, b.key) })
+		for i, k := range ks {
+			out[i] = k.v
 		}
-		sort.SliceStable(idx, func(a, b int) bool { return keys[idx[a]] < keys[idx[b]] })
-		sorted := make([]any, len(out))
-		for i, j := range idx {
-			sorted[i] = out[j]
-		}
-		return sorted
+		return out
 	}
 	return v
 }
@@ -142,20 +140,9 @@ func containsState(got, want any) bool {
 		return ok && strings.Contains(g, s)
 	case []any:
 		if ws, ok := want.([]any); ok {
-			for _, w := range ws {
-				if !containsState(g, w) {
-					return false
-				}
-			}
-			return true
+			return !slices.ContainsFunc(ws, func(w any) bool { return !containsState(g, w) })
 		}
-		p := value.Compile(want)
-		for _, e := range g {
-			if p.Match(e) {
-				return true
-			}
-		}
-		return false
+		return slices.ContainsFunc(g, value.Compile(want).Match)
 	}
 	return value.Compile(want).Match(got)
 }
