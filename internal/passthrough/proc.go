@@ -286,7 +286,9 @@ func (p *proc) request(ctx context.Context, msg request, label string, timeout t
 	data := encodeRequest(id, msg)
 	err := p.send(data)
 	if err != nil {
-		p.forget(id)
+		p.mu.Lock()
+		delete(p.pending, id)
+		p.mu.Unlock()
 		return response{}, &sendError{err}
 	}
 
@@ -326,7 +328,8 @@ func encodeRequest(id int64, r request) []byte {
 	b = strconv.AppendQuote(b, r.Op)
 	if r.Ref != "" {
 		b = append(b, `,"ref":`...)
-		b = appendJSONString(b, r.Ref)
+		q, _ := json.Marshal(r.Ref)
+		b = append(b, q...)
 	}
 	if r.Args != "" {
 		b = append(b, `,"args":`...)
@@ -335,22 +338,11 @@ func encodeRequest(id int64, r request) []byte {
 	return append(b, "}\n"...)
 }
 
-func appendJSONString(b []byte, s string) []byte {
-	q, _ := json.Marshal(s)
-	return append(b, q...)
-}
-
 // request is one message to the helper.
 type request struct {
 	Op   string // call, resolve, cancel
 	Ref  string
 	Args string // JSON text
-}
-
-func (p *proc) forget(id int64) {
-	p.mu.Lock()
-	delete(p.pending, id)
-	p.mu.Unlock()
 }
 
 // abandon stops waiting for a call: an async one is cancelled, a sync one
@@ -435,11 +427,7 @@ func (pw *prefixWriter) Write(b []byte) (int, error) {
 	pw.mu.Lock()
 	defer pw.mu.Unlock()
 	pw.buf = append(pw.buf, b...)
-	for {
-		i := bytes.IndexByte(pw.buf, '\n')
-		if i < 0 {
-			break
-		}
+	for i := bytes.IndexByte(pw.buf, '\n'); i >= 0; i = bytes.IndexByte(pw.buf, '\n') {
 		fmt.Fprintf(pw.w, "%s%s\n", pw.prefix, printable(bytes.TrimSuffix(pw.buf[:i], []byte("\r"))))
 		pw.buf = pw.buf[i+1:]
 	}
