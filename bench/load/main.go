@@ -191,13 +191,10 @@ func main() {
 	if *tsv {
 		us := func(d time.Duration) string { return fmt.Sprintf("%.0f", float64(d)/float64(time.Microsecond)) }
 		fmt.Printf("%s\t%.0f\t%s\t%s\t%s\t%d\t%d\n", label, float64(count.Load())/el.Seconds(), us(pct(0.5)), us(pct(0.9)), us(pct(0.99)), count.Load(), failures.Load())
-		if failures.Load() > 0 {
-			os.Exit(1)
-		}
-		return
+	} else {
+		fmt.Printf("%-40s %9.0f req/s  p50 %-9v p90 %-9v p99 %-9v n=%d errors=%d\n",
+			label, float64(count.Load())/el.Seconds(), pct(0.5), pct(0.9), pct(0.99), count.Load(), failures.Load())
 	}
-	fmt.Printf("%-40s %9.0f req/s  p50 %-9v p90 %-9v p99 %-9v n=%d errors=%d\n",
-		label, float64(count.Load())/el.Seconds(), pct(0.5), pct(0.9), pct(0.99), count.Load(), failures.Load())
 	if failures.Load() > 0 {
 		os.Exit(1)
 	}
@@ -263,9 +260,7 @@ func (w *worker) mcpInit() error {
 		return err
 	}
 	defer resp.Body.Close()
-	sc := bufio.NewScanner(resp.Body)
-	for sc.Scan() {
-	}
+	io.Copy(io.Discard, resp.Body)
 	if resp.StatusCode != 200 {
 		return fmt.Errorf("initialize answered %d", resp.StatusCode)
 	}
@@ -274,23 +269,17 @@ func (w *worker) mcpInit() error {
 		return fmt.Errorf("initialize gave no Mcp-Session-Id")
 	}
 	note := `{"jsonrpc":"2.0","method":"notifications/initialized"}`
-	return w.doStatus(note, http.StatusAccepted)
-}
-
-func (w *worker) doStatus(body string, want int) error {
-	req, _ := http.NewRequest(http.MethodPost, w.url, strings.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("Mcp-Session-Id", w.session)
-	req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
-	resp, err := w.client.Do(req)
-	if err != nil {
+	req, _ = http.NewRequest(http.MethodPost, w.url, strings.NewReader(note))
+	for _, kv := range w.headers() {
+		req.Header.Set(kv[0], kv[1])
+	}
+	if resp, err = w.client.Do(req); err != nil {
 		return err
 	}
 	io.Copy(io.Discard, resp.Body)
 	resp.Body.Close()
-	if resp.StatusCode != want {
-		return fmt.Errorf("%s answered %d, want %d", body, resp.StatusCode, want)
+	if resp.StatusCode != http.StatusAccepted {
+		return fmt.Errorf("%s answered %d, want %d", note, resp.StatusCode, http.StatusAccepted)
 	}
 	return nil
 }
