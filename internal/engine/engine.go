@@ -10,6 +10,7 @@
 package engine
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"crypto/subtle"
@@ -18,6 +19,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"os"
@@ -142,10 +144,7 @@ func Start(opts Options) (*Engine, error) {
 		}
 		dir = wd
 	}
-	addr := opts.Listen
-	if addr == "" {
-		addr = "127.0.0.1:0"
-	}
+	addr := cmp.Or(opts.Listen, "127.0.0.1:0")
 	env := opts.Env
 	if env == nil {
 		env = os.Environ()
@@ -211,11 +210,8 @@ func (e *Engine) Token() string { return e.token }
 func (e *Engine) Close() {
 	e.cancel()
 	e.mu.Lock()
-	running := make([]*drill, 0, len(e.drills))
-	for id, d := range e.drills {
-		running = append(running, d)
-		delete(e.drills, id)
-	}
+	running := slices.Collect(maps.Values(e.drills))
+	clear(e.drills)
 	e.mu.Unlock()
 	for _, d := range running {
 		d.run.Abandon()

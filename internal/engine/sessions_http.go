@@ -184,20 +184,15 @@ func withPath(r *http.Request, path string) *http.Request {
 // isInitialize says whether a JSON-RPC body is an initialize request
 // (alone, or in a batch).
 func isInitialize(body []byte) bool {
-	var one struct {
+	type message struct {
 		Method string `json:"method"`
 	}
+	var one message
 	if json.Unmarshal(body, &one) == nil {
 		return one.Method == "initialize"
 	}
-	var batch []struct {
-		Method string `json:"method"`
-	}
-	return json.Unmarshal(body, &batch) == nil && slices.ContainsFunc(batch, func(m struct {
-		Method string `json:"method"`
-	}) bool {
-		return m.Method == "initialize"
-	})
+	var batch []message
+	return json.Unmarshal(body, &batch) == nil && slices.Contains(batch, message{"initialize"})
 }
 
 // RefuseModel answers every model request with err, in each API's own
