@@ -24,26 +24,14 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/dryfire-dev/dryfire/bench/gensuite/suite"
 	"github.com/dryfire-dev/dryfire/internal/cassette"
 	"github.com/dryfire-dev/dryfire/internal/modelserver"
 	"github.com/dryfire-dev/dryfire/internal/test/fakeapi"
 )
 
-const tools1 = `version: 1
-agent: {provider: script}
-tools:
-  lookup_order:
-    description: Look up an order.
-    input_schema: {type: object, properties: {order_id: {type: string}}, required: [order_id]}
-mocks:
-  lookup_order:
-    - when: {order_id: A-991}
-      return: {tier: gold}
-cases:
-  - name: c
-    input: x
-    script: [{text: ok}]
-`
+// oneCase is the one case of tools1 and tools100.
+const oneCase = "  - name: c\n    input: x\n    script: [{text: ok}]\n"
 
 const chat = `version: 1
 agent: {provider: openai, model: gpt-test}
@@ -96,13 +84,13 @@ func main() {
 			log.Fatal(err)
 		}
 	}
-	write("tools1.dryfire.yaml", tools1)
+	write("tools1.dryfire.yaml", suite.LookupHead+oneCase)
 	var b strings.Builder
 	b.WriteString("version: 1\nagent: {provider: script}\nmocks:\n  create_order:\n")
 	for i := range 100 {
 		fmt.Fprintf(&b, "    - when: {amount: 100, currency: EUR, sku: SKU-%d}\n      return: {ok: true, rule: %d}\n", i, i)
 	}
-	b.WriteString("cases:\n  - name: c\n    input: x\n    script: [{text: ok}]\n")
+	b.WriteString("cases:\n" + oneCase)
 	write("tools100.dryfire.yaml", b.String())
 	write("chat.dryfire.yaml", chat)
 

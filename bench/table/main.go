@@ -47,6 +47,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/dryfire-dev/dryfire/bench/gensuite/suite"
 )
 
 var (
@@ -538,23 +540,10 @@ const caseText = `  - name: case-%d
       - output: {contains: gold}
 `
 
-const suiteHead = `version: 1
-agent: {provider: script}
-tools:
-  lookup_order:
-    description: Look up an order.
-    input_schema: {type: object, properties: {order_id: {type: string}}, required: [order_id]}
-mocks:
-  lookup_order:
-    - when: {order_id: A-991}
-      return: {tier: gold}
-cases:
-`
-
 func writeSuites(dir string) {
 	for name, n := range map[string]int{"one.dryfire.yaml": 1, "many.dryfire.yaml": 500} {
 		var b strings.Builder
-		b.WriteString(suiteHead)
+		b.WriteString(suite.LookupHead)
 		for i := range n {
 			fmt.Fprintf(&b, caseText, i)
 		}

@@ -30,6 +30,22 @@ mocks:
 cases:
 `
 
+// LookupHead is the head of the serving benchmarks' suites (bench/setup,
+// bench/table): one tool, lookup_order, that a mock answers {tier: gold}
+// for order A-991; the cases follow.
+const LookupHead = `version: 1
+agent: {provider: script}
+tools:
+  lookup_order:
+    description: Look up an order.
+    input_schema: {type: object, properties: {order_id: {type: string}}, required: [order_id]}
+mocks:
+  lookup_order:
+    - when: {order_id: A-991}
+      return: {tier: gold}
+cases:
+`
+
 const template = `  - from: rows.jsonl
     name: "{{name}}"
     input: "Refund order {{id}}"
