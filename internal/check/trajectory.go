@@ -2,6 +2,7 @@ package check
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/dryfire-dev/dryfire/internal/spec"
@@ -85,14 +86,7 @@ func fitsCall(w *spec.TrajectoryCall, r tool.Record, args string) bool {
 // match pairs the trajectory's entries with distinct calls made, as many
 // as can be (augmenting paths): pairOf[i] is entry i's call, or -1.
 func match(want []*spec.TrajectoryCall, made []tool.Record, fits func(*spec.TrajectoryCall, tool.Record) bool) []int {
-	pairOf := make([]int, len(want))
-	owner := make([]int, len(made))
-	for i := range pairOf {
-		pairOf[i] = -1
-	}
-	for j := range owner {
-		owner[j] = -1
-	}
+	pairOf, owner := slices.Repeat([]int{-1}, len(want)), slices.Repeat([]int{-1}, len(made))
 	var try func(i int, seen []bool) bool
 	try = func(i int, seen []bool) bool {
 		for j := range made {
