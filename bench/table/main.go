@@ -215,10 +215,8 @@ func run() int {
 			continue
 		}
 		src := r
-		for _, o := range rows {
-			if o.key == r.bare {
-				src = o
-			}
+		if i := slices.IndexFunc(rows, func(o *row) bool { return o.key == r.bare }); i >= 0 {
+			src = rows[i]
 		}
 		if src.key != r.bare { // its dryfire row is not run: take the answer from this row's server
 			log.Printf("bare handler %s: answer taken from %s", r.bare, r.key)
@@ -229,10 +227,8 @@ func run() int {
 			return 1
 		}
 		flags := []string{"-body-file", answer, "-content-type", "application/json"}
-		if strings.HasPrefix(r.bare, "mcp") {
-			if r.bare == "mcp" {
-				flags = append(flags, "-mcp")
-			}
+		if r.bare == "mcp" {
+			flags = append(flags, "-mcp")
 		}
 		b := &row{key: r.bare, server: start(startServer(data, bin("bare"), flags, false))}
 		b.load = slices.Clone(src.load)
@@ -276,8 +272,7 @@ func run() int {
 		{name: "`dryfire --version`", goal: 2.5, args: []string{"--version"}},
 		{name: "`dryfire run` of a one-case suite", goal: 6, args: []string{"run", one}},
 	}
-	var helloMS []float64
-	var manyMS []float64
+	var helloMS, manyMS []float64
 	startErrs := 0
 	measureBare()
 	for round := range *rounds {
