@@ -2,6 +2,7 @@ package engine
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -127,10 +128,7 @@ func NewSessions(opts SessionsOptions) (*Sessions, error) {
 	if len(ls.names) == 0 {
 		return nil, fmt.Errorf("%s has no drill (case) to start sessions from", opts.Suite)
 	}
-	name := opts.Case
-	if name == "" {
-		name = ls.names[0]
-	}
+	name := cmp.Or(opts.Case, ls.names[0])
 	if s.def = ls.cases[name]; s.def == nil {
 		return nil, fmt.Errorf("no case %q in %s", name, opts.Suite)
 	}
@@ -273,13 +271,7 @@ func (s *Sessions) begin(ss *session, st *sessionStart) *apiError {
 			return &apiError{http.StatusNotFound, "UNKNOWN_DRILL", fmt.Sprintf("%s has no drill %q%s", s.ls.file, st.Case, didYouMean(st.Case, s.ls.names))}
 		}
 	}
-	req := &startRequest{Seed: s.seed, Actor: s.actor}
-	if st.Seed != nil {
-		req.Seed = st.Seed
-	}
-	if st.Actor != "" {
-		req.Actor = st.Actor
-	}
+	req := &startRequest{Seed: cmp.Or(st.Seed, s.seed), Actor: cmp.Or(st.Actor, s.actor)}
 	in, err := newWorld(s.ls, c, req)
 	if err != nil {
 		if ae, ok := err.(*apiError); ok {
