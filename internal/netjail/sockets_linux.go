@@ -216,11 +216,8 @@ func unixSockets() []string {
 	sc.Scan() // the header
 	for sc.Scan() {
 		p, ok := socketPath(sc.Text())
-		if !ok {
-			continue // unbound, or abstract (@…: per namespace already)
-		}
-		if seen[p] {
-			continue
+		if !ok || seen[p] {
+			continue // unbound, or abstract (@…: per namespace already); or seen
 		}
 		seen[p] = true
 		if st, err := os.Lstat(p); err == nil && st.Mode()&os.ModeSocket != 0 {

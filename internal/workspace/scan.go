@@ -10,6 +10,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -137,10 +138,8 @@ func (sc *scanner) link(p, rel string) error {
 		return fmt.Errorf("%s leads to nothing outside the template (%s): make its target, or remove the link", what, strconv.Quote(filepath.ToSlash(to)))
 	}
 	if info.IsDir() {
-		for _, d := range sc.in {
-			if _, ok := under(to, d); ok {
-				return fmt.Errorf("%s leads to a directory that holds it (a loop)", what)
-			}
+		if slices.ContainsFunc(sc.in, func(d string) bool { _, ok := under(to, d); return ok }) {
+			return fmt.Errorf("%s leads to a directory that holds it (a loop)", what)
 		}
 		sc.in = append(sc.in, to)
 		defer func() { sc.in = sc.in[:len(sc.in)-1] }()
