@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -37,9 +38,7 @@ func (s *Sessions) reset(ss *session, body []byte) ([]byte, *apiError) {
 	}
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
-	if st.Case == "" {
-		st.Case = ss.c.Name
-	}
+	st.Case = cmp.Or(st.Case, ss.c.Name)
 	old := ss.run
 	old.Abandon()
 	if aerr := s.begin(ss, st); aerr != nil {

@@ -59,12 +59,7 @@ func stampOf(path string) stamp {
 }
 
 func (ls *loaded) fresh() bool {
-	for _, s := range ls.stamps {
-		if stampOf(s.path) != s {
-			return false
-		}
-	}
-	return true
+	return !slices.ContainsFunc(ls.stamps, func(s stamp) bool { return stampOf(s.path) != s })
 }
 
 // get loads the suite at path (absolute), or returns it from the cache.
