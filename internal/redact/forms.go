@@ -3,6 +3,8 @@ package redact
 import (
 	"encoding/base64"
 	"encoding/hex"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 )
@@ -100,12 +102,9 @@ func matchAt(s string, i int, sec string) int {
 			case k < len(s) && s[k] == '/' && sec[j] == '/':
 				i, j = k+1, j+1
 			case k+4 < len(s) && s[k] == 'u':
-				r := 0
-				for _, h := range []byte(s[k+1 : k+5]) {
-					if unhex(h) < 0 {
-						return -1
-					}
-					r = r<<4 | unhex(h)
+				r, err := strconv.ParseUint(s[k+1:k+5], 16, 16)
+				if err != nil {
+					return -1
 				}
 				enc := string(rune(r))
 				if !strings.HasPrefix(sec[j:], enc) {
@@ -155,12 +154,9 @@ func needles(sec string) []needle {
 	}
 	var out []needle
 	add := func(text, in string) {
-		for _, n := range out {
-			if n.text == text {
-				return
-			}
+		if !slices.ContainsFunc(out, func(n needle) bool { return n.text == text }) {
+			out = append(out, needle{text, in})
 		}
-		out = append(out, needle{text, in})
 	}
 	for k := range 3 {
 		enc := base64.RawStdEncoding.EncodeToString(append(make([]byte, k), sec...))
