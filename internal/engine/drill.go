@@ -104,8 +104,8 @@ func parseStart(body []byte) (*startRequest, *apiError) {
 		return nil, aerr
 	}
 	req := &startRequest{Reproduce: m["reproduce"]}
-	for key, dst := range map[string]*string{"drill": &req.Drill, "suite": &req.Suite, "cwd": &req.Cwd, "actor": &req.Actor, "record": &req.Record} {
-		if *dst, aerr = str(m, key); aerr != nil {
+	for i, dst := range []*string{&req.Drill, &req.Suite, &req.Cwd, &req.Actor, &req.Record} { // in order: one message for one body
+		if *dst, aerr = str(m, []string{"drill", "suite", "cwd", "actor", "record"}[i]); aerr != nil {
 			return nil, aerr
 		}
 	}

@@ -17,3 +17,15 @@ func FuzzSessionBodies(f *testing.F) {
 		}
 	})
 }
+
+// TestStartNamesTheFirstBadKey: a start whose keys are several non-strings
+// is refused for the first in the protocol's order, every time (the keys
+// were read in map order, and the message named any of them).
+func TestStartNamesTheFirstBadKey(t *testing.T) {
+	for range 64 {
+		_, aerr := parseStart([]byte(`{"record": 1, "actor": 2, "cwd": 3, "suite": 4, "drill": 5}`))
+		if aerr == nil || aerr.message != "drill must be a string, not 5" {
+			t.Fatalf("got %v, want drill must be a string, not 5", aerr)
+		}
+	}
+}
