@@ -82,11 +82,9 @@ func (j *Jail) run(ready chan<- error, o *Options) {
 			j.pkt.Close()
 		}
 	}
-	if err != nil {
-		ready <- err
+	if ready <- err; err != nil {
 		return
 	}
-	ready <- nil
 	for f := range j.jobs {
 		f()
 	}
@@ -118,7 +116,7 @@ func (j *Jail) setup() error {
 		return fmt.Errorf("in the network namespace, binding the packet socket to loopback: %w", err)
 	}
 	j.pkt = os.NewFile(uintptr(fd), "netjail-packets")
-	ln, err := net.Listen("tcp", "127.0.0.1:"+itoa(j.port))
+	ln, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(j.port))
 	if err != nil {
 		j.pkt.Close()
 		return fmt.Errorf("in the network namespace, listening on 127.0.0.1:%d: %w", j.port, err)
@@ -292,8 +290,6 @@ func dnsName(m []byte) (string, bool) {
 }
 
 func htons(v uint16) uint16 { return v<<8 | v>>8 }
-
-func itoa(n int) string { return strconv.Itoa(n) }
 
 // loopbackUp sets lo up (SIOCSIFFLAGS).
 func loopbackUp() error {

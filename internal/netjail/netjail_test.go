@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -127,7 +128,7 @@ print("slow" if time.monotonic() - start > 5 else "fast")
 `
 	otherPort := other.Addr().(*net.TCPAddr).Port
 	out, attempts := pythonInJail(t, j, fmt.Sprintf(script, port, otherPort))
-	want := "dryfire\nrefused " + itoa(otherPort) + " ConnectionRefusedError\nrefused 443 ConnectionRefusedError\nno name gaierror\nfast\n"
+	want := "dryfire\nrefused " + strconv.Itoa(otherPort) + " ConnectionRefusedError\nrefused 443 ConnectionRefusedError\nno name gaierror\nfast\n"
 	if out != want {
 		t.Errorf("the program printed:\n%s\nwant:\n%s", out, want)
 	}
@@ -141,7 +142,7 @@ print("slow" if time.monotonic() - start > 5 else "fast")
 		}
 		got = append(got, a.String())
 	}
-	wantTCP := "tcp 127.0.0.1:" + itoa(otherPort) + " (1)\ntcp 93.184.216.34:443 (1)"
+	wantTCP := "tcp 127.0.0.1:" + strconv.Itoa(otherPort) + " (1)\ntcp 93.184.216.34:443 (1)"
 	if strings.Join(got, "\n") != wantTCP {
 		t.Errorf("attempts:\n%s\nwant:\n%s", strings.Join(got, "\n"), wantTCP)
 	}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -90,7 +91,7 @@ except OSError as e:
     print("closed", type(e).__name__)
 `
 	got, attempts := pythonInJail(t, j, fmt.Sprintf(script, port, other.Addr().(*net.TCPAddr).Port, closedPort))
-	otherPort := itoa(other.Addr().(*net.TCPAddr).Port)
+	otherPort := strconv.Itoa(other.Addr().(*net.TCPAddr).Port)
 	want := "dryfire\nother 127.0.0.1:" + otherPort + "\nother svc.example.test:" + otherPort + "\n"
 	if !strings.HasPrefix(got, want) || !(strings.HasSuffix(got, "closed ConnectionResetError\n") || strings.HasSuffix(got, "read b''\n")) {
 		t.Errorf("the program printed:\n%s\nwant:\n%s(closed ConnectionResetError or read b'')", got, want)
