@@ -14,7 +14,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
-	"unsafe"
+
+	"golang.org/x/sys/unix"
 )
 
 // Jail is one network namespace, for one program run.
@@ -298,17 +299,15 @@ func loopbackUp() error {
 		return err
 	}
 	defer syscall.Close(fd)
-	var ifr [40]byte // struct ifreq: the name, then the flags
-	copy(ifr[:], "lo")
-	if _, _, e := syscall.Syscall(syscall.SYS_IOCTL, uintptr(fd), syscall.SIOCGIFFLAGS, uintptr(unsafe.Pointer(&ifr[0]))); e != 0 {
-		return e
+	ifr, err := unix.NewIfreq("lo")
+	if err != nil {
+		return err
 	}
-	flags := binary.NativeEndian.Uint16(ifr[16:])
-	binary.NativeEndian.PutUint16(ifr[16:], flags|syscall.IFF_UP)
-	if _, _, e := syscall.Syscall(syscall.SYS_IOCTL, uintptr(fd), syscall.SIOCSIFFLAGS, uintptr(unsafe.Pointer(&ifr[0]))); e != 0 {
-		return e
+	if err := unix.IoctlIfreq(fd, unix.SIOCGIFFLAGS, ifr); err != nil {
+		return err
 	}
-	return nil
+	ifr.SetUint16(ifr.Uint16() | unix.IFF_UP)
+	return unix.IoctlIfreq(fd, unix.SIOCSIFFLAGS, ifr)
 }
 
 // allLocal adds the route "local 0.0.0.0/0 dev lo table local" (::/0 for
