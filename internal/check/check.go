@@ -233,6 +233,22 @@ func appendWant(b []byte, c *spec.Check) []byte {
 	return append(b, "at least once"...)
 }
 
+// countRange is the range of call counts a called check (of a tool or
+// an operation) allows, as appendWant words it; hi < 0: no upper bound.
+func countRange(c *spec.Check) (lo, hi int) {
+	switch {
+	case c.Times != nil:
+		return *c.Times, *c.Times
+	case c.Min != nil && c.Max != nil:
+		return *c.Min, *c.Max
+	case c.Min != nil:
+		return *c.Min, -1
+	case c.Max != nil:
+		return 0, *c.Max
+	}
+	return 1, -1
+}
+
 // matches counts the calls to c.Tool whose arguments match c.With: the
 // length of matching's first list, without the lists (a check that
 // passes needs only the count).
@@ -248,17 +264,7 @@ func matches(c *spec.Check, f *Facts) int {
 
 func called(c *spec.Check, f *Facts) (bool, string) {
 	n := matches(c, f)
-	lo, hi := 1, -1 // the allowed range of n; hi < 0: no upper bound
-	switch {
-	case c.Times != nil:
-		lo, hi = *c.Times, *c.Times
-	case c.Min != nil && c.Max != nil:
-		lo, hi = *c.Min, *c.Max
-	case c.Min != nil:
-		lo = *c.Min
-	case c.Max != nil:
-		lo, hi = 0, *c.Max
-	}
+	lo, hi := countRange(c)
 	if n >= lo && (hi < 0 || n <= hi) {
 		// The message of every passing check: one allocation.
 		b := appendSubject(make([]byte, 0, 160), c)

@@ -272,17 +272,8 @@ func calledOperation(c *spec.Check, w *WorldFacts) (bool, string) {
 		}
 		return false, fmt.Sprintf("expected %s never to be called; it was called %s", subject, plural(n, "time", "times"))
 	}
-	lo, hi, want := 1, -1, "at least once"
-	switch {
-	case c.Times != nil:
-		lo, hi, want = *c.Times, *c.Times, "exactly "+plural(*c.Times, "time", "times")
-	case c.Min != nil && c.Max != nil:
-		lo, hi, want = *c.Min, *c.Max, fmt.Sprintf("between %d and %d times", *c.Min, *c.Max)
-	case c.Min != nil:
-		lo, want = *c.Min, "at least "+plural(*c.Min, "time", "times")
-	case c.Max != nil:
-		lo, hi, want = 0, *c.Max, "at most "+plural(*c.Max, "time", "times")
-	}
+	lo, hi := countRange(c)
+	want := string(appendWant(nil, c))
 	if n >= lo && (hi < 0 || n <= hi) {
 		return true, fmt.Sprintf("%s was called %s (expected %s)", subject, plural(n, "time", "times"), want)
 	}
