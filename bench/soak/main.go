@@ -131,12 +131,11 @@ func main() {
 		last, peak = rss, max(peak, hwm)
 		fmt.Printf("%6.0fs  rss %4d MiB  peak %4d MiB  %s\n", time.Since(start).Seconds(), rss, hwm, st.line())
 	}
-	for done := false; !done; {
+	for ctx.Err() == nil {
 		select {
 		case <-t.C:
 			printSample()
 		case <-ctx.Done():
-			done = true
 		}
 	}
 	printSample()
