@@ -247,7 +247,9 @@ func (e *Engine) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			}
 			e.host.ServeHTTP(w, r)
 		case ended:
-			writeEnded(w, id, name, sub)
+			// 410: as an /ops answer on /ops, else as an error object.
+			writeErrorEnvelope(w, http.StatusGone, world.ErrorEnvelope{Code: world.CodeEnded, Message: fmt.Sprintf(
+				"drill %s (%s) has ended: a retained mockTool callable, or a call after the test, reaches no world", name, id)}, sub)
 		default:
 			writeError(w, &apiError{http.StatusNotFound, "UNKNOWN_DRILL", fmt.Sprintf("no drill %q: this engine never started it (an id from another engine process?)", id)})
 		}
@@ -459,13 +461,6 @@ func methodNotAllowed(w http.ResponseWriter, r *http.Request, allow string) {
 	writeError(w, &apiError{http.StatusMethodNotAllowed, "METHOD_NOT_ALLOWED", fmt.Sprintf("%s %s: use %s", r.Method, r.URL.Path, allow)})
 }
 
-// endedMessage is what a binding of an ended drill answers.
-func endedMessage(id, name string) string {
-	return fmt.Sprintf("drill %s (%s) has ended: a retained mockTool callable, or a call after the test, reaches no world", name, id)
-}
-
-// writeEnded answers a binding route of an ended drill: 410, as an /ops
-// answer on /ops, else as an error object.
 // bindingOf is the binding a route under /drills/ID/ belongs to: direct
 // (/ops), mcp (/mcp), http (/tools, /http); "" for the model endpoint and
 // the world's control routes, which every drill has.
@@ -487,10 +482,6 @@ func bindingOf(sub string) string {
 func writeRefused(w http.ResponseWriter, d *drill, b, sub string) {
 	env := world.ErrorEnvelope{Code: "BINDING_NOT_DECLARED", Message: fmt.Sprintf("drill %s: its target lists bindings [%s], not %s: the call to /%s is refused before it reaches the world (add %s to target.bindings in %s)", d.name, strings.Join(d.bindings, ", "), b, sub, b, d.suite)}
 	writeErrorEnvelope(w, http.StatusForbidden, env, sub)
-}
-
-func writeEnded(w http.ResponseWriter, id, name, sub string) {
-	writeErrorEnvelope(w, http.StatusGone, world.ErrorEnvelope{Code: world.CodeEnded, Message: endedMessage(id, name)}, sub)
 }
 
 // writeErrorEnvelope answers env: as an operation's result on /ops, else
