@@ -22,11 +22,15 @@ import (
 func (s *Sessions) Handler(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		path := r.URL.Path
-		switch {
-		case path == "/sessions" || path == "/sessions/":
-			if !toolserver.Allowed(w, r) {
-				return
-			}
+		if path != "/sessions" && !strings.HasPrefix(path, "/sessions/") && path != "/ws" && (path != "/mcp" || !s.perMCP) {
+			next.ServeHTTP(w, r)
+			return
+		}
+		if !toolserver.Allowed(w, r) {
+			return
+		}
+		switch path {
+		case "/sessions", "/sessions/":
 			if r.Method != http.MethodPost {
 				methodNotAllowed(w, r, "POST")
 				return
@@ -42,23 +46,12 @@ func (s *Sessions) Handler(next http.Handler) http.Handler {
 				}
 				return s.created(ss), nil
 			})
-		case strings.HasPrefix(path, "/sessions/"):
-			if !toolserver.Allowed(w, r) {
-				return
-			}
-			s.serveSession(w, r, path[len("/sessions/"):])
-		case path == "/ws":
-			if !toolserver.Allowed(w, r) {
-				return
-			}
+		case "/ws":
 			s.serveWS(w, r)
-		case path == "/mcp" && s.perMCP:
-			if !toolserver.Allowed(w, r) {
-				return
-			}
+		case "/mcp":
 			s.serveMCP(w, r, next)
 		default:
-			next.ServeHTTP(w, r)
+			s.serveSession(w, r, path[len("/sessions/"):])
 		}
 	})
 }
