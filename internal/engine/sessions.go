@@ -239,14 +239,10 @@ func parseSessionStart(body []byte, what string, keys []string) (*sessionStart, 
 	if aerr != nil {
 		return nil, aerr
 	}
-	if st.Case, aerr = str(m, "case"); aerr != nil {
-		return nil, aerr
-	}
-	if st.Actor, aerr = str(m, "actor"); aerr != nil {
-		return nil, aerr
-	}
-	if st.Episode, aerr = str(m, "episode_id"); aerr != nil {
-		return nil, aerr
+	for i, dst := range []*string{&st.Case, &st.Actor, &st.Episode} {
+		if *dst, aerr = str(m, []string{"case", "actor", "episode_id"}[i]); aerr != nil {
+			return nil, aerr
+		}
 	}
 	if len(st.Episode) > 255 {
 		return nil, invalid("episode_id is at most 255 characters (OpenEnv's bound)")
