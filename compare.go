@@ -4,7 +4,6 @@ import (
 	"io"
 
 	ireport "github.com/dryfire-dev/dryfire/internal/report"
-	"github.com/dryfire-dev/dryfire/report"
 )
 
 // Outcomes are what Compare needs of a run: each case's status, its
@@ -24,19 +23,6 @@ func ReadOutcomes(r io.Reader) (*Outcomes, error) {
 		return nil, err
 	}
 	return &Outcomes{o: *o, shardIndex: i, shardCount: n}, nil
-}
-
-// OutcomesOf is what Compare needs of a report held whole.
-func OutcomesOf(r *report.Report) *Outcomes {
-	o := &Outcomes{}
-	o.o.Cases = make([]ireport.Outcome, len(r.Cases))
-	for i := range r.Cases {
-		o.o.Cases[i] = ireport.OutcomeOf(&r.Cases[i])
-	}
-	if r.Shard != nil {
-		o.shardIndex, o.shardCount = r.Shard.Index, r.Shard.Count
-	}
-	return o
 }
 
 // Len is the number of cases.
@@ -109,9 +95,6 @@ func Compare(base, new *Outcomes, opts *CompareOptions) (*Comparison, error) {
 
 // Count is how many cases have change k.
 func (c *Comparison) Count(k ChangeKind) int { return c.c.Count(ireport.ChangeKind(k)) }
-
-// Unchanged counts the cases in both runs with no change.
-func (c *Comparison) Unchanged() int { return c.c.Unchanged }
 
 // WriteText writes the comparison for a terminal or a log (names and
 // texts from the reports escaped); its last line counts the changes.

@@ -265,14 +265,8 @@ func (d *Drill) ResetPackage(pkg string) error { return d.in.ResetPackage(pkg) }
 // when more come due at once than the world's limits.events_per_tick.
 func (d *Drill) Advance(by time.Duration) error { return d.in.Advance(by) }
 
-// Now is the virtual time.
-func (d *Drill) Now() time.Time { return d.in.Now() }
-
 // State is a copy of the world's state: package → collection → value.
 func (d *Drill) State() map[string]any { return d.in.State() }
-
-// Evidence is the record of every operation so far.
-func (d *Drill) Evidence() []report.Evidence { return d.in.Evidence() }
 
 // ToolError is a failed operation: the error envelope, the status an HTTP
 // transport answers with, and the evidence outcome.

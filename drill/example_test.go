@@ -45,3 +45,37 @@ func Example() {
 	// 1 orders/orders.get behavior
 	// 2 refunds/refunds.create behavior
 }
+
+// Reset restores the whole world between two attempts in one drill;
+// ResetPackage only one package.
+func ExampleDrill_Reset() {
+	w, err := drill.Load("../examples/world/support.world.yaml")
+	if err != nil {
+		log.Fatal(err)
+	}
+	d, err := w.Start(nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	refund := func() {
+		if _, err := d.Call("refunds/refunds.create", map[string]any{"order_id": "A-991", "amount": 42, "request_id": "req-1"}, ""); err != nil {
+			log.Fatal(err)
+		}
+	}
+	refunds := func() int { return len(d.State()["refunds"].(map[string]any)["refunds"].(map[string]any)) }
+	refund()
+	fmt.Println("refunds", refunds())
+	if err := d.ResetPackage("refunds"); err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("after ResetPackage", refunds())
+	refund()
+	d.Reset()
+	fmt.Println("after Reset", refunds())
+	fmt.Println(d.End(nil).Verdict)
+	// Output:
+	// refunds 1
+	// after ResetPackage 0
+	// after Reset 0
+	// passed
+}
