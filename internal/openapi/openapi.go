@@ -13,11 +13,10 @@
 package openapi
 
 import (
-	"errors"
+	"cmp"
 	"fmt"
 	"maps"
 	"regexp"
-	"regexp/syntax"
 	"slices"
 	"sort"
 	"strconv"
@@ -26,7 +25,6 @@ import (
 
 	yaml "go.yaml.in/yaml/v4"
 
-	"github.com/dryfire-dev/dryfire/internal/value"
 	"github.com/dryfire-dev/dryfire/internal/yamlpos"
 )
 
@@ -92,10 +90,8 @@ func Import(file string, data []byte, o Options) (*Result, yamlpos.Diagnostics) 
 		doc.Errorf(n, "openapi %q: want an OpenAPI 3.0 or 3.1 document (openapi: 3.0.3, 3.1.0)", ver)
 		return nil, doc.Diagnostics()
 	}
-	for _, k := range []string{"webhooks"} {
-		if kn, _ := yamlpos.Lookup(doc.Root, k); kn != nil {
-			doc.Warnf(kn, "%s are not imported: a world answers requests, it does not send them", k)
-		}
+	if kn, _ := yamlpos.Lookup(doc.Root, "webhooks"); kn != nil {
+		doc.Warnf(kn, "webhooks are not imported: a world answers requests, it does not send them")
 	}
 	if comps, _ := root["components"].(map[string]any); comps["securitySchemes"] != nil {
 		_, cn := yamlpos.Lookup(doc.Root, "components")
@@ -115,24 +111,15 @@ func Import(file string, data []byte, o Options) (*Result, yamlpos.Diagnostics) 
 	if err == nil {
 		var module []byte
 		if module, err = im.module(); err == nil {
-			res := &Result{World: world, Module: module, Operations: len(im.ops)}
-			return im.result(res)
+			if ds := doc.Diagnostics(); ds.HasErrors() {
+				return nil, ds
+			}
+			return &Result{World: world, Module: module, Operations: len(im.ops), Warnings: doc.Diagnostics()}, nil
 		}
 	}
 	// A bug of the import, never of the document: nothing is written.
 	doc.Errorf(doc.Root, "the import wrote text that does not read back as meant (a bug of dryfire world import: please report it with the document): %v", err)
 	return nil, doc.Diagnostics()
-}
-
-func (im *importer) result(res *Result) (*Result, yamlpos.Diagnostics) {
-	doc := im.doc
-	for _, d := range doc.Diagnostics() {
-		if d.Severity == yamlpos.Error {
-			return nil, doc.Diagnostics()
-		}
-	}
-	res.Warnings = doc.Diagnostics()
-	return res, nil
 }
 
 type importer struct {
@@ -447,7 +434,7 @@ func (im *importer) responses(op *operation, n *yaml.Node, v any) {
 		status, err := strconv.Atoi(strings.ReplaceAll(strings.ToUpper(code), "XX", "00"))
 		switch {
 		case code == "default":
-			im.errorBody(orNode(cn, mn), schema)
+			im.errorBody(cmp.Or(mn, cn), schema)
 		case err != nil || status < 100 || status > 599:
 			im.doc.Warnf(kn, "response %q of %s %s is not a status; not imported", code, op.method, op.path)
 		case status < 300:
@@ -467,19 +454,12 @@ func (im *importer) responses(op *operation, n *yaml.Node, v any) {
 			}
 			op.errors[name] = status
 			op.retryable[name] = retryableStatus[status]
-			im.errorBody(orNode(cn, mn), schema)
+			im.errorBody(cmp.Or(mn, cn), schema)
 		}
 	}
 	if op.status == 0 {
 		op.status = 200
 	}
-}
-
-func orNode(a, b *yaml.Node) *yaml.Node {
-	if b != nil {
-		return b
-	}
-	return a
 }
 
 // errorBody takes the package's error body from the first error schema
@@ -519,304 +499,4 @@ func (im *importer) errorBody(n *yaml.Node, schema any) {
 		return
 	}
 	im.body, im.bodyN = body, n
-}
-
-func withoutWriteOnly(v any) any {
-	s, ok := v.(map[string]any)
-	if !ok {
-		return v
-	}
-	if props, ok := s["properties"].(map[string]any); ok {
-		for k, p := range props {
-			if pm, _ := p.(map[string]any); pm["writeOnly"] == true {
-				delete(props, k)
-			}
-		}
-	}
-	if items, ok := s["items"]; ok {
-		s["items"] = withoutWriteOnly(items)
-	}
-	return s
-}
-
-// crudKinds is the generic behavior of each method on a collection
-// (/things) or one of its items (/things/{id}).
-var crudKinds = map[string]string{
-	"POST /things": "create", "GET /things": "list", "GET /things/{id}": "get",
-	"PUT /things/{id}": "replace", "PATCH /things/{id}": "update", "DELETE /things/{id}": "delete",
-}
-
-// classify picks the generic behavior of an operation by its method and
-// path: POST /things creates, GET /things lists, GET /things/{id} gets,
-// PUT replaces, PATCH updates and DELETE deletes /things/{id}.
-func (im *importer) classify(op *operation) {
-	segs := strings.Split(strings.Trim(op.path, "/"), "/")
-	last := segs[len(segs)-1]
-	idParam := ""
-	if m := pathVar().FindStringSubmatch(last); m != nil {
-		idParam = m[1]
-		segs = segs[:len(segs)-1]
-	}
-	coll := ""
-	for i := len(segs) - 1; i >= 0; i-- {
-		if !pathVar().MatchString(segs[i]) && segs[i] != "" {
-			coll = strings.ToLower(badIdent().ReplaceAllString(segs[i], "_"))
-			break
-		}
-	}
-	if key := op.method + " /things"; coll != "" {
-		if idParam != "" {
-			key += "/{id}"
-		}
-		op.kind = crudKinds[key]
-	}
-	if op.kind == "" {
-		return
-	}
-	op.coll, op.idArg, op.idField = coll, idParam, "id"
-	im.colls[coll] = true
-	if idParam != "" {
-		if _, ok := op.errors["NOT_FOUND"]; !ok {
-			op.errors["NOT_FOUND"] = 404 // what the generic behavior answers
-		}
-		if p, _ := op.props[idParam].(map[string]any); p["type"] == "integer" {
-			op.intID = true
-		}
-	}
-}
-
-// finish settles what one operation's generic behavior needs from the
-// others of its collection: the id field, and whether ids are integers.
-func (im *importer) finish() {
-	for _, op := range im.ops {
-		if op.kind == "" {
-			continue
-		}
-		for _, o := range im.ops {
-			if o.coll != op.coll {
-				continue
-			}
-			if o.intID {
-				op.intID = true
-			}
-			if s := outputItem(o.output); s != nil {
-				if p, ok := properties(s)[o.idArgOr()]; ok {
-					op.idField = o.idArgOr()
-					if pm, _ := p.(map[string]any); pm["type"] == "integer" {
-						op.intID = true
-					}
-				}
-			}
-		}
-	}
-}
-
-func (o *operation) idArgOr() string {
-	if o.idArg != "" {
-		if _, ok := properties(outputItem(o.output))[o.idArg]; ok {
-			return o.idArg
-		}
-	}
-	return "id"
-}
-
-func outputItem(v any) map[string]any {
-	s, _ := v.(map[string]any)
-	if s["type"] == "array" {
-		s, _ = s["items"].(map[string]any)
-	}
-	return s
-}
-
-func properties(s map[string]any) map[string]any {
-	p, _ := s["properties"].(map[string]any)
-	return p
-}
-
-// deref follows a local $ref (#/components/...) of a parameter, request
-// body or response to what it names, with that value's node.
-func (im *importer) deref(n *yaml.Node, v any) (any, *yaml.Node) {
-	for i := 0; i < MaxRefDepth; i++ {
-		m, _ := v.(map[string]any)
-		ref, ok := m["$ref"].(string)
-		if !ok {
-			return v, n
-		}
-		target, tn, err := im.resolve(ref)
-		if err != nil {
-			rn, _ := yamlpos.Lookup(n, "$ref")
-			im.doc.Warnf(rn, "%v", err)
-			return nil, n
-		}
-		v, n = target, tn
-	}
-	return v, n
-}
-
-// resolve finds a local reference in the document.
-func (im *importer) resolve(ref string) (any, *yaml.Node, error) {
-	ptr, ok := strings.CutPrefix(ref, "#/")
-	if !ok {
-		return nil, nil, fmt.Errorf("$ref %q is not imported: only references inside the document (#/components/...) are", ref)
-	}
-	var cur any = im.root
-	n := im.doc.Root
-	for _, tok := range strings.Split(ptr, "/") {
-		tok = strings.ReplaceAll(strings.ReplaceAll(tok, "~1", "/"), "~0", "~")
-		m, _ := cur.(map[string]any) // nil, which has no tok, when not a mapping
-		if cur, ok = m[tok]; !ok {
-			return nil, nil, fmt.Errorf("$ref %q names nothing in the document", ref)
-		}
-		_, n = yamlpos.Lookup(n, tok)
-	}
-	return cur, n, nil
-}
-
-// schema converts an OpenAPI schema to the JSON Schema a world checks:
-// local $refs inlined (a recursive one becomes {} with a warning), 3.0's
-// nullable and boolean exclusive bounds rewritten, allOf of objects
-// flattened, and annotations JSON Schema does not have dropped.
-func (im *importer) schema(n *yaml.Node, v any, depth int, stack []string) any {
-	m, ok := v.(map[string]any)
-	if !ok {
-		return v
-	}
-	if im.nodes++; im.nodes > MaxSchemaNodes {
-		if im.nodes == MaxSchemaNodes+1 {
-			im.doc.Warnf(n, "the schemas grow past %d nodes with their $refs inlined (openapi.MaxSchemaNodes); from here on a schema is imported as {} (any value)", MaxSchemaNodes)
-		}
-		return map[string]any{}
-	}
-	if ref, ok := m["$ref"].(string); ok {
-		rn, _ := yamlpos.Lookup(n, "$ref")
-		if slices.Contains(stack, ref) || depth >= MaxRefDepth {
-			im.doc.Warnf(rn, "$ref %q is recursive; it is imported as {} (any value) past its first level", ref)
-			return map[string]any{}
-		}
-		target, tn, err := im.resolve(ref)
-		if err != nil {
-			im.doc.Warnf(rn, "%v; it is imported as {} (any value)", err)
-			return map[string]any{}
-		}
-		return im.schema(tn, target, depth+1, append(stack, ref))
-	}
-	out := map[string]any{}
-	for _, p := range yamlpos.Pairs(n, m) {
-		k := p.Key()
-		switch k {
-		case "example", "examples", "xml", "externalDocs", "discriminator", "deprecated", "nullable":
-			continue
-		case "pattern":
-			// JSON Schema's patterns are ECMA 262; the world checks them
-			// with Go's RE2, which lacks look-around and back-references.
-			if re, ok := p.Val.(string); ok && !im.re2(p.V, re, "pattern") {
-				continue
-			}
-			out[k] = p.Val
-		case "properties", "patternProperties", "$defs", "definitions", "dependentSchemas":
-			sub := map[string]any{}
-			for _, q := range yamlpos.Pairs(p.V, p.Val) {
-				if k == "patternProperties" && !im.re2(q.K, q.Key(), "patternProperties key") {
-					continue
-				}
-				sub[q.Key()] = im.schema(q.V, q.Val, depth, stack)
-			}
-			out[k] = sub
-		case "items", "additionalProperties", "not", "contains", "propertyNames", "if", "then", "else", "unevaluatedProperties", "unevaluatedItems", "additionalItems":
-			out[k] = im.schema(p.V, p.Val, depth, stack)
-		case "allOf", "anyOf", "oneOf", "prefixItems":
-			var list []any
-			for _, it := range yamlpos.Items(p.V, p.Val) {
-				list = append(list, im.schema(it.N, it.Val, depth, stack))
-			}
-			out[k] = list
-		case "exclusiveMinimum", "exclusiveMaximum":
-			if b, isBool := p.Val.(bool); isBool {
-				if b {
-					bound := "minimum"
-					if k == "exclusiveMaximum" {
-						bound = "maximum"
-					}
-					if lim, ok := m[bound]; ok {
-						out[k] = lim
-						out["__drop_"+bound] = true
-					}
-				}
-				continue
-			}
-			out[k] = p.Val
-		default:
-			if strings.HasPrefix(k, "x-") {
-				continue
-			}
-			out[k] = p.Val
-		}
-	}
-	for _, b := range []string{"minimum", "maximum"} {
-		if out["__drop_"+b] == true {
-			delete(out, b)
-			delete(out, "__drop_"+b)
-		}
-	}
-	if im.v30 && m["nullable"] == true {
-		if t, ok := out["type"].(string); ok {
-			out["type"] = []any{t, "null"}
-		}
-	}
-	return flattenAllOf(out)
-}
-
-// re2 says a schema's regular expression compiles as the world will
-// compile it (Go's RE2); when not, it warns at n that the pattern is
-// dropped.
-func (im *importer) re2(n *yaml.Node, re, what string) bool {
-	if _, err := regexp.Compile(re); err != nil {
-		msg := err.Error()
-		if e, ok := errors.AsType[*syntax.Error](err); ok {
-			msg = string(e.Code) + ": " + e.Expr
-		}
-		im.doc.Warnf(n, "%s %q uses syntax Go's RE2 lacks (%s): it is dropped, so the world does not check it (write it without look-around or back-references to keep it)", what, re, msg)
-		return false
-	}
-	return true
-}
-
-// flattenAllOf merges an allOf of plain object schemas into one.
-func flattenAllOf(s map[string]any) map[string]any {
-	list, ok := s["allOf"].([]any)
-	if !ok {
-		return s
-	}
-	props := map[string]any{}
-	var req []any
-	for _, e := range list {
-		m, _ := e.(map[string]any)
-		if m == nil {
-			return s
-		}
-		for k := range m {
-			if k != "type" && k != "properties" && k != "required" && k != "description" && k != "title" {
-				return s
-			}
-		}
-		if t, ok := m["type"]; ok && t != "object" {
-			return s
-		}
-		maps.Copy(props, properties(m))
-		for _, r := range asList(m["required"]) {
-			if !slices.ContainsFunc(req, func(x any) bool { return value.Equal(x, r) }) {
-				req = append(req, r)
-			}
-		}
-	}
-	out := map[string]any{"type": "object", "properties": props}
-	if len(req) > 0 {
-		out["required"] = req
-	}
-	for k, v := range s {
-		if k != "allOf" && k != "type" && k != "properties" && k != "required" {
-			out[k] = v
-		}
-	}
-	return out
 }

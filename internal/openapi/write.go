@@ -310,3 +310,97 @@ var (
 	flowSeq = yamlnode.FlowSeq
 	flow    = yamlnode.Flow
 )
+
+// crudKinds is the generic behavior of each method on a collection
+// (/things) or one of its items (/things/{id}).
+var crudKinds = map[string]string{
+	"POST /things": "create", "GET /things": "list", "GET /things/{id}": "get",
+	"PUT /things/{id}": "replace", "PATCH /things/{id}": "update", "DELETE /things/{id}": "delete",
+}
+
+// classify picks the generic behavior of an operation by its method and
+// path: POST /things creates, GET /things lists, GET /things/{id} gets,
+// PUT replaces, PATCH updates and DELETE deletes /things/{id}.
+func (im *importer) classify(op *operation) {
+	segs := strings.Split(strings.Trim(op.path, "/"), "/")
+	last := segs[len(segs)-1]
+	idParam := ""
+	if m := pathVar().FindStringSubmatch(last); m != nil {
+		idParam = m[1]
+		segs = segs[:len(segs)-1]
+	}
+	coll := ""
+	for i := len(segs) - 1; i >= 0; i-- {
+		if !pathVar().MatchString(segs[i]) && segs[i] != "" {
+			coll = strings.ToLower(badIdent().ReplaceAllString(segs[i], "_"))
+			break
+		}
+	}
+	if key := op.method + " /things"; coll != "" {
+		if idParam != "" {
+			key += "/{id}"
+		}
+		op.kind = crudKinds[key]
+	}
+	if op.kind == "" {
+		return
+	}
+	op.coll, op.idArg, op.idField = coll, idParam, "id"
+	im.colls[coll] = true
+	if idParam != "" {
+		if _, ok := op.errors["NOT_FOUND"]; !ok {
+			op.errors["NOT_FOUND"] = 404 // what the generic behavior answers
+		}
+		if p, _ := op.props[idParam].(map[string]any); p["type"] == "integer" {
+			op.intID = true
+		}
+	}
+}
+
+// finish settles what one operation's generic behavior needs from the
+// others of its collection: the id field, and whether ids are integers.
+func (im *importer) finish() {
+	for _, op := range im.ops {
+		if op.kind == "" {
+			continue
+		}
+		for _, o := range im.ops {
+			if o.coll != op.coll {
+				continue
+			}
+			if o.intID {
+				op.intID = true
+			}
+			if s := outputItem(o.output); s != nil {
+				if p, ok := properties(s)[o.idArgOr()]; ok {
+					op.idField = o.idArgOr()
+					if pm, _ := p.(map[string]any); pm["type"] == "integer" {
+						op.intID = true
+					}
+				}
+			}
+		}
+	}
+}
+
+func (o *operation) idArgOr() string {
+	if o.idArg != "" {
+		if _, ok := properties(outputItem(o.output))[o.idArg]; ok {
+			return o.idArg
+		}
+	}
+	return "id"
+}
+
+func outputItem(v any) map[string]any {
+	s, _ := v.(map[string]any)
+	if s["type"] == "array" {
+		s, _ = s["items"].(map[string]any)
+	}
+	return s
+}
+
+func properties(s map[string]any) map[string]any {
+	p, _ := s["properties"].(map[string]any)
+	return p
+}
