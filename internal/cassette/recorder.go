@@ -332,46 +332,21 @@ const maxSeen = 4
 
 // seenRequest is a request, as sent, that matched an interaction.
 type seenRequest struct {
-	method, path, query string
-	header              [len(matchHeaders)]string
-	body                []byte
+	head seenHead
+	body []byte
 }
 
 func (r *Recorder) seenBefore(i int, req *http.Request, body []byte) bool {
-	if i >= len(r.seen) {
-		return false
-	}
-	for k := range r.seen[i] {
-		s := &r.seen[i][k]
-		if s.method != req.Method || s.path != req.URL.EscapedPath() || s.query != req.URL.RawQuery || !bytes.Equal(s.body, body) {
-			continue
-		}
-		same := true
-		for h := range matchHeaders {
-			if s.header[h] != joinHeader(req.Header, h) {
-				same = false
-				break
-			}
-		}
-		if same {
-			return true
-		}
-	}
-	return false
+	return i < len(r.seen) && slices.ContainsFunc(r.seen[i], func(s seenRequest) bool { return bytes.Equal(s.body, body) && s.head.is(req) })
 }
 
 func (r *Recorder) remember(i int, req *http.Request, body []byte) {
 	if r.seen == nil {
 		r.seen = make([][]seenRequest, len(r.tape.Interactions))
 	}
-	if len(r.seen[i]) >= maxSeen {
-		return
+	if len(r.seen[i]) < maxSeen {
+		r.seen[i] = append(r.seen[i], seenRequest{headOf(req, i), slices.Clone(body)})
 	}
-	s := seenRequest{method: req.Method, path: req.URL.EscapedPath(), query: req.URL.RawQuery, body: slices.Clone(body)}
-	for h := range matchHeaders {
-		s.header[h] = joinHeader(req.Header, h)
-	}
-	r.seen[i] = append(r.seen[i], s)
 }
 
 // joinHeader is the values of matchHeaders[i] in h, joined.
