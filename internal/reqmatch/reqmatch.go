@@ -10,6 +10,7 @@ package reqmatch
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"strconv"
@@ -141,24 +142,6 @@ func Presets() []string {
 		out = append(out, p.Name)
 	}
 	return out
-}
-
-func findCLIPreset(name string) *cliPreset {
-	for i := range cliPresets {
-		if cliPresets[i].Name == name {
-			return &cliPresets[i]
-		}
-	}
-	return nil
-}
-
-func findPreset(name string) *preset {
-	for i := range presets {
-		if presets[i].Name == name {
-			return &presets[i]
-		}
-	}
-	return nil
 }
 
 // step is one step of a JSON path: a member name, an index, or any.
@@ -301,17 +284,17 @@ func Compile(rules []Rule) (*Set, error) {
 			}
 			c.path = p
 		case r.Preset != "":
-			if cp := findCLIPreset(r.Preset); cp != nil {
-				for i, sb := range cp.subs {
-					s.rules = append(s.rules, compiled{rule: r, label: c.label, re: sb.re(), repl: sb.repl, part: i > 0})
+			if i := slices.IndexFunc(cliPresets, func(p cliPreset) bool { return p.Name == r.Preset }); i >= 0 {
+				for j, sb := range cliPresets[i].subs {
+					s.rules = append(s.rules, compiled{rule: r, label: c.label, re: sb.re(), repl: sb.repl, part: j > 0})
 				}
 				continue
 			}
-			pr := findPreset(r.Preset)
-			if pr == nil {
+			i := slices.IndexFunc(presets, func(p preset) bool { return p.Name == r.Preset })
+			if i < 0 {
 				return nil, fmt.Errorf("match rule %s: no such preset (there are %s)", c.label, strings.Join(Presets(), ", "))
 			}
-			c.re, c.repl = pr.re(), pr.Placeholder
+			c.re, c.repl = presets[i].re(), presets[i].Placeholder
 		default:
 			re, err := regexp.Compile(r.Regex)
 			if err != nil {
@@ -402,19 +385,8 @@ func (s *Set) rewrite(v any, path *at, ap Applied) any {
 		}
 		return n.s
 	case json.Number:
-		t := string(x)
-		for i := range s.rules {
-			c := &s.rules[i]
-			if c.re == nil {
-				continue
-			}
-			if n := c.re.ReplaceAllString(t, c.repl); n != t {
-				ap.add(path.String(), c.label)
-				t = n
-			}
-		}
-		if t != string(x) {
-			return t
+		if n := s.rewrite(string(x), path, ap); n != string(x) {
+			return n // its text, as a string
 		}
 	case []any:
 		for i := range x {
@@ -472,7 +444,13 @@ func ignore(v any, p Path, at, label string, ap Applied) any {
 		if st.index >= 0 {
 			return v
 		}
-		for _, k := range keysOf(x, st) {
+		keys := []string{st.key}
+		if st.any {
+			keys = slices.Sorted(maps.Keys(x))
+		} else if _, ok := x[st.key]; !ok {
+			keys = nil
+		}
+		for _, k := range keys {
 			if last {
 				delete(x, k)
 				ap.add(Member(at, k), label)
@@ -494,21 +472,6 @@ func ignore(v any, p Path, at, label string, ap Applied) any {
 		}
 	}
 	return v
-}
-
-func keysOf(m map[string]any, st step) []string {
-	if !st.any {
-		if _, ok := m[st.key]; ok {
-			return []string{st.key}
-		}
-		return nil
-	}
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }
 
 var ident = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`) })
