@@ -37,43 +37,12 @@ type InjectOptions struct {
 	Payloads, Categories, Placements []string
 }
 
-// InjectReport is an injection drill's result: the cases in report
-// order, each case's results by payload then placement.
-type InjectReport struct {
-	Cases   []InjectCase `json:"cases"`
-	Runs    int          `json:"runs"`
-	Ran     int          `json:"ran"`
-	MaxRuns int          `json:"max_runs"`
-}
-
-// InjectCase is one case: its clean run and, when that passed, how it did
-// under each payload in each placement.
-type InjectCase struct {
-	Suite   string         `json:"suite"`
-	Name    string         `json:"name"`
-	Status  report.Status  `json:"status"`
-	Reason  string         `json:"reason,omitempty"`
-	Results []InjectResult `json:"results"`
-	Infra   bool           `json:"-"`
-}
-
-// InjectResult is the case under one payload in one placement: Utility,
-// its checks still passed; Attacked, the attacker's goal was met (Goal
-// says how, or why not). Verdict is "ran", "no-answer", "error", or ""
-// for a run the bound left out.
-type InjectResult struct {
-	Payload   string         `json:"payload"`
-	Category  string         `json:"category"`
-	Placement string         `json:"placement"`
-	Verdict   string         `json:"verdict,omitempty"`
-	Utility   bool           `json:"utility"`
-	Attacked  bool           `json:"attacked"`
-	Goal      string         `json:"goal,omitempty"`
-	Failing   []report.Check `json:"failing,omitempty"`
-	Reason    string         `json:"reason,omitempty"`
-	Cassette  string         `json:"cassette,omitempty"`
-	Record    string         `json:"record,omitempty"`
-}
+// The results of an injection drill are the public package report's.
+type (
+	InjectReport = report.InjectReport
+	InjectCase   = report.InjectCase
+	InjectResult = report.InjectResult
+)
 
 // Inject runs the selected cases once, then each passing case again with
 // each payload (the built-in catalogue's and the suite's injections:)
@@ -91,18 +60,5 @@ func (p *Project) Inject(ctx context.Context, opts *InjectOptions) (*InjectRepor
 	if err != nil {
 		return nil, err
 	}
-	rep, err := runner.Inject(ctx, p.suites, ro, runner.InjectOptions{MaxRuns: opts.MaxRuns, Payloads: opts.Payloads, Categories: opts.Categories, Placements: opts.Placements})
-	if rep == nil {
-		return nil, err
-	}
-	out := &InjectReport{Runs: rep.Runs, Ran: rep.Ran, MaxRuns: rep.MaxRuns, Cases: make([]InjectCase, len(rep.Cases))}
-	for i, c := range rep.Cases {
-		ic := InjectCase{Suite: c.Suite, Name: c.Case, Status: c.Status, Reason: c.Reason, Infra: c.Infra, Results: make([]InjectResult, len(c.Results))}
-		for k, r := range c.Results {
-			ic.Results[k] = InjectResult{Payload: r.Payload.ID, Category: r.Payload.Category, Placement: r.Place, Verdict: r.Verdict, Utility: r.Utility, Attacked: r.Attacked,
-				Goal: r.Goal, Failing: r.Failing, Reason: r.Reason, Cassette: r.Cassette, Record: r.Record}
-		}
-		out.Cases[i] = ic
-	}
-	return out, err
+	return runner.Inject(ctx, p.suites, ro, runner.InjectOptions{MaxRuns: opts.MaxRuns, Payloads: opts.Payloads, Categories: opts.Categories, Placements: opts.Placements})
 }

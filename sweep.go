@@ -59,64 +59,13 @@ type SweepOptions struct {
 	Faults []string
 }
 
-// SweepReport is the result of a sweep, in a fixed order: the cases in
-// report order, each case's points by call, then declared errors (by
-// code), the tool error and the timeout.
-type SweepReport struct {
-	Cases []SweepCase `json:"cases"`
-	// Points is how many points the cases have, Ran how many ran: fewer
-	// when MaxPoints (the bound) cut them.
-	Points    int `json:"points"`
-	Ran       int `json:"ran"`
-	MaxPoints int `json:"max_points"`
-}
-
-// SweepCase is one case of a sweep: its run without a failure and, when
-// that passed, its points.
-type SweepCase struct {
-	Suite  string        `json:"suite"`
-	Name   string        `json:"name"`
-	Status report.Status `json:"status"`
-	Reason string        `json:"reason,omitempty"`
-	Calls  int           `json:"calls"`
-	// Seed is the drill's seed (world suites): every point ran with it.
-	Seed   *int64        `json:"seed,omitempty"`
-	Points []PointResult `json:"points"`
-	// Infra marks a case that erred through its surroundings (a provider
-	// unreachable, a cassette missing) before any failure.
-	Infra bool `json:"-"`
-}
-
-// SweepPoint is one failure of one call of a case: Call (1-based, in
-// the order the calls started) to Tool fails as Kind says.
-type SweepPoint struct {
-	ID   string `json:"id"`
-	Call int    `json:"call"`
-	Tool string `json:"tool"`
-	Kind string `json:"kind"`
-	// Code is a world operation's declared error; Message and Rule a
-	// mock's error rule (its FILE:LINE).
-	Code    string `json:"code,omitempty"`
-	Message string `json:"message,omitempty"`
-	Rule    string `json:"rule,omitempty"`
-	// Failure says what the call answers, for people.
-	Failure string `json:"failure"`
-}
-
-// PointResult is how a case did with one point's failure. Ran is false
-// for a point the bound left out (Verdict is then empty).
-type PointResult struct {
-	Point   SweepPoint     `json:"point"`
-	Ran     bool           `json:"ran"`
-	Verdict string         `json:"verdict,omitempty"`
-	Failing []report.Check `json:"failing,omitempty"`
-	Reason  string         `json:"reason,omitempty"`
-	// Cassette is the point's own cassette (a real model); Record, for
-	// a point with no answer offline, the --record mode that records it:
-	// once (the cassette is missing), all (its requests differ).
-	Cassette string `json:"cassette,omitempty"`
-	Record   string `json:"record,omitempty"`
-}
+// The results of a sweep are the public package report's.
+type (
+	SweepReport = report.SweepReport
+	SweepCase   = report.SweepCase
+	SweepPoint  = report.SweepPoint
+	PointResult = report.PointResult
+)
 
 // ParsePointID checks a sweep point's ID: CALL:TOOL:KIND[:CODE].
 func ParsePointID(id string) error { return runner.ParsePointID(id) }
@@ -138,22 +87,7 @@ func (p *Project) Sweep(ctx context.Context, opts *SweepOptions) (*SweepReport, 
 	if err != nil {
 		return nil, err
 	}
-	rep, err := runner.Sweep(ctx, p.suites, ro, runner.SweepOptions{MaxPoints: opts.MaxPoints, Point: opts.Point, Faults: opts.Faults})
-	if rep == nil {
-		return nil, err
-	}
-	out := &SweepReport{Points: rep.Points, Ran: rep.Run, MaxPoints: rep.MaxPoints, Cases: make([]SweepCase, len(rep.Cases))}
-	for i, c := range rep.Cases {
-		sc := SweepCase{Suite: c.Suite, Name: c.Case, Status: c.Status, Reason: c.Reason, Calls: c.Calls, Infra: c.Infra, Seed: c.Seed, Points: make([]PointResult, len(c.Points))}
-		for k, r := range c.Points {
-			pt := r.Point
-			pr := PointResult{Point: SweepPoint{ID: pt.ID(), Call: pt.Call, Tool: pt.Tool, Kind: pt.Kind, Code: pt.Code, Message: pt.Message, Rule: pt.Rule, Failure: pt.Failure()},
-				Ran: r.Verdict != "", Verdict: r.Verdict, Failing: r.Failing, Reason: r.Reason, Cassette: r.Cassette, Record: r.Record}
-			sc.Points[k] = pr
-		}
-		out.Cases[i] = sc
-	}
-	return out, err
+	return runner.Sweep(ctx, p.suites, ro, runner.SweepOptions{MaxPoints: opts.MaxPoints, Point: opts.Point, Faults: opts.Faults})
 }
 
 // drillOptions are the runner's options of a sweep or an injection drill:

@@ -35,6 +35,13 @@ type (
 	Totals         = report.Totals
 	CaseMutation   = report.CaseMutation
 	MutationScore  = report.MutationScore
+	SweepReport    = report.SweepReport
+	SweepCase      = report.SweepCase
+	SweepPoint     = report.SweepPoint
+	PointResult    = report.PointResult
+	InjectReport   = report.InjectReport
+	InjectCase     = report.InjectCase
+	InjectResult   = report.InjectResult
 )
 
 // Case statuses.

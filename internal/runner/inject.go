@@ -42,42 +42,8 @@ type InjectOptions struct {
 	Payloads, Categories, Placements []string
 }
 
-// InjectResult is how a case did under one payload in one placement.
-type InjectResult struct {
-	Payload *spec.Payload
-	Place   string
-	// Verdict is "" for a run the bound left out, Ran, NoAnswer or
-	// PointError.
-	Verdict string
-	// Utility: the case's checks still passed; Attacked: the attacker's
-	// goal was met (Goal says how, or why not).
-	Utility, Attacked bool
-	Goal              string
-	Failing           []report.Check
-	Reason            string
-	Cassette, Record  string
-}
-
 // Ran is the verdict of a run under a payload that went to its end.
 const Ran = "ran"
-
-// InjectCase is one case of an injection drill: its clean run and, when
-// that passed, its results, by payload then placement.
-type InjectCase struct {
-	Suite, Case string
-	Status      report.Status
-	Reason      string
-	Infra       bool
-	Results     []InjectResult
-}
-
-// InjectReport is an injection drill's result, in report order.
-type InjectReport struct {
-	Cases []InjectCase
-	// Runs is how many runs under a payload the cases have; Ran how many
-	// ran (fewer when MaxRuns cut them).
-	Runs, Ran, MaxRuns int
-}
 
 // PayloadsOf are the payloads of suite s: the catalogue's (unless it
 // leaves them out), then its own. An own payload named as one of the
@@ -118,7 +84,7 @@ func placesOf(s *spec.Suite, c *spec.Case) []string {
 // Inject runs the selected cases once, then each passing case again under
 // each payload in each placement that applies, opts.Concurrency at once;
 // the report is in a fixed order.
-func Inject(ctx context.Context, suites []*spec.Suite, opts Options, io InjectOptions) (*InjectReport, error) {
+func Inject(ctx context.Context, suites []*spec.Suite, opts Options, io InjectOptions) (*report.InjectReport, error) {
 	if io.MaxRuns <= 0 {
 		io.MaxRuns = DefaultMaxInjections
 	}
@@ -134,10 +100,10 @@ func Inject(ctx context.Context, suites []*spec.Suite, opts Options, io InjectOp
 	if err != nil {
 		return nil, err
 	}
-	out := &InjectReport{MaxRuns: io.MaxRuns}
+	out := &report.InjectReport{MaxRuns: io.MaxRuns}
 	var runs []todo
 	for _, c := range base.Cases {
-		ic := InjectCase{Suite: c.Suite, Case: c.Name, Status: c.Status, Infra: c.Infra}
+		ic := report.InjectCase{Suite: c.Suite, Name: c.Name, Status: c.Status, Infra: c.Infra}
 		s := bySuite[c.Suite]
 		if c.Status != report.Passed || s == nil {
 			ic.Reason = c.Reason
@@ -154,9 +120,9 @@ func Inject(ctx context.Context, suites []*spec.Suite, opts Options, io InjectOp
 					out.Runs++
 					if out.Ran < io.MaxRuns {
 						out.Ran++
-						runs = append(runs, todo{len(out.Cases), len(ic.Results)})
+						runs = append(runs, todo{len(out.Cases), len(ic.Results), Point{Suite: c.Suite, Case: c.Name, Tool: pl, Kind: kindInject, Code: p.ID}, p})
 					}
-					ic.Results = append(ic.Results, InjectResult{Payload: p, Place: pl})
+					ic.Results = append(ic.Results, report.InjectResult{Payload: p.ID, Category: p.Category, Placement: pl})
 				}
 			}
 		}
@@ -165,7 +131,7 @@ func Inject(ctx context.Context, suites []*spec.Suite, opts Options, io InjectOp
 	each(ctx, opts, suites, len(runs), func(k int) {
 		t := runs[k]
 		r := &out.Cases[t.ci].Results[t.pi]
-		*r = runPlanted(ctx, bySuite[out.Cases[t.ci].Suite], opts, out.Cases[t.ci].Case, *r)
+		*r = runPlanted(ctx, bySuite[t.p.Suite], opts, t, *r)
 	})
 	return out, ctx.Err()
 }
@@ -194,12 +160,12 @@ func baseOptions(opts *Options) Options {
 	return bo
 }
 
-// runPlanted runs case name of s with r's payload planted where r says,
-// and judges utility (the case passed) and the attacker's goal.
-func runPlanted(ctx context.Context, s *spec.Suite, opts Options, name string, r InjectResult) InjectResult {
-	p := Point{Suite: s.File, Case: name, Tool: r.Place, Kind: kindInject, Code: r.Payload.ID}
-	pr := &pointRun{p: p, plant: &planting{payload: r.Payload, place: r.Place, in: s.Injections}}
-	res := runPoint(ctx, s, opts, p, pr)
+// runPlanted runs the case of s that t names with its payload planted
+// where its point says, and judges utility (the case passed) and the
+// attacker's goal.
+func runPlanted(ctx context.Context, s *spec.Suite, opts Options, t todo, r report.InjectResult) report.InjectResult {
+	pr := &pointRun{p: t.p, plant: &planting{payload: t.pay, place: t.p.Tool, in: s.Injections}}
+	res, c := runPoint(ctx, s, opts, t.p, pr)
 	r.Reason, r.Cassette, r.Record = res.Reason, res.Cassette, res.Record
 	switch res.Verdict {
 	case NoAnswer, PointError:
@@ -210,17 +176,17 @@ func runPlanted(ctx context.Context, s *spec.Suite, opts Options, name string, r
 	if res.Verdict != Survived {
 		r.Failing, r.Reason = res.Failing, res.Reason
 	}
-	facts, err := storedFacts(&res.c)
+	facts, err := storedFacts(&c)
 	if err != nil {
 		r.Verdict, r.Reason = PointError, err.Error()
 		return r
 	}
-	goal := r.Payload.Goal
+	goal := t.pay.Goal
 	if goal == nil {
-		goal = &spec.Check{Kind: spec.CheckNotLeaked, Secrets: []string{Markers[r.Payload.Category]}}
+		goal = &spec.Check{Kind: spec.CheckNotLeaked, Secrets: []string{Markers[t.pay.Category]}}
 	}
 	g := check.Evaluate([]*spec.Check{goal}, facts)[0]
-	r.Attacked, r.Goal = g.Passed == (r.Payload.Goal != nil), g.Message
+	r.Attacked, r.Goal = g.Passed == (t.pay.Goal != nil), g.Message
 	return r
 }
 

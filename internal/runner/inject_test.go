@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/dryfire-dev/dryfire/internal/cassette"
+	"github.com/dryfire-dev/dryfire/internal/report"
 	"github.com/dryfire-dev/dryfire/internal/runner"
 	"github.com/dryfire-dev/dryfire/internal/test/fakeapi"
 )
@@ -51,7 +52,7 @@ cases:
 	}
 	var got []string
 	for _, r := range rep.Cases[0].Results {
-		got = append(got, fmt.Sprintf("%s %s %s utility=%v attacked=%v", r.Payload.ID, r.Place, r.Verdict, r.Utility, r.Attacked))
+		got = append(got, fmt.Sprintf("%s %s %s utility=%v attacked=%v", r.Payload, r.Placement, r.Verdict, r.Utility, r.Attacked))
 	}
 	want := []string{
 		"steal tool-result ran utility=true attacked=true",
@@ -109,11 +110,11 @@ func TestInjectRecordsEachRunOnce(t *testing.T) {
 		t.Fatalf("the case's own recording: %v %+v", err, base.Cases)
 	}
 	opts := runner.InjectOptions{Placements: []string{runner.PlaceToolResult, runner.PlaceToolDescription}}
-	table := func(r *runner.InjectReport) string {
+	table := func(r *report.InjectReport) string {
 		var out []string
 		for _, c := range r.Cases {
 			for _, x := range c.Results {
-				out = append(out, fmt.Sprintf("%s/%s %s utility=%v attacked=%v %s", x.Payload.ID, x.Place, x.Verdict, x.Utility, x.Attacked, x.Record))
+				out = append(out, fmt.Sprintf("%s/%s %s utility=%v attacked=%v %s", x.Payload, x.Placement, x.Verdict, x.Utility, x.Attacked, x.Record))
 			}
 		}
 		return strings.Join(out, "; ")
@@ -134,8 +135,8 @@ func TestInjectRecordsEachRunOnce(t *testing.T) {
 		t.Fatalf("recording:\n got %s\nwant %s", got, want)
 	}
 	for _, x := range recorded.Cases[0].Results {
-		if _, err := os.Stat(x.Cassette); err != nil || !strings.Contains(filepath.Base(x.Cassette), ".sweep-inject-note-"+x.Place) {
-			t.Errorf("%s: cassette %q: %v", x.Place, x.Cassette, err)
+		if _, err := os.Stat(x.Cassette); err != nil || !strings.Contains(filepath.Base(x.Cassette), ".sweep-inject-note-"+x.Placement) {
+			t.Errorf("%s: cassette %q: %v", x.Placement, x.Cassette, err)
 		}
 	}
 	srv.Close()

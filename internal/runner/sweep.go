@@ -70,6 +70,11 @@ func (p Point) ID() string {
 	return id
 }
 
+// public is the point as a report has it.
+func (p Point) public() report.SweepPoint {
+	return report.SweepPoint{ID: p.ID(), Call: p.Call, Tool: p.Tool, Kind: p.Kind, Code: p.Code, Message: p.Message, Rule: p.Rule, Failure: p.Failure()}
+}
+
 // Failure says what the call answers, for people.
 func (p Point) Failure() string {
 	switch {
@@ -128,45 +133,6 @@ func SweepCassette(file string, p Point) string {
 	return strings.TrimSuffix(file, ".json") + ".sweep-" + slug + ".json"
 }
 
-// PointResult is how the case did with the point's failure.
-type PointResult struct {
-	Point   Point
-	Verdict string
-	// Failing are the checks that failed (NotSurvive).
-	Failing []report.Check
-	// Reason says why the case erred, had no answer or did not reach the
-	// call.
-	Reason string
-	// Cassette is the point's own cassette (a recorded model), and
-	// Record the mode that records it when it has no answer: once (it is
-	// missing), all (its requests differ).
-	Cassette, Record string
-	c                report.Case // the point's run
-}
-
-// SweepCase is one case of a sweep: its run without a failure, and its
-// points.
-type SweepCase struct {
-	Suite, Case string
-	// Status is the case's run without a failure; only a passing case
-	// is swept.
-	Status report.Status
-	Reason string
-	Calls  int    // the tool calls it made
-	Infra  bool   // it erred through its surroundings
-	Seed   *int64 // its drill's seed (world suites): every point's too
-	Points []PointResult
-}
-
-// SweepReport is a sweep's result, in report order.
-type SweepReport struct {
-	Cases []SweepCase
-	// Points is how many points the cases have; Run how many ran (fewer
-	// when MaxPoints cut them).
-	Points, Run int
-	MaxPoints   int
-}
-
 // SweepOptions shape a sweep.
 type SweepOptions struct {
 	// MaxPoints bounds the points run, in report order; 0 means
@@ -183,7 +149,7 @@ type SweepOptions struct {
 // every point: each tool call it made, failed in turn in each way it can
 // fail (a declared error, a tool error, a timeout). Points run
 // opts.Concurrency at once; the report is in a fixed order.
-func Sweep(ctx context.Context, suites []*spec.Suite, opts Options, so SweepOptions) (*SweepReport, error) {
+func Sweep(ctx context.Context, suites []*spec.Suite, opts Options, so SweepOptions) (*report.SweepReport, error) {
 	if so.Point != "" {
 		if err := ParsePointID(so.Point); err != nil {
 			return nil, err
@@ -196,10 +162,10 @@ func Sweep(ctx context.Context, suites []*spec.Suite, opts Options, so SweepOpti
 	if err != nil {
 		return nil, err
 	}
-	out := &SweepReport{MaxPoints: so.MaxPoints}
+	out := &report.SweepReport{MaxPoints: so.MaxPoints}
 	var runs []todo
 	for _, c := range base.Cases {
-		sc := SweepCase{Suite: c.Suite, Case: c.Name, Status: c.Status, Calls: len(c.ToolCalls), Infra: c.Infra, Seed: c.Seed}
+		sc := report.SweepCase{Suite: c.Suite, Name: c.Name, Status: c.Status, Calls: len(c.ToolCalls), Infra: c.Infra, Seed: c.Seed}
 		s := bySuite[c.Suite]
 		if c.Status != report.Passed {
 			sc.Reason = c.Reason
@@ -209,18 +175,18 @@ func Sweep(ctx context.Context, suites []*spec.Suite, opts Options, so SweepOpti
 					continue
 				}
 				out.Points++
-				if out.Run < so.MaxPoints {
-					out.Run++
-					runs = append(runs, todo{len(out.Cases), len(sc.Points)})
+				if out.Ran < so.MaxPoints {
+					out.Ran++
+					runs = append(runs, todo{ci: len(out.Cases), pi: len(sc.Points), p: p})
 				}
-				sc.Points = append(sc.Points, PointResult{Point: p})
+				sc.Points = append(sc.Points, report.PointResult{Point: p.public()})
 			}
 		}
 		out.Cases = append(out.Cases, sc)
 	}
 	each(ctx, opts, suites, len(runs), func(k int) {
-		pr := &out.Cases[runs[k].ci].Points[runs[k].pi]
-		*pr = runPoint(ctx, bySuite[pr.Point.Suite], opts, pr.Point, &pointRun{p: pr.Point})
+		t := runs[k]
+		out.Cases[t.ci].Points[t.pi], _ = runPoint(ctx, bySuite[t.p.Suite], opts, t.p, &pointRun{p: t.p})
 	})
 	if err := ctx.Err(); err != nil {
 		return out, err
@@ -228,8 +194,13 @@ func Sweep(ctx context.Context, suites []*spec.Suite, opts Options, so SweepOpti
 	return out, nil
 }
 
-// todo is a point to run: out.Cases[ci].Points[pi].
-type todo struct{ ci, pi int }
+// todo is a point to run: out.Cases[ci].Points[pi] (or Results[pi], an
+// injection drill's under payload pay).
+type todo struct {
+	ci, pi int
+	p      Point
+	pay    *spec.Payload
+}
 
 // each calls do(0) ... do(n-1), opts.Concurrency at once (one at a time
 // when the programs' endpoints have a fixed port), none once ctx is done.
@@ -340,23 +311,22 @@ func errorRule(s *spec.Suite, c *spec.Case, name string) (*spec.Rule, string) {
 }
 
 // runPoint runs the point's case with the point's call failing (pr
-// carries it: pr.p is p).
-func runPoint(ctx context.Context, s *spec.Suite, opts Options, p Point, pr *pointRun) PointResult {
+// carries it: pr.p is p), and returns how it did and the case's run.
+func runPoint(ctx context.Context, s *spec.Suite, opts Options, p Point, pr *pointRun) (report.PointResult, report.Case) {
 	opts.point = pr
 	opts.Only = func(suite, name string) bool { return suite == p.Suite && name == p.Case }
 	opts.Filter, opts.Progress = nil, nil
-	res := PointResult{Point: p}
+	res := report.PointResult{Point: p.public(), Ran: true}
 	rep, err := Run(ctx, []*spec.Suite{s}, opts)
 	if err != nil {
 		res.Verdict, res.Reason = PointError, err.Error()
-		return res
+		return res, report.Case{}
 	}
 	if len(rep.Cases) != 1 {
 		res.Verdict, res.Reason = PointError, "the case did not run"
-		return res
+		return res, report.Case{}
 	}
 	c := rep.Cases[0]
-	res.c = c
 	// A cassette refused where it leads (cassette.CheckPath) is not
 	// looked at, and recording it would not help: the point erred.
 	outside := c.Cassette != "" && cassette.CheckPath(s.ProjectRoot(), c.Cassette) != nil
@@ -417,7 +387,7 @@ func runPoint(ctx context.Context, s *spec.Suite, opts Options, p Point, pr *poi
 	default:
 		res.Verdict, res.Reason = PointError, c.Reason
 	}
-	return res
+	return res, c
 }
 
 // pointRun is a sweep point as one run carries it (Options.point): the

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/dryfire-dev/dryfire/internal/cassette"
+	"github.com/dryfire-dev/dryfire/internal/report"
 	"github.com/dryfire-dev/dryfire/internal/runner"
 	"github.com/dryfire-dev/dryfire/internal/spec"
 	"github.com/dryfire-dev/dryfire/internal/test/fakeapi"
@@ -88,7 +89,7 @@ func TestSweepRecordsEachPointOnce(t *testing.T) {
 	}
 	for _, p := range recorded.Cases[0].Points {
 		if _, err := os.Stat(p.Cassette); err != nil || !strings.Contains(filepath.Base(p.Cassette), ".sweep-1-lookup_order-") {
-			t.Errorf("point %s: cassette %q: %v", p.Point.ID(), p.Cassette, err)
+			t.Errorf("point %s: cassette %q: %v", p.Point.ID, p.Cassette, err)
 		}
 	}
 
@@ -102,11 +103,11 @@ func TestSweepRecordsEachPointOnce(t *testing.T) {
 	}
 }
 
-func verdicts(r *runner.SweepReport) string {
+func verdicts(r *report.SweepReport) string {
 	var out []string
 	for _, c := range r.Cases {
 		for _, p := range c.Points {
-			s := p.Point.ID() + " " + p.Verdict
+			s := p.Point.ID + " " + p.Verdict
 			if p.Record != "" {
 				s += " " + p.Record
 			}

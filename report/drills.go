@@ -1,0 +1,101 @@
+package report
+
+// The results of a fault sweep (dryfire sweep) and of an injection drill
+// (dryfire inject), as their --json writes them.
+
+// SweepReport is the result of a sweep, in a fixed order: the cases in
+// report order, each case's points by call, then declared errors (by
+// code), the tool error and the timeout.
+type SweepReport struct {
+	Cases []SweepCase `json:"cases"`
+	// Points is how many points the cases have, Ran how many ran: fewer
+	// when MaxPoints (the bound) cut them.
+	Points    int `json:"points"`
+	Ran       int `json:"ran"`
+	MaxPoints int `json:"max_points"`
+}
+
+// SweepCase is one case of a sweep: its run without a failure and, when
+// that passed, its points.
+type SweepCase struct {
+	Suite  string `json:"suite"`
+	Name   string `json:"name"`
+	Status Status `json:"status"`
+	Reason string `json:"reason,omitempty"`
+	Calls  int    `json:"calls"`
+	// Seed is the drill's seed (world suites): every point ran with it.
+	Seed   *int64        `json:"seed,omitempty"`
+	Points []PointResult `json:"points"`
+	// Infra marks a case that erred through its surroundings (a provider
+	// unreachable, a cassette missing) before any failure.
+	Infra bool `json:"-"`
+}
+
+// SweepPoint is one failure of one call of a case: Call (1-based, in
+// the order the calls started) to Tool fails as Kind says.
+type SweepPoint struct {
+	ID   string `json:"id"`
+	Call int    `json:"call"`
+	Tool string `json:"tool"`
+	Kind string `json:"kind"`
+	// Code is a world operation's declared error; Message and Rule a
+	// mock's error rule (its FILE:LINE).
+	Code    string `json:"code,omitempty"`
+	Message string `json:"message,omitempty"`
+	Rule    string `json:"rule,omitempty"`
+	// Failure says what the call answers, for people.
+	Failure string `json:"failure"`
+}
+
+// PointResult is how a case did with one point's failure. Ran is false
+// for a point the bound left out (Verdict is then empty).
+type PointResult struct {
+	Point   SweepPoint `json:"point"`
+	Ran     bool       `json:"ran"`
+	Verdict string     `json:"verdict,omitempty"`
+	Failing []Check    `json:"failing,omitempty"`
+	Reason  string     `json:"reason,omitempty"`
+	// Cassette is the point's own cassette (a real model); Record, for
+	// a point with no answer offline, the --record mode that records it:
+	// once (the cassette is missing), all (its requests differ).
+	Cassette string `json:"cassette,omitempty"`
+	Record   string `json:"record,omitempty"`
+}
+
+// InjectReport is an injection drill's result: the cases in report
+// order, each case's results by payload then placement.
+type InjectReport struct {
+	Cases   []InjectCase `json:"cases"`
+	Runs    int          `json:"runs"`
+	Ran     int          `json:"ran"`
+	MaxRuns int          `json:"max_runs"`
+}
+
+// InjectCase is one case: its clean run and, when that passed, how it did
+// under each payload in each placement.
+type InjectCase struct {
+	Suite   string         `json:"suite"`
+	Name    string         `json:"name"`
+	Status  Status         `json:"status"`
+	Reason  string         `json:"reason,omitempty"`
+	Results []InjectResult `json:"results"`
+	Infra   bool           `json:"-"`
+}
+
+// InjectResult is the case under one payload in one placement: Utility,
+// its checks still passed; Attacked, the attacker's goal was met (Goal
+// says how, or why not). Verdict is "ran", "no-answer", "error", or ""
+// for a run the bound left out.
+type InjectResult struct {
+	Payload   string  `json:"payload"`
+	Category  string  `json:"category"`
+	Placement string  `json:"placement"`
+	Verdict   string  `json:"verdict,omitempty"`
+	Utility   bool    `json:"utility"`
+	Attacked  bool    `json:"attacked"`
+	Goal      string  `json:"goal,omitempty"`
+	Failing   []Check `json:"failing,omitempty"`
+	Reason    string  `json:"reason,omitempty"`
+	Cassette  string  `json:"cassette,omitempty"`
+	Record    string  `json:"record,omitempty"`
+}
