@@ -75,10 +75,10 @@ usage error or a report or suite that cannot be read.`,
 			for _, r := range rs {
 				if r.Identical {
 					same++
-					fmt.Fprintf(e.stdout, "SAME  %s: %s (seed %d, %s)\n", r.Suite, r.Name, r.Seed, short(r.BuildHash))
+					fmt.Fprintf(e.stdout, "SAME  %s: %s (seed %d, %.19s)\n", r.Suite, r.Name, r.Seed, r.BuildHash)
 					continue
 				}
-				fmt.Fprintf(e.stdout, "DIFF  %s: %s (seed %d, %s)\n", r.Suite, r.Name, r.Seed, short(r.BuildHash))
+				fmt.Fprintf(e.stdout, "DIFF  %s: %s (seed %d, %.19s)\n", r.Suite, r.Name, r.Seed, r.BuildHash)
 				for _, d := range r.Differences {
 					fmt.Fprintf(e.stdout, "      %s\n", d)
 				}
@@ -92,11 +92,4 @@ usage error or a report or suite that cannot be read.`,
 	}
 	addLoadFlags(cmd, e, &python)
 	return cmd
-}
-
-func short(hash string) string {
-	if len(hash) > 19 {
-		return hash[:19]
-	}
-	return hash
 }

@@ -269,7 +269,7 @@ func (j *Journal) start(suites string, cases int) error {
 		h := j.head
 		switch {
 		case h.Suites != suites || h.Cases != cases:
-			return &JournalError{fmt.Sprintf("%s is the journal of another run: its suites, cases, trials, pass threshold or seed differ (%s and %d cases, this run %s and %d); resume it with the run it was made by, or start a new one with --journal", j.path, short(h.Suites), h.Cases, short(suites), cases)}
+			return &JournalError{fmt.Sprintf("%s is the journal of another run: its suites, cases, trials, pass threshold or seed differ (%.19s and %d cases, this run %.19s and %d); resume it with the run it was made by, or start a new one with --journal", j.path, h.Suites, h.Cases, suites, cases)}
 		case h.Build != j.build:
 			return &JournalError{fmt.Sprintf("%s was written by another build of dryfire (%q, this is %q): a resumed run is one run, of one build", j.path, h.Build, j.build)}
 		}
@@ -298,13 +298,6 @@ func (j *Journal) start(suites string, cases int) error {
 	j.written = make(chan struct{})
 	go j.writer()
 	return nil
-}
-
-func short(h string) string {
-	if len(h) > 19 {
-		return h[:19]
-	}
-	return h
 }
 
 // Finished is how many cases the journal holds finished (infrastructure
