@@ -188,7 +188,7 @@ func printInject(w io.Writer, rep *dryfire.InjectReport) {
 			}
 			line(w, row)
 		}
-		fmt.Fprintf(w, "  one payload alone: dryfire inject %s --case %s --payload ID\n", shellQuote(c.Suite), shellQuote(c.Name))
+		fmt.Fprintf(w, "  one payload alone: dryfire inject %s --case %s --payload ID\n", termtext.ShellQuote(c.Suite), termtext.ShellQuote(c.Name))
 	}
 	if byCat[[2]string{"", ""}] == nil {
 		fmt.Fprintf(w, "%s run\n", count(rep.Ran, "run"))

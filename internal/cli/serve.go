@@ -269,7 +269,7 @@ func runServe(ctx context.Context, e *env, o serveOptions, path string) error {
 		// recorded for another agent is recorded again by serve, not by
 		// dryfire run (whose built-in loop would replace its recording).
 		rerecord := func(mode dryfire.RecordMode) string {
-			return "dryfire serve " + shellQuote(path) + " --case " + shellQuote(o.caseName) + " --http " + shellQuote(o.http) + " --record " + string(mode)
+			return "dryfire serve " + termtext.ShellQuote(path) + " --case " + termtext.ShellQuote(o.caseName) + " --http " + termtext.ShellQuote(o.http) + " --record " + string(mode)
 		}
 		model, modelErr = p.ModelEndpoint(o.caseName, &dryfire.ModelOptions{Record: record, Env: e.environ(), InOrder: o.inOrder, FlushEvents: o.flushEvents, NoRecords: true, Rerecord: rerecord})
 		if modelErr == nil && model.Scripted() && o.record != "" {
@@ -438,14 +438,6 @@ func orNone(s string) string {
 		return "(none)"
 	}
 	return s
-}
-
-// shellQuote is s as one word of a POSIX shell command line.
-func shellQuote(s string) string {
-	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_./:@%+=,-") == "" {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // unwrapOp drops the "listen tcp ADDR:" prefix the caller already says.

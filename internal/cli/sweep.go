@@ -300,7 +300,7 @@ func printSweep(w io.Writer, args []string, rep *dryfire.SweepReport, o sweepOpt
 		if o.seeded {
 			seed = fmt.Sprintf(" --seed %d", o.seed)
 		}
-		fmt.Fprintf(w, "  one point alone: dryfire sweep %s --case %s%s --point POINT\n", shellQuote(c.Suite), shellQuote(c.Name), seed)
+		fmt.Fprintf(w, "  one point alone: dryfire sweep %s --case %s%s --point POINT\n", termtext.ShellQuote(c.Suite), termtext.ShellQuote(c.Name), seed)
 	}
 	if rep.Ran < rep.Points {
 		fmt.Fprintf(w, "the sweep has %d points; it stopped at the bound of %d (--max-points %d): %d not run\n", rep.Points, rep.MaxPoints, rep.MaxPoints, rep.Points-rep.Ran)

@@ -232,15 +232,6 @@ func joinList(list, more string) string {
 	return list + "," + more
 }
 
-// ShellQuote quotes s for a POSIX shell (and Python's shlex.split), only
-// when it needs it.
-func ShellQuote(s string) string {
-	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./:=@%+,") == "" {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
-}
-
 func quoteArgs(args []string) []string {
 	out := make([]string, len(args))
 	for i, s := range args {

@@ -153,17 +153,3 @@ func TestAbsArgs(t *testing.T) {
 		t.Errorf("got %q, want %q", got, want)
 	}
 }
-
-func TestShellQuote(t *testing.T) {
-	for in, want := range map[string]string{
-		"dryfire":        "dryfire",
-		"/a/b-c_d.e:f=g": "/a/b-c_d.e:f=g",
-		"":               "''",
-		"a b":            "'a b'",
-		"it's":           `'it'\''s'`,
-	} {
-		if got := ShellQuote(in); got != want {
-			t.Errorf("ShellQuote(%q) = %s, want %s", in, got, want)
-		}
-	}
-}

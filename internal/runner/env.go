@@ -16,6 +16,7 @@ import (
 	"github.com/dryfire-dev/dryfire/internal/program"
 	"github.com/dryfire-dev/dryfire/internal/provider"
 	"github.com/dryfire-dev/dryfire/internal/spec"
+	"github.com/dryfire-dev/dryfire/internal/termtext"
 	"github.com/dryfire-dev/dryfire/internal/wire"
 )
 
@@ -56,7 +57,7 @@ func bridgeEnv(bridge []string, url string) []string {
 	argv := append(slices.Clip(bridge), url)
 	words := make([]string, len(argv))
 	for i, a := range argv {
-		words[i] = program.ShellQuote(a)
+		words[i] = termtext.ShellQuote(a)
 	}
 	js, _ := json.Marshal(argv)
 	return []string{EnvMCPCommand + "=" + strings.Join(words, " "), EnvMCPArgv + "=" + string(js)}

@@ -70,3 +70,12 @@ func WorkflowData(s string) string {
 func WorkflowProperty(s string) string {
 	return strings.NewReplacer(":", "%3A", ",", "%2C").Replace(WorkflowData(s))
 }
+
+// ShellQuote quotes s for a POSIX shell (and Python's shlex.split), only
+// when it needs it.
+func ShellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./:=@%+,") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}

@@ -48,3 +48,17 @@ func TestMarkdown(t *testing.T) {
 		}
 	}
 }
+
+func TestShellQuote(t *testing.T) {
+	for in, want := range map[string]string{
+		"dryfire":        "dryfire",
+		"/a/b-c_d.e:f=g": "/a/b-c_d.e:f=g",
+		"":               "''",
+		"a b":            "'a b'",
+		"it's":           `'it'\''s'`,
+	} {
+		if got := ShellQuote(in); got != want {
+			t.Errorf("ShellQuote(%q) = %s, want %s", in, got, want)
+		}
+	}
+}
