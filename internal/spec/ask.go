@@ -315,32 +315,19 @@ func AskVars(kind AskKind, answer map[string]any) map[string]any {
 // a value is its text (JSON for what is not a string; nothing for none).
 // Other placeholders stay as they are. Keys are not filled.
 func FillAsk(v any, vars map[string]any, typed bool) any {
-	switch v := v.(type) {
-	case string:
-		if !strings.Contains(v, "{{") {
+	return value.Map(v, func(v any) any {
+		s, ok := v.(string)
+		if !ok || !strings.Contains(s, "{{") {
 			return v
 		}
 		if typed {
-			ms := placeholder().FindAllStringSubmatchIndex(v, -1)
-			if len(ms) == 1 && ms[0][0] == 0 && ms[0][1] == len(v) && IsAskPlaceholder(v[ms[0][2]:ms[0][3]]) {
-				return vars[v[ms[0][2]:ms[0][3]]]
+			ms := placeholder().FindAllStringSubmatchIndex(s, -1)
+			if len(ms) == 1 && ms[0][0] == 0 && ms[0][1] == len(s) && IsAskPlaceholder(s[ms[0][2]:ms[0][3]]) {
+				return vars[s[ms[0][2]:ms[0][3]]]
 			}
 		}
-		return FillAskText(v, vars)
-	case map[string]any:
-		out := make(map[string]any, len(v))
-		for k, e := range v {
-			out[k] = FillAsk(e, vars, typed)
-		}
-		return out
-	case []any:
-		out := make([]any, len(v))
-		for i, e := range v {
-			out[i] = FillAsk(e, vars, typed)
-		}
-		return out
-	}
-	return v
+		return FillAskText(s, vars)
+	})
 }
 
 // FillAskText is text with its answer placeholders replaced by their

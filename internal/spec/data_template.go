@@ -9,6 +9,7 @@ import (
 
 	"go.yaml.in/yaml/v4"
 
+	"github.com/dryfire-dev/dryfire/internal/value"
 	"github.com/dryfire-dev/dryfire/internal/yamlpos"
 )
 
@@ -282,27 +283,17 @@ func scalarOf(v any) (tag, text string, ok bool) {
 // jsonish turns json.Number into int64 or float64, which YAML encodes as
 // numbers (a json.Number would be a string).
 func jsonish(v any) any {
-	switch x := v.(type) {
-	case json.Number:
+	return value.Map(v, func(v any) any {
+		x, ok := v.(json.Number)
+		if !ok {
+			return v
+		}
 		if i, err := x.Int64(); err == nil {
 			return i
 		}
 		f, _ := x.Float64()
 		return f
-	case map[string]any:
-		out := make(map[string]any, len(x))
-		for k, e := range x {
-			out[k] = jsonish(e)
-		}
-		return out
-	case []any:
-		out := make([]any, len(x))
-		for i, e := range x {
-			out[i] = jsonish(e)
-		}
-		return out
-	}
-	return v
+	})
 }
 
 // atLine sets the line of every node of n.

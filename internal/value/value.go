@@ -311,3 +311,26 @@ func Truncate(s string, n int) string {
 	r := []rune(s)
 	return string(r[:n]) + "…"
 }
+
+// Map is a copy of v whose objects and arrays are made anew, and whose
+// other values are what leaf makes of them (nil: they stay as they are).
+func Map(v any, leaf func(any) any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			out[k] = Map(e, leaf)
+		}
+		return out
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = Map(e, leaf)
+		}
+		return out
+	}
+	if leaf == nil {
+		return v
+	}
+	return leaf(v)
+}

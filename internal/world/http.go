@@ -446,8 +446,11 @@ func (ph *PackageHTTP) ErrorValue(e *ErrorEnvelope, status int) any {
 }
 
 func fill(v any, e *ErrorEnvelope, status int) any {
-	switch x := v.(type) {
-	case string:
+	return value.Map(v, func(v any) any {
+		x, ok := v.(string)
+		if !ok {
+			return v
+		}
 		switch x {
 		case "{{retryable}}":
 			return e.Retryable
@@ -467,20 +470,7 @@ func fill(v any, e *ErrorEnvelope, status int) any {
 			}
 			return m
 		})
-	case map[string]any:
-		out := make(map[string]any, len(x))
-		for k, e2 := range x {
-			out[k] = fill(e2, e, status)
-		}
-		return out
-	case []any:
-		out := make([]any, len(x))
-		for i, e2 := range x {
-			out[i] = fill(e2, e, status)
-		}
-		return out
-	}
-	return v
+	})
 }
 
 // Coerce converts a path, query or header value (text) to the type the

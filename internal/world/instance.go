@@ -448,23 +448,7 @@ func (in *Instance) fireDue() error {
 	return nil
 }
 
-func deepCopy(v any) any {
-	switch x := v.(type) {
-	case map[string]any:
-		m := make(map[string]any, len(x))
-		for k, e := range x {
-			m[k] = deepCopy(e)
-		}
-		return m
-	case []any:
-		a := make([]any, len(x))
-		for i, e := range x {
-			a[i] = deepCopy(e)
-		}
-		return a
-	}
-	return v
-}
+func deepCopy(v any) any { return value.Map(v, nil) }
 
 func deepCopyState(s map[string]map[string]any) map[string]map[string]any {
 	out := make(map[string]map[string]any, len(s))
