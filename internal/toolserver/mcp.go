@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"sync"
 	"time"
 
@@ -377,12 +378,7 @@ func opensSession(body []byte) bool {
 		if json.Unmarshal(body, &batch) != nil {
 			return true
 		}
-		for _, m := range batch {
-			if m.Method == "initialize" {
-				return true
-			}
-		}
-		return false
+		return slices.ContainsFunc(batch, func(m msg) bool { return m.Method == "initialize" })
 	}
 	var one msg
 	if json.Unmarshal(body, &one) != nil {

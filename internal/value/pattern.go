@@ -2,6 +2,8 @@ package value
 
 import (
 	"encoding/json"
+	"maps"
+	"slices"
 	"sort"
 	"strconv"
 )
@@ -35,11 +37,7 @@ func Compile(v any) *Pattern {
 	switch x := v.(type) {
 	case map[string]any:
 		p.kind = kObject
-		p.keys = make([]string, 0, len(x))
-		for k := range x {
-			p.keys = append(p.keys, k)
-		}
-		sort.Strings(p.keys)
+		p.keys = slices.Sorted(maps.Keys(x))
 		p.vals = make([]*Pattern, len(p.keys))
 		for i, k := range p.keys {
 			p.vals[i] = Compile(x[k])

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"slices"
 	"strings"
@@ -197,7 +198,7 @@ func stopReasons(a *model.Answer) []string {
 					out = append(out, s)
 				}
 			}
-			for _, k := range sortedKeys(x) {
+			for _, k := range slices.Sorted(maps.Keys(x)) {
 				walk(x[k])
 			}
 		case []any:
@@ -239,19 +240,10 @@ func toolCalls(api wire.API, a *model.Answer) []string {
 		var keys []string
 		if v, err := value.ParseString(tc.Args); err == nil {
 			if m, ok := v.(map[string]any); ok {
-				keys = sortedKeys(m)
+				keys = slices.Sorted(maps.Keys(m))
 			}
 		}
 		out = append(out, tc.Name+"("+strings.Join(keys, ", ")+")")
 	}
 	return out
-}
-
-func sortedKeys(m map[string]any) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }

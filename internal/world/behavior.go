@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math"
 	"math/big"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -313,12 +312,7 @@ func toStarlark(v any) (starlark.Value, error) {
 		return starlark.NewList(elems), nil
 	case map[string]any:
 		d := starlark.NewDict(len(x))
-		keys := make([]string, 0, len(x))
-		for k := range x {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		for _, k := range keys {
+		for _, k := range sortedKeys(x) {
 			sv, err := toStarlark(x[k])
 			if err != nil {
 				return nil, err

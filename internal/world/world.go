@@ -13,8 +13,9 @@ package world
 import (
 	"encoding/json"
 	"errors"
+	"maps"
 	"regexp"
-	"sort"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -99,12 +100,7 @@ type Actor struct {
 
 // Allowed reports whether the actor may call operation key (package/op).
 func (a *Actor) Allowed(key string) bool {
-	for _, p := range a.Allow {
-		if matchOp(p, key) {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(a.Allow, func(p string) bool { return matchOp(p, key) })
 }
 
 // matchOp matches an operation pattern: *, package/*, package/operation.
@@ -271,15 +267,8 @@ func IsWorldFile(name string) bool {
 	return strings.HasSuffix(name, ".world.yaml") || strings.HasSuffix(name, ".world.yml")
 }
 
-// SortedKeys returns the keys of m in order.
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
-}
+// sortedKeys returns the keys of m in order.
+func sortedKeys[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }
 
 func num(v any) (float64, bool) {
 	n, ok := v.(json.Number)

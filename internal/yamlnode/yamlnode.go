@@ -6,9 +6,11 @@ package yamlnode
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -100,18 +102,9 @@ func canonicalLen(v any) []byte {
 }
 
 func sortedKeys(x map[string]any) []string {
-	keys := make([]string, 0, len(x))
-	for k := range x {
-		keys = append(keys, k)
-	}
-	sort.Slice(keys, func(i, j int) bool {
-		ri, rj := keyRank(keys[i]), keyRank(keys[j])
-		if ri != rj {
-			return ri < rj
-		}
-		return keys[i] < keys[j]
+	return slices.SortedFunc(maps.Keys(x), func(a, b string) int {
+		return cmp.Or(cmp.Compare(keyRank(a), keyRank(b)), strings.Compare(a, b))
 	})
-	return keys
 }
 
 func node(v any, style yaml.Style) *yaml.Node {

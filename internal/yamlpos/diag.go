@@ -58,12 +58,7 @@ type Diagnostics []Diagnostic
 
 // HasErrors reports whether any diagnostic is an error.
 func (ds Diagnostics) HasErrors() bool {
-	for _, d := range ds {
-		if d.Severity == Error {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(ds, func(d Diagnostic) bool { return d.Severity == Error })
 }
 
 // Count returns the number of errors and warnings.

@@ -3,15 +3,16 @@ package yamlpos
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
 
-	"github.com/dryfire-dev/dryfire/internal/jsonschema/kind"
 	yaml "go.yaml.in/yaml/v4"
+
+	"github.com/dryfire-dev/dryfire/internal/jsonschema/kind"
 
 	"github.com/dryfire-dev/dryfire/internal/jschema"
 	"github.com/dryfire-dev/dryfire/internal/suggest"
@@ -98,12 +99,7 @@ func (fs *FormatSchema) contextOf(ptr string, d *Collector) (prefix, label strin
 func (fs *FormatSchema) allowedKeys(ptr string) []string {
 	m, _ := PointerAt(fs.raw, ptr).(map[string]any)
 	props, _ := m["properties"].(map[string]any)
-	keys := make([]string, 0, len(props))
-	for k := range props {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
+	return slices.Sorted(maps.Keys(props))
 }
 
 func (fs *FormatSchema) name(path []string, d *Collector) string {
