@@ -8,6 +8,7 @@ import (
 
 	"github.com/dryfire-dev/dryfire/internal/model"
 	"github.com/dryfire-dev/dryfire/internal/tool"
+	"github.com/dryfire-dev/dryfire/internal/value"
 )
 
 // ReadRequest reads a request of api at u leniently: what it cannot
@@ -46,13 +47,13 @@ var ErrNotJSON error = notJSON{}
 
 func readChat(w *model.Request, m map[string]any, _ *url.URL, _ []byte) {
 	w.Tools = readChatTools(m)
-	w.Messages = readChatMessages(m["messages"])
+	w.Messages, w.System = readChatMessages(m["messages"])
 }
 
 func readResponses(w *model.Request, m map[string]any, _ *url.URL, _ []byte) {
 	w.Tools = namedTools(m["tools"], true)
-	w.System, _ = m["instructions"].(string)
-	w.Messages = responsesInput(m["input"])
+	system, _ := m["instructions"].(string)
+	w.Messages, w.System = responsesInput(m["input"], system)
 }
 
 func readAnthropic(w *model.Request, m map[string]any, _ *url.URL, _ []byte) {
@@ -65,7 +66,10 @@ func readChatTools(m map[string]any) []model.ToolDef {
 	var out []model.ToolDef
 	for _, t := range list(m["tools"]) {
 		tm, _ := t.(map[string]any)
-		f, _ := tm["function"].(map[string]any)
+		f, ok := tm["function"].(map[string]any)
+		if !ok {
+			f, _ = tm["custom"].(map[string]any)
+		}
 		if name, _ := f["name"].(string); name != "" {
 			out = append(out, toolDef(f, name, "parameters"))
 		}
@@ -153,7 +157,10 @@ func list(v any) []any {
 
 // blocksText is the text of a content value: a string, or the text of
 // its text blocks (text, input_text, output_text), joined by newlines.
-func blocksText(v any) string {
+func blocksText(v any) string { return joinedText(v, "\n") }
+
+// joinedText is blocksText with its blocks joined by sep.
+func joinedText(v any, sep string) string {
 	switch c := v.(type) {
 	case string:
 		return c
@@ -168,9 +175,21 @@ func blocksText(v any) string {
 				}
 			}
 		}
-		return strings.Join(parts, "\n")
+		return strings.Join(parts, sep)
 	}
 	return ""
+}
+
+// callArgs is a call's arguments as text: a string as it is (Chat's and
+// Responses' arguments), an object as canonical JSON, none as def.
+func callArgs(v any, def string) string {
+	switch a := v.(type) {
+	case nil:
+		return def
+	case string:
+		return a
+	}
+	return value.Canonical(v)
 }
 
 // resultText is a tool result's content as text: a string, text blocks,
@@ -190,12 +209,16 @@ func resultText(v any) string {
 	return string(data)
 }
 
-func readChatMessages(v any) []model.Message {
-	var out []model.Message
+// readChatMessages are Chat's messages; the system and developer
+// messages are the system prompt, joined by blank lines.
+func readChatMessages(v any) (out []model.Message, system string) {
+	var sys []string
 	for _, raw := range list(v) {
 		m, _ := raw.(map[string]any)
 		role, _ := m["role"].(string)
 		switch role {
+		case "system", "developer":
+			sys = append(sys, blocksText(m["content"]))
 		case "user":
 			out = append(out, model.Message{Role: model.User, Text: blocksText(m["content"])})
 		case "assistant":
@@ -205,7 +228,7 @@ func readChatMessages(v any) []model.Message {
 				f, _ := cm["function"].(map[string]any)
 				id, _ := cm["id"].(string)
 				name, _ := f["name"].(string)
-				a.ToolCalls = append(a.ToolCalls, tool.Call{ID: id, Name: name})
+				a.ToolCalls = append(a.ToolCalls, tool.Call{ID: id, Name: name, Args: callArgs(f["arguments"], "")})
 			}
 			out = append(out, a)
 		case "tool", "function":
@@ -213,14 +236,23 @@ func readChatMessages(v any) []model.Message {
 			out = append(out, model.Message{Role: model.ToolRole, CallID: id, Text: resultText(m["content"])})
 		}
 	}
-	return out
+	return out, strings.Join(sys, "\n\n")
 }
 
-func responsesInput(v any) []model.Message {
+// responsesInput are the Responses input's messages: each run of
+// assistant items (messages, calls) one assistant turn; the system and
+// developer messages join the instructions, by blank lines.
+func responsesInput(v any, instructions string) (out []model.Message, system string) {
 	if s, ok := v.(string); ok {
-		return []model.Message{{Role: model.User, Text: s}}
+		return []model.Message{{Role: model.User, Text: s}}, instructions
 	}
-	var out []model.Message
+	sys := []string{instructions}
+	assistant := func() *model.Message {
+		if n := len(out); n == 0 || out[n-1].Role != model.Assistant {
+			out = append(out, model.Message{Role: model.Assistant})
+		}
+		return &out[len(out)-1]
+	}
 	for _, raw := range list(v) {
 		it, _ := raw.(map[string]any)
 		typ, _ := it["type"].(string)
@@ -231,25 +263,28 @@ func responsesInput(v any) []model.Message {
 			if ns, _ := it["namespace"].(string); ns != "" {
 				name = nsName(ns, name)
 			}
-			// Consecutive calls are one assistant turn.
-			if n := len(out); n > 0 && out[n-1].Role == model.Assistant && len(out[n-1].ToolCalls) > 0 {
-				out[n-1].ToolCalls = append(out[n-1].ToolCalls, tool.Call{ID: id, Name: name})
-				continue
+			args := it["arguments"]
+			if typ == "custom_tool_call" {
+				args = it["input"]
 			}
-			out = append(out, model.Message{Role: model.Assistant, ToolCalls: []tool.Call{{ID: id, Name: name}}})
+			a := assistant()
+			a.ToolCalls = append(a.ToolCalls, tool.Call{ID: id, Name: name, Args: callArgs(args, "")})
 		case typ == "function_call_output" || typ == "custom_tool_call_output":
 			id, _ := it["call_id"].(string)
 			out = append(out, model.Message{Role: model.ToolRole, CallID: id, Text: resultText(it["output"])})
 		case typ == "message" || typ == "" && it["role"] != nil:
-			switch it["role"] {
+			switch text := blocksText(it["content"]); it["role"] {
 			case "user":
-				out = append(out, model.Message{Role: model.User, Text: blocksText(it["content"])})
+				out = append(out, model.Message{Role: model.User, Text: text})
 			case "assistant":
-				out = append(out, model.Message{Role: model.Assistant, Text: blocksText(it["content"])})
+				a := assistant()
+				a.Text = joinNonEmpty("\n", a.Text, text)
+			case "system", "developer":
+				sys = append(sys, text)
 			}
 		}
 	}
-	return out
+	return out, joinNonEmpty("\n\n", sys...)
 }
 
 func readAnthropicMessages(v any) []model.Message {
@@ -267,13 +302,14 @@ func readAnthropicMessages(v any) []model.Message {
 			continue
 		}
 		if role == "assistant" {
-			a := model.Message{Role: model.Assistant, Text: blocksText(blocks)}
+			// An answer's text blocks are one text (as parseAnthropic reads them).
+			a := model.Message{Role: model.Assistant, Text: joinedText(blocks, "")}
 			for _, b := range blocks {
 				bm, _ := b.(map[string]any)
 				if bm["type"] == "tool_use" {
 					id, _ := bm["id"].(string)
 					name, _ := bm["name"].(string)
-					a.ToolCalls = append(a.ToolCalls, tool.Call{ID: id, Name: name})
+					a.ToolCalls = append(a.ToolCalls, tool.Call{ID: id, Name: name, Args: callArgs(bm["input"], "{}")})
 				}
 			}
 			out = append(out, a)
@@ -285,7 +321,8 @@ func readAnthropicMessages(v any) []model.Message {
 			bm, _ := b.(map[string]any)
 			if bm["type"] == "tool_result" {
 				id, _ := bm["tool_use_id"].(string)
-				out = append(out, model.Message{Role: model.ToolRole, CallID: id, Text: resultText(bm["content"])})
+				isErr, _ := bm["is_error"].(bool)
+				out = append(out, model.Message{Role: model.ToolRole, CallID: id, Text: resultText(bm["content"]), IsError: isErr})
 			}
 		}
 		if t := blocksText(blocks); t != "" || len(out) == 0 || out[len(out)-1].Role != model.ToolRole {
@@ -372,7 +409,7 @@ func readGeminiContents(v any) []model.Message {
 				if id == "" {
 					id = name
 				}
-				a.ToolCalls = append(a.ToolCalls, tool.Call{ID: id, Name: name})
+				a.ToolCalls = append(a.ToolCalls, tool.Call{ID: id, Name: name, Args: callArgs(fc["args"], "{}")})
 				pending[name] = append(pending[name], id)
 			}
 			out = append(out, a)

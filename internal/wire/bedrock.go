@@ -366,7 +366,7 @@ func readBedrock(w *model.Request, m map[string]any, u *url.URL, body []byte) {
 			case b.Text != nil:
 				text = append(text, *b.Text)
 			case b.ToolUse != nil:
-				a.ToolCalls = append(a.ToolCalls, tool.Call{ID: b.ToolUse.ToolUseID, Name: b.ToolUse.Name})
+				a.ToolCalls = append(a.ToolCalls, tool.Call{ID: b.ToolUse.ToolUseID, Name: b.ToolUse.Name, Args: string(b.ToolUse.Input)})
 			case b.ToolResult != nil:
 				var out bytes.Buffer
 				for _, p := range b.ToolResult.Content {

@@ -246,7 +246,7 @@ func readOllama(w *model.Request, m map[string]any, _ *url.URL, _ []byte) {
 				f, _ := c.(map[string]any)["function"].(map[string]any)
 				name, _ := f["name"].(string)
 				id := name + "#" + strconv.Itoa(i) + "." + strconv.Itoa(k)
-				a.ToolCalls = append(a.ToolCalls, tool.Call{ID: id, Name: name})
+				a.ToolCalls = append(a.ToolCalls, tool.Call{ID: id, Name: name, Args: callArgs(f["arguments"], "{}")})
 				pending[name] = append(pending[name], id)
 			}
 			w.Messages = append(w.Messages, a)

@@ -61,12 +61,12 @@ func anthropicHandler(brain Brain, key string) *handler {
 			return invalid("anthropic-version: header is required")
 		}
 		return nil
-	}, answer: func(_ http.ResponseWriter, _ *http.Request, data []byte) (*wire.Reply, *fault) {
-		body, conv, f := parseAnthropicRequest(data)
+	}, answer: func(_ http.ResponseWriter, r *http.Request, data []byte) (*wire.Reply, *fault) {
+		body, f := parseAnthropicRequest(data)
 		if f != nil {
 			return nil, f
 		}
-		turn, err := brain.Next(conv)
+		turn, err := brain.Next(conversation(wire.Anthropic, r, data))
 		if err != nil {
 			return nil, &fault{status: http.StatusInternalServerError, typ: "api_error", code: fakeBrain, msg: "fake model: " + err.Error()}
 		}
@@ -138,27 +138,22 @@ type (
 		typ      string
 		text     string
 		id       string // tool_use id, tool_result tool_use_id
-		name     string
-		input    []byte // compact
-		isError  bool
 		thinking string
 		sig      string
 	}
 )
 
-// parseAnthropicRequest checks a request body like the API does and turns
-// it into a Conversation.
-func parseAnthropicRequest(data []byte) (*anthropicRequest, Conversation, *fault) {
-	var conv Conversation
+// parseAnthropicRequest checks a request body like the API does.
+func parseAnthropicRequest(data []byte) (*anthropicRequest, *fault) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
 	var v any
 	if err := dec.Decode(&v); err != nil || dec.More() {
-		return nil, conv, invalid("There was an error parsing the body of your request: it is not valid JSON")
+		return nil, invalid("There was an error parsing the body of your request: it is not valid JSON")
 	}
 	top, ok := v.(map[string]any)
 	if !ok {
-		return nil, conv, invalid("Input should be a valid dictionary or object to extract fields from")
+		return nil, invalid("Input should be a valid dictionary or object to extract fields from")
 	}
 	req := &anthropicRequest{}
 	req.canonical, _ = wire.Marshal(top)
@@ -166,86 +161,81 @@ func parseAnthropicRequest(data []byte) (*anthropicRequest, Conversation, *fault
 
 	for _, k := range slices.Sorted(maps.Keys(top)) {
 		if !anthropicKeys[k] {
-			return nil, conv, invalid("%s: Extra inputs are not permitted", k)
+			return nil, invalid("%s: Extra inputs are not permitted", k)
 		}
 	}
 
 	model, f := anthField[string](top, "", "model", true)
 	if f != nil {
-		return nil, conv, f
+		return nil, f
 	}
 	if model == "" {
-		return nil, conv, invalid("model: String should have at least 1 character")
+		return nil, invalid("model: String should have at least 1 character")
 	}
-	req.model, conv.Model = model, model
+	req.model = model
 
 	// max_tokens
 	mt, ok := top["max_tokens"]
 	if !ok {
-		return nil, conv, invalid("max_tokens: Field required")
+		return nil, invalid("max_tokens: Field required")
 	}
 	num, ok := mt.(json.Number)
 	if !ok {
-		return nil, conv, invalid("max_tokens: Input should be a valid integer")
+		return nil, invalid("max_tokens: Input should be a valid integer")
 	}
 	n, err := strconv.ParseInt(num.String(), 10, 64)
 	if err != nil {
 		f, ferr := num.Float64()
 		if ferr != nil || f != float64(int64(f)) {
-			return nil, conv, invalid("max_tokens: Input should be a valid integer, got a number with a fractional part")
+			return nil, invalid("max_tokens: Input should be a valid integer, got a number with a fractional part")
 		}
 		n = int64(f)
 	}
 	if n < 1 {
-		return nil, conv, invalid("max_tokens: Input should be greater than or equal to 1")
+		return nil, invalid("max_tokens: Input should be greater than or equal to 1")
 	}
 	req.maxTokens = int(min(n, 1<<31-1))
 
 	// system
 	if sv, ok := top["system"]; ok {
-		s, f := anthSystemText(sv)
-		if f != nil {
-			return nil, conv, f
+		if f := anthSystem(sv); f != nil {
+			return nil, f
 		}
-		conv.System = s
 	}
 
 	// messages, shape
 	list, f := anthField[[]any](top, "", "messages", true)
 	if f != nil {
-		return nil, conv, f
+		return nil, f
 	}
 	for i, mv := range list {
 		m, f := parseAnthropicMsg(i, mv)
 		if f != nil {
-			return nil, conv, f
+			return nil, f
 		}
 		req.msgs = append(req.msgs, m)
 	}
 
 	// tools
 	if tv, ok := top["tools"]; ok {
-		names, f := parseAnthropicTools(tv)
-		if f != nil {
-			return nil, conv, f
+		if f := checkAnthropicTools(tv); f != nil {
+			return nil, f
 		}
-		conv.Tools = names
 	}
 
 	if sv, ok := top["stream"]; ok && sv != nil {
 		s, ok := sv.(bool)
 		if !ok {
-			return nil, conv, invalid("stream: Input should be a valid boolean")
+			return nil, invalid("stream: Input should be a valid boolean")
 		}
 		req.stream = s
 	}
 
 	// messages, meaning
 	if f := checkAnthropicConversation(req.msgs); f != nil {
-		return nil, conv, f
+		return nil, f
 	}
-	conv.Messages = anthropicConversation(req.msgs)
-	return req, conv, nil
+	return req, nil
 }
 
 // anthField is m's key (under at, "" at the top): refused as the API
@@ -271,32 +261,30 @@ func anthField[T any](m map[string]any, at, key string, required bool) (T, *faul
 	return v, nil
 }
 
-func anthSystemText(v any) (string, *fault) {
+func anthSystem(v any) *fault {
 	switch s := v.(type) {
 	case string:
-		return s, nil
+		return nil
 	case []any:
-		var parts []string
 		for i, b := range s {
 			bm, ok := b.(map[string]any)
 			if !ok {
-				return "", invalid("system.%d: Input should be a valid dictionary", i)
+				return invalid("system.%d: Input should be a valid dictionary", i)
 			}
 			if bm["type"] != "text" {
-				return "", invalid("system.%d.type: Input should be 'text'", i)
+				return invalid("system.%d.type: Input should be 'text'", i)
 			}
 			t, ok := bm["text"].(string)
 			if !ok {
-				return "", invalid("system.%d.text: Field required", i)
+				return invalid("system.%d.text: Field required", i)
 			}
 			if t == "" {
-				return "", invalid("system: text content blocks must be non-empty")
+				return invalid("system: text content blocks must be non-empty")
 			}
-			parts = append(parts, t)
 		}
-		return strings.Join(parts, "\n"), nil
+		return nil
 	}
-	return "", invalid("system: Input should be a valid string")
+	return invalid("system: Input should be a valid string")
 }
 
 func parseAnthropicMsg(i int, v any) (anthropicMsg, *fault) {
@@ -374,43 +362,32 @@ func parseAnthropicBlock(at string, v any) (anthropicBlock, *fault) {
 	case "redacted_thinking":
 		_, f = str("data")
 	case "tool_use":
-		if b.id, f = str("id"); f != nil {
-			return b, f
+		if b.id, f = str("id"); f == nil {
+			_, f = str("name")
 		}
-		if b.name, f = str("name"); f != nil {
-			return b, f
+		if f == nil {
+			_, f = anthField[map[string]any](obj, at, "input", true)
 		}
-		in, f := anthField[map[string]any](obj, at, "input", true)
-		if f != nil {
-			return b, f
-		}
-		b.input, _ = wire.Marshal(in)
 	case "tool_result":
 		if b.id, f = str("tool_use_id"); f != nil {
 			return b, f
 		}
-		if b.isError, f = anthField[bool](obj, at, "is_error", false); f != nil {
+		if _, f = anthField[bool](obj, at, "is_error", false); f != nil {
 			return b, f
 		}
 		if cv, ok := obj["content"]; ok {
 			switch c := cv.(type) {
 			case string:
-				b.text = c
 			case []any:
-				var parts []string
 				for k, iv := range c {
 					inner, f := parseAnthropicBlock(fmt.Sprintf("%s.content.%d", at, k), iv)
 					if f != nil {
 						return b, f
 					}
-					if inner.typ == "text" {
-						if inner.text == "" {
-							return b, invalid("messages: text content blocks must be non-empty")
-						}
-						parts = append(parts, inner.text)
+					if inner.typ == "text" && inner.text == "" {
+						return b, invalid("messages: text content blocks must be non-empty")
 					}
 				}
-				b.text = strings.Join(parts, "\n")
 			default:
 				return b, invalid("%s.content: Input should be a valid string or a valid list", at)
 			}
@@ -419,50 +396,50 @@ func parseAnthropicBlock(at string, v any) (anthropicBlock, *fault) {
 	return b, f
 }
 
-func parseAnthropicTools(v any) ([]string, *fault) {
+func checkAnthropicTools(v any) *fault {
 	list, f := anthField[[]any](map[string]any{"tools": v}, "", "tools", true)
 	if f != nil {
-		return nil, f
+		return f
 	}
 	var names []string
 	for i, tv := range list {
 		t, ok := tv.(map[string]any)
 		if !ok {
-			return nil, invalid("tools.%d: Input should be a valid dictionary", i)
+			return invalid("tools.%d: Input should be a valid dictionary", i)
 		}
 		if typ, ok := t["type"]; ok && typ != "custom" {
 			// Server tools (web_search_…, bash_…) have their own shapes;
 			// this server runs none of them.
-			return nil, invalid("tools.%d.type: this fake server knows custom tools only, not %v", i, typ)
+			return invalid("tools.%d.type: this fake server knows custom tools only, not %v", i, typ)
 		}
 		at := fmt.Sprintf("tools.%d.custom", i)
 		name, f := anthField[string](t, at, "name", true)
 		if f != nil {
-			return nil, f
+			return f
 		}
 		if !anthToolName.MatchString(name) {
-			return nil, invalid("%s.name: String should match pattern '^[a-zA-Z0-9_-]{1,128}$'", at)
+			return invalid("%s.name: String should match pattern '^[a-zA-Z0-9_-]{1,128}$'", at)
 		}
 		if _, f := anthField[string](t, at, "description", false); f != nil {
-			return nil, f
+			return f
 		}
 		schema, f := anthField[map[string]any](t, at, "input_schema", true)
 		if f != nil {
-			return nil, f
+			return f
 		}
 		st, ok := schema["type"]
 		if !ok {
-			return nil, invalid("%s.input_schema.type: Field required", at)
+			return invalid("%s.input_schema.type: Field required", at)
 		}
 		if st != "object" {
-			return nil, invalid("%s.input_schema.type: Input should be 'object'", at)
+			return invalid("%s.input_schema.type: Input should be 'object'", at)
 		}
 		if slices.Contains(names, name) {
-			return nil, invalid("tools: Tool names must be unique.")
+			return invalid("tools: Tool names must be unique.")
 		}
 		names = append(names, name)
 	}
-	return names, nil
+	return nil
 }
 
 // checkAnthropicConversation checks what the messages mean together.
@@ -543,36 +520,6 @@ func anthWithout(all, some []string) []string {
 	for _, x := range all {
 		if !slices.Contains(some, x) {
 			out = append(out, x)
-		}
-	}
-	return out
-}
-
-// anthropicConversation is what the Brain sees: a user message's
-// tool_result blocks become tool messages, its text one user message.
-func anthropicConversation(msgs []anthropicMsg) []Msg {
-	var out []Msg
-	for _, m := range msgs {
-		if m.isString {
-			out = append(out, Msg{Role: dmodel.Role(m.role), Text: m.text})
-			continue
-		}
-		var texts []string
-		var calls []ToolCall
-		for _, b := range m.blocks {
-			switch b.typ {
-			case "text":
-				texts = append(texts, b.text)
-			case "tool_use":
-				calls = append(calls, ToolCall{ID: b.id, Name: b.name, Args: string(b.input)})
-			case "tool_result":
-				out = append(out, Msg{Role: "tool", CallID: b.id, Text: b.text, IsError: b.isError})
-			}
-		}
-		if m.role == "assistant" {
-			out = append(out, Msg{Role: "assistant", Text: strings.Join(texts, ""), ToolCalls: calls})
-		} else if len(texts) > 0 {
-			out = append(out, Msg{Role: "user", Text: strings.Join(texts, "\n")})
 		}
 	}
 	return out

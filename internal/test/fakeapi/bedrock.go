@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 
-	dmodel "github.com/dryfire-dev/dryfire/internal/model"
 	"github.com/dryfire-dev/dryfire/internal/wire"
 )
 
@@ -36,12 +36,10 @@ func NewBedrock(brain Brain, opts ...Option) *Server {
 		return nil
 	}, answer: func(w http.ResponseWriter, r *http.Request, data []byte) (*wire.Reply, *fault) {
 		modelID, method, _ := bedrockRoute(r)
-		conv, msg := bedrockConversation(data)
-		if msg != "" {
+		if msg := checkBedrock(data); msg != "" {
 			return nil, &fault{typ: "ValidationException", msg: msg}
 		}
-		conv.Model = modelID
-		turn, err := brain.Next(conv)
+		turn, err := brain.Next(conversation(wire.Bedrock, r, data))
 		if err != nil {
 			return nil, &fault{status: http.StatusInternalServerError, typ: "InternalServerException", msg: "fake model: " + err.Error()}
 		}
@@ -63,16 +61,14 @@ func bedrockRoute(r *http.Request) (modelID, method string, err error) {
 	return modelID, method, err
 }
 
-// bedrockConversation checks a Converse request as Bedrock does and reads
-// it; the message is why it is refused ("": it is not).
-func bedrockConversation(data []byte) (Conversation, string) {
-	var c Conversation
+// checkBedrock checks a Converse request as Bedrock does: the message
+// is why it is refused ("": it is not).
+func checkBedrock(data []byte) string {
 	var req struct {
 		Messages []struct {
 			Role    string           `json:"role"`
 			Content []map[string]any `json:"content"`
 		} `json:"messages"`
-		System     []struct{ Text string } `json:"system"`
 		ToolConfig *struct {
 			Tools []struct {
 				ToolSpec struct{ Name string } `json:"toolSpec"`
@@ -80,71 +76,51 @@ func bedrockConversation(data []byte) (Conversation, string) {
 		} `json:"toolConfig"`
 	}
 	if err := json.Unmarshal(data, &req); err != nil {
-		return c, "Malformed input request: " + err.Error()
+		return "Malformed input request: " + err.Error()
 	}
 	if len(req.Messages) == 0 {
-		return c, "A conversation must start with a user message. Try again with a conversation that starts with a user message."
+		return "A conversation must start with a user message. Try again with a conversation that starts with a user message."
 	}
-	for _, s := range req.System {
-		c.System += s.Text
-	}
-	open := map[string]string{} // toolUseId → name, of the assistant message before
+	var open []string // the toolUseIds of the assistant message before
 	for i, m := range req.Messages {
 		if want := []string{"user", "assistant"}[i%2]; m.Role != want {
-			return c, fmt.Sprintf("A conversation must alternate between user and assistant roles: messages.%d has role %q.", i, m.Role)
+			return fmt.Sprintf("A conversation must alternate between user and assistant roles: messages.%d has role %q.", i, m.Role)
 		}
-		var texts []string
-		a := Msg{Role: dmodel.Role(m.Role)}
-		answered := map[string]string{}
+		var uses []string
+		answered := map[string]bool{}
 		for k, b := range m.Content {
 			switch {
 			case b["text"] != nil:
-				t, _ := b["text"].(string)
-				texts = append(texts, t)
 			case b["toolUse"] != nil && m.Role == "assistant":
 				u, _ := b["toolUse"].(map[string]any)
 				id, _ := u["toolUseId"].(string)
 				name, _ := u["name"].(string)
-				input, ok := u["input"].(map[string]any)
-				if id == "" || name == "" || !ok {
-					return c, fmt.Sprintf("messages.%d.content.%d.toolUse needs a toolUseId, a name and an input that is an object.", i, k)
+				if _, ok := u["input"].(map[string]any); id == "" || name == "" || !ok {
+					return fmt.Sprintf("messages.%d.content.%d.toolUse needs a toolUseId, a name and an input that is an object.", i, k)
 				}
-				args, _ := wire.Marshal(input)
-				a.ToolCalls = append(a.ToolCalls, ToolCall{ID: id, Name: name, Args: string(args)})
+				uses = append(uses, id)
 			case b["toolResult"] != nil && m.Role == "user":
 				r, _ := b["toolResult"].(map[string]any)
 				id, _ := r["toolUseId"].(string)
-				if _, ok := open[id]; !ok {
-					return c, fmt.Sprintf("messages.%d.content.%d.toolResult: the toolUseId %q answers no toolUse of the previous turn.", i, k, id)
+				if !slices.Contains(open, id) {
+					return fmt.Sprintf("messages.%d.content.%d.toolResult: the toolUseId %q answers no toolUse of the previous turn.", i, k, id)
 				}
-				answered[id] = open[id]
-				text, _ := wire.Marshal(r["content"])
-				c.Messages = append(c.Messages, Msg{Role: "tool", CallID: id, Text: string(text), IsError: r["status"] == "error"})
+				answered[id] = true
 			default:
-				return c, fmt.Sprintf("messages.%d.content.%d holds no block this role may send.", i, k)
+				return fmt.Sprintf("messages.%d.content.%d holds no block this role may send.", i, k)
 			}
 		}
 		if m.Role == "user" && len(open) != len(answered) {
-			return c, fmt.Sprintf("messages.%d: every toolUse of the previous turn needs its toolResult.", i)
+			return fmt.Sprintf("messages.%d: every toolUse of the previous turn needs its toolResult.", i)
 		}
-		open = map[string]string{}
-		if m.Role == "assistant" {
-			a.Text = strings.Join(texts, "\n")
-			for _, tc := range a.ToolCalls {
-				open[tc.ID] = tc.Name
-			}
-			c.Messages = append(c.Messages, a)
-		} else if len(texts) > 0 {
-			c.Messages = append(c.Messages, Msg{Role: "user", Text: strings.Join(texts, "\n")})
-		}
+		open = uses
 	}
 	if req.ToolConfig != nil {
 		for i, t := range req.ToolConfig.Tools {
 			if t.ToolSpec.Name == "" {
-				return c, fmt.Sprintf("toolConfig.tools.%d.toolSpec needs a name.", i)
+				return fmt.Sprintf("toolConfig.tools.%d.toolSpec needs a name.", i)
 			}
-			c.Tools = append(c.Tools, t.ToolSpec.Name)
 		}
 	}
-	return c, ""
+	return ""
 }

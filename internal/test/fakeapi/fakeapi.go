@@ -86,6 +86,21 @@ func (c Conversation) Turns() int {
 	return n
 }
 
+// conversation is what the brain is shown of a request its server's
+// checks let through: wire's reading of it (wire.ReadRequest, as the
+// script model reads one), its tools by name.
+func conversation(api wire.API, r *http.Request, body []byte) Conversation {
+	req, err := wire.ReadRequest(api, r.URL, body)
+	if err != nil {
+		return Conversation{}
+	}
+	c := Conversation{Model: req.Model, System: req.System, Messages: req.Messages}
+	for _, t := range req.Tools {
+		c.Tools = append(c.Tools, t.Name)
+	}
+	return c
+}
+
 // Brain decides the model's next turn.
 type Brain interface {
 	Next(c Conversation) (Turn, error)

@@ -65,7 +65,7 @@ func geminiHandler(brain Brain, key string) *handler {
 		return geminiAuth(r, key)
 	}, answer: func(w http.ResponseWriter, r *http.Request, data []byte) (*wire.Reply, *fault) {
 		modelName, method, _ := wire.GeminiPath(r.URL.Path)
-		top, conv, f := parseGeminiRequest(data, method == "countTokens")
+		top, f := checkGemini(data, method == "countTokens")
 		if f != nil {
 			return nil, f
 		}
@@ -73,8 +73,7 @@ func geminiHandler(brain Brain, key string) *handler {
 			send(w, wire.Gemini.Answer(http.StatusOK, wire.GeminiCount(data), nil))
 			return nil, nil
 		}
-		conv.Model = modelName
-		turn, err := brain.Next(conv)
+		turn, err := brain.Next(conversation(wire.Gemini, r, data))
 		if err != nil {
 			return nil, &fault{status: http.StatusInternalServerError, msg: "fake model: " + err.Error()}
 		}
@@ -115,79 +114,69 @@ func geminiAuth(r *http.Request, want string) *fault {
 	return nil
 }
 
-// parseGeminiRequest checks a GenerateContentRequest (a countTokens body
-// may hold one whole under generateContentRequest) and reads its
-// conversation; top is the body re-encoded.
-func parseGeminiRequest(data []byte, count bool) ([]byte, Conversation, *fault) {
-	var conv Conversation
+// checkGemini checks a GenerateContentRequest (a countTokens body may
+// hold one whole under generateContentRequest); top is the body
+// re-encoded.
+func checkGemini(data []byte, count bool) ([]byte, *fault) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
 	var v any
 	if err := dec.Decode(&v); err != nil || dec.More() {
-		return nil, conv, invalid("Invalid JSON payload received. Unexpected token.")
+		return nil, invalid("Invalid JSON payload received. Unexpected token.")
 	}
 	top, ok := v.(map[string]any)
 	if !ok {
-		return nil, conv, invalid("Invalid JSON payload received. Expected an object.")
+		return nil, invalid("Invalid JSON payload received. Expected an object.")
 	}
 	canonical, _ := wire.Marshal(top)
 	if count {
 		if g, ok := top["generateContentRequest"].(map[string]any); ok {
 			top = g
 		} else if _, ok := top["contents"]; !ok {
-			return nil, conv, invalid("* CountTokensRequest: contents is required.")
+			return nil, invalid("* CountTokensRequest: contents is required.")
 		}
 	}
 	for _, k := range slices.Sorted(maps.Keys(top)) {
 		if !geminiKeys[k] {
-			return nil, conv, invalid("Invalid JSON payload received. Unknown name %q: Cannot find field.", k)
+			return nil, invalid("Invalid JSON payload received. Unknown name %q: Cannot find field.", k)
 		}
 	}
 	for _, t := range list(top["tools"]) {
 		tm, _ := t.(map[string]any)
 		for _, d := range list(geminiField(tm, "functionDeclarations", "function_declarations")) {
 			dm, _ := d.(map[string]any)
-			name, _ := dm["name"].(string)
-			if name == "" {
-				return nil, conv, invalid("* GenerateContentRequest.tools[0].function_declarations[0].name: Name cannot be empty.")
+			if name, _ := dm["name"].(string); name == "" {
+				return nil, invalid("* GenerateContentRequest.tools[0].function_declarations[0].name: Name cannot be empty.")
 			}
-			conv.Tools = append(conv.Tools, name)
 		}
-	}
-	if si, ok := geminiField(top, "systemInstruction", "system_instruction").(map[string]any); ok {
-		conv.System = wire.GeminiText(list(si["parts"]))
 	}
 	contents := list(top["contents"])
 	if len(contents) == 0 {
-		return nil, conv, invalid("* GenerateContentRequest.contents: contents is not specified")
+		return nil, invalid("* GenerateContentRequest.contents: contents is not specified")
 	}
 	var lastCalls []string // the function calls of the model content just before
 	for i, raw := range contents {
 		c, ok := raw.(map[string]any)
 		if !ok {
-			return nil, conv, invalid("Invalid value at 'contents[%d]': expected an object", i)
+			return nil, invalid("Invalid value at 'contents[%d]': expected an object", i)
 		}
 		role, _ := c["role"].(string)
 		if role == "" {
 			role = "user"
 		}
 		if role != "user" && role != "model" && role != "function" {
-			return nil, conv, invalid("Please use a valid role: user, model.")
+			return nil, invalid("Please use a valid role: user, model.")
 		}
 		parts := list(c["parts"])
 		if len(parts) == 0 {
-			return nil, conv, invalid("* GenerateContentRequest.contents[%d].parts: contents.parts must not be empty.", i)
+			return nil, invalid("* GenerateContentRequest.contents[%d].parts: contents.parts must not be empty.", i)
 		}
 		var calls []string
-		msg := Msg{Role: "user"}
-		if role == "model" {
-			msg.Role = "assistant"
-		}
-		var results []Msg
+		results := 0
 		for j, p := range parts {
 			pm, ok := p.(map[string]any)
 			if !ok {
-				return nil, conv, invalid("Invalid value at 'contents[%d].parts[%d]': expected an object", i, j)
+				return nil, invalid("Invalid value at 'contents[%d].parts[%d]': expected an object", i, j)
 			}
 			kinds := 0
 			for _, k := range geminiPartKinds {
@@ -196,48 +185,37 @@ func parseGeminiRequest(data []byte, count bool) ([]byte, Conversation, *fault) 
 				}
 			}
 			if kinds != 1 {
-				return nil, conv, invalid("* GenerateContentRequest.contents[%d].parts[%d].data: required oneof field 'data' must have one initialized field", i, j)
+				return nil, invalid("* GenerateContentRequest.contents[%d].parts[%d].data: required oneof field 'data' must have one initialized field", i, j)
 			}
 			if fc, ok := geminiField(pm, "functionCall", "function_call").(map[string]any); ok {
 				if role != "model" {
-					return nil, conv, invalid("* GenerateContentRequest.contents[%d].parts[%d]: a function call must come from the model.", i, j)
+					return nil, invalid("* GenerateContentRequest.contents[%d].parts[%d]: a function call must come from the model.", i, j)
 				}
 				name, _ := fc["name"].(string)
 				if _, ok := fc["args"].(map[string]any); !ok && fc["args"] != nil {
-					return nil, conv, invalid("Invalid value at 'contents[%d].parts[%d].function_call.args': expected an object", i, j)
-				}
-				args, _ := wire.Marshal(fc["args"])
-				if fc["args"] == nil {
-					args = []byte("{}")
+					return nil, invalid("Invalid value at 'contents[%d].parts[%d].function_call.args': expected an object", i, j)
 				}
 				calls = append(calls, name)
-				msg.ToolCalls = append(msg.ToolCalls, ToolCall{Name: name, Args: string(args)})
 			}
 			if fr, ok := geminiField(pm, "functionResponse", "function_response").(map[string]any); ok {
 				name, _ := fr["name"].(string)
 				if _, ok := fr["response"].(map[string]any); !ok {
-					return nil, conv, invalid("Invalid value at 'contents[%d].parts[%d].function_response.response': expected an object", i, j)
+					return nil, invalid("Invalid value at 'contents[%d].parts[%d].function_response.response': expected an object", i, j)
 				}
 				k := slices.Index(lastCalls, name)
 				if k < 0 {
-					return nil, conv, invalid("Please ensure that function response turn comes immediately after a function call turn. And the number of function response parts should be equal to number of function call parts of the function call turn.")
+					return nil, invalid("Please ensure that function response turn comes immediately after a function call turn. And the number of function response parts should be equal to number of function call parts of the function call turn.")
 				}
 				lastCalls = append(lastCalls[:k:k], lastCalls[k+1:]...)
-				out, _ := wire.Marshal(fr["response"])
-				results = append(results, Msg{Role: "tool", CallID: name, Text: string(out)})
+				results++
 			}
 		}
-		if len(lastCalls) > 0 && len(results) == 0 {
-			return nil, conv, invalid("Please ensure that function call turn comes immediately after a user turn or after a function response turn.")
+		if len(lastCalls) > 0 && results == 0 {
+			return nil, invalid("Please ensure that function call turn comes immediately after a user turn or after a function response turn.")
 		}
 		lastCalls = calls
-		conv.Messages = append(conv.Messages, results...)
-		msg.Text = wire.GeminiText(parts)
-		if msg.Role == "assistant" || msg.Text != "" || len(results) == 0 {
-			conv.Messages = append(conv.Messages, msg)
-		}
 	}
-	return canonical, conv, nil
+	return canonical, nil
 }
 
 func geminiField(m map[string]any, camel, snake string) any {

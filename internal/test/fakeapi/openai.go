@@ -33,8 +33,8 @@ const Created = 1700000000
 // whose bytes depend only on the request.
 func NewOpenAIChat(brain Brain, opts ...Option) *Server {
 	cfg := configure(opts)
-	return start(openAIHandler(wire.OpenAIChat, chatPath, cfg.key, func(body []byte, req map[string]any) (*wire.Reply, *fault) {
-		return serveChat(brain, body, req)
+	return start(openAIHandler(wire.OpenAIChat, chatPath, cfg.key, func(body []byte, req map[string]any, conv Conversation) (*wire.Reply, *fault) {
+		return serveChat(brain, body, req, conv)
 	}), cfg)
 }
 
@@ -43,8 +43,8 @@ const chatPath = "/v1/chat/completions"
 
 // openAIHandler is what the Chat and Responses servers share: the route
 // (path, or Azure OpenAI's form of it), the key, the JSON body, the
-// error shape; serve checks and answers the body.
-func openAIHandler(api wire.API, path, key string, serve func(body []byte, req map[string]any) (*wire.Reply, *fault)) *handler {
+// error shape; serve checks and answers the body (conv: as wire reads it).
+func openAIHandler(api wire.API, path, key string, serve func(body []byte, req map[string]any, conv Conversation) (*wire.Reply, *fault)) *handler {
 	return &handler{api: api, check: func(r *http.Request) *fault {
 		azure, versioned := azureRoute(r.URL.Path, path)
 		switch {
@@ -59,12 +59,12 @@ func openAIHandler(api wire.API, path, key string, serve func(body []byte, req m
 			return &fault{status: http.StatusUnauthorized, msg: "Access denied due to invalid subscription key or wrong API endpoint. Make sure to provide a valid key for an active subscription and use a correct regional API endpoint for your resource."}
 		}
 		return nil
-	}, answer: func(w http.ResponseWriter, _ *http.Request, body []byte) (*wire.Reply, *fault) {
+	}, answer: func(w http.ResponseWriter, r *http.Request, body []byte) (*wire.Reply, *fault) {
 		req := decodeObject(body)
 		if req == nil {
 			return nil, &fault{msg: "We could not parse the JSON body of your request. (HINT: This likely means you aren't using your HTTP library correctly. The OpenAI API expects a JSON payload, but what was sent was not valid JSON. If you have trouble figuring out how to fix this, please contact us through our help center at help.openai.com.)"}
 		}
-		rep, f := serve(body, req)
+		rep, f := serve(body, req, conversation(api, r, body))
 		if f == nil {
 			w.Header().Set("X-Request-Id", "req_"+digest(body, "request")[:32])
 		}
@@ -114,9 +114,8 @@ var chatRoles = []string{"system", "assistant", "user", "function", "tool", "dev
 // toolNamePattern is what the API allows as a function name.
 var toolNamePattern = regexp.MustCompile(`^[a-zA-Z0-9_-]+$`)
 
-func serveChat(brain Brain, body []byte, req map[string]any) (*wire.Reply, *fault) {
-	conv, e := chatConversation(req)
-	if e != nil {
+func serveChat(brain Brain, body []byte, req map[string]any, conv Conversation) (*wire.Reply, *fault) {
+	if e := checkChat(req, conv.Messages); e != nil {
 		return nil, e
 	}
 	stream, _ := streamFlag(req)
@@ -133,181 +132,142 @@ func serveChat(brain Brain, body []byte, req map[string]any) (*wire.Reply, *faul
 	return r, nil
 }
 
-// chatConversation validates a request as the API does and reads it.
-func chatConversation(req map[string]any) (Conversation, *fault) {
-	var c Conversation
-	model, e := requiredModel(req, false)
-	if e != nil {
-		return c, e
+// checkChat validates a request as the API does; msgs are its
+// messages as wire reads them (chatPairing's).
+func checkChat(req map[string]any, msgs []Msg) *fault {
+	if _, e := requiredModel(req, false); e != nil {
+		return e
 	}
-	c.Model = model
 	rawMsgs, ok := req["messages"]
 	if !ok {
-		return c, missing("messages")
+		return missing("messages")
 	}
 	if e := unknownKeys(req, chatKeys, nil); e != nil {
-		return c, e
+		return e
 	}
 	if _, e := streamFlag(req); e != nil {
-		return c, e
+		return e
 	}
-	msgs, ok := rawMsgs.([]any)
+	list, ok := rawMsgs.([]any)
 	if !ok {
-		return c, invalidType("messages", "an array of objects", rawMsgs)
+		return invalidType("messages", "an array of objects", rawMsgs)
 	}
-	if len(msgs) == 0 {
-		return c, &fault{param: "messages", code: "empty_array", msg: "Invalid 'messages': empty array. Expected an array with minimum length 1, but got an empty array instead."}
+	if len(list) == 0 {
+		return &fault{param: "messages", code: "empty_array", msg: "Invalid 'messages': empty array. Expected an array with minimum length 1, but got an empty array instead."}
 	}
-	var system []string
-	var index []int // of each of c.Messages in msgs
-	for i, raw := range msgs {
+	var index []int // of each of msgs in the request (system messages are not among them)
+	for i, raw := range list {
 		at := fmt.Sprintf("messages[%d]", i)
 		m, ok := raw.(map[string]any)
 		if !ok {
-			return c, invalidType(at, "an object", raw)
+			return invalidType(at, "an object", raw)
 		}
 		role, e := enum(m, at+".role", "role", chatRoles)
+		switch {
+		case e != nil:
+			return e
+		case role == "assistant":
+			e = chatAssistant(m, at)
+		case role == "tool":
+			if id, ok := m["tool_call_id"]; !ok {
+				e = missing(at + ".tool_call_id")
+			} else if _, ok := id.(string); !ok {
+				e = invalidType(at+".tool_call_id", "a string", id)
+			}
+		case role == "function":
+			e = &fault{param: at + ".role", msg: "fake server: deprecated 'function' messages are not supported; use tool messages"}
+		}
+		if e == nil && role != "assistant" {
+			e = chatContent(m, at, true)
+		}
 		if e != nil {
-			return c, e
+			return e
 		}
-		switch role {
-		case "system", "developer", "user":
-			text, e := chatContent(m, at, true)
-			if e != nil {
-				return c, e
-			}
-			if role == "user" {
-				c.Messages = append(c.Messages, Msg{Role: "user", Text: text})
-				index = append(index, i)
-			} else {
-				system = append(system, text)
-			}
-		case "assistant":
-			msg, e := chatAssistant(m, at)
-			if e != nil {
-				return c, e
-			}
-			c.Messages = append(c.Messages, msg)
+		if role != "system" && role != "developer" {
 			index = append(index, i)
-		case "tool":
-			id, ok := m["tool_call_id"]
-			if !ok {
-				return c, missing(at + ".tool_call_id")
-			}
-			sid, ok := id.(string)
-			if !ok {
-				return c, invalidType(at+".tool_call_id", "a string", id)
-			}
-			text, e := chatContent(m, at, true)
-			if e != nil {
-				return c, e
-			}
-			c.Messages = append(c.Messages, Msg{Role: "tool", CallID: sid, Text: text})
-			index = append(index, i)
-		case "function":
-			return c, &fault{param: at + ".role", msg: "fake server: deprecated 'function' messages are not supported; use tool messages"}
 		}
 	}
-	if e := chatPairing(c.Messages, index); e != nil {
-		return c, e
+	if e := chatPairing(msgs, index); e != nil {
+		return e
 	}
-	c.System = strings.Join(system, "\n\n")
-	tools, e := chatTools(req)
-	if e != nil {
-		return c, e
-	}
-	c.Tools = tools
-	return c, nil
+	return chatTools(req)
 }
 
-// chatContent reads a message's content: a string or a list of parts.
-func chatContent(m map[string]any, at string, required bool) (string, *fault) {
+// chatContent checks a message's content: a string or a list of parts.
+func chatContent(m map[string]any, at string, required bool) *fault {
 	raw, ok := m["content"]
 	if !ok || raw == nil {
 		if required {
-			return "", missing(at + ".content")
+			return missing(at + ".content")
 		}
-		return "", nil
+		return nil
 	}
 	switch v := raw.(type) {
 	case string:
-		return v, nil
+		return nil
 	case []any:
-		var b strings.Builder
 		for j, p := range v {
 			pat := fmt.Sprintf("%s.content[%d]", at, j)
 			part, ok := p.(map[string]any)
 			if !ok {
-				return "", invalidType(pat, "an object", p)
+				return invalidType(pat, "an object", p)
 			}
 			if _, ok := part["type"]; !ok {
-				return "", missing(pat + ".type")
+				return missing(pat + ".type")
 			}
-			if part["type"] == "text" {
-				t, ok := part["text"].(string)
-				if !ok {
-					return "", missing(pat + ".text")
-				}
-				b.WriteString(t)
+			if _, ok := part["text"].(string); part["type"] == "text" && !ok {
+				return missing(pat + ".text")
 			}
 		}
-		return b.String(), nil
+		return nil
 	}
-	return "", invalidType(at+".content", "one of a string or array of objects", raw)
+	return invalidType(at+".content", "one of a string or array of objects", raw)
 }
 
-func chatAssistant(m map[string]any, at string) (Msg, *fault) {
-	msg := Msg{Role: "assistant"}
+func chatAssistant(m map[string]any, at string) *fault {
 	rawCalls, hasCalls := m["tool_calls"]
-	if hasCalls && rawCalls != nil {
-		calls, ok := rawCalls.([]any)
+	calls, ok := rawCalls.([]any)
+	switch {
+	case !hasCalls || rawCalls == nil:
+	case !ok:
+		return invalidType(at+".tool_calls", "an array of objects", rawCalls)
+	case len(calls) == 0:
+		return &fault{param: at + ".tool_calls", code: "empty_array", msg: fmt.Sprintf("Invalid '%s.tool_calls': empty array. Expected an array with minimum length 1, but got an empty array instead.", at)}
+	}
+	for j, raw := range calls {
+		cat := fmt.Sprintf("%s.tool_calls[%d]", at, j)
+		call, ok := raw.(map[string]any)
 		if !ok {
-			return msg, invalidType(at+".tool_calls", "an array of objects", rawCalls)
+			return invalidType(cat, "an object", raw)
 		}
-		if len(calls) == 0 {
-			return msg, &fault{param: at + ".tool_calls", code: "empty_array", msg: fmt.Sprintf("Invalid '%s.tool_calls': empty array. Expected an array with minimum length 1, but got an empty array instead.", at)}
+		id, e := requiredString(call, cat+".id", "id")
+		if e != nil {
+			return e
 		}
-		for j, raw := range calls {
-			cat := fmt.Sprintf("%s.tool_calls[%d]", at, j)
-			call, ok := raw.(map[string]any)
-			if !ok {
-				return msg, invalidType(cat, "an object", raw)
+		if len(id) > 40 {
+			return &fault{param: cat + ".id", code: "string_above_max_length", msg: fmt.Sprintf("Invalid '%s.id': string too long. Expected a string with maximum length 40, but got a string with length %d instead.", cat, len(id))}
+		}
+		if _, e := enum(call, cat+".type", "type", []string{"function", "custom"}); e != nil {
+			return e
+		}
+		fn, ok := call["function"].(map[string]any)
+		if !ok {
+			if _, present := call["function"]; present {
+				return invalidType(cat+".function", "an object", call["function"])
 			}
-			id, e := requiredString(call, cat+".id", "id")
-			if e != nil {
-				return msg, e
-			}
-			if len(id) > 40 {
-				return msg, &fault{param: cat + ".id", code: "string_above_max_length", msg: fmt.Sprintf("Invalid '%s.id': string too long. Expected a string with maximum length 40, but got a string with length %d instead.", cat, len(id))}
-			}
-			if _, e := enum(call, cat+".type", "type", []string{"function", "custom"}); e != nil {
-				return msg, e
-			}
-			fn, ok := call["function"].(map[string]any)
-			if !ok {
-				if _, present := call["function"]; present {
-					return msg, invalidType(cat+".function", "an object", call["function"])
-				}
-				return msg, missing(cat + ".function")
-			}
-			name, e := requiredString(fn, cat+".function.name", "name")
-			if e != nil {
-				return msg, e
-			}
-			args, e := requiredString(fn, cat+".function.arguments", "arguments")
-			if e != nil {
-				return msg, e
-			}
-			msg.ToolCalls = append(msg.ToolCalls, ToolCall{ID: id, Name: name, Args: args})
+			return missing(cat + ".function")
+		}
+		if _, e := requiredString(fn, cat+".function.name", "name"); e != nil {
+			return e
+		}
+		if _, e := requiredString(fn, cat+".function.arguments", "arguments"); e != nil {
+			return e
 		}
 	}
-	raw, ok := m["content"]
-	if (!ok || raw == nil) && len(msg.ToolCalls) == 0 {
-		return msg, &fault{param: strings.Replace(at, "messages[", "messages.[", 1) + ".content", msg: "Invalid value for 'content': expected a string, got null."}
+	if raw, ok := m["content"]; (!ok || raw == nil) && len(calls) == 0 {
+		return &fault{param: strings.Replace(at, "messages[", "messages.[", 1) + ".content", msg: "Invalid value for 'content': expected a string, got null."}
 	}
-	text, e := chatContent(m, at, false)
-	msg.Text = text
-	return msg, e
+	return chatContent(m, at, false)
 }
 
 // chatPairing checks that tool messages answer the tool calls of the
@@ -351,59 +311,55 @@ func chatPairing(msgs []Msg, index []int) *fault {
 	return nil
 }
 
-// chatTools validates the tools and names them.
-func chatTools(req map[string]any) ([]string, *fault) {
-	return eachTool(req, "an array of objects", []string{"function", "custom"}, func(at, typ string, t map[string]any) (string, *fault) {
+// chatTools validates the tools.
+func chatTools(req map[string]any) *fault {
+	return eachTool(req, "an array of objects", []string{"function", "custom"}, func(at, typ string, t map[string]any) *fault {
 		if typ == "custom" {
 			custom, _ := t["custom"].(map[string]any)
-			return toolName(custom, at+".custom.name")
+			_, e := toolName(custom, at+".custom.name")
+			return e
 		}
 		fn, ok := t["function"].(map[string]any)
 		if !ok {
 			if _, present := t["function"]; present {
-				return "", invalidType(at+".function", "an object", t["function"])
+				return invalidType(at+".function", "an object", t["function"])
 			}
-			return "", missing(at + ".function")
+			return missing(at + ".function")
 		}
 		name, e := toolName(fn, at+".function.name")
 		if p, ok := fn["parameters"]; ok && e == nil {
 			e = schemaObject(p, name, at+".function.parameters", false)
 		}
-		return name, e
+		return e
 	})
 }
 
 // eachTool validates a request's tools (what a wrong list is said to
-// want, the types allowed) and names them: name names one ("": none).
-func eachTool(req map[string]any, want string, types []string, name func(at, typ string, t map[string]any) (string, *fault)) ([]string, *fault) {
+// want, the types allowed); check checks one.
+func eachTool(req map[string]any, want string, types []string, check func(at, typ string, t map[string]any) *fault) *fault {
 	raw, ok := req["tools"]
 	if !ok || raw == nil {
-		return nil, nil
+		return nil
 	}
 	list, ok := raw.([]any)
 	if !ok {
-		return nil, invalidType("tools", want, raw)
+		return invalidType("tools", want, raw)
 	}
-	var names []string
 	for i, r := range list {
 		at := fmt.Sprintf("tools[%d]", i)
 		t, ok := r.(map[string]any)
 		if !ok {
-			return nil, invalidType(at, "an object", r)
+			return invalidType(at, "an object", r)
 		}
 		typ, e := enum(t, at+".type", "type", types)
-		if e != nil {
-			return nil, e
+		if e == nil {
+			e = check(at, typ, t)
 		}
-		n, e := name(at, typ, t)
 		if e != nil {
-			return nil, e
-		}
-		if n != "" {
-			names = append(names, n)
+			return e
 		}
 	}
-	return names, nil
+	return nil
 }
 
 // toolName is a tool's name, as strict as the API about it.

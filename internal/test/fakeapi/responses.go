@@ -22,8 +22,8 @@ import (
 // request includes "reasoning.encrypted_content".
 func NewOpenAIResponses(brain Brain, opts ...Option) *Server {
 	cfg := configure(opts)
-	h := openAIHandler(wire.OpenAIResponses, responsesPath, cfg.key, func(body []byte, req map[string]any) (*wire.Reply, *fault) {
-		return serveResponses(brain, body, req)
+	h := openAIHandler(wire.OpenAIResponses, responsesPath, cfg.key, func(body []byte, req map[string]any, conv Conversation) (*wire.Reply, *fault) {
+		return serveResponses(brain, body, req, conv)
 	})
 	return start(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodGet && r.URL.Path == responsesPath && strings.EqualFold(r.Header.Get("Upgrade"), "websocket") {
@@ -70,22 +70,21 @@ var allParts = []string{"input_text", "input_image", "input_audio", "output_text
 
 // responsesRequest is what the server keeps of a valid request.
 type responsesRequest struct {
-	conv      Conversation
 	store     bool
 	encrypted bool // include has reasoning.encrypted_content
 	stream    bool
 }
 
-func serveResponses(brain Brain, body []byte, req map[string]any) (*wire.Reply, *fault) {
-	r, e := responsesConversation(req)
+func serveResponses(brain Brain, body []byte, req map[string]any, conv Conversation) (*wire.Reply, *fault) {
+	r, e := checkResponses(req)
 	if e != nil {
 		return nil, e
 	}
-	t, err := brain.Next(r.conv)
+	t, err := brain.Next(conv)
 	if err != nil {
 		return nil, brainError(err)
 	}
-	rep := reply(body, r.conv.Model, t)
+	rep := reply(body, conv.Model, t)
 	rep.Stream, rep.Echo, rep.Thinking = r.stream, req, t.Thinking
 	if t.Thinking != "" {
 		rep.ThinkingTokens = (len(t.Thinking) + 3) / 4
@@ -96,14 +95,12 @@ func serveResponses(brain Brain, body []byte, req map[string]any) (*wire.Reply, 
 	return rep, nil
 }
 
-// responsesConversation validates a request as the API does and reads it.
-func responsesConversation(req map[string]any) (responsesRequest, *fault) {
+// checkResponses validates a request as the API does.
+func checkResponses(req map[string]any) (responsesRequest, *fault) {
 	var r responsesRequest
-	model, e := requiredModel(req, true)
-	if e != nil {
+	if _, e := requiredModel(req, true); e != nil {
 		return r, e
 	}
-	r.conv.Model = model
 	rawInput, ok := req["input"]
 	if !ok {
 		return r, missing("input")
@@ -142,11 +139,9 @@ func responsesConversation(req map[string]any) (responsesRequest, *fault) {
 		}
 	}
 	if ins, ok := req["instructions"]; ok && ins != nil {
-		s, ok := ins.(string)
-		if !ok {
+		if _, ok := ins.(string); !ok {
 			return r, invalidType("instructions", "a string", ins)
 		}
-		r.conv.System = s
 	}
 	if id, ok := req["previous_response_id"]; ok && id != nil {
 		return r, &fault{param: "previous_response_id", code: "previous_response_not_found", msg: fmt.Sprintf("Previous response with id '%v' not found.", id)}
@@ -160,7 +155,6 @@ func responsesConversation(req map[string]any) (responsesRequest, *fault) {
 		if in == "" {
 			return r, noInput
 		}
-		r.conv.Messages = []Msg{{Role: "user", Text: in}}
 	case []any:
 		if len(in) == 0 {
 			return r, noInput
@@ -171,29 +165,13 @@ func responsesConversation(req map[string]any) (responsesRequest, *fault) {
 	default:
 		return r, invalidType("input", "one of a string or array of input items", rawInput)
 	}
-	tools, e := responsesTools(req)
-	r.conv.Tools = tools
-	return r, e
+	return r, responsesTools(req)
 }
 
-// items reads the input items into the conversation: each run of
-// assistant items (reasoning, assistant messages, function calls) is one
-// assistant turn.
+// items checks the input items.
 func (r *responsesRequest) items(input []any) *fault {
-	var system []string
-	if r.conv.System != "" {
-		system = append(system, r.conv.System)
-	}
 	var calls []string // call_ids of function_call items so far
 	answered := map[string]bool{}
-	cur := -1 // index of the assistant turn being read
-	assistant := func() *Msg {
-		if cur < 0 {
-			r.conv.Messages = append(r.conv.Messages, Msg{Role: "assistant"})
-			cur = len(r.conv.Messages) - 1
-		}
-		return &r.conv.Messages[cur]
-	}
 	for i, raw := range input {
 		at := fmt.Sprintf("input[%d]", i)
 		it, ok := raw.(map[string]any)
@@ -214,36 +192,21 @@ func (r *responsesRequest) items(input []any) *fault {
 			if !slices.Contains(responsesRoles, s) {
 				return &fault{param: at, code: "invalid_value", msg: fmt.Sprintf("Invalid value: '%s'. Supported values are: %s.", s, quotedList(responsesRoles))}
 			}
-			text, e := messageContent(it, at, s)
-			if e != nil {
+			if e := messageContent(it, at, s); e != nil {
 				return e
-			}
-			switch s {
-			case "assistant":
-				m := assistant()
-				m.Text = joinText(m.Text, text)
-			case "user":
-				cur = -1
-				r.conv.Messages = append(r.conv.Messages, Msg{Role: "user", Text: text})
-			default:
-				system = append(system, text)
 			}
 		case "function_call":
 			id, e := requiredString(it, at+".call_id", "call_id")
-			if e != nil {
-				return e
+			if e == nil {
+				_, e = requiredString(it, at+".name", "name")
 			}
-			name, e := requiredString(it, at+".name", "name")
-			if e != nil {
-				return e
+			if e == nil {
+				_, e = requiredString(it, at+".arguments", "arguments")
 			}
-			args, e := requiredString(it, at+".arguments", "arguments")
 			if e != nil {
 				return e
 			}
 			calls = append(calls, id)
-			m := assistant()
-			m.ToolCalls = append(m.ToolCalls, ToolCall{ID: id, Name: name, Args: args})
 		case "function_call_output":
 			id, e := requiredString(it, at+".call_id", "call_id")
 			if e != nil {
@@ -253,16 +216,13 @@ func (r *responsesRequest) items(input []any) *fault {
 			if !ok {
 				return missing(at + ".output")
 			}
-			text, e := outputText(out, at+".output")
-			if e != nil {
+			if e := outputText(out, at+".output"); e != nil {
 				return e
 			}
 			if !slices.Contains(calls, id) {
 				return &fault{param: "input", msg: fmt.Sprintf("No tool call found for function call output with call_id %s.", id)}
 			}
 			answered[id] = true
-			cur = -1
-			r.conv.Messages = append(r.conv.Messages, Msg{Role: "tool", CallID: id, Text: text})
 		case "reasoning":
 			if _, ok := it["summary"]; !ok {
 				return missing(at + ".summary")
@@ -276,7 +236,6 @@ func (r *responsesRequest) items(input []any) *fault {
 				id, _ := it["id"].(string)
 				return &fault{param: "input", msg: fmt.Sprintf("Item '%s' of type 'reasoning' was provided without its required following item.", id)}
 			}
-			assistant()
 		case "item_reference":
 			id, _ := it["id"].(string)
 			if !r.store {
@@ -290,7 +249,6 @@ func (r *responsesRequest) items(input []any) *fault {
 			return &fault{param: "input", msg: fmt.Sprintf("No tool output found for function call %s.", id)}
 		}
 	}
-	r.conv.System = strings.Join(system, "\n\n")
 	return nil
 }
 
@@ -310,115 +268,94 @@ func followedByAnswer(input []any, i int) bool {
 	return false
 }
 
-// messageContent reads a message item's content: a string or parts of the
-// kinds its role may send.
-func messageContent(it map[string]any, at, role string) (string, *fault) {
+// messageContent checks a message item's content: a string or parts of
+// the kinds its role may send.
+func messageContent(it map[string]any, at, role string) *fault {
 	raw, ok := it["content"]
 	if !ok {
-		return "", missing(at + ".content")
+		return missing(at + ".content")
 	}
 	switch v := raw.(type) {
 	case string:
-		return v, nil
+		return nil
 	case []any:
 		allowed := inputParts
 		if role == "assistant" {
 			allowed = outputParts
 		}
-		var b strings.Builder
 		for j, p := range v {
 			pat := fmt.Sprintf("%s.content[%d]", at, j)
 			part, ok := p.(map[string]any)
 			if !ok {
-				return "", invalidType(pat, "an object", p)
+				return invalidType(pat, "an object", p)
 			}
 			typ, _ := part["type"].(string)
 			if !slices.Contains(allParts, typ) {
-				return "", &fault{param: pat + ".type", code: "invalid_value", msg: fmt.Sprintf("Invalid value: '%s'. Supported values are: %s.", typ, quotedList(allParts))}
+				return &fault{param: pat + ".type", code: "invalid_value", msg: fmt.Sprintf("Invalid value: '%s'. Supported values are: %s.", typ, quotedList(allParts))}
 			}
 			if !slices.Contains(allowed, typ) {
-				return "", &fault{param: pat, code: "invalid_value", msg: fmt.Sprintf("Invalid value: '%s'. Supported values are: %s.", typ, quotedList(allowed))}
+				return &fault{param: pat, code: "invalid_value", msg: fmt.Sprintf("Invalid value: '%s'. Supported values are: %s.", typ, quotedList(allowed))}
 			}
+			var e *fault
 			switch typ {
 			case "input_text", "output_text":
-				t, e := requiredString(part, pat+".text", "text")
-				if e != nil {
-					return "", e
-				}
-				b.WriteString(t)
+				_, e = requiredString(part, pat+".text", "text")
 			case "refusal":
-				t, e := requiredString(part, pat+".refusal", "refusal")
-				if e != nil {
-					return "", e
-				}
-				b.WriteString(t)
+				_, e = requiredString(part, pat+".refusal", "refusal")
+			}
+			if e != nil {
+				return e
 			}
 		}
-		return b.String(), nil
+		return nil
 	}
-	return "", invalidType(at+".content", "one of a string or array of input content", raw)
+	return invalidType(at+".content", "one of a string or array of input content", raw)
 }
 
-// outputText reads a function_call_output's output: a string or a list of
-// input_text parts.
-func outputText(raw any, at string) (string, *fault) {
+// outputText checks a function_call_output's output: a string or a list
+// of objects.
+func outputText(raw any, at string) *fault {
 	switch v := raw.(type) {
 	case string:
-		return v, nil
+		return nil
 	case []any:
-		var b strings.Builder
 		for j, p := range v {
-			part, ok := p.(map[string]any)
-			if !ok {
-				return "", invalidType(fmt.Sprintf("%s[%d]", at, j), "an object", p)
-			}
-			if t, ok := part["text"].(string); ok {
-				b.WriteString(t)
+			if _, ok := p.(map[string]any); !ok {
+				return invalidType(fmt.Sprintf("%s[%d]", at, j), "an object", p)
 			}
 		}
-		return b.String(), nil
+		return nil
 	}
-	return "", invalidType(at, "one of a string or array of objects", raw)
+	return invalidType(at, "one of a string or array of objects", raw)
 }
 
-func joinText(a, b string) string {
-	if a == "" {
-		return b
-	}
-	if b == "" {
-		return a
-	}
-	return a + "\n" + b
-}
-
-// responsesTools validates the tools and names the function tools. A
-// function tool is strict unless it says "strict": false, as in the API.
-func responsesTools(req map[string]any) ([]string, *fault) {
-	return eachTool(req, "an array of tools", responsesToolTypes, func(at, typ string, t map[string]any) (string, *fault) {
+// responsesTools validates the tools. A function tool is strict unless
+// it says "strict": false, as in the API.
+func responsesTools(req map[string]any) *fault {
+	return eachTool(req, "an array of tools", responsesToolTypes, func(at, typ string, t map[string]any) *fault {
 		if typ == "namespace" {
 			// A namespace of function tools (Codex CLI's MCP servers):
 			// named, its tools checked as the top level's are.
 			if _, e := toolName(t, at+".name"); e != nil {
-				return "", e
+				return e
 			}
-			_, e := responsesTools(map[string]any{"tools": t["tools"]})
-			return "", e
+			return responsesTools(map[string]any{"tools": t["tools"]})
 		}
 		if typ != "function" {
-			return "", nil
+			return nil
 		}
 		name, e := toolName(t, at+".name")
 		if e != nil {
-			return "", e
+			return e
 		}
 		strict := true
 		if s, ok := t["strict"]; ok && s != nil {
 			b, ok := s.(bool)
 			if !ok {
-				return "", invalidType(at+".strict", "a boolean", s)
+				return invalidType(at+".strict", "a boolean", s)
 			}
 			strict = b
 		}
-		return name, schemaObject(t["parameters"], name, at+".parameters", strict)
+		return schemaObject(t["parameters"], name, at+".parameters", strict)
 	})
 }
