@@ -62,8 +62,6 @@ const Redacted = redact.Redacted
 // redactor is dryfire's one redactor.
 type redactor = redact.Redactor
 
-func newRedactor(secrets []string) redactor { return redact.New(secrets) }
-
 // forPath are the rules of those listed that apply to a request with this
 // path when requests of any API are recorded.
 func forPath(rules []Rule, path string) []Rule {
@@ -92,7 +90,7 @@ const (
 	bodyIndent = "  "
 )
 
-// bodyForm writes a body as writeCanonical does, indented as json.Indent
+// bodyForm writes a body as value.Canonical does, indented as json.Indent
 // does with bodyPrefix and bodyIndent.
 var bodyForm = value.Form{Prefix: bodyPrefix, Indent: bodyIndent}
 
@@ -172,12 +170,6 @@ func redactValue(v any, red redactor) any {
 		}
 	}
 	return v
-}
-
-// writeCanonical writes v as compact JSON with sorted keys, escaping only
-// what JSON requires: value.Canonical, the form results and reports use.
-func writeCanonical(b *bytes.Buffer, v any) {
-	b.WriteString(value.Canonical(v))
 }
 
 // writeString writes s as a JSON string, as value.Canonical does.

@@ -217,17 +217,11 @@ const maxShow = 80
 
 // show is a value as compact JSON, cut to maxShow characters.
 func show(v any) string {
-	var b bytes.Buffer
-	writeCanonical(&b, v)
-	return cut(b.String(), maxShow)
-}
-
-func cut(s string, n int) string {
-	if utf8.RuneCountInString(s) <= n {
-		return s
+	s := value.Canonical(v)
+	if utf8.RuneCountInString(s) > maxShow {
+		return value.Truncate(s, maxShow-1)
 	}
-	r := []rune(s)
-	return string(r[:n-1]) + "…"
+	return s
 }
 
 // textSnippet shows two strings around where they first differ:

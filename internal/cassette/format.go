@@ -6,12 +6,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/dryfire-dev/dryfire/internal/reqmatch"
+	"github.com/dryfire-dev/dryfire/internal/value"
 )
 
 // Version is the format version this build writes and reads: the
@@ -162,7 +164,8 @@ func (c *Cassette) Marshal() []byte {
 				b.WriteString(", ")
 			}
 			data, _ := json.Marshal(fileMatch(m))
-			writeCanonical(&b, mustParse(data))
+			v, _ := parseJSON(data)
+			b.WriteString(value.Canonical(v))
 		}
 		b.WriteString("],\n")
 	}
@@ -205,7 +208,7 @@ func writeInteractions(b *bytes.Buffer, key string, its []Interaction) {
 		rq := &it.Request
 		field(b, 4, "method", rq.Method, true)
 		field(b, 4, "path", rq.Path, true)
-		headers(b, 4, rq.Header, true)
+		headers(b, rq.Header)
 		if rq.JSON {
 			b.WriteString("        \"body\": ")
 			if err := json.Indent(b, rq.Body, bodyPrefix, bodyIndent); err != nil {
@@ -219,7 +222,7 @@ func writeInteractions(b *bytes.Buffer, key string, its []Interaction) {
 		b.WriteString("      },\n      \"response\": {\n")
 		rs := &it.Response
 		fmt.Fprintf(b, "        \"status\": %d,\n", rs.Status)
-		headers(b, 4, rs.Header, true)
+		headers(b, rs.Header)
 		if rs.Events != nil {
 			events(b, rs.Events)
 		} else {
@@ -260,46 +263,36 @@ func field(b *bytes.Buffer, depth int, key, val string, comma bool) {
 	b.WriteByte('\n')
 }
 
-func headers(b *bytes.Buffer, depth int, h map[string]string, comma bool) {
-	indent(b, depth)
-	b.WriteString(`"headers": {`)
-	keys := make([]string, 0, len(h))
-	for k := range h {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
+// headers writes an exchange's headers, keys sorted.
+func headers(b *bytes.Buffer, h map[string]string) {
+	b.WriteString(`        "headers": {`)
+	keys := slices.Sorted(maps.Keys(h))
 	for i, k := range keys {
 		if i == 0 {
 			b.WriteByte('\n')
 		}
-		field(b, depth+1, k, h[k], i < len(keys)-1)
+		field(b, 5, k, h[k], i < len(keys)-1)
 	}
 	if len(keys) > 0 {
-		indent(b, depth)
+		indent(b, 4)
 	}
-	b.WriteByte('}')
-	if comma {
-		b.WriteByte(',')
-	}
-	b.WriteByte('\n')
+	b.WriteString("},\n")
 }
 
 // events writes a streamed answer, one event a line.
 func events(b *bytes.Buffer, evs [][]byte) {
-	if len(evs) == 0 {
-		b.WriteString("        \"events\": [],\n")
-		return
-	}
-	b.WriteString("        \"events\": [\n")
+	b.WriteString(`        "events": [`)
 	for i, ev := range evs {
-		b.WriteString("          ")
+		b.WriteString("\n          ")
 		writeEvent(b, ev)
 		if i < len(evs)-1 {
 			b.WriteByte(',')
 		}
-		b.WriteByte('\n')
 	}
-	b.WriteString("        ],\n")
+	if len(evs) > 0 {
+		b.WriteString("\n        ")
+	}
+	b.WriteString("],\n")
 }
 
 // body writes a body so that reading it gives the same bytes back: valid
@@ -474,7 +467,11 @@ func jsonProblem(data []byte, err error) string {
 		off = se.Offset
 	case errors.As(err, &te):
 		off = te.Offset
-		msg = fmt.Sprintf("%s holds %s, want %s", fieldName(te), te.Value, te.Type)
+		field := "the file"
+		if te.Field != "" {
+			field = strconv.Quote(te.Field)
+		}
+		msg = fmt.Sprintf("%s holds %s, want %s", field, te.Value, te.Type)
 	}
 	msg = strings.TrimPrefix(msg, "json: ")
 	if off >= 0 && off <= int64(len(data)) {
@@ -482,20 +479,4 @@ func jsonProblem(data []byte, err error) string {
 		return "line " + strconv.Itoa(line) + ": " + msg
 	}
 	return msg
-}
-
-func fieldName(te *json.UnmarshalTypeError) string {
-	if te.Field == "" {
-		return "the file"
-	}
-	return strconv.Quote(te.Field)
-}
-
-// mustParse parses JSON this package has just marshalled.
-func mustParse(data []byte) any {
-	v, ok := parseJSON(data)
-	if !ok {
-		panic("cassette: marshalled JSON does not parse")
-	}
-	return v
 }

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/dryfire-dev/dryfire/internal/value"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")
@@ -200,7 +202,7 @@ func TestCanonicalLayoutIsTheFiles(t *testing.T) {
 			t.Fatalf("%s is not JSON?", body)
 		}
 		var compact, indented bytes.Buffer
-		writeCanonical(&compact, cb.value)
+		compact.WriteString(value.Canonical(cb.value))
 		json.Indent(&indented, compact.Bytes(), bodyPrefix, bodyIndent)
 		if indented.String() != string(cb.bytes) {
 			t.Errorf("%s:\nwriteIndented %s\njson.Indent   %s", body, cb.bytes, indented.Bytes())

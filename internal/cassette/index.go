@@ -246,6 +246,6 @@ func requestKey(rq *Request, cb canonBody) string {
 	return b.String()
 }
 
-// keyForm writes a body in a key as writeCanonical does, with numbers by
+// keyForm writes a body in a key as value.Canonical does, with numbers by
 // value (1.0 and 1 alike, as compare takes them).
 var keyForm = value.Form{ByValue: true}

@@ -23,6 +23,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/dryfire-dev/dryfire/internal/redact"
 	"github.com/dryfire-dev/dryfire/internal/reqmatch"
 	"github.com/dryfire-dev/dryfire/internal/safeio"
 	"github.com/dryfire-dev/dryfire/internal/wire"
@@ -121,7 +122,7 @@ type Recorder struct {
 // nothing is read there, and no live call made whose answer could not be
 // written).
 func Open(cfg Config) (*Recorder, error) {
-	r := &Recorder{cfg: cfg, rules: RulesFor(cfg.Provider), red: newRedactor(cfg.Secrets)}
+	r := &Recorder{cfg: cfg, rules: RulesFor(cfg.Provider), red: redact.New(cfg.Secrets)}
 	set, err := reqmatch.Compile(cfg.Match)
 	if err != nil {
 		return nil, err
@@ -231,29 +232,26 @@ func (r *Recorder) Begin(req *http.Request, body []byte, unavailable string) (*E
 	}
 	if !r.live {
 		n := r.next + 1
-		if r.next < len(r.tape.Interactions) {
-			it := &r.tape.Interactions[r.next]
+		if r.next < len(r.tape.Interactions) && r.seenBefore(r.next, req, body) {
 			// The same bytes as a request that matched before match
 			// again: no need to canonicalise them.
-			if r.seenBefore(r.next, req, body) {
-				return r.played1(it.Request), nil
-			}
-			now, cb := r.canonical(req, body)
-			diffs, more, fix := compare(&it.Request, &now, cb, r.matchBodies(r.next, &cb))
-			if len(diffs) == 0 {
+			return r.played1(r.tape.Interactions[r.next].Request), nil
+		}
+		now, cb := r.canonical(req, body)
+		e := &ReplayError{Kind: Beyond}
+		if r.next < len(r.tape.Interactions) {
+			e.Kind = Mismatch
+			if e.Diffs, e.More, e.Presets = compare(&r.tape.Interactions[r.next].Request, &now, cb, r.matchBodies(r.next, &cb)); len(e.Diffs) == 0 {
 				r.remember(r.next, req, body)
 				return r.played1(now), nil
 			}
-			if r.cfg.Mode != New {
-				r.problem = &ReplayError{Kind: Mismatch, File: r.cfg.File, Section: r.cfg.Section, SuiteFile: r.cfg.SuiteFile, Case: r.cfg.Case, Fix: r.cfg.fix(All),
-					Request: n, Recorded: len(r.tape.Interactions), Diffs: diffs, More: more, Presets: fix}
-				return nil, r.problem
-			}
-		} else if r.cfg.Mode != New {
-			now, _ := r.canonical(req, body)
-			r.problem = &ReplayError{Kind: Beyond, File: r.cfg.File, Section: r.cfg.Section, SuiteFile: r.cfg.SuiteFile, Case: r.cfg.Case, Fix: r.cfg.fix(All),
-				Request: n, Recorded: len(r.tape.Interactions), Diffs: []string{"request " + itoa(n) + ": " + now.Method + " " + now.Path}}
-			return nil, r.problem
+		} else {
+			e.Diffs = []string{"request " + itoa(n) + ": " + now.Method + " " + now.Path}
+		}
+		if r.cfg.Mode != New {
+			e.File, e.Section, e.SuiteFile, e.Case, e.Fix, e.Request, e.Recorded = r.cfg.File, r.cfg.Section, r.cfg.SuiteFile, r.cfg.Case, r.cfg.fix(All), n, len(r.tape.Interactions)
+			r.problem = e
+			return nil, e
 		}
 		// New: from the first request the recording does not answer on,
 		// everything is recorded live.
@@ -444,7 +442,7 @@ func (r *Recorder) AddSecret(s string) {
 	if len(s) < MinSecretLen || slices.Contains([]string(r.red), s) {
 		return
 	}
-	r.red = newRedactor(append(slices.Clone([]string(r.red)), s))
+	r.red = redact.New(append(slices.Clone([]string(r.red)), s))
 	r.seen = nil // what a request canonicalises to may change
 }
 
