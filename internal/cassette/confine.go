@@ -4,6 +4,7 @@ package cassette
 // symlinks resolved, as every path a suite names.
 
 import (
+	"cmp"
 	"errors"
 	"io/fs"
 	"os"
@@ -41,10 +42,7 @@ func (e *PathError) Unwrap() error { return e.Err }
 // names the symlink and its target, quoted. Call it before anything of
 // the file is read or written.
 func CheckPath(root, file string) error {
-	if root == "" {
-		root = "."
-	}
-	if _, err := safeio.Confine(root, filepath.Dir(file), filepath.Base(file)); err != nil {
+	if _, err := safeio.Confine(cmp.Or(root, "."), filepath.Dir(file), filepath.Base(file)); err != nil {
 		return &PathError{File: file, Err: err}
 	}
 	if at, target, ok := danglingDir(filepath.Dir(file)); ok {

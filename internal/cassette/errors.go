@@ -1,6 +1,7 @@
 package cassette
 
 import (
+	"cmp"
 	"fmt"
 	"strconv"
 	"strings"
@@ -105,11 +106,7 @@ func (e *ReplayError) Error() string {
 	case Unplayed:
 		b.WriteString(who + " made fewer model calls than when the case was recorded; if that is intended, re-record the case:\n")
 	}
-	fix := e.Fix
-	if fix == "" {
-		fix = rerecord(e.SuiteFile, e.Case)
-	}
-	b.WriteString("  " + fix)
+	b.WriteString("  " + cmp.Or(e.Fix, rerecord(e.SuiteFile, e.Case)))
 	return b.String()
 }
 

@@ -2,6 +2,7 @@ package cassette
 
 import (
 	"bytes"
+	"maps"
 	"net/http"
 	"slices"
 	"sync"
@@ -224,12 +225,7 @@ func requestKey(rq *Request, cb canonBody) string {
 	b.WriteString(rq.Method)
 	b.WriteByte(0)
 	b.WriteString(rq.Path)
-	names := make([]string, 0, len(rq.Header))
-	for k := range rq.Header {
-		names = append(names, k)
-	}
-	slices.Sort(names)
-	for _, k := range names {
+	for _, k := range slices.Sorted(maps.Keys(rq.Header)) {
 		b.WriteByte(0)
 		b.WriteString(k)
 		b.WriteByte('=')

@@ -14,6 +14,7 @@ package cassette
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -257,14 +258,8 @@ func (r *Recorder) Begin(req *http.Request, body []byte, unavailable string) (*E
 		// everything is recorded live.
 		r.live = true
 	}
-	why := unavailable
-	if why == "" {
-		why = r.cfg.LiveUnavailable
-	}
-	if why != "" || r.cfg.Live == nil {
-		if why == "" {
-			why = "this run never goes live"
-		}
+	if why := cmp.Or(unavailable, r.cfg.LiveUnavailable); why != "" || r.cfg.Live == nil {
+		why = cmp.Or(why, "this run never goes live")
 		r.failure = &LiveError{File: r.cfg.File, Section: r.cfg.Section, Request: r.played + r.liveCalls + 1, Passthrough: r.cfg.Passthrough, Why: why}
 		return nil, r.failure
 	}
@@ -469,10 +464,7 @@ var secretParams = []string{"key", "api-key", "api_key", "access_token", "token"
 
 // canonical is the request as it is stored and matched.
 func (r *Recorder) canonical(req *http.Request, body []byte) (Request, canonBody) {
-	path := wire.CanonicalPath(req.URL.EscapedPath()) // a Vertex AI path's project and location aside
-	if path == "" {
-		path = "/"
-	}
+	path := cmp.Or(wire.CanonicalPath(req.URL.EscapedPath()), "/") // a Vertex AI path's project and location aside
 	if q := req.URL.RawQuery; q != "" {
 		if vals, err := url.ParseQuery(q); err == nil {
 			for k, vs := range vals {

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"bytes"
+	"cmp"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
@@ -406,11 +407,7 @@ func failures(c *report.Case, agentErr error) []string {
 	for _, ch := range c.Checks {
 		if !ch.Passed {
 			checks++
-			msg := ch.Message
-			if msg == "" {
-				msg = ch.Check + " check failed"
-			}
-			out = append(out, msg)
+			out = append(out, cmp.Or(ch.Message, ch.Check+" check failed"))
 		}
 	}
 	switch {

@@ -19,6 +19,7 @@ package modelserver
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -198,9 +199,7 @@ func New(o Options) (*Endpoint, error) {
 		}
 		getenv, secrets = func(k string) string { return vars[k] }, append(cassette.SecretsFromEnv(env), secrets...)
 	}
-	if o.Mode == "" {
-		o.Mode = cassette.DefaultMode(getenv)
-	}
+	o.Mode = cmp.Or(o.Mode, cassette.DefaultMode(getenv))
 	if _, err := cassette.ParseMode(string(o.Mode)); err != nil {
 		return nil, err
 	}
@@ -223,10 +222,7 @@ func New(o Options) (*Endpoint, error) {
 		}
 		secrets = slices.Concat(secrets, live.Secrets) // never into o.Secrets' array: cases share it
 	}
-	if o.Provider == "" {
-		o.Provider = cassette.AnyAPI
-	}
-	cfg := cassette.Config{Mode: o.Mode, File: o.File, SuiteFile: o.SuiteFile, Root: o.Root, Case: o.Case, Provider: o.Provider,
+	cfg := cassette.Config{Mode: o.Mode, File: o.File, SuiteFile: o.SuiteFile, Root: o.Root, Case: o.Case, Provider: cmp.Or(o.Provider, cassette.AnyAPI),
 		Passthrough: o.Passthrough, Secrets: secrets,
 		Rerecord: o.Rerecord, RecordedBy: o.RecordedBy, Trials: o.Trials, Match: o.Match, DropUser: o.DropUser,
 		Section: o.Section, LiveUnavailable: o.LiveUnavailable}

@@ -8,6 +8,7 @@
 package reqmatch
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -43,10 +44,7 @@ func (r Rule) Label() string {
 }
 
 func (r Rule) replacement() string {
-	if r.Replace == "" {
-		return "<normalised>"
-	}
-	return r.Replace
+	return cmp.Or(r.Replace, "<normalised>")
 }
 
 // preset is a named normalisation: each pattern's matches become Placeholder.
