@@ -1,11 +1,9 @@
 package dryfire
 
 import (
+	"cmp"
 	"context"
-	"fmt"
-	"regexp"
 
-	"github.com/dryfire-dev/dryfire/internal/cassette"
 	"github.com/dryfire-dev/dryfire/internal/runner"
 	"github.com/dryfire-dev/dryfire/report"
 )
@@ -91,21 +89,12 @@ func (p *Project) Sweep(ctx context.Context, opts *SweepOptions) (*SweepReport, 
 }
 
 // drillOptions are the runner's options of a sweep or an injection drill:
-// Record defaults to RecordNone.
+// a run's, with Record RecordNone by default and no trials, shard,
+// batch, journal, coverage, mutation or fail-fast.
 func (p *Project) drillOptions(o RunOptions) (runner.Options, error) {
-	if o.Record == "" {
-		o.Record = RecordNone
-	}
-	ro := runner.Options{Concurrency: o.Concurrency, Impl: p.impl, Record: cassette.Mode(o.Record), Env: o.Env, Seed: o.Seed, KeepWorkspaces: o.KeepWorkspaces, Clock: o.Clock, MCPBridge: o.MCPBridge, Only: o.Only, Network: o.Network, Port: o.Port, Worlds: p.worlds}
-	if o.Progress != nil {
-		ro.Progress = o.Progress
-	}
-	if o.Filter != "" {
-		re, err := regexp.Compile(o.Filter)
-		if err != nil {
-			return runner.Options{}, fmt.Errorf("invalid filter %q: %w", o.Filter, err)
-		}
-		ro.Filter = re
-	}
-	return ro, nil
+	o.Record = cmp.Or(o.Record, RecordNone)
+	o.Trials, o.PassThreshold, o.Shard, o.Batch, o.Journal, o.Coverage, o.Mutate, o.FailFast = 0, 0, nil, nil, nil, false, false, false
+	ro, err := p.runnerOptions(&o, nil)
+	ro.Progress = o.Progress
+	return ro, err
 }
