@@ -37,7 +37,7 @@ func ghDiagnostics(w io.Writer, ds dryfire.Diagnostics) {
 		if d.Severity == dryfire.SeverityWarning {
 			kind = "warning"
 		}
-		fmt.Fprintf(w, "::%s file=%s,line=%d,col=%d::%s\n", kind, ghProperty(d.Pos.File), d.Pos.Line, d.Pos.Col, ghData(d.Message))
+		fmt.Fprintf(w, "::%s file=%s,line=%d,col=%d::%s\n", kind, termtext.WorkflowProperty(d.Pos.File), d.Pos.Line, d.Pos.Col, termtext.WorkflowData(d.Message))
 	}
 }
 
@@ -59,10 +59,10 @@ func ghCases(w io.Writer, p *dryfire.Project, rep *report.Report) {
 		title := c.Suite + ": " + c.Name
 		msg := ghMessage(c)
 		if file == "" {
-			fmt.Fprintf(w, "::error title=%s::%s\n", ghProperty(title), ghData(msg))
+			fmt.Fprintf(w, "::error title=%s::%s\n", termtext.WorkflowProperty(title), termtext.WorkflowData(msg))
 			continue
 		}
-		fmt.Fprintf(w, "::error file=%s,line=%d,title=%s::%s\n", ghProperty(file), line, ghProperty(title), ghData(msg))
+		fmt.Fprintf(w, "::error file=%s,line=%d,title=%s::%s\n", termtext.WorkflowProperty(file), line, termtext.WorkflowProperty(title), termtext.WorkflowData(msg))
 	}
 }
 
@@ -103,12 +103,6 @@ func ghMessage(c *report.Case) string {
 	}
 	return strings.Join(lines, "\n")
 }
-
-// ghData escapes the message of a workflow command (termtext's).
-func ghData(s string) string { return termtext.WorkflowData(s) }
-
-// ghProperty escapes a property value of a workflow command.
-func ghProperty(s string) string { return termtext.WorkflowProperty(s) }
 
 // ghSummary appends the run's Markdown summary to GITHUB_STEP_SUMMARY.
 func ghSummary(e *env, rep *report.Report) error {

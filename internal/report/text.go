@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/dryfire-dev/dryfire/internal/termtext"
+	"github.com/dryfire-dev/dryfire/report"
 )
 
 // TextOptions shape the human-readable output.
@@ -115,7 +116,7 @@ func (t *Text) CaseDone(i int, c *Case) {
 func (t *Text) Finish(r *Report) {
 	tot := r.Totals
 	if tot == nil {
-		tot = TotalsOf(r)
+		tot = report.TotalsOf(r)
 		tot.Summary = r.Summary // as the report says
 	}
 	t.mu.Lock()
@@ -247,11 +248,11 @@ func (t *Text) printCase(c *Case) {
 	b := &t.buf
 	b.WriteString(t.label(c.Status))
 	b.WriteByte(' ')
-	b.WriteString(Printable(c.Suite))
+	b.WriteString(termtext.Printable(c.Suite))
 	b.WriteString(": ")
-	b.WriteString(Printable(c.Name))
+	b.WriteString(termtext.Printable(c.Name))
 	if c.Status == Skipped && c.Reason != "" {
-		b.WriteString(t.paint(dim, " ("+Printable(c.Reason)+")"))
+		b.WriteString(t.paint(dim, " ("+termtext.Printable(c.Reason)+")"))
 	}
 	if tr := c.Trials; tr != nil && c.Status != Skipped {
 		flaky := ""
@@ -269,22 +270,17 @@ func (t *Text) printCase(c *Case) {
 		// does not, such as a case that is never recorded.
 		for _, n := range c.Notes {
 			b.WriteString("      note: ")
-			b.WriteString(Printable(n))
+			b.WriteString(termtext.Printable(n))
 			b.WriteByte('\n')
 		}
 		return
 	}
 	for _, l := range c.Details() {
 		b.WriteString("      ")
-		b.WriteString(Printable(l))
+		b.WriteString(termtext.Printable(l))
 		b.WriteByte('\n')
 	}
 }
-
-// Printable is termtext.Printable: s with its control characters
-// written as Go escapes, so that a name or a text from a file or an agent
-// cannot start a line of its own, forge a PASS, or colour the terminal.
-func Printable(s string) string { return termtext.Printable(s) }
 
 func (t *Text) clearStatus() {
 	if t.status {
@@ -349,7 +345,7 @@ func (t *Text) drawStatus() {
 		}
 	}
 	if first >= 0 {
-		name := Printable(t.running[first])
+		name := termtext.Printable(t.running[first])
 		parts = append(parts, part{dim, "  running: " + name})
 	}
 	for _, p := range parts {
@@ -376,7 +372,7 @@ func (t *Text) drawStatus() {
 
 // UsageLine is usageLine of report r (its summary as it says).
 func UsageLine(r *Report) string {
-	tot := TotalsOf(r)
+	tot := report.TotalsOf(r)
 	tot.Summary = r.Summary
 	return usageLine(tot)
 }

@@ -52,9 +52,6 @@ const (
 	Skipped = report.Skipped
 )
 
-// TotalsOf counts the cases of r.
-func TotalsOf(r *Report) *Totals { return report.TotalsOf(r) }
-
 // AddUsage counts tokens a case's judge ("judge") or simulated user
 // ("user") spent: into the case's Usage and, split from the agent's
 // (Usage so far), into UsageByRole. Nothing spent changes nothing.

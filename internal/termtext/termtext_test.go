@@ -62,3 +62,25 @@ func TestShellQuote(t *testing.T) {
 		}
 	}
 }
+
+// Names and texts from files or agents cannot start a line of their own
+// or colour the terminal: their control characters are escaped.
+func TestPrintableLines(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"plain", "plain"},
+		{"tab\tstays", "tab\tstays"},
+		{"a\nPASS  forged", `a\nPASS  forged`},
+		{"\x1b[32mgreen\x1b[0m", `\x1b[32mgreen\x1b[0m`},
+		{"cr\roverwrite", `cr\roverwrite`},
+		{"del\x7f", `del\x7f`},
+		{"c1\u0085next", `c1\u0085next`},
+		{"line\u2028sep", `line\u2028sep`},
+		{"café → ✓ …", "café → ✓ …"},
+		{"nul\x00", `nul\x00`},
+	}
+	for _, tt := range tests {
+		if got := Printable(tt.in); got != tt.want {
+			t.Errorf("Printable(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
