@@ -84,19 +84,15 @@ func checkDest(dest string) error {
 }
 
 func writeReports(e *env, rep *report.Report, o runOptions) error {
-	if o.jsonOut != "" {
-		if err := writeReportWith(e, o.jsonOut, rep.WriteJSON); err != nil {
-			return fmt.Errorf("writing the JSON report: %w", err)
+	for _, r := range []struct {
+		name, dest string
+		write      func(io.Writer) error
+	}{{"JSON", o.jsonOut, rep.WriteJSON}, {"JUnit", o.junitOut, rendered(rep.JUnit)}, {"HTML", o.htmlOut, rendered(rep.HTML)}} {
+		if r.dest == "" {
+			continue
 		}
-	}
-	if o.junitOut != "" {
-		if err := writeReport(e, o.junitOut, rep.JUnit); err != nil {
-			return fmt.Errorf("writing the JUnit report: %w", err)
-		}
-	}
-	if o.htmlOut != "" {
-		if err := writeReport(e, o.htmlOut, rep.HTML); err != nil {
-			return fmt.Errorf("writing the HTML report: %w", err)
+		if err := writeReportWith(e, r.dest, r.write); err != nil {
+			return fmt.Errorf("writing the %s report: %w", r.name, err)
 		}
 	}
 	return nil
@@ -216,22 +212,21 @@ func openReport(e *env, dest string) (*reportOut, error) {
 	return &reportOut{w: f, commit: f.Commit, abort: f.Abort}, nil
 }
 
-// writeReport writes a report to dest as openReport opens it: a dest
-// that is not a plain file (a symlink, a device, a pipe) is written
-// through, never replaced: --json /dev/stdout must not swap the
-// /dev/stdout link for a file.
-func writeReport(e *env, dest string, render func() ([]byte, error)) error {
-	return writeReportWith(e, dest, func(w io.Writer) error {
+// rendered writes what render renders.
+func rendered(render func() ([]byte, error)) func(io.Writer) error {
+	return func(w io.Writer) error {
 		data, err := render()
 		if err == nil {
 			_, err = w.Write(data)
 		}
 		return err
-	})
+	}
 }
 
-// writeReportWith is writeReport for a report that writes itself to a
-// writer (buffered), never whole in memory.
+// writeReportWith writes a report to dest as openReport opens it (a
+// dest that is not a plain file, a symlink, a device, a pipe, is written
+// through, never replaced: --json /dev/stdout must not swap the
+// /dev/stdout link for a file), buffered: never whole in memory.
 func writeReportWith(e *env, dest string, write func(io.Writer) error) error {
 	r, err := openReport(e, dest)
 	if err != nil {
