@@ -18,32 +18,8 @@ type ProveOptions struct {
 	Env         []string
 }
 
-// Proof is how a case fared under Project.Prove: its reference solution
-// must pass; an agent that does nothing, and one that calls its tools at
-// random, must not.
-type Proof struct {
-	Suite string `json:"suite"`
-	Case  string `json:"case"`
-	// Reference names the case's reference solution: "its script", or
-	// "its trajectory at FILE:LINE"; "" when it has none, and NoReference
-	// says why.
-	Reference   string `json:"reference"`
-	NoReference string `json:"no_reference,omitempty"`
-	// Ran is the reference's run (nil: none declared): a case that did
-	// not pass is a drill no agent can pass as written.
-	Ran *report.Case `json:"ran,omitempty"`
-	// Nothing and Random are the checks that let the do-nothing agent and
-	// the random agent through, each "CHECK (AT)", when the case passed
-	// for it; nil when it failed, as it should.
-	Nothing []string `json:"nothing,omitempty"`
-	Random  []string `json:"random,omitempty"`
-}
-
-// Proven says the case is as it should be: its reference (if any)
-// passes, and neither stand-in agent does.
-func (p *Proof) Proven() bool {
-	return (p.Ran == nil || p.Ran.Status == report.Passed) && p.Nothing == nil && p.Random == nil
-}
+// Proof is the public package report's.
+type Proof = report.Proof
 
 // Prove runs every case three times, offline, the script model standing
 // in for its agent on the built-in loop (its mocks or world, its checks):
@@ -74,9 +50,5 @@ func (p *Project) Prove(ctx context.Context, opts *ProveOptions) ([]Proof, error
 	if ctx.Err() != nil {
 		return nil, errors.New("interrupted")
 	}
-	out := make([]Proof, len(proofs))
-	for i, pr := range proofs {
-		out[i] = Proof{Suite: pr.Suite, Case: pr.Case, Reference: pr.Reference, NoReference: pr.NoReference, Ran: pr.Ran, Nothing: pr.Nothing, Random: pr.Random}
-	}
-	return out, nil
+	return proofs, nil
 }

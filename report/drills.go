@@ -1,7 +1,8 @@
 package report
 
-// The results of a fault sweep (dryfire sweep) and of an injection drill
-// (dryfire inject), as their --json writes them.
+// The results of a fault sweep (dryfire sweep), an injection drill
+// (dryfire inject) and a proof of the cases (dryfire prove), as their
+// --json writes them.
 
 // SweepReport is the result of a sweep, in a fixed order: the cases in
 // report order, each case's points by call, then declared errors (by
@@ -98,4 +99,31 @@ type InjectResult struct {
 	Reason    string  `json:"reason,omitempty"`
 	Cassette  string  `json:"cassette,omitempty"`
 	Record    string  `json:"record,omitempty"`
+}
+
+// Proof is how a case fared under Project.Prove (dryfire prove): its
+// reference solution must pass; an agent that does nothing, and one that
+// calls its tools at random, must not.
+type Proof struct {
+	Suite string `json:"suite"`
+	Case  string `json:"case"`
+	// Reference names the case's reference solution: "its script", or
+	// "its trajectory at FILE:LINE"; "" when it has none, and NoReference
+	// says why.
+	Reference   string `json:"reference"`
+	NoReference string `json:"no_reference,omitempty"`
+	// Ran is the reference's run (nil: none declared): a case that did
+	// not pass is a drill no agent can pass as written.
+	Ran *Case `json:"ran,omitempty"`
+	// Nothing and Random are the checks that let the do-nothing agent and
+	// the random agent through, each "CHECK (AT)", when the case passed
+	// for it; nil when it failed, as it should.
+	Nothing []string `json:"nothing,omitempty"`
+	Random  []string `json:"random,omitempty"`
+}
+
+// Proven says the case is as it should be: its reference (if any)
+// passes, and neither stand-in agent does.
+func (p *Proof) Proven() bool {
+	return (p.Ran == nil || p.Ran.Status == Passed) && p.Nothing == nil && p.Random == nil
 }

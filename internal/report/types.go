@@ -42,6 +42,7 @@ type (
 	InjectReport   = report.InjectReport
 	InjectCase     = report.InjectCase
 	InjectResult   = report.InjectResult
+	Proof          = report.Proof
 )
 
 // Case statuses.

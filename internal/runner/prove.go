@@ -25,28 +25,13 @@ import (
 // pass, an agent that answers at once and calls nothing must fail, and
 // so must one that calls tools at random (seeded).
 
-// Proof is how one case fared under Prove.
-type Proof struct {
-	Suite, Case string
-	// Reference names the case's reference solution ("" none): "its
-	// script", or "its trajectory at FILE:LINE"; NoReference says why
-	// there is none.
-	Reference, NoReference string
-	// Ran is how the reference ran (nil: none declared).
-	Ran *report.Case
-	// Nothing and Random are the checks that let the do-nothing agent and
-	// the random agent pass the case, each "CHECK (AT)"; nil when it
-	// failed, as it should.
-	Nothing, Random []string
-}
-
 // noReference is the reason of a case that declares no reference.
 const noReference = "no reference solution (a script, or a trajectory check)"
 
 // Prove runs the cases of suites as Proof says (opts' selection,
 // concurrency, environment; judge checks replayed only), with seed for
 // the random agent.
-func Prove(ctx context.Context, suites []*spec.Suite, opts Options, seed uint64) ([]Proof, error) {
+func Prove(ctx context.Context, suites []*spec.Suite, opts Options, seed uint64) ([]report.Proof, error) {
 	opts.Record, opts.Sink, opts.Lean, opts.Progress = cassette.None, nil, false, nil
 	var mu sync.Mutex
 	refs := map[string][2]string{} // by case: the reference's name, or why there is none
@@ -70,14 +55,14 @@ func Prove(ctx context.Context, suites []*spec.Suite, opts Options, seed uint64)
 		}
 		runs[k] = rep
 	}
-	var out []Proof
+	var out []report.Proof
 	for i := range runs[0].Cases {
 		ref := &runs[0].Cases[i]
 		if ref.Status == report.Skipped && ref.Reason != noReference {
 			continue // skip: true, or interrupted
 		}
 		r := refs[CaseKey(ref.Suite, ref.Name)]
-		p := Proof{Suite: ref.Suite, Case: ref.Name, Reference: r[0], NoReference: r[1]}
+		p := report.Proof{Suite: ref.Suite, Case: ref.Name, Reference: r[0], NoReference: r[1]}
 		if p.Reference != "" {
 			p.Ran = ref
 		}
