@@ -104,33 +104,10 @@ func chatBody(req *model.Request) ([]byte, error) {
 	return body.MarshalJSON()
 }
 
-// chatResponse is the part of a chat.completion object dryfire reads.
-type chatResponse struct {
-	Choices []struct {
-		Message struct {
-			Content   json.RawMessage `json:"content"`
-			Refusal   *string         `json:"refusal"`
-			ToolCalls []struct {
-				ID       string `json:"id"`
-				Function struct {
-					Name      string          `json:"name"`
-					Arguments json.RawMessage `json:"arguments"`
-				} `json:"function"`
-			} `json:"tool_calls"`
-		} `json:"message"`
-		FinishReason string `json:"finish_reason"`
-	} `json:"choices"`
-	Usage *struct {
-		PromptTokens     int `json:"prompt_tokens"`
-		CompletionTokens int `json:"completion_tokens"`
-	} `json:"usage"`
-	Error json.RawMessage `json:"error"`
-}
-
 // parseChat reads a chat.completion; name is the provider's, turn numbers
 // the generated call ids.
 func parseChat(name string, data []byte, turn int) (*model.Response, error) {
-	var cr chatResponse
+	var cr chatCompletion
 	if err := json.Unmarshal(data, &cr); err != nil {
 		return nil, fmt.Errorf("%s: the answer is not a chat.completion object (%v): %s", name, err, excerpt(data))
 	}
@@ -158,9 +135,7 @@ func parseChat(name string, data []byte, turn int) (*model.Response, error) {
 		seen[id] = true
 		r.ToolCalls = append(r.ToolCalls, tool.Call{ID: id, Name: tc.Function.Name, Args: rawArgs(tc.Function.Arguments)})
 	}
-	if cr.Usage != nil {
-		r.Usage = model.Usage{InputTokens: cr.Usage.PromptTokens, OutputTokens: cr.Usage.CompletionTokens}
-	}
+	r.Usage = model.Usage{InputTokens: cr.Usage.PromptTokens, OutputTokens: cr.Usage.CompletionTokens}
 	switch ch.FinishReason {
 	case "length":
 		if n := len(r.ToolCalls); n > 0 && !json.Valid([]byte(r.ToolCalls[n-1].Args)) {
@@ -441,12 +416,15 @@ func encodeJSON(b *bytes.Buffer, v any) error {
 	return nil
 }
 
-// Wire shapes of a chat completion and its chunks, in the API's key order
-// (a chunk also as the stream's fold reads it).
+// Wire shapes of a chat completion and its chunks, in the API's key order,
+// as written and as read (parseChat; a chunk as the stream's fold reads
+// it): what compatible servers send in other shapes is read as it comes
+// (content a list of parts, arguments an object, detail counts of any
+// kind; error instead of choices).
 type (
 	chatFunction struct {
-		Name      string `json:"name"`
-		Arguments string `json:"arguments"`
+		Name      string          `json:"name"`
+		Arguments json.RawMessage `json:"arguments"` // a string written
 	}
 	chatToolCall struct {
 		ID       string       `json:"id"`
@@ -454,11 +432,11 @@ type (
 		Function chatFunction `json:"function"`
 	}
 	chatMessage struct {
-		Role        string         `json:"role"`
-		Content     *string        `json:"content"`
-		Refusal     *string        `json:"refusal"`
-		ToolCalls   []chatToolCall `json:"tool_calls,omitempty"`
-		Annotations []any          `json:"annotations"`
+		Role        string          `json:"role"`
+		Content     json.RawMessage `json:"content"` // a string or null written
+		Refusal     *string         `json:"refusal"`
+		ToolCalls   []chatToolCall  `json:"tool_calls,omitempty"`
+		Annotations any             `json:"annotations"`
 	}
 	chatChoice struct {
 		Index        int         `json:"index"`
@@ -470,18 +448,19 @@ type (
 		PromptTokens            int            `json:"prompt_tokens"`
 		CompletionTokens        int            `json:"completion_tokens"`
 		TotalTokens             int            `json:"total_tokens"`
-		PromptTokensDetails     map[string]int `json:"prompt_tokens_details"`
-		CompletionTokensDetails map[string]int `json:"completion_tokens_details"`
+		PromptTokensDetails     map[string]any `json:"prompt_tokens_details"`
+		CompletionTokensDetails map[string]any `json:"completion_tokens_details"`
 	}
 	chatCompletion struct {
-		ID          string       `json:"id"`
-		Object      string       `json:"object"`
-		Created     int64        `json:"created"`
-		Model       string       `json:"model"`
-		Choices     []chatChoice `json:"choices"`
-		Usage       chatUsage    `json:"usage"`
-		ServiceTier string       `json:"service_tier"`
-		Fingerprint string       `json:"system_fingerprint,omitempty"`
+		ID          string          `json:"id"`
+		Object      string          `json:"object"`
+		Created     int64           `json:"created"`
+		Model       string          `json:"model"`
+		Choices     []chatChoice    `json:"choices"`
+		Usage       chatUsage       `json:"usage"`
+		ServiceTier string          `json:"service_tier"`
+		Fingerprint string          `json:"system_fingerprint,omitempty"`
+		Error       json.RawMessage `json:"error,omitempty"` // read, never written
 	}
 	chatDeltaFunction struct {
 		Name      string `json:"name,omitempty"`
@@ -527,17 +506,17 @@ type (
 func writeChat(r *Reply) (body []byte, events [][]byte) {
 	msg := chatMessage{Role: "assistant", Annotations: []any{}}
 	if r.Text != "" || len(r.Calls) == 0 {
-		msg.Content = &r.Text
+		msg.Content = marshal(r.Text)
 	}
 	finish := "stop"
 	for _, c := range r.Calls {
-		msg.ToolCalls = append(msg.ToolCalls, chatToolCall{ID: c.ID, Type: "function", Function: chatFunction{Name: c.Name, Arguments: c.Args}})
+		msg.ToolCalls = append(msg.ToolCalls, chatToolCall{ID: c.ID, Type: "function", Function: chatFunction{Name: c.Name, Arguments: marshal(c.Args)}})
 		finish = "tool_calls"
 	}
 	u := r.Usage
 	usage := chatUsage{PromptTokens: u.InputTokens, CompletionTokens: u.OutputTokens, TotalTokens: u.InputTokens + u.OutputTokens,
-		PromptTokensDetails:     map[string]int{"audio_tokens": 0, "cached_tokens": 0},
-		CompletionTokensDetails: map[string]int{"accepted_prediction_tokens": 0, "audio_tokens": 0, "reasoning_tokens": 0, "rejected_prediction_tokens": 0}}
+		PromptTokensDetails:     map[string]any{"audio_tokens": 0, "cached_tokens": 0},
+		CompletionTokensDetails: map[string]any{"accepted_prediction_tokens": 0, "audio_tokens": 0, "reasoning_tokens": 0, "rejected_prediction_tokens": 0}}
 	id := "chatcmpl-" + r.ID
 	if !r.Stream {
 		return marshal(chatCompletion{ID: id, Object: "chat.completion", Created: r.Created, Model: r.Model,
@@ -554,14 +533,12 @@ func writeChat(r *Reply) (body []byte, events [][]byte) {
 	delta := func(d chatDelta) { send([]chatChunkChoice{{Delta: d}}, null) }
 	empty := ""
 	delta(chatDelta{Role: "assistant", Content: &empty, Refusal: json.RawMessage("null")})
-	if msg.Content != nil {
-		for _, p := range pieces(*msg.Content) {
-			delta(chatDelta{Content: &p})
-		}
+	for _, p := range pieces(r.Text) {
+		delta(chatDelta{Content: &p})
 	}
-	for i, tc := range msg.ToolCalls {
-		delta(chatDelta{ToolCalls: []chatDeltaCall{{Index: i, ID: tc.ID, Type: "function", Function: chatDeltaFunction{Name: tc.Function.Name}}}})
-		for _, p := range pieces(tc.Function.Arguments) {
+	for i, tc := range r.Calls {
+		delta(chatDelta{ToolCalls: []chatDeltaCall{{Index: i, ID: tc.ID, Type: "function", Function: chatDeltaFunction{Name: tc.Name}}}})
+		for _, p := range pieces(tc.Args) {
 			delta(chatDelta{ToolCalls: []chatDeltaCall{{Index: i, Function: chatDeltaFunction{Arguments: p}}}})
 		}
 	}

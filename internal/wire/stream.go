@@ -182,27 +182,19 @@ func (f *chatFold) add(data string) error {
 
 // answer is the folded chat.completion.
 func (f *chatFold) answer() ([]byte, error) {
-	msg := jsonObject{{"role", "assistant"}}
+	msg := chatMessage{Role: "assistant", Content: []byte("null")}
 	if f.hasText {
-		msg = append(msg, jsonKV{"content", f.text.String()})
-	} else {
-		msg = append(msg, jsonKV{"content", nil})
+		msg.Content = marshal(f.text.String())
 	}
 	if f.hasRefusal {
-		msg = append(msg, jsonKV{"refusal", f.refusal.String()})
+		msg.Refusal = new(f.refusal.String())
 	}
-	if len(f.calls) > 0 {
-		list := make([]any, len(f.calls))
-		for i, c := range f.calls {
-			list[i] = jsonObject{{"id", c.id}, {"type", "function"}, {"function", jsonObject{{"name", c.name}, {"arguments", c.args.String()}}}}
-		}
-		msg = append(msg, jsonKV{"tool_calls", list})
+	for _, c := range f.calls {
+		msg.ToolCalls = append(msg.ToolCalls, chatToolCall{ID: c.id, Type: "function", Function: chatFunction{Name: c.name, Arguments: marshal(c.args.String())}})
 	}
-	out := jsonObject{{"object", "chat.completion"}, {"choices", []any{jsonObject{{"index", 0}, {"message", msg}, {"finish_reason", f.finish}}}}}
-	if f.usage != nil {
-		out = append(out, jsonKV{"usage", f.usage})
-	}
-	return out.MarshalJSON()
+	out := chatCompletion{Object: "chat.completion", Choices: []chatChoice{{Message: msg, FinishReason: f.finish}}}
+	json.Unmarshal(f.usage, &out.Usage)
+	return marshal(out), nil
 }
 
 // foldAnthropic folds a Messages stream into a message object.
