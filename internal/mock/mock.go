@@ -226,27 +226,20 @@ func (s *Session) Answer(ctx context.Context, c tool.Call, args any, perr error)
 		return r.askClient(ctx, o, res)
 	}
 	if r != nil && o.kind == tool.Impl {
-		pr := s.runImpl(ctx, passthrough.Request{Ref: o.impl, Args: c.Args, Timeout: r.timeout, Label: s.callLabel(c)})
+		pr := passthrough.Result{Content: fmt.Sprintf("dryfire: impl %s: passthrough mocks are not available in this version", o.impl), IsError: true}
+		if s.impl != nil {
+			label := c.Name
+			if s.Label != "" {
+				label = fmt.Sprintf("case %q, tool %s", s.Label, c.Name)
+			}
+			pr = s.impl.Call(ctx, passthrough.Request{Ref: o.impl, Args: c.Args, Timeout: r.timeout, Label: label})
+		}
 		res.Content, res.IsError = pr.Content, pr.IsError
 		if pr.Note != "" {
 			res.Notes = append(res.Notes, pr.Note)
 		}
 	}
 	return res
-}
-
-func (s *Session) runImpl(ctx context.Context, req passthrough.Request) passthrough.Result {
-	if s.impl == nil {
-		return passthrough.Result{Content: fmt.Sprintf("dryfire: impl %s: passthrough mocks are not available in this version", req.Ref), IsError: true}
-	}
-	return s.impl.Call(ctx, req)
-}
-
-func (s *Session) callLabel(c tool.Call) string {
-	if s.Label == "" {
-		return c.Name
-	}
-	return fmt.Sprintf("case %q, tool %s", s.Label, c.Name)
 }
 
 // UsesImpl reports whether any rule of the set runs passthrough code: such
@@ -296,43 +289,26 @@ func (s *Set) AskingTools() []string {
 // miss builds the answer to an unmatched call, with its near miss.
 // It runs only on a miss, never on the matching path.
 func (s *Session) miss(c tool.Call, args any, perr error) tool.Result {
-	nm := nearMiss(s.set, c.Name, args, perr)
-	return tool.Result{
-		Outcome:  tool.Unmatched,
-		IsError:  true,
-		Entry:    -1,
-		NearMiss: nm,
-		Content:  "dryfire: " + DescribeMiss(nm),
-	}
-}
-
-func nearMiss(set *Set, name string, args any, perr error) *tool.NearMiss {
-	nm := &tool.NearMiss{Tool: name}
-	var rules []*rule
-	if l := set.tools[name]; l != nil {
-		rules = l.rules
-	}
-	if perr != nil {
+	nm := &tool.NearMiss{Tool: c.Name}
+	l := s.set.tools[c.Name]
+	switch {
+	case perr != nil:
 		nm.Note = fmt.Sprintf("the arguments are not valid JSON (%v)", perr)
-		return nm
-	}
-	if len(rules) == 0 {
-		nm.Note = "no mock rules for this tool"
-		nm.Note += suggest.DidYouMean(name, set.names)
-		return nm
-	}
-	best := -1
-	for _, r := range rules {
-		if r.spec.When == nil {
-			continue
-		}
-		n, mm := r.spec.When.Diff(args)
-		if best < 0 || n < best {
-			best = n
-			nm.Rule, nm.Path, nm.Expected, nm.Got, nm.Reason = r.where, mm.Path, mm.Expected, mm.Got, mm.Reason
+	case l == nil || len(l.rules) == 0:
+		nm.Note = "no mock rules for this tool" + suggest.DidYouMean(c.Name, s.set.names)
+	default:
+		best := -1
+		for _, r := range l.rules {
+			if r.spec.When == nil {
+				continue
+			}
+			if n, mm := r.spec.When.Diff(args); best < 0 || n < best {
+				best = n
+				nm.Rule, nm.Path, nm.Expected, nm.Got, nm.Reason = r.where, mm.Path, mm.Expected, mm.Got, mm.Reason
+			}
 		}
 	}
-	return nm
+	return tool.Result{Outcome: tool.Unmatched, IsError: true, Entry: -1, NearMiss: nm, Content: "dryfire: " + DescribeMiss(nm)}
 }
 
 // DescribeMiss renders a near miss as one sentence.
