@@ -42,7 +42,7 @@ func (f *Fault) String() string {
 	}
 	switch {
 	case f.Status != 0 && f.RetryAfter >= 0:
-		parts = append(parts, fmt.Sprintf("answered %d with Retry-After: %s", f.Status, seconds(f.RetryAfter)))
+		parts = append(parts, fmt.Sprintf("answered %d with Retry-After: %s s", f.Status, strconv.FormatFloat(f.RetryAfter.Seconds(), 'f', -1, 64)))
 	case f.Status != 0:
 		parts = append(parts, fmt.Sprintf("answered %d", f.Status))
 	case f.Drop:
@@ -53,10 +53,6 @@ func (f *Fault) String() string {
 		parts = append(parts, fmt.Sprintf("answer cut after %d stream events, connection closed", f.CutAfter))
 	}
 	return strings.Join(parts, ", then ")
-}
-
-func seconds(d time.Duration) string {
-	return strconv.FormatFloat(d.Seconds(), 'f', -1, 64) + " s"
 }
 
 // Injected is a fault as it was served.

@@ -105,11 +105,8 @@ func (s *Script) Generate(ctx context.Context, req *Request) (*Response, error) 
 		return nil, err
 	}
 	r := &Response{Text: t.Text}
-	if len(t.ToolCalls) > 0 {
-		r.ToolCalls = make([]tool.Call, len(t.ToolCalls))
-		for i, c := range t.ToolCalls {
-			r.ToolCalls[i] = tool.Call{ID: c.ID, Name: c.Name, Args: ArgsJSON(c)}
-		}
+	for _, c := range t.ToolCalls {
+		r.ToolCalls = append(r.ToolCalls, tool.Call{ID: c.ID, Name: c.Name, Args: ArgsJSON(c)})
 	}
 	return r, nil
 }
