@@ -266,20 +266,13 @@ func (e *Engine) authorized(r *http.Request) bool {
 // control serves the routes under /engine.
 func (e *Engine) control(w http.ResponseWriter, r *http.Request, path string) {
 	rest, ok := strings.CutPrefix(path, "/drills")
-	if !ok {
-		writeError(w, &apiError{http.StatusNotFound, "NOT_FOUND", fmt.Sprintf("no control route %s /engine%s: the control routes are POST /engine/drills, POST /engine/drills/ID/end and DELETE /engine/drills/ID", r.Method, path)})
-		return
-	}
 	switch id, sub, _ := strings.Cut(strings.TrimPrefix(rest, "/"), "/"); {
-	case rest == "" || rest == "/":
-		if r.Method != http.MethodPost {
-			methodNotAllowed(w, r, "POST")
-			return
+	case ok && (rest == "" || rest == "/"):
+		if allow(w, r, http.MethodPost) {
+			respond(w, r, http.StatusCreated, e.start)
 		}
-		respond(w, r, http.StatusCreated, e.start)
-	case sub == "" && id != "":
-		if r.Method != http.MethodDelete {
-			methodNotAllowed(w, r, "DELETE")
+	case ok && sub == "" && id != "":
+		if !allow(w, r, http.MethodDelete) {
 			return
 		}
 		if aerr := e.abandon(id); aerr != nil {
@@ -287,12 +280,10 @@ func (e *Engine) control(w http.ResponseWriter, r *http.Request, path string) {
 			return
 		}
 		w.WriteHeader(http.StatusNoContent)
-	case sub == "end" && id != "":
-		if r.Method != http.MethodPost {
-			methodNotAllowed(w, r, "POST")
-			return
+	case ok && sub == "end" && id != "":
+		if allow(w, r, http.MethodPost) {
+			respond(w, r, http.StatusOK, func(body []byte) ([]byte, error) { return e.end(id, body) })
 		}
-		respond(w, r, http.StatusOK, func(body []byte) ([]byte, error) { return e.end(id, body) })
 	default:
 		writeError(w, &apiError{http.StatusNotFound, "NOT_FOUND", fmt.Sprintf("no control route %s /engine%s: the control routes are POST /engine/drills, POST /engine/drills/ID/end and DELETE /engine/drills/ID", r.Method, path)})
 	}
@@ -456,9 +447,14 @@ func writeError(w http.ResponseWriter, err error) {
 	writeJSON(w, status, marshal(b))
 }
 
-func methodNotAllowed(w http.ResponseWriter, r *http.Request, allow string) {
-	w.Header().Set("Allow", allow)
-	writeError(w, &apiError{http.StatusMethodNotAllowed, "METHOD_NOT_ALLOWED", fmt.Sprintf("%s %s: use %s", r.Method, r.URL.Path, allow)})
+// allow says whether r's method is method; if not, it answers 405.
+func allow(w http.ResponseWriter, r *http.Request, method string) bool {
+	if r.Method == method {
+		return true
+	}
+	w.Header().Set("Allow", method)
+	writeError(w, &apiError{http.StatusMethodNotAllowed, "METHOD_NOT_ALLOWED", fmt.Sprintf("%s %s: use %s", r.Method, r.URL.Path, method)})
+	return false
 }
 
 // bindingOf is the binding a route under /drills/ID/ belongs to: direct

@@ -31,8 +31,7 @@ func (s *Sessions) Handler(next http.Handler) http.Handler {
 		}
 		switch path {
 		case "/sessions", "/sessions/":
-			if r.Method != http.MethodPost {
-				methodNotAllowed(w, r, "POST")
+			if !allow(w, r, http.MethodPost) {
 				return
 			}
 			respond(w, r, http.StatusCreated, func(body []byte) ([]byte, error) {
@@ -65,12 +64,11 @@ func (s *Sessions) serveSession(w http.ResponseWriter, r *http.Request, rest str
 		writeError(w, aerr)
 		return
 	}
-	route := func(method string, status int, f func([]byte) ([]byte, *apiError)) {
-		if r.Method != method {
-			methodNotAllowed(w, r, method)
+	route := func(method string, f func([]byte) ([]byte, *apiError)) {
+		if !allow(w, r, method) {
 			return
 		}
-		respond(w, r, status, func(body []byte) ([]byte, error) {
+		respond(w, r, http.StatusOK, func(body []byte) ([]byte, error) {
 			ans, aerr := f(body)
 			if aerr != nil {
 				return nil, aerr
@@ -80,18 +78,17 @@ func (s *Sessions) serveSession(w http.ResponseWriter, r *http.Request, rest str
 	}
 	switch sub {
 	case "":
-		if r.Method != http.MethodDelete {
-			methodNotAllowed(w, r, "DELETE")
+		if !allow(w, r, http.MethodDelete) {
 			return
 		}
 		s.end(ss, "it was deleted (DELETE /sessions/ID)")
 		w.WriteHeader(http.StatusNoContent)
 	case "reset":
-		route(http.MethodPost, http.StatusOK, func(body []byte) ([]byte, *apiError) { return s.reset(ss, body) })
+		route(http.MethodPost, func(body []byte) ([]byte, *apiError) { return s.reset(ss, body) })
 	case "step":
-		route(http.MethodPost, http.StatusOK, func(body []byte) ([]byte, *apiError) { return s.step(ss, body) })
+		route(http.MethodPost, func(body []byte) ([]byte, *apiError) { return s.step(ss, body) })
 	case "state":
-		route(http.MethodGet, http.StatusOK, func([]byte) ([]byte, *apiError) { return s.state(ss), nil })
+		route(http.MethodGet, func([]byte) ([]byte, *apiError) { return s.state(ss), nil })
 	default:
 		s.host.ServeHTTP(w, r)
 	}
