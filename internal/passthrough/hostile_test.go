@@ -70,7 +70,7 @@ func TestHostileFunctionsUnderLoadAndMemoryCap(t *testing.T) {
 // escape sequence, a carriage return), each line prefixed.
 func TestStderrLinesArePrintable(t *testing.T) {
 	var b syncBuffer
-	w := newPrefixWriter(&b, "python: ").(*prefixWriter)
+	w := &prefixWriter{w: &b, prefix: "python: "}
 	w.Write([]byte("clear\x1b[2J\rdone\ttab\r\nlast\x07"))
 	w.flush()
 	if got, want := b.String(), "python: clear\\x1b[2J\\x0ddone\ttab\npython: last\\x07\n"; got != want {

@@ -198,10 +198,7 @@ func (r *Runner) Call(ctx context.Context, req Request) Result {
 		}
 		return res
 	}
-	return fromResponse(req.Ref, resp)
-}
-
-func fromResponse(ref string, resp response) Result {
+	ref := req.Ref
 	if resp.OK {
 		if resp.JSON != nil {
 			return render(ref, string(resp.JSON))

@@ -142,7 +142,10 @@ func start(o Options) (*proc, error) {
 		cmd.Env = append(os.Environ(), "DRYFIRE_WORKSPACE="+o.Workspace, envImplDir+"="+dir)
 	}
 	newGroup(cmd)
-	cmd.Stderr = newPrefixWriter(o.Stderr, "python: ")
+	cmd.Stderr = io.Discard
+	if o.Stderr != nil {
+		cmd.Stderr = &prefixWriter{w: o.Stderr, prefix: "python: "}
+	}
 	cmd.WaitDelay = 2 * time.Second
 	// The requests reach the helper on a descriptor of their own (3, which
 	// it moves out of the way at once), not its standard input: user code
@@ -240,7 +243,15 @@ func (p *proc) read(br *bufio.Reader) {
 	if pw, ok := p.cmd.Stderr.(*prefixWriter); ok {
 		pw.flush() // a last line without a newline, such as a crash's
 	}
-	why := describeExit(p.cmd, werr)
+	why := fmt.Sprintf("failed (%v)", werr)
+	if st := p.cmd.ProcessState; st != nil {
+		why = fmt.Sprintf("exited with status %d", st.ExitCode())
+		if ws, ok := st.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			why = fmt.Sprintf("was killed by signal %d (%s)", int(ws.Signal()), ws.Signal())
+		} else if st.ExitCode() == 0 {
+			why = "exited"
+		}
+	}
 	p.mu.Lock()
 	p.exitErr = errors.New(why)
 	close(p.dead) // before failing calls, so that their callers start a new helper
@@ -251,20 +262,6 @@ func (p *proc) read(br *bufio.Reader) {
 		}
 	}
 	p.mu.Unlock()
-}
-
-func describeExit(cmd *exec.Cmd, err error) string {
-	st := cmd.ProcessState
-	if st == nil {
-		return fmt.Sprintf("failed (%v)", err)
-	}
-	if ws, ok := st.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-		return fmt.Sprintf("was killed by signal %d (%s)", int(ws.Signal()), ws.Signal())
-	}
-	if st.ExitCode() == 0 {
-		return "exited"
-	}
-	return fmt.Sprintf("exited with status %d", st.ExitCode())
 }
 
 // request sends one message and waits for its answer. timeout 0 waits as
@@ -414,13 +411,6 @@ type prefixWriter struct {
 	w      io.Writer
 	prefix string
 	buf    []byte
-}
-
-func newPrefixWriter(w io.Writer, prefix string) io.Writer {
-	if w == nil {
-		return io.Discard
-	}
-	return &prefixWriter{w: w, prefix: prefix}
 }
 
 func (pw *prefixWriter) Write(b []byte) (int, error) {
