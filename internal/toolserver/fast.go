@@ -73,7 +73,7 @@ var cacheControl = []string{"no-cache, no-transform"}
 // scope does not know).
 func (h mcpHandler) fastCall(w http.ResponseWriter, r *http.Request, hs *httpSession) bool {
 	s := h.s
-	ss, modern, ok := s.fastHeaders(r.Header, hs)
+	ss, modern, ok := h.fastHeaders(r.Header, hs)
 	if !ok {
 		return false
 	}
@@ -92,21 +92,21 @@ func (h mcpHandler) fastCall(w http.ResponseWriter, r *http.Request, hs *httpSes
 	}
 	s.fastCalls.Add(1)
 	res := s.answer(r.Context(), ss, req.Params.Name, req.Params.Arguments)
-	s.writeFastAnswer(w, hs, &req, &meta, res, modern)
+	h.writeFastAnswer(w, hs, &req, &meta, res, modern)
 	return true
 }
 
 // fastHeaders says whether the fast path may take a request with these
 // headers: a tools/call of the 2026-07-28 era, or of an earlier one in a
 // session the scope knows (ss); modern is the era.
-func (s *Scope) fastHeaders(hdr http.Header, hs *httpSession) (ss *mcp.ServerSession, modern, ok bool) {
+func (h mcpHandler) fastHeaders(hdr http.Header, hs *httpSession) (ss *mcp.ServerSession, modern, ok bool) {
 	// Header values by their canonical keys, as net/http's server stores
 	// them (Get would canonicalize each key again).
 	version := first(hdr["Mcp-Protocol-Version"])
 	modern = version == modernVersion
 	switch {
 	case modern:
-		if s.noFastModern || first(hdr["Mcp-Method"]) != "tools/call" {
+		if h.s.noFastModern || first(hdr["Mcp-Method"]) != "tools/call" {
 			return nil, false, false
 		}
 	case version == "" || slices.Contains(legacyVersions, version):
@@ -160,7 +160,7 @@ func fastRequest(r *http.Request, in *bytes.Buffer, modern bool, req *mcpCallReq
 
 // writeFastAnswer writes the answer res of a fast-path call: JSON, or an
 // event stream when notifications go before it.
-func (s *Scope) writeFastAnswer(w http.ResponseWriter, hs *httpSession, req *mcpCallRequest, meta *requestMeta, res tool.Result, modern bool) {
+func (h mcpHandler) writeFastAnswer(w http.ResponseWriter, hs *httpSession, req *mcpCallRequest, meta *requestMeta, res tool.Result, modern bool) {
 	out := bufs.Get().(*bytes.Buffer)
 	out.Reset()
 	defer bufs.Put(out)
@@ -178,7 +178,7 @@ func (s *Scope) writeFastAnswer(w http.ResponseWriter, hs *httpSession, req *mcp
 			// in the call's own stream they reach the client before the
 			// answer does, as progress must.
 			b = append(b, "event: message\ndata: "...)
-			b = s.appendRPCResult(b, req.ID, req.Params.Name, res, modern)
+			b = h.appendRPCResult(b, req.ID, req.Params.Name, res, modern)
 			b = append(b, "\n\n"...)
 			out.Write(b)
 			wh["Content-Type"] = eventStreamType
@@ -187,7 +187,7 @@ func (s *Scope) writeFastAnswer(w http.ResponseWriter, hs *httpSession, req *mcp
 			return
 		}
 	}
-	out.Write(s.appendRPCResult(out.AvailableBuffer(), req.ID, req.Params.Name, res, modern))
+	out.Write(h.appendRPCResult(out.AvailableBuffer(), req.ID, req.Params.Name, res, modern))
 	writeJSON(w, http.StatusOK, out.Bytes())
 }
 
@@ -240,13 +240,13 @@ func appendNotices(b []byte, n *tool.Notices, level string, token json.RawMessag
 
 // appendRPCResult appends the JSON-RPC response to a tools/call, field for
 // field what go-sdk writes.
-func (s *Scope) appendRPCResult(b []byte, id json.RawMessage, name string, res tool.Result, modern bool) []byte {
+func (h mcpHandler) appendRPCResult(b []byte, id json.RawMessage, name string, res tool.Result, modern bool) []byte {
 	b = append(b, `{"jsonrpc":"2.0","id":`...)
 	b = append(b, id...)
 	b = append(b, `,"result":{`...)
 	if modern {
 		b = append(b, `"_meta":{"io.modelcontextprotocol/serverInfo":`...)
-		b = append(b, s.serverInfo...)
+		b = append(b, h.s.serverInfo...)
 		b = append(b, "},"...)
 	}
 	if res.Blocks != nil {
@@ -257,7 +257,7 @@ func (s *Scope) appendRPCResult(b []byte, id json.RawMessage, name string, res t
 		b = value.AppendString(b, res.Content)
 		b = append(b, "}]"...)
 	}
-	if s.structured[name] && !res.IsError && res.Blocks == nil && isObject(res.Content) {
+	if h.s.structured[name] && !res.IsError && res.Blocks == nil && isObject(res.Content) {
 		b = append(b, `,"structuredContent":`...)
 		b = append(b, res.Content...)
 	}

@@ -37,6 +37,7 @@ import (
 
 // mcpServer is a scope's go-sdk server and its two HTTP handlers.
 type mcpServer struct {
+	s         *Scope
 	server    *mcp.Server
 	stateful  *mcp.StreamableHTTPHandler
 	stateless *mcp.StreamableHTTPHandler
@@ -58,8 +59,9 @@ func newMCPServer(s *Scope) *mcpServer {
 	// header checks), but both tools methods are answered by the
 	// middleware below: go-sdk lists tools sorted by name, dryfire in file
 	// order, and answers unknown tools with a JSON-RPC error.
+	m := &mcpServer{s: s, server: server}
 	unreachable := func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		return s.mcpCall(ctx, req)
+		return m.call(ctx, req)
 	}
 	tools := make([]*mcp.Tool, len(s.tools))
 	for i, t := range s.tools {
@@ -72,7 +74,7 @@ func newMCPServer(s *Scope) *mcpServer {
 		}
 		server.AddTool(tools[i], unreachable)
 	}
-	server.AddReceivingMiddleware(s.answering(tools))
+	server.AddReceivingMiddleware(m.answering(tools))
 	// The outermost middleware: results as the request's protocol
 	// version defines them.
 	server.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
@@ -97,7 +99,7 @@ func newMCPServer(s *Scope) *mcpServer {
 		MaxRequestBodyBytes:        maxBody,
 	}
 	get := func(*http.Request) *mcp.Server { return server }
-	m := &mcpServer{server: server, stateful: mcp.NewStreamableHTTPHandler(get, &opts)}
+	m.stateful = mcp.NewStreamableHTTPHandler(get, &opts)
 	opts.Stateless, opts.JSONResponse = true, true
 	m.stateless = mcp.NewStreamableHTTPHandler(get, &opts)
 	return m
@@ -106,13 +108,14 @@ func newMCPServer(s *Scope) *mcpServer {
 // answering is the middleware that answers tools/list and tools/call
 // from the scope, registers sessions and log levels, and records the
 // requests of the suite's resources and prompts.
-func (s *Scope) answering(tools []*mcp.Tool) mcp.Middleware {
+func (m *mcpServer) answering(tools []*mcp.Tool) mcp.Middleware {
+	s := m.s
 	return func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 			switch method {
 			case "tools/call":
 				if r, ok := req.(*mcp.CallToolRequest); ok {
-					res, err := s.mcpCall(ctx, r)
+					res, err := m.call(ctx, r)
 					if err != nil {
 						return nil, err
 					}
@@ -154,14 +157,15 @@ const ServerVersion = "1.0.0"
 // handler: its calls use the scope's shared state.
 type statelessKey struct{}
 
-// mcpCall answers tools/call: the text the built-in loop would deliver,
+// call answers tools/call: the text the built-in loop would deliver,
 // structuredContent when the tool declares an output schema (a world
 // operation's; see toolResult), isError for errors
 // and unmatched calls; a content outcome's blocks as they are. A rule's
 // log and progress notifications are sent first. A call of a tool whose
 // rules ask the client something (elicit, sample) can ask it (ask.go);
 // its error is a JSON-RPC error (a 2026-07-28 retry that is not one).
-func (s *Scope) mcpCall(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+func (m *mcpServer) call(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	s := m.s
 	var ss *mcp.ServerSession
 	if ctx.Value(statelessKey{}) == nil {
 		ss = req.Session
@@ -283,14 +287,10 @@ func (s *Scope) ServeMCP(ctx context.Context, t mcp.Transport) error {
 
 // closeSessions ends every MCP session of the scope (their standalone
 // SSE streams included), for a shutdown.
-func (s *Scope) closeSessions() {
-	s.asks.end(errors.New("the server is shutting down"))
-	var all []*mcp.ServerSession
-	for ss := range s.mcp.server.Sessions() {
-		all = append(all, ss)
-	}
+func (m *mcpServer) closeSessions() {
+	m.s.asks.end(errors.New("the server is shutting down"))
 	var wg sync.WaitGroup
-	for _, ss := range all {
+	for _, ss := range slices.Collect(m.server.Sessions()) {
 		wg.Go(func() { ss.Close() })
 	}
 	wg.Wait()

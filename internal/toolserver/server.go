@@ -102,7 +102,7 @@ func (s *Server) Remove(id string) {
 	delete(s.cases, id)
 	s.mu.Unlock()
 	if sc != nil {
-		sc.closeSessions()
+		sc.mcp.closeSessions()
 	}
 }
 
@@ -127,7 +127,7 @@ func (s *Server) CloseSessions() {
 		all = append(all, s.root)
 	}
 	for _, sc := range all {
-		sc.closeSessions()
+		sc.mcp.closeSessions()
 	}
 }
 
