@@ -1,7 +1,6 @@
 package spec
 
 import (
-	"encoding/json"
 	"fmt"
 	"maps"
 	"slices"
@@ -341,15 +340,7 @@ func FillAskText(text string, vars map[string]any) string {
 		if !IsAskPlaceholder(name) {
 			return m
 		}
-		switch v := vars[name].(type) {
-		case nil:
-			return ""
-		case string:
-			return v
-		default:
-			data, _ := json.Marshal(v)
-			return string(data)
-		}
+		return scalarString(vars[name])
 	})
 }
 
