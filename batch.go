@@ -1,6 +1,7 @@
 package dryfire
 
 import (
+	"cmp"
 	"fmt"
 
 	ireport "github.com/dryfire-dev/dryfire/internal/report"
@@ -52,9 +53,7 @@ type ListedCase struct {
 // nothing. durations, when given, is a previous run's report: each case
 // it has gets its duration as ExpectedMS.
 func (p *Project) List(opts *RunOptions, durations *report.Report) (*CaseList, error) {
-	if opts == nil {
-		opts = &RunOptions{}
-	}
+	opts = cmp.Or(opts, &RunOptions{})
 	if p.checkOnly {
 		return nil, errCheckOnly
 	}

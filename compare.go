@@ -1,6 +1,7 @@
 package dryfire
 
 import (
+	"cmp"
 	"io"
 
 	ireport "github.com/dryfire-dev/dryfire/internal/report"
@@ -83,9 +84,7 @@ type Comparison struct{ c *ireport.Comparison }
 
 // Compare compares two runs. It refuses a run that has a case twice.
 func Compare(base, new *Outcomes, opts *CompareOptions) (*Comparison, error) {
-	if opts == nil {
-		opts = &CompareOptions{}
-	}
+	opts = cmp.Or(opts, &CompareOptions{})
 	c, err := ireport.Compare(&base.o, &new.o, ireport.CompareOptions{BaseName: opts.BaseName, NewName: opts.NewName, SlowFactor: opts.SlowFactor, SlowMS: opts.SlowMS})
 	if err != nil {
 		return nil, err

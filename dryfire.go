@@ -16,6 +16,7 @@
 package dryfire
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -104,9 +105,7 @@ type LoadOptions struct {
 // and each attribute is checked to be callable. Call Close when done with
 // the project.
 func Load(opts *LoadOptions, paths ...string) (*Project, error) {
-	if opts == nil {
-		opts = &LoadOptions{}
-	}
+	opts = cmp.Or(opts, &LoadOptions{})
 	if len(paths) == 0 {
 		return nil, fmt.Errorf("loading suites: no paths given")
 	}
@@ -366,9 +365,7 @@ func (p *Project) Run(ctx context.Context, opts *RunOptions) (*report.Report, er
 // run runs the project's cases, their tools answered by up when it is
 // not nil (RecordTools).
 func (p *Project) run(ctx context.Context, opts *RunOptions, up runner.Upstream) (*report.Report, error) {
-	if opts == nil {
-		opts = &RunOptions{}
-	}
+	opts = cmp.Or(opts, &RunOptions{})
 	if p.checkOnly {
 		return nil, errCheckOnly
 	}

@@ -1,6 +1,7 @@
 package dryfire
 
 import (
+	"cmp"
 	"context"
 
 	"github.com/dryfire-dev/dryfire/internal/runner"
@@ -50,9 +51,7 @@ type (
 // case still passed (utility) and whether the attacker's goal was met
 // (see docs/safety.md).
 func (p *Project) Inject(ctx context.Context, opts *InjectOptions) (*InjectReport, error) {
-	if opts == nil {
-		opts = &InjectOptions{}
-	}
+	opts = cmp.Or(opts, &InjectOptions{})
 	if p.checkOnly {
 		return nil, errCheckOnly
 	}

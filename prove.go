@@ -1,6 +1,7 @@
 package dryfire
 
 import (
+	"cmp"
 	"context"
 	"errors"
 
@@ -29,9 +30,7 @@ type Proof = report.Proof
 // of its tools at random (seeded). Judge checks are replayed from their
 // cassettes only. Proofs are in report order.
 func (p *Project) Prove(ctx context.Context, opts *ProveOptions) ([]Proof, error) {
-	if opts == nil {
-		opts = &ProveOptions{}
-	}
+	opts = cmp.Or(opts, &ProveOptions{})
 	if p.checkOnly {
 		return nil, errCheckOnly
 	}
@@ -39,10 +38,7 @@ func (p *Project) Prove(ctx context.Context, opts *ProveOptions) ([]Proof, error
 	if err != nil {
 		return nil, err
 	}
-	seed := opts.Seed
-	if seed == 0 {
-		seed = 1
-	}
+	seed := cmp.Or(opts.Seed, 1)
 	proofs, err := runner.Prove(ctx, p.suites, ro, seed)
 	if err != nil {
 		return nil, err

@@ -2,6 +2,7 @@ package dryfire
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -45,9 +46,7 @@ type RecheckOptions struct {
 // not hold (a file check, when the workspace was not kept) keeps its
 // stored result when unchanged, and else errs its case, saying so.
 func Recheck(ctx context.Context, reportJSON []byte, opts *RecheckOptions) (*report.Report, error) {
-	if opts == nil {
-		opts = &RecheckOptions{}
-	}
+	opts = cmp.Or(opts, &RecheckOptions{})
 	var stored report.Report
 	dec := json.NewDecoder(bytes.NewReader(reportJSON))
 	dec.UseNumber() // a drill's state compares numbers exactly
@@ -79,10 +78,7 @@ func Recheck(ctx context.Context, reportJSON []byte, opts *RecheckOptions) (*rep
 	if ds.HasErrors() {
 		return nil, diagnosticsOf(ds)
 	}
-	mode := cassette.Mode(opts.Record)
-	if mode == "" {
-		mode = cassette.None
-	}
+	mode := cmp.Or(cassette.Mode(opts.Record), cassette.None)
 	if _, err := cassette.ParseMode(string(mode)); err != nil {
 		return nil, err
 	}

@@ -1,6 +1,7 @@
 package dryfire
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -60,9 +61,7 @@ type ReproduceOptions struct {
 // a live model and never writes a cassette, and a model request that
 // strays from the recording ends that drill, which then differs.
 func Reproduce(ctx context.Context, reportJSON []byte, opts *ReproduceOptions) ([]Reproduction, error) {
-	if opts == nil {
-		opts = &ReproduceOptions{}
-	}
+	opts = cmp.Or(opts, &ReproduceOptions{})
 	var stored report.Report
 	if err := json.Unmarshal(reportJSON, &stored); err != nil {
 		return nil, fmt.Errorf("reading the report: %w", err)
@@ -157,9 +156,7 @@ func reportedSuite(path, root string) error {
 	if !spec.IsSuiteFile(path) {
 		return fmt.Errorf("suite %q is not a *.dryfire.yaml or *.dryfire.yml file", path)
 	}
-	if root == "" {
-		root = "."
-	}
+	root = cmp.Or(root, ".")
 	if _, err := safeio.Confine(root, ".", path); err != nil {
 		return fmt.Errorf("suite %s; give --root DIR to widen the project root", safeio.Describe(path, err))
 	}

@@ -1,6 +1,7 @@
 package dryfire
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -257,9 +258,7 @@ const DefaultSessionTimeout = 30 * time.Minute
 // HTTP call), with the /ops and /world routes. Close the project when done
 // serving: impl: rules run in its passthrough helper.
 func (p *Project) ToolServer(opts *ServeOptions) (*ToolServer, error) {
-	if opts == nil {
-		opts = &ServeOptions{}
-	}
+	opts = cmp.Or(opts, &ServeOptions{})
 	s, c, err := p.oneCase(opts.Case)
 	if err != nil {
 		return nil, err
@@ -377,9 +376,7 @@ type ModelOptions struct {
 // `dryfire run` uses it). Its errors are those of a cassette that cannot
 // be used in this mode (missing in mode none, unreadable, another case's).
 func (p *Project) ModelEndpoint(caseName string, o *ModelOptions) (*ModelEndpoint, error) {
-	if o == nil {
-		o = &ModelOptions{}
-	}
+	o = cmp.Or(o, &ModelOptions{})
 	s, c, err := p.oneCase(caseName)
 	if err != nil {
 		return nil, err

@@ -75,9 +75,7 @@ func ParsePointID(id string) error { return runner.ParsePointID(id) }
 // each point whether the case survives, fails, or is unsafe: it broke an
 // invariant (see docs/running.md, "A fault sweep", and docs/safety.md).
 func (p *Project) Sweep(ctx context.Context, opts *SweepOptions) (*SweepReport, error) {
-	if opts == nil {
-		opts = &SweepOptions{}
-	}
+	opts = cmp.Or(opts, &SweepOptions{})
 	if p.checkOnly {
 		return nil, errCheckOnly
 	}

@@ -1,6 +1,7 @@
 package dryfire
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -84,9 +85,7 @@ type Drift struct {
 // list) and says what drifted. Nothing is written unless Update asks;
 // no key is ever in what it returns.
 func (p *Project) Verify(ctx context.Context, o *VerifyOptions) (*Verification, error) {
-	if o == nil {
-		o = &VerifyOptions{}
-	}
+	o = cmp.Or(o, &VerifyOptions{})
 	if p.checkOnly {
 		return nil, errCheckOnly
 	}

@@ -31,6 +31,7 @@
 package drill
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -163,9 +164,7 @@ type Result struct {
 
 // Start begins a drill; call End when done (Run does both).
 func (w *World) Start(opts *Options) (*Drill, error) {
-	if opts == nil {
-		opts = &Options{}
-	}
+	opts = cmp.Or(opts, &Options{})
 	d := world.Drill{Scenario: opts.Scenario, Actor: opts.Actor, BehaviorOverrides: opts.BehaviorOverrides, Seed: w.w.Seed}
 	if opts.Seed != nil {
 		d.Seed = *opts.Seed

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -50,10 +51,7 @@ func runProve(ctx context.Context, e *env, python string, o proveOptions, args [
 			who    string
 			checks []string
 		}{{"an agent that does nothing", f.Nothing}, {fmt.Sprintf("an agent that calls tools at random (seed %d)", o.seed), f.Random}} {
-			through := strings.Join(s.checks, "; ")
-			if through == "" {
-				through = "no check at all"
-			}
+			through := cmp.Or(strings.Join(s.checks, "; "), "no check at all")
 			if s.checks != nil {
 				fmt.Fprintf(e.stdout, "FLAG  %s: passes for %s, through %s\n", name, s.who, pr(through))
 			}

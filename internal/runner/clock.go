@@ -10,6 +10,7 @@ package runner
 // from elsewhere (a server, the network) is not reached by the last.
 
 import (
+	"cmp"
 	"os"
 	"strings"
 	"time"
@@ -55,10 +56,7 @@ const NoteNoFaketime = "agent.clock: libfaketime is not installed (apt-get insta
 // libfaketime could not be used. env is the program's environment so far
 // (for LD_PRELOAD, kept after the library).
 func clockEnv(c *spec.Clock, env []string, getenv func(string) string) ([]string, string) {
-	tz := c.TZ
-	if tz == "" {
-		tz = "UTC"
-	}
+	tz := cmp.Or(c.TZ, "UTC")
 	loc, err := time.LoadLocation(tz)
 	if err != nil {
 		loc = time.UTC // checked when the suite was loaded

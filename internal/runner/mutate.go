@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -175,9 +176,7 @@ func changeLeaf(path string, v any) (at, old string, out any, ok bool) {
 		}
 		return "", "", v, false
 	}
-	if path == "" {
-		path = "$"
-	}
+	path = cmp.Or(path, "$")
 	old = value.Truncate(value.Canonical(v), 40)
 	switch x := v.(type) {
 	case string:

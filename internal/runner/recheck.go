@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -28,9 +29,7 @@ import (
 // result when unchanged, else errs the case, saying so. The report's
 // cases keep their order; opts.Record, Env, Live and Worlds are read.
 func Recheck(ctx context.Context, suites []*spec.Suite, stored *report.Report, name string, opts Options) (*report.Report, error) {
-	if opts.Record == "" {
-		opts.Record = cassette.None
-	}
+	opts.Record = cmp.Or(opts.Record, cassette.None)
 	lv, err := newLive(opts)
 	if err != nil {
 		return nil, err
@@ -171,10 +170,7 @@ func askJudges(j job, c *report.Case, g *grader, ask []*spec.Check, facts *check
 		return nil
 	}
 	facts.Verdicts = map[int]*check.Verdict{}
-	input := c.Input
-	if input == "" {
-		input = j.c.Input
-	}
+	input := cmp.Or(c.Input, j.c.Input)
 	prompt := judgeConversation(input, c)
 	for _, ch := range ask {
 		v, err := g.ask(j, c, ch.Judge, prompt)

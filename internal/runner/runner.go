@@ -4,6 +4,7 @@
 package runner
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"net/http"
@@ -327,11 +328,7 @@ func runCase(ctx context.Context, j job, opts Options, lv *live) report.Case {
 func skipped(j job, c *report.Case) bool {
 	switch {
 	case j.c.Skip:
-		c.Status = report.Skipped
-		c.Reason = j.c.SkipReason
-		if c.Reason == "" {
-			c.Reason = "skip: true"
-		}
+		c.Status, c.Reason = report.Skipped, cmp.Or(j.c.SkipReason, "skip: true")
 	case j.suite.NoAgent:
 		c.Status, c.Reason = report.Skipped, NoAgentReason
 	default:

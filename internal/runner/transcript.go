@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"cmp"
 	"math"
 
 	"github.com/dryfire-dev/dryfire/internal/model"
@@ -69,9 +70,7 @@ func join(served []tool.Record, seen []model.Seen, names *tool.Names, asked int)
 			if at >= 0 {
 				joined[at] = true
 				r := served[at]
-				if r.ID == "" {
-					r.ID = c.ID
-				}
+				r.ID = cmp.Or(r.ID, c.ID)
 				r.Turn = s.Turn
 				calls = append(calls, r)
 				continue

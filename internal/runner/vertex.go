@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"cmp"
 	"crypto/rand"
 	"crypto/rsa"
 	"crypto/x509"
@@ -26,12 +27,8 @@ import (
 func vertexEnv(prefix string, getenv func(string) string) (vars []string, clean func(), err error) {
 	clean = func() {}
 	project, location := getenv("GOOGLE_CLOUD_PROJECT"), getenv("GOOGLE_CLOUD_LOCATION")
-	if project == "" {
-		project = "dryfire"
-	}
-	if location == "" {
-		location = "us-central1"
-	}
+	project = cmp.Or(project, "dryfire")
+	location = cmp.Or(location, "us-central1")
 	key, err := serviceKey()
 	if err != nil {
 		return nil, clean, err
