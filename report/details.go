@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 )
 
@@ -93,20 +94,8 @@ func turnLine(s *ScriptTurn) string {
 // failed by what else it did (an isolated network refused, the SDK's
 // agent threw) has only its reason to say so.
 func explained(c *Case) bool {
-	if c.Replay != "" {
-		return true
-	}
-	for _, ch := range c.Checks {
-		if !ch.Passed {
-			return true
-		}
-	}
-	for _, tc := range c.ToolCalls {
-		if tc.Outcome == OutcomeUnmatched {
-			return true
-		}
-	}
-	return false
+	return c.Replay != "" || slices.ContainsFunc(c.Checks, func(ch Check) bool { return !ch.Passed }) ||
+		slices.ContainsFunc(c.ToolCalls, func(tc ToolCall) bool { return tc.Outcome == OutcomeUnmatched })
 }
 
 func quote(s string) string {

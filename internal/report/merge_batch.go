@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -32,12 +33,7 @@ const maxNamed = 20
 // isBatchMerge says whether reps hold a batch's report: they then merge
 // as batches (MergeBatches), shards among them included.
 func isBatchMerge(reps []*Report) bool {
-	for _, r := range reps {
-		if r.Shard != nil && r.Shard.Batch {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(reps, func(r *Report) bool { return r.Shard != nil && r.Shard.Batch })
 }
 
 // MergeBatches joins the reports of the batches and shards of one run,
