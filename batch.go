@@ -24,29 +24,11 @@ type Batch struct {
 	Build string
 }
 
-// CaseList is what a run would run, each case with its id: `dryfire run
-// --list --json`.
-type CaseList struct {
-	// Version is the format's, 1.
-	Version int `json:"version"`
-	// Suites identifies the run, as its parts' reports do
-	// (ShardInfo.Suites): MergeWith checks a list against them.
-	Suites string       `json:"suites"`
-	Cases  []ListedCase `json:"cases"`
-}
-
-// ListedCase is a case of a CaseList.
-type ListedCase struct {
-	ID     string   `json:"id"`
-	Suite  string   `json:"suite"`
-	Name   string   `json:"name"`
-	Tags   []string `json:"tags"`
-	Trials int      `json:"trials"`
-	Skip   bool     `json:"skip,omitempty"`
-	// ExpectedMS is the case's duration in the report List was given,
-	// when it has the case.
-	ExpectedMS *float64 `json:"expected_ms,omitempty"`
-}
+// A run's case list is the public package report's.
+type (
+	CaseList   = report.CaseList
+	ListedCase = report.ListedCase
+)
 
 // List says what Run would run with opts (its Filter, Only, Trials,
 // PassThreshold, Seed, Shard or Batch), each case with its id, running
@@ -68,23 +50,7 @@ func (p *Project) List(opts *RunOptions, durations *report.Report) (*CaseList, e
 			ds[runner.CaseKey(c.Suite, c.Name)] = c.DurationMS
 		}
 	}
-	listed, hash, err := runner.List(p.suites, ro, ds)
-	if err != nil {
-		return nil, err
-	}
-	out := &CaseList{Version: 1, Suites: hash, Cases: make([]ListedCase, len(listed))}
-	for i, l := range listed {
-		c := ListedCase{ID: l.ID, Suite: l.Suite, Name: l.Name, Tags: l.Tags, Trials: l.Trials, Skip: l.Skip}
-		if c.Tags == nil {
-			c.Tags = []string{}
-		}
-		if l.ExpectedMS >= 0 {
-			ms := l.ExpectedMS
-			c.ExpectedMS = &ms
-		}
-		out.Cases[i] = c
-	}
-	return out, nil
+	return runner.List(p.suites, ro, ds)
 }
 
 // MergeOptions control MergeWith; nil means the defaults.
@@ -103,12 +69,7 @@ func MergeWith(reports []*report.Report, names []string, opts *MergeOptions) (*r
 	if opts == nil || opts.List == nil {
 		return Merge(reports, names)
 	}
-	names = reportNames(reports, names)
-	list := &ireport.CaseList{Suites: opts.List.Suites, Cases: make([]ireport.Listed, len(opts.List.Cases))}
-	for i, c := range opts.List.Cases {
-		list.Cases[i] = ireport.Listed{ID: c.ID, Suite: c.Suite, Name: c.Name}
-	}
-	return ireport.MergeBatches(reports, names, list)
+	return ireport.MergeBatches(reports, reportNames(reports, names), opts.List)
 }
 
 // reportNames are names, or report N for each report when names are not

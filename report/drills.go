@@ -1,8 +1,8 @@
 package report
 
 // The results of a fault sweep (dryfire sweep), an injection drill
-// (dryfire inject) and a proof of the cases (dryfire prove), as their
-// --json writes them.
+// (dryfire inject) and a proof of the cases (dryfire prove), and a run's
+// case list (dryfire run --list), as their --json writes them.
 
 // SweepReport is the result of a sweep, in a fixed order: the cases in
 // report order, each case's points by call, then declared errors (by
@@ -126,4 +126,28 @@ type Proof struct {
 // passes, and neither stand-in agent does.
 func (p *Proof) Proven() bool {
 	return (p.Ran == nil || p.Ran.Status == Passed) && p.Nothing == nil && p.Random == nil
+}
+
+// CaseList is what a run would run, each case with its id: `dryfire run
+// --list --json`.
+type CaseList struct {
+	// Version is the format's, 1.
+	Version int `json:"version"`
+	// Suites identifies the run, as its parts' reports do
+	// (Shard.Suites): a merge checks a list against them.
+	Suites string       `json:"suites"`
+	Cases  []ListedCase `json:"cases"`
+}
+
+// ListedCase is a case of a CaseList.
+type ListedCase struct {
+	ID     string   `json:"id"`
+	Suite  string   `json:"suite"`
+	Name   string   `json:"name"`
+	Tags   []string `json:"tags"`
+	Trials int      `json:"trials"`
+	Skip   bool     `json:"skip,omitempty"`
+	// ExpectedMS is the case's duration in the report the list was made with,
+	// when it has the case.
+	ExpectedMS *float64 `json:"expected_ms,omitempty"`
 }

@@ -13,20 +13,6 @@ import (
 // report is such a part too, so shards and batches of one run merge
 // together.
 
-// Listed names a case of a run by its id, as `run --list --json` gives
-// it: what a merge names a missing case with.
-type Listed struct {
-	ID    string `json:"id"`
-	Suite string `json:"suite"`
-	Name  string `json:"name"`
-}
-
-// CaseList is the list of a run's cases (`run --list --json`).
-type CaseList struct {
-	Suites string   `json:"suites"`
-	Cases  []Listed `json:"cases"`
-}
-
 // maxNamed bounds the cases a merge error names.
 const maxNamed = 20
 

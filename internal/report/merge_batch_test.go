@@ -33,7 +33,7 @@ func TestMergeBatches(t *testing.T) {
 }
 
 func TestMergeBatchesRefuses(t *testing.T) {
-	list := &CaseList{Suites: "sha256:x", Cases: []Listed{{"a-1", "s", "a"}, {"b-2", "s", "b"}, {"c-3", "s", "c"}}}
+	list := &CaseList{Suites: "sha256:x", Cases: []ListedCase{{ID: "a-1", Suite: "s", Name: "a"}, {ID: "b-2", Suite: "s", Name: "b"}, {ID: "c-3", Suite: "s", Name: "c"}}}
 	names := []string{"one.json", "two.json"}
 	other := batchOf(3, 2)
 	other.Shard.Suites = "sha256:y"

@@ -43,6 +43,8 @@ type (
 	InjectCase     = report.InjectCase
 	InjectResult   = report.InjectResult
 	Proof          = report.Proof
+	CaseList       = report.CaseList
+	ListedCase     = report.ListedCase
 )
 
 // Case statuses.

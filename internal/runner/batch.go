@@ -145,36 +145,23 @@ func plural(n int, one, many string) string {
 	return strconv.Itoa(n) + " " + many
 }
 
-// Listed is a case as List gives it.
-type Listed struct {
-	ID     string
-	Suite  string // the suite file, as a report names it
-	Name   string
-	Tags   []string
-	Trials int
-	Skip   bool
-	// ExpectedMS is the case's duration in Options.Shard's Durations,
-	// when they have it; -1 otherwise.
-	ExpectedMS float64
-}
-
 // List is what a run with opts would run (Filter, Only, Shard or
 // Batch), each case with its id, without running any, and the hash of
 // the suites (report.Shard.Suites) its batches carry. durations are a
 // previous run's case durations by CaseKey (nil: none).
-func List(suitesIn []*spec.Suite, opts Options, durations map[string]float64) ([]Listed, string, error) {
+func List(suitesIn []*spec.Suite, opts Options, durations map[string]float64) (*report.CaseList, error) {
 	l, err := newJobList(suitesIn, &opts)
 	if err != nil {
-		return nil, "", err
+		return nil, err
 	}
 	hash, err := suitesHash(l, opts)
 	if err != nil {
-		return nil, "", err
+		return nil, err
 	}
 	if _, err := partOf(l, opts); err != nil {
-		return nil, "", err
+		return nil, err
 	}
-	out := make([]Listed, 0, l.n)
+	out := &report.CaseList{Version: 1, Suites: hash, Cases: make([]report.ListedCase, 0, l.n)}
 	for ci := range l.n {
 		rs, k := l.at(ci)
 		c := rs.s.CaseAt(k)
@@ -183,11 +170,11 @@ func List(suitesIn []*spec.Suite, opts Options, durations map[string]float64) ([
 				c = full
 			}
 		}
-		it := Listed{ID: l.idOf(rs, k), Suite: rs.s.File, Name: c.Name, Tags: c.Tags, Trials: l.trialsOf(ci), Skip: l.skipped(ci), ExpectedMS: -1}
+		it := report.ListedCase{ID: l.idOf(rs, k), Suite: rs.s.File, Name: c.Name, Tags: append([]string{}, c.Tags...), Trials: l.trialsOf(ci), Skip: l.skipped(ci)}
 		if d, ok := durations[CaseKey(rs.s.File, c.Name)]; ok {
-			it.ExpectedMS = d
+			it.ExpectedMS = &d
 		}
-		out = append(out, it)
+		out.Cases = append(out.Cases, it)
 	}
-	return out, hash, nil
+	return out, nil
 }
