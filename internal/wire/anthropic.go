@@ -264,19 +264,6 @@ func toolInput(c tool.Call) (json.RawMessage, error) {
 	return buf.Bytes(), nil
 }
 
-// anthropicReply is the part of a Message response the loop reads.
-type anthropicReply struct {
-	Type       string          `json:"type"`
-	Role       string          `json:"role"`
-	Content    json.RawMessage `json:"content"`
-	StopReason *string         `json:"stop_reason"`
-	Usage      *anthUsage      `json:"usage"`
-	Error      *struct {
-		Type    string `json:"type"`
-		Message string `json:"message"`
-	} `json:"error"`
-}
-
 type anthropicBlock struct {
 	Type  string          `json:"type"`
 	Text  *string         `json:"text"`
@@ -309,7 +296,7 @@ func badAnthropic(data []byte, format string, args ...any) error {
 
 // parseAnthropic reads a Message; maxTokens is what the request asked for.
 func parseAnthropic(data []byte, maxTokens any) (*model.Response, error) {
-	var r anthropicReply
+	var r anthMessage
 	if err := json.Unmarshal(data, &r); err != nil {
 		return nil, badAnthropic(data, "it is not a JSON object (%v)", err)
 	}
@@ -336,11 +323,9 @@ func parseAnthropic(data []byte, maxTokens any) (*model.Response, error) {
 	if err := readAnthropicContent(data, blocks, resp); err != nil {
 		return nil, err
 	}
-	if r.Usage != nil {
-		resp.Usage = model.Usage{
-			InputTokens:  r.Usage.InputTokens + r.Usage.CacheCreationInputTokens + r.Usage.CacheReadInputTokens,
-			OutputTokens: r.Usage.OutputTokens,
-		}
+	resp.Usage = model.Usage{
+		InputTokens:  r.Usage.InputTokens + r.Usage.CacheCreationInputTokens + r.Usage.CacheReadInputTokens,
+		OutputTokens: r.Usage.OutputTokens,
 	}
 	if err := anthropicStop(resp, r.StopReason, maxTokens); err != nil {
 		return nil, err

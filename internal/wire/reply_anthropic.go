@@ -2,20 +2,25 @@ package wire
 
 import "encoding/json"
 
-// Wire shapes of a message and its stream events, in the API's key order.
+// Wire shapes of a message and its stream events, in the API's key order;
+// a message as written and as read (parseAnthropic).
 type (
 	anthMessage struct {
-		ID           string    `json:"id"`
-		Type         string    `json:"type"`
-		Role         string    `json:"role"`
-		Model        string    `json:"model"`
-		Content      []any     `json:"content"`
-		StopReason   *string   `json:"stop_reason"`
-		StopSequence *string   `json:"stop_sequence"`
-		StopDetails  any       `json:"stop_details"`
-		Container    any       `json:"container"`
-		Diagnostics  any       `json:"diagnostics"`
-		Usage        anthUsage `json:"usage"`
+		ID           string          `json:"id"`
+		Type         string          `json:"type"`
+		Role         string          `json:"role"`
+		Model        string          `json:"model"`
+		Content      json.RawMessage `json:"content"`
+		StopReason   *string         `json:"stop_reason"`
+		StopSequence *string         `json:"stop_sequence"`
+		StopDetails  any             `json:"stop_details"`
+		Container    any             `json:"container"`
+		Diagnostics  any             `json:"diagnostics"`
+		Usage        anthUsage       `json:"usage"`
+		Error        *struct {
+			Type    string `json:"type"`
+			Message string `json:"message"`
+		} `json:"error,omitempty"` // read, never written
 	}
 	anthUsage struct {
 		InputTokens              int               `json:"input_tokens"`
@@ -84,7 +89,7 @@ func writeAnthropic(r *Reply) (body []byte, events [][]byte) {
 	if r.Stop != "" {
 		stop = r.Stop
 	}
-	m := anthMessage{ID: "msg_" + r.ID, Type: "message", Role: "assistant", Model: r.Model, Content: content, StopReason: &stop,
+	m := anthMessage{ID: "msg_" + r.ID, Type: "message", Role: "assistant", Model: r.Model, Content: marshal(content), StopReason: &stop,
 		Usage: anthUsage{InputTokens: r.Usage.InputTokens, OutputTokens: r.Usage.OutputTokens, OutputTokensDetails: anthOutputDetails{r.ThinkingTokens},
 			ServiceTier: "standard", Speed: "standard"}}
 	if !r.Stream {
@@ -96,7 +101,7 @@ func writeAnthropic(r *Reply) (body []byte, events [][]byte) {
 		block("content_block_delta", i, "delta", jsonObject{{"type", typ}, {key, v}})
 	}
 	start := m
-	start.Content, start.StopReason = []any{}, nil
+	start.Content, start.StopReason = json.RawMessage("[]"), nil
 	start.Usage.OutputTokens = 1
 	emit("message_start", jsonObject{{"message", start}})
 	pinged := false
