@@ -47,7 +47,13 @@ func newEditor(file string, data []byte, top *yaml.Node) *editor {
 // less the blank and comment lines before that (which belong to what
 // follows).
 func (e *editor) region(n *yaml.Node, end int) {
-	e.ends[n] = e.trim(n.Line-1, end)
+	last := end
+	for ; last > n.Line && last <= len(e.lines); last-- {
+		if t := strings.TrimSpace(e.lines[last-1]); t != "" && !strings.HasPrefix(t, "#") {
+			break
+		}
+	}
+	e.ends[n] = last
 	if n.Style&yaml.FlowStyle != 0 {
 		return
 	}
@@ -69,17 +75,6 @@ func (e *editor) region(n *yaml.Node, end int) {
 			e.region(it, next)
 		}
 	}
-}
-
-func (e *editor) trim(start, end int) int {
-	for end > start+1 && end <= len(e.lines) {
-		t := strings.TrimSpace(e.lines[end-1])
-		if t != "" && !strings.HasPrefix(t, "#") {
-			break
-		}
-		end--
-	}
-	return end
 }
 
 func (e *editor) insert(at int, text string) {

@@ -19,8 +19,6 @@ type meant struct {
 	top *yaml.Node
 }
 
-func newMeant(top *yaml.Node) *meant { return &meant{top: clone(top)} }
-
 // clone copies a tree; an alias stays an alias (Equal compares its name).
 func clone(n *yaml.Node) *yaml.Node {
 	if n == nil {

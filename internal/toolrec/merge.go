@@ -301,7 +301,7 @@ func (m *merge) plan() error {
 func (m *merge) write() error {
 	top, o, res := m.top, m.o, m.res
 	ed := newEditor(m.file, m.data, top)
-	tree := newMeant(top)
+	tree := &meant{top: clone(top)}
 	declared := map[string]*spec.Tool{}
 	for _, t := range m.suite.Tools {
 		declared[t.Name] = t

@@ -230,15 +230,14 @@ type dropped struct{}
 var drop any = dropped{}
 
 func leaves(v any) int {
+	n := 0
 	switch x := v.(type) {
 	case map[string]any:
-		n := 0
 		for _, e := range x {
 			n += leaves(e)
 		}
 		return n
 	case []any:
-		n := 0
 		for _, e := range x {
 			n += leaves(e)
 		}

@@ -18,6 +18,7 @@ import (
 	"net/http"
 	"net/url"
 	"os/exec"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -312,13 +313,7 @@ func (u *Upstream) Tools() []plan.Tool { return u.tools }
 func (u *Upstream) Exchanges() []Exchange {
 	u.mu.Lock()
 	defer u.mu.Unlock()
-	out := make([]Exchange, 0, len(u.log))
-	for _, e := range u.log {
-		if e.done {
-			out = append(out, e)
-		}
-	}
-	return out
+	return slices.DeleteFunc(slices.Clone(u.log), func(e Exchange) bool { return !e.done })
 }
 
 // CloseTimeout bounds how long Close waits for an MCP session to end.
