@@ -244,7 +244,7 @@ func (e *Endpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		notFound(w, r)
 		return
 	}
-	if isWebSocket(r) {
+	if r.Method == http.MethodGet && strings.EqualFold(r.Header.Get("Upgrade"), "websocket") {
 		e.serveWebSocket(w, r, api)
 		return
 	}

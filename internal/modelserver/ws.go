@@ -27,18 +27,6 @@ import (
 	"github.com/dryfire-dev/dryfire/internal/wire"
 )
 
-// isWebSocket says whether r asks to be upgraded to a WebSocket.
-func isWebSocket(r *http.Request) bool {
-	return r.Method == http.MethodGet && strings.EqualFold(r.Header.Get("Upgrade"), "websocket")
-}
-
-// wsHeaders are the upgrade request's headers that concern the
-// WebSocket only: not a request's over HTTP.
-func wsHeader(k string) bool {
-	k = http.CanonicalHeaderKey(k)
-	return strings.HasPrefix(k, "Sec-Websocket-") || k == "Upgrade" || k == "Connection"
-}
-
 // serveWebSocket serves a Responses WebSocket until the client closes
 // it. A message that is no request gets an error message; a
 // response.processed message (the client saying it handled an answer)
@@ -58,9 +46,9 @@ func (e *Endpoint) serveWebSocket(w http.ResponseWriter, r *http.Request, api wi
 	up := wire.NewWSUpstream() // its live calls' own WebSocket, if any
 	defer up.Close()
 	ctx := wire.WithWSUpstream(r.Context(), up)
-	header := http.Header{}
+	header := http.Header{} // less the upgrade's own headers: not a request's over HTTP
 	for k, v := range r.Header {
-		if !wsHeader(k) {
+		if c := http.CanonicalHeaderKey(k); !strings.HasPrefix(c, "Sec-Websocket-") && c != "Upgrade" && c != "Connection" {
 			header[k] = v
 		}
 	}
@@ -156,12 +144,12 @@ func writeWSAnswer(ctx context.Context, conn *websocket.Conn, a *model.Answer) b
 	case a.Drop:
 		return false
 	case a.Status/100 != 2:
+		data := a.Bytes()
 		if a.Live != nil {
-			data, _ := io.ReadAll(io.LimitReader(a.Live, maxBody))
+			data, _ = io.ReadAll(io.LimitReader(a.Live, maxBody))
 			a.Live.Close()
-			return writeWSError(ctx, conn, a.Status, a.Header, data)
 		}
-		return writeWSError(ctx, conn, a.Status, a.Header, a.Bytes())
+		return writeWSError(ctx, conn, a.Status, a.Header, data)
 	case a.Live != nil:
 		defer a.Live.Close()
 		ok := true
@@ -237,12 +225,9 @@ func writeWSError(ctx context.Context, conn *websocket.Conn, status int, header 
 		Param   *string `json:"param"`
 	}
 	json.Unmarshal(b.Error, &e)
-	var retry map[string]string
+	retry := map[string]string{} // left out when empty
 	for _, k := range []string{"Retry-After", "Retry-After-Ms"} {
 		if v := header.Get(k); v != "" {
-			if retry == nil {
-				retry = map[string]string{}
-			}
 			retry[strings.ToLower(k)] = v
 		}
 	}
