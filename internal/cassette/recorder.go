@@ -139,37 +139,26 @@ func Open(cfg Config) (*Recorder, error) {
 	if err := CheckPath(cfg.root(), cfg.File); err != nil {
 		return nil, err
 	}
-	if cfg.Mode == All {
-		r.live, r.recording = true, true
-		return r, nil
-	}
-	c, err := Load(cfg.File)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		if cfg.Mode == None {
+	var c *Cassette
+	if cfg.Mode != All {
+		var err error
+		switch c, err = Load(cfg.File); {
+		case errors.Is(err, fs.ErrNotExist):
+		case err != nil:
+			return nil, err
+		case c.Case != cfg.Case:
+			return nil, &FileError{File: cfg.File, Msg: fmt.Sprintf("it was recorded for case %q, not %q (a case was renamed, or cases whose names give one file name were reordered)", c.Case, cfg.Case), Fix: cfg.fix(All)}
+		case cfg.Section == UserSection && c.User == nil:
+			c = nil // recorded before the case had a model-driven user
+		case cfg.Section == UserSection:
+			c = &Cassette{Suite: c.Suite, Case: c.Case, Note: c.Note, Rules: c.User.Rules, Interactions: c.User.Interactions}
+		}
+		if c == nil && cfg.Mode == None {
 			return nil, &MissingError{File: cfg.File, SuiteFile: cfg.SuiteFile, Case: cfg.Case, Fix: cfg.fix(Once), Section: cfg.Section}
 		}
-		r.live, r.recording = true, true
-		return r, nil
-	case err != nil:
-		return nil, err
-	}
-	if c.Case != cfg.Case {
-		return nil, &FileError{File: cfg.File, Msg: fmt.Sprintf("it was recorded for case %q, not %q (a case was renamed, or cases whose names give one file name were reordered)", c.Case, cfg.Case), Fix: cfg.fix(All)}
-	}
-	if cfg.Section == UserSection {
-		if c.User == nil {
-			// Recorded before the case had a model-driven user.
-			if cfg.Mode == None {
-				return nil, &MissingError{File: cfg.File, SuiteFile: cfg.SuiteFile, Case: cfg.Case, Fix: cfg.fix(Once), Section: cfg.Section}
-			}
-			r.live, r.recording = true, true
-			return r, nil
-		}
-		c = &Cassette{Suite: c.Suite, Case: c.Case, Note: c.Note, Rules: c.User.Rules, Interactions: c.User.Interactions}
 	}
 	r.tape = c
-	r.recording = cfg.Mode == New
+	r.live, r.recording = c == nil, c == nil || cfg.Mode == New
 	return r, nil
 }
 
