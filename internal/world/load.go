@@ -428,10 +428,8 @@ func (l *loader) setupLists(s *Setup, budgets, faults, events, overrides yamlpos
 	for _, it := range yamlpos.Items(budgets.V, budgets.Val) {
 		m, _ := it.Val.(map[string]any)
 		b := Budget{Operation: str(m["operation"])}
-		if n, ok := m["calls"].(json.Number); ok {
-			c, _ := strconv.Atoi(string(n))
-			b.Calls = c
-		}
+		calls, _ := m["calls"].(json.Number)
+		b.Calls, _ = strconv.Atoi(string(calls))
 		if b.Operation != "" {
 			_, on := yamlpos.Lookup(it.N, "operation")
 			l.checkPattern(on, b.Operation)
@@ -450,9 +448,8 @@ func (l *loader) setupLists(s *Setup, budgets, faults, events, overrides yamlpos
 			l.errorf(idn, "duplicate fault id %q", f.ID)
 		}
 		ids[f.ID] = true
-		if n, ok := m["every"].(json.Number); ok {
-			f.Every, _ = strconv.Atoi(string(n))
-		}
+		every, _ := m["every"].(json.Number)
+		f.Every, _ = strconv.Atoi(string(every))
 		if r, ok := num(m["rate"]); ok {
 			f.Rate = r
 		}
@@ -537,9 +534,6 @@ func (l *loader) validate(n *yaml.Node, s *jschema.Schema, v any, what string) b
 	leaves := s.Validate(v)
 	for _, lf := range leaves {
 		at, _ := yamlpos.At(n, lf.Path...)
-		if at == nil {
-			at = n
-		}
 		l.errorf(at, "%s: at %s: %s", what, jschema.Pointer(lf.Path), lf.Message)
 	}
 	return len(leaves) == 0

@@ -62,9 +62,8 @@ func parseOverride(r reporter, w *World, n *yaml.Node, val any, scope Scope) *Ov
 			r.Errorf(on, "tool override: unknown operation %q%s", o.Operation, suggest.DidYouMean(o.Operation, w.OpList))
 		}
 	}
-	if t, ok := m["times"].(json.Number); ok {
-		o.Times, _ = strconv.Atoi(string(t))
-	}
+	times, _ := m["times"].(json.Number)
+	o.Times, _ = strconv.Atoi(string(times))
 	if when, ok := m["when"].(map[string]any); ok {
 		_, wn := yamlpos.Lookup(n, "when")
 		o.Actor = str(when["actorId"])
@@ -108,9 +107,6 @@ func parseOverride(r reporter, w *World, n *yaml.Node, val any, scope Scope) *Ov
 			}
 			for _, lf := range op.OutputSchema.Validate(o.Value) {
 				at, _ := yamlpos.At(vn, lf.Path...)
-				if at == nil {
-					at = vn
-				}
 				r.Errorf(at, "return value does not match the output schema of %s: at %s: %s", op.Key, jschema.Pointer(lf.Path), lf.Message)
 			}
 		}

@@ -364,7 +364,7 @@ func CompileSchema(n *yaml.Node, v any, what string) (sch *jschema.Schema, at *y
 	case schemaAt().MatchString(msg):
 		m := schemaAt().FindStringSubmatch(msg)
 		path := pointerSteps(m[1])
-		node, _ := nodeAt(n, path)
+		node, _ := At(n, path...)
 		at = node
 		if t, ok := ValueAt(v, path).(string); ok && len(path) > 0 && (path[len(path)-1] == "type" || len(path) > 1 && path[len(path)-2] == "type") && !slices.Contains(jsonTypeNames, t) {
 			msg = fmt.Sprintf("unknown type %q%s; types are %s", t, suggest.DidYouMean(t, jsonTypeNames), strings.Join(jsonTypeNames, ", "))
@@ -390,16 +390,6 @@ func pointerSteps(ptr string) []string {
 		steps[i] = strings.ReplaceAll(strings.ReplaceAll(s, "~1", "/"), "~0", "~")
 	}
 	return steps
-}
-
-// nodeAt is at for a path that must not leave n: it returns n itself when
-// the path cannot be followed at all.
-func nodeAt(n *yaml.Node, path []string) (*yaml.Node, *yaml.Node) {
-	v, k := At(n, path...)
-	if v == nil {
-		return n, nil
-	}
-	return v, k
 }
 
 // findRef returns the value node of the first "$ref: ref" under n, or def.
