@@ -84,9 +84,7 @@ func Import(file string, data []byte, o Options) (*Result, yamlpos.Diagnostics) 
 		return nil, doc.Diagnostics()
 	default:
 		n, _ := yamlpos.Lookup(doc.Root, "openapi")
-		if n == nil {
-			n = doc.Root
-		}
+		n = cmp.Or(n, doc.Root)
 		doc.Errorf(n, "openapi %q: want an OpenAPI 3.0 or 3.1 document (openapi: 3.0.3, 3.1.0)", ver)
 		return nil, doc.Diagnostics()
 	}
@@ -101,9 +99,7 @@ func Import(file string, data []byte, o Options) (*Result, yamlpos.Diagnostics) 
 	im.paths()
 	if len(im.ops) == 0 {
 		n, _ := yamlpos.Lookup(doc.Root, "paths")
-		if n == nil {
-			n = doc.Root
-		}
+		n = cmp.Or(n, doc.Root)
 		doc.Errorf(n, "the document has no operation to import (paths with get, put, post, delete or patch)")
 		return nil, doc.Diagnostics()
 	}
@@ -457,9 +453,7 @@ func (im *importer) responses(op *operation, n *yaml.Node, v any) {
 			im.errorBody(cmp.Or(mn, cn), schema)
 		}
 	}
-	if op.status == 0 {
-		op.status = 200
-	}
+	op.status = cmp.Or(op.status, 200)
 }
 
 // errorBody takes the package's error body from the first error schema

@@ -2,6 +2,7 @@ package openapi
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -25,9 +26,7 @@ func (im *importer) world() ([]byte, error) {
 	for strings.Contains(name, "--") {
 		name = strings.ReplaceAll(name, "--", "-")
 	}
-	if name == "" {
-		name = im.o.Package
-	}
+	name = cmp.Or(name, im.o.Package)
 	httpN := mapping(kv("env", scalar(im.o.Env)))
 	if b, ok := im.body.(map[string]any); ok {
 		httpN.Content = append(httpN.Content, scalar("error_body"), flow(b))
@@ -56,10 +55,7 @@ func (im *importer) world() ([]byte, error) {
 		kv("packages", mapping(kv(im.o.Package, pkg))),
 	)
 	var b bytes.Buffer
-	src := im.o.Source
-	if src == "" {
-		src = im.doc.File
-	}
+	src := cmp.Or(im.o.Source, im.doc.File)
 	// The comment quotes the document (its title may hold a newline):
 	// one line, escaped.
 	head := fmt.Sprintf("Imported by dryfire world import from %s (OpenAPI %s", src, str(im.root["openapi"]))

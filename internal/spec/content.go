@@ -1,6 +1,7 @@
 package spec
 
 import (
+	"cmp"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -53,9 +54,7 @@ func (x *decoder) contentBlocks(n *yaml.Node, val any) []any {
 				x.errorf(rn, "embedded resource needs its contents: give text (a string) or blob (base64)")
 			case hasText && hasBlob:
 				k, _ := yamlpos.Lookup(rn, "blob")
-				if k == nil {
-					k = rn
-				}
+				k = cmp.Or(k, rn)
 				x.errorf(k, "embedded resource has both text and blob; keep one")
 			case hasBlob:
 				if d, ok := x.base64(rn, "blob", res, "embedded resource"); ok {

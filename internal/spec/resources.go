@@ -1,6 +1,7 @@
 package spec
 
 import (
+	"cmp"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
@@ -154,9 +155,7 @@ func (x *decoder) resources(n *yaml.Node, val any) []*Resource {
 			continue
 		}
 		seen[id] = true
-		if r.Name == "" {
-			r.Name = id
-		}
+		r.Name = cmp.Or(r.Name, id)
 		if r.URI != "" {
 			if !r.Content.Has {
 				x.errorf(it.N, "resource %q needs its content: text, json or blob", r.URI)

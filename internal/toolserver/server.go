@@ -14,6 +14,7 @@
 package toolserver
 
 import (
+	"cmp"
 	"fmt"
 	"net"
 	"net/http"
@@ -62,9 +63,7 @@ type Server struct {
 // /cases/{id}/ paths answer).
 func New(root *Scope, opts Options) *Server {
 	s := &Server{root: root, model: opts.Model, modelRoutes: opts.ModelRoutes, cases: map[string]*Scope{}, prefix: opts.Prefix}
-	if s.prefix == "" {
-		s.prefix = "/cases/"
-	}
+	s.prefix = cmp.Or(s.prefix, "/cases/")
 	if opts.NoModelHint != "" {
 		s.noModel = " (" + opts.NoModelHint + ")"
 	}

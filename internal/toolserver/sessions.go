@@ -1,6 +1,7 @@
 package toolserver
 
 import (
+	"cmp"
 	"math"
 	"sync"
 	"sync/atomic"
@@ -43,13 +44,7 @@ type state struct {
 }
 
 func (s *sessions) init(o ScopeOptions) {
-	s.idle, s.max = o.SessionTimeout, o.MaxSessions
-	if s.idle == 0 {
-		s.idle = DefaultSessionTimeout
-	}
-	if s.max == 0 {
-		s.max = DefaultMaxSessions
-	}
+	s.idle, s.max = cmp.Or(o.SessionTimeout, DefaultSessionTimeout), cmp.Or(o.MaxSessions, DefaultMaxSessions)
 	s.states, s.byID, s.watched = map[*mcp.ServerSession]*state{}, map[string]*httpSession{}, map[*mcp.ServerSession]bool{}
 }
 

@@ -2,6 +2,7 @@ package verify
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -173,9 +174,7 @@ func answerShape(a *model.Answer) (kinds []string, shape any) {
 		} else if k == "" {
 			k = value.Truncate(data, 20)
 		}
-		if k == "" {
-			k = "data"
-		}
+		k = cmp.Or(k, "data")
 		if len(kinds) == 0 || kinds[len(kinds)-1] != k {
 			kinds = append(kinds, k)
 		}

@@ -1,6 +1,7 @@
 package world
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"sort"
@@ -498,9 +499,7 @@ func (l *loader) setupLists(s *Setup, budgets, faults, events, overrides yamlpos
 			}
 			if op.InputSchema != nil {
 				_, an := yamlpos.Lookup(it.N, "arguments")
-				if an == nil {
-					an = it.N
-				}
+				an = cmp.Or(an, it.N)
 				l.validate(an, op.InputSchema, e.Arguments, fmt.Sprintf("event %q arguments do not match the input of %s", e.ID, op.Key))
 			}
 		}

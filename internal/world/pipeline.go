@@ -1,6 +1,7 @@
 package world
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -21,15 +22,10 @@ func (in *Instance) Call(req Request) *Response {
 	in.mu.Lock()
 	defer in.mu.Unlock()
 	due := in.fireDue()
-	ev := Evidence{Actor: req.Actor, Operation: req.Operation, Time: in.timeText(), HTTP: req.HTTP}
-	if ev.Actor == "" {
-		ev.Actor = in.actor
-	}
+	ev := Evidence{Actor: cmp.Or(req.Actor, in.actor), Operation: req.Operation, Time: in.timeText(), HTTP: req.HTTP}
 	var resp *Response
 	if due != nil {
-		if ev.Operation == "" {
-			ev.Operation = req.Tool
-		}
+		ev.Operation = cmp.Or(ev.Operation, req.Tool)
 		resp = fail(&ev.Outcome, OutcomeDenied, CodeEventLimit, due.Error(), false)
 	} else {
 		resp = in.call(req, &ev)
@@ -255,12 +251,7 @@ func (in *Instance) outcome(rule *Override, op *Operation, args map[string]any, 
 // otherwise.
 func declared(op *Operation, code, message string, retry *bool) *Response {
 	decl := op.Errors[code]
-	if message == "" {
-		message = decl.Message
-	}
-	if message == "" {
-		message = code
-	}
+	message = cmp.Or(message, decl.Message, code)
 	retryable := decl.Retryable
 	if retry != nil {
 		retryable = *retry

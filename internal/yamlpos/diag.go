@@ -9,6 +9,7 @@
 package yamlpos
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"sort"
@@ -135,9 +136,7 @@ func (d *Collector) Add(sev Severity, line, col int, format string, args ...any)
 // once as Add does.
 func (d *Collector) AddAt(sev Severity, p Pos, format string, args ...any) {
 	p.Line, p.Col = max(p.Line, 1), max(p.Col, 1)
-	if p.File == "" {
-		p.File = d.File
-	}
+	p.File = cmp.Or(p.File, d.File)
 	d.keep(Diagnostic{Pos: p, Severity: sev, Message: fmt.Sprintf(format, args...)})
 }
 

@@ -1,6 +1,7 @@
 package yamlpos
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -157,9 +158,7 @@ func (fs *FormatSchema) Report(root *yaml.Node, doc any, conv *Converter, l jsch
 		f.Allowed = fs.allowedKeys(prefix)
 		for _, p := range k.Properties {
 			kn, _ := Lookup(val, p)
-			if kn == nil {
-				kn = val
-			}
+			kn = cmp.Or(kn, val)
 			f.Property = p
 			if msg := fs.message(f); msg != "" {
 				d.Add(Error, kn.Line, kn.Column, "%s", msg)
