@@ -34,7 +34,7 @@ func Merge(reps []*Report, names []string) (*Report, error) {
 		case s.Count != first.Count:
 			return nil, fmt.Errorf("%s is shard %d/%d, but %s is shard %d/%d: the shards of one run all have the same count", names[i], s.Index, s.Count, names[0], first.Index, first.Count)
 		case s.Suites != first.Suites || s.Cases != first.Cases:
-			return nil, fmt.Errorf("%s and %s are of different suites (or cases, trials, pass threshold or seed: suites %s vs %s); merge the shards of one run", names[0], names[i], short(first.Suites), short(s.Suites))
+			return nil, fmt.Errorf("%s and %s are of different suites (or cases, trials, pass threshold or seed: suites %.19s vs %.19s); merge the shards of one run", names[0], names[i], first.Suites, s.Suites)
 		case s.Build != first.Build:
 			return nil, fmt.Errorf("%s and %s were written by different builds of dryfire (%q vs %q); run every shard with the same build", names[0], names[i], first.Build, s.Build)
 		case s.Index < 1 || s.Index > s.Count:
@@ -126,11 +126,4 @@ func firstGap(reps []*Report) int {
 		}
 	}
 	return gap
-}
-
-func short(hash string) string {
-	if len(hash) > 19 {
-		return hash[:19]
-	}
-	return hash
 }

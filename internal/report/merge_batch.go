@@ -41,7 +41,7 @@ func MergeBatches(reps []*Report, names []string, list *CaseList) (*Report, erro
 		first := reps[0].Shard
 		switch {
 		case s.Suites != first.Suites || s.Cases != first.Cases:
-			return nil, fmt.Errorf("%s and %s are parts of different runs: their suites differ (or cases, trials, pass threshold or seed: suites %s vs %s, %d vs %d cases); merge the parts of one run", names[0], names[i], short(first.Suites), short(s.Suites), first.Cases, s.Cases)
+			return nil, fmt.Errorf("%s and %s are parts of different runs: their suites differ (or cases, trials, pass threshold or seed: suites %.19s vs %.19s, %d vs %d cases); merge the parts of one run", names[0], names[i], first.Suites, s.Suites, first.Cases, s.Cases)
 		case s.Build != first.Build:
 			return nil, fmt.Errorf("%s and %s were written by different builds of dryfire (%q vs %q); run every part with the same build", names[0], names[i], first.Build, s.Build)
 		case len(s.Positions) != len(r.Cases):
@@ -53,7 +53,7 @@ func MergeBatches(reps []*Report, names []string, list *CaseList) (*Report, erro
 	}
 	total := reps[0].Shard.Cases
 	if list != nil && (list.Suites != reps[0].Shard.Suites || len(list.Cases) != total) {
-		return nil, fmt.Errorf("the case list is of another run than %s: its suites %s and %d cases, the run's %s and %d", names[0], short(list.Suites), len(list.Cases), short(reps[0].Shard.Suites), total)
+		return nil, fmt.Errorf("the case list is of another run than %s: its suites %.19s and %d cases, the run's %.19s and %d", names[0], list.Suites, len(list.Cases), reps[0].Shard.Suites, total)
 	}
 	// Every case of the run is in some part: more than the parts hold
 	// leaves a gap, and is not allocated for.
