@@ -69,32 +69,14 @@ func Merge(reps []*Report, names []string) (*Report, error) {
 		// each of the cases the reports say the run has.
 		return nil, fmt.Errorf("no shard has case %d of %d: the shards leave a gap", firstGap(reps)+1, first.Cases)
 	}
-	out := &Report{Cases: make([]Case, first.Cases)}
-	filled := make([]string, first.Cases)
-	for i, r := range reps {
-		s := r.Shard
-		for j, pos := range s.Positions {
-			if pos < 0 || pos >= first.Cases {
-				return nil, fmt.Errorf("%s places a case at %d, outside the run's %d cases", names[i], pos, first.Cases)
-			}
-			if filled[pos] != "" {
-				return nil, fmt.Errorf("%s and %s both have case %d (%s: %s): the shards overlap", filled[pos], names[i], pos+1, r.Cases[j].Suite, r.Cases[j].Name)
-			}
-			filled[pos] = names[i]
-			out.Cases[pos] = r.Cases[j]
-		}
-		for _, pos := range s.Infra {
-			if pos >= 0 && pos < first.Cases && filled[pos] == names[i] {
-				out.Cases[pos].Infra = true
-			}
-		}
-		// What went live counts for the run, not for a case: the first
-		// case of the shard carries it.
-		if len(s.Positions) > 0 {
-			out.Cases[s.Positions[0]].Live += s.Live
-		}
+	out, from, err := placed(reps, names, first.Cases, func(prev, i, j, pos int) error {
+		c := &reps[i].Cases[j]
+		return fmt.Errorf("%s and %s both have case %d (%s: %s): the shards overlap", names[prev], names[i], pos+1, c.Suite, c.Name)
+	})
+	if err != nil {
+		return nil, err
 	}
-	if gap := slices.Index(filled, ""); gap >= 0 {
+	if gap := slices.Index(from, 0); gap >= 0 {
 		return nil, fmt.Errorf("no shard has case %d of %d: the shards leave a gap", gap+1, first.Cases)
 	}
 	out.Tally()
@@ -104,6 +86,41 @@ func Merge(reps []*Report, names []string) (*Report, error) {
 	}
 	out.Coverage = cov
 	return out, nil
+}
+
+// placed puts each part's cases at their places in a report of total
+// cases, from saying which part (1-based) put each (0: none), and marks
+// the infrastructure errors and what went live. A place a second part has
+// too is told to overlap, which may stop it with an error.
+func placed(reps []*Report, names []string, total int, overlap func(prev, i, j, pos int) error) (out *Report, from []int32, err error) {
+	out, from = &Report{Cases: make([]Case, total)}, make([]int32, total)
+	for i, r := range reps {
+		s := r.Shard
+		for j, pos := range s.Positions {
+			switch {
+			case pos < 0 || pos >= total:
+				return nil, nil, fmt.Errorf("%s places a case at %d, outside the run's %d cases", names[i], pos, total)
+			case from[pos] != 0:
+				if err := overlap(int(from[pos])-1, i, j, pos); err != nil {
+					return nil, nil, err
+				}
+				continue
+			}
+			from[pos] = int32(i + 1)
+			out.Cases[pos] = r.Cases[j]
+		}
+		for _, pos := range s.Infra {
+			if pos >= 0 && pos < total && from[pos] == int32(i+1) {
+				out.Cases[pos].Infra = true
+			}
+		}
+		// What went live counts for the run, not for a case: the first
+		// case of the part carries it.
+		if len(s.Positions) > 0 {
+			out.Cases[s.Positions[0]].Live += s.Live
+		}
+	}
+	return out, from, nil
 }
 
 // MaxShards bounds the shards of a run (run --shard I/N, the CI's

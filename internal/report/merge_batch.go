@@ -60,41 +60,22 @@ func MergeBatches(reps []*Report, names []string, list *CaseList) (*Report, erro
 	if total > given {
 		return nil, missingError(reps, names, list, total)
 	}
-	out := &Report{Cases: make([]Case, total)}
-	from := make([]int32, total) // the part (1-based) that has each case; 0: none yet
 	var twice []string
 	nTwice := 0
-	for i, r := range reps {
-		s := r.Shard
-		for j, pos := range s.Positions {
-			switch {
-			case pos < 0 || pos >= total:
-				return nil, fmt.Errorf("%s places a case at %d, outside the run's %d cases", names[i], pos, total)
-			case from[pos] != 0:
-				if nTwice++; len(twice) < maxNamed {
-					twice = append(twice, fmt.Sprintf("%s (in %s and %s)", caseName(&r.Cases[j], pos, list), names[from[pos]-1], names[i]))
-				}
-				continue
-			}
-			from[pos] = int32(i + 1)
-			out.Cases[pos] = r.Cases[j]
+	out, from, err := placed(reps, names, total, func(prev, i, j, pos int) error {
+		if nTwice++; len(twice) < maxNamed {
+			twice = append(twice, fmt.Sprintf("%s (in %s and %s)", caseName(&reps[i].Cases[j], pos, list), names[prev], names[i]))
 		}
-		for _, pos := range s.Infra {
-			if pos >= 0 && pos < total && from[pos] == int32(i+1) {
-				out.Cases[pos].Infra = true
-			}
-		}
-		if len(s.Positions) > 0 {
-			out.Cases[s.Positions[0]].Live += s.Live
-		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	if nTwice > 0 {
 		return nil, fmt.Errorf("%s run twice: %s; give each case to one part only", plural(nTwice, "case"), namedList(twice, nTwice))
 	}
-	for _, f := range from {
-		if f == 0 {
-			return nil, missingError(reps, names, list, total)
-		}
+	if slices.Contains(from, 0) {
+		return nil, missingError(reps, names, list, total)
 	}
 	out.Tally()
 	cov, err := mergeShardCoverage(reps, names)
