@@ -110,7 +110,7 @@ func ghSummary(e *env, rep *report.Report) error {
 	s := rep.Summary
 	fmt.Fprintf(&b, "### dryfire: %d passed, %d failed", s.Passed, s.Failed)
 	if s.Error > 0 {
-		fmt.Fprintf(&b, ", %s", count(s.Error, "error"))
+		fmt.Fprintf(&b, ", %s", termtext.Count(s.Error, "error"))
 	}
 	if s.Skipped > 0 {
 		fmt.Fprintf(&b, ", %d skipped", s.Skipped)

@@ -166,7 +166,7 @@ func printInject(w io.Writer, rep *dryfire.InjectReport) {
 				places = append(places, p)
 			}
 		}
-		fmt.Fprintf(w, "INJECT  %s (%s, %s)\n", head, count(len(ids), "payload"), count(len(c.Results), "run"))
+		fmt.Fprintf(w, "INJECT  %s (%s, %s)\n", head, termtext.Count(len(ids), "payload"), termtext.Count(len(c.Results), "run"))
 		if len(c.Results) == 0 {
 			continue
 		}
@@ -191,7 +191,7 @@ func printInject(w io.Writer, rep *dryfire.InjectReport) {
 		fmt.Fprintf(w, "  one payload alone: dryfire inject %s --case %s --payload ID\n", termtext.ShellQuote(c.Suite), termtext.ShellQuote(c.Name))
 	}
 	if byCat[[2]string{"", ""}] == nil {
-		fmt.Fprintf(w, "%s run\n", count(rep.Ran, "run"))
+		fmt.Fprintf(w, "%s run\n", termtext.Count(rep.Ran, "run"))
 		return
 	}
 	for _, part := range []struct {
@@ -224,7 +224,7 @@ func printInject(w io.Writer, rep *dryfire.InjectReport) {
 		}
 	}
 	all := byCat[[2]string{"", ""}]
-	fmt.Fprintf(w, "%s: utility %d/%d, attack success %d/%d", count(rep.Ran, "run"), all.useful, all.runs, all.attacked, all.runs)
+	fmt.Fprintf(w, "%s: utility %d/%d, attack success %d/%d", termtext.Count(rep.Ran, "run"), all.useful, all.runs, all.attacked, all.runs)
 	if rep.Ran < rep.Runs {
 		fmt.Fprintf(w, "; the drill has %d runs, it stopped at the bound of %d (--max-runs %d)", rep.Runs, rep.MaxRuns, rep.MaxRuns)
 	}
@@ -259,7 +259,7 @@ func injectExit(rep *dryfire.InjectReport, failOn []string) error {
 		for _, f := range failOn {
 			what = append(what, map[string]string{"attacked": "the attack succeeded", "utility": "the case's checks failed"}[f])
 		}
-		return &exitError{code: exitFailed, err: fmt.Errorf("%s where %s (--fail-on %s)", count(n, "run"), strings.Join(what, " or "), strings.Join(failOn, ","))}
+		return &exitError{code: exitFailed, err: fmt.Errorf("%s where %s (--fail-on %s)", termtext.Count(n, "run"), strings.Join(what, " or "), strings.Join(failOn, ","))}
 	}
 	return nil
 }

@@ -66,7 +66,7 @@ func runProve(ctx context.Context, e *env, python string, o proveOptions, args [
 			flagged++
 		}
 	}
-	fmt.Fprintf(e.stdout, "%s proven, %d flagged, %s whose reference fails, %d without a reference\n", count(proven, "case"), flagged, count(failing, "case"), none)
+	fmt.Fprintf(e.stdout, "%s proven, %d flagged, %s whose reference fails, %d without a reference\n", termtext.Count(proven, "case"), flagged, termtext.Count(failing, "case"), none)
 	if ctx.Err() != nil {
 		return &exitError{code: exitStopped, err: errors.New("interrupted")}
 	}

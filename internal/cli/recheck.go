@@ -107,10 +107,10 @@ func runRecheck(ctx context.Context, e *env, o recheckOptions, args []string) er
 	rc := rep.Recheck
 	ran := "no agent, tool or model ran"
 	if live > 0 {
-		ran = fmt.Sprintf("no agent or tool ran; %s of judges went live", count(live, "model call"))
+		ran = fmt.Sprintf("no agent or tool ran; %s of judges went live", termtext.Count(live, "model call"))
 	}
 	fmt.Fprintf(text, "re-checked %s with the suites' checks as they are now: %s, %s changed, %s kept; %s\n",
-		termtext.Printable(rc.Report), count(rc.Cases, "case"), count(rc.Changed, "check"), count(rc.Kept, "check"), ran)
+		termtext.Printable(rc.Report), termtext.Count(rc.Cases, "case"), termtext.Count(rc.Changed, "check"), termtext.Count(rc.Kept, "check"), ran)
 	printer.Finish(rep)
 	code := runExit(rep)
 	if err := writeReports(e, rep, o.runOptions); err != nil {

@@ -131,7 +131,7 @@ func runRecordTools(cmd *cobra.Command, e *env, o recordToolsOptions, args []str
 	}
 	if progress.none {
 		if o.filter != "" {
-			return usageErr("--filter %q matches none of the %s; nothing ran", o.filter, count(p.CaseCount(), "case"))
+			return usageErr("--filter %q matches none of the %s; nothing ran", o.filter, termtext.Count(p.CaseCount(), "case"))
 		}
 	}
 	printer.Finish(rec.Report)
@@ -139,7 +139,7 @@ func runRecordTools(cmd *cobra.Command, e *env, o recordToolsOptions, args []str
 	if code == exitInfra {
 		code = exitFailed
 	}
-	fmt.Fprintf(text, "recorded %s to %s (%s listed)\n", count(rec.Calls, "call"), termtext.Printable(rec.Upstream), count(rec.Tools, "tool"))
+	fmt.Fprintf(text, "recorded %s to %s (%s listed)\n", termtext.Count(rec.Calls, "call"), termtext.Printable(rec.Upstream), termtext.Count(rec.Tools, "tool"))
 	for _, f := range rec.Files {
 		if recordedFileLines(text, f, o.dryRun, o.refresh) {
 			code = exitFailed
@@ -242,16 +242,16 @@ func recordedFileLines(w interface{ Write([]byte) (int, error) }, f dryfire.Reco
 	}
 	var parts []string
 	if len(f.Tools) > 0 {
-		parts = append(parts, count(len(f.Tools), "tool")+" declared")
+		parts = append(parts, termtext.Count(len(f.Tools), "tool")+" declared")
 	}
 	if refresh && len(f.Differing) > 0 {
-		parts = append(parts, count(len(f.Differing), "declaration")+" refreshed")
+		parts = append(parts, termtext.Count(len(f.Differing), "declaration")+" refreshed")
 	}
 	if f.Rules > 0 {
-		r := count(f.Rules, "rule") + " added"
+		r := termtext.Count(f.Rules, "rule") + " added"
 		var of []string
 		if f.Sequences > 0 {
-			of = append(of, count(f.Sequences, "sequence"))
+			of = append(of, termtext.Count(f.Sequences, "sequence"))
 		}
 		if f.CaseRules > 0 {
 			of = append(of, fmt.Sprintf("%d in cases' own mocks", f.CaseRules))
@@ -262,10 +262,10 @@ func recordedFileLines(w interface{ Write([]byte) (int, error) }, f dryfire.Reco
 		parts = append(parts, r)
 	}
 	if f.Rerecorded > 0 {
-		parts = append(parts, count(f.Rerecorded, "recorded rule")+" re-recorded")
+		parts = append(parts, termtext.Count(f.Rerecorded, "recorded rule")+" re-recorded")
 	}
 	if f.Known > 0 {
-		parts = append(parts, count(f.Known, "call")+" answered by the rules already")
+		parts = append(parts, termtext.Count(f.Known, "call")+" answered by the rules already")
 	}
 	if len(parts) == 0 {
 		parts = append(parts, "no calls")

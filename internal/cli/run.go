@@ -12,6 +12,7 @@ import (
 
 	"github.com/dryfire-dev/dryfire"
 	"github.com/dryfire-dev/dryfire/internal/safeio"
+	"github.com/dryfire-dev/dryfire/internal/termtext"
 	"github.com/dryfire-dev/dryfire/report"
 )
 
@@ -284,7 +285,7 @@ func runRun(cmd *cobra.Command, e *env, o runOptions, args []string) error {
 		return &exitError{code: exitUsage, err: fmt.Errorf("%w; nothing ran", err)}
 	}
 	if progress.none && o.filter != "" && (rep.Shard == nil || rep.Shard.Cases == 0) {
-		return usageErr("--filter %q matches none of the %s; nothing ran", o.filter, count(p.CaseCount(), "case"))
+		return usageErr("--filter %q matches none of the %s; nothing ran", o.filter, termtext.Count(p.CaseCount(), "case"))
 	}
 	if progress.none && only != nil && (rep.Shard == nil || rep.Shard.Cases == 0) {
 		return usageErr("none of the cases that did not pass in %s is in these suites; nothing ran", o.lastFailed)
@@ -393,6 +394,6 @@ func lastFailed(e *env, path string) (func(suite, name string) bool, error) {
 		fmt.Fprintf(e.stderr, "no case failed in %s: running them all\n", path)
 		return nil, nil
 	}
-	fmt.Fprintf(e.stderr, "re-running the %s that did not pass in %s\n", count(len(failed), "case"), path)
+	fmt.Fprintf(e.stderr, "re-running the %s that did not pass in %s\n", termtext.Count(len(failed), "case"), path)
 	return func(suite, name string) bool { return failed[[2]string{suite, name}] }, nil
 }

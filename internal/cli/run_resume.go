@@ -6,6 +6,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/dryfire-dev/dryfire"
+	"github.com/dryfire-dev/dryfire/internal/termtext"
 )
 
 // A run cut off resumes: run --journal FILE keeps each case as it
@@ -41,7 +42,7 @@ func openJournal(e *env, o runOptions) (*dryfire.Journal, error) {
 		return nil, &exitError{code: exitUsage, err: fmt.Errorf("%s: %w; nothing ran", flag, err)}
 	}
 	j.OnResume(func(n int, torn bool) {
-		msg := fmt.Sprintf("dryfire: --resume %s: %s finished before, not run again", path, count(n, "case"))
+		msg := fmt.Sprintf("dryfire: --resume %s: %s finished before, not run again", path, termtext.Count(n, "case"))
 		if torn {
 			msg += " (its last record was cut short by the crash: that case runs again)"
 		}

@@ -289,7 +289,7 @@ func runServe(ctx context.Context, e *env, o serveOptions, path string) error {
 		what += fmt.Sprintf(" (case %q)", o.caseName)
 	}
 	if up, n, ok := srv.Recording(); ok {
-		fmt.Fprintf(e.stderr, "recording the tools of %s (%s listed): merged into %s when serve stops\n", termtext.Printable(up), count(n, "tool"), p.Files[0])
+		fmt.Fprintf(e.stderr, "recording the tools of %s (%s listed): merged into %s when serve stops\n", termtext.Printable(up), termtext.Count(n, "tool"), p.Files[0])
 	}
 	var sessions *engine.Sessions
 	switch {
@@ -315,7 +315,7 @@ func runServe(ctx context.Context, e *env, o serveOptions, path string) error {
 	}
 	if calls, f := srv.FinishRecording(); f != nil {
 		up, _, _ := srv.Recording()
-		fmt.Fprintf(e.stderr, "recorded %s to %s\n", count(calls, "call"), termtext.Printable(up))
+		fmt.Fprintf(e.stderr, "recorded %s to %s\n", termtext.Count(calls, "call"), termtext.Printable(up))
 		bad := recordedFileLines(e.stderr, *f, false, false)
 		for _, w := range f.Warnings {
 			fmt.Fprintln(e.stderr, termtext.Printable(w))
@@ -358,7 +358,7 @@ func serveHTTP(ctx context.Context, e *env, srv *dryfire.ToolServer, sessions *e
 	if w := srv.World(); w != nil {
 		fmt.Fprintf(e.stderr, "world %s, seed %d, actor %s\n", w.Name, w.Seed, orNone(w.Actor))
 		for _, api := range w.APIs {
-			fmt.Fprintf(e.stderr, "package %s: its own HTTP API (%s) at http://%s%s\n", api.Package, count(api.Routes, "route"), real, api.Path)
+			fmt.Fprintf(e.stderr, "package %s: its own HTTP API (%s) at http://%s%s\n", api.Package, termtext.Count(api.Routes, "route"), real, api.Path)
 			if api.Env != "" {
 				fmt.Fprintf(e.stderr, "  %s=http://%s%s\n", api.Env, real, api.Path)
 			}
@@ -427,7 +427,7 @@ func serveHTTP(ctx context.Context, e *env, srv *dryfire.ToolServer, sessions *e
 			return &exitError{code: exitInfra, err: err}
 		}
 		if wrote {
-			fmt.Fprintf(e.stderr, "recorded %s into %s\n", count(recorded, "model call"), model.File())
+			fmt.Fprintf(e.stderr, "recorded %s into %s\n", termtext.Count(recorded, "model call"), model.File())
 		}
 	}
 	return nil

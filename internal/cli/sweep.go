@@ -269,11 +269,11 @@ func printSweep(w io.Writer, args []string, rep *dryfire.SweepReport, o sweepOpt
 				notRun++
 			}
 		}
-		points := count(len(c.Points), "point")
+		points := termtext.Count(len(c.Points), "point")
 		if notRun > 0 {
 			points += fmt.Sprintf(", %d not run", notRun)
 		}
-		fmt.Fprintf(w, "SWEEP  %s (%s, %s)\n", head, count(c.Calls, "tool call"), points)
+		fmt.Fprintf(w, "SWEEP  %s (%s, %s)\n", head, termtext.Count(c.Calls, "tool call"), points)
 		if notRun == len(c.Points) {
 			continue
 		}
@@ -306,7 +306,7 @@ func printSweep(w io.Writer, args []string, rep *dryfire.SweepReport, o sweepOpt
 		fmt.Fprintf(w, "the sweep has %d points; it stopped at the bound of %d (--max-points %d): %d not run\n", rep.Points, rep.MaxPoints, rep.MaxPoints, rep.Points-rep.Ran)
 	}
 	printKinds(w, rep)
-	fmt.Fprintf(w, "%s run: %d survived, %d failed", count(rep.Ran, "point"), verdicts[dryfire.PointSurvived], verdicts[dryfire.PointFailed])
+	fmt.Fprintf(w, "%s run: %d survived, %d failed", termtext.Count(rep.Ran, "point"), verdicts[dryfire.PointSurvived], verdicts[dryfire.PointFailed])
 	for _, v := range []struct{ verdict, text string }{{dryfire.PointUnsafe, "unsafe"}, {dryfire.PointError, "erred"}, {dryfire.PointNoAnswer, "no answer offline"}, {dryfire.PointNotReached, "not reached"}} {
 		if verdicts[v.verdict] > 0 {
 			fmt.Fprintf(w, ", %d %s", verdicts[v.verdict], v.text)
@@ -406,7 +406,7 @@ func sweepExit(rep *dryfire.SweepReport, failOn []string) error {
 		}
 	}
 	if n > 0 {
-		return &exitError{code: exitFailed, err: fmt.Errorf("%s %s (--fail-on %s)", count(n, "point"), what, strings.Join(failOn, ","))}
+		return &exitError{code: exitFailed, err: fmt.Errorf("%s %s (--fail-on %s)", termtext.Count(n, "point"), what, strings.Join(failOn, ","))}
 	}
 	return nil
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/dryfire-dev/dryfire"
+	"github.com/dryfire-dev/dryfire/internal/termtext"
 )
 
 func newValidateCommand(e *env) *cobra.Command {
@@ -99,7 +100,7 @@ func loadWith(e *env, lo dryfire.LoadOptions, args []string, consequence string,
 			ghDiagnostics(e.stderr, ds)
 		}
 		errs, warns := ds.Count()
-		fmt.Fprintf(e.stderr, "%s, %s%s\n", count(errs, "error"), count(warns, "warning"), consequence)
+		fmt.Fprintf(e.stderr, "%s, %s%s\n", termtext.Count(errs, "error"), termtext.Count(warns, "warning"), consequence)
 		return nil, &exitError{code: exitUsage}
 	case err != nil:
 		return nil, &exitError{code: exitUsage, err: err}
@@ -122,17 +123,10 @@ func runValidate(e *env, python string, args []string) error {
 		return err
 	}
 	defer closeProject(e, p)
-	fmt.Fprintf(e.stdout, "%s, %s: ok", count(len(p.Files), "file"), count(p.CaseCount(), "case"))
+	fmt.Fprintf(e.stdout, "%s, %s: ok", termtext.Count(len(p.Files), "file"), termtext.Count(p.CaseCount(), "case"))
 	if n := len(p.Warnings); n > 0 {
-		fmt.Fprintf(e.stdout, " (%s)", count(n, "warning"))
+		fmt.Fprintf(e.stdout, " (%s)", termtext.Count(n, "warning"))
 	}
 	fmt.Fprintln(e.stdout)
 	return nil
-}
-
-func count(n int, noun string) string {
-	if n == 1 {
-		return "1 " + noun
-	}
-	return fmt.Sprintf("%d %ss", n, noun)
 }

@@ -166,7 +166,7 @@ func verifyText(w io.Writer, v *dryfire.Verification, o verifyOptions) {
 		for _, l := range v.Listed {
 			fmt.Fprintln(w, p(l))
 		}
-		fmt.Fprintf(w, "would send %s for %s (--max-requests %d); nothing was sent\n", count(v.Requests, "request"), count(v.Cases, "case"), o.maxRequests)
+		fmt.Fprintf(w, "would send %s for %s (--max-requests %d); nothing was sent\n", termtext.Count(v.Requests, "request"), termtext.Count(v.Cases, "case"), o.maxRequests)
 		return
 	}
 	for _, d := range v.Drifts {
@@ -187,10 +187,10 @@ func verifyText(w io.Writer, v *dryfire.Verification, o verifyOptions) {
 	if v.Upstream != "" {
 		what = "the recorded tools at " + p(v.Upstream)
 	}
-	fmt.Fprintf(w, "verified %s of %s (%s sent): %d drifted", what, count(v.Cases, "case"), count(v.Requests, "request"), v.Drifted)
+	fmt.Fprintf(w, "verified %s of %s (%s sent): %d drifted", what, termtext.Count(v.Cases, "case"), termtext.Count(v.Requests, "request"), v.Drifted)
 	switch {
 	case len(v.Updated) > 0:
-		fmt.Fprintf(w, "; re-recorded %s: %s\n", count(len(v.Updated), "case"), p(strings.Join(v.Updated, "; ")))
+		fmt.Fprintf(w, "; re-recorded %s: %s\n", termtext.Count(len(v.Updated), "case"), p(strings.Join(v.Updated, "; ")))
 	case v.UpdateRun != nil || v.UpdateTools != nil:
 		fmt.Fprintln(w, "; none could be re-recorded")
 	case v.Drifted > 0:
@@ -220,7 +220,7 @@ func verifyText(w io.Writer, v *dryfire.Verification, o verifyOptions) {
 func verifyMarkdown(w io.Writer, v *dryfire.Verification) error {
 	var b strings.Builder
 	m := func(s string) string { return termtext.Markdown(s) }
-	fmt.Fprintf(&b, "### dryfire verify: %s, %s, %d drifted\n\n", count(v.Cases, "case"), count(v.Requests, "request"), v.Drifted)
+	fmt.Fprintf(&b, "### dryfire verify: %s, %s, %d drifted\n\n", termtext.Count(v.Cases, "case"), termtext.Count(v.Requests, "request"), v.Drifted)
 	if len(v.Drifts) > 0 {
 		b.WriteString("| suite | case | request | what | differences |\n|---|---|--:|---|---|\n")
 	}

@@ -134,7 +134,7 @@ func runWorldImport(e *env, file, pkg, out, envVar string, force bool) error {
 	if len(wds) > 0 {
 		clean = "it validates, with the warnings above"
 	}
-	fmt.Fprintf(e.stdout, "wrote %s (%s, %s) and %s; %s\n", filepath.ToSlash(worldFile), count(res.Operations, "operation"), count(routes, "route"), filepath.ToSlash(module), clean)
+	fmt.Fprintf(e.stdout, "wrote %s (%s, %s) and %s; %s\n", filepath.ToSlash(worldFile), termtext.Count(res.Operations, "operation"), termtext.Count(routes, "route"), filepath.ToSlash(module), clean)
 	return nil
 }
 

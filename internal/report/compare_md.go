@@ -40,7 +40,7 @@ func (c *Comparison) WriteMarkdown(w io.Writer) error {
 		p("\nNo case is in both: were the two runs made from the same directory, of the same suites?\n")
 	}
 	if t := c.Trials; t.Cases > 0 {
-		p("\nTrials: %s in both; mean pass^1 %s → %s", countOf(t.Cases, "case"), num(t.Base1, 3), num(t.New1, 3))
+		p("\nTrials: %s in both; mean pass^1 %s → %s", termtext.Count(t.Cases, "case"), num(t.Base1, 3), num(t.New1, 3))
 		if t.K > 1 {
 			p(", pass^%d %s → %s", t.K, num(t.BaseK, 3), num(t.NewK, 3))
 		}

@@ -22,7 +22,7 @@ func (c *Comparison) WriteText(w io.Writer) error {
 		p("no case is in both: were the two runs made from the same directory, of the same suites?\n")
 	}
 	if t := c.Trials; t.Cases > 0 {
-		p("trials: %s in both; mean pass^1 %s → %s", countOf(t.Cases, "case"), num(t.Base1, 3), num(t.New1, 3))
+		p("trials: %s in both; mean pass^1 %s → %s", termtext.Count(t.Cases, "case"), num(t.Base1, 3), num(t.New1, 3))
 		if t.K > 1 {
 			p(", pass^%d %s → %s", t.K, num(t.BaseK, 3), num(t.NewK, 3))
 		}
@@ -51,7 +51,7 @@ func (c *Comparison) WriteText(w io.Writer) error {
 func (t RunTally) line() string {
 	parts := []string{fmt.Sprintf("%d passed", t.Passed), fmt.Sprintf("%d failed", t.Failed)}
 	if t.Error > 0 {
-		parts = append(parts, countOf(t.Error, "error"))
+		parts = append(parts, termtext.Count(t.Error, "error"))
 	}
 	if t.Skipped > 0 {
 		parts = append(parts, fmt.Sprintf("%d skipped", t.Skipped))
@@ -61,7 +61,7 @@ func (t RunTally) line() string {
 	}
 	// No duration: the text of two comparisons of the same runs is the
 	// same (the Markdown and the JSON have it).
-	return fmt.Sprintf("%s, %s", countOf(t.Cases, "case"), strings.Join(parts, ", "))
+	return fmt.Sprintf("%s, %s", termtext.Count(t.Cases, "case"), strings.Join(parts, ", "))
 }
 
 // countsLine is the last line: each kind's count, then the cases that
@@ -74,14 +74,14 @@ func (c *Comparison) countsLine() string {
 		}
 	}
 	if len(parts) == 0 {
-		return fmt.Sprintf("no change: %s as before", countOf(c.Unchanged, "case"))
+		return fmt.Sprintf("no change: %s as before", termtext.Count(c.Unchanged, "case"))
 	}
 	return fmt.Sprintf("%s; %d unchanged", strings.Join(parts, ", "), c.Unchanged)
 }
 
 // says is the duration rule of kind k, in words.
 func (r DurationRule) says(k ChangeKind) string {
-	expected := fmt.Sprintf("expected = BASE's time a trial × the run's median change (×%s, over %s)", num(r.Median, 3), countOf(r.Compared, "case"))
+	expected := fmt.Sprintf("expected = BASE's time a trial × the run's median change (×%s, over %s)", num(r.Median, 3), termtext.Count(r.Compared, "case"))
 	if k == ChangeFaster {
 		return fmt.Sprintf("under expected / %s and at least %s under it; %s", num(r.Factor, 2), ms(r.MinMS), expected)
 	}
@@ -196,11 +196,4 @@ func ms(x float64) string {
 		return num(x, 1) + " ms"
 	}
 	return num(x/1000, 2) + " s"
-}
-
-func countOf(n int, noun string) string {
-	if n == 1 {
-		return "1 " + noun
-	}
-	return fmt.Sprintf("%d %ss", n, noun)
 }

@@ -195,26 +195,19 @@ func CoverageText(c *Coverage, verbose bool) string {
 			}
 		}
 		if left > 0 {
-			fmt.Fprintf(&b, "    and %s never exercised (the JSON report lists them all)\n", plural(left, "more item"))
+			fmt.Fprintf(&b, "    and %s never exercised (the JSON report lists them all)\n", termtext.Count(left, "more item"))
 		}
 	}
 	return b.String()
-}
-
-func plural(n int, what string) string {
-	if n == 1 {
-		return "1 " + what
-	}
-	return strconv.Itoa(n) + " " + what + "s"
 }
 
 // uses says how often an item was used: an event's firings, the others'
 // calls.
 func uses(it CoverageItem) string {
 	if it.Kind == "event" {
-		return "fired " + plural(it.Calls, "time")
+		return "fired " + termtext.Count(it.Calls, "time")
 	}
-	return plural(it.Calls, "call")
+	return termtext.Count(it.Calls, "call")
 }
 
 // describeItem names an item: its kind, its name, its entry, its case.

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/dryfire-dev/dryfire/internal/termtext"
 )
 
 // Batches (run --cases) are parts of a run that no count numbers: a
@@ -72,7 +74,7 @@ func MergeBatches(reps []*Report, names []string, list *CaseList) (*Report, erro
 		return nil, err
 	}
 	if nTwice > 0 {
-		return nil, fmt.Errorf("%s run twice: %s; give each case to one part only", plural(nTwice, "case"), namedList(twice, nTwice))
+		return nil, fmt.Errorf("%s run twice: %s; give each case to one part only", termtext.Count(nTwice, "case"), namedList(twice, nTwice))
 	}
 	if slices.Contains(from, 0) {
 		return nil, missingError(reps, names, list, total)
