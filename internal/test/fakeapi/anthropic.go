@@ -1,7 +1,6 @@
 package fakeapi
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
@@ -145,10 +144,8 @@ type (
 
 // parseAnthropicRequest checks a request body like the API does.
 func parseAnthropicRequest(data []byte) (*anthropicRequest, *fault) {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil || dec.More() {
+	v, ok := decodeJSON(data)
+	if !ok {
 		return nil, invalid("There was an error parsing the body of your request: it is not valid JSON")
 	}
 	top, ok := v.(map[string]any)
@@ -561,10 +558,8 @@ func anthropicReply(req *anthropicRequest, turn Turn) (*wire.Reply, *fault) {
 		if args == "" {
 			args = "{}"
 		}
-		var in map[string]any
-		dec := json.NewDecoder(strings.NewReader(args))
-		dec.UseNumber()
-		if err := dec.Decode(&in); err != nil || in == nil {
+		in := decodeObject([]byte(args))
+		if in == nil {
 			return nil, &fault{status: http.StatusInternalServerError, typ: "api_error", code: fakeBrain,
 				msg: fmt.Sprintf("fake model: the arguments of tool call %d (%s) are not a JSON object: %s", i, c.Name, c.Args)}
 		}

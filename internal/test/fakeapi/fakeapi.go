@@ -368,15 +368,18 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// decodeObject reads one JSON object, numbers kept as written; nil when
-// data is anything else.
-func decodeObject(data []byte) map[string]any {
-	var m map[string]any
+// decodeJSON reads one JSON value, numbers kept as written; ok is false
+// when data is anything else.
+func decodeJSON(data []byte) (v any, ok bool) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
-	if dec.Decode(&m) != nil || dec.More() {
-		return nil
-	}
+	return v, dec.Decode(&v) == nil && !dec.More()
+}
+
+// decodeObject is decodeJSON's object; nil when data is anything else.
+func decodeObject(data []byte) map[string]any {
+	v, _ := decodeJSON(data)
+	m, _ := v.(map[string]any)
 	return m
 }
 

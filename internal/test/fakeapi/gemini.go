@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"maps"
 	"net/http"
 	"slices"
@@ -118,10 +117,8 @@ func geminiAuth(r *http.Request, want string) *fault {
 // hold one whole under generateContentRequest); top is the body
 // re-encoded.
 func checkGemini(data []byte, count bool) ([]byte, *fault) {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil || dec.More() {
+	v, ok := decodeJSON(data)
+	if !ok {
 		return nil, invalid("Invalid JSON payload received. Unexpected token.")
 	}
 	top, ok := v.(map[string]any)

@@ -33,8 +33,15 @@ const Created = 1700000000
 // whose bytes depend only on the request.
 func NewOpenAIChat(brain Brain, opts ...Option) *Server {
 	cfg := configure(opts)
-	return start(openAIHandler(wire.OpenAIChat, chatPath, cfg.key, func(body []byte, req map[string]any, conv Conversation) (*wire.Reply, *fault) {
-		return serveChat(brain, body, req, conv)
+	return start(openAIHandler(wire.OpenAIChat, chatPath, cfg.key, brain, func(req map[string]any, conv Conversation) (func(*wire.Reply, Turn), *fault) {
+		if e := checkChat(req, conv.Messages); e != nil {
+			return nil, e
+		}
+		stream, _ := streamFlag(req)
+		includeUsage, e := streamOptions(req, stream)
+		return func(r *wire.Reply, _ Turn) {
+			r.Stream, r.IncludeUsage, r.Fingerprint = stream, includeUsage, "fp_"+digest([]byte(conv.Model), "fingerprint")[:10]
+		}, e
 	}), cfg)
 }
 
@@ -43,8 +50,9 @@ const chatPath = "/v1/chat/completions"
 
 // openAIHandler is what the Chat and Responses servers share: the route
 // (path, or Azure OpenAI's form of it), the key, the JSON body, the
-// error shape; serve checks and answers the body (conv: as wire reads it).
-func openAIHandler(api wire.API, path, key string, serve func(body []byte, req map[string]any, conv Conversation) (*wire.Reply, *fault)) *handler {
+// error shape, the brain's answer; check checks the body (conv: as wire
+// reads it) and says how its answer differs from reply's.
+func openAIHandler(api wire.API, path, key string, brain Brain, check func(req map[string]any, conv Conversation) (func(*wire.Reply, Turn), *fault)) *handler {
 	return &handler{api: api, check: func(r *http.Request) *fault {
 		azure, versioned := azureRoute(r.URL.Path, path)
 		switch {
@@ -64,11 +72,19 @@ func openAIHandler(api wire.API, path, key string, serve func(body []byte, req m
 		if req == nil {
 			return nil, &fault{msg: "We could not parse the JSON body of your request. (HINT: This likely means you aren't using your HTTP library correctly. The OpenAI API expects a JSON payload, but what was sent was not valid JSON. If you have trouble figuring out how to fix this, please contact us through our help center at help.openai.com.)"}
 		}
-		rep, f := serve(body, req, conversation(api, r, body))
-		if f == nil {
-			w.Header().Set("X-Request-Id", "req_"+digest(body, "request")[:32])
+		conv := conversation(api, r, body)
+		dress, f := check(req, conv)
+		if f != nil {
+			return nil, f
 		}
-		return rep, f
+		turn, err := brain.Next(conv)
+		if err != nil {
+			return nil, brainError(err)
+		}
+		rep := reply(body, conv.Model, turn)
+		dress(rep, turn)
+		w.Header().Set("X-Request-Id", "req_"+digest(body, "request")[:32])
+		return rep, nil
 	}, finish: func(r *http.Request, data []byte, events [][]byte) ([]byte, [][]byte) {
 		if azure, _ := azureRoute(r.URL.Path, path); azure && path == chatPath {
 			return azureChat(data, events)
@@ -113,24 +129,6 @@ var chatRoles = []string{"system", "assistant", "user", "function", "tool", "dev
 
 // toolNamePattern is what the API allows as a function name.
 var toolNamePattern = regexp.MustCompile(`^[a-zA-Z0-9_-]+$`)
-
-func serveChat(brain Brain, body []byte, req map[string]any, conv Conversation) (*wire.Reply, *fault) {
-	if e := checkChat(req, conv.Messages); e != nil {
-		return nil, e
-	}
-	stream, _ := streamFlag(req)
-	includeUsage, e := streamOptions(req, stream)
-	if e != nil {
-		return nil, e
-	}
-	turn, err := brain.Next(conv)
-	if err != nil {
-		return nil, brainError(err)
-	}
-	r := reply(body, conv.Model, turn)
-	r.Stream, r.IncludeUsage, r.Fingerprint = stream, includeUsage, "fp_"+digest([]byte(conv.Model), "fingerprint")[:10]
-	return r, nil
-}
 
 // checkChat validates a request as the API does; msgs are its
 // messages as wire reads them (chatPairing's).

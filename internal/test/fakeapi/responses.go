@@ -22,8 +22,17 @@ import (
 // request includes "reasoning.encrypted_content".
 func NewOpenAIResponses(brain Brain, opts ...Option) *Server {
 	cfg := configure(opts)
-	h := openAIHandler(wire.OpenAIResponses, responsesPath, cfg.key, func(body []byte, req map[string]any, conv Conversation) (*wire.Reply, *fault) {
-		return serveResponses(brain, body, req, conv)
+	h := openAIHandler(wire.OpenAIResponses, responsesPath, cfg.key, brain, func(req map[string]any, _ Conversation) (func(*wire.Reply, Turn), *fault) {
+		r, e := checkResponses(req)
+		return func(rep *wire.Reply, t Turn) {
+			rep.Stream, rep.Echo, rep.Thinking = r.stream, req, t.Thinking
+			if t.Thinking != "" {
+				rep.ThinkingTokens = (len(t.Thinking) + 3) / 4
+				if r.encrypted {
+					rep.Signature = "gAAAAB" + digest([]byte(t.Thinking), "encrypted")
+				}
+			}
+		}, e
 	})
 	return start(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodGet && r.URL.Path == responsesPath && strings.EqualFold(r.Header.Get("Upgrade"), "websocket") {
@@ -73,26 +82,6 @@ type responsesRequest struct {
 	store     bool
 	encrypted bool // include has reasoning.encrypted_content
 	stream    bool
-}
-
-func serveResponses(brain Brain, body []byte, req map[string]any, conv Conversation) (*wire.Reply, *fault) {
-	r, e := checkResponses(req)
-	if e != nil {
-		return nil, e
-	}
-	t, err := brain.Next(conv)
-	if err != nil {
-		return nil, brainError(err)
-	}
-	rep := reply(body, conv.Model, t)
-	rep.Stream, rep.Echo, rep.Thinking = r.stream, req, t.Thinking
-	if t.Thinking != "" {
-		rep.ThinkingTokens = (len(t.Thinking) + 3) / 4
-		if r.encrypted {
-			rep.Signature = "gAAAAB" + digest([]byte(t.Thinking), "encrypted")
-		}
-	}
-	return rep, nil
 }
 
 // checkResponses validates a request as the API does.

@@ -38,10 +38,8 @@ func serveWebSocket(h http.Handler, key string, w http.ResponseWriter, r *http.R
 		if err != nil {
 			return
 		}
-		var req map[string]any
-		dec := json.NewDecoder(bytes.NewReader(msg))
-		dec.UseNumber()
-		if dec.Decode(&req) != nil || req["type"] != "response.create" {
+		req := decodeObject(msg)
+		if req["type"] != "response.create" {
 			if req["type"] == "response.processed" {
 				continue
 			}
