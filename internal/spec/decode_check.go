@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"regexp"
 	"regexp/syntax"
+	"slices"
 	"strings"
 
 	yaml "go.yaml.in/yaml/v4"
@@ -137,14 +138,9 @@ func (x *decoder) check(it yamlpos.Item) *Check {
 				}
 			}
 		}
-		if c.TrajectoryArgs == ArgsIgnore {
-			for _, tc := range c.Trajectory {
-				if tc.With != nil {
-					_, wn := yamlpos.Lookup(v, "args")
-					x.warnf(wn, "args: ignore compares tool names only: the with of the calls is not used")
-					break
-				}
-			}
+		if c.TrajectoryArgs == ArgsIgnore && slices.ContainsFunc(c.Trajectory, func(tc *TrajectoryCall) bool { return tc.With != nil }) {
+			_, wn := yamlpos.Lookup(v, "args")
+			x.warnf(wn, "args: ignore compares tool names only: the with of the calls is not used")
 		}
 	case CheckPolicy:
 		x.policy(c, k, v, val)

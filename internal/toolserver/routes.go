@@ -33,7 +33,9 @@ var routes = []route{
 	{Route: Route{"", "/mcp", "MCP, streamable HTTP", false},
 		serve: func(sc *Scope, w http.ResponseWriter, r *http.Request, _ string) { mcpHandler{sc}.ServeHTTP(w, r) }},
 	{Route: Route{"GET", "/tools", "the tools with their input schemas", false},
-		serve: func(sc *Scope, w http.ResponseWriter, _ *http.Request, _ string) { sc.serveList(w) }},
+		serve: func(sc *Scope, w http.ResponseWriter, _ *http.Request, _ string) {
+			writeJSON(w, http.StatusOK, sc.listBody())
+		}},
 	{Route: Route{"POST", "/tools/{name}", `JSON arguments -> {"content", "is_error"}`, false}, prefix: "/tools/",
 		serve: (*Scope).serveCall},
 	{Route: Route{"POST", "/reset", "sequences (or the world) back to the start", false},

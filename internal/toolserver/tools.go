@@ -46,10 +46,6 @@ func (s *Scope) listBody() []byte {
 	return s.list
 }
 
-func (s *Scope) serveList(w http.ResponseWriter) {
-	writeJSON(w, http.StatusOK, s.listBody())
-}
-
 var bufs = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 
 // serveCall answers POST /tools/{name}: the body is the arguments (a JSON
