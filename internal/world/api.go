@@ -2,6 +2,7 @@ package world
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/dryfire-dev/dryfire/internal/value"
 	"github.com/dryfire-dev/dryfire/internal/yamlpos"
@@ -89,11 +90,5 @@ func (w *World) ParseSetup(m map[string]any) (*Setup, error) {
 }
 
 func onlyErrors(ds yamlpos.Diagnostics) error {
-	var out yamlpos.Diagnostics
-	for _, d := range ds {
-		if d.Severity == yamlpos.Error {
-			out = append(out, d)
-		}
-	}
-	return out
+	return slices.DeleteFunc(slices.Clone(ds), func(d yamlpos.Diagnostic) bool { return d.Severity != yamlpos.Error })
 }

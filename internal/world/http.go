@@ -8,6 +8,7 @@ package world
 // serving them is the transport's (internal/toolserver).
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -302,12 +303,7 @@ func (l *loader) checkTemplate(n *yaml.Node, v any) {
 // operations gets an http: of defaults when it has none; two routes of
 // one method and shape conflict.
 func (l *loader) routes(pkg *Package, ops []*Operation, nodes map[*Operation]*yaml.Node, httpNode *yaml.Node) {
-	var bound []*Operation
-	for _, op := range ops {
-		if op.Route != nil {
-			bound = append(bound, op)
-		}
-	}
+	bound := slices.DeleteFunc(slices.Clone(ops), func(op *Operation) bool { return op.Route == nil })
 	if len(bound) == 0 {
 		if pkg.HTTP != nil && httpNode != nil {
 			l.doc.Warnf(httpNode, "package %s has http: but no operation declares a route (http: on an operation); it serves no HTTP API", pkg.Name)
@@ -330,12 +326,8 @@ func (l *loader) routes(pkg *Package, ops []*Operation, nodes map[*Operation]*ya
 		}
 		seen[k] = op
 	}
-	sort.SliceStable(bound, func(i, j int) bool {
-		a, b := bound[i].Route, bound[j].Route
-		if a.Path != b.Path {
-			return a.Path < b.Path
-		}
-		return a.Method < b.Method
+	slices.SortStableFunc(bound, func(a, b *Operation) int {
+		return cmp.Or(strings.Compare(a.Route.Path, b.Route.Path), strings.Compare(a.Route.Method, b.Route.Method))
 	})
 	pkg.HTTP.Routes = bound
 }

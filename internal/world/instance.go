@@ -2,7 +2,9 @@ package world
 
 import (
 	"fmt"
+	"maps"
 	"math/rand/v2"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -306,18 +308,8 @@ func (in *Instance) ResetPackage(pkg string) error {
 			in.faultSeen[i] = 0
 		}
 	}
-	for k := range in.receipts {
-		if strings.HasPrefix(k, prefix) {
-			delete(in.receipts, k)
-		}
-	}
-	q := in.queue[:0]
-	for _, s := range in.queue {
-		if !strings.HasPrefix(s.op, prefix) {
-			q = append(q, s)
-		}
-	}
-	in.queue = q
+	maps.DeleteFunc(in.receipts, func(k string, _ any) bool { return strings.HasPrefix(k, prefix) })
+	in.queue = slices.DeleteFunc(in.queue, func(s scheduled) bool { return strings.HasPrefix(s.op, prefix) })
 	for _, e := range in.events {
 		if strings.HasPrefix(e.Operation, prefix) {
 			if at, err := resolveAt(in.w.Start, e.At); err == nil && !at.Before(in.now) {
