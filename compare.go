@@ -5,6 +5,7 @@ import (
 	"io"
 
 	ireport "github.com/dryfire-dev/dryfire/internal/report"
+	"github.com/dryfire-dev/dryfire/report"
 )
 
 // Outcomes are what Compare needs of a run: each case's status, its
@@ -37,35 +38,6 @@ func (o *Outcomes) Shard() (index, count int) { return o.shardIndex, o.shardCoun
 // with a filter does not select.
 func (o *Outcomes) Keep(keep func(suite, name string) bool) { o.o.Keep(keep) }
 
-// ChangeKind is a kind of change between two runs of a case.
-type ChangeKind string
-
-// The kinds of change (docs/ci.md, "Compare two runs").
-const (
-	ChangeRegressed ChangeKind = "regressed" // a case or check passed, and fails or errs now
-	ChangeFixed     ChangeKind = "fixed"     // a case or check failed or erred, and passes now
-	ChangeNew       ChangeKind = "new"       // a case, or a check of a case in both, only in NEW
-	ChangeGone      ChangeKind = "gone"      // a case, or a check of a case in both, only in BASE
-	ChangeSkipped   ChangeKind = "skipped"   // a case that ran is skipped now
-	ChangeStatus    ChangeKind = "changed"   // another change of status (failed and error; skipped before)
-	ChangeFlaky     ChangeKind = "flaky"     // a case's trials disagree now, and did not
-	ChangeSteady    ChangeKind = "steady"    // a flaky case's trials agree now
-	ChangePassDown  ChangeKind = "pass-down" // fewer of a case's trials pass, status and flakiness the same
-	ChangePassUp    ChangeKind = "pass-up"   // more of a case's trials pass, status and flakiness the same
-	ChangeSlower    ChangeKind = "slower"    // a duration outlier (CompareOptions.SlowFactor, SlowMS)
-	ChangeFaster    ChangeKind = "faster"    // a duration outlier the other way
-)
-
-// ChangeKinds are every kind of change, in the order a comparison lists
-// them.
-func ChangeKinds() []ChangeKind {
-	out := make([]ChangeKind, len(ireport.ChangeKinds))
-	for i, k := range ireport.ChangeKinds {
-		out[i] = ChangeKind(k)
-	}
-	return out
-}
-
 // CompareOptions shape Compare; nil or zero fields take the defaults.
 type CompareOptions struct {
 	// BaseName and NewName name the two runs in what is written (their
@@ -93,7 +65,7 @@ func Compare(base, new *Outcomes, opts *CompareOptions) (*Comparison, error) {
 }
 
 // Count is how many cases have change k.
-func (c *Comparison) Count(k ChangeKind) int { return c.c.Count(ireport.ChangeKind(k)) }
+func (c *Comparison) Count(k report.ChangeKind) int { return c.c.Count(k) }
 
 // WriteText writes the comparison for a terminal or a log (names and
 // texts from the reports escaped); its last line counts the changes.

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/dryfire-dev/dryfire"
+	"github.com/dryfire-dev/dryfire/report"
 )
 
 // addBaselineFlags adds run's --baseline and the flags it shares with
@@ -23,7 +24,7 @@ func addBaselineFlags(f *pflag.FlagSet, o *runOptions) {
 type baseline struct {
 	path   string
 	opts   compareOptions
-	failOn []dryfire.ChangeKind
+	failOn []report.ChangeKind
 	base   *dryfire.Outcomes
 	run    dryfire.Outcomes
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/dryfire-dev/dryfire"
 	"github.com/dryfire-dev/dryfire/internal/safeio"
 	"github.com/dryfire-dev/dryfire/internal/suggest"
+	"github.com/dryfire-dev/dryfire/report"
 )
 
 // compareOptions are the flags of compare, and of run with --baseline.
@@ -92,32 +93,32 @@ dryfire merge first).`,
 
 // addCompareFlags adds the flags compare and run --baseline share.
 func addCompareFlags(f *pflag.FlagSet, o *compareOptions) {
-	f.StringVar(&o.failOn, "fail-on", string(dryfire.ChangeRegressed), "exit 1 when there is a change of one of these `KINDS`, comma-separated: "+strings.Join(kindNames(), ", ")+"; or none, e.g. --fail-on regressed,gone,flaky")
+	f.StringVar(&o.failOn, "fail-on", string(report.ChangeRegressed), "exit 1 when there is a change of one of these `KINDS`, comma-separated: "+strings.Join(kindNames(), ", ")+"; or none, e.g. --fail-on regressed,gone,flaky")
 	f.Float64Var(&o.slowFactor, "slower-factor", 2, "a case is slower (faster) when its time a trial is over `F` times (under 1/F of) the expected time: BASE's times the run's median change")
 	f.Float64Var(&o.slowMS, "slower-ms", 100, "and at least `MS` milliseconds over (under) it")
 }
 
 func kindNames() []string {
 	var names []string
-	for _, k := range dryfire.ChangeKinds() {
+	for _, k := range report.ChangeKinds() {
 		names = append(names, string(k))
 	}
 	return names
 }
 
 // parseFailOn reads --fail-on: kinds of change, or none.
-func parseFailOn(s string) ([]dryfire.ChangeKind, error) {
+func parseFailOn(s string) ([]report.ChangeKind, error) {
 	if strings.TrimSpace(s) == "none" {
 		return nil, nil
 	}
 	names := kindNames()
-	var kinds []dryfire.ChangeKind
+	var kinds []report.ChangeKind
 	for _, part := range strings.Split(s, ",") {
 		part = strings.TrimSpace(part)
 		if !slices.Contains(names, part) {
 			return nil, usageErr("--fail-on %q: %q is not a kind of change%s; the kinds are %s, or none", s, part, suggest.DidYouMean(part, names), strings.Join(names, ", "))
 		}
-		if k := dryfire.ChangeKind(part); !slices.Contains(kinds, k) {
+		if k := report.ChangeKind(part); !slices.Contains(kinds, k) {
 			kinds = append(kinds, k)
 		}
 	}
@@ -125,7 +126,7 @@ func parseFailOn(s string) ([]dryfire.ChangeKind, error) {
 }
 
 // checkCompareFlags checks what compare and run --baseline share.
-func checkCompareFlags(o compareOptions) ([]dryfire.ChangeKind, error) {
+func checkCompareFlags(o compareOptions) ([]report.ChangeKind, error) {
 	if !(o.slowFactor >= 1) {
 		return nil, usageErr("--slower-factor is at least 1, got %v", o.slowFactor)
 	}

@@ -6,6 +6,8 @@ import (
 	"math"
 	"slices"
 	"strings"
+
+	"github.com/dryfire-dev/dryfire/report"
 )
 
 // Outcome is what a comparison of two runs needs of one case's result:
@@ -89,43 +91,8 @@ func (o *Outcomes) Keep(keep func(suite, name string) bool) {
 	o.Cases = slices.DeleteFunc(o.Cases, func(c Outcome) bool { return !keep(c.Suite, c.Name) })
 }
 
-// ChangeKind is a kind of change between two runs of a case.
-type ChangeKind string
-
-// The kinds of change, in the order a comparison lists them.
-const (
-	// A case or a check passed in BASE and failed (or erred) in NEW.
-	ChangeRegressed ChangeKind = "regressed"
-	// A case or a check failed (or erred) in BASE and passed in NEW.
-	ChangeFixed ChangeKind = "fixed"
-	// A case, or a check of a case in both, only in NEW.
-	ChangeNew ChangeKind = "new"
-	// A case, or a check of a case in both, only in BASE.
-	ChangeGone ChangeKind = "gone"
-	// A case that ran in BASE was skipped in NEW.
-	ChangeSkipped ChangeKind = "skipped"
-	// Another change of status: failed and error, or a case skipped in
-	// BASE that ran in NEW without passing, or that passed.
-	ChangeStatus ChangeKind = "changed"
-	// A case whose trials all agreed (or that ran once) has trials that
-	// disagree in NEW.
-	ChangeFlaky ChangeKind = "flaky"
-	// A flaky case's trials all agree in NEW.
-	ChangeSteady ChangeKind = "steady"
-	// Fewer of a case's trials passed (a lower pass^1), its status and
-	// flakiness the same.
-	ChangePassDown ChangeKind = "pass-down"
-	// More of a case's trials passed, its status and flakiness the same.
-	ChangePassUp ChangeKind = "pass-up"
-	// A case took much longer than the run's typical change says it
-	// should (see DurationRule).
-	ChangeSlower ChangeKind = "slower"
-	// A case took much less time than the run's typical change says.
-	ChangeFaster ChangeKind = "faster"
-)
-
 // ChangeKinds are every kind, in the order a comparison lists them.
-var ChangeKinds = []ChangeKind{ChangeRegressed, ChangeFixed, ChangeNew, ChangeGone, ChangeSkipped, ChangeStatus, ChangeFlaky, ChangeSteady, ChangePassDown, ChangePassUp, ChangeSlower, ChangeFaster}
+var ChangeKinds = report.ChangeKinds()
 
 func kindIndex(k ChangeKind) int { return slices.Index(ChangeKinds, k) }
 

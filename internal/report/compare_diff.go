@@ -1,6 +1,10 @@
 package report
 
-import "slices"
+import (
+	"slices"
+
+	"github.com/dryfire-dev/dryfire/report"
+)
 
 // perTrial is a case's duration a trial.
 func perTrial(o *Outcome) float64 {
@@ -91,26 +95,26 @@ func diffCase(b, n *Outcome, rule DurationRule) CaseChange {
 	switch {
 	case b == nil:
 		ch.Suite, ch.Name, ch.New = n.Suite, n.Name, n
-		set(ChangeNew)
+		set(report.ChangeNew)
 		if n.Trials != nil && n.Trials.Flaky {
-			set(ChangeFlaky)
+			set(report.ChangeFlaky)
 		}
 	case n == nil:
 		ch.Suite, ch.Name, ch.Base = b.Suite, b.Name, b
-		set(ChangeGone)
+		set(report.ChangeGone)
 	default:
 		ch.Suite, ch.Name, ch.Base, ch.New = n.Suite, n.Name, b, n
 		ran := func(s Status) bool { return s == Passed || s == Failed || s == Errored }
 		switch bs, ns := b.Status, n.Status; {
 		case bs == ns:
 		case bs == Passed && ran(ns):
-			set(ChangeRegressed)
+			set(report.ChangeRegressed)
 		case ran(bs) && ns == Passed:
-			set(ChangeFixed)
+			set(report.ChangeFixed)
 		case ran(bs) && ns == Skipped:
-			set(ChangeSkipped)
+			set(report.ChangeSkipped)
 		default:
-			set(ChangeStatus)
+			set(report.ChangeStatus)
 		}
 		// An errored or skipped case may have judged no check: its checks
 		// are not gone, they did not run.
@@ -136,18 +140,18 @@ func diffTrials(b, n *Outcome, set func(ChangeKind), kinds []bool) {
 	bf := b.Trials != nil && b.Trials.Flaky
 	switch {
 	case nf && !bf:
-		set(ChangeFlaky)
+		set(report.ChangeFlaky)
 	case bf && !nf && n.Trials != nil:
-		set(ChangeSteady)
+		set(report.ChangeSteady)
 	}
-	if b.Trials == nil || n.Trials == nil || kinds[kindIndex(ChangeFlaky)] || kinds[kindIndex(ChangeSteady)] {
+	if b.Trials == nil || n.Trials == nil || kinds[kindIndex(report.ChangeFlaky)] || kinds[kindIndex(report.ChangeSteady)] {
 		return
 	}
 	switch br, nr := passRate(b.Trials), passRate(n.Trials); {
-	case nr < br && !kinds[kindIndex(ChangeRegressed)]:
-		set(ChangePassDown)
-	case nr > br && !kinds[kindIndex(ChangeFixed)]:
-		set(ChangePassUp)
+	case nr < br && !kinds[kindIndex(report.ChangeRegressed)]:
+		set(report.ChangePassDown)
+	case nr > br && !kinds[kindIndex(report.ChangeFixed)]:
+		set(report.ChangePassUp)
 	}
 }
 
@@ -159,9 +163,9 @@ func diffDuration(ch *CaseChange, b, n *Outcome, r DurationRule, set func(Change
 	expect := r.Median * bm
 	switch {
 	case nm > r.Factor*expect && nm-expect >= r.MinMS:
-		set(ChangeSlower)
+		set(report.ChangeSlower)
 	case nm < expect/r.Factor && expect-nm >= r.MinMS:
-		set(ChangeFaster)
+		set(report.ChangeFaster)
 	default:
 		return
 	}
@@ -193,11 +197,11 @@ func diffChecks(b, n []CheckOutcome) []CheckChange {
 		}
 		switch {
 		case j < 0:
-			out = append(out, CheckChange{Kind: ChangeNew, Check: c.Check, At: c.At})
+			out = append(out, CheckChange{Kind: report.ChangeNew, Check: c.Check, At: c.At})
 		case b[j].Passed && !c.Passed:
-			out = append(out, CheckChange{Kind: ChangeRegressed, Check: c.Check, At: c.At})
+			out = append(out, CheckChange{Kind: report.ChangeRegressed, Check: c.Check, At: c.At})
 		case !b[j].Passed && c.Passed:
-			out = append(out, CheckChange{Kind: ChangeFixed, Check: c.Check, At: c.At})
+			out = append(out, CheckChange{Kind: report.ChangeFixed, Check: c.Check, At: c.At})
 		}
 		if j >= 0 {
 			matched[j] = true
@@ -205,7 +209,7 @@ func diffChecks(b, n []CheckOutcome) []CheckChange {
 	}
 	for i, c := range b {
 		if !matched[i] {
-			out = append(out, CheckChange{Kind: ChangeGone, Check: c.Check, At: c.At})
+			out = append(out, CheckChange{Kind: report.ChangeGone, Check: c.Check, At: c.At})
 		}
 	}
 	return out

@@ -4,6 +4,7 @@ import (
 	"io"
 
 	"github.com/dryfire-dev/dryfire/internal/jsonout"
+	"github.com/dryfire-dev/dryfire/report"
 )
 
 // comparisonJSON is the comparison as `dryfire compare --json` writes it;
@@ -111,9 +112,9 @@ func (c *Comparison) WriteJSON(w io.Writer) error {
 		Base: runOf(c.BaseName, c.Base),
 		New:  runOf(c.NewName, c.New),
 		Counts: countsJSON{
-			Regressed: cnt(ChangeRegressed), Fixed: cnt(ChangeFixed), New: cnt(ChangeNew), Gone: cnt(ChangeGone),
-			Skipped: cnt(ChangeSkipped), Changed: cnt(ChangeStatus), Flaky: cnt(ChangeFlaky), Steady: cnt(ChangeSteady),
-			PassDown: cnt(ChangePassDown), PassUp: cnt(ChangePassUp), Slower: cnt(ChangeSlower), Faster: cnt(ChangeFaster),
+			Regressed: cnt(report.ChangeRegressed), Fixed: cnt(report.ChangeFixed), New: cnt(report.ChangeNew), Gone: cnt(report.ChangeGone),
+			Skipped: cnt(report.ChangeSkipped), Changed: cnt(report.ChangeStatus), Flaky: cnt(report.ChangeFlaky), Steady: cnt(report.ChangeSteady),
+			PassDown: cnt(report.ChangePassDown), PassUp: cnt(report.ChangePassUp), Slower: cnt(report.ChangeSlower), Faster: cnt(report.ChangeFaster),
 			Unchanged: c.Unchanged, Common: c.Common,
 		},
 		Durations: durationRuleJSON{Factor: c.Durations.Factor, MinMS: c.Durations.MinMS, MedianRatio: round6(c.Durations.Median), Compared: c.Durations.Compared},
@@ -159,7 +160,7 @@ func changeOf(ch *CaseChange) *changeJSON {
 		}
 		j.PassHatK = p
 	}
-	if ch.Has(ChangeSlower) || ch.Has(ChangeFaster) {
+	if ch.Has(report.ChangeSlower) || ch.Has(report.ChangeFaster) {
 		j.MSPerTrial = &[2]float64{round6(ch.BaseMS), round6(ch.NewMS)}
 	}
 	return j

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/dryfire-dev/dryfire/internal/termtext"
+	"github.com/dryfire-dev/dryfire/report"
 )
 
 // Bounds of the Markdown, which GitHub shows at most 1 MiB of a step's
@@ -51,7 +52,7 @@ func (c *Comparison) WriteMarkdown(w io.Writer) error {
 			continue
 		}
 		p("\n#### %s (%d)\n\n", k, c.Counts[ki])
-		if k == ChangeSlower || k == ChangeFaster {
+		if k == report.ChangeSlower || k == report.ChangeFaster {
 			p("Rule: %s.\n\n", c.Durations.says(k))
 		}
 		p("| suite | case | status | details |\n|---|---|---|---|\n")
@@ -87,7 +88,7 @@ func (ch *CaseChange) mdDetails(k ChangeKind) string {
 	if r := ch.reason(k); r != "" && len(checks) == 0 {
 		lines = append(lines, md(r))
 	}
-	if t := ch.trialsLine(); t != "" && k != ChangeSlower && k != ChangeFaster {
+	if t := ch.trialsLine(); t != "" && k != report.ChangeSlower && k != report.ChangeFaster {
 		lines = append(lines, t)
 	}
 	return strings.Join(lines, "<br>")

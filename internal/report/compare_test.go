@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/dryfire-dev/dryfire/internal/report"
+	pub "github.com/dryfire-dev/dryfire/report"
 )
 
 // readOutcomes reads testdata/compare/NAME.
@@ -77,7 +78,7 @@ func TestCompareIsItsOwnReverse(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, p := range [][2]report.ChangeKind{{report.ChangeRegressed, report.ChangeFixed}, {report.ChangeNew, report.ChangeGone}, {report.ChangeFlaky, report.ChangeSteady}, {report.ChangePassDown, report.ChangePassUp}} {
+	for _, p := range [][2]report.ChangeKind{{pub.ChangeRegressed, pub.ChangeFixed}, {pub.ChangeNew, pub.ChangeGone}, {pub.ChangeFlaky, pub.ChangeSteady}, {pub.ChangePassDown, pub.ChangePassUp}} {
 		if fwd.Count(p[0]) != rev.Count(p[1]) || fwd.Count(p[1]) != rev.Count(p[0]) {
 			t.Errorf("%s/%s: %d/%d forwards, %d/%d reversed", p[0], p[1], fwd.Count(p[0]), fwd.Count(p[1]), rev.Count(p[0]), rev.Count(p[1]))
 		}
@@ -136,7 +137,7 @@ func TestCompareErroredCaseLosesNoCheck(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := c.Changes[0].Kinds; !slices.Equal(got, []report.ChangeKind{report.ChangeRegressed}) {
+	if got := c.Changes[0].Kinds; !slices.Equal(got, []report.ChangeKind{pub.ChangeRegressed}) {
 		t.Errorf("kinds %v, want only regressed", got)
 	}
 	if len(c.Changes[0].Checks) != 0 {

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/dryfire-dev/dryfire/internal/termtext"
+	"github.com/dryfire-dev/dryfire/report"
 )
 
 // WriteText writes the comparison for a terminal or a log: the two runs,
@@ -33,7 +34,7 @@ func (c *Comparison) WriteText(w io.Writer) error {
 			continue
 		}
 		p("\n%s (%d)", k, c.Counts[ki])
-		if k == ChangeSlower || k == ChangeFaster {
+		if k == report.ChangeSlower || k == report.ChangeFaster {
 			p(": %s", c.Durations.says(k))
 		}
 		p("\n")
@@ -82,7 +83,7 @@ func (c *Comparison) countsLine() string {
 // says is the duration rule of kind k, in words.
 func (r DurationRule) says(k ChangeKind) string {
 	expected := fmt.Sprintf("expected = BASE's time a trial × the run's median change (×%s, over %s)", num(r.Median, 3), termtext.Count(r.Compared, "case"))
-	if k == ChangeFaster {
+	if k == report.ChangeFaster {
 		return fmt.Sprintf("under expected / %s and at least %s under it; %s", num(r.Factor, 2), ms(r.MinMS), expected)
 	}
 	return fmt.Sprintf("over %s × expected and at least %s over it; %s", num(r.Factor, 2), ms(r.MinMS), expected)
@@ -102,14 +103,14 @@ func (ch *CaseChange) writeText(w io.Writer, k ChangeKind) {
 	if r := ch.reason(k); r != "" && len(checks) == 0 {
 		p("    %s\n", termtext.Printable(r))
 	}
-	if t := ch.trialsLine(); t != "" && k != ChangeSlower && k != ChangeFaster {
+	if t := ch.trialsLine(); t != "" && k != report.ChangeSlower && k != report.ChangeFaster {
 		p("    %s\n", t)
 	}
 }
 
 // checks are the case's checks a section of kind k lists: those of
 // that kind, and for a new case that did not pass its failed ones (kind
-// ChangeStatus, said "failed").
+// report.ChangeStatus, said "failed").
 func (ch *CaseChange) checks(k ChangeKind) []CheckChange {
 	var out []CheckChange
 	for _, cc := range ch.Checks {
@@ -117,10 +118,10 @@ func (ch *CaseChange) checks(k ChangeKind) []CheckChange {
 			out = append(out, cc)
 		}
 	}
-	if k == ChangeNew && ch.Base == nil {
+	if k == report.ChangeNew && ch.Base == nil {
 		for _, c := range ch.New.Checks {
 			if !c.Passed {
-				out = append(out, CheckChange{Kind: ChangeStatus, Check: c.Check, At: c.At})
+				out = append(out, CheckChange{Kind: report.ChangeStatus, Check: c.Check, At: c.At})
 			}
 		}
 	}
@@ -134,7 +135,7 @@ func (ch *CaseChange) status(k ChangeKind) string {
 		return string(ch.New.Status)
 	case ch.New == nil:
 		return "was " + string(ch.Base.Status)
-	case k == ChangeSlower || k == ChangeFaster:
+	case k == report.ChangeSlower || k == report.ChangeFaster:
 		return fmt.Sprintf("%s → %s a trial (%s)", ms(ch.BaseMS), ms(ch.NewMS), ratio(ch.BaseMS, ch.NewMS))
 	case ch.Base.Status != ch.New.Status:
 		return fmt.Sprintf("%s → %s", ch.Base.Status, ch.New.Status)
@@ -145,7 +146,7 @@ func (ch *CaseChange) status(k ChangeKind) string {
 // reason is why the case did not pass in NEW, when it newly did not.
 func (ch *CaseChange) reason(k ChangeKind) string {
 	switch k {
-	case ChangeRegressed, ChangeSkipped, ChangeStatus, ChangeNew:
+	case report.ChangeRegressed, report.ChangeSkipped, report.ChangeStatus, report.ChangeNew:
 		if ch.New != nil && ch.New.Reason != "" && (ch.Base == nil || ch.Base.Status != ch.New.Status) {
 			return ch.New.Reason
 		}
@@ -180,11 +181,11 @@ func (ch *CaseChange) trialsLine() string {
 
 func checkWord(k ChangeKind) string {
 	switch k {
-	case ChangeRegressed:
+	case report.ChangeRegressed:
 		return "passed → failed"
-	case ChangeFixed:
+	case report.ChangeFixed:
 		return "failed → passed"
-	case ChangeStatus:
+	case report.ChangeStatus:
 		return "failed"
 	}
 	return string(k)

@@ -44,6 +44,7 @@ type (
 	InjectResult   = report.InjectResult
 	Proof          = report.Proof
 	CaseList       = report.CaseList
+	ChangeKind     = report.ChangeKind
 	ListedCase     = report.ListedCase
 )
 
