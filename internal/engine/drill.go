@@ -152,9 +152,9 @@ func (e *Engine) start(body []byte) ([]byte, error) {
 	var c *spec.Case
 	var in *world.Instance
 	var stored *report.Case
+	var err error
 	record := cassette.Mode(req.Record)
 	if !isNull(req.Reproduce) {
-		var err error
 		if stored, err = storedDrill(req.Reproduce, req.Drill); err != nil {
 			return nil, err
 		}
@@ -174,14 +174,10 @@ func (e *Engine) start(body []byte) ([]byte, error) {
 			return nil, invalid("reproduce: %v", err)
 		}
 		record = cassette.None
-	} else {
-		var err error
-		if ls, c, err = e.find(cwd, req.Suite, req.Drill); err != nil {
-			return nil, err
-		}
-		if in, err = newWorld(ls, c, req); err != nil {
-			return nil, err
-		}
+	} else if ls, c, err = e.find(cwd, req.Suite, req.Drill); err != nil {
+		return nil, err
+	} else if in, err = newWorld(ls, c, req); err != nil {
+		return nil, err
 	}
 	// Room is taken before the drill is made: a refused start costs
 	// nothing.

@@ -117,13 +117,10 @@ func NewSessions(opts SessionsOptions) (*Sessions, error) {
 	if err := ls.usable(); err != nil {
 		return nil, err
 	}
-	s := &Sessions{ls: ls, seed: opts.Seed, actor: opts.Actor, record: cassette.Mode(opts.Record), max: opts.Max, idle: opts.Idle, perMCP: opts.PerMCPSession,
+	s := &Sessions{ls: ls, seed: opts.Seed, actor: opts.Actor, record: cassette.Mode(opts.Record), max: opts.Max, idle: cmp.Or(opts.Idle, DefaultSessionIdle), perMCP: opts.PerMCPSession,
 		now: time.Now, byID: map[string]*session{}, byMCP: map[string]*session{}, ended: map[string]string{}, stop: make(chan struct{})}
 	if s.max <= 0 {
 		s.max = DefaultMaxSessionWorlds
-	}
-	if s.idle == 0 {
-		s.idle = DefaultSessionIdle
 	}
 	if len(ls.names) == 0 {
 		return nil, fmt.Errorf("%s has no drill (case) to start sessions from", opts.Suite)

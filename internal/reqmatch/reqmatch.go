@@ -302,9 +302,7 @@ func Compile(rules []Rule) (*Set, error) {
 		}
 		s.rules = append(s.rules, c)
 	}
-	for _, c := range s.rules {
-		s.regex = s.regex || c.re != nil
-	}
+	s.regex = slices.ContainsFunc(s.rules, func(c compiled) bool { return c.re != nil })
 	return s, nil
 }
 
