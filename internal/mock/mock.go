@@ -128,8 +128,9 @@ func Compile(suite *spec.Suite) *Set {
 
 // ForCase returns the rules one case sees: its own mocks replace the
 // suite's whole list for each tool they name; other tools keep theirs.
+// Calls of no case (nil: dryfire serve without --case) see the suite's.
 func (s *Set) ForCase(c *spec.Case) *Set {
-	if len(c.Mocks) == 0 {
+	if c == nil || len(c.Mocks) == 0 {
 		return s
 	}
 	out := &Set{tools: make(map[string]*ruleList, len(s.tools)+len(c.Mocks)), n: s.n}

@@ -184,7 +184,7 @@ func newReplayer(s *spec.Suite) *replayer {
 func (r *replayer) answer(e Exchange) tool.Result {
 	sess := r.sessions[e.Case]
 	if sess == nil {
-		sess = mock.NewSession(rulesOf(r.set, r.byCase[e.Case]), nil)
+		sess = mock.NewSession(r.set.ForCase(r.byCase[e.Case]), nil)
 		r.sessions[e.Case] = sess
 	}
 	return sess.Answer(context.Background(), tool.Call{Name: e.Tool, Args: value.Canonical(e.Args)}, e.Args, nil)

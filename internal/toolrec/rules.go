@@ -9,7 +9,6 @@ import (
 
 	yaml "go.yaml.in/yaml/v4"
 
-	"github.com/dryfire-dev/dryfire/internal/mock"
 	"github.com/dryfire-dev/dryfire/internal/model"
 	"github.com/dryfire-dev/dryfire/internal/plan"
 	"github.com/dryfire-dev/dryfire/internal/redact"
@@ -33,15 +32,6 @@ func ownsTool(c *spec.Case, name string) bool {
 	}
 	_, ok := c.Mocks[name]
 	return ok
-}
-
-// rulesOf is the rules a case sees; the suite's own for nil (calls of
-// no case: dryfire serve without --case).
-func rulesOf(set *mock.Set, c *spec.Case) *mock.Set {
-	if c == nil {
-		return set
-	}
-	return set.ForCase(c)
 }
 
 // matchOf is the matching rules of a case's calls; the suite's and the
