@@ -69,7 +69,7 @@ func RouteOf(path string) (API, bool) {
 	if api, ok := vertexAPI(path); ok {
 		return api, true
 	}
-	if _, _, ok := bedrockPath(path); ok {
+	if _, _, ok := BedrockPath(path); ok {
 		return Bedrock, true
 	}
 	if _, method, ok := GeminiPath(path); ok {
@@ -146,7 +146,7 @@ func GeminiPath(path string) (modelName, method string, ok bool) {
 			break
 		}
 	}
-	switch _, _, publisher, m, _, vertex := vertexPath(path); {
+	switch _, _, publisher, m, _, vertex := VertexPath(path); {
 	case vertex && publisher == "google":
 		name = m + path[strings.LastIndexByte(path, ':'):]
 	case strings.HasPrefix(rest, "models/"):
@@ -212,7 +212,7 @@ func IsEventStream(contentType string) bool {
 // IsAnthropicPath says whether a request path (without the query) is the
 // Anthropic Messages API's.
 func IsAnthropicPath(path string) bool {
-	_, _, publisher, _, _, vertex := vertexPath(path)
+	_, _, publisher, _, _, vertex := VertexPath(path)
 	return strings.HasSuffix(path, "/v1/messages") || vertex && publisher == "anthropic"
 }
 

@@ -26,7 +26,7 @@ func ReadRequest(api API, u *url.URL, body []byte) (*model.Request, error) {
 	w := &model.Request{Params: m}
 	w.Model, _ = m["model"].(string)
 	api.codec().read(w, m, u, body)
-	if _, _, _, m, method, ok := vertexPath(u.Path); ok && w.Model == "" {
+	if _, _, _, m, method, ok := VertexPath(u.Path); ok && w.Model == "" {
 		w.Model = m // Vertex AI's Messages: the model is the path's
 		if method == "streamRawPredict" {
 			w.Params["stream"] = true

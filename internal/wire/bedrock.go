@@ -33,9 +33,9 @@ import (
 //     contentBlockStop, messageStop (the stop reason), metadata (usage).
 //   - An error: {"message"} with its type in x-amzn-ErrorType.
 
-// bedrockPath reads a Converse route: /model/MODEL/converse or
+// BedrockPath reads a Converse route: /model/MODEL/converse or
 // /converse-stream (MODEL escaped: an ARN holds / and :).
-func bedrockPath(path string) (modelID string, stream, ok bool) {
+func BedrockPath(path string) (modelID string, stream, ok bool) {
 	rest, found := strings.CutPrefix(path, "/model/")
 	if !found {
 		return "", false, false
@@ -339,7 +339,7 @@ func writeBedrock(r *Reply) (body []byte, events [][]byte) {
 // model and whether it streams are its path's.
 func readBedrock(w *model.Request, m map[string]any, u *url.URL, body []byte) {
 	var stream bool
-	if w.Model, stream, _ = bedrockPath(u.Path); stream {
+	if w.Model, stream, _ = BedrockPath(u.Path); stream {
 		w.Params["stream"] = true
 	}
 	var req bedrockRequest

@@ -157,7 +157,7 @@ func upstreamOf(api API, r *http.Request) API {
 	if (api == OpenAIChat || api == OpenAIResponses) && strings.HasPrefix(r.URL.Path, "/openai/") {
 		return azureOpenAI
 	}
-	if _, _, _, _, _, ok := vertexPath(r.URL.Path); ok {
+	if _, _, _, _, _, ok := VertexPath(r.URL.Path); ok {
 		return vertexAI
 	}
 	return api
@@ -251,7 +251,7 @@ func (l *Live) request(c *model.Call) (*http.Request, *url.URL, error) {
 	api := upstreamOf(c.Wire.(API), r)
 	up := l.upstream[api]
 	if api == vertexAI && up == nil { // the location's own
-		_, location, _, _, _, _ := vertexPath(r.URL.Path)
+		_, location, _, _, _, _ := VertexPath(r.URL.Path)
 		up, _ = url.Parse(vertexBase(location))
 	}
 	if up == nil {

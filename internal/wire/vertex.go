@@ -32,9 +32,9 @@ const VertexTokenEnv = "GOOGLE_OAUTH_ACCESS_TOKEN"
 // Vertex AI.
 const VertexAnthropicVersion = "vertex-2023-10-16"
 
-// vertexPath reads a Vertex AI route: its project, location, publisher,
+// VertexPath reads a Vertex AI route: its project, location, publisher,
 // model and method.
-func vertexPath(path string) (project, location, publisher, model, method string, ok bool) {
+func VertexPath(path string) (project, location, publisher, model, method string, ok bool) {
 	rest, found := strings.CutPrefix(path, "/v1/projects/")
 	if !found {
 		if rest, found = strings.CutPrefix(path, "/v1beta1/projects/"); !found {
@@ -51,7 +51,7 @@ func vertexPath(path string) (project, location, publisher, model, method string
 
 // vertexAPI is the API of a Vertex AI route.
 func vertexAPI(path string) (API, bool) {
-	_, _, publisher, _, method, ok := vertexPath(path)
+	_, _, publisher, _, method, ok := VertexPath(path)
 	switch {
 	case !ok:
 	case publisher == "google" && method == "countTokens":
@@ -67,7 +67,7 @@ func vertexAPI(path string) (API, bool) {
 // CanonicalPath is a request's path as a cassette keeps and compares it:
 // a Vertex AI path's project and location are "-".
 func CanonicalPath(path string) string {
-	if _, _, _, _, _, ok := vertexPath(path); !ok {
+	if _, _, _, _, _, ok := VertexPath(path); !ok {
 		return path
 	}
 	version, rest, _ := strings.Cut(strings.TrimPrefix(path, "/"), "/projects/")

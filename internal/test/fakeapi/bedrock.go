@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"net/url"
 	"slices"
 	"strings"
 
@@ -24,8 +23,7 @@ import (
 func NewBedrock(brain Brain, opts ...Option) *Server {
 	cfg := configure(opts)
 	return start(&handler{api: wire.Bedrock, check: func(r *http.Request) *fault {
-		_, method, err := bedrockRoute(r)
-		if r.Method != http.MethodPost || err != nil || method != "converse" && method != "converse-stream" {
+		if _, _, ok := wire.BedrockPath(r.URL.EscapedPath()); r.Method != http.MethodPost || !ok {
 			return &fault{status: http.StatusNotFound, typ: "UnknownOperationException", msg: "Not Found"}
 		}
 		auth := r.Header.Get("Authorization")
@@ -35,7 +33,7 @@ func NewBedrock(brain Brain, opts ...Option) *Server {
 		}
 		return nil
 	}, answer: func(w http.ResponseWriter, r *http.Request, data []byte) (*wire.Reply, *fault) {
-		modelID, method, _ := bedrockRoute(r)
+		modelID, stream, _ := wire.BedrockPath(r.URL.EscapedPath())
 		if msg := checkBedrock(data); msg != "" {
 			return nil, &fault{typ: "ValidationException", msg: msg}
 		}
@@ -47,18 +45,10 @@ func NewBedrock(brain Brain, opts ...Option) *Server {
 		for i := range rep.Calls {
 			rep.Calls[i].ID = "tooluse_" + digest(data, fmt.Sprint("tooluse", i))[:22]
 		}
-		rep.Stream = method == "converse-stream"
+		rep.Stream = stream
 		w.Header().Set("X-Amzn-Requestid", digest(data, "request")[:36])
 		return rep, nil
 	}}, cfg)
-}
-
-// bedrockRoute reads /model/MODEL/METHOD.
-func bedrockRoute(r *http.Request) (modelID, method string, err error) {
-	rest, _ := strings.CutPrefix(r.URL.EscapedPath(), "/model/")
-	id, method, _ := strings.Cut(rest, "/")
-	modelID, err = url.PathUnescape(id)
-	return modelID, method, err
 }
 
 // checkBedrock checks a Converse request as Bedrock does: the message

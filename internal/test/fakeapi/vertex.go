@@ -28,20 +28,13 @@ func NewVertex(brain Brain, opts ...Option) *Server {
 			refuse(w, wire.Gemini, &fault{status: http.StatusUnauthorized, msg: "Request had invalid authentication credentials. Expected OAuth 2 access token."})
 			return
 		}
-		rest, found := strings.CutPrefix(r.URL.Path, "/v1/projects/")
-		if !found {
-			rest, found = strings.CutPrefix(r.URL.Path, "/v1beta1/projects/")
-		}
-		parts := strings.SplitN(rest, "/", 7)
-		if !found || len(parts) != 7 || parts[1] != "locations" || parts[3] != "publishers" || parts[5] != "models" {
-			refuse(w, wire.Gemini, &fault{status: http.StatusNotFound, msg: "Not Found"})
-			return
-		}
-		model, method, _ := strings.Cut(parts[6], ":")
+		_, _, publisher, model, method, ok := wire.VertexPath(r.URL.Path)
 		switch {
-		case parts[4] == "google":
+		case !ok:
+			refuse(w, wire.Gemini, &fault{status: http.StatusNotFound, msg: "Not Found"})
+		case publisher == "google":
 			gemini.ServeHTTP(w, r)
-		case parts[4] == "anthropic" && (method == "rawPredict" || method == "streamRawPredict"):
+		case publisher == "anthropic" && (method == "rawPredict" || method == "streamRawPredict"):
 			data, _ := io.ReadAll(r.Body)
 			var body map[string]any
 			if json.Unmarshal(data, &body) != nil || body["anthropic_version"] == nil || body["model"] != nil {
@@ -55,7 +48,7 @@ func NewVertex(brain Brain, opts ...Option) *Server {
 			r.Header.Set("Anthropic-Version", "2023-06-01")
 			anthropic.ServeHTTP(w, r)
 		default:
-			refuse(w, wire.Gemini, &fault{status: http.StatusNotFound, msg: "Publisher model " + parts[4] + "/" + model + " was not found"})
+			refuse(w, wire.Gemini, &fault{status: http.StatusNotFound, msg: "Publisher model " + publisher + "/" + model + " was not found"})
 		}
 	}), cfg)
 }
