@@ -66,18 +66,8 @@ type Verification struct {
 	UpdateTools *ToolRecording `json:"-"`
 }
 
-// Drift is how one recorded request's answer, a tool's declaration or a
-// recorded tool call's answer drifted from its upstream: Request is the
-// request's place in the case's cassette (0 for tools), What names it,
-// Differences say how (a path with "-recorded +now", a field added,
-// removed or retyped, a stop reason, the tool calls, a stream's events).
-type Drift struct {
-	Suite       string   `json:"suite"`
-	Case        string   `json:"case"`
-	Request     int      `json:"request"`
-	What        string   `json:"what"`
-	Differences []string `json:"differences"`
-}
+// Drift is the public package report's.
+type Drift = report.Drift
 
 // Verify sends the recorded requests of the project's cases again to
 // their real upstreams through the one live client (the cassettes' model
@@ -251,7 +241,7 @@ func (p *Project) verifyTools(ctx context.Context, o *VerifyOptions, env []strin
 	drifted := map[[2]string]bool{}
 	for _, w := range todo {
 		for _, d := range verify.Tools(ctx, up, w.s, w.calls) {
-			v.Drifts = append(v.Drifts, Drift{Suite: d.Suite, Case: d.Case, What: d.What, Differences: d.Diffs})
+			v.Drifts = append(v.Drifts, d)
 			drifted[[2]string{d.Suite, d.Case}] = true
 		}
 	}

@@ -1,8 +1,9 @@
 package report
 
 // The results of a fault sweep (dryfire sweep), an injection drill
-// (dryfire inject) and a proof of the cases (dryfire prove), and a run's
-// case list (dryfire run --list), as their --json writes them.
+// (dryfire inject), a proof of the cases (dryfire prove) and a
+// verification's drifts (dryfire verify), and a run's case list (dryfire
+// run --list), as their --json writes them.
 
 // SweepReport is the result of a sweep, in a fixed order: the cases in
 // report order, each case's points by call, then declared errors (by
@@ -150,4 +151,17 @@ type ListedCase struct {
 	// ExpectedMS is the case's duration in the report the list was made with,
 	// when it has the case.
 	ExpectedMS *float64 `json:"expected_ms,omitempty"`
+}
+
+// Drift is how one recorded request's answer, a tool's declaration or a
+// recorded tool call's answer drifted from its upstream (dryfire verify):
+// Case is empty for a suite's own, Request is the request's place in the
+// case's cassette (0 for tools), What names it, Differences say how (a path with "-recorded +now", a field added,
+// removed or retyped, a stop reason, the tool calls, a stream's events).
+type Drift struct {
+	Suite       string   `json:"suite"`
+	Case        string   `json:"case"`
+	Request     int      `json:"request"`
+	What        string   `json:"what"`
+	Differences []string `json:"differences"`
 }

@@ -13,17 +13,8 @@ import (
 	"github.com/dryfire-dev/dryfire/internal/tool"
 	"github.com/dryfire-dev/dryfire/internal/toolrec"
 	"github.com/dryfire-dev/dryfire/internal/value"
+	"github.com/dryfire-dev/dryfire/report"
 )
-
-// Drift is how one recorded thing drifted from its upstream: a model
-// call of a cassette (Request, its place in it), a tool's declaration
-// or a recorded tool call (Request 0).
-type Drift struct {
-	Suite, Case string // Case "": the suite's own (no case recorded it)
-	Request     int
-	What        string
-	Diffs       []string
-}
 
 // Recorded is a call record-tools recorded into a suite: a rule under a
 // toolrec.Origin comment, its arguments (its when) and the case it was
@@ -78,7 +69,7 @@ func RecordedCalls(s *spec.Suite, data []byte) []Recorded {
 // recorded tool they no longer list, and each recorded call's answer as
 // they give it now against the suite's (error or not, shape). calls are
 // RecordedCalls(s); each is sent to up once.
-func Tools(ctx context.Context, up *toolrec.Upstream, s *spec.Suite, calls []Recorded) []Drift {
+func Tools(ctx context.Context, up *toolrec.Upstream, s *spec.Suite, calls []Recorded) []report.Drift {
 	listed := map[string]plan.Tool{}
 	for _, t := range up.Tools() {
 		listed[t.Name] = t
@@ -89,8 +80,8 @@ func Tools(ctx context.Context, up *toolrec.Upstream, s *spec.Suite, calls []Rec
 			casesOf[c.Tool] = append(cs, c.Case)
 		}
 	}
-	var out []Drift
-	each := func(tool string, d Drift) {
+	var out []report.Drift
+	each := func(tool string, d report.Drift) {
 		cs := casesOf[tool]
 		if len(cs) == 0 {
 			cs = []string{""}
@@ -105,10 +96,10 @@ func Tools(ctx context.Context, up *toolrec.Upstream, s *spec.Suite, calls []Rec
 		what := fmt.Sprintf("tool %s, declared at %s", strconv.Quote(t.Name), t.Pos.FileLine())
 		if l, ok := listed[t.Name]; ok {
 			if diffs := decl.Diff(model.ToolDef{Description: l.Description, InputSchema: l.Input}, false); len(diffs) > 0 {
-				each(t.Name, Drift{Suite: s.File, What: what, Diffs: diffs})
+				each(t.Name, report.Drift{Suite: s.File, What: what, Differences: diffs})
 			}
 		} else if len(casesOf[t.Name]) > 0 {
-			each(t.Name, Drift{Suite: s.File, What: what, Diffs: []string{"the tools no longer list it"}})
+			each(t.Name, report.Drift{Suite: s.File, What: what, Differences: []string{"the tools no longer list it"}})
 		}
 	}
 	set := mock.Compile(s)
@@ -123,7 +114,7 @@ func Tools(ctx context.Context, up *toolrec.Upstream, s *spec.Suite, calls []Rec
 		what := fmt.Sprintf("tool %s %s, recorded at %s", strconv.Quote(rc.Tool), value.Truncate(value.Canonical(rc.Args), 60), rc.At)
 		a, err := up.Call(ctx, rc.Tool, rc.Args)
 		if err != nil {
-			out = append(out, Drift{Suite: s.File, Case: rc.Case, What: what, Diffs: []string{"no answer: " + err.Error()}})
+			out = append(out, report.Drift{Suite: s.File, Case: rc.Case, What: what, Differences: []string{"no answer: " + err.Error()}})
 			continue
 		}
 		rules := set
@@ -132,7 +123,7 @@ func Tools(ctx context.Context, up *toolrec.Upstream, s *spec.Suite, calls []Rec
 		}
 		was := mock.NewSession(rules, nil).Answer(ctx, tool.Call{Name: rc.Tool, Args: value.Canonical(rc.Args)}, rc.Args, nil)
 		if diffs := resultDiff(was, a.Result()); len(diffs) > 0 {
-			out = append(out, Drift{Suite: s.File, Case: rc.Case, What: what, Diffs: diffs})
+			out = append(out, report.Drift{Suite: s.File, Case: rc.Case, What: what, Differences: diffs})
 		}
 	}
 	return out
