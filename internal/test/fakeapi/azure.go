@@ -24,21 +24,14 @@ import (
 // OpenAI's.
 
 // azureRoute says whether path is an Azure OpenAI form of the OpenAI route
-// own (/v1/chat/completions or /v1/responses), and whether it needs an
-// api-version.
+// own (/v1/chat/completions or /v1/responses: wire.RouteOf reads both; a
+// chat completion only at a deployment's or the v1 API's path), and
+// whether it needs an api-version.
 func azureRoute(path, own string) (azure, versioned bool) {
-	rest, ok := strings.CutPrefix(path, "/openai/")
-	if !ok {
-		return false, false
-	}
-	if d, ok := strings.CutPrefix(rest, "deployments/"); ok {
-		i := strings.IndexByte(d, '/')
-		return i > 0 && "/v1"+d[i:] == own, true
-	}
-	if v1, ok := strings.CutPrefix(rest, "v1/"); ok {
-		return "/v1/"+v1 == own, false
-	}
-	return "/v1/"+rest == own && own != chatPath, true
+	api, ok := wire.RouteOf(path)
+	rest, isAzure := strings.CutPrefix(path, "/openai/")
+	v1 := strings.HasPrefix(rest, "v1/")
+	return isAzure && ok && api == wire.Routes[own] && (api != wire.OpenAIChat || v1 || strings.HasPrefix(rest, "deployments/")), !v1
 }
 
 // azureSafe is the content filter's verdict on harmless text, per category.
