@@ -16,6 +16,7 @@ package toolserver
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"net"
 	"net/http"
 	"net/netip"
@@ -62,8 +63,7 @@ type Server struct {
 // New returns a Server whose root paths serve root (nil: none, and only
 // /cases/{id}/ paths answer).
 func New(root *Scope, opts Options) *Server {
-	s := &Server{root: root, model: opts.Model, modelRoutes: opts.ModelRoutes, cases: map[string]*Scope{}, prefix: opts.Prefix}
-	s.prefix = cmp.Or(s.prefix, "/cases/")
+	s := &Server{root: root, model: opts.Model, modelRoutes: opts.ModelRoutes, cases: map[string]*Scope{}, prefix: cmp.Or(opts.Prefix, "/cases/")}
 	if opts.NoModelHint != "" {
 		s.noModel = " (" + opts.NoModelHint + ")"
 	}
@@ -117,10 +117,7 @@ func (s *Server) Scope(id string) *Scope {
 // http.Server's Shutdown does not wait for streams that never end.
 func (s *Server) CloseSessions() {
 	s.mu.RLock()
-	all := make([]*Scope, 0, len(s.cases)+1)
-	for _, sc := range s.cases {
-		all = append(all, sc)
-	}
+	all := slices.AppendSeq(make([]*Scope, 0, len(s.cases)+1), maps.Values(s.cases))
 	s.mu.RUnlock()
 	if s.root != nil {
 		all = append(all, s.root)

@@ -113,7 +113,6 @@ func (s *sessions) register(ss *mcp.ServerSession) {
 	hs := &httpSession{ss: ss}
 	hs.touch()
 	s.mu.Lock()
-	var evict *mcp.ServerSession
 	if s.max > 0 && len(s.byID) >= s.max {
 		// At the bound: the session idle the longest ends, as if idle
 		// past the timeout (its client gets 404 and may open another).
@@ -123,12 +122,9 @@ func (s *sessions) register(ss *mcp.ServerSession) {
 				oldID, oldest = sid, l
 			}
 		}
-		evict = s.byID[oldID].ss
+		defer s.byID[oldID].ss.Close() // once the lock is let go
 		delete(s.byID, oldID)
 		s.live.Delete(oldID)
-	}
-	if evict != nil {
-		defer evict.Close()
 	}
 	s.byID[id] = hs
 	s.live.Store(id, hs)
