@@ -139,9 +139,8 @@ func (s *Sessions) serveMCP(w http.ResponseWriter, r *http.Request, next http.Ha
 		return
 	}
 	w.Header().Set("Dryfire-Session-Id", ss.id)
-	rec := &headerCatch{ResponseWriter: w}
-	s.host.ServeHTTP(rec, withPath(r, "/sessions/"+ss.id+"/mcp"))
-	if mid := rec.Header().Get("Mcp-Session-Id"); mid != "" {
+	s.host.ServeHTTP(w, withPath(r, "/sessions/"+ss.id+"/mcp"))
+	if mid := w.Header().Get("Mcp-Session-Id"); mid != "" { // the answer's, read once it is written
 		s.mu.Lock()
 		if s.byID[ss.id] == ss {
 			ss.mcpID = mid
@@ -152,18 +151,6 @@ func (s *Sessions) serveMCP(w http.ResponseWriter, r *http.Request, next http.Ha
 		s.end(ss, "its initialize was not answered with a session")
 	}
 }
-
-// headerCatch lets the answer's headers be read once it is written.
-type headerCatch struct{ http.ResponseWriter }
-
-func (h *headerCatch) Flush() {
-	if f, ok := h.ResponseWriter.(http.Flusher); ok {
-		f.Flush()
-	}
-}
-
-// Unwrap lets http.ResponseController reach the connection's writer.
-func (h *headerCatch) Unwrap() http.ResponseWriter { return h.ResponseWriter }
 
 func withPath(r *http.Request, path string) *http.Request {
 	r2 := r.Clone(r.Context())

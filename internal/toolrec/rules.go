@@ -40,10 +40,7 @@ func matchOf(suite *spec.Suite, byCase map[string]*reqmatch.Set, name string) *r
 	if m, ok := byCase[name]; ok {
 		return m
 	}
-	m, err := reqmatch.Compile(suite.MatchRules(&spec.Case{}))
-	if err != nil {
-		return nil // the loader has checked the rules
-	}
+	m, _ := reqmatch.Compile(suite.MatchRules(&spec.Case{})) // the loader has checked the rules
 	return m
 }
 
