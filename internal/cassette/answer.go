@@ -20,7 +20,6 @@ type Answerer struct {
 	live    *wire.Live     // nil: nothing goes live
 	answers []model.Answer // per interaction of the cassette read, ready to write
 	index   *Index         // answered by content; nil: in order
-	wires   []wire.API     // per interaction: its API
 	flight  sync.WaitGroup // live calls still answering
 }
 
@@ -39,14 +38,12 @@ func NewAnswerer(cfg Config, live *wire.Live, byContent, coalesce bool) (*Answer
 		return a, nil
 	}
 	a.answers = make([]model.Answer, len(c.Interactions))
-	a.wires = make([]wire.API, len(c.Interactions))
 	for i := range c.Interactions {
 		it := &c.Interactions[i]
 		rs := &it.Response
-		a.wires[i] = wire.APIOf(it.Request.Path)
 		a.answers[i] = *model.NewAnswer(rs.Status, rs.Header["content-type"], rs.Body, rs.Events)
 		a.answers[i].Replayed = true
-		a.answers[i].Usage = a.wires[i].Usage(&a.answers[i])
+		a.answers[i].Usage = wire.APIOf(it.Request.Path).Usage(&a.answers[i])
 		if coalesce {
 			a.answers[i].Coalesce()
 		}

@@ -111,7 +111,6 @@ type Engine struct {
 	url   string
 	dir   string
 	host  *runner.Host
-	ln    net.Listener
 	hs    *http.Server
 	done  chan struct{}
 
@@ -168,7 +167,6 @@ func Start(opts Options) (*Engine, error) {
 		url:    "http://" + hostport.Announce(addr, ln.Addr()), // 127.0.0.1 for 0.0.0.0: the Host check answers it
 		dir:    dir,
 		host:   host,
-		ln:     ln,
 		done:   make(chan struct{}),
 		drills: map[string]*drill{},
 		ended:  map[string]string{},

@@ -95,7 +95,6 @@ const MaxRules = 10_000
 type pending struct {
 	tool    string
 	when    map[string]any // nil: every call
-	key     string         // tool and canonical when
 	answers []Answer       // compressed: the last one repeats
 	cse     string         // the first case that made the calls
 	leaves  int
@@ -242,7 +241,7 @@ func (m *merge) plan() error {
 		key := e.Tool + "\x00" + value.Canonical(when)
 		p := cr.rules[key]
 		if p == nil {
-			p = &pending{tool: e.Tool, key: key, cse: e.Case, leaves: leaves(when)}
+			p = &pending{tool: e.Tool, cse: e.Case, leaves: leaves(when)}
 			if len(when) > 0 {
 				p.when = when
 			}
