@@ -174,13 +174,9 @@ type Outcome struct {
 
 	// The cassette's: a request that strayed from the recording (the
 	// case fails there), recorded calls left unplayed, a live call that
-	// failed (the case errs), the calls replayed, recorded and sent live,
-	// and whether End wrote the cassette.
+	// failed (the case errs), the calls replayed, recorded and sent live.
 	Replay, Unplayed, Live error
 	Played, Recorded, Sent int
-	Wrote                  bool
-	WriteErr               error
-	Replaying, ByContent   bool
 	Scripted               bool
 	Script                 error          // the first request the script could not answer
 	Unserved               error          // *UnservedError: turns no request was answered by
