@@ -369,10 +369,3 @@ func (t *Text) drawStatus() {
 	t.status = true
 	t.drawn = time.Now()
 }
-
-// UsageLine is usageLine of report r (its summary as it says).
-func UsageLine(r *Report) string {
-	tot := report.TotalsOf(r)
-	tot.Summary = r.Summary
-	return usageLine(tot)
-}

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -89,8 +90,15 @@ func TestUsageByRole(t *testing.T) {
 	if diff := cmp.Diff(&RoleUsage{Agent: usage(101, 11), Judge: usage(35, 4), User: usage(20, 2)}, r.Summary.UsageByRole); diff != "" || r.Summary.Usage != usage(156, 17) {
 		t.Errorf("summary %+v (-want +got):\n%s", r.Summary.Usage, diff)
 	}
-	if got, want := UsageLine(r), "usage: 156 input tokens, 17 output tokens (agent 101 in, 11 out; judges 35 in, 4 out; simulated users 20 in, 2 out) (as recorded: every model call was replayed, nothing was spent)"; got != want {
-		t.Errorf("UsageLine = %q\nwant       %q", got, want)
+	// The usage line is the first of what Finish prints.
+	usageLine := func(r *Report) string {
+		var b strings.Builder
+		NewText(&b, TextOptions{}).Finish(r)
+		line, _, _ := strings.Cut(b.String(), "\n")
+		return line
+	}
+	if got, want := usageLine(r), "usage: 156 input tokens, 17 output tokens (agent 101 in, 11 out; judges 35 in, 4 out; simulated users 20 in, 2 out) (as recorded: every model call was replayed, nothing was spent)"; got != want {
+		t.Errorf("usage line = %q\nwant         %q", got, want)
 	}
 	f := FoldTrials([]Case{c, {Usage: usage(7, 7)}}, 1)
 	if diff := cmp.Diff(&RoleUsage{Agent: usage(107, 17), Judge: usage(35, 4), User: usage(20, 2)}, f.UsageByRole); diff != "" || f.Usage != usage(162, 23) {
@@ -98,7 +106,7 @@ func TestUsageByRole(t *testing.T) {
 	}
 	// No split anywhere: none in the summary either.
 	r = &Report{Cases: []Case{{Usage: usage(1, 1)}}}
-	if r.Tally(); r.Summary.UsageByRole != nil || UsageLine(r) != "usage: 1 input tokens, 1 output tokens (as recorded: every model call was replayed, nothing was spent)" {
-		t.Errorf("no split: %+v %q", r.Summary.UsageByRole, UsageLine(r))
+	if r.Tally(); r.Summary.UsageByRole != nil || usageLine(r) != "usage: 1 input tokens, 1 output tokens (as recorded: every model call was replayed, nothing was spent)" {
+		t.Errorf("no split: %+v %q", r.Summary.UsageByRole, usageLine(r))
 	}
 }
