@@ -43,11 +43,11 @@ type (
 		Parameters  any    `json:"parameters"`
 		Strict      bool   `json:"strict"`
 	}
-	responseUsage struct {
+	responseUsage struct { // also as read (parseResponses): details of any kind
 		InputTokens         int            `json:"input_tokens"`
-		InputTokensDetails  map[string]int `json:"input_tokens_details"`
+		InputTokensDetails  map[string]any `json:"input_tokens_details"`
 		OutputTokens        int            `json:"output_tokens"`
-		OutputTokensDetails map[string]int `json:"output_tokens_details"`
+		OutputTokensDetails map[string]any `json:"output_tokens_details"`
 		TotalTokens         int            `json:"total_tokens"`
 	}
 	responseObject struct {
@@ -122,8 +122,8 @@ func writeResponses(r *Reply) (body []byte, events [][]byte) {
 		PreviousResponseID: echoed(r.Echo, "previous_response_id", nil), Store: store,
 		Temperature: echoed(r.Echo, "temperature", 1), ToolChoice: echoed(r.Echo, "tool_choice", "auto"),
 		Tools: tools, TopP: echoed(r.Echo, "top_p", 1), Metadata: echoed(r.Echo, "metadata", map[string]any{}),
-		Usage: &responseUsage{InputTokens: u.InputTokens, InputTokensDetails: map[string]int{"cache_write_tokens": 0, "cached_tokens": 0},
-			OutputTokens: u.OutputTokens, OutputTokensDetails: map[string]int{"reasoning_tokens": r.ThinkingTokens}, TotalTokens: u.InputTokens + u.OutputTokens},
+		Usage: &responseUsage{InputTokens: u.InputTokens, InputTokensDetails: map[string]any{"cache_write_tokens": 0, "cached_tokens": 0},
+			OutputTokens: u.OutputTokens, OutputTokensDetails: map[string]any{"reasoning_tokens": r.ThinkingTokens}, TotalTokens: u.InputTokens + u.OutputTokens},
 	}
 	if !r.Stream {
 		return marshal(o), nil
