@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"math/big"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -347,10 +348,8 @@ type jsonConverter struct {
 func (c *jsonConverter) convert(v starlark.Value, depth int) (any, error) {
 	switch v.(type) {
 	case *starlark.List, *starlark.Dict:
-		for _, p := range c.path {
-			if p == v {
-				return nil, fmt.Errorf("a %s that contains itself (a cycle) is not a JSON value", v.Type())
-			}
+		if slices.Contains(c.path, v) {
+			return nil, fmt.Errorf("a %s that contains itself (a cycle) is not a JSON value", v.Type())
 		}
 		c.path = append(c.path, v)
 		defer func() { c.path = c.path[:len(c.path)-1] }()
@@ -376,24 +375,15 @@ func (c *jsonConverter) convert(v starlark.Value, depth int) (any, error) {
 			return nil, fmt.Errorf("%v is not a JSON number", f)
 		}
 		return json.Number(strconv.FormatFloat(f, 'g', -1, 64)), nil
-	case *starlark.List:
-		out := make([]any, x.Len())
-		for i := range x.Len() {
-			e, err := c.convert(x.Index(i), depth+1)
+	case *starlark.List, starlark.Tuple:
+		ix := v.(starlark.Indexable)
+		out := make([]any, ix.Len())
+		for i := range ix.Len() {
+			e, err := c.convert(ix.Index(i), depth+1)
 			if err != nil {
 				return nil, err
 			}
 			out[i] = e
-		}
-		return out, nil
-	case starlark.Tuple:
-		out := make([]any, len(x))
-		for i, e := range x {
-			g, err := c.convert(e, depth+1)
-			if err != nil {
-				return nil, err
-			}
-			out[i] = g
 		}
 		return out, nil
 	case *starlark.Dict:
