@@ -182,3 +182,20 @@ func TestHostileEvidenceIsBoundedAndPaged(t *testing.T) {
 		t.Errorf("past the end: %+v", p)
 	}
 }
+
+// A tuple, nested in a list or not, is returned as a JSON array; bytes,
+// though indexable too, are not a JSON value.
+func TestBehaviorTupleIsAnArrayBytesAreNot(t *testing.T) {
+	w := hostileWorld(t, "", "def h(ctx, args):\n    return {'t': (1, ('a', [2, ()]))}\n")
+	r := newDrill(t, w, Drill{}).Call(Request{Operation: "p/op"})
+	wantOK(t, r)
+	if got, want := r.Content(), `{"t":[1,["a",[2,[]]]]}`; got != want {
+		t.Errorf("got %s, want %s", got, want)
+	}
+	w = hostileWorld(t, "", "def h(ctx, args):\n    return {'b': b'xy'}\n")
+	r = newDrill(t, w, Drill{}).Call(Request{Operation: "p/op"})
+	wantCode(t, r, CodeBehaviorFailed)
+	if !strings.Contains(r.Error.Message, "a bytes is not a JSON value") {
+		t.Errorf("message: %s", r.Error.Message)
+	}
+}
