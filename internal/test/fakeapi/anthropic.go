@@ -482,7 +482,7 @@ func checkAnthropicConversation(msgs []anthropicMsg) *fault {
 				}
 				answered = append(answered, b.id)
 			}
-			if missing := anthWithout(uses, answered); len(missing) > 0 {
+			if missing := slices.DeleteFunc(slices.Clone(uses), func(id string) bool { return slices.Contains(answered, id) }); len(missing) > 0 {
 				return anthUnanswered(i-1, missing)
 			}
 		}
@@ -510,16 +510,6 @@ func anthToolUseIDs(m anthropicMsg) []string {
 		}
 	}
 	return ids
-}
-
-func anthWithout(all, some []string) []string {
-	var out []string
-	for _, x := range all {
-		if !slices.Contains(some, x) {
-			out = append(out, x)
-		}
-	}
-	return out
 }
 
 // anthThinkingSignature is the signature the server gives a thinking block,

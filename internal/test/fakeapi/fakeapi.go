@@ -11,8 +11,9 @@
 // a stream's bytes, like an answer's, depend only on the request.
 //
 // What is strict is here: the checks of a request and the real API's
-// refusals. The answers are written by internal/wire (wire.Reply), as the
-// script model's are: one definition of each API's shapes, which the
+// refusals. What the Brain is shown of a request is read by internal/wire
+// (wire.ReadRequest), and the answers are written there (wire.Reply), as
+// the script model's are: one definition of each API's shapes, which the
 // conformance tests check against the official types.
 package fakeapi
 
