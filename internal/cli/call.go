@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -90,10 +91,7 @@ func runCall(ctx context.Context, e *env, o callOptions, name string) error {
 	if err := json.Unmarshal(args, &obj); err != nil || obj == nil {
 		return usageErr("--args must be a JSON object, e.g. --args '{\"order_id\": \"A-991\"}'; got %s", quoteStart(args))
 	}
-	base := o.url
-	if base == "" {
-		base = e.getenv("DRYFIRE_TOOLS_URL")
-	}
+	base := cmp.Or(o.url, e.getenv("DRYFIRE_TOOLS_URL"))
 	if base == "" {
 		return usageErr("no server: set DRYFIRE_TOOLS_URL or pass --url, e.g. --url http://127.0.0.1:7777")
 	}
@@ -117,10 +115,7 @@ func runCall(ctx context.Context, e *env, o callOptions, name string) error {
 	}
 	jsonErr := json.Unmarshal(body, &out)
 	if code != http.StatusOK || jsonErr != nil || out.Content == nil {
-		msg := out.Error.Message
-		if msg == "" {
-			msg = "the answer is not a dryfire tool result: " + quoteStart(body)
-		}
+		msg := cmp.Or(out.Error.Message, "the answer is not a dryfire tool result: "+quoteStart(body))
 		return &exitError{code: exitCallUnreachable, err: fmt.Errorf("%s answered %s: %s", target, status, msg)}
 	}
 	printLine(e, *out.Content)

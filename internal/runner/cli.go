@@ -10,6 +10,7 @@ package runner
 // says what each setting is for and which versions were tried.
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -266,10 +267,7 @@ func prepareCLI(ctx context.Context, j job, url, ws string) (*cliRun, error) {
 		return nil, err
 	}
 	r := &cliRun{cli: c, exe: exe, home: home, version: cliVersion(ctx, exe)}
-	dir := ws
-	if dir == "" {
-		dir = filepath.Dir(j.suite.File)
-	}
+	dir := cmp.Or(ws, filepath.Dir(j.suite.File))
 	if err := c.write(home, url, dir); err != nil {
 		r.close()
 		return nil, fmt.Errorf("agent.cli %s: writing its configuration: %w", c.name, err)

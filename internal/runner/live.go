@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"cmp"
 	"fmt"
 	"net/http"
 	"os"
@@ -312,9 +313,7 @@ func newLive(opts Options) (*live, error) {
 	// Every secret the run knows of, for the cassettes and the report.
 	lv.secrets = redact.FromEnv(env)
 	lv.red = redact.New(lv.secrets)
-	if lv.mode == "" {
-		lv.mode = cassette.DefaultMode(lv.getenv)
-	}
+	lv.mode = cmp.Or(lv.mode, cassette.DefaultMode(lv.getenv))
 	if _, err := cassette.ParseMode(string(lv.mode)); err != nil {
 		return nil, err
 	}
