@@ -261,8 +261,7 @@ func csvRows(data []byte, bad func(int, string, ...any), each func(row) bool) []
 		}
 		if err != nil {
 			line := 1
-			var pe *csv.ParseError
-			if errors.As(err, &pe) {
+			if pe, ok := errors.AsType[*csv.ParseError](err); ok {
 				line = pe.StartLine
 			}
 			bad(line, "not CSV: %v", csvProblem(err))
@@ -284,8 +283,7 @@ func csvRows(data []byte, bad func(int, string, ...any), each func(row) bool) []
 }
 
 func csvProblem(err error) error {
-	var pe *csv.ParseError
-	if errors.As(err, &pe) {
+	if pe, ok := errors.AsType[*csv.ParseError](err); ok {
 		return pe.Err
 	}
 	return err

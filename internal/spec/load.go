@@ -118,8 +118,7 @@ func SplitSkipped(s string) (dir, why string) {
 
 // why is an error of the file system as a reason: "permission denied".
 func why(err error) string {
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
+	if pe, ok := errors.AsType[*fs.PathError](err); ok {
 		return pe.Err.Error()
 	}
 	return err.Error()

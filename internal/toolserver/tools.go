@@ -58,8 +58,7 @@ func (s *Scope) serveCall(w http.ResponseWriter, r *http.Request, name string) {
 	in.Reset()
 	defer bufs.Put(in)
 	if err := readArgs(w, r, in); err != nil {
-		var tooBig *http.MaxBytesError
-		if errors.As(err, &tooBig) {
+		if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
 			writeError(w, http.StatusRequestEntityTooLarge, "invalid_request", fmt.Sprintf("the arguments exceed %d bytes", maxBody))
 			return
 		}

@@ -228,8 +228,7 @@ func stopReasons(a *model.Answer) []string {
 func toolCalls(api wire.API, a *model.Answer) []string {
 	resp, err := api.Response(a)
 	if err != nil {
-		var nj *json.SyntaxError
-		if errors.As(err, &nj) {
+		if _, ok := errors.AsType[*json.SyntaxError](err); ok {
 			return []string{"(not JSON)"}
 		}
 		return []string{"(unreadable: " + value.Truncate(err.Error(), 60) + ")"}

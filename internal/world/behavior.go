@@ -29,8 +29,7 @@ type resolveErrors = resolve.ErrorList
 
 // starPos is the innermost position of a Starlark evaluation error.
 func starPos(err error) (yamlpos.Pos, string) {
-	var ee *starlark.EvalError
-	if errors.As(err, &ee) {
+	if ee, ok := errors.AsType[*starlark.EvalError](err); ok {
 		msg := ee.Msg
 		for i := len(ee.CallStack) - 1; i >= 0; i-- {
 			p := ee.CallStack[i].Pos
