@@ -81,10 +81,8 @@ func (fs *FormatSchema) Validate(v any) []jschema.Leaf { return fs.s.Validate(v)
 // keywordPointer turns an absolute keyword location into a pointer within
 // the format schema: ".../suite.schema.json#/$defs/rule/type" → "/$defs/rule/type".
 func keywordPointer(kw string) string {
-	if i := strings.IndexByte(kw, '#'); i >= 0 {
-		return kw[i+1:]
-	}
-	return ""
+	_, ptr, _ := strings.Cut(kw, "#")
+	return ptr
 }
 
 func (fs *FormatSchema) contextOf(ptr string, d *Collector) (prefix, label string) {
@@ -172,10 +170,7 @@ func (fs *FormatSchema) Report(root *yaml.Node, doc any, conv *Converter, l jsch
 		if conv.IsMerged(val) {
 			return // the merge key is reported; what it holds is unknown
 		}
-		at := val
-		if key != nil {
-			at = key // agent: is missing..., not its first key
-		}
+		at := cmp.Or(key, val) // agent: is missing..., not its first key
 		allowed := fs.allowedKeys(prefix)
 		for _, m := range k.Missing {
 			if misspelt(val, m, allowed) {
