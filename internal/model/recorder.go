@@ -271,8 +271,7 @@ func (r *Recorder) Answer(c *Call) *Answer {
 		live.Status, live.Usage = a.Status, a.Usage
 		if err == nil {
 			live.Body = data // what passed, for done to read
-		}
-		if err != nil {
+		} else {
 			live.Err = err
 		}
 		r.done(c, &live)

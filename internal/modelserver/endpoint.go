@@ -210,12 +210,7 @@ func New(o Options) (*Endpoint, error) {
 			transport = http.DefaultTransport.(*http.Transport).Clone()
 		}
 		var err error
-		env := func(k string) string {
-			if b := o.BaseURLs[k]; b != "" {
-				return b
-			}
-			return getenv(k)
-		}
+		env := func(k string) string { return cmp.Or(o.BaseURLs[k], getenv(k)) }
 		live, err = wire.NewLive(wire.LiveOptions{Getenv: env, Transport: transport})
 		if err != nil {
 			return nil, err
