@@ -17,13 +17,11 @@ import (
 // PathError is a cassette file that may not be read or written where its
 // path leads: outside the project root, or through a symlink to nothing.
 type PathError struct {
+	permanent
 	File string
 	Err  error // matches safeio.ErrOutside for a path outside the root
 	Msg  string
 }
-
-// Permanent implements wire.Permanent.
-func (e *PathError) Permanent() bool { return true }
 
 func (e *PathError) Error() string {
 	if e.Err != nil {

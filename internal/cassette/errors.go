@@ -9,6 +9,12 @@ import (
 
 func itoa(n int) string { return strconv.Itoa(n) }
 
+// permanent, in each of the errors of this package, implements
+// wire.Permanent: retrying cannot help.
+type permanent struct{}
+
+func (permanent) Permanent() bool { return true }
+
 // Kind of a replay problem.
 type Kind int
 
@@ -27,6 +33,7 @@ const (
 // ReplayError is a case whose requests do not follow its recording: the
 // agent behaved differently, so the case fails.
 type ReplayError struct {
+	permanent
 	Kind      Kind
 	File      string // the cassette
 	Section   Section
@@ -41,9 +48,6 @@ type ReplayError struct {
 	// that differ (Mismatch, NoMatch; only when no rules were declared).
 	Presets []string
 }
-
-// Permanent implements wire.Permanent: retrying cannot help.
-func (e *ReplayError) Permanent() bool { return true }
 
 // Summary is the problem in one line.
 func (e *ReplayError) Summary() string {
@@ -119,15 +123,13 @@ func plural(n int, what string) string {
 
 // MissingError is a case with no cassette in None mode.
 type MissingError struct {
+	permanent
 	File, SuiteFile, Case string
 	Fix                   string // how to record it; "": the dryfire run command
 	// Section is the part that is missing (the file may exist, recorded
 	// before the case had a model-driven user).
 	Section Section
 }
-
-// Permanent implements wire.Permanent.
-func (e *MissingError) Permanent() bool { return true }
 
 func (e *MissingError) Error() string {
 	if e.Section == UserSection {
@@ -147,13 +149,11 @@ func (e *MissingError) fix() string {
 
 // FileError is a cassette file that cannot be used.
 type FileError struct {
+	permanent
 	File string
 	Msg  string
 	Fix  string // a command that fixes it, if any
 }
-
-// Permanent implements wire.Permanent.
-func (e *FileError) Permanent() bool { return true }
 
 func (e *FileError) Error() string {
 	s := "cassette " + e.File + ": " + e.Msg
@@ -166,10 +166,7 @@ func (e *FileError) Error() string {
 }
 
 // PassthroughError is a passthrough case asked to replay.
-type PassthroughError struct{}
-
-// Permanent implements wire.Permanent.
-func (e *PassthroughError) Permanent() bool { return true }
+type PassthroughError struct{ permanent }
 
 func (e *PassthroughError) Error() string {
 	return "this case runs passthrough code (impl), so it is never recorded into a cassette and always calls the live model; --record none (the default when CI is set) only replays: run it with --record once and the provider's key set"
@@ -177,15 +174,13 @@ func (e *PassthroughError) Error() string {
 
 // LiveError is a request that would go live but may not.
 type LiveError struct {
+	permanent
 	File        string
 	Section     Section
 	Request     int
 	Passthrough bool
 	Why         string
 }
-
-// Permanent implements wire.Permanent.
-func (e *LiveError) Permanent() bool { return true }
 
 func (e *LiveError) Error() string {
 	if e.Passthrough {
