@@ -420,13 +420,7 @@ func readInteractions(fis []fileInteraction, what string) ([]Interaction, error)
 }
 
 func (f *fileBody) bytes() ([]byte, error) {
-	n := 0
-	for _, set := range []bool{len(f.Body) > 0, f.BodyText != nil, f.BodyBase64 != nil} {
-		if set {
-			n++
-		}
-	}
-	if n > 1 {
+	if len(f.Body) > 0 && (f.BodyText != nil || f.BodyBase64 != nil) || f.BodyText != nil && f.BodyBase64 != nil {
 		return nil, errors.New(`has more than one of "body", "body_text", "body_base64"`)
 	}
 	if strings.Trim(f.BodyLeading, " \t\r\n") != "" || strings.Trim(f.BodyTrailing, " \t\r\n") != "" {

@@ -10,6 +10,7 @@ package toolrec
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -259,10 +260,7 @@ func (u *Upstream) listHTTP(ctx context.Context) error {
 		if raw == nil {
 			raw = tl.InputCamel
 		}
-		var schema any
-		if raw != nil {
-			schema, _ = value.Parse(raw)
-		}
+		schema, _ := value.Parse(raw) // nil: none
 		u.tools = append(u.tools, plan.Tool{Name: tl.Name, Description: tl.Description, Input: schema})
 	}
 	return nil
@@ -533,11 +531,8 @@ func (u *Upstream) Call(ctx context.Context, name string, args any) (Answer, err
 		return Answer{}, fmt.Errorf("calling %s on %s: %w", termtext.Printable(name), u.t.Label(), outside(err))
 	}
 	b, err := json.Marshal(res.Content)
-	if err != nil {
-		return Answer{}, fmt.Errorf("reading the answer of %s: %w", name, err)
-	}
-	blocks, err := value.Parse(b)
-	if err != nil {
+	blocks, perr := value.Parse(b)
+	if err := cmp.Or(err, perr); err != nil {
 		return Answer{}, fmt.Errorf("reading the answer of %s: %w", name, err)
 	}
 	bl, _ := blocks.([]any)
