@@ -229,7 +229,7 @@ func readOutcomes(path string) (*dryfire.Outcomes, error) {
 	defer f.Close()
 	o, err := dryfire.ReadOutcomes(f)
 	if err != nil {
-		return nil, fmt.Errorf("%s:%w", path, colonSpace(err))
+		return nil, fmt.Errorf("%s:%w", path, posError{err})
 	}
 	if i, n := o.Shard(); n > 0 {
 		return nil, fmt.Errorf("%s is the report of shard %d/%d of a run; merge the reports of all its shards first (dryfire merge shard-*.json --json run.json), then compare that", path, i, n)
@@ -237,10 +237,8 @@ func readOutcomes(path string) (*dryfire.Outcomes, error) {
 	return o, nil
 }
 
-// colonSpace puts the space before an error that has no position
+// posError puts the space before an error that has no position
 // ("FILE: message"), none before one that has ("FILE:3:5: message").
-func colonSpace(err error) error { return posError{err} }
-
 type posError struct{ err error }
 
 func (p posError) Error() string {

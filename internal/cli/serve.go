@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -356,7 +357,7 @@ func serveHTTP(ctx context.Context, e *env, srv *dryfire.ToolServer, sessions *e
 	}
 	fmt.Fprintf(e.stderr, "serving %s on http://%s: %s\n", what, real, routes)
 	if w := srv.World(); w != nil {
-		fmt.Fprintf(e.stderr, "world %s, seed %d, actor %s\n", w.Name, w.Seed, orNone(w.Actor))
+		fmt.Fprintf(e.stderr, "world %s, seed %d, actor %s\n", w.Name, w.Seed, cmp.Or(w.Actor, "(none)"))
 		for _, api := range w.APIs {
 			fmt.Fprintf(e.stderr, "package %s: its own HTTP API (%s) at http://%s%s\n", api.Package, termtext.Count(api.Routes, "route"), real, api.Path)
 			if api.Env != "" {
@@ -431,13 +432,6 @@ func serveHTTP(ctx context.Context, e *env, srv *dryfire.ToolServer, sessions *e
 		}
 	}
 	return nil
-}
-
-func orNone(s string) string {
-	if s == "" {
-		return "(none)"
-	}
-	return s
 }
 
 // unwrapOp drops the "listen tcp ADDR:" prefix the caller already says.
