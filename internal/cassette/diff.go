@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -45,17 +46,10 @@ func compare(rec, now *Request, nowBody canonBody, m *matched) ([]string, int, [
 	if rec.Method != now.Method || rec.Path != now.Path {
 		d.add("request line: recorded " + strconv.Quote(rec.Method+" "+rec.Path) + ", now " + strconv.Quote(now.Method+" "+now.Path))
 	}
-	var names []string
-	for k := range rec.Header {
-		names = append(names, k)
-	}
-	for k := range now.Header {
-		if _, ok := rec.Header[k]; !ok {
-			names = append(names, k)
-		}
-	}
-	slices.Sort(names)
-	for _, k := range names {
+	both := map[string]string{}
+	maps.Copy(both, rec.Header)
+	maps.Copy(both, now.Header)
+	for _, k := range slices.Sorted(maps.Keys(both)) {
 		rv, rok := rec.Header[k]
 		nv, nok := now.Header[k]
 		if rv != nv || rok != nok {

@@ -261,7 +261,7 @@ func (s *Sessions) begin(ss *session, st *sessionStart) *apiError {
 	c := s.def
 	if st.Case != "" {
 		if c = s.ls.cases[st.Case]; c == nil {
-			return &apiError{http.StatusNotFound, "UNKNOWN_DRILL", fmt.Sprintf("%s has no drill %q%s", s.ls.file, st.Case, didYouMean(st.Case, s.ls.names))}
+			return &apiError{http.StatusNotFound, "UNKNOWN_DRILL", fmt.Sprintf("%s has no drill %q%s", s.ls.file, st.Case, cmp.Or(suggest.DidYouMean(st.Case, s.ls.names), "; its drills are "+strings.Join(quoted(s.ls.names), ", ")))}
 		}
 	}
 	req := &startRequest{Seed: cmp.Or(st.Seed, s.seed), Actor: cmp.Or(st.Actor, s.actor)}
@@ -369,11 +369,4 @@ func (ss *session) about() map[string]any {
 		"seed":       ss.in.Seed(),
 		"build_hash": ss.in.Build().Hash,
 	}
-}
-
-func didYouMean(s string, names []string) string {
-	if hint := suggest.DidYouMean(s, names); hint != "" {
-		return hint
-	}
-	return "; its drills are " + strings.Join(quoted(names), ", ")
 }
