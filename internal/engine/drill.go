@@ -356,16 +356,9 @@ func (e *Engine) end(id string, body []byte) ([]byte, error) {
 // endAnswer is the 200 answer of end: the verdict, what the checks saw,
 // the report with this drill as its one case.
 func endAnswer(c *report.Case, agentErr error, stored *report.Case) []byte {
-	verdict := "failed"
-	if c.Status == report.Passed {
-		verdict = "passed"
-	}
+	verdict, seed := verdictSeed(c)
 	rep := report.Report{Cases: []report.Case{*c}}
 	rep.Tally()
-	seed := int64(0)
-	if c.Seed != nil {
-		seed = *c.Seed
-	}
 	ans := map[string]any{
 		"verdict":    verdict,
 		"status":     c.Status,
@@ -387,6 +380,19 @@ func endAnswer(c *report.Case, agentErr error, stored *report.Case) []byte {
 		ans["reproduction"] = map[string]any{"identical": len(diffs) == 0, "differences": diffs}
 	}
 	return marshal(ans)
+}
+
+// verdictSeed is a drill's verdict (passed or failed) and its seed (0:
+// none).
+func verdictSeed(c *report.Case) (string, int64) {
+	verdict, seed := "failed", int64(0)
+	if c.Status == report.Passed {
+		verdict = "passed"
+	}
+	if c.Seed != nil {
+		seed = *c.Seed
+	}
+	return verdict, seed
 }
 
 // failures are the messages a failed drill prints: the agent's error,

@@ -129,10 +129,7 @@ func escapeSegment(s string) string {
 // the mean of its checks' scores (a judge's score where it gave one,
 // else 1 passed and 0 failed), 1 or 0 for a drill without checks.
 func verdictOf(c *report.Case) ([]byte, float64) {
-	verdict := "failed"
-	if c.Status == report.Passed {
-		verdict = "passed"
-	}
+	verdict, seed := verdictSeed(c)
 	type sub struct {
 		Check   string  `json:"check"`
 		At      string  `json:"at"`
@@ -161,10 +158,6 @@ func verdictOf(c *report.Case) ([]byte, float64) {
 		score = total / float64(len(subs))
 	case c.Status == report.Passed:
 		score = 1
-	}
-	seed := int64(0)
-	if c.Seed != nil {
-		seed = *c.Seed
 	}
 	return marshal(map[string]any{
 		"verdict":    verdict,

@@ -23,12 +23,14 @@ type wsMessage struct {
 	Data json.RawMessage `json:"data"`
 }
 
-// wsCodes are OpenEnv's error codes for dryfire's.
-func wsCode(status int) string {
+// wsCode is OpenEnv's error code for one of dryfire's.
+func wsCode(e *apiError) string {
 	switch {
-	case status == http.StatusTooManyRequests:
+	case e.code == "UNKNOWN_TYPE":
+		return e.code
+	case e.status == http.StatusTooManyRequests:
 		return "CAPACITY_REACHED"
-	case status >= 400 && status < 500:
+	case e.status >= 400 && e.status < 500:
 		return "VALIDATION_ERROR"
 	}
 	return "EXECUTION_ERROR"
@@ -54,7 +56,7 @@ func (s *Sessions) serveWS(w http.ResponseWriter, r *http.Request) {
 	}
 	ss, aerr := s.create(&sessionStart{})
 	if aerr != nil {
-		fail(wsCode(aerr.status), aerr.message, aerr.code)
+		fail(wsCode(aerr), aerr.message, aerr.code)
 		c.Close(websocket.StatusTryAgainLater, "no session")
 		return
 	}
@@ -92,11 +94,7 @@ func (s *Sessions) serveWS(w http.ResponseWriter, r *http.Request) {
 			aerr = &apiError{http.StatusBadRequest, "UNKNOWN_TYPE", "unknown message type " + string(marshal(m.Type)) + ": the types are reset, step, state and close"}
 		}
 		if aerr != nil {
-			code := wsCode(aerr.status)
-			if aerr.code == "UNKNOWN_TYPE" {
-				code = "UNKNOWN_TYPE"
-			}
-			err = fail(code, aerr.message, aerr.code)
+			err = fail(wsCode(aerr), aerr.message, aerr.code)
 		} else {
 			err = send(kind, ans)
 		}
