@@ -166,8 +166,8 @@ func (ix *Index) miss(now *Request, cb canonBody, nowAp reqmatch.Applied) error 
 	var more int
 	for i := range ix.tape.Interactions {
 		var mt *matched
-		if rec := ix.norm(i); rec != nil && cb.json {
-			mt = &matched{rec: rec, nowAp: nowAp, nowBody: cb.value}
+		if cb.json && ix.norms != nil && ix.norms[i] != nil { // all computed when the Index was made
+			mt = &matched{rec: ix.norms[i], nowAp: nowAp, nowBody: cb.value}
 		}
 		d, m, f := compare(&ix.tape.Interactions[i].Request, now, cb, mt)
 		if n := len(d) + m; best < 0 || n < bestN {
@@ -182,15 +182,6 @@ func (ix *Index) miss(now *Request, cb canonBody, nowAp reqmatch.Applied) error 
 		e.Diffs = []string{"request: " + now.Method + " " + now.Path}
 	}
 	return e
-}
-
-// norm is recorded interaction i's body after the matching rules: all
-// were computed when the Index was made (nil: no rules, or not JSON).
-func (ix *Index) norm(i int) *normal {
-	if ix.r.set == nil || ix.norms == nil {
-		return nil
-	}
-	return ix.norms[i]
 }
 
 // recordedKey is the canonical key of recorded interaction i: its JSON
