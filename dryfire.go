@@ -113,10 +113,7 @@ func Load(opts *LoadOptions, paths ...string) (*Project, error) {
 	if err != nil {
 		return nil, publicError(err)
 	}
-	stderr := opts.Stderr
-	if stderr == nil {
-		stderr = os.Stderr
-	}
+	stderr := cmp.Or[io.Writer](opts.Stderr, os.Stderr)
 	var funcs map[string]passthrough.Func
 	if len(opts.Impls) > 0 {
 		funcs = make(map[string]passthrough.Func, len(opts.Impls))

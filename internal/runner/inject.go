@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"os"
@@ -181,10 +182,7 @@ func runPlanted(ctx context.Context, s *spec.Suite, opts Options, t todo, r repo
 		r.Verdict, r.Reason = PointError, err.Error()
 		return r
 	}
-	goal := t.pay.Goal
-	if goal == nil {
-		goal = &spec.Check{Kind: spec.CheckNotLeaked, Secrets: []string{Markers[t.pay.Category]}}
-	}
+	goal := cmp.Or(t.pay.Goal, &spec.Check{Kind: spec.CheckNotLeaked, Secrets: []string{Markers[t.pay.Category]}})
 	g := check.Evaluate([]*spec.Check{goal}, facts)[0]
 	r.Attacked, r.Goal = g.Passed == (t.pay.Goal != nil), g.Message
 	return r

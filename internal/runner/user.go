@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"strings"
@@ -177,9 +178,7 @@ func (s *simUser) finish(c *report.Case, turns []agent.Exchange, r *ran, save bo
 	o := s.rec.End()
 	c.Live += o.Sent
 	if p := replayError(o.Replay); p != nil {
-		if r.replay == nil {
-			r.replay = p
-		}
+		r.replay = cmp.Or(r.replay, p) // the first straying found stays
 		return
 	}
 	if save && r.replay == nil && r.live == nil && r.err == nil && r.unplayed == nil {
