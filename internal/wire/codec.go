@@ -71,7 +71,7 @@ var codecs = map[API]*codec{
 	AnthropicCountTokens: {name: "Anthropic count_tokens", provider: provider.Anthropic, reply: writeAnthropic, read: readAnthropic,
 		streamType: sseType, errBody: anthropicErrorBody, errorOf: anthropicError},
 	Gemini: {name: "Gemini generateContent", provider: provider.Gemini, reply: writeGemini, read: readGemini,
-		stream: geminiStream, fold: foldGemini, parse: parseGeminiAnswer, streamType: sseType, errBody: geminiErrorBody, faults: geminiFaults,
+		stream: geminiStream, fold: foldGemini, parse: func(d []byte) (*model.Response, error) { return parseGemini(d, 0, true) }, streamType: sseType, errBody: geminiErrorBody, faults: geminiFaults,
 		owned: []string{"contents", "tools", "systemInstruction", "system_instruction"}, errorOf: geminiError},
 	GeminiCountTokens: {name: "Gemini countTokens", provider: provider.Gemini, reply: writeAnthropic, read: readGemini,
 		streamType: sseType, errBody: geminiErrorBody, faults: geminiFaults},

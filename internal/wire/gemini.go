@@ -82,7 +82,7 @@ func (c *caller) geminiCall(req *model.Request) (*post, error) {
 		}
 		header.Set("Accept", "text/event-stream")
 	}
-	return &post{to, header, body, func(d []byte) (*model.Response, error) { return parseGemini(d, assistantTurns(req.Messages)+1) }}, nil
+	return &post{to, header, body, func(d []byte) (*model.Response, error) { return parseGemini(d, assistantTurns(req.Messages)+1, false) }}, nil
 }
 
 // geminiURL is the endpoint of a method of model under base: the host
@@ -253,8 +253,11 @@ type geminiReply struct {
 	UsageMetadata *geminiUsage `json:"usageMetadata"`
 }
 
-// parseGemini reads an answer to the turn-th request.
-func parseGemini(data []byte, turn int) (*model.Response, error) {
+// parseGemini reads an answer to the turn-th request; answer keeps the
+// ids the answer's calls have (a case's transcript reads it so), else
+// the built-in loop gives a call without one, or with one that looks
+// like its own, its own.
+func parseGemini(data []byte, turn int, answer bool) (*model.Response, error) {
 	var gr geminiReply
 	if err := json.Unmarshal(data, &gr); err != nil {
 		return nil, fmt.Errorf("gemini: the answer is not a GenerateContentResponse (%v): %s", err, excerpt(data))
@@ -279,7 +282,7 @@ func parseGemini(data []byte, turn int) (*model.Response, error) {
 		}
 		if fc := p.FunctionCall; fc != nil {
 			id := fc.ID
-			if id == "" || seen[id] || strings.HasPrefix(id, geminiCallPrefix) {
+			if !answer && (id == "" || seen[id] || strings.HasPrefix(id, geminiCallPrefix)) || id == "" {
 				id = fmt.Sprintf("%s%d_%d", geminiCallPrefix, turn, len(r.ToolCalls)+1)
 			}
 			seen[id] = true

@@ -5,10 +5,8 @@ import (
 	"encoding/json"
 )
 
-// The answer as read for a case's transcript (Response): a Gemini answer
-// keeps the ids its calls have (parseGemini gives the built-in loop's own
-// to those that look like them), and a Gemini stream asked for without
-// alt=sse is one JSON array of its chunks.
+// The answer as read for a case's transcript (Response): a Gemini stream
+// asked for without alt=sse is one JSON array of its chunks.
 
 // geminiArrayEvents are the chunks of a JSON array as an event stream;
 // ok is false when data is not one.
@@ -32,24 +30,4 @@ func geminiArrayEvents(data []byte) ([]byte, bool) {
 		b.WriteString("\n\n")
 	}
 	return b.Bytes(), true
-}
-
-// geminiIDs are the ids of a GenerateContentResponse's function calls,
-// in order ("" for one without).
-func geminiIDs(data []byte) []string {
-	var gr geminiReply
-	if json.Unmarshal(data, &gr) != nil || len(gr.Candidates) == 0 {
-		return nil
-	}
-	var content geminiContent
-	if json.Unmarshal(gr.Candidates[0].Content, &content) != nil {
-		return nil
-	}
-	var ids []string
-	for _, p := range content.Parts {
-		if p.FunctionCall != nil {
-			ids = append(ids, p.FunctionCall.ID)
-		}
-	}
-	return ids
 }

@@ -87,20 +87,6 @@ func (api API) Response(a *model.Answer) (*model.Response, error) {
 	return c.parse(data)
 }
 
-// parseGeminiAnswer is parseGemini keeping the ids the answer's calls
-// have.
-func parseGeminiAnswer(d []byte) (*model.Response, error) {
-	r, err := parseGemini(d, 0)
-	if err == nil {
-		for i, id := range geminiIDs(d) {
-			if id != "" && i < len(r.ToolCalls) {
-				r.ToolCalls[i].ID = id // the answer's own
-			}
-		}
-	}
-	return r, err
-}
-
 // geminiStream: a Gemini stream asked for without alt=sse is one JSON
 // array of its chunks, read as their events.
 func geminiStream(a *model.Answer, data []byte) ([]byte, bool) {
