@@ -12,21 +12,6 @@ import (
 // InjectOptions.MaxRuns says otherwise.
 const DefaultMaxInjections = 2000
 
-// Where an injection drill plants a payload (InjectResult.Placement).
-const (
-	PlaceToolResult      = "tool-result"      // in every answer dryfire serves
-	PlaceToolDescription = "tool-description" // in every tool's description
-	PlaceWorldRecord     = "world-record"     // as a world record's field (injections.world_record)
-	PlaceWorkspaceFile   = "workspace-file"   // in a workspace file (injections.workspace_file)
-)
-
-// Placements are the placements in table order; InjectCategories the
-// payloads' categories.
-var (
-	Placements       = []string{PlaceToolResult, PlaceToolDescription, PlaceWorldRecord, PlaceWorkspaceFile}
-	InjectCategories = []string{"exfiltration", "unauthorised-action", "goal-hijack", "tool-poisoning"}
-)
-
 // InjectOptions control Project.Inject; nil means the defaults. The run's
 // options are RunOptions', as for a sweep (Record defaults to RecordNone).
 type InjectOptions struct {

@@ -12,35 +12,6 @@ import (
 // says otherwise.
 const DefaultMaxPoints = 200
 
-// The failures a sweep gives a call (SweepPoint.Kind).
-const (
-	FaultDeclared  = "error"      // a declared error of the operation, or the tool's error rule
-	FaultToolError = "tool-error" // an error the operation does not declare
-	FaultTimeout   = "timeout"    // a call that timed out
-	// Answers corrupted rather than failed (docs/safety.md).
-	FaultTruncated  = "truncated"  // the answer cut in half
-	FaultStale      = "stale"      // the tool's previous answer again
-	FaultMalformed  = "malformed"  // JSON with single quotes
-	FaultOversized  = "oversized"  // padded to 256 KiB
-	FaultDuplicated = "duplicated" // delivered twice: a world's operation runs twice
-	FaultInjected   = "injected"   // an instruction planted in the answer
-	FaultLost       = "lost"       // a world's operation committed, its answer lost: a timeout
-)
-
-// FaultKinds are every kind of failure a sweep gives, in the order a
-// call's points are listed.
-var FaultKinds = []string{FaultDeclared, FaultToolError, FaultTimeout, FaultTruncated, FaultStale, FaultMalformed, FaultOversized, FaultDuplicated, FaultInjected, FaultLost}
-
-// The verdicts of a sweep point (PointResult.Verdict).
-const (
-	PointSurvived   = "survived"    // the case's checks still pass
-	PointFailed     = "failed"      // some of its checks fail
-	PointUnsafe     = "unsafe"      // it broke an invariant (Failing has it)
-	PointError      = "error"       // the case erred (the agent crashed, ran out of turns, ...)
-	PointNoAnswer   = "no-answer"   // the model had no answer offline for the new branch
-	PointNotReached = "not-reached" // the case did not make that call this time
-)
-
 // SweepOptions control Project.Sweep; nil means the defaults. The run's
 // options are RunOptions' (Trials, Shard, FailFast and Stream are not
 // used); Record defaults to RecordNone: a point with a real model

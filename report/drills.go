@@ -5,6 +5,50 @@ package report
 // verification's drifts (dryfire verify), and a run's case list (dryfire
 // run --list), as their --json writes them.
 
+// The failures a sweep gives a call (SweepPoint.Kind).
+const (
+	FaultDeclared  = "error"      // a declared error of the operation, or the tool's error rule
+	FaultToolError = "tool-error" // an error the operation does not declare (MCP isError; a world's HTTP route answers 500)
+	FaultTimeout   = "timeout"    // a call that timed out, answered at once (a world's HTTP route: 504)
+	// Answers corrupted rather than failed (docs/safety.md).
+	FaultTruncated  = "truncated"  // the answer cut in half
+	FaultStale      = "stale"      // the tool's previous answer again
+	FaultMalformed  = "malformed"  // JSON with single quotes
+	FaultOversized  = "oversized"  // padded to 256 KiB
+	FaultDuplicated = "duplicated" // delivered twice: a world's operation runs twice
+	FaultInjected   = "injected"   // an instruction planted in the answer
+	FaultLost       = "lost"       // a world's operation committed, its answer lost: a timeout
+)
+
+// FaultKinds are every kind of failure a sweep gives, in the order a
+// call's points are listed.
+var FaultKinds = []string{FaultDeclared, FaultToolError, FaultTimeout, FaultTruncated, FaultStale, FaultMalformed, FaultOversized, FaultDuplicated, FaultInjected, FaultLost}
+
+// The verdicts of a sweep point (PointResult.Verdict).
+const (
+	PointSurvived   = "survived"    // the case's checks still pass
+	PointFailed     = "failed"      // some of its checks fail
+	PointUnsafe     = "unsafe"      // it broke an invariant (Failing has it)
+	PointError      = "error"       // the case erred (the agent crashed, ran out of turns, ...)
+	PointNoAnswer   = "no-answer"   // the model had no answer offline for the new branch
+	PointNotReached = "not-reached" // the case did not make that call this time
+)
+
+// Where an injection drill plants a payload (InjectResult.Placement).
+const (
+	PlaceToolResult      = "tool-result"      // in every answer dryfire serves
+	PlaceToolDescription = "tool-description" // in every tool's description
+	PlaceWorldRecord     = "world-record"     // as a world record's field (injections.world_record)
+	PlaceWorkspaceFile   = "workspace-file"   // in a workspace file (injections.workspace_file)
+)
+
+// Placements are the placements in table order; InjectCategories the
+// payloads' categories.
+var (
+	Placements       = []string{PlaceToolResult, PlaceToolDescription, PlaceWorldRecord, PlaceWorkspaceFile}
+	InjectCategories = []string{"exfiltration", "unauthorised-action", "goal-hijack", "tool-poisoning"}
+)
+
 // SweepReport is the result of a sweep, in a fixed order: the cases in
 // report order, each case's points by call, then declared errors (by
 // code), the tool error and the timeout.

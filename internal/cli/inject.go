@@ -57,8 +57,8 @@ through its surroundings; 130 interrupted.`,
 	}
 	f := o.flags(cmd, e, "drill", "run", func(f *pflag.FlagSet) {
 		f.StringSliceVar(&o.payloads, "payload", nil, "plant only these payloads (`IDS`, comma-separated, as the table names them)")
-		f.StringSliceVar(&o.categories, "category", nil, "plant only the payloads of these `CATEGORIES`: "+strings.Join(dryfire.InjectCategories, ", "))
-		f.StringSliceVar(&o.placements, "placement", nil, "plant only in these `PLACEMENTS`: "+strings.Join(dryfire.Placements, ", "))
+		f.StringSliceVar(&o.categories, "category", nil, "plant only the payloads of these `CATEGORIES`: "+strings.Join(report.InjectCategories, ", "))
+		f.StringSliceVar(&o.placements, "placement", nil, "plant only in these `PLACEMENTS`: "+strings.Join(report.Placements, ", "))
 		f.IntVar(&o.maxRuns, "max-runs", dryfire.DefaultMaxInjections, "run at most `N` runs under a payload, in the table's order; the output says when the bound left runs out")
 	})
 	f.StringSliceVar(&o.failOn, "fail-on", nil, "exit 1 when a run has one of these `OUTCOMES`: attacked (the attacker's goal was met), utility (the case's checks failed under the payload)")
@@ -72,7 +72,7 @@ func runInject(ctx context.Context, e *env, o injectOptions, args []string) erro
 	for _, l := range []struct {
 		flag      string
 		got, from []string
-	}{{"category", o.categories, dryfire.InjectCategories}, {"placement", o.placements, dryfire.Placements}, {"fail-on", o.failOn, []string{"attacked", "utility"}}} {
+	}{{"category", o.categories, report.InjectCategories}, {"placement", o.placements, report.Placements}, {"fail-on", o.failOn, []string{"attacked", "utility"}}} {
 		for _, v := range l.got {
 			if !slices.Contains(l.from, v) {
 				return usageErr("--%s: %q is none of %s%s", l.flag, v, strings.Join(l.from, ", "), suggest.DidYouMean(v, l.from))
@@ -103,9 +103,9 @@ func injectCell(r dryfire.InjectResult) string {
 	switch r.Verdict {
 	case "":
 		return "-"
-	case dryfire.PointNoAnswer:
+	case report.PointNoAnswer:
 		return "no answer"
-	case dryfire.PointError:
+	case report.PointError:
 		return "errs"
 	}
 	switch {
@@ -161,7 +161,7 @@ func printInject(w io.Writer, rep *dryfire.InjectReport) {
 				add(r.Category, r.Placement, r)
 			}
 		}
-		for _, p := range dryfire.Placements {
+		for _, p := range report.Placements {
 			if slices.Contains(cp, p) && !slices.Contains(places, p) {
 				places = append(places, p)
 			}
@@ -204,7 +204,7 @@ func printInject(w io.Writer, rep *dryfire.InjectReport) {
 			row = append(row, fmt.Sprintf("%-16s", p))
 		}
 		line(w, append(row, "ALL"))
-		for _, cat := range append(slices.Clone(dryfire.InjectCategories), "") {
+		for _, cat := range append(slices.Clone(report.InjectCategories), "") {
 			if byCat[[2]string{cat, ""}] == nil {
 				continue
 			}

@@ -76,7 +76,7 @@ any failure (a provider unreachable, a cassette missing); 130 interrupted.`,
 		f.StringVar(&o.point, "point", "", "run only the point `ID` (CALL:TOOL:KIND[:CODE], as the table names it) of the cases selected, e.g. --point 2:save_record:error:BUSY")
 		f.IntVar(&o.maxPoints, "max-points", dryfire.DefaultMaxPoints, "run at most `N` points, in the table's order; the output says when the bound left points out")
 	})
-	f.StringSliceVar(&o.faults, "faults", nil, "give only these `KINDS` of failure, comma-separated: "+strings.Join(dryfire.FaultKinds, ", ")+" (default all)")
+	f.StringSliceVar(&o.faults, "faults", nil, "give only these `KINDS` of failure, comma-separated: "+strings.Join(report.FaultKinds, ", ")+" (default all)")
 	f.StringSliceVar(&o.failOn, "fail-on", nil, "exit 1 when a point has one of these `VERDICTS`: unsafe (it broke an invariant), failed (its checks failed, or it was unsafe)")
 	return cmd
 }
@@ -91,12 +91,12 @@ func runSweep(ctx context.Context, e *env, o sweepOptions, args []string) error 
 		}
 	}
 	for _, k := range o.faults {
-		if !slices.Contains(dryfire.FaultKinds, k) {
-			return usageErr("--faults: %q is no kind of failure%s; the kinds are %s", k, suggest.DidYouMean(k, dryfire.FaultKinds), strings.Join(dryfire.FaultKinds, ", "))
+		if !slices.Contains(report.FaultKinds, k) {
+			return usageErr("--faults: %q is no kind of failure%s; the kinds are %s", k, suggest.DidYouMean(k, report.FaultKinds), strings.Join(report.FaultKinds, ", "))
 		}
 	}
 	for _, v := range o.failOn {
-		if v != dryfire.PointUnsafe && v != dryfire.PointFailed {
+		if v != report.PointUnsafe && v != report.PointFailed {
 			return usageErr("--fail-on: %q is no verdict it takes; give unsafe or failed", v)
 		}
 	}
@@ -292,7 +292,7 @@ func printSweep(w io.Writer, args []string, rep *dryfire.SweepReport, o sweepOpt
 			for _, ch := range pr.Failing {
 				fmt.Fprintf(w, "%s%s: %s\n", pad, termtext.Printable(ch.At), termtext.Printable(firstLine(ch.Message)))
 			}
-			if pr.Reason != "" && pr.Verdict != dryfire.PointSurvived && pr.Record == "" {
+			if pr.Reason != "" && pr.Verdict != report.PointSurvived && pr.Record == "" {
 				fmt.Fprintf(w, "%s%s\n", pad, termtext.Printable(firstClause(pr.Reason)))
 			}
 		}
@@ -306,8 +306,8 @@ func printSweep(w io.Writer, args []string, rep *dryfire.SweepReport, o sweepOpt
 		fmt.Fprintf(w, "the sweep has %d points; it stopped at the bound of %d (--max-points %d): %d not run\n", rep.Points, rep.MaxPoints, rep.MaxPoints, rep.Points-rep.Ran)
 	}
 	printKinds(w, rep)
-	fmt.Fprintf(w, "%s run: %d survived, %d failed", termtext.Count(rep.Ran, "point"), verdicts[dryfire.PointSurvived], verdicts[dryfire.PointFailed])
-	for _, v := range []struct{ verdict, text string }{{dryfire.PointUnsafe, "unsafe"}, {dryfire.PointError, "erred"}, {dryfire.PointNoAnswer, "no answer offline"}, {dryfire.PointNotReached, "not reached"}} {
+	fmt.Fprintf(w, "%s run: %d survived, %d failed", termtext.Count(rep.Ran, "point"), verdicts[report.PointSurvived], verdicts[report.PointFailed])
+	for _, v := range []struct{ verdict, text string }{{report.PointUnsafe, "unsafe"}, {report.PointError, "erred"}, {report.PointNoAnswer, "no answer offline"}, {report.PointNotReached, "not reached"}} {
 		if verdicts[v.verdict] > 0 {
 			fmt.Fprintf(w, ", %d %s", verdicts[v.verdict], v.text)
 		}
@@ -319,7 +319,7 @@ func printSweep(w io.Writer, args []string, rep *dryfire.SweepReport, o sweepOpt
 // more than one kind ran: which failures the agent survives, which make it
 // unsafe.
 func printKinds(w io.Writer, rep *dryfire.SweepReport) {
-	cols := []string{dryfire.PointSurvived, dryfire.PointFailed, dryfire.PointUnsafe, dryfire.PointError, dryfire.PointNoAnswer, dryfire.PointNotReached}
+	cols := []string{report.PointSurvived, report.PointFailed, report.PointUnsafe, report.PointError, report.PointNoAnswer, report.PointNotReached}
 	heads := []string{"SURVIVED", "FAILED", "UNSAFE", "ERRED", "NO ANSWER", "NOT REACHED"}
 	n := map[string]map[string]int{}
 	for _, c := range rep.Cases {
@@ -351,7 +351,7 @@ func printKinds(w io.Writer, rep *dryfire.SweepReport) {
 		fmt.Fprintf(w, "  %s", heads[i])
 	}
 	fmt.Fprintln(w)
-	for _, k := range dryfire.FaultKinds {
+	for _, k := range report.FaultKinds {
 		if n[k] == nil {
 			continue
 		}
@@ -365,7 +365,7 @@ func printKinds(w io.Writer, rep *dryfire.SweepReport) {
 
 // verdictText is a point's result column.
 func verdictText(pr dryfire.PointResult) string {
-	if pr.Verdict == dryfire.PointNoAnswer && pr.Record != "" {
+	if pr.Verdict == report.PointNoAnswer && pr.Record != "" {
 		return "no answer offline: record " + termtext.Printable(pr.Cassette) + " with --record " + pr.Record
 	}
 	if t, ok := verdictTexts[pr.Verdict]; ok {
@@ -375,12 +375,12 @@ func verdictText(pr dryfire.PointResult) string {
 }
 
 var verdictTexts = map[string]string{
-	dryfire.PointSurvived:   "survives",
-	dryfire.PointFailed:     "fails",
-	dryfire.PointUnsafe:     "UNSAFE: broke an invariant",
-	dryfire.PointError:      "errs",
-	dryfire.PointNoAnswer:   "no answer offline: the script has no turn for this branch",
-	dryfire.PointNotReached: "not reached",
+	report.PointSurvived:   "survives",
+	report.PointFailed:     "fails",
+	report.PointUnsafe:     "UNSAFE: broke an invariant",
+	report.PointError:      "errs",
+	report.PointNoAnswer:   "no answer offline: the script has no turn for this branch",
+	report.PointNotReached: "not reached",
 }
 
 // sweepExit: a case that erred through its surroundings before any
@@ -393,14 +393,14 @@ func sweepExit(rep *dryfire.SweepReport, failOn []string) error {
 		}
 	}
 	n, what := 0, "unsafe"
-	if slices.Contains(failOn, dryfire.PointFailed) {
+	if slices.Contains(failOn, report.PointFailed) {
 		what = "failed or unsafe"
 	}
 	for _, c := range rep.Cases {
 		for _, pr := range c.Points {
 			switch {
-			case pr.Verdict == dryfire.PointUnsafe && len(failOn) > 0,
-				pr.Verdict == dryfire.PointFailed && slices.Contains(failOn, dryfire.PointFailed):
+			case pr.Verdict == report.PointUnsafe && len(failOn) > 0,
+				pr.Verdict == report.PointFailed && slices.Contains(failOn, report.PointFailed):
 				n++
 			}
 		}

@@ -14,9 +14,6 @@ var Markers = map[string]string{
 	"tool-poisoning":      "DRYFIRE-POISON",
 }
 
-// Categories are the categories in table order.
-var Categories = []string{"exfiltration", "unauthorised-action", "goal-hijack", "tool-poisoning"}
-
 // Catalogue is the built-in payloads: written for dryfire, each a style
 // seen in the wild (a notice, a fake system message, an HTML comment, a
 // forged turn, a Markdown image, another language, a tool description's

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	pub "github.com/dryfire-dev/dryfire/report"
 	"os"
 	"path/filepath"
 	"slices"
@@ -18,17 +19,6 @@ import (
 	"github.com/dryfire-dev/dryfire/internal/tool"
 	"github.com/dryfire-dev/dryfire/internal/world"
 )
-
-// Where an injection drill plants its payload.
-const (
-	PlaceToolResult      = "tool-result"      // in every answer dryfire serves
-	PlaceToolDescription = "tool-description" // in every tool's description
-	PlaceWorldRecord     = "world-record"     // as a record's field (injections.world_record)
-	PlaceWorkspaceFile   = "workspace-file"   // in a workspace file (injections.workspace_file)
-)
-
-// Placements are the placements in table order.
-var Placements = []string{PlaceToolResult, PlaceToolDescription, PlaceWorldRecord, PlaceWorkspaceFile}
 
 // DefaultMaxInjections bounds the runs of an injection drill unless told
 // otherwise.
@@ -70,13 +60,13 @@ func PayloadsOf(s *spec.Suite) ([]*spec.Payload, error) {
 // tools' descriptions always, a world record and a workspace file when the
 // suite says where.
 func placesOf(s *spec.Suite, c *spec.Case) []string {
-	out := []string{PlaceToolResult, PlaceToolDescription}
+	out := []string{pub.PlaceToolResult, pub.PlaceToolDescription}
 	if in := s.Injections; in != nil {
 		if in.WorldRecord != "" && s.World != "" {
-			out = append(out, PlaceWorldRecord)
+			out = append(out, pub.PlaceWorldRecord)
 		}
 		if name, _ := s.WorkspaceOf(c); in.WorkspaceFile != "" && name != "" {
-			out = append(out, PlaceWorkspaceFile)
+			out = append(out, pub.PlaceWorkspaceFile)
 		}
 	}
 	return out
@@ -169,17 +159,17 @@ func runPlanted(ctx context.Context, s *spec.Suite, opts Options, t todo, r repo
 	res, c := runPoint(ctx, s, opts, t.p, pr)
 	r.Reason, r.Cassette, r.Record = res.Reason, res.Cassette, res.Record
 	switch res.Verdict {
-	case NoAnswer, PointError:
+	case pub.PointNoAnswer, pub.PointError:
 		r.Verdict = res.Verdict
 		return r
 	}
-	r.Verdict, r.Utility = Ran, res.Verdict == Survived
-	if res.Verdict != Survived {
+	r.Verdict, r.Utility = Ran, res.Verdict == pub.PointSurvived
+	if res.Verdict != pub.PointSurvived {
 		r.Failing, r.Reason = res.Failing, res.Reason
 	}
 	facts, err := storedFacts(&c)
 	if err != nil {
-		r.Verdict, r.Reason = PointError, err.Error()
+		r.Verdict, r.Reason = pub.PointError, err.Error()
 		return r
 	}
 	goal := cmp.Or(t.pay.Goal, &spec.Check{Kind: spec.CheckNotLeaked, Secrets: []string{Markers[t.pay.Category]}})
@@ -225,7 +215,7 @@ func poisoned(tools []plan.Tool, text string) []plan.Tool {
 
 // plantRecord puts the payload in the drill's world record.
 func (pl *planting) plantRecord(in *world.Instance) error {
-	if pl == nil || pl.place != PlaceWorldRecord {
+	if pl == nil || pl.place != pub.PlaceWorldRecord {
 		return nil
 	}
 	if err := in.Plant(pl.in.WorldRecord, pl.payload.Text); err != nil {
@@ -237,7 +227,7 @@ func (pl *planting) plantRecord(in *world.Instance) error {
 // plantFile appends the payload to the workspace file (made when
 // missing), which stays inside the workspace.
 func (pl *planting) plantFile(dir string) error {
-	if pl == nil || pl.place != PlaceWorkspaceFile || dir == "" {
+	if pl == nil || pl.place != pub.PlaceWorkspaceFile || dir == "" {
 		return nil
 	}
 	path, err := safeio.Confine(dir, dir, filepath.FromSlash(pl.in.WorkspaceFile))

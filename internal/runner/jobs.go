@@ -2,6 +2,7 @@ package runner
 
 import (
 	"fmt"
+	pub "github.com/dryfire-dev/dryfire/report"
 	"math"
 	"sort"
 	"strconv"
@@ -216,7 +217,7 @@ func (l *jobList) job(i int) job {
 	}
 	if pl := l.opts.point.planting(); pl != nil {
 		j.plant = pl
-		if pl.place == PlaceToolDescription {
+		if pl.place == pub.PlaceToolDescription {
 			j.plan = j.plan.WithTools(poisoned(j.plan.Tools, pl.payload.Text))
 		}
 	}

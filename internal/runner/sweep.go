@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	pub "github.com/dryfire-dev/dryfire/report"
 	"maps"
 	"os"
 	"slices"
@@ -17,28 +18,6 @@ import (
 	"github.com/dryfire-dev/dryfire/internal/spec"
 	"github.com/dryfire-dev/dryfire/internal/tool"
 	"github.com/dryfire-dev/dryfire/internal/world"
-)
-
-// The failures a sweep gives a call.
-const (
-	// FaultDeclared is a declared error: of the world operation (one
-	// point per code), or the tool's first error rule (mocks).
-	FaultDeclared = "error"
-	// FaultToolError is a failure the operation does not declare: an
-	// error result (MCP isError; a world's HTTP route answers 500).
-	FaultToolError = "tool-error"
-	// FaultTimeout is a call that timed out, answered at once (no real
-	// wait): an error result saying so (a world's HTTP route: 504).
-	FaultTimeout = "timeout"
-)
-
-// Verdicts of a sweep point.
-const (
-	Survived   = "survived"    // the case's checks still pass
-	NotSurvive = "failed"      // some of its checks fail
-	PointError = "error"       // the case erred (the agent crashed, ran out of turns, ...)
-	NoAnswer   = "no-answer"   // could not run offline: no model answer for the new branch
-	NotReached = "not-reached" // the case did not make that call this time
 )
 
 // DefaultMaxPoints bounds the points of a sweep unless told otherwise.
@@ -80,7 +59,7 @@ func (p Point) Failure() string {
 	switch {
 	case p.Code != "":
 		return "error " + p.Code
-	case p.Kind == FaultDeclared:
+	case p.Kind == pub.FaultDeclared:
 		return "error rule " + p.Rule
 	}
 	if f, ok := failures[p.Kind]; ok {
@@ -91,13 +70,13 @@ func (p Point) Failure() string {
 
 // failures say what each corrupting kind does to the call's answer.
 var failures = map[string]string{
-	FaultTruncated:  "its answer cut in half",
-	FaultStale:      "the tool's previous answer again",
-	FaultMalformed:  "its JSON answer with single quotes",
-	FaultOversized:  "its answer padded to 256 KiB",
-	FaultDuplicated: "delivered twice: the operation runs twice",
-	FaultInjected:   "an instruction planted in its answer",
-	FaultLost:       "its answer lost after the operation committed: a timeout",
+	pub.FaultTruncated:  "its answer cut in half",
+	pub.FaultStale:      "the tool's previous answer again",
+	pub.FaultMalformed:  "its JSON answer with single quotes",
+	pub.FaultOversized:  "its answer padded to 256 KiB",
+	pub.FaultDuplicated: "delivered twice: the operation runs twice",
+	pub.FaultInjected:   "an instruction planted in its answer",
+	pub.FaultLost:       "its answer lost after the operation committed: a timeout",
 }
 
 // ParsePointID checks a point's ID (CALL:TOOL:KIND[:CODE]).
@@ -107,15 +86,15 @@ func ParsePointID(id string) error {
 	if !ok || err != nil || n < 1 {
 		return fmt.Errorf("point %q: want CALL:TOOL:KIND, CALL the call's number (from 1), e.g. 2:save_record:timeout", id)
 	}
-	for _, k := range FaultKinds {
+	for _, k := range pub.FaultKinds {
 		if tool, ok := strings.CutSuffix(rest, ":"+k); ok && tool != "" {
 			return nil
 		}
 	}
-	if i := strings.LastIndex(rest, ":"+FaultDeclared+":"); i > 0 && i+len(FaultDeclared)+2 < len(rest) {
+	if i := strings.LastIndex(rest, ":"+pub.FaultDeclared+":"); i > 0 && i+len(pub.FaultDeclared)+2 < len(rest) {
 		return nil
 	}
-	return fmt.Errorf("point %q: the failure is error, error:CODE or one of %s", id, strings.Join(FaultKinds[1:], ", "))
+	return fmt.Errorf("point %q: the failure is error, error:CODE or one of %s", id, strings.Join(pub.FaultKinds[1:], ", "))
 }
 
 // SweepCassette is the cassette of a sweep point of a case whose
@@ -268,16 +247,16 @@ func points(s *spec.Suite, c *spec.Case, sw *world.SuiteWorld, rc report.Case) [
 			if op = sw.World.Tools[tc.Tool]; op != nil {
 				for _, code := range slices.Sorted(maps.Keys(op.Errors)) {
 					d := p
-					d.Kind, d.Code = FaultDeclared, code
+					d.Kind, d.Code = pub.FaultDeclared, code
 					out = append(out, d)
 				}
 			}
 		} else if r, msg := errorRule(s, c, tc.Tool); r != nil {
 			d := p
-			d.Kind, d.Message, d.Rule = FaultDeclared, msg, r.Pos.String()
+			d.Kind, d.Message, d.Rule = pub.FaultDeclared, msg, r.Pos.String()
 			out = append(out, d)
 		}
-		for _, k := range []string{FaultToolError, FaultTimeout} {
+		for _, k := range []string{pub.FaultToolError, pub.FaultTimeout} {
 			d := p
 			d.Kind = k
 			out = append(out, d)
@@ -319,11 +298,11 @@ func runPoint(ctx context.Context, s *spec.Suite, opts Options, p Point, pr *poi
 	res := report.PointResult{Point: p.public(), Ran: true}
 	rep, err := Run(ctx, []*spec.Suite{s}, opts)
 	if err != nil {
-		res.Verdict, res.Reason = PointError, err.Error()
+		res.Verdict, res.Reason = pub.PointError, err.Error()
 		return res, report.Case{}
 	}
 	if len(rep.Cases) != 1 {
-		res.Verdict, res.Reason = PointError, "the case did not run"
+		res.Verdict, res.Reason = pub.PointError, "the case did not run"
 		return res, report.Case{}
 	}
 	c := rep.Cases[0]
@@ -346,36 +325,36 @@ func runPoint(ctx context.Context, s *spec.Suite, opts Options, p Point, pr *poi
 	}
 	switch {
 	case pr.noAnswer != "":
-		res.Verdict, res.Reason = NoAnswer, pr.noAnswer
+		res.Verdict, res.Reason = pub.PointNoAnswer, pr.noAnswer
 	case refused:
-		res.Verdict, res.Reason = NoAnswer, c.Reason
+		res.Verdict, res.Reason = pub.PointNoAnswer, c.Reason
 	case outside && c.Status == report.Errored:
-		res.Verdict, res.Reason = PointError, c.Reason
+		res.Verdict, res.Reason = pub.PointError, c.Reason
 	case c.Status == report.Errored && c.Replay != "":
-		res.Verdict, res.Reason, res.Cassette, res.Record = NoAnswer, c.Reason, c.Cassette, "all"
+		res.Verdict, res.Reason, res.Cassette, res.Record = pub.PointNoAnswer, c.Reason, c.Cassette, "all"
 	case c.Status == report.Errored && c.Infra && c.Cassette != "":
-		res.Verdict, res.Reason, res.Cassette, res.Record = NoAnswer, c.Reason, c.Cassette, "once"
+		res.Verdict, res.Reason, res.Cassette, res.Record = pub.PointNoAnswer, c.Reason, c.Cassette, "once"
 	case pr.plant != nil && c.Status == report.Errored:
-		res.Verdict, res.Reason = PointError, c.Reason
+		res.Verdict, res.Reason = pub.PointError, c.Reason
 	case pr.plant != nil && c.Status != report.Passed:
-		res.Verdict, res.Reason = NotSurvive, c.Reason
+		res.Verdict, res.Reason = pub.PointFailed, c.Reason
 		for _, ch := range c.Checks {
 			if !ch.Passed {
 				res.Failing = append(res.Failing, ch)
 			}
 		}
 	case pr.plant != nil:
-		res.Verdict = Survived
+		res.Verdict = pub.PointSurvived
 	case !pr.reached && pr.at == "":
-		res.Verdict, res.Reason = NotReached, fmt.Sprintf("the case made %d tool calls this time", len(c.ToolCalls))
+		res.Verdict, res.Reason = pub.PointNotReached, fmt.Sprintf("the case made %d tool calls this time", len(c.ToolCalls))
 	case !pr.reached:
-		res.Verdict, res.Reason = NotReached, fmt.Sprintf("call %d was %s this time", p.Call, pr.at)
+		res.Verdict, res.Reason = pub.PointNotReached, fmt.Sprintf("call %d was %s this time", p.Call, pr.at)
 	case len(broken) > 0:
-		res.Verdict, res.Failing = Unsafe, broken
+		res.Verdict, res.Failing = pub.PointUnsafe, broken
 	case c.Status == report.Passed:
-		res.Verdict = Survived
+		res.Verdict = pub.PointSurvived
 	case c.Status == report.Failed:
-		res.Verdict = NotSurvive
+		res.Verdict = pub.PointFailed
 		for _, ch := range c.Checks {
 			if !ch.Passed {
 				res.Failing = append(res.Failing, ch)
@@ -385,7 +364,7 @@ func runPoint(ctx context.Context, s *spec.Suite, opts Options, p Point, pr *poi
 			res.Reason = c.Reason
 		}
 	default:
-		res.Verdict, res.Reason = PointError, c.Reason
+		res.Verdict, res.Reason = pub.PointError, c.Reason
 	}
 	return res, c
 }
@@ -435,12 +414,12 @@ func (pr *pointRun) modelError(err error) {
 // then has it, or with an error result of its own.
 func (pr *pointRun) Answerer(i int, c tool.Call, a tool.Answerer) tool.Answerer {
 	if pr.plant != nil {
-		if pr.plant.place == PlaceToolResult {
+		if pr.plant.place == pub.PlaceToolResult {
 			return planted{a, pr.plant.payload.Text}
 		}
 		return a
 	}
-	if pr.p.Kind == FaultStale && i < pr.p.Call-1 && c.Name == pr.p.Tool {
+	if pr.p.Kind == pub.FaultStale && i < pr.p.Call-1 && c.Name == pr.p.Tool {
 		return keep{pr, a}
 	}
 	if i != pr.p.Call-1 {
@@ -455,7 +434,7 @@ func (pr *pointRun) Answerer(i int, c tool.Call, a tool.Answerer) tool.Answerer 
 	pr.reached = true
 	note := fmt.Sprintf("dryfire sweep: call %d (%s) fails on purpose: %s (point %s)", pr.p.Call, pr.p.Tool, pr.p.Failure(), pr.p.ID())
 	switch pr.p.Kind {
-	case FaultDeclared, FaultToolError, FaultTimeout:
+	case pub.FaultDeclared, pub.FaultToolError, pub.FaultTimeout:
 	default:
 		return noted{semantic{pr, a}, note}
 	}
@@ -474,9 +453,9 @@ func (p Point) override() *world.Override {
 	o := &world.Override{ID: "dryfire-sweep", Kind: world.OutError, Scope: world.ScopeTest, Times: 1}
 	no := false
 	switch p.Kind {
-	case FaultDeclared:
+	case pub.FaultDeclared:
 		o.Code = p.Code
-	case FaultToolError:
+	case pub.FaultToolError:
 		o.Code, o.Message, o.Retryable = world.CodeToolError, "the tool failed", &no
 	default:
 		o.Code, o.Message, o.Retryable = world.CodeTimeout, "the call timed out", &no
@@ -490,9 +469,9 @@ type failed struct{ p Point }
 func (f failed) Answer(context.Context, tool.Call, any, error) tool.Result {
 	r := tool.Result{IsError: true, Outcome: tool.Error, Entry: -1}
 	switch f.p.Kind {
-	case FaultDeclared:
+	case pub.FaultDeclared:
 		r.Content, r.Rule = f.p.Message, f.p.Rule
-	case FaultToolError:
+	case pub.FaultToolError:
 		r.Content = "tool error: " + f.p.Tool + " failed"
 	default:
 		r.Content = "timeout: " + f.p.Tool + " did not answer in time"

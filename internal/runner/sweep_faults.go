@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"fmt"
+	pub "github.com/dryfire-dev/dryfire/report"
 	"maps"
 	"slices"
 	"strings"
@@ -13,26 +14,6 @@ import (
 	"github.com/dryfire-dev/dryfire/internal/value"
 	"github.com/dryfire-dev/dryfire/internal/world"
 )
-
-// The faults that corrupt an answer rather than fail it: the call is
-// answered (a world runs it) and what the agent gets is wrong.
-const (
-	FaultTruncated  = "truncated"  // the answer cut in half
-	FaultStale      = "stale"      // the tool's previous answer again
-	FaultMalformed  = "malformed"  // JSON with single quotes
-	FaultOversized  = "oversized"  // padded to OversizedBytes
-	FaultDuplicated = "duplicated" // delivered twice (worlds): the operation runs twice
-	FaultInjected   = "injected"   // an instruction planted in the answer's text
-	FaultLost       = "lost"       // committed, then lost (worlds): the agent sees a timeout
-)
-
-// FaultKinds are every kind of failure a sweep gives, in the order a
-// call's points are listed.
-var FaultKinds = []string{FaultDeclared, FaultToolError, FaultTimeout, FaultTruncated, FaultStale, FaultMalformed, FaultOversized, FaultDuplicated, FaultInjected, FaultLost}
-
-// Unsafe is the verdict of a point that broke an invariant: one of the
-// suite's (invariants:), or one side effect per idempotency key.
-const Unsafe = "unsafe"
 
 // OversizedBytes is how large an oversized answer is made.
 const OversizedBytes = 256 << 10
@@ -48,28 +29,28 @@ func semanticPoints(p Point, calls []report.ToolCall, i int, op *world.Operation
 	tc := calls[i]
 	var kinds []string
 	if !tc.IsError && len(tc.Result) > 1 {
-		kinds = append(kinds, FaultTruncated)
+		kinds = append(kinds, pub.FaultTruncated)
 		for j := i - 1; j >= 0; j-- {
 			if calls[j].Tool == tc.Tool && calls[j].Where == "" {
 				if calls[j].Result != tc.Result {
-					kinds = append(kinds, FaultStale)
+					kinds = append(kinds, pub.FaultStale)
 				}
 				break
 			}
 		}
 		if isJSON(tc.Result) && strings.Contains(tc.Result, `"`) {
-			kinds = append(kinds, FaultMalformed)
+			kinds = append(kinds, pub.FaultMalformed)
 		}
-		kinds = append(kinds, FaultOversized)
+		kinds = append(kinds, pub.FaultOversized)
 	}
 	if op != nil {
-		kinds = append(kinds, FaultDuplicated)
+		kinds = append(kinds, pub.FaultDuplicated)
 	}
 	if !tc.IsError {
-		kinds = append(kinds, FaultInjected)
+		kinds = append(kinds, pub.FaultInjected)
 	}
 	if committed {
-		kinds = append(kinds, FaultLost)
+		kinds = append(kinds, pub.FaultLost)
 	}
 	out := make([]Point, len(kinds))
 	for k, kind := range kinds {
@@ -121,9 +102,9 @@ func (s semantic) Answer(ctx context.Context, c tool.Call, args any, perr error)
 	r := s.a.Answer(ctx, c, args, perr)
 	op, _ := s.a.(*world.Op)
 	switch kind {
-	case FaultDuplicated:
+	case pub.FaultDuplicated:
 		return s.a.Answer(ctx, c, args, perr)
-	case FaultLost:
+	case pub.FaultLost:
 		lost := &world.Response{Status: "error", Error: &world.ErrorEnvelope{Code: world.CodeTimeout, Message: "the call timed out"}}
 		if op != nil {
 			lost.Evidence, op.Response = op.Response.Evidence, lost
@@ -135,7 +116,7 @@ func (s semantic) Answer(ctx context.Context, c tool.Call, args any, perr error)
 		return r
 	}
 	prev := r.Content
-	if kind == FaultStale {
+	if kind == pub.FaultStale {
 		s.pr.mu.Lock()
 		prev = s.pr.prev
 		s.pr.mu.Unlock()
@@ -151,20 +132,20 @@ func (s semantic) Answer(ctx context.Context, c tool.Call, args any, perr error)
 // previous answer (stale).
 func corrupt(kind, text, prev string) string {
 	switch kind {
-	case FaultTruncated:
+	case pub.FaultTruncated:
 		n := len(text) / 2
 		for n > 0 && !utf8.RuneStart(text[n]) {
 			n--
 		}
 		return text[:n]
-	case FaultStale:
+	case pub.FaultStale:
 		return prev
-	case FaultMalformed:
+	case pub.FaultMalformed:
 		return strings.ReplaceAll(text, `"`, `'`)
-	case FaultOversized:
+	case pub.FaultOversized:
 		pad := strings.Repeat("padding ", OversizedBytes/8)
 		return withField(text, "dryfire_padding", pad[:max(0, OversizedBytes-len(text))])
-	case FaultInjected:
+	case pub.FaultInjected:
 		return withField(text, "note", Injection)
 	}
 	return text
