@@ -2,6 +2,7 @@ package cassette
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -122,10 +123,7 @@ func (r *Recorder) merged() *Cassette {
 }
 
 func (r *Recorder) note() string {
-	from := "the live API"
-	if r.host != "" {
-		from = r.host
-	}
+	from := cmp.Or(r.host, "the live API")
 	if r.cfg.Rerecord != nil && r.cfg.RecordedBy != "" {
 		return "Recorded by " + r.cfg.RecordedBy + " from " + from + " for the agent that called it; " + r.cfg.RecordedBy + " replays it offline. To re-record: " + r.cfg.Rerecord(All)
 	}

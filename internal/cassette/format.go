@@ -434,10 +434,7 @@ func (f *fileBody) bytes() ([]byte, error) {
 		if f.BodyLeading == "" && f.BodyTrailing == "" {
 			return f.Body, nil
 		}
-		out := make([]byte, 0, len(f.BodyLeading)+len(f.Body)+len(f.BodyTrailing))
-		out = append(out, f.BodyLeading...)
-		out = append(out, f.Body...)
-		return append(out, f.BodyTrailing...), nil
+		return slices.Concat([]byte(f.BodyLeading), f.Body, []byte(f.BodyTrailing)), nil
 	case f.BodyText != nil:
 		return []byte(*f.BodyText), nil
 	case f.BodyBase64 != nil:

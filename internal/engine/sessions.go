@@ -277,10 +277,7 @@ func (s *Sessions) begin(ss *session, st *sessionStart) *apiError {
 		return &apiError{http.StatusInternalServerError, "INTERNAL", "starting the session's drill: " + err.Error()}
 	}
 	ss.run, ss.c, ss.in = run, c, in
-	ss.ep, ss.steps, ss.final, ss.score = st.Episode, 0, nil, nil
-	if ss.ep == "" {
-		ss.ep = newID()
-	}
+	ss.ep, ss.steps, ss.final, ss.score = cmp.Or(st.Episode, newID()), 0, nil, nil
 	return nil
 }
 
