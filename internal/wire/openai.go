@@ -104,10 +104,25 @@ func chatBody(req *model.Request) ([]byte, error) {
 	return body.MarshalJSON()
 }
 
+// chatResponse is the part of a chat.completion that parseChat reads: not
+// chatCompletion, since compatible servers send what dryfire does not read
+// (id, created, index, service_tier, detail counts) in other types.
+type chatResponse struct {
+	Choices []struct {
+		Message      chatMessage `json:"message"`
+		FinishReason string      `json:"finish_reason"`
+	} `json:"choices"`
+	Usage struct {
+		PromptTokens     int `json:"prompt_tokens"`
+		CompletionTokens int `json:"completion_tokens"`
+	} `json:"usage"`
+	Error json.RawMessage `json:"error"`
+}
+
 // parseChat reads a chat.completion; name is the provider's, turn numbers
 // the generated call ids.
 func parseChat(name string, data []byte, turn int) (*model.Response, error) {
-	var cr chatCompletion
+	var cr chatResponse
 	if err := json.Unmarshal(data, &cr); err != nil {
 		return nil, fmt.Errorf("%s: the answer is not a chat.completion object (%v): %s", name, err, excerpt(data))
 	}

@@ -370,6 +370,12 @@ func TestChatLenient(t *testing.T) {
 		{"repeated ids, arguments as an object", `{"choices":[{"message":{"content":"ok","tool_calls":[
 			{"id":"0","function":{"name":"a","arguments":{"x": 1}}},{"id":"0","function":{"name":"a","arguments":"not json"}}]}}]}`,
 			&model.Response{Text: "ok", ToolCalls: []tool.Call{{ID: "0", Name: "a", Args: `{"x":1}`}, {ID: "call_2_2", Name: "a", Args: "not json"}}}, ""},
+		{"fields not read, in other types", `{"id":7,"object":null,"created":1733000000.25,"model":["m"],"service_tier":1,"system_fingerprint":false,
+			"choices":[{"index":"0","logprobs":{},"message":{"role":"assistant","content":"ok"},"finish_reason":"stop"}],
+			"usage":{"prompt_tokens":3,"completion_tokens":1,"total_tokens":"4","prompt_tokens_details":[1]}}`,
+			&model.Response{Text: "ok", Usage: model.Usage{InputTokens: 3, OutputTokens: 1}}, ""},
+		{"a field read, in another type", `{"choices":[{"message":{"content":"ok"},"finish_reason":"stop"}],"usage":{"prompt_tokens":"3"}}`, nil,
+			"openai-compatible: the answer is not a chat.completion object"},
 		{"content as parts", `{"choices":[{"message":{"content":[{"type":"text","text":"a"},{"type":"text","text":"b"}]}}]}`,
 			&model.Response{Text: "ab"}, ""},
 		{"refusal", `{"choices":[{"message":{"content":null,"refusal":"I can't help with that."},"finish_reason":"stop"}]}`,
