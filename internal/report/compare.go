@@ -11,17 +11,19 @@ import (
 )
 
 // Outcome is what a comparison of two runs needs of one case's result:
-// its status, its checks' verdicts, its trials and its duration.
+// its status, its checks' verdicts, its trials and its duration. Its
+// JSON is a side of a change in compare --json.
 type Outcome struct {
-	Suite, Name string
-	Status      Status
+	Suite  string `json:"-"`
+	Name   string `json:"-"`
+	Status Status `json:"status"`
 	// Reason is why a case that did not pass did not (its first line,
 	// bounded); empty for a passed case.
-	Reason string
-	Checks []CheckOutcome
-	Trials *TrialCount // nil: the case ran once
+	Reason string         `json:"reason,omitempty"`
+	Checks []CheckOutcome `json:"-"`
+	Trials *TrialCount    `json:"trials,omitempty"` // nil: the case ran once
 	// DurationMS is the case's wall time, all its trials together.
-	DurationMS float64
+	DurationMS float64 `json:"duration_ms"`
 }
 
 // CheckOutcome is one check's verdict.
@@ -33,8 +35,9 @@ type CheckOutcome struct {
 
 // TrialCount is how many of a case's trials passed.
 type TrialCount struct {
-	N, Passed int
-	Flaky     bool
+	N      int  `json:"n"`
+	Passed int  `json:"passed"`
+	Flaky  bool `json:"flaky"`
 }
 
 // maxReason bounds an Outcome's reason, in bytes.
@@ -174,9 +177,9 @@ func (c *CaseChange) Has(k ChangeKind) bool { return slices.Contains(c.Kinds, k)
 
 // CheckChange is one check that changed: regressed, fixed, new or gone.
 type CheckChange struct {
-	Kind  ChangeKind
-	Check string
-	At    string // in NEW; in BASE for a gone check
+	Kind  ChangeKind `json:"change"`
+	Check string     `json:"check"`
+	At    string     `json:"at"` // in NEW; in BASE for a gone check
 }
 
 // Count is how many cases have change k.

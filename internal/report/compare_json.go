@@ -66,37 +66,18 @@ type trialsJSON struct {
 }
 
 type changeJSON struct {
-	Suite  string            `json:"suite"`
-	Name   string            `json:"name"`
-	Kinds  []ChangeKind      `json:"kinds"`
-	Base   *outcomeSideJSON  `json:"base"`
-	New    *outcomeSideJSON  `json:"new"`
-	Checks []checkChangeJSON `json:"checks"`
+	Suite  string        `json:"suite"`
+	Name   string        `json:"name"`
+	Kinds  []ChangeKind  `json:"kinds"`
+	Base   *Outcome      `json:"base"`
+	New    *Outcome      `json:"new"`
+	Checks []CheckChange `json:"checks"`
 	// PassHatK, for a case with trials in both runs: pass^k for k = 1
 	// to the fewer trials of the two, in each run.
 	PassHatK *passHatKJSON `json:"pass_hat_k,omitempty"`
 	// MSPerTrial, for a slower or faster case: its duration a trial in
 	// each run.
 	MSPerTrial *[2]float64 `json:"ms_per_trial,omitempty"`
-}
-
-type outcomeSideJSON struct {
-	Status     Status      `json:"status"`
-	Reason     string      `json:"reason,omitempty"`
-	Trials     *trialsSide `json:"trials,omitempty"`
-	DurationMS float64     `json:"duration_ms"`
-}
-
-type trialsSide struct {
-	N      int  `json:"n"`
-	Passed int  `json:"passed"`
-	Flaky  bool `json:"flaky"`
-}
-
-type checkChangeJSON struct {
-	Change ChangeKind `json:"change"`
-	Check  string     `json:"check"`
-	At     string     `json:"at"`
 }
 
 type passHatKJSON struct {
@@ -135,21 +116,10 @@ func runOf(name string, t RunTally) runJSON {
 	return runJSON{Report: name, Cases: t.Cases, Passed: t.Passed, Failed: t.Failed, Error: t.Error, Skipped: t.Skipped, Flaky: t.Flaky, DurationMS: round6(t.DurationMS)}
 }
 
-func sideOf(o *Outcome) *outcomeSideJSON {
-	if o == nil {
-		return nil
-	}
-	s := &outcomeSideJSON{Status: o.Status, Reason: o.Reason, DurationMS: o.DurationMS}
-	if t := o.Trials; t != nil {
-		s.Trials = &trialsSide{N: t.N, Passed: t.Passed, Flaky: t.Flaky}
-	}
-	return s
-}
-
 func changeOf(ch *CaseChange) *changeJSON {
-	j := &changeJSON{Suite: ch.Suite, Name: ch.Name, Kinds: ch.Kinds, Base: sideOf(ch.Base), New: sideOf(ch.New), Checks: []checkChangeJSON{}}
-	for _, cc := range ch.Checks {
-		j.Checks = append(j.Checks, checkChangeJSON{Change: cc.Kind, Check: cc.Check, At: cc.At})
+	j := &changeJSON{Suite: ch.Suite, Name: ch.Name, Kinds: ch.Kinds, Base: ch.Base, New: ch.New, Checks: ch.Checks}
+	if j.Checks == nil {
+		j.Checks = []CheckChange{}
 	}
 	if ch.Base != nil && ch.New != nil && ch.Base.Trials != nil && ch.New.Trials != nil {
 		b, n := ch.Base.Trials, ch.New.Trials
