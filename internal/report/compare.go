@@ -154,11 +154,14 @@ type DurationRule struct {
 // averaged over them: pass^1 (the share of trials that passed) and
 // pass^K, K the fewest trials any of them had in either run.
 type TrialsDelta struct {
-	Cases       int
-	K           int
-	Base1, New1 float64
-	BaseK, NewK float64
-	Base, New   int // cases with trials in BASE and in NEW
+	Cases int     `json:"cases"`
+	K     int     `json:"k"`
+	Base1 float64 `json:"base_pass_hat_1"`
+	New1  float64 `json:"new_pass_hat_1"`
+	BaseK float64 `json:"base_pass_hat_k"`
+	NewK  float64 `json:"new_pass_hat_k"`
+	Base  int     `json:"-"` // cases with trials in BASE
+	New   int     `json:"-"` // and in NEW
 }
 
 // CaseChange is one case that changed.

@@ -17,7 +17,7 @@ type comparisonJSON struct {
 	New       runJSON          `json:"new"`
 	Counts    countsJSON       `json:"counts"`
 	Durations durationRuleJSON `json:"durations"`
-	Trials    *trialsJSON      `json:"trials,omitempty"`
+	Trials    *TrialsDelta     `json:"trials,omitempty"`
 }
 
 type runJSON struct {
@@ -56,15 +56,6 @@ type durationRuleJSON struct {
 	Compared    int     `json:"compared"`
 }
 
-type trialsJSON struct {
-	Cases     int     `json:"cases"`
-	K         int     `json:"k"`
-	BasePass1 float64 `json:"base_pass_hat_1"`
-	NewPass1  float64 `json:"new_pass_hat_1"`
-	BasePassK float64 `json:"base_pass_hat_k"`
-	NewPassK  float64 `json:"new_pass_hat_k"`
-}
-
 type changeJSON struct {
 	Suite  string        `json:"suite"`
 	Name   string        `json:"name"`
@@ -100,8 +91,8 @@ func (c *Comparison) WriteJSON(w io.Writer) error {
 		},
 		Durations: durationRuleJSON{Factor: c.Durations.Factor, MinMS: c.Durations.MinMS, MedianRatio: round6(c.Durations.Median), Compared: c.Durations.Compared},
 	}
-	if t := c.Trials; t.Cases > 0 {
-		head.Trials = &trialsJSON{Cases: t.Cases, K: t.K, BasePass1: t.Base1, NewPass1: t.New1, BasePassK: t.BaseK, NewPassK: t.NewK}
+	if c.Trials.Cases > 0 {
+		head.Trials = &c.Trials
 	}
 	l := jsonout.New(w, "changes")
 	for i := range c.Changes {
