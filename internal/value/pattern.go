@@ -37,7 +37,8 @@ func Compile(v any) *Pattern {
 	switch x := v.(type) {
 	case map[string]any:
 		p.kind = kObject
-		p.keys = slices.Sorted(maps.Keys(x))
+		p.keys = slices.AppendSeq(make([]string, 0, len(x)), maps.Keys(x)) // one allocation, as Sorted's is not
+		slices.Sort(p.keys)
 		p.vals = make([]*Pattern, len(p.keys))
 		for i, k := range p.keys {
 			p.vals[i] = Compile(x[k])

@@ -312,7 +312,12 @@ func toStarlark(v any) (starlark.Value, error) {
 		return starlark.NewList(elems), nil
 	case map[string]any:
 		d := starlark.NewDict(len(x))
-		for _, k := range sortedKeys(x) {
+		keys := make([]string, 0, len(x)) // one allocation: every call converts its arguments
+		for k := range x {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		for _, k := range keys {
 			sv, err := toStarlark(x[k])
 			if err != nil {
 				return nil, err

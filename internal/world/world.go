@@ -267,7 +267,8 @@ func IsWorldFile(name string) bool {
 	return strings.HasSuffix(name, ".world.yaml") || strings.HasSuffix(name, ".world.yml")
 }
 
-// sortedKeys returns the keys of m in order.
+// sortedKeys returns the keys of m in order (for loading and messages:
+// it allocates as it collects).
 func sortedKeys[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }
 
 func num(v any) (float64, bool) {
