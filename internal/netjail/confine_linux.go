@@ -42,36 +42,24 @@ import (
 // hidden are the directories a sandbox replaces with empty ones.
 var hidden = []string{"/home", "/root", "/run", "/tmp", "/var/tmp"}
 
-var (
-	bwrapOnce sync.Once
-	bwrapPath string
-	bwrapErr  error
-)
-
 // bwrap finds bubblewrap and checks, once, that it can confine here.
-func bwrap() (string, error) {
-	bwrapOnce.Do(func() {
-		path, err := exec.LookPath("bwrap")
-		if err != nil {
-			bwrapErr = errors.New("it needs bubblewrap (bwrap) to keep the agent from leaving it (with no capabilities, in a PID namespace of its own), and bwrap is not on PATH: install it (Debian and Ubuntu: apt-get install bubblewrap)")
-			return
-		}
-		filter, err := filterFile()
-		if err != nil {
-			bwrapErr = err
-			return
-		}
-		defer filter.Close()
-		probe := exec.Command(path, "--dev-bind", "/", "/", "--proc", "/proc", "--unshare-pid", "--cap-drop", "ALL", "--die-with-parent", "--new-session", "--seccomp", "3", "--", "/bin/sh", "-c", "exit 0")
-		probe.ExtraFiles = []*os.File{filter}
-		if out, err := probe.CombinedOutput(); err != nil {
-			bwrapErr = fmt.Errorf("bubblewrap (%s) cannot confine the agent here (%v: %s): it needs root, or unprivileged user namespaces", path, err, strings.TrimSpace(string(out)))
-			return
-		}
-		bwrapPath = path
-	})
-	return bwrapPath, bwrapErr
-}
+var bwrap = sync.OnceValues(func() (string, error) {
+	path, err := exec.LookPath("bwrap")
+	if err != nil {
+		return "", errors.New("it needs bubblewrap (bwrap) to keep the agent from leaving it (with no capabilities, in a PID namespace of its own), and bwrap is not on PATH: install it (Debian and Ubuntu: apt-get install bubblewrap)")
+	}
+	filter, err := filterFile()
+	if err != nil {
+		return "", err
+	}
+	defer filter.Close()
+	probe := exec.Command(path, "--dev-bind", "/", "/", "--proc", "/proc", "--unshare-pid", "--cap-drop", "ALL", "--die-with-parent", "--new-session", "--seccomp", "3", "--", "/bin/sh", "-c", "exit 0")
+	probe.ExtraFiles = []*os.File{filter}
+	if out, err := probe.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("bubblewrap (%s) cannot confine the agent here (%v: %s): it needs root, or unprivileged user namespaces", path, err, strings.TrimSpace(string(out)))
+	}
+	return path, nil
+})
 
 // Confined says what the jail's last program was kept from, beyond the
 // network: for a case's report.
@@ -121,11 +109,9 @@ func (c *confinement) wrap(cmd *exec.Cmd) (*os.File, error) {
 		if home, err := os.UserHomeDir(); err == nil && !under(home, hide) && home != "/" {
 			hide = append(hide, home)
 		}
-		for _, h := range hide {
-			if st, err := os.Lstat(h); err == nil && st.IsDir() {
-				args = append(args, "--tmpfs", h)
-				hid = append(hid, h)
-			}
+		hid = slices.DeleteFunc(slices.Clone(hide), notDir)
+		for _, h := range hid {
+			args = append(args, "--tmpfs", h)
 		}
 		ro = append(ro, c.read...)
 		ro = append(ro, toolchains(cmd, hide)...)
@@ -263,14 +249,12 @@ var systemRO = []string{"/bin", "/boot", "/etc", "/lib", "/lib32", "/lib64", "/l
 
 // systemDirs are those of systemRO that are directories here, not links
 // (on a merged /usr, /bin is a link into /usr, read-only already).
-func systemDirs() []string {
-	var out []string
-	for _, d := range systemRO {
-		if st, err := os.Lstat(d); err == nil && st.IsDir() {
-			out = append(out, d)
-		}
-	}
-	return out
+func systemDirs() []string { return slices.DeleteFunc(slices.Clone(systemRO), notDir) }
+
+// notDir says whether p is no directory here (a link to one is not one).
+func notDir(p string) bool {
+	st, err := os.Lstat(p)
+	return err != nil || !st.IsDir()
 }
 
 // programFiles are the directories of the program's own files (a file
@@ -338,10 +322,7 @@ func linkedEntries(dir string) []string {
 		return nil
 	}
 	var out []string
-	for i, e := range ents {
-		if i >= maxLinkedEntries {
-			break
-		}
+	for _, e := range ents[:min(len(ents), maxLinkedEntries)] {
 		if e.Type()&os.ModeSymlink == 0 {
 			continue
 		}
@@ -356,19 +337,16 @@ func linkedEntries(dir string) []string {
 // or writable, parents before what they hold: only those in a hidden
 // place need one (the rest of the machine is there, read-only).
 func binds(ro, rw, hide []string) (args, bound []string) {
-	type bind struct {
-		path string
-		w    bool
-	}
+	type bind struct{ path, flag string }
 	var all []bind
 	for _, p := range ro {
 		if p, err := filepath.Abs(p); err == nil && under(p, hide) {
-			all = append(all, bind{p, false})
+			all = append(all, bind{p, "--ro-bind"})
 		}
 	}
 	for _, p := range rw {
 		if p, err := filepath.Abs(p); err == nil {
-			all = append(all, bind{p, true})
+			all = append(all, bind{p, "--bind"})
 		}
 	}
 	slices.SortStableFunc(all, func(a, b bind) int { return strings.Count(a.path, "/") - strings.Count(b.path, "/") })
@@ -376,11 +354,7 @@ func binds(ro, rw, hide []string) (args, bound []string) {
 		if _, err := os.Stat(b.path); err != nil {
 			continue
 		}
-		if b.w {
-			args = append(args, "--bind", b.path, b.path)
-		} else {
-			args = append(args, "--ro-bind", b.path, b.path)
-		}
+		args = append(args, b.flag, b.path, b.path)
 		bound = append(bound, b.path)
 	}
 	return args, bound
@@ -417,12 +391,7 @@ func toolchains(cmd *exec.Cmd, hide []string) []string {
 }
 
 func under(p string, dirs []string) bool {
-	for _, d := range dirs {
-		if p == d || strings.HasPrefix(p, d+"/") {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(dirs, func(d string) bool { return p == d || strings.HasPrefix(p, d+"/") })
 }
 
 func envOf(env []string, key string) string {

@@ -33,23 +33,16 @@ type Jail struct {
 	seen     tally
 }
 
-var (
-	availOnce sync.Once
-	availErr  error
-)
-
 // Available says whether a namespace can be made here (nil), or why not.
-func Available() error {
-	availOnce.Do(func() {
-		j, err := New(0, nil)
-		if err != nil {
-			availErr = err
-			return
-		}
+func Available() error { return available() }
+
+var available = sync.OnceValue(func() error {
+	j, err := New(0, nil)
+	if err == nil {
 		j.Close()
-	})
-	return availErr
-}
+	}
+	return err
+})
 
 // New makes a namespace whose loopback answers on 127.0.0.1:port with
 // Listener (0: a port the system picks). o may be nil: isolated.

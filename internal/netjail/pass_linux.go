@@ -16,6 +16,7 @@ package netjail
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"encoding/binary"
 	"fmt"
@@ -203,10 +204,7 @@ func (p *passer) passTCP(in net.Conn) {
 // with what it (or the Resolver) answers outside.
 func (p *passer) dnsLoop(c *net.UDPConn) {
 	defer p.wg.Done()
-	server := c.LocalAddr().String()
-	if p.resolver != "" {
-		server = p.resolver
-	}
+	server := cmp.Or(p.resolver, c.LocalAddr().String())
 	buf := make([]byte, 1<<16)
 	for {
 		n, from, err := c.ReadFromUDP(buf)

@@ -34,9 +34,7 @@ var filters embed.FS
 
 // seccompFilter is the filter for this machine's architecture, as the
 // array of struct sock_filter bwrap's --seccomp reads.
-func seccompFilter() ([]byte, error) {
-	return filterFor(runtime.GOARCH)
-}
+func seccompFilter() ([]byte, error) { return filterFor(runtime.GOARCH) }
 
 func filterFor(goarch string) ([]byte, error) {
 	// A 32-bit dryfire on a 64-bit kernel would filter (kill) every

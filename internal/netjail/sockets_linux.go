@@ -210,22 +210,19 @@ func unixSockets() []string {
 		}
 	}
 	defer f.Close()
-	seen := map[string]bool{}
 	var out []string
 	sc := bufio.NewScanner(f)
 	sc.Scan() // the header
 	for sc.Scan() {
-		p, ok := socketPath(sc.Text())
-		if !ok || seen[p] {
-			continue // unbound, or abstract (@…: per namespace already); or seen
-		}
-		seen[p] = true
-		if st, err := os.Lstat(p); err == nil && st.Mode()&os.ModeSocket != 0 {
+		if p, ok := socketPath(sc.Text()); ok { // not unbound, nor abstract (@…: per namespace already)
 			out = append(out, p)
 		}
 	}
 	slices.Sort(out)
-	return out
+	return slices.DeleteFunc(slices.Compact(out), func(p string) bool {
+		st, err := os.Lstat(p)
+		return err != nil || st.Mode()&os.ModeSocket == 0
+	})
 }
 
 // socketPath is the path of a line of /proc/net/unix: what follows its
