@@ -216,12 +216,9 @@ func (s *Session) Answer(ctx context.Context, c tool.Call, args any, perr error)
 	}
 	s.mu.Unlock()
 
-	if r != nil && r.delay > 0 {
-		if !pause.For(ctx, r.delay) {
-			err := context.Cause(ctx)
-			res.Outcome, res.Content, res.Blocks, res.IsError, res.Notices = tool.Error, fmt.Sprintf("dryfire: the call ended during the rule's delay_ms (%s): %v", r.where, err), nil, true, nil
-			return res
-		}
+	if r != nil && r.delay > 0 && !pause.For(ctx, r.delay) {
+		res.Outcome, res.Content, res.Blocks, res.IsError, res.Notices = tool.Error, fmt.Sprintf("dryfire: the call ended during the rule's delay_ms (%s): %v", r.where, context.Cause(ctx)), nil, true, nil
+		return res
 	}
 	if r != nil && r.ask != nil && o.src != nil {
 		return r.askClient(ctx, o, res)

@@ -15,7 +15,6 @@ import (
 	"maps"
 	"os"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -309,7 +308,7 @@ func (r *Runner) Running() []string {
 	if p != nil {
 		out = append(out, p.running()...)
 	}
-	sort.Strings(out)
+	slices.Sort(out)
 	return out
 }
 
