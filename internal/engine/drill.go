@@ -124,10 +124,8 @@ func parseStart(body []byte) (*startRequest, *apiError) {
 		}
 		req.Setup = v
 	}
-	if req.Record != "" {
-		if _, err := cassette.ParseMode(req.Record); err != nil {
-			return nil, invalid("record %q: want none, once, new or all", req.Record)
-		}
+	if _, err := cassette.ParseMode(req.Record); req.Record != "" && err != nil {
+		return nil, invalid("record %q: want none, once, new or all", req.Record)
 	}
 	if req.Drill == "" && isNull(req.Reproduce) {
 		return nil, invalid("drill is missing: name the drill (a case of a world suite) to start, e.g. {\"drill\": \"save-record\"}")

@@ -95,10 +95,8 @@ func (s *Sessions) act(ss *session, raw json.RawMessage) ([]byte, *apiError) {
 	ss.steps++
 	if answering {
 		output := ""
-		if raw := a["answer"]; !isNull(raw) {
-			if err := json.Unmarshal(raw, &output); err != nil {
-				output = string(raw)
-			}
+		if raw := a["answer"]; !isNull(raw) && json.Unmarshal(raw, &output) != nil {
+			output = string(raw)
 		}
 		c := ss.run.End(s.ctx, output, nil)
 		obs, score := verdictOf(&c)
