@@ -28,9 +28,9 @@ type Outcome struct {
 
 // CheckOutcome is one check's verdict.
 type CheckOutcome struct {
-	Check  string // the check as written, which names it across runs
-	At     string // FILE:LINE
-	Passed bool
+	Check  string `json:"check"` // the check as written, which names it across runs
+	At     string `json:"at"`    // FILE:LINE
+	Passed bool   `json:"passed"`
 }
 
 // TrialCount is how many of a case's trials passed.

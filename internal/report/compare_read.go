@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 )
 
 // maxReadTrials bounds a case's trials as a report is read for a
@@ -72,21 +73,13 @@ func ReadOutcomes(r io.Reader) (o *Outcomes, shardIndex, shardCount int, err err
 
 // outcomeJSON is what ReadOutcomes decodes of a case; the rest is skipped.
 type outcomeJSON struct {
-	Suite  *string `json:"suite"`
-	Name   *string `json:"name"`
-	Status Status  `json:"status"`
-	Reason string  `json:"reason"`
-	Checks []struct {
-		Check  string `json:"check"`
-		At     string `json:"at"`
-		Passed bool   `json:"passed"`
-	} `json:"checks"`
-	Trials *struct {
-		N      int  `json:"n"`
-		Passed int  `json:"passed"`
-		Flaky  bool `json:"flaky"`
-	} `json:"trials"`
-	DurationMS float64 `json:"duration_ms"`
+	Suite      *string        `json:"suite"`
+	Name       *string        `json:"name"`
+	Status     Status         `json:"status"`
+	Reason     string         `json:"reason"`
+	Checks     []CheckOutcome `json:"checks"`
+	Trials     *TrialCount    `json:"trials"`
+	DurationMS float64        `json:"duration_ms"`
 }
 
 func readCases(r io.Reader, dec *json.Decoder, o *Outcomes, suites map[string]string) error {
@@ -116,18 +109,15 @@ func readCases(r io.Reader, dec *json.Decoder, o *Outcomes, suites map[string]st
 		case c.Trials != nil && (c.Trials.N < 1 || c.Trials.N > maxReadTrials || c.Trials.Passed < 0 || c.Trials.Passed > c.Trials.N):
 			return fmt.Errorf("%scase %d (%q): trials say %d of %d passed", at(), n, *c.Name, c.Trials.Passed, c.Trials.N)
 		}
-		out := Outcome{Suite: intern(suites, *c.Suite), Name: *c.Name, Status: c.Status, DurationMS: c.DurationMS}
+		out := Outcome{Suite: intern(suites, *c.Suite), Name: *c.Name, Status: c.Status, Trials: c.Trials, DurationMS: c.DurationMS}
 		if c.Status != Passed {
 			out.Reason = shortReason(c.Reason)
 		}
 		if len(c.Checks) > 0 {
-			out.Checks = make([]CheckOutcome, len(c.Checks))
-			for i, ch := range c.Checks {
-				out.Checks[i] = CheckOutcome{Check: ch.Check, At: intern(suites, ch.At), Passed: ch.Passed}
+			for i := range c.Checks {
+				c.Checks[i].At = intern(suites, c.Checks[i].At)
 			}
-		}
-		if t := c.Trials; t != nil {
-			out.Trials = &TrialCount{N: t.N, Passed: t.Passed, Flaky: t.Flaky}
+			out.Checks = slices.Clone(c.Checks) // no spare capacity kept per case
 		}
 		o.Cases = append(o.Cases, out)
 	}
