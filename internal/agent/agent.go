@@ -79,18 +79,16 @@ func Run(ctx context.Context, m model.Model, tools tool.Session, cfg Config) (*T
 		Messages: msgs,
 	}
 	t.Conversation = []Exchange{{User: cfg.Input}}
+	defer func() { t.Messages = req.Messages }() // what was said, however it ends
 	for {
 		if t.Turns >= cfg.MaxTurns {
-			t.Messages = req.Messages
 			return t, &MaxTurnsError{Max: cfg.MaxTurns}
 		}
 		if err := ctx.Err(); err != nil {
-			t.Messages = req.Messages
 			return t, err
 		}
 		resp, err := m.Generate(ctx, req)
 		if err != nil {
-			t.Messages = req.Messages
 			return t, err
 		}
 		t.Turns++
@@ -110,12 +108,10 @@ func Run(ctx context.Context, m model.Model, tools tool.Session, cfg Config) (*T
 			last := &t.Conversation[len(t.Conversation)-1]
 			last.Reply, last.ModelTurn = resp.Text, t.Turns
 			if cfg.User == nil {
-				t.Messages = req.Messages
 				return t, nil
 			}
 			msg, ok, err := cfg.User.Next(ctx, resp.Text, t.Turns)
 			if err != nil || !ok {
-				t.Messages = req.Messages
 				return t, err
 			}
 			t.Conversation = append(t.Conversation, Exchange{User: msg})
@@ -124,7 +120,6 @@ func Run(ctx context.Context, m model.Model, tools tool.Session, cfg Config) (*T
 		}
 		for _, c := range calls {
 			if err := ctx.Err(); err != nil {
-				t.Messages = req.Messages
 				return t, err
 			}
 			r := tools.Call(ctx, c)

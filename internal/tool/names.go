@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"net/url"
 	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -68,10 +69,9 @@ func (n *Names) Suite(name string) (string, bool) {
 	if t, ok := n.exact[name]; ok {
 		return t, true
 	}
-	for _, inner := range Undecorated(name) {
-		if n.tools[inner] {
-			return inner, true
-		}
+	u := Undecorated(name)
+	if i := slices.IndexFunc(u, func(s string) bool { return n.tools[s] }); i >= 0 {
+		return u[i], true
 	}
 	return name, false
 }
@@ -90,12 +90,7 @@ func (n *Names) Is(name, tool string) bool {
 			return t == tool
 		}
 	}
-	for _, inner := range Undecorated(name) {
-		if inner == tool {
-			return true
-		}
-	}
-	return false
+	return slices.Contains(Undecorated(name), tool)
 }
 
 // Undecorated are the names a decorated tool name may stand for (see

@@ -1,6 +1,7 @@
 package tool
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"sync"
@@ -265,10 +266,7 @@ type pos struct{ c, i int }
 // reserve appends an empty slot and returns where it is.
 func (l *log) reserve() pos {
 	if k := len(l.chunks); k == 0 || len(l.chunks[k-1]) == cap(l.chunks[k-1]) {
-		size := 8
-		if l.first > 0 {
-			size = min(l.first, maxChunk)
-		}
+		size := min(cmp.Or(l.first, 8), maxChunk)
 		if k > 0 {
 			size = min(l.n, maxChunk)
 		}
