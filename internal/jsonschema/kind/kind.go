@@ -3,6 +3,7 @@ package kind
 import (
 	"fmt"
 	"math/big"
+	"slices"
 	"strings"
 
 	"golang.org/x/text/message"
@@ -103,8 +104,7 @@ type Type struct {
 }
 
 func (k *Type) LocalizedString(p *message.Printer) string {
-	want := strings.Join(k.Want, " or ")
-	return p.Sprintf("got %s, want %s", k.Got, want)
+	return p.Sprintf("got %s, want %s", k.Got, strings.Join(k.Want, " or "))
 }
 
 // --
@@ -115,26 +115,26 @@ type Enum struct {
 }
 
 func (k *Enum) LocalizedString(p *message.Printer) string {
-	allPrimitive := true
-loop:
-	for _, item := range k.Want {
-		switch item.(type) {
-		case []any, map[string]any:
-			allPrimitive = false
-			break loop
-		}
+	switch {
+	case slices.ContainsFunc(k.Want, composite):
+		return p.Sprintf("'enum' failed")
+	case len(k.Want) == 1:
+		return p.Sprintf("value must be %s", display(k.Want[0]))
 	}
-	if allPrimitive {
-		if len(k.Want) == 1 {
-			return p.Sprintf("value must be %s", display(k.Want[0]))
-		}
-		var want []string
-		for _, v := range k.Want {
-			want = append(want, display(v))
-		}
-		return p.Sprintf("value must be one of %s", strings.Join(want, ", "))
+	want := make([]string, len(k.Want))
+	for i, v := range k.Want {
+		want[i] = display(v)
 	}
-	return p.Sprintf("'enum' failed")
+	return p.Sprintf("value must be one of %s", strings.Join(want, ", "))
+}
+
+// composite says whether v is an array or an object.
+func composite(v any) bool {
+	switch v.(type) {
+	case []any, map[string]any:
+		return true
+	}
+	return false
 }
 
 // --
@@ -145,12 +145,10 @@ type Const struct {
 }
 
 func (k *Const) LocalizedString(p *message.Printer) string {
-	switch want := k.Want.(type) {
-	case []any, map[string]any:
+	if composite(k.Want) {
 		return p.Sprintf("'const' failed")
-	default:
-		return p.Sprintf("value must be %s", display(want))
 	}
+	return p.Sprintf("value must be %s", display(k.Want))
 }
 
 // --
@@ -309,10 +307,9 @@ type MinContains struct {
 func (k *MinContains) LocalizedString(p *message.Printer) string {
 	if len(k.Got) == 0 {
 		return p.Sprintf("min %d items required to match contains schema, but none matched", k.Want)
-	} else {
-		got := fmt.Sprintf("%v", k.Got)
-		return p.Sprintf("min %d items required to match contains schema, but matched %d items at %v", k.Want, len(k.Got), got[1:len(got)-1])
 	}
+	got := fmt.Sprintf("%v", k.Got)
+	return p.Sprintf("min %d items required to match contains schema, but matched %d items at %v", k.Want, len(k.Got), got[1:len(got)-1])
 }
 
 // --
@@ -366,9 +363,7 @@ type Minimum struct {
 }
 
 func (k *Minimum) LocalizedString(p *message.Printer) string {
-	got, _ := k.Got.Float64()
-	want, _ := k.Want.Float64()
-	return p.Sprintf("minimum: got %v, want %v", got, want)
+	return bound(p, "minimum", k.Got, k.Want)
 }
 
 // --
@@ -379,9 +374,7 @@ type Maximum struct {
 }
 
 func (k *Maximum) LocalizedString(p *message.Printer) string {
-	got, _ := k.Got.Float64()
-	want, _ := k.Want.Float64()
-	return p.Sprintf("maximum: got %v, want %v", got, want)
+	return bound(p, "maximum", k.Got, k.Want)
 }
 
 // --
@@ -392,9 +385,7 @@ type ExclusiveMinimum struct {
 }
 
 func (k *ExclusiveMinimum) LocalizedString(p *message.Printer) string {
-	got, _ := k.Got.Float64()
-	want, _ := k.Want.Float64()
-	return p.Sprintf("exclusiveMinimum: got %v, want %v", got, want)
+	return bound(p, "exclusiveMinimum", k.Got, k.Want)
 }
 
 // --
@@ -405,9 +396,7 @@ type ExclusiveMaximum struct {
 }
 
 func (k *ExclusiveMaximum) LocalizedString(p *message.Printer) string {
-	got, _ := k.Got.Float64()
-	want, _ := k.Want.Float64()
-	return p.Sprintf("exclusiveMaximum: got %v, want %v", got, want)
+	return bound(p, "exclusiveMaximum", k.Got, k.Want)
 }
 
 // --
@@ -418,12 +407,18 @@ type MultipleOf struct {
 }
 
 func (k *MultipleOf) LocalizedString(p *message.Printer) string {
-	got, _ := k.Got.Float64()
-	want, _ := k.Want.Float64()
-	return p.Sprintf("multipleOf: got %v, want %v", got, want)
+	return bound(p, "multipleOf", k.Got, k.Want)
 }
 
 // --
+
+// bound is the message of a numeric keyword's failure, got and want as
+// floats.
+func bound(p *message.Printer, keyword string, got, want *big.Rat) string {
+	g, _ := got.Float64()
+	w, _ := want.Float64()
+	return p.Sprintf("%s: got %v, want %v", keyword, g, w)
+}
 
 func quote(s string) string {
 	s = fmt.Sprintf("%q", s)
@@ -433,14 +428,11 @@ func quote(s string) string {
 }
 
 func joinQuoted(arr []string, sep string) string {
-	var sb strings.Builder
-	for _, s := range arr {
-		if sb.Len() > 0 {
-			sb.WriteString(sep)
-		}
-		sb.WriteString(quote(s))
+	q := make([]string, len(arr))
+	for i, s := range arr {
+		q[i] = quote(s)
 	}
-	return sb.String()
+	return strings.Join(q, sep)
 }
 
 // to be used only for primitive.
