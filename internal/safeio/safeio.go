@@ -11,7 +11,6 @@ import (
 	"io/fs"
 	"os"
 	"strconv"
-	"syscall"
 )
 
 // Default size limits, by kind of file.
@@ -42,26 +41,15 @@ func Limit(def int64) int64 {
 // names the file in messages ("suite", "behavior module"). A missing file
 // is an error matching fs.ErrNotExist.
 func ReadFile(path, what string, limit int64) ([]byte, error) {
-	// O_NONBLOCK: opening a FIFO must not wait for a writer.
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	f, size, err := open(path, what, limit)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s %s is not a regular file (it is %s)", what, path, describeMode(st.Mode()))
-	}
-	if st.Size() > limit {
-		return nil, tooLarge(path, what, st.Size(), limit)
-	}
 	// Read into a buffer of the file's size (and the room a read asks
 	// for, which sees growth): a large file is in memory once, not in the
 	// doubling copies of a growing buffer.
-	buf := bytes.NewBuffer(make([]byte, 0, min(st.Size(), limit)+bytes.MinRead))
+	buf := bytes.NewBuffer(make([]byte, 0, min(size, limit)+bytes.MinRead))
 	_, err = buf.ReadFrom(io.LimitReader(f, limit+1))
 	data := buf.Bytes()
 	if err != nil {
