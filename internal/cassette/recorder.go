@@ -350,10 +350,6 @@ func joinHeader(h http.Header, i int) string {
 func (r *Recorder) Keep(x *Exchange, host string, status int, contentType string, data []byte) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.keep(x, host, status, contentType, data)
-}
-
-func (r *Recorder) keep(x *Exchange, host string, status int, contentType string, data []byte) {
 	if !r.recording || retried(status) {
 		return
 	}
