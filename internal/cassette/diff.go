@@ -159,7 +159,12 @@ func sameLeaf(a, b any) bool {
 		return ok && x == y
 	case json.Number:
 		y, ok := b.(json.Number)
-		return ok && (x == y || sameNumber(x, y))
+		if !ok || x == y {
+			return ok
+		}
+		fx, errx := strconv.ParseFloat(string(x), 64)
+		fy, erry := strconv.ParseFloat(string(y), 64)
+		return errx == nil && erry == nil && fx == fy
 	case nil, bool:
 		return a == b
 	}
@@ -198,12 +203,6 @@ func (d *differ) leaf(path string, rec, now any) {
 		}
 	}
 	d.add(path + ": recorded " + show(rec) + ", now " + show(now) + d.note(path, show(rec), show(now)))
-}
-
-func sameNumber(a, b json.Number) bool {
-	x, err1 := strconv.ParseFloat(string(a), 64)
-	y, err2 := strconv.ParseFloat(string(b), 64)
-	return err1 == nil && err2 == nil && x == y
 }
 
 // maxShow bounds a value shown in a difference, in characters.

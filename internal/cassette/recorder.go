@@ -222,7 +222,7 @@ func (r *Recorder) Begin(req *http.Request, body []byte, unavailable string) (*E
 	}
 	if !r.live {
 		n := r.next + 1
-		if r.next < len(r.tape.Interactions) && r.seenBefore(r.next, req, body) {
+		if r.next < len(r.seen) && slices.ContainsFunc(r.seen[r.next], func(s seenRequest) bool { return bytes.Equal(s.body, body) && s.head.is(req) }) {
 			// The same bytes as a request that matched before match
 			// again: no need to canonicalise them.
 			return r.played1(r.tape.Interactions[r.next].Request), nil
@@ -316,10 +316,6 @@ const maxSeen = 4
 type seenRequest struct {
 	head seenHead
 	body []byte
-}
-
-func (r *Recorder) seenBefore(i int, req *http.Request, body []byte) bool {
-	return i < len(r.seen) && slices.ContainsFunc(r.seen[i], func(s seenRequest) bool { return bytes.Equal(s.body, body) && s.head.is(req) })
 }
 
 func (r *Recorder) remember(i int, req *http.Request, body []byte) {

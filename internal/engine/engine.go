@@ -229,7 +229,7 @@ func (e *Engine) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	path := r.URL.Path
 	switch {
 	case strings.HasPrefix(path, "/engine/"):
-		if !e.authorized(r) {
+		if tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer "); !ok || subtle.ConstantTimeCompare([]byte(tok), []byte(e.token)) != 1 {
 			w.Header().Set("WWW-Authenticate", "Bearer")
 			writeError(w, &apiError{http.StatusUnauthorized, "UNAUTHORIZED", "the control routes need the header Authorization: Bearer TOKEN, with the token of the engine's ready line"})
 			return
@@ -254,11 +254,6 @@ func (e *Engine) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	default:
 		writeError(w, &apiError{http.StatusNotFound, "NOT_FOUND", fmt.Sprintf("no route %s %s: the engine serves /engine/drills (control) and /drills/ID/... (a drill's binding)", r.Method, path)})
 	}
-}
-
-func (e *Engine) authorized(r *http.Request) bool {
-	tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-	return ok && subtle.ConstantTimeCompare([]byte(tok), []byte(e.token)) == 1
 }
 
 // control serves the routes under /engine.

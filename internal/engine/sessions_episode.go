@@ -107,7 +107,7 @@ func (s *Sessions) act(ss *session, raw json.RawMessage) ([]byte, *apiError) {
 	if isNull(args) {
 		args = json.RawMessage("{}")
 	}
-	w := s.call(http.MethodPost, "/sessions/"+ss.id+"/tools/"+escapeSegment(tool), args)
+	w := s.call(http.MethodPost, "/sessions/"+ss.id+"/tools/"+strings.NewReplacer("%", "%25", "/", "%2F", "?", "%3F", "#", "%23").Replace(tool), args)
 	var res struct {
 		Content json.RawMessage `json:"content"`
 		IsError bool            `json:"is_error"`
@@ -117,10 +117,6 @@ func (s *Sessions) act(ss *session, raw json.RawMessage) ([]byte, *apiError) {
 	}
 	obs := map[string]any{"tool": tool, "content": res.Content, "is_error": res.IsError}
 	return marshal(map[string]any{"observation": obs, "reward": nil, "done": false}), nil
-}
-
-func escapeSegment(s string) string {
-	return strings.NewReplacer("%", "%25", "/", "%2F", "?", "%3F", "#", "%23").Replace(s)
 }
 
 // verdictOf is the observation of an episode's end, and its reward:

@@ -58,10 +58,6 @@ func stampOf(path string) stamp {
 	return stamp{path: path, size: st.Size(), mod: st.ModTime()}
 }
 
-func (ls *loaded) fresh() bool {
-	return !slices.ContainsFunc(ls.stamps, func(s stamp) bool { return stampOf(s.path) != s })
-}
-
 // get loads the suite at path (absolute), or returns it from the cache.
 // The second result is the suite it replaced after a change, if any.
 func (c *suiteCache) get(path string) (*loaded, *loaded) {
@@ -74,7 +70,7 @@ func (c *suiteCache) get(path string) (*loaded, *loaded) {
 	c.mu.Unlock()
 	en.mu.Lock()
 	defer en.mu.Unlock()
-	if en.ls != nil && en.ls.fresh() {
+	if en.ls != nil && !slices.ContainsFunc(en.ls.stamps, func(s stamp) bool { return stampOf(s.path) != s }) { // its files unchanged
 		return en.ls, nil
 	}
 	old := en.ls

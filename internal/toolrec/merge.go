@@ -262,7 +262,7 @@ func (m *merge) plan() error {
 				perCase[p.tool] = true
 				continue
 			}
-			if q := seen[key]; q != nil && !sameAnswers(q.answers, p.answers) {
+			if q := seen[key]; q != nil && !slices.EqualFunc(q.answers, p.answers, func(x, y Answer) bool { return sameResult(x.Result(), y.Result()) }) {
 				perCase[p.tool] = true
 			}
 			if seen[key] == nil {

@@ -159,10 +159,6 @@ func sameResult(a, b tool.Result) bool {
 	return a.Content == b.Content && a.IsError == b.IsError && bytes.Equal(a.Blocks, b.Blocks)
 }
 
-func sameAnswers(a, b []Answer) bool {
-	return slices.EqualFunc(a, b, func(x, y Answer) bool { return sameResult(x.Result(), y.Result()) })
-}
-
 // whenOf is the pattern of a call's arguments: every argument, less those
 // the suite's matching rules ignore or normalise (they differ from run to
 // run) and those that hold a secret (the file never does).
