@@ -1,6 +1,7 @@
 package spec
 
 import (
+	"cmp"
 	"fmt"
 	"maps"
 	"slices"
@@ -234,12 +235,7 @@ func (a *Ask) unknown(name string) string {
 }
 
 // at is where o is written, or rule when that is not known.
-func (o Outcome) at(rule *yaml.Node) *yaml.Node {
-	if o.node != nil {
-		return o.node
-	}
-	return rule
-}
+func (o Outcome) at(rule *yaml.Node) *yaml.Node { return cmp.Or(o.node, rule) }
 
 // IsAskPlaceholder says whether a {{name}} placeholder is an answer's,
 // which a data file's row does not fill.

@@ -5,6 +5,7 @@
 package spec
 
 import (
+	"cmp"
 	"regexp"
 	"time"
 
@@ -416,12 +417,7 @@ type UserAct struct {
 }
 
 // Name is the call's name in the record: its tool, else its operation.
-func (a *UserAct) Name() string {
-	if a.Tool != "" {
-		return a.Tool
-	}
-	return a.Operation
-}
+func (a *UserAct) Name() string { return cmp.Or(a.Tool, a.Operation) }
 
 // UserModel is a model-driven simulated user, its model resolved as a
 // judge's is (the agent's when not given).

@@ -1,6 +1,7 @@
 package world
 
 import (
+	"cmp"
 	"strings"
 
 	"github.com/dryfire-dev/dryfire/internal/yamlpos"
@@ -59,12 +60,7 @@ func setupItems(s *Setup, own bool) []CoverageItem {
 }
 
 // overrideName is an override's id, else its operation.
-func overrideName(o *Override) string {
-	if o.ID != "" {
-		return o.ID
-	}
-	return o.Operation
-}
+func overrideName(o *Override) string { return cmp.Or(o.ID, o.Operation) }
 
 // Coverage is what the drill exercised: the operations and behaviors it
 // called (those it did not are left out), and every override, fault and

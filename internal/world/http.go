@@ -418,10 +418,7 @@ func (ph *PackageHTTP) Closest(method string, segs []string) *Operation {
 // package's, else the world's default).
 func (ph *PackageHTTP) Status(op *Operation, r *Response) int {
 	if r.Error == nil {
-		if op.Route.Status != 0 {
-			return op.Route.Status
-		}
-		return http.StatusOK
+		return cmp.Or(op.Route.Status, http.StatusOK)
 	}
 	if s, ok := op.Route.Errors[r.Error.Code]; ok {
 		return s
