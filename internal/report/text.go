@@ -158,7 +158,7 @@ func (t *Text) flush() {
 func SummaryLine(s Summary) string {
 	line := fmt.Sprintf("%d passed, %d failed", s.Passed, s.Failed)
 	if s.Error > 0 {
-		line += ", " + nErrors(s.Error)
+		line += ", " + termtext.Count(s.Error, "error")
 	}
 	if s.Skipped > 0 {
 		line += fmt.Sprintf(", %d skipped", s.Skipped)
@@ -208,13 +208,6 @@ func trialsLine(t *Totals) string {
 		line += fmt.Sprintf(", %d flaky", t.Summary.Flaky)
 	}
 	return line
-}
-
-func nErrors(n int) string {
-	if n == 1 {
-		return "1 error"
-	}
-	return fmt.Sprintf("%d errors", n)
 }
 
 const (
@@ -332,7 +325,7 @@ func (t *Text) drawStatus() {
 		parts = append(parts, part{"", ", "}, part{red, fmt.Sprintf("%d failed", t.counts.Failed)})
 	}
 	if t.counts.Error > 0 {
-		parts = append(parts, part{"", ", "}, part{yellow, nErrors(t.counts.Error)})
+		parts = append(parts, part{"", ", "}, part{yellow, termtext.Count(t.counts.Error, "error")})
 	}
 	if t.counts.Skipped > 0 {
 		parts = append(parts, part{"", ", "}, part{dim, fmt.Sprintf("%d skipped", t.counts.Skipped)})
