@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"slices"
 	"time"
 )
 
@@ -37,16 +38,8 @@ func main() {
 	os.Stdout.WriteString("http://" + l.Addr().String() + "\n")
 	data := []byte(*body)
 	var events [][]byte
-	if *flushEvents {
-		for rest := data; len(rest) > 0; {
-			i := bytes.Index(rest, []byte("\n\n"))
-			if i < 0 {
-				events = append(events, rest)
-				break
-			}
-			events = append(events, rest[:i+2])
-			rest = rest[i+2:]
-		}
+	if *flushEvents { // each ends with its blank line; the rest, if any, last
+		events = slices.DeleteFunc(bytes.SplitAfter(data, []byte("\n\n")), func(e []byte) bool { return len(e) == 0 })
 	}
 	srv := &http.Server{}
 	if *timeouts {
@@ -74,7 +67,7 @@ func main() {
 			return
 		}
 		w.Header().Set("Content-Type", *ctype)
-		if events == nil {
+		if len(events) == 0 {
 			w.Write(data)
 			return
 		}

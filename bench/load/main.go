@@ -27,6 +27,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -184,10 +185,7 @@ func main() {
 		}
 		return all[min(len(all)-1, int(float64(len(all))*p))]
 	}
-	label := *name
-	if label == "" {
-		label = *mode + " " + *url
-	}
+	label := cmp.Or(*name, *mode+" "+*url)
 	if *tsv {
 		us := func(d time.Duration) string { return fmt.Sprintf("%.0f", float64(d)/float64(time.Microsecond)) }
 		fmt.Printf("%s\t%.0f\t%s\t%s\t%s\t%d\t%d\n", label, float64(count.Load())/el.Seconds(), us(pct(0.5)), us(pct(0.9)), us(pct(0.99)), count.Load(), failures.Load())

@@ -14,7 +14,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"log"
@@ -122,11 +121,6 @@ func main() {
 		if _, err := e.Save(); err != nil {
 			log.Fatal(err)
 		}
-		raw := make([]json.RawMessage, len(conv))
-		for j, c := range conv {
-			raw[j] = json.RawMessage(c)
-		}
-		data, _ := json.Marshal(raw)
-		write(name+".bodies.json", string(data))
+		write(name+".bodies.json", "["+strings.Join(conv, ",")+"]")
 	}
 }

@@ -63,7 +63,7 @@ func main() {
 	fmt.Printf("soak: dryfire serve %s (pid %d) at %s for %v\n", *suite, pid, base, *duration)
 
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}, Timeout: 30 * time.Second}
-	var st stats
+	st := stats{counts: map[string]int{}}
 	var wg sync.WaitGroup
 	loop := func(name string, n int, f func() error) {
 		for range n {
@@ -179,9 +179,6 @@ type stats struct {
 
 func (s *stats) ok(name string) {
 	s.mu.Lock()
-	if s.counts == nil {
-		s.counts = map[string]int{}
-	}
 	s.counts[name]++
 	s.mu.Unlock()
 }

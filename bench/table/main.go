@@ -34,6 +34,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"flag"
 	"fmt"
 	"log"
@@ -207,6 +208,12 @@ func run() int {
 		r.load = append([]string{"-url", r.server.url + paths[r.key]}, r.load...)
 		rows = append(rows, r)
 	}
+	byKey := func(k string) *row {
+		if i := slices.IndexFunc(rows, func(r *row) bool { return r.key == k }); i >= 0 {
+			return rows[i]
+		}
+		return nil
+	}
 	// A bare handler for each answer, serving the bytes dryfire answered.
 	bares := map[string]*row{}
 	var bareKeys []string
@@ -214,10 +221,7 @@ func run() int {
 		if _, ok := bares[r.bare]; ok {
 			continue
 		}
-		src := r
-		if i := slices.IndexFunc(rows, func(o *row) bool { return o.key == r.bare }); i >= 0 {
-			src = rows[i]
-		}
+		src := cmp.Or(byKey(r.bare), r)
 		if src.key != r.bare { // its dryfire row is not run: take the answer from this row's server
 			log.Printf("bare handler %s: answer taken from %s", r.bare, r.key)
 		}
@@ -235,13 +239,9 @@ func run() int {
 		b.load[1] = b.server.url + paths[r.bare]
 		bares[r.bare] = b
 		bareKeys = append(bareKeys, r.bare)
-		if r.bare == "replay" {
-			for _, t := range rows {
-				if t.key == "timeouts" {
-					t.server = start(startServer(data, bin("bare"), append([]string{"-timeouts"}, flags...), false))
-					t.load = append([]string{"-url", t.server.url + paths[t.key]}, t.load...)
-				}
-			}
+		if t := byKey("timeouts"); t != nil && r.bare == "replay" {
+			t.server = start(startServer(data, bin("bare"), append([]string{"-timeouts"}, flags...), false))
+			t.load = append([]string{"-url", t.server.url + paths[t.key]}, t.load...)
 		}
 	}
 
@@ -326,7 +326,7 @@ func run() int {
 		*serverCore, *loadCore, *conns, *rounds, *duration, *warmup, before, after)
 	fmt.Println("| workload | req/s, median (range) | bare req/s, median | share of bare, median (per-round range) | goal |")
 	fmt.Println("|---|---:|---:|---:|---|")
-	var mcpRow, goRow, tsRow *row
+	mcpRow, goRow, tsRow := byKey("mcp"), byKey("gosdk"), byKey("tssdk")
 	bad := 0
 	for _, r := range rows {
 		b := bareRPS[r.bare]
@@ -337,14 +337,6 @@ func run() int {
 		fmt.Printf("| %s | %s (%s–%s) | %s | %.0f %% (%.0f–%.0f) | %s |\n", r.name, thousands(median(r.rps)), thousands(slices.Min(r.rps)), thousands(slices.Max(r.rps)),
 			thousands(median(b)), 100*median(r.share), 100*slices.Min(r.share), 100*slices.Max(r.share), goal)
 		bad += r.errs
-		switch r.key {
-		case "mcp":
-			mcpRow = r
-		case "gosdk":
-			goRow = r
-		case "tssdk":
-			tsRow = r
-		}
 	}
 	if mcpRow != nil && goRow != nil {
 		// What is dryfire's and what is the SDK's: the same tool, each
