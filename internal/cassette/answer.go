@@ -108,7 +108,11 @@ func (a *Answerer) goLive(c *model.Call, x *Exchange) *model.Answer {
 			a.rec.Fail(fmt.Errorf("the streamed answer of %s was cut short: %v", ans.From, err))
 			return
 		case ans.Status == http.StatusUnauthorized || ans.Status == http.StatusForbidden:
-			a.rec.Fail(fmt.Errorf("%s refused the key (%d): %s", ans.From, ans.Status, snippet(data)))
+			s := strings.TrimSpace(string(data))
+			if len(s) > 300 {
+				s = s[:300] + "…"
+			}
+			a.rec.Fail(fmt.Errorf("%s refused the key (%d): %s", ans.From, ans.Status, s))
 		default:
 			a.rec.Keep(x, ans.From, ans.Status, ct, data)
 		}
@@ -122,14 +126,6 @@ func (a *Answerer) goLive(c *model.Call, x *Exchange) *model.Answer {
 		ans.Ended(ans.Body, nil)
 	}
 	return ans
-}
-
-func snippet(data []byte) string {
-	s := strings.TrimSpace(string(data))
-	if len(s) > 300 {
-		s = s[:300] + "…"
-	}
-	return s
 }
 
 // Unanswer implements model.Answerer: the exchange is taken back.

@@ -104,8 +104,20 @@ func canonicalBody(body []byte, rules []Rule, red redactor) canonBody {
 	if !ok {
 		return canonBody{bytes: red.Bytes(body)}
 	}
+	obj, _ := v.(map[string]any) // the rules drop keys of an object (nil: not one)
 	for _, r := range rules {
-		applyRule(r, v)
+		switch r {
+		case RuleOpenAIUser:
+			delete(obj, "user")
+			delete(obj, "safety_identifier")
+			delete(obj, "prompt_cache_key")
+		case RuleAnthropicMetadata:
+			if md, ok := obj["metadata"].(map[string]any); ok {
+				if delete(md, "user_id"); len(md) == 0 {
+					delete(obj, "metadata")
+				}
+			}
+		}
 	}
 	if len(red) > 0 {
 		v = redactValue(v, red)
@@ -125,26 +137,6 @@ func parseJSON(data []byte) (any, bool) {
 		return nil, false // more than one value
 	}
 	return v, true
-}
-
-func applyRule(r Rule, v any) {
-	obj, ok := v.(map[string]any)
-	if !ok {
-		return
-	}
-	switch r {
-	case RuleOpenAIUser:
-		delete(obj, "user")
-		delete(obj, "safety_identifier")
-		delete(obj, "prompt_cache_key")
-	case RuleAnthropicMetadata:
-		if md, ok := obj["metadata"].(map[string]any); ok {
-			delete(md, "user_id")
-			if len(md) == 0 {
-				delete(obj, "metadata")
-			}
-		}
-	}
 }
 
 func redactValue(v any, red redactor) any {
