@@ -8,6 +8,7 @@
 package plan
 
 import (
+	"cmp"
 	"sync"
 	"time"
 
@@ -160,11 +161,7 @@ func addMocked(tools []Tool, seen map[string]bool, names []string) []Tool {
 func modelDefs(tools []Tool) []model.ToolDef {
 	defs := make([]model.ToolDef, len(tools))
 	for i, t := range tools {
-		schema := t.Input
-		if schema == nil {
-			schema = openObject
-		}
-		defs[i] = model.ToolDef{Name: t.Name, Description: t.Description, InputSchema: schema}
+		defs[i] = model.ToolDef{Name: t.Name, Description: t.Description, InputSchema: cmp.Or(t.Input, any(openObject))}
 	}
 	return defs
 }

@@ -1,6 +1,7 @@
 package spec
 
 import (
+	"cmp"
 	"runtime"
 	"slices"
 	"strconv"
@@ -131,10 +132,7 @@ type caseChecker struct {
 
 func newCaseChecker(x *decoder, s *Suite, schema *yamlpos.FormatSchema) *caseChecker {
 	k := &caseChecker{x: x, s: s, conv: x.conv, schema: schema, d: x.d}
-	workers := checkWorkers
-	if workers == 0 {
-		workers = runtime.GOMAXPROCS(0)
-	}
+	workers := cmp.Or(checkWorkers, runtime.GOMAXPROCS(0))
 	k.workers = workers
 	if workers > 1 {
 		o := *x.opts
