@@ -55,7 +55,6 @@ func (b *Bridge) Run(ctx context.Context, in io.Reader, out io.Writer) error {
 	}
 	b.out = out
 	var wg sync.WaitGroup
-	defer wg.Wait()
 	sc := bufio.NewScanner(in)
 	sc.Buffer(make([]byte, 64<<10), MaxMessage)
 	for sc.Scan() {

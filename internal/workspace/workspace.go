@@ -7,6 +7,7 @@ package workspace
 
 import (
 	"bytes"
+	"cmp"
 	"crypto/sha256"
 	"fmt"
 	"io"
@@ -71,9 +72,7 @@ func Scan(dir, root string) (*Template, error) {
 	if !info.IsDir() {
 		return nil, fmt.Errorf("workspace %s is not a directory", dir)
 	}
-	if root == "" {
-		root = dir
-	}
+	root = cmp.Or(root, dir)
 	real, err := safeio.Resolve(dir)
 	if err != nil {
 		return nil, fmt.Errorf("workspace %s: %w", dir, err)
