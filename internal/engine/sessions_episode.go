@@ -13,21 +13,6 @@ import (
 // A session's episode in OpenEnv's shapes (sessions.go): reset, step,
 // state, and the verdict as the reward.
 
-// observation of a reset: the task and the tools, as a new episode.
-func (s *Sessions) resetAnswer(ss *session) []byte {
-	var tools any
-	if w := s.call(http.MethodGet, "/sessions/"+ss.id+"/tools", nil); w.Code == http.StatusOK {
-		var t struct {
-			Tools any `json:"tools"`
-		}
-		json.Unmarshal(w.Body.Bytes(), &t)
-		tools = t.Tools
-	}
-	obs := ss.about()
-	obs["tools"] = tools
-	return marshal(map[string]any{"observation": obs, "reward": nil, "done": false})
-}
-
 // reset starts a new episode of the session: a new drill from its
 // build and seed (the request's case and seed over the session's), the
 // old one abandoned (its evidence and record go with it).
@@ -50,7 +35,16 @@ func (s *Sessions) reset(ss *session, body []byte) ([]byte, *apiError) {
 		s.mu.Unlock()
 		return nil, aerr
 	}
-	return s.resetAnswer(ss), nil
+	// The observation: the task and the tools, as a new episode.
+	var t struct {
+		Tools any `json:"tools"`
+	}
+	if w := s.call(http.MethodGet, "/sessions/"+ss.id+"/tools", nil); w.Code == http.StatusOK {
+		json.Unmarshal(w.Body.Bytes(), &t)
+	}
+	obs := ss.about()
+	obs["tools"] = t.Tools
+	return marshal(map[string]any{"observation": obs, "reward": nil, "done": false}), nil
 }
 
 var stepKeys = []string{"action", "timeout_s", "request_id"}
