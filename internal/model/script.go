@@ -178,15 +178,11 @@ func (s *Script) Pick(req *Request) (Pick, error) {
 // offered is the name req offers tool by: its own, else an alias or a
 // framework's decoration of it (the first the request lists).
 func (s *Script) offered(ts []ToolDef, tool string) (string, bool) {
-	for _, d := range ts {
-		if d.Name == tool {
-			return tool, true
-		}
+	if slices.ContainsFunc(ts, func(d ToolDef) bool { return d.Name == tool }) {
+		return tool, true
 	}
-	for _, d := range ts {
-		if s.names.Is(d.Name, tool) {
-			return d.Name, true
-		}
+	if i := slices.IndexFunc(ts, func(d ToolDef) bool { return s.names.Is(d.Name, tool) }); i >= 0 {
+		return ts[i].Name, true
 	}
 	return "", false
 }
