@@ -69,15 +69,8 @@ func Run(ctx context.Context, m model.Model, tools tool.Session, cfg Config) (*T
 	}
 	// Room for a few turns of calls: the messages of a short case are
 	// allocated once.
-	msgs := make([]model.Message, 1, 8)
-	msgs[0] = model.Message{Role: model.User, Text: cfg.Input}
-	req := &model.Request{
-		Model:    cfg.Model,
-		System:   cfg.System,
-		Tools:    cfg.Tools,
-		Params:   cfg.Params,
-		Messages: msgs,
-	}
+	msgs := append(make([]model.Message, 0, 8), model.Message{Role: model.User, Text: cfg.Input})
+	req := &model.Request{Model: cfg.Model, System: cfg.System, Tools: cfg.Tools, Params: cfg.Params, Messages: msgs}
 	t.Conversation = []Exchange{{User: cfg.Input}}
 	defer func() { t.Messages = req.Messages }() // what was said, however it ends
 	for {

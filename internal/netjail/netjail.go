@@ -57,8 +57,6 @@ func (a Attempt) String() string {
 // order, whatever order the packets came in.
 type tally map[Attempt]int
 
-func (t tally) add(a Attempt) { t[a]++ }
-
 func (t tally) sorted() []Attempt {
 	out := make([]Attempt, 0, len(t))
 	for a, n := range t {

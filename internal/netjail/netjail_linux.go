@@ -207,7 +207,7 @@ func (j *Jail) packet(p []byte, from syscall.Sockaddr) {
 		return
 	}
 	j.mu.Lock()
-	j.seen.add(a)
+	j.seen[a]++
 	j.mu.Unlock()
 }
 
