@@ -113,9 +113,7 @@ func (c *confinement) wrap(cmd *exec.Cmd) (*os.File, error) {
 		for _, h := range hid {
 			args = append(args, "--tmpfs", h)
 		}
-		ro = append(ro, c.read...)
-		ro = append(ro, toolchains(cmd, hide)...)
-		ro = append(ro, programFiles(cmd, dir)...)
+		ro = slices.Concat(c.read, toolchains(cmd, hide), programFiles(cmd, dir))
 		if r, err := filepath.EvalSymlinks("/etc/resolv.conf"); err == nil && under(r, hide) {
 			ro = append(ro, r)
 		}
@@ -140,9 +138,7 @@ func (c *confinement) wrap(cmd *exec.Cmd) (*os.File, error) {
 		args = append(args, "--tmpfs", "/tmp")
 		hid = []string{"/tmp"}
 		hide = hid
-		keep := append(slices.Concat(c.read, c.write), programFiles(cmd, dir)...)
-		keep = append(keep, envOf(cmd.Env, "DRYFIRE_WORKSPACE"), envOf(cmd.Env, "HOME"), dir)
-		for _, p := range keep {
+		for _, p := range slices.Concat(c.read, c.write, programFiles(cmd, dir), []string{envOf(cmd.Env, "DRYFIRE_WORKSPACE"), envOf(cmd.Env, "HOME"), dir}) {
 			// What the case is given inside a system directory (a project
 			// under /opt or /srv) stays writable.
 			if p != "" && under(filepath.Clean(p), sys) && !slices.Contains(rw, p) {

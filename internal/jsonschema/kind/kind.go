@@ -160,7 +160,11 @@ type Format struct {
 }
 
 func (k *Format) LocalizedString(p *message.Printer) string {
-	return p.Sprintf("%s is not valid %s: %v", display(k.Got), k.Want, localizedError(k.Err, p))
+	msg := k.Err.Error()
+	if err, ok := k.Err.(interface{ LocalizedError(*message.Printer) string }); ok {
+		msg = err.LocalizedError(p)
+	}
+	return p.Sprintf("%s is not valid %s: %v", display(k.Got), k.Want, msg)
 }
 
 // --
@@ -445,11 +449,4 @@ func display(v any) string {
 	default:
 		return fmt.Sprintf("%v", v)
 	}
-}
-
-func localizedError(err error, p *message.Printer) string {
-	if err, ok := err.(interface{ LocalizedError(*message.Printer) string }); ok {
-		return err.LocalizedError(p)
-	}
-	return err.Error()
 }
