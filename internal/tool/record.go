@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 
 	"github.com/dryfire-dev/dryfire/internal/value"
@@ -219,14 +220,7 @@ func (r *Recorder) Reset(also func()) {
 func deeper(v any, n int) bool {
 	switch x := v.(type) {
 	case []any:
-		if n == 0 {
-			return true
-		}
-		for _, e := range x {
-			if deeper(e, n-1) {
-				return true
-			}
-		}
+		return n == 0 || slices.ContainsFunc(x, func(e any) bool { return deeper(e, n-1) })
 	case map[string]any:
 		if n == 0 {
 			return true
