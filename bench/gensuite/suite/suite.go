@@ -11,13 +11,16 @@ import (
 	"path/filepath"
 )
 
-const head = `version: 1
+// lookup is how both heads begin: a scripted agent, the tool lookup_order.
+const lookup = `version: 1
 agent: {provider: script}
 tools:
   lookup_order:
     description: Look up an order.
     input_schema: {type: object, properties: {order_id: {type: string}}, required: [order_id]}
-  refund:
+`
+
+const head = lookup + `  refund:
     description: Refund an order.
     input_schema: {type: object, properties: {order_id: {type: string}, amount: {type: number}}, required: [order_id]}
 mocks:
@@ -33,13 +36,7 @@ cases:
 // LookupHead is the head of the serving benchmarks' suites (bench/setup,
 // bench/table): one tool, lookup_order, that a mock answers {tier: gold}
 // for order A-991; the cases follow.
-const LookupHead = `version: 1
-agent: {provider: script}
-tools:
-  lookup_order:
-    description: Look up an order.
-    input_schema: {type: object, properties: {order_id: {type: string}}, required: [order_id]}
-mocks:
+const LookupHead = lookup + `mocks:
   lookup_order:
     - when: {order_id: A-991}
       return: {tier: gold}
