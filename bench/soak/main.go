@@ -67,9 +67,7 @@ func main() {
 	var wg sync.WaitGroup
 	loop := func(name string, n int, f func() error) {
 		for range n {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
+			wg.Go(func() {
 				for ctx.Err() == nil {
 					if err := f(); err != nil && ctx.Err() == nil {
 						st.fail(name, err)
@@ -77,7 +75,7 @@ func main() {
 						st.ok(name)
 					}
 				}
-			}()
+			})
 		}
 	}
 	loop("tools", *workers, func() error {
@@ -95,9 +93,7 @@ func main() {
 	// openers (one initialize takes a while on a loaded machine).
 	var opened atomic.Int64
 	for range *openers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			every := time.Duration(*openers) * *duration / time.Duration(max(1, *sessions))
 			tick := time.NewTicker(max(every, time.Microsecond))
 			defer tick.Stop()
@@ -109,19 +105,12 @@ func main() {
 					st.ok("abandoned")
 				}
 			}
-		}()
+		})
 	}
-	// Slow clients, replaced as the server cuts them off.
-	for i := range *slow {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for ctx.Err() == nil {
-				slowClient(ctx, base, i%2 == 0)
-				st.ok("slow")
-			}
-		}()
-	}
+	// Slow clients, replaced as the server cuts them off: half trickle a
+	// body (one more of an odd number), half send nothing.
+	loop("slow", (*slow+1)/2, func() error { slowClient(ctx, base, true); return nil })
+	loop("slow", *slow/2, func() error { slowClient(ctx, base, false); return nil })
 
 	var peak, last int
 	t := time.NewTicker(*sample)

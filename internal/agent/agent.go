@@ -5,6 +5,7 @@
 package agent
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 
@@ -88,9 +89,7 @@ func Run(ctx context.Context, m model.Model, tools tool.Session, cfg Config) (*T
 		t.Usage.InputTokens += resp.Usage.InputTokens
 		t.Usage.OutputTokens += resp.Usage.OutputTokens
 		t.Notes = append(t.Notes, resp.Notes...)
-		if resp.Text != "" {
-			t.Output = resp.Text
-		}
+		t.Output = cmp.Or(resp.Text, t.Output)
 		calls := resp.ToolCalls
 		for i := range calls {
 			calls[i].Turn = t.Turns
