@@ -240,7 +240,8 @@ func (e *Engine) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		switch d, name, state := e.lookup(id); state {
 		case running:
 			if b := bindingOf(sub); b != "" && !slices.Contains(d.bindings, b) {
-				writeRefused(w, d, b, sub)
+				// A binding the drill's target does not list: refused before the world sees the call.
+				writeErrorEnvelope(w, http.StatusForbidden, world.ErrorEnvelope{Code: "BINDING_NOT_DECLARED", Message: fmt.Sprintf("drill %s: its target lists bindings [%s], not %s: the call to /%s is refused before it reaches the world (add %s to target.bindings in %s)", d.name, strings.Join(d.bindings, ", "), b, sub, b, d.suite)}, sub)
 				return
 			}
 			e.host.ServeHTTP(w, r)
@@ -464,13 +465,6 @@ func bindingOf(sub string) string {
 		return spec.BindingHTTP
 	}
 	return ""
-}
-
-// writeRefused answers a call through a binding the drill's target does
-// not list: 403 BINDING_NOT_DECLARED, before the world sees it.
-func writeRefused(w http.ResponseWriter, d *drill, b, sub string) {
-	env := world.ErrorEnvelope{Code: "BINDING_NOT_DECLARED", Message: fmt.Sprintf("drill %s: its target lists bindings [%s], not %s: the call to /%s is refused before it reaches the world (add %s to target.bindings in %s)", d.name, strings.Join(d.bindings, ", "), b, sub, b, d.suite)}
-	writeErrorEnvelope(w, http.StatusForbidden, env, sub)
 }
 
 // writeErrorEnvelope answers env: as an operation's result on /ops, else

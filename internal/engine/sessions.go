@@ -348,14 +348,6 @@ func (s *Sessions) call(method, path string, body []byte) *httptest.ResponseReco
 	return w
 }
 
-// created is the answer of POST /sessions: the session and its URLs.
-func (s *Sessions) created(ss *session) []byte {
-	url := ss.run.URL()
-	ans := ss.about()
-	ans["url"], ans["mcp_url"], ans["tools_url"], ans["ops_url"], ans["world_url"] = url, url+"/mcp", url+"/tools", url+"/ops", url+"/world"
-	return marshal(ans)
-}
-
 // about is what POST /sessions and a reset both say of the session.
 func (ss *session) about() map[string]any {
 	return map[string]any{

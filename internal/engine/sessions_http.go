@@ -43,7 +43,9 @@ func (s *Sessions) Handler(next http.Handler) http.Handler {
 				if aerr != nil {
 					return nil, aerr
 				}
-				return s.created(ss), nil
+				url, ans := ss.run.URL(), ss.about() // the session and its URLs
+				ans["url"], ans["mcp_url"], ans["tools_url"], ans["ops_url"], ans["world_url"] = url, url+"/mcp", url+"/tools", url+"/ops", url+"/world"
+				return marshal(ans), nil
 			})
 		case "/ws":
 			s.serveWS(w, r)

@@ -322,7 +322,7 @@ func (r *Runner) Close(ctx context.Context, w io.Writer) error {
 	p := r.proc
 	r.mu.Unlock()
 	if p != nil {
-		p.closeInput()
+		p.stdin.Close() // a send blocked on a full pipe fails at once rather than holding it open
 	}
 	// Calls about to end (a cancelled async call acknowledging) get a
 	// moment before dryfire says it is waiting: only the ones that really

@@ -384,10 +384,6 @@ func (p *proc) running() []string {
 	return out
 }
 
-// closeInput ends the requests; a send blocked on a full pipe fails at
-// once rather than holding it open.
-func (p *proc) closeInput() { p.stdin.Close() }
-
 func (p *proc) kill() {
 	if p.cmd.Process != nil {
 		killGroup(p.cmd)
