@@ -90,9 +90,7 @@ func main() {
 	lat := make([][]time.Duration, *conns)
 	var wg sync.WaitGroup
 	for i := range *conns {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			w := worker{client: client, url: *url, expect: *expect}
 			switch *mode {
 			case "mcp":
@@ -155,7 +153,7 @@ func main() {
 				count.Add(1)
 				lat[i] = append(lat[i], el)
 			}
-		}()
+		})
 	}
 	var el time.Duration
 	if *total > 0 {

@@ -81,12 +81,10 @@ func (j *Jail) setupPass(o *Options) error {
 		p.dns = append(p.dns, c)
 	}
 	for _, ln := range p.lns {
-		p.wg.Add(1)
-		go p.acceptLoop(ln)
+		p.wg.Go(func() { p.acceptLoop(ln) })
 	}
 	for _, c := range p.dns {
-		p.wg.Add(1)
-		go p.dnsLoop(c)
+		p.wg.Go(func() { p.dnsLoop(c) })
 	}
 	return nil
 }
@@ -135,7 +133,6 @@ func (p *passer) untrack(cs ...io.Closer) {
 }
 
 func (p *passer) acceptLoop(ln net.Listener) {
-	defer p.wg.Done()
 	for {
 		c, err := ln.Accept()
 		if err != nil {
@@ -155,12 +152,10 @@ func (p *passer) spawn(f func()) bool {
 	default:
 		return false
 	}
-	p.wg.Add(1)
-	go func() {
-		defer p.wg.Done()
+	p.wg.Go(func() {
 		defer func() { <-p.sem }()
 		f()
-	}()
+	})
 	return true
 }
 
@@ -203,7 +198,6 @@ func (p *passer) passTCP(in net.Conn) {
 // dnsLoop answers the queries sent to one name server's address inside
 // with what it (or the Resolver) answers outside.
 func (p *passer) dnsLoop(c *net.UDPConn) {
-	defer p.wg.Done()
 	server := cmp.Or(p.resolver, c.LocalAddr().String())
 	buf := make([]byte, 1<<16)
 	for {
