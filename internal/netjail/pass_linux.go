@@ -180,17 +180,15 @@ func (p *passer) passTCP(in net.Conn) {
 		p.untrack(in)
 		return
 	}
-	var wg sync.WaitGroup
-	wg.Add(2)
 	half := func(dst, src net.Conn) {
-		defer wg.Done()
 		io.Copy(dst, src)
 		if tc, ok := dst.(*net.TCPConn); ok {
 			tc.CloseWrite()
 		}
 	}
-	go half(out, in)
-	go half(in, out)
+	var wg sync.WaitGroup
+	wg.Go(func() { half(out, in) })
+	wg.Go(func() { half(in, out) })
 	wg.Wait()
 	p.untrack(in, out)
 }
