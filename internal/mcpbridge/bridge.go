@@ -162,6 +162,9 @@ func (b *Bridge) events(h head, body io.Reader) {
 	var data bytes.Buffer
 	progress := false
 	emit := func() {
+		if data.Len() == 0 {
+			return
+		}
 		var m head
 		json.Unmarshal(data.Bytes(), &m)
 		if m.Method == "" && progress {
@@ -174,9 +177,7 @@ func (b *Bridge) events(h head, body io.Reader) {
 	for sc.Scan() {
 		line := sc.Bytes()
 		if len(line) == 0 {
-			if data.Len() > 0 {
-				emit()
-			}
+			emit()
 			continue
 		}
 		if v, ok := bytes.CutPrefix(line, []byte("data:")); ok {
@@ -186,9 +187,7 @@ func (b *Bridge) events(h head, body io.Reader) {
 			data.Write(bytes.TrimPrefix(v, []byte(" ")))
 		}
 	}
-	if data.Len() > 0 {
-		emit()
-	}
+	emit()
 	if err := sc.Err(); err != nil {
 		b.fail(h, fmt.Errorf("reading the answer's stream: %w", err))
 	}

@@ -111,10 +111,8 @@ func Param(q url.Values, name string) (string, []string) {
 		}
 	}
 	slices.Sort(names)
-	for _, k := range names {
-		if v := q.Get(k); v != "" {
-			return v, names
-		}
+	if i := slices.IndexFunc(names, func(k string) bool { return q.Get(k) != "" }); i >= 0 {
+		return q.Get(names[i]), names
 	}
 	return "", names
 }
