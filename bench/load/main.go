@@ -298,8 +298,7 @@ func dialRaw(target string) (*rawConn, error) {
 	if err != nil {
 		return nil, err
 	}
-	path := u.RequestURI()
-	return &rawConn{c: c, r: bufio.NewReaderSize(c, 64<<10), host: u.Host, path: path}, nil
+	return &rawConn{c: c, r: bufio.NewReaderSize(c, 64<<10), host: u.Host, path: u.RequestURI()}, nil
 }
 
 // build is a whole POST request with body, as net/http's client would

@@ -138,8 +138,7 @@ func want(key string) bool {
 func run() int {
 	log.Printf("building into %s ...", tmp)
 	bin := func(name string) string { return filepath.Join(tmp, name) }
-	pkgs := []string{"load", "bare", "setup", "gosdk", "hello"}
-	for _, p := range pkgs {
+	for _, p := range []string{"load", "bare", "setup", "gosdk", "hello"} {
 		build(bin(p), "./bench/"+p)
 	}
 	dry := *dryfireBin

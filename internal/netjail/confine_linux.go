@@ -172,8 +172,7 @@ func (c *confinement) wrap(cmd *exec.Cmd) (*os.File, error) {
 	}
 	if !c.sandbox {
 		hid = nil // the report names a sandbox's only
-	}
-	if n > 0 && c.sandbox {
+	} else if n > 0 {
 		hid = append(hid, fmt.Sprintf("%d Unix socket(s) of the machine", n))
 	}
 	filter, err := filterFile()
