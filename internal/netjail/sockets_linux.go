@@ -70,23 +70,21 @@ func socketNames(paths []string, budget int) ([]string, error) {
 			}
 		}
 	}
-	if len(linked) > 0 {
-		// Every name of a hard-linked socket: each mount of its
-		// filesystem walked, its sockets compared by inode.
-		walked := map[string]bool{}
-		for k, first := range linked {
-			for _, n := range mounts {
-				if n.dev != k.dev || walked[n.point] {
-					continue
+	// Every name of a hard-linked socket: each mount of its filesystem
+	// walked, its sockets compared by inode.
+	walked := map[string]bool{}
+	for k, first := range linked {
+		for _, n := range mounts {
+			if n.dev != k.dev || walked[n.point] {
+				continue
+			}
+			walked[n.point] = true
+			if err := walkSockets(n.point, n.dev, &budget, func(p string, ino uint64) {
+				if _, ok := linked[inode{n.dev, ino}]; ok {
+					out = append(out, p)
 				}
-				walked[n.point] = true
-				if err := walkSockets(n.point, n.dev, &budget, func(p string, ino uint64) {
-					if _, ok := linked[inode{n.dev, ino}]; ok {
-						out = append(out, p)
-					}
-				}); err != nil {
-					return nil, fmt.Errorf("the machine's Unix socket %s has other names (hard links), and looking for them read more than %d directory entries (netjail.MaxSocketSearch): remove the link, or use network: open", first, limit)
-				}
+			}); err != nil {
+				return nil, fmt.Errorf("the machine's Unix socket %s has other names (hard links), and looking for them read more than %d directory entries (netjail.MaxSocketSearch): remove the link, or use network: open", first, limit)
 			}
 		}
 	}
@@ -162,10 +160,8 @@ func readMounts() ([]*mount, error) {
 func mountOf(mounts []*mount, p string) *mount {
 	var best *mount
 	for _, m := range mounts {
-		if under(p, []string{m.point}) || m.point == "/" {
-			if best == nil || len(m.point) >= len(best.point) {
-				best = m
-			}
+		if (under(p, []string{m.point}) || m.point == "/") && (best == nil || len(m.point) >= len(best.point)) {
+			best = m
 		}
 	}
 	return best
