@@ -29,10 +29,8 @@ const EnvMaxFileMB = "DRYFIRE_MAX_FILE_MB"
 // Limit is the size limit for a kind of file (MaxYAML or MaxData),
 // unless $DRYFIRE_MAX_FILE_MB replaces it.
 func Limit(def int64) int64 {
-	if v := os.Getenv(EnvMaxFileMB); v != "" {
-		if n, err := strconv.ParseInt(v, 10, 64); err == nil && n > 0 && n < 1<<20 {
-			return n << 20
-		}
+	if n, err := strconv.ParseInt(os.Getenv(EnvMaxFileMB), 10, 64); err == nil && n > 0 && n < 1<<20 {
+		return n << 20
 	}
 	return def
 }
