@@ -125,11 +125,7 @@ func crewaiServer(u string) string {
 	if err != nil {
 		return ""
 	}
-	host := p.Host
-	if i := strings.LastIndexByte(host, '@'); i >= 0 {
-		host = host[i+1:]
-	}
-	name := strings.ReplaceAll(host, ".", "_")
+	name := strings.ReplaceAll(p.Host, ".", "_") // no user info: url.Parse keeps it in p.User
 	if path := strings.Trim(strings.ReplaceAll(p.Path, "/", "_"), "_"); path != "" {
 		name += "_" + path
 	}
