@@ -386,10 +386,10 @@ func (p *Project) ModelEndpoint(caseName string, o *ModelOptions) (*ModelEndpoin
 	}
 	cp := plan.New(s, p.worlds[s], nil).Case(c)
 	mo := modelserver.Options{
-		File: cp.Cassette(), SuiteFile: s.File, Root: s.ProjectRoot(), Case: c.Name, Mode: cassette.Mode(o.Record), Env: o.Env,
-		Passthrough: cp.UsesImpl, ByContent: !o.InOrder, CoalesceStreams: !o.FlushEvents, NoRecords: o.NoRecords,
-		Match: s.MatchRules(c), Faults: runner.ModelFaults(c),
-		Scripted: s.Scripted(c), Script: s.ScriptOf(c),
+		Config: cassette.Config{File: cp.Cassette(), SuiteFile: s.File, Root: s.ProjectRoot(), Case: c.Name, Mode: cassette.Mode(o.Record),
+			Passthrough: cp.UsesImpl, Match: s.MatchRules(c)},
+		Env: o.Env, ByContent: !o.InOrder, CoalesceStreams: !o.FlushEvents, NoRecords: o.NoRecords,
+		Faults: runner.ModelFaults(c), Scripted: s.Scripted(c), Script: s.ScriptOf(c),
 	}
 	// Live calls go where the suite's agent says, as in a run.
 	mo.BaseURLs = map[string]string{wire.BaseURLEnv(s.Agent.Provider): s.Agent.BaseURL}

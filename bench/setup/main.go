@@ -100,7 +100,7 @@ func main() {
 	files := cassette.Paths(suite, names)
 	for i, name := range names {
 		stream := name == "chat-stream"
-		e, err := modelserver.New(modelserver.Options{File: files[i], SuiteFile: suite, Case: name, Mode: cassette.All, Env: []string{}, BaseURLs: map[string]string{"OPENAI_BASE_URL": fake.URL + "/v1"}})
+		e, err := modelserver.New(modelserver.Options{Config: cassette.Config{File: files[i], SuiteFile: suite, Case: name, Mode: cassette.All}, Env: []string{}, BaseURLs: map[string]string{"OPENAI_BASE_URL": fake.URL + "/v1"}})
 		if err != nil {
 			log.Fatal(err)
 		}

@@ -34,7 +34,6 @@ import (
 
 	"github.com/dryfire-dev/dryfire/internal/cassette"
 	"github.com/dryfire-dev/dryfire/internal/model"
-	"github.com/dryfire-dev/dryfire/internal/reqmatch"
 	"github.com/dryfire-dev/dryfire/internal/spec"
 	"github.com/dryfire-dev/dryfire/internal/tool"
 	"github.com/dryfire-dev/dryfire/internal/wire"
@@ -54,28 +53,12 @@ const maxBody = 64 << 20
 
 // Options configure the endpoint of one case.
 type Options struct {
-	// Rerecord, when set, says how to record the case again (see
-	// cassette.Config.Rerecord); nil: the dryfire run command.
-	Rerecord func(cassette.Mode) string
-	// RecordedBy is cassette.Config.RecordedBy: who replays what is
-	// recorded (dryfire serve), for the cassette's note.
-	RecordedBy string
-	// Trials is cassette.Config.Trials: how often the case runs.
-	Trials int
-	// File is the case's cassette: cassettes/SUITE/SLUG.json beside the
-	// suite file, as cassette.Paths gives it (and as the runner uses).
-	File string
-	// SuiteFile is the suite file as the user named it, and Case the
-	// case's name: in the cassette, in messages, in the command that
-	// records the case again.
-	SuiteFile string
-	Case      string
-	// Root is cassette.Config.Root: the project root the cassette stays
-	// inside ("": the suite file's default root).
-	Root string
-	// Mode says when calls are replayed and when recorded; "" is
-	// cassette.DefaultMode of Env (none when CI is set, else once).
-	Mode cassette.Mode
+	// Config is the case's cassette (cassette.Paths gives its File);
+	// Mode "" is cassette.DefaultMode of Env (none when CI is set, else
+	// once), Provider "" is cassette.AnyAPI (a model dryfire calls
+	// itself names its provider: Endpoint.RoundTrip), Secrets are besides
+	// Env's, and Live is New's (never used in mode none).
+	cassette.Config
 	// BaseURLs are where live calls go instead of the environment's base
 	// URLs, by their variable (wire.BaseURLEnv of the provider: a suite's
 	// base_url). An environment that points these at this endpoint itself
@@ -93,9 +76,6 @@ type Options struct {
 	// Transport carries live calls; nil is a transport of the endpoint's
 	// own. Never used in mode none.
 	Transport http.RoundTripper
-	// Passthrough marks a case that runs passthrough code (impl): its
-	// calls always go live and are never recorded (as in the runner).
-	Passthrough bool
 	// CoalesceStreams writes a replayed stream in one piece (the same
 	// bytes, with a Content-Length, flushed once) instead of event by
 	// event with a flush after each: several times faster, since every
@@ -129,12 +109,6 @@ type Options struct {
 	// no script turn or cassette entry (model.RecorderOptions.SideCalls;
 	// "": token counts alone).
 	SideCalls string
-	// Match are the case's declared request matching rules (see
-	// cassette.Config.Match).
-	Match []reqmatch.Rule
-	// DropUser is cassette.Config.DropUser: saving the cassette drops
-	// its model-driven user's part (the case has no such user).
-	DropUser bool
 	// Faults are the case's declared faults (faults.go), at most one per
 	// request number.
 	Faults []model.Fault
@@ -147,15 +121,6 @@ type Options struct {
 	// ToolNames, for a scripted case, are the names requests may offer
 	// its tools by (an alias, a framework's decoration: tool.Names).
 	ToolNames *tool.Names
-	// Provider, Section, LiveUnavailable and Secrets are a cassette's of a
-	// model dryfire calls itself (the built-in loop's, a judge's, a
-	// simulated user's: Endpoint.RoundTrip): its provider's rules
-	// (cassette.Config.Provider; "": cassette.AnyAPI), the part of the
-	// file, why it may not go live, and secrets besides Env's.
-	Provider        string
-	Section         cassette.Section
-	LiveUnavailable string
-	Secrets         []string
 }
 
 // Endpoint is the model side of one case: an http.Handler for agents, an
@@ -217,10 +182,8 @@ func New(o Options) (*Endpoint, error) {
 		}
 		secrets = slices.Concat(secrets, live.Secrets) // never into o.Secrets' array: cases share it
 	}
-	cfg := cassette.Config{Mode: o.Mode, File: o.File, SuiteFile: o.SuiteFile, Root: o.Root, Case: o.Case, Provider: cmp.Or(o.Provider, cassette.AnyAPI),
-		Passthrough: o.Passthrough, Secrets: secrets,
-		Rerecord: o.Rerecord, RecordedBy: o.RecordedBy, Trials: o.Trials, Match: o.Match, DropUser: o.DropUser,
-		Section: o.Section, LiveUnavailable: o.LiveUnavailable}
+	cfg := o.Config
+	cfg.Provider, cfg.Secrets, cfg.Live = cmp.Or(o.Provider, cassette.AnyAPI), secrets, nil
 	if live != nil {
 		cfg.Live = live.Transport
 	}

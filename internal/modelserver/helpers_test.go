@@ -223,13 +223,7 @@ func deadUpstream(t *testing.T) (string, *atomic.Int64) {
 // in dir.
 func caseOptions(dir string, mode cassette.Mode) Options {
 	suite := filepath.Join(dir, "support.dryfire.yaml")
-	return Options{
-		File:      cassette.Paths(suite, []string{"refund"})[0],
-		SuiteFile: suite,
-		Case:      "refund",
-		Mode:      mode,
-		Env:       []string{},
-	}
+	return Options{Config: cassette.Config{File: cassette.Paths(suite, []string{"refund"})[0], SuiteFile: suite, Case: "refund", Mode: mode}, Env: []string{}}
 }
 
 func mustNew(t testing.TB, o Options) *Endpoint {

@@ -97,7 +97,7 @@ func TestNodeClients(t *testing.T) {
 		var eps []*Endpoint
 		for i, name := range names {
 			api := nodeScenarios[name]
-			o := Options{File: files[i], SuiteFile: suite, Case: name, Mode: mode, Env: []string{"AWS_ACCESS_KEY_ID=AKIDTEST", "AWS_SECRET_ACCESS_KEY=s3cr3t-test"}, Transport: transport,
+			o := Options{Config: cassette.Config{File: files[i], SuiteFile: suite, Case: name, Mode: mode}, Env: []string{"AWS_ACCESS_KEY_ID=AKIDTEST", "AWS_SECRET_ACCESS_KEY=s3cr3t-test"}, Transport: transport,
 				BaseURLs: map[string]string{"OPENAI_BASE_URL": fakes[wire.OpenAIChat].URL + "/v1", "ANTHROPIC_BASE_URL": fakes[wire.Anthropic].URL, "GOOGLE_GEMINI_BASE_URL": fakes[wire.Gemini].URL,
 					"OLLAMA_HOST": fakes[wire.Ollama].URL, "AWS_ENDPOINT_URL_BEDROCK_RUNTIME": fakes[wire.Bedrock].URL}}
 			if api == wire.OpenAIResponses {
@@ -165,7 +165,7 @@ func TestNodeClients(t *testing.T) {
 	var refusing []*Endpoint
 	for _, m := range []struct{ scenario, recorded string }{{"mismatch-openai", "chat-json"}, {"mismatch-anthropic", "anthropic-json"}} {
 		i := slices.Index(names, m.recorded)
-		e := mustNew(t, Options{File: files[i], SuiteFile: suite, Case: m.recorded, Mode: cassette.None, Env: []string{}})
+		e := mustNew(t, Options{Config: cassette.Config{File: files[i], SuiteFile: suite, Case: m.recorded, Mode: cassette.None}, Env: []string{}})
 		refusing = append(refusing, e)
 		mux.Handle("/"+m.scenario+"/", http.StripPrefix("/"+m.scenario, e))
 		urls[m.scenario] = baseURL(nodeScenarios[m.recorded], srv.URL+"/"+m.scenario)

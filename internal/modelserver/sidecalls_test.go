@@ -122,7 +122,7 @@ func TestSideCallsPresetOff(t *testing.T) {
 func TestCountTokensNeverRecorded(t *testing.T) {
 	dir := t.TempDir()
 	file := filepath.Join(dir, "c.json")
-	ep, err := New(Options{File: file, Root: dir, SuiteFile: "s.yaml", Case: "c", Mode: cassette.All, Env: []string{"ANTHROPIC_API_KEY=sk-ant-test"},
+	ep, err := New(Options{Config: cassette.Config{File: file, Root: dir, SuiteFile: "s.yaml", Case: "c", Mode: cassette.All}, Env: []string{"ANTHROPIC_API_KEY=sk-ant-test"},
 		BaseURLs: map[string]string{"ANTHROPIC_BASE_URL": "http://127.0.0.1:1"}})
 	if err != nil {
 		t.Fatal(err)

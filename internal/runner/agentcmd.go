@@ -327,7 +327,7 @@ func endpointOptions(j job, lv *live, c report.Case) (modelserver.Options, repor
 				c.Notes = append(c.Notes, fmt.Sprintf("%s is not read: this case is scripted (its script answers every model call, and no cassette is read or written)", file))
 			}
 		}
-		return modelserver.Options{Scripted: true, Script: j.suite.ScriptOf(j.c), Faults: ModelFaults(j.c), SuiteFile: j.suite.File, Case: j.c.Name}, c, nil
+		return modelserver.Options{Config: cassette.Config{SuiteFile: j.suite.File, Case: j.c.Name}, Scripted: true, Script: j.suite.ScriptOf(j.c), Faults: ModelFaults(j.c)}, c, nil
 	}
 	a := &j.suite.Agent
 	passthrough := j.plan.UsesImpl

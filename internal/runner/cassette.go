@@ -53,8 +53,8 @@ func realModel(j job, passthrough bool, lv *live) (model.Model, *modelserver.End
 // in the run's mode, with its environment; a cassette that dryfire serve
 // recorded is the serve command's to record again (checkServed).
 func recordedOptions(j job, lv *live, file, prov, base string) (modelserver.Options, error) {
-	o := modelserver.Options{File: file, SuiteFile: j.suite.File, Root: j.suite.ProjectRoot(), Case: j.c.Name, Mode: lv.mode,
-		Getenv: lv.getenv, Transport: lv.transport, Secrets: lv.secrets, Trials: j.trials, Provider: prov, BaseURLs: map[string]string{wire.BaseURLEnv(prov): base}}
+	o := modelserver.Options{Config: cassette.Config{File: file, SuiteFile: j.suite.File, Root: j.suite.ProjectRoot(), Case: j.c.Name, Mode: lv.mode, Secrets: lv.secrets, Trials: j.trials, Provider: prov},
+		Getenv: lv.getenv, Transport: lv.transport, BaseURLs: map[string]string{wire.BaseURLEnv(prov): base}}
 	rr, err := checkServed(o.Root, file, lv.mode)
 	if rr != nil {
 		o.Rerecord, o.RecordedBy = rr, "dryfire serve"
