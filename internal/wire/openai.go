@@ -510,7 +510,6 @@ type (
 		// Usage is null in every chunk but the last when the request asks
 		// for stream_options.include_usage, and absent otherwise.
 		Usage json.RawMessage `json:"usage,omitempty"`
-		Error json.RawMessage `json:"error,omitempty"` // read, never written
 	}
 )
 

@@ -133,9 +133,30 @@ type chatFoldCall struct {
 	args     strings.Builder
 }
 
+// chatChunkRead is the part of a chunk the fold reads: not chatChunk, since
+// compatible servers send what dryfire does not read (id, created, model,
+// service_tier, role, a call's type) in other types.
+type chatChunkRead struct {
+	Choices []struct {
+		Index int `json:"index"`
+		Delta struct {
+			Content   *string         `json:"content"`
+			Refusal   json.RawMessage `json:"refusal"`
+			ToolCalls []struct {
+				Index    int               `json:"index"`
+				ID       string            `json:"id"`
+				Function chatDeltaFunction `json:"function"`
+			} `json:"tool_calls"`
+		} `json:"delta"`
+		FinishReason *string `json:"finish_reason"`
+	} `json:"choices"`
+	Usage json.RawMessage `json:"usage"`
+	Error json.RawMessage `json:"error"`
+}
+
 // add folds one chunk in.
 func (f *chatFold) add(data string) error {
-	var chunk chatChunk
+	var chunk chatChunkRead
 	if err := json.Unmarshal([]byte(data), &chunk); err != nil {
 		return fmt.Errorf("a chunk of the stream is not JSON (%v): %s", err, excerptString(data))
 	}

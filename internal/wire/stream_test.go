@@ -44,6 +44,30 @@ func TestFoldChat(t *testing.T) {
 	}
 }
 
+// TestFoldChatLenient: chunks of a compatible server that carry what the
+// fold does not read (id, created, model, service_tier, fingerprint, role,
+// a call's type) in other types fold as the unstreamed answer reads.
+func TestFoldChatLenient(t *testing.T) {
+	data := sse(
+		"data: {\"id\":7,\"object\":null,\"created\":1733000000.25,\"model\":[\"m\"],\"service_tier\":1,\"system_fingerprint\":false,\"choices\":[{\"index\":0,\"logprobs\":{},\"delta\":{\"role\":1,\"content\":\"ok\"},\"finish_reason\":null}]}\n\n",
+		"data: {\"id\":7,\"created\":1733000000.25,\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"id\":\"call_a\",\"type\":2,\"function\":{\"name\":\"lookup\",\"arguments\":\"{}\"}}]}}]}\n\n",
+		"data: {\"id\":7,\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"tool_calls\"}],\"usage\":{\"prompt_tokens\":3,\"completion_tokens\":1,\"total_tokens\":\"4\"}}\n\n",
+		"data: [DONE]\n\n",
+	)
+	folded, err := foldChat(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := parseChat("openai-compatible", folded, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := &model.Response{Text: "ok", ToolCalls: []tool.Call{{ID: "call_a", Name: "lookup", Args: "{}"}}, Usage: model.Usage{InputTokens: 3, OutputTokens: 1}}
+	if diff := cmp.Diff(want, r); diff != "" {
+		t.Errorf("folded answer (-want +got):\n%s", diff)
+	}
+}
+
 // TestFoldAnthropic: thinking with its signature, text, a tool_use whose
 // input comes in pieces; message_delta's stop reason and usage.
 func TestFoldAnthropic(t *testing.T) {
