@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/dryfire-dev/dryfire/internal/reqmatch"
+	"github.com/dryfire-dev/dryfire/internal/termtext"
 	"github.com/dryfire-dev/dryfire/internal/value"
 )
 
@@ -176,7 +177,7 @@ func (d *differ) json(path string, rec, now any) {
 	bodyDiff.Diffs(path, rec, now, func(x value.Diff) bool {
 		switch {
 		case x.Length:
-			d.add(fmt.Sprintf("%s: recorded %s, now %d", x.Path, plural(len(x.A.([]any)), "item"), len(x.B.([]any))))
+			d.add(fmt.Sprintf("%s: recorded %s, now %d", x.Path, termtext.Count(len(x.A.([]any)), "item"), len(x.B.([]any))))
 		case !x.InA:
 			d.add(x.Path + ": recorded (absent), now " + show(x.B))
 		case !x.InB:

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/dryfire-dev/dryfire/internal/termtext"
 )
 
 func itoa(n int) string { return strconv.Itoa(n) }
@@ -59,7 +61,7 @@ func (e *ReplayError) Summary() string {
 	case Mismatch:
 		return fmt.Sprintf("%s %d differs from the recording in %s", who, e.Request, in)
 	case Beyond:
-		return fmt.Sprintf("%s %d goes beyond the recording in %s, which holds %s", who, e.Request, in, plural(e.Recorded, "interaction"))
+		return fmt.Sprintf("%s %d goes beyond the recording in %s, which holds %s", who, e.Request, in, termtext.Count(e.Recorded, "interaction"))
 	case NoMatch:
 		if e.Request == 0 {
 			return fmt.Sprintf("no interaction recorded in %s answers this model request", in)
@@ -67,7 +69,7 @@ func (e *ReplayError) Summary() string {
 		return fmt.Sprintf("no interaction recorded in %s answers this model request; the closest, interaction %d of %d, differs", in, e.Request, e.Recorded)
 	}
 	n := e.Recorded - e.Request + 1
-	return fmt.Sprintf("%d of %s recorded in %s %s not played", n, plural(e.Recorded, "interaction"), in, map[bool]string{true: "was", false: "were"}[n == 1])
+	return fmt.Sprintf("%d of %s recorded in %s %s not played", n, termtext.Count(e.Recorded, "interaction"), in, map[bool]string{true: "was", false: "were"}[n == 1])
 }
 
 // Error is the summary, the differences, and what to do.
@@ -112,13 +114,6 @@ func (e *ReplayError) Error() string {
 	}
 	b.WriteString("  " + cmp.Or(e.Fix, rerecord(e.SuiteFile, e.Case)))
 	return b.String()
-}
-
-func plural(n int, what string) string {
-	if n == 1 {
-		return "1 " + what
-	}
-	return fmt.Sprintf("%d %ss", n, what)
 }
 
 // MissingError is a case with no cassette in None mode.

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/dryfire-dev/dryfire/internal/spec"
+	"github.com/dryfire-dev/dryfire/internal/termtext"
 	"github.com/dryfire-dev/dryfire/internal/value"
 )
 
@@ -42,14 +43,14 @@ func askCheck(c *spec.Check, f *Facts) (bool, string) {
 	}
 	what := askWant(c)
 	if c.Times != nil && n == *c.Times || c.Times == nil && n > 0 {
-		return true, fmt.Sprintf("%s: %s", what, plural(n, "time", "times"))
+		return true, fmt.Sprintf("%s: %s", what, termtext.Count(n, "time"))
 	}
 	var got string
 	switch {
 	case len(seen) > 0:
 		got = "the client answered: " + strings.Join(seen, "; ")
 	case calls > 0:
-		got = fmt.Sprintf("no call of %s asked the client (%s)", c.Tool, plural(calls, "call", "calls"))
+		got = fmt.Sprintf("no call of %s asked the client (%s)", c.Tool, termtext.Count(calls, "call"))
 	default:
 		got = c.Tool + " was never called"
 		if c.With != nil {
@@ -57,7 +58,7 @@ func askCheck(c *spec.Check, f *Facts) (bool, string) {
 		}
 	}
 	if c.Times != nil {
-		return false, fmt.Sprintf("expected %s %s; %s (%s)", what, plural(*c.Times, "time", "times"), plural(n, "time", "times"), got)
+		return false, fmt.Sprintf("expected %s %s; %s (%s)", what, termtext.Count(*c.Times, "time"), termtext.Count(n, "time"), got)
 	}
 	return false, fmt.Sprintf("expected %s; %s", what, got)
 }

@@ -11,6 +11,7 @@ import (
 	"unsafe"
 
 	"github.com/dryfire-dev/dryfire/internal/spec"
+	"github.com/dryfire-dev/dryfire/internal/termtext"
 	"github.com/dryfire-dev/dryfire/internal/tool"
 	"github.com/dryfire-dev/dryfire/internal/value"
 )
@@ -93,9 +94,9 @@ func one(c *spec.Check, f *Facts) (bool, string) {
 	case spec.CheckOutput:
 		return output(c, f)
 	case spec.CheckMaxTurns:
-		want := "at most " + plural(c.MaxTurns, "model turn", "model turns")
+		want := "at most " + termtext.Count(c.MaxTurns, "model turn")
 		if f.Turns <= c.MaxTurns {
-			return true, fmt.Sprintf("took %s (expected %s)", plural(f.Turns, "model turn", "model turns"), want)
+			return true, fmt.Sprintf("took %s (expected %s)", termtext.Count(f.Turns, "model turn"), want)
 		}
 		return false, fmt.Sprintf("expected %s; took %d", want, f.Turns)
 	case spec.CheckNoErrors:
@@ -123,11 +124,6 @@ func keepCalls(f *Facts, keep func(tool.Record) bool) *Facts {
 	g := *f
 	g.Calls = slices.DeleteFunc(slices.Clone(f.Calls), drop)
 	return &g
-}
-
-func plural(n int, one, many string) string {
-	var b [40]byte
-	return string(appendPlural(b[:0], n, one, many))
 }
 
 func appendPlural(b []byte, n int, one, many string) []byte {
@@ -280,16 +276,16 @@ func called(c *spec.Check, f *Facts) (bool, string) {
 	switch {
 	case hi >= 0 && n > hi:
 		// Too often.
-		msg += fmt.Sprintf("it was called %s%s", plural(n, "time", "times"), turns(match))
+		msg += fmt.Sprintf("it was called %s%s", termtext.Count(n, "time"), turns(match))
 	case len(other) > 0:
 		// Too rarely, but the tool was called with other arguments: show
 		// the call that came closest.
 		best, mm := closestCall(c, other)
 		if n == 0 {
-			msg += fmt.Sprintf("it was never called with matching arguments (%s to %s had other arguments); ", plural(len(other), "call", "calls"), c.Tool)
+			msg += fmt.Sprintf("it was never called with matching arguments (%s to %s had other arguments); ", termtext.Count(len(other), "call"), c.Tool)
 		} else {
 			msg += fmt.Sprintf("it was called %s with matching arguments%s, and %s to %s had other arguments; ",
-				plural(n, "time", "times"), turns(match), plural(len(other), "call", "calls"), c.Tool)
+				termtext.Count(n, "time"), turns(match), termtext.Count(len(other), "call"), c.Tool)
 		}
 		if !parsed(best) {
 			msg += fmt.Sprintf("the closest, in turn %d, has arguments that are not JSON: %s", best.Turn, value.Truncate(best.Call.Args, 200))
@@ -304,7 +300,7 @@ func called(c *spec.Check, f *Facts) (bool, string) {
 	case n == 0:
 		msg += "it was never called; the calls made were " + callsSummary(f)
 	default:
-		msg += fmt.Sprintf("it was called %s%s", plural(n, "time", "times"), turns(match))
+		msg += fmt.Sprintf("it was called %s%s", termtext.Count(n, "time"), turns(match))
 	}
 	return false, msg
 }
@@ -409,7 +405,7 @@ func notCalled(c *spec.Check, f *Facts) (bool, string) {
 	}
 	first := match[0]
 	return false, fmt.Sprintf("expected %s never to be called; it was called %s%s, first with %s",
-		subject(c), plural(len(match), "time", "times"), turns(match), value.Truncate(argsText(first), 200))
+		subject(c), termtext.Count(len(match), "time"), turns(match), value.Truncate(argsText(first), 200))
 }
 
 // parsed reports whether a call's arguments were JSON. When they were
@@ -479,10 +475,10 @@ func output(c *spec.Check, f *Facts) (bool, string) {
 		if len(f.Replies) == 0 {
 			return false, "expected the output of any turn to pass; the agent never replied"
 		}
-		return false, fmt.Sprintf("expected the output of any of the %s to pass; none did; the last: %s", plural(len(f.Replies), "turn", "turns"), last)
+		return false, fmt.Sprintf("expected the output of any of the %s to pass; none did; the last: %s", termtext.Count(len(f.Replies), "turn"), last)
 	}
 	if c.Turn > len(f.Replies) {
-		return false, fmt.Sprintf("expected the output of turn %d; the conversation had %s", c.Turn, plural(len(f.Replies), "turn", "turns"))
+		return false, fmt.Sprintf("expected the output of turn %d; the conversation had %s", c.Turn, termtext.Count(len(f.Replies), "turn"))
 	}
 	ok, msg := outputOf(c, f.Replies[c.Turn-1])
 	if ok {
@@ -581,7 +577,7 @@ func noErrors(f *Facts) (bool, string) {
 		}
 	}
 	if len(errs) == 0 {
-		return true, fmt.Sprintf("no tool call returned an error (%s)", plural(len(f.Calls), "call", "calls"))
+		return true, fmt.Sprintf("no tool call returned an error (%s)", termtext.Count(len(f.Calls), "call"))
 	}
-	return false, fmt.Sprintf("expected no tool errors; %d of %s returned an error: %s", len(errs), plural(len(f.Calls), "call", "calls"), strings.Join(errs, "; "))
+	return false, fmt.Sprintf("expected no tool errors; %d of %s returned an error: %s", len(errs), termtext.Count(len(f.Calls), "call"), strings.Join(errs, "; "))
 }

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/dryfire-dev/dryfire/internal/spec"
+	"github.com/dryfire-dev/dryfire/internal/termtext"
 	"github.com/dryfire-dev/dryfire/internal/value"
 )
 
@@ -31,5 +32,5 @@ func notLeaked(c *spec.Check, f *Facts) (bool, string) {
 			}
 		}
 	}
-	return true, fmt.Sprintf("%s left the agent: not in its output, not in the arguments of its %s", plural(len(c.Secrets), "secret never", "secrets never"), plural(len(f.Calls), "call", "calls"))
+	return true, fmt.Sprintf("%s left the agent: not in its output, not in the arguments of its %s", termtext.Count(len(c.Secrets), "secret")+" never", termtext.Count(len(f.Calls), "call"))
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/dryfire-dev/dryfire/internal/spec"
+	"github.com/dryfire-dev/dryfire/internal/termtext"
 )
 
 // mcpCheck judges read, not_read and prompted from the case's MCP
@@ -44,14 +45,14 @@ func mcpCheck(c *spec.Check, f *Facts) (bool, string) {
 		if n == 0 {
 			return true, fmt.Sprintf("resource %s was never read", c.URI)
 		}
-		return false, fmt.Sprintf("expected no read of resource %s; it was read %s", c.URI, plural(n, "time", "times"))
+		return false, fmt.Sprintf("expected no read of resource %s; it was read %s", c.URI, termtext.Count(n, "time"))
 	case c.Times != nil:
 		if n == *c.Times {
-			return true, fmt.Sprintf("%s: %s %s", what, verb, plural(n, "time", "times"))
+			return true, fmt.Sprintf("%s: %s %s", what, verb, termtext.Count(n, "time"))
 		}
-		return false, fmt.Sprintf("expected %s %s; %s %s (%s%s)", what, plural(*c.Times, "time", "times"), verb, plural(n, "time", "times"), did, got)
+		return false, fmt.Sprintf("expected %s %s; %s %s (%s%s)", what, termtext.Count(*c.Times, "time"), verb, termtext.Count(n, "time"), did, got)
 	case n > 0:
-		return true, fmt.Sprintf("%s: %s %s", what, verb, plural(n, "time", "times"))
+		return true, fmt.Sprintf("%s: %s %s", what, verb, termtext.Count(n, "time"))
 	}
 	return false, fmt.Sprintf("expected %s; %s%s", what, did, got)
 }

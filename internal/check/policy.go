@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/dryfire-dev/dryfire/internal/spec"
+	"github.com/dryfire-dev/dryfire/internal/termtext"
 	"github.com/dryfire-dev/dryfire/internal/tool"
 	"github.com/dryfire-dev/dryfire/internal/value"
 )
@@ -241,7 +242,7 @@ func countText(n int, s *spec.CallSel) string {
 	if n == 0 {
 		return "no call" + t + " was made"
 	}
-	return plural(n, "call", "calls") + t
+	return termtext.Count(n, "call") + t
 }
 
 // step names call i of calls, as the report lists it: its number, tool,

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/dryfire-dev/dryfire/internal/spec"
+	"github.com/dryfire-dev/dryfire/internal/termtext"
 	"github.com/dryfire-dev/dryfire/internal/tool"
 	"github.com/dryfire-dev/dryfire/internal/value"
 )
@@ -24,14 +25,14 @@ func trajectory(c *spec.Check, f *Facts) (bool, string) {
 		for i := 0; i < max(len(want), len(made)); i++ {
 			switch {
 			case i >= len(made):
-				return false, fmt.Sprintf("expected %s %s; call %d, %s, was not made; %s", plural(len(want), "call", "calls"), mode, i+1, entry(want[i]), madeList)
+				return false, fmt.Sprintf("expected %s %s; call %d, %s, was not made; %s", termtext.Count(len(want), "call"), mode, i+1, entry(want[i]), madeList)
 			case i >= len(want):
-				return false, fmt.Sprintf("expected %s %s; call %d, %s, is one more; %s", plural(len(want), "call", "calls"), mode, i+1, oneCall(made[i]), madeList)
+				return false, fmt.Sprintf("expected %s %s; call %d, %s, is one more; %s", termtext.Count(len(want), "call"), mode, i+1, oneCall(made[i]), madeList)
 			case !fits(want[i], made[i]):
-				return false, fmt.Sprintf("expected %s %s; call %d should be %s, it was %s; %s", plural(len(want), "call", "calls"), mode, i+1, entry(want[i]), oneCall(made[i]), madeList)
+				return false, fmt.Sprintf("expected %s %s; call %d should be %s, it was %s; %s", termtext.Count(len(want), "call"), mode, i+1, entry(want[i]), oneCall(made[i]), madeList)
 			}
 		}
-		return true, fmt.Sprintf("the %s made were the trajectory's, in order %s", plural(len(made), "call", "calls"), mode)
+		return true, fmt.Sprintf("the %s made were the trajectory's, in order %s", termtext.Count(len(made), "call"), mode)
 	}
 	pairOf := match(want, made, fits)
 	var missing, extra []string
@@ -63,7 +64,7 @@ func trajectory(c *spec.Check, f *Facts) (bool, string) {
 		spec.TrajectorySuperset:  "the trajectory's calls, among others",
 	}[c.TrajectoryMatch]
 	if len(problems) == 0 {
-		return true, fmt.Sprintf("the %s made were %s %s", plural(len(made), "call", "calls"), what, mode)
+		return true, fmt.Sprintf("the %s made were %s %s", termtext.Count(len(made), "call"), what, mode)
 	}
 	return false, fmt.Sprintf("expected %s %s; %s; %s", what, mode, strings.Join(problems, "; "), madeList)
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/dryfire-dev/dryfire/internal/spec"
+	"github.com/dryfire-dev/dryfire/internal/termtext"
 	"github.com/dryfire-dev/dryfire/internal/value"
 	"github.com/dryfire-dev/dryfire/internal/world"
 )
@@ -210,19 +211,19 @@ func eventCheck(c *spec.Check, w *WorldFacts) (bool, string) {
 	}
 	if c.Count != nil {
 		if n == *c.Count {
-			return true, fmt.Sprintf("%s was emitted %s (expected %d)", subject, plural(n, "time", "times"), *c.Count)
+			return true, fmt.Sprintf("%s was emitted %s (expected %d)", subject, termtext.Count(n, "time"), *c.Count)
 		}
-		return false, fmt.Sprintf("expected %s to be emitted %s; it was emitted %s%s", subject, plural(*c.Count, "time", "times"), plural(n, "time", "times"), others(w, typed-n, c.EventType))
+		return false, fmt.Sprintf("expected %s to be emitted %s; it was emitted %s%s", subject, termtext.Count(*c.Count, "time"), termtext.Count(n, "time"), others(w, typed-n, c.EventType))
 	}
 	if n > 0 {
-		return true, fmt.Sprintf("%s was emitted %s (expected at least once)", subject, plural(n, "time", "times"))
+		return true, fmt.Sprintf("%s was emitted %s (expected at least once)", subject, termtext.Count(n, "time"))
 	}
 	return false, fmt.Sprintf("expected %s to be emitted; it never was%s", subject, others(w, typed, c.EventType))
 }
 
 func others(w *WorldFacts, sameType int, typ string) string {
 	if sameType > 0 {
-		return fmt.Sprintf(" (%s of type %s had other data)", plural(sameType, "event", "events"), typ)
+		return fmt.Sprintf(" (%s of type %s had other data)", termtext.Count(sameType, "event"), typ)
 	}
 	if len(w.Emitted) == 0 {
 		return " (no event was emitted at all)"
@@ -270,16 +271,16 @@ func calledOperation(c *spec.Check, w *WorldFacts) (bool, string) {
 		if n == 0 {
 			return true, fmt.Sprintf("%s was not called (expected never)", subject)
 		}
-		return false, fmt.Sprintf("expected %s never to be called; it was called %s", subject, plural(n, "time", "times"))
+		return false, fmt.Sprintf("expected %s never to be called; it was called %s", subject, termtext.Count(n, "time"))
 	}
 	lo, hi := countRange(c)
 	want := string(appendWant(nil, c))
 	if n >= lo && (hi < 0 || n <= hi) {
-		return true, fmt.Sprintf("%s was called %s (expected %s)", subject, plural(n, "time", "times"), want)
+		return true, fmt.Sprintf("%s was called %s (expected %s)", subject, termtext.Count(n, "time"), want)
 	}
-	msg := fmt.Sprintf("expected %s to be called %s; it was called %s", subject, want, plural(n, "time", "times"))
+	msg := fmt.Sprintf("expected %s to be called %s; it was called %s", subject, want, termtext.Count(n, "time"))
 	if other > 0 {
-		msg += fmt.Sprintf(" (and %s to %s did not match)", plural(other, "call", "calls"), c.Operation)
+		msg += fmt.Sprintf(" (and %s to %s did not match)", termtext.Count(other, "call"), c.Operation)
 	}
 	return false, msg
 }
