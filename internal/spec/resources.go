@@ -287,8 +287,7 @@ func (x *decoder) prompts(n *yaml.Node, val any) []*Prompt {
 			}
 		}
 		if pr.Name == "" {
-			x.errorf(it.N, "a prompt needs a name")
-			continue
+			continue // the schema says prompt is missing required key "name"
 		}
 		if seen[pr.Name] {
 			x.errorf(nameNode, "prompt %q is declared twice", pr.Name)
