@@ -175,11 +175,8 @@ func (p *Project) CasePos(suite, name string) Pos {
 		if s.File != suite {
 			continue
 		}
-		for i := range s.Len() {
-			if s.CaseName(i) == name {
-				c := s.CaseAt(i)
-				return Pos{File: c.Pos.File, Line: c.Pos.Line, Col: c.Pos.Col}
-			}
+		if c := s.CaseNamed(name); c != nil {
+			return Pos{File: c.Pos.File, Line: c.Pos.Line, Col: c.Pos.Col}
 		}
 	}
 	return Pos{}

@@ -99,7 +99,7 @@ func Inject(ctx context.Context, suites []*spec.Suite, opts Options, io InjectOp
 		if c.Status != report.Passed || s == nil {
 			ic.Reason = c.Reason
 		} else {
-			places := placesOf(s, caseNamed(s, c.Name))
+			places := placesOf(s, s.CaseNamed(c.Name))
 			for _, p := range payloads[s] {
 				if len(io.Payloads) > 0 && !slices.Contains(io.Payloads, p.ID) || len(io.Categories) > 0 && !slices.Contains(io.Categories, p.Category) {
 					continue

@@ -149,7 +149,7 @@ func Sweep(ctx context.Context, suites []*spec.Suite, opts Options, so SweepOpti
 		if c.Status != report.Passed {
 			sc.Reason = c.Reason
 		} else if s != nil {
-			for _, p := range points(s, caseNamed(s, c.Name), opts.Worlds[s], c) {
+			for _, p := range points(s, s.CaseNamed(c.Name), opts.Worlds[s], c) {
 				if so.Point != "" && p.ID() != so.Point || so.Faults != nil && !slices.Contains(so.Faults, p.Kind) {
 					continue
 				}
@@ -212,15 +212,6 @@ func each(ctx context.Context, opts Options, suites []*spec.Suite, n int, do fun
 	}
 	close(next)
 	wg.Wait()
-}
-
-func caseNamed(s *spec.Suite, name string) *spec.Case {
-	for i := range s.Len() {
-		if s.CaseName(i) == name {
-			return s.CaseAt(i)
-		}
-	}
-	return nil
 }
 
 // points are a passing case's points, in order: by call (those dryfire

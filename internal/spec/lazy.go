@@ -183,6 +183,16 @@ func (s *Suite) CaseAt(i int) *Case {
 	return &Case{Name: st.name, Skip: st.flags&stubSkip != 0, Trials: int(st.trials), Pos: yamlpos.Pos{File: g.file, Line: int(st.line), Col: int(st.col)}, index: int(st.index), lazy: true, rows: g.rows}
 }
 
+// CaseNamed is the case of s named name (CaseAt), or nil.
+func (s *Suite) CaseNamed(name string) *Case {
+	for i := range s.Len() {
+		if s.CaseName(i) == name {
+			return s.CaseAt(i)
+		}
+	}
+	return nil
+}
+
 // SkipOf says whether case i of s is skipped (skip:), and its trials:.
 func (s *Suite) SkipOf(i int) (skip bool, trials int) {
 	if s.src == nil || s.src.stubs == nil || s.src.stubs[i].flags&stubWhole != 0 {
