@@ -28,7 +28,6 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -202,6 +201,10 @@ type Server struct {
 // httptest does, when it cannot listen.
 func start(h http.Handler, c config) *Server {
 	s := &Server{}
+	var api wire.API // faults answer in its shape; "" for OpenAI's or Vertex AI's
+	if hh, ok := h.(*handler); ok {
+		api = hh.api
+	}
 	s.Server = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		s.requests.Add(1)
 		if f, ok := s.nextFault(); ok {
@@ -216,7 +219,7 @@ func start(h http.Handler, c config) *Server {
 			if f.RetryAfter != "" {
 				w.Header().Set("Retry-After", f.RetryAfter)
 			}
-			faultBody(w, r, f.Status)
+			faultBody(w, r, f.Status, api)
 			return
 		}
 		if c.rewrite == nil {
@@ -286,21 +289,26 @@ func (s *Server) Requests() int64 { return s.requests.Load() }
 // Conns is how many connections were opened.
 func (s *Server) Conns() int64 { return s.conns.Load() }
 
-// faultBody writes an error in the shape of the API the path belongs to.
-func faultBody(w http.ResponseWriter, r *http.Request, status int) {
+// faultBody writes an injected fault in api's error shape (a Vertex AI
+// path's publisher's; OpenAI's when "").
+func faultBody(w http.ResponseWriter, r *http.Request, status int, api wire.API) {
 	f := &fault{status: status, typ: "server_error", msg: fmt.Sprintf("injected fault %d", status)}
-	switch {
-	case strings.HasPrefix(r.URL.Path, "/v1beta/") || strings.HasPrefix(r.URL.Path, "/v1/models/"):
-		refuse(w, wire.Gemini, f)
-	case r.URL.Path == "/v1/messages":
+	if _, _, publisher, _, _, ok := wire.VertexPath(r.URL.Path); ok {
+		api = map[string]wire.API{"google": wire.Gemini, "anthropic": wire.Anthropic}[publisher]
+	}
+	switch api {
+	case wire.Gemini, wire.Ollama:
+	case wire.Bedrock:
+		f.typ = "" // wire's x-amzn-ErrorType for the status
+	case wire.Anthropic:
 		f.typ = cmp.Or(map[int]string{429: "rate_limit_error", 529: "overloaded_error"}[status], "api_error")
-		refuse(w, wire.Anthropic, f)
 	default:
 		if status == http.StatusTooManyRequests {
 			f.typ = "rate_limit_exceeded"
 		}
-		refuse(w, wire.OpenAIChat, f)
+		api = cmp.Or(api, wire.OpenAIChat)
 	}
+	refuse(w, api, f)
 }
 
 // fault is a refusal: its status (400 when 0), and the error's type,
@@ -330,7 +338,7 @@ func refuse(w http.ResponseWriter, api wire.API, f *fault) {
 		a.Header.Del("X-Should-Retry")
 	case f.code == fakeBrain:
 		a.Header.Set("X-Should-Retry", "false")
-	case api == wire.Bedrock:
+	case api == wire.Bedrock && f.typ != "":
 		a.Header.Set("X-Amzn-Errortype", f.typ)
 	}
 	send(w, a)
