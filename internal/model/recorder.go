@@ -198,6 +198,10 @@ type RecorderOptions struct {
 	// answerer (sidecalls.go: SideCallsClaudeCode, or "": token counts
 	// alone).
 	SideCalls string
+	// Admit, when set, is asked for each call of the conversation (no
+	// side call, no token count) as it is answered: an error refuses it
+	// in the API's shape, unrecorded (the case's max_turns).
+	Admit func() error
 }
 
 // Recorder is the model side of one case: every model call of the case
@@ -208,6 +212,7 @@ type Recorder struct {
 	noRecords  bool
 	transcript bool
 	sideCalls  string
+	admit      func() error
 
 	mu    sync.Mutex
 	n     int
@@ -225,7 +230,7 @@ func NewRecorder(ans Answerer, o *RecorderOptions) *Recorder {
 	if o == nil {
 		o = &RecorderOptions{}
 	}
-	return &Recorder{ans: ans, faults: newFaults(o.Faults), noRecords: o.NoRecords, transcript: o.Transcript && !o.NoRecords, sideCalls: o.SideCalls}
+	return &Recorder{ans: ans, faults: newFaults(o.Faults), noRecords: o.NoRecords, transcript: o.Transcript && !o.NoRecords, sideCalls: o.SideCalls, admit: o.Admit}
 }
 
 // Answer answers a model call of the case: a declared fault's answer, or
@@ -240,6 +245,11 @@ func (r *Recorder) Answer(c *Call) *Answer {
 	if a := sideCall(r.sideCalls, c); a != nil {
 		r.done(c, a)
 		return a
+	}
+	if r.admit != nil && c.Wire.Turn() {
+		if err := r.admit(); err != nil {
+			return Refusal(c.Wire, err)
+		}
 	}
 	f, fi := r.faults.arrive(c)
 	if f != nil {

@@ -109,6 +109,9 @@ type Options struct {
 	// no script turn or cassette entry (model.RecorderOptions.SideCalls;
 	// "": token counts alone).
 	SideCalls string
+	// Admit is asked before each call of the conversation is answered:
+	// an error refuses it (model.RecorderOptions.Admit: max_turns).
+	Admit func() error
 	// Faults are the case's declared faults (faults.go), at most one per
 	// request number.
 	Faults []model.Fault
@@ -133,10 +136,6 @@ type Endpoint struct {
 	mode   cassette.Mode
 	file   string
 	pooled bool // bodies are read into buffers used again
-	// Turn, when set, is asked before each request of a WebSocket (whose
-	// upgrade is one HTTP request for many): an error refuses it (the
-	// case's max_turns).
-	Turn func() error
 }
 
 // New prepares the endpoint of one case: its script's (Options.Scripted),
@@ -146,7 +145,7 @@ type Endpoint struct {
 // (*cassette.FileError), a passthrough case in mode none; Refuse makes a
 // handler that answers them.
 func New(o Options) (*Endpoint, error) {
-	ro := &model.RecorderOptions{Faults: o.Faults, NoRecords: o.NoRecords, Transcript: o.Transcript, SideCalls: o.SideCalls}
+	ro := &model.RecorderOptions{Faults: o.Faults, NoRecords: o.NoRecords, Transcript: o.Transcript, SideCalls: o.SideCalls, Admit: o.Admit}
 	if o.Scripted {
 		return &Endpoint{Recorder: model.NewRecorder(model.NewScripted(o.Script, o.CoalesceStreams, o.NoRecords, o.ToolNames), ro)}, nil
 	}

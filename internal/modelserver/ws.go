@@ -81,14 +81,6 @@ func (e *Endpoint) serveWebSocket(w http.ResponseWriter, r *http.Request, api wi
 		req := r.Clone(ctx)
 		req.Method, req.Header, req.ContentLength = http.MethodPost, header, int64(len(body))
 		req.Body = io.NopCloser(bytes.NewReader(body))
-		if e.Turn != nil {
-			if err := e.Turn(); err != nil {
-				if !writeWSAnswer(ctx, conn, model.Refusal(api.Wire(), err)) {
-					return
-				}
-				continue
-			}
-		}
 		c := &model.Call{Wire: api.Wire(), HTTP: req, Body: body}
 		if !writeWSAnswer(ctx, conn, e.Answer(c)) {
 			return

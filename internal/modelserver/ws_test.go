@@ -214,20 +214,19 @@ func TestResponsesWebSocketRecordReplay(t *testing.T) {
 // Over the WebSocket, a declared fault is what it is over HTTP: a status
 // an error message with that status (the client retries on the same
 // connection), a cut the events it lets through and the connection
-// closed; and the case's max_turns (Endpoint.Turn) refuses a request with
+// closed; and the case's max_turns (Options.Admit) refuses a request with
 // an error message, the connection kept.
 func TestResponsesWebSocketFaultsAndTurns(t *testing.T) {
+	turns := 0
 	e := mustNew(t, Options{Scripted: true, Script: refundScript(), Faults: []model.Fault{
 		{Request: 1, Status: 429, RetryAfter: time.Second, CutAfter: -1},
 		{Request: 3, CutAfter: 2},
-	}})
-	turns := 0
-	e.Turn = func() error {
+	}, Admit: func() error {
 		if turns++; turns > 3 {
 			return errors.New("max_turns (2) reached")
 		}
 		return nil
-	}
+	}})
 	root := serve(t, e, "/cases/1")
 	c := dialWS(t, root)
 	evs, raw := c.create(wsFirst)

@@ -106,31 +106,28 @@ type caseModel struct {
 	max    int
 	faults int // declared faults: requests allowed past max
 
-	arrived atomic.Int64 // model calls begun, in arrival order
+	arrived atomic.Int64 // calls of the conversation begun (admit), in order
 	over    atomic.Int64 // calls refused past max
 	refused atomic.Int64 // calls refused because ep is nil
 }
 
 func (m *caseModel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	api, route := wire.RouteOf(r.URL.Path)
-	if route && api.Turn() && r.Method == http.MethodPost {
+	if m.ep != nil {
+		m.ep.ServeHTTP(w, r) // its Recorder admits each call (startCommand)
+		return
+	}
+	if api, route := wire.RouteOf(r.URL.Path); route && api.Turn() && r.Method == http.MethodPost {
 		if err := m.admit(); err != nil {
 			modelserver.Refuse(err).ServeHTTP(w, r)
 			return
 		}
-		if m.ep == nil {
-			m.refused.Add(1)
-		}
+		m.refused.Add(1)
 	}
-	if m.ep == nil {
-		m.refuse.ServeHTTP(w, r)
-		return
-	}
-	m.ep.ServeHTTP(w, r)
+	m.refuse.ServeHTTP(w, r)
 }
 
-// admit counts a model call as it arrives (over HTTP, or a request on a
-// WebSocket): past max_turns it is refused.
+// admit counts a call of the conversation as the Recorder takes it (a
+// side call or a token count is none): past max_turns it is refused.
 func (m *caseModel) admit() error {
 	if n := m.arrived.Add(1); n > int64(m.max+m.faults) {
 		m.over.Add(1)
@@ -153,15 +150,18 @@ func (e *maxTurnsError) Error() string {
 // started) to its turn: the model calls among those that were answered
 // with a success. A call made before any model call is in turn 0; a call
 // made after the Nth model call and before the next, in turn N.
+// Side calls and token counts, which admit does not count, are skipped.
 func turns(calls []model.Called) func(int) int {
-	ok := make([]int, len(calls)+1)
-	for i, c := range calls {
-		ok[i+1] = ok[i]
-		if c.Status/100 == 2 {
-			ok[i+1]++
+	ok := []int{0}
+	for _, c := range calls {
+		if n := ok[len(ok)-1]; c.Side == "" && wire.API(c.API).Turn() {
+			if c.Status/100 == 2 {
+				n++
+			}
+			ok = append(ok, n)
 		}
 	}
-	return func(k int) int { return ok[min(max(k, 0), len(calls))] }
+	return func(k int) int { return ok[min(max(k, 0), len(ok)-1)] }
 }
 
 // runCommand runs one case whose agent is a program. In a world suite,
@@ -282,6 +282,7 @@ func startCommand(j job, opts Options, lv *live, h *host, c report.Case, start t
 	// A request a declared fault answers is no turn: max_turns lets as
 	// many more through.
 	m := &caseModel{max: j.plan.Limits.MaxTurns, faults: len(j.c.ModelFaults)}
+	eo.Admit = m.admit
 	if eo.Scripted {
 		eo.ToolNames = toolNames(j, h.base+h.prefix+j.id)
 	}
@@ -292,7 +293,6 @@ func startCommand(j job, opts Options, lv *live, h *host, c report.Case, start t
 		m.refuse = modelserver.Refuse(epErr)
 	} else {
 		m.ep = ep
-		ep.Turn = m.admit
 	}
 	var up tool.Answerer
 	if opts.Upstream != nil {

@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -195,6 +196,19 @@ func agentLoop(input, transport string, prefetch bool) (string, error) {
 			text = "Error: " + text
 		}
 		return text, nil
+	}
+	// TEST_TITLE: first a token count and Claude Code's session title
+	// request (model's sidecalls.go), as Claude Code makes them.
+	if os.Getenv("TEST_TITLE") != "" {
+		base := os.Getenv("ANTHROPIC_BASE_URL")
+		var v any
+		if err := postJSON(base+"/v1/messages/count_tokens", "", []byte(`{"model":"m","messages":[{"role":"user","content":"hi"}]}`), &v); err != nil {
+			return "", err
+		}
+		title := `{"model":"claude-haiku-4-5","max_tokens":32000,"system":[{"type":"text","text":"You are naming a coding session so the user can pick it out."}],"messages":[{"role":"user","content":"Fix it"}]}`
+		if err := postJSON(base+"/v1/messages", "", []byte(title), &v); err != nil {
+			return "", err
+		}
 	}
 	if prefetch {
 		if _, err := call("get_policy", "{}"); err != nil {
@@ -711,6 +725,57 @@ cases:
 	c = rep.Cases[0]
 	if c.Status != report.Errored || !c.Infra || !strings.HasPrefix(c.Reason, "no cassette for this case: ") || len(rep.Cases) != 1 {
 		t.Errorf("no cassette: %s %q infra %v", c.Status, c.Reason, c.Infra)
+	}
+}
+
+// Claude Code's title side call (and a token count) takes no turn of
+// max_turns and shifts no tool call's turn: a case of max_turns 3 whose
+// agent asks for a title, then calls a tool of its own accord (turn 0),
+// then takes 3 turns passes, its tool calls in turns 0, 1, 2. Before, the
+// title was admitted as model call 1 (the third turn refused: "max_turns
+// (3) reached") and get_policy was put in turn 1.
+func TestCommandSideCallIsNoTurn(t *testing.T) {
+	dir := t.TempDir()
+	suite := `version: 1
+agent:
+  provider: script
+  command: [` + strconv.Quote(agentBinary(t)) + `, loop, http, prefetch]
+  max_turns: 3
+  side_calls: claude-code
+  env: {TEST_TITLE: "1"}
+mocks:
+  get_policy:
+    - return: {refunds: allowed}
+  lookup_order:
+    - return: {tier: gold}
+  issue_refund:
+    - return: {ok: true}
+cases:
+  - name: titled
+    input: Refund A-1.
+    script:
+      - tool_calls: [{name: lookup_order, args: {order_id: A-1}}]
+      - tool_calls: [{name: issue_refund, args: {order_id: A-1}}]
+      - text: done
+`
+	suites := writeSuite(t, dir, "title.dryfire.yaml", suite)
+	rep, err := runner.Run(context.Background(), suites, runner.Options{Record: cassette.None, Env: commandEnv()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := rep.Cases[0]
+	if c.Status != report.Passed || c.Turns != 3 {
+		t.Fatalf("%s %q turns %d, want passed in 3 turns\n%s", c.Status, c.Reason, c.Turns, stableJSON(t, rep))
+	}
+	var got []string
+	for _, tc := range c.ToolCalls {
+		got = append(got, fmt.Sprintf("%d %s", tc.Turn, tc.Tool))
+	}
+	if want := "0 get_policy|1 lookup_order|2 issue_refund"; strings.Join(got, "|") != want {
+		t.Errorf("tool calls' turns %q, want %q", got, want)
+	}
+	if !slices.ContainsFunc(c.Notes, func(n string) bool { return strings.Contains(n, "model call 2 (Claude Code's session title)") }) {
+		t.Errorf("notes %q: the title side call is not listed", c.Notes)
 	}
 }
 
