@@ -2,6 +2,8 @@ package cassette
 
 import (
 	"fmt"
+	"os"
+	"strings"
 
 	"github.com/dryfire-dev/dryfire/internal/redact"
 )
@@ -43,6 +45,20 @@ func DefaultMode(getenv func(string) string) Mode {
 		return None
 	}
 	return Once
+}
+
+// Env is env (KEY=VALUE; nil is os.Environ()) and a lookup in it.
+func Env(env []string) ([]string, func(string) string) {
+	if env == nil {
+		env = os.Environ()
+	}
+	vars := make(map[string]string, len(env))
+	for _, kv := range env {
+		if k, v, ok := strings.Cut(kv, "="); ok {
+			vars[k] = v
+		}
+	}
+	return env, func(k string) string { return vars[k] }
 }
 
 // MinSecretLen is the shortest environment value treated as a secret.

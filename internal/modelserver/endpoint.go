@@ -25,7 +25,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -151,17 +150,9 @@ func New(o Options) (*Endpoint, error) {
 	}
 	getenv, secrets := o.Getenv, o.Secrets
 	if getenv == nil {
-		env := o.Env
-		if env == nil {
-			env = os.Environ()
-		}
-		vars := map[string]string{}
-		for _, kv := range env {
-			if k, v, ok := strings.Cut(kv, "="); ok {
-				vars[k] = v
-			}
-		}
-		getenv, secrets = func(k string) string { return vars[k] }, append(cassette.SecretsFromEnv(env), secrets...)
+		var env []string
+		env, getenv = cassette.Env(o.Env)
+		secrets = append(cassette.SecretsFromEnv(env), secrets...)
 	}
 	o.Mode = cmp.Or(o.Mode, cassette.DefaultMode(getenv))
 	if _, err := cassette.ParseMode(string(o.Mode)); err != nil {

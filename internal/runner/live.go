@@ -299,25 +299,14 @@ func liveMissing(p, base string, getenv func(string) string) string {
 
 // newLive reads the run's environment and record mode.
 func newLive(opts Options) (*live, error) {
-	env := opts.Env
-	if env == nil {
-		env = os.Environ()
-	}
-	vars := make(map[string]string, len(env))
-	for _, kv := range env {
-		if k, v, ok := strings.Cut(kv, "="); ok {
-			vars[k] = v
-		}
-	}
-	lv := &live{mode: opts.Record, getenv: func(k string) string { return vars[k] }, env: env, templates: &templates{}}
-	// Every secret the run knows of, for the cassettes and the report.
-	lv.secrets = redact.FromEnv(env)
-	lv.red = redact.New(lv.secrets)
-	lv.mode = cmp.Or(lv.mode, cassette.DefaultMode(lv.getenv))
-	if _, err := cassette.ParseMode(string(lv.mode)); err != nil {
+	env, getenv := cassette.Env(opts.Env)
+	mode := cmp.Or(opts.Record, cassette.DefaultMode(getenv))
+	if _, err := cassette.ParseMode(string(mode)); err != nil {
 		return nil, err
 	}
-	return lv, nil
+	// Every secret the run knows of, for the cassettes and the report.
+	secrets := redact.FromEnv(env)
+	return &live{mode: mode, getenv: getenv, env: env, templates: &templates{}, secrets: secrets, red: redact.New(secrets)}, nil
 }
 
 // connect readies the live side: the transport to real APIs, unless only
