@@ -85,7 +85,7 @@ func equal(got, want *yaml.Node, path string) error {
 		return nil
 	}
 	if got.Kind != want.Kind {
-		return fmt.Errorf("%s: a %s where a %s was meant", at(), kindName(got.Kind), kindName(want.Kind))
+		return fmt.Errorf("%s: a %s where a %s was meant", at(), KindName(got.Kind), KindName(want.Kind))
 	}
 	switch want.Kind {
 	case yaml.ScalarNode:
@@ -135,7 +135,8 @@ func cut(s string) string {
 	return s
 }
 
-func kindName(k yaml.Kind) string {
+// KindName names a node kind in messages.
+func KindName(k yaml.Kind) string {
 	switch k {
 	case yaml.ScalarNode:
 		return "scalar"

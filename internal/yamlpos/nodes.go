@@ -6,21 +6,6 @@ import (
 	yaml "go.yaml.in/yaml/v4"
 )
 
-// KindName names a node's kind in messages.
-func KindName(n *yaml.Node) string {
-	switch n.Kind {
-	case yaml.MappingNode:
-		return "mapping"
-	case yaml.SequenceNode:
-		return "list"
-	case yaml.ScalarNode:
-		return "scalar"
-	case yaml.AliasNode:
-		return "alias"
-	}
-	return "document"
-}
-
 // Deref follows aliases.
 func Deref(n *yaml.Node) *yaml.Node {
 	for i := 0; n != nil && n.Kind == yaml.AliasNode && i < MaxDepth; i++ {

@@ -17,6 +17,7 @@ import (
 	yaml "go.yaml.in/yaml/v4"
 
 	"github.com/dryfire-dev/dryfire/internal/value"
+	"github.com/dryfire-dev/dryfire/internal/yamlnode"
 )
 
 // Limits that keep hostile input (alias bombs, deep nesting) from taking
@@ -405,7 +406,7 @@ func (c *Converter) key(k *yaml.Node) (string, bool) {
 		k = k.Alias
 	}
 	if k.Kind != yaml.ScalarNode {
-		c.add(Error, k.Line, k.Column, "mapping keys must be plain strings, not a %s", KindName(k))
+		c.add(Error, k.Line, k.Column, "mapping keys must be plain strings, not a %s", yamlnode.KindName(k.Kind))
 		return "", false
 	}
 	if IsMerge(k) {
