@@ -5,7 +5,6 @@ import (
 
 	"github.com/dryfire-dev/dryfire/internal/report"
 	"github.com/dryfire-dev/dryfire/internal/spec"
-	"github.com/dryfire-dev/dryfire/internal/world"
 )
 
 // coverage counts what a run's cases exercised of their suites
@@ -41,7 +40,7 @@ func (cv *coverage) suite(j job) *suiteCoverage {
 	}
 	if sw := j.plan.Suite.World; sw != nil {
 		for _, it := range sw.World.CoverageItems() {
-			sc.items.Add(report.CoverageItem{Kind: it.Kind, At: it.Pos.FileLine(), Name: it.Name})
+			sc.items.Add(it)
 		}
 	}
 	cv.suites[j.suite.File] = sc
@@ -76,9 +75,9 @@ func (sc *suiteCoverage) addRules(rules []*spec.Rule, cas string) {
 // count adds what one finished case (one trial) exercised.
 func (cv *coverage) count(j job, r *ran) {
 	sc := cv.suite(j)
-	var drilled []world.CoverageItem
+	var drilled []report.CoverageItem
 	if r.drill != nil {
-		drilled = r.drill.Coverage()
+		drilled = r.drill.Coverage(j.c.Name, j.c.Pos.FileLine(), j.suite.File)
 	}
 	sc.mu.Lock()
 	defer sc.mu.Unlock()
@@ -98,14 +97,7 @@ func (cv *coverage) count(j job, r *ran) {
 		}
 	}
 	for _, it := range drilled {
-		ci := report.CoverageItem{Kind: it.Kind, At: it.Pos.FileLine(), Name: it.Name}
-		if it.Own {
-			ci.Case = j.c.Name
-			if it.Pos.File != j.suite.File && it.Pos.File != j.plan.Suite.World.World.File {
-				ci.At = j.c.Pos.FileLine() // an inline setup's part: at its case
-			}
-		}
-		sc.items.Hit(sc.items.Add(ci), it.Calls)
+		sc.items.Add(it) // its calls too
 	}
 }
 

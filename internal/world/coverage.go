@@ -5,31 +5,22 @@ import (
 	"strings"
 
 	"github.com/dryfire-dev/dryfire/internal/yamlpos"
+	"github.com/dryfire-dev/dryfire/report"
 )
 
-// CoverageItem is one part of a world a drill can exercise (run
-// --coverage): an operation, an operation's behavior, an override, a
-// fault or a scheduled event, with how often the drill used it.
-type CoverageItem struct {
-	Kind  string // operation, behavior, override, fault or event
-	Name  string // package/operation; package/operation=function; an id
-	Pos   yamlpos.Pos
-	Calls int
-	// Own marks a part of the drill's own (its case's overrides, its
-	// inline setup, its behavior overrides), not the world file's.
-	Own bool
-}
-
-// CoverageItems are the world file's parts, each with Calls 0: every
-// operation, every operation's behavior, and the overrides, faults and
-// events of the baseline and of every scenario.
-func (w *World) CoverageItems() []CoverageItem {
-	var out []CoverageItem
+// CoverageItems are the world file's parts (run --coverage), each with
+// Calls 0: every operation, every operation's behavior, and the
+// overrides, faults and events of the baseline and of every scenario.
+func (w *World) CoverageItems() []report.CoverageItem {
+	var out []report.CoverageItem
+	add := func(kind, name string, pos yamlpos.Pos) {
+		out = append(out, report.CoverageItem{Kind: kind, At: pos.FileLine(), Name: name})
+	}
 	for _, k := range w.OpList {
 		op := w.Operations[k]
-		out = append(out, CoverageItem{Kind: "operation", Name: k, Pos: op.Pos})
+		add("operation", k, op.Pos)
 		if op.Behavior != "" {
-			out = append(out, CoverageItem{Kind: "behavior", Name: k + "=" + op.Behavior, Pos: op.Pos})
+			add("behavior", k+"="+op.Behavior, op.Pos)
 		}
 	}
 	setups := []*Setup{w.Baseline}
@@ -40,21 +31,15 @@ func (w *World) CoverageItems() []CoverageItem {
 		if s == nil {
 			continue
 		}
-		out = append(out, setupItems(s, false)...)
-	}
-	return out
-}
-
-func setupItems(s *Setup, own bool) []CoverageItem {
-	var out []CoverageItem
-	for _, o := range s.Overrides {
-		out = append(out, CoverageItem{Kind: "override", Name: overrideName(o), Pos: o.Pos, Own: own})
-	}
-	for _, f := range s.Faults {
-		out = append(out, CoverageItem{Kind: "fault", Name: f.ID, Pos: f.Pos, Own: own})
-	}
-	for _, e := range s.Events {
-		out = append(out, CoverageItem{Kind: "event", Name: e.ID, Pos: e.Pos, Own: own})
+		for _, o := range s.Overrides {
+			add("override", overrideName(o), o.Pos)
+		}
+		for _, f := range s.Faults {
+			add("fault", f.ID, f.Pos)
+		}
+		for _, e := range s.Events {
+			add("event", e.ID, e.Pos)
+		}
 	}
 	return out
 }
@@ -65,8 +50,11 @@ func overrideName(o *Override) string { return cmp.Or(o.ID, o.Operation) }
 // Coverage is what the drill exercised: the operations and behaviors it
 // called (those it did not are left out), and every override, fault and
 // event of its setup and rules, with their counts (0: unused), read off
-// its evidence and its overrides' match counts.
-func (in *Instance) Coverage() []CoverageItem {
+// its evidence and its overrides' match counts. A part of the drill's own
+// (its case's overrides, its inline setup, its behavior overrides) names
+// its case, cas; one in neither suiteFile nor the world file (an inline
+// setup's) is placed at its case, caseAt.
+func (in *Instance) Coverage(cas, caseAt, suiteFile string) []report.CoverageItem {
 	in.mu.Lock()
 	defer in.mu.Unlock()
 	own := in.setup == in.drill.Inline && in.drill.Inline != nil
@@ -90,35 +78,45 @@ func (in *Instance) Coverage() []CoverageItem {
 			behaved[ev.Operation]++
 		}
 	}
-	var out []CoverageItem
+	var out []report.CoverageItem
+	add := func(kind, name string, pos yamlpos.Pos, calls int, own bool) {
+		it := report.CoverageItem{Kind: kind, At: pos.FileLine(), Name: name, Calls: calls}
+		if own {
+			it.Case = cas
+			if pos.File != suiteFile && pos.File != in.w.File {
+				it.At = caseAt
+			}
+		}
+		out = append(out, it)
+	}
 	for _, k := range in.w.OpList {
 		n := calls[k]
 		if n == 0 {
 			continue
 		}
 		op := in.w.Operations[k]
-		out = append(out, CoverageItem{Kind: "operation", Name: k, Pos: op.Pos, Calls: n})
+		add("operation", k, op.Pos, n, false)
 		run, mine := op, false
 		if b := in.behav[k]; b != nil {
 			run, mine = b, true
 		}
 		if b := behaved[k]; b > 0 && run.fn != nil {
-			out = append(out, CoverageItem{Kind: "behavior", Name: k + "=" + run.Behavior, Pos: op.Pos, Calls: b, Own: mine})
+			add("behavior", k+"="+run.Behavior, op.Pos, b, mine)
 		}
 	}
 	for op, fn := range in.drill.BehaviorOverrides {
 		if behaved[op] == 0 && in.w.Operations[op] != nil {
-			out = append(out, CoverageItem{Kind: "behavior", Name: op + "=" + fn, Pos: in.w.Operations[op].Pos, Own: true})
+			add("behavior", op+"="+fn, in.w.Operations[op].Pos, 0, true)
 		}
 	}
 	for i, r := range in.rules {
-		out = append(out, CoverageItem{Kind: "override", Name: overrideName(r), Pos: r.Pos, Calls: in.ruleUsed[i], Own: r.Scope >= ScopeDrill})
+		add("override", overrideName(r), r.Pos, in.ruleUsed[i], r.Scope >= ScopeDrill)
 	}
 	for _, f := range in.setup.Faults {
-		out = append(out, CoverageItem{Kind: "fault", Name: f.ID, Pos: f.Pos, Calls: faults[f.ID], Own: own})
+		add("fault", f.ID, f.Pos, faults[f.ID], own)
 	}
 	for _, e := range in.setup.Events {
-		out = append(out, CoverageItem{Kind: "event", Name: e.ID, Pos: e.Pos, Calls: events[e.ID], Own: own})
+		add("event", e.ID, e.Pos, events[e.ID], own)
 	}
 	return out
 }
