@@ -79,6 +79,12 @@ func Merge(reps []*Report, names []string) (*Report, error) {
 	if gap := slices.Index(from, 0); gap >= 0 {
 		return nil, fmt.Errorf("no shard has case %d of %d: the shards leave a gap", gap+1, first.Cases)
 	}
+	return tallied(out, reps, names)
+}
+
+// tallied is a merge of the parts reps (named names) with its totals
+// and the parts' merged coverage.
+func tallied(out *Report, reps []*Report, names []string) (*Report, error) {
 	out.Tally()
 	cov, err := mergeShardCoverage(reps, names)
 	if err != nil {

@@ -79,13 +79,7 @@ func MergeBatches(reps []*Report, names []string, list *CaseList) (*Report, erro
 	if slices.Contains(from, 0) {
 		return nil, missingError(reps, names, list, total)
 	}
-	out.Tally()
-	cov, err := mergeShardCoverage(reps, names)
-	if err != nil {
-		return nil, err
-	}
-	out.Coverage = cov
-	return out, nil
+	return tallied(out, reps, names)
 }
 
 // missingError names the cases of the run no part has: by id with the
