@@ -170,7 +170,7 @@ func (r *Recorder) Over() error {
 
 func count(n int, what string) string {
 	if n == 1 {
-		return "1"
+		return "1 " + what
 	}
 	return fmt.Sprintf("%d %ss", n, what)
 }

@@ -216,7 +216,7 @@ func TestRecorderBoundsCallsAndBytes(t *testing.T) {
 	if n := len(r.Records()); n != tool.MaxCalls {
 		t.Errorf("kept %d calls", n)
 	}
-	if err := r.Over(); err == nil || err.Error() != "the agent made more than 10000 tool calls in this case (tool.MaxCalls); 1 past it refused" {
+	if err := r.Over(); err == nil || err.Error() != "the agent made more than 10000 tool calls in this case (tool.MaxCalls); 1 call past it refused" {
 		t.Errorf("Over: %v", err)
 	}
 
