@@ -61,7 +61,7 @@ var sampleVars = []string{"text", "model", "role", "stopReason"}
 var elicitTypes = []string{"string", "number", "integer", "boolean", "array"}
 
 func (x *decoder) ask(p yamlpos.KV) *Ask {
-	a := &Ask{Kind: AskKind(p.Key()), Pos: x.pos(p.K)}
+	a := &Ask{Kind: AskKind(p.Key()), Pos: x.d.Pos(p.K)}
 	if _, ok := p.Val.(map[string]any); !ok {
 		return a // reported by the schema
 	}

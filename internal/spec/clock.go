@@ -25,7 +25,7 @@ func ParseClock(s string) (time.Time, error) {
 
 // clock reads agent.clock: a time, or {now, tz}.
 func (x *decoder) clock(n *yaml.Node, val any) *Clock {
-	c := &Clock{Pos: x.pos(n)}
+	c := &Clock{Pos: x.d.Pos(n)}
 	var nowNode *yaml.Node
 	switch v := val.(type) {
 	case string:

@@ -62,11 +62,6 @@ type decoder struct {
 	fixed map[*yaml.Node]*yamlpos.Fixed
 }
 
-func (x *decoder) pos(n *yaml.Node) yamlpos.Pos {
-	file, line := x.d.RealPos(max(n.Line, 1))
-	return yamlpos.Pos{File: file, Line: line, Col: max(n.Column, 1)}
-}
-
 // pairs is yamlpos.Pairs(n, val), kept in x.kvs: done(mark) gives the
 // room back once they are read. A mapping decoded inside another while
 // the outer's entries are read takes the room after them.
@@ -165,13 +160,13 @@ func (x *decoder) suite(root *yaml.Node, doc any) *Suite {
 				}
 			}
 		case "world":
-			s.World, s.WorldPos = str(p.Val), x.pos(p.V)
+			s.World, s.WorldPos = str(p.Val), x.d.Pos(p.V)
 		case "scenario":
-			s.Scenario, s.ScenarioPos = str(p.Val), x.pos(p.V)
+			s.Scenario, s.ScenarioPos = str(p.Val), x.d.Pos(p.V)
 		case "match":
 			s.Match = x.match(p.V, p.Val)
 		case "workspace":
-			s.Workspace, s.WorkspacePos = str(p.Val), x.pos(p.V)
+			s.Workspace, s.WorkspacePos = str(p.Val), x.d.Pos(p.V)
 		case "trials":
 			s.Trials, _ = x.integer(p.V, p.Val)
 		case "target":
@@ -216,7 +211,7 @@ func (x *decoder) suite(root *yaml.Node, doc any) *Suite {
 
 // target decodes the suite's target: (the schema has checked its shape).
 func (x *decoder) target(p yamlpos.KV) *Target {
-	t := &Target{Pos: x.pos(p.K)}
+	t := &Target{Pos: x.d.Pos(p.K)}
 	m, _ := p.Val.(map[string]any)
 	t.Kind = str(m["kind"])
 	list, _ := m["bindings"].([]any)
@@ -250,9 +245,9 @@ func (x *decoder) decodeCase(s *Suite, it yamlpos.Item, index int) (*Case, int, 
 func (x *decoder) keepCase(s *Suite, c *Case, name string, nameLine int, nameNode *yaml.Node) {
 	if name != "" && nameNode != nil {
 		if line, dup := x.firstCase.line(name); dup {
-			first := x.pos(&yaml.Node{Line: line})
+			first := x.d.Pos(&yaml.Node{Line: line})
 			where := fmt.Sprintf("line %d", first.Line)
-			if first.File != x.pos(nameNode).File {
+			if first.File != x.d.Pos(nameNode).File {
 				where = first.FileLine()
 			}
 			x.errorf(nameNode, "duplicate case name %q (first at %s); case names are unique within a suite", name, where)
@@ -326,7 +321,7 @@ func (x *decoder) caseOf(it yamlpos.Item, index int) *Case {
 	if yamlpos.Deref(n) == nil || yamlpos.Deref(n).Kind != yaml.MappingNode {
 		return nil
 	}
-	c := &Case{Pos: x.pos(n), node: n, index: index}
+	c := &Case{Pos: x.d.Pos(n), node: n, index: index}
 	ps, mark := x.pairs(n, it.Val, "script", "expect")
 	defer x.done(mark)
 	for _, p := range ps {
@@ -359,13 +354,13 @@ func (x *decoder) caseOf(it yamlpos.Item, index int) *Case {
 		case "match":
 			c.Match = x.match(p.V, p.Val)
 		case "workspace":
-			c.Workspace, c.WorkspacePos = str(p.Val), x.pos(p.V)
+			c.Workspace, c.WorkspacePos = str(p.Val), x.d.Pos(p.V)
 		case "model_faults":
-			c.ModelFaults, c.ModelFaultsPos = x.modelFaults(p.V, p.Val), x.pos(p.K)
+			c.ModelFaults, c.ModelFaultsPos = x.modelFaults(p.V, p.Val), x.d.Pos(p.K)
 		case "scenario":
-			c.Scenario, c.ScenarioPos = str(p.Val), x.pos(p.V)
+			c.Scenario, c.ScenarioPos = str(p.Val), x.d.Pos(p.V)
 		case "actor":
-			c.Actor, c.ActorPos = str(p.Val), x.pos(p.V)
+			c.Actor, c.ActorPos = str(p.Val), x.d.Pos(p.V)
 		case "seed":
 			if num, ok := p.Val.(json.Number); ok {
 				if i, err := strconv.ParseInt(string(num), 10, 64); err == nil {
@@ -418,7 +413,7 @@ func (x *decoder) turn(it yamlpos.Item, index int) *Turn {
 	if yamlpos.Deref(n) == nil || yamlpos.Deref(n).Kind != yaml.MappingNode {
 		return nil
 	}
-	t := &Turn{Pos: x.pos(n)}
+	t := &Turn{Pos: x.d.Pos(n)}
 	hasText, unknown := false, false
 	ps, mark := x.pairs(n, it.Val, "tool_calls")
 	defer x.done(mark)
@@ -443,7 +438,7 @@ func (x *decoder) turn(it yamlpos.Item, index int) *Turn {
 					t.broken = true
 					continue
 				}
-				sc := &ScriptCall{Pos: x.pos(cn)}
+				sc := &ScriptCall{Pos: x.d.Pos(cn)}
 				qs, qmark := x.pairs(cn, call.Val)
 				for _, q := range qs {
 					switch q.Key() {
@@ -486,7 +481,7 @@ func (x *decoder) turn(it yamlpos.Item, index int) *Turn {
 
 // guard reads a script turn's when: (its shape checked by the schema).
 func (x *decoder) guard(when yamlpos.KV) *Guard {
-	g := &Guard{Pos: x.pos(when.K)}
+	g := &Guard{Pos: x.d.Pos(when.K)}
 	for _, p := range yamlpos.Pairs(when.V, when.Val) {
 		switch p.Key() {
 		case "tools":

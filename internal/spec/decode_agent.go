@@ -16,12 +16,12 @@ import (
 // Decoding a suite's agent (built-in loop or agent.command) and a case's simulated user.
 
 func (x *decoder) agent(agent yamlpos.KV) Agent {
-	a := Agent{Pos: x.pos(agent.K)}
+	a := Agent{Pos: x.d.Pos(agent.K)}
 	for _, p := range yamlpos.Pairs(agent.V, agent.Val) {
 		switch p.Key() {
 		case "provider":
 			a.Provider = str(p.Val)
-			a.ProviderPos = x.pos(p.V)
+			a.ProviderPos = x.d.Pos(p.V)
 		case "model":
 			a.Model = str(p.Val)
 		case "base_url":
@@ -52,20 +52,20 @@ func (x *decoder) agent(agent yamlpos.KV) Agent {
 		case "clock":
 			a.Clock = x.clock(p.V, p.Val)
 		case "network":
-			a.Network, a.NetworkPos = str(p.Val), x.pos(p.V)
+			a.Network, a.NetworkPos = str(p.Val), x.d.Pos(p.V)
 		case "env":
 			a.Env = x.agentEnv(p.V, p.Val)
 		case "port":
 			a.Port, _ = x.integer(p.V, p.Val)
-			a.PortPos = x.pos(p.V)
+			a.PortPos = x.d.Pos(p.V)
 		case "cli":
-			a.CLI, a.CLIPos = str(p.Val), x.pos(p.V)
+			a.CLI, a.CLIPos = str(p.Val), x.d.Pos(p.V)
 		case "offered_tools":
 			a.OfferedTools = str(p.Val)
 		case "side_calls":
 			a.SideCalls = str(p.Val)
 		case "command":
-			a.CommandPos = x.pos(p.K)
+			a.CommandPos = x.d.Pos(p.K)
 			for _, e := range yamlpos.Items(p.V, p.Val) {
 				a.Command = append(a.Command, str(e.Val))
 			}
@@ -135,7 +135,7 @@ func (x *decoder) agentEnv(n *yaml.Node, val any) []EnvVar {
 			x.errorf(p.V, "agent.env.%s holds a NUL byte, which no environment can carry", name)
 			continue
 		}
-		out = append(out, EnvVar{Name: name, Value: v, Pos: x.pos(p.K)})
+		out = append(out, EnvVar{Name: name, Value: v, Pos: x.d.Pos(p.K)})
 	}
 	return out
 }
@@ -207,12 +207,12 @@ func (x *decoder) azureAgent(n *yaml.Node, a *Agent) {
 // user reads a case's user: a list of scripted turns or a model-driven
 // user (its model resolved in crossCheck).
 func (x *decoder) user(p yamlpos.KV) *User {
-	u := &User{Pos: x.pos(p.K), key: p.K, node: p.V}
+	u := &User{Pos: x.d.Pos(p.K), key: p.K, node: p.V}
 	switch val := p.Val.(type) {
 	case []any:
 		u.Script = []*UserTurn{}
 		for _, it := range yamlpos.Items(p.V, val) {
-			t := &UserTurn{Pos: x.pos(it.N)}
+			t := &UserTurn{Pos: x.d.Pos(it.N)}
 			switch v := it.Val.(type) {
 			case string:
 				t.Say = v
@@ -226,7 +226,7 @@ func (x *decoder) user(p yamlpos.KV) *User {
 							t.When = x.regex(q.V, s)
 						}
 					case "actor":
-						t.Actor, t.actorNode, t.ActorPos = str(q.Val), q.V, x.pos(q.V)
+						t.Actor, t.actorNode, t.ActorPos = str(q.Val), q.V, x.d.Pos(q.V)
 					case "do":
 						t.doNode = q.K
 						for _, a := range yamlpos.Items(q.V, q.Val) {
@@ -275,7 +275,7 @@ func (x *decoder) userAct(n *yaml.Node, val any) *UserAct {
 	if !ok {
 		return nil // reported by the schema
 	}
-	a := &UserAct{Pos: x.pos(n), Args: "{}"}
+	a := &UserAct{Pos: x.d.Pos(n), Args: "{}"}
 	for _, p := range yamlpos.Pairs(n, m) {
 		switch p.Key() {
 		case "tool":

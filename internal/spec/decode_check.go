@@ -23,7 +23,7 @@ func (x *decoder) check(it yamlpos.Item) *Check {
 		return nil // reported by the schema
 	}
 	k, v, val := ps[0].K, ps[0].V, ps[0].Val
-	c := &Check{Kind: CheckKind(yamlpos.Deref(k).Value), Pos: x.pos(k)}
+	c := &Check{Kind: CheckKind(yamlpos.Deref(k).Value), Pos: x.d.Pos(k)}
 	switch {
 	case x.cross.counted:
 	case x.lateSources:
@@ -114,7 +114,7 @@ func (x *decoder) check(it yamlpos.Item) *Check {
 				c.Where = str(p.Val)
 			case "calls":
 				for _, e := range yamlpos.Items(p.V, p.Val) {
-					tc := &TrajectoryCall{Pos: x.pos(e.N)}
+					tc := &TrajectoryCall{Pos: x.d.Pos(e.N)}
 					switch ev := e.Val.(type) {
 					case string:
 						tc.Tool = ev

@@ -219,7 +219,7 @@ func (x *decoder) crossCase(s *Suite, c *Case) {
 			if n != "" && !tools[n] && s.World == "" && !own(n) {
 				at := ch.Pos
 				if i < len(ch.toolNodes) {
-					at = x.pos(ch.toolNodes[i])
+					at = x.d.Pos(ch.toolNodes[i])
 				}
 				x.d.AddAt(yamlpos.Warning, at, "check names tool %q, which is neither declared nor mocked%s", n, suggest.DidYouMean(n, knownList))
 			}

@@ -18,7 +18,7 @@ import (
 // Decoding a suite's tools and their mock rules (match, outcome, sequence, impl).
 
 func (x *decoder) tool(tool yamlpos.KV) *Tool {
-	t := &Tool{Name: tool.Key(), Pos: x.pos(tool.K)}
+	t := &Tool{Name: tool.Key(), Pos: x.d.Pos(tool.K)}
 	for _, p := range yamlpos.Pairs(tool.V, tool.Val) {
 		switch p.Key() {
 		case "description":
@@ -31,7 +31,7 @@ func (x *decoder) tool(tool yamlpos.KV) *Tool {
 			}
 		case "input_schema":
 			t.InputSchema = p.Val
-			t.SchemaPos = x.pos(yamlpos.Deref(p.V))
+			t.SchemaPos = x.d.Pos(yamlpos.Deref(p.V))
 			x.compileSchema(p.V, p.Val, fmt.Sprintf("input_schema of tool %q", t.Name))
 		}
 	}
@@ -73,7 +73,7 @@ func (x *decoder) mocks(n *yaml.Node, val any) (map[string][]*Rule, []string) {
 
 func (x *decoder) rule(tool string, rule yamlpos.Item) *Rule {
 	n := rule.N
-	r := &Rule{Tool: tool, Pos: x.pos(n)}
+	r := &Rule{Tool: tool, Pos: x.d.Pos(n)}
 	if yamlpos.Deref(n) == nil || yamlpos.Deref(n).Kind != yaml.MappingNode {
 		return nil // reported by the schema
 	}
@@ -143,7 +143,7 @@ func usesImpl(o Outcome) bool {
 
 func (x *decoder) outcome(p yamlpos.KV, top bool) Outcome {
 	v := p.V
-	o := Outcome{Kind: OutcomeKind(p.Key()), Pos: x.pos(v), node: v}
+	o := Outcome{Kind: OutcomeKind(p.Key()), Pos: x.d.Pos(v), node: v}
 	switch o.Kind {
 	case Return:
 		o.Value = p.Val

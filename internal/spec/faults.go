@@ -32,7 +32,7 @@ func (x *decoder) modelFaults(n *yaml.Node, val any) []ModelFault {
 		if !ok || yamlpos.Deref(it.N) == nil {
 			continue // reported by the schema
 		}
-		f := ModelFault{RetryAfter: -1, CutAfter: -1, Pos: x.pos(it.N)}
+		f := ModelFault{RetryAfter: -1, CutAfter: -1, Pos: x.d.Pos(it.N)}
 		kinds := 0
 		for _, p := range yamlpos.Pairs(it.N, m) {
 			switch p.Key() {

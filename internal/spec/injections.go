@@ -30,7 +30,7 @@ type Payload struct {
 // injections decodes the suite's injections: (the schema has checked
 // its shape).
 func (x *decoder) injections(k, n *yaml.Node, val any) *Injections {
-	in := &Injections{Pos: x.pos(k)}
+	in := &Injections{Pos: x.d.Pos(k)}
 	seen := map[string]bool{}
 	for _, p := range yamlpos.Pairs(n, val) {
 		switch p.Key() {
@@ -47,7 +47,7 @@ func (x *decoder) injections(k, n *yaml.Node, val any) *Injections {
 				if !ok {
 					continue
 				}
-				pl := &Payload{ID: str(m["id"]), Category: str(m["category"]), Text: str(m["text"]), Pos: x.pos(it.N)}
+				pl := &Payload{ID: str(m["id"]), Category: str(m["category"]), Text: str(m["text"]), Pos: x.d.Pos(it.N)}
 				if seen[pl.ID] {
 					x.errorf(it.N, "payload id %q is given twice", pl.ID)
 				}

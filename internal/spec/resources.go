@@ -102,7 +102,7 @@ func (x *decoder) resources(n *yaml.Node, val any) []*Resource {
 	var out []*Resource
 	seen := map[string]bool{}
 	for _, it := range yamlpos.Items(n, val) {
-		r := &Resource{Pos: x.pos(it.N)}
+		r := &Resource{Pos: x.d.Pos(it.N)}
 		var keyNode *yaml.Node
 		var answerNodes []*yaml.Node
 		for _, p := range yamlpos.Pairs(it.N, it.Val) {
@@ -121,7 +121,7 @@ func (x *decoder) resources(n *yaml.Node, val any) []*Resource {
 				r.MIMEType = str(p.Val)
 			case "answers":
 				for _, an := range yamlpos.Items(p.V, p.Val) {
-					a := &ResourceAnswer{Pos: x.pos(an.N), When: map[string]string{}}
+					a := &ResourceAnswer{Pos: x.d.Pos(an.N), When: map[string]string{}}
 					for _, q := range yamlpos.Pairs(an.N, an.Val) {
 						if q.Key() == "when" {
 							for _, w := range yamlpos.Pairs(q.V, q.Val) {
@@ -240,7 +240,7 @@ func (x *decoder) prompts(n *yaml.Node, val any) []*Prompt {
 	var out []*Prompt
 	seen := map[string]bool{}
 	for _, it := range yamlpos.Items(n, val) {
-		pr := &Prompt{Pos: x.pos(it.N)}
+		pr := &Prompt{Pos: x.d.Pos(it.N)}
 		var nameNode *yaml.Node
 		for _, p := range yamlpos.Pairs(it.N, it.Val) {
 			switch p.Key() {

@@ -34,7 +34,7 @@ func (w *World) ApplySetup(d *Drill, setup any) error {
 		return &SetupError{[]string{"setup: must be an object, not " + value.TypeName(setup)}}
 	}
 	doc := yamlpos.ParseDocument("setup", []byte(value.Canonical(m)), "setup", "")
-	r := &nodeReporter{file: "setup"}
+	r := &yamlpos.Collector{File: "setup"}
 	for _, p := range yamlpos.Pairs(doc.Root, doc.Value) {
 		switch p.Key() {
 		case "scenario":
@@ -67,12 +67,12 @@ func (w *World) ApplySetup(d *Drill, setup any) error {
 			r.Errorf(p.K, "unknown key %q in setup%s; expected scenario or tools", p.Key(), suggest.DidYouMean(p.Key(), []string{"scenario", "tools"}))
 		}
 	}
-	if len(r.ds) == 0 {
+	if len(r.List) == 0 {
 		d.BehaviorOverrides = maps.Clone(d.BehaviorOverrides)
 		attachSetup(r, w, &spec.Case{Setup: m, SetupNode: doc.Root}, d)
 	}
 	var problems []string
-	for _, dg := range r.ds {
+	for _, dg := range r.List {
 		if dg.Severity != yamlpos.Error {
 			continue
 		}
@@ -87,7 +87,7 @@ func (w *World) ApplySetup(d *Drill, setup any) error {
 
 // reportSetup reports the problems ParseSetup found in an inline scenario
 // (rest, the scenario without its toolOverrides) at their nodes under sn.
-func reportSetup(r *nodeReporter, sn *yaml.Node, rest map[string]any, err error) {
+func reportSetup(r *yamlpos.Collector, sn *yaml.Node, rest map[string]any, err error) {
 	var ds yamlpos.Diagnostics
 	if !errors.As(err, &ds) {
 		r.Errorf(sn, "%v", err)

@@ -9,8 +9,6 @@ import (
 	"sort"
 	"strings"
 
-	yaml "go.yaml.in/yaml/v4"
-
 	"github.com/dryfire-dev/dryfire/internal/safeio"
 	"github.com/dryfire-dev/dryfire/internal/spec"
 	"github.com/dryfire-dev/dryfire/internal/suggest"
@@ -43,42 +41,6 @@ func (sw *SuiteWorld) Drill(c *spec.Case, scenario string, seed *int64) Drill {
 	return d
 }
 
-// nodeReporter reports at nodes of a suite file.
-type nodeReporter struct {
-	file string
-	ds   yamlpos.Diagnostics
-}
-
-func (r *nodeReporter) at(n *yaml.Node) (int, int) {
-	if n == nil {
-		return 1, 1
-	}
-	return max(n.Line, 1), max(n.Column, 1)
-}
-
-func (r *nodeReporter) Errorf(n *yaml.Node, format string, args ...any) {
-	l, c := r.at(n)
-	r.ds = append(r.ds, yamlpos.Diagnostic{Pos: yamlpos.Pos{File: r.file, Line: l, Col: c}, Message: fmt.Sprintf(format, args...)})
-}
-
-func (r *nodeReporter) Warnf(n *yaml.Node, format string, args ...any) {
-	l, c := r.at(n)
-	r.ds = append(r.ds, yamlpos.Diagnostic{Pos: yamlpos.Pos{File: r.file, Line: l, Col: c}, Severity: yamlpos.Warning, Message: fmt.Sprintf(format, args...)})
-}
-
-func (r *nodeReporter) Pos(n *yaml.Node) yamlpos.Pos {
-	l, c := r.at(n)
-	return yamlpos.Pos{File: r.file, Line: l, Col: c}
-}
-
-func (r *nodeReporter) errAt(p yamlpos.Pos, format string, args ...any) {
-	r.ds = append(r.ds, yamlpos.Diagnostic{Pos: p, Message: fmt.Sprintf(format, args...)})
-}
-
-func (r *nodeReporter) warnAt(p yamlpos.Pos, format string, args ...any) {
-	r.ds = append(r.ds, yamlpos.Diagnostic{Pos: p, Severity: yamlpos.Warning, Message: fmt.Sprintf(format, args...)})
-}
-
 // Cache shares the worlds of one load between the suites naming them.
 type Cache map[string]*Cached
 
@@ -101,14 +63,14 @@ type Worlds map[*spec.Suite]*SuiteWorld
 // behavior modules must stay inside; "" is the current directory when the
 // suite is inside it, else the suite's directory.
 func AttachSuite(s *spec.Suite, cache Cache, root string) (*SuiteWorld, yamlpos.Diagnostics) {
-	r := &nodeReporter{file: s.File}
+	r := &yamlpos.Collector{File: s.File}
 	if root == "" {
 		root = safeio.DefaultRoot(s.File)
 	}
 	path, err := safeio.Confine(root, filepath.Dir(s.File), s.World)
 	if err != nil {
-		r.errAt(s.WorldPos, "world %s%s", safeio.Describe(s.World, err), rootHint(err))
-		return nil, r.ds
+		r.AddAt(yamlpos.Error, s.WorldPos, "world %s%s", safeio.Describe(s.World, err), rootHint(err))
+		return nil, r.List
 	}
 	// With '/' on every OS, as the suite's own path: the world's
 	// positions read the same on Windows.
@@ -117,28 +79,28 @@ func AttachSuite(s *spec.Suite, cache Cache, root string) (*SuiteWorld, yamlpos.
 	if c, ok := cache[filepath.Clean(path)]; ok {
 		w = c.W
 		if w == nil && len(c.Ds) == 0 {
-			r.errAt(s.WorldPos, "world %s could not be loaded", s.World)
+			r.AddAt(yamlpos.Error, s.WorldPos, "world %s could not be loaded", s.World)
 		}
 	} else {
 		if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
-			r.errAt(s.WorldPos, "world file %s not found (the path is relative to the suite)", path)
+			r.AddAt(yamlpos.Error, s.WorldPos, "world file %s not found (the path is relative to the suite)", path)
 			cache[filepath.Clean(path)] = &Cached{}
-			return nil, r.ds
+			return nil, r.List
 		}
 		var ds yamlpos.Diagnostics
 		w, ds = Load(path, &LoadOptions{Root: root})
 		cache[filepath.Clean(path)] = &Cached{W: w, Ds: ds}
-		r.ds = append(r.ds, ds...)
+		r.Merge(ds)
 	}
 	if w == nil {
-		return nil, r.ds
+		return nil, r.List
 	}
 	sw := &SuiteWorld{World: w, Drills: map[*spec.Case]*Drill{}}
 	scenarioOK := func(name string, at yamlpos.Pos) bool {
 		if name == "" || w.Scenarios[name] != nil {
 			return true
 		}
-		r.errAt(at, "world %s has no scenario %q%s", w.Name, name, suggest.DidYouMean(name, sortedKeys(w.Scenarios)))
+		r.AddAt(yamlpos.Error, at, "world %s has no scenario %q%s", w.Name, name, suggest.DidYouMean(name, sortedKeys(w.Scenarios)))
 		return false
 	}
 	scenarioOK(s.Scenario, s.ScenarioPos)
@@ -149,7 +111,7 @@ func AttachSuite(s *spec.Suite, cache Cache, root string) (*SuiteWorld, yamlpos.
 			scenarioOK(c.Scenario, c.ScenarioPos)
 		}
 		if c.Actor != "" && w.Actors[c.Actor] == nil {
-			r.errAt(c.ActorPos, "world %s has no actor %q%s", w.Name, c.Actor, suggest.DidYouMean(c.Actor, w.ActorList))
+			r.AddAt(yamlpos.Error, c.ActorPos, "world %s has no actor %q%s", w.Name, c.Actor, suggest.DidYouMean(c.Actor, w.ActorList))
 		}
 		for _, it := range yamlpos.Items(c.ToolOverridesNode, c.ToolOverrides) {
 			if o := parseOverride(r, w, it.N, it.Val, ScopeDrill); o != nil {
@@ -164,7 +126,7 @@ func AttachSuite(s *spec.Suite, cache Cache, root string) (*SuiteWorld, yamlpos.
 		checkUser(r, w, c)
 		sw.Drills[c] = d
 	}
-	return sw, r.ds
+	return sw, r.List
 }
 
 // SortDiagnostics orders diagnostics by file (in the order files first
@@ -191,7 +153,7 @@ func SortDiagnostics(ds yamlpos.Diagnostics) yamlpos.Diagnostics {
 	return out
 }
 
-func attachSetup(r *nodeReporter, w *World, c *spec.Case, d *Drill) {
+func attachSetup(r *yamlpos.Collector, w *World, c *spec.Case, d *Drill) {
 	if c.Setup == nil {
 		return
 	}
@@ -245,45 +207,45 @@ func attachSetup(r *nodeReporter, w *World, c *spec.Case, d *Drill) {
 	}
 }
 
-func checkScript(r *nodeReporter, w *World, c *spec.Case) {
+func checkScript(r *yamlpos.Collector, w *World, c *spec.Case) {
 	tools := sortedKeys(w.Tools)
 	for _, t := range c.Script {
 		for _, call := range t.ToolCalls {
 			if call.Name != "" && w.Tools[call.Name] == nil && !slices.ContainsFunc(tool.Undecorated(call.Name), func(n string) bool { return w.Tools[n] != nil }) {
-				r.warnAt(call.Pos, "world %s has no tool %q: the call will fail with %s%s", w.Name, call.Name, CodeUnknownOperation, suggest.DidYouMean(call.Name, tools))
+				r.AddAt(yamlpos.Warning, call.Pos, "world %s has no tool %q: the call will fail with %s%s", w.Name, call.Name, CodeUnknownOperation, suggest.DidYouMean(call.Name, tools))
 			}
 		}
 	}
 }
 
-func checkChecks(r *nodeReporter, w *World, c *spec.Case) {
+func checkChecks(r *yamlpos.Collector, w *World, c *spec.Case) {
 	tools := sortedKeys(w.Tools)
 	for _, ch := range c.Expect {
 		switch ch.Kind {
 		case spec.CheckCalled, spec.CheckNotCalled:
 			if ch.Operation != "" && w.Operations[ch.Operation] == nil {
-				r.errAt(ch.Pos, "check names operation %q, which world %s does not have%s", ch.Operation, w.Name, suggest.DidYouMean(ch.Operation, w.OpList))
+				r.AddAt(yamlpos.Error, ch.Pos, "check names operation %q, which world %s does not have%s", ch.Operation, w.Name, suggest.DidYouMean(ch.Operation, w.OpList))
 			}
 			if ch.Tool != "" && w.Tools[ch.Tool] == nil {
-				r.warnAt(ch.Pos, "check names tool %q, which world %s does not have%s", ch.Tool, w.Name, suggest.DidYouMean(ch.Tool, tools))
+				r.AddAt(yamlpos.Warning, ch.Pos, "check names tool %q, which world %s does not have%s", ch.Tool, w.Name, suggest.DidYouMean(ch.Tool, tools))
 			}
 			if ch.Actor != "" && w.Actors[ch.Actor] == nil {
-				r.errAt(ch.Pos, "check names actor %q, which world %s does not have%s", ch.Actor, w.Name, suggest.DidYouMean(ch.Actor, w.ActorList))
+				r.AddAt(yamlpos.Error, ch.Pos, "check names actor %q, which world %s does not have%s", ch.Actor, w.Name, suggest.DidYouMean(ch.Actor, w.ActorList))
 			} else if ch.Tool != "" && ch.Actor != "" && !userActs(c, ch.Actor) {
-				r.warnAt(ch.Pos, "a check of tool calls by actor %q reads the simulated user's calls made as %s (do:), and this case's user makes none: the agent's calls have no actor (leave actor out, or name the operation to count the world's evidence by actor)", ch.Actor, ch.Actor)
+				r.AddAt(yamlpos.Warning, ch.Pos, "a check of tool calls by actor %q reads the simulated user's calls made as %s (do:), and this case's user makes none: the agent's calls have no actor (leave actor out, or name the operation to count the world's evidence by actor)", ch.Actor, ch.Actor)
 			}
 		case spec.CheckOrder:
 			for _, n := range ch.Order {
 				if w.Tools[n] == nil {
-					r.warnAt(ch.Pos, "check names tool %q, which world %s does not have%s", n, w.Name, suggest.DidYouMean(n, tools))
+					r.AddAt(yamlpos.Warning, ch.Pos, "check names tool %q, which world %s does not have%s", n, w.Name, suggest.DidYouMean(n, tools))
 				}
 			}
 		case spec.CheckState:
 			steps, err := SplitPath(ch.Path)
 			if err != nil {
-				r.errAt(ch.Pos, "state path %q: %v", ch.Path, err)
+				r.AddAt(yamlpos.Error, ch.Pos, "state path %q: %v", ch.Path, err)
 			} else if len(steps) > 0 && w.Packages[steps[0]] == nil {
-				r.errAt(ch.Pos, "state path %q: world %s has no package %q%s", ch.Path, w.Name, steps[0], suggest.DidYouMean(steps[0], w.PackageList))
+				r.AddAt(yamlpos.Error, ch.Pos, "state path %q: world %s has no package %q%s", ch.Path, w.Name, steps[0], suggest.DidYouMean(steps[0], w.PackageList))
 			}
 		}
 	}
@@ -291,7 +253,7 @@ func checkChecks(r *nodeReporter, w *World, c *spec.Case) {
 
 // checkUser checks a simulated user's world calls (do:): its actor and
 // each call's operation or tool are the world's.
-func checkUser(r *nodeReporter, w *World, c *spec.Case) {
+func checkUser(r *yamlpos.Collector, w *World, c *spec.Case) {
 	if c.User == nil {
 		return
 	}
@@ -300,14 +262,14 @@ func checkUser(r *nodeReporter, w *World, c *spec.Case) {
 			continue
 		}
 		if t.Actor != "" && w.Actors[t.Actor] == nil { // none: the suite says so
-			r.errAt(t.ActorPos, "the user's actor %q is not an actor of world %s%s", t.Actor, w.Name, suggest.DidYouMean(t.Actor, w.ActorList))
+			r.AddAt(yamlpos.Error, t.ActorPos, "the user's actor %q is not an actor of world %s%s", t.Actor, w.Name, suggest.DidYouMean(t.Actor, w.ActorList))
 		}
 		for _, a := range t.Do {
 			switch {
 			case a.Operation != "" && w.Operations[a.Operation] == nil:
-				r.errAt(a.Pos, "the user's call names operation %q, which world %s does not have%s", a.Operation, w.Name, suggest.DidYouMean(a.Operation, w.OpList))
+				r.AddAt(yamlpos.Error, a.Pos, "the user's call names operation %q, which world %s does not have%s", a.Operation, w.Name, suggest.DidYouMean(a.Operation, w.OpList))
 			case a.Tool != "" && w.Tools[a.Tool] == nil:
-				r.errAt(a.Pos, "the user's call names tool %q, which world %s does not have%s", a.Tool, w.Name, suggest.DidYouMean(a.Tool, sortedKeys(w.Tools)))
+				r.AddAt(yamlpos.Error, a.Pos, "the user's call names tool %q, which world %s does not have%s", a.Tool, w.Name, suggest.DidYouMean(a.Tool, sortedKeys(w.Tools)))
 			}
 		}
 	}

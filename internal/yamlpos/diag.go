@@ -15,6 +15,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	yaml "go.yaml.in/yaml/v4"
 )
 
 // Pos is a position in a file; Line and Col are 1-based.
@@ -138,6 +140,26 @@ func (d *Collector) AddAt(sev Severity, p Pos, format string, args ...any) {
 	p.Line, p.Col = max(p.Line, 1), max(p.Col, 1)
 	p.File = cmp.Or(p.File, d.File)
 	d.keep(Diagnostic{Pos: p, Severity: sev, Message: fmt.Sprintf(format, args...)})
+}
+
+// Pos is n's position (nil: line 1, column 1).
+func (d *Collector) Pos(n *yaml.Node) Pos {
+	line, col := 1, 1
+	if n != nil {
+		line, col = max(n.Line, 1), max(n.Column, 1)
+	}
+	file, line := d.RealPos(line)
+	return Pos{File: file, Line: line, Col: col}
+}
+
+// Errorf adds an error at n, once as Add does.
+func (d *Collector) Errorf(n *yaml.Node, format string, args ...any) {
+	d.keep(Diagnostic{Pos: d.Pos(n), Severity: Error, Message: fmt.Sprintf(format, args...)})
+}
+
+// Warnf adds a warning at n, once as Add does.
+func (d *Collector) Warnf(n *yaml.Node, format string, args ...any) {
+	d.keep(Diagnostic{Pos: d.Pos(n), Severity: Warning, Message: fmt.Sprintf(format, args...)})
 }
 
 // Merge adds what another collector of the same file collected, each

@@ -19,14 +19,15 @@ import (
 // format from it and reports through it, so every format reads its
 // problems out the same way.
 type Document struct {
-	File string
+	// The Collector (its File is the document's) is what Errorf, Warnf
+	// and Pos report to.
+	*Collector
 	// Root is the document's top node; nil when the file could not be
 	// parsed (the syntax error is reported).
 	Root *yaml.Node
 	// Value is Root converted to JSON values.
 	Value any
 
-	d    *Collector
 	conv *Converter
 }
 
@@ -34,7 +35,7 @@ type Document struct {
 // messages ("world"); empty is the message for an empty file.
 func ParseDocument(file string, data []byte, kind, empty string) *Document {
 	d := &Collector{File: file, Kind: kind, Empty: empty}
-	doc := &Document{File: file, d: d, conv: NewConverter(d)}
+	doc := &Document{Collector: d, conv: NewConverter(d)}
 	root := Parse(data, d)
 	if root == nil {
 		return doc
@@ -54,34 +55,8 @@ func (doc *Document) CheckSchema(fs *FormatSchema) {
 		return
 	}
 	for _, l := range fs.s.Validate(doc.Value) {
-		fs.Report(doc.Root, doc.Value, doc.conv, l, 0, doc.d)
+		fs.Report(doc.Root, doc.Value, doc.conv, l, 0, doc.Collector)
 	}
-}
-
-// Errorf reports an error at n.
-func (doc *Document) Errorf(n *yaml.Node, format string, args ...any) {
-	line, col := 1, 1
-	if n != nil {
-		line, col = n.Line, n.Column
-	}
-	doc.d.Add(Error, line, col, format, args...)
-}
-
-// Warnf reports a warning at n.
-func (doc *Document) Warnf(n *yaml.Node, format string, args ...any) {
-	line, col := 1, 1
-	if n != nil {
-		line, col = n.Line, n.Column
-	}
-	doc.d.Add(Warning, line, col, format, args...)
-}
-
-// Pos is n's position in the document.
-func (doc *Document) Pos(n *yaml.Node) Pos {
-	if n == nil {
-		return Pos{File: doc.File, Line: 1, Col: 1}
-	}
-	return Pos{File: doc.File, Line: max(n.Line, 1), Col: max(n.Column, 1)}
 }
 
 // IsBad reports whether the converter reported n already (its value is
@@ -90,8 +65,8 @@ func (doc *Document) IsBad(n *yaml.Node) bool { return doc.conv.IsBad(n) }
 
 // Diagnostics returns what was reported, in position order.
 func (doc *Document) Diagnostics() Diagnostics {
-	Sort(doc.d.List)
-	return Diagnostics(doc.d.List)
+	Sort(doc.List)
+	return Diagnostics(doc.List)
 }
 
 // CompileSchema compiles a JSON Schema written at n and reports a broken
