@@ -94,29 +94,6 @@ func anthropicURL(base string) string {
 	})
 }
 
-// anthropicError reads {"type":"error","error":{"type":…,"message":…}}
-// (and the {"error":{…}} shape some gateways in front of it use).
-func anthropicError(data []byte) (typ, msg string) {
-	var e struct {
-		Error json.RawMessage `json:"error"`
-	}
-	if json.Unmarshal(data, &e) != nil || len(e.Error) == 0 {
-		return "", ""
-	}
-	var inner struct {
-		Type    string `json:"type"`
-		Message string `json:"message"`
-	}
-	if json.Unmarshal(e.Error, &inner) != nil {
-		var s string
-		if json.Unmarshal(e.Error, &s) == nil {
-			return "", s
-		}
-		return "", ""
-	}
-	return inner.Type, inner.Message
-}
-
 // Wire shapes of a request.
 type (
 	anthropicMessage struct {

@@ -197,16 +197,6 @@ func bedrockURL(getenv func(string) string) string {
 	return "https://bedrock-runtime." + awsKeysOf(getenv).region + ".amazonaws.com"
 }
 
-// bedrockError reads {"message"} (and {"Message"}).
-func bedrockError(data []byte) (typ, msg string) {
-	var e struct {
-		Message  string `json:"message"`
-		Message2 string `json:"Message"`
-	}
-	json.Unmarshal(data, &e)
-	return "", e.Message + e.Message2
-}
-
 // parseBedrock reads a Converse answer.
 func parseBedrock(data []byte) (*model.Response, error) {
 	var a bedrockAnswer

@@ -34,10 +34,8 @@ type codec struct {
 	errBody    func(status int, e model.ErrorInfo) []byte
 	faults     [3]model.ErrorInfo
 	// owned are the body keys the built-in loop writes: agent.params may
-	// not set them (Anthropic's are its own, anthropicOwned); errorOf
-	// reads an error answer's type and message.
-	owned   []string
-	errorOf func([]byte) (typ, msg string)
+	// not set them (Anthropic's are its own, anthropicOwned).
+	owned []string
 	// wire is the API as a model.Wire, made once (a string's conversion
 	// would allocate on every call).
 	wire model.Wire
@@ -58,21 +56,21 @@ var codecs = map[API]*codec{
 	OpenAIChat: {name: "OpenAI Chat Completions", provider: provider.OpenAI, reply: writeChat, read: readChat,
 		stream: streamedAnswer, fold: foldChat, parse: func(d []byte) (*model.Response, error) { return parseChat(string(OpenAIChat), d, 0) },
 		streamType: sseType, errBody: openAIErrorBody, faults: openAIFaults,
-		owned: []string{"model", "messages", "tools"}, errorOf: openAIErrorOf},
+		owned: []string{"model", "messages", "tools"}},
 	OpenAIResponses: {name: "OpenAI Responses", provider: provider.OpenAIResponses, reply: writeResponses, read: readResponses,
 		stream: streamedAnswer, fold: foldResponses, parse: func(d []byte) (*model.Response, error) { return parseResponses(d, 0) },
 		streamType: sseType, errBody: openAIErrorBody, faults: openAIFaults,
-		owned: []string{"model", "input", "instructions", "tools", "previous_response_id", "conversation"}, errorOf: openAIErrorOf},
+		owned: []string{"model", "input", "instructions", "tools", "previous_response_id", "conversation"}},
 	Anthropic: {name: "Anthropic Messages", provider: provider.Anthropic, reply: writeAnthropic, read: readAnthropic,
 		stream: streamedAnswer, fold: foldAnthropic, parse: func(d []byte) (*model.Response, error) { return parseAnthropic(d, nil) },
-		streamType: sseType, errBody: anthropicErrorBody, errorOf: anthropicError,
+		streamType: sseType, errBody: anthropicErrorBody,
 		faults: [3]model.ErrorInfo{{Type: "rate_limit_error", Message: "Number of requests has exceeded your rate limit"},
 			{Type: "overloaded_error", Message: "Overloaded"}, {Type: "api_error", Message: "Internal server error"}}},
 	AnthropicCountTokens: {name: "Anthropic count_tokens", provider: provider.Anthropic, reply: writeAnthropic, read: readAnthropic,
-		streamType: sseType, errBody: anthropicErrorBody, errorOf: anthropicError},
+		streamType: sseType, errBody: anthropicErrorBody},
 	Gemini: {name: "Gemini generateContent", provider: provider.Gemini, reply: writeGemini, read: readGemini,
 		stream: geminiStream, fold: foldGemini, parse: func(d []byte) (*model.Response, error) { return parseGemini(d, 0, true) }, streamType: sseType, errBody: geminiErrorBody, faults: geminiFaults,
-		owned: []string{"contents", "tools", "systemInstruction", "system_instruction"}, errorOf: geminiError},
+		owned: []string{"contents", "tools", "systemInstruction", "system_instruction"}},
 	GeminiCountTokens: {name: "Gemini countTokens", provider: provider.Gemini, reply: writeAnthropic, read: readGemini,
 		streamType: sseType, errBody: geminiErrorBody, faults: geminiFaults},
 	Ollama: {name: "Ollama chat", provider: provider.Ollama, reply: writeOllama, read: readOllama,
@@ -80,14 +78,14 @@ var codecs = map[API]*codec{
 			return data, bytes.Count(bytes.TrimSpace(data), []byte("\n")) > 0 || a.Streamed
 		}, fold: foldOllama, parse: func(d []byte) (*model.Response, error) { return parseOllama(d, 0) }, usageOfAnswer: true,
 		streamType: "application/x-ndjson", errBody: func(_ int, e model.ErrorInfo) []byte { return marshal(map[string]string{"error": e.Message}) }, faults: openAIFaults,
-		owned: []string{"model", "messages", "tools"}, errorOf: ollamaError},
+		owned: []string{"model", "messages", "tools"}},
 	Bedrock: {name: "Bedrock Converse", provider: provider.Bedrock, reply: writeBedrock, read: readBedrock,
 		stream: func(_ *model.Answer, data []byte) ([]byte, bool) { return data, len(data) > 0 && data[0] != '{' }, // an event stream
 		fold:   foldBedrock, parse: parseBedrock, usageOfAnswer: true, streamType: EventStreamType,
 		errBody: func(_ int, e model.ErrorInfo) []byte { return marshal(map[string]string{"message": e.Message}) },
 		faults: [3]model.ErrorInfo{{Message: "Too many requests, please wait before trying again."}, {Message: "Bedrock is unable to process your request."},
 			{Message: "The system encountered an unexpected error during processing. Try your request again."}},
-		owned: []string{"messages", "system", "toolConfig"}, errorOf: bedrockError},
+		owned: []string{"messages", "system", "toolConfig"}},
 }
 
 func init() {

@@ -100,21 +100,6 @@ func geminiURL(base, model, method string) string {
 	})
 }
 
-// geminiError reads a google.rpc.Status: {"error":{"code","message",
-// "status"}}; the type is its status.
-func geminiError(data []byte) (typ, msg string) {
-	var e struct {
-		Error struct {
-			Message string `json:"message"`
-			Status  string `json:"status"`
-		} `json:"error"`
-	}
-	if json.Unmarshal(data, &e) != nil {
-		return "", ""
-	}
-	return e.Error.Status, e.Error.Message
-}
-
 // geminiTop are the fields of a GenerateContentRequest that params may
 // set at the top of the body.
 var geminiTop = map[string]bool{"toolConfig": true, "safetySettings": true, "cachedContent": true, "labels": true,

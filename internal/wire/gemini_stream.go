@@ -68,7 +68,7 @@ func (f *geminiFold) add(data string) error {
 		return fmt.Errorf("a chunk of the stream is not JSON (%v): %s", err, excerptString(data))
 	}
 	if len(c.Error) > 0 && string(c.Error) != "null" {
-		typ, msg := geminiError([]byte(data))
+		typ, msg := errorOf([]byte(data))
 		return fmt.Errorf("the answer's stream carries an error: %s", joinNonEmpty(": ", typ, msg))
 	}
 	var top map[string]json.RawMessage

@@ -113,15 +113,6 @@ func (c *caller) ollamaCall(req *model.Request) (*post, error) {
 	}}, err
 }
 
-// ollamaError reads {"error": "message"}.
-func ollamaError(data []byte) (typ, msg string) {
-	var e struct {
-		Error string `json:"error"`
-	}
-	json.Unmarshal(data, &e)
-	return "", e.Error
-}
-
 // ollamaAnswer is an answer of Ollama's chat, whole or one line of a
 // stream.
 type ollamaAnswer struct {

@@ -128,7 +128,7 @@ func parseChat(name string, data []byte, turn int) (*model.Response, error) {
 	}
 	if len(cr.Choices) == 0 {
 		if len(cr.Error) > 0 && string(cr.Error) != "null" {
-			typ, msg := openAIErrorOf(data)
+			typ, msg := errorOf(data)
 			return nil, fmt.Errorf("%s: the answer carries an error instead of choices: %s", name, joinNonEmpty(": ", typ, msg))
 		}
 		return nil, fmt.Errorf("%s: the answer has no choices: %s", name, excerpt(data))
@@ -319,10 +319,13 @@ func appendParams(body jsonObject, params map[string]any, skip []string) jsonObj
 	return body
 }
 
-// openAIErrorOf reads an error body: OpenAI's {"error":{"message","type",
-// "param","code"}}, and the shapes compatible servers use instead
-// ({"error":"text"}, {"message":...}, {"detail":...}).
-func openAIErrorOf(data []byte) (typ, msg string) {
+// errorOf reads an error body's type and message: OpenAI's
+// {"error":{"message","type","param","code"}}, Anthropic's
+// {"type":"error","error":{"type","message"}}, Gemini's google.rpc.Status
+// {"error":{"code","message","status"}} (its status the type), and the
+// shapes compatible servers, Ollama and Bedrock use ({"error":"text"},
+// {"message":...}, {"detail":...}).
+func errorOf(data []byte) (typ, msg string) {
 	var body struct {
 		Error   json.RawMessage `json:"error"`
 		Message string          `json:"message"`
@@ -334,11 +337,14 @@ func openAIErrorOf(data []byte) (typ, msg string) {
 	var e struct {
 		Message string `json:"message"`
 		Type    string `json:"type"`
+		Status  string `json:"status"`
 		Param   any    `json:"param"`
 		Code    any    `json:"code"`
 	}
 	var s string
 	switch {
+	case len(body.Error) > 0 && json.Unmarshal(body.Error, &e) == nil && e.Status != "":
+		return e.Status, e.Message
 	case len(body.Error) > 0 && json.Unmarshal(body.Error, &e) == nil && (e.Message != "" || e.Type != ""):
 		typ, msg = e.Type, e.Message
 		if code := scalarText(e.Code); code != "" && code != typ {

@@ -288,7 +288,7 @@ func (c *caller) Generate(ctx context.Context, req *model.Request) (*model.Respo
 	if streamed(req.Params) {
 		fold = c.api.codec().fold
 	}
-	data, err := c.postFolded(ctx, p.to, p.header, p.body, c.api.codec().errorOf, fold)
+	data, err := c.postFolded(ctx, p.to, p.header, p.body, fold)
 	if err != nil {
 		return nil, err
 	}
@@ -304,7 +304,7 @@ func (c *caller) model(req *model.Request) string {
 }
 
 // postFolded sends body to url and returns the response body of a 2xx
-// answer; errorOf extracts the type and message from an error body.
+// answer (errorOf reads an error body's type and message).
 //
 // A 429, 408, 409, 5xx (529 included), a dropped connection or an attempt
 // that ran out of time is tried again, at most Retries more times, after
@@ -315,10 +315,10 @@ func (c *caller) model(req *model.Request) string {
 // Permanent are never retried. When fold is not nil, the answer is an
 // event stream folded into the unstreamed answer (see stream.go); a
 // stream cut short is tried again as a dropped connection is.
-func (c *caller) postFolded(ctx context.Context, url string, header http.Header, body []byte, errorOf func([]byte) (typ, msg string), fold func([]byte) ([]byte, error)) ([]byte, error) {
+func (c *caller) postFolded(ctx context.Context, url string, header http.Header, body []byte, fold func([]byte) ([]byte, error)) ([]byte, error) {
 	var last error
 	for attempt := 0; ; attempt++ {
-		data, hint, err := c.attempt(ctx, url, header, body, errorOf)
+		data, hint, err := c.attempt(ctx, url, header, body)
 		if err == nil && fold != nil {
 			if data, err = fold(data); err != nil {
 				err = fmt.Errorf("%s: %w", url, err)
@@ -381,7 +381,7 @@ type retryHint struct {
 	shouldRetry *bool         // x-should-retry, if sent
 }
 
-func (c *caller) attempt(ctx context.Context, url string, header http.Header, body []byte, errorOf func([]byte) (string, string)) ([]byte, retryHint, error) {
+func (c *caller) attempt(ctx context.Context, url string, header http.Header, body []byte) ([]byte, retryHint, error) {
 	none := retryHint{retryAfter: -1}
 	actx, cancel := context.WithTimeout(ctx, c.o.Timeout)
 	defer cancel()

@@ -91,7 +91,7 @@ func TestCallerRetriesTransientStatuses(t *testing.T) {
 		t.Run(fmt.Sprint(status), func(t *testing.T) {
 			srv, n := scripted(t, answer{status: status, body: errorBody("overloaded_error", "busy")}, answer{status: 200, body: okBody})
 			s := &sleeps{}
-			data, err := testCaller(3, s).postFolded(context.Background(), srv.URL, nil, []byte(`{}`), anthropicError, nil)
+			data, err := testCaller(3, s).postFolded(context.Background(), srv.URL, nil, []byte(`{}`), nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -107,7 +107,7 @@ func TestCallerDoesNotRetryClientErrors(t *testing.T) {
 		t.Run(fmt.Sprint(status), func(t *testing.T) {
 			srv, n := scripted(t, answer{status: status, body: errorBody("invalid_request_error", "max_tokens: Field required")})
 			s := &sleeps{}
-			_, err := testCaller(3, s).postFolded(context.Background(), srv.URL, nil, []byte(`{}`), anthropicError, nil)
+			_, err := testCaller(3, s).postFolded(context.Background(), srv.URL, nil, []byte(`{}`), nil)
 			var ae *APIError
 			if !errors.As(err, &ae) {
 				t.Fatalf("err = %v, want an *APIError", err)
@@ -128,7 +128,7 @@ func TestCallerRetriesAreBounded(t *testing.T) {
 		t.Run(fmt.Sprint(retries), func(t *testing.T) {
 			srv, n := scripted(t, answer{status: 529, body: errorBody("overloaded_error", "Overloaded")})
 			s := &sleeps{}
-			_, err := testCaller(retries, s).postFolded(context.Background(), srv.URL, nil, []byte(`{}`), anthropicError, nil)
+			_, err := testCaller(retries, s).postFolded(context.Background(), srv.URL, nil, []byte(`{}`), nil)
 			var ae *APIError
 			if !errors.As(err, &ae) || ae.Attempts != retries+1 {
 				t.Fatalf("err = %#v, want an *APIError after %d attempts", err, retries+1)
@@ -170,7 +170,7 @@ func TestCallerWaits(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			srv, _ := scripted(t, answer{status: 429, header: tt.header, body: errorBody("rate_limit_error", "slow down")}, answer{status: 200, body: okBody})
 			s := &sleeps{}
-			if _, err := testCaller(1, s).postFolded(context.Background(), srv.URL, nil, []byte(`{}`), anthropicError, nil); err != nil {
+			if _, err := testCaller(1, s).postFolded(context.Background(), srv.URL, nil, []byte(`{}`), nil); err != nil {
 				t.Fatal(err)
 			}
 			w := s.got()
@@ -184,7 +184,7 @@ func TestCallerWaits(t *testing.T) {
 func TestCallerBackoffGrows(t *testing.T) {
 	srv, _ := scripted(t, answer{status: 503, body: "upstream connect error"})
 	s := &sleeps{}
-	_, err := testCaller(8, s).postFolded(context.Background(), srv.URL, nil, []byte(`{}`), anthropicError, nil)
+	_, err := testCaller(8, s).postFolded(context.Background(), srv.URL, nil, []byte(`{}`), nil)
 	if err == nil {
 		t.Fatal("no error")
 	}
@@ -224,7 +224,7 @@ func TestCallerShouldRetryHeader(t *testing.T) {
 				h["x-should-retry"] = tt.should
 			}
 			srv, n := scripted(t, answer{status: tt.status, header: h, body: errorBody("api_error", "x")}, answer{status: 200, body: okBody})
-			testCaller(2, &sleeps{}).postFolded(context.Background(), srv.URL, nil, []byte(`{}`), anthropicError, nil)
+			testCaller(2, &sleeps{}).postFolded(context.Background(), srv.URL, nil, []byte(`{}`), nil)
 			if n.Load() != tt.requests {
 				t.Errorf("%d requests, want %d", n.Load(), tt.requests)
 			}
@@ -235,7 +235,7 @@ func TestCallerShouldRetryHeader(t *testing.T) {
 func TestCallerRetriesDroppedConnection(t *testing.T) {
 	srv, n := scripted(t, answer{drop: true}, answer{drop: true}, answer{status: 200, body: okBody})
 	s := &sleeps{}
-	data, err := testCaller(2, s).postFolded(context.Background(), srv.URL, nil, []byte(`{}`), anthropicError, nil)
+	data, err := testCaller(2, s).postFolded(context.Background(), srv.URL, nil, []byte(`{}`), nil)
 	if err != nil || string(data) != okBody {
 		t.Fatalf("data %s, err %v", data, err)
 	}
@@ -245,7 +245,7 @@ func TestCallerRetriesDroppedConnection(t *testing.T) {
 
 	// Dropped every time: the transport error, with the attempts.
 	srv, _ = scripted(t, answer{drop: true})
-	_, err = testCaller(1, &sleeps{}).postFolded(context.Background(), srv.URL, nil, []byte(`{}`), anthropicError, nil)
+	_, err = testCaller(1, &sleeps{}).postFolded(context.Background(), srv.URL, nil, []byte(`{}`), nil)
 	if err == nil || !strings.Contains(err.Error(), "(after 2 attempts)") || !strings.Contains(err.Error(), "EOF") {
 		t.Errorf("err = %v, want the dropped connection after 2 attempts", err)
 	}
@@ -256,7 +256,7 @@ func TestCallerTimeoutPerAttempt(t *testing.T) {
 	c := testCaller(1, &sleeps{})
 	c.o.Timeout = 50 * time.Millisecond
 	start := time.Now()
-	data, err := c.postFolded(context.Background(), srv.URL, nil, []byte(`{}`), anthropicError, nil)
+	data, err := c.postFolded(context.Background(), srv.URL, nil, []byte(`{}`), nil)
 	if err != nil || string(data) != okBody {
 		t.Fatalf("data %s, err %v", data, err)
 	}
@@ -267,7 +267,7 @@ func TestCallerTimeoutPerAttempt(t *testing.T) {
 	srv, _ = scripted(t, answer{hang: 10 * time.Second})
 	c = testCaller(0, &sleeps{})
 	c.o.Timeout = 50 * time.Millisecond
-	_, err = c.postFolded(context.Background(), srv.URL, nil, []byte(`{}`), anthropicError, nil)
+	_, err = c.postFolded(context.Background(), srv.URL, nil, []byte(`{}`), nil)
 	want := fmt.Sprintf("no answer from %s within 0.05 s (agent.timeout_s)", srv.URL)
 	if err == nil || err.Error() != want {
 		t.Errorf("err = %v, want %q", err, want)
@@ -280,7 +280,7 @@ func TestCallerContextCanceled(t *testing.T) {
 	// Canceled before the call.
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	_, err := testCaller(3, &sleeps{}).postFolded(ctx, srv.URL, nil, []byte(`{}`), anthropicError, nil)
+	_, err := testCaller(3, &sleeps{}).postFolded(ctx, srv.URL, nil, []byte(`{}`), nil)
 	if !errors.Is(err, context.Canceled) || n.Load() != 0 {
 		t.Errorf("err = %v after %d requests, want context.Canceled before any", err, n.Load())
 	}
@@ -294,7 +294,7 @@ func TestCallerContextCanceled(t *testing.T) {
 		cancel()
 		return sleep(ctx, d)
 	}
-	_, err = c.postFolded(ctx, srv.URL, nil, []byte(`{}`), anthropicError, nil)
+	_, err = c.postFolded(ctx, srv.URL, nil, []byte(`{}`), nil)
 	if !errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), "overloaded_error") {
 		t.Errorf("err = %v, want context.Canceled naming the 529", err)
 	}
@@ -306,7 +306,7 @@ func TestCallerContextCanceled(t *testing.T) {
 	hang, n2 := scripted(t, answer{hang: 10 * time.Second})
 	ctx, cancel2 := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel2()
-	_, err = testCaller(3, &sleeps{}).postFolded(ctx, hang.URL, nil, []byte(`{}`), anthropicError, nil)
+	_, err = testCaller(3, &sleeps{}).postFolded(ctx, hang.URL, nil, []byte(`{}`), nil)
 	if !errors.Is(err, context.DeadlineExceeded) || n2.Load() != 1 {
 		t.Errorf("err = %v after %d requests, want the context's deadline after 1", err, n2.Load())
 	}
@@ -343,7 +343,7 @@ func TestCallerDoesNotRetryPermanentErrors(t *testing.T) {
 	s := &sleeps{}
 	c := testCaller(3, s)
 	c.o.Client = &http.Client{Transport: ft}
-	_, err := c.postFolded(context.Background(), "http://127.0.0.1:1/v1/messages", nil, []byte(`{}`), anthropicError, nil)
+	_, err := c.postFolded(context.Background(), "http://127.0.0.1:1/v1/messages", nil, []byte(`{}`), nil)
 	var p Permanent
 	if !errors.As(err, &p) || ft.n.Load() != 1 || len(s.got()) != 0 {
 		t.Errorf("err = %v after %d attempts, %d waits; want the permanent error at once", err, ft.n.Load(), len(s.got()))
@@ -362,7 +362,7 @@ func TestCallerSendsHeadersAndBody(t *testing.T) {
 	defer srv.Close()
 	h := http.Header{}
 	h.Set("X-Api-Key", "k")
-	if _, err := testCaller(0, &sleeps{}).postFolded(context.Background(), srv.URL, h, []byte(`{"a":1}`), anthropicError, nil); err != nil {
+	if _, err := testCaller(0, &sleeps{}).postFolded(context.Background(), srv.URL, h, []byte(`{"a":1}`), nil); err != nil {
 		t.Fatal(err)
 	}
 	if got.Get("X-Api-Key") != "k" || got.Get("Content-Type") != "application/json" || body != `{"a":1}` {
@@ -376,7 +376,7 @@ func TestCallerSendsHeadersAndBody(t *testing.T) {
 func TestCallerLongErrorBodyIsCut(t *testing.T) {
 	long := strings.Repeat("x", 2000)
 	srv, _ := scripted(t, answer{status: 400, body: long})
-	_, err := testCaller(0, &sleeps{}).postFolded(context.Background(), srv.URL, nil, nil, anthropicError, nil)
+	_, err := testCaller(0, &sleeps{}).postFolded(context.Background(), srv.URL, nil, nil, nil)
 	var ae *APIError
 	if !errors.As(err, &ae) || ae.Message != strings.Repeat("x", 500)+"…" {
 		t.Errorf("err = %v", err)

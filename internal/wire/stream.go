@@ -161,7 +161,7 @@ func (f *chatFold) add(data string) error {
 		return fmt.Errorf("a chunk of the stream is not JSON (%v): %s", err, excerptString(data))
 	}
 	if len(chunk.Error) > 0 && string(chunk.Error) != "null" {
-		typ, msg := openAIErrorOf([]byte(data))
+		typ, msg := errorOf([]byte(data))
 		return fmt.Errorf("the answer's stream carries an error: %s", joinNonEmpty(": ", typ, msg))
 	}
 	if len(chunk.Usage) > 0 && string(chunk.Usage) != "null" {
@@ -262,7 +262,7 @@ func (f *anthropicFold) add(data string) (stop bool, err error) {
 	}
 	switch ev.Type {
 	case "error":
-		typ, msg := anthropicError([]byte(data))
+		typ, msg := errorOf([]byte(data))
 		return false, fmt.Errorf("the answer's stream carries an error: %s", joinNonEmpty(": ", typ, msg))
 	case "message_start":
 		f.message = ev.Message
@@ -376,7 +376,7 @@ func foldResponses(data []byte) ([]byte, error) {
 		case "response.completed", "response.incomplete", "response.failed":
 			return ev.Response, nil
 		case "error":
-			typ, msg := openAIErrorOf([]byte(e.data))
+			typ, msg := errorOf([]byte(e.data))
 			return nil, fmt.Errorf("the answer's stream carries an error: %s", joinNonEmpty(": ", typ, msg))
 		}
 	}

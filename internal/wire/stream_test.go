@@ -177,3 +177,20 @@ func FuzzFoldStreams(f *testing.F) {
 		}
 	})
 }
+
+// One reader takes every API's error body: its type and message as
+// each API's own shape gives them.
+func TestErrorOfEveryAPI(t *testing.T) {
+	for _, tt := range []struct{ body, typ, msg string }{
+		{`{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`, "overloaded_error", "Overloaded"},
+		{`{"error":{"code":503,"message":"The model is overloaded.","status":"UNAVAILABLE"}}`, "UNAVAILABLE", "The model is overloaded."},
+		{`{"error":"model 'llama9' not found"}`, "", "model 'llama9' not found"},
+		{`{"message":"Too many requests, please wait before trying again."}`, "", "Too many requests, please wait before trying again."},
+		{`{"Message":"The security token included in the request is invalid."}`, "", "The security token included in the request is invalid."},
+		{`{"error":{}}`, "", ""},
+	} {
+		if typ, msg := errorOf([]byte(tt.body)); typ != tt.typ || msg != tt.msg {
+			t.Errorf("errorOf(%s) = %q, %q; want %q, %q", tt.body, typ, msg, tt.typ, tt.msg)
+		}
+	}
+}
