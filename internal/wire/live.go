@@ -30,17 +30,14 @@ var hopByHop = []string{"Connection", "Proxy-Connection", "Keep-Alive", "Proxy-A
 // authHeaders carry keys.
 var authHeaders = []string{"Authorization", "X-Api-Key", "Api-Key", "X-Goog-Api-Key"}
 
-// ClientKey is the key a request carries, if any: in a header, or in
-// the query (?key=, as the Gemini API takes it).
+// ClientKey is the key a request carries, if any: in a header (an
+// API's own before a bearer token), or in the query (?key=, as the
+// Gemini API takes it).
 func ClientKey(r *http.Request) string {
-	if k := r.Header.Get("X-Api-Key"); k != "" {
-		return k
-	}
-	if k := r.Header.Get("Api-Key"); k != "" {
-		return k
-	}
-	if k := r.Header.Get("X-Goog-Api-Key"); k != "" {
-		return k
+	for _, h := range authHeaders[1:] {
+		if k := r.Header.Get(h); k != "" {
+			return k
+		}
 	}
 	if k, _ := redact.Param(r.URL.Query(), "key"); k != "" {
 		return k

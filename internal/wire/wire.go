@@ -122,59 +122,34 @@ func (api API) Error(status int, e model.ErrorInfo) *model.Answer {
 }
 
 func openAIErrorBody(_ int, e model.ErrorInfo) []byte {
-	var b bytes.Buffer
-	b.WriteString(`{"error":{"message":`)
-	quoteJSON(&b, e.Message)
-	b.WriteString(`,"type":`)
-	quoteJSON(&b, e.Type)
-	b.WriteString(`,"param":`)
-	nullable(&b, e.Param)
-	b.WriteString(`,"code":`)
-	nullable(&b, e.Code)
-	b.WriteString("}}")
-	return b.Bytes()
+	return []byte(`{"error":{"message":` + quote(e.Message) + `,"type":` + quote(e.Type) + `,"param":` + nullable(e.Param) + `,"code":` + nullable(e.Code) + "}}")
 }
 
 func anthropicErrorBody(_ int, e model.ErrorInfo) []byte {
-	var b bytes.Buffer
-	b.WriteString(`{"type":"error","error":{"type":`)
-	quoteJSON(&b, e.Type)
-	b.WriteString(`,"message":`)
-	quoteJSON(&b, e.Message)
-	b.WriteString("}}")
-	return b.Bytes()
+	return []byte(`{"type":"error","error":{"type":` + quote(e.Type) + `,"message":` + quote(e.Message) + "}}")
 }
 
 // geminiErrorBody is a google.rpc.Status: the HTTP status, the message,
 // the status name; dryfire's code (or the error type) as an ErrorInfo's
 // reason in its details.
 func geminiErrorBody(status int, e model.ErrorInfo) []byte {
-	var b bytes.Buffer
-	b.WriteString(`{"error":{"code":`)
-	b.WriteString(strconv.Itoa(status))
-	b.WriteString(`,"message":`)
-	quoteJSON(&b, e.Message)
-	b.WriteString(`,"status":`)
-	quoteJSON(&b, geminiStatus(status))
-	if reason := e.Code; reason != "" {
-		b.WriteString(`,"details":[{"@type":"type.googleapis.com/google.rpc.ErrorInfo","reason":`)
-		quoteJSON(&b, reason)
-		b.WriteString(`,"domain":"dryfire"}]`)
+	details := ""
+	if e.Code != "" {
+		details = `,"details":[{"@type":"type.googleapis.com/google.rpc.ErrorInfo","reason":` + quote(e.Code) + `,"domain":"dryfire"}]`
 	}
-	b.WriteString("}}")
-	return b.Bytes()
+	return []byte(`{"error":{"code":` + strconv.Itoa(status) + `,"message":` + quote(e.Message) + `,"status":` + quote(geminiStatus(status)) + details + "}}")
 }
 
-func nullable(b *bytes.Buffer, s string) {
+// nullable is s as a JSON string, null when "".
+func nullable(s string) string {
 	if s == "" {
-		b.WriteString("null")
-		return
+		return "null"
 	}
-	quoteJSON(b, s)
+	return quote(s)
 }
 
-// quoteJSON writes s as a JSON string (no HTML escaping).
-func quoteJSON(b *bytes.Buffer, s string) { b.WriteString(value.Canonical(s)) }
+// quote is s as a JSON string (no HTML escaping).
+func quote(s string) string { return value.Canonical(s) }
 
 // geminiStatus is the google.rpc status name of an HTTP status, as the
 // API's error bodies give it.
