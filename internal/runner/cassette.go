@@ -18,30 +18,34 @@ import (
 // case's declared faults), the transport of its HTTP client.
 func realModel(j job, passthrough bool, lv *live) (model.Model, *modelserver.Endpoint, error) {
 	a := &j.suite.Agent
-	cred := wire.Resolve(a.Provider, a.BaseURL, lv.getenv)
-	eo, err := recordedOptions(j, lv, j.cassette, a.Provider, a.BaseURL)
+	return recordedModel(j, lv, j.cassette, a.Provider, a.Model, a.BaseURL, func(eo *modelserver.Options, o *wire.Options) {
+		eo.Passthrough, eo.Match, eo.DropUser, eo.Faults = passthrough, j.suite.MatchRules(j.c), !hasModelUser(j.c), ModelFaults(j.c)
+		o.Params, o.Retries, o.Timeout = a.Params, j.plan.Limits.Retries, j.plan.Limits.CallTimeout
+	})
+}
+
+// recordedModel is the built-in loop's client of provider prov (model
+// name, base its base_url), its calls going through a model endpoint on
+// cassette file of case j; set sets what differs from a side model's
+// options (sideModel).
+func recordedModel(j job, lv *live, file, prov, name, base string, set func(*modelserver.Options, *wire.Options)) (model.Model, *modelserver.Endpoint, error) {
+	cred := wire.Resolve(prov, base, lv.getenv)
+	eo, err := recordedOptions(j, lv, file, prov, base)
 	if err != nil {
 		return nil, nil, err
 	}
-	eo.Passthrough, eo.Match, eo.DropUser, eo.Faults = passthrough, j.suite.MatchRules(j.c), !hasModelUser(j.c), ModelFaults(j.c)
-	eo.LiveUnavailable = cred.LiveUnavailable(a.Provider)
+	eo.LiveUnavailable = cred.LiveUnavailable(prov)
+	o := wire.Options{Provider: prov, Model: name, BaseURL: cred.BaseURL, APIKey: cred.Key, Retries: wire.DefaultRetries, Getenv: lv.getenv}
+	if prov == j.suite.Agent.Provider {
+		o.APIVersion = j.suite.Agent.APIVersion // Azure OpenAI's; the other providers take none
+	}
+	set(&eo, &o)
 	ep, err := modelserver.New(eo)
 	if err != nil {
 		return nil, nil, err
 	}
-	m, err := wire.New(wire.Options{
-		Provider: a.Provider,
-		Model:    a.Model,
-		BaseURL:  cred.BaseURL,
-		APIKey:   cred.Key,
-		Params:   a.Params,
-		// Azure OpenAI's; the other providers take none.
-		APIVersion: a.APIVersion,
-		Client:     &http.Client{Transport: ep},
-		Retries:    j.plan.Limits.Retries,
-		Timeout:    j.plan.Limits.CallTimeout,
-		Getenv:     lv.getenv,
-	})
+	o.Client = &http.Client{Transport: ep}
+	m, err := wire.New(o)
 	if err != nil {
 		return nil, nil, err
 	}

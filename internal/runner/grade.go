@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -122,34 +121,9 @@ func (g *grader) ask(j job, c *report.Case, jd *spec.Judge, conversation string)
 // simulated user's), its calls recorded into a cassette of their own,
 // file, in the run's record mode.
 func sideModel(j job, lv *live, file string, section cassette.Section, prov, name, baseURL string) (model.Model, *modelserver.Endpoint, error) {
-	cred := wire.Resolve(prov, baseURL, lv.getenv)
-	eo, err := recordedOptions(j, lv, file, prov, baseURL)
-	if err != nil {
-		return nil, nil, err
-	}
-	eo.Section, eo.LiveUnavailable = section, cred.LiveUnavailable(prov)
-	eo.Rerecord, eo.RecordedBy = nil, ""
-	ep, err := modelserver.New(eo)
-	if err != nil {
-		return nil, nil, err
-	}
-	o := wire.Options{
-		Provider: prov,
-		Model:    name,
-		BaseURL:  cred.BaseURL,
-		APIKey:   cred.Key,
-		Client:   &http.Client{Transport: ep},
-		Retries:  wire.DefaultRetries,
-		Getenv:   lv.getenv,
-	}
-	if prov == j.suite.Agent.Provider {
-		o.APIVersion = j.suite.Agent.APIVersion // Azure OpenAI's, as the agent's calls
-	}
-	m, err := wire.New(o)
-	if err != nil {
-		return nil, nil, err
-	}
-	return m, ep, nil
+	return recordedModel(j, lv, file, prov, name, baseURL, func(eo *modelserver.Options, _ *wire.Options) {
+		eo.Section, eo.Rerecord, eo.RecordedBy = section, nil, ""
+	})
 }
 
 // parseVerdict reads a judge's answer: a JSON object {pass, score,
