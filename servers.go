@@ -387,8 +387,8 @@ func (p *Project) ModelEndpoint(caseName string, o *ModelOptions) (*ModelEndpoin
 	cp := plan.New(s, p.worlds[s], nil).Case(c)
 	mo := modelserver.Options{
 		Config: cassette.Config{File: cp.Cassette(), SuiteFile: s.File, Root: s.ProjectRoot(), Case: c.Name, Mode: cassette.Mode(o.Record),
-			Passthrough: cp.UsesImpl, Match: s.MatchRules(c)},
-		Env: o.Env, ByContent: !o.InOrder, CoalesceStreams: !o.FlushEvents, NoRecords: o.NoRecords,
+			Passthrough: cp.UsesImpl, Match: s.MatchRules(c), ByContent: !o.InOrder},
+		Env: o.Env, CoalesceStreams: !o.FlushEvents, NoRecords: o.NoRecords,
 		Faults: runner.ModelFaults(c), Scripted: s.Scripted(c), Script: s.ScriptOf(c),
 	}
 	// Live calls go where the suite's agent says, as in a run.

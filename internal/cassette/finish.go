@@ -13,80 +13,57 @@ import (
 	"github.com/dryfire-dev/dryfire/internal/atomicfile"
 )
 
-// The end of a case: its replay problem, stats, the saved cassette and the command that re-records it.
+// The end of a case: the interactions it left unplayed, the saved cassette and the command that re-records it.
 
-// Problem is the replay problem that failed the case (a request that
-// differs from the recording or goes beyond it), or nil.
-func (r *Recorder) Problem() *ReplayError {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.problem
-}
-
-// Failure is why a request could not go live (a missing key), or nil.
-func (r *Recorder) Failure() error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.failure
-}
-
-// Unplayed reports recorded interactions the case did not ask for, once
+// unplayed reports recorded interactions the case did not ask for, once
 // it has finished: the agent made fewer model calls than when it was
 // recorded. Nil when every interaction was played (or when the case went
-// live in New mode).
-func (r *Recorder) Unplayed() *ReplayError {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.problem != nil || r.tape == nil || r.live || r.next >= len(r.tape.Interactions) {
+// live in New mode). Call it with a.mu held.
+func (a *Answerer) unplayed() *ReplayError {
+	if a.problem != nil || a.tape == nil || a.live || a.next >= len(a.tape.Interactions) {
 		return nil
 	}
-	e := &ReplayError{Kind: Unplayed, File: r.cfg.File, Section: r.cfg.Section, SuiteFile: r.cfg.SuiteFile, Case: r.cfg.Case, Fix: r.cfg.fix(All),
-		Request: r.next + 1, Recorded: len(r.tape.Interactions)}
-	for i := r.next; i < len(r.tape.Interactions); i++ {
+	e := &ReplayError{Kind: Unplayed, File: a.cfg.File, Section: a.cfg.Section, SuiteFile: a.cfg.SuiteFile, Case: a.cfg.Case, Fix: a.cfg.fix(All),
+		Request: a.next + 1, Recorded: len(a.tape.Interactions)}
+	for i := a.next; i < len(a.tape.Interactions); i++ {
 		if len(e.Diffs) == maxDiffs {
-			e.More = len(r.tape.Interactions) - i
+			e.More = len(a.tape.Interactions) - i
 			break
 		}
-		rq := &r.tape.Interactions[i].Request
+		rq := &a.tape.Interactions[i].Request
 		e.Diffs = append(e.Diffs, "interaction "+itoa(i+1)+": "+rq.Method+" "+rq.Path)
 	}
-	r.problem = e
+	a.problem = e
 	return e
 }
 
-// Stats are the interactions replayed, those recorded live, and every
-// request that went live (recorded or not).
-func (r *Recorder) Stats() (played, recorded, live int) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.played, r.recorded, r.liveCalls
-}
-
-// Save writes the cassette when this case records one and something new
-// was recorded: atomically, so that a reader or a crash never sees half a
+// Save implements model.Answerer, once the live answers have passed: it
+// writes the cassette when this case records one and something new was
+// recorded, atomically, so that a reader or a crash never sees half a
 // file. Call it only for a case that finished (not one interrupted, nor
 // one the infrastructure failed). It reports whether the file was
 // written; a file that already holds exactly these bytes is left alone.
-func (r *Recorder) Save() (bool, error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if !r.recording || r.cfg.Passthrough || r.problem != nil || r.failure != nil || !r.live {
+func (a *Answerer) Save() (bool, error) {
+	a.flight.Wait()
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if !a.records() || a.problem != nil || a.failure != nil || !a.live {
 		return false, nil
 	}
 	// Again: a symlink made since Open (by the agent program) is not
 	// written through.
-	if err := CheckPath(r.cfg.root(), r.cfg.File); err != nil {
+	if err := CheckPath(a.cfg.root(), a.cfg.File); err != nil {
 		return false, fmt.Errorf("writing the cassette: %w", err)
 	}
-	c := r.merged()
+	c := a.merged()
 	data := c.Marshal()
-	if old, err := os.ReadFile(r.cfg.File); err == nil && bytes.Equal(old, data) {
+	if old, err := os.ReadFile(a.cfg.File); err == nil && bytes.Equal(old, data) {
 		return false, nil
 	}
-	if err := os.MkdirAll(filepath.Dir(r.cfg.File), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Dir(a.cfg.File), 0o755); err != nil {
 		return false, fmt.Errorf("writing the cassette: %w", err)
 	}
-	if err := atomicfile.Write(r.cfg.File, data, 0o644); err != nil {
+	if err := atomicfile.Write(a.cfg.File, data, 0o644); err != nil {
 		return false, fmt.Errorf("writing the cassette: %w", err)
 	}
 	return true, nil
@@ -95,43 +72,43 @@ func (r *Recorder) Save() (bool, error) {
 // merged is the cassette Save writes: this recorder's section, and the
 // other part of the file as it is now (the other recorder of the case may
 // have saved it since Open).
-func (r *Recorder) merged() *Cassette {
-	old, err := Load(r.cfg.File)
-	if err != nil || old.Case != r.cfg.Case {
+func (a *Answerer) merged() *Cassette {
+	old, err := Load(a.cfg.File)
+	if err != nil || old.Case != a.cfg.Case {
 		old = nil
 	}
-	if r.cfg.Section != UserSection {
+	if a.cfg.Section != UserSection {
 		c := &Cassette{
-			Suite:        filepath.Base(r.cfg.SuiteFile),
-			Case:         r.cfg.Case,
-			Note:         r.note(),
-			Rules:        r.rules,
-			Match:        r.set.Rules(),
-			Interactions: r.out,
+			Suite:        filepath.Base(a.cfg.SuiteFile),
+			Case:         a.cfg.Case,
+			Note:         a.note(),
+			Rules:        a.rules,
+			Match:        a.set.Rules(),
+			Interactions: a.out,
 		}
-		if old != nil && !r.cfg.DropUser {
+		if old != nil && !a.cfg.DropUser {
 			c.User = old.User
 		}
 		return c
 	}
-	c := &Cassette{Suite: filepath.Base(r.cfg.SuiteFile), Case: r.cfg.Case, Note: r.note()}
+	c := &Cassette{Suite: filepath.Base(a.cfg.SuiteFile), Case: a.cfg.Case, Note: a.note()}
 	if old != nil {
 		c.Note, c.Rules, c.Match, c.Interactions = old.Note, old.Rules, old.Match, old.Interactions
 	}
-	c.User = &Part{Rules: r.rules, Interactions: r.out}
+	c.User = &Part{Rules: a.rules, Interactions: a.out}
 	return c
 }
 
-func (r *Recorder) note() string {
-	from := cmp.Or(r.host, "the live API")
-	if r.cfg.Rerecord != nil && r.cfg.RecordedBy != "" {
-		return "Recorded by " + r.cfg.RecordedBy + " from " + from + " for the agent that called it; " + r.cfg.RecordedBy + " replays it offline. To re-record: " + r.cfg.Rerecord(All)
+func (a *Answerer) note() string {
+	from := cmp.Or(a.host, "the live API")
+	if a.cfg.Rerecord != nil && a.cfg.RecordedBy != "" {
+		return "Recorded by " + a.cfg.RecordedBy + " from " + from + " for the agent that called it; " + a.cfg.RecordedBy + " replays it offline. To re-record: " + a.cfg.Rerecord(All)
 	}
-	if r.cfg.Rerecord != nil {
-		return "Recorded by dryfire from " + from + "; the test replays it offline. To re-record: " + r.cfg.Rerecord(All)
+	if a.cfg.Rerecord != nil {
+		return "Recorded by dryfire from " + from + "; the test replays it offline. To re-record: " + a.cfg.Rerecord(All)
 	}
 	return "Recorded by dryfire from " + from + "; dryfire run replays it offline. To re-record, in the suite's directory: " +
-		rerecord(filepath.Base(r.cfg.SuiteFile), r.cfg.Case) + r.cfg.trialsFlag()
+		rerecord(filepath.Base(a.cfg.SuiteFile), a.cfg.Case) + a.cfg.trialsFlag()
 }
 
 // trialsFlag is " --trials N" for a case of several trials.

@@ -12,26 +12,24 @@ import (
 	"github.com/dryfire-dev/dryfire/internal/value"
 )
 
-// Index answers requests from a recording by their content, independent
-// of their order: a request is answered by the first recorded interaction
-// whose request, in canonical form, equals it. A server that several
-// clients replay one conversation against at once (dryfire serve) uses
-// it; a case's own run matches in order (Begin), which also tells a
-// request sent twice from one sent once.
+// index answers requests from a recording by their content (Config.
+// ByContent), independent of their order: a request is answered by the
+// first recorded interaction whose request, in canonical form, equals it.
+// A server that several clients replay one conversation against at once
+// (dryfire serve) uses it; a case's own run matches in order (place),
+// which also tells a request sent twice from one sent once.
 //
-// The canonical forms of the recording are computed once, when the Index
+// The canonical forms of the recording are computed once, when the index
 // is made; a request is canonicalised only the first time its exact bytes
 // are seen (method, path, query, the headers that change the answer and
 // the body: the forms that matched are remembered, up to a bound), and
 // one seen before is found by its body's bytes, without a lock or a
-// copy. An Index is safe for concurrent use and keeps no state per
-// request, so its memory does not grow with the requests it answers.
-type Index struct {
-	r    *Recorder
-	tape *Cassette
+// copy. It keeps no state per request, so its memory does not grow with
+// the requests it answers. Nothing it reads of the Answerer changes once
+// it is made (no key is learned, no body normalised again): find takes
+// no lock of the Answerer's.
+type index struct {
 	keys map[string]int // canonical key -> the first interaction with it
-	// norms are the recorded bodies after the matching rules (nil: none).
-	norms []*normal
 
 	// seen maps the body of each request answered before, exactly as
 	// sent, to the heads it was sent with and the interaction that
@@ -79,60 +77,48 @@ func (h *seenHead) is(req *http.Request) bool {
 	return true
 }
 
-// Index returns the content index of the recording the recorder replays,
-// or nil when it replays none (the cassette was missing and the mode
-// records, or the mode records everything). The redaction in force now
-// applies to the requests it answers.
-func (r *Recorder) Index() *Index {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.tape == nil || r.cfg.Passthrough {
-		return nil
-	}
-	ix := &Index{r: r, tape: r.tape, keys: make(map[string]int, len(r.tape.Interactions))}
+// newIndex is the content index of the recording, made by Open.
+func (a *Answerer) newIndex() *index {
+	ix := &index{keys: make(map[string]int, len(a.tape.Interactions)), max: 1024 + 8*len(a.tape.Interactions)}
 	ix.seen.Store(&map[string][]seenHead{})
-	ix.max = 1024 + 8*len(r.tape.Interactions)
-	for i := range r.tape.Interactions {
-		k := r.recordedKey(i)
+	for i := range a.tape.Interactions {
+		k := a.recordedKey(i)
 		if _, dup := ix.keys[k]; !dup {
 			ix.keys[k] = i
 		}
 	}
-	ix.norms = slices.Clone(r.norm)
 	return ix
 }
 
-// Find returns the index of the interaction that answers a request and
-// its recorded response, or a *ReplayError naming the closest recorded
-// request and how this one differs from it. A request that finds nothing
-// changes nothing: the next is looked up afresh. Neither the Index nor
-// the error keeps body: the caller may use its buffer again.
-func (ix *Index) Find(req *http.Request, body []byte) (int, *Response, error) {
+// find is the interaction that answers a request by its content, or a
+// *ReplayError naming the closest recorded request and how this one
+// differs from it. A request that finds nothing changes nothing: the
+// next is looked up afresh. Neither the index nor the error keeps body:
+// the caller may use its buffer again.
+func (a *Answerer) find(req *http.Request, body []byte) (int, error) {
+	ix := a.index
 	for _, h := range (*ix.seen.Load())[string(body)] {
 		if h.is(req) {
-			return h.i, &ix.tape.Interactions[h.i].Response, nil
+			return h.i, nil
 		}
 	}
-
-	ix.r.mu.Lock()
-	now, cb := ix.r.canonical(req, body)
+	now, cb := a.canonical(req, body)
 	var nowAp reqmatch.Applied
-	if ix.r.set != nil && cb.json {
-		cb.value, nowAp = ix.r.set.Apply(cb.value)
+	if a.set != nil && cb.json {
+		cb.value, nowAp = a.set.Apply(cb.value)
 	}
-	ix.r.mu.Unlock()
 	i, ok := ix.keys[requestKey(&now, cb)]
 	if !ok {
-		return -1, nil, ix.miss(&now, cb, nowAp)
+		return -1, a.miss(&now, cb, nowAp)
 	}
 	ix.remember(req, body, i)
-	return i, &ix.tape.Interactions[i].Response, nil
+	return i, nil
 }
 
 // remember adds a request that interaction i answered to seen (a new
 // map, with a new list for its body), unless it is there or seen is
 // full.
-func (ix *Index) remember(req *http.Request, body []byte, i int) {
+func (ix *index) remember(req *http.Request, body []byte, i int) {
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
 	old := *ix.seen.Load()
@@ -160,22 +146,22 @@ func (ix *Index) remember(req *http.Request, body []byte, i int) {
 // miss is the error for a request no interaction answers: its
 // differences from the closest recorded request (the fewest differences;
 // the first such).
-func (ix *Index) miss(now *Request, cb canonBody, nowAp reqmatch.Applied) error {
+func (a *Answerer) miss(now *Request, cb canonBody, nowAp reqmatch.Applied) error {
 	best, bestN := -1, 0
 	var diffs, fix []string
 	var more int
-	for i := range ix.tape.Interactions {
+	for i := range a.tape.Interactions {
 		var mt *matched
-		if cb.json && ix.norms != nil && ix.norms[i] != nil { // all computed when the Index was made
-			mt = &matched{rec: ix.norms[i], nowAp: nowAp, nowBody: cb.value}
+		if cb.json && a.norm != nil && a.norm[i] != nil { // all computed when the Index was made
+			mt = &matched{rec: a.norm[i], nowAp: nowAp, nowBody: cb.value}
 		}
-		d, m, f := compare(&ix.tape.Interactions[i].Request, now, cb, mt)
+		d, m, f := compare(&a.tape.Interactions[i].Request, now, cb, mt)
 		if n := len(d) + m; best < 0 || n < bestN {
 			best, bestN, diffs, more, fix = i, n, d, m, f
 		}
 	}
-	cfg := ix.r.cfg
-	e := &ReplayError{Kind: NoMatch, File: cfg.File, SuiteFile: cfg.SuiteFile, Case: cfg.Case, Fix: cfg.fix(All), Recorded: len(ix.tape.Interactions)}
+	cfg := a.cfg
+	e := &ReplayError{Kind: NoMatch, File: cfg.File, SuiteFile: cfg.SuiteFile, Case: cfg.Case, Fix: cfg.fix(All), Recorded: len(a.tape.Interactions)}
 	if best >= 0 {
 		e.Request, e.Diffs, e.More, e.Presets = best+1, diffs, more, fix
 	} else {
@@ -187,12 +173,11 @@ func (ix *Index) miss(now *Request, cb canonBody, nowAp reqmatch.Applied) error 
 // recordedKey is the canonical key of recorded interaction i: its JSON
 // body is parsed again, so that a cassette edited by hand, in any layout,
 // matches as it would in order (and goes through the matching rules).
-// Call it with r.mu held.
-func (r *Recorder) recordedKey(i int) string {
-	rq := &r.tape.Interactions[i].Request
+func (a *Answerer) recordedKey(i int) string {
+	rq := &a.tape.Interactions[i].Request
 	cb := canonBody{json: rq.JSON, bytes: rq.Body}
-	if r.set != nil {
-		if n := r.normalRecorded(i); n != nil {
+	if a.set != nil {
+		if n := a.normalRecorded(i); n != nil {
 			cb.value = n.value
 			return requestKey(rq, cb)
 		}

@@ -8,12 +8,15 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/dryfire-dev/dryfire/internal/model"
+	"github.com/dryfire-dev/dryfire/internal/wire"
 )
 
 // indexOf writes a cassette of the given request bodies (each answered
-// with its index) for the OpenAI Chat path, and returns its Index.
-// A body that is not JSON is recorded as bytes.
-func indexOf(t *testing.T, header map[string]string, bodies ...string) *Index {
+// with its index) for the OpenAI Chat path, and opens it to be answered
+// by content. A body that is not JSON is recorded as bytes.
+func indexOf(t *testing.T, header map[string]string, bodies ...string) *tape {
 	t.Helper()
 	c := &Cassette{Suite: "s.dryfire.yaml", Case: "c", Rules: RulesFor(AnyAPI)}
 	for i, b := range bodies {
@@ -26,28 +29,30 @@ func indexOf(t *testing.T, header map[string]string, bodies ...string) *Index {
 	if err := os.WriteFile(file, c.Marshal(), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	r, err := Open(Config{Mode: None, File: file, SuiteFile: "s.dryfire.yaml", Root: filepath.Dir(file), Case: "c", Provider: AnyAPI})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ix := r.Index()
-	if ix == nil {
-		t.Fatal("no index")
+	ix := mustOpen(t, Config{Mode: None, File: file, SuiteFile: "s.dryfire.yaml", Root: filepath.Dir(file), Case: "c", Provider: AnyAPI, ByContent: true})
+	if !ix.ByContent() {
+		t.Fatal("not by content")
 	}
 	return ix
 }
 
-func find(t *testing.T, ix *Index, body string, header ...string) (int, error) {
+// findAt is the interaction that answered a request, by its answer.
+func findAt(t *testing.T, ix *tape, req *http.Request, body []byte) (int, error) {
 	t.Helper()
-	req, _ := http.NewRequest("POST", "http://h/v1/chat/completions", nil)
-	for i := 0; i+1 < len(header); i += 2 {
-		req.Header.Set(header[i], header[i+1])
+	a := ix.rec.Answer(&model.Call{Wire: wire.OpenAIChat.Wire(), HTTP: req, Body: body})
+	if a.Err != nil {
+		return -1, a.Err
 	}
-	i, rs, err := ix.Find(req, []byte(body))
-	if err == nil && string(rs.Body) != string(rune('0'+i)) {
-		t.Fatalf("interaction %d answered %q", i, rs.Body)
+	if len(a.Body) != 1 || !a.Replayed {
+		t.Errorf("answered %q", a.Body) // Errorf: called from other goroutines too
+		return -1, nil
 	}
-	return i, err
+	return int(a.Body[0] - '0'), nil
+}
+
+func find(t *testing.T, ix *tape, body string, header ...string) (int, error) {
+	t.Helper()
+	return findAt(t, ix, newReq(t, "http://h/v1/chat/completions", "", header...), []byte(body))
 }
 
 // A request is answered by the first interaction whose canonical request
@@ -109,9 +114,9 @@ func TestIndexSeenNeedsTheSameHead(t *testing.T) {
 		if beta {
 			req.Header.Set("OpenAI-Beta", "assistants=v2")
 		}
-		i, rs, err := ix.Find(req, []byte(`{"n":1}`))
-		if err == nil && (i != 0 || string(rs.Body) != "0") {
-			t.Fatalf("%s %s: interaction %d answered %q", method, url, i, rs.Body)
+		i, err := findAt(t, ix, req, []byte(`{"n":1}`))
+		if err == nil && i != 0 {
+			t.Fatalf("%s %s: interaction %d answered", method, url, i)
 		}
 		return err
 	}
@@ -135,7 +140,7 @@ func TestIndexSeenNeedsTheSameHead(t *testing.T) {
 			}
 		}
 	}
-	if got := len(*ix.seen.Load()); got != 1 {
+	if got := len(*ix.index.seen.Load()); got != 1 {
 		t.Errorf("%d bodies seen, want 1", got)
 	}
 }
@@ -159,8 +164,8 @@ func TestIndexFindConcurrent(t *testing.T) {
 				want := (g + k) % len(bodies)
 				body := layouts[k%len(layouts)](bodies[want])
 				req, _ := http.NewRequest("POST", "http://h/v1/chat/completions", nil)
-				i, rs, err := ix.Find(req, []byte(body))
-				if err != nil || i != want || string(rs.Body) != string(rune('0'+want)) {
+				i, err := findAt(t, ix, req, []byte(body))
+				if err != nil || i != want {
 					t.Errorf("%s: interaction %d, %v; want %d", body, i, err, want)
 					return
 				}
@@ -168,33 +173,33 @@ func TestIndexFindConcurrent(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	if got := ix.n; got != len(bodies)*len(layouts) {
+	if got := ix.index.n; got != len(bodies)*len(layouts) {
 		t.Errorf("%d heads remembered, want %d", got, len(bodies)*len(layouts))
 	}
 }
 
-// The caller's buffer is its own again once Find returns: what the Index
+// The caller's buffer is its own again once it is answered: what the Index
 // remembers and what its error says do not change when it is reused.
 func TestIndexKeepsNothingOfTheBody(t *testing.T) {
 	ix := indexOf(t, nil, `{"n":1}`, "not json")
 	req, _ := http.NewRequest("POST", "http://h/v1/chat/completions", nil)
 	for _, body := range []string{`{"n":1}`, "not json"} {
 		buf := []byte(body)
-		i, _, err := ix.Find(req, buf)
+		i, err := findAt(t, ix, req, buf)
 		if err != nil {
 			t.Fatal(err)
 		}
 		copy(buf, strings.Repeat("x", len(buf)))
-		if j, _, err := ix.Find(req, []byte(body)); err != nil || j != i {
+		if j, err := findAt(t, ix, req, []byte(body)); err != nil || j != i {
 			t.Errorf("%s again: interaction %d, %v; want %d", body, j, err, i)
 		}
-		if _, _, err := ix.Find(req, buf); err == nil {
+		if _, err := findAt(t, ix, req, buf); err == nil {
 			t.Errorf("%s overwritten: matched", buf)
 		}
 	}
 	for _, body := range []string{`{"n":2}`, "not json either"} {
 		buf := []byte(body)
-		_, _, err := ix.Find(req, buf)
+		_, err := findAt(t, ix, req, buf)
 		if err == nil {
 			t.Fatalf("%s matched", body)
 		}
@@ -206,7 +211,7 @@ func TestIndexKeepsNothingOfTheBody(t *testing.T) {
 	}
 }
 
-// The bodies an Index remembers are bounded by their bytes as well as by
+// The bodies the index remembers are bounded by their bytes as well as by
 // their count: requests padded to match one recording, each a MiB, are
 // answered alike, and what is kept of them stays under MaxSeenBytes.
 func TestIndexSeenIsBoundedByBytes(t *testing.T) {
@@ -215,12 +220,12 @@ func TestIndexSeenIsBoundedByBytes(t *testing.T) {
 	n := 2*MaxSeenBytes/(1<<20) + 1
 	for k := range n {
 		body := `{"n":1}` + strings.Repeat(" ", 1<<20+k)
-		if i, _, err := ix.Find(req, []byte(body)); err != nil || i != 0 {
+		if i, err := findAt(t, ix, req, []byte(body)); err != nil || i != 0 {
 			t.Fatalf("padded body %d: interaction %d, %v", k, i, err)
 		}
 	}
 	kept := 0
-	for body := range *ix.seen.Load() {
+	for body := range *ix.index.seen.Load() {
 		kept += len(body)
 	}
 	if kept > MaxSeenBytes || kept == 0 {

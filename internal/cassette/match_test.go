@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -15,7 +14,7 @@ import (
 )
 
 // Declared matching rules: a recording made once replays requests whose
-// volatile values differ, in order (Begin) and by content (Index); the
+// volatile values differ, in order and by content; the
 // cassette lists the rules; with no rules the default stays strict.
 func TestMatchRules(t *testing.T) {
 	e := newEcho(t)
@@ -25,10 +24,7 @@ func TestMatchRules(t *testing.T) {
 	body := func(id, ts string) string {
 		return `{"model":"m","messages":[{"role":"user","content":"session ` + id + `: hi"}],"metadata":{"ts":` + ts + `}}`
 	}
-	rec, err := Open(Config{Mode: All, File: file, SuiteFile: "s.dryfire.yaml", Root: dir, Case: "c", Provider: "openai", Live: http.DefaultTransport, Match: rules})
-	if err != nil {
-		t.Fatal(err)
-	}
+	rec := mustOpen(t, Config{Mode: All, File: file, SuiteFile: "s.dryfire.yaml", Root: dir, Case: "c", Provider: "openai", Live: liveClient(http.DefaultTransport), Match: rules})
 	if _, _, err := call(t, rec, e.URL+"/v1/chat/completions", body("3f2504e0-4f89-41d3-9a0c-0305e82c3301", "1")); err != nil {
 		t.Fatal(err)
 	}
@@ -51,33 +47,26 @@ func TestMatchRules(t *testing.T) {
 	}
 
 	replay := body("6ba7b810-9dad-11d1-80b4-00c04fd430c8", "2")
-	req := func() *http.Request {
-		r, _ := http.NewRequest("POST", "http://x/v1/chat/completions", strings.NewReader(replay))
-		return r
+	replayed := func(rules []reqmatch.Rule, byContent bool) error {
+		r := mustOpen(t, Config{Mode: None, File: file, SuiteFile: "s.dryfire.yaml", Root: dir, Case: "c", Provider: "openai", Match: rules, ByContent: byContent})
+		a, _, err := call(t, r, "/v1/chat/completions", replay)
+		if err == nil && !a.Replayed {
+			t.Errorf("by content %v: not replayed", byContent)
+		}
+		return err
 	}
-	rec, err = Open(Config{Mode: None, File: file, SuiteFile: "s.dryfire.yaml", Root: dir, Case: "c", Provider: "openai", Match: rules})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if x, err := rec.Begin(req(), []byte(replay), ""); err != nil || x.Recorded == nil {
-		t.Fatalf("in order: %v", err)
-	}
-	if _, _, err := rec.Index().Find(req(), []byte(replay)); err != nil {
-		t.Errorf("by content: %v", err)
+	for _, byContent := range []bool{false, true} {
+		if err := replayed(rules, byContent); err != nil {
+			t.Errorf("by content %v: %v", byContent, err)
+		}
 	}
 
 	// Strict: the presets that would match are named; an ignored path
 	// is not a preset, so it is still a difference.
-	strict, err := Open(Config{Mode: None, File: file, SuiteFile: "s.dryfire.yaml", Root: dir, Case: "c", Provider: "openai"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for name, find := range map[string]func() error{
-		"in order":   func() error { _, err := strict.Begin(req(), []byte(replay), ""); return err },
-		"by content": func() error { _, _, err := strict.Index().Find(req(), []byte(replay)); return err },
-	} {
+	for _, byContent := range []bool{false, true} {
+		name := map[bool]string{false: "in order", true: "by content"}[byContent]
 		var re *ReplayError
-		if err := find(); !errors.As(err, &re) {
+		if err := replayed(nil, byContent); !errors.As(err, &re) {
 			t.Fatalf("%s: %v, want a replay error", name, err)
 		}
 		want := []string{

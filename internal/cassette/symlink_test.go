@@ -87,7 +87,7 @@ func TestOpenRefusesACassetteOutsideTheProject(t *testing.T) {
 				if err := os.Symlink(target, filepath.Join(project, l.at)); err != nil {
 					t.Fatal(err)
 				}
-				r, err := Open(config(project, mode, http.DefaultTransport))
+				r, err := open(config(project, mode, http.DefaultTransport))
 				var pe *PathError
 				if !errors.As(err, &pe) || !errors.Is(err, safeio.ErrOutside) {
 					if r != nil {
@@ -154,7 +154,7 @@ func TestCassettesLinkedInsideTheProject(t *testing.T) {
 		if err := os.Symlink(target, filepath.Join(project, "cassettes")); err != nil {
 			t.Fatal(err)
 		}
-		_, err := Open(config(project, Once, http.DefaultTransport))
+		_, err := Open(config(project, Once, http.DefaultTransport), false)
 		var pe *PathError
 		want := `the symlink "` + filepath.ToSlash(filepath.Join(project, "cassettes")) + `" -> "` + filepath.ToSlash(target) + `" leads to nothing, so no cassette can be written there: make the directory it names, or remove the link`
 		if !errors.As(err, &pe) || errors.Is(err, safeio.ErrOutside) || !strings.HasSuffix(filepath.ToSlash(err.Error()), want) {

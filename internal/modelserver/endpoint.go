@@ -56,7 +56,8 @@ type Options struct {
 	// Mode "" is cassette.DefaultMode of Env (none when CI is set, else
 	// once), Provider "" is cassette.AnyAPI (a model dryfire calls
 	// itself names its provider: Endpoint.RoundTrip), Secrets are besides
-	// Env's, and Live is New's (never used in mode none).
+	// Env's, and Live is New's (none in mode none); ByContent answers by
+	// content while a cassette is replayed (cassette.Config.ByContent).
 	cassette.Config
 	// BaseURLs are where live calls go instead of the environment's base
 	// URLs, by their variable (wire.BaseURLEnv of the provider: a suite's
@@ -83,19 +84,6 @@ type Options struct {
 	// a naive client that takes each read for one event works as it does
 	// against the real API.
 	CoalesceStreams bool
-	// ByContent answers each replayed request with the recorded
-	// interaction whose request, in canonical form, equals it, in any
-	// order (cassette.Index), instead of the Nth request of the case with
-	// the Nth interaction: for a server that several clients replay one
-	// conversation against at once (dryfire serve). A request sent twice
-	// is answered twice, by the same interaction; a request no interaction
-	// answers is refused, naming the closest one, and changes nothing for
-	// the requests after it (in order, the case has strayed and every
-	// later request is refused too); Unplayed reports nothing. It applies
-	// while the endpoint replays: a cassette was read and the mode is none
-	// or once. In modes new and all, and in once when there is no cassette
-	// yet, requests are taken in order as they come.
-	ByContent bool
 	// NoRecords keeps no list of the calls answered (Calls returns none),
 	// only what Turns and Usage count: for a long-running server, whose
 	// memory would otherwise grow with every call.
@@ -131,10 +119,12 @@ type Options struct {
 // calls of a case are matched in the order they arrive.
 type Endpoint struct {
 	*model.Recorder
-	tape   *cassette.Answerer // the cassette's answerer; nil for a scripted case
-	mode   cassette.Mode
-	file   string
-	pooled bool // bodies are read into buffers used again
+	mode      cassette.Mode
+	file      string
+	replaying bool // a cassette read is replayed
+	byContent bool // by content (cassette.Config.ByContent)
+	scripted  bool
+	pooled    bool // bodies are read into buffers used again
 }
 
 // New prepares the endpoint of one case: its script's (Options.Scripted),
@@ -146,7 +136,7 @@ type Endpoint struct {
 func New(o Options) (*Endpoint, error) {
 	ro := &model.RecorderOptions{Faults: o.Faults, NoRecords: o.NoRecords, Transcript: o.Transcript, SideCalls: o.SideCalls, Admit: o.Admit}
 	if o.Scripted {
-		return &Endpoint{Recorder: model.NewRecorder(model.NewScripted(o.Script, o.CoalesceStreams, o.NoRecords, o.ToolNames), ro)}, nil
+		return &Endpoint{Recorder: model.NewRecorder(model.NewScripted(o.Script, o.CoalesceStreams, o.NoRecords, o.ToolNames), ro), scripted: true}, nil
 	}
 	getenv, secrets := o.Getenv, o.Secrets
 	if getenv == nil {
@@ -158,30 +148,26 @@ func New(o Options) (*Endpoint, error) {
 	if _, err := cassette.ParseMode(string(o.Mode)); err != nil {
 		return nil, err
 	}
-	var live *wire.Live // nil in mode none: nothing goes live
-	if o.Mode != cassette.None {
+	cfg := o.Config
+	cfg.Provider, cfg.Secrets, cfg.Live = cmp.Or(o.Provider, cassette.AnyAPI), secrets, nil
+	if o.Mode != cassette.None { // in mode none nothing goes live
 		transport := o.Transport
 		if transport == nil {
 			transport = http.DefaultTransport.(*http.Transport).Clone()
 		}
 		var err error
 		env := func(k string) string { return cmp.Or(o.BaseURLs[k], getenv(k)) }
-		live, err = wire.NewLive(wire.LiveOptions{Getenv: env, Transport: transport})
-		if err != nil {
+		if cfg.Live, err = wire.NewLive(wire.LiveOptions{Getenv: env, Transport: transport}); err != nil {
 			return nil, err
 		}
-		secrets = slices.Concat(secrets, live.Secrets) // never into o.Secrets' array: cases share it
+		cfg.Secrets = slices.Concat(secrets, cfg.Live.Secrets) // never into o.Secrets' array: cases share it
 	}
-	cfg := o.Config
-	cfg.Provider, cfg.Secrets, cfg.Live = cmp.Or(o.Provider, cassette.AnyAPI), secrets, nil
-	if live != nil {
-		cfg.Live = live.Transport
-	}
-	tape, err := cassette.NewAnswerer(cfg, live, o.ByContent, o.CoalesceStreams)
+	tape, err := cassette.Open(cfg, o.CoalesceStreams)
 	if err != nil {
 		return nil, err
 	}
-	return &Endpoint{Recorder: model.NewRecorder(tape, ro), tape: tape, mode: o.Mode, file: o.File, pooled: len(o.Faults) == 0 && tape.ByContent()}, nil
+	return &Endpoint{Recorder: model.NewRecorder(tape, ro), mode: o.Mode, file: o.File, replaying: tape.Replaying(), byContent: tape.ByContent(),
+		pooled: len(o.Faults) == 0 && tape.ByContent()}, nil
 }
 
 // ServeHTTP implements http.Handler: route, body, the Recorder's answer,
@@ -204,7 +190,7 @@ func (e *Endpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	// Answered by content, with no faults, the body is read into a
 	// buffer used again for later requests: the recording's index keeps
-	// nothing of it (cassette.Index.Find).
+	// nothing of it (cassette's find).
 	var buf *[]byte
 	if e.pooled {
 		buf = bodyBufs.Get().(*[]byte)
@@ -369,15 +355,15 @@ func (e *Endpoint) File() string { return e.file }
 func (e *Endpoint) Mode() cassette.Mode { return e.mode }
 
 // Scripted reports whether the case's script answers (Options.Scripted).
-func (e *Endpoint) Scripted() bool { return e.tape == nil }
+func (e *Endpoint) Scripted() bool { return e.scripted }
 
 // Replaying reports whether the endpoint replays a cassette it read (in
 // mode none, once or new), rather than recording every call.
-func (e *Endpoint) Replaying() bool { return e.tape != nil && e.tape.Replaying() }
+func (e *Endpoint) Replaying() bool { return e.replaying }
 
 // ByContent reports whether requests are answered by content, in any
 // order (Options.ByContent, while replaying), rather than in order.
-func (e *Endpoint) ByContent() bool { return e.tape != nil && e.tape.ByContent() }
+func (e *Endpoint) ByContent() bool { return e.byContent }
 
 // Protocols are what a server of model endpoints speaks: HTTP/1 and
 // HTTP/2 over plain TCP (h2c, with prior knowledge), which the AWS SDK for

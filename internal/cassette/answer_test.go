@@ -11,6 +11,9 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+
+	"github.com/dryfire-dev/dryfire/internal/model"
+	"github.com/dryfire-dev/dryfire/internal/wire"
 )
 
 // echo is a deterministic API: it answers every request with what it got,
@@ -40,47 +43,105 @@ func newEcho(t *testing.T) *echo {
 	return e
 }
 
-// call sends one JSON request through rec.
-func call(t *testing.T, rec http.RoundTripper, url, body string, header ...string) (*http.Response, []byte, error) {
+// tape is a case's cassette as a run has it: the answerer of the case's
+// model.Recorder, which every call goes through.
+type tape struct {
+	*Answerer
+	rec *model.Recorder
+}
+
+func open(cfg Config) (*tape, error) {
+	a, err := Open(cfg, false)
+	if err != nil {
+		return nil, err
+	}
+	return &tape{a, model.NewRecorder(a, nil)}, nil
+}
+
+func mustOpen(t *testing.T, cfg Config) *tape {
+	t.Helper()
+	tp, err := open(cfg)
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	return tp
+}
+
+// end is how the case's model calls went.
+func (tp *tape) end() model.Outcome { return tp.rec.End() }
+
+// unplayed is the interactions the case left unplayed, or nil.
+func (tp *tape) unplayed() *ReplayError {
+	u, _ := tp.end().Unplayed.(*ReplayError)
+	return u
+}
+
+func newReq(t *testing.T, url, body string, header ...string) *http.Request {
 	t.Helper()
 	req, err := http.NewRequest("POST", url, strings.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
 	}
-	req.Header.Set("Content-Type", "application/json")
 	for i := 0; i+1 < len(header); i += 2 {
 		req.Header.Set(header[i], header[i+1])
 	}
-	resp, err := (&http.Client{Transport: rec}).Do(req)
-	if err != nil {
-		return nil, nil, err
+	return req
+}
+
+// ask sends a request as the model endpoint hands it on (a URL without a
+// host) or the built-in loop does (with one: a live call goes there),
+// and returns the answer, unread.
+func (tp *tape) ask(req *http.Request, body string) *model.Answer {
+	return tp.rec.Answer(&model.Call{Wire: wire.APIOf(req.URL.Path).Wire(), HTTP: req, Body: []byte(body)})
+}
+
+// read reads an answer to its end.
+func read(t *testing.T, a *model.Answer) []byte {
+	t.Helper()
+	if a.Live == nil {
+		return a.Bytes()
 	}
-	defer resp.Body.Close()
-	data, err := io.ReadAll(resp.Body)
+	defer a.Live.Close()
+	data, err := io.ReadAll(a.Live)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return resp, data, nil
+	return data
 }
 
-func mustOpen(t *testing.T, cfg Config) *Recorder {
+// call sends one JSON request through the case's model calls and reads
+// its answer; the error is why dryfire refused it.
+func call(t *testing.T, tp *tape, url, body string, header ...string) (*model.Answer, []byte, error) {
 	t.Helper()
-	r, err := Open(cfg)
-	if err != nil {
-		t.Fatalf("Open: %v", err)
-	}
-	return r
+	req := newReq(t, url, body, header...)
+	req.Header.Set("Content-Type", "application/json")
+	a := tp.ask(req, body)
+	return a, read(t, a), a.Err
 }
 
+// config is a case's cassette; live, when set, carries its live calls.
 func config(dir string, mode Mode, live http.RoundTripper) Config {
-	return Config{
+	cfg := Config{
 		Mode:      mode,
 		File:      filepath.Join(dir, "cassettes", "support", "refund.json"),
 		SuiteFile: filepath.Join(dir, "support.dryfire.yaml"),
 		Case:      "refund",
 		Provider:  "openai",
-		Live:      live,
 	}
+	if live != nil {
+		cfg.Live = liveClient(live)
+	}
+	return cfg
+}
+
+// liveClient is a live client that sends calls over rt, with no key of
+// its own: the tests' calls name their upstream, as the built-in loop's.
+func liveClient(rt http.RoundTripper) *wire.Live {
+	l, err := wire.NewLive(wire.LiveOptions{Getenv: func(string) string { return "" }, Transport: rt})
+	if err != nil {
+		panic(err)
+	}
+	return l
 }
 
 var requests = []string{
@@ -101,7 +162,7 @@ func record(t *testing.T, cfg Config, url string, reqs []string) [][]byte {
 		}
 		answers = append(answers, data)
 	}
-	if u := r.Unplayed(); u != nil {
+	if u := r.unplayed(); u != nil {
 		t.Fatalf("unplayed while recording: %v", u)
 	}
 	if _, err := r.Save(); err != nil {
@@ -143,18 +204,19 @@ func TestRecordOnceThenReplay(t *testing.T) {
 				if !bytes.Equal(data, answers[i]) {
 					t.Errorf("request %d: replayed %q, recorded %q", i+1, data, answers[i])
 				}
-				if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "application/json" {
-					t.Errorf("request %d: status %d, content-type %q", i+1, resp.StatusCode, resp.Header.Get("Content-Type"))
+				if !resp.Replayed || resp.Status != 200 || resp.Header.Get("Content-Type") != "application/json" {
+					t.Errorf("request %d: replayed %v, status %d, content-type %q", i+1, resp.Replayed, resp.Status, resp.Header.Get("Content-Type"))
 				}
 			}
-			if u := r.Unplayed(); u != nil {
-				t.Errorf("Unplayed = %v", u)
+			o := r.end()
+			if o.Unplayed != nil {
+				t.Errorf("Unplayed = %v", o.Unplayed)
 			}
 			if wrote, err := r.Save(); wrote || err != nil {
 				t.Errorf("Save after a pure replay = %v, %v; want nothing written", wrote, err)
 			}
-			if p, rec, l := r.Stats(); p != 3 || rec != 0 || l != 0 {
-				t.Errorf("Stats = %d, %d, %d; want 3 played", p, rec, l)
+			if o.Played != 3 || o.Recorded != 0 || o.Sent != 0 {
+				t.Errorf("played, recorded, sent = %d, %d, %d; want 3 played", o.Played, o.Recorded, o.Sent)
 			}
 		})
 	}
@@ -202,7 +264,7 @@ func TestModes(t *testing.T) {
 	url := func(api *echo) string { return api.URL + "/v1/chat/completions" }
 	t.Run("none without a cassette", func(t *testing.T) {
 		dir := t.TempDir()
-		_, err := Open(config(dir, None, nil))
+		_, err := Open(config(dir, None, nil), false)
 		var me *MissingError
 		if !errors.As(err, &me) {
 			t.Fatalf("Open = %v, want a MissingError", err)
@@ -233,8 +295,8 @@ func TestModes(t *testing.T) {
 		if err != nil || len(c.Interactions) != 3 {
 			t.Fatalf("Load = %v, %v; want 3 interactions", c, err)
 		}
-		if p, rec, l := r.Stats(); p != 2 || rec != 1 || l != 1 {
-			t.Errorf("Stats = %d, %d, %d; want 2 played, 1 recorded", p, rec, l)
+		if o := r.end(); o.Played != 2 || o.Recorded != 1 || o.Sent != 1 {
+			t.Errorf("played, recorded, sent = %d, %d, %d; want 2 played, 1 recorded", o.Played, o.Recorded, o.Sent)
 		}
 	})
 	t.Run("new records from the first difference", func(t *testing.T) {
@@ -271,8 +333,8 @@ func TestModes(t *testing.T) {
 			t.Fatalf("err = %v, want a permanent LiveError", err)
 		}
 		want := "model request 2 is not in the recording " + cfg.File + ", so it must go to the live model, but OPENAI_API_KEY is not set"
-		if r.Failure().Error() != want {
-			t.Errorf("Failure\n got %s\nwant %s", r.Failure(), want)
+		if o := r.end(); o.Live == nil || o.Live.Error() != want {
+			t.Errorf("Outcome.Live\n got %v\nwant %s", o.Live, want)
 		}
 		if wrote, _ := r.Save(); wrote {
 			t.Error("a failed case was saved")
@@ -294,7 +356,7 @@ func TestModes(t *testing.T) {
 		dir, api := t.TempDir(), newEcho(t)
 		cfg := config(dir, None, nil)
 		cfg.Passthrough = true
-		if _, err := Open(cfg); !errors.As(err, new(*PassthroughError)) {
+		if _, err := Open(cfg, false); !errors.As(err, new(*PassthroughError)) {
 			t.Errorf("Open in none = %v, want a PassthroughError", err)
 		}
 		cfg = config(dir, Once, http.DefaultTransport)
@@ -311,8 +373,8 @@ func TestModes(t *testing.T) {
 		if _, err := os.Stat(filepath.Join(dir, "cassettes")); err == nil {
 			t.Error("a cassette directory was made for a passthrough case")
 		}
-		if _, _, l := r.Stats(); l != 3 {
-			t.Errorf("%d live calls, want 3", l)
+		if o := r.end(); o.Sent != 3 {
+			t.Errorf("%d live calls, want 3", o.Sent)
 		}
 	})
 }
@@ -327,7 +389,7 @@ func TestRetriedAnswersAreNotRecorded(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if resp.StatusCode == 200 {
+		if resp.Status == 200 {
 			break
 		}
 		if attempt > 3 {
@@ -372,14 +434,11 @@ func TestReplayProblems(t *testing.T) {
 		t.Fatalf("err = %v, want a permanent mismatch", err)
 	}
 	show("mismatch", re)
-	if r.Problem() != re {
-		t.Error("Problem() is not the mismatch")
-	}
 	if _, _, err := call(t, r, url, requests[2]); !errors.As(err, &re) {
 		t.Errorf("after a mismatch: %v", err)
 	}
-	if r.Unplayed() != nil {
-		t.Error("Unplayed after a mismatch")
+	if o := r.end(); o.Replay != re || o.Unplayed != nil {
+		t.Errorf("the outcome's replay problem %v, unplayed %v; want the mismatch alone", o.Replay, o.Unplayed)
 	}
 
 	// Path, header and many differences.
@@ -403,7 +462,7 @@ func TestReplayProblems(t *testing.T) {
 	if _, _, err := call(t, r, url, requests[0]); err != nil {
 		t.Fatal(err)
 	}
-	u := r.Unplayed()
+	u := r.unplayed()
 	if u == nil || u.Kind != Unplayed {
 		t.Fatalf("Unplayed = %v", u)
 	}
@@ -431,14 +490,14 @@ func TestCorruptCassettes(t *testing.T) {
 			os.WriteFile(cfg.File, []byte(tc.data), 0o644)
 			for _, mode := range []Mode{None, Once, New} {
 				cfg.Mode = mode
-				_, err := Open(cfg)
+				_, err := Open(cfg, false)
 				var fe *FileError
 				if !errors.As(err, &fe) || err.Error() != tc.want {
 					t.Errorf("%s: Open = %v\nwant %s", mode, err, tc.want)
 				}
 			}
 			cfg.Mode = All // all never reads it
-			if _, err := Open(cfg); err != nil {
+			if _, err := Open(cfg, false); err != nil {
 				t.Errorf("all: %v", err)
 			}
 		})
@@ -641,7 +700,7 @@ func TestUserSection(t *testing.T) {
 				t.Fatalf("section %q, request %d: %v", cfg.Section, i+1, err)
 			}
 		}
-		if u := r.Unplayed(); u != nil {
+		if u := r.unplayed(); u != nil {
 			t.Errorf("section %q: %v", cfg.Section, u)
 		}
 	}
@@ -658,7 +717,7 @@ func TestUserSection(t *testing.T) {
 	}
 	// Unplayed user calls name the part too.
 	r = mustOpen(t, u2)
-	if u := r.Unplayed(); u == nil || !strings.Contains(u.Summary(), "1 of 1 interaction recorded in "+agent.File+" (the simulated user's part) was not played") {
+	if u := r.unplayed(); u == nil || !strings.Contains(u.Summary(), "1 of 1 interaction recorded in "+agent.File+" (the simulated user's part) was not played") {
 		t.Errorf("unplayed: %v", u)
 	}
 
@@ -687,7 +746,7 @@ func TestUserSection(t *testing.T) {
 	u2 = user
 	u2.Mode, u2.Live = None, nil
 	var me *MissingError
-	if _, err := Open(u2); !errors.As(err, &me) || !strings.Contains(err.Error(), "no recording of the simulated user: "+agent.File+" holds none") {
+	if _, err := Open(u2, false); !errors.As(err, &me) || !strings.Contains(err.Error(), "no recording of the simulated user: "+agent.File+" holds none") {
 		t.Errorf("Open in mode none: %v", err)
 	}
 	record(t, user, url, userReqs)
@@ -700,78 +759,5 @@ func TestUserSection(t *testing.T) {
 	record(t, user, url, userReqs)
 	if c, err = Load(agent.File); err != nil || c.User == nil || len(c.Interactions) != 0 || c.Case != "refund" {
 		t.Errorf("a user's part alone: %v %+v", err, c)
-	}
-}
-
-// The recorder as the built-in loop once used it, an http.RoundTripper:
-// the tests drive Begin and Keep through it.
-
-// RoundTrip implements http.RoundTripper.
-func (r *Recorder) RoundTrip(req *http.Request) (*http.Response, error) {
-	resp, _, err := r.Exchange(req)
-	return resp, err
-}
-
-// Exchange is RoundTrip that also says how the request was placed (for
-// Unplay).
-func (r *Recorder) Exchange(req *http.Request) (*http.Response, *Exchange, error) {
-	var body []byte
-	if req.Body != nil {
-		var err error
-		body, err = io.ReadAll(req.Body)
-		req.Body.Close()
-		if err != nil {
-			return nil, nil, err
-		}
-	}
-	x, err := r.Begin(req, body, "")
-	if err != nil {
-		return nil, nil, err
-	}
-	if x.Recorded != nil {
-		return response(req, x.Recorded), x, nil
-	}
-	resp, err := r.goLive(req, body, x)
-	return resp, x, err
-}
-
-// goLive sends the request to the live API and keeps its answer.
-func (r *Recorder) goLive(req *http.Request, body []byte, x *Exchange) (*http.Response, error) {
-	out := req.Clone(req.Context())
-	out.Body = io.NopCloser(bytes.NewReader(body))
-	out.ContentLength = int64(len(body))
-	out.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
-	resp, err := r.cfg.Live.RoundTrip(out)
-	if err != nil {
-		return nil, err
-	}
-	data, err := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if err != nil {
-		return nil, err
-	}
-	resp.Body = io.NopCloser(bytes.NewReader(data))
-	resp.ContentLength = int64(len(data))
-	resp.Header.Del("Content-Encoding")
-	r.Keep(x, req.URL.Hostname(), resp.StatusCode, resp.Header.Get("Content-Type"), data)
-	return resp, nil
-}
-
-func response(req *http.Request, rs *Response) *http.Response {
-	body := rs.Bytes()
-	h := make(http.Header, len(rs.Header)+1)
-	for k, v := range rs.Header {
-		h.Set(k, v)
-	}
-	return &http.Response{
-		Status:        itoa(rs.Status) + " " + http.StatusText(rs.Status),
-		StatusCode:    rs.Status,
-		Proto:         "HTTP/1.1",
-		ProtoMajor:    1,
-		ProtoMinor:    1,
-		Header:        h,
-		Body:          io.NopCloser(bytes.NewReader(body)),
-		ContentLength: int64(len(body)),
-		Request:       req,
 	}
 }
