@@ -227,7 +227,10 @@ func Leaves(ve *jsonschema.ValidationError) []Leaf {
 		if a != b {
 			return a < b
 		}
-		return out[i].Message < out[j].Message
+		if out[i].Message != out[j].Message {
+			return out[i].Message < out[j].Message
+		}
+		return out[i].Keyword < out[j].Keyword
 	})
 	return out
 }

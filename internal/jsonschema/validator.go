@@ -259,6 +259,7 @@ func (vd *validator) objValidate(obj map[string]any) {
 		}
 	}
 	if len(additionalPros) > 0 {
+		slices.Sort(additionalPros) // dryfire: not the map's order
 		vd.addError(&kind.AdditionalProperties{Properties: additionalPros})
 	}
 
