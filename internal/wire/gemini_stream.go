@@ -35,18 +35,10 @@ type geminiChunk struct {
 
 // foldGemini folds a streamGenerateContent event stream.
 func foldGemini(data []byte) ([]byte, error) {
-	events, err := readEvents(data)
-	if err != nil {
-		return nil, err
-	}
 	var f geminiFold
-	for _, e := range events {
-		if err := f.add(e.data); err != nil {
-			return nil, err
-		}
-	}
-	if f.finish == "" && !f.blocked {
-		return nil, errStreamCut
+	// The stream has no end event: it is whole once a chunk finished it.
+	if err := foldEvents(data, func(d string) (bool, error) { return false, f.add(d) }); err != errStreamCut || f.finish == "" && !f.blocked {
+		return nil, err
 	}
 	return f.answer()
 }

@@ -62,7 +62,8 @@ func (u *WSUpstream) Close() {
 	}
 }
 
-// terminal are the Responses events that end an answer.
+// terminal are the Responses events that end an answer (foldResponses
+// reads an error's before).
 var terminal = map[string]bool{"response.completed": true, "response.failed": true, "response.incomplete": true, "error": true}
 
 // answerWS sends call c on the upstream WebSocket u (dialled first when

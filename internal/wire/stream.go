@@ -101,22 +101,29 @@ func readEvents(data []byte) ([]sseEvent, error) {
 // errStreamCut is a stream that ended before its last event.
 var errStreamCut = fmt.Errorf("the answer's event stream ended before its last event: %w", io.ErrUnexpectedEOF)
 
-// foldChat folds Chat Completions chunks into a chat.completion object.
-func foldChat(data []byte) ([]byte, error) {
+// foldEvents hands the data of each event of a stream to add until add
+// says the answer is whole; a stream that ends before is cut
+// (errStreamCut).
+func foldEvents(data []byte, add func(data string) (whole bool, err error)) error {
 	events, err := readEvents(data)
 	if err != nil {
+		return err
+	}
+	for _, e := range events {
+		if whole, err := add(e.data); whole || err != nil {
+			return err
+		}
+	}
+	return errStreamCut
+}
+
+// foldChat folds Chat Completions chunks into a chat.completion object.
+func foldChat(data []byte) ([]byte, error) {
+	var f chatFold
+	if err := foldEvents(data, func(d string) (bool, error) { return d == "[DONE]", f.add(d) }); err != nil {
 		return nil, err
 	}
-	var f chatFold
-	for _, e := range events {
-		if e.data == "[DONE]" {
-			return f.answer()
-		}
-		if err := f.add(e.data); err != nil {
-			return nil, err
-		}
-	}
-	return nil, errStreamCut
+	return f.answer()
 }
 
 // chatFold is a Chat Completions answer being folded from its chunks.
@@ -154,8 +161,11 @@ type chatChunkRead struct {
 	Error json.RawMessage `json:"error"`
 }
 
-// add folds one chunk in.
+// add folds one chunk in ([DONE] ends the stream: nothing to fold).
 func (f *chatFold) add(data string) error {
+	if data == "[DONE]" {
+		return nil
+	}
 	var chunk chatChunkRead
 	if err := json.Unmarshal([]byte(data), &chunk); err != nil {
 		return fmt.Errorf("a chunk of the stream is not JSON (%v): %s", err, excerptString(data))
@@ -220,21 +230,11 @@ func (f *chatFold) answer() ([]byte, error) {
 
 // foldAnthropic folds a Messages stream into a message object.
 func foldAnthropic(data []byte) ([]byte, error) {
-	events, err := readEvents(data)
-	if err != nil {
+	var f anthropicFold
+	if err := foldEvents(data, f.add); err != nil {
 		return nil, err
 	}
-	var f anthropicFold
-	for _, e := range events {
-		stop, err := f.add(e.data)
-		if err != nil {
-			return nil, err
-		}
-		if stop {
-			return f.answer()
-		}
-	}
-	return nil, errStreamCut
+	return f.answer()
 }
 
 // anthropicEvent is the part of a Messages stream event the fold reads.
@@ -360,25 +360,23 @@ func appendString(b map[string]json.RawMessage, key string, add json.RawMessage)
 
 // foldResponses takes the response of a Responses stream's terminal event.
 func foldResponses(data []byte) ([]byte, error) {
-	events, err := readEvents(data)
+	var ev struct {
+		Type     string          `json:"type"`
+		Response json.RawMessage `json:"response"`
+	}
+	err := foldEvents(data, func(d string) (bool, error) {
+		ev.Type, ev.Response = "", nil
+		if err := json.Unmarshal([]byte(d), &ev); err != nil {
+			return false, fmt.Errorf("an event of the stream is not JSON (%v): %s", err, excerptString(d))
+		}
+		if ev.Type == "error" {
+			typ, msg := errorOf([]byte(d))
+			return false, fmt.Errorf("the answer's stream carries an error: %s", joinNonEmpty(": ", typ, msg))
+		}
+		return terminal[ev.Type], nil
+	})
 	if err != nil {
 		return nil, err
 	}
-	for _, e := range events {
-		var ev struct {
-			Type     string          `json:"type"`
-			Response json.RawMessage `json:"response"`
-		}
-		if err := json.Unmarshal([]byte(e.data), &ev); err != nil {
-			return nil, fmt.Errorf("an event of the stream is not JSON (%v): %s", err, excerptString(e.data))
-		}
-		switch ev.Type {
-		case "response.completed", "response.incomplete", "response.failed":
-			return ev.Response, nil
-		case "error":
-			typ, msg := errorOf([]byte(e.data))
-			return nil, fmt.Errorf("the answer's stream carries an error: %s", joinNonEmpty(": ", typ, msg))
-		}
-	}
-	return nil, errStreamCut
+	return ev.Response, nil
 }
