@@ -50,24 +50,18 @@ func azurePromptFilter() []any {
 // azureChat is a chat answer as Azure OpenAI writes it: a completion, or
 // a stream that starts with the prompt's verdict.
 func azureChat(data []byte, events [][]byte) ([]byte, [][]byte) {
-	if events != nil {
-		for i, ev := range events {
-			events[i] = azureChunk(ev)
-		}
-		return nil, append([][]byte{wire.Frame("", azurePromptChunk())}, events...)
+	if events == nil {
+		m := decodeObject(data)
+		m["prompt_filter_results"] = azurePromptFilter()
+		return azureChoices(m, "message"), nil
 	}
-	m := decodeObject(data)
-	delete(m, "service_tier")
-	m["prompt_filter_results"] = azurePromptFilter()
-	for _, ch := range m["choices"].([]any) {
-		filter := map[string]any{}
-		if msg, _ := ch.(map[string]any)["message"].(map[string]any); msg["content"] != nil && msg["content"] != "" {
-			filter = azureSafe()
+	for i, ev := range events {
+		data, _ := bytes.CutPrefix(bytes.TrimSuffix(ev, []byte("\n\n")), []byte("data: "))
+		if m := decodeObject(data); m != nil { // not [DONE]
+			events[i] = wire.Frame("", azureChoices(m, "delta"))
 		}
-		ch.(map[string]any)["content_filter_results"] = filter
 	}
-	out, _ := wire.Marshal(m)
-	return out, nil
+	return nil, append([][]byte{wire.Frame("", azurePromptChunk())}, events...)
 }
 
 // azurePromptChunk is the first chunk of an Azure OpenAI chat stream.
@@ -77,26 +71,20 @@ func azurePromptChunk() []byte {
 	return out
 }
 
-// azureChunk is an event of a chat stream as Azure OpenAI writes it: its
-// chunk's keys in order, no service_tier, each choice's filter verdicts.
-func azureChunk(event []byte) []byte {
-	data, ok := bytes.CutPrefix(bytes.TrimSuffix(event, []byte("\n\n")), []byte("data: "))
-	m := decodeObject(data)
-	if !ok || m == nil {
-		return event
-	}
+// azureChoices is a completion or chunk m as Azure OpenAI writes it: its
+// keys in order, no service_tier, each choice's filter verdicts (on the
+// text of its message or delta, key).
+func azureChoices(m map[string]any, key string) []byte {
 	delete(m, "service_tier")
 	choices, _ := m["choices"].([]any)
 	for _, ch := range choices {
 		c := ch.(map[string]any)
 		filter := map[string]any{}
-		if d, _ := c["delta"].(map[string]any); d != nil {
-			if text, _ := d["content"].(string); text != "" {
-				filter = azureSafe()
-			}
+		if m, _ := c[key].(map[string]any); m["content"] != nil && m["content"] != "" {
+			filter = azureSafe()
 		}
 		c["content_filter_results"] = filter
 	}
 	out, _ := wire.Marshal(m)
-	return wire.Frame("", out)
+	return out
 }

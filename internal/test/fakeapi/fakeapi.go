@@ -193,8 +193,6 @@ type Server struct {
 
 	mu     sync.Mutex
 	faults []Fault
-	// Log keeps the raw request bodies, in arrival order.
-	log [][]byte
 }
 
 // start serves h on loopback, counting connections. It panics, as

@@ -5,10 +5,6 @@ import (
 	"slices"
 )
 
-// StreamContentType is the Content-Type of the fakes' event streams, as
-// the real APIs send it.
-const StreamContentType = "text/event-stream; charset=utf-8"
-
 // streamFlag reads a request's "stream": absent or false is false.
 func streamFlag(req map[string]any) (bool, *fault) {
 	switch v := req["stream"].(type) {

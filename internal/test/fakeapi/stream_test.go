@@ -124,7 +124,7 @@ func TestChatStream(t *testing.T) {
 		}
 		body := withStream(plain, extra)
 		status, h, data := postRaw(t, s, "/v1/chat/completions", body, nil)
-		if status != 200 || h.Get("Content-Type") != fakeapi.StreamContentType {
+		if status != 200 || h.Get("Content-Type") != streamContentType {
 			t.Fatalf("%d %s\n%s", status, h.Get("Content-Type"), data)
 		}
 		goldenBytes(t, name, data)
@@ -222,7 +222,7 @@ func TestResponsesStream(t *testing.T) {
 	_, _, whole := postRaw(t, s, "/v1/responses", plain, nil)
 	body := withStream(plain, `"stream":true`)
 	status, h, data := postRaw(t, s, "/v1/responses", body, nil)
-	if status != 200 || h.Get("Content-Type") != fakeapi.StreamContentType {
+	if status != 200 || h.Get("Content-Type") != streamContentType {
 		t.Fatalf("%d %s\n%s", status, h.Get("Content-Type"), data)
 	}
 	goldenBytes(t, "responses_stream.sse", data)
@@ -297,7 +297,7 @@ func TestAnthropicStream(t *testing.T) {
 	_, _, whole := postRaw(t, s, "/v1/messages", plain, hdr)
 	body := withStream(plain, `"stream":true`)
 	status, h, data := postRaw(t, s, "/v1/messages", body, hdr)
-	if status != 200 || h.Get("Content-Type") != fakeapi.StreamContentType {
+	if status != 200 || h.Get("Content-Type") != streamContentType {
 		t.Fatalf("%d %s\n%s", status, h.Get("Content-Type"), data)
 	}
 	goldenBytes(t, "anthropic_stream.sse", data)
@@ -361,3 +361,7 @@ func TestAnthropicStream(t *testing.T) {
 		t.Errorf("the message assembled from the stream vs the JSON answer (-json +stream):\n%s", diff)
 	}
 }
+
+// streamContentType is the Content-Type of an event stream, as the real
+// APIs send it.
+const streamContentType = "text/event-stream; charset=utf-8"
