@@ -2,9 +2,7 @@ package dryfire
 
 import (
 	"cmp"
-	"fmt"
 
-	ireport "github.com/dryfire-dev/dryfire/internal/report"
 	"github.com/dryfire-dev/dryfire/internal/runner"
 	"github.com/dryfire-dev/dryfire/report"
 )
@@ -12,7 +10,7 @@ import (
 // Batch is a set of a run's cases, by id, run by one process of many
 // that a scheduler of its own (a Ray driver, a work queue) gives them
 // to: RunOptions.Batch. Its report says where its cases are in the whole
-// run (Report.Shard, with Batch), and MergeWith joins any batches (and
+// run (Report.Shard, with Batch), and report.Merge joins any batches (and
 // shards) of one run.
 type Batch struct {
 	// IDs are the cases' ids (CaseList, docs/agents.md#case-ids), in any
@@ -51,37 +49,6 @@ func (p *Project) List(opts *RunOptions, durations *report.Report) (*CaseList, e
 		}
 	}
 	return runner.List(p.suites, ro, ds)
-}
-
-// MergeOptions control MergeWith; nil means the defaults.
-type MergeOptions struct {
-	// List, when set, is the run's CaseList: a case no part has is named
-	// by its id, suite and name (else by its place and its neighbours).
-	List *CaseList
-}
-
-// MergeWith joins the reports of the parts of one run — its shards
-// (RunOptions.Shard), its batches (RunOptions.Batch), or both — in any
-// order into the report the whole run would have written, durations
-// aside. It refuses reports that are no part of a run, parts of other
-// suites or builds, a case in two parts and a case in none, naming them.
-func MergeWith(reports []*report.Report, names []string, opts *MergeOptions) (*report.Report, error) {
-	if opts == nil || opts.List == nil {
-		return Merge(reports, names)
-	}
-	return ireport.MergeBatches(reports, reportNames(reports, names), opts.List)
-}
-
-// reportNames are names, or report N for each report when names are not
-// one a report.
-func reportNames(reports []*report.Report, names []string) []string {
-	if len(names) != len(reports) {
-		names = make([]string, len(reports))
-		for i := range names {
-			names[i] = fmt.Sprintf("report %d", i+1)
-		}
-	}
-	return names
 }
 
 // Journal keeps a run's cases as they finish, crash-safe, so that a run

@@ -31,7 +31,7 @@ func BenchmarkRunStreamed(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				printer := dryfire.NewTextPrinter(io.Discard, dryfire.TextOptions{})
+				printer := report.NewText(io.Discard, report.TextOptions{})
 				rep, err := p.Run(context.Background(), &dryfire.RunOptions{Stream: stream, Progress: printer})
 				if err != nil {
 					b.Fatal(err)

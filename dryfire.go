@@ -29,7 +29,6 @@ import (
 
 	"github.com/dryfire-dev/dryfire/internal/cassette"
 	"github.com/dryfire-dev/dryfire/internal/passthrough"
-	ireport "github.com/dryfire-dev/dryfire/internal/report"
 	"github.com/dryfire-dev/dryfire/internal/runner"
 	"github.com/dryfire-dev/dryfire/internal/spec"
 	"github.com/dryfire-dev/dryfire/internal/world"
@@ -243,7 +242,7 @@ type RunOptions struct {
 	// pass (0 < PassThreshold <= 1); 0 means every trial.
 	PassThreshold float64
 	// Shard, when set, runs one part of the selected cases; the report
-	// says which (Report.Shard), and Merge joins the parts' reports.
+	// says which (Report.Shard), and report.Merge joins the parts' reports.
 	Shard *Shard
 	// Journal, when set, keeps every case as it finishes; a journal opened
 	// to resume gives the cases it holds finished instead of running them
@@ -253,7 +252,7 @@ type RunOptions struct {
 	// Batch, when set, runs only the cases with its ids (after Filter and
 	// Only): one batch of a run that a scheduler splits as it likes; the
 	// report says which part of the run it is (Report.Shard, with Batch),
-	// and MergeWith joins the batches' reports. Not with Shard.
+	// and report.Merge joins the batches' reports. Not with Shard.
 	Batch *Batch
 	// Stream, when set, gets every case's result as the run goes on and
 	// writes the reports with it; the Report the run returns then holds
@@ -267,8 +266,8 @@ type RunOptions struct {
 	// mutated, offline (CaseResult.Mutation, Report.Mutation).
 	Mutate bool
 	// Outcomes, when set, gets every case's outcome as the run goes on:
-	// the run's side of a Compare with a baseline (`run --baseline`).
-	Outcomes *Outcomes
+	// the run's side of a report.Compare with a baseline (`run --baseline`).
+	Outcomes *report.Outcomes
 }
 
 // Shard is one part of a run shared by several processes (CI machines):
@@ -286,22 +285,6 @@ type Shard struct {
 	Build string
 }
 
-// MaxShards bounds the shards of a run: --shard I/N, the CI's variables
-// and the reports merge reads.
-const MaxShards = 1_000_000
-
-// Both lengths are 0 only when merge's bound is MaxShards.
-var _, _ [MaxShards - ireport.MaxShards][ireport.MaxShards - MaxShards]struct{}
-
-// Merge joins the reports of all the shards of one run (in any order)
-// into the report the run would have written unsharded, durations
-// aside. names name the reports in its errors (file names). It refuses
-// reports that are not a shard's, of other suites or builds, a shard
-// given twice or one missing.
-func Merge(reports []*report.Report, names []string) (*report.Report, error) {
-	return ireport.Merge(reports, reportNames(reports, names))
-}
-
 // ParseReport reads a JSON report (dryfire run --json).
 func ParseReport(data []byte) (*report.Report, error) {
 	var r report.Report
@@ -312,7 +295,7 @@ func ParseReport(data []byte) (*report.Report, error) {
 		return nil, errors.New("not a dryfire JSON report: it has no cases")
 	}
 	for i := range r.Cases {
-		ireport.CompactArgs(&r.Cases[i])
+		report.CompactArgs(&r.Cases[i])
 	}
 	return &r, nil
 }
@@ -369,7 +352,7 @@ func (p *Project) run(ctx context.Context, opts *RunOptions, up runner.Upstream)
 	}
 	switch {
 	case opts.Outcomes != nil:
-		ro.Progress = progress{opts.Progress, &opts.Outcomes.o}
+		ro.Progress = progress{opts.Progress, opts.Outcomes}
 	case opts.Progress != nil:
 		ro.Progress = opts.Progress
 	}
@@ -400,8 +383,8 @@ func (p *Project) runnerOptions(opts *RunOptions, up runner.Upstream) (runner.Op
 		return ro, fmt.Errorf("trials must be between 1 and %d, not %d", runner.MaxTrials, opts.Trials)
 	}
 	if sh := opts.Shard; sh != nil {
-		if sh.Count < 1 || sh.Index < 1 || sh.Index > sh.Count || sh.Count > MaxShards {
-			return ro, fmt.Errorf("shard %d/%d: want I/N with 1 <= I <= N <= %d", sh.Index, sh.Count, MaxShards)
+		if sh.Count < 1 || sh.Index < 1 || sh.Index > sh.Count || sh.Count > report.MaxShards {
+			return ro, fmt.Errorf("shard %d/%d: want I/N with 1 <= I <= N <= %d", sh.Index, sh.Count, report.MaxShards)
 		}
 		ro.Shard = &runner.Shard{Index: sh.Index, Count: sh.Count, Build: sh.Build}
 		if sh.Durations != nil {
@@ -437,7 +420,7 @@ func (p *Project) runnerOptions(opts *RunOptions, up runner.Upstream) (runner.Op
 // case's outcome to outcomes.
 type progress struct {
 	p        Progress
-	outcomes *ireport.Outcomes
+	outcomes *report.Outcomes
 }
 
 func (a progress) Start(total int) {

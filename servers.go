@@ -14,14 +14,12 @@ import (
 	"github.com/dryfire-dev/dryfire/internal/mcpbridge"
 	"github.com/dryfire-dev/dryfire/internal/modelserver"
 	"github.com/dryfire-dev/dryfire/internal/plan"
-	ireport "github.com/dryfire-dev/dryfire/internal/report"
 	"github.com/dryfire-dev/dryfire/internal/runner"
 	"github.com/dryfire-dev/dryfire/internal/spec"
 	"github.com/dryfire-dev/dryfire/internal/suggest"
 	"github.com/dryfire-dev/dryfire/internal/toolserver"
 	"github.com/dryfire-dev/dryfire/internal/wire"
 	"github.com/dryfire-dev/dryfire/internal/world"
-	"github.com/dryfire-dev/dryfire/report"
 )
 
 // ToolServer serves a suite's tools to agents dryfire does not run
@@ -124,39 +122,6 @@ func (m *ModelEndpoint) Stats() (played, recorded, live int) {
 // Finish writes the cassette when something was recorded, and says
 // whether it wrote.
 func (m *ModelEndpoint) Finish() (bool, error) { return m.e.Save() }
-
-// TextPrinter prints progress and results for people; it implements
-// Progress.
-type TextPrinter struct{ t *ireport.Text }
-
-// TextOptions shape a TextPrinter.
-type TextOptions struct {
-	// Terminal: keep a status line redrawn in place and print only cases
-	// that did not pass; otherwise print one line per case, in order.
-	Terminal bool
-	Color    bool
-	// Verbose prints details for passing cases too.
-	Verbose bool
-	// Width is the terminal's width in columns; zero means 80.
-	Width int
-}
-
-// NewTextPrinter returns a printer writing to w.
-func NewTextPrinter(w io.Writer, opts TextOptions) *TextPrinter {
-	return &TextPrinter{t: ireport.NewText(w, ireport.TextOptions(opts))}
-}
-
-// Start implements Progress.
-func (p *TextPrinter) Start(total int) { p.t.Start(total) }
-
-// CaseStarted implements Progress.
-func (p *TextPrinter) CaseStarted(index int, suite, name string) { p.t.CaseStarted(index, suite, name) }
-
-// CaseDone implements Progress.
-func (p *TextPrinter) CaseDone(index int, c *report.Case) { p.t.CaseDone(index, c) }
-
-// Finish prints the summary line, always last.
-func (p *TextPrinter) Finish(r *report.Report) { p.t.Finish(r) }
 
 // Route is one route of a ToolServer, as its 404 answer and `dryfire serve
 // --help` list it.

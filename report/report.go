@@ -1,9 +1,9 @@
 // Package report is the result of a dryfire run, as `dryfire run --json`
 // writes it: a Report of cases (Case), each with its checks, tool calls,
 // output and, for a world suite, its drill's evidence. The same types are
-// what the dryfire package's Project.Run returns, what the run's JSON,
-// JUnit and HTML reports are written from, and what merge, compare and
-// recheck read back.
+// what the dryfire package's Project.Run returns, what the run's text,
+// JSON, JUnit and HTML reports are written from (NewText, WriteJSON,
+// JUnit, HTML), and what Merge, Compare and recheck read back.
 package report
 
 import "encoding/json"

@@ -8,7 +8,6 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/dryfire-dev/dryfire"
 	"github.com/dryfire-dev/dryfire/report"
 )
 
@@ -25,8 +24,8 @@ type baseline struct {
 	path   string
 	opts   compareOptions
 	failOn []report.ChangeKind
-	base   *dryfire.Outcomes
-	run    dryfire.Outcomes
+	base   *report.Outcomes
+	run    report.Outcomes
 }
 
 // openBaseline reads --baseline before the run (nil without it): only its
@@ -52,7 +51,7 @@ func openBaseline(cmd *cobra.Command, o runOptions, only func(suite, name string
 		return nil, usageErr("--baseline: %v; nothing ran", err)
 	}
 	// A baseline with a case twice is refused now, not after the run.
-	if _, err := dryfire.Compare(base, &dryfire.Outcomes{}, &dryfire.CompareOptions{BaseName: o.baseline}); err != nil {
+	if _, err := report.Compare(base, &report.Outcomes{}, &report.CompareOptions{BaseName: o.baseline}); err != nil {
 		return nil, usageErr("--baseline: %v; nothing ran", err)
 	}
 	var re *regexp.Regexp
@@ -70,8 +69,8 @@ func openBaseline(cmd *cobra.Command, o runOptions, only func(suite, name string
 // finish compares the run with the baseline, prints the comparison
 // before the run's last lines (and appends it to the job summary on
 // GitHub Actions), and says the run's exit code (baselineExit) and why.
-func (b *baseline) finish(e *env, printer *dryfire.TextPrinter, run int) (int, string) {
-	c, err := dryfire.Compare(b.base, &b.run, &dryfire.CompareOptions{BaseName: b.path, NewName: "this run", SlowFactor: b.opts.slowFactor, SlowMS: b.opts.slowMS})
+func (b *baseline) finish(e *env, printer *report.Text, run int) (int, string) {
+	c, err := report.Compare(b.base, &b.run, &report.CompareOptions{BaseName: b.path, NewName: "this run", SlowFactor: b.opts.slowFactor, SlowMS: b.opts.slowMS})
 	if err != nil {
 		// This run has a case twice: it cannot.
 		fmt.Fprintln(e.stderr, "dryfire: comparing with the baseline:", err)

@@ -14,7 +14,6 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/dryfire-dev/dryfire"
 	"github.com/dryfire-dev/dryfire/internal/safeio"
 	"github.com/dryfire-dev/dryfire/internal/suggest"
 	"github.com/dryfire-dev/dryfire/report"
@@ -152,7 +151,7 @@ func runCompare(e *env, o compareOptions, args []string) error {
 		debug.SetGCPercent(100)
 	}
 	// The two reports are read at once, each a case at a time.
-	var base, new *dryfire.Outcomes
+	var base, new *report.Outcomes
 	var baseErr, newErr error
 	var wg sync.WaitGroup
 	wg.Go(func() { base, baseErr = readOutcomes(args[0]) })
@@ -161,7 +160,7 @@ func runCompare(e *env, o compareOptions, args []string) error {
 	if err := cmp.Or(baseErr, newErr); err != nil {
 		return &exitError{code: exitUsage, err: err}
 	}
-	c, err := dryfire.Compare(base, new, &dryfire.CompareOptions{BaseName: args[0], NewName: args[1], SlowFactor: o.slowFactor, SlowMS: o.slowMS})
+	c, err := report.Compare(base, new, &report.CompareOptions{BaseName: args[0], NewName: args[1], SlowFactor: o.slowFactor, SlowMS: o.slowMS})
 	if err != nil {
 		return &exitError{code: exitUsage, err: err}
 	}
@@ -221,13 +220,13 @@ func exitWith(code int, why string) error {
 }
 
 // readOutcomes reads the outcomes of a whole run's JSON report.
-func readOutcomes(path string) (*dryfire.Outcomes, error) {
+func readOutcomes(path string) (*report.Outcomes, error) {
 	f, err := safeio.Open(path, "JSON report", safeio.Limit(maxReport))
 	if err != nil {
 		return nil, fmt.Errorf("reading the report %s: %w", path, err)
 	}
 	defer f.Close()
-	o, err := dryfire.ReadOutcomes(f)
+	o, err := report.ReadOutcomes(f)
 	if err != nil {
 		return nil, fmt.Errorf("%s:%w", path, posError{err})
 	}

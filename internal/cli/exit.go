@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/dryfire-dev/dryfire"
 	"github.com/dryfire-dev/dryfire/report"
 )
 
@@ -69,7 +68,7 @@ func runExit(rep *report.Report) int {
 // compareExit is the exit code of a comparison (compare), and why: 1
 // when it has a change of a kind failOn names; else 3 when an output
 // could not be written; else 0.
-func compareExit(c *dryfire.Comparison, failOn []report.ChangeKind, writeFailed bool) (int, string) {
+func compareExit(c *report.Comparison, failOn []report.ChangeKind, writeFailed bool) (int, string) {
 	var found, names []string
 	for _, k := range failOn {
 		names = append(names, string(k))
@@ -91,7 +90,7 @@ func compareExit(c *dryfire.Comparison, failOn []report.ChangeKind, writeFailed 
 // failOn names, whatever failed before as it fails now; else 3 when the
 // run's own code is (its only problems were infrastructure errors); else
 // 0.
-func baselineExit(run int, c *dryfire.Comparison, failOn []report.ChangeKind) (int, string) {
+func baselineExit(run int, c *report.Comparison, failOn []report.ChangeKind) (int, string) {
 	if code, why := compareExit(c, failOn, false); code == exitFailed {
 		return code, why
 	}

@@ -81,19 +81,19 @@ func runMerge(e *env, o runOptions, args []string) error {
 		}
 		reps[i] = r
 	}
-	mo := &dryfire.MergeOptions{}
+	mo := &report.MergeOptions{}
 	if o.caseList != "" {
 		var err error
 		if mo.List, err = readCaseList(o.caseList); err != nil {
 			return &exitError{code: exitUsage, err: fmt.Errorf("--list: %w; nothing merged", err)}
 		}
 	}
-	rep, err := dryfire.MergeWith(reps, args, mo)
+	rep, err := report.Merge(reps, args, mo)
 	if err != nil {
 		return &exitError{code: exitUsage, err: fmt.Errorf("%w; nothing merged", err)}
 	}
 	text := textWriter(e, o)
-	printer := dryfire.NewTextPrinter(text, dryfire.TextOptions{Verbose: o.verbose})
+	printer := report.NewText(text, report.TextOptions{Verbose: o.verbose})
 	printer.Start(len(rep.Cases))
 	for i := range rep.Cases {
 		printer.CaseDone(i, &rep.Cases[i])
@@ -140,8 +140,8 @@ func parseShard(s string) (index, count int, err error) {
 	i, n, ok := strings.Cut(s, "/")
 	index, err1 := strconv.Atoi(i)
 	count, err2 := strconv.Atoi(n)
-	if ok && err1 == nil && (errors.Is(err2, strconv.ErrRange) || err2 == nil && count > dryfire.MaxShards) {
-		return 0, 0, fmt.Errorf("--shard %q: %s shards is too many: a run has at most %d", s, n, dryfire.MaxShards)
+	if ok && err1 == nil && (errors.Is(err2, strconv.ErrRange) || err2 == nil && count > report.MaxShards) {
+		return 0, 0, fmt.Errorf("--shard %q: %s shards is too many: a run has at most %d", s, n, report.MaxShards)
 	}
 	if !ok || err1 != nil || err2 != nil || count < 1 || index < 1 || index > count {
 		return 0, 0, fmt.Errorf("--shard %q: want I/N, this machine's part I of N (1 <= I <= N), e.g. --shard 2/3", s)
@@ -162,8 +162,8 @@ func runShard(e *env, s string) (*dryfire.Shard, error) {
 	total := 0
 	if n, ok := strings.CutPrefix(s, "auto/"); ok {
 		var err error
-		if total, err = strconv.Atoi(n); err != nil || total < 1 || total > dryfire.MaxShards {
-			return nil, usageErr("--shard %q: want auto/N, N the number of shards (1 to %d), e.g. --shard auto/3", s, dryfire.MaxShards)
+		if total, err = strconv.Atoi(n); err != nil || total < 1 || total > report.MaxShards {
+			return nil, usageErr("--shard %q: want auto/N, N the number of shards (1 to %d), e.g. --shard auto/3", s, report.MaxShards)
 		}
 	}
 	sh, from, err := shardFromEnv(e.getenv, total)

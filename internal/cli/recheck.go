@@ -10,6 +10,7 @@ import (
 	"github.com/dryfire-dev/dryfire"
 	"github.com/dryfire-dev/dryfire/internal/safeio"
 	"github.com/dryfire-dev/dryfire/internal/termtext"
+	"github.com/dryfire-dev/dryfire/report"
 )
 
 type recheckOptions struct {
@@ -97,7 +98,7 @@ func runRecheck(ctx context.Context, e *env, o recheckOptions, args []string) er
 		return &exitError{code: exitUsage, err: fmt.Errorf("%s: %w; nothing re-checked", args[0], err)}
 	}
 	text := textWriter(e, o.runOptions)
-	printer := dryfire.NewTextPrinter(text, dryfire.TextOptions{Verbose: o.verbose})
+	printer := report.NewText(text, report.TextOptions{Verbose: o.verbose})
 	printer.Start(len(rep.Cases))
 	live := 0
 	for i := range rep.Cases {

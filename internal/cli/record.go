@@ -10,6 +10,7 @@ import (
 
 	"github.com/dryfire-dev/dryfire"
 	"github.com/dryfire-dev/dryfire/internal/termtext"
+	"github.com/dryfire-dev/dryfire/report"
 )
 
 type recordToolsOptions struct {
@@ -117,7 +118,7 @@ func runRecordTools(cmd *cobra.Command, e *env, o recordToolsOptions, args []str
 	}
 	defer closeProject(e, p)
 	width, terminal := e.terminalWidth(text)
-	printer := dryfire.NewTextPrinter(text, dryfire.TextOptions{Terminal: terminal, Color: terminal && e.getenv("NO_COLOR") == "", Width: width})
+	printer := report.NewText(text, report.TextOptions{Terminal: terminal, Color: terminal && e.getenv("NO_COLOR") == "", Width: width})
 	progress := &noneSelected{next: printer}
 	rt.Run = &dryfire.RunOptions{Filter: o.filter, Progress: progress, Record: dryfire.RecordMode(o.record), Env: e.environ(), MCPBridge: selfBridge()}
 	rt.DryRun, rt.RefreshTools = o.dryRun, o.refresh

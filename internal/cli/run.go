@@ -229,7 +229,7 @@ func runRun(cmd *cobra.Command, e *env, o runOptions, args []string) error {
 	raiseMemoryLimit()
 	defer closeProject(e, p)
 	width, terminal := e.terminalWidth(text)
-	printer := dryfire.NewTextPrinter(text, dryfire.TextOptions{
+	printer := report.NewText(text, report.TextOptions{
 		Terminal: terminal,
 		Color:    terminal && e.getenv("NO_COLOR") == "",
 		Verbose:  o.verbose,

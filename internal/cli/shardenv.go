@@ -6,6 +6,7 @@ import (
 	"strconv"
 
 	"github.com/dryfire-dev/dryfire"
+	"github.com/dryfire-dev/dryfire/report"
 )
 
 // ciShard is where one CI keeps a parallel job's index and the number of
@@ -88,8 +89,8 @@ func shardFromEnv(getenv func(string) string, total int) (*dryfire.Shard, string
 		default:
 			return nil, "", fmt.Errorf("%s=%s is set but %s is not: set it to the number of shards, or give --shard auto/N", c.index, iv, c.total)
 		}
-		if count > dryfire.MaxShards {
-			return nil, "", fmt.Errorf("%s: at most %d shards, got %d", from, dryfire.MaxShards, count)
+		if count > report.MaxShards {
+			return nil, "", fmt.Errorf("%s: at most %d shards, got %d", from, report.MaxShards, count)
 		}
 		if index < c.base || index > count-1+c.base {
 			return nil, "", fmt.Errorf("%s=%s is out of range: %s numbers its %d shards %d to %d", c.index, iv, c.name, count, c.base, count-1+c.base)
@@ -109,7 +110,7 @@ func shardFromEnv(getenv func(string) string, total int) (*dryfire.Shard, string
 }
 
 // envNumber reads a shard variable: decimal digits only, at most
-// dryfire.MaxShards. What is wrong with another value is said: the first
+// report.MaxShards. What is wrong with another value is said: the first
 // character that is not a digit (a sign, a space, a letter) and where.
 func envNumber(name, v string) (int, error) {
 	for i := 0; i < len(v); i++ {
@@ -132,8 +133,8 @@ func envNumber(name, v string) (int, error) {
 		return 0, fmt.Errorf("%s is empty: a shard number is decimal digits (0-9)", name)
 	}
 	n, err := strconv.Atoi(v)
-	if err != nil || n > dryfire.MaxShards {
-		return 0, fmt.Errorf("%s=%q is too large: a run has at most %d shards", name, v, dryfire.MaxShards)
+	if err != nil || n > report.MaxShards {
+		return 0, fmt.Errorf("%s=%q is too large: a run has at most %d shards", name, v, report.MaxShards)
 	}
 	return n, nil
 }

@@ -206,7 +206,7 @@ func verifyText(w io.Writer, v *dryfire.Verification, o verifyOptions) {
 				bad = append(bad, &r.Cases[i])
 			}
 		}
-		pr := dryfire.NewTextPrinter(w, dryfire.TextOptions{})
+		pr := report.NewText(w, report.TextOptions{})
 		pr.Start(len(bad))
 		for i, c := range bad {
 			pr.CaseDone(i, c)

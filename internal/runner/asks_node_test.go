@@ -9,9 +9,9 @@ import (
 	"testing"
 
 	"github.com/dryfire-dev/dryfire/internal/cassette"
-	"github.com/dryfire-dev/dryfire/internal/report"
 	"github.com/dryfire-dev/dryfire/internal/runner"
 	"github.com/dryfire-dev/dryfire/internal/test/npm"
+	"github.com/dryfire-dev/dryfire/report"
 )
 
 // asksSuite is e2e/node/asks.dryfire.yaml with its agent's command.

@@ -11,9 +11,9 @@ import (
 	"testing"
 
 	"github.com/dryfire-dev/dryfire/internal/cassette"
-	"github.com/dryfire-dev/dryfire/internal/report"
 	"github.com/dryfire-dev/dryfire/internal/runner"
 	"github.com/dryfire-dev/dryfire/internal/spec"
+	"github.com/dryfire-dev/dryfire/report"
 )
 
 // A case's URLs hold its id (spec.CaseID), made of its suite and name

@@ -8,9 +8,9 @@ import (
 	"testing"
 
 	"github.com/dryfire-dev/dryfire/internal/cassette"
-	"github.com/dryfire-dev/dryfire/internal/report"
 	"github.com/dryfire-dev/dryfire/internal/runner"
 	"github.com/dryfire-dev/dryfire/internal/spec"
+	"github.com/dryfire-dev/dryfire/report"
 )
 
 // caseRoutesAgent: the case "victim" waits and calls nothing; the case

@@ -7,8 +7,8 @@ import (
 	"github.com/dryfire-dev/dryfire/internal/cassette"
 	"github.com/dryfire-dev/dryfire/internal/model"
 	"github.com/dryfire-dev/dryfire/internal/modelserver"
-	"github.com/dryfire-dev/dryfire/internal/report"
 	"github.com/dryfire-dev/dryfire/internal/wire"
+	"github.com/dryfire-dev/dryfire/report"
 )
 
 // A case's cassette: the recorder of a real provider, read after the run and saved.

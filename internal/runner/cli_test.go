@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dryfire-dev/dryfire/internal/report"
 	"github.com/dryfire-dev/dryfire/internal/runner"
+	"github.com/dryfire-dev/dryfire/report"
 )
 
 // fakeCLI stands in for a coding-agent CLI in node_modules/.bin: it says

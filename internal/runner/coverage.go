@@ -3,8 +3,8 @@ package runner
 import (
 	"sync"
 
-	"github.com/dryfire-dev/dryfire/internal/report"
 	"github.com/dryfire-dev/dryfire/internal/spec"
+	"github.com/dryfire-dev/dryfire/report"
 )
 
 // coverage counts what a run's cases exercised of their suites
@@ -107,6 +107,6 @@ func (cv *coverage) report() *report.Coverage {
 	for _, sc := range cv.suites {
 		out.Suites = append(out.Suites, sc.items.Suite())
 	}
-	report.TallyCoverage(out)
+	out.Tally()
 	return out
 }

@@ -4,8 +4,8 @@ import (
 	"encoding/json"
 
 	"github.com/dryfire-dev/dryfire/internal/check"
-	"github.com/dryfire-dev/dryfire/internal/report"
 	"github.com/dryfire-dev/dryfire/internal/world"
+	"github.com/dryfire-dev/dryfire/report"
 )
 
 // newDrill starts a case's world: from the build Options.Builds gives,

@@ -12,8 +12,8 @@ import (
 	"github.com/elastic/go-seccomp-bpf/arch"
 
 	"github.com/dryfire-dev/dryfire/internal/cassette"
-	"github.com/dryfire-dev/dryfire/internal/report"
 	"github.com/dryfire-dev/dryfire/internal/runner"
+	"github.com/dryfire-dev/dryfire/report"
 )
 
 // The escape catalogue (issue 36): testdata/escape/escape.py tries the

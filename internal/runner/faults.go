@@ -4,9 +4,9 @@ import (
 	"fmt"
 
 	"github.com/dryfire-dev/dryfire/internal/model"
-	"github.com/dryfire-dev/dryfire/internal/report"
 	"github.com/dryfire-dev/dryfire/internal/spec"
 	"github.com/dryfire-dev/dryfire/internal/wire"
+	"github.com/dryfire-dev/dryfire/report"
 )
 
 // ModelFaults are a case's declared model faults (model_faults), as the

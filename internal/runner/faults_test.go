@@ -11,10 +11,10 @@ import (
 	"time"
 
 	"github.com/dryfire-dev/dryfire/internal/cassette"
-	"github.com/dryfire-dev/dryfire/internal/report"
 	"github.com/dryfire-dev/dryfire/internal/runner"
 	"github.com/dryfire-dev/dryfire/internal/test/fakeapi"
 	"github.com/dryfire-dev/dryfire/internal/test/npm"
+	"github.com/dryfire-dev/dryfire/report"
 )
 
 // faultsSuite runs e2e/node-models/faults.mjs on both APIs, with the

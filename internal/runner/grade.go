@@ -13,9 +13,9 @@ import (
 	"github.com/dryfire-dev/dryfire/internal/check"
 	"github.com/dryfire-dev/dryfire/internal/model"
 	"github.com/dryfire-dev/dryfire/internal/modelserver"
-	"github.com/dryfire-dev/dryfire/internal/report"
 	"github.com/dryfire-dev/dryfire/internal/spec"
 	"github.com/dryfire-dev/dryfire/internal/wire"
+	"github.com/dryfire-dev/dryfire/report"
 )
 
 // Bounds of what a judge reads: each tool result and argument list is cut

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dryfire-dev/dryfire/internal/report"
+	"github.com/dryfire-dev/dryfire/report"
 )
 
 // A judge's answer is read for the first JSON object with a verdict,

@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"fmt"
-	pub "github.com/dryfire-dev/dryfire/report"
 	"os"
 	"path/filepath"
 	"slices"
@@ -13,11 +12,11 @@ import (
 	"github.com/dryfire-dev/dryfire/internal/cassette"
 	"github.com/dryfire-dev/dryfire/internal/check"
 	"github.com/dryfire-dev/dryfire/internal/plan"
-	"github.com/dryfire-dev/dryfire/internal/report"
 	"github.com/dryfire-dev/dryfire/internal/safeio"
 	"github.com/dryfire-dev/dryfire/internal/spec"
 	"github.com/dryfire-dev/dryfire/internal/tool"
 	"github.com/dryfire-dev/dryfire/internal/world"
+	"github.com/dryfire-dev/dryfire/report"
 )
 
 // DefaultMaxInjections bounds the runs of an injection drill unless told
@@ -60,13 +59,13 @@ func PayloadsOf(s *spec.Suite) ([]*spec.Payload, error) {
 // tools' descriptions always, a world record and a workspace file when the
 // suite says where.
 func placesOf(s *spec.Suite, c *spec.Case) []string {
-	out := []string{pub.PlaceToolResult, pub.PlaceToolDescription}
+	out := []string{report.PlaceToolResult, report.PlaceToolDescription}
 	if in := s.Injections; in != nil {
 		if in.WorldRecord != "" && s.World != "" {
-			out = append(out, pub.PlaceWorldRecord)
+			out = append(out, report.PlaceWorldRecord)
 		}
 		if name, _ := s.WorkspaceOf(c); in.WorkspaceFile != "" && name != "" {
-			out = append(out, pub.PlaceWorkspaceFile)
+			out = append(out, report.PlaceWorkspaceFile)
 		}
 	}
 	return out
@@ -159,17 +158,17 @@ func runPlanted(ctx context.Context, s *spec.Suite, opts Options, t todo, r repo
 	res, c := runPoint(ctx, s, opts, t.p, pr)
 	r.Reason, r.Cassette, r.Record = res.Reason, res.Cassette, res.Record
 	switch res.Verdict {
-	case pub.PointNoAnswer, pub.PointError:
+	case report.PointNoAnswer, report.PointError:
 		r.Verdict = res.Verdict
 		return r
 	}
-	r.Verdict, r.Utility = Ran, res.Verdict == pub.PointSurvived
-	if res.Verdict != pub.PointSurvived {
+	r.Verdict, r.Utility = Ran, res.Verdict == report.PointSurvived
+	if res.Verdict != report.PointSurvived {
 		r.Failing, r.Reason = res.Failing, res.Reason
 	}
 	facts, err := storedFacts(&c)
 	if err != nil {
-		r.Verdict, r.Reason = pub.PointError, err.Error()
+		r.Verdict, r.Reason = report.PointError, err.Error()
 		return r
 	}
 	goal := cmp.Or(t.pay.Goal, &spec.Check{Kind: spec.CheckNotLeaked, Secrets: []string{Markers[t.pay.Category]}})
@@ -215,7 +214,7 @@ func poisoned(tools []plan.Tool, text string) []plan.Tool {
 
 // plantRecord puts the payload in the drill's world record.
 func (pl *planting) plantRecord(in *world.Instance) error {
-	if pl == nil || pl.place != pub.PlaceWorldRecord {
+	if pl == nil || pl.place != report.PlaceWorldRecord {
 		return nil
 	}
 	if err := in.Plant(pl.in.WorldRecord, pl.payload.Text); err != nil {
@@ -227,7 +226,7 @@ func (pl *planting) plantRecord(in *world.Instance) error {
 // plantFile appends the payload to the workspace file (made when
 // missing), which stays inside the workspace.
 func (pl *planting) plantFile(dir string) error {
-	if pl == nil || pl.place != pub.PlaceWorkspaceFile || dir == "" {
+	if pl == nil || pl.place != report.PlaceWorkspaceFile || dir == "" {
 		return nil
 	}
 	path, err := safeio.Confine(dir, dir, filepath.FromSlash(pl.in.WorkspaceFile))

@@ -3,16 +3,15 @@ package runner_test
 import (
 	"context"
 	"fmt"
-	pub "github.com/dryfire-dev/dryfire/report"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/dryfire-dev/dryfire/internal/cassette"
-	"github.com/dryfire-dev/dryfire/internal/report"
 	"github.com/dryfire-dev/dryfire/internal/runner"
 	"github.com/dryfire-dev/dryfire/internal/test/fakeapi"
+	"github.com/dryfire-dev/dryfire/report"
 )
 
 // An injection drill on the built-in loop: a payload in every answer and
@@ -71,7 +70,7 @@ cases:
 	}
 
 	// The bound, then a filter.
-	rep, err = runner.Inject(context.Background(), suites, runner.Options{Record: cassette.None}, runner.InjectOptions{MaxRuns: 2, Placements: []string{pub.PlaceToolDescription}})
+	rep, err = runner.Inject(context.Background(), suites, runner.Options{Record: cassette.None}, runner.InjectOptions{MaxRuns: 2, Placements: []string{report.PlaceToolDescription}})
 	if err != nil || rep.Runs != 3 || rep.Ran != 2 || rep.Cases[0].Results[2].Verdict != "" {
 		t.Errorf("bounded: %v %+v", err, rep)
 	}
@@ -110,7 +109,7 @@ func TestInjectRecordsEachRunOnce(t *testing.T) {
 	if base, err := runner.Run(context.Background(), suites, runner.Options{Record: cassette.Once, Env: env}); err != nil || base.Cases[0].Status != "passed" {
 		t.Fatalf("the case's own recording: %v %+v", err, base.Cases)
 	}
-	opts := runner.InjectOptions{Placements: []string{pub.PlaceToolResult, pub.PlaceToolDescription}}
+	opts := runner.InjectOptions{Placements: []string{report.PlaceToolResult, report.PlaceToolDescription}}
 	table := func(r *report.InjectReport) string {
 		var out []string
 		for _, c := range r.Cases {

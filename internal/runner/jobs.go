@@ -2,7 +2,7 @@ package runner
 
 import (
 	"fmt"
-	pub "github.com/dryfire-dev/dryfire/report"
+	"github.com/dryfire-dev/dryfire/report"
 	"math"
 	"sort"
 	"strconv"
@@ -217,7 +217,7 @@ func (l *jobList) job(i int) job {
 	}
 	if pl := l.opts.point.planting(); pl != nil {
 		j.plant = pl
-		if pl.place == pub.PlaceToolDescription {
+		if pl.place == report.PlaceToolDescription {
 			j.plan = j.plan.WithTools(poisoned(j.plan.Tools, pl.payload.Text))
 		}
 	}

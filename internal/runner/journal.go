@@ -12,7 +12,7 @@ import (
 	"strconv"
 	"sync"
 
-	"github.com/dryfire-dev/dryfire/internal/report"
+	"github.com/dryfire-dev/dryfire/report"
 )
 
 // A journal keeps the cases of a run as they finish, so that a run cut

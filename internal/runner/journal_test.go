@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dryfire-dev/dryfire/internal/report"
+	"github.com/dryfire-dev/dryfire/report"
 )
 
 // TestJournalRoundTrip: what a journal keeps reads back as it was, and

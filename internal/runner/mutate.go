@@ -10,11 +10,11 @@ import (
 	"strconv"
 
 	"github.com/dryfire-dev/dryfire/internal/check"
-	"github.com/dryfire-dev/dryfire/internal/report"
 	"github.com/dryfire-dev/dryfire/internal/spec"
 	"github.com/dryfire-dev/dryfire/internal/tool"
 	"github.com/dryfire-dev/dryfire/internal/value"
 	"github.com/dryfire-dev/dryfire/internal/world"
+	"github.com/dryfire-dev/dryfire/report"
 )
 
 // Checks proven able to fail (run --mutate, Options.Mutate): a passing

@@ -27,9 +27,9 @@ import (
 	"strings"
 
 	"github.com/dryfire-dev/dryfire/internal/netjail"
-	"github.com/dryfire-dev/dryfire/internal/report"
 	"github.com/dryfire-dev/dryfire/internal/spec"
 	"github.com/dryfire-dev/dryfire/internal/toolserver"
+	"github.com/dryfire-dev/dryfire/report"
 )
 
 // networkOf is the network of a case's program and whether it is the

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dryfire-dev/dryfire/internal/report"
 	"github.com/dryfire-dev/dryfire/internal/runner"
+	"github.com/dryfire-dev/dryfire/report"
 )
 
 // A command check runs after the program, in its workspace: its exit

@@ -7,9 +7,9 @@ import (
 	"testing"
 
 	"github.com/dryfire-dev/dryfire/internal/cassette"
-	"github.com/dryfire-dev/dryfire/internal/report"
 	"github.com/dryfire-dev/dryfire/internal/runner"
 	"github.com/dryfire-dev/dryfire/internal/test/npm"
+	"github.com/dryfire-dev/dryfire/report"
 )
 
 // TestMCPResourcesNode: the MCP TypeScript SDK's client reads a suite's

@@ -18,12 +18,12 @@ import (
 	"github.com/dryfire-dev/dryfire/internal/modelserver"
 	"github.com/dryfire-dev/dryfire/internal/plan"
 	"github.com/dryfire-dev/dryfire/internal/provider"
-	"github.com/dryfire-dev/dryfire/internal/report"
 	"github.com/dryfire-dev/dryfire/internal/spec"
 	"github.com/dryfire-dev/dryfire/internal/tool"
 	"github.com/dryfire-dev/dryfire/internal/value"
 	"github.com/dryfire-dev/dryfire/internal/world"
 	"github.com/dryfire-dev/dryfire/internal/yamlpos"
+	"github.com/dryfire-dev/dryfire/report"
 )
 
 // NoteNeverRecorded is the note of a case that runs passthrough code.

@@ -10,7 +10,7 @@ import (
 	"slices"
 	"strconv"
 
-	"github.com/dryfire-dev/dryfire/internal/report"
+	"github.com/dryfire-dev/dryfire/report"
 )
 
 // Shard selects one part of a run's cases, so that Count processes (CI

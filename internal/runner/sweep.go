@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	pub "github.com/dryfire-dev/dryfire/report"
 	"maps"
 	"os"
 	"slices"
@@ -14,10 +13,10 @@ import (
 
 	"github.com/dryfire-dev/dryfire/internal/cassette"
 	"github.com/dryfire-dev/dryfire/internal/model"
-	"github.com/dryfire-dev/dryfire/internal/report"
 	"github.com/dryfire-dev/dryfire/internal/spec"
 	"github.com/dryfire-dev/dryfire/internal/tool"
 	"github.com/dryfire-dev/dryfire/internal/world"
+	"github.com/dryfire-dev/dryfire/report"
 )
 
 // DefaultMaxPoints bounds the points of a sweep unless told otherwise.
@@ -59,7 +58,7 @@ func (p Point) Failure() string {
 	switch {
 	case p.Code != "":
 		return "error " + p.Code
-	case p.Kind == pub.FaultDeclared:
+	case p.Kind == report.FaultDeclared:
 		return "error rule " + p.Rule
 	}
 	if f, ok := failures[p.Kind]; ok {
@@ -70,13 +69,13 @@ func (p Point) Failure() string {
 
 // failures say what each corrupting kind does to the call's answer.
 var failures = map[string]string{
-	pub.FaultTruncated:  "its answer cut in half",
-	pub.FaultStale:      "the tool's previous answer again",
-	pub.FaultMalformed:  "its JSON answer with single quotes",
-	pub.FaultOversized:  "its answer padded to 256 KiB",
-	pub.FaultDuplicated: "delivered twice: the operation runs twice",
-	pub.FaultInjected:   "an instruction planted in its answer",
-	pub.FaultLost:       "its answer lost after the operation committed: a timeout",
+	report.FaultTruncated:  "its answer cut in half",
+	report.FaultStale:      "the tool's previous answer again",
+	report.FaultMalformed:  "its JSON answer with single quotes",
+	report.FaultOversized:  "its answer padded to 256 KiB",
+	report.FaultDuplicated: "delivered twice: the operation runs twice",
+	report.FaultInjected:   "an instruction planted in its answer",
+	report.FaultLost:       "its answer lost after the operation committed: a timeout",
 }
 
 // ParsePointID checks a point's ID (CALL:TOOL:KIND[:CODE]).
@@ -86,15 +85,15 @@ func ParsePointID(id string) error {
 	if !ok || err != nil || n < 1 {
 		return fmt.Errorf("point %q: want CALL:TOOL:KIND, CALL the call's number (from 1), e.g. 2:save_record:timeout", id)
 	}
-	for _, k := range pub.FaultKinds {
+	for _, k := range report.FaultKinds {
 		if tool, ok := strings.CutSuffix(rest, ":"+k); ok && tool != "" {
 			return nil
 		}
 	}
-	if i := strings.LastIndex(rest, ":"+pub.FaultDeclared+":"); i > 0 && i+len(pub.FaultDeclared)+2 < len(rest) {
+	if i := strings.LastIndex(rest, ":"+report.FaultDeclared+":"); i > 0 && i+len(report.FaultDeclared)+2 < len(rest) {
 		return nil
 	}
-	return fmt.Errorf("point %q: the failure is error, error:CODE or one of %s", id, strings.Join(pub.FaultKinds[1:], ", "))
+	return fmt.Errorf("point %q: the failure is error, error:CODE or one of %s", id, strings.Join(report.FaultKinds[1:], ", "))
 }
 
 // SweepCassette is the cassette of a sweep point of a case whose
@@ -238,16 +237,16 @@ func points(s *spec.Suite, c *spec.Case, sw *world.SuiteWorld, rc report.Case) [
 			if op = sw.World.Tools[tc.Tool]; op != nil {
 				for _, code := range slices.Sorted(maps.Keys(op.Errors)) {
 					d := p
-					d.Kind, d.Code = pub.FaultDeclared, code
+					d.Kind, d.Code = report.FaultDeclared, code
 					out = append(out, d)
 				}
 			}
 		} else if r, msg := errorRule(s, c, tc.Tool); r != nil {
 			d := p
-			d.Kind, d.Message, d.Rule = pub.FaultDeclared, msg, r.Pos.String()
+			d.Kind, d.Message, d.Rule = report.FaultDeclared, msg, r.Pos.String()
 			out = append(out, d)
 		}
-		for _, k := range []string{pub.FaultToolError, pub.FaultTimeout} {
+		for _, k := range []string{report.FaultToolError, report.FaultTimeout} {
 			d := p
 			d.Kind = k
 			out = append(out, d)
@@ -289,11 +288,11 @@ func runPoint(ctx context.Context, s *spec.Suite, opts Options, p Point, pr *poi
 	res := report.PointResult{Point: p.public(), Ran: true}
 	rep, err := Run(ctx, []*spec.Suite{s}, opts)
 	if err != nil {
-		res.Verdict, res.Reason = pub.PointError, err.Error()
+		res.Verdict, res.Reason = report.PointError, err.Error()
 		return res, report.Case{}
 	}
 	if len(rep.Cases) != 1 {
-		res.Verdict, res.Reason = pub.PointError, "the case did not run"
+		res.Verdict, res.Reason = report.PointError, "the case did not run"
 		return res, report.Case{}
 	}
 	c := rep.Cases[0]
@@ -316,36 +315,36 @@ func runPoint(ctx context.Context, s *spec.Suite, opts Options, p Point, pr *poi
 	}
 	switch {
 	case pr.noAnswer != "":
-		res.Verdict, res.Reason = pub.PointNoAnswer, pr.noAnswer
+		res.Verdict, res.Reason = report.PointNoAnswer, pr.noAnswer
 	case refused:
-		res.Verdict, res.Reason = pub.PointNoAnswer, c.Reason
+		res.Verdict, res.Reason = report.PointNoAnswer, c.Reason
 	case outside && c.Status == report.Errored:
-		res.Verdict, res.Reason = pub.PointError, c.Reason
+		res.Verdict, res.Reason = report.PointError, c.Reason
 	case c.Status == report.Errored && c.Replay != "":
-		res.Verdict, res.Reason, res.Cassette, res.Record = pub.PointNoAnswer, c.Reason, c.Cassette, "all"
+		res.Verdict, res.Reason, res.Cassette, res.Record = report.PointNoAnswer, c.Reason, c.Cassette, "all"
 	case c.Status == report.Errored && c.Infra && c.Cassette != "":
-		res.Verdict, res.Reason, res.Cassette, res.Record = pub.PointNoAnswer, c.Reason, c.Cassette, "once"
+		res.Verdict, res.Reason, res.Cassette, res.Record = report.PointNoAnswer, c.Reason, c.Cassette, "once"
 	case pr.plant != nil && c.Status == report.Errored:
-		res.Verdict, res.Reason = pub.PointError, c.Reason
+		res.Verdict, res.Reason = report.PointError, c.Reason
 	case pr.plant != nil && c.Status != report.Passed:
-		res.Verdict, res.Reason = pub.PointFailed, c.Reason
+		res.Verdict, res.Reason = report.PointFailed, c.Reason
 		for _, ch := range c.Checks {
 			if !ch.Passed {
 				res.Failing = append(res.Failing, ch)
 			}
 		}
 	case pr.plant != nil:
-		res.Verdict = pub.PointSurvived
+		res.Verdict = report.PointSurvived
 	case !pr.reached && pr.at == "":
-		res.Verdict, res.Reason = pub.PointNotReached, fmt.Sprintf("the case made %d tool calls this time", len(c.ToolCalls))
+		res.Verdict, res.Reason = report.PointNotReached, fmt.Sprintf("the case made %d tool calls this time", len(c.ToolCalls))
 	case !pr.reached:
-		res.Verdict, res.Reason = pub.PointNotReached, fmt.Sprintf("call %d was %s this time", p.Call, pr.at)
+		res.Verdict, res.Reason = report.PointNotReached, fmt.Sprintf("call %d was %s this time", p.Call, pr.at)
 	case len(broken) > 0:
-		res.Verdict, res.Failing = pub.PointUnsafe, broken
+		res.Verdict, res.Failing = report.PointUnsafe, broken
 	case c.Status == report.Passed:
-		res.Verdict = pub.PointSurvived
+		res.Verdict = report.PointSurvived
 	case c.Status == report.Failed:
-		res.Verdict = pub.PointFailed
+		res.Verdict = report.PointFailed
 		for _, ch := range c.Checks {
 			if !ch.Passed {
 				res.Failing = append(res.Failing, ch)
@@ -355,7 +354,7 @@ func runPoint(ctx context.Context, s *spec.Suite, opts Options, p Point, pr *poi
 			res.Reason = c.Reason
 		}
 	default:
-		res.Verdict, res.Reason = pub.PointError, c.Reason
+		res.Verdict, res.Reason = report.PointError, c.Reason
 	}
 	return res, c
 }
@@ -405,12 +404,12 @@ func (pr *pointRun) modelError(err error) {
 // then has it, or with an error result of its own.
 func (pr *pointRun) Answerer(i int, c tool.Call, a tool.Answerer) tool.Answerer {
 	if pr.plant != nil {
-		if pr.plant.place == pub.PlaceToolResult {
+		if pr.plant.place == report.PlaceToolResult {
 			return planted{a, pr.plant.payload.Text}
 		}
 		return a
 	}
-	if pr.p.Kind == pub.FaultStale && i < pr.p.Call-1 && c.Name == pr.p.Tool {
+	if pr.p.Kind == report.FaultStale && i < pr.p.Call-1 && c.Name == pr.p.Tool {
 		return keep{pr, a}
 	}
 	if i != pr.p.Call-1 {
@@ -425,7 +424,7 @@ func (pr *pointRun) Answerer(i int, c tool.Call, a tool.Answerer) tool.Answerer 
 	pr.reached = true
 	note := fmt.Sprintf("dryfire sweep: call %d (%s) fails on purpose: %s (point %s)", pr.p.Call, pr.p.Tool, pr.p.Failure(), pr.p.ID())
 	switch pr.p.Kind {
-	case pub.FaultDeclared, pub.FaultToolError, pub.FaultTimeout:
+	case report.FaultDeclared, report.FaultToolError, report.FaultTimeout:
 	default:
 		return noted{semantic{pr, a}, note}
 	}
@@ -444,9 +443,9 @@ func (p Point) override() *world.Override {
 	o := &world.Override{ID: "dryfire-sweep", Kind: world.OutError, Scope: world.ScopeTest, Times: 1}
 	no := false
 	switch p.Kind {
-	case pub.FaultDeclared:
+	case report.FaultDeclared:
 		o.Code = p.Code
-	case pub.FaultToolError:
+	case report.FaultToolError:
 		o.Code, o.Message, o.Retryable = world.CodeToolError, "the tool failed", &no
 	default:
 		o.Code, o.Message, o.Retryable = world.CodeTimeout, "the call timed out", &no
@@ -460,9 +459,9 @@ type failed struct{ p Point }
 func (f failed) Answer(context.Context, tool.Call, any, error) tool.Result {
 	r := tool.Result{IsError: true, Outcome: tool.Error, Entry: -1}
 	switch f.p.Kind {
-	case pub.FaultDeclared:
+	case report.FaultDeclared:
 		r.Content, r.Rule = f.p.Message, f.p.Rule
-	case pub.FaultToolError:
+	case report.FaultToolError:
 		r.Content = "tool error: " + f.p.Tool + " failed"
 	default:
 		r.Content = "timeout: " + f.p.Tool + " did not answer in time"

@@ -3,16 +3,15 @@ package runner
 import (
 	"context"
 	"fmt"
-	pub "github.com/dryfire-dev/dryfire/report"
 	"maps"
 	"slices"
 	"strings"
 	"unicode/utf8"
 
-	"github.com/dryfire-dev/dryfire/internal/report"
 	"github.com/dryfire-dev/dryfire/internal/tool"
 	"github.com/dryfire-dev/dryfire/internal/value"
 	"github.com/dryfire-dev/dryfire/internal/world"
+	"github.com/dryfire-dev/dryfire/report"
 )
 
 // OversizedBytes is how large an oversized answer is made.
@@ -29,28 +28,28 @@ func semanticPoints(p Point, calls []report.ToolCall, i int, op *world.Operation
 	tc := calls[i]
 	var kinds []string
 	if !tc.IsError && len(tc.Result) > 1 {
-		kinds = append(kinds, pub.FaultTruncated)
+		kinds = append(kinds, report.FaultTruncated)
 		for j := i - 1; j >= 0; j-- {
 			if calls[j].Tool == tc.Tool && calls[j].Where == "" {
 				if calls[j].Result != tc.Result {
-					kinds = append(kinds, pub.FaultStale)
+					kinds = append(kinds, report.FaultStale)
 				}
 				break
 			}
 		}
 		if isJSON(tc.Result) && strings.Contains(tc.Result, `"`) {
-			kinds = append(kinds, pub.FaultMalformed)
+			kinds = append(kinds, report.FaultMalformed)
 		}
-		kinds = append(kinds, pub.FaultOversized)
+		kinds = append(kinds, report.FaultOversized)
 	}
 	if op != nil {
-		kinds = append(kinds, pub.FaultDuplicated)
+		kinds = append(kinds, report.FaultDuplicated)
 	}
 	if !tc.IsError {
-		kinds = append(kinds, pub.FaultInjected)
+		kinds = append(kinds, report.FaultInjected)
 	}
 	if committed {
-		kinds = append(kinds, pub.FaultLost)
+		kinds = append(kinds, report.FaultLost)
 	}
 	out := make([]Point, len(kinds))
 	for k, kind := range kinds {
@@ -102,9 +101,9 @@ func (s semantic) Answer(ctx context.Context, c tool.Call, args any, perr error)
 	r := s.a.Answer(ctx, c, args, perr)
 	op, _ := s.a.(*world.Op)
 	switch kind {
-	case pub.FaultDuplicated:
+	case report.FaultDuplicated:
 		return s.a.Answer(ctx, c, args, perr)
-	case pub.FaultLost:
+	case report.FaultLost:
 		lost := &world.Response{Status: "error", Error: &world.ErrorEnvelope{Code: world.CodeTimeout, Message: "the call timed out"}}
 		if op != nil {
 			lost.Evidence, op.Response = op.Response.Evidence, lost
@@ -116,7 +115,7 @@ func (s semantic) Answer(ctx context.Context, c tool.Call, args any, perr error)
 		return r
 	}
 	prev := r.Content
-	if kind == pub.FaultStale {
+	if kind == report.FaultStale {
 		s.pr.mu.Lock()
 		prev = s.pr.prev
 		s.pr.mu.Unlock()
@@ -132,20 +131,20 @@ func (s semantic) Answer(ctx context.Context, c tool.Call, args any, perr error)
 // previous answer (stale).
 func corrupt(kind, text, prev string) string {
 	switch kind {
-	case pub.FaultTruncated:
+	case report.FaultTruncated:
 		n := len(text) / 2
 		for n > 0 && !utf8.RuneStart(text[n]) {
 			n--
 		}
 		return text[:n]
-	case pub.FaultStale:
+	case report.FaultStale:
 		return prev
-	case pub.FaultMalformed:
+	case report.FaultMalformed:
 		return strings.ReplaceAll(text, `"`, `'`)
-	case pub.FaultOversized:
+	case report.FaultOversized:
 		pad := strings.Repeat("padding ", OversizedBytes/8)
 		return withField(text, "dryfire_padding", pad[:max(0, OversizedBytes-len(text))])
-	case pub.FaultInjected:
+	case report.FaultInjected:
 		return withField(text, "note", Injection)
 	}
 	return text

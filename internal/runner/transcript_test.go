@@ -8,8 +8,8 @@ import (
 	"testing"
 
 	"github.com/dryfire-dev/dryfire/internal/cassette"
-	"github.com/dryfire-dev/dryfire/internal/report"
 	"github.com/dryfire-dev/dryfire/internal/runner"
+	"github.com/dryfire-dev/dryfire/report"
 )
 
 // ownToolsSuite is an agent program with tools of its own (search_docs,

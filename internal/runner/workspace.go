@@ -18,9 +18,9 @@ import (
 	"github.com/dryfire-dev/dryfire/internal/mock"
 	"github.com/dryfire-dev/dryfire/internal/passthrough"
 	"github.com/dryfire-dev/dryfire/internal/program"
-	"github.com/dryfire-dev/dryfire/internal/report"
 	"github.com/dryfire-dev/dryfire/internal/safeio"
 	"github.com/dryfire-dev/dryfire/internal/workspace"
+	"github.com/dryfire-dev/dryfire/report"
 )
 
 // EnvWorkspace is the variable holding a case's workspace directory.

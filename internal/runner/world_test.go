@@ -6,10 +6,10 @@ import (
 	"regexp"
 	"testing"
 
-	"github.com/dryfire-dev/dryfire/internal/report"
 	"github.com/dryfire-dev/dryfire/internal/runner"
 	"github.com/dryfire-dev/dryfire/internal/spec"
 	"github.com/dryfire-dev/dryfire/internal/world"
+	"github.com/dryfire-dev/dryfire/report"
 )
 
 // loadWorld loads a world suite and its world.

@@ -12,4 +12,4 @@ if ! command -v cmark-gfm >/dev/null; then
 	apt-get install -y -q cmark-gfm >/dev/null 2>&1 || { apt-get update -q >/dev/null && apt-get install -y -q cmark-gfm >/dev/null; }
 fi
 cmark-gfm --version | head -1
-DRYFIRE_TEST_CMARK=1 go test -count=1 -run 'TestCompareMarkdownRenders|TestMarkdownEscapeRenders' -v ./internal/report | grep -E '^(=== RUN|--- |PASS|FAIL|ok)'
+DRYFIRE_TEST_CMARK=1 go test -count=1 -run 'TestCompareMarkdownRenders|TestMarkdownEscapeRenders' -v ./report | grep -E '^(=== RUN|--- |PASS|FAIL|ok)'

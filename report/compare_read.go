@@ -13,38 +13,38 @@ import (
 // comparison (pass^k is a product of k terms).
 const maxReadTrials = 1_000_000
 
-// ReadOutcomes reads a JSON report (run --json, merge --json) a case at a
-// time, keeping only what a comparison needs: a report of many cases is
-// never in memory whole. ShardIndex and ShardCount are set for the report
-// of one shard. An error is positioned (LINE:COL) when r can seek back.
-func ReadOutcomes(r io.Reader) (o *Outcomes, shardIndex, shardCount int, err error) {
+// ReadOutcomes reads a JSON report (`dryfire run --json`, `dryfire merge
+// --json`) a case at a time, keeping only what Compare needs: a report of
+// many cases is never in memory whole. Its errors say where (LINE:COL)
+// when r can seek (a file).
+func ReadOutcomes(r io.Reader) (*Outcomes, error) {
 	dec := json.NewDecoder(bufio.NewReaderSize(r, 256<<10))
-	o = &Outcomes{}
+	o := &Outcomes{}
 	fail := func(off int64, format string, args ...any) error {
 		return fmt.Errorf("%s%s", position(r, off), fmt.Sprintf(format, args...))
 	}
 	tok, err := dec.Token()
 	if err != nil {
-		return nil, 0, 0, jsonError(r, dec, err, "not a dryfire JSON report")
+		return nil, jsonError(r, dec, err, "not a dryfire JSON report")
 	}
 	if d, ok := tok.(json.Delim); !ok || d != '{' {
-		return nil, 0, 0, fail(0, "not a dryfire JSON report: it is not a JSON object")
+		return nil, fail(0, "not a dryfire JSON report: it is not a JSON object")
 	}
 	sawCases := false
 	suites := map[string]string{} // one string a suite file, a check's place
 	for dec.More() {
 		tok, err := dec.Token()
 		if err != nil {
-			return nil, 0, 0, jsonError(r, dec, err, "not a dryfire JSON report")
+			return nil, jsonError(r, dec, err, "not a dryfire JSON report")
 		}
 		switch key, _ := tok.(string); key {
 		case "cases":
 			if sawCases {
-				return nil, 0, 0, fail(dec.InputOffset(), "the report has two cases lists")
+				return nil, fail(dec.InputOffset(), "the report has two cases lists")
 			}
 			sawCases = true
 			if err := readCases(r, dec, o, suites); err != nil {
-				return nil, 0, 0, err
+				return nil, err
 			}
 		case "shard":
 			var s struct {
@@ -52,23 +52,23 @@ func ReadOutcomes(r io.Reader) (o *Outcomes, shardIndex, shardCount int, err err
 				Count int `json:"count"`
 			}
 			if err := dec.Decode(&s); err != nil {
-				return nil, 0, 0, jsonError(r, dec, err, "shard")
+				return nil, jsonError(r, dec, err, "shard")
 			}
-			shardIndex, shardCount = s.Index, s.Count
+			o.shardIndex, o.shardCount = s.Index, s.Count
 		default:
 			var skip json.RawMessage
 			if err := dec.Decode(&skip); err != nil {
-				return nil, 0, 0, jsonError(r, dec, err, "not a dryfire JSON report")
+				return nil, jsonError(r, dec, err, "not a dryfire JSON report")
 			}
 		}
 	}
 	if _, err := dec.Token(); err != nil {
-		return nil, 0, 0, jsonError(r, dec, err, "not a dryfire JSON report")
+		return nil, jsonError(r, dec, err, "not a dryfire JSON report")
 	}
 	if !sawCases {
-		return nil, 0, 0, errors.New("not a dryfire JSON report: it has no cases")
+		return nil, errors.New("not a dryfire JSON report: it has no cases")
 	}
-	return o, shardIndex, shardCount, nil
+	return o, nil
 }
 
 // outcomeJSON is what ReadOutcomes decodes of a case; the rest is skipped.
@@ -77,8 +77,8 @@ type outcomeJSON struct {
 	Name       *string        `json:"name"`
 	Status     Status         `json:"status"`
 	Reason     string         `json:"reason"`
-	Checks     []CheckOutcome `json:"checks"`
-	Trials     *TrialCount    `json:"trials"`
+	Checks     []checkOutcome `json:"checks"`
+	Trials     *trialCount    `json:"trials"`
 	DurationMS float64        `json:"duration_ms"`
 }
 
@@ -109,7 +109,7 @@ func readCases(r io.Reader, dec *json.Decoder, o *Outcomes, suites map[string]st
 		case c.Trials != nil && (c.Trials.N < 1 || c.Trials.N > maxReadTrials || c.Trials.Passed < 0 || c.Trials.Passed > c.Trials.N):
 			return fmt.Errorf("%scase %d (%q): trials say %d of %d passed", at(), n, *c.Name, c.Trials.Passed, c.Trials.N)
 		}
-		out := Outcome{Suite: intern(suites, *c.Suite), Name: *c.Name, Status: c.Status, Trials: c.Trials, DurationMS: c.DurationMS}
+		out := caseOutcome{Suite: intern(suites, *c.Suite), Name: *c.Name, Status: c.Status, Trials: c.Trials, DurationMS: c.DurationMS}
 		if c.Status != Passed {
 			out.Reason = shortReason(c.Reason)
 		}
@@ -119,7 +119,7 @@ func readCases(r io.Reader, dec *json.Decoder, o *Outcomes, suites map[string]st
 			}
 			out.Checks = slices.Clone(c.Checks) // no spare capacity kept per case
 		}
-		o.Cases = append(o.Cases, out)
+		o.cases = append(o.cases, out)
 	}
 	if _, err := dec.Token(); err != nil {
 		return jsonError(r, dec, err, "cases")

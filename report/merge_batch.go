@@ -19,20 +19,18 @@ import (
 const maxNamed = 20
 
 // isBatchMerge says whether reps hold a batch's report: they then merge
-// as batches (MergeBatches), shards among them included.
+// as batches (mergeBatches), shards among them included.
 func isBatchMerge(reps []*Report) bool {
 	return slices.ContainsFunc(reps, func(r *Report) bool { return r.Shard != nil && r.Shard.Batch })
 }
 
-// MergeBatches joins the reports of the batches and shards of one run,
-// in any number and order, into the report of the whole run (durations
-// aside). list, when given, is the run's case list, which names the
-// cases no part has by their id. It refuses a report that is no part of
-// a run, parts of different suites or builds, a case in two parts (the
-// case and both parts named) and a case in none (named).
-func MergeBatches(reps []*Report, names []string, list *CaseList) (*Report, error) {
-	if len(reps) == 0 {
-		return nil, fmt.Errorf("no reports to merge")
+// mergeBatches is Merge of the batches and shards of one run, in any
+// number and order; the run's case list (opts.List), when given, names
+// the cases no part has by their id.
+func mergeBatches(reps []*Report, names []string, opts *MergeOptions) (*Report, error) {
+	var list *CaseList
+	if opts != nil {
+		list = opts.List
 	}
 	given := 0
 	for i, r := range reps {

@@ -2,28 +2,26 @@ package report
 
 import (
 	"slices"
-
-	"github.com/dryfire-dev/dryfire/report"
 )
 
 // perTrial is a case's duration a trial.
-func perTrial(o *Outcome) float64 {
+func perTrial(o *caseOutcome) float64 {
 	if o.Trials != nil && o.Trials.N > 1 {
 		return o.DurationMS / float64(o.Trials.N)
 	}
 	return o.DurationMS
 }
 
-func durationRule(base, new *Outcomes, inBase map[caseKey]int, opts CompareOptions) DurationRule {
-	r := DurationRule{Factor: opts.SlowFactor, MinMS: opts.SlowMS, Median: 1}
+func newDurationRule(base, new *Outcomes, inBase map[caseKey]int, opts CompareOptions) durationRule {
+	r := durationRule{Factor: opts.SlowFactor, MinMS: opts.SlowMS, Median: 1}
 	var ratios []float64
-	for i := range new.Cases {
-		n := &new.Cases[i]
+	for i := range new.cases {
+		n := &new.cases[i]
 		j, ok := inBase[caseKey{n.Suite, n.Name}]
 		if !ok {
 			continue
 		}
-		b := &base.Cases[j]
+		b := &base.cases[j]
 		if b.Status == Skipped || n.Status == Skipped || perTrial(b) <= 0 {
 			continue
 		}
@@ -42,28 +40,28 @@ func durationRule(base, new *Outcomes, inBase map[caseKey]int, opts CompareOptio
 }
 
 // passRate is the share of a case's trials that passed: pass^1.
-func passRate(t *TrialCount) float64 { return PassHatK(t.N, t.Passed, 1) }
+func passRate(t *trialCount) float64 { return passHatK(t.N, t.Passed, 1) }
 
-func trialsDelta(base, new *Outcomes, inBase map[caseKey]int) TrialsDelta {
-	var d TrialsDelta
-	for i := range base.Cases {
-		if base.Cases[i].Trials != nil {
+func newTrialsDelta(base, new *Outcomes, inBase map[caseKey]int) trialsDelta {
+	var d trialsDelta
+	for i := range base.cases {
+		if base.cases[i].Trials != nil {
 			d.Base++
 		}
 	}
-	type pair struct{ b, n *TrialCount }
+	type pair struct{ b, n *trialCount }
 	var pairs []pair
-	for i := range new.Cases {
-		n := &new.Cases[i]
+	for i := range new.cases {
+		n := &new.cases[i]
 		if n.Trials == nil {
 			continue
 		}
 		d.New++
 		j, ok := inBase[caseKey{n.Suite, n.Name}]
-		if !ok || base.Cases[j].Trials == nil {
+		if !ok || base.cases[j].Trials == nil {
 			continue
 		}
-		b := base.Cases[j].Trials
+		b := base.cases[j].Trials
 		pairs = append(pairs, pair{b, n.Trials})
 		if d.K == 0 || b.N < d.K {
 			d.K = b.N
@@ -77,8 +75,8 @@ func trialsDelta(base, new *Outcomes, inBase map[caseKey]int) TrialsDelta {
 	for _, p := range pairs {
 		d.Base1 += passRate(p.b)
 		d.New1 += passRate(p.n)
-		d.BaseK += PassHatK(p.b.N, p.b.Passed, d.K)
-		d.NewK += PassHatK(p.n.N, p.n.Passed, d.K)
+		d.BaseK += passHatK(p.b.N, p.b.Passed, d.K)
+		d.NewK += passHatK(p.n.N, p.n.Passed, d.K)
 	}
 	n := float64(d.Cases)
 	d.Base1, d.New1 = round6(d.Base1/n), round6(d.New1/n)
@@ -88,33 +86,33 @@ func trialsDelta(base, new *Outcomes, inBase map[caseKey]int) TrialsDelta {
 
 // diffCase is how a case changed from b to n (either nil: not in that
 // run).
-func diffCase(b, n *Outcome, rule DurationRule) CaseChange {
-	var ch CaseChange
+func diffCase(b, n *caseOutcome, rule durationRule) caseChange {
+	var ch caseChange
 	var kinds [12]bool
 	set := func(k ChangeKind) { kinds[kindIndex(k)] = true }
 	switch {
 	case b == nil:
 		ch.Suite, ch.Name, ch.New = n.Suite, n.Name, n
-		set(report.ChangeNew)
+		set(ChangeNew)
 		if n.Trials != nil && n.Trials.Flaky {
-			set(report.ChangeFlaky)
+			set(ChangeFlaky)
 		}
 	case n == nil:
 		ch.Suite, ch.Name, ch.Base = b.Suite, b.Name, b
-		set(report.ChangeGone)
+		set(ChangeGone)
 	default:
 		ch.Suite, ch.Name, ch.Base, ch.New = n.Suite, n.Name, b, n
 		ran := func(s Status) bool { return s == Passed || s == Failed || s == Errored }
 		switch bs, ns := b.Status, n.Status; {
 		case bs == ns:
 		case bs == Passed && ran(ns):
-			set(report.ChangeRegressed)
+			set(ChangeRegressed)
 		case ran(bs) && ns == Passed:
-			set(report.ChangeFixed)
+			set(ChangeFixed)
 		case ran(bs) && ns == Skipped:
-			set(report.ChangeSkipped)
+			set(ChangeSkipped)
 		default:
-			set(report.ChangeStatus)
+			set(ChangeStatus)
 		}
 		// An errored or skipped case may have judged no check: its checks
 		// are not gone, they did not run.
@@ -129,33 +127,33 @@ func diffCase(b, n *Outcome, rule DurationRule) CaseChange {
 	}
 	for i, on := range kinds {
 		if on {
-			ch.Kinds = append(ch.Kinds, ChangeKinds[i])
+			ch.Kinds = append(ch.Kinds, changeKinds[i])
 		}
 	}
 	return ch
 }
 
-func diffTrials(b, n *Outcome, set func(ChangeKind), kinds []bool) {
+func diffTrials(b, n *caseOutcome, set func(ChangeKind), kinds []bool) {
 	nf := n.Trials != nil && n.Trials.Flaky
 	bf := b.Trials != nil && b.Trials.Flaky
 	switch {
 	case nf && !bf:
-		set(report.ChangeFlaky)
+		set(ChangeFlaky)
 	case bf && !nf && n.Trials != nil:
-		set(report.ChangeSteady)
+		set(ChangeSteady)
 	}
-	if b.Trials == nil || n.Trials == nil || kinds[kindIndex(report.ChangeFlaky)] || kinds[kindIndex(report.ChangeSteady)] {
+	if b.Trials == nil || n.Trials == nil || kinds[kindIndex(ChangeFlaky)] || kinds[kindIndex(ChangeSteady)] {
 		return
 	}
 	switch br, nr := passRate(b.Trials), passRate(n.Trials); {
-	case nr < br && !kinds[kindIndex(report.ChangeRegressed)]:
-		set(report.ChangePassDown)
-	case nr > br && !kinds[kindIndex(report.ChangeFixed)]:
-		set(report.ChangePassUp)
+	case nr < br && !kinds[kindIndex(ChangeRegressed)]:
+		set(ChangePassDown)
+	case nr > br && !kinds[kindIndex(ChangeFixed)]:
+		set(ChangePassUp)
 	}
 }
 
-func diffDuration(ch *CaseChange, b, n *Outcome, r DurationRule, set func(ChangeKind)) {
+func diffDuration(ch *caseChange, b, n *caseOutcome, r durationRule, set func(ChangeKind)) {
 	if b.Status == Skipped || n.Status == Skipped {
 		return
 	}
@@ -163,9 +161,9 @@ func diffDuration(ch *CaseChange, b, n *Outcome, r DurationRule, set func(Change
 	expect := r.Median * bm
 	switch {
 	case nm > r.Factor*expect && nm-expect >= r.MinMS:
-		set(report.ChangeSlower)
+		set(ChangeSlower)
 	case nm < expect/r.Factor && expect-nm >= r.MinMS:
-		set(report.ChangeFaster)
+		set(ChangeFaster)
 	default:
 		return
 	}
@@ -175,7 +173,7 @@ func diffDuration(ch *CaseChange, b, n *Outcome, r DurationRule, set func(Change
 // diffChecks pairs a case's checks of two runs by their text (the k-th
 // of a text with the k-th) and says which changed: NEW's in order, then
 // the gone ones in BASE's order.
-func diffChecks(b, n []CheckOutcome) []CheckChange {
+func diffChecks(b, n []checkOutcome) []checkChange {
 	type slot struct {
 		idx  int
 		used bool
@@ -184,7 +182,7 @@ func diffChecks(b, n []CheckOutcome) []CheckChange {
 	for i, c := range b {
 		byText[c.Check] = append(byText[c.Check], slot{idx: i})
 	}
-	var out []CheckChange
+	var out []checkChange
 	matched := make([]bool, len(b))
 	for _, c := range n {
 		slots := byText[c.Check]
@@ -197,11 +195,11 @@ func diffChecks(b, n []CheckOutcome) []CheckChange {
 		}
 		switch {
 		case j < 0:
-			out = append(out, CheckChange{Kind: report.ChangeNew, Check: c.Check, At: c.At})
+			out = append(out, checkChange{Kind: ChangeNew, Check: c.Check, At: c.At})
 		case b[j].Passed && !c.Passed:
-			out = append(out, CheckChange{Kind: report.ChangeRegressed, Check: c.Check, At: c.At})
+			out = append(out, checkChange{Kind: ChangeRegressed, Check: c.Check, At: c.At})
 		case !b[j].Passed && c.Passed:
-			out = append(out, CheckChange{Kind: report.ChangeFixed, Check: c.Check, At: c.At})
+			out = append(out, checkChange{Kind: ChangeFixed, Check: c.Check, At: c.At})
 		}
 		if j >= 0 {
 			matched[j] = true
@@ -209,7 +207,7 @@ func diffChecks(b, n []CheckOutcome) []CheckChange {
 	}
 	for i, c := range b {
 		if !matched[i] {
-			out = append(out, CheckChange{Kind: report.ChangeGone, Check: c.Check, At: c.At})
+			out = append(out, checkChange{Kind: ChangeGone, Check: c.Check, At: c.At})
 		}
 	}
 	return out

@@ -4,7 +4,6 @@ import (
 	"io"
 
 	"github.com/dryfire-dev/dryfire/internal/jsonout"
-	"github.com/dryfire-dev/dryfire/report"
 )
 
 // comparisonJSON is the comparison as `dryfire compare --json` writes it;
@@ -17,7 +16,7 @@ type comparisonJSON struct {
 	New       runJSON          `json:"new"`
 	Counts    countsJSON       `json:"counts"`
 	Durations durationRuleJSON `json:"durations"`
-	Trials    *TrialsDelta     `json:"trials,omitempty"`
+	Trials    *trialsDelta     `json:"trials,omitempty"`
 }
 
 type runJSON struct {
@@ -31,7 +30,7 @@ type runJSON struct {
 	DurationMS float64 `json:"duration_ms"`
 }
 
-// countsJSON has a key a kind of change, in ChangeKinds order.
+// countsJSON has a key a kind of change, in changeKinds order.
 type countsJSON struct {
 	Regressed int `json:"regressed"`
 	Fixed     int `json:"fixed"`
@@ -60,9 +59,9 @@ type changeJSON struct {
 	Suite  string        `json:"suite"`
 	Name   string        `json:"name"`
 	Kinds  []ChangeKind  `json:"kinds"`
-	Base   *Outcome      `json:"base"`
-	New    *Outcome      `json:"new"`
-	Checks []CheckChange `json:"checks"`
+	Base   *caseOutcome  `json:"base"`
+	New    *caseOutcome  `json:"new"`
+	Checks []checkChange `json:"checks"`
 	// PassHatK, for a case with trials in both runs: pass^k for k = 1
 	// to the fewer trials of the two, in each run.
 	PassHatK *passHatKJSON `json:"pass_hat_k,omitempty"`
@@ -81,47 +80,47 @@ type passHatKJSON struct {
 func (c *Comparison) WriteJSON(w io.Writer) error {
 	cnt := func(k ChangeKind) int { return c.Count(k) }
 	head := comparisonJSON{
-		Base: runOf(c.BaseName, c.Base),
-		New:  runOf(c.NewName, c.New),
+		Base: runOf(c.baseName, c.base),
+		New:  runOf(c.newName, c.new),
 		Counts: countsJSON{
-			Regressed: cnt(report.ChangeRegressed), Fixed: cnt(report.ChangeFixed), New: cnt(report.ChangeNew), Gone: cnt(report.ChangeGone),
-			Skipped: cnt(report.ChangeSkipped), Changed: cnt(report.ChangeStatus), Flaky: cnt(report.ChangeFlaky), Steady: cnt(report.ChangeSteady),
-			PassDown: cnt(report.ChangePassDown), PassUp: cnt(report.ChangePassUp), Slower: cnt(report.ChangeSlower), Faster: cnt(report.ChangeFaster),
-			Unchanged: c.Unchanged, Common: c.Common,
+			Regressed: cnt(ChangeRegressed), Fixed: cnt(ChangeFixed), New: cnt(ChangeNew), Gone: cnt(ChangeGone),
+			Skipped: cnt(ChangeSkipped), Changed: cnt(ChangeStatus), Flaky: cnt(ChangeFlaky), Steady: cnt(ChangeSteady),
+			PassDown: cnt(ChangePassDown), PassUp: cnt(ChangePassUp), Slower: cnt(ChangeSlower), Faster: cnt(ChangeFaster),
+			Unchanged: c.unchanged, Common: c.common,
 		},
-		Durations: durationRuleJSON{Factor: c.Durations.Factor, MinMS: c.Durations.MinMS, MedianRatio: round6(c.Durations.Median), Compared: c.Durations.Compared},
+		Durations: durationRuleJSON{Factor: c.durations.Factor, MinMS: c.durations.MinMS, MedianRatio: round6(c.durations.Median), Compared: c.durations.Compared},
 	}
-	if c.Trials.Cases > 0 {
-		head.Trials = &c.Trials
+	if c.trials.Cases > 0 {
+		head.Trials = &c.trials
 	}
 	l := jsonout.New(w, "changes")
-	for i := range c.Changes {
-		if err := l.Item(changeOf(&c.Changes[i])); err != nil {
+	for i := range c.changes {
+		if err := l.Item(changeOf(&c.changes[i])); err != nil {
 			return err
 		}
 	}
 	return l.End(&head)
 }
 
-func runOf(name string, t RunTally) runJSON {
+func runOf(name string, t runTally) runJSON {
 	return runJSON{Report: name, Cases: t.Cases, Passed: t.Passed, Failed: t.Failed, Error: t.Error, Skipped: t.Skipped, Flaky: t.Flaky, DurationMS: round6(t.DurationMS)}
 }
 
-func changeOf(ch *CaseChange) *changeJSON {
+func changeOf(ch *caseChange) *changeJSON {
 	j := &changeJSON{Suite: ch.Suite, Name: ch.Name, Kinds: ch.Kinds, Base: ch.Base, New: ch.New, Checks: ch.Checks}
 	if j.Checks == nil {
-		j.Checks = []CheckChange{}
+		j.Checks = []checkChange{}
 	}
 	if ch.Base != nil && ch.New != nil && ch.Base.Trials != nil && ch.New.Trials != nil {
 		b, n := ch.Base.Trials, ch.New.Trials
 		k := min(b.N, n.N)
 		p := &passHatKJSON{Base: make([]float64, k), New: make([]float64, k)}
 		for i := 1; i <= k; i++ {
-			p.Base[i-1], p.New[i-1] = PassHatK(b.N, b.Passed, i), PassHatK(n.N, n.Passed, i)
+			p.Base[i-1], p.New[i-1] = passHatK(b.N, b.Passed, i), passHatK(n.N, n.Passed, i)
 		}
 		j.PassHatK = p
 	}
-	if ch.Has(report.ChangeSlower) || ch.Has(report.ChangeFaster) {
+	if ch.Has(ChangeSlower) || ch.Has(ChangeFaster) {
 		j.MSPerTrial = &[2]float64{round6(ch.BaseMS), round6(ch.NewMS)}
 	}
 	return j

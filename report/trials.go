@@ -61,22 +61,22 @@ func FoldTrials(runs []Case, threshold float64) Case {
 	t := &Trials{N: n, Passed: passed, Threshold: threshold, Flaky: passed > 0 && passed < n, Shown: shown + 1, Runs: runs}
 	t.PassAtK, t.PassHatK = make([]float64, n), make([]float64, n)
 	for k := 1; k <= n; k++ {
-		t.PassAtK[k-1] = PassAtK(n, passed, k)
-		t.PassHatK[k-1] = PassHatK(n, passed, k)
+		t.PassAtK[k-1] = passAtK(n, passed, k)
+		t.PassHatK[k-1] = passHatK(n, passed, k)
 	}
 	c.Trials = t
 	return c
 }
 
-// PassAtK is 1 - C(n-c, k) / C(n, k), rounded to 6 decimals: the chance
+// passAtK is 1 - C(n-c, k) / C(n, k), rounded to 6 decimals: the chance
 // that at least one of k trials drawn without replacement from n, of
 // which c passed, passed.
-func PassAtK(n, c, k int) float64 { return round6(1 - choose(n-c, k, n)) }
+func passAtK(n, c, k int) float64 { return round6(1 - choose(n-c, k, n)) }
 
-// PassHatK is C(c, k) / C(n, k), rounded to 6 decimals: the chance that
+// passHatK is C(c, k) / C(n, k), rounded to 6 decimals: the chance that
 // all k trials drawn without replacement from n, of which c passed,
 // passed.
-func PassHatK(n, c, k int) float64 { return round6(choose(c, k, n)) }
+func passHatK(n, c, k int) float64 { return round6(choose(c, k, n)) }
 
 // choose is C(m, k) / C(n, k) for m <= n, as a product that stays within
 // [0, 1] at every step.

@@ -10,7 +10,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/dryfire-dev/dryfire/internal/report"
+	"github.com/dryfire-dev/dryfire/report"
 )
 
 // syncBuffer is a bytes.Buffer safe to read while the printer's redraw

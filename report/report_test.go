@@ -15,7 +15,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/dryfire-dev/dryfire"
-	"github.com/dryfire-dev/dryfire/internal/report"
+	"github.com/dryfire-dev/dryfire/report"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata from the actual output")
@@ -29,7 +29,7 @@ func runExample(t *testing.T, path string) *report.Report {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Chdir("../..")
+	t.Chdir("..")
 	p, err := dryfire.Load(nil, path)
 	if err != nil {
 		t.Fatal(err)
@@ -275,7 +275,7 @@ func TestTextLogGolden(t *testing.T) {
 			rep := runExample(t, tc.path)
 			var b bytes.Buffer
 			// Cases finish in any order; the log is in report order.
-			pr := dryfire.NewTextPrinter(&b, dryfire.TextOptions{Verbose: tc.verbose})
+			pr := report.NewText(&b, report.TextOptions{Verbose: tc.verbose})
 			pr.Start(len(rep.Cases))
 			for i := len(rep.Cases) - 1; i >= 0; i-- {
 				pr.CaseStarted(i, rep.Cases[i].Suite, rep.Cases[i].Name)
@@ -284,25 +284,6 @@ func TestTextLogGolden(t *testing.T) {
 			pr.Finish(rep)
 			golden(t, tc.name, b.Bytes())
 		})
-	}
-}
-
-func TestSummaryLine(t *testing.T) {
-	for _, tc := range []struct {
-		s    report.Summary
-		want string
-	}{
-		{report.Summary{}, "0 passed, 0 failed"},
-		{report.Summary{Passed: 3}, "3 passed, 0 failed"},
-		{report.Summary{Passed: 1, Failed: 1}, "1 passed, 1 failed"},
-		{report.Summary{Failed: 2, Error: 1}, "0 passed, 2 failed, 1 error"},
-		{report.Summary{Passed: 1, Error: 2}, "1 passed, 0 failed, 2 errors"},
-		{report.Summary{Passed: 1, Skipped: 1}, "1 passed, 0 failed, 1 skipped"},
-		{report.Summary{Passed: 4, Failed: 3, Error: 2, Skipped: 5}, "4 passed, 3 failed, 2 errors, 5 skipped"},
-	} {
-		if got := report.SummaryLine(tc.s); got != tc.want {
-			t.Errorf("SummaryLine(%+v) = %q, want %q", tc.s, got, tc.want)
-		}
 	}
 }
 

@@ -23,10 +23,10 @@ func TestPassAtKAndHatK(t *testing.T) {
 		{10, 1, 3, 0.3, 0},     // 1 - C(9,3)/C(10,3) = 1 - 84/120
 		{3, 2, 2, 1, 0.333333}, // C(2,2)/C(3,2) = 1/3, rounded
 	} {
-		if got := PassAtK(tc.n, tc.c, tc.k); got != tc.atK {
+		if got := passAtK(tc.n, tc.c, tc.k); got != tc.atK {
 			t.Errorf("pass@%d with %d of %d: %v, want %v", tc.k, tc.c, tc.n, got, tc.atK)
 		}
-		if got := PassHatK(tc.n, tc.c, tc.k); got != tc.hatK {
+		if got := passHatK(tc.n, tc.c, tc.k); got != tc.hatK {
 			t.Errorf("pass^%d with %d of %d: %v, want %v", tc.k, tc.c, tc.n, got, tc.hatK)
 		}
 	}

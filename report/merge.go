@@ -6,16 +6,32 @@ import (
 	"strings"
 )
 
-// Merge joins the reports of the shards of one run into the report that
-// run would have written unsharded (durations aside). names name the
-// reports in messages. It refuses reports that are not shards, of
-// different suites or builds, a shard given twice or one missing.
-func Merge(reps []*Report, names []string) (*Report, error) {
+// MergeOptions control Merge; nil means the defaults.
+type MergeOptions struct {
+	// List, when set, is the run's CaseList: a case no part has is named
+	// by its id, suite and name (else by its place and its neighbours).
+	List *CaseList
+}
+
+// Merge joins the reports of the parts of one run — its shards
+// (dryfire.RunOptions.Shard), its batches (RunOptions.Batch), or both —
+// in any order into the report the whole run would have written,
+// durations aside. names name the reports in its errors (file names;
+// "report N" when they are not one a report). It refuses reports that
+// are no part of a run, parts of other suites or builds, a case in two
+// parts and a case in none, naming them.
+func Merge(reps []*Report, names []string, opts *MergeOptions) (*Report, error) {
 	if len(reps) == 0 {
 		return nil, fmt.Errorf("no reports to merge")
 	}
-	if isBatchMerge(reps) {
-		return MergeBatches(reps, names, nil)
+	if len(names) != len(reps) {
+		names = make([]string, len(reps))
+		for i := range names {
+			names[i] = fmt.Sprintf("report %d", i+1)
+		}
+	}
+	if opts != nil && opts.List != nil || isBatchMerge(reps) {
+		return mergeBatches(reps, names, opts)
 	}
 	for i, r := range reps {
 		if r.Shard == nil {
@@ -129,8 +145,8 @@ func placed(reps []*Report, names []string, total int, overlap func(prev, i, j, 
 	return out, from, nil
 }
 
-// MaxShards bounds the shards of a run (run --shard I/N, the CI's
-// variables) and so of a merge.
+// MaxShards bounds the shards of a run: --shard I/N, the CI's variables
+// and the reports merge reads.
 const MaxShards = 1_000_000
 
 // firstGap is the first place no shard's positions hold.

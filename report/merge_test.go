@@ -29,7 +29,7 @@ func TestMergeRefuses(t *testing.T) {
 		{"edited", []*Report{shardOf(1, 2, 3, 0, 1), {Cases: []Case{{}}, Shard: &Shard{Index: 2, Count: 2, Cases: 3, Suites: "sha256:x", Build: "b"}}}, "two.json has 1 cases but places for 0: the report was changed after the run"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := Merge(tc.reps, names)
+			_, err := Merge(tc.reps, names, nil)
 			if err == nil || err.Error() != tc.want {
 				t.Errorf("got %v\nwant %s", err, tc.want)
 			}
@@ -41,7 +41,7 @@ func TestMergeOrdersAndTallies(t *testing.T) {
 	a, b := shardOf(1, 2, 4, 1, 3), shardOf(2, 2, 4, 0, 2)
 	b.Cases[1].Status, b.Cases[1].Live = Errored, 0
 	b.Shard.Infra, b.Shard.Live = []int{2}, 7
-	m, err := Merge([]*Report{b, a}, []string{"b", "a"})
+	m, err := Merge([]*Report{b, a}, []string{"b", "a"}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,7 +82,7 @@ func TestMergeTrustsNoCount(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			var before, after runtime.MemStats
 			runtime.ReadMemStats(&before)
-			_, err := Merge(tc.reps, names)
+			_, err := Merge(tc.reps, names, nil)
 			runtime.ReadMemStats(&after)
 			if err == nil || err.Error() != tc.want {
 				t.Errorf("got %v\nwant %s", err, tc.want)

@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/dryfire-dev/dryfire/internal/termtext"
-	"github.com/dryfire-dev/dryfire/report"
 )
 
 // Bounds of the Markdown, which GitHub shows at most 1 MiB of a step's
@@ -22,9 +21,8 @@ const (
 // WriteMarkdown writes the comparison as GitHub-flavoured Markdown, for a
 // pull-request comment or the job summary: a heading with the counts, a
 // table of the two runs, then a table a kind of change (at most 50 rows
-// each). Every name and text from the reports is escaped
-// (termtext.Markdown): it renders as the text it is, and tables stay
-// tables.
+// each). Every name and text from the reports is escaped: it renders
+// as the text it is, and tables stay tables.
 func (c *Comparison) WriteMarkdown(w io.Writer) error {
 	bw := bufio.NewWriterSize(w, 64<<10)
 	p := func(format string, args ...any) { fmt.Fprintf(bw, format, args...) }
@@ -33,37 +31,37 @@ func (c *Comparison) WriteMarkdown(w io.Writer) error {
 	p("|---|---|--:|--:|--:|--:|--:|--:|--:|\n")
 	for _, r := range []struct {
 		name, file string
-		t          RunTally
-	}{{"BASE", c.BaseName, c.Base}, {"NEW", c.NewName, c.New}} {
+		t          runTally
+	}{{"BASE", c.baseName, c.base}, {"NEW", c.newName, c.new}} {
 		p("| %s | %s | %d | %d | %d | %d | %d | %d | %s |\n", r.name, md(r.file), r.t.Cases, r.t.Passed, r.t.Failed, r.t.Error, r.t.Skipped, r.t.Flaky, ms(r.t.DurationMS))
 	}
-	if c.Common == 0 && c.Base.Cases > 0 && c.New.Cases > 0 {
+	if c.common == 0 && c.base.Cases > 0 && c.new.Cases > 0 {
 		p("\nNo case is in both: were the two runs made from the same directory, of the same suites?\n")
 	}
-	if t := c.Trials; t.Cases > 0 {
+	if t := c.trials; t.Cases > 0 {
 		p("\nTrials: %s in both; mean pass^1 %s → %s", termtext.Count(t.Cases, "case"), num(t.Base1, 3), num(t.New1, 3))
 		if t.K > 1 {
 			p(", pass^%d %s → %s", t.K, num(t.BaseK, 3), num(t.NewK, 3))
 		}
 		p(".\n")
 	}
-	for ki, k := range ChangeKinds {
-		if c.Counts[ki] == 0 {
+	for ki, k := range changeKinds {
+		if c.counts[ki] == 0 {
 			continue
 		}
-		p("\n#### %s (%d)\n\n", k, c.Counts[ki])
-		if k == report.ChangeSlower || k == report.ChangeFaster {
-			p("Rule: %s.\n\n", c.Durations.says(k))
+		p("\n#### %s (%d)\n\n", k, c.counts[ki])
+		if k == ChangeSlower || k == ChangeFaster {
+			p("Rule: %s.\n\n", c.durations.says(k))
 		}
 		p("| suite | case | status | details |\n|---|---|---|---|\n")
 		rows := 0
-		for i := range c.Changes {
-			ch := &c.Changes[i]
+		for i := range c.changes {
+			ch := &c.changes[i]
 			if !ch.Has(k) {
 				continue
 			}
 			if rows == mdRows {
-				p("\n%d more; the text output and the JSON (--json) list them all.\n", c.Counts[ki]-rows)
+				p("\n%d more; the text output and the JSON (--json) list them all.\n", c.counts[ki]-rows)
 				break
 			}
 			rows++
@@ -75,7 +73,7 @@ func (c *Comparison) WriteMarkdown(w io.Writer) error {
 
 // mdDetails is a row's last cell: the checks of kind k, the reason, the
 // trials, one a line.
-func (ch *CaseChange) mdDetails(k ChangeKind) string {
+func (ch *caseChange) mdDetails(k ChangeKind) string {
 	var lines []string
 	checks := ch.checks(k)
 	for i, cc := range checks {
@@ -88,7 +86,7 @@ func (ch *CaseChange) mdDetails(k ChangeKind) string {
 	if r := ch.reason(k); r != "" && len(checks) == 0 {
 		lines = append(lines, md(r))
 	}
-	if t := ch.trialsLine(); t != "" && k != report.ChangeSlower && k != report.ChangeFaster {
+	if t := ch.trialsLine(); t != "" && k != ChangeSlower && k != ChangeFaster {
 		lines = append(lines, t)
 	}
 	return strings.Join(lines, "<br>")

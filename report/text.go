@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/dryfire-dev/dryfire/internal/termtext"
-	"github.com/dryfire-dev/dryfire/report"
 )
 
 // TextOptions shape the human-readable output.
@@ -55,7 +54,7 @@ func NewText(w io.Writer, opts TextOptions) *Text {
 	return &Text{w: w, opts: opts, running: map[int]string{}}
 }
 
-// Start implements runner.Progress.
+// Start implements dryfire.Progress.
 func (t *Text) Start(total int) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -65,7 +64,7 @@ func (t *Text) Start(total int) {
 	t.flush()
 }
 
-// CaseStarted implements runner.Progress.
+// CaseStarted implements dryfire.Progress.
 func (t *Text) CaseStarted(i int, suite, name string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -74,7 +73,7 @@ func (t *Text) CaseStarted(i int, suite, name string) {
 	t.flush()
 }
 
-// CaseDone implements runner.Progress.
+// CaseDone implements dryfire.Progress.
 func (t *Text) CaseDone(i int, c *Case) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -116,7 +115,7 @@ func (t *Text) CaseDone(i int, c *Case) {
 func (t *Text) Finish(r *Report) {
 	tot := r.Totals
 	if tot == nil {
-		tot = report.TotalsOf(r)
+		tot = TotalsOf(r)
 		tot.Summary = r.Summary // as the report says
 	}
 	t.mu.Lock()
@@ -136,10 +135,10 @@ func (t *Text) Finish(r *Report) {
 		t.buf.WriteByte('\n')
 	}
 	if tot.Coverage != nil {
-		t.buf.WriteString(CoverageText(tot.Coverage, t.opts.Verbose))
+		t.buf.WriteString(coverageText(tot.Coverage, t.opts.Verbose))
 	}
 	t.buf.WriteString(tot.MutationText())
-	t.buf.WriteString(SummaryLine(tot.Summary))
+	t.buf.WriteString(summaryLine(tot.Summary))
 	t.buf.WriteByte('\n')
 	t.flush()
 }
@@ -153,9 +152,9 @@ func (t *Text) flush() {
 	t.buf.Reset()
 }
 
-// SummaryLine is the last line of a run: "N passed, N failed", then
+// summaryLine is the last line of a run: "N passed, N failed", then
 // errors and skipped cases when there are any.
-func SummaryLine(s Summary) string {
+func summaryLine(s Summary) string {
 	line := fmt.Sprintf("%d passed, %d failed", s.Passed, s.Failed)
 	if s.Error > 0 {
 		line += ", " + termtext.Count(s.Error, "error")

@@ -16,7 +16,7 @@ func TestMergeBatches(t *testing.T) {
 	a, b, c := batchOf(5, 4, 0), batchOf(5, 2), shardOf(2, 2, 5, 1, 3)
 	b.Shard.Infra, b.Shard.Live = []int{2}, 3
 	b.Cases[0].Status = Errored
-	m, err := Merge([]*Report{c, a, b}, []string{"c", "a", "b"})
+	m, err := Merge([]*Report{c, a, b}, []string{"c", "a", "b"}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,7 +55,7 @@ func TestMergeBatchesRefuses(t *testing.T) {
 		{"huge count", []*Report{batchOf(2_000_000_000, 0), batchOf(2_000_000_000, 1)}, nil, "1999999998 of the run's 2000000000 cases are in no part: case 3 of 2000000000 (after \"s: b\"), case 4 of 2000000000, "},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := MergeBatches(tc.reps, names[:len(tc.reps)], tc.list)
+			_, err := Merge(tc.reps, names[:len(tc.reps)], &MergeOptions{List: tc.list})
 			if err == nil || !strings.HasPrefix(err.Error(), tc.want) {
 				t.Errorf("got %v\nwant %s", err, tc.want)
 			}

@@ -89,18 +89,18 @@ func compareItems(a, b CoverageItem) int {
 		cmp.Compare(ea, eb), cmp.Compare(a.Name, b.Name), cmp.Compare(a.Case, b.Case))
 }
 
-// Percent is exercised of total as a percentage, rounded down to a tenth
+// percent is exercised of total as a percentage, rounded down to a tenth
 // (100 only when every item is exercised; 100 when there are none).
-func Percent(exercised, total int) float64 {
+func percent(exercised, total int) float64 {
 	if total == 0 {
 		return 100
 	}
 	return float64(exercised*1000/total) / 10
 }
 
-// TallyCoverage sorts every suite's items into (file, line) order and
+// Tally sorts every suite's items into (file, line) order and
 // counts them.
-func TallyCoverage(c *Coverage) {
+func (c *Coverage) Tally() {
 	c.Exercised, c.Total = 0, 0
 	slices.SortFunc(c.Suites, func(a, b CoverageSuite) int { return cmp.Compare(a.Suite, b.Suite) })
 	for i := range c.Suites {
@@ -112,16 +112,16 @@ func TallyCoverage(c *Coverage) {
 				s.Exercised++
 			}
 		}
-		s.Percent = Percent(s.Exercised, s.Total)
+		s.Percent = percent(s.Exercised, s.Total)
 		c.Exercised += s.Exercised
 		c.Total += s.Total
 	}
-	c.Percent = Percent(c.Exercised, c.Total)
+	c.Percent = percent(c.Exercised, c.Total)
 }
 
-// MergeCoverage adds up the coverage of a run's shards: every suite's
+// mergeCoverage adds up the coverage of a run's shards: every suite's
 // items, their calls summed, as the unsharded run counts them.
-func MergeCoverage(parts []*Coverage) *Coverage {
+func mergeCoverage(parts []*Coverage) *Coverage {
 	var order []string
 	suites := map[string]*CoverageCounter{}
 	for _, p := range parts {
@@ -141,7 +141,7 @@ func MergeCoverage(parts []*Coverage) *Coverage {
 	for _, name := range order {
 		out.Suites = append(out.Suites, suites[name].Suite())
 	}
-	TallyCoverage(out)
+	out.Tally()
 	return out
 }
 
@@ -167,17 +167,17 @@ func mergeShardCoverage(reps []*Report, names []string) (*Coverage, error) {
 	case without >= 0:
 		return nil, fmt.Errorf("%s has coverage but %s has none: run every shard with --coverage, or none", names[with], names[without])
 	}
-	return MergeCoverage(parts), nil
+	return mergeCoverage(parts), nil
 }
 
 // maxUnexercisedLines bounds the unexercised items the text lists per
 // suite; the JSON report has them all.
 const maxUnexercisedLines = 50
 
-// CoverageText is the coverage as a person reads it at the end of a run:
+// coverageText is the coverage as a person reads it at the end of a run:
 // a line for the run and one per suite, then each suite's unexercised
 // items (verbose: every item, with its calls).
-func CoverageText(c *Coverage, verbose bool) string {
+func coverageText(c *Coverage, verbose bool) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "coverage: %s of %d exercised (%.1f%%)\n", strconv.Itoa(c.Exercised), c.Total, c.Percent)
 	for _, s := range c.Suites {
