@@ -62,13 +62,13 @@ var elicitTypes = []string{"string", "number", "integer", "boolean", "array"}
 
 func (x *decoder) ask(p yamlpos.KV) *Ask {
 	a := &Ask{Kind: AskKind(p.Key()), Pos: x.d.Pos(p.K)}
-	if _, ok := p.Val.(map[string]any); !ok {
+	m, ok := p.Val.(map[string]any)
+	if !ok {
 		return a // reported by the schema
 	}
+	a.Message, a.SystemPrompt = str(m["message"]), str(m["system_prompt"])
 	for _, q := range yamlpos.Pairs(p.V, p.Val) {
 		switch q.Key() {
-		case "message":
-			a.Message = str(q.Val)
 		case "schema":
 			a.Schema, a.Fields = x.elicitSchema(q.V, q.Val)
 			if a.Schema != nil {
@@ -85,8 +85,6 @@ func (x *decoder) ask(p yamlpos.KV) *Ask {
 					a.Messages = append(a.Messages, PromptMessage{Role: str(m["role"]), Text: str(m["text"])})
 				}
 			}
-		case "system_prompt":
-			a.SystemPrompt = str(q.Val)
 		case "max_tokens":
 			a.MaxTokens, _ = x.integer(q.V, q.Val)
 		}
@@ -347,6 +345,11 @@ func (x *decoder) askCheck(c *Check, n *yaml.Node, val any) {
 		c.Tool, c.toolNodes = s, []*yaml.Node{n}
 		return
 	}
+	m, _ := val.(map[string]any)
+	c.Action, c.Contains, c.Model = str(m["action"]), strPtr(m["contains"]), str(m["model"])
+	if cm, ok := m["content"].(map[string]any); ok {
+		c.AnswerContent = value.Compile(cm)
+	}
 	for _, p := range yamlpos.Pairs(n, val) {
 		switch p.Key() {
 		case "tool":
@@ -356,18 +359,6 @@ func (x *decoder) askCheck(c *Check, n *yaml.Node, val any) {
 				c.With = value.Compile(m)
 				c.withNode = p.V
 			}
-		case "action":
-			c.Action = str(p.Val)
-		case "content":
-			if m, ok := p.Val.(map[string]any); ok {
-				c.AnswerContent = value.Compile(m)
-			}
-		case "contains":
-			if s, ok := p.Val.(string); ok {
-				c.Contains = &s
-			}
-		case "model":
-			c.Model = str(p.Val)
 		case "times":
 			if i, ok := x.integer(p.V, p.Val); ok {
 				c.Times = &i

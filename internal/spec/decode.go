@@ -97,6 +97,23 @@ func str(val any) string {
 	return s
 }
 
+// strPtr is val when it is a string, else nil.
+func strPtr(val any) *string {
+	if s, ok := val.(string); ok {
+		return new(s) // only here: &s would be made on the heap for every val
+	}
+	return nil
+}
+
+// number is val as a float (0 when it is not a number).
+func number(val any) float64 {
+	if n, ok := val.(json.Number); ok {
+		f, _ := n.Float64()
+		return f
+	}
+	return 0
+}
+
 // integer reads a count. The schema has checked that it is an integer,
 // which JSON Schema says 2.0 and 1e2 are too; one too large for an int is
 // reported here.

@@ -16,29 +16,19 @@ import (
 // Decoding a suite's agent (built-in loop or agent.command) and a case's simulated user.
 
 func (x *decoder) agent(agent yamlpos.KV) Agent {
-	a := Agent{Pos: x.d.Pos(agent.K)}
+	m, _ := agent.Val.(map[string]any)
+	a := Agent{Pos: x.d.Pos(agent.K), Provider: str(m["provider"]), Model: str(m["model"]), BaseURL: str(m["base_url"]),
+		APIVersion: str(m["api_version"]), System: str(m["system"]), TimeoutS: number(m["timeout_s"]), Network: str(m["network"]),
+		CLI: str(m["cli"]), OfferedTools: str(m["offered_tools"]), SideCalls: str(m["side_calls"])}
 	for _, p := range yamlpos.Pairs(agent.V, agent.Val) {
 		switch p.Key() {
 		case "provider":
-			a.Provider = str(p.Val)
 			a.ProviderPos = x.d.Pos(p.V)
-		case "model":
-			a.Model = str(p.Val)
-		case "base_url":
-			a.BaseURL = str(p.Val)
-		case "api_version":
-			a.APIVersion = str(p.Val)
-		case "system":
-			a.System = str(p.Val)
 		case "max_turns":
 			a.MaxTurns, _ = x.integer(p.V, p.Val)
 		case "retries":
 			if n, ok := x.integer(p.V, p.Val); ok {
 				a.Retries = &n
-			}
-		case "timeout_s":
-			if num, ok := p.Val.(json.Number); ok {
-				a.TimeoutS, _ = num.Float64()
 			}
 		case "params":
 			a.Params, _ = p.Val.(map[string]any)
@@ -52,18 +42,14 @@ func (x *decoder) agent(agent yamlpos.KV) Agent {
 		case "clock":
 			a.Clock = x.clock(p.V, p.Val)
 		case "network":
-			a.Network, a.NetworkPos = str(p.Val), x.d.Pos(p.V)
+			a.NetworkPos = x.d.Pos(p.V)
 		case "env":
 			a.Env = x.agentEnv(p.V, p.Val)
 		case "port":
 			a.Port, _ = x.integer(p.V, p.Val)
 			a.PortPos = x.d.Pos(p.V)
 		case "cli":
-			a.CLI, a.CLIPos = str(p.Val), x.d.Pos(p.V)
-		case "offered_tools":
-			a.OfferedTools = str(p.Val)
-		case "side_calls":
-			a.SideCalls = str(p.Val)
+			a.CLIPos = x.d.Pos(p.V)
 		case "command":
 			a.CommandPos = x.d.Pos(p.K)
 			for _, e := range yamlpos.Items(p.V, p.Val) {
@@ -242,15 +228,9 @@ func (x *decoder) user(p yamlpos.KV) *User {
 			u.Script = append(u.Script, t)
 		}
 	case map[string]any:
-		m := &UserModel{MaxTurns: DefaultUserMaxTurns}
+		m := &UserModel{MaxTurns: DefaultUserMaxTurns, Provider: str(val["provider"]), Model: str(val["model"]), Instructions: str(val["instructions"])}
 		for _, q := range yamlpos.Pairs(p.V, val) {
 			switch q.Key() {
-			case "provider":
-				m.Provider = str(q.Val)
-			case "model":
-				m.Model = str(q.Val)
-			case "instructions":
-				m.Instructions = str(q.Val)
 			case "stop_when":
 				if s, ok := q.Val.(string); ok {
 					m.StopWhen = x.regex(q.V, s)
@@ -275,18 +255,9 @@ func (x *decoder) userAct(n *yaml.Node, val any) *UserAct {
 	if !ok {
 		return nil // reported by the schema
 	}
-	a := &UserAct{Pos: x.d.Pos(n), Args: "{}"}
-	for _, p := range yamlpos.Pairs(n, m) {
-		switch p.Key() {
-		case "tool":
-			a.Tool = str(p.Val)
-		case "operation":
-			a.Operation = str(p.Val)
-		case "args":
-			if args, ok := p.Val.(map[string]any); ok {
-				a.Args = value.Canonical(args)
-			}
-		}
+	a := &UserAct{Pos: x.d.Pos(n), Args: "{}", Tool: str(m["tool"]), Operation: str(m["operation"])}
+	if args, ok := m["args"].(map[string]any); ok {
+		a.Args = value.Canonical(args)
 	}
 	switch {
 	case a.Tool == "" && a.Operation == "":

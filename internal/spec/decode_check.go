@@ -154,37 +154,22 @@ func (x *decoder) check(it yamlpos.Item) *Check {
 			}
 		}
 	case CheckJudge:
-		j := &Judge{}
-		for _, p := range yamlpos.Pairs(v, val) {
-			switch p.Key() {
-			case "rubric":
-				j.Rubric = str(p.Val)
-			case "provider":
-				j.Provider = str(p.Val)
-			case "model":
-				j.Model = str(p.Val)
-			case "threshold":
-				if num, ok := p.Val.(json.Number); ok {
-					if f, err := num.Float64(); err == nil {
-						j.Threshold = &f
-					}
+		if m, ok := val.(map[string]any); ok {
+			j := &Judge{Rubric: str(m["rubric"]), Provider: str(m["provider"]), Model: str(m["model"])}
+			if num, ok := m["threshold"].(json.Number); ok {
+				if f, err := num.Float64(); err == nil {
+					j.Threshold = &f
 				}
 			}
-		}
-		if _, ok := val.(map[string]any); ok {
 			c.Judge, c.judgeNode = j, v
 		}
 	case CheckOutput:
 		for _, p := range yamlpos.Pairs(v, val) {
 			switch p.Key() {
 			case "contains":
-				if s, ok := p.Val.(string); ok {
-					c.Contains = &s
-				}
+				c.Contains = strPtr(p.Val)
 			case "equals":
-				if s, ok := p.Val.(string); ok {
-					c.Equals = &s
-				}
+				c.Equals = strPtr(p.Val)
 			case "regex":
 				if s, ok := p.Val.(string); ok {
 					c.Regex = x.regex(p.V, s)

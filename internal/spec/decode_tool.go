@@ -1,7 +1,6 @@
 package spec
 
 import (
-	"encoding/json"
 	"fmt"
 	"regexp"
 	"slices"
@@ -18,11 +17,10 @@ import (
 // Decoding a suite's tools and their mock rules (match, outcome, sequence, impl).
 
 func (x *decoder) tool(tool yamlpos.KV) *Tool {
-	t := &Tool{Name: tool.Key(), Pos: x.d.Pos(tool.K)}
+	m, _ := tool.Val.(map[string]any)
+	t := &Tool{Name: tool.Key(), Pos: x.d.Pos(tool.K), Description: str(m["description"])}
 	for _, p := range yamlpos.Pairs(tool.V, tool.Val) {
 		switch p.Key() {
-		case "description":
-			t.Description = str(p.Val)
 		case "aliases":
 			for _, it := range yamlpos.Items(p.V, p.Val) {
 				if a, ok := it.Val.(string); ok {
@@ -87,13 +85,9 @@ func (x *decoder) rule(tool string, rule yamlpos.Item) *Rule {
 				r.whenNode = p.V
 			}
 		case "timeout_s":
-			if num, ok := p.Val.(json.Number); ok {
-				r.TimeoutS, _ = num.Float64()
-			}
+			r.TimeoutS = number(p.Val)
 		case "delay_ms":
-			if num, ok := p.Val.(json.Number); ok {
-				r.DelayMS, _ = num.Float64()
-			}
+			r.DelayMS = number(p.Val)
 		case "log":
 			r.Log = x.logMessages(p.V, p.Val)
 		case "progress":

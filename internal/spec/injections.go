@@ -30,14 +30,11 @@ type Payload struct {
 // injections decodes the suite's injections: (the schema has checked
 // its shape).
 func (x *decoder) injections(k, n *yaml.Node, val any) *Injections {
-	in := &Injections{Pos: x.d.Pos(k)}
+	top, _ := val.(map[string]any)
+	in := &Injections{Pos: x.d.Pos(k), WorldRecord: str(top["world_record"]), WorkspaceFile: str(top["workspace_file"])}
 	seen := map[string]bool{}
 	for _, p := range yamlpos.Pairs(n, val) {
 		switch p.Key() {
-		case "world_record":
-			in.WorldRecord = str(p.Val)
-		case "workspace_file":
-			in.WorkspaceFile = str(p.Val)
 		case "catalogue":
 			b, _ := p.Val.(bool)
 			in.NoCatalogue = !b

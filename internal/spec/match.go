@@ -1,7 +1,6 @@
 package spec
 
 import (
-	"encoding/json"
 	"errors"
 	"path/filepath"
 	"slices"
@@ -66,18 +65,10 @@ func (x *decoder) normalizeRule(it yamlpos.Item) (reqmatch.Rule, bool) {
 	if n == nil || n.Kind != yaml.MappingNode {
 		return reqmatch.Rule{}, false // reported by the schema
 	}
-	var r reqmatch.Rule
-	var regexNode, replaceKey *yaml.Node
-	for _, p := range yamlpos.Pairs(n, it.Val) {
-		switch p.Key() {
-		case "preset":
-			r.Preset = str(p.Val)
-		case "regex":
-			r.Regex, regexNode = str(p.Val), p.V
-		case "replace":
-			r.Replace, replaceKey = str(p.Val), p.K
-		}
-	}
+	m, _ := it.Val.(map[string]any)
+	r := reqmatch.Rule{Preset: str(m["preset"]), Regex: str(m["regex"]), Replace: str(m["replace"])}
+	_, regexNode := yamlpos.Lookup(n, "regex")
+	replaceKey, _ := yamlpos.Lookup(n, "replace")
 	switch {
 	case r.Preset != "" && r.Regex != "":
 		pk, _ := yamlpos.Lookup(n, "regex")
@@ -128,9 +119,7 @@ func (x *decoder) fileCheck(c *Check, k, v *yaml.Node, val any) {
 	for _, p := range yamlpos.Pairs(v, val) {
 		switch key := p.Key(); key {
 		case "contains":
-			if s, ok := p.Val.(string); ok {
-				c.Contains = &s
-			}
+			c.Contains = strPtr(p.Val)
 			content = append(content, key)
 		case "regex":
 			if s, ok := p.Val.(string); ok {
@@ -189,20 +178,12 @@ func (x *decoder) commandCheck(c *Check, v *yaml.Node, val any) {
 		c.Run = s
 		return
 	}
+	m, _ := val.(map[string]any)
+	c.Run, c.RunTimeout, c.Contains = str(m["run"]), number(m["timeout_s"]), strPtr(m["contains"])
 	for _, p := range yamlpos.Pairs(v, val) {
 		switch p.Key() {
-		case "run":
-			c.Run = str(p.Val)
 		case "exit_code":
 			c.ExitCode, _ = x.integer(p.V, p.Val)
-		case "timeout_s":
-			if num, ok := p.Val.(json.Number); ok {
-				c.RunTimeout, _ = num.Float64()
-			}
-		case "contains":
-			if s, ok := p.Val.(string); ok {
-				c.Contains = &s
-			}
 		case "regex":
 			if s, ok := p.Val.(string); ok {
 				c.Regex = x.regex(p.V, s)

@@ -102,7 +102,8 @@ func (x *decoder) resources(n *yaml.Node, val any) []*Resource {
 	var out []*Resource
 	seen := map[string]bool{}
 	for _, it := range yamlpos.Items(n, val) {
-		r := &Resource{Pos: x.d.Pos(it.N)}
+		m, _ := it.Val.(map[string]any)
+		r := &Resource{Pos: x.d.Pos(it.N), Name: str(m["name"]), Title: str(m["title"]), Description: str(m["description"]), MIMEType: str(m["mime_type"])}
 		var keyNode *yaml.Node
 		var answerNodes []*yaml.Node
 		for _, p := range yamlpos.Pairs(it.N, it.Val) {
@@ -111,14 +112,6 @@ func (x *decoder) resources(n *yaml.Node, val any) []*Resource {
 				r.URI, keyNode = str(p.Val), p.V
 			case "uri_template":
 				r.Template, keyNode = str(p.Val), p.V
-			case "name":
-				r.Name = str(p.Val)
-			case "title":
-				r.Title = str(p.Val)
-			case "description":
-				r.Description = str(p.Val)
-			case "mime_type":
-				r.MIMEType = str(p.Val)
 			case "answers":
 				for _, an := range yamlpos.Items(p.V, p.Val) {
 					a := &ResourceAnswer{Pos: x.d.Pos(an.N), When: map[string]string{}}
@@ -240,30 +233,17 @@ func (x *decoder) prompts(n *yaml.Node, val any) []*Prompt {
 	var out []*Prompt
 	seen := map[string]bool{}
 	for _, it := range yamlpos.Items(n, val) {
-		pr := &Prompt{Pos: x.d.Pos(it.N)}
-		var nameNode *yaml.Node
+		m, _ := it.Val.(map[string]any)
+		pr := &Prompt{Pos: x.d.Pos(it.N), Name: str(m["name"]), Title: str(m["title"]), Description: str(m["description"])}
+		_, nameNode := yamlpos.Lookup(it.N, "name")
 		for _, p := range yamlpos.Pairs(it.N, it.Val) {
 			switch p.Key() {
-			case "name":
-				pr.Name, nameNode = str(p.Val), p.V
-			case "title":
-				pr.Title = str(p.Val)
-			case "description":
-				pr.Description = str(p.Val)
 			case "arguments":
 				for _, an := range yamlpos.Items(p.V, p.Val) {
-					a := &PromptArgument{}
-					for _, q := range yamlpos.Pairs(an.N, an.Val) {
-						switch q.Key() {
-						case "name":
-							a.Name = str(q.Val)
-						case "description":
-							a.Description = str(q.Val)
-						case "required":
-							a.Required, _ = q.Val.(bool)
-						case "complete":
-							a.Complete = x.completions(q.V, q.Val)
-						}
+					am, _ := an.Val.(map[string]any)
+					a := &PromptArgument{Name: str(am["name"]), Description: str(am["description"]), Required: am["required"] == true}
+					if _, cn := yamlpos.Lookup(an.N, "complete"); cn != nil {
+						a.Complete = x.completions(cn, am["complete"])
 					}
 					if slices.ContainsFunc(pr.Arguments, func(b *PromptArgument) bool { return b.Name == a.Name }) {
 						x.errorf(an.N, "argument %q is declared twice", a.Name)
@@ -273,16 +253,8 @@ func (x *decoder) prompts(n *yaml.Node, val any) []*Prompt {
 				}
 			case "messages":
 				for _, mn := range yamlpos.Items(p.V, p.Val) {
-					var m PromptMessage
-					for _, q := range yamlpos.Pairs(mn.N, mn.Val) {
-						switch q.Key() {
-						case "role":
-							m.Role = str(q.Val)
-						case "text":
-							m.Text = str(q.Val)
-						}
-					}
-					pr.Messages = append(pr.Messages, m)
+					mm, _ := mn.Val.(map[string]any)
+					pr.Messages = append(pr.Messages, PromptMessage{Role: str(mm["role"]), Text: str(mm["text"])})
 				}
 			}
 		}
@@ -344,12 +316,10 @@ func (x *decoder) mcpCheck(c *Check, n *yaml.Node, val any) {
 		}
 		return
 	}
+	m, _ := val.(map[string]any)
+	c.URI, c.Prompt = str(m["uri"]), str(m["name"])
 	for _, p := range yamlpos.Pairs(n, val) {
 		switch p.Key() {
-		case "uri":
-			c.URI = str(p.Val)
-		case "name":
-			c.Prompt = str(p.Val)
 		case "times":
 			if i, ok := x.integer(p.V, p.Val); ok {
 				c.Times = &i

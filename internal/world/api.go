@@ -51,7 +51,6 @@ func (w *World) ParseSetup(m map[string]any) (*Setup, error) {
 	doc := yamlpos.ParseDocument("scenario", []byte(value.Canonical(m)), "scenario", "")
 	l := &loader{doc: doc, w: w, opts: &LoadOptions{}}
 	s := &Setup{Name: "(inline)", Source: m}
-	var b, f, e, o yamlpos.KV
 	for _, q := range yamlpos.Pairs(doc.Root, doc.Value) {
 		switch q.Key() {
 		case "state":
@@ -65,21 +64,17 @@ func (w *World) ParseSetup(m map[string]any) (*Setup, error) {
 				s.State[pk.Key()] = st
 			}
 		case "budgets":
-			b = q
 			s.Budgets = []Budget{}
 		case "faults":
-			f = q
 			s.Faults = []Fault{}
 		case "events":
-			e = q
 			s.Events = []Event{}
 		case "toolOverrides":
-			o = q
 		default:
 			doc.Errorf(q.K, "unknown key %q in a scenario; expected state, budgets, faults, events or toolOverrides", q.Key())
 		}
 	}
-	l.setupLists(s, b, f, e, o, ScopeTest)
+	l.setupLists(s, doc.Root, doc.Value, ScopeTest)
 	if ds := doc.Diagnostics(); ds.HasErrors() {
 		return nil, onlyErrors(ds)
 	}

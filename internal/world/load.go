@@ -107,57 +107,33 @@ func str(v any) string { s, _ := v.(string); return s }
 
 func (l *loader) world() {
 	root, doc := l.doc.Root, l.doc.Value
-	var packages, actors, scenarios, behaviors yamlpos.KV
+	at := func(key string) yamlpos.KV { return yamlpos.Get(root, doc, key) }
 	setup := &Setup{Name: "", State: map[string]map[string]any{}}
-	var budgets, faults, events, overrides yamlpos.KV
-	for _, p := range yamlpos.Pairs(root, doc) {
-		switch p.Key() {
-		case "world":
-			l.w.Name = str(p.Val)
-		case "seed":
-			if n, ok := p.Val.(json.Number); ok {
-				if i, err := strconv.ParseInt(string(n), 10, 64); err == nil {
-					l.w.Seed = i
-				} else if !strings.ContainsAny(string(n), ".eE") {
-					l.errorf(p.V, "seed %s does not fit in 64 bits", n)
-				}
-			}
-		case "step_budget":
-			if n, ok := p.Val.(json.Number); ok {
-				if i, err := strconv.ParseUint(string(n), 10, 64); err == nil && i > 0 {
-					l.w.StepBudget = i
-				}
-			}
-		case "limits":
-			l.limits(p)
-		case "clock":
-			l.clock(p)
-		case "behaviors":
-			behaviors = p
-		case "packages":
-			packages = p
-		case "actors":
-			actors = p
-		case "budgets":
-			budgets = p
-		case "faults":
-			faults = p
-		case "events":
-			events = p
-		case "toolOverrides":
-			overrides = p
-		case "scenarios":
-			scenarios = p
+	l.w.Name = str(at("world").Val)
+	seed := at("seed")
+	if n, ok := seed.Val.(json.Number); ok {
+		if i, err := strconv.ParseInt(string(n), 10, 64); err == nil {
+			l.w.Seed = i
+		} else if !strings.ContainsAny(string(n), ".eE") {
+			l.errorf(seed.V, "seed %s does not fit in 64 bits", n)
 		}
 	}
-	if behaviors.V != nil {
-		l.behaviors(behaviors)
+	if n, ok := at("step_budget").Val.(json.Number); ok {
+		if i, err := strconv.ParseUint(string(n), 10, 64); err == nil && i > 0 {
+			l.w.StepBudget = i
+		}
 	}
+	l.limits(at("limits"))
+	l.clock(at("clock"))
+	if b := at("behaviors"); b.V != nil {
+		l.behaviors(b)
+	}
+	actors := at("actors")
 	for _, a := range yamlpos.Pairs(actors.V, actors.Val) {
 		l.actorNames = append(l.actorNames, a.Key())
 	}
-	if packages.V != nil {
-		l.packages(packages, setup)
+	if p := at("packages"); p.V != nil {
+		l.packages(p, setup)
 	}
 	for _, a := range yamlpos.Pairs(actors.V, actors.Val) {
 		act := &Actor{Name: a.Key()}
@@ -177,34 +153,22 @@ func (l *loader) world() {
 		l.w.Actors[act.Name] = act
 		l.w.ActorList = append(l.w.ActorList, act.Name)
 	}
-	l.setupLists(setup, budgets, faults, events, overrides, ScopeWorld)
+	l.setupLists(setup, root, doc, ScopeWorld)
 	l.w.Baseline = setup
+	scenarios := at("scenarios")
 	for _, sc := range yamlpos.Pairs(scenarios.V, scenarios.Val) {
 		s := &Setup{Name: sc.Key(), State: map[string]map[string]any{}}
-		var b, f, e, o yamlpos.KV
-		for _, q := range yamlpos.Pairs(sc.V, sc.Val) {
-			switch q.Key() {
-			case "state":
-				for _, pk := range yamlpos.Pairs(q.V, q.Val) {
-					if l.w.Packages[pk.Key()] == nil {
-						l.errorf(pk.K, "scenario %q: unknown package %q%s", s.Name, pk.Key(), suggest.DidYouMean(pk.Key(), l.w.PackageList))
-						continue
-					}
-					if st, ok := pk.Val.(map[string]any); ok {
-						s.State[pk.Key()] = st
-					}
-				}
-			case "budgets":
-				b = q
-			case "faults":
-				f = q
-			case "events":
-				e = q
-			case "toolOverrides":
-				o = q
+		state := yamlpos.Get(sc.V, sc.Val, "state")
+		for _, pk := range yamlpos.Pairs(state.V, state.Val) {
+			if l.w.Packages[pk.Key()] == nil {
+				l.errorf(pk.K, "scenario %q: unknown package %q%s", s.Name, pk.Key(), suggest.DidYouMean(pk.Key(), l.w.PackageList))
+				continue
+			}
+			if st, ok := pk.Val.(map[string]any); ok {
+				s.State[pk.Key()] = st
 			}
 		}
-		l.setupLists(s, b, f, e, o, ScopeScenario)
+		l.setupLists(s, sc.V, sc.Val, ScopeScenario)
 		l.w.Scenarios[s.Name] = s
 	}
 }
@@ -424,8 +388,11 @@ func (l *loader) checkPattern(n *yaml.Node, pat string) {
 	l.opRef(n, pat)
 }
 
-// setupLists decodes the budgets, faults, events and overrides of a setup.
-func (l *loader) setupLists(s *Setup, budgets, faults, events, overrides yamlpos.KV, scope Scope) {
+// setupLists decodes the budgets, faults, events and toolOverrides of a
+// setup, the mapping n (converted: val).
+func (l *loader) setupLists(s *Setup, n *yaml.Node, val any, scope Scope) {
+	budgets, faults := yamlpos.Get(n, val, "budgets"), yamlpos.Get(n, val, "faults")
+	events, overrides := yamlpos.Get(n, val, "events"), yamlpos.Get(n, val, "toolOverrides")
 	for _, it := range yamlpos.Items(budgets.V, budgets.Val) {
 		m, _ := it.Val.(map[string]any)
 		b := Budget{Operation: str(m["operation"])}

@@ -101,6 +101,14 @@ func Pairs(n *yaml.Node, val any) []KV {
 	return AppendPairs(make([]KV, 0, len(n.Content)/2), n, val)
 }
 
+// Get is the entry of key in mapping n (whose converted value is val) as
+// Pairs lists it; the zero KV when there is none.
+func Get(n *yaml.Node, val any, key string) KV {
+	k, v := Lookup(n, key)
+	m, _ := val.(map[string]any)
+	return KV{k, v, m[key]}
+}
+
 // AppendPairs appends the entries Pairs lists to buf.
 func AppendPairs(buf []KV, n *yaml.Node, val any) []KV {
 	n = Deref(n)
