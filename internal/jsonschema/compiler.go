@@ -56,10 +56,10 @@ func (c *Compiler) AddResource(url string, doc any) error {
 		return err
 	}
 	if isMeta(string(uf.url)) {
-		return &ResourceExistsError{string(uf.url)}
+		return resourceExists(uf.url)
 	}
 	if !c.roots.loader.add(uf.url, doc) {
-		return &ResourceExistsError{string(uf.url)}
+		return resourceExists(uf.url)
 	}
 	return nil
 }

@@ -231,7 +231,7 @@ func (d *Draft) getVocabs(url url, doc any) ([]string, error) {
 				}
 			}
 		}
-		return nil, &UnsupportedVocabularyError{url.String(), vocab}
+		return nil, fmt.Errorf("unsupported vocabulary %q in %q", vocab, url)
 	}
 	if !slices.Contains(vocabs, "core") {
 		vocabs = append(vocabs, "core")
@@ -290,52 +290,6 @@ func (d *dialect) getSchema() *Schema {
 		}
 	}
 	return sch
-}
-
-// --
-
-type ParseIDError struct {
-	URL string
-}
-
-func (e *ParseIDError) Error() string {
-	return fmt.Sprintf("error in parsing id at %q", e.URL)
-}
-
-// --
-
-type ParseAnchorError struct {
-	URL string
-}
-
-func (e *ParseAnchorError) Error() string {
-	return fmt.Sprintf("error in parsing anchor at %q", e.URL)
-}
-
-// --
-
-type DuplicateIDError struct {
-	ID   string
-	URL  string
-	Ptr1 string
-	Ptr2 string
-}
-
-func (e *DuplicateIDError) Error() string {
-	return fmt.Sprintf("duplicate id %q in %q at %q and %q", e.ID, e.URL, e.Ptr1, e.Ptr2)
-}
-
-// --
-
-type DuplicateAnchorError struct {
-	Anchor string
-	URL    string
-	Ptr1   string
-	Ptr2   string
-}
-
-func (e *DuplicateAnchorError) Error() string {
-	return fmt.Sprintf("duplicate anchor %q in %q at %q and %q", e.Anchor, e.URL, e.Ptr1, e.Ptr2)
 }
 
 // --

@@ -96,11 +96,11 @@ func (l *defaultLoader) load(url url) (any, error) {
 		return doc, nil
 	}
 	if l.loader == nil {
-		return nil, &LoadURLError{url.String(), errors.New("no URLLoader set")}
+		return nil, fmt.Errorf("failing loading %q: no URLLoader set", url)
 	}
 	doc, err = l.loader.Load(url.String())
 	if err != nil {
-		return nil, &LoadURLError{URL: url.String(), Err: err}
+		return nil, fmt.Errorf("failing loading %q: %w", url, err)
 	}
 	l.add(url, doc)
 	return doc, nil
@@ -120,14 +120,14 @@ func (l *defaultLoader) getDraft(up urlPtr, doc any, defaultDraft *Draft, cycle 
 	}
 	sch, _ = split(sch)
 	if _, err := gourl.Parse(sch); err != nil {
-		return nil, &InvalidMetaSchemaURLError{up.String(), err}
+		return nil, fmt.Errorf("invalid $schema in %q: %w", up.String(), err)
 	}
 	schUrl := url(sch)
 	if up.ptr.isEmpty() && schUrl == up.url {
-		return nil, &UnsupportedDraftError{schUrl.String()}
+		return nil, fmt.Errorf("draft %q is not supported", schUrl)
 	}
 	if _, ok := cycle[schUrl]; ok {
-		return nil, &MetaSchemaCycleError{schUrl.String()}
+		return nil, fmt.Errorf("cycle in resolving $schema in %q", schUrl)
 	}
 	cycle[schUrl] = struct{}{}
 	doc, err := l.load(schUrl)
@@ -151,7 +151,7 @@ func (l *defaultLoader) getMetaVocabs(doc any, draft *Draft) ([]string, error) {
 	}
 	sch, _ = split(sch)
 	if _, err := gourl.Parse(sch); err != nil {
-		return nil, &ParseURLError{sch, err}
+		return nil, parseURLError(sch, err)
 	}
 	schUrl := url(sch)
 	doc, err := l.load(schUrl)
@@ -159,27 +159,6 @@ func (l *defaultLoader) getMetaVocabs(doc any, draft *Draft) ([]string, error) {
 		return nil, err
 	}
 	return draft.getVocabs(schUrl, doc)
-}
-
-// --
-
-type LoadURLError struct {
-	URL string
-	Err error
-}
-
-func (e *LoadURLError) Error() string {
-	return fmt.Sprintf("failing loading %q: %v", e.URL, e.Err)
-}
-
-// --
-
-type ResourceExistsError struct {
-	url string
-}
-
-func (e *ResourceExistsError) Error() string {
-	return fmt.Sprintf("resource for %q already exists", e.url)
 }
 
 // --

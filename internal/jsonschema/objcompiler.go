@@ -33,7 +33,7 @@ func (c *objCompiler) compile(s *Schema) error {
 				var err error
 				s.Anchor, err = decode(f)
 				if err != nil {
-					return &ParseAnchorError{URL: s.Location}
+					return parseAnchorError(s.Location)
 				}
 			}
 		}
@@ -104,7 +104,7 @@ func (c *objCompiler) compileDraft4(s *Schema) error {
 			for pname, sch := range m {
 				re, err := regexp.Compile(pname)
 				if err != nil {
-					return &InvalidRegexError{c.up.format("patternProperties"), pname, err}
+					return fmt.Errorf("invalid regex %q at %q: %w", pname, c.up.format("patternProperties"), err)
 				}
 				s.PatternProperties[re] = sch
 			}
@@ -152,7 +152,7 @@ func (c *objCompiler) compileDraft4(s *Schema) error {
 		if pat := c.strVal("pattern"); pat != nil {
 			s.Pattern, err = regexp.Compile(*pat)
 			if err != nil {
-				return &InvalidRegexError{c.up.format("pattern"), *pat, err}
+				return fmt.Errorf("invalid regex %q at %q: %w", *pat, c.up.format("pattern"), err)
 			}
 		}
 
@@ -466,18 +466,6 @@ func (c *objCompiler) arrVal(pname string) []any {
 		return nil
 	}
 	return arr
-}
-
-// --
-
-type InvalidRegexError struct {
-	URL   string
-	Regex string
-	Err   error
-}
-
-func (e *InvalidRegexError) Error() string {
-	return fmt.Sprintf("invalid regex %q at %q: %v", e.Regex, e.URL, e.Err)
 }
 
 // --

@@ -39,10 +39,7 @@ func (r *root) resolveFragmentIn(frag fragment, res *resource) (urlPtr, error) {
 	case anchor:
 		aptr, ok := res.anchors[f]
 		if !ok {
-			return urlPtr{}, &AnchorNotFoundError{
-				URL:       r.url.String(),
-				Reference: (&urlFrag{res.id, frag}).String(),
-			}
+			return urlPtr{}, fmt.Errorf("anchor in %q not found in schema %q", (&urlFrag{res.id, frag}).String(), r.url)
 		}
 		ptr = aptr
 	}
@@ -88,9 +85,7 @@ func (r *root) collectAnchors(sch any, schPtr jsonPointer, res *resource) error 
 				// anchor with same root_ptr already exists
 				return nil
 			}
-			return &DuplicateAnchorError{
-				string(anchor), r.url.String(), string(ptr1), string(schPtr),
-			}
+			return fmt.Errorf("duplicate anchor %q in %q at %q and %q", anchor, r.url, ptr1, schPtr)
 		}
 		res.anchors[anchor] = schPtr
 		return nil
@@ -106,7 +101,7 @@ func (r *root) collectAnchors(sch any, schPtr jsonPointer, res *resource) error 
 			_, frag, err := splitFragment(id)
 			if err != nil {
 				loc := urlPtr{r.url, schPtr}
-				return &ParseAnchorError{loc.String()}
+				return parseAnchorError(loc.String())
 			}
 			if anchor, ok := frag.convert().(anchor); ok {
 				if err := addAnchor(anchor); err != nil {
@@ -180,23 +175,3 @@ func (res *resource) clone() *resource {
 }
 
 //--
-
-type UnsupportedVocabularyError struct {
-	URL        string
-	Vocabulary string
-}
-
-func (e *UnsupportedVocabularyError) Error() string {
-	return fmt.Sprintf("unsupported vocabulary %q in %q", e.Vocabulary, e.URL)
-}
-
-// --
-
-type AnchorNotFoundError struct {
-	URL       string
-	Reference string
-}
-
-func (e *AnchorNotFoundError) Error() string {
-	return fmt.Sprintf("anchor in %q not found in schema %q", e.Reference, e.URL)
-}

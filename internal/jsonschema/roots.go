@@ -106,7 +106,7 @@ func (rr *roots) _collectResources(r *root, sch any, base url, schPtr jsonPointe
 		uf, err := base.join(id)
 		if err != nil {
 			loc := urlPtr{r.url, schPtr}
-			return &ParseIDError{loc.String()}
+			return fmt.Errorf("error in parsing id at %q", loc.String())
 		}
 		base = uf.url
 		res = newResource(schPtr, base)
@@ -121,7 +121,7 @@ func (rr *roots) _collectResources(r *root, sch any, base url, schPtr jsonPointe
 			if res.id == base {
 				found = true
 				if res.ptr != schPtr {
-					return &DuplicateIDError{base.String(), r.url.String(), string(schPtr), string(res.ptr)}
+					return fmt.Errorf("duplicate id %q in %q at %q and %q", base, r.url, schPtr, res.ptr)
 				}
 			}
 		}
@@ -224,35 +224,4 @@ func (rr *roots) validate(r *root, v any, ptr jsonPointer) error {
 		return &SchemaValidationError{URL: up.String(), Err: err}
 	}
 	return nil
-}
-
-// --
-
-type InvalidMetaSchemaURLError struct {
-	URL string
-	Err error
-}
-
-func (e *InvalidMetaSchemaURLError) Error() string {
-	return fmt.Sprintf("invalid $schema in %q: %v", e.URL, e.Err)
-}
-
-// --
-
-type UnsupportedDraftError struct {
-	URL string
-}
-
-func (e *UnsupportedDraftError) Error() string {
-	return fmt.Sprintf("draft %q is not supported", e.URL)
-}
-
-// --
-
-type MetaSchemaCycleError struct {
-	URL string
-}
-
-func (e *MetaSchemaCycleError) Error() string {
-	return fmt.Sprintf("cycle in resolving $schema in %q", e.URL)
 }

@@ -26,7 +26,7 @@ func (u url) String() string {
 func (u url) join(ref string) (*urlFrag, error) {
 	base, err := gourl.Parse(string(u))
 	if err != nil {
-		return nil, &ParseURLError{URL: u.String(), Err: err}
+		return nil, parseURLError(u.String(), err)
 	}
 
 	ref, frag, err := splitFragment(ref)
@@ -35,7 +35,7 @@ func (u url) join(ref string) (*urlFrag, error) {
 	}
 	refURL, err := gourl.Parse(ref)
 	if err != nil {
-		return nil, &ParseURLError{URL: ref, Err: err}
+		return nil, parseURLError(ref, err)
 	}
 	resolved := base.ResolveReference(refURL)
 
@@ -131,7 +131,7 @@ func splitFragment(str string) (string, fragment, error) {
 	u, f := split(str)
 	f, err := decode(f)
 	if err != nil {
-		return "", fragment(""), &ParseURLError{URL: str, Err: err}
+		return "", fragment(""), parseURLError(str, err)
 	}
 	return u, fragment(f), nil
 }
@@ -169,10 +169,10 @@ func absolute(input string) (*urlFrag, error) {
 	}
 	gourl, err := gourl.Parse(u)
 	if err != nil {
-		return nil, &ParseURLError{URL: input, Err: err}
+		return nil, parseURLError(input, err)
 	}
 	if !gourl.IsAbs() {
-		return nil, &ParseURLError{URL: input, Err: errors.New("not an absolute URL")}
+		return nil, parseURLError(input, errors.New("not an absolute URL"))
 	}
 	return &urlFrag{url(u), frag}, nil
 }
@@ -192,7 +192,7 @@ func (up *urlPtr) lookup(v any) (any, error) {
 	for _, tok := range strings.Split(string(up.ptr), "/")[1:] {
 		tok, ok := unescape(tok)
 		if !ok {
-			return nil, &InvalidJsonPointerError{up.String()}
+			return nil, fmt.Errorf("invalid json-pointer %q", up.String())
 		}
 		switch val := v.(type) {
 		case map[string]any:
@@ -208,7 +208,7 @@ func (up *urlPtr) lookup(v any) (any, error) {
 				}
 			}
 		}
-		return nil, &JSONPointerNotFoundError{up.String()}
+		return nil, fmt.Errorf("json-pointer in %q not found", up.String())
 	}
 	return v, nil
 }
@@ -374,36 +374,13 @@ func writeHash(v any, h *maphash.Hash) ErrorKind {
 	return nil
 }
 
-// --
-
-type ParseURLError struct {
-	URL string
-	Err error
+func parseURLError(url string, err error) error {
+	return fmt.Errorf("error in parsing %q: %w", url, err)
 }
 
-func (e *ParseURLError) Error() string {
-	return fmt.Sprintf("error in parsing %q: %v", e.URL, e.Err)
-}
+func parseAnchorError(url string) error { return fmt.Errorf("error in parsing anchor at %q", url) }
 
-// --
-
-type InvalidJsonPointerError struct {
-	URL string
-}
-
-func (e *InvalidJsonPointerError) Error() string {
-	return fmt.Sprintf("invalid json-pointer %q", e.URL)
-}
-
-// --
-
-type JSONPointerNotFoundError struct {
-	URL string
-}
-
-func (e *JSONPointerNotFoundError) Error() string {
-	return fmt.Sprintf("json-pointer in %q not found", e.URL)
-}
+func resourceExists(u url) error { return fmt.Errorf("resource for %q already exists", u) }
 
 // --
 
