@@ -16,7 +16,6 @@ require (
 	go.yaml.in/yaml/v4 v4.0.0
 	golang.org/x/net v0.50.0
 	golang.org/x/term v0.48.0
-	golang.org/x/text v0.34.0
 )
 
 require github.com/coder/websocket v1.8.15

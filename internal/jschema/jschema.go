@@ -14,11 +14,7 @@ import (
 	"sync/atomic"
 
 	"github.com/dryfire-dev/dryfire/internal/jsonschema"
-	"golang.org/x/text/language"
-	"golang.org/x/text/message"
 )
-
-var printer = message.NewPrinter(language.English)
 
 // Schema is a compiled JSON Schema, with its quick tree (nil: none).
 type Schema struct {
@@ -213,7 +209,7 @@ func Leaves(ve *jsonschema.ValidationError) []Leaf {
 				Path:    e.InstanceLocation,
 				Keyword: e.SchemaURL,
 				Kind:    e.ErrorKind,
-				Message: e.ErrorKind.LocalizedString(printer),
+				Message: e.ErrorKind.String(),
 			})
 			return
 		}

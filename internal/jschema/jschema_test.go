@@ -1,6 +1,8 @@
 package jschema_test
 
 import (
+	"encoding/json"
+	"slices"
 	"testing"
 
 	"github.com/dryfire-dev/dryfire/internal/jschema"
@@ -23,5 +25,28 @@ func TestAdditionalPropertiesInOrder(t *testing.T) {
 		if len(l) != 1 || l[0].Message != want {
 			t.Fatalf("got %v\nwant one failure: %s", l, want)
 		}
+	}
+}
+
+// Numbers in messages are written as in JSON: no thousands separators,
+// no "×10⁶" (the English printer's, before).
+func TestMessageNumbers(t *testing.T) {
+	s, err := jschema.Compile(map[string]any{"properties": map[string]any{
+		"n": map[string]any{"maximum": json.Number("1000")},
+		"f": map[string]any{"minimum": json.Number("1e30")},
+		"s": map[string]any{"maxItems": json.Number("1000")},
+	}}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	long := make([]any, 1001)
+	l := s.Validate(map[string]any{"n": json.Number("1001"), "f": json.Number("2.5"), "s": long})
+	var got []string
+	for _, x := range l {
+		got = append(got, jschema.Pointer(x.Path)+": "+x.Message)
+	}
+	want := []string{"/f: minimum: got 2.5, want 1e+30", "/n: maximum: got 1001, want 1000", "/s: maxItems: got 1001, want 1000"}
+	if !slices.Equal(got, want) {
+		t.Errorf("got  %q\nwant %q", got, want)
 	}
 }

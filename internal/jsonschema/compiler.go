@@ -35,12 +35,8 @@ func (c *Compiler) DefaultDraft(d *Draft) {
 	c.roots.defaultDraft = d
 }
 
-// AssertFormat always enables format assertions.
-//
-// Default Behavior:
-// for draft-07: enabled.
-// for draft/2019-09: disabled unless metaschema says `format` vocabulary is required.
-// for draft/2020-12: disabled unless metaschema says `format-assertion` vocabulary is required.
+// AssertFormat always enables format assertions (by default: drafts
+// before 2019-09 only).
 func (c *Compiler) AssertFormat() {
 	c.assertFormat = true
 }
@@ -135,7 +131,7 @@ func (c *Compiler) doCompile(up urlPtr) (*Schema, error) {
 
 func (c *Compiler) compileValue(v any, sch *Schema, r *root, q *queue) error {
 	res := r.resource(sch.up.ptr)
-	sch.DraftVersion = res.dialect.draft.version
+	sch.DraftVersion = res.draft.version
 
 	base := urlPtr{sch.up.url, res.ptr}
 	sch.resource = c.enqueue(q, base)

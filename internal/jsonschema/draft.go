@@ -1,8 +1,6 @@
 package jsonschema
 
 import (
-	"fmt"
-	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -10,19 +8,15 @@ import (
 
 // A Draft represents json-schema specification.
 type Draft struct {
-	version       int
-	url           string
-	sch           *Schema
-	id            string             // property name used to represent id
-	subschemas    []SchemaPath       // locations of subschemas
-	vocabPrefix   string             // prefix used for vocabulary
-	allVocabs     map[string]*Schema // names of supported vocabs (dryfire: the keys only; the schemas are in vocabSchemas)
-	defaultVocabs []string           // names of default vocabs
+	version    int
+	url        string
+	sch        *Schema
+	id         string       // property name used to represent id
+	subschemas []SchemaPath // locations of subschemas
 
-	// dryfire: the meta-schema and its vocabularies' schemas, compiled on
-	// first use by load (upstream compiles every draft's in init).
-	ready        atomic.Bool
-	vocabSchemas map[string]*Schema
+	// dryfire: the meta-schema, compiled on first use by load (upstream
+	// compiles every draft's in init).
+	ready atomic.Bool
 }
 
 var (
@@ -47,9 +41,6 @@ var (
 			schemaPath("additionalItems"),
 			schemaPath("dependencies/*"),
 		},
-		vocabPrefix:   "",
-		allVocabs:     map[string]*Schema{},
-		defaultVocabs: []string{},
 	}
 
 	Draft6 = &Draft{
@@ -60,9 +51,6 @@ var (
 			schemaPath("propertyNames"),
 			schemaPath("contains"),
 		),
-		vocabPrefix:   "",
-		allVocabs:     map[string]*Schema{},
-		defaultVocabs: []string{},
 	}
 
 	Draft7 = &Draft{
@@ -74,9 +62,6 @@ var (
 			schemaPath("then"),
 			schemaPath("else"),
 		),
-		vocabPrefix:   "",
-		allVocabs:     map[string]*Schema{},
-		defaultVocabs: []string{},
 	}
 
 	Draft2019 = &Draft{
@@ -90,16 +75,6 @@ var (
 			schemaPath("unevaluatedItems"),
 			schemaPath("contentSchema"),
 		),
-		vocabPrefix: "https://json-schema.org/draft/2019-09/vocab/",
-		allVocabs: map[string]*Schema{
-			"core":       nil,
-			"applicator": nil,
-			"validation": nil,
-			"meta-data":  nil,
-			"format":     nil,
-			"content":    nil,
-		},
-		defaultVocabs: []string{"core", "applicator", "validation"},
 	}
 
 	Draft2020 = &Draft{
@@ -109,18 +84,6 @@ var (
 		subschemas: joinSubschemas(Draft2019.subschemas,
 			schemaPath("prefixItems/[]"),
 		),
-		vocabPrefix: "https://json-schema.org/draft/2020-12/vocab/",
-		allVocabs: map[string]*Schema{
-			"core":              nil,
-			"applicator":        nil,
-			"unevaluated":       nil,
-			"validation":        nil,
-			"meta-data":         nil,
-			"format-annotation": nil,
-			"format-assertion":  nil,
-			"content":           nil,
-		},
-		defaultVocabs: []string{"core", "applicator", "unevaluated", "validation"},
 	}
 
 	draftLatest = Draft2020
@@ -134,7 +97,7 @@ var (
 	metaCompiler *Compiler // under metaMu
 )
 
-// load compiles d's meta-schema and its vocabularies' schemas, once.
+// load compiles d's meta-schema, once.
 func (d *Draft) load() {
 	if d.ready.Load() {
 		return
@@ -149,12 +112,14 @@ func (d *Draft) load() {
 		metaCompiler.AssertFormat()
 	}
 	d.sch = metaCompiler.MustCompile(d.url)
-	vocabs := make(map[string]*Schema, len(d.allVocabs))
-	for name := range d.allVocabs {
-		vocabs[name] = metaCompiler.MustCompile(strings.TrimSuffix(d.url, "schema") + "meta/" + name)
-	}
-	d.vocabSchemas = vocabs
 	d.ready.Store(true)
+}
+
+// meta is d's meta-schema (dryfire: a schema is checked against its
+// draft's; a custom meta-schema's $vocabulary is not read, FORK.md).
+func (d *Draft) meta() *Schema {
+	d.load()
+	return d.sch
 }
 
 func draftFromURL(url string) *Draft {
@@ -199,100 +164,6 @@ func (d *Draft) getID(obj map[string]any) string {
 	id, _ = split(id) // ignore fragment
 	return id
 }
-
-func (d *Draft) getVocabs(url url, doc any) ([]string, error) {
-	if d.version < 2019 {
-		return nil, nil
-	}
-	obj, ok := doc.(map[string]any)
-	if !ok {
-		return nil, nil
-	}
-	v, ok := obj["$vocabulary"]
-	if !ok {
-		return nil, nil
-	}
-	obj, ok = v.(map[string]any)
-	if !ok {
-		return nil, nil
-	}
-
-	var vocabs []string
-	for vocab, reqd := range obj {
-		if reqd, ok := reqd.(bool); !ok || !reqd {
-			continue
-		}
-		name, ok := strings.CutPrefix(vocab, d.vocabPrefix)
-		if ok {
-			if _, ok := d.allVocabs[name]; ok {
-				if !slices.Contains(vocabs, name) {
-					vocabs = append(vocabs, name)
-					continue
-				}
-			}
-		}
-		return nil, fmt.Errorf("unsupported vocabulary %q in %q", vocab, url)
-	}
-	if !slices.Contains(vocabs, "core") {
-		vocabs = append(vocabs, "core")
-	}
-	return vocabs, nil
-}
-
-// --
-
-type dialect struct {
-	draft  *Draft
-	vocabs []string // nil means use draft.defaultVocabs
-}
-
-func (d *dialect) hasVocab(name string) bool {
-	if name == "core" || d.draft.version < 2019 {
-		return true
-	}
-	if d.vocabs != nil {
-		return slices.Contains(d.vocabs, name)
-	}
-	return slices.Contains(d.draft.defaultVocabs, name)
-}
-
-func (d *dialect) getSchema() *Schema {
-	d.draft.load()
-	vocabs := d.vocabs
-	if vocabs == nil {
-		return d.draft.sch
-	}
-
-	var allOf []*Schema
-	for _, vocab := range vocabs {
-		if sch := d.draft.vocabSchemas[vocab]; sch != nil {
-			allOf = append(allOf, sch)
-		}
-	}
-	if !slices.Contains(vocabs, "core") {
-		sch := d.draft.vocabSchemas["core"]
-		if sch == nil {
-			sch = d.draft.sch
-		}
-		allOf = append(allOf, sch)
-	}
-	sch := &Schema{
-		Location:     "urn:mem:metaschema",
-		up:           urlPtr{url("urn:mem:metaschema"), ""},
-		DraftVersion: d.draft.version,
-		AllOf:        allOf,
-	}
-	sch.resource = sch
-	if sch.DraftVersion >= 2020 {
-		sch.DynamicAnchor = "meta"
-		sch.dynamicAnchors = map[string]*Schema{
-			"meta": sch,
-		}
-	}
-	return sch
-}
-
-// --
 
 func joinSubschemas(a1 []SchemaPath, a2 ...SchemaPath) []SchemaPath {
 	var a []SchemaPath

@@ -1,6 +1,7 @@
 package jsonschema
 
 import (
+	"fmt"
 	"net/netip"
 	gourl "net/url"
 	"strconv"
@@ -48,7 +49,7 @@ func validateJSONPointer(v any) error {
 		return nil
 	}
 	if !strings.HasPrefix(s, "/") {
-		return LocalizableError("not starting with /")
+		return fmt.Errorf("not starting with /")
 	}
 	for _, tok := range strings.Split(s, "/")[1:] {
 		escape := false
@@ -56,7 +57,7 @@ func validateJSONPointer(v any) error {
 			if escape {
 				escape = false
 				if ch != '0' && ch != '1' {
-					return LocalizableError("~ must be followed by 0 or 1")
+					return fmt.Errorf("~ must be followed by 0 or 1")
 				}
 				continue
 			}
@@ -69,11 +70,11 @@ func validateJSONPointer(v any) error {
 			case ch >= '\x30' && ch <= '\x7D':
 			case ch >= '\x7F' && ch <= '\U0010FFFF':
 			default:
-				return LocalizableError("invalid character %q", ch)
+				return fmt.Errorf("invalid character %q", ch)
 			}
 		}
 		if escape {
-			return LocalizableError("~ must be followed by 0 or 1")
+			return fmt.Errorf("~ must be followed by 0 or 1")
 		}
 	}
 	return nil
@@ -96,10 +97,10 @@ func validateRelativeJSONPointer(v any) error {
 		}
 	}
 	if numDigits == 0 {
-		return LocalizableError("must start with non-negative integer")
+		return fmt.Errorf("must start with non-negative integer")
 	}
 	if numDigits > 1 && strings.HasPrefix(s, "0") {
-		return LocalizableError("starts with zero")
+		return fmt.Errorf("starts with zero")
 	}
 	s = s[numDigits:]
 
@@ -120,11 +121,11 @@ func validateUUID(v any) error {
 	hexGroups := []int{8, 4, 4, 4, 12}
 	groups := strings.Split(s, "-")
 	if len(groups) != len(hexGroups) {
-		return LocalizableError("must have %d elements", len(hexGroups))
+		return fmt.Errorf("must have %d elements", len(hexGroups))
 	}
 	for i, group := range groups {
 		if len(group) != hexGroups[i] {
-			return LocalizableError("element %d must be %d characters long", i+1, hexGroups[i])
+			return fmt.Errorf("element %d must be %d characters long", i+1, hexGroups[i])
 		}
 		for _, ch := range group {
 			switch {
@@ -132,7 +133,7 @@ func validateUUID(v any) error {
 			case ch >= 'a' && ch <= 'f':
 			case ch >= 'A' && ch <= 'F':
 			default:
-				return LocalizableError("non-hex character %q", ch)
+				return fmt.Errorf("non-hex character %q", ch)
 			}
 		}
 	}
@@ -149,20 +150,20 @@ func validateDuration(v any) error {
 	// must start with 'P'
 	s, ok = strings.CutPrefix(s, "P")
 	if !ok {
-		return LocalizableError("must start with P")
+		return fmt.Errorf("must start with P")
 	}
 	if s == "" {
-		return LocalizableError("nothing after P")
+		return fmt.Errorf("nothing after P")
 	}
 
 	// dur-week
 	if s, ok := strings.CutSuffix(s, "W"); ok {
 		if s == "" {
-			return LocalizableError("no number in week")
+			return fmt.Errorf("no number in week")
 		}
 		for _, ch := range s {
 			if ch < '0' || ch > '9' {
-				return LocalizableError("invalid week")
+				return fmt.Errorf("invalid week")
 			}
 		}
 		return nil
@@ -171,10 +172,10 @@ func validateDuration(v any) error {
 	allUnits := []string{"YMD", "HMS"}
 	for i, s := range strings.Split(s, "T") {
 		if i != 0 && s == "" {
-			return LocalizableError("no time elements")
+			return fmt.Errorf("no time elements")
 		}
 		if i >= len(allUnits) {
-			return LocalizableError("more than one T")
+			return fmt.Errorf("more than one T")
 		}
 		units := allUnits[i]
 		for s != "" {
@@ -187,19 +188,19 @@ func validateDuration(v any) error {
 				}
 			}
 			if digitCount == 0 {
-				return LocalizableError("missing number")
+				return fmt.Errorf("missing number")
 			}
 			s = s[digitCount:]
 			if s == "" {
-				return LocalizableError("missing unit")
+				return fmt.Errorf("missing unit")
 			}
 			unit := s[0]
 			j := strings.IndexByte(units, unit)
 			if j == -1 {
 				if strings.IndexByte(allUnits[i], unit) != -1 {
-					return LocalizableError("unit %q out of order", unit)
+					return fmt.Errorf("unit %q out of order", unit)
 				}
-				return LocalizableError("invalid unit %q", unit)
+				return fmt.Errorf("invalid unit %q", unit)
 			}
 			units = units[j+1:]
 			s = s[1:]
@@ -216,18 +217,18 @@ func validateIPV4(v any) error {
 	}
 	groups := strings.Split(s, ".")
 	if len(groups) != 4 {
-		return LocalizableError("expected four decimals")
+		return fmt.Errorf("expected four decimals")
 	}
 	for _, group := range groups {
 		if len(group) > 1 && group[0] == '0' {
-			return LocalizableError("leading zeros")
+			return fmt.Errorf("leading zeros")
 		}
 		n, err := strconv.Atoi(group)
 		if err != nil {
 			return err
 		}
 		if n < 0 || n > 255 {
-			return LocalizableError("decimal must be between 0 and 255")
+			return fmt.Errorf("decimal must be between 0 and 255")
 		}
 	}
 	return nil
@@ -239,14 +240,14 @@ func validateIPV6(v any) error {
 		return nil
 	}
 	if !strings.Contains(s, ":") {
-		return LocalizableError("missing colon")
+		return fmt.Errorf("missing colon")
 	}
 	addr, err := netip.ParseAddr(s)
 	if err != nil {
 		return err
 	}
 	if addr.Zone() != "" {
-		return LocalizableError("zone id is not a part of ipv6 address")
+		return fmt.Errorf("zone id is not a part of ipv6 address")
 	}
 	return nil
 }
@@ -261,22 +262,22 @@ func validateHostname(v any) error {
 	// entire hostname (including the delimiting dots but not a trailing dot) has a maximum of 253 ASCII characters
 	s = strings.TrimSuffix(s, ".")
 	if len(s) > 253 {
-		return LocalizableError("more than 253 characters long")
+		return fmt.Errorf("more than 253 characters long")
 	}
 
 	// Hostnames are composed of series of labels concatenated with dots, as are all domain names
 	for _, label := range strings.Split(s, ".") {
 		// Each label must be from 1 to 63 characters long
 		if len(label) < 1 || len(label) > 63 {
-			return LocalizableError("label must be 1 to 63 characters long")
+			return fmt.Errorf("label must be 1 to 63 characters long")
 		}
 
 		// labels must not start or end with a hyphen
 		if strings.HasPrefix(label, "-") {
-			return LocalizableError("label starts with hyphen")
+			return fmt.Errorf("label starts with hyphen")
 		}
 		if strings.HasSuffix(label, "-") {
-			return LocalizableError("label ends with hyphen")
+			return fmt.Errorf("label ends with hyphen")
 		}
 
 		// labels may contain only the ASCII letters 'a' through 'z' (in a case-insensitive manner),
@@ -288,7 +289,7 @@ func validateHostname(v any) error {
 			case ch >= '0' && ch <= '9':
 			case ch == '-':
 			default:
-				return LocalizableError("invalid character %q", ch)
+				return fmt.Errorf("invalid character %q", ch)
 			}
 		}
 	}
@@ -303,39 +304,39 @@ func validateEmail(v any) error {
 	}
 	// entire email address to be no more than 254 characters long
 	if len(s) > 254 {
-		return LocalizableError("more than 255 characters long")
+		return fmt.Errorf("more than 255 characters long")
 	}
 
 	// email address is generally recognized as having two parts joined with an at-sign
 	at := strings.LastIndexByte(s, '@')
 	if at == -1 {
-		return LocalizableError("missing @")
+		return fmt.Errorf("missing @")
 	}
 	local, domain := s[:at], s[at+1:]
 
 	// local part may be up to 64 characters long
 	if len(local) > 64 {
-		return LocalizableError("local part more than 64 characters long")
+		return fmt.Errorf("local part more than 64 characters long")
 	}
 
 	if len(local) > 1 && strings.HasPrefix(local, `"`) && strings.HasSuffix(local, `"`) {
 		// quoted
 		local := local[1 : len(local)-1]
 		if strings.IndexByte(local, '\\') != -1 || strings.IndexByte(local, '"') != -1 {
-			return LocalizableError("backslash and quote are not allowed within quoted local part")
+			return fmt.Errorf("backslash and quote are not allowed within quoted local part")
 		}
 	} else {
 		// unquoted
 		if strings.HasPrefix(local, ".") {
-			return LocalizableError("starts with dot")
+			return fmt.Errorf("starts with dot")
 		}
 		if strings.HasSuffix(local, ".") {
-			return LocalizableError("ends with dot")
+			return fmt.Errorf("ends with dot")
 		}
 
 		// consecutive dots not allowed
 		if strings.Contains(local, "..") {
-			return LocalizableError("consecutive dots")
+			return fmt.Errorf("consecutive dots")
 		}
 
 		// check allowed chars
@@ -346,7 +347,7 @@ func validateEmail(v any) error {
 			case ch >= '0' && ch <= '9':
 			case strings.ContainsRune(".!#$%&'*+-/=?^_`{|}~", ch):
 			default:
-				return LocalizableError("invalid character %q", ch)
+				return fmt.Errorf("invalid character %q", ch)
 			}
 		}
 	}
@@ -356,19 +357,19 @@ func validateEmail(v any) error {
 		domain = domain[1 : len(domain)-1]
 		if rem, ok := strings.CutPrefix(domain, "IPv6:"); ok {
 			if err := validateIPV6(rem); err != nil {
-				return LocalizableError("invalid ipv6 address: %v", err)
+				return fmt.Errorf("invalid ipv6 address: %v", err)
 			}
 			return nil
 		}
 		if err := validateIPV4(domain); err != nil {
-			return LocalizableError("invalid ipv4 address: %v", err)
+			return fmt.Errorf("invalid ipv4 address: %v", err)
 		}
 		return nil
 	}
 
 	// domain must match the requirements for a hostname
 	if err := validateHostname(domain); err != nil {
-		return LocalizableError("invalid domain: %v", err)
+		return fmt.Errorf("invalid domain: %v", err)
 	}
 
 	return nil
@@ -394,10 +395,10 @@ func validateTime(v any) error {
 
 	// min: hh:mm:ssZ
 	if len(str) < 9 {
-		return LocalizableError("less than 9 characters long")
+		return fmt.Errorf("less than 9 characters long")
 	}
 	if str[2] != ':' || str[5] != ':' {
-		return LocalizableError("missing colon in correct place")
+		return fmt.Errorf("missing colon in correct place")
 	}
 
 	// parse hh:mm:ss
@@ -405,19 +406,19 @@ func validateTime(v any) error {
 	for _, tok := range strings.SplitN(str[:8], ":", 3) {
 		i, err := strconv.Atoi(tok)
 		if err != nil {
-			return LocalizableError("invalid hour/min/sec")
+			return fmt.Errorf("invalid hour/min/sec")
 		}
 		if i < 0 {
-			return LocalizableError("non-positive hour/min/sec")
+			return fmt.Errorf("non-positive hour/min/sec")
 		}
 		hms = append(hms, i)
 	}
 	if len(hms) != 3 {
-		return LocalizableError("missing hour/min/sec")
+		return fmt.Errorf("missing hour/min/sec")
 	}
 	h, m, s := hms[0], hms[1], hms[2]
 	if h > 23 || m > 59 || s > 60 {
-		return LocalizableError("hour/min/sec out of range")
+		return fmt.Errorf("hour/min/sec out of range")
 	}
 	str = str[8:]
 
@@ -432,7 +433,7 @@ func validateTime(v any) error {
 			}
 		}
 		if numDigits == 0 {
-			return LocalizableError("no digits in second fraction")
+			return fmt.Errorf("no digits in second fraction")
 		}
 		str = rem[numDigits:]
 	}
@@ -440,7 +441,7 @@ func validateTime(v any) error {
 	if str != "z" && str != "Z" {
 		// parse time-numoffset
 		if len(str) != 6 {
-			return LocalizableError("offset must be 6 characters long")
+			return fmt.Errorf("offset must be 6 characters long")
 		}
 		var sign int
 		switch str[0] {
@@ -449,27 +450,27 @@ func validateTime(v any) error {
 		case '-':
 			sign = +1
 		default:
-			return LocalizableError("offset must begin with plus/minus")
+			return fmt.Errorf("offset must begin with plus/minus")
 		}
 		str = str[1:]
 		if str[2] != ':' {
-			return LocalizableError("missing colon in offset in correct place")
+			return fmt.Errorf("missing colon in offset in correct place")
 		}
 
 		var zhm []int
 		for _, tok := range strings.SplitN(str, ":", 2) {
 			i, err := strconv.Atoi(tok)
 			if err != nil {
-				return LocalizableError("invalid hour/min in offset")
+				return fmt.Errorf("invalid hour/min in offset")
 			}
 			if i < 0 {
-				return LocalizableError("non-positive hour/min in offset")
+				return fmt.Errorf("non-positive hour/min in offset")
 			}
 			zhm = append(zhm, i)
 		}
 		zh, zm := zhm[0], zhm[1]
 		if zh > 23 || zm > 59 {
-			return LocalizableError("hour/min in offset out of range")
+			return fmt.Errorf("hour/min in offset out of range")
 		}
 
 		// apply timezone
@@ -482,7 +483,7 @@ func validateTime(v any) error {
 
 	// check leap second
 	if s >= 60 && (h != 23 || m != 59) {
-		return LocalizableError("invalid leap second")
+		return fmt.Errorf("invalid leap second")
 	}
 
 	return nil
@@ -497,17 +498,17 @@ func validateDateTime(v any) error {
 
 	// min: yyyy-mm-ddThh:mm:ssZ
 	if len(s) < 20 {
-		return LocalizableError("less than 20 characters long")
+		return fmt.Errorf("less than 20 characters long")
 	}
 
 	if s[10] != 't' && s[10] != 'T' {
-		return LocalizableError("11th character must be t or T")
+		return fmt.Errorf("11th character must be t or T")
 	}
 	if err := validateDate(s[:10]); err != nil {
-		return LocalizableError("invalid date element: %v", err)
+		return fmt.Errorf("invalid date element: %v", err)
 	}
 	if err := validateTime(s[11:]); err != nil {
-		return LocalizableError("invalid time element: %v", err)
+		return fmt.Errorf("invalid time element: %v", err)
 	}
 	return nil
 }
@@ -522,10 +523,10 @@ func parseURL(s string) (*gourl.URL, error) {
 	hostName := u.Hostname()
 	if strings.Contains(hostName, ":") {
 		if !strings.Contains(u.Host, "[") || !strings.Contains(u.Host, "]") {
-			return nil, LocalizableError("ipv6 address not enclosed in brackets")
+			return nil, fmt.Errorf("ipv6 address not enclosed in brackets")
 		}
 		if err := validateIPV6(hostName); err != nil {
-			return nil, LocalizableError("invalid ipv6 address: %v", err)
+			return nil, fmt.Errorf("invalid ipv6 address: %v", err)
 		}
 	}
 
@@ -542,7 +543,7 @@ func validateURI(v any) error {
 		return err
 	}
 	if !u.IsAbs() {
-		return LocalizableError("relative url")
+		return fmt.Errorf("relative url")
 	}
 	return nil
 }
@@ -553,7 +554,7 @@ func validateURIReference(v any) error {
 		return nil
 	}
 	if strings.Contains(s, `\`) {
-		return LocalizableError(`contains \`)
+		return fmt.Errorf(`contains \`)
 	}
 	_, err := parseURL(s)
 	return err
@@ -571,7 +572,7 @@ func validateURITemplate(v any) error {
 	for _, tok := range strings.Split(u.RawPath, "/") {
 		tok, err = decode(tok)
 		if err != nil {
-			return LocalizableError("percent decode failed: %v", err)
+			return fmt.Errorf("percent decode failed: %v", err)
 		}
 		want := true
 		for _, ch := range tok {
@@ -585,12 +586,12 @@ func validateURITemplate(v any) error {
 				continue
 			}
 			if got != want {
-				return LocalizableError("nested curly braces")
+				return fmt.Errorf("nested curly braces")
 			}
 			want = !want
 		}
 		if !want {
-			return LocalizableError("no matching closing brace")
+			return fmt.Errorf("no matching closing brace")
 		}
 	}
 	return nil
@@ -604,27 +605,27 @@ func validatePeriod(v any) error {
 
 	slash := strings.IndexByte(s, '/')
 	if slash == -1 {
-		return LocalizableError("missing slash")
+		return fmt.Errorf("missing slash")
 	}
 
 	start, end := s[:slash], s[slash+1:]
 	if strings.HasPrefix(start, "P") {
 		if err := validateDuration(start); err != nil {
-			return LocalizableError("invalid start duration: %v", err)
+			return fmt.Errorf("invalid start duration: %v", err)
 		}
 		if err := validateDateTime(end); err != nil {
-			return LocalizableError("invalid end date-time: %v", err)
+			return fmt.Errorf("invalid end date-time: %v", err)
 		}
 	} else {
 		if err := validateDateTime(start); err != nil {
-			return LocalizableError("invalid start date-time: %v", err)
+			return fmt.Errorf("invalid start date-time: %v", err)
 		}
 		if strings.HasPrefix(end, "P") {
 			if err := validateDuration(end); err != nil {
-				return LocalizableError("invalid end duration: %v", err)
+				return fmt.Errorf("invalid end duration: %v", err)
 			}
 		} else if err := validateDateTime(end); err != nil {
-			return LocalizableError("invalid end date-time: %v", err)
+			return fmt.Errorf("invalid end date-time: %v", err)
 		}
 	}
 
@@ -642,18 +643,18 @@ func validateSemver(v any) error {
 	if i := strings.IndexByte(s, '+'); i != -1 {
 		build := s[i+1:]
 		if build == "" {
-			return LocalizableError("build is empty")
+			return fmt.Errorf("build is empty")
 		}
 		for _, buildID := range strings.Split(build, ".") {
 			if buildID == "" {
-				return LocalizableError("build identifier is empty")
+				return fmt.Errorf("build identifier is empty")
 			}
 			for _, ch := range buildID {
 				switch {
 				case ch >= '0' && ch <= '9':
 				case (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || ch == '-':
 				default:
-					return LocalizableError("invalid character %q in build identifier", ch)
+					return fmt.Errorf("invalid character %q in build identifier", ch)
 				}
 			}
 		}
@@ -665,7 +666,7 @@ func validateSemver(v any) error {
 		preRelease := s[i+1:]
 		for _, preReleaseID := range strings.Split(preRelease, ".") {
 			if preReleaseID == "" {
-				return LocalizableError("pre-release identifier is empty")
+				return fmt.Errorf("pre-release identifier is empty")
 			}
 			allDigits := true
 			for _, ch := range preReleaseID {
@@ -674,11 +675,11 @@ func validateSemver(v any) error {
 				case (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || ch == '-':
 					allDigits = false
 				default:
-					return LocalizableError("invalid character %q in pre-release identifier", ch)
+					return fmt.Errorf("invalid character %q in pre-release identifier", ch)
 				}
 			}
 			if allDigits && len(preReleaseID) > 1 && preReleaseID[0] == '0' {
-				return LocalizableError("pre-release numeric identifier starts with zero")
+				return fmt.Errorf("pre-release numeric identifier starts with zero")
 			}
 		}
 		s = s[:i]
@@ -687,19 +688,19 @@ func validateSemver(v any) error {
 	// versionCore --
 	versions := strings.Split(s, ".")
 	if len(versions) != 3 {
-		return LocalizableError("versionCore must have 3 numbers separated by dot")
+		return fmt.Errorf("versionCore must have 3 numbers separated by dot")
 	}
 	names := []string{"major", "minor", "patch"}
 	for i, version := range versions {
 		if version == "" {
-			return LocalizableError("%s is empty", names[i])
+			return fmt.Errorf("%s is empty", names[i])
 		}
 		if len(version) > 1 && version[0] == '0' {
-			return LocalizableError("%s starts with zero", names[i])
+			return fmt.Errorf("%s starts with zero", names[i])
 		}
 		for _, ch := range version {
 			if ch < '0' || ch > '9' {
-				return LocalizableError("%s contains non-digit", names[i])
+				return fmt.Errorf("%s contains non-digit", names[i])
 			}
 		}
 	}

@@ -137,30 +137,6 @@ func (l *defaultLoader) getDraft(up urlPtr, doc any, defaultDraft *Draft, cycle 
 	return l.getDraft(urlPtr{schUrl, ""}, doc, defaultDraft, cycle)
 }
 
-func (l *defaultLoader) getMetaVocabs(doc any, draft *Draft) ([]string, error) {
-	obj, ok := doc.(map[string]any)
-	if !ok {
-		return nil, nil
-	}
-	sch, ok := strVal(obj, "$schema")
-	if !ok {
-		return nil, nil
-	}
-	if draft := draftFromURL(sch); draft != nil {
-		return nil, nil
-	}
-	sch, _ = split(sch)
-	if _, err := gourl.Parse(sch); err != nil {
-		return nil, parseURLError(sch, err)
-	}
-	schUrl := url(sch)
-	doc, err := l.load(schUrl)
-	if err != nil {
-		return nil, err
-	}
-	return draft.getVocabs(schUrl, doc)
-}
-
 // --
 
 // UnmarshalJSON unmarshals into [any] without losing

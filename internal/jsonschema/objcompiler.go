@@ -19,14 +19,14 @@ type objCompiler struct {
 
 func (c *objCompiler) compile(s *Schema) error {
 	// id --
-	if id := c.res.dialect.draft.getID(c.obj); id != "" {
+	if id := c.res.draft.getID(c.obj); id != "" {
 		s.ID = id
 	}
 
 	// anchor --
 	if s.DraftVersion < 2019 {
 		// anchor is specified in id
-		id := c.string(c.res.dialect.draft.id)
+		id := c.string(c.res.draft.id)
 		if id != "" {
 			_, f := split(id)
 			if f != "" {
@@ -71,100 +71,94 @@ func (c *objCompiler) compile(s *Schema) error {
 func (c *objCompiler) compileDraft4(s *Schema) error {
 	var err error
 
-	if c.hasVocab("core") {
-		if s.Ref, err = c.enqueueRef("$ref"); err != nil {
-			return err
-		}
-		if s.DraftVersion < 2019 && s.Ref != nil {
-			// All other properties in a "$ref" object MUST be ignored
-			return nil
-		}
+	if s.Ref, err = c.enqueueRef("$ref"); err != nil {
+		return err
+	}
+	if s.DraftVersion < 2019 && s.Ref != nil {
+		// All other properties in a "$ref" object MUST be ignored
+		return nil
 	}
 
-	if c.hasVocab("applicator") {
-		s.AllOf = c.enqueueArr("allOf")
-		s.AnyOf = c.enqueueArr("anyOf")
-		s.OneOf = c.enqueueArr("oneOf")
-		s.Not = c.enqueueProp("not")
+	s.AllOf = c.enqueueArr("allOf")
+	s.AnyOf = c.enqueueArr("anyOf")
+	s.OneOf = c.enqueueArr("oneOf")
+	s.Not = c.enqueueProp("not")
 
-		if s.DraftVersion < 2020 {
-			if items, ok := c.obj["items"]; ok {
-				if _, ok := items.([]any); ok {
-					s.Items = c.enqueueArr("items")
-					s.AdditionalItems = c.enqueueAdditional("additionalItems")
-				} else {
-					s.Items = c.enqueueProp("items")
-				}
-			}
-		}
-
-		s.Properties = c.enqueueMap("properties")
-		if m := c.enqueueMap("patternProperties"); m != nil {
-			s.PatternProperties = map[*regexp.Regexp]*Schema{}
-			for pname, sch := range m {
-				re, err := regexp.Compile(pname)
-				if err != nil {
-					return fmt.Errorf("invalid regex %q at %q: %w", pname, c.up.format("patternProperties"), err)
-				}
-				s.PatternProperties[re] = sch
-			}
-		}
-		s.AdditionalProperties = c.enqueueAdditional("additionalProperties")
-
-		if m := c.objVal("dependencies"); m != nil {
-			s.Dependencies = map[string]any{}
-			for pname, pvalue := range m {
-				if arr, ok := pvalue.([]any); ok {
-					s.Dependencies[pname] = toStrings(arr)
-				} else {
-					ptr := c.up.ptr.append2("dependencies", pname)
-					s.Dependencies[pname] = c.enqueuePtr(ptr)
-				}
+	if s.DraftVersion < 2020 {
+		if items, ok := c.obj["items"]; ok {
+			if _, ok := items.([]any); ok {
+				s.Items = c.enqueueArr("items")
+				s.AdditionalItems = c.enqueueAdditional("additionalItems")
+			} else {
+				s.Items = c.enqueueProp("items")
 			}
 		}
 	}
 
-	if c.hasVocab("validation") {
-		if t, ok := c.obj["type"]; ok {
-			s.Types = newTypes(t)
-		}
-		if arr := c.arrVal("enum"); arr != nil {
-			s.Enum = newEnum(arr)
-		}
-		s.MultipleOf = c.numVal("multipleOf")
-		s.Maximum = c.numVal("maximum")
-		if c.boolean("exclusiveMaximum") {
-			s.ExclusiveMaximum = s.Maximum
-			s.Maximum = nil
-		} else {
-			s.ExclusiveMaximum = c.numVal("exclusiveMaximum")
-		}
-		s.Minimum = c.numVal("minimum")
-		if c.boolean("exclusiveMinimum") {
-			s.ExclusiveMinimum = s.Minimum
-			s.Minimum = nil
-		} else {
-			s.ExclusiveMinimum = c.numVal("exclusiveMinimum")
-		}
-
-		s.MinLength = c.intVal("minLength")
-		s.MaxLength = c.intVal("maxLength")
-		if pat := c.strVal("pattern"); pat != nil {
-			s.Pattern, err = regexp.Compile(*pat)
+	s.Properties = c.enqueueMap("properties")
+	if m := c.enqueueMap("patternProperties"); m != nil {
+		s.PatternProperties = map[*regexp.Regexp]*Schema{}
+		for pname, sch := range m {
+			re, err := regexp.Compile(pname)
 			if err != nil {
-				return fmt.Errorf("invalid regex %q at %q: %w", *pat, c.up.format("pattern"), err)
+				return fmt.Errorf("invalid regex %q at %q: %w", pname, c.up.format("patternProperties"), err)
+			}
+			s.PatternProperties[re] = sch
+		}
+	}
+	s.AdditionalProperties = c.enqueueAdditional("additionalProperties")
+
+	if m := c.objVal("dependencies"); m != nil {
+		s.Dependencies = map[string]any{}
+		for pname, pvalue := range m {
+			if arr, ok := pvalue.([]any); ok {
+				s.Dependencies[pname] = toStrings(arr)
+			} else {
+				ptr := c.up.ptr.append2("dependencies", pname)
+				s.Dependencies[pname] = c.enqueuePtr(ptr)
 			}
 		}
+	}
 
-		s.MinItems = c.intVal("minItems")
-		s.MaxItems = c.intVal("maxItems")
-		s.UniqueItems = c.boolean("uniqueItems")
+	if t, ok := c.obj["type"]; ok {
+		s.Types = newTypes(t)
+	}
+	if arr := c.arrVal("enum"); arr != nil {
+		s.Enum = newEnum(arr)
+	}
+	s.MultipleOf = c.numVal("multipleOf")
+	s.Maximum = c.numVal("maximum")
+	if c.boolean("exclusiveMaximum") {
+		s.ExclusiveMaximum = s.Maximum
+		s.Maximum = nil
+	} else {
+		s.ExclusiveMaximum = c.numVal("exclusiveMaximum")
+	}
+	s.Minimum = c.numVal("minimum")
+	if c.boolean("exclusiveMinimum") {
+		s.ExclusiveMinimum = s.Minimum
+		s.Minimum = nil
+	} else {
+		s.ExclusiveMinimum = c.numVal("exclusiveMinimum")
+	}
 
-		s.MaxProperties = c.intVal("maxProperties")
-		s.MinProperties = c.intVal("minProperties")
-		if arr := c.arrVal("required"); arr != nil {
-			s.Required = toStrings(arr)
+	s.MinLength = c.intVal("minLength")
+	s.MaxLength = c.intVal("maxLength")
+	if pat := c.strVal("pattern"); pat != nil {
+		s.Pattern, err = regexp.Compile(*pat)
+		if err != nil {
+			return fmt.Errorf("invalid regex %q at %q: %w", *pat, c.up.format("pattern"), err)
 		}
+	}
+
+	s.MinItems = c.intVal("minItems")
+	s.MaxItems = c.intVal("maxItems")
+	s.UniqueItems = c.boolean("uniqueItems")
+
+	s.MaxProperties = c.intVal("maxProperties")
+	s.MinProperties = c.intVal("minProperties")
+	if arr := c.arrVal("required"); arr != nil {
+		s.Required = toStrings(arr)
 	}
 
 	// format --
@@ -182,29 +176,23 @@ func (c *objCompiler) compileDraft4(s *Schema) error {
 }
 
 func (c *objCompiler) compileDraft6(s *Schema) error {
-	if c.hasVocab("applicator") {
-		s.Contains = c.enqueueProp("contains")
-		s.PropertyNames = c.enqueueProp("propertyNames")
-	}
-	if c.hasVocab("validation") {
-		if v, ok := c.obj["const"]; ok {
-			s.Const = &v
-		}
+	s.Contains = c.enqueueProp("contains")
+	s.PropertyNames = c.enqueueProp("propertyNames")
+	if v, ok := c.obj["const"]; ok {
+		s.Const = &v
 	}
 	return nil
 }
 
 func (c *objCompiler) compileDraft7(s *Schema) error {
-	if c.hasVocab("applicator") {
-		s.If = c.enqueueProp("if")
-		if s.If != nil {
-			b := c.boolVal("if")
-			if b == nil || *b {
-				s.Then = c.enqueueProp("then")
-			}
-			if b == nil || !*b {
-				s.Else = c.enqueueProp("else")
-			}
+	s.If = c.enqueueProp("if")
+	if s.If != nil {
+		b := c.boolVal("if")
+		if b == nil || *b {
+			s.Then = c.enqueueProp("then")
+		}
+		if b == nil || !*b {
+			s.Else = c.enqueueProp("else")
 		}
 	}
 
@@ -214,71 +202,53 @@ func (c *objCompiler) compileDraft7(s *Schema) error {
 func (c *objCompiler) compileDraft2019(s *Schema) error {
 	var err error
 
-	if c.hasVocab("core") {
-		if s.RecursiveRef, err = c.enqueueRef("$recursiveRef"); err != nil {
-			return err
-		}
-		s.RecursiveAnchor = c.boolean("$recursiveAnchor")
+	if s.RecursiveRef, err = c.enqueueRef("$recursiveRef"); err != nil {
+		return err
 	}
+	s.RecursiveAnchor = c.boolean("$recursiveAnchor")
 
-	if c.hasVocab("validation") {
-		if s.Contains != nil {
-			s.MinContains = c.intVal("minContains")
-			s.MaxContains = c.intVal("maxContains")
-		}
-		if m := c.objVal("dependentRequired"); m != nil {
-			s.DependentRequired = map[string][]string{}
-			for pname, pvalue := range m {
-				if arr, ok := pvalue.([]any); ok {
-					s.DependentRequired[pname] = toStrings(arr)
-				}
+	if s.Contains != nil {
+		s.MinContains = c.intVal("minContains")
+		s.MaxContains = c.intVal("maxContains")
+	}
+	if m := c.objVal("dependentRequired"); m != nil {
+		s.DependentRequired = map[string][]string{}
+		for pname, pvalue := range m {
+			if arr, ok := pvalue.([]any); ok {
+				s.DependentRequired[pname] = toStrings(arr)
 			}
 		}
 	}
 
-	if c.hasVocab("applicator") {
-		s.DependentSchemas = c.enqueueMap("dependentSchemas")
-	}
+	s.DependentSchemas = c.enqueueMap("dependentSchemas")
 
-	var unevaluated bool
-	if s.DraftVersion == 2019 {
-		unevaluated = c.hasVocab("applicator")
-	} else {
-		unevaluated = c.hasVocab("unevaluated")
-	}
-	if unevaluated {
-		s.UnevaluatedItems = c.enqueueProp("unevaluatedItems")
-		s.UnevaluatedProperties = c.enqueueProp("unevaluatedProperties")
-	}
+	s.UnevaluatedItems = c.enqueueProp("unevaluatedItems")
+	s.UnevaluatedProperties = c.enqueueProp("unevaluatedProperties")
 
 	return nil
 }
 
 func (c *objCompiler) compileDraft2020(s *Schema) error {
-	if c.hasVocab("core") {
-		sch, err := c.enqueueRef("$dynamicRef")
+	sch, err := c.enqueueRef("$dynamicRef")
+	if err != nil {
+		return err
+	}
+	if sch != nil {
+		dref := c.strVal("$dynamicRef")
+		_, frag, err := splitFragment(*dref)
 		if err != nil {
 			return err
 		}
-		if sch != nil {
-			dref := c.strVal("$dynamicRef")
-			_, frag, err := splitFragment(*dref)
-			if err != nil {
-				return err
-			}
-			var anch string
-			if anchor, ok := frag.convert().(anchor); ok {
-				anch = string(anchor)
-			}
-			s.DynamicRef = &DynamicRef{sch, anch}
+		var anch string
+		if anchor, ok := frag.convert().(anchor); ok {
+			anch = string(anchor)
 		}
-		s.DynamicAnchor = c.string("$dynamicAnchor")
+		s.DynamicRef = &DynamicRef{sch, anch}
 	}
+	s.DynamicAnchor = c.string("$dynamicAnchor")
 
-	if c.hasVocab("applicator") {
-		s.PrefixItems = c.enqueueArr("prefixItems")
-		s.Items2020 = c.enqueueProp("items")
-	}
+	s.PrefixItems = c.enqueueArr("prefixItems")
+	s.Items2020 = c.enqueueProp("items")
 
 	return nil
 }
@@ -369,19 +339,8 @@ func (c *objCompiler) enqueueAdditional(pname string) any {
 
 // --
 
-func (c *objCompiler) hasVocab(name string) bool {
-	return c.res.dialect.hasVocab(name)
-}
-
 func (c *objCompiler) assertFormat(draftVersion int) bool {
-	if c.c.assertFormat || draftVersion < 2019 {
-		return true
-	}
-	if draftVersion == 2019 {
-		return c.hasVocab("format")
-	} else {
-		return c.hasVocab("format-assertion")
-	}
+	return c.c.assertFormat || draftVersion < 2019 // dryfire: the format vocabularies are never required
 }
 
 // value helpers --

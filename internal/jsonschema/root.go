@@ -91,13 +91,13 @@ func (r *root) collectAnchors(sch any, schPtr jsonPointer, res *resource) error 
 		return nil
 	}
 
-	if res.dialect.draft.version < 2019 {
+	if res.draft.version < 2019 {
 		if _, ok := obj["$ref"]; ok {
 			// All other properties in a "$ref" object MUST be ignored
 			return nil
 		}
 		// anchor is specified in id
-		if id, ok := strVal(obj, res.dialect.draft.id); ok {
+		if id, ok := strVal(obj, res.draft.id); ok {
 			_, frag, err := splitFragment(id)
 			if err != nil {
 				loc := urlPtr{r.url, schPtr}
@@ -110,14 +110,14 @@ func (r *root) collectAnchors(sch any, schPtr jsonPointer, res *resource) error 
 			}
 		}
 	}
-	if res.dialect.draft.version >= 2019 {
+	if res.draft.version >= 2019 {
 		if s, ok := strVal(obj, "$anchor"); ok {
 			if err := addAnchor(anchor(s)); err != nil {
 				return err
 			}
 		}
 	}
-	if res.dialect.draft.version >= 2020 {
+	if res.draft.version >= 2020 {
 		if s, ok := strVal(obj, "$dynamicAnchor"); ok {
 			if err := addAnchor(anchor(s)); err != nil {
 				return err
@@ -151,7 +151,7 @@ func (r *root) clone() *root {
 type resource struct {
 	ptr            jsonPointer
 	id             url
-	dialect        dialect
+	draft          *Draft
 	anchors        map[anchor]jsonPointer
 	dynamicAnchors []anchor
 }
@@ -168,7 +168,7 @@ func (res *resource) clone() *resource {
 	return &resource{
 		ptr:            res.ptr,
 		id:             res.id,
-		dialect:        res.dialect,
+		draft:          res.draft,
 		anchors:        anchors,
 		dynamicAnchors: slices.Clone(res.dynamicAnchors),
 	}

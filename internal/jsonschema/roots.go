@@ -37,7 +37,7 @@ func (rr *roots) addRoot(u url, doc any) (*root, error) {
 		resources:           map[jsonPointer]*resource{},
 		subschemasProcessed: map[jsonPointer]struct{}{},
 	}
-	if err := rr.collectResources(r, doc, u, "", dialect{rr.defaultDraft, nil}); err != nil {
+	if err := rr.collectResources(r, doc, u, "", rr.defaultDraft); err != nil {
 		return nil, err
 	}
 	if !strings.HasPrefix(u.String(), "http://json-schema.org/") &&
@@ -59,7 +59,7 @@ func (rr *roots) resolveFragment(uf urlFrag) (urlPtr, error) {
 	return r.resolveFragment(uf.frag)
 }
 
-func (rr *roots) collectResources(r *root, sch any, base url, schPtr jsonPointer, fallback dialect) error {
+func (rr *roots) collectResources(r *root, sch any, base url, schPtr jsonPointer, fallback *Draft) error {
 	if _, ok := r.subschemasProcessed[schPtr]; ok {
 		return nil
 	}
@@ -70,34 +70,26 @@ func (rr *roots) collectResources(r *root, sch any, base url, schPtr jsonPointer
 	return nil
 }
 
-func (rr *roots) _collectResources(r *root, sch any, base url, schPtr jsonPointer, fallback dialect) error {
+func (rr *roots) _collectResources(r *root, sch any, base url, schPtr jsonPointer, fallback *Draft) error {
 	obj, ok := sch.(map[string]any)
 	if !ok {
 		if schPtr.isEmpty() {
 			// root resource
 			res := newResource(schPtr, base)
-			res.dialect = fallback
+			res.draft = fallback
 			r.resources[schPtr] = res
 		}
 		return nil
 	}
 
-	hasSchema := false
-	if sch, ok := obj["$schema"]; ok {
-		if _, ok := sch.(string); ok {
-			hasSchema = true
-		}
-	}
-
-	draft, err := rr.loader.getDraft(urlPtr{r.url, schPtr}, sch, fallback.draft, map[url]struct{}{})
+	draft, err := rr.loader.getDraft(urlPtr{r.url, schPtr}, sch, fallback, map[url]struct{}{})
 	if err != nil {
 		return err
 	}
 	id := draft.getID(obj)
 	if id == "" && !schPtr.isEmpty() {
 		// ignore $schema
-		draft = fallback.draft
-		hasSchema = false
+		draft = fallback
 		id = draft.getID(obj)
 	}
 
@@ -126,15 +118,7 @@ func (rr *roots) _collectResources(r *root, sch any, base url, schPtr jsonPointe
 			}
 		}
 		if !found {
-			if hasSchema {
-				vocabs, err := rr.loader.getMetaVocabs(sch, draft)
-				if err != nil {
-					return err
-				}
-				res.dialect = dialect{draft, vocabs}
-			} else {
-				res.dialect = fallback
-			}
+			res.draft = draft // fallback when sch has no $schema
 			r.resources[schPtr] = res
 		}
 	}
@@ -164,7 +148,7 @@ func (rr *roots) _collectResources(r *root, sch any, base url, schPtr jsonPointe
 		}
 	}
 	for ptr, v := range subschemas {
-		if err := rr.collectResources(r, v, base, ptr, baseRes.dialect); err != nil {
+		if err := rr.collectResources(r, v, base, ptr, baseRes.draft); err != nil {
 			return err
 		}
 	}
@@ -202,7 +186,7 @@ func (rr *roots) addSubschema(r *root, ptr jsonPointer) error {
 	}
 	base := r.resource(ptr)
 	baseURL := base.id
-	if err := rr.collectResources(r, v, baseURL, ptr, base.dialect); err != nil {
+	if err := rr.collectResources(r, v, baseURL, ptr, base.draft); err != nil {
 		return err
 	}
 
@@ -217,8 +201,7 @@ func (rr *roots) addSubschema(r *root, ptr jsonPointer) error {
 }
 
 func (rr *roots) validate(r *root, v any, ptr jsonPointer) error {
-	dialect := r.resource(ptr).dialect
-	meta := dialect.getSchema()
+	meta := r.resource(ptr).draft.meta()
 	if err := meta.validate(v, meta, r.resources); err != nil {
 		up := urlPtr{r.url, ptr}
 		return &SchemaValidationError{URL: up.String(), Err: err}

@@ -12,7 +12,6 @@ import (
 	"strings"
 
 	"github.com/dryfire-dev/dryfire/internal/jsonschema/kind"
-	"golang.org/x/text/message"
 )
 
 // --
@@ -394,21 +393,3 @@ func (e *SchemaValidationError) Error() string {
 }
 
 // --
-
-// LocalizableError is an error whose message is localizable.
-func LocalizableError(format string, args ...any) error {
-	return &localizableError{format, args}
-}
-
-type localizableError struct {
-	msg  string
-	args []any
-}
-
-func (e *localizableError) Error() string {
-	return fmt.Sprintf(e.msg, e.args...)
-}
-
-func (e *localizableError) LocalizedError(p *message.Printer) string {
-	return p.Sprintf(e.msg, e.args...)
-}

@@ -6,10 +6,10 @@ import (
 	"math/big"
 	"slices"
 	"strconv"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/dryfire-dev/dryfire/internal/jsonschema/kind"
-	"golang.org/x/text/message"
 )
 
 func (sch *Schema) Validate(v any) error {
@@ -58,7 +58,7 @@ type validator struct {
 
 	// meta validation
 	meta      *Schema                   // set only when validating with metaschema
-	resources map[jsonPointer]*resource // resources which should be validated with their dialect
+	resources map[jsonPointer]*resource // resources which should be validated with their draft
 }
 
 func (vd *validator) validate() (*uneval, error) {
@@ -273,7 +273,7 @@ func (vd *validator) objValidate(obj map[string]any) {
 			sch, meta, resources := s.PropertyNames, vd.meta, vd.resources
 			res := vd.metaResource(sch)
 			if res != nil {
-				meta = res.dialect.getSchema()
+				meta = res.draft.meta()
 				sch = meta
 			}
 			if err := sch.validate(pname, meta, resources); err != nil {
@@ -649,7 +649,7 @@ func (vd *validator) handleMeta() {
 	if res == nil {
 		return
 	}
-	sch := res.dialect.getSchema()
+	sch := res.draft.meta()
 	vd.meta = sch
 	vd.sch = sch
 }
@@ -876,6 +876,29 @@ type ValidationError struct {
 	Causes []*ValidationError
 }
 
+// Error lists the failures, "at 'PTR': message" each (dryfire: nothing
+// prints it; upstream's indented tree is gone).
+func (e *ValidationError) Error() string {
+	if len(e.Causes) == 0 {
+		return fmt.Sprintf("at %s: %s", quote(jsonPtr(e.InstanceLocation)), e.ErrorKind)
+	}
+	parts := make([]string, len(e.Causes))
+	for i, c := range e.Causes {
+		parts[i] = c.Error()
+	}
+	return strings.Join(parts, "; ")
+}
+
+func jsonPtr(tokens []string) string {
+	var sb strings.Builder
+	for _, tok := range tokens {
+		sb.WriteByte('/')
+		sb.WriteString(escape(tok))
+	}
+	return sb.String()
+}
+
+// ErrorKind is what failed, worded by String.
 type ErrorKind interface {
-	LocalizedString(*message.Printer) string
+	String() string
 }

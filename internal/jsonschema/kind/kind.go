@@ -2,11 +2,11 @@ package kind
 
 import (
 	"fmt"
+	"math"
 	"math/big"
 	"slices"
+	"strconv"
 	"strings"
-
-	"golang.org/x/text/message"
 )
 
 // --
@@ -15,8 +15,8 @@ type InvalidJsonValue struct {
 	Value any
 }
 
-func (k *InvalidJsonValue) LocalizedString(p *message.Printer) string {
-	return p.Sprintf("invalid jsonType %T", k.Value)
+func (k *InvalidJsonValue) String() string {
+	return fmt.Sprintf("invalid jsonType %T", k.Value)
 }
 
 // --
@@ -25,40 +25,40 @@ type Schema struct {
 	Location string
 }
 
-func (k *Schema) LocalizedString(p *message.Printer) string {
-	return p.Sprintf("jsonschema validation failed with %s", quote(k.Location))
+func (k *Schema) String() string {
+	return fmt.Sprintf("jsonschema validation failed with %s", quote(k.Location))
 }
 
 // --
 
 type Group struct{}
 
-func (*Group) LocalizedString(p *message.Printer) string {
-	return p.Sprintf("validation failed")
+func (*Group) String() string {
+	return fmt.Sprintf("validation failed")
 }
 
 // --
 
 type Not struct{}
 
-func (*Not) LocalizedString(p *message.Printer) string {
-	return p.Sprintf("'not' failed")
+func (*Not) String() string {
+	return fmt.Sprintf("'not' failed")
 }
 
 // --
 
 type AllOf struct{}
 
-func (*AllOf) LocalizedString(p *message.Printer) string {
-	return p.Sprintf("'allOf' failed")
+func (*AllOf) String() string {
+	return fmt.Sprintf("'allOf' failed")
 }
 
 // --
 
 type AnyOf struct{}
 
-func (*AnyOf) LocalizedString(p *message.Printer) string {
-	return p.Sprintf("'anyOf' failed")
+func (*AnyOf) String() string {
+	return fmt.Sprintf("'anyOf' failed")
 }
 
 // --
@@ -69,19 +69,19 @@ type OneOf struct {
 	Subschemas []int
 }
 
-func (k *OneOf) LocalizedString(p *message.Printer) string {
+func (k *OneOf) String() string {
 	if len(k.Subschemas) == 0 {
-		return p.Sprintf("'oneOf' failed, none matched")
+		return fmt.Sprintf("'oneOf' failed, none matched")
 	}
-	return p.Sprintf("'oneOf' failed, subschemas %d, %d matched", k.Subschemas[0], k.Subschemas[1])
+	return fmt.Sprintf("'oneOf' failed, subschemas %d, %d matched", k.Subschemas[0], k.Subschemas[1])
 }
 
 //--
 
 type FalseSchema struct{}
 
-func (*FalseSchema) LocalizedString(p *message.Printer) string {
-	return p.Sprintf("false schema")
+func (*FalseSchema) String() string {
+	return fmt.Sprintf("false schema")
 }
 
 // --
@@ -92,8 +92,8 @@ type RefCycle struct {
 	KeywordLocation2 string
 }
 
-func (k *RefCycle) LocalizedString(p *message.Printer) string {
-	return p.Sprintf("both %s and %s resolve to %q causing reference cycle", k.KeywordLocation1, k.KeywordLocation2, k.URL)
+func (k *RefCycle) String() string {
+	return fmt.Sprintf("both %s and %s resolve to %q causing reference cycle", k.KeywordLocation1, k.KeywordLocation2, k.URL)
 }
 
 // --
@@ -103,8 +103,8 @@ type Type struct {
 	Want []string
 }
 
-func (k *Type) LocalizedString(p *message.Printer) string {
-	return p.Sprintf("got %s, want %s", k.Got, strings.Join(k.Want, " or "))
+func (k *Type) String() string {
+	return fmt.Sprintf("got %s, want %s", k.Got, strings.Join(k.Want, " or "))
 }
 
 // --
@@ -114,18 +114,18 @@ type Enum struct {
 	Want []any
 }
 
-func (k *Enum) LocalizedString(p *message.Printer) string {
+func (k *Enum) String() string {
 	switch {
 	case slices.ContainsFunc(k.Want, composite):
-		return p.Sprintf("'enum' failed")
+		return fmt.Sprintf("'enum' failed")
 	case len(k.Want) == 1:
-		return p.Sprintf("value must be %s", display(k.Want[0]))
+		return fmt.Sprintf("value must be %s", display(k.Want[0]))
 	}
 	want := make([]string, len(k.Want))
 	for i, v := range k.Want {
 		want[i] = display(v)
 	}
-	return p.Sprintf("value must be one of %s", strings.Join(want, ", "))
+	return fmt.Sprintf("value must be one of %s", strings.Join(want, ", "))
 }
 
 // composite says whether v is an array or an object.
@@ -144,11 +144,11 @@ type Const struct {
 	Want any
 }
 
-func (k *Const) LocalizedString(p *message.Printer) string {
+func (k *Const) String() string {
 	if composite(k.Want) {
-		return p.Sprintf("'const' failed")
+		return fmt.Sprintf("'const' failed")
 	}
-	return p.Sprintf("value must be %s", display(k.Want))
+	return fmt.Sprintf("value must be %s", display(k.Want))
 }
 
 // --
@@ -159,12 +159,8 @@ type Format struct {
 	Err  error
 }
 
-func (k *Format) LocalizedString(p *message.Printer) string {
-	msg := k.Err.Error()
-	if err, ok := k.Err.(interface{ LocalizedError(*message.Printer) string }); ok {
-		msg = err.LocalizedError(p)
-	}
-	return p.Sprintf("%s is not valid %s: %v", display(k.Got), k.Want, msg)
+func (k *Format) String() string {
+	return fmt.Sprintf("%s is not valid %s: %v", display(k.Got), k.Want, k.Err)
 }
 
 // --
@@ -174,8 +170,8 @@ type Reference struct {
 	URL     string
 }
 
-func (*Reference) LocalizedString(p *message.Printer) string {
-	return p.Sprintf("validation failed")
+func (*Reference) String() string {
+	return fmt.Sprintf("validation failed")
 }
 
 // --
@@ -184,8 +180,8 @@ type MinProperties struct {
 	Got, Want int
 }
 
-func (k *MinProperties) LocalizedString(p *message.Printer) string {
-	return p.Sprintf("minProperties: got %d, want %d", k.Got, k.Want)
+func (k *MinProperties) String() string {
+	return fmt.Sprintf("minProperties: got %d, want %d", k.Got, k.Want)
 }
 
 // --
@@ -194,8 +190,8 @@ type MaxProperties struct {
 	Got, Want int
 }
 
-func (k *MaxProperties) LocalizedString(p *message.Printer) string {
-	return p.Sprintf("maxProperties: got %d, want %d", k.Got, k.Want)
+func (k *MaxProperties) String() string {
+	return fmt.Sprintf("maxProperties: got %d, want %d", k.Got, k.Want)
 }
 
 // --
@@ -204,8 +200,8 @@ type MinItems struct {
 	Got, Want int
 }
 
-func (k *MinItems) LocalizedString(p *message.Printer) string {
-	return p.Sprintf("minItems: got %d, want %d", k.Got, k.Want)
+func (k *MinItems) String() string {
+	return fmt.Sprintf("minItems: got %d, want %d", k.Got, k.Want)
 }
 
 // --
@@ -214,8 +210,8 @@ type MaxItems struct {
 	Got, Want int
 }
 
-func (k *MaxItems) LocalizedString(p *message.Printer) string {
-	return p.Sprintf("maxItems: got %d, want %d", k.Got, k.Want)
+func (k *MaxItems) String() string {
+	return fmt.Sprintf("maxItems: got %d, want %d", k.Got, k.Want)
 }
 
 // --
@@ -224,8 +220,8 @@ type AdditionalItems struct {
 	Count int
 }
 
-func (k *AdditionalItems) LocalizedString(p *message.Printer) string {
-	return p.Sprintf("last %d additionalItem(s) not allowed", k.Count)
+func (k *AdditionalItems) String() string {
+	return fmt.Sprintf("last %d additionalItem(s) not allowed", k.Count)
 }
 
 // --
@@ -234,11 +230,11 @@ type Required struct {
 	Missing []string
 }
 
-func (k *Required) LocalizedString(p *message.Printer) string {
+func (k *Required) String() string {
 	if len(k.Missing) == 1 {
-		return p.Sprintf("missing property %s", quote(k.Missing[0]))
+		return fmt.Sprintf("missing property %s", quote(k.Missing[0]))
 	}
-	return p.Sprintf("missing properties %s", joinQuoted(k.Missing, ", "))
+	return fmt.Sprintf("missing properties %s", joinQuoted(k.Missing, ", "))
 }
 
 // --
@@ -248,8 +244,8 @@ type Dependency struct {
 	Missing []string // missing props
 }
 
-func (k *Dependency) LocalizedString(p *message.Printer) string {
-	return p.Sprintf("properties %s required, if %s exists", joinQuoted(k.Missing, ", "), quote(k.Prop))
+func (k *Dependency) String() string {
+	return fmt.Sprintf("properties %s required, if %s exists", joinQuoted(k.Missing, ", "), quote(k.Prop))
 }
 
 // --
@@ -259,8 +255,8 @@ type DependentRequired struct {
 	Missing []string // missing props
 }
 
-func (k *DependentRequired) LocalizedString(p *message.Printer) string {
-	return p.Sprintf("properties %s required, if %s exists", joinQuoted(k.Missing, ", "), quote(k.Prop))
+func (k *DependentRequired) String() string {
+	return fmt.Sprintf("properties %s required, if %s exists", joinQuoted(k.Missing, ", "), quote(k.Prop))
 }
 
 // --
@@ -269,8 +265,8 @@ type AdditionalProperties struct {
 	Properties []string
 }
 
-func (k *AdditionalProperties) LocalizedString(p *message.Printer) string {
-	return p.Sprintf("additional properties %s not allowed", joinQuoted(k.Properties, ", "))
+func (k *AdditionalProperties) String() string {
+	return fmt.Sprintf("additional properties %s not allowed", joinQuoted(k.Properties, ", "))
 }
 
 // --
@@ -279,8 +275,8 @@ type PropertyNames struct {
 	Property string
 }
 
-func (k *PropertyNames) LocalizedString(p *message.Printer) string {
-	return p.Sprintf("invalid propertyName %s", quote(k.Property))
+func (k *PropertyNames) String() string {
+	return fmt.Sprintf("invalid propertyName %s", quote(k.Property))
 }
 
 // --
@@ -289,16 +285,16 @@ type UniqueItems struct {
 	Duplicates [2]int
 }
 
-func (k *UniqueItems) LocalizedString(p *message.Printer) string {
-	return p.Sprintf("items at %d and %d are equal", k.Duplicates[0], k.Duplicates[1])
+func (k *UniqueItems) String() string {
+	return fmt.Sprintf("items at %d and %d are equal", k.Duplicates[0], k.Duplicates[1])
 }
 
 // --
 
 type Contains struct{}
 
-func (*Contains) LocalizedString(p *message.Printer) string {
-	return p.Sprintf("no items match contains schema")
+func (*Contains) String() string {
+	return fmt.Sprintf("no items match contains schema")
 }
 
 // --
@@ -308,12 +304,12 @@ type MinContains struct {
 	Want int
 }
 
-func (k *MinContains) LocalizedString(p *message.Printer) string {
+func (k *MinContains) String() string {
 	if len(k.Got) == 0 {
-		return p.Sprintf("min %d items required to match contains schema, but none matched", k.Want)
+		return fmt.Sprintf("min %d items required to match contains schema, but none matched", k.Want)
 	}
 	got := fmt.Sprintf("%v", k.Got)
-	return p.Sprintf("min %d items required to match contains schema, but matched %d items at %v", k.Want, len(k.Got), got[1:len(got)-1])
+	return fmt.Sprintf("min %d items required to match contains schema, but matched %d items at %v", k.Want, len(k.Got), got[1:len(got)-1])
 }
 
 // --
@@ -323,9 +319,9 @@ type MaxContains struct {
 	Want int
 }
 
-func (k *MaxContains) LocalizedString(p *message.Printer) string {
+func (k *MaxContains) String() string {
 	got := fmt.Sprintf("%v", k.Got)
-	return p.Sprintf("max %d items required to match contains schema, but matched %d items at %v", k.Want, len(k.Got), got[1:len(got)-1])
+	return fmt.Sprintf("max %d items required to match contains schema, but matched %d items at %v", k.Want, len(k.Got), got[1:len(got)-1])
 }
 
 // --
@@ -334,8 +330,8 @@ type MinLength struct {
 	Got, Want int
 }
 
-func (k *MinLength) LocalizedString(p *message.Printer) string {
-	return p.Sprintf("minLength: got %d, want %d", k.Got, k.Want)
+func (k *MinLength) String() string {
+	return fmt.Sprintf("minLength: got %d, want %d", k.Got, k.Want)
 }
 
 // --
@@ -344,8 +340,8 @@ type MaxLength struct {
 	Got, Want int
 }
 
-func (k *MaxLength) LocalizedString(p *message.Printer) string {
-	return p.Sprintf("maxLength: got %d, want %d", k.Got, k.Want)
+func (k *MaxLength) String() string {
+	return fmt.Sprintf("maxLength: got %d, want %d", k.Got, k.Want)
 }
 
 // --
@@ -355,8 +351,8 @@ type Pattern struct {
 	Want string
 }
 
-func (k *Pattern) LocalizedString(p *message.Printer) string {
-	return p.Sprintf("%s does not match pattern %s", quote(k.Got), quote(k.Want))
+func (k *Pattern) String() string {
+	return fmt.Sprintf("%s does not match pattern %s", quote(k.Got), quote(k.Want))
 }
 
 // --
@@ -366,8 +362,8 @@ type Minimum struct {
 	Want *big.Rat
 }
 
-func (k *Minimum) LocalizedString(p *message.Printer) string {
-	return bound(p, "minimum", k.Got, k.Want)
+func (k *Minimum) String() string {
+	return bound("minimum", k.Got, k.Want)
 }
 
 // --
@@ -377,8 +373,8 @@ type Maximum struct {
 	Want *big.Rat
 }
 
-func (k *Maximum) LocalizedString(p *message.Printer) string {
-	return bound(p, "maximum", k.Got, k.Want)
+func (k *Maximum) String() string {
+	return bound("maximum", k.Got, k.Want)
 }
 
 // --
@@ -388,8 +384,8 @@ type ExclusiveMinimum struct {
 	Want *big.Rat
 }
 
-func (k *ExclusiveMinimum) LocalizedString(p *message.Printer) string {
-	return bound(p, "exclusiveMinimum", k.Got, k.Want)
+func (k *ExclusiveMinimum) String() string {
+	return bound("exclusiveMinimum", k.Got, k.Want)
 }
 
 // --
@@ -399,8 +395,8 @@ type ExclusiveMaximum struct {
 	Want *big.Rat
 }
 
-func (k *ExclusiveMaximum) LocalizedString(p *message.Printer) string {
-	return bound(p, "exclusiveMaximum", k.Got, k.Want)
+func (k *ExclusiveMaximum) String() string {
+	return bound("exclusiveMaximum", k.Got, k.Want)
 }
 
 // --
@@ -410,18 +406,30 @@ type MultipleOf struct {
 	Want *big.Rat
 }
 
-func (k *MultipleOf) LocalizedString(p *message.Printer) string {
-	return bound(p, "multipleOf", k.Got, k.Want)
+func (k *MultipleOf) String() string {
+	return bound("multipleOf", k.Got, k.Want)
 }
 
 // --
 
 // bound is the message of a numeric keyword's failure, got and want as
-// floats.
-func bound(p *message.Printer, keyword string, got, want *big.Rat) string {
-	g, _ := got.Float64()
-	w, _ := want.Float64()
-	return p.Sprintf("%s: got %v, want %v", keyword, g, w)
+// numbers are written in JSON (dryfire: not the English printer's 1,000
+// or 1×10⁰⁶).
+func bound(keyword string, got, want *big.Rat) string {
+	return fmt.Sprintf("%s: got %s, want %s", keyword, number(got), number(want))
+}
+
+// number writes r as JavaScript does (plain decimals below 1e21), an
+// integer below that exactly.
+func number(r *big.Rat) string {
+	if s := r.Num().String(); r.IsInt() && len(s) <= 21 {
+		return s
+	}
+	f, _ := r.Float64()
+	if math.Abs(f) < 1e21 {
+		return strconv.FormatFloat(f, 'f', -1, 64)
+	}
+	return strconv.FormatFloat(f, 'g', -1, 64)
 }
 
 func quote(s string) string {
