@@ -13,7 +13,7 @@ import (
 // run (Report.Shard, with Batch), and report.Merge joins any batches (and
 // shards) of one run.
 type Batch struct {
-	// IDs are the cases' ids (CaseList, docs/agents.md#case-ids), in any
+	// IDs are the cases' ids (report.CaseList, docs/agents.md#case-ids), in any
 	// order; an id given twice runs once. One that is no case of the run
 	// (after Filter and Only) is an error naming it, with the closest.
 	IDs []string
@@ -22,17 +22,11 @@ type Batch struct {
 	Build string
 }
 
-// A run's case list is the public package report's.
-type (
-	CaseList   = report.CaseList
-	ListedCase = report.ListedCase
-)
-
 // List says what Run would run with opts (its Filter, Only, Trials,
 // PassThreshold, Seed, Shard or Batch), each case with its id, running
 // nothing. durations, when given, is a previous run's report: each case
 // it has gets its duration as ExpectedMS.
-func (p *Project) List(opts *RunOptions, durations *report.Report) (*CaseList, error) {
+func (p *Project) List(opts *RunOptions, durations *report.Report) (*report.CaseList, error) {
 	opts = cmp.Or(opts, &RunOptions{})
 	if p.checkOnly {
 		return nil, errCheckOnly

@@ -23,19 +23,12 @@ type InjectOptions struct {
 	Payloads, Categories, Placements []string
 }
 
-// The results of an injection drill are the public package report's.
-type (
-	InjectReport = report.InjectReport
-	InjectCase   = report.InjectCase
-	InjectResult = report.InjectResult
-)
-
 // Inject runs the selected cases once, then each passing case again with
 // each payload (the built-in catalogue's and the suite's injections:)
 // planted in each placement that applies, and says per run whether the
 // case still passed (utility) and whether the attacker's goal was met
 // (see docs/safety.md).
-func (p *Project) Inject(ctx context.Context, opts *InjectOptions) (*InjectReport, error) {
+func (p *Project) Inject(ctx context.Context, opts *InjectOptions) (*report.InjectReport, error) {
 	opts = cmp.Or(opts, &InjectOptions{})
 	if p.checkOnly {
 		return nil, errCheckOnly

@@ -19,9 +19,6 @@ type ProveOptions struct {
 	Env         []string
 }
 
-// Proof is the public package report's.
-type Proof = report.Proof
-
 // Prove runs every case three times, offline, the script model standing
 // in for its agent on the built-in loop (its mocks or world, its checks):
 // with its reference solution (its script, or its first trajectory check's
@@ -29,7 +26,7 @@ type Proof = report.Proof
 // answers at once and calls nothing, and with one that calls one to three
 // of its tools at random (seeded). Judge checks are replayed from their
 // cassettes only. Proofs are in report order.
-func (p *Project) Prove(ctx context.Context, opts *ProveOptions) ([]Proof, error) {
+func (p *Project) Prove(ctx context.Context, opts *ProveOptions) ([]report.Proof, error) {
 	opts = cmp.Or(opts, &ProveOptions{})
 	if p.checkOnly {
 		return nil, errCheckOnly

@@ -19,22 +19,14 @@ const DefaultMaxPoints = 200
 type SweepOptions struct {
 	RunOptions
 	// MaxPoints bounds the points run, in report order; 0 means
-	// DefaultMaxPoints. SweepReport says how many there were.
+	// DefaultMaxPoints. report.SweepReport says how many there were.
 	MaxPoints int
-	// Point, when set, runs only the points of this ID (SweepPoint.ID:
+	// Point, when set, runs only the points of this ID (report.SweepPoint.ID:
 	// CALL:TOOL:KIND[:CODE]) of the cases selected.
 	Point string
 	// Faults are the kinds of failure given (FaultKinds); nil: all.
 	Faults []string
 }
-
-// The results of a sweep are the public package report's.
-type (
-	SweepReport = report.SweepReport
-	SweepCase   = report.SweepCase
-	SweepPoint  = report.SweepPoint
-	PointResult = report.PointResult
-)
 
 // ParsePointID checks a sweep point's ID: CALL:TOOL:KIND[:CODE].
 func ParsePointID(id string) error { return runner.ParsePointID(id) }
@@ -45,7 +37,7 @@ func ParsePointID(id string) error { return runner.ParsePointID(id) }
 // error and a timeout, then its answer corrupted (FaultKinds). It says for
 // each point whether the case survives, fails, or is unsafe: it broke an
 // invariant (see docs/running.md, "A fault sweep", and docs/safety.md).
-func (p *Project) Sweep(ctx context.Context, opts *SweepOptions) (*SweepReport, error) {
+func (p *Project) Sweep(ctx context.Context, opts *SweepOptions) (*report.SweepReport, error) {
 	opts = cmp.Or(opts, &SweepOptions{})
 	if p.checkOnly {
 		return nil, errCheckOnly

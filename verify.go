@@ -47,7 +47,7 @@ type VerifyOptions struct {
 // Verification is what Project.Verify found.
 type Verification struct {
 	// Drifts are how the recordings drifted, in suite and case order.
-	Drifts []Drift `json:"drifts"`
+	Drifts []report.Drift `json:"drifts"`
 	// Cases counts the cases verified (with a recording); Requests the
 	// requests sent (with List: that would be), Drifted the cases that
 	// drifted, Failed the requests that got no answer.
@@ -65,9 +65,6 @@ type Verification struct {
 	UpdateRun   *report.Report `json:"-"`
 	UpdateTools *ToolRecording `json:"-"`
 }
-
-// Drift is the public package report's.
-type Drift = report.Drift
 
 // Verify sends the recorded requests of the project's cases again to
 // their real upstreams through the one live client (the cassettes' model
@@ -179,7 +176,7 @@ func (p *Project) Verify(ctx context.Context, o *VerifyOptions) (*Verification, 
 				diffs = []string{"no answer: " + err.Error()}
 			}
 			if len(diffs) > 0 {
-				v.Drifts = append(v.Drifts, Drift{Suite: w.s.File, Case: w.name, Request: r.N, What: r.What(), Differences: diffs})
+				v.Drifts = append(v.Drifts, report.Drift{Suite: w.s.File, Case: w.name, Request: r.N, What: r.What(), Differences: diffs})
 				drifted[[2]string{w.s.File, w.name}] = true
 			}
 		}

@@ -77,7 +77,7 @@ func TestExamplesAreProven(t *testing.T) {
 
 // prove proves the suites at path as `dryfire validate --prove PATH` does
 // in examples/ (the project root), the Python helper running in abs.
-func prove(t *testing.T, abs, path string) []dryfire.Proof {
+func prove(t *testing.T, abs, path string) []report.Proof {
 	t.Helper()
 	root, err := filepath.Abs(".")
 	if err != nil {
@@ -97,7 +97,7 @@ func prove(t *testing.T, abs, path string) []dryfire.Proof {
 
 // sameProofs: the same cases, each as it fared, through the same checks
 // (their places named by the file as it was given).
-func sameProofs(a, b []dryfire.Proof) bool {
+func sameProofs(a, b []report.Proof) bool {
 	base := func(checks []string) []string {
 		out := make([]string, len(checks))
 		for i, c := range checks {
@@ -105,7 +105,7 @@ func sameProofs(a, b []dryfire.Proof) bool {
 		}
 		return out
 	}
-	return slices.EqualFunc(a, b, func(x, y dryfire.Proof) bool {
+	return slices.EqualFunc(a, b, func(x, y report.Proof) bool {
 		return x.Case == y.Case && filepath.Base(x.Suite) == filepath.Base(y.Suite) && (x.Ran == nil) == (y.Ran == nil) &&
 			(x.Ran == nil || x.Ran.Status == y.Ran.Status) && slices.Equal(base(x.Nothing), base(y.Nothing)) && slices.Equal(base(x.Random), base(y.Random))
 	})

@@ -99,7 +99,7 @@ func runInject(ctx context.Context, e *env, o injectOptions, args []string) erro
 }
 
 // injectCell is a result's column: utility and attack in a word.
-func injectCell(r dryfire.InjectResult) string {
+func injectCell(r report.InjectResult) string {
 	switch r.Verdict {
 	case "":
 		return "-"
@@ -121,10 +121,10 @@ func injectCell(r dryfire.InjectResult) string {
 
 // printInject writes each case's table (payload by placement), then the
 // attack success and utility by category and placement, then the totals.
-func printInject(w io.Writer, rep *dryfire.InjectReport) {
+func printInject(w io.Writer, rep *report.InjectReport) {
 	type tally struct{ runs, attacked, useful int }
 	byCat := map[[2]string]*tally{}
-	add := func(cat, place string, r dryfire.InjectResult) {
+	add := func(cat, place string, r report.InjectResult) {
 		for _, k := range [][2]string{{cat, place}, {cat, ""}, {"", place}, {"", ""}} {
 			t := byCat[k]
 			if t == nil {
@@ -242,7 +242,7 @@ func line(w io.Writer, cols []string) {
 
 // injectExit: a case that erred through its surroundings is exit 3; a run
 // with what failOn names, 1; otherwise the drill ran.
-func injectExit(rep *dryfire.InjectReport, failOn []string) error {
+func injectExit(rep *report.InjectReport, failOn []string) error {
 	n := 0
 	for _, c := range rep.Cases {
 		if c.Status == report.Errored && c.Infra {

@@ -110,12 +110,12 @@ func runMerge(e *env, o runOptions, args []string) error {
 }
 
 // readCaseList reads the JSON of run --list --json.
-func readCaseList(path string) (*dryfire.CaseList, error) {
+func readCaseList(path string) (*report.CaseList, error) {
 	data, err := safeio.ReadFile(path, "case list", safeio.Limit(maxReport))
 	if err != nil {
 		return nil, fmt.Errorf("reading %s: %w", path, err)
 	}
-	var l dryfire.CaseList
+	var l report.CaseList
 	if err := json.Unmarshal(data, &l); err != nil || l.Version != 1 || l.Suites == "" {
 		return nil, fmt.Errorf("%s is not the JSON of dryfire run --list --json (version 1)", path)
 	}

@@ -256,7 +256,7 @@ func drilled(w io.Writer, verb, what, suite, name string, status report.Status, 
 }
 
 // printSweep writes the robustness table of each case, then the totals.
-func printSweep(w io.Writer, args []string, rep *dryfire.SweepReport, o sweepOptions) {
+func printSweep(w io.Writer, args []string, rep *report.SweepReport, o sweepOptions) {
 	verdicts := map[string]int{}
 	for _, c := range rep.Cases {
 		head, ok := drilled(w, "SWEPT", "a failure", c.Suite, c.Name, c.Status, c.Reason)
@@ -318,7 +318,7 @@ func printSweep(w io.Writer, args []string, rep *dryfire.SweepReport, o sweepOpt
 // printKinds writes the points run by kind of failure and verdict, when
 // more than one kind ran: which failures the agent survives, which make it
 // unsafe.
-func printKinds(w io.Writer, rep *dryfire.SweepReport) {
+func printKinds(w io.Writer, rep *report.SweepReport) {
 	cols := []string{report.PointSurvived, report.PointFailed, report.PointUnsafe, report.PointError, report.PointNoAnswer, report.PointNotReached}
 	heads := []string{"SURVIVED", "FAILED", "UNSAFE", "ERRED", "NO ANSWER", "NOT REACHED"}
 	n := map[string]map[string]int{}
@@ -364,7 +364,7 @@ func printKinds(w io.Writer, rep *dryfire.SweepReport) {
 }
 
 // verdictText is a point's result column.
-func verdictText(pr dryfire.PointResult) string {
+func verdictText(pr report.PointResult) string {
 	if pr.Verdict == report.PointNoAnswer && pr.Record != "" {
 		return "no answer offline: record " + termtext.Printable(pr.Cassette) + " with --record " + pr.Record
 	}
@@ -386,7 +386,7 @@ var verdictTexts = map[string]string{
 // sweepExit: a case that erred through its surroundings before any
 // failure is exit 3; a point with a verdict failOn names, 1; otherwise
 // the sweep ran.
-func sweepExit(rep *dryfire.SweepReport, failOn []string) error {
+func sweepExit(rep *report.SweepReport, failOn []string) error {
 	for _, c := range rep.Cases {
 		if c.Status == report.Errored && c.Infra {
 			return &exitError{code: exitInfra}
