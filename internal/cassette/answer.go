@@ -116,6 +116,7 @@ type Answerer struct {
 	red      redactor
 	next     int           // the next interaction of tape to replay
 	live     bool          // calls go live
+	records  bool          // Save writes what is kept
 	out      []Interaction // what Save writes
 	outN     []int         // the call number (model.Call.N) of each of out
 	played   int
@@ -171,7 +172,7 @@ func Open(cfg Config, coalesce bool) (*Answerer, error) {
 			return nil, &MissingError{File: cfg.File, SuiteFile: cfg.SuiteFile, Case: cfg.Case, Fix: cfg.fix(Once), Section: cfg.Section}
 		}
 	}
-	a.tape, a.live = c, c == nil
+	a.tape, a.live, a.records = c, c == nil, c == nil || cfg.Mode == New
 	if c == nil {
 		return a, nil
 	}
@@ -227,13 +228,11 @@ func (a *Answerer) ByContent() bool { return a.index != nil }
 // the case strayed, and every later request gets the same error), or one
 // that would go live where it may not (*LiveError).
 func (a *Answerer) Answer(c *model.Call) (*model.Answer, error) {
-	i, err := 0, error(nil)
+	place := a.place
 	if a.index != nil {
-		i, err = a.find(c.HTTP, c.Body)
-	} else {
-		i, err = a.place(c)
+		place = a.find
 	}
-	switch {
+	switch i, err := place(c); {
 	case err != nil:
 		return nil, err
 	case i >= 0:
@@ -280,7 +279,7 @@ func (a *Answerer) keep(c *model.Call, ans *model.Answer, data []byte, err error
 		}
 		a.fail(fmt.Errorf("%s refused the key (%d): %s", ans.From, ans.Status, s))
 		return
-	case !a.records() || retried(ans.Status):
+	case !a.records || retried(ans.Status):
 		return
 	}
 	rs := Response{Status: ans.Status}
@@ -304,11 +303,6 @@ func (a *Answerer) keep(c *model.Call, ans *model.Answer, data []byte, err error
 	a.out = slices.Insert(a.out, i, Interaction{Request: now, Response: rs})
 	a.outN = slices.Insert(a.outN, i, c.N)
 	a.recorded++
-}
-
-// records says whether Save writes what is kept.
-func (a *Answerer) records() bool {
-	return !a.cfg.Passthrough && (a.tape == nil || a.cfg.Mode == New)
 }
 
 // fail marks the case as failed by the infrastructure, unless it failed

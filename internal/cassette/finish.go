@@ -47,7 +47,7 @@ func (a *Answerer) Save() (bool, error) {
 	a.flight.Wait()
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if !a.records() || a.problem != nil || a.failure != nil || !a.live {
+	if !a.records || a.problem != nil || a.failure != nil || !a.live {
 		return false, nil
 	}
 	// Again: a symlink made since Open (by the agent program) is not

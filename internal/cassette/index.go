@@ -8,6 +8,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/dryfire-dev/dryfire/internal/model"
 	"github.com/dryfire-dev/dryfire/internal/reqmatch"
 	"github.com/dryfire-dev/dryfire/internal/value"
 )
@@ -95,8 +96,8 @@ func (a *Answerer) newIndex() *index {
 // differs from it. A request that finds nothing changes nothing: the
 // next is looked up afresh. Neither the index nor the error keeps body:
 // the caller may use its buffer again.
-func (a *Answerer) find(req *http.Request, body []byte) (int, error) {
-	ix := a.index
+func (a *Answerer) find(c *model.Call) (int, error) {
+	ix, req, body := a.index, c.HTTP, c.Body
 	for _, h := range (*ix.seen.Load())[string(body)] {
 		if h.is(req) {
 			return h.i, nil

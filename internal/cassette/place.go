@@ -33,26 +33,39 @@ func (a *Answerer) place(c *model.Call) (int, error) {
 	if a.failure != nil {
 		return -1, a.failure
 	}
-	if !a.live {
-		n := a.next + 1
-		if a.next < len(a.seen) && slices.ContainsFunc(a.seen[a.next], func(s seenRequest) bool { return bytes.Equal(s.body, body) && s.head.is(req) }) {
+	if i := a.next; !a.live {
+		var e *ReplayError
+		var now Request
+		if i < len(a.seen) && slices.ContainsFunc(a.seen[i], func(s seenRequest) bool { return bytes.Equal(s.body, body) && s.head.is(req) }) {
 			// The same bytes as a request that matched before match
 			// again: no need to canonicalise them.
-			return a.played1(c, a.tape.Interactions[a.next].Request), nil
-		}
-		now, cb := a.canonical(req, body)
-		e := &ReplayError{Kind: Beyond}
-		if a.next < len(a.tape.Interactions) {
-			e.Kind = Mismatch
-			if e.Diffs, e.More, e.Presets = compare(&a.tape.Interactions[a.next].Request, &now, cb, a.matchBodies(a.next, &cb)); len(e.Diffs) == 0 {
-				a.remember(a.next, req, body)
-				return a.played1(c, now), nil
-			}
+			now = a.tape.Interactions[i].Request
 		} else {
-			e.Diffs = []string{"request " + itoa(n) + ": " + now.Method + " " + now.Path}
+			var cb canonBody
+			now, cb = a.canonical(req, body)
+			e = &ReplayError{Kind: Mismatch}
+			if i < len(a.tape.Interactions) {
+				e.Diffs, e.More, e.Presets = compare(&a.tape.Interactions[i].Request, &now, cb, a.matchBodies(i, &cb))
+			} else {
+				e.Kind, e.Diffs = Beyond, []string{"request " + itoa(i+1) + ": " + now.Method + " " + now.Path}
+			}
+			if len(e.Diffs) == 0 {
+				e = nil
+				a.remember(i, req, body)
+			}
 		}
-		if a.cfg.Mode != New {
-			e.File, e.Section, e.SuiteFile, e.Case, e.Fix, e.Request, e.Recorded = a.cfg.File, a.cfg.Section, a.cfg.SuiteFile, a.cfg.Case, a.cfg.fix(All), n, len(a.tape.Interactions)
+		switch {
+		case e == nil:
+			a.next++
+			a.played++
+			if a.records {
+				a.out = append(a.out, Interaction{Request: now, Response: a.tape.Interactions[i].Response})
+				a.outN = append(a.outN, c.N)
+			}
+			c.Placed = i
+			return i, nil
+		case a.cfg.Mode != New:
+			e.File, e.Section, e.SuiteFile, e.Case, e.Fix, e.Request, e.Recorded = a.cfg.File, a.cfg.Section, a.cfg.SuiteFile, a.cfg.Case, a.cfg.fix(All), i+1, len(a.tape.Interactions)
 			a.problem = e
 			return -1, e
 		}
@@ -109,20 +122,6 @@ func (a *Answerer) normalRecorded(i int) *normal {
 	v, ap := a.set.Apply(v)
 	a.norm[i] = &normal{value: v, applied: ap}
 	return a.norm[i]
-}
-
-// played1 replays the next interaction for call c; now is the request
-// as stored.
-func (a *Answerer) played1(c *model.Call, now Request) int {
-	i := a.next
-	a.next++
-	a.played++
-	if a.records() {
-		a.out = append(a.out, Interaction{Request: now, Response: a.tape.Interactions[i].Response})
-		a.outN = append(a.outN, c.N)
-	}
-	c.Placed = i
-	return i
 }
 
 // maxSeen bounds the raw forms of a request remembered per interaction.
