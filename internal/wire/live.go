@@ -2,6 +2,7 @@ package wire
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"io"
 	"net/http"
@@ -73,10 +74,7 @@ type LiveOptions struct {
 // endpoint goes to its API's upstream, with the environment's key.
 type Live struct {
 	Transport http.RoundTripper
-	upstream  map[API]*url.URL
-	keys      map[API]string // keys from the environment
-	keyEnv    map[API]string
-	public    map[API]bool // the upstream is the public API: a key is needed
+	up        map[API]*upstream
 	// Bedrock's calls are signed again with the environment's AWS
 	// credentials (or its Bedrock API key): the client's signature was
 	// made for dryfire's host.
@@ -86,24 +84,29 @@ type Live struct {
 	Secrets []string
 }
 
-// NewLive is the live client of a case.
-func NewLive(o LiveOptions) (*Live, error) {
-	l := &Live{Transport: o.Transport, upstream: map[API]*url.URL{}, keys: map[API]string{}, keyEnv: map[API]string{}, public: map[API]bool{}}
-	if err := l.readUpstreams(&o); err != nil {
-		return nil, err
-	}
-	return l, nil
+// upstream is where an API's live calls go: its URL (nil: Azure OpenAI's
+// endpoint not set, Vertex AI's the location's), the environment's key,
+// the variable of it, the header it goes in (a bearer token when ""),
+// and whether the upstream is the public API (a key is needed).
+type upstream struct {
+	url                 *url.URL
+	key, keyEnv, header string
+	public              bool
 }
 
-// readUpstreams fills in where each API's live calls go and with which
-// key (from the options, else vars), and returns secrets with the keys.
-func (l *Live) readUpstreams(o *LiveOptions) error {
+// NewLive is the live client of a case: where each API's live calls go
+// and with which key, read from the environment (o.Getenv).
+func NewLive(o LiveOptions) (*Live, error) {
+	l := &Live{Transport: o.Transport, up: map[API]*upstream{}}
 	l.aws, l.bedrockToken = awsKeysOf(o.Getenv), o.Getenv("AWS_BEARER_TOKEN_BEDROCK")
-	for _, s := range []string{l.aws.secret, l.aws.token, l.bedrockToken} {
-		if s != "" {
-			l.Secrets = append(l.Secrets, s)
+	keep := func(keys ...string) {
+		for _, k := range keys {
+			if k != "" {
+				l.Secrets = append(l.Secrets, k)
+			}
 		}
 	}
+	keep(l.aws.secret, l.aws.token, l.bedrockToken)
 	for _, api := range []API{OpenAIChat, OpenAIResponses, Anthropic, Gemini, Ollama, Bedrock} {
 		p := api.codec().provider
 		cred := Resolve(p, "", o.Getenv)
@@ -112,40 +115,31 @@ func (l *Live) readUpstreams(o *LiveOptions) error {
 		}
 		u, err := url.Parse(strings.TrimRight(cred.BaseURL, "/"))
 		if err != nil || u.Scheme == "" || u.Host == "" {
-			return fmt.Errorf("the %s base URL %q is not an absolute URL", p, cred.BaseURL)
+			return nil, fmt.Errorf("the %s base URL %q is not an absolute URL", p, cred.BaseURL)
 		}
-		l.upstream[api] = u
-		l.public[api], l.keyEnv[api], l.keys[api] = cred.Public, cred.KeyEnv, cred.Key
-		if k := l.keys[api]; k != "" {
-			l.Secrets = append(l.Secrets, k)
-		}
+		l.up[api] = &upstream{url: u, key: cred.Key, keyEnv: cred.KeyEnv, public: cred.Public,
+			header: map[API]string{Anthropic: "X-Api-Key", Gemini: "X-Goog-Api-Key"}[api]}
+		keep(cred.Key)
 	}
 	// Azure OpenAI: the OpenAI APIs at the deployment's endpoint.
+	l.up[azureOpenAI] = &upstream{key: o.Getenv(AzureKeyEnv), keyEnv: AzureKeyEnv, header: "Api-Key"}
 	if base := o.Getenv(AzureEndpointEnv); base != "" {
 		u, err := url.Parse(strings.TrimRight(base, "/"))
 		if err != nil || u.Scheme == "" || u.Host == "" {
-			return fmt.Errorf("the Azure OpenAI endpoint %q is not an absolute URL", base)
+			return nil, fmt.Errorf("the Azure OpenAI endpoint %q is not an absolute URL", base)
 		}
-		l.upstream[azureOpenAI] = u
-		l.public[azureOpenAI] = IsAzureHost(u.Hostname())
+		l.up[azureOpenAI].url, l.up[azureOpenAI].public = u, IsAzureHost(u.Hostname())
 	}
-	l.keyEnv[azureOpenAI], l.keys[azureOpenAI] = AzureKeyEnv, o.Getenv(AzureKeyEnv)
-	if k := l.keys[azureOpenAI]; k != "" {
-		l.Secrets = append(l.Secrets, k)
-	}
+	keep(l.up[azureOpenAI].key)
 	// Vertex AI: GOOGLE_VERTEX_BASE_URL, else each location's endpoint;
 	// an access token.
+	l.up[vertexAI] = &upstream{key: o.Getenv(VertexTokenEnv), keyEnv: VertexTokenEnv, public: true}
 	if base := o.Getenv("GOOGLE_VERTEX_BASE_URL"); base != "" {
-		l.upstream[vertexAI], _ = url.Parse(strings.TrimRight(base, "/"))
+		l.up[vertexAI].url, _ = url.Parse(strings.TrimRight(base, "/"))
 	}
-	l.public[vertexAI], l.keyEnv[vertexAI], l.keys[vertexAI] = true, VertexTokenEnv, o.Getenv(VertexTokenEnv)
-	if k := l.keys[vertexAI]; k != "" {
-		l.Secrets = append(l.Secrets, k)
-	}
-	// A token count goes where the model's calls go.
-	l.upstream[GeminiCountTokens], l.public[GeminiCountTokens] = l.upstream[Gemini], l.public[Gemini]
-	l.keyEnv[GeminiCountTokens], l.keys[GeminiCountTokens] = l.keyEnv[Gemini], l.keys[Gemini]
-	return nil
+	keep(l.up[vertexAI].key)
+	l.up[GeminiCountTokens] = l.up[Gemini] // a token count goes where the model's calls go
+	return l, nil
 }
 
 // upstreamOf is the upstream of a request of api: Azure's for the
@@ -171,16 +165,17 @@ func (l *Live) Unavailable(c *model.Call) string {
 		return "" // the client's own: it says (Credentials.LiveUnavailable)
 	}
 	api := upstreamOf(c.Wire.(API), r)
-	if api == azureOpenAI && l.upstream[api] == nil {
+	up := cmp.Or(l.up[api], &upstream{}) // none known: no URL, no key
+	if api == azureOpenAI && up.url == nil {
 		return "AZURE_OPENAI_ENDPOINT is not set"
 	}
-	if l.keys[api] != "" || !l.public[api] {
+	if up.key != "" || !up.public {
 		return ""
 	}
 	if k := ClientKey(r); k != "" && !IsDummy(k) {
 		return ""
 	}
-	return l.keyEnv[api] + " is not set"
+	return up.keyEnv + " is not set"
 }
 
 // Answer sends a call to the real API and answers with what it says: a
@@ -246,15 +241,16 @@ func (l *Live) request(c *model.Call) (*http.Request, *url.URL, error) {
 		return out, r.URL, nil
 	}
 	api := upstreamOf(c.Wire.(API), r)
-	up := l.upstream[api]
-	if api == vertexAI && up == nil { // the location's own
+	up := cmp.Or(l.up[api], &upstream{})
+	base := up.url
+	if api == vertexAI && base == nil { // the location's own
 		_, location, _, _, _, _ := VertexPath(r.URL.Path)
-		up, _ = url.Parse(vertexBase(location))
+		base, _ = url.Parse(vertexBase(location))
 	}
-	if up == nil {
+	if base == nil {
 		return nil, nil, fmt.Errorf("%s is not set", "AZURE_OPENAI_ENDPOINT")
 	}
-	target := *up
+	target := *base
 	path := r.URL.Path
 	if api == OpenAIChat || api == OpenAIResponses {
 		path = strings.TrimPrefix(path, "/v1") // OpenAI's base URL has it
@@ -262,12 +258,12 @@ func (l *Live) request(c *model.Call) (*http.Request, *url.URL, error) {
 	target.Path = strings.TrimRight(target.Path, "/") + path
 	target.RawPath = ""
 	if api == Bedrock { // a model's id may be an ARN, its / and : escaped
-		target.RawPath = strings.TrimRight(up.EscapedPath(), "/") + r.URL.EscapedPath()
+		target.RawPath = strings.TrimRight(base.EscapedPath(), "/") + r.URL.EscapedPath()
 	}
 	// A query of the base URL (an api-version, say) is kept, before the
 	// client's own (less a key in it that is not forwarded).
 	query := r.URL.RawQuery
-	if k, names := redact.Param(r.URL.Query(), "key"); k != "" && (l.keys[api] != "" || IsDummy(k)) {
+	if k, names := redact.Param(r.URL.Query(), "key"); k != "" && (up.key != "" || IsDummy(k)) {
 		q := r.URL.Query()
 		for _, n := range names {
 			q.Del(n)
@@ -296,19 +292,12 @@ func (l *Live) request(c *model.Call) (*http.Request, *url.URL, error) {
 		l.signBedrock(out, body)
 		return out, &target, nil
 	}
-	if key := l.keys[api]; key != "" {
+	if up.key != "" {
 		dropKeys(out)
-		switch api {
-		case Anthropic:
-			out.Header.Set("X-Api-Key", key)
-		case Gemini, GeminiCountTokens:
-			out.Header.Set("X-Goog-Api-Key", key)
-		case azureOpenAI:
-			out.Header.Set("Api-Key", key)
-		case vertexAI:
-			out.Header.Set("Authorization", "Bearer "+key)
-		default:
-			out.Header.Set("Authorization", "Bearer "+key)
+		if up.header != "" {
+			out.Header.Set(up.header, up.key)
+		} else {
+			out.Header.Set("Authorization", "Bearer "+up.key)
 		}
 	} else if k := ClientKey(r); k != "" && !IsDummy(k) {
 		// forwarded; ServeHTTP made it a secret
