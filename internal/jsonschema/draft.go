@@ -1,6 +1,7 @@
 package jsonschema
 
 import (
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -11,8 +12,8 @@ type Draft struct {
 	version    int
 	url        string
 	sch        *Schema
-	id         string       // property name used to represent id
-	subschemas []SchemaPath // locations of subschemas
+	id         string   // property name used to represent id
+	subschemas []string // where subschemas are: "not", "properties/*" (each value), "allOf/[]" (each item)
 
 	// dryfire: the meta-schema, compiled on first use by load (upstream
 	// compiles every draft's in init).
@@ -24,22 +25,22 @@ var (
 		version: 4,
 		url:     "http://json-schema.org/draft-04/schema",
 		id:      "id",
-		subschemas: []SchemaPath{
+		subschemas: []string{
 			// type agonistic
-			schemaPath("definitions/*"),
-			schemaPath("not"),
-			schemaPath("allOf/[]"),
-			schemaPath("anyOf/[]"),
-			schemaPath("oneOf/[]"),
+			"definitions/*",
+			"not",
+			"allOf/[]",
+			"anyOf/[]",
+			"oneOf/[]",
 			// object
-			schemaPath("properties/*"),
-			schemaPath("additionalProperties"),
-			schemaPath("patternProperties/*"),
+			"properties/*",
+			"additionalProperties",
+			"patternProperties/*",
 			// array
-			schemaPath("items"),
-			schemaPath("items/[]"),
-			schemaPath("additionalItems"),
-			schemaPath("dependencies/*"),
+			"items",
+			"items/[]",
+			"additionalItems",
+			"dependencies/*",
 		},
 	}
 
@@ -47,43 +48,43 @@ var (
 		version: 6,
 		url:     "http://json-schema.org/draft-06/schema",
 		id:      "$id",
-		subschemas: joinSubschemas(Draft4.subschemas,
-			schemaPath("propertyNames"),
-			schemaPath("contains"),
-		),
+		subschemas: slices.Concat(Draft4.subschemas, []string{
+			"propertyNames",
+			"contains",
+		}),
 	}
 
 	Draft7 = &Draft{
 		version: 7,
 		url:     "http://json-schema.org/draft-07/schema",
 		id:      "$id",
-		subschemas: joinSubschemas(Draft6.subschemas,
-			schemaPath("if"),
-			schemaPath("then"),
-			schemaPath("else"),
-		),
+		subschemas: slices.Concat(Draft6.subschemas, []string{
+			"if",
+			"then",
+			"else",
+		}),
 	}
 
 	Draft2019 = &Draft{
 		version: 2019,
 		url:     "https://json-schema.org/draft/2019-09/schema",
 		id:      "$id",
-		subschemas: joinSubschemas(Draft7.subschemas,
-			schemaPath("$defs/*"),
-			schemaPath("dependentSchemas/*"),
-			schemaPath("unevaluatedProperties"),
-			schemaPath("unevaluatedItems"),
-			schemaPath("contentSchema"),
-		),
+		subschemas: slices.Concat(Draft7.subschemas, []string{
+			"$defs/*",
+			"dependentSchemas/*",
+			"unevaluatedProperties",
+			"unevaluatedItems",
+			"contentSchema",
+		}),
 	}
 
 	Draft2020 = &Draft{
 		version: 2020,
 		url:     "https://json-schema.org/draft/2020-12/schema",
 		id:      "$id",
-		subschemas: joinSubschemas(Draft2019.subschemas,
-			schemaPath("prefixItems/[]"),
-		),
+		subschemas: slices.Concat(Draft2019.subschemas, []string{
+			"prefixItems/[]",
+		}),
 	}
 
 	draftLatest = Draft2020
@@ -163,11 +164,4 @@ func (d *Draft) getID(obj map[string]any) string {
 	}
 	id, _ = split(id) // ignore fragment
 	return id
-}
-
-func joinSubschemas(a1 []SchemaPath, a2 ...SchemaPath) []SchemaPath {
-	var a []SchemaPath
-	a = append(a, a1...)
-	a = append(a, a2...)
-	return a
 }

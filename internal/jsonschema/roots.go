@@ -2,6 +2,7 @@ package jsonschema
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 )
 
@@ -142,10 +143,7 @@ func (rr *roots) _collectResources(r *root, sch any, base url, schPtr jsonPointe
 	// process subschemas
 	subschemas := map[jsonPointer]any{}
 	for _, sp := range draft.subschemas {
-		ss := sp.collect(obj, schPtr)
-		for k, v := range ss {
-			subschemas[k] = v
-		}
+		collectSubschemas(obj, schPtr, sp, subschemas)
 	}
 	for ptr, v := range subschemas {
 		if err := rr.collectResources(r, v, base, ptr, baseRes.draft); err != nil {
@@ -207,4 +205,34 @@ func (rr *roots) validate(r *root, v any, ptr jsonPointer) error {
 		return &SchemaValidationError{URL: up.String(), Err: err}
 	}
 	return nil
+}
+
+// collectSubschemas adds to out the values of obj (at ptr) that path
+// ("not", "properties/*", "allOf/[]"; Draft.subschemas) names.
+func collectSubschemas(obj map[string]any, ptr jsonPointer, path string, out map[jsonPointer]any) {
+	kw, each, _ := strings.Cut(path, "/")
+	v, ok := obj[kw]
+	if !ok {
+		return
+	}
+	ptr = ptr.append(kw)
+	switch x := v.(type) {
+	case map[string]any:
+		if each == "*" {
+			for k, sub := range x {
+				out[ptr.append(k)] = sub
+			}
+			return
+		}
+	case []any:
+		if each == "[]" {
+			for i, sub := range x {
+				out[ptr.append(strconv.Itoa(i))] = sub
+			}
+			return
+		}
+	}
+	if each == "" {
+		out[ptr] = v
+	}
 }
