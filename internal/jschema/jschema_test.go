@@ -50,3 +50,17 @@ func TestMessageNumbers(t *testing.T) {
 		t.Errorf("got  %q\nwant %q", got, want)
 	}
 }
+
+// A draft-07 schema asserts the formats JSON Schema defines, and ignores
+// any other (semver and period were the library's own, now gone).
+func TestDraft7Formats(t *testing.T) {
+	for format, valid := range map[string]bool{"date": false, "uuid": false, "ipv4": false, "semver": true, "period": true, "no-such": true} {
+		s, err := jschema.Compile(map[string]any{"$schema": "http://json-schema.org/draft-07/schema#", "format": format}, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := len(s.Validate("x")) == 0; got != valid {
+			t.Errorf("format %s: %q valid=%v, want %v", format, "x", got, valid)
+		}
+	}
+}
