@@ -98,19 +98,11 @@ func (c *callCtx) AttrNames() []string { return ctxAttrs }
 // The ctx functions are built once; each finds its call's ctx through the
 // thread (one thread per call), so an attribute costs no allocation.
 var (
-	builtinState = starlark.NewBuiltin("state", func(t *starlark.Thread, b *starlark.Builtin, a starlark.Tuple, kw []starlark.Tuple) (starlark.Value, error) {
-		return ctxOf(t).state(t, b, a, kw)
-	})
-	builtinEmit = starlark.NewBuiltin("emit", func(t *starlark.Thread, b *starlark.Builtin, a starlark.Tuple, kw []starlark.Tuple) (starlark.Value, error) {
-		return ctxOf(t).emit(t, b, a, kw)
-	})
-	builtinSchedule = starlark.NewBuiltin("schedule", func(t *starlark.Thread, b *starlark.Builtin, a starlark.Tuple, kw []starlark.Tuple) (starlark.Value, error) {
-		return ctxOf(t).schedule(t, b, a, kw)
-	})
-	builtinError = starlark.NewBuiltin("error", func(t *starlark.Thread, b *starlark.Builtin, a starlark.Tuple, kw []starlark.Tuple) (starlark.Value, error) {
-		return ctxOf(t).errorFn(t, b, a, kw)
-	})
-	builtinNow = starlark.NewBuiltin("now", func(t *starlark.Thread, b *starlark.Builtin, a starlark.Tuple, kw []starlark.Tuple) (starlark.Value, error) {
+	builtinState    = ctxBuiltin("state", (*callCtx).state)
+	builtinEmit     = ctxBuiltin("emit", (*callCtx).emit)
+	builtinSchedule = ctxBuiltin("schedule", (*callCtx).schedule)
+	builtinError    = ctxBuiltin("error", (*callCtx).errorFn)
+	builtinNow      = starlark.NewBuiltin("now", func(t *starlark.Thread, b *starlark.Builtin, a starlark.Tuple, kw []starlark.Tuple) (starlark.Value, error) {
 		if err := starlark.UnpackPositionalArgs(b.Name(), a, kw, 0); err != nil {
 			return nil, err
 		}
@@ -125,6 +117,12 @@ var (
 )
 
 func ctxOf(t *starlark.Thread) *callCtx { return t.Local("ctx").(*callCtx) }
+
+func ctxBuiltin(name string, fn func(*callCtx, *starlark.Thread, *starlark.Builtin, starlark.Tuple, []starlark.Tuple) (starlark.Value, error)) *starlark.Builtin {
+	return starlark.NewBuiltin(name, func(t *starlark.Thread, b *starlark.Builtin, a starlark.Tuple, kw []starlark.Tuple) (starlark.Value, error) {
+		return fn(ctxOf(t), t, b, a, kw)
+	})
+}
 
 func (c *callCtx) Attr(name string) (starlark.Value, error) {
 	switch name {

@@ -99,7 +99,6 @@ func (l *loader) route(op *Operation, q yamlpos.KV) {
 		m, p, _ := strings.Cut(strings.TrimSpace(s), " ")
 		rt.Method, rt.Path = m, strings.TrimSpace(p)
 	}
-	var errs yamlpos.KV
 	for _, p := range yamlpos.Pairs(q.V, q.Val) {
 		switch p.Key() {
 		case "method":
@@ -122,8 +121,6 @@ func (l *loader) route(op *Operation, q yamlpos.KV) {
 				rt.Headers[http.CanonicalHeaderKey(h.Key())] = arg
 				l.argWarn(h.V, op, arg, "header "+h.Key())
 			}
-		case "errors":
-			errs = p
 		}
 	}
 	rt.Method = strings.ToUpper(rt.Method)
@@ -137,7 +134,7 @@ func (l *loader) route(op *Operation, q yamlpos.KV) {
 	for _, name := range rt.Params {
 		l.argWarn(pathNode, op, name, "path parameter {"+name+"}")
 	}
-	rt.Errors = l.statusMap(errs, op, nil)
+	rt.Errors = l.statusMap(yamlpos.Get(q.V, q.Val, "errors"), op, nil)
 	op.Route = rt
 }
 
@@ -240,7 +237,6 @@ func (rt *Route) shape() string {
 // packageHTTP reads a package's http: and checks its bound routes.
 func (l *loader) packageHTTP(pkg *Package, q yamlpos.KV, ops []*Operation) {
 	ph := &PackageHTTP{IdempotencyHeader: DefaultIdempotencyHeader, ErrorBody: DefaultErrorBody, Errors: map[string]int{}}
-	var errs yamlpos.KV
 	for _, p := range yamlpos.Pairs(q.V, q.Val) {
 		switch p.Key() {
 		case "env":
@@ -259,8 +255,6 @@ func (l *loader) packageHTTP(pkg *Package, q yamlpos.KV, ops []*Operation) {
 					l.errorf(t.V, "token %q calls as actor %q, which the world does not declare%s", t.Key(), actor, suggest.DidYouMean(actor, l.actorNames))
 				}
 			}
-		case "errors":
-			errs = p
 		case "error_body":
 			ph.ErrorBody = p.Val
 			l.checkTemplate(p.V, p.Val)
@@ -272,7 +266,7 @@ func (l *loader) packageHTTP(pkg *Package, q yamlpos.KV, ops []*Operation) {
 			ph.IdempotencyHeader = http.CanonicalHeaderKey(str(p.Val))
 		}
 	}
-	ph.Errors = l.statusMap(errs, nil, ops)
+	ph.Errors = l.statusMap(yamlpos.Get(q.V, q.Val, "errors"), nil, ops)
 	pkg.HTTP = ph
 }
 

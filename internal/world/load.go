@@ -229,7 +229,6 @@ func (l *loader) packages(p yamlpos.KV, setup *Setup) {
 		}
 		pkg := &Package{Name: name, Ordered: map[string]bool{}}
 		l.w.Packages[name] = pkg
-		var ordered, httpKV yamlpos.KV
 		var ops []*Operation
 		nodes := map[*Operation]*yaml.Node{}
 		for _, q := range yamlpos.Pairs(pk.V, pk.Val) {
@@ -238,10 +237,6 @@ func (l *loader) packages(p yamlpos.KV, setup *Setup) {
 				if st, ok := q.Val.(map[string]any); ok {
 					setup.State[name] = st
 				}
-			case "ordered":
-				ordered = q
-			case "http":
-				httpKV = q
 			case "operations":
 				for _, o := range yamlpos.Pairs(q.V, q.Val) {
 					op := l.operation(pkg, o)
@@ -250,6 +245,7 @@ func (l *loader) packages(p yamlpos.KV, setup *Setup) {
 				}
 			}
 		}
+		ordered, httpKV := yamlpos.Get(pk.V, pk.Val, "ordered"), yamlpos.Get(pk.V, pk.Val, "http")
 		if httpKV.V != nil {
 			l.packageHTTP(pkg, httpKV, ops)
 		}
@@ -273,7 +269,6 @@ func (l *loader) operation(pkg *Package, o yamlpos.KV) *Operation {
 		l.errorf(o.K, "operation name %q may not contain /", op.Name)
 	}
 	var toolNode, behaviorNode, keyNode *yaml.Node
-	var routeKV yamlpos.KV
 	for _, q := range yamlpos.Pairs(o.V, o.Val) {
 		switch q.Key() {
 		case "tool":
@@ -312,11 +307,9 @@ func (l *loader) operation(pkg *Package, o yamlpos.KV) *Operation {
 			default:
 				op.Latency = d
 			}
-		case "http":
-			routeKV = q
 		}
 	}
-	if routeKV.V != nil {
+	if routeKV := yamlpos.Get(o.V, o.Val, "http"); routeKV.V != nil {
 		l.route(op, routeKV) // after input and errors: it checks names against them
 	}
 	if op.Tool == "" {
