@@ -69,7 +69,7 @@ func (c *caller) anthropicCall(req *model.Request) (*post, error) {
 		if stream {
 			method = "streamRawPredict"
 		}
-		to, body = vertexURL(c.o.BaseURL, vertexProject(c.o.Getenv), vertexLocation(c.o.Getenv), "anthropic", c.model(req), method), vertexBody(body)
+		to, body = vertexURL(c.o.BaseURL, c.o.Getenv, "anthropic", c.model(req), method), vertexBody(body)
 		if c.o.APIKey != "" {
 			header.Set("Authorization", "Bearer "+c.o.APIKey)
 		}

@@ -64,7 +64,7 @@ func (c *caller) geminiCall(req *model.Request) (*post, error) {
 	switch {
 	case c.o.Provider == provider.VertexGemini:
 		url = func(method string) string {
-			return vertexURL(c.o.BaseURL, vertexProject(c.o.Getenv), vertexLocation(c.o.Getenv), "google", name, method)
+			return vertexURL(c.o.BaseURL, c.o.Getenv, "google", name, method)
 		}
 		if c.o.APIKey != "" {
 			header.Set("Authorization", "Bearer "+c.o.APIKey)

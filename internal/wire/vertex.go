@@ -2,6 +2,7 @@ package wire
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"net/url"
 	"strings"
@@ -75,12 +76,13 @@ func CanonicalPath(path string) string {
 	return "/" + version + "/projects/-/locations/-/publishers/" + rest
 }
 
-// vertexURL is where a Vertex AI call of publisher and model goes: base
-// (its host root; "" for the location's endpoint), project, location.
-func vertexURL(base, project, location, publisher, model, method string) string {
-	if location == "" {
-		location = "us-central1"
-	}
+// vertexURL is where a built-in loop's Vertex AI call of publisher and
+// model goes: base (its host root; "" for the location's endpoint), the
+// project and location of the environment as google-genai reads them
+// (GOOGLE_CLOUD_PROJECT, GOOGLE_CLOUD_LOCATION); without them, "-" and
+// us-central1: a replay needs neither (CanonicalPath).
+func vertexURL(base string, getenv func(string) string, publisher, model, method string) string {
+	project, location := cmp.Or(getenv("GOOGLE_CLOUD_PROJECT"), "-"), cmp.Or(getenv("GOOGLE_CLOUD_LOCATION"), "us-central1")
 	if base == "" {
 		base = vertexBase(location)
 	}
@@ -110,22 +112,4 @@ func vertexBody(body []byte) []byte {
 		return body
 	}
 	return bytes.TrimSpace(out)
-}
-
-// vertexProject and vertexLocation are the project and location of the
-// built-in loop's Vertex AI calls, as google-genai reads them
-// (GOOGLE_CLOUD_PROJECT, GOOGLE_CLOUD_LOCATION); without them, "-" and
-// us-central1: a replay needs neither (CanonicalPath).
-func vertexProject(getenv func(string) string) string {
-	if p := getenv("GOOGLE_CLOUD_PROJECT"); p != "" {
-		return p
-	}
-	return "-"
-}
-
-func vertexLocation(getenv func(string) string) string {
-	if l := getenv("GOOGLE_CLOUD_LOCATION"); l != "" {
-		return l
-	}
-	return "us-central1"
 }
