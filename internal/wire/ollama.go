@@ -58,44 +58,9 @@ func ollamaHost(host string) string {
 	return scheme + "://" + hostport + path
 }
 
-// ollamaMessages are the conversation as Ollama takes it.
-func ollamaMessages(req *model.Request) ([]any, error) {
-	msgs := make([]any, 0, len(req.Messages)+1)
-	if req.System != "" {
-		msgs = append(msgs, jsonObject{{"role", "system"}, {"content", req.System}})
-	}
-	names := map[string]string{} // call id → tool name
-	for i, m := range req.Messages {
-		switch m.Role {
-		case model.User:
-			msgs = append(msgs, jsonObject{{"role", "user"}, {"content", m.Text}})
-		case model.Assistant:
-			msg := jsonObject{{"role", "assistant"}, {"content", m.Text}}
-			var calls []any
-			for _, c := range m.ToolCalls {
-				args, err := toolInput(c)
-				if err != nil {
-					return nil, fmt.Errorf("message %d: %w", i, err)
-				}
-				names[c.ID] = c.Name
-				calls = append(calls, jsonObject{{"function", jsonObject{{"name", c.Name}, {"arguments", args}}}})
-			}
-			if calls != nil {
-				msg = append(msg, jsonKV{"tool_calls", calls})
-			}
-			msgs = append(msgs, msg)
-		case model.ToolRole:
-			msgs = append(msgs, jsonObject{{"role", "tool"}, {"content", toolResultText(m)}, {"tool_name", names[m.CallID]}})
-		default:
-			return nil, fmt.Errorf("message %d has role %q, which the ollama provider cannot send", i, m.Role)
-		}
-	}
-	return msgs, nil
-}
-
 // ollamaCall writes a call.
 func (c *caller) ollamaCall(req *model.Request) (*post, error) {
-	msgs, err := ollamaMessages(req)
+	msgs, err := chatMessages(req, true)
 	if err != nil {
 		return nil, err
 	}

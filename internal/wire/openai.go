@@ -52,35 +52,9 @@ func (c *caller) chatCall(url func(model string) (string, error), header http.He
 
 // chatBody is the request body of one call, keys in a fixed order.
 func chatBody(req *model.Request) ([]byte, error) {
-	msgs := make([]any, 0, len(req.Messages)+1)
-	if req.System != "" {
-		msgs = append(msgs, jsonObject{{"role", "system"}, {"content", req.System}})
-	}
-	for _, m := range req.Messages {
-		switch m.Role {
-		case model.User:
-			msgs = append(msgs, jsonObject{{"role", "user"}, {"content", m.Text}})
-		case model.Assistant:
-			msg := jsonObject{{"role", "assistant"}}
-			if m.Text == "" && len(m.ToolCalls) > 0 {
-				msg = append(msg, jsonKV{"content", nil})
-			} else {
-				msg = append(msg, jsonKV{"content", m.Text})
-			}
-			if len(m.ToolCalls) > 0 {
-				calls := make([]any, len(m.ToolCalls))
-				for i, c := range m.ToolCalls {
-					calls[i] = jsonObject{{"id", c.ID}, {"type", "function"},
-						{"function", jsonObject{{"name", c.Name}, {"arguments", argsText(c.Args)}}}}
-				}
-				msg = append(msg, jsonKV{"tool_calls", calls})
-			}
-			msgs = append(msgs, msg)
-		case model.ToolRole:
-			msgs = append(msgs, jsonObject{{"role", "tool"}, {"tool_call_id", m.CallID}, {"content", toolResultText(m)}})
-		default:
-			return nil, fmt.Errorf("openai: a message with role %q cannot be sent", m.Role)
-		}
+	msgs, err := chatMessages(req, false)
+	if err != nil {
+		return nil, err
 	}
 	body := jsonObject{{"model", req.Model}, {"messages", msgs}}
 	if len(req.Tools) > 0 {
@@ -102,6 +76,56 @@ func chatBody(req *model.Request) ([]byte, error) {
 	}
 	body = appendParams(body, params, nil)
 	return body.MarshalJSON()
+}
+
+// chatMessages are the conversation as Chat Completions takes it, or
+// (ollama) as Ollama's chat does: an assistant's content text even with
+// tool calls, its calls without an id, their arguments an object, a tool
+// result naming its tool instead of its call.
+func chatMessages(req *model.Request, ollama bool) ([]any, error) {
+	msgs := make([]any, 0, len(req.Messages)+1)
+	if req.System != "" {
+		msgs = append(msgs, jsonObject{{"role", "system"}, {"content", req.System}})
+	}
+	names := map[string]string{} // call id → tool name
+	for i, m := range req.Messages {
+		switch m.Role {
+		case model.User:
+			msgs = append(msgs, jsonObject{{"role", "user"}, {"content", m.Text}})
+		case model.Assistant:
+			var content any = m.Text
+			if m.Text == "" && len(m.ToolCalls) > 0 && !ollama {
+				content = nil
+			}
+			var calls []any
+			for _, c := range m.ToolCalls {
+				names[c.ID] = c.Name
+				if !ollama {
+					calls = append(calls, jsonObject{{"id", c.ID}, {"type", "function"}, {"function", jsonObject{{"name", c.Name}, {"arguments", argsText(c.Args)}}}})
+					continue
+				}
+				args, err := toolInput(c)
+				if err != nil {
+					return nil, fmt.Errorf("message %d: %w", i, err)
+				}
+				calls = append(calls, jsonObject{{"function", jsonObject{{"name", c.Name}, {"arguments", args}}}})
+			}
+			msg := jsonObject{{"role", "assistant"}, {"content", content}}
+			if calls != nil {
+				msg = append(msg, jsonKV{"tool_calls", calls})
+			}
+			msgs = append(msgs, msg)
+		case model.ToolRole:
+			if ollama {
+				msgs = append(msgs, jsonObject{{"role", "tool"}, {"content", toolResultText(m)}, {"tool_name", names[m.CallID]}})
+			} else {
+				msgs = append(msgs, jsonObject{{"role", "tool"}, {"tool_call_id", m.CallID}, {"content", toolResultText(m)}})
+			}
+		default:
+			return nil, fmt.Errorf("message %d has role %q, which the %s provider cannot send", i, m.Role, map[bool]string{false: "openai", true: "ollama"}[ollama])
+		}
+	}
+	return msgs, nil
 }
 
 // chatResponse is the part of a chat.completion that parseChat reads: not
