@@ -39,8 +39,8 @@ type Text struct {
 	mu       sync.Mutex
 	total    int
 	done     []*Case
-	next     int // next index to print (log mode)
-	counts   Summary
+	next     int    // next index to print (log mode)
+	counts   Totals // of the cases done
 	running  map[int]string
 	status   bool      // a status line is on screen
 	drawn    time.Time // when the status line was last drawn
@@ -78,16 +78,7 @@ func (t *Text) CaseDone(i int, c *Case) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	delete(t.running, i)
-	switch c.Status {
-	case Passed:
-		t.counts.Passed++
-	case Failed:
-		t.counts.Failed++
-	case Errored:
-		t.counts.Error++
-	case Skipped:
-		t.counts.Skipped++
-	}
+	t.counts.Add(c)
 	if i >= 0 && i < len(t.done) && !t.opts.Terminal {
 		t.done[i] = c
 	}
@@ -318,16 +309,17 @@ func (t *Text) drawStatus() {
 	}
 	room := width - 1 // never touch the last column: some terminals wrap there
 	type part struct{ color, text string }
-	finished := t.counts.Passed + t.counts.Failed + t.counts.Error + t.counts.Skipped
-	parts := []part{{"", fmt.Sprintf("%d/%d  ", finished, t.total)}, {green, fmt.Sprintf("%d passed", t.counts.Passed)}}
-	if t.counts.Failed > 0 {
-		parts = append(parts, part{"", ", "}, part{red, fmt.Sprintf("%d failed", t.counts.Failed)})
+	n := &t.counts.Summary
+	finished := n.Passed + n.Failed + n.Error + n.Skipped
+	parts := []part{{"", fmt.Sprintf("%d/%d  ", finished, t.total)}, {green, fmt.Sprintf("%d passed", n.Passed)}}
+	if n.Failed > 0 {
+		parts = append(parts, part{"", ", "}, part{red, fmt.Sprintf("%d failed", n.Failed)})
 	}
-	if t.counts.Error > 0 {
-		parts = append(parts, part{"", ", "}, part{yellow, termtext.Count(t.counts.Error, "error")})
+	if n.Error > 0 {
+		parts = append(parts, part{"", ", "}, part{yellow, termtext.Count(n.Error, "error")})
 	}
-	if t.counts.Skipped > 0 {
-		parts = append(parts, part{"", ", "}, part{dim, fmt.Sprintf("%d skipped", t.counts.Skipped)})
+	if n.Skipped > 0 {
+		parts = append(parts, part{"", ", "}, part{dim, fmt.Sprintf("%d skipped", n.Skipped)})
 	}
 	// Name the earliest running case, so the line does not flicker.
 	first := -1
