@@ -18,7 +18,6 @@ package dryfire
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -283,21 +282,6 @@ type Shard struct {
 	// different builds do not merge. The CLI gives its version, VCS
 	// revision and Go version.
 	Build string
-}
-
-// ParseReport reads a JSON report (dryfire run --json).
-func ParseReport(data []byte) (*report.Report, error) {
-	var r report.Report
-	if err := json.Unmarshal(data, &r); err != nil {
-		return nil, fmt.Errorf("not a dryfire JSON report: %w", err)
-	}
-	if r.Cases == nil {
-		return nil, errors.New("not a dryfire JSON report: it has no cases")
-	}
-	for i := range r.Cases {
-		report.CompactArgs(&r.Cases[i])
-	}
-	return &r, nil
 }
 
 // RecordMode says when model calls are recorded into cassettes (one file

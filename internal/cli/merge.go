@@ -128,7 +128,7 @@ func readReport(path string) (*report.Report, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reading the report %s: %w", path, err)
 	}
-	r, err := dryfire.ParseReport(data)
+	r, err := report.Parse(data)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}

@@ -3,7 +3,25 @@ package report
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
+	"fmt"
 )
+
+// Parse reads a JSON report (dryfire run --json), its calls' arguments
+// on one line again (CompactArgs).
+func Parse(data []byte) (*Report, error) {
+	var r Report
+	if err := json.Unmarshal(data, &r); err != nil {
+		return nil, fmt.Errorf("not a dryfire JSON report: %w", err)
+	}
+	if r.Cases == nil {
+		return nil, errors.New("not a dryfire JSON report: it has no cases")
+	}
+	for i := range r.Cases {
+		CompactArgs(&r.Cases[i])
+	}
+	return &r, nil
+}
 
 // AddUsage counts tokens a case's judge ("judge") or simulated user
 // ("user") spent: into the case's Usage and, split from the agent's
