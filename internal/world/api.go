@@ -27,7 +27,7 @@ func (w *World) ParseOverrides(v any, scope Scope) ([]*Override, error) {
 			doc.Errorf(it.N, "a tool override must be a mapping, not %s", yamlpos.Describe(it.Val))
 			continue
 		}
-		if o := parseOverride(doc, w, it.N, m, scope); o != nil {
+		if o := parseOverride(doc.Collector, w, it.N, m, scope); o != nil {
 			switch o.Kind {
 			case OutReturn, OutError, OutOriginal:
 			default:

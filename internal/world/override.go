@@ -12,23 +12,16 @@ import (
 	"github.com/dryfire-dev/dryfire/internal/yamlpos"
 )
 
-// reporter is where decoding reports problems: a world Document, or the
-// suite a drill's overrides are written in.
-type reporter interface {
-	Errorf(n *yaml.Node, format string, args ...any)
-	Warnf(n *yaml.Node, format string, args ...any)
-	Pos(n *yaml.Node) yamlpos.Pos
-}
-
 func (l *loader) override(it yamlpos.Item, scope Scope) *Override {
-	return parseOverride(l.doc, l.w, it.N, it.Val, scope)
+	return parseOverride(l.doc.Collector, l.w, it.N, it.Val, scope)
 }
 
 // parseOverride decodes one toolOverrides rule (already checked against
 // the world schema's shape) and checks it against the world: the
 // operation exists, a return value matches the output schema, an error
-// code is declared, an actorId is an actor.
-func parseOverride(r reporter, w *World, n *yaml.Node, val any, scope Scope) *Override {
+// code is declared, an actorId is an actor. r is the world file's, or
+// the suite's whose drill it is.
+func parseOverride(r *yamlpos.Collector, w *World, n *yaml.Node, val any, scope Scope) *Override {
 	m, ok := val.(map[string]any)
 	if !ok {
 		return nil
