@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/dryfire-dev/dryfire/internal/model"
+	"github.com/dryfire-dev/dryfire/internal/redact"
 	"github.com/dryfire-dev/dryfire/internal/wire"
 )
 
@@ -513,7 +514,7 @@ func TestRedaction(t *testing.T) {
 	}))
 	defer api.Close()
 	cfg := config(dir, Once, http.DefaultTransport)
-	cfg.Secrets = SecretsFromEnv([]string{"OPENAI_API_KEY=" + key, "GITHUB_TOKEN=" + token, "PATH=/usr/bin:/bin", "DB_PASSWORD=" + other[:7], "HOME=" + key + "x"})
+	cfg.Secrets = redact.FromEnv([]string{"OPENAI_API_KEY=" + key, "GITHUB_TOKEN=" + token, "PATH=/usr/bin:/bin", "DB_PASSWORD=" + other[:7], "HOME=" + key + "x"})
 	if len(cfg.Secrets) != 2 {
 		t.Fatalf("secrets %q, want the key and the token", cfg.Secrets)
 	}

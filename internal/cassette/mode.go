@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"os"
 	"strings"
-
-	"github.com/dryfire-dev/dryfire/internal/redact"
 )
 
 // Mode says when a case's model calls are recorded and when replayed.
@@ -60,10 +58,3 @@ func Env(env []string) ([]string, func(string) string) {
 	}
 	return env, func(k string) string { return vars[k] }
 }
-
-// MinSecretLen is the shortest environment value treated as a secret.
-const MinSecretLen = redact.MinLen
-
-// SecretsFromEnv are the values (at least MinSecretLen long) of the
-// variables whose names hold KEY, TOKEN, SECRET or PASSWORD.
-func SecretsFromEnv(environ []string) []string { return redact.FromEnv(environ) }

@@ -23,7 +23,7 @@ func (a *Answerer) place(c *model.Call) (int, error) {
 	req, body := c.HTTP, c.Body
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if k := wire.ClientKey(req); len(k) >= MinSecretLen && !wire.IsDummy(k) && !slices.Contains(a.red, k) {
+	if k := wire.ClientKey(req); len(k) >= redact.MinLen && !wire.IsDummy(k) && !slices.Contains(a.red, k) {
 		a.red = redact.New(append(slices.Clone([]string(a.red)), k))
 		a.seen = nil // what a request canonicalises to may change
 	}

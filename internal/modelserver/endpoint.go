@@ -33,6 +33,7 @@ import (
 
 	"github.com/dryfire-dev/dryfire/internal/cassette"
 	"github.com/dryfire-dev/dryfire/internal/model"
+	"github.com/dryfire-dev/dryfire/internal/redact"
 	"github.com/dryfire-dev/dryfire/internal/spec"
 	"github.com/dryfire-dev/dryfire/internal/tool"
 	"github.com/dryfire-dev/dryfire/internal/wire"
@@ -142,7 +143,7 @@ func New(o Options) (*Endpoint, error) {
 	if getenv == nil {
 		var env []string
 		env, getenv = cassette.Env(o.Env)
-		secrets = append(cassette.SecretsFromEnv(env), secrets...)
+		secrets = append(redact.FromEnv(env), secrets...)
 	}
 	o.Mode = cmp.Or(o.Mode, cassette.DefaultMode(getenv))
 	if _, err := cassette.ParseMode(string(o.Mode)); err != nil {
