@@ -228,11 +228,14 @@ func (a *Answerer) ByContent() bool { return a.index != nil }
 // the case strayed, and every later request gets the same error), or one
 // that would go live where it may not (*LiveError).
 func (a *Answerer) Answer(c *model.Call) (*model.Answer, error) {
-	place := a.place
+	var i int
+	var err error
 	if a.index != nil {
-		place = a.find
+		i, err = a.find(c)
+	} else {
+		i, err = a.place(c)
 	}
-	switch i, err := place(c); {
+	switch {
 	case err != nil:
 		return nil, err
 	case i >= 0:
