@@ -28,9 +28,6 @@ type SweepOptions struct {
 	Faults []string
 }
 
-// ParsePointID checks a sweep point's ID: CALL:TOOL:KIND[:CODE].
-func ParsePointID(id string) error { return runner.ParsePointID(id) }
-
 // Sweep runs the selected cases once, then each passing case again for
 // each of its points: every tool call dryfire served, failed in turn with
 // each declared error of its operation (or the tool's error rule), a tool

@@ -1,5 +1,11 @@
 package report
 
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
+
 // The results of a fault sweep (dryfire sweep), an injection drill
 // (dryfire inject), a proof of the cases (dryfire prove) and a
 // verification's drifts (dryfire verify), and a run's case list (dryfire
@@ -208,4 +214,23 @@ type Drift struct {
 	Request     int      `json:"request"`
 	What        string   `json:"what"`
 	Differences []string `json:"differences"`
+}
+
+// ParsePointID checks a sweep point's ID (SweepPoint.ID):
+// CALL:TOOL:KIND[:CODE].
+func ParsePointID(id string) error {
+	call, rest, ok := strings.Cut(id, ":")
+	n, err := strconv.Atoi(call)
+	if !ok || err != nil || n < 1 {
+		return fmt.Errorf("point %q: want CALL:TOOL:KIND, CALL the call's number (from 1), e.g. 2:save_record:timeout", id)
+	}
+	for _, k := range FaultKinds {
+		if tool, ok := strings.CutSuffix(rest, ":"+k); ok && tool != "" {
+			return nil
+		}
+	}
+	if i := strings.LastIndex(rest, ":"+FaultDeclared+":"); i > 0 && i+len(FaultDeclared)+2 < len(rest) {
+		return nil
+	}
+	return fmt.Errorf("point %q: the failure is error, error:CODE or one of %s", id, strings.Join(FaultKinds[1:], ", "))
 }

@@ -86,7 +86,7 @@ func runSweep(ctx context.Context, e *env, o sweepOptions, args []string) error 
 		return err
 	}
 	if o.point != "" {
-		if err := dryfire.ParsePointID(o.point); err != nil {
+		if err := report.ParsePointID(o.point); err != nil {
 			return usageErr("--%v", err)
 		}
 	}

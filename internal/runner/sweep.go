@@ -78,24 +78,6 @@ var failures = map[string]string{
 	report.FaultLost:       "its answer lost after the operation committed: a timeout",
 }
 
-// ParsePointID checks a point's ID (CALL:TOOL:KIND[:CODE]).
-func ParsePointID(id string) error {
-	call, rest, ok := strings.Cut(id, ":")
-	n, err := strconv.Atoi(call)
-	if !ok || err != nil || n < 1 {
-		return fmt.Errorf("point %q: want CALL:TOOL:KIND, CALL the call's number (from 1), e.g. 2:save_record:timeout", id)
-	}
-	for _, k := range report.FaultKinds {
-		if tool, ok := strings.CutSuffix(rest, ":"+k); ok && tool != "" {
-			return nil
-		}
-	}
-	if i := strings.LastIndex(rest, ":"+report.FaultDeclared+":"); i > 0 && i+len(report.FaultDeclared)+2 < len(rest) {
-		return nil
-	}
-	return fmt.Errorf("point %q: the failure is error, error:CODE or one of %s", id, strings.Join(report.FaultKinds[1:], ", "))
-}
-
 // SweepCassette is the cassette of a sweep point of a case whose
 // cassette is file: its own, beside the case's.
 func SweepCassette(file string, p Point) string {
@@ -129,7 +111,7 @@ type SweepOptions struct {
 // opts.Concurrency at once; the report is in a fixed order.
 func Sweep(ctx context.Context, suites []*spec.Suite, opts Options, so SweepOptions) (*report.SweepReport, error) {
 	if so.Point != "" {
-		if err := ParsePointID(so.Point); err != nil {
+		if err := report.ParsePointID(so.Point); err != nil {
 			return nil, err
 		}
 	}
