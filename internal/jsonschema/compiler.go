@@ -60,12 +60,6 @@ func (c *Compiler) AddResource(url string, doc any) error {
 	return nil
 }
 
-// UseLoader overrides the default [URLLoader] used
-// to load schema resources.
-func (c *Compiler) UseLoader(loader URLLoader) {
-	c.roots.loader.loader = loader
-}
-
 func (c *Compiler) enqueue(q *queue, up urlPtr) *Schema {
 	if sch, ok := c.schemas[up]; ok {
 		// already got compiled
