@@ -226,7 +226,9 @@ func geminiContents(msgs []model.Message) ([]any, error) {
 	return out, nil
 }
 
-// geminiReply is the part of a GenerateContentResponse the loop reads.
+// geminiReply is the part of a GenerateContentResponse the loop reads:
+// not geminiResponse, since compatible servers send what dryfire does not
+// read in other types, and the content goes back as it came (Raw).
 type geminiReply struct {
 	Candidates []struct {
 		Content      json.RawMessage `json:"content"`

@@ -136,7 +136,9 @@ func unresolvableReasoning(item json.RawMessage) bool {
 	return it.Type == "reasoning" && (it.EncryptedContent == nil || *it.EncryptedContent == "")
 }
 
-// responsesResponse is the part of a response object dryfire reads.
+// responsesResponse is the part of a response object dryfire reads: not
+// responseObject, since compatible servers send what dryfire does not
+// read in other types, and the output items go back as they came (Raw).
 type responsesResponse struct {
 	Status            string          `json:"status"`
 	Output            json.RawMessage `json:"output"`

@@ -9,7 +9,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/dryfire-dev/dryfire/internal/tool"
 	"github.com/dryfire-dev/dryfire/internal/wire"
 )
 
@@ -77,15 +76,13 @@ func geminiHandler(brain Brain, key string) *handler {
 			return nil, &fault{status: http.StatusInternalServerError, msg: "fake model: " + err.Error()}
 		}
 		sum := sha256.Sum256(top)
-		rep := &wire.Reply{ID: hex.EncodeToString(sum[:8]), Model: modelName, Text: turn.Text, Stream: method == "streamGenerateContent",
-			Array: r.URL.Query().Get("alt") != "sse"}
-		rep.Usage.InputTokens, rep.Usage.OutputTokens = tokens(data, turn)
-		for _, c := range turn.ToolCalls {
-			args := c.Args
-			if strings.TrimSpace(args) == "" {
-				args = "{}"
+		rep := reply(data, modelName, turn)
+		rep.ID, rep.Stream, rep.Array = hex.EncodeToString(sum[:8]), method == "streamGenerateContent", r.URL.Query().Get("alt") != "sse"
+		for i := range rep.Calls { // no ids, as the API's calls; no arguments are {}
+			rep.Calls[i].ID = ""
+			if strings.TrimSpace(rep.Calls[i].Args) == "" {
+				rep.Calls[i].Args = "{}"
 			}
-			rep.Calls = append(rep.Calls, tool.Call{Name: c.Name, Args: args})
 		}
 		return rep, nil
 	}, finish: func(_ *http.Request, body []byte, events [][]byte) ([]byte, [][]byte) {
