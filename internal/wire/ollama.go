@@ -60,17 +60,9 @@ func ollamaHost(host string) string {
 
 // ollamaCall writes a call.
 func (c *caller) ollamaCall(req *model.Request) (*post, error) {
-	msgs, err := chatMessages(req, true)
+	body, err := chatRequest(req, true)
 	if err != nil {
 		return nil, err
-	}
-	body := jsonObject{{"model", req.Model}, {"messages", msgs}}
-	if len(req.Tools) > 0 {
-		tools := make([]any, len(req.Tools))
-		for i, t := range req.Tools {
-			tools[i] = jsonObject{{"type", "function"}, {"function", jsonObject{{"name", t.Name}, {"description", t.Description}, {"parameters", schemaOf(t)}}}}
-		}
-		body = append(body, jsonKV{"tools", tools})
 	}
 	data, err := appendParams(append(body, jsonKV{"stream", streamed(req.Params)}), req.Params, []string{"stream"}).MarshalJSON()
 	return &post{ollamaHost(c.o.BaseURL) + OllamaRoute, nil, data, func(d []byte) (*model.Response, error) {

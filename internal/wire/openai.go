@@ -52,22 +52,9 @@ func (c *caller) chatCall(url func(model string) (string, error), header http.He
 
 // chatBody is the request body of one call, keys in a fixed order.
 func chatBody(req *model.Request) ([]byte, error) {
-	msgs, err := chatMessages(req, false)
+	body, err := chatRequest(req, false)
 	if err != nil {
 		return nil, err
-	}
-	body := jsonObject{{"model", req.Model}, {"messages", msgs}}
-	if len(req.Tools) > 0 {
-		tools := make([]any, len(req.Tools))
-		for i, t := range req.Tools {
-			fn := jsonObject{{"name", t.Name}}
-			if t.Description != "" {
-				fn = append(fn, jsonKV{"description", t.Description})
-			}
-			fn = append(fn, jsonKV{"parameters", schemaOf(t)})
-			tools[i] = jsonObject{{"type", "function"}, {"function", fn}}
-		}
-		body = append(body, jsonKV{"tools", tools})
 	}
 	params := req.Params
 	if _, set := params["stream_options"]; streamed(params) && !set {
@@ -78,11 +65,12 @@ func chatBody(req *model.Request) ([]byte, error) {
 	return body.MarshalJSON()
 }
 
-// chatMessages are the conversation as Chat Completions takes it, or
-// (ollama) as Ollama's chat does: an assistant's content text even with
-// tool calls, its calls without an id, their arguments an object, a tool
-// result naming its tool instead of its call.
-func chatMessages(req *model.Request, ollama bool) ([]any, error) {
+// chatRequest is a request's model, messages and tools as Chat
+// Completions takes them, or (ollama) as Ollama's chat does: an
+// assistant's content text even with tool calls, its calls without an
+// id, their arguments an object, a tool result naming its tool instead of
+// its call, a tool's description always.
+func chatRequest(req *model.Request, ollama bool) (jsonObject, error) {
 	msgs := make([]any, 0, len(req.Messages)+1)
 	if req.System != "" {
 		msgs = append(msgs, jsonObject{{"role", "system"}, {"content", req.System}})
@@ -125,7 +113,19 @@ func chatMessages(req *model.Request, ollama bool) ([]any, error) {
 			return nil, fmt.Errorf("message %d has role %q, which the %s provider cannot send", i, m.Role, map[bool]string{false: "openai", true: "ollama"}[ollama])
 		}
 	}
-	return msgs, nil
+	body := jsonObject{{"model", req.Model}, {"messages", msgs}}
+	if len(req.Tools) > 0 {
+		tools := make([]any, len(req.Tools))
+		for i, t := range req.Tools {
+			fn := jsonObject{{"name", t.Name}}
+			if t.Description != "" || ollama {
+				fn = append(fn, jsonKV{"description", t.Description})
+			}
+			tools[i] = jsonObject{{"type", "function"}, {"function", append(fn, jsonKV{"parameters", schemaOf(t)})}}
+		}
+		body = append(body, jsonKV{"tools", tools})
+	}
+	return body, nil
 }
 
 // chatResponse is the part of a chat.completion that parseChat reads: not
