@@ -2,7 +2,6 @@ package cassette
 
 import (
 	"bytes"
-	"encoding/json"
 
 	"github.com/dryfire-dev/dryfire/internal/provider"
 	"github.com/dryfire-dev/dryfire/internal/redact"
@@ -100,8 +99,8 @@ func canonicalBody(body []byte, rules []Rule, red redactor) canonBody {
 	if len(bytes.TrimSpace(body)) == 0 {
 		return canonBody{bytes: red.Bytes(body)}
 	}
-	v, ok := parseJSON(body)
-	if !ok {
+	v, err := value.Parse(body)
+	if err != nil {
 		return canonBody{bytes: red.Bytes(body)}
 	}
 	obj, _ := v.(map[string]any) // the rules drop keys of an object (nil: not one)
@@ -123,20 +122,6 @@ func canonicalBody(body []byte, rules []Rule, red redactor) canonBody {
 		v = redactValue(v, red)
 	}
 	return canonBody{json: true, value: v, bytes: bodyForm.Append(make([]byte, 0, len(body)*2), v)}
-}
-
-// parseJSON parses one JSON value, keeping numbers as written.
-func parseJSON(data []byte) (any, bool) {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
-		return nil, false
-	}
-	if len(bytes.TrimLeft(data[dec.InputOffset():], " \t\r\n")) > 0 {
-		return nil, false // more than one value
-	}
-	return v, true
 }
 
 func redactValue(v any, red redactor) any {

@@ -62,8 +62,8 @@ func compare(rec, now *Request, nowBody canonBody, m *matched) ([]string, int, [
 		d.json("$", m.rec.value, m.nowBody)
 	case bytes.Equal(rec.Body, now.Body) && rec.JSON == now.JSON:
 	case rec.JSON && now.JSON:
-		rv, ok := parseJSON(rec.Body)
-		if !ok { // cannot happen: it was read as JSON
+		rv, err := value.Parse(rec.Body)
+		if err != nil { // cannot happen: it was read as JSON
 			d.add("body: the recorded body is not valid JSON")
 			break
 		}

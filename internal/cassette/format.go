@@ -164,7 +164,7 @@ func (c *Cassette) Marshal() []byte {
 				b.WriteString(", ")
 			}
 			data, _ := json.Marshal(fileMatch(m))
-			v, _ := parseJSON(data)
+			v, _ := value.Parse(data)
 			b.WriteString(value.Canonical(v))
 		}
 		b.WriteString("],\n")

@@ -184,7 +184,7 @@ func (a *Answerer) recordedKey(i int) string {
 		}
 	}
 	if rq.JSON {
-		if v, ok := parseJSON(rq.Body); ok {
+		if v, err := value.Parse(rq.Body); err == nil {
 			cb.value = v
 		} else {
 			cb.json = false

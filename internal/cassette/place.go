@@ -12,6 +12,7 @@ import (
 
 	"github.com/dryfire-dev/dryfire/internal/model"
 	"github.com/dryfire-dev/dryfire/internal/redact"
+	"github.com/dryfire-dev/dryfire/internal/value"
 	"github.com/dryfire-dev/dryfire/internal/wire"
 )
 
@@ -115,8 +116,8 @@ func (a *Answerer) normalRecorded(i int) *normal {
 	if !rq.JSON {
 		return nil
 	}
-	v, ok := parseJSON(rq.Body)
-	if !ok {
+	v, err := value.Parse(rq.Body)
+	if err != nil {
 		return nil
 	}
 	v, ap := a.set.Apply(v)
