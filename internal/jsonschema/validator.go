@@ -70,7 +70,7 @@ func (vd *validator) validate() (*uneval, error) {
 		if *s.Bool {
 			return vd.uneval, nil
 		} else {
-			return nil, vd.error(&kind.FalseSchema{})
+			return nil, vd.error(kind.Failed("false schema"))
 		}
 	}
 
@@ -403,7 +403,7 @@ func (vd *validator) arrValidate(arr []any) {
 				vd.addErrors(errors, &kind.MinContains{Got: matched, Want: *s.MinContains})
 			}
 		} else if len(matched) == 0 {
-			vd.addErrors(errors, &kind.Contains{})
+			vd.addErrors(errors, kind.Failed("no items match contains schema"))
 		}
 
 		// maxContains --
@@ -491,7 +491,7 @@ func (vd *validator) condValidate() {
 	// not --
 	if s.Not != nil {
 		if vd.validateSelf(s.Not, "", true) == nil {
-			vd.addError(&kind.Not{})
+			vd.addError(kind.Failed("'not' failed"))
 		}
 	}
 
@@ -507,7 +507,7 @@ func (vd *validator) condValidate() {
 			}
 		}
 		if len(errors) != 0 {
-			vd.addErrors(errors, &kind.AllOf{})
+			vd.addErrors(errors, kind.Failed("'allOf' failed"))
 		}
 	}
 
@@ -527,7 +527,7 @@ func (vd *validator) condValidate() {
 			}
 		}
 		if !matched {
-			vd.addErrors(errors, &kind.AnyOf{})
+			vd.addErrors(errors, kind.Failed("'anyOf' failed"))
 		}
 	}
 

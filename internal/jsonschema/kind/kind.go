@@ -31,34 +31,18 @@ func (k *Schema) String() string {
 
 // --
 
+// Failed is a failure its message says all of: 'not' failed, 'allOf'
+// failed, 'anyOf' failed, false schema, no items match contains schema.
+type Failed string
+
+func (k Failed) String() string { return string(k) }
+
+// --
+
 type Group struct{}
 
 func (*Group) String() string {
 	return fmt.Sprintf("validation failed")
-}
-
-// --
-
-type Not struct{}
-
-func (*Not) String() string {
-	return fmt.Sprintf("'not' failed")
-}
-
-// --
-
-type AllOf struct{}
-
-func (*AllOf) String() string {
-	return fmt.Sprintf("'allOf' failed")
-}
-
-// --
-
-type AnyOf struct{}
-
-func (*AnyOf) String() string {
-	return fmt.Sprintf("'anyOf' failed")
 }
 
 // --
@@ -75,16 +59,6 @@ func (k *OneOf) String() string {
 	}
 	return fmt.Sprintf("'oneOf' failed, subschemas %d, %d matched", k.Subschemas[0], k.Subschemas[1])
 }
-
-//--
-
-type FalseSchema struct{}
-
-func (*FalseSchema) String() string {
-	return fmt.Sprintf("false schema")
-}
-
-// --
 
 type RefCycle struct {
 	URL              string
@@ -287,14 +261,6 @@ type UniqueItems struct {
 
 func (k *UniqueItems) String() string {
 	return fmt.Sprintf("items at %d and %d are equal", k.Duplicates[0], k.Duplicates[1])
-}
-
-// --
-
-type Contains struct{}
-
-func (*Contains) String() string {
-	return fmt.Sprintf("no items match contains schema")
 }
 
 // --
