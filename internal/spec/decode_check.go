@@ -232,11 +232,9 @@ func (x *decoder) check(it yamlpos.Item) *Check {
 		if d, ok := m["data"].(map[string]any); ok {
 			c.EventData = value.Compile(d)
 		}
-		for _, p := range yamlpos.Pairs(v, val) {
-			if p.Key() == "count" {
-				if i, ok := x.integer(p.V, p.Val); ok {
-					c.Count = &i
-				}
+		if p := yamlpos.Get(v, val, "count"); p.V != nil {
+			if i, ok := x.integer(p.V, p.Val); ok {
+				c.Count = &i
 			}
 		}
 	case CheckFile:

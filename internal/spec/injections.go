@@ -49,10 +49,8 @@ func (x *decoder) injections(k, n *yaml.Node, val any) *Injections {
 					x.errorf(it.N, "payload id %q is given twice", pl.ID)
 				}
 				seen[pl.ID] = true
-				for _, q := range yamlpos.Pairs(it.N, m) {
-					if q.Key() == "goal" {
-						pl.Goal = x.standalone(yamlpos.Item{N: q.V, Val: q.Val}, "a payload's goal is not a %s check")
-					}
+				if _, gn := yamlpos.Lookup(it.N, "goal"); gn != nil {
+					pl.Goal = x.standalone(yamlpos.Item{N: gn, Val: m["goal"]}, "a payload's goal is not a %s check")
 				}
 				in.Payloads = append(in.Payloads, pl)
 			}

@@ -115,12 +115,9 @@ func (x *decoder) resources(n *yaml.Node, val any) []*Resource {
 			case "answers":
 				for _, an := range yamlpos.Items(p.V, p.Val) {
 					a := &ResourceAnswer{Pos: x.d.Pos(an.N), When: map[string]string{}}
-					for _, q := range yamlpos.Pairs(an.N, an.Val) {
-						if q.Key() == "when" {
-							for _, w := range yamlpos.Pairs(q.V, q.Val) {
-								a.When[w.Key()] = scalarString(w.Val)
-							}
-						}
+					when := yamlpos.Get(an.N, an.Val, "when")
+					for _, w := range yamlpos.Pairs(when.V, when.Val) {
+						a.When[w.Key()] = scalarString(w.Val)
 					}
 					a.Content = x.resourceContent(an.N, an.Val)
 					r.Answers = append(r.Answers, a)

@@ -137,15 +137,9 @@ func (l *loader) world() {
 	}
 	for _, a := range yamlpos.Pairs(actors.V, actors.Val) {
 		act := &Actor{Name: a.Key()}
-		for _, q := range yamlpos.Pairs(a.V, a.Val) {
-			if q.Key() != "allow" {
-				continue
-			}
-			for _, it := range yamlpos.Items(q.V, q.Val) {
-				pat := str(it.Val)
-				if pat == "" {
-					continue
-				}
+		allow := yamlpos.Get(a.V, a.Val, "allow")
+		for _, it := range yamlpos.Items(allow.V, allow.Val) {
+			if pat := str(it.Val); pat != "" {
 				act.Allow = append(act.Allow, pat)
 				l.checkPattern(it.N, pat)
 			}
