@@ -169,7 +169,7 @@ func Open(cfg Config, coalesce bool) (*Answerer, error) {
 			c = &Cassette{Suite: c.Suite, Case: c.Case, Note: c.Note, Rules: c.User.Rules, Interactions: c.User.Interactions}
 		}
 		if c == nil && cfg.Mode == None {
-			return nil, &MissingError{File: cfg.File, SuiteFile: cfg.SuiteFile, Case: cfg.Case, Fix: cfg.fix(Once), Section: cfg.Section}
+			return nil, &MissingError{File: cfg.File, Fix: cfg.fix(Once), Section: cfg.Section}
 		}
 	}
 	a.tape, a.live, a.records = c, c == nil, c == nil || cfg.Mode == New

@@ -1,7 +1,6 @@
 package cassette
 
 import (
-	"cmp"
 	"fmt"
 	"strconv"
 	"strings"
@@ -36,16 +35,14 @@ const (
 // agent behaved differently, so the case fails.
 type ReplayError struct {
 	permanent
-	Kind      Kind
-	File      string // the cassette
-	Section   Section
-	SuiteFile string
-	Case      string
-	Request   int      // the request concerned (1-based); Unplayed: the first unplayed
-	Recorded  int      // interactions in the recording
-	Diffs     []string // the first differences (Mismatch), the request (Beyond), the unplayed interactions
-	More      int      // differences or interactions not listed
-	Fix       string   // how to record the case again; "": the dryfire run command
+	Kind     Kind
+	File     string // the cassette
+	Section  Section
+	Request  int      // the request concerned (1-based); Unplayed: the first unplayed
+	Recorded int      // interactions in the recording
+	Diffs    []string // the first differences (Mismatch), the request (Beyond), the unplayed interactions
+	More     int      // differences or interactions not listed
+	Fix      string   // how to record the case again
 	// Presets are the match presets that would have matched the values
 	// that differ (Mismatch, NoMatch; only when no rules were declared).
 	Presets []string
@@ -112,15 +109,15 @@ func (e *ReplayError) Error() string {
 	case Unplayed:
 		b.WriteString(who + " made fewer model calls than when the case was recorded; if that is intended, re-record the case:\n")
 	}
-	b.WriteString("  " + cmp.Or(e.Fix, rerecord(e.SuiteFile, e.Case)))
+	b.WriteString("  " + e.Fix)
 	return b.String()
 }
 
 // MissingError is a case with no cassette in None mode.
 type MissingError struct {
 	permanent
-	File, SuiteFile, Case string
-	Fix                   string // how to record it; "": the dryfire run command
+	File string
+	Fix  string // how to record it
 	// Section is the part that is missing (the file may exist, recorded
 	// before the case had a model-driven user).
 	Section Section
@@ -129,17 +126,10 @@ type MissingError struct {
 func (e *MissingError) Error() string {
 	if e.Section == UserSection {
 		return fmt.Sprintf("no recording of the simulated user: %s holds none, and --record none (the default when CI is set) only replays; record it, with the user model's key set, with: %s",
-			e.File, e.fix())
+			e.File, e.Fix)
 	}
 	return fmt.Sprintf("no cassette for this case: %s does not exist, and --record none (the default when CI is set) only replays; record it, with the provider's key set, with: %s",
-		e.File, e.fix())
-}
-
-func (e *MissingError) fix() string {
-	if e.Fix != "" {
-		return e.Fix
-	}
-	return strings.Replace(rerecord(e.SuiteFile, e.Case), "--record all", "--record once", 1)
+		e.File, e.Fix)
 }
 
 // FileError is a cassette file that cannot be used.

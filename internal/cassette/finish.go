@@ -23,7 +23,7 @@ func (a *Answerer) unplayed() *ReplayError {
 	if a.problem != nil || a.tape == nil || a.live || a.next >= len(a.tape.Interactions) {
 		return nil
 	}
-	e := &ReplayError{Kind: Unplayed, File: a.cfg.File, Section: a.cfg.Section, SuiteFile: a.cfg.SuiteFile, Case: a.cfg.Case, Fix: a.cfg.fix(All),
+	e := &ReplayError{Kind: Unplayed, File: a.cfg.File, Section: a.cfg.Section, Fix: a.cfg.fix(All),
 		Request: a.next + 1, Recorded: len(a.tape.Interactions)}
 	for i := a.next; i < len(a.tape.Interactions); i++ {
 		if len(e.Diffs) == maxDiffs {

@@ -162,7 +162,7 @@ func (a *Answerer) miss(now *Request, cb canonBody, nowAp reqmatch.Applied) erro
 		}
 	}
 	cfg := a.cfg
-	e := &ReplayError{Kind: NoMatch, File: cfg.File, SuiteFile: cfg.SuiteFile, Case: cfg.Case, Fix: cfg.fix(All), Recorded: len(a.tape.Interactions)}
+	e := &ReplayError{Kind: NoMatch, File: cfg.File, Fix: cfg.fix(All), Recorded: len(a.tape.Interactions)}
 	if best >= 0 {
 		e.Request, e.Diffs, e.More, e.Presets = best+1, diffs, more, fix
 	} else {

@@ -66,7 +66,7 @@ func (a *Answerer) place(c *model.Call) (int, error) {
 			c.Placed = i
 			return i, nil
 		case a.cfg.Mode != New:
-			e.File, e.Section, e.SuiteFile, e.Case, e.Fix, e.Request, e.Recorded = a.cfg.File, a.cfg.Section, a.cfg.SuiteFile, a.cfg.Case, a.cfg.fix(All), i+1, len(a.tape.Interactions)
+			e.File, e.Section, e.Fix, e.Request, e.Recorded = a.cfg.File, a.cfg.Section, a.cfg.fix(All), i+1, len(a.tape.Interactions)
 			a.problem = e
 			return -1, e
 		}
