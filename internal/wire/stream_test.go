@@ -184,6 +184,7 @@ func TestErrorOfEveryAPI(t *testing.T) {
 	for _, tt := range []struct{ body, typ, msg string }{
 		{`{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`, "overloaded_error", "Overloaded"},
 		{`{"error":{"code":503,"message":"The model is overloaded.","status":"UNAVAILABLE"}}`, "UNAVAILABLE", "The model is overloaded."},
+		{`{"error":{"code":429,"message":"Resource has been exhausted."}}`, "(429)", "Resource has been exhausted."},
 		{`{"error":"model 'llama9' not found"}`, "", "model 'llama9' not found"},
 		{`{"message":"Too many requests, please wait before trying again."}`, "", "Too many requests, please wait before trying again."},
 		{`{"Message":"The security token included in the request is invalid."}`, "", "The security token included in the request is invalid."},
