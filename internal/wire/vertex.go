@@ -1,7 +1,6 @@
 package wire
 
 import (
-	"bytes"
 	"cmp"
 	"encoding/json"
 	"net/url"
@@ -107,9 +106,8 @@ func vertexBody(body []byte) []byte {
 	}
 	delete(m, "model")
 	m["anthropic_version"], _ = json.Marshal(VertexAnthropicVersion)
-	out, err := Marshal(m)
-	if err != nil {
-		return body
+	if out, err := Marshal(m); err == nil {
+		return out
 	}
-	return bytes.TrimSpace(out)
+	return body
 }
