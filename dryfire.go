@@ -264,9 +264,6 @@ type RunOptions struct {
 	// Mutate applies each passing case's checks again to its transcript
 	// mutated, offline (CaseResult.Mutation, Report.Mutation).
 	Mutate bool
-	// Outcomes, when set, gets every case's outcome as the run goes on:
-	// the run's side of a report.Compare with a baseline (`run --baseline`).
-	Outcomes *report.Outcomes
 }
 
 // Shard is one part of a run shared by several processes (CI machines):
@@ -334,12 +331,7 @@ func (p *Project) run(ctx context.Context, opts *RunOptions, up runner.Upstream)
 	if err != nil {
 		return nil, err
 	}
-	switch {
-	case opts.Outcomes != nil:
-		ro.Progress = progress{opts.Progress, opts.Outcomes}
-	case opts.Progress != nil:
-		ro.Progress = opts.Progress
-	}
+	ro.Progress = opts.Progress
 	var kept []report.Case // a streamed run's cases that did not pass, up to Stream.Keep
 	if s := opts.Stream; s != nil {
 		ro.Lean = true
@@ -398,30 +390,4 @@ func (p *Project) runnerOptions(opts *RunOptions, up runner.Upstream) (runner.Op
 		ro.Filter = re
 	}
 	return ro, nil
-}
-
-// progress hands the runner's events to a Progress, if any, and every
-// case's outcome to outcomes.
-type progress struct {
-	p        Progress
-	outcomes *report.Outcomes
-}
-
-func (a progress) Start(total int) {
-	if a.p != nil {
-		a.p.Start(total)
-	}
-}
-
-func (a progress) CaseStarted(index int, suite, name string) {
-	if a.p != nil {
-		a.p.CaseStarted(index, suite, name)
-	}
-}
-
-func (a progress) CaseDone(index int, c *report.Case) {
-	a.outcomes.Put(index, c)
-	if a.p != nil {
-		a.p.CaseDone(index, c)
-	}
 }

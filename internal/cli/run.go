@@ -258,7 +258,7 @@ func runRun(cmd *cobra.Command, e *env, o runOptions, args []string) error {
 		return err
 	}
 	if bl != nil {
-		ro.Outcomes = &bl.run
+		progress.outcomes = &bl.run
 	}
 	// The JSON and JUnit reports are written while the run goes on, and
 	// the run keeps no case's result: its memory does not grow with its
@@ -332,10 +332,12 @@ func runRun(cmd *cobra.Command, e *env, o runOptions, args []string) error {
 
 // noneSelected passes progress on, except a run of no case at all: that
 // is a filter that matched nothing, which is reported as a usage error
-// rather than as "0 passed, 0 failed".
+// rather than as "0 passed, 0 failed". With run --baseline, outcomes
+// gets every case's outcome as the run goes on.
 type noneSelected struct {
-	next dryfire.Progress
-	none bool
+	next     dryfire.Progress
+	none     bool
+	outcomes *report.Outcomes
 }
 
 func (p *noneSelected) Start(total int) {
@@ -347,7 +349,13 @@ func (p *noneSelected) Start(total int) {
 }
 
 func (p *noneSelected) CaseStarted(i int, suite, name string) { p.next.CaseStarted(i, suite, name) }
-func (p *noneSelected) CaseDone(i int, c *report.Case)        { p.next.CaseDone(i, c) }
+
+func (p *noneSelected) CaseDone(i int, c *report.Case) {
+	if p.outcomes != nil {
+		p.outcomes.Put(i, c)
+	}
+	p.next.CaseDone(i, c)
+}
 
 // checkFilter refuses a --filter that is not a valid regular expression.
 func checkFilter(filter string) error {
