@@ -21,13 +21,10 @@ func geminiArrayEvents(data []byte) ([]byte, bool) {
 	}
 	var b bytes.Buffer
 	for _, c := range chunks {
-		var compact bytes.Buffer
-		if json.Compact(&compact, c) != nil {
-			continue
+		var compact bytes.Buffer // an event's data is one line
+		if json.Compact(&compact, c) == nil {
+			b.Write(Frame("", compact.Bytes()))
 		}
-		b.WriteString("data: ")
-		b.Write(compact.Bytes())
-		b.WriteString("\n\n")
 	}
 	return b.Bytes(), true
 }
