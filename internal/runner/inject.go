@@ -246,11 +246,3 @@ func (pl *planting) plantFile(dir string) error {
 	}
 	return err
 }
-
-// planting is the run's payload, when it is an injection drill's.
-func (pr *pointRun) planting() *planting {
-	if pr == nil {
-		return nil
-	}
-	return pr.plant
-}

@@ -215,7 +215,8 @@ func (l *jobList) job(i int) job {
 	if l.opts.Upstream != nil {
 		j.plan = j.plan.WithTools(l.opts.Upstream.Tools())
 	}
-	if pl := l.opts.point.planting(); pl != nil {
+	if pr := l.opts.point; pr != nil && pr.plant != nil {
+		pl := pr.plant
 		j.plant = pl
 		if pl.place == report.PlaceToolDescription {
 			j.plan = j.plan.WithTools(poisoned(j.plan.Tools, pl.payload.Text))

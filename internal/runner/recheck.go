@@ -248,12 +248,7 @@ func restatus(c *report.Case, old []report.Check, failed int, missing []string) 
 	if c.Status == report.Errored || c.Status == report.Skipped {
 		return // the run's own error stands
 	}
-	oldFailed := 0
-	for _, o := range old {
-		if !o.Passed {
-			oldFailed++
-		}
-	}
+	oldFailed := len(failing(old))
 	unmatched := 0
 	for _, tc := range c.ToolCalls {
 		if tc.Outcome == tool.Unmatched {

@@ -309,12 +309,7 @@ func runPoint(ctx context.Context, s *spec.Suite, opts Options, p Point, pr *poi
 	case pr.plant != nil && c.Status == report.Errored:
 		res.Verdict, res.Reason = report.PointError, c.Reason
 	case pr.plant != nil && c.Status != report.Passed:
-		res.Verdict, res.Reason = report.PointFailed, c.Reason
-		for _, ch := range c.Checks {
-			if !ch.Passed {
-				res.Failing = append(res.Failing, ch)
-			}
-		}
+		res.Verdict, res.Reason, res.Failing = report.PointFailed, c.Reason, failing(c.Checks)
 	case pr.plant != nil:
 		res.Verdict = report.PointSurvived
 	case !pr.reached && pr.at == "":
@@ -326,12 +321,7 @@ func runPoint(ctx context.Context, s *spec.Suite, opts Options, p Point, pr *poi
 	case c.Status == report.Passed:
 		res.Verdict = report.PointSurvived
 	case c.Status == report.Failed:
-		res.Verdict = report.PointFailed
-		for _, ch := range c.Checks {
-			if !ch.Passed {
-				res.Failing = append(res.Failing, ch)
-			}
-		}
+		res.Verdict, res.Failing = report.PointFailed, failing(c.Checks)
 		if len(res.Failing) == 0 {
 			res.Reason = c.Reason
 		}
@@ -339,6 +329,11 @@ func runPoint(ctx context.Context, s *spec.Suite, opts Options, p Point, pr *poi
 		res.Verdict, res.Reason = report.PointError, c.Reason
 	}
 	return res, c
+}
+
+// failing are the checks that did not pass.
+func failing(checks []report.Check) []report.Check {
+	return slices.DeleteFunc(slices.Clone(checks), func(ch report.Check) bool { return ch.Passed })
 }
 
 // pointRun is a sweep point as one run carries it (Options.point): the
@@ -355,10 +350,6 @@ type pointRun struct {
 	// sweep's point.
 	plant *planting
 }
-
-// Fault is the point's failure as a recorder gives it (RecorderOptions,
-// toolserver.ScopeOptions): its call fails, the others are answered.
-func (p Point) Fault() tool.Fault { return &pointRun{p: p} }
 
 func (pr *pointRun) fault() tool.Fault {
 	if pr == nil {
