@@ -130,10 +130,6 @@ func KeyEnv(name string) string { return providers[name].keyEnv }
 // BaseURLEnv names the environment variable holding a provider's base URL.
 func BaseURLEnv(name string) string { return providers[name].baseEnv }
 
-// DefaultBaseURL is a provider's public endpoint ("" for Azure OpenAI,
-// whose endpoint is each resource's own).
-func DefaultBaseURL(name string) string { return providers[name].base }
-
 // Credentials are how a provider's API is reached in a run: its key and
 // base URL, read from the environment once (Resolve).
 type Credentials struct {
@@ -179,7 +175,7 @@ func Resolve(name, base string, getenv func(string) string) Credentials {
 		c.BaseURL = getenv(BaseURLEnv(name))
 	}
 	if c.BaseURL == "" {
-		c.BaseURL = DefaultBaseURL(name)
+		c.BaseURL = providers[name].base
 	}
 	if name == provider.VertexGemini || name == provider.VertexAnthropic {
 		c.Public = c.BaseURL == "" || strings.Contains(c.BaseURL, ".googleapis.com")
@@ -193,7 +189,7 @@ func Resolve(name, base string, getenv func(string) string) Credentials {
 		c.Public = err != nil || strings.HasSuffix(u.Hostname(), ".amazonaws.com")
 		return c
 	}
-	c.Public = strings.TrimRight(c.BaseURL, "/") == DefaultBaseURL(name) && c.KeyEnv != ""
+	c.Public = strings.TrimRight(c.BaseURL, "/") == providers[name].base && c.KeyEnv != ""
 	if provider.IsAzure(name) {
 		u, err := url.Parse(c.BaseURL)
 		c.Public = c.BaseURL == "" || err != nil || IsAzureHost(u.Hostname())
