@@ -137,14 +137,11 @@ func judge(j job, c *report.Case, r ran, g *grader) {
 	}
 	checks := j.suite.Checks(j.c)
 	results := check.Evaluate(checks, facts)
-	failed := 0
 	c.Checks = make([]report.Check, len(results))
 	for i, res := range results {
 		c.Checks[i] = reportCheck(j, checks[i], res)
-		if !res.Passed {
-			failed++
-		}
 	}
+	failed := len(failing(c.Checks))
 	switch {
 	case r.live != nil:
 		c.Status, c.Reason, c.Infra = report.Errored, r.live.Error(), true

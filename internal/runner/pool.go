@@ -47,15 +47,11 @@ func runPool(ctx context.Context, jobs *jobList, opts Options, lv *live, shard *
 	if !opts.Lean {
 		p.rep.Cases = make([]report.Case, jobs.n)
 	}
-	n := opts.Concurrency
-	if n < 1 {
-		n = DefaultConcurrency
-	}
 	if opts.Progress != nil {
 		opts.Progress.Start(jobs.n)
 	}
 	var wg sync.WaitGroup
-	for range min(n, jobs.jobs) {
+	for range min(opts.workers(), jobs.jobs) {
 		wg.Go(func() { p.work(ctx) })
 	}
 	wg.Wait()

@@ -125,14 +125,13 @@ func recheckOne(j job, c *report.Case, g *grader, rc *report.Recheck) {
 	}
 	keep, ask, missing := sortChecks(j, old, facts)
 	missing = append(missing, askJudges(j, c, g, ask, facts)...)
-	var failed int
-	c.Checks, failed = recheckResults(j, check.Evaluate(j.suite.Checks(j.c), facts), keep, facts, rc)
+	c.Checks = recheckResults(j, check.Evaluate(j.suite.Checks(j.c), facts), keep, facts, rc)
 	changes := changedChecks(old, c.Checks)
 	rc.Changed += len(changes)
 	for _, ch := range changes {
 		c.Notes = append(c.Notes, "re-checked: "+ch)
 	}
-	restatus(c, old, failed, missing)
+	restatus(c, old, len(failing(c.Checks)), missing)
 	c.Verdict = verdictOf(*c)
 }
 
@@ -190,11 +189,10 @@ func askJudges(j job, c *report.Case, g *grader, ask []*spec.Check, facts *check
 }
 
 // recheckResults are the report's checks from the evaluated results, the
-// kept ones in their places, and how many failed.
-func recheckResults(j job, results []check.Result, keep map[int]report.Check, facts *check.Facts, rc *report.Recheck) ([]report.Check, int) {
+// kept ones in their places.
+func recheckResults(j job, results []check.Result, keep map[int]report.Check, facts *check.Facts, rc *report.Recheck) []report.Check {
 	out := make([]report.Check, len(results))
 	checks := j.suite.Checks(j.c)
-	failed := 0
 	for i, res := range results {
 		if k, ok := keep[i]; ok {
 			k.At = res.At
@@ -210,11 +208,8 @@ func recheckResults(j job, results []check.Result, keep map[int]report.Check, fa
 				out[i].Message = "not re-checked: recheck runs nothing; run the case again"
 			}
 		}
-		if !out[i].Passed {
-			failed++
-		}
 	}
-	return out, failed
+	return out
 }
 
 // sameJudge says whether a stored judge's result is a judge's now: the

@@ -139,6 +139,9 @@ type Options struct {
 	standIn func(j job) []*spec.Turn
 }
 
+// workers is how many cases run at once (Concurrency).
+func (o *Options) workers() int { return cmp.Or(max(o.Concurrency, 0), DefaultConcurrency) }
+
 // Upstream is real tools a run's cases call instead of their mocks.
 type Upstream interface {
 	Tools() []plan.Tool

@@ -165,25 +165,18 @@ type todo struct {
 // each calls do(0) ... do(n-1), opts.Concurrency at once (one at a time
 // when the programs' endpoints have a fixed port), none once ctx is done.
 func each(ctx context.Context, opts Options, suites []*spec.Suite, n int, do func(int)) {
-	workers := opts.Concurrency
-	if workers < 1 {
-		workers = DefaultConcurrency
-	}
-	for _, s := range suites {
-		if opts.Port > 0 || s.Agent.Port > 0 {
-			workers = 1
-		}
+	workers := opts.workers()
+	if opts.Port > 0 || slices.ContainsFunc(suites, func(s *spec.Suite) bool { return s.Agent.Port > 0 }) {
+		workers = 1
 	}
 	next := make(chan int)
 	var wg sync.WaitGroup
 	for range min(workers, n) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			for k := range next {
 				do(k)
 			}
-		}()
+		})
 	}
 	for k := range n {
 		if ctx.Err() != nil {
@@ -291,10 +284,7 @@ func runPoint(ctx context.Context, s *spec.Suite, opts Options, p Point, pr *poi
 	broken := unsafeChecks(&c, w)
 	pr.mu.Lock()
 	defer pr.mu.Unlock()
-	refused := false
-	for _, t := range c.Script {
-		refused = refused || t.Refused
-	}
+	refused := slices.ContainsFunc(c.Script, func(t report.ScriptTurn) bool { return t.Refused })
 	switch {
 	case pr.noAnswer != "":
 		res.Verdict, res.Reason = report.PointNoAnswer, pr.noAnswer
