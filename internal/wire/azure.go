@@ -46,18 +46,6 @@ const (
 // a .invalid name never resolves (RFC 6761).
 const unsetEndpoint = "https://azure-openai.invalid"
 
-// DefaultAPIVersion is a provider's api-version when the suite sets none
-// ("" for the providers that take none).
-func DefaultAPIVersion(name string) string {
-	switch name {
-	case provider.AzureOpenAI:
-		return DefaultAzureAPIVersion
-	case provider.AzureOpenAIResponses:
-		return DefaultAzureResponsesAPIVersion
-	}
-	return ""
-}
-
 // IsAzureHost says whether a host name is Azure's (a resource's endpoint,
 // or API Management in front of one): a key is needed there.
 func IsAzureHost(host string) bool {

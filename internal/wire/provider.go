@@ -2,6 +2,7 @@ package wire
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -39,7 +40,8 @@ type Options struct {
 	BaseURL  string // resolved: base_url, else the environment, else the default
 	APIKey   string // may be empty when every call is replayed
 	// APIVersion is Azure OpenAI's api-version (provider.AzureV1: the v1 API); ""
-	// is DefaultAPIVersion's.
+	// is DefaultAzureAPIVersion (DefaultAzureResponsesAPIVersion for the
+	// Responses API).
 	APIVersion string
 	Params     map[string]any
 	// Client carries the calls; its transport records and replays them.
@@ -69,9 +71,6 @@ func New(o Options) (model.Model, error) {
 	if o.Getenv == nil {
 		o.Getenv = func(string) string { return "" }
 	}
-	if o.APIVersion == "" {
-		o.APIVersion = DefaultAPIVersion(o.Provider)
-	}
 	c := &caller{o: o, api: API(providers[o.Provider].api)}
 	switch o.Provider {
 	case provider.Anthropic, provider.VertexAnthropic:
@@ -91,7 +90,7 @@ func New(o Options) (model.Model, error) {
 			return azureURL(o.BaseURL, o.APIVersion, "chat/completions", model)
 		}, azureHeader(o.APIKey))
 	case provider.AzureOpenAIResponses:
-		to, err := azureURL(o.BaseURL, o.APIVersion, "responses", o.Model) // the deployment is the body's model
+		to, err := azureURL(o.BaseURL, cmp.Or(o.APIVersion, DefaultAzureResponsesAPIVersion), "responses", o.Model) // the deployment is the body's model
 		if err != nil {
 			return nil, err
 		}
