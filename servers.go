@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/dryfire-dev/dryfire/internal/cassette"
-	"github.com/dryfire-dev/dryfire/internal/mcpbridge"
 	"github.com/dryfire-dev/dryfire/internal/modelserver"
 	"github.com/dryfire-dev/dryfire/internal/plan"
 	"github.com/dryfire-dev/dryfire/internal/runner"
@@ -122,49 +121,6 @@ func (m *ModelEndpoint) Stats() (played, recorded, live int) {
 // Finish writes the cassette when something was recorded, and says
 // whether it wrote.
 func (m *ModelEndpoint) Finish() (bool, error) { return m.e.Save() }
-
-// Route is one route of a ToolServer, as its 404 answer and `dryfire serve
-// --help` list it.
-type Route struct {
-	// Method is GET (which answers HEAD too) or POST; empty for /mcp,
-	// which answers POST, GET and DELETE.
-	Method string
-	// Path is relative to the server's root: {name} stands for the rest
-	// of the path.
-	Path string
-	// Doc says what it answers, in a few words.
-	Doc string
-	// Serves says which servers have it: "" every one, "world" a world
-	// suite's, "model" one with a model endpoint (ServeOptions.Model).
-	Serves string
-}
-
-// ToolServerRoutes are the routes a ToolServer may serve, in the order it
-// matches them.
-func ToolServerRoutes() []Route {
-	var out []Route
-	for _, r := range toolserver.Routes() {
-		rt := Route{Method: r.Method, Path: r.Path, Doc: r.Doc}
-		if r.World {
-			rt.Serves = "world"
-		}
-		out = append(out, rt)
-	}
-	for _, p := range wire.Paths {
-		out = append(out, Route{Method: http.MethodPost, Path: p, Doc: wire.PathDoc(p), Serves: "model"})
-	}
-	return out
-}
-
-// BridgeMCP relays an MCP client speaking stdio (in, out) to the
-// streamable HTTP MCP endpoint at url (`dryfire mcp-bridge`), until in
-// ends and every request sent has its answer, or ctx ends. A request the
-// endpoint cannot be reached for is answered with a JSON-RPC error; only
-// a failure to read in or write out ends it with an error.
-func BridgeMCP(ctx context.Context, url string, in io.Reader, out io.Writer) error {
-	b := &mcpbridge.Bridge{URL: url}
-	return b.Run(ctx, in, out)
-}
 
 // ServeOptions choose what Project.ToolServer serves; nil means the
 // defaults of every field.

@@ -7,7 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/dryfire-dev/dryfire"
+	"github.com/dryfire-dev/dryfire/internal/engine"
 )
 
 func newMCPBridgeCommand(e *env) *cobra.Command {
@@ -46,7 +46,7 @@ error (-32603) saying why.`,
 			if u, err := url.Parse(target); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 				return usageErr("mcp-bridge: %q is not an http:// or https:// URL", target)
 			}
-			if err := dryfire.BridgeMCP(cmd.Context(), target, e.stdin, e.stdout); err != nil {
+			if err := engine.BridgeMCP(cmd.Context(), target, e.stdin, e.stdout); err != nil {
 				return &exitError{code: exitInfra, err: fmt.Errorf("mcp-bridge: %w", err)}
 			}
 			return nil

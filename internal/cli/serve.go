@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -58,7 +57,7 @@ operation is a tool, and the world's own routes answer too.
 --stdio speaks MCP on standard input and output, for a client that starts
 dryfire as its MCP server; everything else goes to standard error. --http
 serves on ADDR:
-` + routeHelp() + `MCP serves both protocol eras: 2025-11-25 and earlier (initialize, a
+` + engine.RouteHelp() + `MCP serves both protocol eras: 2025-11-25 and earlier (initialize, a
 session per client) and 2026-07-28 (stateless).
 
 Mock state: each MCP session (each client of --stdio, each initialized
@@ -161,31 +160,6 @@ written.`,
 	f.StringVar(&o.upHTTP, "upstream-http", "", "be a recording proxy of the plain HTTP tools at base `URL` (GET URL/tools, POST URL/tools/NAME)")
 	addLoadFlags(cmd, e, &o.python)
 	return cmd
-}
-
-// routeHelp lists the routes of dryfire serve --http, from the server's
-// own route table.
-func routeHelp() string {
-	sections := []struct{ serves, title string }{
-		{"", ""},
-		{"model", "With --case, also the model endpoint, from that case's cassette\n(OPENAI_BASE_URL=http://ADDR/v1, ANTHROPIC_BASE_URL=http://ADDR,\nGOOGLE_GEMINI_BASE_URL=http://ADDR):\n"},
-		{"world", "A world suite adds:\n"},
-	}
-	routes := dryfire.ToolServerRoutes()
-	width := 0
-	for _, r := range routes {
-		width = max(width, len(r.Path))
-	}
-	var b strings.Builder
-	for _, sec := range sections {
-		b.WriteString(sec.title)
-		for _, r := range routes {
-			if r.Serves == sec.serves {
-				fmt.Fprintf(&b, "  %-4s %-*s  %s\n", r.Method, width, r.Path, r.Doc)
-			}
-		}
-	}
-	return b.String()
 }
 
 // onePath is the Args check of serve: exactly one suite.
