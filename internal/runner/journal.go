@@ -2,7 +2,6 @@ package runner
 
 import (
 	"bufio"
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -12,6 +11,7 @@ import (
 	"strconv"
 	"sync"
 
+	"github.com/dryfire-dev/dryfire/internal/wire"
 	"github.com/dryfire-dev/dryfire/report"
 )
 
@@ -358,13 +358,8 @@ func (j *Journal) add(ci int, c *report.Case) {
 }
 
 func mustJSON(c *report.Case) json.RawMessage {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if enc.Encode(c) != nil {
-		return nil
-	}
-	return bytes.TrimSuffix(b.Bytes(), []byte("\n"))
+	b, _ := wire.Marshal(c)
+	return b
 }
 
 // writer writes what is pending in one write, then syncs the file, until

@@ -141,14 +141,11 @@ func (r withoutCacheFields) MarshalJSON() ([]byte, error) {
 // dropKeys is the JSON object data without the given top-level keys, the
 // others in their order.
 func dropKeys(data []byte, keys ...string) ([]byte, error) {
-	var fields []struct {
-		key   string
-		value json.RawMessage
-	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
 		return data, err
 	}
+	out := []byte{'{'}
 	for dec.More() {
 		t, err := dec.Token()
 		if err != nil {
@@ -159,19 +156,12 @@ func dropKeys(data []byte, keys ...string) ([]byte, error) {
 			return nil, err
 		}
 		if k := t.(string); !slices.Contains(keys, k) {
-			fields = append(fields, struct {
-				key   string
-				value json.RawMessage
-			}{k, v})
+			if len(out) > 1 {
+				out = append(out, ',')
+			}
+			kj, _ := json.Marshal(k)
+			out = append(append(append(out, kj...), ':'), v...)
 		}
-	}
-	out := []byte{'{'}
-	for i, f := range fields {
-		if i > 0 {
-			out = append(out, ',')
-		}
-		k, _ := json.Marshal(f.key)
-		out = append(append(append(out, k...), ':'), f.value...)
 	}
 	return append(out, '}'), nil
 }

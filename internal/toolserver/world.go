@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/dryfire-dev/dryfire/internal/tool"
+	"github.com/dryfire-dev/dryfire/internal/wire"
 	"github.com/dryfire-dev/dryfire/internal/world"
 )
 
@@ -127,14 +128,12 @@ func writeOpError(w http.ResponseWriter, status int, code, msg string) {
 
 // writeValue answers v as JSON (no HTML escaping; numbers as written).
 func writeValue(w http.ResponseWriter, status int, v any) {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
+	b, err := wire.Marshal(v)
+	if err != nil {
 		writeError(w, http.StatusInternalServerError, "internal_error", "encoding the answer: "+err.Error())
 		return
 	}
-	writeJSON(w, status, bytes.TrimSuffix(b.Bytes(), []byte("\n")))
+	writeJSON(w, status, b)
 }
 
 // The control routes under /world; the route table checks the scope has a
