@@ -16,7 +16,7 @@ import (
 
 	yaml "go.yaml.in/yaml/v4"
 
-	"github.com/dryfire-dev/dryfire"
+	"github.com/dryfire-dev/dryfire/internal/engine"
 	"github.com/dryfire-dev/dryfire/internal/yamlnode"
 )
 
@@ -95,7 +95,7 @@ func commandSuiteText(file, cmd string) ([]byte, error) {
 	data := append([]byte(commandHeader+"#\n# The command, as given: "+yamlnode.CommentText(cmd)+"\n"), body...)
 	// Read back as a suite: it loads without errors, and its command is
 	// the words meant.
-	got, ok, diags := dryfire.CheckSuite(file, data)
+	got, ok, diags := engine.CheckSuite(file, data)
 	if !ok {
 		return nil, fmt.Errorf("writing the suite for %q: %w: %v", cmd, yamlnode.ErrNotMeant, diags)
 	}

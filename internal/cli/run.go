@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/dryfire-dev/dryfire"
+	"github.com/dryfire-dev/dryfire/internal/engine"
 	"github.com/dryfire-dev/dryfire/internal/safeio"
 	"github.com/dryfire-dev/dryfire/internal/termtext"
 	"github.com/dryfire-dev/dryfire/report"
@@ -239,7 +240,7 @@ func runRun(cmd *cobra.Command, e *env, o runOptions, args []string) error {
 	ctx := cmd.Context()
 	var clock *time.Time
 	if o.clock != "" {
-		t, err := dryfire.ParseClock(o.clock)
+		t, err := engine.ParseClock(o.clock)
 		if err != nil {
 			return usageErr("--clock: %v", err)
 		}

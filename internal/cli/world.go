@@ -11,8 +11,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/dryfire-dev/dryfire"
 	"github.com/dryfire-dev/dryfire/internal/atomicfile"
+	"github.com/dryfire-dev/dryfire/internal/engine"
 	"github.com/dryfire-dev/dryfire/internal/safeio"
 	"github.com/dryfire-dev/dryfire/internal/termtext"
 )
@@ -80,7 +80,7 @@ func runWorldImport(e *env, file, pkg, out, envVar string, force bool) error {
 	if err != nil {
 		return &exitError{code: exitUsage, err: fmt.Errorf("reading the OpenAPI document: %w", err)}
 	}
-	res, ds := dryfire.ImportOpenAPI(file, data, dryfire.ImportOptions{Package: pkg, Env: envVar, Source: filepath.Base(file)})
+	res, ds := engine.ImportOpenAPI(file, data, pkg, envVar, filepath.Base(file))
 	if res == nil {
 		printDiagnostics(e, ds)
 		return &exitError{code: exitUsage, err: fmt.Errorf("%s was not imported", file)}
@@ -115,7 +115,7 @@ func runWorldImport(e *env, file, pkg, out, envVar string, force bool) error {
 			return &exitError{code: exitInfra, err: fmt.Errorf("writing %s: %w", f.path, err)}
 		}
 	}
-	routes, ok, wds := dryfire.CheckWorld(filepath.Join(tmp, filepath.Base(worldFile)), tmp, pkg)
+	routes, ok, wds := engine.CheckWorld(filepath.Join(tmp, filepath.Base(worldFile)), tmp, pkg)
 	for i := range wds {
 		if rel, err := filepath.Rel(tmp, wds[i].Pos.File); err == nil && !strings.HasPrefix(rel, "..") {
 			wds[i].Pos.File = filepath.ToSlash(filepath.Join(out, rel))
@@ -141,7 +141,7 @@ func runWorldImport(e *env, file, pkg, out, envVar string, force bool) error {
 // printDiagnostics prints diagnostics one a line, Printable: a message
 // quotes what a file says (a key, a value), which starts no line of its
 // own and sends no escape sequence to the terminal.
-func printDiagnostics(e *env, ds dryfire.Diagnostics) {
+func printDiagnostics[D fmt.Stringer](e *env, ds []D) {
 	for _, d := range ds {
 		fmt.Fprintln(e.stderr, termtext.Printable(d.String()))
 	}

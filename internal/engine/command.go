@@ -6,10 +6,15 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/dryfire-dev/dryfire/internal/mcpbridge"
+	"github.com/dryfire-dev/dryfire/internal/openapi"
+	"github.com/dryfire-dev/dryfire/internal/spec"
 	"github.com/dryfire-dev/dryfire/internal/toolserver"
 	"github.com/dryfire-dev/dryfire/internal/wire"
+	"github.com/dryfire-dev/dryfire/internal/world"
+	"github.com/dryfire-dev/dryfire/internal/yamlpos"
 )
 
 // What the command line needs of the servers beneath the public package,
@@ -48,4 +53,38 @@ func RouteHelp() string {
 // streamable HTTP MCP endpoint at url (`dryfire mcp-bridge`).
 func BridgeMCP(ctx context.Context, url string, in io.Reader, out io.Writer) error {
 	return (&mcpbridge.Bridge{URL: url}).Run(ctx, in, out)
+}
+
+// ParseClock reads run's --clock as a suite's agent.clock.now takes it.
+func ParseClock(s string) (time.Time, error) { return spec.ParseClock(s) }
+
+// ImportOpenAPI makes a world package from an OpenAPI document
+// (`dryfire world import`): nil, with the diagnostics, when it cannot.
+func ImportOpenAPI(file string, data []byte, pkg, env, source string) (*openapi.Result, yamlpos.Diagnostics) {
+	return openapi.Import(file, data, openapi.Options{Package: pkg, Env: env, Source: source})
+}
+
+// CheckWorld loads a world file as a suite naming it would, with paths
+// inside root: its diagnostics and how many HTTP routes its package pkg
+// declares; ok is false when it does not load.
+func CheckWorld(file, root, pkg string) (routes int, ok bool, ds yamlpos.Diagnostics) {
+	w, ds := world.Load(file, &world.LoadOptions{Root: root})
+	if w == nil {
+		return 0, false, ds
+	}
+	if ph := w.Packages[pkg].HTTP; ph != nil {
+		routes = len(ph.Routes)
+	}
+	return routes, true, ds
+}
+
+// CheckSuite reads data as the suite file file, without loading what it
+// names: its agent's command, as words; ok is false when it does not
+// parse (`dryfire init --agent-command` reads back what it writes).
+func CheckSuite(file string, data []byte) (command []string, ok bool, ds yamlpos.Diagnostics) {
+	s, ds := spec.Parse(file, data, nil)
+	if s == nil || ds.HasErrors() {
+		return nil, false, ds
+	}
+	return s.Agent.Command, true, ds
 }
