@@ -101,14 +101,13 @@ func (l *jobList) unknownIDs(ids []string, found map[string]bool) error {
 		b.WriteString(strconv.Quote(id))
 		if where, ok := left[id]; ok {
 			fmt.Fprintf(&b, " (the case %s, which --filter or --last-failed leaves out)", strconv.Quote(where))
-		} else if hint := suggest.DidYouMean(id, selected); hint != "" {
+			continue
+		}
+		stale = true
+		if hint := suggest.DidYouMean(id, selected); hint != "" {
 			b.WriteString(hint)
-			stale = true
 		} else if same := sameSlug(id, selected); same != "" {
 			fmt.Fprintf(&b, " (%q has its name: was the case renamed, or its suite moved?)", same)
-			stale = true
-		} else {
-			stale = true
 		}
 	}
 	if stale {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/dryfire-dev/dryfire/internal/cassette"
@@ -74,9 +75,8 @@ func Recheck(ctx context.Context, suites []*spec.Suite, stored *report.Report, n
 		sc := l.s.CaseAt(k)
 		j := job{suite: l.s, c: sc, plan: l.plan.Case(sc)}
 		if t := c.Trials; t != nil && len(t.Runs) > 0 {
-			runs := make([]report.Case, len(t.Runs))
+			runs := slices.Clone(t.Runs)
 			for n := range runs {
-				runs[n] = t.Runs[n]
 				jt := j
 				jt.trial, jt.trials = n+1, len(runs)
 				recheckOne(jt, &runs[n], g, rc)
