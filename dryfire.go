@@ -331,7 +331,6 @@ func (p *Project) run(ctx context.Context, opts *RunOptions, up runner.Upstream)
 	if err != nil {
 		return nil, err
 	}
-	ro.Progress = opts.Progress
 	var kept []report.Case // a streamed run's cases that did not pass, up to Stream.Keep
 	if s := opts.Stream; s != nil {
 		ro.Lean = true
@@ -353,7 +352,7 @@ func (p *Project) run(ctx context.Context, opts *RunOptions, up runner.Upstream)
 // runnerOptions are the runner's options of a run (or a list) with opts,
 // its tools answered by up when it is not nil, checked.
 func (p *Project) runnerOptions(opts *RunOptions, up runner.Upstream) (runner.Options, error) {
-	ro := runner.Options{Concurrency: opts.Concurrency, Impl: p.impl, Record: cassette.Mode(opts.Record), Env: opts.Env, Seed: opts.Seed, KeepWorkspaces: opts.KeepWorkspaces, Clock: opts.Clock, MCPBridge: opts.MCPBridge, Only: opts.Only, FailFast: opts.FailFast, Network: opts.Network, Port: opts.Port,
+	ro := runner.Options{Concurrency: opts.Concurrency, Progress: opts.Progress, Impl: p.impl, Record: cassette.Mode(opts.Record), Env: opts.Env, Seed: opts.Seed, KeepWorkspaces: opts.KeepWorkspaces, Clock: opts.Clock, MCPBridge: opts.MCPBridge, Only: opts.Only, FailFast: opts.FailFast, Network: opts.Network, Port: opts.Port,
 		Trials: opts.Trials, PassThreshold: opts.PassThreshold, Upstream: up, Worlds: p.worlds, Coverage: opts.Coverage, Mutate: opts.Mutate}
 	if opts.Trials < 0 || opts.Trials > runner.MaxTrials {
 		return ro, fmt.Errorf("trials must be between 1 and %d, not %d", runner.MaxTrials, opts.Trials)

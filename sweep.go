@@ -52,7 +52,5 @@ func (p *Project) Sweep(ctx context.Context, opts *SweepOptions) (*report.SweepR
 func (p *Project) drillOptions(o RunOptions) (runner.Options, error) {
 	o.Record = cmp.Or(o.Record, RecordNone)
 	o.Trials, o.PassThreshold, o.Shard, o.Batch, o.Journal, o.Coverage, o.Mutate, o.FailFast = 0, 0, nil, nil, nil, false, false, false
-	ro, err := p.runnerOptions(&o, nil)
-	ro.Progress = o.Progress
-	return ro, err
+	return p.runnerOptions(&o, nil)
 }
