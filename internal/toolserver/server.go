@@ -212,12 +212,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // modelOf is the handler of a scope's model routes: its own, else the
 // server's; nil when there is neither.
-func (s *Server) modelOf(sc *Scope) http.Handler {
-	if sc.model != nil {
-		return sc.model
-	}
-	return s.model
-}
+func (s *Server) modelOf(sc *Scope) http.Handler { return cmp.Or(sc.model, s.model) }
 
 // modelPathHint answers a model request sent without /v1 (a base URL
 // missing it): the path to use, and the base URL the client wants.
