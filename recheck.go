@@ -82,9 +82,5 @@ func Recheck(ctx context.Context, reportJSON []byte, opts *RecheckOptions) (*rep
 	if _, err := cassette.ParseMode(string(mode)); err != nil {
 		return nil, err
 	}
-	rep, err := runner.Recheck(ctx, suites, &stored, opts.Name, runner.Options{Record: mode, Env: opts.Env, Worlds: worlds})
-	if err != nil {
-		return nil, err
-	}
-	return rep, nil
+	return runner.Recheck(ctx, suites, &stored, opts.Name, runner.Options{Record: mode, Env: opts.Env, Worlds: worlds})
 }
