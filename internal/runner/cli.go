@@ -294,15 +294,9 @@ func (r *cliRun) close() {
 // environ is env with the CLI's variables set, less those the suite's
 // agent.env sets itself, and the XDG directories left to follow HOME.
 func (r *cliRun) environ(env []string, own []spec.EnvVar) []string {
-	var set [][2]string
-	for _, kv := range r.env {
-		if !isOwn(kv[0], own) {
-			set = append(set, kv)
-		}
-	}
+	set := slices.DeleteFunc(slices.Clone(r.env), func(kv [2]string) bool { return isOwn(kv[0], own) })
 	drop := func(k string) bool {
-		return strings.HasPrefix(k, "XDG_") && strings.HasSuffix(k, "_HOME") || slices.Contains(r.cli.unset, k) ||
-			slices.ContainsFunc(set, func(kv [2]string) bool { return kv[0] == k })
+		return strings.HasPrefix(k, "XDG_") && strings.HasSuffix(k, "_HOME") || slices.Contains(r.cli.unset, k) || isExtra(k, set)
 	}
 	return program.Environ(env, drop, set)
 }
@@ -365,13 +359,8 @@ const cliVersionTimeout = 30 * time.Second
 
 var (
 	versionsMu sync.Mutex
-	versions   = map[string]*versionOnce{} // by executable, its size and time
+	versions   = map[string]func() string{} // by executable, its size and time
 )
-
-type versionOnce struct {
-	once sync.Once
-	v    string
-}
 
 var semver = regexp.MustCompile(`\d+\.\d+\.\d+(?:-[0-9A-Za-z.]+)?`)
 
@@ -383,28 +372,26 @@ func cliVersion(ctx context.Context, exe string) string {
 		key += "\x00" + strconv.FormatInt(st.Size(), 10) + "\x00" + st.ModTime().String()
 	}
 	versionsMu.Lock()
-	o := versions[key]
-	if o == nil {
-		o = &versionOnce{}
-		versions[key] = o
+	v := versions[key]
+	if v == nil {
+		v = sync.OnceValue(func() string {
+			ctx, cancel := context.WithTimeout(ctx, cliVersionTimeout)
+			defer cancel()
+			home, err := os.MkdirTemp("", "dryfire-home-")
+			if err != nil {
+				return ""
+			}
+			defer os.RemoveAll(home)
+			cmd := exec.CommandContext(ctx, exe, "--version")
+			cmd.Env = append(os.Environ(), "HOME="+home, "CODEX_HOME="+home, "CLAUDE_CONFIG_DIR="+home)
+			out, err := cmd.Output()
+			if _, ok := errors.AsType[*exec.ExitError](err); err != nil && !ok {
+				return ""
+			}
+			return semver.FindString(string(out))
+		})
+		versions[key] = v
 	}
 	versionsMu.Unlock()
-	o.once.Do(func() {
-		ctx, cancel := context.WithTimeout(ctx, cliVersionTimeout)
-		defer cancel()
-		home, err := os.MkdirTemp("", "dryfire-home-")
-		if err != nil {
-			return
-		}
-		defer os.RemoveAll(home)
-		cmd := exec.CommandContext(ctx, exe, "--version")
-		cmd.Env = append(os.Environ(), "HOME="+home, "CODEX_HOME="+home, "CLAUDE_CONFIG_DIR="+home)
-		out, err := cmd.Output()
-		var ee *exec.ExitError
-		if err != nil && !errors.As(err, &ee) {
-			return
-		}
-		o.v = semver.FindString(string(out))
-	})
-	return o.v
+	return v()
 }
