@@ -30,29 +30,23 @@ const EnvWorkspace = "DRYFIRE_WORKSPACE"
 // root: its symlinks are resolved against it).
 type templates struct {
 	mu   sync.Mutex
-	byAt map[[2]string]*templateOnce
+	byAt map[[2]string]func() (*workspace.Template, error)
 }
 
-type templateOnce struct {
-	once sync.Once
-	t    *workspace.Template
-	err  error
-}
-
+// get is the template of dir, scanned once.
 func (ts *templates) get(dir, root string) (*workspace.Template, error) {
 	ts.mu.Lock()
 	if ts.byAt == nil {
-		ts.byAt = map[[2]string]*templateOnce{}
+		ts.byAt = map[[2]string]func() (*workspace.Template, error){}
 	}
 	at := [2]string{dir, root}
-	o := ts.byAt[at]
-	if o == nil {
-		o = &templateOnce{}
-		ts.byAt[at] = o
+	scan := ts.byAt[at]
+	if scan == nil {
+		scan = sync.OnceValues(func() (*workspace.Template, error) { return workspace.Scan(dir, root) })
+		ts.byAt[at] = scan
 	}
 	ts.mu.Unlock()
-	o.once.Do(func() { o.t, o.err = workspace.Scan(dir, root) })
-	return o.t, o.err
+	return scan()
 }
 
 // caseWorkspace is one case's copy of its template.
