@@ -83,9 +83,7 @@ type Scope struct {
 	noFastModern bool   // a tool declares x-mcp-header: go-sdk checks those
 	slowMCP      bool   // tests: every MCP request through go-sdk
 	fastCalls    atomic.Int64
-
-	listOnce sync.Once
-	list     []byte // the GET /tools body
+	listBody     func() []byte // the GET /tools body, made once (makeList)
 }
 
 // ScopeOptions describe a Scope.
@@ -193,7 +191,7 @@ func NewScope(o ScopeOptions) *Scope {
 			s.structured[t.Name] = true
 		}
 	}
-	s.mcp = newMCPServer(s)
+	s.mcp, s.listBody = newMCPServer(s), sync.OnceValue(s.makeList)
 	return s
 }
 

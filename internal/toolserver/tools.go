@@ -21,29 +21,26 @@ import (
 
 var jsonType = []string{"application/json"}
 
-// list is the GET /tools body, made once.
-func (s *Scope) listBody() []byte {
-	s.listOnce.Do(func() {
-		type wire struct {
-			Name         string          `json:"name"`
-			Description  string          `json:"description"`
-			InputSchema  json.RawMessage `json:"input_schema"`
-			OutputSchema json.RawMessage `json:"output_schema,omitempty"`
-			Operation    string          `json:"operation,omitempty"`
-		}
-		tools := make([]wire, len(s.tools))
-		for i, t := range s.tools {
-			tools[i] = wire{t.Name, t.Description, t.InputSchema, t.OutputSchema, t.Operation}
-		}
-		b, err := json.Marshal(struct {
-			Tools []wire `json:"tools"`
-		}{tools})
-		if err != nil {
-			panic(err) // schemas are canonical JSON already
-		}
-		s.list = b
-	})
-	return s.list
+// makeList makes the GET /tools body (Scope.listBody).
+func (s *Scope) makeList() []byte {
+	type wire struct {
+		Name         string          `json:"name"`
+		Description  string          `json:"description"`
+		InputSchema  json.RawMessage `json:"input_schema"`
+		OutputSchema json.RawMessage `json:"output_schema,omitempty"`
+		Operation    string          `json:"operation,omitempty"`
+	}
+	tools := make([]wire, len(s.tools))
+	for i, t := range s.tools {
+		tools[i] = wire{t.Name, t.Description, t.InputSchema, t.OutputSchema, t.Operation}
+	}
+	b, err := json.Marshal(struct {
+		Tools []wire `json:"tools"`
+	}{tools})
+	if err != nil {
+		panic(err) // schemas are canonical JSON already
+	}
+	return b
 }
 
 var bufs = sync.Pool{New: func() any { return new(bytes.Buffer) }}
